@@ -1,0 +1,657 @@
+"""Write a :class:`~db.records.Bundle` into the store: validate everything first, then one transaction.
+
+A file either imports or nothing changes. Re-importing the same bundle is idempotent: items are matched
+by their external id, label sets by (kind, name), and a label set's annotations on an item are replaced,
+never appended. Rows are written with bulk Core inserts (executemany), because a benchmark release has
+hundreds of thousands of rows and the per-object ORM path is ten times slower.
+"""
+
+from __future__ import annotations
+
+import hashlib
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+from sqlalchemy import Engine, delete, func, insert, select
+from sqlalchemy.orm import Session
+
+from db import models as m
+from db.engine import write_session
+from db.problems import ImportRejected, Problem
+from db.records import Annotations, Bundle, ItemRecord, LabelSetRecord
+from db.sentences import split_sentences
+
+_CHUNK = 5_000
+
+
+def text_hash(text: str) -> str:
+    return hashlib.sha256(text.encode("utf-8", "surrogatepass")).hexdigest()
+
+
+@dataclass
+class ImportResult:
+    dataset: str
+    items_created: int = 0
+    items_existing: int = 0
+    label_sets: list[str] = field(default_factory=list)
+    rows: dict[str, int] = field(default_factory=dict)
+    problems: list[Problem] = field(default_factory=list)
+
+    @property
+    def skipped(self) -> list[Problem]:
+        return [p for p in self.problems if p.severity == "error"]
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "dataset": self.dataset,
+            "items_created": self.items_created,
+            "items_existing": self.items_existing,
+            "label_sets": self.label_sets,
+            "rows": self.rows,
+            "problems": [p.to_dict() for p in self.problems],
+        }
+
+
+@dataclass
+class _StoredItem:
+    id: int
+    text_hash: str
+    length: int
+    n_sentences: int
+    n_claims: int
+
+
+def import_bundle(
+    engine: Engine,
+    bundle: Bundle,
+    *,
+    source: str = "<input>",
+    problems: Sequence[Problem] = (),
+    allow_skip: bool = False,
+    annotator: str | None = None,
+) -> ImportResult:
+    """Validate ``bundle`` against itself and the store, then write it atomically.
+
+    ``problems`` are those a reader already found (records it could not parse). With ``allow_skip``
+    False any error rejects the whole input (:class:`ImportRejected`, nothing written); with True the
+    sound records are written and the bad ones reported in the result.
+    """
+    all_problems = list(problems)
+    with write_session(engine) as session:
+        dataset = _get_or_create_dataset(session, bundle)
+        stored = _stored_items(session, dataset.id)
+        bad_items = _validate(bundle, stored, source, all_problems)
+        errors = [p for p in all_problems if p.severity == "error"]
+        if errors and not allow_skip:
+            raise ImportRejected(all_problems)
+        result = ImportResult(dataset=dataset.name, problems=all_problems)
+        writer = _Writer(session, dataset, stored, bad_items, result)
+        writer.write_items(bundle.items)
+        for label_set in bundle.label_sets:
+            writer.write_label_set(label_set)
+        for task in bundle.rating_tasks:
+            writer.write_rating_task(task)
+        session.add(
+            m.EditLog(
+                annotator_id=_annotator_id(session, annotator),
+                action="import",
+                entity="datasets",
+                entity_id=dataset.id,
+                after={"source": source, "rows": result.rows, "skipped": len(result.skipped)},
+            )
+        )
+    return result
+
+
+def _annotator_id(session: Session, name: str | None) -> int | None:
+    if not name:
+        return None
+    return session.scalar(select(m.Annotator.id).where(m.Annotator.name == name))
+
+
+def _get_or_create_dataset(session: Session, bundle: Bundle) -> m.Dataset:
+    record = bundle.dataset
+    dataset = session.scalar(select(m.Dataset).where(m.Dataset.name == record.name))
+    if dataset is None:
+        dataset = m.Dataset(
+            name=record.name,
+            source_format=record.source_format,
+            taxonomy=list(record.taxonomy),
+            label_kinds=list(record.label_kinds),
+            description=record.description,
+            is_synthetic=record.is_synthetic,
+            image_root=record.image_root,
+        )
+        session.add(dataset)
+        session.flush()
+        return dataset
+    merged_taxonomy = list(dict.fromkeys([*dataset.taxonomy, *record.taxonomy]))
+    merged_kinds = list(dict.fromkeys([*dataset.label_kinds, *record.label_kinds]))
+    if merged_taxonomy != dataset.taxonomy or merged_kinds != dataset.label_kinds:
+        dataset.taxonomy, dataset.label_kinds = merged_taxonomy, merged_kinds
+    if record.image_root and not dataset.image_root:
+        dataset.image_root = record.image_root
+    session.flush()
+    return dataset
+
+
+def _stored_items(session: Session, dataset_id: int) -> dict[str, _StoredItem]:
+
+    n_sentences = select(m.Sentence.item_id, func.count().label("n")).group_by(m.Sentence.item_id).subquery()
+    n_claims = select(m.Claim.item_id, func.count().label("n")).group_by(m.Claim.item_id).subquery()
+    rows = session.execute(
+        select(
+            m.Item.external_id,
+            m.Item.id,
+            m.Item.text_hash,
+            func.length(m.Item.response),
+            func.coalesce(n_sentences.c.n, 0),
+            func.coalesce(n_claims.c.n, 0),
+        )
+        .outerjoin(n_sentences, n_sentences.c.item_id == m.Item.id)
+        .outerjoin(n_claims, n_claims.c.item_id == m.Item.id)
+        .where(m.Item.dataset_id == dataset_id)
+    )
+    return {ext: _StoredItem(i, h, int(n or 0), int(s), int(c)) for ext, i, h, n, s, c in rows}
+
+
+# ----------------------------------------------------------------------------------------------- validation
+
+
+def _validate(
+    bundle: Bundle, stored: dict[str, _StoredItem], source: str, problems: list[Problem]
+) -> set[str]:
+    """Append every problem of ``bundle`` to ``problems``; return the external ids of rejected items."""
+    bad: set[str] = set()
+    shape: dict[str, tuple[int, int, int]] = {}  # external id -> (text length, sentences, claims)
+    seen: set[str] = set()
+    for index, item in enumerate(bundle.items):
+        where = f"#{index} (id={item.external_id})"
+        reasons = _item_problems(item, stored.get(item.external_id))
+        if item.external_id in seen:
+            reasons.append(("external_id", "the same id appears twice in this input"))
+        seen.add(item.external_id)
+        for field_name, reason in reasons:
+            problems.append(Problem(source, where, field_name, reason))
+        if reasons:
+            bad.add(item.external_id)
+            continue
+        n_sentences = (
+            len(item.sentences) if item.sentences is not None else len(split_sentences(item.response))
+        )
+        old = stored.get(item.external_id)
+        shape[item.external_id] = (
+            len(item.response),
+            old.n_sentences if old and old.n_sentences else n_sentences,
+            old.n_claims if old and old.n_claims else len(item.claims),
+        )
+    for ext, old in stored.items():
+        shape.setdefault(ext, (old.length, old.n_sentences, old.n_claims))
+
+    names: set[tuple[str, str]] = set()
+    for label_set in bundle.label_sets:
+        if label_set.kind not in m.LABEL_SET_KINDS:
+            problems.append(
+                Problem(source, f"label set {label_set.name!r}", "kind", f"unknown kind {label_set.kind!r}")
+            )
+        if (label_set.kind, label_set.name) in names:
+            problems.append(
+                Problem(source, f"label set {label_set.name!r}", "name", "the same label set appears twice")
+            )
+        names.add((label_set.kind, label_set.name))
+        for index, ann in enumerate(label_set.annotations):
+            where = f"#{index} (id={ann.item})"
+            if ann.item in bad:
+                continue
+            if ann.item not in shape:
+                problems.append(
+                    Problem(source, where, "item", f"no item with id {ann.item!r} in this dataset")
+                )
+                bad.add(ann.item)
+                continue
+            for field_name, reason in _annotation_problems(ann, *shape[ann.item]):
+                problems.append(Problem(source, where, f"{label_set.name}.{field_name}", reason))
+                bad.add(ann.item)
+    return bad
+
+
+def _item_problems(item: ItemRecord, old: _StoredItem | None) -> list[tuple[str, str]]:
+    reasons: list[tuple[str, str]] = []
+    if not isinstance(item.external_id, str) or not item.external_id.strip():
+        reasons.append(("external_id", "missing or empty"))
+    if not isinstance(item.response, str):
+        return [*reasons, ("response", f"expected text, got {type(item.response).__name__}")]
+    if not isinstance(item.prompt, str):
+        reasons.append(("prompt", f"expected text, got {type(item.prompt).__name__}"))
+    if old is not None and old.text_hash != text_hash(item.response):
+        reasons.append(
+            (
+                "response",
+                "differs from the stored item with this id; spans already stored would no longer fit",
+            )
+        )
+    n = len(item.response)
+    if item.sentences is not None:
+        previous_end = 0
+        for k, sentence in enumerate(item.sentences):
+            if not (0 <= sentence.start < sentence.end <= n):
+                reasons.append((f"sentences[{k}]", f"offsets {sentence.start}-{sentence.end} outside 0-{n}"))
+            elif sentence.start < previous_end:
+                reasons.append((f"sentences[{k}]", "overlaps the previous sentence"))
+            else:
+                previous_end = sentence.end
+    for k, claim in enumerate(item.claims):
+        if not isinstance(claim.text, str) or not claim.text.strip():
+            reasons.append((f"claims[{k}].text", "missing or empty"))
+        if claim.start is not None and not (0 <= claim.start < (claim.end or -1) <= n):
+            reasons.append((f"claims[{k}]", f"offsets {claim.start}-{claim.end} outside 0-{n}"))
+    return reasons
+
+
+def _annotation_problems(
+    annotations: Annotations, length: int, n_sentences: int, n_claims: int
+) -> Iterable[tuple[str, str]]:
+    for k, span in enumerate(annotations.spans):
+        if not (
+            isinstance(span.start, int) and isinstance(span.end, int) and 0 <= span.start < span.end <= length
+        ):
+            yield f"spans[{k}]", f"offsets {span.start}-{span.end} outside the response (0-{length})"
+    for k, label in enumerate(annotations.sentence_labels):
+        if label.label not in m.SENTENCE_LABELS:
+            yield (
+                f"sentence_labels[{k}].label",
+                f"{label.label!r} is not one of {', '.join(m.SENTENCE_LABELS)}",
+            )
+        if not 0 <= label.index < n_sentences:
+            yield (
+                f"sentence_labels[{k}].index",
+                f"sentence {label.index} does not exist ({n_sentences} sentences)",
+            )
+    for k, score in enumerate(annotations.sentence_scores):
+        if not 0 <= score.index < n_sentences:
+            yield (
+                f"sentence_scores[{k}].index",
+                f"sentence {score.index} does not exist ({n_sentences} sentences)",
+            )
+        if not isinstance(score.score, int | float) or not 0 <= score.score <= 100:
+            yield f"sentence_scores[{k}].score", f"{score.score!r} is not a number from 0 to 100"
+    for k, claim_label in enumerate(annotations.claim_labels):
+        if claim_label.label not in m.CLAIM_LABELS:
+            yield (
+                f"claim_labels[{k}].label",
+                f"{claim_label.label!r} is not one of {', '.join(m.CLAIM_LABELS)}",
+            )
+        if not 0 <= claim_label.index < n_claims:
+            yield f"claim_labels[{k}].index", f"claim {claim_label.index} does not exist ({n_claims} claims)"
+    for k, triplet in enumerate(annotations.triplets):
+        if triplet.verdict not in (None, *m.TRIPLET_VERDICTS):
+            yield f"triplets[{k}].verdict", f"{triplet.verdict!r} is not yes, no or empty"
+        if triplet.wrong_part not in (None, *m.TRIPLET_WRONG_PARTS):
+            yield f"triplets[{k}].wrong_part", f"{triplet.wrong_part!r} is not object1, object2 or relation"
+    for k, token in enumerate(annotations.token_probabilities):
+        if not 0 <= token.start < token.end <= length:
+            yield f"token_probabilities[{k}]", f"offsets {token.start}-{token.end} outside the response"
+        if not isinstance(token.probability, int | float) or not 0.0 <= token.probability <= 1.0:
+            yield f"token_probabilities[{k}].probability", f"{token.probability!r} is not in [0, 1]"
+
+
+# ------------------------------------------------------------------------------------------------- writing
+
+
+class _Writer:
+    def __init__(
+        self,
+        session: Session,
+        dataset: m.Dataset,
+        stored: dict[str, _StoredItem],
+        bad_items: set[str],
+        result: ImportResult,
+    ) -> None:
+        self.session = session
+        self.dataset = dataset
+        self.item_ids = {ext: s.id for ext, s in stored.items()}
+        self.bad = bad_items
+        self.result = result
+
+    def _count(self, table: str, n: int) -> None:
+        if n:
+            self.result.rows[table] = self.result.rows.get(table, 0) + n
+
+    def _insert(self, model: type[m.Base], rows: list[dict[str, Any]]) -> None:
+        for start in range(0, len(rows), _CHUNK):
+            self.session.execute(insert(model), rows[start : start + _CHUNK])
+        self._count(model.__tablename__, len(rows))
+
+    def write_items(self, items: list[ItemRecord]) -> None:
+        new = [i for i in items if i.external_id not in self.bad and i.external_id not in self.item_ids]
+        self.result.items_existing = sum(
+            1 for i in items if i.external_id not in self.bad and i.external_id in self.item_ids
+        )
+        if not new:
+            return
+
+        first = (
+            self.session.scalar(select(func.max(m.Item.position)).where(m.Item.dataset_id == self.dataset.id))
+            or 0
+        ) + 1
+        self._insert(
+            m.Item,
+            [
+                {
+                    "dataset_id": self.dataset.id,
+                    "external_id": i.external_id,
+                    "position": first + k,
+                    "subset": i.subset,
+                    "split": i.split,
+                    "source_model": i.source_model,
+                    "task_type": i.task_type,
+                    "prompt": i.prompt,
+                    "response": i.response,
+                    "reference": i.reference,
+                    "image_ref": i.image_ref,
+                    "meta": i.meta,
+                    "text_hash": text_hash(i.response),
+                    "version": 1,
+                }
+                for k, i in enumerate(new)
+            ],
+        )
+        self.result.items_created = len(new)
+        wanted = {i.external_id for i in new}
+        for ext, item_id in self.session.execute(
+            select(m.Item.external_id, m.Item.id).where(m.Item.dataset_id == self.dataset.id)
+        ):
+            if ext in wanted:
+                self.item_ids[ext] = item_id
+        sentences, claims, triplets = [], [], []
+        for item in new:
+            item_id = self.item_ids[item.external_id]
+            given = item.sentences is not None
+            offsets = [(s.start, s.end) for s in item.sentences] if given else split_sentences(item.response)
+            sentences += [
+                {
+                    "item_id": item_id,
+                    "index": k,
+                    "start": s,
+                    "end": e,
+                    "source": "imported" if given else "splitter",
+                }
+                for k, (s, e) in enumerate(offsets)
+            ]
+            claims += [
+                {
+                    "item_id": item_id,
+                    "index": k,
+                    "text": c.text,
+                    "start": c.start,
+                    "end": c.end,
+                    "segment": c.segment,
+                    "segment_text": c.segment_text,
+                    "source": c.source,
+                }
+                for k, c in enumerate(item.claims)
+            ]
+            triplets += [
+                {
+                    "item_id": item_id,
+                    "label_set_id": None,
+                    "index": k,
+                    "subject": t.subject,
+                    "relation": t.relation,
+                    "object": t.object,
+                }
+                for k, t in enumerate(item.reference_triplets)
+            ]
+        self._insert(m.Sentence, sentences)
+        self._insert(m.Claim, claims)
+        self._insert(m.Triplet, triplets)
+
+    def _label_set(self, record: LabelSetRecord) -> tuple[int, bool]:
+        label_set = self.session.scalar(
+            select(m.LabelSet).where(
+                m.LabelSet.dataset_id == self.dataset.id,
+                m.LabelSet.kind == record.kind,
+                m.LabelSet.name == record.name,
+            )
+        )
+        if label_set is not None:
+            return label_set.id, False
+        annotator_id = None
+        if record.annotator:
+            annotator = self.session.scalar(select(m.Annotator).where(m.Annotator.name == record.annotator))
+            if annotator is None:
+                annotator = m.Annotator(name=record.annotator, role="annotator")
+                self.session.add(annotator)
+                self.session.flush()
+            annotator_id = annotator.id
+        label_set = m.LabelSet(
+            dataset_id=self.dataset.id,
+            kind=record.kind,
+            name=record.name,
+            annotator_id=annotator_id,
+            detector_version=record.detector_version,
+            prompt_strategy=record.prompt_strategy,
+            meta=record.meta,
+        )
+        self.session.add(label_set)
+        self.session.flush()
+        return label_set.id, True
+
+    def _index_maps(
+        self, item_ids: list[int]
+    ) -> tuple[dict[tuple[int, int], int], dict[tuple[int, int], int]]:
+        sentence_ids: dict[tuple[int, int], int] = {}
+        claim_ids: dict[tuple[int, int], int] = {}
+        for start in range(0, len(item_ids), _CHUNK):
+            chunk = item_ids[start : start + _CHUNK]
+            for sid, item_id, index in self.session.execute(
+                select(m.Sentence.id, m.Sentence.item_id, m.Sentence.index).where(
+                    m.Sentence.item_id.in_(chunk)
+                )
+            ):
+                sentence_ids[(item_id, index)] = sid
+            for cid, item_id, index in self.session.execute(
+                select(m.Claim.id, m.Claim.item_id, m.Claim.index).where(m.Claim.item_id.in_(chunk))
+            ):
+                claim_ids[(item_id, index)] = cid
+        return sentence_ids, claim_ids
+
+    def write_label_set(self, record: LabelSetRecord) -> None:
+        label_set_id, created = self._label_set(record)
+        self.result.label_sets.append(record.name)
+        annotations = [a for a in record.annotations if a.item not in self.bad]
+        item_ids = [self.item_ids[a.item] for a in annotations]
+        if not created:
+            self._clear(label_set_id, item_ids)
+        sentence_ids, claim_ids = self._index_maps(item_ids)
+        spans, sentence_labels, claim_labels, raw, scores, tokens = [], [], [], [], [], []
+        extracted: list[tuple[int, int, Any]] = []
+        for a, item_id in zip(annotations, item_ids, strict=True):
+            base = {"label_set_id": label_set_id, "item_id": item_id}
+            spans += [
+                {**base, "start": s.start, "end": s.end, "type": s.type, "note": s.note, "version": 1}
+                for s in a.spans
+            ]
+            sentence_labels += [
+                {
+                    **base,
+                    "sentence_id": sentence_ids[(item_id, lab.index)],
+                    "label": lab.label,
+                    "error_type": lab.error_type,
+                    "override": lab.override,
+                    "meta": lab.meta,
+                    "version": 1,
+                }
+                for lab in a.sentence_labels
+            ]
+            claim_labels += [
+                {
+                    **base,
+                    "claim_id": claim_ids[(item_id, c.index)],
+                    "label": c.label,
+                    "type": c.type,
+                    "reason": c.reason,
+                    "version": 1,
+                }
+                for c in a.claim_labels
+            ]
+            if a.raw_output is not None:
+                raw.append(
+                    {
+                        **base,
+                        "text": a.raw_output.text,
+                        "analysis": a.raw_output.analysis,
+                        "follows_format": a.raw_output.follows_format,
+                        "parse_error": a.raw_output.parse_error,
+                        "version": 1,
+                    }
+                )
+            scores += [
+                {
+                    **base,
+                    "sentence_id": sentence_ids[(item_id, s.index)],
+                    "score": float(s.score),
+                    "parsed": s.parsed,
+                }
+                for s in a.sentence_scores
+            ]
+            tokens += [
+                {
+                    **base,
+                    "token_index": t.token_index,
+                    "start": t.start,
+                    "end": t.end,
+                    "probability": float(t.probability),
+                    "type": t.type,
+                }
+                for t in a.token_probabilities
+            ]
+            extracted += [(item_id, k, t) for k, t in enumerate(a.triplets)]
+        self._insert(m.Span, spans)
+        self._insert(m.SentenceLabel, sentence_labels)
+        self._insert(m.ClaimLabel, claim_labels)
+        self._insert(m.RawOutput, raw)
+        self._insert(m.SentenceScore, scores)
+        self._insert(m.TokenProbability, tokens)
+        self._write_triplets(label_set_id, extracted)
+
+    def _write_triplets(self, label_set_id: int, extracted: list[tuple[int, int, Any]]) -> None:
+        if not extracted:
+            return
+        self._insert(
+            m.Triplet,
+            [
+                {
+                    "item_id": item_id,
+                    "label_set_id": label_set_id,
+                    "index": k,
+                    "subject": t.subject,
+                    "relation": t.relation,
+                    "object": t.object,
+                }
+                for item_id, k, t in extracted
+            ],
+        )
+        ids = {
+            (item_id, index): tid
+            for tid, item_id, index in self.session.execute(
+                select(m.Triplet.id, m.Triplet.item_id, m.Triplet.index).where(
+                    m.Triplet.label_set_id == label_set_id
+                )
+            )
+        }
+        self._insert(
+            m.TripletJudgment,
+            [
+                {
+                    "label_set_id": label_set_id,
+                    "triplet_id": ids[(item_id, k)],
+                    "item_id": item_id,
+                    "verdict": t.verdict,
+                    "wrong_part": t.wrong_part,
+                    "version": 1,
+                }
+                for item_id, k, t in extracted
+                if t.verdict is not None or t.wrong_part is not None
+            ],
+        )
+
+    def _clear(self, label_set_id: int, item_ids: list[int]) -> None:
+        """Remove what this label set said about these items, so a re-import replaces it."""
+        owned = (
+            m.Span,
+            m.SentenceLabel,
+            m.ClaimLabel,
+            m.RawOutput,
+            m.SentenceScore,
+            m.TokenProbability,
+            m.TripletJudgment,
+            m.Triplet,
+        )
+        for start in range(0, len(item_ids), _CHUNK):
+            chunk = item_ids[start : start + _CHUNK]
+            for model in owned:
+                self.session.execute(
+                    delete(model).where(model.label_set_id == label_set_id, model.item_id.in_(chunk))
+                )
+
+    def write_rating_task(self, record: Any) -> None:
+        detector_id = self.session.scalar(
+            select(m.LabelSet.id).where(
+                m.LabelSet.dataset_id == self.dataset.id,
+                m.LabelSet.kind == "detector",
+                m.LabelSet.name == record.detector,
+            )
+        )
+        if detector_id is None:
+            self.result.problems.append(
+                Problem(
+                    "<bundle>", f"rating task {record.name!r}", "detector", f"no detector {record.detector!r}"
+                )
+            )
+            return
+        task = self.session.scalar(
+            select(m.RatingTask).where(
+                m.RatingTask.dataset_id == self.dataset.id, m.RatingTask.name == record.name
+            )
+        )
+        if task is None:
+            task = m.RatingTask(
+                dataset_id=self.dataset.id,
+                detector_label_set_id=detector_id,
+                name=record.name,
+                granularity=record.granularity,
+                scale_min=record.scale_min,
+                scale_max=record.scale_max,
+                rubric=record.rubric,
+            )
+            self.session.add(task)
+            self.session.flush()
+        else:
+            self.session.execute(delete(m.Rating).where(m.Rating.task_id == task.id))
+        raters: dict[str, int] = {}
+        rows = []
+        for rating in record.ratings:
+            if rating.item in self.bad or rating.item not in self.item_ids:
+                continue
+            if rating.rater not in raters:
+                annotator = self.session.scalar(select(m.Annotator).where(m.Annotator.name == rating.rater))
+                if annotator is None:
+                    annotator = m.Annotator(name=rating.rater, role="annotator")
+                    self.session.add(annotator)
+                    self.session.flush()
+                raters[rating.rater] = annotator.id
+            rows.append(
+                {
+                    "task_id": task.id,
+                    "item_id": self.item_ids[rating.item],
+                    "annotator_id": raters[rating.rater],
+                    "segment_start": rating.segment_start,
+                    "segment_end": rating.segment_end,
+                    "score": rating.score,
+                    "nothing_flagged_correct": rating.nothing_flagged_correct,
+                    "version": 1,
+                }
+            )
+        self._insert(m.Rating, rows)

@@ -1,0 +1,42 @@
+"""What is wrong with an input, said precisely enough to fix it: file, record, field, reason.
+
+Readers and the importer collect :class:`Problem` objects instead of raising at the first flaw, so a user
+sees every bad record of a file at once. ``error`` problems reject their record (and, unless the user
+allowed skipping, the whole file); ``warning`` problems are imported but worth knowing (a missing image).
+"""
+
+from __future__ import annotations
+
+from dataclasses import asdict, dataclass
+from typing import Any
+
+
+@dataclass(frozen=True)
+class Problem:
+    file: str
+    record: str  # "#12" (0-based index), optionally "#12 (id=mhal_340)"
+    field: str
+    reason: str
+    severity: str = "error"  # "error" or "warning"
+
+    def __str__(self) -> str:
+        return f"{self.file}: record {self.record}: field '{self.field}': {self.reason}"
+
+    def to_dict(self) -> dict[str, Any]:
+        return asdict(self)
+
+
+def record_label(index: int, record_id: str | None = None) -> str:
+    """How a record is named in messages: its 0-based index, and its id when it has one."""
+    return f"#{index}" if record_id is None else f"#{index} (id={record_id})"
+
+
+class ImportRejected(Exception):
+    """Nothing was written: the input has errors and skipping bad records was not allowed."""
+
+    def __init__(self, problems: list[Problem]) -> None:
+        self.problems = problems
+        errors = [p for p in problems if p.severity == "error"]
+        shown = "\n".join(f"  - {p}" for p in errors[:20])
+        more = f"\n  … and {len(errors) - 20} more" if len(errors) > 20 else ""
+        super().__init__(f"{len(errors)} error(s); nothing was imported:\n{shown}{more}")

@@ -1,0 +1,161 @@
+"""Reading what label sets say about an item: spans, sentence labels, claims, triplets, outputs."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+
+from sqlalchemy import Engine, select
+
+from db import models as m
+from db.engine import read_session
+
+
+@dataclass(frozen=True)
+class SpanView:
+    id: int
+    start: int
+    end: int
+    type: str | None
+    note: str | None = None
+    version: int = 1
+
+
+@dataclass(frozen=True)
+class SentenceLabelView:
+    sentence_index: int
+    label: str
+    error_type: str | None
+    override: bool
+    version: int
+
+
+@dataclass(frozen=True)
+class ClaimLabelView:
+    claim_index: int
+    label: str
+    type: str | None
+    reason: str | None
+    version: int
+
+
+@dataclass(frozen=True)
+class TripletJudgmentView:
+    triplet_id: int
+    index: int
+    subject: str
+    relation: str
+    object: str
+    verdict: str | None
+    wrong_part: str | None
+
+
+@dataclass(frozen=True)
+class RawOutputView:
+    text: str
+    analysis: str | None
+    follows_format: bool
+    parse_error: str | None
+
+
+@dataclass(frozen=True)
+class ItemAnnotations:
+    """Everything one label set says about one item."""
+
+    label_set_id: int
+    spans: tuple[SpanView, ...] = ()
+    sentence_labels: dict[int, SentenceLabelView] = field(default_factory=dict)
+    claim_labels: dict[int, ClaimLabelView] = field(default_factory=dict)
+    triplets: tuple[TripletJudgmentView, ...] = ()
+    raw_output: RawOutputView | None = None
+    sentence_scores: dict[int, tuple[float, bool]] = field(default_factory=dict)
+
+
+def item_annotations(
+    engine: Engine, item_id: int, label_set_ids: Sequence[int]
+) -> dict[int, ItemAnnotations]:
+    """What each of ``label_set_ids`` says about item ``item_id`` (one query per kind, not per set)."""
+    ids = list(label_set_ids)
+    found: dict[int, dict] = {
+        i: {
+            "spans": [],
+            "sentence_labels": {},
+            "claim_labels": {},
+            "triplets": [],
+            "raw_output": None,
+            "sentence_scores": {},
+        }
+        for i in ids
+    }
+    if not ids:
+        return {}
+    with read_session(engine) as session:
+        for span in session.scalars(
+            select(m.Span)
+            .where(m.Span.item_id == item_id, m.Span.label_set_id.in_(ids))
+            .order_by(m.Span.start, m.Span.end, m.Span.id)
+        ):
+            found[span.label_set_id]["spans"].append(
+                SpanView(span.id, span.start, span.end, span.type, span.note, span.version)
+            )
+        for label, index in session.execute(
+            select(m.SentenceLabel, m.Sentence.index)
+            .join(m.Sentence, m.Sentence.id == m.SentenceLabel.sentence_id)
+            .where(m.SentenceLabel.item_id == item_id, m.SentenceLabel.label_set_id.in_(ids))
+        ):
+            found[label.label_set_id]["sentence_labels"][index] = SentenceLabelView(
+                index, label.label, label.error_type, label.override, label.version
+            )
+        for label, index in session.execute(
+            select(m.ClaimLabel, m.Claim.index)
+            .join(m.Claim, m.Claim.id == m.ClaimLabel.claim_id)
+            .where(m.ClaimLabel.item_id == item_id, m.ClaimLabel.label_set_id.in_(ids))
+        ):
+            found[label.label_set_id]["claim_labels"][index] = ClaimLabelView(
+                index, label.label, label.type, label.reason, label.version
+            )
+        for triplet, judgment in session.execute(
+            select(m.Triplet, m.TripletJudgment)
+            .outerjoin(
+                m.TripletJudgment,
+                (m.TripletJudgment.triplet_id == m.Triplet.id)
+                & (m.TripletJudgment.label_set_id == m.Triplet.label_set_id),
+            )
+            .where(m.Triplet.item_id == item_id, m.Triplet.label_set_id.in_(ids))
+            .order_by(m.Triplet.index)
+        ):
+            found[triplet.label_set_id]["triplets"].append(
+                TripletJudgmentView(
+                    triplet.id,
+                    triplet.index,
+                    triplet.subject,
+                    triplet.relation,
+                    triplet.object,
+                    judgment.verdict if judgment else None,
+                    judgment.wrong_part if judgment else None,
+                )
+            )
+        for raw in session.scalars(
+            select(m.RawOutput).where(m.RawOutput.item_id == item_id, m.RawOutput.label_set_id.in_(ids))
+        ):
+            found[raw.label_set_id]["raw_output"] = RawOutputView(
+                raw.text, raw.analysis, raw.follows_format, raw.parse_error
+            )
+        for score, index in session.execute(
+            select(m.SentenceScore, m.Sentence.index)
+            .join(m.Sentence, m.Sentence.id == m.SentenceScore.sentence_id)
+            .where(m.SentenceScore.item_id == item_id, m.SentenceScore.label_set_id.in_(ids))
+        ):
+            found[score.label_set_id]["sentence_scores"][index] = (score.score, score.parsed)
+    return {
+        i: ItemAnnotations(
+            label_set_id=i,
+            spans=tuple(v["spans"]),
+            sentence_labels=v["sentence_labels"],
+            claim_labels=v["claim_labels"],
+            triplets=tuple(v["triplets"]),
+            raw_output=v["raw_output"],
+            sentence_scores=v["sentence_scores"],
+        )
+        for i, v in found.items()
+    }

@@ -1,0 +1,134 @@
+"""Datasets: the list on the home page, one dataset's settings, and removal."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from sqlalchemy import Engine, delete, distinct, func, select
+
+from db import models as m
+from db.engine import read_session, write_session
+
+
+@dataclass(frozen=True)
+class DatasetSummary:
+    id: int
+    name: str
+    source_format: str
+    description: str
+    is_synthetic: bool
+    image_root: str | None
+    taxonomy: tuple[str, ...]
+    label_kinds: tuple[str, ...]
+    n_items: int
+    n_gold_items: int  # items the gold label set says anything about
+    n_done_items: int  # items some annotator marked done
+    n_detectors: int
+    n_annotators: int
+
+    @property
+    def progress(self) -> float:
+        return self.n_done_items / self.n_items if self.n_items else 0.0
+
+
+def _summary(session, dataset: m.Dataset) -> DatasetSummary:  # type: ignore[no-untyped-def]
+    n_items = session.scalar(select(func.count()).where(m.Item.dataset_id == dataset.id)) or 0
+    gold_ids = select(m.LabelSet.id).where(m.LabelSet.dataset_id == dataset.id, m.LabelSet.kind == "gold")
+    gold_items = set()
+    for model in (m.Span, m.SentenceLabel, m.ClaimLabel, m.TripletJudgment):
+        gold_items.update(
+            session.scalars(select(distinct(model.item_id)).where(model.label_set_id.in_(gold_ids)))
+        )
+    done = session.scalar(
+        select(func.count(distinct(m.ItemStatus.item_id)))
+        .join(m.LabelSet, m.LabelSet.id == m.ItemStatus.label_set_id)
+        .where(m.LabelSet.dataset_id == dataset.id, m.ItemStatus.status == "done")
+    )
+    kinds = dict(
+        session.execute(
+            select(m.LabelSet.kind, func.count())
+            .where(m.LabelSet.dataset_id == dataset.id)
+            .group_by(m.LabelSet.kind)
+        ).all()
+    )
+    return DatasetSummary(
+        id=dataset.id,
+        name=dataset.name,
+        source_format=dataset.source_format,
+        description=dataset.description,
+        is_synthetic=dataset.is_synthetic,
+        image_root=dataset.image_root,
+        taxonomy=tuple(dataset.taxonomy),
+        label_kinds=tuple(dataset.label_kinds),
+        n_items=n_items,
+        n_gold_items=len(gold_items),
+        n_done_items=done or 0,
+        n_detectors=kinds.get("detector", 0),
+        n_annotators=kinds.get("human", 0),
+    )
+
+
+def list_datasets(engine: Engine) -> list[DatasetSummary]:
+    with read_session(engine) as session:
+        datasets = session.scalars(select(m.Dataset).order_by(m.Dataset.name)).all()
+        return [_summary(session, d) for d in datasets]
+
+
+def get_dataset(engine: Engine, name: str) -> DatasetSummary | None:
+    with read_session(engine) as session:
+        dataset = session.scalar(select(m.Dataset).where(m.Dataset.name == name))
+        return None if dataset is None else _summary(session, dataset)
+
+
+def dataset_names(engine: Engine) -> list[str]:
+    with read_session(engine) as session:
+        return list(session.scalars(select(m.Dataset.name).order_by(m.Dataset.name)))
+
+
+def set_image_root(engine: Engine, dataset_id: int, image_root: str | None) -> None:
+    """Point a dataset at the folder its relative image references are resolved against."""
+    with write_session(engine) as session:
+        dataset = session.get_one(m.Dataset, dataset_id)
+        before = dataset.image_root
+        dataset.image_root = image_root or None
+        session.add(
+            m.EditLog(
+                action="update",
+                entity="datasets",
+                entity_id=dataset_id,
+                before={"image_root": before},
+                after={"image_root": dataset.image_root},
+            )
+        )
+
+
+def set_taxonomy(engine: Engine, dataset_id: int, taxonomy: list[str]) -> None:
+    """Replace the hallucination types annotators choose from (a custom list is allowed)."""
+    cleaned = list(dict.fromkeys(t.strip() for t in taxonomy if t.strip()))
+    with write_session(engine) as session:
+        dataset = session.get_one(m.Dataset, dataset_id)
+        before = list(dataset.taxonomy)
+        dataset.taxonomy = cleaned
+        session.add(
+            m.EditLog(
+                action="update",
+                entity="datasets",
+                entity_id=dataset_id,
+                before={"taxonomy": before},
+                after={"taxonomy": cleaned},
+            )
+        )
+
+
+def delete_dataset(engine: Engine, name: str) -> bool:
+    """Remove a dataset and everything hanging off it; False when there was none."""
+    with write_session(engine) as session:
+        dataset = session.scalar(select(m.Dataset).where(m.Dataset.name == name))
+        if dataset is None:
+            return False
+        session.add(
+            m.EditLog(action="delete", entity="datasets", entity_id=dataset.id, before={"name": name})
+        )
+        # The database cascades to items and annotations; loading them into the ORM first would not scale.
+        session.execute(delete(m.Dataset).where(m.Dataset.id == dataset.id))
+        return True

@@ -1,0 +1,238 @@
+"""Items: browsing a dataset (search, filters, pages) and opening one item with its structure."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any
+
+from sqlalchemy import Engine, Select, distinct, exists, func, or_, select
+
+from db import models as m
+from db.engine import read_session
+
+
+@dataclass(frozen=True)
+class ItemRow:
+    """One line of the dataset browser."""
+
+    id: int
+    external_id: str
+    position: int
+    subset: str | None
+    source_model: str | None
+    task_type: str
+    prompt: str
+    response_preview: str
+    n_gold_spans: int
+
+
+@dataclass(frozen=True)
+class SentenceView:
+    index: int
+    start: int
+    end: int
+    text: str
+
+
+@dataclass(frozen=True)
+class ClaimView:
+    id: int
+    index: int
+    text: str
+    start: int | None
+    end: int | None
+    segment: int | None
+    segment_text: str | None
+    source: str
+
+
+@dataclass(frozen=True)
+class TripletView:
+    id: int
+    index: int
+    subject: str
+    relation: str
+    object: str
+    label_set_id: int | None
+
+
+@dataclass(frozen=True)
+class ItemView:
+    id: int
+    dataset_id: int
+    external_id: str
+    position: int
+    subset: str | None
+    split: str | None
+    source_model: str | None
+    task_type: str
+    prompt: str
+    response: str
+    reference: str | None
+    image_ref: str | None
+    meta: dict[str, Any]
+    sentences: tuple[SentenceView, ...] = ()
+    claims: tuple[ClaimView, ...] = ()
+    reference_triplets: tuple[TripletView, ...] = ()
+
+
+@dataclass(frozen=True)
+class ItemFilter:
+    text: str = ""
+    subsets: tuple[str, ...] = ()
+    source_models: tuple[str, ...] = ()
+    # None: any; True: gold marks a hallucination; False: gold marks none.
+    hallucinated: bool | None = None
+    external_ids: tuple[str, ...] = field(default=())
+
+
+@dataclass(frozen=True)
+class Facets:
+    subsets: tuple[str, ...]
+    source_models: tuple[str, ...]
+    task_types: tuple[str, ...]
+
+
+def _gold_span_exists() -> Any:
+    gold = select(m.LabelSet.id).where(m.LabelSet.kind == "gold", m.LabelSet.dataset_id == m.Item.dataset_id)
+    incorrect = exists().where(
+        m.SentenceLabel.item_id == m.Item.id,
+        m.SentenceLabel.label == "incorrect",
+        m.SentenceLabel.label_set_id.in_(gold),
+    )
+    claim = exists().where(
+        m.ClaimLabel.item_id == m.Item.id,
+        m.ClaimLabel.label == "hallucination",
+        m.ClaimLabel.label_set_id.in_(gold),
+    )
+    span = exists().where(m.Span.item_id == m.Item.id, m.Span.label_set_id.in_(gold))
+    return or_(span, incorrect, claim)
+
+
+def _filtered(query: Select[Any], dataset_id: int, flt: ItemFilter) -> Select[Any]:
+    query = query.where(m.Item.dataset_id == dataset_id)
+    if flt.text.strip():
+        needle = f"%{flt.text.strip()}%"
+        query = query.where(
+            or_(m.Item.external_id.ilike(needle), m.Item.prompt.ilike(needle), m.Item.response.ilike(needle))
+        )
+    if flt.subsets:
+        query = query.where(m.Item.subset.in_(flt.subsets))
+    if flt.source_models:
+        query = query.where(m.Item.source_model.in_(flt.source_models))
+    if flt.external_ids:
+        query = query.where(m.Item.external_id.in_(flt.external_ids))
+    if flt.hallucinated is not None:
+        condition = _gold_span_exists()
+        query = query.where(condition if flt.hallucinated else ~condition)
+    return query
+
+
+def search_items(
+    engine: Engine, dataset_id: int, flt: ItemFilter = ItemFilter(), *, offset: int = 0, limit: int = 50
+) -> tuple[list[ItemRow], int]:
+    """A page of items in dataset order, and how many items match in total."""
+    gold = select(m.LabelSet.id).where(m.LabelSet.kind == "gold", m.LabelSet.dataset_id == dataset_id)
+    n_spans = (
+        select(func.count())
+        .where(m.Span.item_id == m.Item.id, m.Span.label_set_id.in_(gold))
+        .correlate(m.Item)
+        .scalar_subquery()
+    )
+    with read_session(engine) as session:
+        total = session.scalar(_filtered(select(func.count(m.Item.id)), dataset_id, flt)) or 0
+        query = _filtered(
+            select(
+                m.Item.id,
+                m.Item.external_id,
+                m.Item.position,
+                m.Item.subset,
+                m.Item.source_model,
+                m.Item.task_type,
+                func.substr(m.Item.prompt, 1, 200),
+                func.substr(m.Item.response, 1, 200),
+                n_spans,
+            ),
+            dataset_id,
+            flt,
+        )
+        rows = session.execute(query.order_by(m.Item.position).offset(offset).limit(limit)).all()
+    return [ItemRow(*row) for row in rows], total
+
+
+def facets(engine: Engine, dataset_id: int) -> Facets:
+    """The values the browser's filters offer."""
+    with read_session(engine) as session:
+
+        def values(column: Any) -> tuple[str, ...]:
+            query = select(distinct(column)).where(m.Item.dataset_id == dataset_id, column.is_not(None))
+            return tuple(sorted(session.scalars(query)))
+
+        return Facets(values(m.Item.subset), values(m.Item.source_model), values(m.Item.task_type))
+
+
+def get_item(engine: Engine, dataset_id: int, external_id: str) -> ItemView | None:
+    """One item with its sentences, claims and reference triplets, or None."""
+    with read_session(engine) as session:
+        item = session.scalar(
+            select(m.Item).where(m.Item.dataset_id == dataset_id, m.Item.external_id == external_id)
+        )
+        if item is None:
+            return None
+        return ItemView(
+            id=item.id,
+            dataset_id=item.dataset_id,
+            external_id=item.external_id,
+            position=item.position,
+            subset=item.subset,
+            split=item.split,
+            source_model=item.source_model,
+            task_type=item.task_type,
+            prompt=item.prompt,
+            response=item.response,
+            reference=item.reference,
+            image_ref=item.image_ref,
+            meta=dict(item.meta or {}),
+            sentences=tuple(
+                SentenceView(s.index, s.start, s.end, item.response[s.start : s.end]) for s in item.sentences
+            ),
+            claims=tuple(
+                ClaimView(c.id, c.index, c.text, c.start, c.end, c.segment, c.segment_text, c.source)
+                for c in item.claims
+            ),
+            reference_triplets=tuple(
+                TripletView(t.id, t.index, t.subject, t.relation, t.object, None)
+                for t in item.triplets
+                if t.label_set_id is None
+            ),
+        )
+
+
+def item_at(engine: Engine, dataset_id: int, position: int) -> str | None:
+    """The external id of the item at a 0-based position in dataset order."""
+    with read_session(engine) as session:
+        return session.scalar(
+            select(m.Item.external_id)
+            .where(m.Item.dataset_id == dataset_id)
+            .order_by(m.Item.position)
+            .offset(position)
+            .limit(1)
+        )
+
+
+def neighbours(engine: Engine, dataset_id: int, position: int) -> tuple[str | None, str | None]:
+    """External ids of the items just before and after ``position`` in dataset order."""
+    with read_session(engine) as session:
+        previous = session.scalar(
+            select(m.Item.external_id)
+            .where(m.Item.dataset_id == dataset_id, m.Item.position < position)
+            .order_by(m.Item.position.desc())
+            .limit(1)
+        )
+        following = session.scalar(
+            select(m.Item.external_id)
+            .where(m.Item.dataset_id == dataset_id, m.Item.position > position)
+            .order_by(m.Item.position)
+            .limit(1)
+        )
+    return previous, following

@@ -1,0 +1,76 @@
+"""Label sets: gold, each annotator's work, each detector run."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from sqlalchemy import Engine, select
+
+from db import models as m
+from db.engine import read_session, write_session
+
+
+@dataclass(frozen=True)
+class LabelSetView:
+    id: int
+    dataset_id: int
+    kind: str
+    name: str
+    annotator: str | None
+    detector_version: str | None
+    prompt_strategy: str | None
+
+    @property
+    def title(self) -> str:
+        """How the label set is named on screen."""
+        if self.kind == "gold":
+            return "Gold"
+        if self.kind == "human":
+            return f"Annotator · {self.name}"
+        version = f" {self.detector_version}" if self.detector_version else ""
+        return f"Detector · {self.name}{version}"
+
+
+_KIND_ORDER = {"gold": 0, "human": 1, "detector": 2}
+
+
+def list_label_sets(engine: Engine, dataset_id: int, kind: str | None = None) -> list[LabelSetView]:
+    """The dataset's label sets: gold first, then annotators, then detectors, each by name."""
+    with read_session(engine) as session:
+        query = (
+            select(m.LabelSet, m.Annotator.name)
+            .outerjoin(m.Annotator, m.Annotator.id == m.LabelSet.annotator_id)
+            .where(m.LabelSet.dataset_id == dataset_id)
+        )
+        if kind is not None:
+            query = query.where(m.LabelSet.kind == kind)
+        views = [
+            LabelSetView(ls.id, ls.dataset_id, ls.kind, ls.name, who, ls.detector_version, ls.prompt_strategy)
+            for ls, who in session.execute(query)
+        ]
+    return sorted(views, key=lambda v: (_KIND_ORDER.get(v.kind, 9), v.name.lower()))
+
+
+def gold_label_set(engine: Engine, dataset_id: int) -> LabelSetView | None:
+    found = list_label_sets(engine, dataset_id, kind="gold")
+    return found[0] if found else None
+
+
+def human_label_set(engine: Engine, dataset_id: int, annotator_id: int) -> LabelSetView:
+    """The annotator's own label set on this dataset, created on first use."""
+    with write_session(engine) as session:
+        annotator = session.get_one(m.Annotator, annotator_id)
+        label_set = session.scalar(
+            select(m.LabelSet).where(
+                m.LabelSet.dataset_id == dataset_id,
+                m.LabelSet.kind == "human",
+                m.LabelSet.name == annotator.name,
+            )
+        )
+        if label_set is None:
+            label_set = m.LabelSet(
+                dataset_id=dataset_id, kind="human", name=annotator.name, annotator_id=annotator_id
+            )
+            session.add(label_set)
+            session.flush()
+        return LabelSetView(label_set.id, dataset_id, "human", label_set.name, annotator.name, None, None)

@@ -1,0 +1,160 @@
+"""The importer on real SQLite and PostgreSQL: atomic, idempotent, precise about bad input."""
+
+from __future__ import annotations
+
+import pytest
+from sqlalchemy import func, select
+from sqlalchemy.orm import Session
+
+from db import models as m
+from db.engine import store_revision
+from db.importer import import_bundle
+from db.problems import ImportRejected
+from db.records import (
+    Annotations,
+    Bundle,
+    ClaimLabelRecord,
+    ClaimRecord,
+    DatasetRecord,
+    ItemRecord,
+    LabelSetRecord,
+    RawOutputRecord,
+    SentenceLabelRecord,
+    SentenceScoreRecord,
+    SpanRecord,
+    TripletRecord,
+)
+from db.repositories.annotations import item_annotations
+from db.repositories.items import get_item
+
+RESPONSE = "A red cube sits left of a blue ball. The sign says OPEN. Two 🐱 cats sleep."
+
+
+def _bundle(**overrides) -> Bundle:
+    item = ItemRecord(
+        external_id="x1",
+        response=RESPONSE,
+        prompt="Describe the image.",
+        claims=[ClaimRecord("The cube is red."), ClaimRecord("There are two cats.")],
+        reference_triplets=[TripletRecord("cube", "left of", "ball")],
+    )
+    gold = LabelSetRecord(
+        kind="gold",
+        name="gold",
+        annotations=[
+            Annotations(
+                item="x1",
+                spans=[SpanRecord(2, 5, "Color Attribute"), SpanRecord(57, 60, "Numerical Attribute")],
+                sentence_labels=[
+                    SentenceLabelRecord(0, "incorrect", "Color Attribute"),
+                    SentenceLabelRecord(1, "correct"),
+                ],
+                claim_labels=[ClaimLabelRecord(0, "hallucination", "attribute")],
+                triplets=[TripletRecord("cube", "left of", "ball", verdict="yes")],
+            )
+        ],
+    )
+    detector = LabelSetRecord(
+        kind="detector",
+        name="eager",
+        annotations=[
+            Annotations(
+                item="x1",
+                spans=[SpanRecord(2, 10)],
+                raw_output=RawOutputRecord(
+                    "<Tagged_Text>A <hallucination>red cube</hallucination></Tagged_Text>", False
+                ),
+                sentence_scores=[SentenceScoreRecord(0, 12.5), SentenceScoreRecord(1, 50, parsed=False)],
+            )
+        ],
+    )
+    values = {"dataset": DatasetRecord("tiny", "canonical"), "items": [item], "label_sets": [gold, detector]}
+    values.update(overrides)
+    return Bundle(**values)
+
+
+def _count(engine, model) -> int:
+    with Session(engine) as session:
+        return session.scalar(select(func.count()).select_from(model))
+
+
+def test_import_writes_everything(engine) -> None:
+    result = import_bundle(engine, _bundle(), source="tiny.jsonl")
+    assert result.items_created == 1
+    assert result.rows["spans"] == 3
+    assert _count(engine, m.Sentence) == 3
+    assert store_revision(engine) == 1
+    item = get_item(engine, 1, "x1")
+    assert item is not None and item.response == RESPONSE
+    assert [s.text for s in item.sentences] == [
+        "A red cube sits left of a blue ball.",
+        "The sign says OPEN.",
+        "Two 🐱 cats sleep.",
+    ]
+    found = item_annotations(engine, item.id, [1, 2])
+    gold = found[1]
+    assert [(s.start, s.end, s.type) for s in gold.spans] == [
+        (2, 5, "Color Attribute"),
+        (57, 60, "Numerical Attribute"),
+    ]
+    assert RESPONSE[57:60] == "Two"
+    assert gold.sentence_labels[0].label == "incorrect"
+    assert gold.claim_labels[0].type == "attribute"
+    assert gold.triplets[0].verdict == "yes"
+    assert found[2].raw_output is not None and not found[2].raw_output.follows_format
+    assert found[2].sentence_scores == {0: (12.5, True), 1: (50.0, False)}
+
+
+def test_reimport_is_idempotent(engine) -> None:
+    import_bundle(engine, _bundle())
+    second = import_bundle(engine, _bundle())
+    assert second.items_created == 0 and second.items_existing == 1
+    assert _count(engine, m.Item) == 1
+    assert _count(engine, m.Span) == 3
+    assert _count(engine, m.Triplet) == 2
+    assert _count(engine, m.LabelSet) == 2
+
+
+def test_bad_record_rejects_the_whole_file(engine) -> None:
+    bundle = _bundle()
+    bundle.items.append(ItemRecord(external_id="x2", response="Fine text."))
+    bundle.label_sets[0].annotations.append(Annotations(item="x2", spans=[SpanRecord(3, 99)]))
+    with pytest.raises(ImportRejected) as raised:
+        import_bundle(engine, bundle, source="bad.jsonl")
+    problem = raised.value.problems[0]
+    assert (problem.file, problem.record, problem.field) == ("bad.jsonl", "#1 (id=x2)", "gold.spans[0]")
+    assert "outside the response" in problem.reason
+    assert _count(engine, m.Item) == 0
+    assert _count(engine, m.Dataset) == 0
+    assert store_revision(engine) == 0
+
+
+def test_allow_skip_imports_the_sound_records(engine) -> None:
+    bundle = _bundle()
+    bundle.items.append(ItemRecord(external_id="x2", response="Fine text."))
+    bundle.label_sets[0].annotations.append(
+        Annotations(item="x2", sentence_labels=[SentenceLabelRecord(5, "correct")])
+    )
+    result = import_bundle(engine, bundle, allow_skip=True)
+    assert [p.record for p in result.skipped] == ["#1 (id=x2)"]
+    assert _count(engine, m.Item) == 1
+
+
+def test_changed_response_text_is_refused(engine) -> None:
+    import_bundle(engine, _bundle())
+    changed = _bundle()
+    changed.items[0].response = RESPONSE + " Extra."
+    with pytest.raises(ImportRejected, match="differs from the stored item"):
+        import_bundle(engine, changed)
+
+
+def test_predictions_for_existing_items_add_a_label_set(engine) -> None:
+    import_bundle(engine, _bundle())
+    run = LabelSetRecord(
+        kind="detector", name="cautious", annotations=[Annotations(item="x1", spans=[SpanRecord(2, 5)])]
+    )
+    import_bundle(engine, Bundle(dataset=DatasetRecord("tiny", "canonical"), label_sets=[run]))
+    assert _count(engine, m.LabelSet) == 3
+    unknown = LabelSetRecord(kind="detector", name="other", annotations=[Annotations(item="nope")])
+    with pytest.raises(ImportRejected, match="no item with id 'nope'"):
+        import_bundle(engine, Bundle(dataset=DatasetRecord("tiny", "canonical"), label_sets=[unknown]))

@@ -37,7 +37,7 @@ def _summary(session, dataset: m.Dataset) -> DatasetSummary:  # type: ignore[no-
     gold_items = set()
     for model in (m.Span, m.SentenceLabel, m.ClaimLabel, m.TripletJudgment):
         gold_items.update(
-            session.scalars(select(distinct(model.item_id)).where(model.label_set_id.in_(gold_ids)))
+            session.scalars(select(model.item_id).where(model.label_set_id.in_(gold_ids)).distinct())
         )
     done = session.scalar(
         select(func.count(distinct(m.ItemStatus.item_id)))

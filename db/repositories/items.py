@@ -5,7 +5,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
-from sqlalchemy import Engine, Select, distinct, exists, func, or_, select
+from sqlalchemy import Engine, Select, exists, func, or_, select
 
 from db import models as m
 from db.engine import read_session
@@ -128,10 +128,16 @@ def _filtered(query: Select[Any], dataset_id: int, flt: ItemFilter) -> Select[An
     return query
 
 
+def count_items(engine: Engine, dataset_id: int, flt: ItemFilter = ItemFilter()) -> int:
+    """How many items of the dataset match ``flt``."""
+    with read_session(engine) as session:
+        return session.scalar(_filtered(select(func.count(m.Item.id)), dataset_id, flt)) or 0
+
+
 def search_items(
     engine: Engine, dataset_id: int, flt: ItemFilter = ItemFilter(), *, offset: int = 0, limit: int = 50
 ) -> tuple[list[ItemRow], int]:
-    """A page of items in dataset order, and how many items match in total."""
+    """A page of items in dataset order, and how many items match in total (see :func:`count_items`)."""
     gold = select(m.LabelSet.id).where(m.LabelSet.kind == "gold", m.LabelSet.dataset_id == dataset_id)
     n_spans = (
         select(func.count())
@@ -139,8 +145,8 @@ def search_items(
         .correlate(m.Item)
         .scalar_subquery()
     )
+    total = count_items(engine, dataset_id, flt)
     with read_session(engine) as session:
-        total = session.scalar(_filtered(select(func.count(m.Item.id)), dataset_id, flt)) or 0
         query = _filtered(
             select(
                 m.Item.id,
@@ -165,7 +171,7 @@ def facets(engine: Engine, dataset_id: int) -> Facets:
     with read_session(engine) as session:
 
         def values(column: Any) -> tuple[str, ...]:
-            query = select(distinct(column)).where(m.Item.dataset_id == dataset_id, column.is_not(None))
+            query = select(column).where(m.Item.dataset_id == dataset_id, column.is_not(None)).distinct()
             return tuple(sorted(session.scalars(query)))
 
         return Facets(values(m.Item.subset), values(m.Item.source_model), values(m.Item.task_type))

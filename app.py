@@ -1,0 +1,21 @@
+"""HalluScope entry point: the navigation between the user's tasks.
+
+Run with ``make run`` (or ``streamlit run app.py``). Pages live in ``pages/`` and each begins with the
+shared setup (``components.page_setup.setup_page``) itself, because Streamlit may serve a page URL
+before this file has run; this file therefore only routes.
+"""
+
+from __future__ import annotations
+
+import streamlit as st
+
+navigation = st.navigation(
+    {
+        "Data": [
+            st.Page("pages/home.py", title="Datasets", icon=":material/dataset:", default=True),
+            st.Page("pages/browse.py", title="Browse items", icon=":material/table_rows:"),
+            st.Page("pages/item.py", title="Item", icon=":material/image:"),
+        ],
+    }
+)
+navigation.run()

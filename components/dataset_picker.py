@@ -1,0 +1,29 @@
+"""Choosing the dataset a page works on; the choice lives in the URL (``?dataset=``) for deep links."""
+
+from __future__ import annotations
+
+import streamlit as st
+from sqlalchemy import Engine
+
+from db.repositories.datasets import DatasetSummary, get_dataset, list_datasets
+
+
+def pick_dataset(engine: Engine, *, where=st.sidebar) -> DatasetSummary | None:  # type: ignore[no-untyped-def]
+    """A dataset selector that starts from ``?dataset=`` and writes the choice back to the URL."""
+    datasets = list_datasets(engine)
+    if not datasets:
+        st.info("No dataset yet: run `python cli.py demo` for the synthetic demo, or import a benchmark.")
+        return None
+    names = [d.name for d in datasets]
+    wanted = st.query_params.get("dataset")
+    if wanted is not None and wanted not in names:
+        st.warning(f"There is no dataset named {wanted!r}; showing {names[0]!r} instead.")
+    index = names.index(wanted) if wanted in names else 0
+    name = where.selectbox("Dataset", names, index=index, key="dataset_picker")
+    if st.query_params.get("dataset") != name:
+        st.query_params["dataset"] = name
+    return next(d for d in datasets if d.name == name)
+
+
+def reload_dataset(engine: Engine, name: str) -> DatasetSummary | None:
+    return get_dataset(engine, name)

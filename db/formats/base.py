@@ -1,0 +1,104 @@
+"""The one interface every file format implements, and what a reader hands back.
+
+A format turns bytes into a :class:`~db.records.Bundle` (``read``) and, where it can, a bundle back into
+bytes (``write``). Readers never touch the database and never raise on bad input: every flaw becomes a
+:class:`~db.problems.Problem` naming file, record, field and reason, and the record is left out of the
+bundle. Whether the import then goes ahead is the importer's decision (see :mod:`db.formats.transfer`).
+
+Two kinds of format exist. A *benchmark* file brings items and usually a gold label set. A *predictions*
+file is one detector run over items already stored: its reader gets the stored items (``known``) to place
+spans on their exact response text, and returns a bundle with no items and one detector label set.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from typing import Any, ClassVar, Literal
+
+from db.problems import Problem
+from db.records import Bundle
+
+Kind = Literal["benchmark", "predictions"]
+
+
+@dataclass(frozen=True)
+class KnownItem:
+    """What a predictions reader needs to know about one stored item."""
+
+    response: str
+    sentences: tuple[tuple[int, int], ...] = ()
+    claims: tuple[str, ...] = ()
+    meta: Mapping[str, Any] = field(default_factory=dict)
+
+
+@dataclass
+class ReadOptions:
+    """Everything a reader may need besides the bytes; each format uses what concerns it."""
+
+    dataset: str | None = None
+    subset: str | None = None
+    # Predictions only: the detector run's name and the dataset's stored items by external id.
+    detector: str | None = None
+    detector_version: str | None = None
+    prompt_strategy: str | None = None
+    known: Mapping[str, KnownItem] = field(default_factory=dict)
+    # Tag name of inline-tagged detector output; None: find it in the output.
+    tag: str | None = None
+
+    @property
+    def responses(self) -> dict[str, str]:
+        """External id -> stored response text."""
+        return {ext: item.response for ext, item in self.known.items()}
+
+
+@dataclass
+class ReadResult:
+    """A reader's answer: the sound part of the file as a bundle, and everything found wrong.
+
+    ``bundle`` is None when the file as a whole cannot be read (not JSON, wrong top-level shape).
+    """
+
+    bundle: Bundle | None
+    problems: list[Problem] = field(default_factory=list)
+
+    @property
+    def errors(self) -> list[Problem]:
+        return [p for p in self.problems if p.severity == "error"]
+
+
+class FormatError(ValueError):
+    """A bundle cannot be written in this format (for example spans in a sentence-only format)."""
+
+
+class Format:
+    """Base class of every format module's format object.
+
+    Subclasses set the class attributes and implement :meth:`read`, :meth:`sniff` and, when
+    ``writable``, :meth:`write`.
+    """
+
+    name: ClassVar[str]
+    title: ClassVar[str]
+    kind: ClassVar[Kind] = "benchmark"
+    extensions: ClassVar[tuple[str, ...]] = (".json",)
+    writable: ClassVar[bool] = True
+    # One line for the Import page: what the file looks like.
+    description: ClassVar[str] = ""
+
+    def sniff(self, data: bytes, filename: str = "") -> float:
+        """How sure this format is that ``data`` is its own, from 0 (not mine) to 1 (certainly mine)."""
+        raise NotImplementedError
+
+    def read(self, data: bytes, *, source: str, options: ReadOptions | None = None) -> ReadResult:
+        raise NotImplementedError
+
+    def write(self, bundle: Bundle, *, filename: str = "") -> bytes:
+        """The bundle in this format; ``filename`` may choose an encoding (``.csv`` / ``.parquet``)."""
+        raise FormatError(f"{self.title} files can be read but not written")
+
+    def default_filename(self, dataset: str) -> str:
+        return f"{dataset}{self.extensions[0]}"
+
+    def __repr__(self) -> str:
+        return f"<Format {self.name}>"

@@ -1,0 +1,77 @@
+"""Browse a dataset: search and filter its items, page through them, open one."""
+
+from __future__ import annotations
+
+import math
+
+import pandas as pd
+import streamlit as st
+
+from components.dataset_picker import pick_dataset
+from components.page_setup import setup_page
+from db.repositories.items import ItemFilter, count_items, facets, search_items
+
+ctx = setup_page("Browse items")
+dataset = pick_dataset(ctx.engine)
+if dataset is None:
+    st.stop()
+
+st.title(f"Browse · {dataset.name}")
+if dataset.is_synthetic:
+    st.caption("Synthetic demo data: generated scenes and simulated detectors.")
+
+options = facets(ctx.engine, dataset.id)
+query_col, subset_col, model_col, gold_col = st.columns([3, 2, 2, 2])
+text = query_col.text_input(
+    "Search id, prompt or response", value=st.query_params.get("q", ""), key="browse_q"
+)
+subsets = subset_col.multiselect("Subset", options.subsets, key="browse_subsets")
+models = model_col.multiselect("Source model", options.source_models, key="browse_models")
+gold = gold_col.selectbox("Gold says", ["any", "hallucinated", "clean"], key="browse_gold")
+flt = ItemFilter(
+    text=text,
+    subsets=tuple(subsets),
+    source_models=tuple(models),
+    hallucinated={"any": None, "hallucinated": True, "clean": False}[gold],
+)
+if text != st.query_params.get("q", ""):
+    st.query_params["q"] = text
+
+size_col, page_col, count_col = st.columns([1, 1, 4])
+page_size = size_col.selectbox("Per page", [25, 50, 100, 200], index=1, key="browse_size")
+total = count_items(ctx.engine, dataset.id, flt)
+pages = max(1, math.ceil(total / page_size))
+page = page_col.number_input("Page", min_value=1, max_value=pages, value=1, step=1, key="browse_page")
+count_col.markdown(f"**{total:,}** matching items · page {page} of {pages}")
+
+rows, _ = search_items(ctx.engine, dataset.id, flt, offset=(page - 1) * page_size, limit=page_size)
+if not rows:
+    st.info("No item matches these filters.")
+    st.stop()
+
+table = pd.DataFrame(
+    {
+        "id": [r.external_id for r in rows],
+        "subset": [r.subset or "" for r in rows],
+        "source model": [r.source_model or "" for r in rows],
+        "gold spans": [r.n_gold_spans for r in rows],
+        "prompt": [r.prompt for r in rows],
+        "response": [r.response_preview for r in rows],
+    }
+)
+st.caption("Click a row to open the item.")
+event = st.dataframe(
+    table,
+    hide_index=True,
+    width="stretch",
+    on_select="rerun",
+    selection_mode="single-row",
+    key="browse_table",
+    column_config={"gold spans": st.column_config.NumberColumn(width="small")},
+)
+if event.selection.rows:
+    chosen = rows[event.selection.rows[0]]
+    st.switch_page(
+        "pages/item.py",
+        query_params={"dataset": dataset.name, "item": chosen.external_id, "user": ctx.annotator.name},
+    )

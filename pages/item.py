@@ -1,0 +1,165 @@
+"""One item: image, prompt, the response with a label set's spans, sentence labels, claims, triplets."""
+
+from __future__ import annotations
+
+import pandas as pd
+import streamlit as st
+
+from components.dataset_picker import pick_dataset
+from components.item_parts import show_image, show_text
+from components.page_setup import setup_page
+from components.span_html import SpanStyle, render_sentences_html, render_spans_html
+from db.repositories.annotations import item_annotations
+from db.repositories.datasets import set_image_root
+from db.repositories.items import get_item, item_at, neighbours
+from db.repositories.label_sets import list_label_sets
+
+ctx = setup_page("Item")
+dataset = pick_dataset(ctx.engine)
+if dataset is None:
+    st.stop()
+
+wanted = st.query_params.get("item") or item_at(ctx.engine, dataset.id, 0)
+item = get_item(ctx.engine, dataset.id, wanted) if wanted else None
+if item is None:
+    st.error(f"Dataset {dataset.name!r} has no item with id {wanted!r}.")
+    st.stop()
+if st.query_params.get("item") != item.external_id:
+    st.query_params["item"] = item.external_id
+
+
+def _go(external_id: str) -> None:
+    st.query_params["item"] = external_id
+
+
+previous, following = neighbours(ctx.engine, dataset.id, item.position)
+nav = st.columns([1, 1, 3, 3])
+if nav[0].button("◀ Previous", disabled=previous is None, width="stretch"):
+    _go(previous)
+    st.rerun()
+if nav[1].button("Next ▶", disabled=following is None, width="stretch"):
+    _go(following)
+    st.rerun()
+jump = nav[2].text_input(
+    "Go to item id", key="item_jump", placeholder="item id", label_visibility="collapsed"
+)
+if jump and jump != item.external_id:
+    if get_item(ctx.engine, dataset.id, jump) is None:
+        nav[2].error(f"No item {jump!r} in this dataset.")
+    else:
+        _go(jump)
+        st.rerun()
+nav[3].caption(
+    f"Item **{item.external_id}** · position {item.position} · subset {item.subset or '—'} · "
+    f"model {item.source_model or '—'} · {item.task_type}"
+)
+if dataset.is_synthetic:
+    st.caption("Synthetic demo: the picture and the detectors are generated.")
+
+label_sets = list_label_sets(ctx.engine, dataset.id)
+annotations = item_annotations(ctx.engine, item.id, [ls.id for ls in label_sets])
+by_title = {ls.title: ls for ls in label_sets}
+default = next((t for t, ls in by_title.items() if ls.kind == "gold"), None)
+
+left, right = st.columns([2, 3], gap="large")
+with left:
+    show_image(dataset, item)
+    with st.expander("Image settings"):
+        root = st.text_input(
+            "Image root of this dataset",
+            value=dataset.image_root or "",
+            key="item_image_root",
+            help="The folder that the items' relative image references are resolved against.",
+        )
+        if st.button("Save image root") and root != (dataset.image_root or ""):
+            set_image_root(ctx.engine, dataset.id, root.strip() or None)
+            st.rerun()
+with right:
+    show_text(item.prompt or "(no prompt)", label="Prompt")
+    if item.reference:
+        with st.expander("Reference answer"):
+            show_text(item.reference)
+    if not by_title:
+        st.markdown("**Response**")
+        show_text(item.response)
+    else:
+        titles = list(by_title)
+        shown = st.selectbox(
+            "Spans of", titles, index=titles.index(default) if default in titles else 0, key="item_label_set"
+        )
+        chosen = by_title[shown]
+        found = annotations[chosen.id]
+        st.markdown(f"**Response** · {len(found.spans)} span(s) from {shown}")
+        styles = [
+            SpanStyle(s.start, s.end, s.type, tooltip=f"{s.type or 'untyped'} · {s.start}–{s.end}")
+            for s in found.spans
+        ]
+        st.html(render_spans_html(item.response, styles, types=dataset.taxonomy))
+        if found.raw_output is not None:
+            flag = "follows the format" if found.raw_output.follows_format else "does NOT follow the format"
+            with st.expander(f"Raw detector output ({flag})"):
+                if found.raw_output.parse_error:
+                    st.error(found.raw_output.parse_error)
+                if found.raw_output.analysis:
+                    show_text(found.raw_output.analysis, label="Analysis")
+                show_text(found.raw_output.text, label="Output")
+        if item.sentences:
+            st.markdown(f"**Sentences** · labels from {shown}")
+            labels = [
+                found.sentence_labels[s.index].label if s.index in found.sentence_labels else None
+                for s in item.sentences
+            ]
+            st.html(render_sentences_html(item.response, [(s.start, s.end) for s in item.sentences], labels))
+            if found.sentence_scores:
+                scores = [found.sentence_scores.get(s.index, (None, True))[0] for s in item.sentences]
+                st.caption(
+                    "Detector scores (0 = surely wrong, 100 = surely correct): "
+                    + ", ".join("—" if v is None else f"{v:.0f}" for v in scores)
+                )
+
+if item.claims:
+    st.subheader("Claims", anchor=False)
+    rows = []
+    for claim in item.claims:
+        row = {"#": claim.index, "claim": claim.text, "from": claim.source, "segment": claim.segment}
+        for title, ls in by_title.items():
+            label = annotations[ls.id].claim_labels.get(claim.index)
+            row[title] = label.label if label else ""
+        rows.append(row)
+    st.dataframe(pd.DataFrame(rows), hide_index=True, width="stretch")
+
+extracted = {t: annotations[ls.id].triplets for t, ls in by_title.items() if annotations[ls.id].triplets}
+if item.reference_triplets or extracted:
+    st.subheader("Triplets", anchor=False)
+    ref_col, ext_col = st.columns(2)
+    with ref_col:
+        st.markdown("**Reference scene graph**")
+        st.dataframe(
+            pd.DataFrame(
+                [
+                    {"subject": t.subject, "relation": t.relation, "object": t.object}
+                    for t in item.reference_triplets
+                ]
+            ),
+            hide_index=True,
+            width="stretch",
+        )
+    with ext_col:
+        for title, triplets in extracted.items():
+            st.markdown(f"**Extracted · {title}**")
+            st.dataframe(
+                pd.DataFrame(
+                    [
+                        {
+                            "subject": t.subject,
+                            "relation": t.relation,
+                            "object": t.object,
+                            "verdict": t.verdict or "—",
+                            "wrong part": t.wrong_part or "",
+                        }
+                        for t in triplets
+                    ]
+                ),
+                hide_index=True,
+                width="stretch",
+            )

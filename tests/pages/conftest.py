@@ -1,0 +1,85 @@
+"""Page tests run the real app (AppTest) against a real SQLite store holding a small dataset."""
+
+from __future__ import annotations
+
+import pytest
+import streamlit as st
+
+from db.engine import make_engine
+from db.importer import import_bundle
+from db.records import (
+    Annotations,
+    Bundle,
+    DatasetRecord,
+    ItemRecord,
+    LabelSetRecord,
+    RawOutputRecord,
+    SentenceLabelRecord,
+    SpanRecord,
+)
+
+XSS = 'Look: <script>window.__xss=1</script> and <img src=x onerror="window.__xss=2"> **bold** here.'
+
+
+def small_bundle() -> Bundle:
+    items = [
+        ItemRecord(
+            external_id=f"item-{k}",
+            response=f"A red cube number {k}. The ball is blue.",
+            prompt="Describe the image.",
+            subset="shapes" if k % 2 else "signs",
+            source_model="captioner-a",
+            image_ref=f"missing-{k}.png",
+        )
+        for k in range(30)
+    ]
+    items.append(ItemRecord(external_id="xss", response=XSS, prompt="<b>prompt</b>", subset="signs"))
+    gold = LabelSetRecord(
+        kind="gold",
+        name="gold",
+        annotations=[
+            Annotations(
+                item=f"item-{k}",
+                spans=[SpanRecord(2, 5, "Color Attribute")],
+                sentence_labels=[
+                    SentenceLabelRecord(0, "incorrect", "Color Attribute"),
+                    SentenceLabelRecord(1, "correct"),
+                ],
+            )
+            for k in range(0, 30, 3)
+        ]
+        + [Annotations(item="xss", spans=[SpanRecord(6, 39, "OCR")])],
+    )
+    detector = LabelSetRecord(
+        kind="detector",
+        name="eager",
+        annotations=[
+            Annotations(
+                item="item-0",
+                spans=[SpanRecord(2, 10)],
+                raw_output=RawOutputRecord(
+                    "Header\n<Tagged_Text>A <hallucination>red cube</hallucination></Tagged_Text>",
+                    False,
+                    parse_error="text differs",
+                ),
+            )
+        ],
+    )
+    return Bundle(
+        dataset=DatasetRecord(
+            "pages-test", "canonical", taxonomy=["Color Attribute", "OCR"], label_kinds=["span", "sentence"]
+        ),
+        items=items,
+        label_sets=[gold, detector],
+    )
+
+
+@pytest.fixture
+def app_db(sqlite_url: str, monkeypatch: pytest.MonkeyPatch) -> str:
+    """A store with the small dataset; the app finds it through DATABASE_URL."""
+    engine = make_engine(sqlite_url)
+    import_bundle(engine, small_bundle(), source="fixture")
+    engine.dispose()
+    monkeypatch.setenv("DATABASE_URL", sqlite_url)
+    st.cache_resource.clear()
+    return sqlite_url

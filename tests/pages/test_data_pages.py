@@ -1,0 +1,93 @@
+"""Datasets, browser and item view, driven through Streamlit's AppTest on a real store."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from streamlit.testing.v1 import AppTest
+
+from tests.pages.conftest import XSS
+
+TIMEOUT = 30
+APP = str(Path(__file__).resolve().parents[2] / "app.py")
+
+
+def _app(**query: str) -> AppTest:
+    at = AppTest.from_file(APP, default_timeout=TIMEOUT)
+    at.query_params.update(query)
+    return at
+
+
+def _html(at: AppTest) -> str:
+    return "\n".join(element.proto.body for element in at.get("html"))
+
+
+def test_home_lists_datasets_with_counts(app_db: str) -> None:
+    at = _app().run()
+    assert not at.exception
+    assert [s.value for s in at.subheader] == ["pages-test"]
+    metrics = {m.label: m.value for m in at.metric}
+    assert metrics["Items"] == "31"
+    assert metrics["Detectors"] == "1"
+
+
+def test_browse_filters_and_pages(app_db: str) -> None:
+    at = _app(dataset="pages-test").run()
+    at.switch_page("pages/browse.py").run()
+    assert not at.exception
+    assert "**31** matching items" in at.markdown[-1].value or any("**31**" in m.value for m in at.markdown)
+    at.selectbox(key="browse_gold").set_value("hallucinated").run()
+    assert any("**11** matching items" in m.value for m in at.markdown)
+    at.multiselect(key="browse_subsets").set_value(["shapes"]).run()
+    assert any("**5** matching items" in m.value for m in at.markdown)
+    at.selectbox(key="browse_gold").set_value("any").run()
+    at.text_input(key="browse_q").input("number 7.").run()
+    frame = at.dataframe[0].value
+    assert list(frame["id"]) == ["item-7"]
+
+
+def test_item_view_shows_escaped_spans_and_missing_image(app_db: str) -> None:
+    at = _app(dataset="pages-test", item="xss").run()
+    at.switch_page("pages/item.py").run()
+    assert not at.exception
+    body = _html(at)
+    assert "&lt;script&gt;window.__xss=1&lt;/script&gt;" in body
+    assert "<script>" not in body and "<img src=x" not in body
+    assert "&lt;b&gt;prompt&lt;/b&gt;" in body
+    assert "**bold**" in body  # Markdown is not applied to model text
+    assert "no image reference" in at.warning[0].value
+    assert XSS[6:39].startswith("<script>")
+
+
+def test_missing_image_names_file_and_root_setting(app_db: str) -> None:
+    at = _app(dataset="pages-test", item="item-4").run()
+    at.switch_page("pages/item.py").run()
+    assert "`missing-4.png`" in at.warning[0].value
+    assert "no image root" in at.warning[0].value
+    at.text_input(key="item_image_root").input("/nowhere").run()
+    [b for b in at.button if b.label == "Save image root"][0].click().run()
+    assert "not found under the image root `/nowhere`" in at.warning[0].value
+
+
+def test_item_view_navigates_and_switches_label_set(app_db: str) -> None:
+    at = _app(dataset="pages-test", item="item-0").run()
+    at.switch_page("pages/item.py").run()
+    assert "Color Attribute" in _html(at)
+    at.button[1].click().run()  # Next
+    assert at.query_params["item"] == "item-1"
+    at.query_params["item"] = "item-0"
+    at.run()
+    at.selectbox(key="item_label_set").set_value("Detector · eager").run()
+    assert any("does NOT follow the format" in e.label for e in at.expander)
+
+
+def test_unknown_item_says_so(app_db: str) -> None:
+    at = _app(dataset="pages-test", item="nope").run()
+    at.switch_page("pages/item.py").run()
+    assert "no item with id 'nope'" in at.error[0].value
+
+
+def test_root_deep_link_opens_the_item(app_db: str) -> None:
+    at = _app(dataset="pages-test", item="item-3").run()
+    assert not at.exception
+    assert any("item-3" in c.value for c in at.caption)

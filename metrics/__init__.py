@@ -1,0 +1,82 @@
+"""HalluScope metrics: the published definitions, as pure functions on plain Python and numpy inputs.
+
+Modules are grouped by family (as in scikit-learn's ``sklearn.metrics``) and everything public is
+re-exported here, so callers write ``from metrics import f1_iou``. The names of the metrics contract
+come first; the rest is what the app's pages build their tables and charts from.
+"""
+
+from metrics.aggregate import aggregate_spans, clean_response_accuracy, span_detection_table
+from metrics.agreement import (
+    cohen_kappa,
+    cohen_table,
+    fleiss_kappa,
+    krippendorff_alpha,
+    observed_agreement,
+    spans_to_unit_labels,
+)
+from metrics.bootstrap import bootstrap_ci, bootstrap_indices, percentile_interval
+from metrics.calibration import ace, calibration_by_label, ece, reliability_diagram
+from metrics.claims import claim_scores, segment_labels
+from metrics.correlation import correlations
+from metrics.localization import localization_precision, mean_iou
+from metrics.ranking import AurocTable, auroc, auroc_by_group, auroc_table
+from metrics.span_batches import (
+    DEFAULT_CURVE_THRESHOLDS,
+    PackedSpans,
+    f1_iou_curve,
+    f1_iou_per_item,
+    f1_m_per_item,
+    pack_spans,
+)
+from metrics.span_types import f1_iou_by_type
+from metrics.spans import f1_iou, f1_m, span_iou
+from metrics.tagged_text import follows_format, parse_tagged, token_spans
+from metrics.triplets import hallu_rates
+
+__all__ = [
+    # the metrics contract
+    "f1_iou",
+    "f1_m",
+    "parse_tagged",
+    "follows_format",
+    "token_spans",
+    "auroc",
+    "localization_precision",
+    "mean_iou",
+    "claim_scores",
+    "segment_labels",
+    "hallu_rates",
+    "ece",
+    "ace",
+    "cohen_kappa",
+    "fleiss_kappa",
+    "krippendorff_alpha",
+    # span detection over many items (MHALO)
+    "DEFAULT_CURVE_THRESHOLDS",
+    "PackedSpans",
+    "pack_spans",
+    "span_iou",
+    "f1_iou_per_item",
+    "f1_m_per_item",
+    "f1_iou_curve",
+    "f1_iou_by_type",
+    "span_detection_table",
+    "aggregate_spans",
+    "clean_response_accuracy",
+    # sentence-level detection (AlignBench)
+    "AurocTable",
+    "auroc_by_group",
+    "auroc_table",
+    # calibration (HalLoc)
+    "reliability_diagram",
+    "calibration_by_label",
+    # agreement
+    "observed_agreement",
+    "cohen_table",
+    "spans_to_unit_labels",
+    # statistics
+    "correlations",
+    "bootstrap_ci",
+    "bootstrap_indices",
+    "percentile_interval",
+]

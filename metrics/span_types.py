@@ -1,0 +1,113 @@
+"""Span-detection scores broken down by hallucination type (MHALO section 5.2, Figure 5).
+
+MHALO's Figure 5 asks, for each hallucination type, how often a detector found the gold hallucinations
+of that type. MHALO's detectors output untyped tags, so "found" cannot depend on the predicted type:
+here a gold span counts as detected when at least one prediction of the same item overlaps it with
+``IoU >= threshold`` (MHALO had GPT-4o judge this, appendix B.3; the IoU rule is its reproducible
+stand-in, with the same threshold as F1_IoU). Detectors that do output typed spans (e.g. ZINA-style
+``<number>three</number>``) additionally get a per-type F1_IoU computed on the spans of that type only.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Hashable, Sequence
+from itertools import chain
+
+import numpy as np
+
+from metrics._validation import Span, check_threshold
+from metrics.span_batches import _format_mask, _same_item_pairs, f1_iou_per_item, pack_spans
+
+
+def f1_iou_by_type(
+    preds: Sequence[Sequence[Span] | None],
+    golds: Sequence[Sequence[Span]],
+    gold_types: Sequence[Sequence[Hashable]],
+    pred_types: Sequence[Sequence[Hashable]] | None = None,
+    threshold: float = 0.5,
+    follows_format: Sequence[bool] | None = None,
+) -> dict[Hashable, dict[str, float | int | None]]:
+    """Per hallucination type: detection rate of gold spans and, for typed detectors, F1_IoU.
+
+    For each type ``t`` (in order of first appearance in ``gold_types``, then ``pred_types``):
+
+    - ``n_gold``: number of gold spans of type ``t``;
+    - ``recall``: share of those gold spans matched by at least one prediction of the same item, of any
+      type, with ``IoU >= threshold`` (MHALO Figure 5, "accuracy" per type); NaN when ``n_gold`` is 0;
+    - ``f1_iou``: only when ``pred_types`` is given, else ``None``: the mean over items that have a gold
+      or predicted span of type ``t`` of ``f1_iou(pred spans of type t, gold spans of type t)``
+      (MHALO eq. 6 restricted to one type). Items without any span of type ``t`` are left out, as they
+      would score a vacuous 1.0;
+    - ``n_items``: the number of items in that mean (``None`` with untyped predictions).
+
+    Items whose ``follows_format`` is false detect nothing and score 0, as in MHALO section 4.1.
+    ``gold_types[i]`` (and ``pred_types[i]``) hold one label per span of item ``i``.
+    """
+    threshold = check_threshold(threshold)
+    gold = pack_spans(golds, "golds")
+    ok = _format_mask(follows_format, gold.n_items)
+    pred_lists = list(preds)
+    if len(pred_lists) != gold.n_items:
+        raise ValueError(
+            f"preds and golds must have one entry per item, got {len(pred_lists)} and {gold.n_items}"
+        )
+    pred = pack_spans([p if good else [] for p, good in zip(pred_lists, ok.tolist(), strict=True)], "preds")
+
+    codes: dict[Hashable, int] = {}
+    gold_code = _type_codes(gold_types, gold.counts, codes, "gold_types")
+    pred_code = None
+    if pred_types is not None:
+        typed = [
+            t if good else []
+            for t, good in zip(_as_lists(pred_types, gold.n_items, "pred_types"), ok.tolist(), strict=True)
+        ]
+        pred_code = _type_codes(typed, pred.counts, codes, "pred_types")
+
+    pairs = _same_item_pairs(pred, gold)
+    detected = np.zeros(gold.starts.size, dtype=bool)
+    detected[pairs.gold[pairs.iou >= threshold]] = True
+    n_types = len(codes)
+    n_gold = np.bincount(gold_code, minlength=n_types)
+    n_detected = np.bincount(gold_code, weights=detected.astype(np.float64), minlength=n_types)
+
+    result: dict[Hashable, dict[str, float | int | None]] = {}
+    for label, k in codes.items():
+        row: dict[str, float | int | None] = {
+            "n_gold": int(n_gold[k]),
+            "recall": float(n_detected[k] / n_gold[k]) if n_gold[k] else float("nan"),
+            "f1_iou": None,
+            "n_items": None,
+        }
+        if pred_code is not None:
+            sub_pred = pred.select(pred_code == k)
+            sub_gold = gold.select(gold_code == k)
+            relevant = (sub_pred.counts + sub_gold.counts) > 0
+            scores = f1_iou_per_item(sub_pred, sub_gold, threshold)
+            row["f1_iou"] = float(scores[relevant].mean())
+            row["n_items"] = int(relevant.sum())
+        result[label] = row
+    return result
+
+
+def _as_lists(values: Sequence[Sequence[Hashable]], n_items: int, what: str) -> list[list[Hashable]]:
+    lists = [list(v) for v in values]
+    if len(lists) != n_items:
+        raise ValueError(f"{what} must have one entry per item ({n_items}), got {len(lists)}")
+    return lists
+
+
+def _type_codes(
+    types: Sequence[Sequence[Hashable]], span_counts: np.ndarray, codes: dict[Hashable, int], what: str
+) -> np.ndarray:
+    lists = _as_lists(types, span_counts.size, what)
+    for i, (labels, count) in enumerate(zip(lists, span_counts.tolist(), strict=True)):
+        if len(labels) != count:
+            raise ValueError(f"{what}[{i}] has {len(labels)} labels for {count} spans")
+    try:
+        return np.fromiter(
+            (codes.setdefault(t, len(codes)) for t in chain.from_iterable(lists)),
+            dtype=np.int64,
+            count=int(span_counts.sum()),
+        )
+    except TypeError:
+        raise ValueError(f"{what} must hold hashable labels") from None

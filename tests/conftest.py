@@ -93,3 +93,30 @@ def engine(db_url: str) -> Iterator[Engine]:
     engine = make_engine(db_url)
     yield engine
     engine.dispose()
+
+
+# --------------------------------------------------------------------------------------- browser tests
+
+CHROMIUM = shutil.which("chromium") or "/usr/bin/chromium"
+CHROMIUM_ARGS = [
+    "--no-sandbox",
+    "--disable-gpu",
+    "--disable-background-networking",
+    "--disable-component-update",
+    "--disable-sync",
+    "--no-first-run",
+]
+
+
+@pytest.fixture(scope="session")
+def browser_type_launch_args(
+    browser_type_launch_args: dict, tmp_path_factory: pytest.TempPathFactory
+) -> dict:
+    """pytest-playwright's launch arguments, pointed at Debian's chromium (no browser download here)."""
+    if not Path(CHROMIUM).exists():
+        message = "Debian chromium is not installed (make test installs it when run as root)"
+        if IN_CI:
+            pytest.fail(message)
+        pytest.skip(message)
+    os.environ.setdefault("TMPDIR", str(tmp_path_factory.mktemp("chromium-tmp")))
+    return {**browser_type_launch_args, "executable_path": CHROMIUM, "args": CHROMIUM_ARGS}

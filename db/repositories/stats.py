@@ -14,6 +14,7 @@ def dataset_stats(engine: Engine) -> list[dict[str, object]]:
     def per_dataset(session, model) -> dict[int, int]:  # type: ignore[no-untyped-def]
         query = (
             select(m.Item.dataset_id, func.count())
+            .select_from(model)
             .join(m.Item, m.Item.id == model.item_id)
             .group_by(m.Item.dataset_id)
         )

@@ -1,0 +1,76 @@
+"""A person opening the app: every page on a fresh server, the demo, deep links, inert model text."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from urllib.parse import urlencode
+
+import pytest
+from playwright.sync_api import Page, expect
+
+from tests.e2e.app_server import RunningApp, running_app
+
+DEMO = "HalluScope demo (synthetic)"
+PAGES = ["", "browse", "item"]
+
+
+def _wait_ready(page: Page) -> None:
+    """Streamlit has finished the script run (the running indicator is gone)."""
+    page.wait_for_selector('[data-testid="stSidebar"]', timeout=30_000)
+    page.wait_for_function(
+        "() => !document.querySelector('[data-testid=\"stStatusWidget\"]')", timeout=30_000
+    )
+
+
+@pytest.mark.parametrize("path", PAGES)
+def test_first_request_to_any_page_runs_the_shared_setup(
+    path: str, demo_store: tuple[Path, str], page: Page, artifacts: Path
+) -> None:
+    data_dir, database_url = demo_store
+    with running_app(data_dir, database_url) as fresh:
+        page.goto(f"{fresh.url}/{path}")
+        _wait_ready(page)
+        expect(page.get_by_role("textbox", name="Working as")).to_have_value("annotator")
+        expect(page).to_have_title(
+            f"{ {'': 'Datasets', 'browse': 'Browse items', 'item': 'Item'}[path] } · HalluScope"
+        )
+        page.screenshot(path=str(artifacts / f"first-request-{path or 'home'}.png"), full_page=True)
+
+
+def test_home_shows_the_demo(app: RunningApp, page: Page, artifacts: Path) -> None:
+    page.goto(app.url)
+    _wait_ready(page)
+    expect(page.get_by_role("heading", name=DEMO)).to_be_visible()
+    expect(page.get_by_text("Synthetic demo", exact=False).first).to_be_visible()
+    page.screenshot(path=str(artifacts / "home.png"), full_page=True)
+
+
+def test_browse_lists_items(app: RunningApp, page: Page, artifacts: Path) -> None:
+    page.goto(f"{app.url}/browse?{urlencode({'dataset': DEMO})}")
+    _wait_ready(page)
+    expect(page.get_by_text("matching items")).to_be_visible()
+    expect(page.locator('[data-testid="stDataFrame"]')).to_be_visible()
+    page.screenshot(path=str(artifacts / "browse.png"), full_page=True)
+
+
+def test_item_view_shows_spans_and_image(app: RunningApp, page: Page, artifacts: Path) -> None:
+    page.goto(f"{app.url}/item?{urlencode({'dataset': DEMO})}")
+    _wait_ready(page)
+    expect(page.locator("mark").first).to_be_visible()
+    expect(page.locator('[data-testid="stImage"] img')).to_be_visible()
+    page.screenshot(path=str(artifacts / "item.png"), full_page=True)
+
+
+def test_model_text_with_markup_renders_inert(app: RunningApp, page: Page, artifacts: Path) -> None:
+    dialogs: list[str] = []
+    page.on("dialog", lambda dialog: (dialogs.append(dialog.message), dialog.dismiss()))
+    page.goto(f"{app.url}/?{urlencode({'dataset': DEMO, 'item': 'demo-xss'})}")
+    _wait_ready(page)
+    expect(page.locator("mark", has_text="<script>alert(1)</script>")).to_be_visible()
+    expect(page.locator(".hs-sentence", has_text="<img src=x onerror=alert(1)>")).to_be_visible()
+    expect(page.locator(".hs-sentence", has_text="**bold**")).to_be_visible()
+    page.wait_for_timeout(500)
+    assert dialogs == []
+    assert page.evaluate("() => window.__xss") is None
+    assert page.locator("mark script, mark img, [data-testid='stHtml'] script").count() == 0
+    page.screenshot(path=str(artifacts / "item-xss.png"), full_page=True)

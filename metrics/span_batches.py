@@ -21,6 +21,8 @@ from scipy.sparse.csgraph import maximum_bipartite_matching
 
 from metrics._validation import Span, as_span, check_threshold
 
+_BOOL_TYPES = {bool, np.bool_}
+
 #: The thresholds of an F1_IoU curve, written as k/10 so that 0.3 is exactly the float 0.3.
 DEFAULT_CURVE_THRESHOLDS: tuple[float, ...] = tuple(k / 10 for k in range(1, 10))
 
@@ -103,10 +105,17 @@ def _flat_span_array(flat: list[Any], items: list[Any], offsets: np.ndarray, wha
         arr = np.array(flat)
     except (TypeError, ValueError):
         arr = None
-    if arr is not None and arr.ndim == 2 and arr.shape[1] == 2:
+    # numpy turns True into 1 without complaint; the scalar checker rejects booleans, so must we.
+    if (
+        arr is not None
+        and arr.ndim == 2
+        and arr.shape[1] == 2
+        and arr.dtype.kind in "iuf"
+        and not _BOOL_TYPES & set(map(type, chain.from_iterable(flat)))
+    ):
         if arr.dtype.kind in "iu":
             return arr.astype(np.int64, copy=False)
-        if arr.dtype.kind == "f" and np.isfinite(arr).all() and (arr == np.floor(arr)).all():
+        if np.isfinite(arr).all() and (arr == np.floor(arr)).all():
             return arr.astype(np.int64)
     # Something is unusual (bools, strings, fractions, ragged pairs): let the scalar checker explain.
     out = np.empty((len(flat), 2), dtype=np.int64)

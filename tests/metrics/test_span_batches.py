@@ -1,0 +1,129 @@
+"""The vectorised per-item scores must equal the one-item functions exactly, on any mix of items."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from metrics import (
+    DEFAULT_CURVE_THRESHOLDS,
+    PackedSpans,
+    f1_iou,
+    f1_iou_curve,
+    f1_iou_per_item,
+    f1_m,
+    f1_m_per_item,
+    pack_spans,
+)
+from tests.metrics.metric_reference import span_lists
+
+items = st.lists(st.tuples(span_lists, span_lists), max_size=12)
+
+
+@settings(max_examples=200, deadline=None)
+@given(items, st.sampled_from([0.0, 0.2, 0.5, 0.75, 1.0]))
+def test_f1_iou_per_item_equals_the_loop(pairs, threshold):
+    preds = [p for p, _ in pairs]
+    golds = [g for _, g in pairs]
+    expected = [f1_iou(p, g, threshold) for p, g in pairs]
+    assert f1_iou_per_item(preds, golds, threshold).tolist() == expected
+
+
+@settings(max_examples=200, deadline=None)
+@given(items)
+def test_f1_m_per_item_equals_the_loop(pairs):
+    preds = [p for p, _ in pairs]
+    golds = [g for _, g in pairs]
+    expected = [f1_m(p, g) for p, g in pairs]
+    assert f1_m_per_item(preds, golds).tolist() == pytest.approx(expected, abs=1e-15)
+
+
+def test_matching_is_per_item_not_across_items():
+    # The same spans in different items must never be matched with each other.
+    preds = [[(0, 2)], []]
+    golds = [[], [(0, 2)]]
+    assert f1_iou_per_item(preds, golds).tolist() == [0.0, 0.0]
+    assert f1_m_per_item(preds, golds).tolist() == [0.0, 0.0]
+
+
+def test_items_needing_augmenting_paths_are_solved_exactly():
+    preds = [[(1, 3), (0, 3)], [(0, 1)], [(1, 3), (0, 3)]]
+    golds = [[(0, 3), (1, 4)], [(0, 1)], [(1, 4), (0, 3)]]
+    assert f1_iou_per_item(preds, golds, threshold=0.6).tolist() == [1.0, 1.0, 1.0]
+
+
+class TestPacking:
+    def test_round_trip(self):
+        lists = [[(3, 4), (0, 2)], [], [(5, 9)]]
+        packed = pack_spans(lists)
+        assert isinstance(packed, PackedSpans)
+        assert len(packed) == 3
+        assert packed.counts.tolist() == [2, 0, 1]
+        assert [packed.item(i) for i in range(3)] == lists
+        assert pack_spans(packed) is packed
+
+    def test_select_keeps_items_in_place(self):
+        packed = pack_spans([[(0, 1), (2, 3)], [], [(4, 5)]])
+        kept = packed.select(np.array([False, True, True]))
+        assert [kept.item(i) for i in range(3)] == [[(2, 3)], [], [(4, 5)]]
+        none = packed.select(np.zeros(3, dtype=bool))
+        assert none.counts.tolist() == [0, 0, 0]
+
+    def test_empty_input(self):
+        assert pack_spans([]).n_items == 0
+        assert f1_iou_per_item([], []).size == 0
+        assert pack_spans([[], []]).counts.tolist() == [0, 0]
+
+    def test_integral_floats_are_accepted(self):
+        assert pack_spans([[(0.0, 2.0)]]).item(0) == [(0, 2)]
+
+    @pytest.mark.parametrize(
+        ("bad", "message"),
+        [
+            ([[(2, 1)]], r"spans\[0\]\[0\]"),
+            ([[(0, 1)], [(0, 1), (-1, 3)]], r"spans\[1\]\[1\]"),
+            ([[(0, 1.5)]], "integer"),
+            ([[(True, 2)]], "boolean"),
+            ([[(0, 1, 2)]], "pair"),
+            ([[(0, 1)], None], r"spans\[1\]"),
+            ([[(0, 1)], 5], r"spans\[1\]"),
+            (["ab"], "string"),
+            (None, "one list of spans per item"),
+        ],
+    )
+    def test_bad_input_names_the_item(self, bad, message):
+        with pytest.raises(ValueError, match=message):
+            pack_spans(bad)
+
+    def test_mismatched_lengths(self):
+        with pytest.raises(ValueError, match="one entry per item"):
+            f1_iou_per_item([[]], [[], []])
+
+
+class TestCurve:
+    def test_default_thresholds_are_exact_tenths(self):
+        assert DEFAULT_CURVE_THRESHOLDS == (0.1, 0.2, 0.3, 0.4, 0.5, 0.6, 0.7, 0.8, 0.9)
+
+    @settings(max_examples=100, deadline=None)
+    @given(st.lists(st.tuples(span_lists, span_lists, st.booleans()), min_size=1, max_size=10))
+    def test_equals_mean_of_per_item_scores(self, rows):
+        preds = [p for p, _, _ in rows]
+        golds = [g for _, g, _ in rows]
+        ok = [f for _, _, f in rows]
+        curve = f1_iou_curve(preds, golds, follows_format=ok)
+        for value, threshold in zip(curve, DEFAULT_CURVE_THRESHOLDS, strict=True):
+            expected = np.mean([f1_iou(p, g, threshold) if f else 0.0 for p, g, f in rows])
+            assert value == pytest.approx(expected, abs=1e-12)
+        assert list(curve) == sorted(curve, reverse=True)
+
+    def test_custom_thresholds_and_errors(self):
+        curve = f1_iou_curve([[(0, 3)]], [[(0, 10)]], thresholds=[0.3, 0.31])
+        assert curve.tolist() == [1.0, 0.0]
+        with pytest.raises(ValueError, match="no items"):
+            f1_iou_curve([], [])
+        with pytest.raises(ValueError, match="threshold"):
+            f1_iou_curve([[]], [[]], thresholds=[1.2])
+        with pytest.raises(ValueError, match="follows_format"):
+            f1_iou_curve([[]], [[]], follows_format=[True, False])

@@ -1,0 +1,334 @@
+"""Helpers shared by the format modules: decoding untrusted bytes, typed field access, text alignment.
+
+Every function here reports instead of raising: a bad byte, a wrong type or a text that does not match
+becomes a reason string or a :class:`~db.problems.Problem`, because users must see every flaw of a file
+at once and a reader must never crash on what a file contains.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from collections import deque
+from collections.abc import Iterator, Mapping, Sequence
+from pathlib import PurePath
+from typing import Any
+
+from db.problems import Problem, record_label
+from db.records import Bundle, LabelSetRecord
+
+# Characters the stores cannot hold: PostgreSQL text refuses NUL, and an unpaired surrogate (possible in
+# JSON through "\ud800") is not encodable as UTF-8 at all.
+_UNSTORABLE = re.compile("[\x00\ud800-\udfff]")
+
+
+class RecordError(ValueError):
+    """One record (or one field of it) is unusable; carries the field name for the report."""
+
+    def __init__(self, field: str, reason: str) -> None:
+        super().__init__(reason)
+        self.field = field
+        self.reason = reason
+
+
+# ------------------------------------------------------------------------------------------------- bytes
+
+
+def decode_text(data: bytes, source: str) -> tuple[str | None, list[Problem]]:
+    """UTF-8 text of ``data`` (a byte-order mark is allowed), or None and a problem saying where it breaks."""
+    if not isinstance(data, bytes | bytearray | memoryview):
+        return None, [Problem(source, "-", "-", f"expected file bytes, got {type(data).__name__}")]
+    try:
+        return bytes(data).decode("utf-8-sig"), []
+    except UnicodeDecodeError as error:
+        return None, [
+            Problem(
+                source,
+                "-",
+                "-",
+                f"not valid UTF-8 text: byte {error.start} (0x{bytes(data)[error.start]:02x}) cannot be "
+                "decoded; save the file as UTF-8",
+            )
+        ]
+
+
+def load_json(data: bytes, source: str) -> tuple[Any, list[Problem]]:
+    """The parsed JSON document, or None and a problem with line and column of the syntax error."""
+    text, problems = decode_text(data, source)
+    if text is None:
+        return None, problems
+    try:
+        return json.loads(text), []
+    except json.JSONDecodeError as error:
+        return None, [
+            Problem(
+                source, "-", "-", f"not valid JSON: {error.msg} at line {error.lineno} column {error.colno}"
+            )
+        ]
+    except RecursionError:
+        return None, [Problem(source, "-", "-", "not readable JSON: nested too deeply")]
+
+
+def iter_jsonl(text: str, source: str, problems: list[Problem]) -> Iterator[tuple[int, Any]]:
+    """``(line index, value)`` of each non-blank line; a line that is not JSON becomes a problem."""
+    for index, line in enumerate(text.splitlines()):
+        if not line.strip():
+            continue
+        try:
+            yield index, json.loads(line)
+        except json.JSONDecodeError as error:
+            problems.append(
+                Problem(
+                    source, f"line {index + 1}", "-", f"not valid JSON: {error.msg} at column {error.colno}"
+                )
+            )
+        except RecursionError:
+            problems.append(Problem(source, f"line {index + 1}", "-", "not readable JSON: nested too deeply"))
+
+
+def looks_like_json(data: bytes) -> str | None:
+    """``"["``, ``"{"`` or None: the first non-blank character of the file, if it opens JSON."""
+    head = bytes(data[:4096]).lstrip(b"\xef\xbb\xbf \t\r\n")
+    return head[:1].decode() if head[:1] in (b"[", b"{") else None
+
+
+def head_text(data: bytes, size: int = 65536) -> str:
+    """The beginning of the file as text (for sniffing; undecodable bytes replaced)."""
+    return bytes(data[:size]).decode("utf-8", "replace")
+
+
+def dump_json(value: Any, *, indent: int | None = 2) -> bytes:
+    return (json.dumps(value, ensure_ascii=False, indent=indent) + "\n").encode("utf-8")
+
+
+def dump_jsonl(rows: Sequence[Any]) -> bytes:
+    return "".join(json.dumps(row, ensure_ascii=False) + "\n" for row in rows).encode("utf-8")
+
+
+def file_stem(source: str) -> str:
+    """``processed_test`` for ``…/processed_test.json``; the name datasets and ids are derived from."""
+    stem = PurePath(source.replace("\\", "/")).name
+    for suffix in (".gz", ".jsonl", ".json", ".csv", ".parquet", ".zip"):
+        if stem.lower().endswith(suffix):
+            stem = stem[: -len(suffix)]
+    return stem or "input"
+
+
+# ------------------------------------------------------------------------------------------ record fields
+
+
+def unstorable(value: Any, path: str = "") -> tuple[str, str] | None:
+    """``(field, reason)`` for the first string inside ``value`` the database cannot store, else None."""
+    stack: deque[tuple[str, Any]] = deque([(path, value)])
+    while stack:
+        where, current = stack.popleft()
+        if isinstance(current, str):
+            found = _UNSTORABLE.search(current)
+            if found:
+                what = (
+                    "a NUL character" if found.group() == "\x00" else "an unpaired surrogate (broken Unicode)"
+                )
+                return where or "-", f"contains {what} at character {found.start()}, which cannot be stored"
+        elif isinstance(current, Mapping):
+            for key, item in current.items():
+                if isinstance(key, str) and _UNSTORABLE.search(key):
+                    return where or "-", "a field name contains a character that cannot be stored"
+                stack.append((f"{where}.{key}" if where else str(key), item))
+        elif isinstance(current, list | tuple):
+            stack.extend((f"{where}[{k}]", item) for k, item in enumerate(current))
+    return None
+
+
+def type_name(value: Any) -> str:
+    return (
+        "null"
+        if value is None
+        else {dict: "object", list: "list", str: "text", bool: "true/false"}.get(
+            type(value), type(value).__name__
+        )
+    )
+
+
+def get_str(
+    record: Mapping[str, Any], key: str, *, required: bool = True, allow_empty: bool = True
+) -> str | None:
+    """``record[key]`` as text; missing/null -> None (or RecordError when required); other types -> error."""
+    value = record.get(key)
+    if value is None:
+        if required:
+            raise RecordError(key, "missing")
+        return None
+    if not isinstance(value, str):
+        raise RecordError(key, f"expected text, got {type_name(value)}")
+    if not allow_empty and not value.strip():
+        raise RecordError(key, "is empty")
+    return value
+
+
+def get_first_str(
+    record: Mapping[str, Any], keys: Sequence[str], *, required: bool = True
+) -> tuple[str | None, str | None]:
+    """The first of ``keys`` present (non-null) in ``record``: ``(key, text)``; ``(None, None)`` when none."""
+    for key in keys:
+        if record.get(key) is not None:
+            return key, get_str(record, key)
+    if required:
+        raise RecordError("/".join(keys), "missing (none of these fields is present)")
+    return None, None
+
+
+def get_int(value: Any, field: str) -> int:
+    """A JSON integer (not a bool, not a float with a fraction)."""
+    if isinstance(value, bool) or not isinstance(value, int | float):
+        raise RecordError(field, f"expected an integer, got {type_name(value)}")
+    if isinstance(value, float):
+        if not value.is_integer():
+            raise RecordError(field, f"expected an integer, got {value!r}")
+        value = int(value)
+    return value
+
+
+def get_list(record: Mapping[str, Any], key: str, *, required: bool = True) -> list[Any]:
+    value = record.get(key)
+    if value is None:
+        if required:
+            raise RecordError(key, "missing")
+        return []
+    if not isinstance(value, list):
+        raise RecordError(key, f"expected a list, got {type_name(value)}")
+    return value
+
+
+def external_id(record: Mapping[str, Any], keys: Sequence[str], fallback: str) -> tuple[str, bool]:
+    """The record's own id (text or integer) under one of ``keys``, else ``fallback``; and whether it had one."""
+    for key in keys:
+        value = record.get(key)
+        if value is None:
+            continue
+        if isinstance(value, bool) or not isinstance(value, str | int):
+            raise RecordError(key, f"expected text or an integer id, got {type_name(value)}")
+        text = str(value)
+        if not text.strip():
+            raise RecordError(key, "is empty")
+        return text, True
+    return fallback, False
+
+
+def where(index: int, record_id: str | None = None) -> str:
+    return record_label(index, record_id)
+
+
+class DuplicateIds:
+    """Remembers each record id: an exact copy of an earlier record is dropped with a warning, a
+    different record under a used id is an error (the released MHALO M-HalDetect file repeats records)."""
+
+    def __init__(self) -> None:
+        self._seen: dict[str, tuple[int, str]] = {}
+
+    def check(self, record_id: str, index: int, record: Any) -> tuple[str, str] | None:
+        """None for a new id, else ``(severity, reason)``."""
+        fingerprint = json.dumps(record, sort_keys=True, ensure_ascii=False, default=str)
+        if record_id not in self._seen:
+            self._seen[record_id] = (index, fingerprint)
+            return None
+        first, earlier = self._seen[record_id]
+        if fingerprint == earlier:
+            return "warning", f"an exact copy of record #{first} (same id {record_id!r}); imported once"
+        return "error", f"the id {record_id!r} is already used by record #{first}, with different content"
+
+
+# --------------------------------------------------------------------------------------------- alignment
+
+
+def nonspace_positions(text: str) -> list[int]:
+    return [k for k, ch in enumerate(text) if not ch.isspace()]
+
+
+def align_ignoring_whitespace(src: str, dst: str) -> list[int] | None:
+    """Map each character index of ``src`` to an index in ``dst`` when both hold the same non-whitespace
+    characters in the same order (whitespace may differ anywhere, also inside words); else None.
+
+    Whitespace characters of ``src`` map to the position just after the previous non-whitespace
+    character's image, so a span's ends can be moved onto ``dst`` exactly.
+    """
+    a, b = nonspace_positions(src), nonspace_positions(dst)
+    if len(a) != len(b) or any(src[i] != dst[j] for i, j in zip(a, b, strict=True)):
+        return None
+    mapping = [0] * (len(src) + 1)
+    k = 0
+    for i in range(len(src) + 1):
+        if k < len(a) and a[k] == i:
+            mapping[i] = b[k]
+            k += 1
+        else:
+            mapping[i] = b[k - 1] + 1 if k else 0
+    return mapping
+
+
+def map_span(mapping: list[int], src: str, start: int, end: int) -> tuple[int, int] | None:
+    """Move the span ``[start, end)`` of ``src`` through a :func:`align_ignoring_whitespace` mapping.
+
+    The span is trimmed to its first and last non-whitespace character; None when it holds none.
+    """
+    while start < end and src[start].isspace():
+        start += 1
+    while end > start and src[end - 1].isspace():
+        end -= 1
+    if start >= end:
+        return None
+    return mapping[start], mapping[end - 1] + 1
+
+
+def first_difference(a: str, b: str, *, context: int = 25) -> str:
+    """Where two texts first differ, shown as two short quoted excerpts."""
+    k = 0
+    limit = min(len(a), len(b))
+    while k < limit and a[k] == b[k]:
+        k += 1
+    lo = max(0, k - 10)
+    return f"at character {k}: {a[lo : k + context]!r} vs {b[lo : k + context]!r}"
+
+
+def norm_ws(text: str) -> str:
+    return " ".join(text.split())
+
+
+def overlapping(spans: Sequence[tuple[int, int]]) -> tuple[tuple[int, int], tuple[int, int]] | None:
+    """The first two spans that overlap (in start order), or None."""
+    ordered = sorted(spans)
+    for previous, current in zip(ordered, ordered[1:], strict=False):
+        if current[0] < previous[1]:
+            return previous, current
+    return None
+
+
+def insert_markers(text: str, marks: Sequence[tuple[int, int, str, str]]) -> str:
+    """``text`` with ``opening`` / ``closing`` strings around each ``(start, end, opening, closing)``.
+
+    The spans must not overlap (check with :func:`overlapping` first).
+    """
+    pieces: list[str] = []
+    at = 0
+    for start, end, opening, closing in sorted(marks, key=lambda m: (m[0], m[1])):
+        pieces += [text[at:start], opening, text[start:end], closing]
+        at = end
+    pieces.append(text[at:])
+    return "".join(pieces)
+
+
+# ----------------------------------------------------------------------------------------------- bundles
+
+
+def pick_label_set(bundle: Bundle, kind: str = "gold") -> LabelSetRecord | None:
+    """The label set a single-label-set writer puts into a file: the first of ``kind``, else the only one."""
+    for label_set in bundle.label_sets:
+        if label_set.kind == kind:
+            return label_set
+    return bundle.label_sets[0] if len(bundle.label_sets) == 1 else None
+
+
+def spans_by_item(bundle: Bundle, kind: str = "gold") -> dict[str, list[tuple[int, int]]]:
+    label_set = pick_label_set(bundle, kind)
+    if label_set is None:
+        return {}
+    return {a.item: [(s.start, s.end) for s in a.spans] for a in label_set.annotations}

@@ -1,0 +1,264 @@
+"""MHALO benchmark files: JSON arrays of responses with hallucinated spans wrapped in inline tags.
+
+A record holds the response twice: ``test_solution`` (plain, what annotators and detectors see) and
+``hallucinated_solution`` (the same text with ``<hallucination>…</hallucination>`` around each span).
+HalluScope stores ``test_solution`` exactly and places the tag spans on it. The field names vary between
+the released files (``prompt``/``question``, ``image_path``/``image``, ``id`` only in some) and the real
+files have flaws, each handled on purpose:
+
+* broken tags (``white/hallucination> jersey<``, a stray ``<``, an unclosed or nested tag) reject the
+  record with the parser's reason;
+* a tag-stripped text that differs from ``test_solution`` only in whitespace is aligned character by
+  character ignoring whitespace, imported, and reported as a warning;
+* any other difference rejects the record, showing where the texts part;
+* ``hallucination_spans`` (M-HalDetect-derived file) must agree with the tags, or the record is rejected.
+
+Fields HalluScope has no column for stay in the item's ``meta`` with the record's key order, so an export
+writes each record back as it came (ids are only written where the source had them).
+"""
+
+from __future__ import annotations
+
+import re
+from typing import Any
+
+from db import taxonomies
+from db.formats import _util as u
+from db.formats.base import Format, FormatError, ReadOptions, ReadResult
+from db.problems import Problem
+from db.records import Annotations, Bundle, DatasetRecord, ItemRecord, LabelSetRecord, SpanRecord
+from metrics import parse_tagged
+
+TAG = "hallucination"
+TAGGED = "hallucinated_solution"
+RESPONSE = "test_solution"
+SPANS = "hallucination_spans"
+ID_KEYS = ("id",)
+PROMPT_KEYS = ("prompt", "question", "query")
+IMAGE_KEYS = ("image_path", "image")
+REFERENCE_KEYS = ("original_solution", "gt_answer")
+# The released files and the subset names the MHALO paper uses for them.
+KNOWN_SUBSETS = {
+    "processed_mhal_dataset": "mhal",
+    "processed_geo_170k": "geo_170k",
+    "processed_test": "test/MC",
+    "processed_rlhfv_dataset": "rlhfv",
+    "processed_mathv360k": "mathv360k",
+}
+# A tag that survived parsing damaged (``white/hallucination> jersey<``).
+# A closing marker that lost its "<" or an opening one that lost its ">".
+_BROKEN_MARKER = re.compile(r"(?<!<)/hallucination>|<hallucination(?![>a-z])|(?<![</])hallucination>")
+_DAMAGED = re.compile(r"</?\s*hallucination\b|\bhallucination\s*>", re.IGNORECASE)
+
+
+def subset_for(stem: str) -> str:
+    if stem in KNOWN_SUBSETS:
+        return KNOWN_SUBSETS[stem]
+    name = stem.removeprefix("processed_").removesuffix("_dataset")
+    return name or stem
+
+
+def gold_spans_on(response: str, tagged: str) -> tuple[list[tuple[int, int]], str | None]:
+    """Spans of ``tagged`` placed on ``response``, and a warning when only whitespace differed.
+
+    Raises :class:`~db.formats._util.RecordError` when the tags are broken or the texts differ otherwise.
+    """
+    try:
+        plain, spans = parse_tagged(tagged, TAG)
+    except ValueError as error:
+        hint = _BROKEN_MARKER.search(tagged)
+        seen = f" (a damaged marker {hint.group()!r} at character {hint.start()})" if hint else ""
+        raise u.RecordError(TAGGED, f"broken tags: {error}{seen}") from None
+    damaged = _DAMAGED.search(plain)
+    if damaged:
+        raise u.RecordError(
+            TAGGED,
+            f"a damaged tag marker {damaged.group()!r} is left in the text at character {damaged.start()}",
+        )
+    if plain == response:
+        return list(spans), None
+    mapping = u.align_ignoring_whitespace(plain, response)
+    if mapping is None:
+        raise u.RecordError(
+            TAGGED, f"without its tags the text differs from {RESPONSE} {u.first_difference(plain, response)}"
+        )
+    placed = []
+    for start, end in spans:
+        moved = u.map_span(mapping, plain, start, end)
+        if moved is None:
+            raise u.RecordError(TAGGED, f"the span {start}-{end} holds only whitespace")
+        placed.append(moved)
+    return placed, (
+        f"without its tags the text differs from {RESPONSE} only in whitespace "
+        f"({u.first_difference(plain, response)}); spans were placed on {RESPONSE} exactly"
+    )
+
+
+def _check_listed_spans(record: dict[str, Any], response: str, tag_spans: list[tuple[int, int]]) -> None:
+    listed = u.get_list(record, SPANS)
+    found: list[tuple[int, int]] = []
+    for k, entry in enumerate(listed):
+        field = f"{SPANS}[{k}]"
+        if not isinstance(entry, dict):
+            raise u.RecordError(
+                field, f"expected an object with start, end and text, got {u.type_name(entry)}"
+            )
+        start, end = (
+            u.get_int(entry.get("start"), f"{field}.start"),
+            u.get_int(entry.get("end"), f"{field}.end"),
+        )
+        if not 0 <= start < end <= len(response):
+            raise u.RecordError(field, f"offsets {start}-{end} outside {RESPONSE} (0-{len(response)})")
+        text = entry.get("text")
+        if text is not None and text != response[start:end]:
+            raise u.RecordError(
+                f"{field}.text", f"{text!r} is not the text at {start}-{end}: {response[start:end]!r}"
+            )
+        found.append((start, end))
+    if sorted(found) != sorted(tag_spans):
+        raise u.RecordError(
+            SPANS, f"disagree with the tags: listed {sorted(found)}, tags give {sorted(tag_spans)}"
+        )
+
+
+def read_record(
+    record: Any, *, stem: str, index: int, subset: str
+) -> tuple[ItemRecord, list[tuple[int, int]], str | None]:
+    if not isinstance(record, dict):
+        raise u.RecordError("-", f"expected an object, got {u.type_name(record)}")
+    bad = u.unstorable(record)
+    if bad:
+        raise u.RecordError(*bad)
+    ext, has_id = u.external_id(record, ID_KEYS, f"{stem}-{index}")
+    response = u.get_str(record, RESPONSE)
+    tagged = u.get_str(record, TAGGED)
+    assert response is not None and tagged is not None
+    if TAG in response and _DAMAGED.search(response):
+        raise u.RecordError(
+            RESPONSE, "contains a <hallucination> tag marker; it should be the plain response"
+        )
+    spans, warning = gold_spans_on(response, tagged)
+    if SPANS in record:
+        _check_listed_spans(record, response, spans)
+    prompt_key, prompt = u.get_first_str(record, PROMPT_KEYS, required=False)
+    image_key, image = u.get_first_str(record, IMAGE_KEYS, required=False)
+    reference_key, reference = u.get_first_str(record, REFERENCE_KEYS, required=False)
+    roles = {
+        k for k in (*ID_KEYS[:has_id], RESPONSE, TAGGED, SPANS, prompt_key, image_key, reference_key) if k
+    }
+    layout = {"keys": list(record), "prompt": prompt_key, "image": image_key, "reference": reference_key}
+    if has_id and isinstance(record["id"], int):
+        layout["int_id"] = True
+    item = ItemRecord(
+        external_id=ext,
+        response=response,
+        prompt=prompt or "",
+        subset=subset,
+        reference=reference,
+        image_ref=image,
+        meta={"fields": {k: v for k, v in record.items() if k not in roles}, "layout": layout},
+    )
+    return item, spans, warning
+
+
+class MhaloFormat(Format):
+    name = "mhalo"
+    title = "MHALO (tagged JSON)"
+    description = "JSON array; hallucinated_solution with <hallucination> tags, test_solution plain."
+
+    def sniff(self, data: bytes, filename: str = "") -> float:
+        head = u.head_text(data)
+        if u.looks_like_json(data) == "[" and TAGGED in head and RESPONSE in head:
+            return 0.95
+        return 0.0
+
+    def read(self, data: bytes, *, source: str, options: ReadOptions | None = None) -> ReadResult:
+        options = options or ReadOptions()
+        document, problems = u.load_json(data, source)
+        if document is None:
+            return ReadResult(None, problems)
+        if not isinstance(document, list):
+            problems.append(
+                Problem(source, "-", "-", f"expected a JSON list of records, got {u.type_name(document)}")
+            )
+            return ReadResult(None, problems)
+        stem = u.file_stem(source)
+        subset = options.subset or subset_for(stem)
+        items, annotations = [], []
+        duplicates = u.DuplicateIds()
+        for index, record in enumerate(document):
+            record_id = record.get("id") if isinstance(record, dict) else None
+            label = u.where(index, None if record_id is None else str(record_id))
+            try:
+                item, spans, warning = read_record(record, stem=stem, index=index, subset=subset)
+            except u.RecordError as error:
+                problems.append(Problem(source, label, error.field, error.reason))
+                continue
+            if warning:
+                problems.append(Problem(source, label, TAGGED, warning, "warning"))
+            repeated = duplicates.check(item.external_id, index, record)
+            if repeated:
+                problems.append(Problem(source, label, "id", repeated[1], repeated[0]))
+                continue
+            items.append(item)
+            annotations.append(Annotations(item=item.external_id, spans=[SpanRecord(s, e) for s, e in spans]))
+        bundle = Bundle(
+            dataset=DatasetRecord(
+                name=options.dataset or stem,
+                source_format=self.name,
+                taxonomy=list(taxonomies.MHALO),
+                label_kinds=["span"],
+            ),
+            items=items,
+            label_sets=[LabelSetRecord(kind="gold", name="gold", annotations=annotations)],
+        )
+        return ReadResult(bundle, problems)
+
+    def write(self, bundle: Bundle, *, filename: str = "") -> bytes:
+        spans_by_item = u.spans_by_item(bundle)
+        records = []
+        for item in bundle.items:
+            spans = spans_by_item.get(item.external_id, [])
+            clash = u.overlapping(spans)
+            if clash:
+                raise FormatError(
+                    f"item {item.external_id}: spans {clash[0]} and {clash[1]} overlap; inline tags cannot "
+                    "express overlapping spans (export as canonical JSONL instead)"
+                )
+            records.append(self._record(item, spans))
+        return u.dump_json(records, indent=1)
+
+    @staticmethod
+    def _record(item: ItemRecord, spans: list[tuple[int, int]]) -> dict[str, Any]:
+        tagged = u.insert_markers(item.response, [(s, e, f"<{TAG}>", f"</{TAG}>") for s, e in spans])
+        listed = [{"start": s, "end": e, "text": item.response[s:e]} for s, e in sorted(spans)]
+        layout = item.meta.get("layout") if isinstance(item.meta.get("layout"), dict) else None
+        if layout is None:
+            return {
+                "id": item.external_id,
+                "image_path": item.image_ref,
+                "prompt": item.prompt,
+                "original_solution": item.reference,
+                RESPONSE: item.response,
+                TAGGED: tagged,
+            }
+        extra = item.meta.get("fields") or {}
+        by_role = {
+            "id": int(item.external_id) if layout.get("int_id") else item.external_id,
+            RESPONSE: item.response,
+            TAGGED: tagged,
+            SPANS: listed,
+            layout.get("prompt"): item.prompt,
+            layout.get("image"): item.image_ref,
+            layout.get("reference"): item.reference,
+        }
+        record = {}
+        for key in layout.get("keys", []):
+            if key in extra:
+                record[key] = extra[key]
+            elif key in by_role:
+                record[key] = by_role[key]
+        return record
+
+
+FORMAT = MhaloFormat()

@@ -1,0 +1,71 @@
+"""All formats by name, and a guess at a file's format from its first bytes and its name."""
+
+from __future__ import annotations
+
+from importlib import import_module
+
+from db.formats.base import Format, Kind
+
+# One module per format; each exposes FORMAT (or FORMATS when one module holds closely related ones).
+_MODULES = (
+    "canonical",
+    "mhalo",
+)
+
+
+def _load() -> dict[str, Format]:
+    found: dict[str, Format] = {}
+    for module_name in _MODULES:
+        module = import_module(f"db.formats.{module_name}")
+        for fmt in getattr(module, "FORMATS", None) or (module.FORMAT,):
+            found[fmt.name] = fmt
+    return found
+
+
+FORMATS: dict[str, Format] = _load()
+
+
+class UnknownFormat(LookupError):
+    pass
+
+
+def get_format(name: str) -> Format:
+    try:
+        return FORMATS[name]
+    except KeyError:
+        raise UnknownFormat(f"unknown format {name!r}; known: {', '.join(sorted(FORMATS))}") from None
+
+
+def formats(kind: Kind | None = None, *, writable: bool | None = None) -> list[Format]:
+    """Formats of one kind (all when None), optionally only those that can write, in registry order."""
+    return [
+        f
+        for f in FORMATS.values()
+        if (kind is None or f.kind == kind) and (writable is None or f.writable == writable)
+    ]
+
+
+def detect(data: bytes, filename: str = "", kind: Kind | None = None) -> list[tuple[Format, float]]:
+    """Formats that recognise ``data``, most confident first (an empty list: none does).
+
+    A format's own guess is nudged up when the file name ends with one of its extensions, so a CSV of
+    AlignBench rows beats a format that merely finds nothing wrong in the first bytes.
+    """
+    lower = filename.lower()
+    scored = []
+    for fmt in formats(kind):
+        try:
+            score = float(fmt.sniff(data, filename))
+        except Exception:  # noqa: BLE001 - a sniffer must never break detection for the others
+            score = 0.0
+        if score <= 0:
+            continue
+        if lower and any(lower.endswith(ext) for ext in fmt.extensions):
+            score += 0.01
+        scored.append((fmt, score))
+    return sorted(scored, key=lambda pair: -pair[1])
+
+
+def best_guess(data: bytes, filename: str = "", kind: Kind | None = None) -> Format | None:
+    found = detect(data, filename, kind)
+    return found[0][0] if found else None

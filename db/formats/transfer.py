@@ -1,0 +1,272 @@
+"""Whole imports and exports, as the CLI and the Import/Export pages run them.
+
+An import reads the file with its format (named, or guessed from the bytes), checks the images, and hands
+the bundle with every problem found so far to :func:`db.importer.import_bundle`, which validates against
+the store and writes in one transaction. The outcome says what was written and lists every problem with
+file, record, field and reason. Nothing here raises for bad input: a failed import is an outcome.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from sqlalchemy import Engine
+
+from db.config import data_dir
+from db.exporter import UnknownDataset, export_bundle
+from db.formats.base import Format, FormatError, Kind, ReadOptions, ReadResult
+from db.formats.registry import UnknownFormat, best_guess, get_format
+from db.images import extract_image_zip, missing_images
+from db.importer import ImportResult, import_bundle
+from db.problems import ImportRejected, Problem
+from db.repositories.datasets import get_dataset, set_image_root
+from db.repositories.exchange import known_items
+
+Progress = Callable[[float, str], None]
+
+
+def _no_progress(fraction: float, message: str) -> None:
+    return None
+
+
+@dataclass
+class ImportOutcome:
+    source: str
+    format: str | None
+    dataset: str | None
+    ok: bool
+    result: ImportResult | None = None
+    problems: list[Problem] = field(default_factory=list)
+    items_read: int = 0
+    images_extracted: int = 0
+
+    @property
+    def errors(self) -> list[Problem]:
+        return [p for p in self.problems if p.severity == "error"]
+
+    @property
+    def warnings(self) -> list[Problem]:
+        return [p for p in self.problems if p.severity == "warning"]
+
+    def to_dict(self) -> dict[str, Any]:
+        result = self.result
+        return {
+            "source": self.source,
+            "format": self.format,
+            "dataset": self.dataset,
+            "ok": self.ok,
+            "items_read": self.items_read,
+            "items_created": result.items_created if result else 0,
+            "items_existing": result.items_existing if result else 0,
+            "label_sets": result.label_sets if result else [],
+            "rows": result.rows if result else {},
+            "images_extracted": self.images_extracted,
+            "rejected": [p.to_dict() for p in self.errors],
+            "warnings": [p.to_dict() for p in self.warnings],
+        }
+
+    def summary(self) -> str:
+        if not self.ok:
+            return f"{self.source}: nothing imported ({len(self.errors)} error(s))"
+        assert self.result is not None
+        rows = ", ".join(f"{n} {table}" for table, n in sorted(self.result.rows.items())) or "no new rows"
+        skipped = f"; {len(self.errors)} record(s) skipped" if self.errors else ""
+        return (
+            f"{self.source}: {self.format} → dataset {self.dataset!r}: {self.result.items_created} new items, "
+            f"{self.result.items_existing} already stored; {rows}{skipped}"
+        )
+
+
+def choose_format(data: bytes, source: str, format_name: str | None, kind: Kind) -> Format:
+    """The named format, or the best guess for ``data``; raises UnknownFormat with a helpful message."""
+    if format_name:
+        fmt = get_format(format_name)
+        if fmt.kind != kind:
+            raise UnknownFormat(f"{fmt.name} is a {fmt.kind} format, not a {kind} format")
+        return fmt
+    fmt = best_guess(data, source, kind)
+    if fmt is None:
+        raise UnknownFormat(f"the format of {source} was not recognised; name it with --format")
+    return fmt
+
+
+def read_file(fmt: Format, data: bytes, source: str, options: ReadOptions) -> ReadResult:
+    """``fmt.read`` that turns an unexpected reader failure into a reported problem, never a crash."""
+    try:
+        return fmt.read(data, source=source, options=options)
+    except Exception as error:  # noqa: BLE001 - a reader bug must still end as a clear report
+        return ReadResult(
+            None, [Problem(source, "-", "-", f"internal error while reading as {fmt.name}: {error!r}")]
+        )
+
+
+def dataset_image_folder(dataset: str) -> Path:
+    """Where images uploaded for ``dataset`` (in a ZIP) are kept."""
+    slug = re.sub(r"[^A-Za-z0-9._-]+", "_", dataset).strip("._") or "dataset"
+    return data_dir() / "images" / slug
+
+
+def import_file(
+    engine: Engine,
+    data: bytes,
+    *,
+    source: str,
+    format_name: str | None = None,
+    options: ReadOptions | None = None,
+    allow_skip: bool = False,
+    image_root: str | None = None,
+    image_zip: bytes | None = None,
+    annotator: str | None = None,
+    progress: Progress = _no_progress,
+) -> ImportOutcome:
+    """Import one benchmark file (and optionally its images) into the store, all or nothing."""
+    options = options or ReadOptions()
+    try:
+        fmt = choose_format(data, source, format_name, "benchmark")
+    except UnknownFormat as error:
+        return ImportOutcome(
+            source, format_name, options.dataset, False, problems=[Problem(source, "-", "-", str(error))]
+        )
+    progress(0.05, f"Reading {source} as {fmt.title}…")
+    read = read_file(fmt, data, source, options)
+    outcome = ImportOutcome(source, fmt.name, None, False, problems=list(read.problems))
+    if read.bundle is None:
+        return outcome
+    bundle = read.bundle
+    outcome.dataset = bundle.dataset.name
+    outcome.items_read = len(bundle.items)
+    if not bundle.items and not any(ls.annotations for ls in bundle.label_sets):
+        if not outcome.errors:
+            outcome.problems.append(Problem(source, "-", "-", "the file holds no records"))
+        return outcome
+
+    if image_zip is not None:
+        progress(0.3, "Checking the images in the ZIP…")
+        folder = dataset_image_folder(bundle.dataset.name)
+        report = extract_image_zip(image_zip, folder, source=f"{source} images", allow_skip=allow_skip)
+        outcome.problems += report.problems
+        if report.errors and not allow_skip:
+            return outcome
+        outcome.images_extracted = len(report.extracted)
+        image_root = image_root or str(folder)
+    existing = get_dataset(engine, bundle.dataset.name)
+    root = image_root or bundle.dataset.image_root or (existing.image_root if existing else None)
+    if image_root:
+        bundle.dataset.image_root = image_root
+    outcome.problems += missing_images(root, {i.external_id: i.image_ref for i in bundle.items}, source)
+
+    progress(0.5, f"Checking and writing {len(bundle.items):,} items…")
+    try:
+        outcome.result = import_bundle(
+            engine,
+            bundle,
+            source=source,
+            problems=outcome.problems,
+            allow_skip=allow_skip,
+            annotator=annotator,
+        )
+    except ImportRejected as rejected:
+        outcome.problems = list(rejected.problems)
+        return outcome
+    outcome.problems = outcome.result.problems
+    if image_root and existing is not None and existing.image_root != image_root:
+        set_image_root(engine, existing.id, image_root)
+    outcome.ok = True
+    progress(1.0, outcome.summary())
+    return outcome
+
+
+def import_predictions(
+    engine: Engine,
+    data: bytes,
+    *,
+    source: str,
+    dataset: str,
+    detector: str,
+    format_name: str | None = None,
+    options: ReadOptions | None = None,
+    allow_skip: bool = False,
+    annotator: str | None = None,
+    progress: Progress = _no_progress,
+) -> ImportOutcome:
+    """Import one detector run over items already in ``dataset`` as the detector label set ``detector``."""
+    options = options or ReadOptions()
+    options.dataset, options.detector = dataset, detector
+    fail = ImportOutcome(source, format_name, dataset, False)
+    if not detector or not detector.strip():
+        fail.problems.append(Problem(source, "-", "detector", "name the detector run"))
+        return fail
+    try:
+        fmt = choose_format(data, source, format_name, "predictions")
+    except UnknownFormat as error:
+        fail.problems.append(Problem(source, "-", "-", str(error)))
+        return fail
+    fail.format = fmt.name
+    progress(0.05, "Loading the dataset's stored items…")
+    options.known = known_items(engine, dataset)
+    if not options.known:
+        fail.problems.append(Problem(source, "-", "dataset", f"there is no dataset {dataset!r} with items"))
+        return fail
+    progress(0.2, f"Reading {source} as {fmt.title}…")
+    read = read_file(fmt, data, source, options)
+    outcome = ImportOutcome(source, fmt.name, dataset, False, problems=list(read.problems))
+    if read.bundle is None:
+        return outcome
+    outcome.items_read = sum(len(ls.annotations) for ls in read.bundle.label_sets)
+    if not outcome.items_read:
+        if not outcome.errors:
+            outcome.problems.append(Problem(source, "-", "-", "the file holds no outputs for this dataset"))
+        return outcome
+    progress(0.5, f"Checking and writing {outcome.items_read:,} outputs…")
+    try:
+        outcome.result = import_bundle(
+            engine,
+            read.bundle,
+            source=source,
+            problems=outcome.problems,
+            allow_skip=allow_skip,
+            annotator=annotator,
+        )
+    except ImportRejected as rejected:
+        outcome.problems = list(rejected.problems)
+        return outcome
+    outcome.problems = outcome.result.problems
+    outcome.ok = True
+    progress(1.0, outcome.summary())
+    return outcome
+
+
+def export_file(
+    engine: Engine,
+    dataset: str,
+    format_name: str,
+    *,
+    label_sets: Sequence[str] | None = None,
+    filename: str = "",
+) -> bytes:
+    """The dataset (with the chosen label sets) written in ``format_name``.
+
+    Raises UnknownFormat, UnknownDataset or FormatError with a message for the user.
+    """
+    fmt = get_format(format_name)
+    if not fmt.writable:
+        raise FormatError(f"{fmt.title} can be read but not written")
+    bundle = export_bundle(engine, dataset, label_sets)
+    return fmt.write(bundle, filename=filename or fmt.default_filename(dataset))
+
+
+__all__ = [
+    "FormatError",
+    "ImportOutcome",
+    "UnknownDataset",
+    "UnknownFormat",
+    "choose_format",
+    "dataset_image_folder",
+    "export_file",
+    "import_file",
+    "import_predictions",
+]

@@ -1,0 +1,209 @@
+"""MHALO tagged JSON: the real released files (every flaw reported by index) and hand-made records."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from db.exporter import export_bundle
+from db.formats.base import ReadOptions
+from db.formats.mhalo import FORMAT
+from db.formats.registry import best_guess
+from db.formats.transfer import export_file, import_file
+
+# What the real files hold and what HalluScope must say about them (checked by reading them by hand).
+EXPECTED = {
+    "processed_mhal_dataset.json": {"items": 363, "errors": {}, "warnings": 137},
+    "processed_geo_170k.json": {"items": 499, "errors": {"#56": "test_solution"}, "warnings": 0},
+    "processed_test.json": {
+        "items": 149,
+        "errors": {
+            "#7": "broken tags",
+            "#41": "broken tags",
+            "#52": "never closed",
+            "#82": "differs from test_solution at character 925",
+            "#84": "broken tags",
+            "#91": "nested",
+        },
+        "warnings": 1,
+    },
+}
+
+
+@pytest.mark.parametrize("name", sorted(EXPECTED))
+def test_real_files_read_with_every_flaw_reported(shared_data, name):
+    data = (shared_data / "mhalo" / name).read_bytes()
+    assert best_guess(data, name) is FORMAT
+    result = FORMAT.read(data, source=name)
+    expected = EXPECTED[name]
+    assert len(result.bundle.items) == expected["items"]
+    errors = {p.record: p for p in result.errors}
+    assert set(errors) == set(expected["errors"])
+    for record, needle in expected["errors"].items():
+        assert needle in str(errors[record]), errors[record]
+    warnings = [p for p in result.problems if p.severity == "warning"]
+    assert len(warnings) == expected["warnings"]
+
+
+def test_real_whitespace_only_difference_is_aligned_exactly(shared_data):
+    source = json.loads((shared_data / "mhalo" / "processed_test.json").read_bytes())
+    result = FORMAT.read(json.dumps(source).encode(), source="processed_test.json")
+    (warning,) = [p for p in result.problems if p.severity == "warning"]
+    assert warning.record == "#54" and "only in whitespace" in warning.reason
+    item = next(i for i in result.bundle.items if i.external_id == "processed_test-54")
+    assert item.response == source[54]["test_solution"]
+    gold = {a.item: a for a in result.bundle.label_sets[0].annotations}["processed_test-54"]
+    texts = [item.response[s.start : s.end] for s in gold.spans]
+    assert texts == ["outdoors", "a window visible in the background."]
+
+
+def test_real_mhal_ids_duplicates_and_listed_spans(shared_data):
+    data = (shared_data / "mhalo" / "processed_mhal_dataset.json").read_bytes()
+    result = FORMAT.read(data, source="processed_mhal_dataset.json")
+    assert all("exact copy" in p.reason for p in result.problems)
+    assert result.bundle.items[0].external_id == "mhal_340"
+    assert result.bundle.items[0].subset == "mhal"
+    assert result.bundle.items[0].image_ref == "COCO_val2014_000000007288.jpg"
+
+
+def export_bundle_or_none(engine, name):
+    from db.exporter import UnknownDataset
+
+    try:
+        return export_bundle(engine, name)
+    except UnknownDataset:
+        return None
+
+
+@pytest.mark.parametrize("name", sorted(EXPECTED))
+def test_real_file_imports_and_export_reproduces_each_record(engine, shared_data, name):
+    data = (shared_data / "mhalo" / name).read_bytes()
+    expected = EXPECTED[name]
+    if expected["errors"]:
+        refused = import_file(engine, data, source=name, options=ReadOptions(dataset="mhalo"))
+        assert not refused.ok and len(refused.errors) == len(expected["errors"])
+        assert export_bundle_or_none(engine, "mhalo") is None
+    outcome = import_file(engine, data, source=name, options=ReadOptions(dataset="mhalo"), allow_skip=True)
+    assert outcome.ok and outcome.result.items_created == expected["items"], outcome.summary()
+    exported = json.loads(export_file(engine, "mhalo", "mhalo"))
+    source = json.loads(data)
+    kept, seen = [], set()
+    for index, record in enumerate(source):
+        key = json.dumps(record, sort_keys=True)
+        if f"#{index}" not in expected["errors"] and key not in seen:
+            kept.append((index, record))
+            seen.add(key)
+    assert len(exported) == len(kept)
+    for written, (index, record) in zip(exported, kept, strict=True):
+        if name == "processed_test.json" and index == 54:
+            # The source's own tagged text differs from test_solution in whitespace; ours follows it.
+            tagged, original = written.pop("hallucinated_solution"), record.pop("hallucinated_solution")
+            assert "".join(tagged.split()) == "".join(original.split()) and tagged != original
+        assert written == record, (name, index)
+
+
+def test_reimport_is_idempotent(engine, shared_data):
+    data = (shared_data / "mhalo" / "processed_geo_170k.json").read_bytes()
+    options = ReadOptions(dataset="geo")
+    first = import_file(engine, data, source="processed_geo_170k.json", options=options, allow_skip=True)
+    before = export_bundle(engine, "geo")
+    again = import_file(engine, data, source="processed_geo_170k.json", options=options, allow_skip=True)
+    assert first.result.items_created == 499 and again.result.items_created == 0
+    assert again.result.items_existing == 499
+    assert export_bundle(engine, "geo") == before
+
+
+HAND_MADE = [
+    {
+        "id": 7,
+        "image": "geoqa_plus/1.png",
+        "question": "What is angle A?",
+        "original_solution": "Angle A is 50°.",
+        "test_solution": "Angle A is 60°. Emoji 🐱 then <b>bold</b>.",
+        "hallucinated_solution": "Angle A is <hallucination>60°</hallucination>. Emoji 🐱 then "
+        "<hallucination><b>bold</b></hallucination>.",
+        "api_response": {"kept": True},
+    },
+    {
+        "image_path": "a.jpg",
+        "prompt": "Describe.",
+        "gt_answer": "A cat.",
+        "original_solution": None,
+        "test_solution": "A dog.",
+        "hallucinated_solution": "A dog.",
+    },
+]
+
+
+def test_hand_made_round_trip_keeps_types_fields_and_emoji(round_trip):
+    data = json.dumps(HAND_MADE).encode()
+    content, exported = round_trip("mhalo", data, source="processed_custom.json")
+    assert json.loads(exported) == HAND_MADE
+    first, second = content["items"]
+    assert first["external_id"] == "7" and first["subset"] == "custom"
+    assert second["external_id"] == "processed_custom-1" and second["reference"] == "A cat."
+    gold = content["label_sets"][("gold", "gold")]["annotations"]
+    spans = [(s["start"], s["end"]) for s in gold["7"]["spans"]]
+    assert [first["response"][s:e] for s, e in spans] == ["60°", "<b>bold</b>"]
+
+
+@pytest.mark.parametrize(
+    ("record", "field", "reason"),
+    [
+        (
+            {"test_solution": "a b", "hallucinated_solution": "a <hallucination>b"},
+            "hallucinated_solution",
+            "never closed",
+        ),
+        ({"test_solution": "a b", "hallucinated_solution": "a c"}, "hallucinated_solution", "differs"),
+        ({"test_solution": 3, "hallucinated_solution": "a"}, "test_solution", "expected text"),
+        ({"hallucinated_solution": "a"}, "test_solution", "missing"),
+        (
+            {
+                "test_solution": "a b",
+                "hallucinated_solution": "a <hallucination>b</hallucination>",
+                "hallucination_spans": [{"start": 0, "end": 1, "text": "a"}],
+            },
+            "hallucination_spans",
+            "disagree",
+        ),
+        (
+            {
+                "test_solution": "a b",
+                "hallucinated_solution": "a b",
+                "hallucination_spans": [{"start": 0, "end": 9}],
+            },
+            "hallucination_spans[0]",
+            "outside",
+        ),
+        ("not an object", "-", "expected an object"),
+        ({"test_solution": "a\x00", "hallucinated_solution": "a\x00"}, "test_solution", "NUL"),
+    ],
+)
+def test_bad_records_are_reported_by_index_and_field(record, field, reason):
+    good = {"test_solution": "fine", "hallucinated_solution": "fine"}
+    result = FORMAT.read(json.dumps([good, record]).encode(), source="f.json")
+    (problem,) = result.problems
+    assert (problem.record, problem.field) == ("#1", field)
+    assert reason in problem.reason
+    assert len(result.bundle.items) == 1
+
+
+def test_overlapping_spans_cannot_be_written_as_tags(engine):
+    from db.formats.base import FormatError
+    from db.importer import import_bundle
+    from db.records import Annotations, Bundle, DatasetRecord, ItemRecord, LabelSetRecord, SpanRecord
+
+    bundle = Bundle(
+        DatasetRecord("ov", "canonical"),
+        [ItemRecord("x", "one two three")],
+        [
+            LabelSetRecord(
+                "gold", "gold", annotations=[Annotations("x", [SpanRecord(0, 7), SpanRecord(4, 13)])]
+            )
+        ],
+    )
+    import_bundle(engine, bundle)
+    with pytest.raises(FormatError, match="overlap"):
+        export_file(engine, "ov", "mhalo")

@@ -9,38 +9,54 @@ The cautious and eager detectors also label claims (on items with claims) and ju
 (on items with triplets) — a prediction is "hallucination" / "no" exactly when one of the detector's
 spans overlaps the words the claim or triplet part was made from.
 
-Guarantees (hold for every seed with ``n_scenes >= 20``; "tokens" are whitespace tokens, a character
-span covering every token it overlaps, token IoU as in the metrics contract):
+Guarantees. "Tokens" are whitespace tokens; a character span covers every token it overlaps; token IoU
+is as in the metrics contract. Structural ones hold for every seed (with ``n_scenes >= 20``):
 
 ``cautious`` (prompt strategy "vanilla")
     - every predicted span is character-for-character one of the item's gold spans (precision 1);
-    - it never flags an item without gold spans, and misses at least one gold span overall;
-    - every raw output follows the format and parses back to exactly its spans;
+    - it never flags an item without gold spans;
+    - every raw output follows the format and parses back to exactly its spans; no analysis;
     - token probabilities are calibrated by construction (drawn from Beta laws whose posterior
-      P(gold token | p) equals p); sentence scores: correct 78–98, unknown 45–75, incorrect and
-      flagged 3–25, incorrect and missed 55–80.
+      P(gold token | p) equals p), in [0.001, 0.999].
 
-``eager`` (prompt strategy "analyze-then-judge"; ``raw_output.analysis`` is set on every item)
+``eager`` (prompt strategy "analyze-then-judge"; ``raw_output.analysis`` is set on every item and the
+raw text starts with the ``<Analysis>`` part)
     - every predicted span either overlaps no gold token (a false positive) or overlaps exactly one
-      gold span with token IoU >= 0.5 (most are exact; some take in one neighbouring token);
-    - it finds most gold spans (token IoU >= 0.5 recall >= 0.8) and has false positives;
+      gold span with token IoU >= 0.5 (most are exact; about a quarter take in one neighbouring token);
     - it flags nothing on exactly three items: the first two clean items (in item order) and the first
-      hallucinated item with exactly one gold span; it flags at least one span on every other item,
-      so on every other clean item;
-    - every raw output follows the format; token probabilities are over-confident: >= 0.9 inside its
-      spans, <= 0.06 elsewhere; sentences it flags score 2–20, others correct 70–95, unknown 40–70,
-      missed incorrect 45–70.
+      item with exactly one gold span; it flags at least one span on every other item, hence on every
+      other clean item;
+    - every raw output follows the format and parses back to exactly its spans;
+    - token probabilities are over-confident: in [0.90, 0.99] inside its spans, [0.01, 0.06] elsewhere.
 
 ``sloppy`` (prompt strategy "vanilla")
     - every predicted span overlaps exactly one gold span, with 0.2 <= token IoU < 0.5 (boundaries
-      stretched or shifted over neighbouring words), so it scores F1_IoU = 0 at threshold 0.5 but
-      partial credit under F1_M; it never flags an item without gold spans;
+      stretched or shifted over neighbouring words of the same sentence), so no prediction counts at
+      F1_IoU's 0.5 threshold measured in tokens (in characters some do); it never flags an item
+      without gold spans;
     - exactly two raw outputs break the format (``follows_format=False``, ``parse_error`` set, no
-      spans): the first item (in order) where it predicted a span has an unclosed tag, the second
-      drops the response's last sentence;
-    - exactly three of its sentence scores are unparseable (``parsed=False``, score 50); others:
-      flagged 10–55, correct 40–95, unknown 30–80, missed incorrect 35–80 (noisy);
-    - token probabilities 0.55–0.85 inside its spans, 0.05–0.35 elsewhere.
+      spans): the first item (in order) with a predicted span and more than one sentence has an
+      unclosed tag (``metrics.parse_tagged`` raises), the second drops the response's last sentence
+      (parses, but does not match the response);
+    - exactly three of its sentence scores are unparseable (``parsed=False``, score 50);
+    - token probabilities in [0.55, 0.85] inside its spans, [0.05, 0.35] elsewhere.
+
+Sentence scores (all detectors; a sentence is "flagged" when one of the detector's parsed spans
+overlaps it, and the other bands use the gold sentence label):
+
+    ==========  =======  =======  =======  ==================
+    detector    flagged  correct  unknown  incorrect, missed
+    ==========  =======  =======  =======  ==================
+    cautious    3–25     62–98    45–75    50–85
+    eager       2–30     60–95    40–70    40–75
+    sloppy      15–65    35–95    30–80    30–85
+    ==========  =======  =======  =======  ==================
+
+Measured on the default build (60 scenes, seed 7), and what tests may rely on with margin:
+cautious span recall 0.5–0.8; eager span recall (token IoU >= 0.5) >= 0.8 with >= 15 false
+positives; ECE (10 bins) of cautious < 0.03, of sloppy > 0.15; eager tokens with p >= 0.9 are gold
+in fewer than 75 % of cases; sentence AUROC (incorrect vs correct) > 0.85 for cautious and eager and
+between 0.7 and 0.88 for sloppy.
 """
 
 from __future__ import annotations
@@ -67,9 +83,9 @@ DETECTOR_VERSION = "simulated-1"
 
 # Sentence score ranges: (flagged, correct, unknown, incorrect but missed).
 _SCORES: dict[str, tuple[Range, Range, Range, Range]] = {
-    "cautious": ((3, 25), (78, 98), (45, 75), (55, 80)),
-    "eager": ((2, 20), (70, 95), (40, 70), (45, 70)),
-    "sloppy": ((10, 55), (40, 95), (30, 80), (35, 80)),
+    "cautious": ((3, 25), (62, 98), (45, 75), (50, 85)),
+    "eager": ((2, 30), (60, 95), (40, 70), (40, 75)),
+    "sloppy": ((15, 65), (35, 95), (30, 80), (30, 85)),
 }
 
 

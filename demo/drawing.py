@@ -53,16 +53,16 @@ def _draw_group(draw: ImageDraw.ImageDraw, group: ShapeGroup) -> None:
     step_x, step_y = (x1 - x0) // (per_row + 1), (y1 - y0) // (rows + 1)
     for k in range(group.count):
         r, c = divmod(k, per_row)
-        _draw_shape(draw, group.kind, x0 + step_x * (c + 1), y0 + step_y * (r + 1), 20, fill)
+        _draw_shape(draw, group.kind, x0 + step_x * (c + 1), y0 + step_y * (r + 1), 17, fill)
 
 
 def _draw_sign(draw: ImageDraw.ImageDraw, sign: Sign) -> None:
     x0, y0, x1, y1 = _cell_box(sign.cell)
     cx = (x0 + x1) // 2
-    draw.line((cx, y0 + 100, cx, y1 - 12), fill=(120, 120, 120), width=6)
     left, top, right, bottom = draw.textbbox((0, 0), sign.text, font=_font())
     w, h = right - left, bottom - top
     board = (cx - w // 2 - 14, y0 + 40, cx + w // 2 + 14, y0 + 40 + h + 28)
+    draw.line((cx, board[3], cx, y1 - 12), fill=(120, 120, 120), width=6)
     draw.rectangle(board, fill=(255, 255, 255), outline=INK, width=3)
     draw.text((cx - w // 2 - left, y0 + 54 - top), sign.text, fill=INK, font=_font())
 

@@ -122,7 +122,7 @@ def render(statements: list[Statement], swaps: dict[int, tuple[str, str]]) -> De
         else:
             out.sentence_labels.append(SentenceLabelRecord(index, "correct"))
         _add_claims(out, st, swap, where, index, sentence)
-        _add_triplet(out, st, swap, where)
+        _add_triplets(out, st, swap, where)
         offset += len(sentence) + 1
     out.text = " ".join(pieces)
     return out
@@ -166,19 +166,20 @@ def _add_claims(
             )
 
 
-def _add_triplet(
+def _add_triplets(
     out: Description, st: Statement, swap: tuple[str, str] | None, where: dict[str, Range]
 ) -> None:
-    if st.triplet is None:
-        return
     values = _values(st, swap)
-    parts = [p.format(**values) for p in st.triplet]
-    ranges = {part: [where[n] for n in _fields(st.triplet[i])] for part, i in TRIPLET_PARTS}
-    wrong_part = None
-    if swap:
-        wrong_part = next((part for part, i in TRIPLET_PARTS if swap[0] in _fields(st.triplet[i])), None)
-    out.triplets.append(TripletRecord(*parts, verdict="no" if wrong_part else "yes", wrong_part=wrong_part))
-    out.triplet_ranges.append(ranges)
+    for template in st.triplets:
+        parts = [p.format(**values) for p in template]
+        ranges = {part: [where[n] for n in _fields(template[i])] for part, i in TRIPLET_PARTS}
+        wrong_part = None
+        if swap:
+            wrong_part = next((part for part, i in TRIPLET_PARTS if swap[0] in _fields(template[i])), None)
+        out.triplets.append(
+            TripletRecord(*parts, verdict="no" if wrong_part else "yes", wrong_part=wrong_part)
+        )
+        out.triplet_ranges.append(ranges)
 
 
 def choose_swaps(

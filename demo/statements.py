@@ -75,7 +75,8 @@ class Statement:
     slots: Mapping[str, Slot] = field(default_factory=dict)
     # (claim template, MHaluBench claim type when the claim holds)
     claims: tuple[tuple[str, str], ...] = ()
-    triplet: tuple[str, str, str] | None = None
+    # (subject, relation, object) templates: what a triplet extractor would pull out of the sentence.
+    triplets: tuple[tuple[str, str, str], ...] = ()
     subjective: bool = False  # an opinion nobody can check: labelled "unknown"
 
     @property
@@ -119,7 +120,7 @@ def place(group: ShapeGroup, scene: Scene) -> Statement:
             ("There is a {colour} {kind}.", "object"),
             ("The {colour} {kind} is in the {position}.", "attribute"),
         ),
-        triplet=("{colour} {kind}", "in", "{position}"),
+        triplets=(("{colour} {kind}", "in", "{position}"),),
     )
 
 
@@ -136,7 +137,7 @@ def count(group: ShapeGroup) -> Statement:
             ("There are {count} {colour} " + group.kind + "s.", "attribute"),
             ("The {colour} " + group.kind + "s are in the {position}.", "attribute"),
         ),
-        triplet=("{count} {colour} " + group.kind + "s", "in", "{position}"),
+        triplets=(("{count} {colour} " + group.kind + "s", "in", "{position}"),),
     )
 
 
@@ -147,7 +148,7 @@ def relation(a: ShapeGroup, b_name: str, b_cell: tuple[int, int]) -> Statement:
         f"The {a.name} {verb} {{relation}} the {b_name}.",
         {"relation": Slot(true, (wrong,), "Spatial Relation")},
         claims=((f"The {a.name} {verb} {{relation}} the {b_name}.", "attribute"),),
-        triplet=(a.name, "{relation}", b_name),
+        triplets=((a.name, "{relation}", b_name),),
     )
 
 
@@ -157,7 +158,7 @@ def compare(a: ShapeGroup, b: ShapeGroup) -> Statement:
         f"There are {{comparison}} {a.name} than {b.name}.",
         {"comparison": Slot(true, (wrong,), "Numerical Relation")},
         claims=((f"There are {{comparison}} {a.name} than {b.name}.", "attribute"),),
-        triplet=(a.name, "{comparison} than", b.name),
+        triplets=((a.name, "{comparison} than", b.name),),
     )
 
 
@@ -168,7 +169,7 @@ def total(groups: tuple[ShapeGroup, ...]) -> Statement:
         "That makes {total} shapes in total.",
         {"total": Slot(number_word(n), wrong, "Calculation Error")},
         claims=(("The image contains {total} shapes.", "attribute"),),
-        triplet=("shapes", "add up to", "{total}"),
+        triplets=(("shapes", "add up to", "{total}"),),
     )
 
 
@@ -186,7 +187,7 @@ def sign_reads(scene: Scene) -> Statement:
             ('The sign reads "{text}".', "scene-text"),
             ("The sign is in the {position}.", "attribute"),
         ),
-        triplet=("sign", "reads", "{text}"),
+        triplets=(("sign", "reads", "{text}"), ("sign", "in", "{position}")),
     )
 
 
@@ -196,7 +197,7 @@ def sign_knowledge(word: str) -> Statement:
         template,
         {"fact": Slot(true, (wrong,), "Knowledge Error")},
         claims=((template, "fact"),),
-        triplet=(f"{word.lower()} sign", "means", "{fact}"),
+        triplets=((f"{word.lower()} sign", "means", "{fact}"),),
     )
 
 
@@ -208,7 +209,7 @@ def invented(rng: random.Random, cell: tuple[int, int]) -> Statement:
         f"There is also a {{thing}} in the {where}.",
         {"thing": Slot(None, (thing,), "Object")},
         claims=(("There is a {thing}.", "object"),),
-        triplet=("{thing}", "in", where),
+        triplets=(("{thing}", "in", where),),
     )
 
 
@@ -252,12 +253,12 @@ def adversarial_statements() -> list[Statement]:
             "A sign in the top middle reads {text} in **bold** letters.",
             {"text": Slot('"HELLO"', ("<script>alert(1)</script>",), "OCR")},
             claims=(("The sign reads {text}.", "scene-text"),),
-            triplet=("sign", "reads", "{text}"),
+            triplets=(("sign", "reads", "{text}"),),
         ),
         Statement(
             "Below it, <img src=x onerror=alert(1)> marks a {colour} circle in the bottom left.",
             {"colour": Slot("red", ("blue",), "Color Attribute")},
             claims=(("There is a {colour} circle.", "attribute"),),
-            triplet=("{colour} circle", "in", "bottom left"),
+            triplets=(("{colour} circle", "in", "bottom left"),),
         ),
     ]

@@ -5,12 +5,13 @@ from __future__ import annotations
 import streamlit as st
 from sqlalchemy import Engine
 
-from db.repositories.datasets import DatasetSummary, get_dataset, list_datasets
+from components.store_cache import cached
+from db.repositories.datasets import DatasetSummary, list_datasets
 
 
 def pick_dataset(engine: Engine, *, where=st.sidebar) -> DatasetSummary | None:  # type: ignore[no-untyped-def]
     """A dataset selector that starts from ``?dataset=`` and writes the choice back to the URL."""
-    datasets = list_datasets(engine)
+    datasets = cached(list_datasets, engine)
     if not datasets:
         st.info("No dataset yet: run `python cli.py demo` for the synthetic demo, or import a benchmark.")
         return None
@@ -23,7 +24,3 @@ def pick_dataset(engine: Engine, *, where=st.sidebar) -> DatasetSummary | None: 
     if st.query_params.get("dataset") != name:
         st.query_params["dataset"] = name
     return next(d for d in datasets if d.name == name)
-
-
-def reload_dataset(engine: Engine, name: str) -> DatasetSummary | None:
-    return get_dataset(engine, name)

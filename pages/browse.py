@@ -9,7 +9,8 @@ import streamlit as st
 
 from components.dataset_picker import pick_dataset
 from components.page_setup import setup_page
-from db.repositories.items import ItemFilter, count_items, facets, search_items
+from components.store_cache import cached
+from db.repositories.items import ItemFilter, count_items, facets, item_page
 
 ctx = setup_page("Browse items")
 dataset = pick_dataset(ctx.engine)
@@ -20,7 +21,7 @@ st.title(f"Browse · {dataset.name}")
 if dataset.is_synthetic:
     st.caption("Synthetic demo data: generated scenes and simulated detectors.")
 
-options = facets(ctx.engine, dataset.id)
+options = cached(facets, ctx.engine, dataset.id)
 query_col, subset_col, model_col, gold_col = st.columns([3, 2, 2, 2])
 text = query_col.text_input(
     "Search id, prompt or response", value=st.query_params.get("q", ""), key="browse_q"
@@ -39,12 +40,12 @@ if text != st.query_params.get("q", ""):
 
 size_col, page_col, count_col = st.columns([1, 1, 4])
 page_size = size_col.selectbox("Per page", [25, 50, 100, 200], index=1, key="browse_size")
-total = count_items(ctx.engine, dataset.id, flt)
+total = cached(count_items, ctx.engine, dataset.id, flt)
 pages = max(1, math.ceil(total / page_size))
 page = page_col.number_input("Page", min_value=1, max_value=pages, value=1, step=1, key="browse_page")
 count_col.markdown(f"**{total:,}** matching items · page {page} of {pages}")
 
-rows, _ = search_items(ctx.engine, dataset.id, flt, offset=(page - 1) * page_size, limit=page_size)
+rows = cached(item_page, ctx.engine, dataset.id, flt, (page - 1) * page_size, page_size)
 if not rows:
     st.info("No item matches these filters.")
     st.stop()

@@ -5,6 +5,7 @@ from __future__ import annotations
 import streamlit as st
 
 from components.page_setup import setup_page
+from components.store_cache import cached
 from db.repositories.datasets import list_datasets
 
 ctx = setup_page("Datasets")
@@ -22,7 +23,7 @@ st.write(
     "token spans (MHALO), sentence labels (AlignBench), claims (MHaluBench), triplets (Tri-HE)."
 )
 
-datasets = list_datasets(ctx.engine)
+datasets = cached(list_datasets, ctx.engine)
 if not datasets:
     st.info("The store is empty. Load the synthetic demo with `python cli.py demo`, or import a benchmark.")
     st.stop()

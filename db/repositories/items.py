@@ -134,10 +134,8 @@ def count_items(engine: Engine, dataset_id: int, flt: ItemFilter = ItemFilter())
         return session.scalar(_filtered(select(func.count(m.Item.id)), dataset_id, flt)) or 0
 
 
-def search_items(
-    engine: Engine, dataset_id: int, flt: ItemFilter = ItemFilter(), *, offset: int = 0, limit: int = 50
-) -> tuple[list[ItemRow], int]:
-    """A page of items in dataset order, and how many items match in total (see :func:`count_items`)."""
+def item_page(engine: Engine, dataset_id: int, flt: ItemFilter, offset: int, limit: int) -> list[ItemRow]:
+    """One page of matching items in dataset order (count them with :func:`count_items`)."""
     gold = select(m.LabelSet.id).where(m.LabelSet.kind == "gold", m.LabelSet.dataset_id == dataset_id)
     n_spans = (
         select(func.count())
@@ -145,25 +143,20 @@ def search_items(
         .correlate(m.Item)
         .scalar_subquery()
     )
-    total = count_items(engine, dataset_id, flt)
+    columns = (
+        m.Item.id,
+        m.Item.external_id,
+        m.Item.position,
+        m.Item.subset,
+        m.Item.source_model,
+        m.Item.task_type,
+        func.substr(m.Item.prompt, 1, 200),
+        func.substr(m.Item.response, 1, 200),
+        n_spans,
+    )
+    query = _filtered(select(*columns), dataset_id, flt).order_by(m.Item.position).offset(offset).limit(limit)
     with read_session(engine) as session:
-        query = _filtered(
-            select(
-                m.Item.id,
-                m.Item.external_id,
-                m.Item.position,
-                m.Item.subset,
-                m.Item.source_model,
-                m.Item.task_type,
-                func.substr(m.Item.prompt, 1, 200),
-                func.substr(m.Item.response, 1, 200),
-                n_spans,
-            ),
-            dataset_id,
-            flt,
-        )
-        rows = session.execute(query.order_by(m.Item.position).offset(offset).limit(limit)).all()
-    return [ItemRow(*row) for row in rows], total
+        return [ItemRow(*row) for row in session.execute(query)]
 
 
 def facets(engine: Engine, dataset_id: int) -> Facets:

@@ -206,22 +206,29 @@ class _Painter:
             f' title="{_attr(tooltip)}"'
         )
 
-    def open_mark(self, index: int, *, first: bool, last: bool) -> str:
+    def open_mark(self, index: int, *, first: bool, last: bool, gap: bool = False) -> str:
+        """Open one piece of span ``index``; ``first``/``last``: the piece starts/ends the span."""
         span, colour = self.spans[index], self.colours[index]
         line = FATES[span.fate][0] if span.fate else "solid"
         width = 3 if line == "double" else 2
-        background = "transparent" if span.fate == "missed" else _tint(colour)
         pad = 1 + self.lanes[index] * _LANE_GAP_PX
+        # Edges are short brackets rising from the underline, not full-height borders, so a span
+        # nested in a longer one does not seem to cut the longer one in two.
+        layers = [
+            f"linear-gradient({colour},{colour}) {side} bottom/2px 0.6em no-repeat"
+            for side, wanted in (("left", first), ("right", last))
+            if wanted
+        ]
+        if span.fate != "missed":
+            layers.append(f"linear-gradient({_tint(colour)},{_tint(colour)})")
         style = [
-            f"background-color:{background}",
+            f"background:{', '.join(layers) or 'transparent'}",
             "color:inherit",
             f"border-bottom:{width}px {line} {colour}",
-            f"padding:0 0 {pad}px 0",
+            f"padding:0 {2 if last else 0}px {pad}px {2 if first else 0}px",
         ]
-        if first:
-            style += [f"border-left:2px solid {colour}", "margin-left:1px", "border-top-left-radius:3px"]
-        if last:
-            style += [f"border-right:2px solid {colour}", "margin-right:1px", "border-top-right-radius:3px"]
+        if gap:
+            style.append("margin-left:3px")
         return f'<mark {self._common_attrs(index)} style="{";".join(style)}">'
 
     def empty_marker(self, index: int) -> str:
@@ -236,6 +243,8 @@ def _text_html(text: str, spans: Sequence[SpanStyle], painter: _Painter) -> str:
     for index, span in enumerate(spans):
         if span.start == span.end:
             empties.setdefault(span.start, []).append(index)
+    starts = {s.start for s in spans if s.start < s.end}
+    ends = {s.end for s in spans if s.start < s.end}
     out: list[str] = []
     for left, right in zip(bounds, bounds[1:] + [None], strict=True):
         out += [painter.empty_marker(i) for i in empties.get(left, [])]
@@ -244,8 +253,14 @@ def _text_html(text: str, spans: Sequence[SpanStyle], painter: _Painter) -> str:
         covering = [i for i, s in enumerate(spans) if s.start <= left and right <= s.end and s.start < s.end]
         # Outermost mark = deepest lane, so its underline sits lowest.
         covering.sort(key=lambda i: -painter.lanes[i])
-        for i in covering:
-            out.append(painter.open_mark(i, first=spans[i].start == left, last=spans[i].end == right))
+        # Where one span ends exactly where another begins, a small gap keeps them apart.
+        abuts = left in starts and left in ends
+        for n, i in enumerate(covering):
+            out.append(
+                painter.open_mark(
+                    i, first=spans[i].start == left, last=spans[i].end == right, gap=abuts and n == 0
+                )
+            )
         out.append(html.escape(text[left:right]))
         out.append("</mark>" * len(covering))
     return "".join(out)

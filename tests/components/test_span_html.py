@@ -143,7 +143,9 @@ def test_adjacent_spans_show_a_boundary() -> None:
     tree = parse(markup)
     assert tree.covering == [(0,)] * 3 + [(1,)] * 4
     marks = [a for t, a in zip(tree.tags, tree.attrs, strict=True) if t == "mark"]
-    assert "border-right:2px" in marks[0]["style"] and "border-left:2px" in marks[1]["style"]
+    assert "right bottom" in marks[0]["style"]  # closing bracket of "red"
+    assert "left bottom" in marks[1]["style"] and "margin-left:3px" in marks[1]["style"]
+    assert "margin-left" not in marks[0]["style"]
 
 
 def test_empty_span_list_renders_plain_escaped_text_without_legend() -> None:

@@ -101,10 +101,6 @@ def cautious_spans(item: DemoItem, rng: random.Random) -> list[Range]:
     return [g for g in _gold_ranges(item) if rng.random() < 0.65]
 
 
-def _sentence_tokens(tokens: list[Range], sentence: Range) -> Range:
-    return token_interval(tokens, sentence)
-
-
 def _sentence_of(item: DemoItem, span: Range) -> Range:
     return next(s for s in item.description.sentences if overlaps(s, span))
 
@@ -121,7 +117,7 @@ def eager_spans(item: DemoItem, rng: random.Random) -> list[Range]:
             continue
         span = g
         if rng.random() < 0.25:
-            lo, hi = _sentence_tokens(tokens, _sentence_of(item, g))
+            lo, hi = token_interval(tokens, _sentence_of(item, g))
             options = [k for k in (gt[0] - 1, gt[1]) if lo <= k < hi]
             options = [k for k in options if not any(overlaps((k, k + 1), t) for t in taken)]
             if options:
@@ -154,7 +150,7 @@ def sloppy_spans(item: DemoItem, rng: random.Random) -> list[Range]:
     for g, gt in zip(_gold_ranges(item), gold_tok, strict=True):
         if rng.random() >= 0.85:
             continue
-        lo, hi = _sentence_tokens(tokens, _sentence_of(item, g))
+        lo, hi = token_interval(tokens, _sentence_of(item, g))
         others = [t for t in gold_tok if t != gt] + chosen
         windows = [
             (s, e)

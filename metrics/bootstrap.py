@@ -84,8 +84,11 @@ def _as_item_array(sample: Any, k: int) -> np.ndarray:
         arr = sample
     else:
         values = list(sample)
-        arr = np.asarray(values)
-        if arr.ndim != 1 or arr.dtype.kind not in "biuf":
+        try:
+            arr = np.asarray(values)
+        except ValueError:  # ragged nested lists, e.g. one span list per item
+            arr = None
+        if arr is None or arr.ndim != 1 or arr.dtype.kind not in "biuf":
             arr = np.empty(len(values), dtype=object)
             for i, value in enumerate(values):  # element-wise, so nested lists stay whole objects
                 arr[i] = value

@@ -1,0 +1,177 @@
+"""AUROC (AlignBench Table 3): Mann-Whitney definition, scikit-learn, groups and bootstrap tables."""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+from sklearn.metrics import roc_auc_score
+
+from metrics import AurocTable, auroc, auroc_by_group, auroc_table
+from metrics.ranking import _bootstrap_group, _dense_rank
+from tests.metrics.metric_reference import brute_auroc
+
+labelled_scores = st.lists(
+    st.tuples(st.integers(0, 1), st.integers(0, 6).map(float)), min_size=2, max_size=40
+).filter(lambda rows: len({y for y, _ in rows}) == 2)
+
+
+class TestAuroc:
+    def test_ties_count_one_half(self):
+        assert auroc([0, 0, 1, 1], [0.1, 0.5, 0.5, 0.9]) == 0.875
+        assert auroc([0, 1], [3.0, 3.0]) == 0.5
+
+    def test_perfect_and_inverted(self):
+        assert auroc([0, 0, 1], [1, 2, 3]) == 1.0
+        assert auroc([1, 1, 0], [1, 2, 3]) == 0.0
+
+    def test_labels_may_be_bools_or_floats(self):
+        assert auroc([False, True], [0.0, 1.0]) == 1.0
+        assert auroc(np.array([0.0, 1.0]), [0.0, 1.0]) == 1.0
+
+    @pytest.mark.parametrize(
+        ("labels", "scores", "message"),
+        [
+            ([1, 1], [0.1, 0.2], "both classes"),
+            ([0, 0], [0.1, 0.2], "both classes"),
+            ([], [], "both classes"),
+            ([0, 2], [0.1, 0.2], "only 0 and 1"),
+            ([0, 1], [0.1], "same length"),
+            ([0, 1], [0.1, float("nan")], "NaN"),
+            (["0", "1"], [0.1, 0.2], "0 and 1"),
+        ],
+    )
+    def test_invalid_input(self, labels, scores, message):
+        with pytest.raises(ValueError, match=message):
+            auroc(labels, scores)
+
+    @settings(max_examples=200, deadline=None)
+    @given(labelled_scores)
+    def test_equals_pair_counting_and_scikit_learn(self, rows):
+        labels = [y for y, _ in rows]
+        scores = [s for _, s in rows]
+        value = auroc(labels, scores)
+        assert value == pytest.approx(brute_auroc(labels, scores), abs=1e-12)
+        assert value == pytest.approx(roc_auc_score(labels, scores), abs=1e-12)
+
+    @settings(max_examples=100, deadline=None)
+    @given(labelled_scores, st.randoms(use_true_random=False))
+    def test_symmetries(self, rows, rnd):
+        labels = np.array([y for y, _ in rows])
+        scores = np.array([s for _, s in rows])
+        value = auroc(labels, scores)
+        assert auroc(1 - labels, scores) == pytest.approx(1 - value, abs=1e-12)
+        assert auroc(labels, -scores) == pytest.approx(1 - value, abs=1e-12)
+        assert auroc(labels, np.exp(scores / 3)) == value  # only the order of the scores matters
+        perm = list(range(len(rows)))
+        rnd.shuffle(perm)
+        assert auroc(labels[perm], scores[perm]) == value
+
+    def test_large_input_is_exact(self):
+        rng = np.random.default_rng(1)
+        labels = rng.integers(0, 2, 200_000)
+        scores = rng.integers(0, 101, 200_000).astype(float) + labels * 3
+        assert auroc(labels, scores) == pytest.approx(roc_auc_score(labels, scores), abs=1e-12)
+
+
+class TestGroups:
+    def test_matches_per_group_auroc_and_keeps_first_appearance_order(self):
+        rng = np.random.default_rng(0)
+        labels = rng.integers(0, 2, 300)
+        scores = rng.normal(size=300) + labels
+        groups = rng.choice(["llava", "gpt4o", "cogvlm"], 300)
+        result = auroc_by_group(labels, scores, groups)
+        assert list(result) == list(dict.fromkeys(groups.tolist()))
+        for name, value in result.items():
+            mask = groups == name
+            assert value == pytest.approx(roc_auc_score(labels[mask], scores[mask]), abs=1e-12)
+
+    def test_group_with_one_class_is_nan(self):
+        result = auroc_by_group([0, 1, 1, 1], [0.1, 0.9, 0.3, 0.4], ["a", "a", "b", "b"])
+        assert result["a"] == 1.0
+        assert math.isnan(result["b"])
+
+    def test_groups_must_align(self):
+        with pytest.raises(ValueError, match="groups"):
+            auroc_by_group([0, 1], [0.1, 0.2], ["a"])
+
+
+def _table_data(seed: int = 0, n: int = 600):
+    rng = np.random.default_rng(seed)
+    labels = rng.integers(0, 2, n)
+    groups = rng.choice(["sharegpt", "llava", "gpt4o"], n)
+    scores = {
+        "qwen": np.round(rng.normal(size=n) + labels, 1),
+        "gpt4o": rng.integers(0, 101, n).astype(float) + 40 * labels * (groups != "gpt4o"),
+    }
+    return labels, scores, groups
+
+
+class TestAurocTable:
+    def test_point_estimates_equal_grouped_auroc(self):
+        labels, scores, groups = _table_data()
+        table = auroc_table(labels, scores, groups, n_resamples=0)
+        assert isinstance(table, AurocTable)
+        assert table.detectors == ["qwen", "gpt4o"]
+        for i, name in enumerate(table.detectors):
+            expected = auroc_by_group(labels, scores[name], groups)
+            assert table.auroc[i].tolist() == [expected[g] for g in table.groups]
+        assert np.isnan(table.low).all()
+        assert (table.n_pos + table.n_neg).sum() == labels.size
+
+    def test_intervals_are_reproducible_and_bracket_the_estimate(self):
+        labels, scores, groups = _table_data()
+        first = auroc_table(labels, scores, groups, n_resamples=300, seed=7)
+        again = auroc_table(labels, scores, groups, n_resamples=300, seed=7)
+        other = auroc_table(labels, scores, groups, n_resamples=300, seed=8)
+        np.testing.assert_array_equal(first.low, again.low)
+        assert not np.array_equal(first.low, other.low)
+        assert (first.low <= first.auroc).all() and (first.auroc <= first.high).all()
+        assert (first.high - first.low < 0.3).all()
+
+    def test_self_preference_normalisation(self):
+        labels, scores, groups = _table_data()
+        table = auroc_table(labels, scores, groups, n_resamples=0)
+        normalized = table.normalized()
+        np.testing.assert_allclose(normalized.mean(axis=1), 1.0)
+        # The "gpt4o" detector cannot tell its own captions apart: its diagonal cell sits below 1.
+        assert normalized[1, table.groups.index("gpt4o")] < 0.8
+
+    def test_records(self):
+        labels, scores, groups = _table_data()
+        records = auroc_table(labels, scores, groups, n_resamples=0).to_records()
+        assert len(records) == 6
+        assert set(records[0]) == {"detector", "group", "auroc", "low", "high", "n_pos", "n_neg"}
+
+    def test_group_without_both_classes_stays_nan(self):
+        table = auroc_table([0, 1, 1, 1], {"d": [0.1, 0.9, 0.3, 0.4]}, ["a", "a", "b", "b"], n_resamples=50)
+        assert np.isnan(table.auroc[0, 1]) and np.isnan(table.low[0, 1])
+        assert table.auroc[0, 0] == 1.0
+
+    def test_validation(self):
+        with pytest.raises(ValueError, match="empty"):
+            auroc_table([0, 1], {}, ["a", "a"])
+        with pytest.raises(ValueError, match="entries"):
+            auroc_table([0, 1], {"d": [0.1]}, ["a", "a"])
+        with pytest.raises(ValueError, match="n_resamples"):
+            auroc_table([0, 1], {"d": [0.1, 0.2]}, ["a", "a"], n_resamples=-1)
+        with pytest.raises(ValueError, match="confidence"):
+            auroc_table([0, 1], {"d": [0.1, 0.2]}, ["a", "a"], confidence=95)
+
+
+@settings(max_examples=30, deadline=None)
+@given(labelled_scores, st.integers(0, 2**32 - 1))
+def test_histogram_bootstrap_equals_auroc_of_each_resample(rows, seed):
+    labels = np.array([y for y, _ in rows], dtype=np.int8)
+    scores = np.array([s for _, s in rows])
+    boot = _bootstrap_group(labels, [_dense_rank(scores)], 20, np.random.default_rng(seed))[0]
+    indices = np.random.default_rng(seed).integers(0, labels.size, size=(20, labels.size))
+    for value, idx in zip(boot, indices, strict=True):
+        y = labels[idx]
+        if y.min() == y.max():
+            assert math.isnan(value)
+        else:
+            assert value == pytest.approx(brute_auroc(y.tolist(), scores[idx].tolist()), abs=1e-12)

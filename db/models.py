@@ -393,15 +393,14 @@ class EditLog(Base):
     id: Mapped[int] = mapped_column(primary_key=True)
     at: Mapped[datetime] = mapped_column(DateTime(timezone=True), default=utcnow)
     annotator_id: Mapped[int | None] = mapped_column(ForeignKey("annotators.id", ondelete="SET NULL"))
-    action: Mapped[str] = mapped_column(String(20))  # create / update / delete / import
+    # create / update / delete / import, or undo (``after`` = {"undid": <id of the entry undone>}).
+    action: Mapped[str] = mapped_column(String(20))
     entity: Mapped[str] = mapped_column(String(50))  # table name
     entity_id: Mapped[int | None] = mapped_column(Integer)
     item_id: Mapped[int | None] = mapped_column(Integer, index=True)
     label_set_id: Mapped[int | None] = mapped_column(Integer)
     before: Mapped[dict[str, Any] | None] = mapped_column(JSON)
     after: Mapped[dict[str, Any] | None] = mapped_column(JSON)
-    # Set when a later action undid this one, so "undo" walks back past it.
-    undone: Mapped[bool] = mapped_column(Boolean, default=False)
 
 
 class StoreRevision(Base):

@@ -62,7 +62,6 @@ def upgrade() -> None:
         sa.Column("label_set_id", sa.Integer(), nullable=True),
         sa.Column("before", sa.JSON(), nullable=True),
         sa.Column("after", sa.JSON(), nullable=True),
-        sa.Column("undone", sa.Boolean(), nullable=False),
         sa.ForeignKeyConstraint(["annotator_id"], ["annotators.id"], ondelete="SET NULL"),
         sa.PrimaryKeyConstraint("id"),
     )

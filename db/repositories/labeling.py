@@ -1,0 +1,458 @@
+"""Annotators' actions: each one its own transaction, logged with before/after, undoable.
+
+Every function here is one user action (add a span, label a sentence, judge a triplet ...). It commits
+immediately (there is no Save button to forget), appends an :class:`~db.models.EditLog` entry with the
+row before and after, and checks the row's version so a colleague's newer edit is never overwritten
+silently (:class:`StaleEdit`). :func:`undo_last` reverts the annotator's latest action that is not
+undone yet, by appending an ``undo`` entry: the log itself is never rewritten.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+from sqlalchemy import Engine, select
+from sqlalchemy.orm import Session
+
+from db import models as m
+from db.engine import write_session
+
+# Annotation tables an annotator edits, and the columns that describe a row (for the log and undo).
+_ENTITIES: dict[str, tuple[type[m.Base], tuple[str, ...]]] = {
+    "spans": (m.Span, ("label_set_id", "item_id", "start", "end", "type", "note")),
+    "sentence_labels": (
+        m.SentenceLabel,
+        ("label_set_id", "sentence_id", "item_id", "label", "error_type", "override"),
+    ),
+    "claim_labels": (m.ClaimLabel, ("label_set_id", "claim_id", "item_id", "label", "type", "reason")),
+    "triplet_judgments": (
+        m.TripletJudgment,
+        ("label_set_id", "triplet_id", "item_id", "verdict", "wrong_part"),
+    ),
+    "item_statuses": (m.ItemStatus, ("label_set_id", "item_id", "page", "status", "note")),
+    "ratings": (
+        m.Rating,
+        (
+            "task_id",
+            "item_id",
+            "annotator_id",
+            "segment_start",
+            "segment_end",
+            "score",
+            "nothing_flagged_correct",
+        ),
+    ),
+}
+
+
+class StaleEdit(Exception):
+    """The row changed (or vanished) since the annotator loaded it; reload before editing again."""
+
+
+class InconsistentLabel(ValueError):
+    """A sentence holding a hallucinated span cannot be labeled correct without an explicit override."""
+
+
+@dataclass(frozen=True)
+class Action:
+    """What an action did, for the page's "saved" message and for undo."""
+
+    log_id: int
+    entity: str
+    entity_id: int
+    action: str
+    description: str
+
+
+def _snapshot(row: m.Base, entity: str) -> dict[str, Any]:
+    return {name: getattr(row, name) for name in _ENTITIES[entity][1]}
+
+
+def _log(
+    session: Session,
+    *,
+    annotator_id: int | None,
+    action: str,
+    entity: str,
+    row: m.Base,
+    before: dict[str, Any] | None,
+    after: dict[str, Any] | None,
+    description: str,
+) -> Action:
+    entry = m.EditLog(
+        annotator_id=annotator_id,
+        action=action,
+        entity=entity,
+        entity_id=row.id,  # type: ignore[attr-defined]
+        item_id=getattr(row, "item_id", None),
+        label_set_id=getattr(row, "label_set_id", None),
+        before=before,
+        after={**(after or {}), "description": description},
+    )
+    session.add(entry)
+    session.flush()
+    return Action(entry.id, entity, row.id, action, description)  # type: ignore[attr-defined]
+
+
+def _check_version(row: m.Base | None, expected: int | None, what: str) -> None:
+    if row is None:
+        raise StaleEdit(f"The {what} no longer exists; someone removed it. Reload the item.")
+    if expected is not None and row.version != expected:  # type: ignore[attr-defined]
+        raise StaleEdit(f"The {what} was changed by someone else meanwhile. Reload the item.")
+
+
+def _upsert(
+    session: Session,
+    entity: str,
+    lookup: dict[str, Any],
+    values: dict[str, Any],
+    *,
+    annotator_id: int | None,
+    expected_version: int | None,
+    description: str,
+) -> Action:
+    model = _ENTITIES[entity][0]
+    row = session.scalar(select(model).where(*(getattr(model, k) == v for k, v in lookup.items())))
+    if row is None:
+        row = model(**lookup, **values)
+        session.add(row)
+        session.flush()
+        return _log(
+            session,
+            annotator_id=annotator_id,
+            action="create",
+            entity=entity,
+            row=row,
+            before=None,
+            after=_snapshot(row, entity),
+            description=description,
+        )
+    if expected_version is not None and row.version != expected_version:  # type: ignore[attr-defined]
+        raise StaleEdit(
+            f"This {entity.replace('_', ' ')[:-1]} was changed by someone else meanwhile. Reload."
+        )
+    before = _snapshot(row, entity)
+    for key, value in values.items():
+        setattr(row, key, value)
+    session.flush()
+    return _log(
+        session,
+        annotator_id=annotator_id,
+        action="update",
+        entity=entity,
+        row=row,
+        before=before,
+        after=_snapshot(row, entity),
+        description=description,
+    )
+
+
+# ----------------------------------------------------------------------------------------------- spans
+
+
+def add_span(
+    engine: Engine,
+    label_set_id: int,
+    item_id: int,
+    start: int,
+    end: int,
+    type_: str | None,
+    annotator_id: int,
+) -> Action:
+    """Mark ``response[start:end]`` of the item as hallucinated (offsets in code points)."""
+    with write_session(engine) as session:
+        item = session.get_one(m.Item, item_id)
+        if not 0 <= start < end <= len(item.response):
+            raise ValueError(
+                f"A span must lie inside the response (0-{len(item.response)}); got {start}-{end}."
+            )
+        row = m.Span(label_set_id=label_set_id, item_id=item_id, start=start, end=end, type=type_)
+        session.add(row)
+        session.flush()
+        text = item.response[start:end]
+        return _log(
+            session,
+            annotator_id=annotator_id,
+            action="create",
+            entity="spans",
+            row=row,
+            before=None,
+            after=_snapshot(row, "spans"),
+            description=f"added span “{text[:40]}” ({type_ or 'untyped'})",
+        )
+
+
+def retype_span(
+    engine: Engine, span_id: int, type_: str | None, annotator_id: int, expected_version: int | None = None
+) -> Action:
+    with write_session(engine) as session:
+        row = session.get(m.Span, span_id)
+        _check_version(row, expected_version, "span")
+        assert row is not None
+        before = _snapshot(row, "spans")
+        row.type = type_
+        session.flush()
+        return _log(
+            session,
+            annotator_id=annotator_id,
+            action="update",
+            entity="spans",
+            row=row,
+            before=before,
+            after=_snapshot(row, "spans"),
+            description=f"retyped span {row.start}-{row.end} to {type_ or 'untyped'}",
+        )
+
+
+def delete_span(
+    engine: Engine, span_id: int, annotator_id: int, expected_version: int | None = None
+) -> Action:
+    with write_session(engine) as session:
+        row = session.get(m.Span, span_id)
+        _check_version(row, expected_version, "span")
+        assert row is not None
+        before = _snapshot(row, "spans")
+        action = _log(
+            session,
+            annotator_id=annotator_id,
+            action="delete",
+            entity="spans",
+            row=row,
+            before=before,
+            after=None,
+            description=f"deleted span {row.start}-{row.end}",
+        )
+        session.delete(row)
+        return action
+
+
+# ------------------------------------------------------------------------------------- sentence labels
+
+
+def spans_in_sentence(session: Session, label_set_ids: list[int], sentence: m.Sentence) -> list[m.Span]:
+    """Spans of these label sets that overlap the sentence."""
+    return list(
+        session.scalars(
+            select(m.Span).where(
+                m.Span.item_id == sentence.item_id,
+                m.Span.label_set_id.in_(label_set_ids),
+                m.Span.start < sentence.end,
+                m.Span.end > sentence.start,
+            )
+        )
+    )
+
+
+def set_sentence_label(
+    engine: Engine,
+    label_set_id: int,
+    item_id: int,
+    sentence_index: int,
+    label: str,
+    annotator_id: int,
+    *,
+    error_type: str | None = None,
+    override: bool = False,
+    expected_version: int | None = None,
+) -> Action:
+    """Label one sentence correct / incorrect / unknown.
+
+    Raises :class:`InconsistentLabel` when ``label`` is "correct" but one of this label set's spans lies
+    in the sentence, unless ``override`` says the annotator confirmed it.
+    """
+    if label not in m.SENTENCE_LABELS:
+        raise ValueError(f"{label!r} is not one of {', '.join(m.SENTENCE_LABELS)}.")
+    with write_session(engine) as session:
+        sentence = session.scalar(
+            select(m.Sentence).where(m.Sentence.item_id == item_id, m.Sentence.index == sentence_index)
+        )
+        if sentence is None:
+            raise ValueError(f"Item {item_id} has no sentence {sentence_index}.")
+        if label == "correct" and not override:
+            inside = spans_in_sentence(session, [label_set_id], sentence)
+            if inside:
+                item = session.get_one(m.Item, item_id)
+                quoted = ", ".join(f"“{item.response[s.start : s.end]}”" for s in inside[:3])
+                raise InconsistentLabel(
+                    f"Sentence {sentence_index + 1} contains hallucinated span(s) {quoted}; "
+                    "remove the span(s) or confirm that the sentence is correct anyway."
+                )
+        return _upsert(
+            session,
+            "sentence_labels",
+            {"label_set_id": label_set_id, "sentence_id": sentence.id},
+            {
+                "item_id": item_id,
+                "label": label,
+                "error_type": error_type if label == "incorrect" else None,
+                "override": override and label == "correct",
+            },
+            annotator_id=annotator_id,
+            expected_version=expected_version,
+            description=f"sentence {sentence_index + 1} → {label}"
+            + (f" ({error_type})" if error_type else ""),
+        )
+
+
+# ------------------------------------------------------------------------------ claims and triplets
+
+
+def set_claim_label(
+    engine: Engine,
+    label_set_id: int,
+    claim_id: int,
+    label: str,
+    annotator_id: int,
+    *,
+    type_: str | None = None,
+    reason: str | None = None,
+    expected_version: int | None = None,
+) -> Action:
+    if label not in m.CLAIM_LABELS:
+        raise ValueError(f"{label!r} is not one of {', '.join(m.CLAIM_LABELS)}.")
+    with write_session(engine) as session:
+        claim = session.get_one(m.Claim, claim_id)
+        return _upsert(
+            session,
+            "claim_labels",
+            {"label_set_id": label_set_id, "claim_id": claim_id},
+            {"item_id": claim.item_id, "label": label, "type": type_, "reason": (reason or None)},
+            annotator_id=annotator_id,
+            expected_version=expected_version,
+            description=f"claim {claim.index + 1} → {label}" + (f" ({type_})" if type_ else ""),
+        )
+
+
+def set_triplet_judgment(
+    engine: Engine,
+    label_set_id: int,
+    triplet_id: int,
+    verdict: str,
+    annotator_id: int,
+    *,
+    wrong_part: str | None = None,
+    expected_version: int | None = None,
+) -> Action:
+    if verdict not in m.TRIPLET_VERDICTS:
+        raise ValueError(f"{verdict!r} is not yes or no.")
+    if wrong_part is not None and wrong_part not in m.TRIPLET_WRONG_PARTS:
+        raise ValueError(f"{wrong_part!r} is not one of {', '.join(m.TRIPLET_WRONG_PARTS)}.")
+    with write_session(engine) as session:
+        triplet = session.get_one(m.Triplet, triplet_id)
+        return _upsert(
+            session,
+            "triplet_judgments",
+            {"label_set_id": label_set_id, "triplet_id": triplet_id},
+            {
+                "item_id": triplet.item_id,
+                "verdict": verdict,
+                "wrong_part": wrong_part if verdict == "no" else None,
+            },
+            annotator_id=annotator_id,
+            expected_version=expected_version,
+            description=f"triplet {triplet.index + 1} → {verdict}"
+            + (f" ({wrong_part})" if wrong_part else ""),
+        )
+
+
+# ----------------------------------------------------------------------------------- item status
+
+
+def set_item_status(
+    engine: Engine,
+    label_set_id: int,
+    item_id: int,
+    page: str,
+    status: str,
+    annotator_id: int,
+    *,
+    note: str | None = None,
+) -> Action:
+    """Mark an item done, skipped or unsure (with a note) for one annotation task."""
+    if status not in m.ITEM_STATUSES:
+        raise ValueError(f"{status!r} is not one of {', '.join(m.ITEM_STATUSES)}.")
+    with write_session(engine) as session:
+        return _upsert(
+            session,
+            "item_statuses",
+            {"label_set_id": label_set_id, "item_id": item_id, "page": page},
+            {"status": status, "note": (note or None)},
+            annotator_id=annotator_id,
+            expected_version=None,
+            description=f"item marked {status}" + (f": {note}" if note else ""),
+        )
+
+
+# -------------------------------------------------------------------------------------------- undo
+
+
+def _undone_ids(session: Session, annotator_id: int) -> set[int]:
+    rows = session.scalars(
+        select(m.EditLog.after).where(m.EditLog.annotator_id == annotator_id, m.EditLog.action == "undo")
+    )
+    return {int(after["undid"]) for after in rows if after and "undid" in after}
+
+
+def last_undoable(engine: Engine, annotator_id: int, label_set_ids: list[int] | None = None) -> str | None:
+    """What :func:`undo_last` would revert, described for the undo button, or None."""
+    with write_session(engine) as session:
+        entry = _last_entry(session, annotator_id, label_set_ids)
+        return (
+            None
+            if entry is None
+            else (entry.after or {}).get("description") or f"{entry.action} {entry.entity}"
+        )
+
+
+def _last_entry(session: Session, annotator_id: int, label_set_ids: list[int] | None) -> m.EditLog | None:
+    undone = _undone_ids(session, annotator_id)
+    query = (
+        select(m.EditLog)
+        .where(
+            m.EditLog.annotator_id == annotator_id,
+            m.EditLog.action.in_(("create", "update", "delete")),
+            m.EditLog.entity.in_(list(_ENTITIES)),
+        )
+        .order_by(m.EditLog.id.desc())
+    )
+    if label_set_ids is not None:
+        query = query.where(m.EditLog.label_set_id.in_(label_set_ids))
+    for entry in session.scalars(query.limit(len(undone) + 1)):
+        if entry.id not in undone:
+            return entry
+    return None
+
+
+def undo_last(engine: Engine, annotator_id: int, label_set_ids: list[int] | None = None) -> Action | None:
+    """Revert the annotator's latest action (optionally within some label sets); None if nothing is left."""
+    with write_session(engine) as session:
+        entry = _last_entry(session, annotator_id, label_set_ids)
+        if entry is None:
+            return None
+        model, columns = _ENTITIES[entry.entity]
+        row = session.get(model, entry.entity_id)
+        if entry.action == "create":
+            if row is not None:
+                session.delete(row)
+        elif entry.action == "delete":
+            if row is None and entry.before is not None:
+                session.add(model(id=entry.entity_id, **{k: entry.before[k] for k in columns}))
+        elif row is not None and entry.before is not None:
+            for key in columns:
+                setattr(row, key, entry.before[key])
+        session.flush()
+        description = (entry.after or {}).get("description") or f"{entry.action} {entry.entity}"
+        undo = m.EditLog(
+            annotator_id=annotator_id,
+            action="undo",
+            entity=entry.entity,
+            entity_id=entry.entity_id,
+            item_id=entry.item_id,
+            label_set_id=entry.label_set_id,
+            before=entry.after,
+            after={"undid": entry.id, "description": f"undid: {description}"},
+        )
+        session.add(undo)
+        session.flush()
+        return Action(undo.id, entry.entity, entry.entity_id, "undo", f"undid: {description}")

@@ -1,0 +1,83 @@
+"""An annotator's work queue on one dataset and task: what is next, how far along, which are flagged."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from sqlalchemy import Engine, exists, func, select
+
+from db import models as m
+from db.engine import read_session
+
+
+@dataclass(frozen=True)
+class Progress:
+    finished: int  # done or skipped
+    flagged: int  # skipped or unsure
+    total: int
+
+    @property
+    def fraction(self) -> float:
+        return self.finished / self.total if self.total else 0.0
+
+
+def _unfinished(label_set_id: int, page: str):  # type: ignore[no-untyped-def]
+    return ~exists().where(
+        m.ItemStatus.item_id == m.Item.id,
+        m.ItemStatus.label_set_id == label_set_id,
+        m.ItemStatus.page == page,
+        m.ItemStatus.status.in_(("done", "skipped")),
+    )
+
+
+def next_item(
+    engine: Engine, dataset_id: int, label_set_id: int, page: str, *, after_position: int | None = None
+) -> str | None:
+    """The next item not yet done or skipped by this label set on this task, in dataset order.
+
+    Starts after ``after_position`` and wraps around to the beginning; None when everything is finished.
+    """
+    base = select(m.Item.external_id).where(m.Item.dataset_id == dataset_id, _unfinished(label_set_id, page))
+    with read_session(engine) as session:
+        if after_position is not None:
+            found = session.scalar(
+                base.where(m.Item.position > after_position).order_by(m.Item.position).limit(1)
+            )
+            if found is not None:
+                return found
+        return session.scalar(base.order_by(m.Item.position).limit(1))
+
+
+def progress(engine: Engine, dataset_id: int, label_set_id: int, page: str) -> Progress:
+    with read_session(engine) as session:
+        total = session.scalar(select(func.count()).where(m.Item.dataset_id == dataset_id)) or 0
+        counts = dict(
+            session.execute(
+                select(m.ItemStatus.status, func.count())
+                .where(m.ItemStatus.label_set_id == label_set_id, m.ItemStatus.page == page)
+                .group_by(m.ItemStatus.status)
+            ).all()
+        )
+    return Progress(
+        finished=counts.get("done", 0) + counts.get("skipped", 0),
+        flagged=counts.get("skipped", 0) + counts.get("unsure", 0),
+        total=total,
+    )
+
+
+@dataclass(frozen=True)
+class ItemStatusView:
+    status: str
+    note: str | None
+
+
+def item_status(engine: Engine, label_set_id: int, item_id: int, page: str) -> ItemStatusView | None:
+    with read_session(engine) as session:
+        row = session.scalar(
+            select(m.ItemStatus).where(
+                m.ItemStatus.label_set_id == label_set_id,
+                m.ItemStatus.item_id == item_id,
+                m.ItemStatus.page == page,
+            )
+        )
+        return None if row is None else ItemStatusView(row.status, row.note)

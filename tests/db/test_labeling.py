@@ -1,0 +1,105 @@
+"""Annotator actions: immediate, logged, undoable, version-checked; the queue walks unfinished items."""
+
+from __future__ import annotations
+
+import pytest
+from sqlalchemy import func, select
+from sqlalchemy.orm import Session
+
+from db import models as m
+from db.importer import import_bundle
+from db.records import Bundle, DatasetRecord, ItemRecord
+from db.repositories import labeling, queue
+from db.repositories.annotations import item_annotations
+from db.repositories.annotators import get_or_create_annotator
+from db.repositories.label_sets import human_label_set
+from tests.db.test_importer import _bundle
+
+
+@pytest.fixture
+def setup(engine):
+    import_bundle(engine, _bundle())
+    alice = get_or_create_annotator(engine, "alice")
+    label_set = human_label_set(engine, 1, alice.id)
+    return engine, alice.id, label_set.id
+
+
+def _log_count(engine) -> int:
+    with Session(engine) as session:
+        return session.scalar(select(func.count()).select_from(m.EditLog))
+
+
+def test_span_actions_and_undo(setup) -> None:
+    engine, who, ls = setup
+    before_log = _log_count(engine)
+    added = labeling.add_span(engine, ls, 1, 2, 5, "Color Attribute", who)
+    assert "“red”" in added.description
+    labeling.retype_span(engine, added.entity_id, "Object", who, expected_version=1)
+    spans = item_annotations(engine, 1, [ls])[ls].spans
+    assert [(s.start, s.end, s.type, s.version) for s in spans] == [(2, 5, "Object", 2)]
+    with pytest.raises(labeling.StaleEdit):
+        labeling.retype_span(engine, added.entity_id, "OCR", who, expected_version=1)
+    labeling.delete_span(engine, added.entity_id, who, expected_version=2)
+    assert item_annotations(engine, 1, [ls])[ls].spans == ()
+    assert labeling.undo_last(engine, who).description == "undid: deleted span 2-5"
+    assert [s.type for s in item_annotations(engine, 1, [ls])[ls].spans] == ["Object"]
+    labeling.undo_last(engine, who)  # the retype
+    assert [s.type for s in item_annotations(engine, 1, [ls])[ls].spans] == ["Color Attribute"]
+    labeling.undo_last(engine, who)  # the add
+    assert item_annotations(engine, 1, [ls])[ls].spans == ()
+    assert labeling.undo_last(engine, who) is None
+    assert _log_count(engine) == before_log + 6  # 3 actions + 3 undos, nothing rewritten
+
+
+def test_span_outside_the_response_is_refused(setup) -> None:
+    engine, who, ls = setup
+    with pytest.raises(ValueError, match="inside the response"):
+        labeling.add_span(engine, ls, 1, 5, 500, None, who)
+
+
+def test_sentence_label_consistency_with_spans(setup) -> None:
+    engine, who, ls = setup
+    labeling.add_span(engine, ls, 1, 2, 5, "Color Attribute", who)
+    with pytest.raises(labeling.InconsistentLabel, match="“red”"):
+        labeling.set_sentence_label(engine, ls, 1, 0, "correct", who)
+    labeling.set_sentence_label(engine, ls, 1, 0, "correct", who, override=True)
+    labeling.set_sentence_label(engine, ls, 1, 1, "incorrect", who, error_type="OCR")
+    labels = item_annotations(engine, 1, [ls])[ls].sentence_labels
+    assert (labels[0].label, labels[0].override) == ("correct", True)
+    assert (labels[1].label, labels[1].error_type) == ("incorrect", "OCR")
+    labeling.set_sentence_label(engine, ls, 1, 1, "unknown", who, error_type="OCR")
+    assert item_annotations(engine, 1, [ls])[ls].sentence_labels[1].error_type is None
+    labeling.undo_last(engine, who)
+    assert item_annotations(engine, 1, [ls])[ls].sentence_labels[1].label == "incorrect"
+
+
+def test_claims_triplets_and_statuses(setup) -> None:
+    engine, who, ls = setup
+    with Session(engine) as session:
+        claim_id = session.scalar(select(m.Claim.id).where(m.Claim.index == 1))
+        triplet_id = session.scalar(select(m.Triplet.id).where(m.Triplet.label_set_id.is_(None)))
+    labeling.set_claim_label(engine, ls, claim_id, "hallucination", who, type_="object", reason="no cats")
+    labeling.set_triplet_judgment(engine, ls, triplet_id, "no", who, wrong_part="relation")
+    found = item_annotations(engine, 1, [ls])[ls]
+    assert found.claim_labels[1].reason == "no cats"
+    with Session(engine) as session:
+        judgment = session.scalar(select(m.TripletJudgment).where(m.TripletJudgment.label_set_id == ls))
+        assert (judgment.verdict, judgment.wrong_part) == ("no", "relation")
+    with pytest.raises(ValueError):
+        labeling.set_claim_label(engine, ls, claim_id, "maybe", who)
+
+
+def test_queue_walks_unfinished_items_in_order(setup) -> None:
+    engine, who, ls = setup
+    more = [ItemRecord(external_id=f"y{k}", response=f"Item {k}.") for k in range(3)]
+    import_bundle(engine, Bundle(DatasetRecord("tiny", "canonical"), more))
+    assert queue.next_item(engine, 1, ls, "sentences") == "x1"
+    labeling.set_item_status(engine, ls, 1, "sentences", "done", who)
+    assert queue.next_item(engine, 1, ls, "sentences") == "y0"
+    assert queue.next_item(engine, 1, ls, "spans") == "x1"  # other tasks are separate
+    labeling.set_item_status(engine, ls, 3, "sentences", "skipped", who, note="blurry")
+    assert queue.next_item(engine, 1, ls, "sentences", after_position=2) == "y2"
+    assert queue.next_item(engine, 1, ls, "sentences", after_position=4) == "y0"  # wraps around
+    labeling.set_item_status(engine, ls, 4, "sentences", "unsure", who, note="?")
+    assert queue.progress(engine, 1, ls, "sentences") == queue.Progress(finished=2, flagged=2, total=4)
+    assert queue.item_status(engine, ls, 3, "sentences") == queue.ItemStatusView("skipped", "blurry")

@@ -3,7 +3,8 @@
 Run from the repository root:  streamlit run tests/components/selector_app.py
 Environment: SELECTOR_TEXT (the text), SELECTOR_SPANS (JSON list of initial spans),
 SELECTOR_TYPES (JSON list of types; default four MHALO types). A ``?spans=<JSON>`` query parameter
-overrides SELECTOR_SPANS for one session, so one server can serve several test cases.
+overrides SELECTOR_SPANS for one session, and ``?disabled=1`` shows the selector read-only, so one
+server can serve several test cases.
 """
 
 from __future__ import annotations
@@ -50,7 +51,8 @@ def undo() -> None:
 
 
 st.title("Span selector")
-result = span_selector(TEXT, st.session_state.spans, TYPES, key=KEY, on_change=on_action)
+disabled = st.query_params.get("disabled") == "1"
+result = span_selector(TEXT, st.session_state.spans, TYPES, key=KEY, on_change=on_action, disabled=disabled)
 st.button("Undo", on_click=undo, disabled=not st.session_state.history)
 
 value = {"spans": result.spans, "event": result.event, "events": len(st.session_state.events)}

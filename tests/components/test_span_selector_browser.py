@@ -111,12 +111,14 @@ def open_selector(
 ) -> Iterator[Callable[..., Selector]]:
     contexts = []
 
-    def _open(spans: list[dict] | None = None) -> Selector:
+    def _open(spans: list[dict] | None = None, *, disabled: bool = False) -> Selector:
         context = chromium_browser.new_context(viewport={"width": 1000, "height": 700}, device_scale_factor=2)
         contexts.append(context)
         page = context.new_page()
-        query = f"?spans={quote(json.dumps(spans))}" if spans else ""
-        page.goto(selector_url + "/" + query)
+        params = [f"spans={quote(json.dumps(spans))}"] if spans else []
+        if disabled:
+            params.append("disabled=1")
+        page.goto(selector_url + "/?" + "&".join(params))
         selector = Selector(page)
         selector.text.wait_for(timeout=20000)
         selector.wait_value(lambda v: "spans" in v)
@@ -214,6 +216,19 @@ def test_key_pressed_before_python_answers_is_not_lost(open_selector) -> None:
     start, end = cp("cube")
     assert value["spans"] == [{"start": start, "end": end, "type": "Color Attribute"}]
     assert value["event"]["action"] == "retype"
+
+
+def test_disabled_selector_shows_spans_but_ignores_edits(open_selector) -> None:
+    start, end = cp("balls")
+    selector = open_selector([{"start": start, "end": end, "type": "Object"}], disabled=True)
+    assert selector.marked() == ["0"]
+    assert selector.page.locator(".hs-type:disabled").count() == len(TYPES)
+    selector.drag("cube")
+    selector.click_word("balls")
+    selector.page.keyboard.press("Delete")
+    selector.page.wait_for_timeout(600)
+    assert selector.value()["events"] == 0
+    assert selector.marked() == ["0"]
 
 
 def test_spans_passed_from_python_are_redrawn_after_undo(open_selector) -> None:

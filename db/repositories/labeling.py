@@ -384,6 +384,52 @@ def set_item_status(
         )
 
 
+# ------------------------------------------------------------------------------------------ ratings
+
+
+def set_rating(
+    engine: Engine,
+    task_id: int,
+    item_id: int,
+    annotator_id: int,
+    *,
+    score: float | None,
+    segment: tuple[int, int] | None = None,
+    nothing_flagged_correct: bool | None = None,
+    expected_version: int | None = None,
+) -> Action:
+    """One rater's score of one predicted segment (or of the whole response when ``segment`` is None).
+
+    For an item where the detector flagged nothing, pass ``score=None`` and say whether "nothing
+    flagged" is right with ``nothing_flagged_correct``.
+    """
+    with write_session(engine) as session:
+        task = session.get_one(m.RatingTask, task_id)
+        if score is not None and not task.scale_min <= score <= task.scale_max:
+            raise ValueError(
+                f"A score on this task lies from {task.scale_min} to {task.scale_max}; got {score}."
+            )
+        if score is None and nothing_flagged_correct is None:
+            raise ValueError("Give a score, or say whether flagging nothing was right.")
+        start, end = segment if segment is not None else (-1, -1)
+        what = f"segment {start}-{end}" if segment is not None else "response"
+        return _upsert(
+            session,
+            "ratings",
+            {
+                "task_id": task_id,
+                "item_id": item_id,
+                "annotator_id": annotator_id,
+                "segment_start": start,
+                "segment_end": end,
+            },
+            {"score": score, "nothing_flagged_correct": nothing_flagged_correct},
+            annotator_id=annotator_id,
+            expected_version=expected_version,
+            description=f"rated {what}: {score if score is not None else nothing_flagged_correct}",
+        )
+
+
 # -------------------------------------------------------------------------------------------- undo
 
 

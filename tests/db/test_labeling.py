@@ -103,3 +103,21 @@ def test_queue_walks_unfinished_items_in_order(setup) -> None:
     labeling.set_item_status(engine, ls, 4, "sentences", "unsure", who, note="?")
     assert queue.progress(engine, 1, ls, "sentences") == queue.Progress(finished=2, flagged=2, total=4)
     assert queue.item_status(engine, ls, 3, "sentences") == queue.ItemStatusView("skipped", "blurry")
+
+
+def test_ratings_respect_the_scale_and_undo(setup) -> None:
+    engine, who, _ = setup
+    with Session(engine) as session, session.begin():
+        task = m.RatingTask(dataset_id=1, detector_label_set_id=2, name="segments", scale_min=1, scale_max=4)
+        session.add(task)
+        session.flush()
+        task_id = task.id
+    labeling.set_rating(engine, task_id, 1, who, score=3, segment=(2, 10))
+    labeling.set_rating(engine, task_id, 1, who, score=4, segment=(2, 10))
+    with pytest.raises(ValueError, match="from 1 to 4"):
+        labeling.set_rating(engine, task_id, 1, who, score=5, segment=(2, 10))
+    with Session(engine) as session:
+        assert session.scalars(select(m.Rating.score)).all() == [4.0]
+    labeling.undo_last(engine, who)
+    with Session(engine) as session:
+        assert session.scalars(select(m.Rating.score)).all() == [3.0]

@@ -16,6 +16,9 @@ navigation = st.navigation(
             st.Page("pages/browse.py", title="Browse items", icon=":material/table_rows:"),
             st.Page("pages/item.py", title="Item", icon=":material/image:"),
         ],
+        "Annotate": [
+            st.Page("pages/sentences.py", title="Label sentences", icon=":material/format_list_bulleted:"),
+        ],
     }
 )
 navigation.run()

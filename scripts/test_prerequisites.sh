@@ -9,7 +9,7 @@ set -u
 if ! command -v chromium >/dev/null 2>&1; then
   if [ "$(id -u)" = "0" ] && command -v apt-get >/dev/null 2>&1; then
     echo "Installing Debian chromium for the browser tests…"
-    (apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq chromium >/dev/null) \
+    (apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq chromium fonts-noto-color-emoji fonts-wqy-microhei >/dev/null) \
       || echo "WARNING: could not install chromium; browser tests will not run."
   else
     echo "WARNING: chromium is missing and this user cannot install it; browser tests will not run."

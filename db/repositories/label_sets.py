@@ -57,20 +57,35 @@ def gold_label_set(engine: Engine, dataset_id: int) -> LabelSetView | None:
 
 
 def human_label_set(engine: Engine, dataset_id: int, annotator_id: int) -> LabelSetView:
-    """The annotator's own label set on this dataset, created on first use."""
-    with write_session(engine) as session:
-        annotator = session.get_one(m.Annotator, annotator_id)
-        label_set = session.scalar(
-            select(m.LabelSet).where(
+    """The annotator's own label set on this dataset, created on first use (reads don't write)."""
+
+    def find(session) -> LabelSetView | None:  # type: ignore[no-untyped-def]
+        row = session.execute(
+            select(m.LabelSet, m.Annotator.name)
+            .join(m.Annotator, m.Annotator.id == m.LabelSet.annotator_id)
+            .where(
                 m.LabelSet.dataset_id == dataset_id,
                 m.LabelSet.kind == "human",
-                m.LabelSet.name == annotator.name,
+                m.Annotator.id == annotator_id,
             )
+        ).first()
+        if row is None:
+            return None
+        ls, who = row
+        return LabelSetView(ls.id, dataset_id, "human", ls.name, who, None, None)
+
+    with read_session(engine) as session:
+        found = find(session)
+    if found is not None:
+        return found
+    with write_session(engine) as session:
+        found = find(session)
+        if found is not None:
+            return found
+        annotator = session.get_one(m.Annotator, annotator_id)
+        label_set = m.LabelSet(
+            dataset_id=dataset_id, kind="human", name=annotator.name, annotator_id=annotator_id
         )
-        if label_set is None:
-            label_set = m.LabelSet(
-                dataset_id=dataset_id, kind="human", name=annotator.name, annotator_id=annotator_id
-            )
-            session.add(label_set)
-            session.flush()
+        session.add(label_set)
+        session.flush()
         return LabelSetView(label_set.id, dataset_id, "human", label_set.name, annotator.name, None, None)

@@ -384,6 +384,50 @@ def set_item_status(
         )
 
 
+def sync_done(
+    engine: Engine, label_set_id: int, item_id: int, page: str, complete: bool, annotator_id: int
+) -> None:
+    """Keep the automatic "done" status in step with whether every unit of the item is labeled.
+
+    These entries are marked automatic and are not offered to undo: undoing a label that completed an
+    item reverts the label, and the status follows on the next render.
+    """
+    with write_session(engine) as session:
+        row = session.scalar(
+            select(m.ItemStatus).where(
+                m.ItemStatus.label_set_id == label_set_id,
+                m.ItemStatus.item_id == item_id,
+                m.ItemStatus.page == page,
+            )
+        )
+        if complete and row is None:
+            row = m.ItemStatus(label_set_id=label_set_id, item_id=item_id, page=page, status="done")
+            session.add(row)
+            session.flush()
+            action, before, after = "create", None, _snapshot(row, "item_statuses")
+        elif not complete and row is not None and row.status == "done":
+            action, before, after = "delete", _snapshot(row, "item_statuses"), None
+            session.delete(row)
+        else:
+            return
+        session.add(
+            m.EditLog(
+                annotator_id=annotator_id,
+                action=action,
+                entity="item_statuses",
+                entity_id=row.id,
+                item_id=item_id,
+                label_set_id=label_set_id,
+                before=before,
+                after={
+                    **(after or {}),
+                    "automatic": True,
+                    "description": f"item {'done' if complete else 'reopened'}",
+                },
+            )
+        )
+
+
 # ------------------------------------------------------------------------------------------ ratings
 
 
@@ -464,8 +508,8 @@ def _last_entry(session: Session, annotator_id: int, label_set_ids: list[int] | 
     )
     if label_set_ids is not None:
         query = query.where(m.EditLog.label_set_id.in_(label_set_ids))
-    for entry in session.scalars(query.limit(len(undone) + 1)):
-        if entry.id not in undone:
+    for entry in session.scalars(query.limit(len(undone) + 50)):
+        if entry.id not in undone and not (entry.after or {}).get("automatic"):
             return entry
     return None
 

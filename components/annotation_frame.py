@@ -1,0 +1,162 @@
+"""What every annotation page shares: the item queue, progress, jump and deep link, the saved
+indicator, undo, and the skip/unsure flag.
+
+A page calls :func:`open_workspace` to get the dataset, the item and the annotator's own label set,
+then runs each user action through :func:`act`, which saves it at once (its own transaction), records
+what was saved for the indicator, and turns a refused action (stale version, inconsistent label) into a
+message instead of a crash. Actions run in widget callbacks, so the page re-renders with the new state.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass
+from datetime import datetime
+from typing import Any
+from urllib.parse import urlencode
+
+import streamlit as st
+
+from components.dataset_picker import pick_dataset
+from components.page_setup import PageContext
+from db.repositories import labeling, queue
+from db.repositories.datasets import DatasetSummary
+from db.repositories.items import ItemView, get_item
+from db.repositories.label_sets import LabelSetView, human_label_set
+
+_SAVED = "annotation_saved"
+_REFUSED = "annotation_refused"
+
+
+@dataclass(frozen=True)
+class Workspace:
+    ctx: PageContext
+    dataset: DatasetSummary
+    item: ItemView
+    label_set: LabelSetView  # the annotator's own
+    task: str  # "spans", "sentences", "claims", "triplets", "rating"
+    page_path: str
+
+    @property
+    def who(self) -> int:
+        return self.ctx.annotator.id
+
+
+def act(action: Callable[..., labeling.Action], *args: Any, **kwargs: Any) -> labeling.Action | None:
+    """Run one annotator action now; remember what was saved (or why it was refused) for the page."""
+    try:
+        done = action(*args, **kwargs)
+    except (labeling.StaleEdit, labeling.InconsistentLabel, ValueError) as refused:
+        st.session_state[_REFUSED] = str(refused)
+        return None
+    st.session_state[_SAVED] = (done.description, datetime.now().strftime("%H:%M:%S"))
+    st.session_state.pop(_REFUSED, None)
+    return done
+
+
+def _go_to(external_id: str | None) -> None:
+    if external_id is not None:
+        st.query_params["item"] = external_id
+
+
+def open_workspace(ctx: PageContext, task: str, page_path: str) -> Workspace | None:
+    """Pick dataset and item (deep link, else the annotator's next unfinished item) and draw the header."""
+    dataset = pick_dataset(ctx.engine)
+    if dataset is None:
+        return None
+    label_set = human_label_set(ctx.engine, dataset.id, ctx.annotator.id)
+    wanted = st.query_params.get("item") or queue.next_item(ctx.engine, dataset.id, label_set.id, task)
+    if wanted is None:
+        st.success("Every item of this dataset is done for this task. 🎉")
+        return None
+    item = get_item(ctx.engine, dataset.id, wanted)
+    if item is None:
+        st.error(f"Dataset {dataset.name!r} has no item with id {wanted!r}.")
+        return None
+    if st.query_params.get("item") != item.external_id:
+        st.query_params["item"] = item.external_id
+    workspace = Workspace(ctx, dataset, item, label_set, task, page_path)
+    _header(workspace)
+    return workspace
+
+
+def _header(ws: Workspace) -> None:
+    engine = ws.ctx.engine
+    done = queue.progress(engine, ws.dataset.id, ws.label_set.id, ws.task)
+    following = queue.next_item(
+        engine, ws.dataset.id, ws.label_set.id, ws.task, after_position=ws.item.position
+    )
+    top = st.columns([2, 2, 2, 3])
+    top[0].progress(done.fraction, text=f"{done.finished} / {done.total} done")
+    top[1].button(
+        "Next item for me",
+        icon=":material/skip_next:",
+        shortcut="N",
+        disabled=following is None or following == ws.item.external_id,
+        on_click=_go_to,
+        args=(following,),
+        help="The next item you have not finished, in dataset order (key N).",
+        key="frame_next",
+        width="stretch",
+    )
+    jump = top[2].text_input(
+        "Jump to item id", key="frame_jump", placeholder="jump to item id…", label_visibility="collapsed"
+    )
+    if jump and jump != ws.item.external_id:
+        if get_item(engine, ws.dataset.id, jump) is None:
+            top[2].error(f"No item {jump!r}.")
+        else:
+            _go_to(jump)
+            st.rerun()
+    link = "?" + urlencode({"dataset": ws.dataset.name, "item": ws.item.external_id})
+    top[3].caption(
+        f"Item **{ws.item.external_id}** ({ws.item.position} of {done.total}) · as **{ws.ctx.annotator.name}** · "
+        f"[deep link]({ws.page_path}{link})"
+    )
+    status = queue.item_status(engine, ws.label_set.id, ws.item.id, ws.task)
+    tools = st.columns([2, 2, 5])
+    undoable = labeling.last_undoable(engine, ws.who, [ws.label_set.id])
+    tools[0].button(
+        "Undo",
+        icon=":material/undo:",
+        shortcut="U",
+        disabled=undoable is None,
+        help=f"Undo: {undoable} (key U)" if undoable else "Nothing to undo",
+        on_click=lambda: act(labeling.undo_last, engine, ws.who, [ws.label_set.id]),
+        key="frame_undo",
+        width="stretch",
+    )
+    with tools[1].popover("Skip / unsure", icon=":material/flag:", width="stretch"):
+        note = st.text_input("Note", value=(status.note or "") if status else "", key="frame_flag_note")
+        for label, value in (("Skip this item", "skipped"), ("Mark unsure", "unsure")):
+            st.button(
+                label,
+                key=f"frame_flag_{value}",
+                on_click=lambda v=value: act(
+                    labeling.set_item_status,
+                    engine,
+                    ws.label_set.id,
+                    ws.item.id,
+                    ws.task,
+                    v,
+                    ws.who,
+                    note=note,
+                ),
+            )
+    with tools[2]:
+        if status is not None:
+            st.caption(f"Status: **{status.status}**" + (f" — {status.note}" if status.note else ""))
+        saved = st.session_state.get(_SAVED)
+        if saved:
+            st.caption(f"✓ Saved · {saved[0]} · {saved[1]}")
+    refused = st.session_state.pop(_REFUSED, None)
+    if refused:
+        st.error(refused)
+
+
+def sync_done(ws: Workspace, complete: bool) -> None:
+    """Mark the item done for this task once every unit on it is labeled, and reopen it if one is undone."""
+    status = queue.item_status(ws.ctx.engine, ws.label_set.id, ws.item.id, ws.task)
+    is_done = status is not None and status.status == "done"
+    if complete != is_done and (status is None or status.status == "done"):
+        labeling.sync_done(ws.ctx.engine, ws.label_set.id, ws.item.id, ws.task, complete, ws.who)

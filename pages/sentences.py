@@ -1,0 +1,165 @@
+"""Label every sentence of a response correct / incorrect / unknown, by mouse or keyboard (1/2/3, j/k).
+
+As in AlignBench's annotation tool (appendix D, Figures A and B): one image, each sentence with
+Correct / Incorrect / Unknown, progress, next. A sentence holding one of your hallucinated spans cannot
+be saved as correct without an explicit override.
+"""
+
+from __future__ import annotations
+
+import streamlit as st
+
+from components.annotation_frame import act, open_workspace, sync_done
+from components.item_parts import show_image, show_text
+from components.page_setup import setup_page
+from components.span_html import render_spans_html
+from db.repositories import labeling
+from db.repositories.annotations import item_annotations
+from db.repositories.label_sets import gold_label_set
+
+LABELS = (
+    ("correct", "Correct", "1", "✓"),
+    ("incorrect", "Incorrect", "2", "✗"),
+    ("unknown", "Unknown", "3", "?"),
+)
+PENDING = "sentences_pending_override"
+
+ctx = setup_page("Label sentences")
+ws = open_workspace(ctx, "sentences", "sentences")
+if ws is None:
+    st.stop()
+item, engine = ws.item, ctx.engine
+if not item.sentences:
+    st.info("This item's response has no sentences.")
+    st.stop()
+
+cursor_key = f"sentence_cursor_{item.id}"
+st.session_state.setdefault(cursor_key, 0)
+
+
+def move(step: int) -> None:
+    st.session_state[cursor_key] = max(0, min(len(item.sentences) - 1, st.session_state[cursor_key] + step))
+
+
+def label(index: int, value: str, *, override: bool = False) -> None:
+    existing = mine.sentence_labels.get(index)
+    error_type = existing.error_type if existing and value == "incorrect" else None
+    done = act(
+        labeling.set_sentence_label,
+        engine,
+        ws.label_set.id,
+        item.id,
+        index,
+        value,
+        ws.who,
+        error_type=error_type,
+        override=override,
+    )
+    st.session_state.pop(PENDING, None)
+    if done is None and value == "correct" and not override:
+        st.session_state[PENDING] = index  # offer the explicit override
+    elif done is not None:  # advance to the next sentence, as a keyboard labeler expects
+        st.session_state[cursor_key] = min(index + 1, len(item.sentences) - 1)
+
+
+def set_error_type(index: int) -> None:
+    act(
+        labeling.set_sentence_label,
+        engine,
+        ws.label_set.id,
+        item.id,
+        index,
+        "incorrect",
+        ws.who,
+        error_type=st.session_state[f"error_type_{item.id}_{index}"] or None,
+    )
+
+
+gold = gold_label_set(engine, ws.dataset.id)
+show_reference = st.sidebar.toggle(
+    "Show gold labels", value=False, help="Hidden by default for blind annotation."
+)
+ids = [ws.label_set.id] + ([gold.id] if gold and show_reference else [])
+found = item_annotations(engine, item.id, ids)
+mine = found[ws.label_set.id]
+current = st.session_state[cursor_key]
+
+left, right = st.columns([2, 3], gap="large")
+with left:
+    show_image(ws.dataset, item)
+    show_text(item.prompt or "(no prompt)", label="Prompt")
+with right:
+    st.markdown(
+        f"**{len(mine.sentence_labels)} / {len(item.sentences)} sentences labeled** · keys: "
+        "`1` correct · `2` incorrect · `3` unknown · `J`/`↓` next · `K`/`↑` previous"
+    )
+    for sentence in item.sentences:
+        index = sentence.index
+        spans = [
+            (max(s.start, sentence.start) - sentence.start, min(s.end, sentence.end) - sentence.start, s.type)
+            for s in mine.spans
+            if s.start < sentence.end and s.end > sentence.start
+        ]
+        is_current = index == current
+        with st.container(border=is_current, key=f"sentence_row_{index}"):
+            text_col, buttons_col = st.columns([3, 2])
+            existing = mine.sentence_labels.get(index)
+            badge = next(
+                (f"{sym} {title}" for v, title, _, sym in LABELS if existing and existing.label == v), "—"
+            )
+            with text_col:
+                st.html(render_spans_html(sentence.text, spans, legend=False))
+                caption = f"{'▶ ' if is_current else ''}Sentence {index + 1} · **{badge}**"
+                if existing and existing.override:
+                    caption += " (confirmed despite a span)"
+                if gold and show_reference and index in found[gold.id].sentence_labels:
+                    caption += f" · gold: {found[gold.id].sentence_labels[index].label}"
+                st.caption(caption)
+            with buttons_col:
+                cols = st.columns(3)
+                for col, (value, title, key, _) in zip(cols, LABELS, strict=True):
+                    col.button(
+                        title,
+                        key=f"label_{item.id}_{index}_{value}",
+                        shortcut=key if is_current else None,
+                        type="primary" if existing and existing.label == value else "secondary",
+                        on_click=label,
+                        args=(index, value),
+                        width="stretch",
+                    )
+                if existing and existing.label == "incorrect":
+                    options = ["", *ws.dataset.taxonomy]
+                    st.selectbox(
+                        "Error type",
+                        options,
+                        index=options.index(existing.error_type) if existing.error_type in options else 0,
+                        key=f"error_type_{item.id}_{index}",
+                        on_change=set_error_type,
+                        args=(index,),
+                        format_func=lambda t: t or "— choose —",
+                    )
+            if st.session_state.get(PENDING) == index:
+                st.warning(
+                    "This sentence contains a span you marked as hallucinated, so it was not saved as correct. "
+                    "Remove the span on the span page, or confirm that the sentence is correct anyway."
+                )
+                st.button(
+                    "Save as correct anyway",
+                    key=f"override_{item.id}_{index}",
+                    on_click=label,
+                    args=(index,),
+                    kwargs={"value": "correct", "override": True},
+                )
+
+    nav = st.columns(4)
+    nav[0].button(
+        "Previous sentence", shortcut="K", on_click=move, args=(-1,), key="sent_prev", width="stretch"
+    )
+    nav[1].button("Next sentence", shortcut="J", on_click=move, args=(1,), key="sent_next", width="stretch")
+    nav[2].button("↑", shortcut="Up", on_click=move, args=(-1,), key="sent_up", help="Previous sentence")
+    nav[3].button("↓", shortcut="Down", on_click=move, args=(1,), key="sent_down", help="Next sentence")
+
+complete = len(mine.sentence_labels) == len(item.sentences)
+sync_done(ws, complete)
+if complete:
+    st.success("Every sentence is labeled. Press **N** (Next item for me) to continue.")

@@ -1,0 +1,95 @@
+"""The sentence page: label by button, the consistency rule and its override, undo, queue, done."""
+
+from __future__ import annotations
+
+import pytest
+from streamlit.testing.v1 import AppTest
+
+from db.engine import make_engine
+from db.repositories.annotations import item_annotations
+from db.repositories.items import get_item
+from db.repositories.label_sets import list_label_sets
+from tests.pages.demo_store import APP, DEMO, demo_store
+
+
+@pytest.fixture
+def store(sqlite_url, tmp_path, monkeypatch) -> str:
+    return demo_store(sqlite_url, tmp_path, monkeypatch)
+
+
+def _open(item: str = "demo-001", user: str = "tester") -> AppTest:
+    at = AppTest.from_file(APP, default_timeout=30)
+    at.query_params.update({"dataset": DEMO, "item": item, "user": user})
+    at.run()
+    at.switch_page("pages/sentences.py").run()
+    assert not at.exception, at.exception
+    return at
+
+
+def _mine(url: str, external_id: str, user: str = "tester"):
+    engine = make_engine(url)
+    item = get_item(engine, 1, external_id)
+    ls = next(v for v in list_label_sets(engine, 1) if v.kind == "human" and v.name == user)
+    return item, item_annotations(engine, item.id, [ls.id])[ls.id]
+
+
+def _button(at: AppTest, key: str):
+    return next(b for b in at.button if b.key == key)
+
+
+def test_label_every_sentence_then_done_and_undo(store: str) -> None:
+    at = _open()
+    item, _ = _mine(store, "demo-001")
+    for sentence in item.sentences:
+        _button(at, f"label_{item.id}_{sentence.index}_unknown").click().run()
+        assert not at.exception
+    _, mine = _mine(store, "demo-001")
+    assert {i: v.label for i, v in mine.sentence_labels.items()} == {
+        s.index: "unknown" for s in item.sentences
+    }
+    assert any("Every sentence is labeled" in s.value for s in at.success)
+    assert any("✓ Saved" in c.value for c in at.caption)
+    _button(at, "frame_undo").click().run()
+    _, mine = _mine(store, "demo-001")
+    assert len(mine.sentence_labels) == len(item.sentences) - 1
+    assert not any("Every sentence is labeled" in s.value for s in at.success)
+    _button(at, "frame_next").click().run()
+    assert at.query_params["item"] == "demo-002"
+
+
+def test_correct_with_a_span_needs_an_override(store: str) -> None:
+    from db.repositories import labeling
+    from db.repositories.annotators import get_or_create_annotator
+    from db.repositories.label_sets import human_label_set
+
+    engine = make_engine(store)
+    who = get_or_create_annotator(engine, "tester")
+    ls = human_label_set(engine, 1, who.id)
+    item = get_item(engine, 1, "demo-001")
+    first = item.sentences[0]
+    labeling.add_span(engine, ls.id, item.id, first.start, first.start + 1, None, who.id)
+    at = _open()
+    _button(at, f"label_{item.id}_0_correct").click().run()
+    assert "contains a span you marked" in at.warning[-1].value or any(
+        "contains a span" in w.value for w in at.warning
+    )
+    assert 0 not in _mine(store, "demo-001")[1].sentence_labels
+    _button(at, f"override_{item.id}_0").click().run()
+    saved = _mine(store, "demo-001")[1].sentence_labels[0]
+    assert (saved.label, saved.override) == ("correct", True)
+
+
+def test_incorrect_takes_an_error_type(store: str) -> None:
+    at = _open()
+    item, _ = _mine(store, "demo-001")
+    _button(at, f"label_{item.id}_1_incorrect").click().run()
+    at.selectbox(key=f"error_type_{item.id}_1").set_value("Spatial Attribute").run()
+    saved = _mine(store, "demo-001")[1].sentence_labels[1]
+    assert (saved.label, saved.error_type) == ("incorrect", "Spatial Attribute")
+
+
+def test_skip_with_a_note_moves_the_queue(store: str) -> None:
+    at = _open(item="demo-003")
+    at.text_input(key="frame_flag_note").input("image too small").run()
+    _button(at, "frame_flag_skipped").click().run()
+    assert any("skipped" in c.value and "image too small" in c.value for c in at.caption)

@@ -17,6 +17,7 @@ navigation = st.navigation(
             st.Page("pages/item.py", title="Item", icon=":material/image:"),
         ],
         "Annotate": [
+            st.Page("pages/spans.py", title="Mark spans", icon=":material/format_ink_highlighter:"),
             st.Page("pages/sentences.py", title="Label sentences", icon=":material/format_list_bulleted:"),
         ],
     }

@@ -1,0 +1,120 @@
+"""Mark hallucinated spans in a response: select words with the mouse, type them, fix them.
+
+Follows MHALO's minimal-span rule (mark the smallest erroneous part) and its twelve types, or whatever
+taxonomy the dataset carries. Every add, retype and delete is saved at once and can be undone.
+"""
+
+from __future__ import annotations
+
+import streamlit as st
+
+from components.annotation_frame import act, open_workspace
+from components.item_parts import show_image, show_text
+from components.page_setup import setup_page
+from components.span_html import SpanStyle, render_spans_html
+from components.span_selector import selection_from_state, span_selector
+from db.repositories import labeling
+from db.repositories.annotations import SpanView, item_annotations
+from db.repositories.label_sets import list_label_sets
+from db.repositories.queue import item_status
+
+ctx = setup_page("Mark spans")
+ws = open_workspace(ctx, "spans", "spans")
+if ws is None:
+    st.stop()
+item, engine = ws.item, ctx.engine
+taxonomy = list(ws.dataset.taxonomy)
+mine = item_annotations(engine, item.id, [ws.label_set.id])[ws.label_set.id].spans
+selector_key = f"span_selector_{item.id}"
+
+
+def _find(spans: tuple[SpanView, ...], span: dict) -> SpanView | None:
+    """The stored span the browser refers to (same offsets, and same type when it says one)."""
+    same = [s for s in spans if (s.start, s.end) == (span["start"], span["end"])]
+    typed = [s for s in same if s.type == span.get("type")]
+    return (typed or same or [None])[0]
+
+
+def save_action() -> None:
+    """Persist the one action the selector reports; each is its own transaction."""
+    selection = selection_from_state(selector_key)
+    if selection is None or selection.event is None:
+        return
+    event, span = selection.event, selection.event["span"]
+    current = item_annotations(engine, item.id, [ws.label_set.id])[ws.label_set.id].spans
+    if event["action"] == "add":
+        act(
+            labeling.add_span,
+            engine,
+            ws.label_set.id,
+            item.id,
+            span["start"],
+            span["end"],
+            span.get("type"),
+            ws.who,
+        )
+        return
+    stored = _find(current, event.get("previous", span) if event["action"] == "retype" else span)
+    if stored is None:
+        st.session_state["annotation_refused"] = (
+            "That span is no longer stored (someone removed it); reloaded."
+        )
+    elif event["action"] == "retype":
+        act(
+            labeling.retype_span, engine, stored.id, span.get("type"), ws.who, expected_version=stored.version
+        )
+    else:
+        act(labeling.delete_span, engine, stored.id, ws.who, expected_version=stored.version)
+
+
+left, right = st.columns([2, 3], gap="large")
+with left:
+    show_image(ws.dataset, item)
+with right:
+    show_text(item.prompt or "(no prompt)", label="Prompt")
+    st.markdown(f"**Response** · {len(mine)} span(s) marked by you")
+    st.caption(
+        "Drag over words or double-click a word to mark it; the type comes from the picker (keys 1–9, 0). "
+        "Click a span to retype it (number key) or remove it (Delete). Mark the smallest wrong part."
+    )
+    span_selector(
+        item.response,
+        [{"start": s.start, "end": s.end, "type": s.type} for s in mine],
+        taxonomy,
+        key=selector_key,
+        on_change=save_action,
+        active_type=taxonomy[0] if taxonomy else None,
+    )
+    status = item_status(engine, ws.label_set.id, item.id, "spans")
+    done = status is not None and status.status == "done"
+    st.button(
+        "Item done" if not done else "Done ✓",
+        icon=":material/task_alt:",
+        shortcut="D",
+        disabled=done,
+        help="No span left to mark (an item may have none). Key D.",
+        on_click=lambda: act(
+            labeling.set_item_status, engine, ws.label_set.id, item.id, "spans", "done", ws.who
+        ),
+        key="spans_done",
+    )
+    if item.reference:
+        with st.expander("Reference answer"):
+            show_text(item.reference)
+
+others = [ls for ls in list_label_sets(engine, ws.dataset.id) if ls.id != ws.label_set.id]
+if others and st.sidebar.toggle(
+    "Show other label sets", value=False, help="Hidden by default for blind annotation."
+):
+    chosen = st.sidebar.multiselect("Label sets", [ls.title for ls in others], default=[others[0].title])
+    shown = [ls for ls in others if ls.title in chosen]
+    found = item_annotations(engine, item.id, [ls.id for ls in shown])
+    for ls in shown:
+        st.markdown(f"**{ls.title}**")
+        st.html(
+            render_spans_html(
+                item.response,
+                [SpanStyle(s.start, s.end, s.type, tooltip=s.type or "untyped") for s in found[ls.id].spans],
+                types=taxonomy,
+            )
+        )

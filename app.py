@@ -19,6 +19,8 @@ navigation = st.navigation(
         "Annotate": [
             st.Page("pages/spans.py", title="Mark spans", icon=":material/format_ink_highlighter:"),
             st.Page("pages/sentences.py", title="Label sentences", icon=":material/format_list_bulleted:"),
+            st.Page("pages/claims.py", title="Judge claims", icon=":material/fact_check:"),
+            st.Page("pages/triplets.py", title="Judge triplets", icon=":material/account_tree:"),
         ],
     }
 )

@@ -159,3 +159,45 @@ def item_annotations(
         )
         for i, v in found.items()
     }
+
+
+def judged_triplets(
+    engine: Engine, item_id: int, source_label_set_id: int, judge_label_set_id: int
+) -> tuple[TripletJudgmentView, ...]:
+    """Triplets extracted by one label set, with the verdicts another label set (a human) gave them."""
+    with read_session(engine) as session:
+        rows = session.execute(
+            select(m.Triplet, m.TripletJudgment)
+            .outerjoin(
+                m.TripletJudgment,
+                (m.TripletJudgment.triplet_id == m.Triplet.id)
+                & (m.TripletJudgment.label_set_id == judge_label_set_id),
+            )
+            .where(m.Triplet.item_id == item_id, m.Triplet.label_set_id == source_label_set_id)
+            .order_by(m.Triplet.index)
+        ).all()
+    return tuple(
+        TripletJudgmentView(
+            t.id,
+            t.index,
+            t.subject,
+            t.relation,
+            t.object,
+            j.verdict if j else None,
+            j.wrong_part if j else None,
+        )
+        for t, j in rows
+    )
+
+
+def triplet_sources(engine: Engine, dataset_id: int) -> list[int]:
+    """Label sets of the dataset that extracted triplets (whose triplets can be judged)."""
+    with read_session(engine) as session:
+        return list(
+            session.scalars(
+                select(m.Triplet.label_set_id)
+                .join(m.Item, m.Item.id == m.Triplet.item_id)
+                .where(m.Item.dataset_id == dataset_id, m.Triplet.label_set_id.is_not(None))
+                .distinct()
+            )
+        )

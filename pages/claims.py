@@ -1,0 +1,139 @@
+"""Judge claims (MHaluBench): hallucination or not, its type and an optional reason, by mouse or keys.
+
+For text-to-image items the image is the model's output and the claims come from the user's prompt.
+Keys: ``1`` hallucination, ``2`` not a hallucination, ``J``/``K`` next/previous claim.
+"""
+
+from __future__ import annotations
+
+import html
+
+import streamlit as st
+
+from components.annotation_frame import act, open_workspace, sync_done
+from components.item_parts import show_image, show_text
+from components.page_setup import setup_page
+from db.repositories import labeling
+from db.repositories.annotations import item_annotations
+from db.taxonomies import MHALUBENCH
+
+VERDICTS = (("hallucination", "Hallucination", "1"), ("non-hallucination", "Not a hallucination", "2"))
+
+ctx = setup_page("Judge claims")
+ws = open_workspace(ctx, "claims", "claims")
+if ws is None:
+    st.stop()
+item, engine = ws.item, ctx.engine
+if not item.claims:
+    st.info("This item has no claims to judge. Press **N** for the next item.")
+    st.stop()
+
+cursor_key = f"claim_cursor_{item.id}"
+st.session_state.setdefault(cursor_key, 0)
+mine = item_annotations(engine, item.id, [ws.label_set.id])[ws.label_set.id].claim_labels
+
+
+def move(step: int) -> None:
+    st.session_state[cursor_key] = max(0, min(len(item.claims) - 1, st.session_state[cursor_key] + step))
+
+
+def judge(claim_index: int, claim_id: int, label: str) -> None:
+    existing = mine.get(claim_index)
+    done = act(
+        labeling.set_claim_label,
+        engine,
+        ws.label_set.id,
+        claim_id,
+        label,
+        ws.who,
+        type_=existing.type if existing else None,
+        reason=existing.reason if existing else None,
+    )
+    if done is not None:
+        st.session_state[cursor_key] = min(claim_index + 1, len(item.claims) - 1)
+
+
+def save_details(claim_index: int, claim_id: int) -> None:
+    existing = mine.get(claim_index)
+    if existing is None:
+        st.session_state["annotation_refused"] = (
+            "Choose hallucination or not first; then its type and reason."
+        )
+        return
+    act(
+        labeling.set_claim_label,
+        engine,
+        ws.label_set.id,
+        claim_id,
+        existing.label,
+        ws.who,
+        type_=st.session_state.get(f"claim_type_{claim_id}") or None,
+        reason=st.session_state.get(f"claim_reason_{claim_id}") or None,
+    )
+
+
+left, right = st.columns([2, 3], gap="large")
+with left:
+    show_image(ws.dataset, item)
+    if item.task_type == "text-to-image":
+        st.info("Text-to-image item: the image is the model's output; the claims come from the prompt.")
+with right:
+    show_text(item.prompt or "(no prompt)", label="Prompt")
+    if item.task_type != "text-to-image":
+        show_text(item.response, label="Response")
+    st.markdown(
+        f"**{len(mine)} / {len(item.claims)} claims judged** · keys: `1` hallucination · `2` not · `J`/`K` move"
+    )
+    current = st.session_state[cursor_key]
+    types = ["", *MHALUBENCH]  # claim types are MHaluBench's, whatever the span taxonomy
+    for claim in item.claims:
+        existing = mine.get(claim.index)
+        is_current = claim.index == current
+        with st.container(border=is_current, key=f"claim_row_{claim.index}"):
+            st.html(
+                f'<div style="white-space:pre-wrap">{"▶ " if is_current else ""}'
+                f"{claim.index + 1}. {html.escape(claim.text)}</div>"
+            )
+            cols = st.columns([2, 2, 3])
+            for col, (value, title, key) in zip(cols[:2], VERDICTS, strict=True):
+                col.button(
+                    title,
+                    key=f"claim_{claim.id}_{value}",
+                    shortcut=key if is_current else None,
+                    type="primary" if existing and existing.label == value else "secondary",
+                    on_click=judge,
+                    args=(claim.index, claim.id, value),
+                    width="stretch",
+                )
+            cols[2].caption(
+                f"from the {claim.source}"
+                + (f" · segment {claim.segment + 1}" if claim.segment is not None else "")
+            )
+            if existing is not None and existing.label == "hallucination":
+                a, b = st.columns([1, 2])
+                a.selectbox(
+                    "Type",
+                    types,
+                    index=types.index(existing.type) if existing.type in types else 0,
+                    key=f"claim_type_{claim.id}",
+                    on_change=save_details,
+                    args=(claim.index, claim.id),
+                    format_func=lambda t: t or "— choose —",
+                )
+                b.text_input(
+                    "Reason (optional)",
+                    value=existing.reason or "",
+                    key=f"claim_reason_{claim.id}",
+                    on_change=save_details,
+                    args=(claim.index, claim.id),
+                )
+    nav = st.columns(2)
+    nav[0].button(
+        "Previous claim", shortcut="K", on_click=move, args=(-1,), key="claim_prev", width="stretch"
+    )
+    nav[1].button("Next claim", shortcut="J", on_click=move, args=(1,), key="claim_next", width="stretch")
+
+complete = len(mine) == len(item.claims)
+sync_done(ws, complete)
+if complete:
+    st.success("Every claim is judged. Press **N** (Next item for me) to continue.")

@@ -1,0 +1,150 @@
+"""Judge object–relation–object triplets extracted from a model's answer (Tri-HE), beside the image's
+reference scene graph: is each triplet supported (yes) or hallucinated (no), and which part is wrong.
+
+Keys: ``1`` yes, ``2`` no, then ``3``/``4``/``5`` for the wrong part (object 1 / relation / object 2),
+``J``/``K`` next/previous triplet.
+"""
+
+from __future__ import annotations
+
+import html
+
+import pandas as pd
+import streamlit as st
+
+from components.annotation_frame import act, open_workspace, sync_done
+from components.item_parts import show_image, show_text
+from components.page_setup import setup_page
+from db.repositories import labeling
+from db.repositories.annotations import judged_triplets, triplet_sources
+from db.repositories.label_sets import list_label_sets
+
+PARTS = (
+    ("object1", "Object 1 wrong", "3"),
+    ("relation", "Relation wrong", "4"),
+    ("object2", "Object 2 wrong", "5"),
+)
+
+ctx = setup_page("Judge triplets")
+ws = open_workspace(ctx, "triplets", "triplets")
+if ws is None:
+    st.stop()
+item, engine = ws.item, ctx.engine
+
+sources = {ls.id: ls for ls in list_label_sets(engine, ws.dataset.id)}
+source_ids = [i for i in triplet_sources(engine, ws.dataset.id) if i in sources and i != ws.label_set.id]
+if not source_ids:
+    st.info("No label set of this dataset has extracted triplets to judge.")
+    st.stop()
+source_id = st.sidebar.selectbox(
+    "Triplets extracted by",
+    source_ids,
+    format_func=lambda i: sources[i].title,
+    key="triplet_source",
+    help="Whose answer's triplets you judge.",
+)
+triplets = judged_triplets(engine, item.id, source_id, ws.label_set.id)
+
+cursor_key = f"triplet_cursor_{item.id}_{source_id}"
+st.session_state.setdefault(cursor_key, 0)
+
+
+def move(step: int) -> None:
+    st.session_state[cursor_key] = max(0, min(len(triplets) - 1, st.session_state[cursor_key] + step))
+
+
+def judge(index: int, triplet_id: int, verdict: str, wrong_part: str | None = None) -> None:
+    done = act(
+        labeling.set_triplet_judgment,
+        engine,
+        ws.label_set.id,
+        triplet_id,
+        verdict,
+        ws.who,
+        wrong_part=wrong_part,
+    )
+    if done is not None and (verdict == "yes" or wrong_part is not None):
+        st.session_state[cursor_key] = min(index + 1, len(triplets) - 1)
+
+
+left, right = st.columns([2, 3], gap="large")
+with left:
+    show_image(ws.dataset, item)
+    st.markdown("**Reference scene graph**")
+    st.dataframe(
+        pd.DataFrame(
+            [
+                {"subject": t.subject, "relation": t.relation, "object": t.object}
+                for t in item.reference_triplets
+            ],
+            columns=["subject", "relation", "object"],
+        ),
+        hide_index=True,
+        width="stretch",
+    )
+with right:
+    show_text(item.prompt or "(no question)", label="Question")
+    show_text(item.response, label="Answer")
+    if not triplets:
+        st.info(f"{sources[source_id].title} extracted no triplet from this answer.")
+    judged = sum(1 for t in triplets if t.verdict is not None)
+    st.markdown(
+        f"**{judged} / {len(triplets)} triplets judged** · keys: `1` yes · `2` no · `3`/`4`/`5` wrong part · `J`/`K`"
+    )
+    current = st.session_state[cursor_key]
+    for t in triplets:
+        is_current = t.index == current
+        with st.container(border=is_current, key=f"triplet_row_{t.triplet_id}"):
+            st.html(
+                '<div style="white-space:pre-wrap">'
+                + ("▶ " if is_current else "")
+                + " · ".join(
+                    f"<b>{label}</b> {html.escape(value)}"
+                    for label, value in (
+                        ("subject", t.subject),
+                        ("relation", t.relation),
+                        ("object", t.object),
+                    )
+                )
+                + "</div>"
+            )
+            cols = st.columns(5)
+            cols[0].button(
+                "Yes",
+                key=f"triplet_{t.triplet_id}_yes",
+                shortcut="1" if is_current else None,
+                type="primary" if t.verdict == "yes" else "secondary",
+                on_click=judge,
+                args=(t.index, t.triplet_id, "yes"),
+                width="stretch",
+            )
+            cols[1].button(
+                "No",
+                key=f"triplet_{t.triplet_id}_no",
+                shortcut="2" if is_current else None,
+                type="primary" if t.verdict == "no" else "secondary",
+                on_click=judge,
+                args=(t.index, t.triplet_id, "no", t.wrong_part),
+                width="stretch",
+            )
+            if t.verdict == "no":
+                for col, (part, title, key) in zip(cols[2:], PARTS, strict=True):
+                    col.button(
+                        title,
+                        key=f"triplet_{t.triplet_id}_{part}",
+                        shortcut=key if is_current else None,
+                        type="primary" if t.wrong_part == part else "secondary",
+                        on_click=judge,
+                        args=(t.index, t.triplet_id, "no", part),
+                        width="stretch",
+                    )
+    nav = st.columns(2)
+    nav[0].button(
+        "Previous triplet", shortcut="K", on_click=move, args=(-1,), key="triplet_prev", width="stretch"
+    )
+    nav[1].button("Next triplet", shortcut="J", on_click=move, args=(1,), key="triplet_next", width="stretch")
+
+complete = bool(triplets) and judged == len(triplets)
+sync_done(ws, complete)
+if complete:
+    st.success("Every triplet is judged. Press **N** (Next item for me) to continue.")

@@ -1,0 +1,77 @@
+"""Claim and triplet pages: verdicts, types and reasons, wrong parts, done when complete."""
+
+from __future__ import annotations
+
+import pytest
+from streamlit.testing.v1 import AppTest
+
+from db.engine import make_engine
+from db.repositories.annotations import item_annotations, judged_triplets
+from db.repositories.items import get_item
+from db.repositories.label_sets import list_label_sets
+from db.repositories.queue import item_status
+from tests.pages.demo_store import APP, DEMO, demo_store
+
+
+@pytest.fixture
+def store(sqlite_url, tmp_path, monkeypatch) -> str:
+    return demo_store(sqlite_url, tmp_path, monkeypatch)
+
+
+def _open(page: str, item: str) -> AppTest:
+    at = AppTest.from_file(APP, default_timeout=30)
+    at.query_params.update({"dataset": DEMO, "item": item, "user": "tester"})
+    at.run()
+    at.switch_page(page).run()
+    assert not at.exception, at.exception
+    return at
+
+
+def _click(at: AppTest, key: str) -> None:
+    next(b for b in at.button if b.key == key).click().run()
+    assert not at.exception, at.exception
+
+
+def _tester(engine):
+    return next(v for v in list_label_sets(engine, 1) if v.kind == "human" and v.name == "tester")
+
+
+def test_claims_verdict_type_reason_and_done(store: str) -> None:
+    engine = make_engine(store)
+    item = get_item(engine, 1, "demo-003")
+    assert item.claims
+    at = _open("pages/claims.py", "demo-003")
+    first = item.claims[0]
+    _click(at, f"claim_{first.id}_hallucination")
+    at.selectbox(key=f"claim_type_{first.id}").set_value("object").run()
+    at.text_input(key=f"claim_reason_{first.id}").input("no such object").run()
+    ls = _tester(engine)
+    saved = item_annotations(engine, item.id, [ls.id])[ls.id].claim_labels[0]
+    assert (saved.label, saved.type, saved.reason) == ("hallucination", "object", "no such object")
+    for claim in item.claims[1:]:
+        _click(at, f"claim_{claim.id}_non-hallucination")
+    assert item_status(engine, ls.id, item.id, "claims").status == "done"
+
+
+def test_text_to_image_claims_say_where_they_come_from(store: str) -> None:
+    at = _open("pages/claims.py", "demo-007")
+    assert any("image is the model's output" in i.value for i in at.info)
+
+
+def test_triplets_yes_no_and_wrong_part(store: str) -> None:
+    engine = make_engine(store)
+    item = get_item(engine, 1, "demo-001")
+    at = _open("pages/triplets.py", "demo-001")
+    source = at.sidebar.selectbox(key="triplet_source").value
+    ls = _tester(engine)
+    triplets = judged_triplets(engine, item.id, source, ls.id)
+    assert triplets
+    _click(at, f"triplet_{triplets[0].triplet_id}_no")
+    _click(at, f"triplet_{triplets[0].triplet_id}_relation")
+    for t in triplets[1:]:
+        _click(at, f"triplet_{t.triplet_id}_yes")
+    judged = judged_triplets(engine, item.id, source, ls.id)
+    assert (judged[0].verdict, judged[0].wrong_part) == ("no", "relation")
+    assert all(t.verdict == "yes" for t in judged[1:])
+    assert item_status(engine, ls.id, item.id, "triplets").status == "done"
+    assert len(item.reference_triplets) > 0

@@ -15,8 +15,15 @@ from typing import Any
 
 import numpy as np
 
-from metrics._validation import Span
-from metrics.span_batches import PackedSpans, _format_mask, f1_iou_per_item, f1_m_per_item, pack_spans
+from metrics._validation import Span, check_threshold
+from metrics.span_batches import (
+    PackedSpans,
+    _f1_iou_scores,
+    _f1_m_scores,
+    _format_mask,
+    _same_item_pairs,
+    pack_spans,
+)
 
 OVERALL = "overall"
 
@@ -68,8 +75,10 @@ def span_detection_table(
     if gold.n_items != n_items:
         raise ValueError(f"golds must have one entry per item ({n_items}), got {gold.n_items}")
 
-    f1_m_scores = np.where(ok, f1_m_per_item(pred, gold), 0.0)
-    f1_iou_scores = np.where(ok, f1_iou_per_item(pred, gold, threshold), 0.0)
+    threshold = check_threshold(threshold)
+    pairs = _same_item_pairs(pred, gold)  # shared by both scores
+    f1_m_scores = np.where(ok, _f1_m_scores(pred, gold, pairs), 0.0)
+    f1_iou_scores = np.where(ok, _f1_iou_scores(pred, gold, pairs, threshold), 0.0)
 
     labels, codes = _group_codes(subset_list)
     counts = np.bincount(codes, minlength=len(labels))

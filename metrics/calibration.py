@@ -41,6 +41,25 @@ def _adaptive_bins(n: int, n_bins: int) -> np.ndarray:
     return np.repeat(np.arange(n_bins), sizes)
 
 
+def _sort_like_stable(p: np.ndarray, y: np.ndarray, n_bins: int) -> tuple[np.ndarray, np.ndarray]:
+    """``p`` and ``y`` ordered by ``p`` as a stable sort would order them, for the ACE groups.
+
+    A stable sort of a million floats is several times slower than numpy's default (SIMD) sort. The
+    order within a run of equal probabilities only matters when the run straddles a group boundary
+    (elsewhere the whole run lands in one group), so sort unstably and put just those runs back in
+    input order.
+    """
+    order = np.argsort(p)
+    sorted_p = p[order]
+    sizes = np.bincount(_adaptive_bins(p.size, n_bins), minlength=n_bins)
+    for cut in np.cumsum(sizes)[:-1].tolist():
+        if 0 < cut < p.size and sorted_p[cut - 1] == sorted_p[cut]:
+            lo = int(np.searchsorted(sorted_p, sorted_p[cut], side="left"))
+            hi = int(np.searchsorted(sorted_p, sorted_p[cut], side="right"))
+            order[lo:hi] = np.sort(order[lo:hi])
+    return sorted_p, y[order]
+
+
 def _bin_stats(p: np.ndarray, y: np.ndarray, bins: np.ndarray, n_bins: int) -> tuple[np.ndarray, ...]:
     count = np.bincount(bins, minlength=n_bins)
     prob_sum = np.bincount(bins, weights=p, minlength=n_bins)
@@ -72,9 +91,8 @@ def ace(probs: Sequence[float], labels: Sequence[int], n_bins: int = 10) -> floa
     ``ACE = mean over non-empty groups of |mean(labels) - mean(probs)|``.
     """
     p, y, n_bins = _checked(probs, labels, n_bins)
-    order = np.argsort(p, kind="stable")
-    bins = _adaptive_bins(p.size, n_bins)
-    count, prob_sum, label_sum = _bin_stats(p[order], y[order], bins, n_bins)
+    sorted_p, sorted_y = _sort_like_stable(p, y, n_bins)
+    count, prob_sum, label_sum = _bin_stats(sorted_p, sorted_y, _adaptive_bins(p.size, n_bins), n_bins)
     filled = count > 0
     gaps = np.abs(label_sum[filled] / count[filled] - prob_sum[filled] / count[filled])
     return float(gaps.mean())
@@ -97,8 +115,7 @@ def reliability_diagram(
         lower = np.arange(n_bins) / n_bins
         upper = np.arange(1, n_bins + 1) / n_bins
     elif strategy == "adaptive":
-        order = np.argsort(p, kind="stable")
-        p, y = p[order], y[order]
+        p, y = _sort_like_stable(p, y, n_bins)
         bins = _adaptive_bins(p.size, n_bins)
         lower = np.full(n_bins, np.nan)
         upper = np.full(n_bins, np.nan)

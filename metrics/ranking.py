@@ -19,6 +19,8 @@ from metrics.bootstrap import percentile_interval
 
 # Bootstrap resamples are drawn in chunks so memory stays near chunk x group size.
 _RESAMPLE_CHUNK_CELLS = 4_000_000
+# One multinomial draw per histogram cell costs about as much as resampling ~16 items.
+_MULTINOMIAL_ITEMS_PER_CELL = 16
 
 
 def auroc(labels: Sequence[int], scores: Sequence[float]) -> float:
@@ -152,9 +154,9 @@ def auroc_table(
 
     The point estimates are :func:`auroc` per (detector, group) cell (AlignBench Table 3; with detectors
     and captioners as rows and columns this is the self-preference matrix of Figure 8). For the
-    intervals, sentences are resampled with replacement within each group, ``n_resamples`` times, and
-    the same resamples are shared by all detectors (a paired bootstrap, so detectors can be compared
-    cell by cell); resamples that miss a class are skipped. ``n_resamples=0`` skips the bootstrap.
+    intervals, each cell's sentences are resampled with replacement, ``n_resamples`` times (percentile
+    bootstrap; each cell's interval is marginal, drawn independently of the other cells); resamples that
+    miss a class are skipped. ``n_resamples=0`` skips the bootstrap.
 
     ``labels`` and every score array have one entry per sentence; ``groups`` names each sentence's
     group (e.g. its captioning model). Sentences labelled "unknown" in AlignBench should be left out
@@ -193,14 +195,13 @@ def auroc_table(
         n_neg[g] = yg.size - n_pos[g]
         if not (n_pos[g] and n_neg[g]):
             continue
-        # Every detector's scores of this group as small integer keys, so a resample is a histogram.
-        keys = [_dense_rank(s[members]) for s in score_rows]
         for d in range(len(detectors)):
-            point[d, g] = _auroc_sorted(yg, score_rows[d][members], int(n_pos[g]), int(n_neg[g]))
-        if n_resamples:
-            boot = _bootstrap_group(yg, keys, n_resamples, rng)
-            for d in range(len(detectors)):
-                low[d, g], high[d, g] = percentile_interval(boot[d], confidence)
+            scores = score_rows[d][members]
+            point[d, g] = _auroc_sorted(yg, scores, int(n_pos[g]), int(n_neg[g]))
+            if n_resamples:
+                key, n_keys = _dense_rank(scores)
+                boot = _bootstrap_auroc(yg, key, n_keys, n_resamples, rng)
+                low[d, g], high[d, g] = percentile_interval(boot, confidence)
     return AurocTable(detectors, names, point, low, high, n_pos, n_neg, confidence, n_resamples)
 
 
@@ -210,34 +211,45 @@ def _dense_rank(values: np.ndarray) -> tuple[np.ndarray, int]:
     return inverse.astype(np.int64), uniques.size
 
 
-def _bootstrap_group(
-    y: np.ndarray, keys: list[tuple[np.ndarray, int]], n_resamples: int, rng: np.random.Generator
+def _bootstrap_auroc(
+    y: np.ndarray, key: np.ndarray, n_keys: int, n_resamples: int, rng: np.random.Generator
 ) -> np.ndarray:
-    """AUROC of every detector on every resample of one group; NaN where a resample lacks a class.
+    """AUROC of one detector on ``n_resamples`` bootstrap resamples of one group (NaN: a class is missing).
 
-    A resample is summarised, per detector, by how many positives and negatives it holds at each
-    distinct score; from that histogram the Mann-Whitney U is a cumulative sum, so each resample costs
-    O(n) instead of a sort.
+    AUROC only depends on how many positives and negatives sit at each distinct score, so a resample is
+    reduced to that histogram. Drawing ``n`` items with replacement gives, over any partition of the
+    items, a multinomial histogram with the partition's shares; with few distinct scores (detectors
+    answering 0-100) the histogram is drawn directly from that multinomial, which has exactly the
+    distribution of the resampled one at a fraction of the cost. With many distinct scores the items
+    themselves are resampled and counted.
     """
     n = y.size
-    out = np.empty((len(keys), n_resamples), dtype=np.float64)
-    chunk = max(1, min(n_resamples, _RESAMPLE_CHUNK_CELLS // max(n, 1)))
-    y64 = y.astype(np.int64)
+    cells = key * 2 + y.astype(np.int64)
+    n_cells = 2 * n_keys
+    if n_cells * _MULTINOMIAL_ITEMS_PER_CELL <= n:
+        shares = np.bincount(cells, minlength=n_cells) / n
+        hist = rng.multinomial(n, shares, size=n_resamples)
+        return _auroc_from_histograms(hist.reshape(n_resamples, n_keys, 2))
+    out = np.empty(n_resamples, dtype=np.float64)
+    chunk = max(1, min(n_resamples, _RESAMPLE_CHUNK_CELLS // n))
     for first in range(0, n_resamples, chunk):
         b = min(chunk, n_resamples - first)
-        idx = rng.integers(0, n, size=(b, n))
-        picked_y = y64[idx]
-        pos = picked_y.sum(axis=1)
-        neg = n - pos
-        usable = (pos > 0) & (neg > 0)
-        row_offset = np.arange(b, dtype=np.int64)[:, None]
-        for d, (key, n_keys) in enumerate(keys):
-            # Cell (resample, distinct score, class) counted with one bincount.
-            cell = (row_offset * n_keys + key[idx]) * 2 + picked_y
-            hist = np.bincount(cell.ravel(), minlength=b * n_keys * 2).reshape(b, n_keys, 2)
-            negatives, positives = hist[:, :, 0], hist[:, :, 1]
-            below = np.cumsum(negatives, axis=1) - negatives
-            u_twice = (positives * (2 * below + negatives)).sum(axis=1)
-            with np.errstate(invalid="ignore", divide="ignore"):
-                out[d, first : first + b] = np.where(usable, u_twice / (2.0 * pos * neg), np.nan)
+        picked = cells[rng.integers(0, n, size=(b, n))]
+        picked += np.arange(b, dtype=np.int64)[:, None] * n_cells
+        hist = np.bincount(picked.ravel(), minlength=b * n_cells).reshape(b, n_keys, 2)
+        out[first : first + b] = _auroc_from_histograms(hist)
     return out
+
+
+def _auroc_from_histograms(hist: np.ndarray) -> np.ndarray:
+    """AUROC per row of ``hist[b, k, c]``: count of class ``c`` (0 negative, 1 positive) at the k-th
+    smallest distinct score. ``U = Σ_k pos_k · (neg below k + neg_k / 2)``, kept doubled as an integer."""
+    negatives, positives = hist[:, :, 0], hist[:, :, 1]
+    below = np.cumsum(negatives, axis=1) - negatives
+    u_twice = (positives * (2 * below + negatives)).sum(axis=1)
+    n_pos = positives.sum(axis=1)
+    n_neg = negatives.sum(axis=1)
+    with np.errstate(invalid="ignore", divide="ignore"):
+        result = u_twice / (2.0 * n_pos * n_neg)
+    result[(n_pos == 0) | (n_neg == 0)] = np.nan
+    return result

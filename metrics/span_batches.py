@@ -12,6 +12,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass
+from functools import cached_property
 from itertools import chain
 from typing import Any
 
@@ -22,6 +23,7 @@ from scipy.sparse.csgraph import maximum_bipartite_matching
 from metrics._validation import Span, as_span, check_threshold
 
 _BOOL_TYPES = {bool, np.bool_}
+_TEXT_TYPES = {str, bytes, np.str_, np.bytes_}
 
 #: The thresholds of an F1_IoU curve, written as k/10 so that 0.3 is exactly the float 0.3.
 DEFAULT_CURVE_THRESHOLDS: tuple[float, ...] = tuple(k / 10 for k in range(1, 10))
@@ -46,12 +48,13 @@ class PackedSpans:
     def __len__(self) -> int:
         return self.n_items
 
-    @property
+    @cached_property
     def counts(self) -> np.ndarray:
         """Number of spans of each item."""
         return np.diff(self.offsets)
 
-    def item_index(self) -> np.ndarray:
+    @cached_property
+    def item_of_span(self) -> np.ndarray:
         """For every span, the index of the item it belongs to."""
         return np.repeat(np.arange(self.n_items), self.counts)
 
@@ -62,7 +65,7 @@ class PackedSpans:
 
     def select(self, mask: np.ndarray) -> PackedSpans:
         """Keep only the spans where ``mask`` (one bool per span) is true; items stay in place."""
-        counts = np.bincount(self.item_index()[mask], minlength=self.n_items)
+        counts = np.bincount(self.item_of_span[mask], minlength=self.n_items)
         offsets = np.zeros(self.n_items + 1, dtype=np.int64)
         np.cumsum(counts, out=offsets[1:])
         return PackedSpans(self.starts[mask], self.ends[mask], offsets)
@@ -84,9 +87,9 @@ def pack_spans(span_lists: Sequence[Sequence[Span]] | PackedSpans, what: str = "
     except TypeError:
         bad = next(i for i, item in enumerate(items) if not hasattr(item, "__len__"))
         raise ValueError(f"{what}[{bad}] must be a list of (start, end) spans, got {items[bad]!r}") from None
-    for i, item in enumerate(items):
-        if isinstance(item, str | bytes):
-            raise ValueError(f"{what}[{i}] must be a list of (start, end) spans, got a string")
+    if _TEXT_TYPES & set(map(type, items)):
+        bad = next(i for i, item in enumerate(items) if isinstance(item, str | bytes))
+        raise ValueError(f"{what}[{bad}] must be a list of (start, end) spans, got a string")
     offsets = np.zeros(len(items) + 1, dtype=np.int64)
     np.cumsum(counts, out=offsets[1:])
     flat = list(chain.from_iterable(items))
@@ -134,20 +137,21 @@ def _raise_first_bad_span(items: list[Any], what: str) -> None:
 
 @dataclass(frozen=True)
 class _Pairs:
-    """Every (pred, gold) pair of the same item, with its IoU ingredients."""
+    """Every (pred, gold) pair of the same item, with what IoU and containment need."""
 
     pred: np.ndarray  # index into the packed preds
     gold: np.ndarray  # index into the packed golds
-    inter: np.ndarray
-    union: np.ndarray
+    inter: np.ndarray  # |p ∩ g| in units
+    pred_len: np.ndarray
+    gold_len: np.ndarray
 
-    @property
+    @cached_property
     def iou(self) -> np.ndarray:
-        return self.inter / self.union
+        return self.inter / (self.pred_len + self.gold_len - self.inter)
 
 
 def _same_item_pairs(pred: PackedSpans, gold: PackedSpans) -> _Pairs:
-    pred_item = pred.item_index()
+    pred_item = pred.item_of_span
     per_pred = gold.counts[pred_item]
     total = int(per_pred.sum())
     pair_pred = np.repeat(np.arange(pred_item.size), per_pred)
@@ -158,8 +162,7 @@ def _same_item_pairs(pred: PackedSpans, gold: PackedSpans) -> _Pairs:
     gs, ge = gold.starts[pair_gold], gold.ends[pair_gold]
     inter = np.minimum(pe, ge) - np.maximum(ps, gs)
     np.maximum(inter, 0, out=inter)
-    union = (pe - ps) + (ge - gs) - inter
-    return _Pairs(pair_pred, pair_gold, inter, union)
+    return _Pairs(pair_pred, pair_gold, inter, pe - ps, ge - gs)
 
 
 def _check_pair(preds: Any, golds: Any) -> tuple[PackedSpans, PackedSpans]:
@@ -176,7 +179,7 @@ def _matched_per_item(pred: PackedSpans, gold: PackedSpans, pairs: _Pairs, valid
     """Size of the maximum matching of each item over the pairs marked valid."""
     rows = pairs.pred[valid]
     cols = pairs.gold[valid]
-    pred_item = pred.item_index()
+    pred_item = pred.item_of_span
     n_pred, n_gold = pred.starts.size, gold.starts.size
     # When no span has two candidate partners every candidate pair is its own component: count them.
     if rows.size == 0 or (
@@ -209,7 +212,10 @@ def f1_iou_per_item(
     """
     pred, gold = _check_pair(preds, golds)
     threshold = check_threshold(threshold)
-    pairs = _same_item_pairs(pred, gold)
+    return _f1_iou_scores(pred, gold, _same_item_pairs(pred, gold), threshold)
+
+
+def _f1_iou_scores(pred: PackedSpans, gold: PackedSpans, pairs: _Pairs, threshold: float) -> np.ndarray:
     matched = _matched_per_item(pred, gold, pairs, pairs.iou >= threshold)
     return _f1_from_matches(matched, pred.counts, gold.counts)
 
@@ -262,22 +268,22 @@ def f1_m_per_item(
 ) -> np.ndarray:
     """F1_M of every item (MHALO section 2.3, eq. 1-3), equal to ``[f1_m(p, g) for p, g in ...]``."""
     pred, gold = _check_pair(preds, golds)
-    pairs = _same_item_pairs(pred, gold)
-    ps, pe = pred.starts[pairs.pred], pred.ends[pairs.pred]
-    gs, ge = gold.starts[pairs.gold], gold.ends[pairs.gold]
-    pred_len, gold_len = pe - ps, ge - gs
+    return _f1_m_scores(pred, gold, _same_item_pairs(pred, gold))
 
+
+def _f1_m_scores(pred: PackedSpans, gold: PackedSpans, pairs: _Pairs) -> np.ndarray:
+    # p ⊆ g exactly when their intersection is all of p.
     pm_r = np.zeros(gold.starts.size, dtype=np.float64)
-    inside_gold = (ps >= gs) & (pe <= ge)
-    np.maximum.at(pm_r, pairs.gold[inside_gold], pred_len[inside_gold] / gold_len[inside_gold])
+    inside_gold = pairs.inter == pairs.pred_len
+    np.maximum.at(pm_r, pairs.gold[inside_gold], pairs.pred_len[inside_gold] / pairs.gold_len[inside_gold])
     pm_p = np.zeros(pred.starts.size, dtype=np.float64)
-    inside_pred = (gs >= ps) & (ge <= pe)
-    np.maximum.at(pm_p, pairs.pred[inside_pred], gold_len[inside_pred] / pred_len[inside_pred])
+    inside_pred = pairs.inter == pairs.gold_len
+    np.maximum.at(pm_p, pairs.pred[inside_pred], pairs.gold_len[inside_pred] / pairs.pred_len[inside_pred])
 
     n_pred, n_gold = pred.counts, gold.counts
     both = (n_pred > 0) & (n_gold > 0)
-    recall = np.bincount(gold.item_index(), weights=pm_r, minlength=gold.n_items)[both] / n_gold[both]
-    precision = np.bincount(pred.item_index(), weights=pm_p, minlength=pred.n_items)[both] / n_pred[both]
+    recall = np.bincount(gold.item_of_span, weights=pm_r, minlength=gold.n_items)[both] / n_gold[both]
+    precision = np.bincount(pred.item_of_span, weights=pm_p, minlength=pred.n_items)[both] / n_pred[both]
     denom = precision + recall
     f1 = np.zeros(both.sum(), dtype=np.float64)
     nonzero = denom > 0

@@ -81,6 +81,16 @@ class TestAce:
         labels = [y for _, y in rows]
         assert ace(probs, labels, n_bins) == pytest.approx(literal_ace(probs, labels, n_bins), abs=1e-12)
 
+    @pytest.mark.parametrize("seed", range(5))
+    def test_long_ties_across_group_boundaries_keep_input_order(self, seed):
+        # Large enough for numpy's unstable sort to reorder ties (small arrays use a stable insertion sort).
+        rng = np.random.default_rng(seed)
+        probs = rng.choice([0.1, 0.2, 0.3, 0.7], 20_000).tolist()
+        labels = rng.integers(0, 2, 20_000).tolist()
+        assert ace(probs, labels, n_bins=7) == pytest.approx(literal_ace(probs, labels, 7), abs=1e-12)
+        diagram = reliability_diagram(probs, labels, n_bins=7, strategy="adaptive")
+        assert np.abs(diagram["gap"]).mean() == pytest.approx(literal_ace(probs, labels, 7), abs=1e-12)
+
 
 @pytest.mark.parametrize("measure", [ece, ace])
 @pytest.mark.parametrize(

@@ -10,8 +10,8 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from sklearn.metrics import roc_auc_score
 
-from metrics import AurocTable, auroc, auroc_by_group, auroc_table
-from metrics.ranking import _bootstrap_group, _dense_rank
+from metrics import AurocTable, auroc, auroc_by_group, auroc_table, ranking
+from metrics.ranking import _auroc_from_histograms, _bootstrap_auroc, _dense_rank
 from tests.metrics.metric_reference import brute_auroc
 
 labelled_scores = st.lists(
@@ -164,10 +164,15 @@ class TestAurocTable:
 
 @settings(max_examples=30, deadline=None)
 @given(labelled_scores, st.integers(0, 2**32 - 1))
-def test_histogram_bootstrap_equals_auroc_of_each_resample(rows, seed):
+def test_resampling_items_gives_the_auroc_of_each_resample(rows, seed):
     labels = np.array([y for y, _ in rows], dtype=np.int8)
     scores = np.array([s for _, s in rows])
-    boot = _bootstrap_group(labels, [_dense_rank(scores)], 20, np.random.default_rng(seed))[0]
+    original = ranking._MULTINOMIAL_ITEMS_PER_CELL
+    ranking._MULTINOMIAL_ITEMS_PER_CELL = 10**9  # force the item-resampling path
+    try:
+        boot = _bootstrap_auroc(labels, *_dense_rank(scores), 20, np.random.default_rng(seed))
+    finally:
+        ranking._MULTINOMIAL_ITEMS_PER_CELL = original
     indices = np.random.default_rng(seed).integers(0, labels.size, size=(20, labels.size))
     for value, idx in zip(boot, indices, strict=True):
         y = labels[idx]
@@ -175,3 +180,30 @@ def test_histogram_bootstrap_equals_auroc_of_each_resample(rows, seed):
             assert math.isnan(value)
         else:
             assert value == pytest.approx(brute_auroc(y.tolist(), scores[idx].tolist()), abs=1e-12)
+
+
+@settings(max_examples=100, deadline=None)
+@given(st.lists(st.tuples(st.integers(0, 5), st.integers(0, 5)), min_size=1, max_size=8))
+def test_auroc_from_a_histogram(counts):
+    hist = np.array([[[neg, pos] for neg, pos in counts]])
+    labels = [y for neg, pos in counts for y in [0] * neg + [1] * pos]
+    scores = [k for k, (neg, pos) in enumerate(counts) for _ in range(neg + pos)]
+    value = _auroc_from_histograms(hist)[0]
+    if len(set(labels)) < 2:
+        assert math.isnan(value)
+    else:
+        assert value == pytest.approx(brute_auroc(labels, scores))
+
+
+def test_multinomial_histograms_have_the_bootstrap_distribution(monkeypatch):
+    rng = np.random.default_rng(3)
+    labels = rng.integers(0, 2, 2000).astype(np.int8)
+    scores = np.clip(np.round(rng.normal(5 + labels, 2)), 0, 10)
+    key, n_keys = _dense_rank(scores)
+    assert 2 * n_keys * ranking._MULTINOMIAL_ITEMS_PER_CELL <= labels.size  # the multinomial path
+    fast = _bootstrap_auroc(labels, key, n_keys, 4000, np.random.default_rng(0))
+    monkeypatch.setattr(ranking, "_MULTINOMIAL_ITEMS_PER_CELL", 10**9)  # force the item-resampling path
+    slow = _bootstrap_auroc(labels, key, n_keys, 4000, np.random.default_rng(1))
+    assert fast.mean() == pytest.approx(slow.mean(), abs=0.002)
+    assert fast.std() == pytest.approx(slow.std(), rel=0.1)
+    assert fast.mean() == pytest.approx(auroc(labels, scores), abs=0.002)

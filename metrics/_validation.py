@@ -52,7 +52,16 @@ def as_span_list(spans: Any, what: str = "spans") -> list[Span]:
         items = list(spans)
     except TypeError:
         raise ValueError(f"{what} must be a list of (start, end) spans, got {spans!r}") from None
-    return [as_span(s, f"{what}[{i}]") for i, s in enumerate(items)]
+    checked = []
+    for i, span in enumerate(items):
+        # Fast path for the common case (a tuple of two ints); anything else gets the full check.
+        if type(span) is tuple and len(span) == 2:
+            start, end = span
+            if type(start) is int and type(end) is int and 0 <= start < end:
+                checked.append(span)
+                continue
+        checked.append(as_span(span, f"{what}[{i}]"))
+    return checked
 
 
 def as_list(values: Any, what: str) -> list[Any]:

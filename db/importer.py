@@ -13,7 +13,8 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from sqlalchemy import Engine, delete, func, insert, select
+from sqlalchemy import Engine, delete, func, select
+from sqlalchemy import inspect as sa_inspect
 from sqlalchemy.orm import Session
 
 from db import models as m
@@ -319,8 +320,18 @@ class _Writer:
             self.result.rows[table] = self.result.rows.get(table, 0) + n
 
     def _insert(self, model: type[m.Base], rows: list[dict[str, Any]]) -> None:
+        # Core executemany on the table: the ORM's bulk path groups rows and, with Python-side defaults,
+        # falls back to one statement per row (100 K sentence labels took 9 s instead of 2).
+        connection = self.session.connection()
+        statement = model.__table__.insert()
+        # Core speaks column names: ``meta`` is stored in the column "metadata".
+        renamed = {
+            p.key: p.columns[0].key for p in sa_inspect(model).column_attrs if p.key != p.columns[0].key
+        }
+        if renamed:
+            rows = [{renamed.get(k, k): v for k, v in row.items()} for row in rows]
         for start in range(0, len(rows), _CHUNK):
-            self.session.execute(insert(model), rows[start : start + _CHUNK])
+            connection.execute(statement, rows[start : start + _CHUNK])
         self._count(model.__tablename__, len(rows))
 
     def write_items(self, items: list[ItemRecord]) -> None:

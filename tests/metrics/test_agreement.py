@@ -96,7 +96,7 @@ class TestCohenKappa:
         # p_o = 0.5, p_e = 0.5 -> 0.
         assert cohen_kappa([0, 0, 1, 1], [0, 1, 0, 1]) == 0.0
 
-    @settings(max_examples=200, deadline=None)
+    @settings(max_examples=100, deadline=None)
     @given(st.lists(st.tuples(st.sampled_from("abc"), st.sampled_from("abcd")), min_size=1, max_size=40))
     def test_equals_scikit_learn(self, rows):
         a = [x for x, _ in rows]
@@ -135,7 +135,7 @@ class TestFleissKappa:
         assert fleiss_kappa(ratings) == pytest.approx((p_bar - p_e) / (1 - p_e))
         assert observed_agreement(ratings) == pytest.approx(p_bar)
 
-    @settings(max_examples=200, deadline=None)
+    @settings(max_examples=100, deadline=None)
     @given(ratings_tables)
     def test_equals_statsmodels(self, ratings):
         table, _ = aggregate_raters(np.array(ratings))

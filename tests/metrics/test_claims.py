@@ -36,7 +36,7 @@ def test_class_never_predicted_or_absent():
     assert result["accuracy"] == 0.0
 
 
-@settings(max_examples=200, deadline=None)
+@settings(max_examples=100, deadline=None)
 @given(labels)
 def test_equals_scikit_learn(rows):
     gold = [g for g, _ in rows]

@@ -48,7 +48,7 @@ class TestAuroc:
         with pytest.raises(ValueError, match=message):
             auroc(labels, scores)
 
-    @settings(max_examples=200, deadline=None)
+    @settings(max_examples=100, deadline=None)
     @given(labelled_scores)
     def test_equals_pair_counting_and_scikit_learn(self, rows):
         labels = [y for y, _ in rows]

@@ -328,8 +328,10 @@ class _Writer:
         renamed = {
             p.key: p.columns[0].key for p in sa_inspect(model).column_attrs if p.key != p.columns[0].key
         }
-        if renamed:
-            rows = [{renamed.get(k, k): v for k, v in row.items()} for row in rows]
+        for key, column in renamed.items():
+            for row in rows:
+                if key in row:
+                    row[column] = row.pop(key)
         for start in range(0, len(rows), _CHUNK):
             connection.execute(statement, rows[start : start + _CHUNK])
         self._count(model.__tablename__, len(rows))

@@ -15,7 +15,7 @@ from pathlib import PurePath
 from typing import Any
 
 from db.problems import Problem, record_label
-from db.records import Bundle, LabelSetRecord
+from db.records import Annotations, Bundle, DatasetRecord, LabelSetRecord
 
 # Characters the stores cannot hold: PostgreSQL text refuses NUL, and an unpaired surrogate (possible in
 # JSON through "\ud800") is not encodable as UTF-8 at all.
@@ -115,6 +115,15 @@ def file_stem(source: str) -> str:
 
 
 # ------------------------------------------------------------------------------------------ record fields
+
+
+_JSON_ESCAPE_UNSTORABLE = re.compile(r"\\u(?:0000|[dD][89a-fA-F])")
+
+
+def may_hold_unstorable(text: str) -> bool:
+    """False when no value parsed from ``text`` (JSON or CSV) can hold a NUL or an unpaired surrogate,
+    so readers can skip checking every record of a large, clean file."""
+    return "\x00" in text or _JSON_ESCAPE_UNSTORABLE.search(text) is not None
 
 
 def unstorable(value: Any, path: str = "") -> tuple[str, str] | None:
@@ -332,3 +341,25 @@ def spans_by_item(bundle: Bundle, kind: str = "gold") -> dict[str, list[tuple[in
     if label_set is None:
         return {}
     return {a.item: [(s.start, s.end) for s in a.spans] for a in label_set.annotations}
+
+
+def detector_bundle(options: Any, annotations: list[Annotations], source_format: str) -> Bundle:
+    """What a predictions reader returns: no items, one detector label set named by the user."""
+    return Bundle(
+        dataset=DatasetRecord(name=options.dataset or "", source_format=source_format),
+        label_sets=[
+            LabelSetRecord(
+                kind="detector",
+                name=options.detector or "detector",
+                detector_version=options.detector_version,
+                prompt_strategy=options.prompt_strategy,
+                annotations=annotations,
+            )
+        ],
+    )
+
+
+def detector_annotations(bundle: Bundle) -> tuple[LabelSetRecord | None, dict[str, Annotations]]:
+    """The detector label set a predictions writer exports (the first one), and its annotations by item."""
+    label_set = pick_label_set(bundle, "detector")
+    return label_set, ({a.item: a for a in label_set.annotations} if label_set else {})

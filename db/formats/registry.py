@@ -10,6 +10,8 @@ from db.formats.base import Format, Kind
 _MODULES = (
     "canonical",
     "mhalo",
+    "alignbench",
+    "alignbench_scores",
 )
 
 

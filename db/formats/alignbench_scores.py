@@ -1,0 +1,299 @@
+"""AlignBench detector outputs: a 0–100 correctness score per sentence, and ``[red]`` localization.
+
+Both are rows keyed like the benchmark (``model``, ``image_name``, ``sentence_index``) in CSV, JSONL or
+Parquet, matched to the stored captions. A score row gives ``score`` (a number) or ``output`` (the
+detector's text, e.g. ``{"score": 85} The sentence…``); as in the AlignBench paper, an output with no
+score from 0 to 100 in it scores 50 and is counted as unparsed. A localization row gives ``output``: the
+sentence with ``[red]`` before each wrong word (``A [red] bird singing in a tree.``), optionally inside
+``{"output": …}``. The detector's texts are kept per item as a JSON object ``{sentence_index: output}``.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import re
+from typing import Any
+
+from db.formats import _util as u
+from db.formats.alignbench import load_rows, rows_to_bytes, sentence_rows, typed_cell
+from db.formats.base import Format, KnownItem, ReadOptions, ReadResult
+from db.problems import Problem
+from db.records import Annotations, Bundle, RawOutputRecord, SentenceScoreRecord, SpanRecord
+
+UNPARSED_SCORE = 50.0
+_SCORE_FIELD = re.compile(r"[\"']?score[\"']?\s*[:=]\s*[\"']?(-?\d+(?:\.\d+)?)", re.IGNORECASE)
+_NUMBER = re.compile(r"(?<![\w.])(-?\d+(?:\.\d+)?)(?![\w.])")
+_MARKER = re.compile(r"\*{0,2}\[red\]\*{0,2}", re.IGNORECASE)
+_FENCE = re.compile(r"^```(?:json)?\s*|\s*```$", re.IGNORECASE)
+
+
+def parse_score(output: str) -> float | None:
+    """The 0–100 score in a detector's text: a ``"score": N`` field first, else the first number."""
+    found = _SCORE_FIELD.search(output) or _NUMBER.search(output)
+    if not found:
+        return None
+    value = float(found.group(1))
+    return value if 0 <= value <= 100 else None
+
+
+def _sentence_of(known: dict[str, KnownItem], row: Any) -> tuple[str, int, tuple[int, int], int]:
+    """``(external id, sentence number, sentence offsets, sentence_index)`` a row speaks about."""
+    from db.formats.alignbench import caption_id, row_key
+
+    model, image_name, index = row_key(row)
+    ext = caption_id(model, image_name)
+    item = known.get(ext)
+    if item is None:
+        raise u.RecordError("image_name", f"no stored caption of model {model!r} for image {image_name!r}")
+    indices = item.meta.get("sentence_index")
+    if isinstance(indices, list) and index in indices:
+        k = indices.index(index)
+    elif not isinstance(indices, list) and 0 <= index < len(item.sentences):
+        k = index
+    else:
+        raise u.RecordError("sentence_index", f"caption {ext} has no sentence {index}")
+    if k >= len(item.sentences):
+        raise u.RecordError("sentence_index", f"caption {ext} has no sentence {index}")
+    return ext, k, item.sentences[k], index
+
+
+def _raw_texts(annotations: Annotations | None) -> dict[str, str]:
+    if annotations is None or annotations.raw_output is None:
+        return {}
+    try:
+        texts = json.loads(annotations.raw_output.text)
+    except json.JSONDecodeError:
+        return {}
+    return {str(k): v for k, v in texts.items() if isinstance(v, str)} if isinstance(texts, dict) else {}
+
+
+class _RowPredictions(Format):
+    kind = "predictions"
+    extensions = (".jsonl", ".csv", ".parquet")
+    column = ""
+
+    def sniff(self, data: bytes, filename: str = "") -> float:
+        head = u.head_text(data, 8192)
+        if (
+            "sentence_index" in head
+            and "image_name" in head
+            and "caption" not in head
+            and self.column in head
+        ):
+            return 0.8
+        return 0.0
+
+    def read(self, data: bytes, *, source: str, options: ReadOptions | None = None) -> ReadResult:
+        options = options or ReadOptions()
+        loaded = load_rows(data, source)
+        if loaded.rows is None:
+            return ReadResult(None, loaded.problems)
+        problems = loaded.problems
+        per_item: dict[str, Annotations] = {}
+        texts: dict[str, dict[str, str]] = {}
+        failures: dict[str, list[str]] = {}
+        for number, row in enumerate(loaded.rows):
+            if row is None:
+                continue
+            where = f"row {number}"
+            try:
+                bad = u.unstorable(row) if loaded.suspicious else None
+                if bad:
+                    raise u.RecordError(*bad)
+                ext, k, offsets, index = _sentence_of(options.known, row)
+                annotations = per_item.setdefault(ext, Annotations(item=ext))
+                output, failure = self.read_row(row, annotations, k, offsets, options.known[ext].response)
+            except u.RecordError as error:
+                problems.append(Problem(source, where, error.field, error.reason))
+                continue
+            if output is not None:
+                texts.setdefault(ext, {})[str(index)] = output
+            if failure:
+                failures.setdefault(ext, []).append(f"sentence {index}: {failure}")
+        for ext, annotations in per_item.items():
+            if ext in texts or ext in failures:
+                failed = failures.get(ext, [])
+                annotations.raw_output = RawOutputRecord(
+                    json.dumps(texts.get(ext, {}), ensure_ascii=False),
+                    follows_format=not failed,
+                    parse_error="; ".join(failed) or None,
+                )
+        n_failed = sum(len(f) for f in failures.values())
+        if n_failed:
+            problems.append(Problem(source, "-", "output", self.failure_summary(n_failed), "warning"))
+        return ReadResult(u.detector_bundle(options, list(per_item.values()), "alignbench"), problems)
+
+    def read_row(
+        self, row: dict[str, Any], annotations: Annotations, k: int, offsets: tuple[int, int], response: str
+    ) -> tuple[str | None, str | None]:
+        raise NotImplementedError
+
+    def failure_summary(self, n: int) -> str:
+        raise NotImplementedError
+
+    def write(self, bundle: Bundle, *, filename: str = "") -> bytes:
+        _, by_item = u.detector_annotations(bundle)
+        rows = []
+        for item in bundle.items:
+            annotations = by_item.get(item.external_id)
+            if annotations is None:
+                continue
+            texts = _raw_texts(annotations)
+            for k, (start, end, index) in enumerate(sentence_rows(item)):
+                row = self.write_row(annotations, texts.get(str(index)), k, item.response, start, end)
+                if row is not None:
+                    rows.append(
+                        {
+                            "model": item.source_model or "",
+                            "image_name": item.image_ref or "",
+                            "sentence_index": index,
+                            **row,
+                        }
+                    )
+        return rows_to_bytes(rows, filename, ("model", "image_name", "sentence_index", *self.write_columns))
+
+    write_columns: tuple[str, ...] = ()
+
+    def write_row(
+        self, annotations: Annotations, text: str | None, k: int, response: str, start: int, end: int
+    ) -> dict[str, Any] | None:
+        raise NotImplementedError
+
+
+class AlignBenchScores(_RowPredictions):
+    name = "alignbench-scores"
+    title = "AlignBench sentence scores (0–100)"
+    description = "Rows: model, image_name, sentence_index, and score (0–100) or the detector's output text."
+    column = "score"
+    write_columns = ("score", "output")
+
+    def sniff(self, data: bytes, filename: str = "") -> float:
+        head = u.head_text(data, 8192)
+        if "[red]" in head.lower():
+            return 0.0
+        return super().sniff(data, filename) if ("score" in head or "output" in head) else 0.0
+
+    def read_row(self, row, annotations, k, offsets, response):  # type: ignore[no-untyped-def]
+        score = row.get("score")
+        output = row.get("output")
+        if output is not None and not isinstance(output, str):
+            raise u.RecordError("output", f"expected text, got {u.type_name(output)}")
+        if score is not None and not isinstance(score, bool):
+            try:
+                value = typed_cell(row, "score", float)
+            except u.RecordError:
+                value = None
+            if value is not None and 0 <= value <= 100:
+                annotations.sentence_scores.append(SentenceScoreRecord(k, value, True))
+                return output, None
+            if value is not None:
+                raise u.RecordError("score", f"{score!r} is not from 0 to 100")
+            output = output if output is not None else str(score)
+        if output is None:
+            raise u.RecordError("score", "missing (give score or output)")
+        value = parse_score(output)
+        if value is None:
+            annotations.sentence_scores.append(SentenceScoreRecord(k, UNPARSED_SCORE, False))
+            return output, "no score from 0 to 100 in the output"
+        annotations.sentence_scores.append(SentenceScoreRecord(k, value, True))
+        return output, None
+
+    def failure_summary(self, n: int) -> str:
+        return f"{n} output(s) held no score from 0 to 100; each scored {UNPARSED_SCORE:g} (as in AlignBench)"
+
+    def write_row(self, annotations, text, k, response, start, end):  # type: ignore[no-untyped-def]
+        score = next((s for s in annotations.sentence_scores if s.index == k), None)
+        if score is None:
+            return None
+        value = score.score if score.parsed else None
+        if value is not None and math.isfinite(value) and value.is_integer():
+            value = int(value)
+        return {"score": value, "output": text}
+
+
+def localized_spans(output: str, sentence: str) -> tuple[list[tuple[int, int]], str | None]:
+    """Word spans (offsets in ``sentence``) marked by ``[red]`` in ``output``, and why it failed, if it did."""
+    text = _FENCE.sub("", output.strip())
+    if text.startswith("{"):
+        try:
+            parsed = json.loads(text)
+        except json.JSONDecodeError:
+            parsed = None
+        if isinstance(parsed, dict) and isinstance(parsed.get("output"), str):
+            text = parsed["output"]
+    plain_parts, marks = [], []
+    at, length = 0, 0
+    for marker in _MARKER.finditer(text):
+        piece = text[at : marker.start()]
+        plain_parts.append(piece)
+        length += len(piece)
+        marks.append(length)
+        at = marker.end()
+    plain_parts.append(text[at:])
+    plain = "".join(plain_parts)
+    mapping = u.align_ignoring_whitespace(plain, sentence)
+    if mapping is None:
+        return [], f"the marked text differs from the sentence {u.first_difference(plain, sentence)}"
+    words = []
+    for mark in marks:
+        start = mark
+        while start < len(plain) and plain[start].isspace():
+            start += 1
+        if start >= len(plain):
+            continue
+        end = start
+        while end < len(plain) and not plain[end].isspace():
+            end += 1
+        placed = u.map_span(mapping, plain, start, end)
+        if placed:
+            words.append(placed)
+    merged: list[tuple[int, int]] = []
+    for start, end in sorted(set(words)):
+        if merged and (start <= merged[-1][1] or not sentence[merged[-1][1] : start].strip()):
+            merged[-1] = (merged[-1][0], max(end, merged[-1][1]))
+        else:
+            merged.append((start, end))
+    return merged, None
+
+
+class AlignBenchLocalization(_RowPredictions):
+    name = "alignbench-localization"
+    title = "AlignBench localization ([red] before wrong words)"
+    description = (
+        "Rows: model, image_name, sentence_index, output (the sentence with [red] before wrong words)."
+    )
+    column = "output"
+    write_columns = ("output",)
+
+    def sniff(self, data: bytes, filename: str = "") -> float:
+        head = u.head_text(data, 8192)
+        return super().sniff(data, filename) + 0.1 if "[red]" in head.lower() else 0.0
+
+    def read_row(self, row, annotations, k, offsets, response):  # type: ignore[no-untyped-def]
+        output = row.get("output")
+        if not isinstance(output, str):
+            raise u.RecordError("output", f"expected text, got {u.type_name(output)}")
+        start, end = offsets
+        spans, failure = localized_spans(output, response[start:end])
+        annotations.spans += [SpanRecord(start + s, start + e) for s, e in spans]
+        return output, failure
+
+    def failure_summary(self, n: int) -> str:
+        return f"{n} output(s) did not reproduce their sentence; they are kept, with no spans"
+
+    def write_row(self, annotations, text, k, response, start, end):  # type: ignore[no-untyped-def]
+        if text is not None:
+            return {"output": text}
+        if _raw_texts(annotations):
+            return None  # the detector said nothing about this sentence
+        inside = [(s.start, s.end) for s in annotations.spans if start <= s.start and s.end <= end]
+        sentence = response[start:end]
+        marks = []
+        for s, e in inside:
+            for word in re.finditer(r"\S+", response[s:e]):
+                marks.append((s - start + word.start(), s - start + word.start(), "[red] ", ""))
+        return {"output": u.insert_markers(sentence, marks)}
+
+
+FORMATS = (AlignBenchScores(), AlignBenchLocalization())

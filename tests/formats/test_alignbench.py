@@ -1,0 +1,257 @@
+"""AlignBench sentence rows (CSV, JSONL, Parquet) and its detector outputs (scores, [red] localization).
+
+No public copy of AlignBench is available offline, so the rows here are hand-made after its dataset card.
+"""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from db.formats.alignbench import FORMAT, error_word_list, locate
+from db.formats.alignbench_scores import localized_spans, parse_score
+from db.formats.registry import best_guess
+
+ROWS = [
+    {
+        "model": "llava",
+        "image_source": "coco",
+        "image_name": "000001.jpg",
+        "image_type": "street",
+        "sentence_index": 1,
+        "caption": "Two red cars are parked.",
+        "annotation": "incorrect",
+        "error_type": "Number",
+        "error_words": ["Two"],
+        "agreement_ratio": 0.67,
+        "fleiss_Pi": 0.5,
+        "n_correct": 1,
+        "n_incorrect": 2,
+        "n_unknown": 0,
+        "image_url": "https://example.org/1.jpg",
+    },
+    {
+        "model": "llava",
+        "image_source": "coco",
+        "image_name": "000001.jpg",
+        "image_type": "street",
+        "sentence_index": 0,
+        "caption": "A street with a 🐱 sign <b>OPEN</b>.",
+        "annotation": "correct",
+        "error_type": None,
+        "error_words": None,
+        "agreement_ratio": 1.0,
+        "fleiss_Pi": 1.0,
+        "n_correct": 3,
+        "n_incorrect": 0,
+        "n_unknown": 0,
+        "image_url": "https://example.org/1.jpg",
+    },
+    {
+        "model": "sd",
+        "image_source": "cc12m",
+        "image_name": "000001.jpg",
+        "image_type": "street",
+        "sentence_index": 0,
+        "caption": "A blue bus drives left.",
+        "annotation": "unknown",
+        "error_type": "Direction",
+        "error_words": "drives left",
+        "agreement_ratio": 0.33,
+        "fleiss_Pi": -0.1,
+        "n_correct": 1,
+        "n_incorrect": 1,
+        "n_unknown": 1,
+        "image_url": None,
+    },
+]
+
+
+def jsonl(rows):
+    return "".join(json.dumps(r, ensure_ascii=False) + "\n" for r in rows).encode()
+
+
+def test_rows_become_captions_with_sentence_labels_and_error_spans():
+    result = FORMAT.read(jsonl(ROWS), source="alignbench.jsonl")
+    assert not result.problems
+    first, second = result.bundle.items
+    assert first.external_id == "llava/000001.jpg"
+    assert first.response == "A street with a 🐱 sign <b>OPEN</b>. Two red cars are parked."
+    assert [first.response[s.start : s.end] for s in first.sentences] == [
+        "A street with a 🐱 sign <b>OPEN</b>.",
+        "Two red cars are parked.",
+    ]
+    assert first.meta["sentence_index"] == [0, 1]
+    gold = {a.item: a for a in result.bundle.label_sets[0].annotations}
+    labels = gold[first.external_id].sentence_labels
+    assert [(lab.index, lab.label, lab.error_type) for lab in labels] == [
+        (0, "correct", None),
+        (1, "incorrect", "Number"),
+    ]
+    assert labels[1].meta == {
+        "error_words": ["Two"],
+        "agreement_ratio": 0.67,
+        "fleiss_Pi": 0.5,
+        "n_correct": 1,
+        "n_incorrect": 2,
+        "n_unknown": 0,
+    }
+    spans = gold[first.external_id].spans
+    assert [(first.response[s.start : s.end], s.type) for s in spans] == [("Two", "Number")]
+    bus = gold[second.external_id].spans
+    assert [second.response[s.start : s.end] for s in bus] == ["drives left"]
+
+
+@pytest.mark.parametrize("filename", ["alignbench.jsonl", "alignbench.csv", "alignbench.parquet"])
+def test_round_trip_in_each_encoding(round_trip, filename):
+    first = FORMAT.write(FORMAT.read(jsonl(ROWS), source="a.jsonl").bundle, filename=filename)
+    assert best_guess(first, filename) is FORMAT
+    content, exported = round_trip("alignbench", first, source=filename)
+    assert len(content["items"]) == 2
+    gold = content["label_sets"][("gold", "gold")]["annotations"]
+    assert gold["llava/000001.jpg"]["sentence_labels"][1]["meta"]["n_incorrect"] == 2
+
+
+def test_csv_cells_are_typed_and_python_lists_understood():
+    csv_text = (
+        "model,image_name,sentence_index,caption,annotation,error_type,error_words,n_correct,agreement_ratio\n"
+        "m,i.jpg,0,A cat sits.,incorrect,Object,\"['cat']\",2,0.5\n"
+        "m,i.jpg,1,A mat.,correct,,,3,1\n"
+    )
+    result = FORMAT.read(csv_text.encode(), source="a.csv")
+    assert not result.problems
+    gold = result.bundle.label_sets[0].annotations[0]
+    assert gold.sentence_labels[0].meta == {"error_words": "['cat']", "n_correct": 2, "agreement_ratio": 0.5}
+    assert [(s.start, s.end) for s in gold.spans] == [(2, 5)]
+
+
+@pytest.mark.parametrize(
+    ("rows", "record", "field", "reason"),
+    [
+        (
+            [{**ROWS[0], "annotation": "wrong"}],
+            "row 1 (caption llava/000001.jpg)",
+            "annotation",
+            "not one of",
+        ),
+        ([{**ROWS[0], "sentence_index": "x"}], "row 1", "sentence_index", "expected an integer"),
+        (
+            [ROWS[1], {**ROWS[1], "caption": "Again."}],
+            "row 2 (caption llava/000001.jpg)",
+            "sentence_index",
+            "twice",
+        ),
+        ([{**ROWS[0], "caption": ""}], "row 1 (caption llava/000001.jpg)", "caption", "missing or empty"),
+        ([{**ROWS[0], "n_correct": "many"}], "row 1 (caption llava/000001.jpg)", "n_correct", "integer"),
+        ([{k: v for k, v in ROWS[0].items() if k != "model"}], "row 1", "model", "missing"),
+    ],
+)
+def test_bad_rows_reject_their_caption(rows, record, field, reason):
+    result = FORMAT.read(jsonl([ROWS[2], *rows]), source="a.jsonl")
+    errors = result.errors
+    assert len(errors) == 1, errors
+    assert (errors[0].record, errors[0].field) == (record, field)
+    assert reason in errors[0].reason
+    assert [i.external_id for i in result.bundle.items] == ["sd/000001.jpg"]
+
+
+def test_error_words_not_in_the_sentence_are_a_warning():
+    result = FORMAT.read(jsonl([{**ROWS[0], "error_words": ["purple"]}]), source="a.jsonl")
+    (problem,) = result.problems
+    assert problem.severity == "warning" and "'purple' does not occur" in problem.reason
+    assert result.bundle.label_sets[0].annotations[0].spans == []
+
+
+def test_error_words_helpers():
+    assert error_word_list('["a", "b"]') == ["a", "b"]
+    assert error_word_list("['a']") == ["a"]
+    assert error_word_list("red car") == ["red car"]
+    assert locate("car", "A scar and a car.") == (13, 16)
+    assert locate("CAR", "A car.") == (2, 5)
+
+
+def test_score_parsing_follows_alignbench():
+    assert parse_score('{"score": 85}. The caption is right.') == 85
+    assert parse_score("Score: 12.5 because") == 12.5
+    assert parse_score("I think 70 points") == 70
+    assert parse_score("no idea") is None
+    assert parse_score('"score": 150') is None
+
+
+def test_scores_round_trip_and_unparsed_count_as_50(engine, prediction_round_trip):
+    outputs = [
+        {"model": "llava", "image_name": "000001.jpg", "sentence_index": 0, "score": 90},
+        {"model": "llava", "image_name": "000001.jpg", "sentence_index": 1, "output": '{"score": 20} wrong'},
+        {"model": "sd", "image_name": "000001.jpg", "sentence_index": 0, "output": "I cannot tell."},
+    ]
+    run, exported = prediction_round_trip(
+        "alignbench", jsonl(ROWS), "alignbench-scores", jsonl(outputs), source="scores.jsonl"
+    )
+    llava = run["annotations"]["llava/000001.jpg"]
+    assert [(s["index"], s["score"], s["parsed"]) for s in llava["sentence_scores"]] == [
+        (0, 90, True),
+        (1, 20, True),
+    ]
+    sd = run["annotations"]["sd/000001.jpg"]
+    assert sd["sentence_scores"] == [{"index": 0, "score": 50.0, "parsed": False}]
+    assert sd["raw_output"]["follows_format"] is False
+    assert json.loads(sd["raw_output"]["text"]) == {"0": "I cannot tell."}
+
+
+def test_score_rows_for_unknown_captions_are_reported(engine):
+    from db.formats.base import ReadOptions
+    from db.formats.transfer import import_file, import_predictions
+
+    import_file(
+        engine, jsonl(ROWS), source="a.jsonl", format_name="alignbench", options=ReadOptions(dataset="d")
+    )
+    outputs = [
+        {"model": "llava", "image_name": "000001.jpg", "sentence_index": 7, "score": 90},
+        {"model": "nobody", "image_name": "x.jpg", "sentence_index": 0, "score": 90},
+        {"model": "llava", "image_name": "000001.jpg", "sentence_index": 0, "score": 190},
+    ]
+    outcome = import_predictions(engine, jsonl(outputs), source="s.jsonl", dataset="d", detector="x")
+    assert not outcome.ok
+    assert [(p.record, p.field) for p in outcome.errors] == [
+        ("row 0", "sentence_index"),
+        ("row 1", "image_name"),
+        ("row 2", "score"),
+    ]
+
+
+def test_red_markers_become_word_spans():
+    sentence = "A small bird singing in a tree."
+    assert localized_spans("A [red] bird singing in a tree.", "A bird singing in a tree.") == ([(2, 6)], None)
+    spans, failure = localized_spans(
+        '{"output": "A [red] small [red] bird singing in a [red] tree."}', sentence
+    )
+    assert failure is None
+    assert [sentence[s:e] for s, e in spans] == ["small bird", "tree."]
+    assert localized_spans("A [red] dog.", "A cat.")[1].startswith("the marked text differs")
+
+
+def test_localization_round_trip(prediction_round_trip):
+    outputs = [
+        {
+            "model": "llava",
+            "image_name": "000001.jpg",
+            "sentence_index": 1,
+            "output": "[red] Two red cars are parked.",
+        },
+        {
+            "model": "sd",
+            "image_name": "000001.jpg",
+            "sentence_index": 0,
+            "output": "A blue bus [red]  flies left.",
+        },
+    ]
+    run, _ = prediction_round_trip(
+        "alignbench", jsonl(ROWS), "alignbench-localization", jsonl(outputs), source="loc.jsonl"
+    )
+    llava = run["annotations"]["llava/000001.jpg"]
+    response = "A street with a 🐱 sign <b>OPEN</b>. Two red cars are parked."
+    assert [response[s["start"] : s["end"]] for s in llava["spans"]] == ["Two"]
+    assert llava["raw_output"]["follows_format"] is True
+    sd = run["annotations"]["sd/000001.jpg"]
+    assert sd["spans"] == [] and sd["raw_output"]["follows_format"] is False

@@ -22,6 +22,10 @@ navigation = st.navigation(
             st.Page("pages/claims.py", title="Judge claims", icon=":material/fact_check:"),
             st.Page("pages/triplets.py", title="Judge triplets", icon=":material/account_tree:"),
         ],
+        "Inspect": [
+            st.Page("pages/compare.py", title="Compare detectors", icon=":material/compare:"),
+            st.Page("pages/failures.py", title="Failure cases", icon=":material/bug_report:"),
+        ],
     }
 )
 navigation.run()

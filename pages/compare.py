@@ -1,0 +1,358 @@
+"""Compare detectors on one item: gold first, then each detector's spans, matched / false positive / missed.
+
+Deep link: ``compare?dataset=…&item=…&detectors=a,b,c``. Opened from the failure finder, the link also
+carries the finder's preset and filters (``from=failures&preset=…``), and the page steps through that
+same list of items, so a shared link steps through the same failures.
+"""
+
+from __future__ import annotations
+
+import re
+
+import streamlit as st
+
+from components import failure_finder as ff
+from components.comparison_export import comparison_html, comparison_png, png_bytes, thumbnail
+from components.dataset_picker import pick_dataset
+from components.item_comparison import (
+    TRACK_CSS,
+    DetectorOutput,
+    claim_grid,
+    compare_item,
+    legend_html,
+    matching_table,
+    sentence_cell_styles,
+    sentence_grid,
+    track_html,
+)
+from components.item_parts import show_image, show_text
+from components.page_setup import setup_page
+from components.span_evaluation import load_span_evaluation
+from components.store_cache import cached
+from db.images import resolve_image
+from db.repositories.annotations import item_annotations
+from db.repositories.items import get_item
+
+ctx = setup_page("Compare detectors")
+dataset = pick_dataset(ctx.engine)
+if dataset is None:
+    st.stop()
+evaluation = load_span_evaluation(ctx.engine, dataset.id)
+names = [d.name for d in evaluation.detectors]
+ids = evaluation.items.external_ids
+if not ids:
+    st.info("This dataset has no items yet.")
+    st.stop()
+
+
+def _params() -> dict[str, list[str]]:
+    return {key: st.query_params.get_all(key) for key in st.query_params}
+
+
+def _md(text: str) -> str:
+    """Text from the store (detector names, ids) shown literally inside Markdown."""
+    return re.sub(r"([\\`*_{}\[\]<>#|~$])", r"\\\1", text)
+
+
+query = ff.FinderQuery.from_params(_params())
+from_finder = st.query_params.get("from") == ff.COMPARE_FROM
+
+# ------------------------------------------------------------------------------------------ settings
+with st.sidebar:
+    threshold = st.slider(
+        "IoU threshold",
+        0.05,
+        1.0,
+        value=query.threshold,
+        step=0.05,
+        key="compare_iou",
+        help="A prediction matches a gold span when their IoU in whitespace tokens reaches this "
+        "(MHALO uses 0.5).",
+    )
+    show_missed = st.toggle(
+        "Show missed gold spans in detector tracks",
+        value=True,
+        key="compare_show_missed",
+        help="Dotted blue: a gold span this detector did not find.",
+    )
+if threshold != 0.5:
+    st.query_params["iou"] = f"{threshold:g}"
+elif "iou" in st.query_params:
+    del st.query_params["iou"]
+query = query.with_(threshold=threshold)
+
+wanted = st.query_params.get("item") or ids[0]
+if wanted not in ids:
+    st.error(f"Dataset {dataset.name!r} has no item with id {wanted!r}.")
+    st.stop()
+if st.query_params.get("item") != wanted:
+    st.query_params["item"] = wanted
+item = cached(get_item, ctx.engine, dataset.id, wanted)
+position = ids.index(wanted)
+
+
+def _go(external_id: str) -> None:
+    st.query_params["item"] = external_id
+
+
+# -------------------------------------------------------------------------------------- navigation
+if from_finder:
+    rows, table = cached(ff.finder_tables, ctx.engine, dataset.id, query.threshold)
+    failures = list(ff.select_items(query, rows, table).index)
+    previous, following, at = ff.step(failures, wanted)
+    back, forward = "◀ Previous failure", "Next failure ▶"
+    where = (
+        f"Failure **{at + 1}** of **{len(failures)}**"
+        if at is not None
+        else f"This item is not in the list of **{len(failures)}** failures"
+    )
+    label = ff.PRESETS.get(query.preset or "", "all items")
+    where += f" · {label}"
+else:
+    previous = ids[position - 1] if position > 0 else None
+    following = ids[position + 1] if position + 1 < len(ids) else None
+    back, forward = "◀ Previous item", "Next item ▶"
+    where = f"Item {position + 1} of {len(ids)}"
+
+nav = st.columns([1.2, 1.2, 2, 3.6])
+if nav[0].button(back, disabled=previous is None, width="stretch", key="compare_prev"):
+    _go(previous)
+    st.rerun()
+if nav[1].button(forward, disabled=following is None, width="stretch", key="compare_next"):
+    _go(following)
+    st.rerun()
+jump = nav[2].selectbox("Item", ids, index=position, key=f"compare_item_{dataset.id}_{wanted}")
+if jump != wanted:
+    _go(jump)
+    st.rerun()
+nav[3].markdown(where)
+if from_finder:
+    nav[3].page_link(
+        "pages/failures.py",
+        label="Back to the failure list",
+        icon=":material/bug_report:",
+        query_params={"dataset": dataset.name, **query.to_params()},
+    )
+
+# --------------------------------------------------------------------------------------- the tracks
+if not names:
+    st.info("This dataset has no detector outputs to compare; showing the gold spans only.")
+default_tracks = [n for n in (st.query_params.get("detectors") or "").split(",") if n in names]
+if "detectors" not in st.query_params:
+    default_tracks = ff.tracks_for(query, names)[:6]
+_TRACKS = "compare_tracks"
+_COLLAPSED = "compare_collapsed"  # "gold:Gold", "detector:<name>"
+st.session_state.setdefault(_COLLAPSED, set())
+if _TRACKS not in st.session_state:
+    st.session_state[_TRACKS] = default_tracks
+
+gold_spans = evaluation.char_spans[evaluation.gold.id][position] if evaluation.gold else []
+
+
+def _outputs(chosen: list[str]) -> list[DetectorOutput]:
+    by_name = {d.name: d for d in evaluation.detectors}
+    return [
+        DetectorOutput(
+            name,
+            evaluation.char_spans[by_name[name].id][position],
+            bool(evaluation.follows_format[by_name[name].id][position]),
+            by_name[name].id,
+        )
+        for name in chosen
+    ]
+
+
+def _compare(chosen: list[str]):  # type: ignore[no-untyped-def]
+    return compare_item(
+        dataset=dataset.name,
+        item=item.external_id,
+        prompt=item.prompt,
+        response=item.response,
+        gold=gold_spans,
+        detectors=_outputs(chosen),
+        threshold=threshold,
+    )
+
+
+def _arrange(how: str) -> None:
+    """Re-order the chosen tracks (a callback: runs before the widgets are drawn)."""
+    chosen = list(st.session_state.get(_TRACKS, []))
+    scores = {t.name: t.f1_iou for t in _compare(chosen).detectors}
+    if how == "best":
+        chosen.sort(key=lambda n: -scores[n])
+    elif how == "worst":
+        chosen.sort(key=lambda n: scores[n])
+    else:
+        chosen.sort(key=str.lower)
+    st.session_state[_TRACKS] = chosen
+
+
+def _move(name: str, by: int) -> None:
+    chosen = list(st.session_state.get(_TRACKS, []))
+    k = chosen.index(name)
+    j = min(max(k + by, 0), len(chosen) - 1)
+    chosen[k], chosen[j] = chosen[j], chosen[k]
+    st.session_state[_TRACKS] = chosen
+
+
+def _collapse(tracks: list[str], collapsed: bool) -> None:
+    current = set(st.session_state[_COLLAPSED])
+    st.session_state[_COLLAPSED] = current | set(tracks) if collapsed else current - set(tracks)
+
+
+ALL_TRACKS = ["gold:Gold", *(f"detector:{n}" for n in names)]
+
+
+controls = st.columns([6, 1.3])
+chosen = controls[0].multiselect(
+    "Detector tracks (top to bottom)",
+    names,
+    key=_TRACKS,
+    help="Add, remove or re-order tracks; the order is kept in the page address.",
+)
+with controls[1].popover("Arrange tracks", icon=":material/reorder:", width="stretch"):
+    st.button("Best F1_IoU first", on_click=_arrange, args=("best",), width="stretch")
+    st.button("Worst F1_IoU first", on_click=_arrange, args=("worst",), width="stretch")
+    st.button("By name", on_click=_arrange, args=("name",), width="stretch")
+    st.button("Collapse all", on_click=_collapse, args=(ALL_TRACKS, True), width="stretch")
+    st.button("Expand all", on_click=_collapse, args=(ALL_TRACKS, False), width="stretch")
+if st.query_params.get("detectors") != ",".join(chosen):
+    st.query_params["detectors"] = ",".join(chosen)
+
+comparison = _compare(chosen)
+by_name = {d.name: d for d in evaluation.detectors}
+label_sets = [by_name[name].id for name in chosen] + ([evaluation.gold.id] if evaluation.gold else [])
+annotations = cached(item_annotations, ctx.engine, item.id, tuple(label_sets))
+gold_says = annotations[evaluation.gold.id] if evaluation.gold else None
+
+st.html(TRACK_CSS)
+left, right = st.columns([2, 5], gap="large")
+with left:
+    show_image(dataset, item)
+    show_text(item.prompt or "(no prompt)", label="Prompt")
+    st.caption(
+        f"Item **{_md(item.external_id)}** · subset {_md(item.subset or '—')} · "
+        f"model {_md(item.source_model or '—')} · {_md(item.task_type)}"
+    )
+with right:
+    st.html(legend_html())
+    st.caption(
+        f"IoU in whitespace tokens, matched one-to-one at IoU ≥ {threshold:.2f} as F1_IoU counts. "
+        "Hover over a span, or click it, for its type, the gold span it matched and the IoU."
+    )
+    for k, track in enumerate(comparison.tracks):
+        track_id = f"{track.kind}:{track.name}"
+        collapsed = track_id in st.session_state[_COLLAPSED]
+        with st.container(border=True, key=f"compare_track_{k}"):
+            head = st.columns([12, 1, 1, 1], vertical_alignment="center", gap="small")
+            head[0].markdown(f"**{_md(track.name)}** · {_md(track.summary())}")
+            if track.kind == "detector":
+                head[1].button(
+                    "",
+                    icon=":material/arrow_upward:",
+                    key=f"compare_up_{track.name}",
+                    help=f"Move {track.name} up",
+                    on_click=_move,
+                    args=(track.name, -1),
+                    disabled=k == 1,
+                )
+                head[2].button(
+                    "",
+                    icon=":material/arrow_downward:",
+                    key=f"compare_down_{track.name}",
+                    help=f"Move {track.name} down",
+                    on_click=_move,
+                    args=(track.name, 1),
+                    disabled=k == len(comparison.tracks) - 1,
+                )
+            head[3].button(
+                "",
+                icon=":material/unfold_more:" if collapsed else ":material/unfold_less:",
+                key=f"compare_fold_{track_id}",
+                help=f"Expand {track.name}" if collapsed else f"Collapse {track.name}",
+                on_click=_collapse,
+                args=([track_id], not collapsed),
+            )
+            if collapsed:
+                continue
+            st.html(track_html(comparison, track, show_missed=show_missed))
+            if track.kind == "detector":
+                raw = annotations[by_name[track.name].id].raw_output
+                if raw is not None:
+                    flag = "follows the format" if raw.follows_format else "does NOT follow the format"
+                    with st.expander(f"Raw output ({flag})"):
+                        if raw.parse_error:
+                            st.error(raw.parse_error)
+                        if raw.analysis:
+                            show_text(raw.analysis, label="Analysis (Analyze-then-Judge)")
+                        show_text(raw.text, label="Output")
+            if track.spans or track.missed:
+                with st.expander("Matching details"):
+                    st.dataframe(matching_table(comparison, track), hide_index=True, width="stretch")
+
+# ------------------------------------------------------------------------- sentences and claims
+if item.sentences and chosen:
+    scores = {
+        name: annotations[by_name[name].id].sentence_scores
+        for name in chosen
+        if annotations[by_name[name].id].sentence_scores
+    }
+    if scores:
+        labels = {i: v.label for i, v in gold_says.sentence_labels.items()} if gold_says else {}
+        st.subheader("Sentence scores", anchor=False)
+        st.caption(
+            "0 = the detector is sure the sentence is wrong, 100 = sure it is right; empty = unparseable. "
+            "Green: the score sides with the gold label (below 50 for an incorrect sentence); red: it does not."
+        )
+        grid = sentence_grid([(s.index, s.text) for s in item.sentences], labels, scores)
+        st.dataframe(
+            grid.style.apply(lambda _: sentence_cell_styles(grid, list(scores)), axis=None),
+            hide_index=True,
+            width="stretch",
+            column_config={name: st.column_config.NumberColumn(name, format="%.0f") for name in scores},
+        )
+
+if item.claims and chosen:
+    gold_claims = gold_says.claim_labels if gold_says else {}
+    verdicts = {
+        name: {i: (v.label, v.reason) for i, v in annotations[by_name[name].id].claim_labels.items()}
+        for name in chosen
+        if annotations[by_name[name].id].claim_labels
+    }
+    if verdicts:
+        st.subheader("Claims", anchor=False)
+        grid, reasons = claim_grid(
+            [(c.index, c.text) for c in item.claims], {i: v.label for i, v in gold_claims.items()}, verdicts
+        )
+        st.dataframe(grid, hide_index=True, width="stretch")
+        if len(reasons):
+            with st.expander(f"Reasons ({len(reasons)})"):
+                st.dataframe(reasons, hide_index=True, width="stretch")
+
+# ------------------------------------------------------------------------------------------ export
+st.subheader("Export this comparison", anchor=False)
+safe_name = re.sub(r"[^A-Za-z0-9._-]+", "_", item.external_id)[:80] or "item"
+
+
+def _image():  # type: ignore[no-untyped-def]
+    return thumbnail(resolve_image(dataset.image_root, item.image_ref))
+
+
+export = st.columns([1, 1, 4])
+export[0].download_button(
+    "HTML snippet",
+    data=lambda: comparison_html(comparison, show_missed=show_missed, image_png=png_bytes(_image())),
+    file_name=f"compare-{safe_name}.html",
+    mime="text/html",
+    icon=":material/code:",
+    on_click="ignore",
+)
+export[1].download_button(
+    "PNG for slides",
+    data=lambda: comparison_png(comparison, show_missed=show_missed, image=_image()),
+    file_name=f"compare-{safe_name}.png",
+    mime="image/png",
+    icon=":material/image:",
+    on_click="ignore",
+)
+export[2].caption("Both hold the shown tracks in the shown order; the HTML keeps the hover explanations.")

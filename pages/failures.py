@@ -1,0 +1,223 @@
+"""Find detectors' failure cases: a filterable, sortable table of items, presets, deep links, exports.
+
+Deep link: ``failures?dataset=…&preset=…&detector=…&other=…`` plus the filters (``subset``, ``model``,
+``type`` repeated per value, ``min_dis``, ``sort``, ``order``, ``iou``). Clicking a row opens the
+comparison page on that item; it steps through exactly the rows listed here.
+"""
+
+from __future__ import annotations
+
+from urllib.parse import urlencode
+
+import streamlit as st
+
+from components import failure_finder as ff
+from components.dataset_picker import pick_dataset
+from components.page_setup import setup_page
+from components.span_evaluation import load_span_evaluation
+from components.store_cache import cached
+
+ctx = setup_page("Failure cases")
+dataset = pick_dataset(ctx.engine)
+if dataset is None:
+    st.stop()
+evaluation = load_span_evaluation(ctx.engine, dataset.id)
+names = [d.name for d in evaluation.detectors]
+if not names:
+    st.info("This dataset has no detector outputs yet: import a detector run to look for its failures.")
+    st.stop()
+if evaluation.gold is None:
+    st.warning(
+        "This dataset has no gold label set, so F1 scores and the presets have nothing to compare with."
+    )
+
+query = ff.FinderQuery.from_params({key: st.query_params.get_all(key) for key in st.query_params})
+for problem in ff.problems(query, names):
+    st.warning(problem)
+
+# ------------------------------------------------------------------------------------------- filters
+key = f"ff_{dataset.id}"  # widget keys per dataset: the detectors and facets differ between datasets
+PRESET_CHOICES = [None, *ff.PRESETS]
+DETECTOR_CHOICES = [ff.ANY, *names]
+
+
+def _index(options: list, value: object) -> int:  # type: ignore[type-arg]
+    return options.index(value) if value in options else 0
+
+
+top = st.columns([2.2, 1.4, 1.4, 1])
+preset = top[0].selectbox(
+    "Preset",
+    PRESET_CHOICES,
+    index=_index(PRESET_CHOICES, query.preset),
+    format_func=lambda p: "All items" if p is None else ff.PRESETS[p],
+    key=f"{key}_preset",
+)
+needs_x = preset == "misses"
+detector = top[1].selectbox(
+    "Detector X" if needs_x else "Detector",
+    DETECTOR_CHOICES[1:] if needs_x else DETECTOR_CHOICES,
+    index=_index(DETECTOR_CHOICES[1:] if needs_x else DETECTOR_CHOICES, query.detector),
+    format_func=lambda d: "any detector" if d == ff.ANY else d,
+    key=f"{key}_detector_{needs_x}",
+    help="The detector the preset is about.",
+)
+other = top[2].selectbox(
+    "…misses what Y finds",
+    DETECTOR_CHOICES,
+    index=_index(DETECTOR_CHOICES, query.other),
+    format_func=lambda d: "any other detector" if d == ff.ANY else d,
+    key=f"{key}_other",
+    disabled=not needs_x,
+)
+threshold = top[3].number_input(
+    "IoU threshold", 0.05, 1.0, value=query.threshold, step=0.05, key=f"{key}_iou", format="%.2f"
+)
+rows, table = cached(ff.finder_tables, ctx.engine, dataset.id, float(threshold))
+
+all_types = sorted({t for types in table["gold types"] for t in types})
+more = st.columns([1.3, 1.3, 1.6, 1.2, 1.3, 1])
+subsets = more[0].multiselect(
+    "Subset",
+    sorted(table["subset"].dropna().unique()),
+    default=[s for s in query.subsets],
+    key=f"{key}_subset",
+)
+models = more[1].multiselect(
+    "Source model",
+    sorted(table["source model"].dropna().unique()),
+    default=[m for m in query.models],
+    key=f"{key}_model",
+)
+types = more[2].multiselect(
+    "Hallucination type present",
+    all_types,
+    default=[t for t in query.types if t in all_types],
+    key=f"{key}_type",
+)
+min_dis = more[3].slider(
+    "Disagreement ≥",
+    0.0,
+    1.0,
+    value=query.min_disagreement,
+    step=0.05,
+    key=f"{key}_min_dis",
+    help="Mean over detector pairs of 1 − F1_IoU between their predictions: 0 = all detectors flag the "
+    "same spans, 1 = no two share a matching span.",
+)
+sort_choices = ff.sort_options(table)
+sort = more[4].selectbox(
+    "Sort by",
+    sort_choices,
+    index=_index(sort_choices, query.sort),
+    format_func=lambda c: "dataset order" if c == "item" else c,
+    key=f"{key}_sort",
+)
+descending = more[5].toggle("Descending", value=query.descending, key=f"{key}_order")
+
+query = ff.FinderQuery(
+    preset=preset,
+    detector=detector,
+    other=other if needs_x else ff.ANY,
+    subsets=tuple(subsets),
+    models=tuple(models),
+    types=tuple(types),
+    min_disagreement=float(min_dis),
+    sort=sort,
+    descending=descending,
+    threshold=float(threshold),
+)
+wanted_params = {"dataset": dataset.name, **query.to_params()}
+current = {k: st.query_params.get_all(k) for k in st.query_params if k != "user"}
+if current != {k: v if isinstance(v, list) else [v] for k, v in wanted_params.items()}:
+    user = st.query_params.get("user")
+    st.query_params.from_dict({**wanted_params, **({"user": user} if user else {})})
+
+# --------------------------------------------------------------------------------------------- table
+found = ff.select_items(query, rows, table)
+st.markdown(
+    f"**{len(found)}** of {len(table)} items · {ff.PRESETS.get(preset or '', 'all items')}"
+    + ("" if preset is None or detector == ff.ANY else f" · detector **{detector}**")
+    + (f" vs **{other}**" if needs_x and other != ff.ANY else "")
+)
+
+shown = st.multiselect(
+    "Score columns for",
+    names,
+    default=ff.tracks_for(query, names)[:4],
+    key=f"{key}_columns",
+    help="Which detectors' F1_IoU, F1_M and false-positive counts the table shows.",
+)
+columns = ff.table_columns(shown)
+config = {
+    "item": st.column_config.TextColumn("item", pinned=True),
+    "disagreement": st.column_config.NumberColumn("disagreement", format="%.2f"),
+    "clean": st.column_config.CheckboxColumn("clean", help="The gold label set marks no span in it."),
+    "gold types": st.column_config.ListColumn("gold types"),
+    "clean flagged by": st.column_config.ListColumn(
+        "clean flagged by", help="Detectors that flagged a clean item."
+    ),
+    "format failures": st.column_config.ListColumn(
+        "format failures", help="Detectors whose output broke the format."
+    ),
+    "boundary errors": st.column_config.ListColumn(
+        "boundary errors",
+        help="Detectors with a span whose best IoU with a gold span is between 0.2 and 0.5.",
+    ),
+    **{
+        ff.detector_column(d, m): st.column_config.NumberColumn(
+            ff.detector_column(d, m), format="%d" if m == "FP" else "%.2f"
+        )
+        for d in shown
+        for m in ff.PER_DETECTOR
+    },
+}
+event = st.dataframe(
+    found[columns],
+    hide_index=True,
+    width="stretch",
+    column_config=config,
+    on_select="rerun",
+    selection_mode="single-row",
+    key=f"{key}_table",
+)
+tracks = ff.tracks_for(query, names)
+if event.selection.rows:
+    chosen = found.index[event.selection.rows[0]]
+    st.switch_page("pages/compare.py", query_params=ff.compare_params(query, dataset.name, chosen, tracks))
+
+actions = st.columns([2.2, 1, 1, 3])
+if len(found):
+    actions[0].page_link(
+        "pages/compare.py",
+        label=f"Step through these {len(found)} in the comparison",
+        icon=":material/compare:",
+        query_params=ff.compare_params(query, dataset.name, found.index[0], tracks),
+    )
+actions[1].download_button(
+    "CSV",
+    data=lambda: ff.to_csv(found[columns]),
+    file_name="failures.csv",
+    mime="text/csv",
+    icon=":material/download:",
+    on_click="ignore",
+    disabled=not len(found),
+)
+actions[2].download_button(
+    "JSONL",
+    data=lambda: ff.to_jsonl(found),
+    file_name="failures.jsonl",
+    mime="application/jsonl",
+    icon=":material/download:",
+    on_click="ignore",
+    disabled=not len(found),
+)
+with actions[3].popover("Share this list", icon=":material/link:"):
+    st.caption("Anyone with this link sees the same preset, filters and order.")
+    here = st.context.url or "failures"  # the page's address as the browser sees it, without the query
+    st.code(f"{here}?{urlencode(wanted_params, doseq=True)}", language=None, wrap_lines=True)
+st.caption(
+    "Click a row to open the item in the comparison page; its ◀ ▶ buttons then step through this list. "
+    "F1 values are the raw per-item scores (a format failure scores 0 in dataset tables). Disagreement: "
+    "mean over detector pairs of 1 − F1_IoU between their predictions."
+)

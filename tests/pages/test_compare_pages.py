@@ -1,0 +1,345 @@
+"""The failure finder and the comparison page on the synthetic demo (AppTest, a real SQLite store).
+
+The demo's simulated detectors have guaranteed behaviours (see ``demo/detectors.py``): cautious copies
+gold spans exactly and never flags a clean item; eager flags every clean item except the first two and
+its spans either miss all gold or overlap one gold span with IoU >= 0.5; sloppy's spans all overlap one
+gold span with 0.2 <= IoU < 0.5 and exactly two of its outputs break the format. The presets must find
+exactly the items those rules imply; the expected sets are computed here from the store, not from the
+code under test.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+import streamlit as st
+from streamlit.testing.v1 import AppTest
+
+from db.engine import make_engine
+from db.migrate import upgrade
+from db.repositories.datasets import get_dataset
+from db.repositories.evaluation import format_flags, item_index, spans_by_label_set
+from db.repositories.label_sets import list_label_sets
+from demo.build import DEMO_DATASET_NAME, XSS_ID
+from demo.load import load_demo
+
+TIMEOUT = 60
+APP = str(Path(__file__).resolve().parents[2] / "app.py")
+DEMO = DEMO_DATASET_NAME
+
+
+@pytest.fixture(scope="module")
+def demo_store(tmp_path_factory: pytest.TempPathFactory) -> tuple[str, Path]:
+    """The demo loaded once into a SQLite file for this module."""
+    data_dir = tmp_path_factory.mktemp("compare-demo")
+    url = f"sqlite:///{data_dir / 'store.db'}"
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setenv("HALLUSCOPE_DATA_DIR", str(data_dir))
+        engine = make_engine(url)
+        upgrade(engine)
+        load_demo(engine)
+        engine.dispose()
+    return url, data_dir
+
+
+@pytest.fixture
+def demo(demo_store: tuple[str, Path], monkeypatch: pytest.MonkeyPatch) -> str:
+    url, data_dir = demo_store
+    monkeypatch.setenv("DATABASE_URL", url)
+    monkeypatch.setenv("HALLUSCOPE_DATA_DIR", str(data_dir))
+    st.cache_resource.clear()
+    return url
+
+
+class Truth:
+    """What the store says, read with the repositories (independent of the finder's code)."""
+
+    def __init__(self, url: str) -> None:
+        engine = make_engine(url)
+        dataset = get_dataset(engine, DEMO)
+        assert dataset is not None
+        index = item_index(engine, dataset.id)
+        self.ids = index.external_ids
+        external = dict(zip(index.ids, index.external_ids, strict=True))
+        sets = {ls.name: ls.id for ls in list_label_sets(engine, dataset.id)}
+        spans = spans_by_label_set(engine, dataset.id)
+        flags = format_flags(engine, dataset.id)
+        engine.dispose()
+        self.spans = {
+            name: {external[i]: s for i, s in spans.get(ls_id, {}).items()} for name, ls_id in sets.items()
+        }
+        self.broken = {
+            name: [external[i] for i, ok in flags.get(ls_id, {}).items() if not ok]
+            for name, ls_id in sets.items()
+        }
+
+    def flagged(self, detector: str) -> list[str]:
+        return [i for i in self.ids if self.spans[detector].get(i)]
+
+    @property
+    def clean(self) -> list[str]:
+        return [i for i in self.ids if not self.spans["gold"].get(i)]
+
+
+@pytest.fixture(scope="module")
+def truth(demo_store: tuple[str, Path]) -> Truth:
+    return Truth(demo_store[0])
+
+
+def _app(page: str, **query: str | list[str]) -> AppTest:
+    at = AppTest.from_file(APP, default_timeout=TIMEOUT)
+    at.query_params["dataset"] = DEMO
+    at.run()  # the home page may tidy the address; the deep link is what the page itself gets
+    at.query_params.update(query)
+    at.switch_page(page).run()
+    assert not at.exception, at.exception
+    return at
+
+
+def finder(**query: str | list[str]) -> AppTest:
+    return _app("pages/failures.py", **query)
+
+
+def listed(at: AppTest) -> list[str]:
+    return list(at.dataframe[0].value["item"])
+
+
+def widget(elements, label: str):  # type: ignore[no-untyped-def]
+    return next(e for e in elements if e.label == label)
+
+
+def param(at: AppTest, key: str) -> list[str]:
+    """The values of a query parameter of the page (AppTest gives a string or a list)."""
+    value = at.query_params.get(key, [])
+    return list(value) if isinstance(value, list | tuple) else [value]
+
+
+def _html(at: AppTest) -> str:
+    return "\n".join(element.proto.body for element in at.get("html"))
+
+
+# ------------------------------------------------------------------------------------ the presets
+
+
+def test_clean_responses_flagged(demo: str, truth: Truth) -> None:
+    assert len(truth.clean) >= 3
+    expected = truth.clean[2:]  # eager stays silent on the first two clean items only
+    assert listed(finder(preset="clean-flagged", detector="eager")) == expected
+    assert listed(finder(preset="clean-flagged")) == expected  # any detector: only eager does it
+    assert listed(finder(preset="clean-flagged", detector="cautious")) == []
+    assert listed(finder(preset="clean-flagged", detector="sloppy")) == []
+
+
+def test_format_failures(demo: str, truth: Truth) -> None:
+    assert len(truth.broken["sloppy"]) == 2
+    assert listed(finder(preset="format", detector="sloppy")) == truth.broken["sloppy"]
+    assert listed(finder(preset="format")) == truth.broken["sloppy"]
+    assert listed(finder(preset="format", detector="cautious")) == []
+    assert listed(finder(preset="format", detector="eager")) == []
+
+
+def test_boundary_errors(demo: str, truth: Truth) -> None:
+    # Every sloppy span is a boundary error, and only sloppy makes them.
+    assert listed(finder(preset="boundary", detector="sloppy")) == truth.flagged("sloppy")
+    assert listed(finder(preset="boundary")) == truth.flagged("sloppy")
+    assert listed(finder(preset="boundary", detector="eager")) == []
+    assert listed(finder(preset="boundary", detector="cautious")) == []
+
+
+def test_x_misses_what_y_finds(demo: str, truth: Truth) -> None:
+    # cautious finds exactly the gold spans it copies; sloppy never finds one at IoU 0.5.
+    assert listed(finder(preset="misses", detector="sloppy", other="cautious")) == truth.flagged("cautious")
+    assert listed(finder(preset="misses", detector="cautious", other="sloppy")) == []
+    assert listed(finder(preset="misses", detector="eager", other="sloppy")) == []
+    found_by_eager = finder(preset="misses", detector="cautious", other="eager")
+    assert listed(found_by_eager) and set(listed(found_by_eager)) <= set(truth.flagged("eager"))
+
+
+def test_presets_chosen_with_the_widgets_update_the_deep_link(demo: str, truth: Truth) -> None:
+    at = finder()
+    assert len(listed(at)) == len(truth.ids)
+    widget(at.selectbox, "Preset").set_value("misses").run()
+    widget(at.selectbox, "Detector X").set_value("sloppy").run()
+    widget(at.selectbox, "…misses what Y finds").set_value("cautious").run()
+    assert listed(at) == truth.flagged("cautious")
+    assert param(at, "preset") == ["misses"]
+    assert param(at, "detector") == ["sloppy"] and param(at, "other") == ["cautious"]
+    widget(at.selectbox, "Preset").set_value("format").run()
+    assert "other" not in at.query_params
+    assert any(f"**{len(truth.broken['sloppy'])}** of {len(truth.ids)} items" in m.value for m in at.markdown)
+
+
+# ------------------------------------------------------------------------------------- the filters
+
+
+def test_filters_sort_and_their_parameters(demo: str, truth: Truth) -> None:
+    at = finder()
+    widget(at.multiselect, "Subset").set_value(["signs"]).run()
+    signs = listed(at)
+    assert signs and all(s == "signs" for s in at.dataframe[0].value["subset"])
+    assert param(at, "subset") == ["signs"]
+    widget(at.multiselect, "Hallucination type present").set_value(["OCR"]).run()
+    assert set(listed(at)) < set(signs) and all("OCR" in t for t in at.dataframe[0].value["gold types"])
+    widget(at.multiselect, "Subset").set_value([]).run()
+    widget(at.multiselect, "Hallucination type present").set_value([]).run()
+    widget(at.selectbox, "Sort by").set_value("disagreement").run()
+    widget(at.toggle, "Descending").set_value(True).run()
+    values = list(at.dataframe[0].value["disagreement"])
+    assert values == sorted(values, reverse=True)
+    assert param(at, "sort") == ["disagreement"] and param(at, "order") == ["desc"]
+    widget(at.slider, "Disagreement ≥").set_value(0.6).run()
+    assert min(at.dataframe[0].value["disagreement"]) >= 0.6
+
+
+def test_deep_link_restores_the_filters(demo: str) -> None:
+    at = finder(preset="boundary", detector="sloppy", subset=["shapes", "counting"], model="captioner-a")
+    assert widget(at.selectbox, "Preset").value == "boundary"
+    assert widget(at.multiselect, "Subset").value == ["shapes", "counting"]
+    assert widget(at.multiselect, "Source model").value == ["captioner-a"]
+    frame = at.dataframe[0].value
+    assert set(frame["subset"]) <= {"shapes", "counting"} and set(frame["source model"]) == {"captioner-a"}
+
+
+def test_unknown_detector_in_the_link_is_named(demo: str) -> None:
+    at = finder(preset="format", detector="nobody")
+    assert any("no detector named 'nobody'" in w.value for w in at.warning)
+
+
+def test_exports_are_offered(demo: str) -> None:
+    at = finder(preset="format")
+    labels = [b.proto.label for b in at.get("download_button")]
+    assert labels == ["CSV", "JSONL"]
+    assert "failures?dataset=" in at.code[0].value and "preset=format" in at.code[0].value
+
+
+# ---------------------------------------------------------------------------------- the comparison
+
+
+def compare(**query: str | list[str]) -> AppTest:
+    return _app("pages/compare.py", **query)
+
+
+def test_compare_deep_link_shows_tracks_in_the_asked_order(demo: str, truth: Truth) -> None:
+    at = compare(item="demo-011", detectors="sloppy,cautious")
+    body = _html(at)
+    order = [body.index(f'data-track="{name}"') for name in ("Gold", "sloppy", "cautious")]
+    assert order == sorted(order) and 'data-track="eager"' not in body
+    heads = [m.value for m in at.markdown if m.value.startswith("**")]
+    assert any(h.startswith("**Gold** · ") for h in heads)
+    assert any(h.startswith("**sloppy** · F1\\_IoU 0.00") for h in heads)
+    assert param(at, "detectors") == ["sloppy,cautious"]
+
+
+def test_compare_colours_spans_by_their_fate(demo: str) -> None:
+    at = compare(item="demo-011", detectors="cautious,eager,sloppy")
+    body = _html(at)
+    assert "hs-fate-matched hs-pred" in body and "hs-fate-false-positive hs-pred" in body
+    assert "hs-missed-gold" in body
+    assert "IoU 1.00 ≥ 0.50" in body  # cautious copies gold spans
+    widget(at.toggle, "Show missed gold spans in detector tracks").set_value(False).run()
+    assert "hs-missed-gold" not in _html(at)
+
+
+def test_compare_raw_output_with_analysis_on_demand(demo: str) -> None:
+    at = compare(item="demo-011", detectors="eager")
+    raw = [e for e in at.expander if e.label.startswith("Raw output")]
+    assert raw and raw[0].label == "Raw output (follows the format)"
+    texts = [m.value for m in at.markdown]
+    assert "**Analysis (Analyze-then-Judge)**" in texts
+
+
+def test_compare_format_failure_is_flagged(demo: str, truth: Truth) -> None:
+    broken = truth.broken["sloppy"][0]
+    at = compare(item=broken, detectors="sloppy")
+    assert any("format ✗" in m.value for m in at.markdown)
+    assert any(e.label == "Raw output (does NOT follow the format)" for e in at.expander)
+
+
+def test_compare_sentence_grid_and_claims(demo: str) -> None:
+    at = compare(item="demo-011", detectors="cautious,eager,sloppy")
+    subheaders = [s.value for s in at.subheader]
+    assert "Sentence scores" in subheaders and "Claims" in subheaders
+    frames = [d.value for d in at.dataframe]
+    sentences = next(f for f in frames if "sentence" in f.columns)
+    assert list(sentences.columns) == ["#", "sentence", "gold", "cautious", "eager", "sloppy"]
+    claims = next(f for f in frames if "claim" in f.columns)
+    assert list(claims.columns)[:3] == ["#", "claim", "gold"] and "eager" in claims.columns
+    assert "sloppy" not in claims.columns  # sloppy labels no claims
+
+
+def test_compare_steps_through_the_failures_of_the_link(demo: str, truth: Truth) -> None:
+    expected = truth.clean[2:]
+    at = compare(
+        item=expected[0],
+        detectors="eager",
+        **{"from": "failures", "preset": "clean-flagged", "detector": "eager"},
+    )
+    assert any(f"Failure **1** of **{len(expected)}**" in m.value for m in at.markdown)
+    previous, following = at.button(key="compare_prev"), at.button(key="compare_next")
+    assert previous.disabled and previous.label == "◀ Previous failure"
+    following.click().run()
+    assert param(at, "item") == [expected[1]]
+    at.button(key="compare_next").click().run()
+    assert param(at, "item") == [expected[2]]
+    at.button(key="compare_prev").click().run()
+    assert param(at, "item") == [expected[1]]
+    assert any(f"Failure **2** of **{len(expected)}**" in m.value for m in at.markdown)
+
+
+def test_compare_without_the_finder_steps_through_the_dataset(demo: str, truth: Truth) -> None:
+    at = compare(item=truth.ids[0])
+    assert at.button(key="compare_prev").disabled
+    assert at.button(key="compare_prev").label == "◀ Previous item"
+    at.button(key="compare_next").click().run()
+    assert param(at, "item") == [truth.ids[1]]
+
+
+def test_tracks_collapse_and_reorder(demo: str) -> None:
+    at = compare(item="demo-011", detectors="cautious,eager,sloppy")
+    at.button(key="compare_down_cautious").click().run()
+    assert param(at, "detectors") == ["eager,cautious,sloppy"]
+    at.button(key="compare_up_sloppy").click().run()
+    assert param(at, "detectors") == ["eager,sloppy,cautious"]
+    at.button(key="compare_fold_detector:eager").click().run()
+    body = _html(at)
+    assert 'data-track="eager"' not in body and 'data-track="sloppy"' in body
+    widget(at.button, "Collapse all").click().run()
+    assert "data-track=" not in _html(at)
+    widget(at.button, "Expand all").click().run()
+    assert _html(at).count("data-track=") == 4
+    widget(at.button, "Worst F1_IoU first").click().run()
+    assert param(at, "detectors")[0].startswith("sloppy")
+
+
+def test_compare_escapes_model_text(demo: str) -> None:
+    at = compare(item=XSS_ID)
+    body = _html(at)
+    assert "&lt;script&gt;alert(1)&lt;/script&gt;" in body
+    assert "<script>" not in body and "<img src=x" not in body
+
+
+def test_compare_unknown_item(demo: str) -> None:
+    at = compare(item="nope")
+    assert "no item with id 'nope'" in at.error[0].value
+
+
+def test_compare_offers_both_exports(demo: str) -> None:
+    at = compare(item="demo-003")
+    assert [b.proto.label for b in at.get("download_button")] == ["HTML snippet", "PNG for slides"]
+
+
+@pytest.fixture
+def fresh_store(sqlite_url: str, monkeypatch: pytest.MonkeyPatch) -> Iterator[str]:
+    monkeypatch.setenv("DATABASE_URL", sqlite_url)
+    st.cache_resource.clear()
+    yield sqlite_url
+
+
+def test_pages_on_an_empty_store_say_what_to_do(fresh_store: str) -> None:
+    for page in ("pages/compare.py", "pages/failures.py"):
+        at = AppTest.from_file(APP, default_timeout=TIMEOUT).run()
+        at.switch_page(page).run()
+        assert not at.exception
+        assert any("No dataset yet" in i.value for i in at.info)

@@ -223,8 +223,48 @@ def external_id(record: Mapping[str, Any], keys: Sequence[str], fallback: str) -
     return fallback, False
 
 
+def id_was_int(record: Mapping[str, Any], key: str = "id") -> bool:
+    value = record.get(key)
+    return isinstance(value, int) and not isinstance(value, bool)
+
+
+def written_id(external: str, layout: Mapping[str, Any]) -> str | int:
+    """The id as the source file had it: an integer again when it was one."""
+    return int(external) if layout.get("int_id") else external
+
+
 def where(index: int, record_id: str | None = None) -> str:
     return record_label(index, record_id)
+
+
+def load_records(data: bytes, source: str) -> tuple[list[tuple[int, Any]] | None, list[Problem]]:
+    """``(index, record)`` pairs of a JSON array or a JSON-lines file (index = position or line number - 1)."""
+    opener = looks_like_json(data)
+    if opener == "[":
+        document, problems = load_json(data, source)
+        if document is None:
+            return None, problems
+        return list(enumerate(document)), problems
+    text, problems = decode_text(data, source)
+    if text is None:
+        return None, problems
+    if opener is None:
+        return None, [Problem(source, "-", "-", "not JSON: expected a JSON list or one JSON object per line")]
+    records = list(iter_jsonl(text, source, problems))
+    if problems:
+        # Perhaps one pretty-printed object rather than JSON lines.
+        try:
+            whole = json.loads(text)
+        except (json.JSONDecodeError, RecursionError):
+            return records, problems
+        return [(0, whole)], []
+    return records, problems
+
+
+def record_of(index: int, record: Any) -> str:
+    """How a record is named in a report: its index, and its id when it has a usable one."""
+    rid = record.get("id") if isinstance(record, dict) else None
+    return record_label(index, str(rid) if isinstance(rid, str | int) and not isinstance(rid, bool) else None)
 
 
 class DuplicateIds:
@@ -363,3 +403,33 @@ def detector_annotations(bundle: Bundle) -> tuple[LabelSetRecord | None, dict[st
     """The detector label set a predictions writer exports (the first one), and its annotations by item."""
     label_set = pick_label_set(bundle, "detector")
     return label_set, ({a.item: a for a in label_set.annotations} if label_set else {})
+
+
+ITEM_ID_KEYS = ("id", "item", "item_id", "external_id", "question_id")
+
+
+def prediction_records(data: bytes, source: str) -> tuple[list[tuple[str, Any]] | None, list[Problem]]:
+    """``(record label, record)`` of a predictions file: a JSON list, JSON lines, or an object mapping
+    item id -> output (each becomes ``{"id": key, "value": output}``)."""
+    document = None
+    if looks_like_json(data) == "{":
+        whole, problems = load_json(data, source)
+        if isinstance(whole, dict) and not any(k in whole for k in ITEM_ID_KEYS):
+            return [(f"id={key}", {"id": key, "value": value}) for key, value in whole.items()], problems
+        document = [whole] if isinstance(whole, dict) else None
+    if document is None:
+        records, problems = load_records(data, source)
+        if records is None:
+            return None, problems
+        return [(record_of(index, record), record) for index, record in records], problems
+    return [(record_of(0, document[0]), document[0])], []
+
+
+def item_of(record: Mapping[str, Any], known: Mapping[str, Any]) -> str:
+    """The stored item a prediction record is about (by its id); RecordError naming the problem."""
+    ext, found = external_id(record, ITEM_ID_KEYS, "")
+    if not found:
+        raise RecordError("id", f"missing: give the item's id in one of {', '.join(ITEM_ID_KEYS)}")
+    if ext not in known:
+        raise RecordError("id", f"no item {ext!r} in this dataset")
+    return ext

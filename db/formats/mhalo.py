@@ -147,7 +147,7 @@ def read_record(
         k for k in (*ID_KEYS[:has_id], RESPONSE, TAGGED, SPANS, prompt_key, image_key, reference_key) if k
     }
     layout = {"keys": list(record), "prompt": prompt_key, "image": image_key, "reference": reference_key}
-    if has_id and isinstance(record["id"], int):
+    if has_id and u.id_was_int(record):
         layout["int_id"] = True
     item = ItemRecord(
         external_id=ext,
@@ -225,6 +225,10 @@ class MhaloFormat(Format):
                     f"item {item.external_id}: spans {clash[0]} and {clash[1]} overlap; inline tags cannot "
                     "express overlapping spans (export as canonical JSONL instead)"
                 )
+            if _DAMAGED.search(item.response):
+                raise FormatError(
+                    f"item {item.external_id}: its text contains a <{TAG}> marker, which would read back as a tag"
+                )
             records.append(self._record(item, spans))
         return u.dump_json(records, indent=1)
 
@@ -244,7 +248,7 @@ class MhaloFormat(Format):
             }
         extra = item.meta.get("fields") or {}
         by_role = {
-            "id": int(item.external_id) if layout.get("int_id") else item.external_id,
+            "id": u.written_id(item.external_id, layout),
             RESPONSE: item.response,
             TAGGED: tagged,
             SPANS: listed,

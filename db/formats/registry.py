@@ -10,8 +10,19 @@ from db.formats.base import Format, Kind
 _MODULES = (
     "canonical",
     "mhalo",
+    "mhaldetect",
     "alignbench",
+    "mhalubench",
+    "trihe",
+    "halloc",
+    "typed_tags",
+    "label_studio",
+    "mhalo_outputs",
+    "word_index",
     "alignbench_scores",
+    "mhalubench_predictions",
+    "trihe_judgments",
+    "halloc_probs",
 )
 
 

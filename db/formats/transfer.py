@@ -200,17 +200,17 @@ def import_predictions(
     if not detector or not detector.strip():
         fail.problems.append(Problem(source, "-", "detector", "name the detector run"))
         return fail
+    progress(0.05, "Loading the dataset's stored items…")
+    options.known = known_items(engine, dataset)
+    if not options.known:
+        fail.problems.append(Problem(source, "-", "dataset", f"there is no dataset {dataset!r} with items"))
+        return fail
     try:
         fmt = choose_format(data, source, format_name, "predictions")
     except UnknownFormat as error:
         fail.problems.append(Problem(source, "-", "-", str(error)))
         return fail
     fail.format = fmt.name
-    progress(0.05, "Loading the dataset's stored items…")
-    options.known = known_items(engine, dataset)
-    if not options.known:
-        fail.problems.append(Problem(source, "-", "dataset", f"there is no dataset {dataset!r} with items"))
-        return fail
     progress(0.2, f"Reading {source} as {fmt.title}…")
     read = read_file(fmt, data, source, options)
     outcome = ImportOutcome(source, fmt.name, dataset, False, problems=list(read.problems))

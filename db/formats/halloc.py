@@ -1,0 +1,219 @@
+"""HalLoc: hallucinated texts with typed, word- and character-indexed parts (``halloc_vqa``, ``_instruct``,
+``_caption``; JSON list or JSON lines).
+
+Each sample is ``{id, split, prompt, source_text, hallucinated_text, image_id, annotations: {object: [...],
+attribute: [...], relationship: [...], scene: [...]}}``. An annotation element names its parts by role
+(``obj``, ``attribute``, ``subject``, ``predicate``, ``object``, ``scene``), each ``{name, word_index,
+char_index}`` with ``"s:e"`` indices into ``hallucinated_text`` (HalLoc supplement, figures 1–4). Each part
+becomes a gold span typed by its group, its note ``<role>#<element>`` keeping the structure for export.
+
+A part is placed by ``char_index`` and must spell its ``name`` there; failing that, by ``word_index``
+(whitespace words, end exclusive) with the name found inside those words. Anything else is reported.
+"""
+
+from __future__ import annotations
+
+import re
+from typing import Any
+
+from db import taxonomies
+from db.formats import _util as u
+from db.formats.base import Format, ReadOptions, ReadResult
+from db.problems import Problem
+from db.records import Annotations, Bundle, DatasetRecord, ItemRecord, LabelSetRecord, SpanRecord
+
+GROUPS = ("object", "attribute", "relationship", "scene")
+DEFAULT_ROLE = {"object": "obj", "attribute": "attribute", "relationship": "predicate", "scene": "scene"}
+KNOWN_KEYS = ("id", "split", "prompt", "source_text", "hallucinated_text", "image_id", "annotations")
+_TOKEN = re.compile(r"\S+")
+
+
+def _index_range(value: Any, field: str) -> tuple[int, int | None]:
+    """``"s:e"`` -> (s, e); ``"s"`` or an integer -> (s, None)."""
+    if isinstance(value, int) and not isinstance(value, bool):
+        return value, None
+    if not isinstance(value, str) or not re.fullmatch(r"\s*\d+\s*(:\s*\d+\s*)?", value):
+        raise u.RecordError(field, f"{value!r} is not an index 's' or a range 's:e'")
+    start, _, end = value.partition(":")
+    return int(start), (int(end) if end.strip() else None)
+
+
+def place_part(text: str, part: dict[str, Any], field: str) -> tuple[int, int]:
+    """Character offsets of one annotated part in ``text``; RecordError when it cannot be placed exactly."""
+    name = part.get("name")
+    if name is not None and not isinstance(name, str):
+        raise u.RecordError(f"{field}.name", f"expected text, got {u.type_name(name)}")
+    if part.get("char_index") is not None:
+        start, end = _index_range(part["char_index"], f"{field}.char_index")
+        if end is None:
+            end = start + (len(name) if name else 1)
+        if not 0 <= start < end <= len(text):
+            raise u.RecordError(f"{field}.char_index", f"{start}:{end} lies outside the text (0-{len(text)})")
+        if name is None or text[start:end] == name or text[start:end].lower() == name.lower():
+            return start, end
+        if part.get("word_index") is None:
+            raise u.RecordError(f"{field}.char_index", f"the text there is {text[start:end]!r}, not {name!r}")
+    if part.get("word_index") is None:
+        raise u.RecordError(field, "has neither char_index nor word_index")
+    first, last = _index_range(part["word_index"], f"{field}.word_index")
+    last = first + 1 if last is None else last
+    tokens = [m.span() for m in _TOKEN.finditer(text)]
+    if not 0 <= first < last <= len(tokens):
+        raise u.RecordError(f"{field}.word_index", f"{first}:{last} outside the {len(tokens)} words")
+    start, end = tokens[first][0], tokens[last - 1][1]
+    if name:
+        found = text.lower().find(name.lower(), start, end)
+        if found == -1:
+            raise u.RecordError(
+                f"{field}.name", f"{name!r} is not in words {first}:{last} ({text[start:end]!r})"
+            )
+        return found, found + len(name)
+    return start, end
+
+
+def read_record(record: Any, index: int, stem: str) -> tuple[ItemRecord, Annotations]:
+    if not isinstance(record, dict):
+        raise u.RecordError("-", f"expected an object, got {u.type_name(record)}")
+    bad = u.unstorable(record)
+    if bad:
+        raise u.RecordError(*bad)
+    ext, has_id = u.external_id(record, ("id",), f"{stem}-{index}")
+    text = u.get_str(record, "hallucinated_text")
+    assert text is not None
+    groups = record.get("annotations") or {}
+    if not isinstance(groups, dict):
+        raise u.RecordError("annotations", f"expected an object, got {u.type_name(groups)}")
+    spans, parts = [], {}
+    for group, elements in groups.items():
+        if group not in GROUPS:
+            raise u.RecordError(f"annotations.{group}", f"unknown group; expected {', '.join(GROUPS)}")
+        if not isinstance(elements, list):
+            raise u.RecordError(f"annotations.{group}", f"expected a list, got {u.type_name(elements)}")
+        for k, element in enumerate(elements):
+            field = f"annotations.{group}[{k}]"
+            if not isinstance(element, dict) or not element:
+                raise u.RecordError(field, "expected an object of named parts")
+            for role, part in element.items():
+                if not isinstance(part, dict):
+                    raise u.RecordError(f"{field}.{role}", f"expected an object, got {u.type_name(part)}")
+                start, end = place_part(text, part, f"{field}.{role}")
+                spans.append(SpanRecord(start, end, group, f"{role}#{k}"))
+                parts[f"{group}/{k}/{role}"] = {
+                    key: v for key, v in part.items() if key not in ("char_index",)
+                }
+    item = ItemRecord(
+        external_id=ext,
+        response=text,
+        prompt=u.get_str(record, "prompt", required=False) or "",
+        split=u.get_str(record, "split", required=False),
+        reference=u.get_str(record, "source_text", required=False),
+        image_ref=str(record["image_id"]) if record.get("image_id") is not None else None,
+        meta={
+            "fields": {k: v for k, v in record.items() if k not in KNOWN_KEYS},
+            "parts": parts,
+            "layout": {
+                "keys": list(record),
+                "has_id": has_id,
+                "int_id": u.id_was_int(record),
+                "groups": list(groups),
+                "image_id_int": u.id_was_int(record, "image_id"),
+            },
+        },
+    )
+    return item, Annotations(item=ext, spans=spans)
+
+
+def subset_for(stem: str) -> str:
+    return stem.removeprefix("halloc_") or stem
+
+
+class HalLocFormat(Format):
+    name = "halloc"
+    title = "HalLoc (typed word/char-indexed parts)"
+    extensions = (".json", ".jsonl")
+    description = "Samples with hallucinated_text and annotations {object, attribute, relationship, scene}."
+
+    def sniff(self, data: bytes, filename: str = "") -> float:
+        head = u.head_text(data)
+        return (
+            0.9 if u.looks_like_json(data) and "hallucinated_text" in head and "annotations" in head else 0.0
+        )
+
+    def read(self, data: bytes, *, source: str, options: ReadOptions | None = None) -> ReadResult:
+        options = options or ReadOptions()
+        records, problems = u.load_records(data, source)
+        if records is None:
+            return ReadResult(None, problems)
+        stem = u.file_stem(source)
+        items, annotations = [], []
+        duplicates = u.DuplicateIds()
+        for index, record in records:
+            label = u.record_of(index, record)
+            try:
+                item, gold = read_record(record, index, stem)
+            except u.RecordError as error:
+                problems.append(Problem(source, label, error.field, error.reason))
+                continue
+            repeated = duplicates.check(item.external_id, index, record)
+            if repeated:
+                problems.append(Problem(source, label, "id", repeated[1], repeated[0]))
+                continue
+            item.subset = options.subset or subset_for(stem)
+            items.append(item)
+            annotations.append(gold)
+        bundle = Bundle(
+            dataset=DatasetRecord(
+                name=options.dataset or stem,
+                source_format=self.name,
+                taxonomy=list(taxonomies.HALLOC),
+                label_kinds=["span"],
+            ),
+            items=items,
+            label_sets=[LabelSetRecord(kind="gold", name="gold", annotations=annotations)],
+        )
+        return ReadResult(bundle, problems)
+
+    def write(self, bundle: Bundle, *, filename: str = "") -> bytes:
+        gold = u.pick_label_set(bundle)
+        by_item = {a.item: a.spans for a in gold.annotations} if gold else {}
+        return u.dump_json([self._record(item, by_item.get(item.external_id, [])) for item in bundle.items])
+
+    @staticmethod
+    def _record(item: ItemRecord, spans: list[SpanRecord]) -> dict[str, Any]:
+        layout = item.meta.get("layout") or {}
+        known_parts = item.meta.get("parts") or {}
+        groups: dict[str, dict[int, dict[str, Any]]] = {g: {} for g in layout.get("groups") or GROUPS}
+        extra = 10_000  # spans added in the app have no element number: give them their own
+        for span in sorted(spans, key=lambda s: (s.start, s.end)):
+            group = span.type if span.type in GROUPS else "object"
+            role, _, number = (span.note or "").partition("#")
+            if not role or not number.isdigit():
+                role, number, extra = DEFAULT_ROLE[group], str(extra), extra + 1
+            part = dict(known_parts.get(f"{group}/{number}/{role}", {}))
+            text = item.response[span.start : span.end]
+            if not isinstance(part.get("name"), str) or part["name"].lower() != text.lower():
+                part["name"] = text
+            part["char_index"] = f"{span.start}:{span.end}"
+            groups.setdefault(group, {}).setdefault(int(number), {})[role] = part
+        annotations = {g: [elements[k] for k in sorted(elements)] for g, elements in groups.items()}
+        values = {
+            "id": u.written_id(item.external_id, layout),
+            "split": item.split,
+            "prompt": item.prompt,
+            "source_text": item.reference,
+            "hallucinated_text": item.response,
+            "image_id": int(item.image_ref)
+            if layout.get("image_id_int") and item.image_ref
+            else item.image_ref,
+            "annotations": annotations,
+        }
+        fields = item.meta.get("fields") or {}
+        record = {}
+        for key in layout.get("keys") or KNOWN_KEYS:
+            if key == "id" and not layout.get("has_id", True):
+                continue
+            record[key] = values[key] if key in values else fields.get(key)
+        return record
+
+
+FORMAT = HalLocFormat()

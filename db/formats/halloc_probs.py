@@ -1,0 +1,166 @@
+"""HalLoc-style detector outputs: a probability per token that it is hallucinated (for calibration plots).
+
+Records (JSON list or JSON lines) are ``{id, probabilities: [p, …]}`` with one probability per word of the
+stored response (words: maximal runs of non-whitespace), optionally per type ``{id, probabilities:
+{object: [...], attribute: [...]}}``, or ``{id, tokens: [{token, start, end, probability, type}]}`` with
+character offsets. A count that does not match the words, a token whose text is not the response at its
+offsets, or a probability outside [0, 1] is reported and the record keeps no probabilities.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import re
+from typing import Any
+
+from db.formats import _util as u
+from db.formats.base import Format, ReadOptions, ReadResult
+from db.problems import Problem
+from db.records import Annotations, Bundle, RawOutputRecord, TokenProbabilityRecord
+
+_WORD = re.compile(r"\S+")
+
+
+def _probability(value: Any, field: str) -> float:
+    if isinstance(value, bool) or not isinstance(value, int | float) or not math.isfinite(value):
+        raise u.RecordError(field, f"expected a probability, got {value!r}")
+    if not 0.0 <= value <= 1.0:
+        raise u.RecordError(field, f"{value!r} is not in [0, 1]")
+    return float(value)
+
+
+def read_probabilities(record: dict[str, Any], response: str) -> list[TokenProbabilityRecord]:
+    words = [m.span() for m in _WORD.finditer(response)]
+    if "tokens" in record:
+        tokens = u.get_list(record, "tokens")
+        out = []
+        for k, token in enumerate(tokens):
+            field = f"tokens[{k}]"
+            if not isinstance(token, dict):
+                raise u.RecordError(field, f"expected an object, got {u.type_name(token)}")
+            index = u.get_int(token.get("token_index", k), f"{field}.token_index")
+            if "start" in token or "end" in token:
+                start, end = (
+                    u.get_int(token.get("start"), f"{field}.start"),
+                    u.get_int(token.get("end"), f"{field}.end"),
+                )
+            elif 0 <= index < len(words):
+                start, end = words[index]
+            else:
+                raise u.RecordError(field, f"word {index} does not exist ({len(words)} words)")
+            if not 0 <= start < end <= len(response):
+                raise u.RecordError(field, f"offsets {start}-{end} outside the response (0-{len(response)})")
+            text = token.get("token")
+            if text is not None and text != response[start:end]:
+                raise u.RecordError(f"{field}.token", f"{text!r} is not the response at {start}-{end}")
+            kind = token.get("type")
+            if kind is not None and not isinstance(kind, str):
+                raise u.RecordError(f"{field}.type", f"expected text, got {u.type_name(kind)}")
+            probability = _probability(token.get("probability", token.get("prob")), f"{field}.probability")
+            out.append(TokenProbabilityRecord(index, start, end, probability, kind))
+        return out
+    values = record.get("probabilities", record.get("probs", record.get("value")))
+    by_type = values if isinstance(values, dict) else {None: values}
+    out = []
+    for kind, probabilities in by_type.items():
+        field = "probabilities" if kind is None else f"probabilities.{kind}"
+        if not isinstance(probabilities, list):
+            raise u.RecordError(field, f"expected a list, got {u.type_name(probabilities)}")
+        if len(probabilities) != len(words):
+            raise u.RecordError(
+                field, f"{len(probabilities)} probabilities for the response's {len(words)} words"
+            )
+        for k, value in enumerate(probabilities):
+            start, end = words[k]
+            out.append(TokenProbabilityRecord(k, start, end, _probability(value, f"{field}[{k}]"), kind))
+    return out
+
+
+class HalLocProbabilitiesFormat(Format):
+    name = "halloc-probs"
+    title = "Token probabilities (HalLoc-style)"
+    kind = "predictions"
+    extensions = (".jsonl", ".json")
+    description = (
+        "Records {id, probabilities: [p per word]} or {id, tokens: [{start, end, probability, type}]}."
+    )
+
+    def sniff(self, data: bytes, filename: str = "") -> float:
+        head = u.head_text(data)
+        if u.looks_like_json(data) and ('"probabilities"' in head or '"probability"' in head):
+            return 0.8
+        return 0.0
+
+    def read(self, data: bytes, *, source: str, options: ReadOptions | None = None) -> ReadResult:
+        options = options or ReadOptions()
+        records, problems = u.prediction_records(data, source)
+        if records is None:
+            return ReadResult(None, problems)
+        annotations: dict[str, Annotations] = {}
+        for label, record in records:
+            try:
+                if not isinstance(record, dict):
+                    raise u.RecordError("-", f"expected an object, got {u.type_name(record)}")
+                bad = u.unstorable(record)
+                if bad:
+                    raise u.RecordError(*bad)
+                ext = u.item_of(record, options.known)
+                if ext in annotations:
+                    raise u.RecordError("id", f"a second output for item {ext!r}")
+            except u.RecordError as error:
+                problems.append(Problem(source, label, error.field, error.reason))
+                continue
+            try:
+                tokens = read_probabilities(record, options.known[ext].response)
+                annotations[ext] = Annotations(ext, token_probabilities=tokens)
+            except u.RecordError as error:
+                raw = {k: v for k, v in record.items() if k not in u.ITEM_ID_KEYS}
+                annotations[ext] = Annotations(
+                    ext,
+                    raw_output=RawOutputRecord(
+                        json.dumps(raw, ensure_ascii=False),
+                        False,
+                        parse_error=f"{error.field}: {error.reason}",
+                    ),
+                )
+                problems.append(
+                    Problem(
+                        source, label, error.field, f"kept without probabilities: {error.reason}", "warning"
+                    )
+                )
+        return ReadResult(u.detector_bundle(options, list(annotations.values()), "halloc"), problems)
+
+    def write(self, bundle: Bundle, *, filename: str = "") -> bytes:
+        _, by_item = u.detector_annotations(bundle)
+        rows = []
+        for item in bundle.items:
+            annotations = by_item.get(item.external_id)
+            if annotations is None:
+                continue
+            if not annotations.token_probabilities and annotations.raw_output is not None:
+                try:
+                    raw = json.loads(annotations.raw_output.text)
+                except json.JSONDecodeError:
+                    raw = {}
+                rows.append({"id": item.external_id, **(raw if isinstance(raw, dict) else {})})
+                continue
+            tokens = [
+                {
+                    "token_index": t.token_index,
+                    "start": t.start,
+                    "end": t.end,
+                    "token": item.response[t.start : t.end],
+                    "probability": t.probability,
+                    **({"type": t.type} if t.type else {}),
+                }
+                for t in annotations.token_probabilities
+            ]
+            rows.append({"id": item.external_id, "tokens": tokens})
+        return u.dump_jsonl(rows)
+
+    def default_filename(self, dataset: str) -> str:
+        return f"{dataset}.token-probabilities.jsonl"
+
+
+FORMAT = HalLocProbabilitiesFormat()

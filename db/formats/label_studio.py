@@ -1,0 +1,257 @@
+"""Label Studio JSON: tasks with text and image and ``labels`` results, so teams can move over both ways.
+
+A task is ``{id, data: {text, image, …}, annotations: [{completed_by, ground_truth, result: […]}],
+predictions: [{model_version, result: […]}]}``; a ``labels`` result is ``{from_name, to_name, type:
+"labels", value: {start, end, text, labels: [type]}}``. Annotations marked ``ground_truth`` become the gold
+label set, other annotations one human label set per ``completed_by``, predictions one detector label set
+per ``model_version``. The label ``Hallucination`` stands for an untyped span.
+
+Label Studio counts offsets in code points since 2021 (earlier versions counted UTF-16 units, so an
+emoji shifted everything after it). Each span is checked against the ``text`` it carries: code points
+first, UTF-16 units second (reported as a warning), otherwise the span is rejected as misplaced.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from db.formats import _util as u
+from db.formats.base import Format, ReadOptions, ReadResult
+from db.problems import Problem
+from db.records import Annotations, Bundle, DatasetRecord, ItemRecord, LabelSetRecord, SpanRecord
+
+UNTYPED = "Hallucination"
+TEXT_KEYS = ("text", "response", "caption")
+PROMPT_KEYS = ("prompt", "question")
+IMAGE_KEYS = ("image", "image_url", "img")
+DATA_KNOWN = (*TEXT_KEYS, *PROMPT_KEYS, *IMAGE_KEYS, "external_id", "subset", "source_model")
+
+
+def utf16_to_code_points(text: str, offset: int) -> int | None:
+    """The code-point index of UTF-16 offset ``offset`` in ``text`` (None when it splits a character)."""
+    units = 0
+    for k, ch in enumerate(text):
+        if units == offset:
+            return k
+        units += 2 if ord(ch) > 0xFFFF else 1
+        if units > offset:
+            return None
+    return len(text) if units == offset else None
+
+
+def place(text: str, value: dict[str, Any], field: str) -> tuple[tuple[int, int], bool]:
+    """Code-point offsets of one result, and whether they were converted from UTF-16 units."""
+    start = u.get_int(value.get("start"), f"{field}.start")
+    end = u.get_int(value.get("end"), f"{field}.end")
+    quoted = value.get("text")
+    if quoted is not None and not isinstance(quoted, str):
+        raise u.RecordError(f"{field}.text", f"expected text, got {u.type_name(quoted)}")
+    if 0 <= start < end <= len(text) and (quoted is None or text[start:end] == quoted):
+        return (start, end), False
+    if quoted is not None:
+        s16, e16 = utf16_to_code_points(text, start), utf16_to_code_points(text, end)
+        if s16 is not None and e16 is not None and s16 < e16 and text[s16:e16] == quoted:
+            return (s16, e16), True
+        raise u.RecordError(
+            field, f"{quoted!r} is not the task text at {start}-{end} (in code points or UTF-16)"
+        )
+    raise u.RecordError(field, f"offsets {start}-{end} outside the text (0-{len(text)})")
+
+
+def _who(value: Any) -> str:
+    if isinstance(value, dict):
+        return str(value.get("email") or value.get("username") or value.get("id") or "label-studio")
+    return str(value) if value not in (None, "") else "label-studio"
+
+
+class LabelStudioFormat(Format):
+    name = "label-studio"
+    title = "Label Studio JSON (tasks with labels)"
+    description = (
+        "Label Studio export: tasks {data: {text, image}, annotations, predictions} with labels results."
+    )
+
+    def sniff(self, data: bytes, filename: str = "") -> float:
+        head = u.head_text(data)
+        if (
+            u.looks_like_json(data)
+            and '"data"' in head
+            and ('"annotations"' in head or '"predictions"' in head)
+        ):
+            return 0.85
+        return 0.0
+
+    def read(self, data: bytes, *, source: str, options: ReadOptions | None = None) -> ReadResult:
+        options = options or ReadOptions()
+        document, problems = u.load_json(data, source)
+        if document is None:
+            return ReadResult(None, problems)
+        tasks = [document] if isinstance(document, dict) else document
+        if not isinstance(tasks, list):
+            problems.append(
+                Problem(source, "-", "-", f"expected a list of tasks, got {u.type_name(document)}")
+            )
+            return ReadResult(None, problems)
+        stem = u.file_stem(source)
+        items: list[ItemRecord] = []
+        label_sets: dict[tuple[str, str], dict[str, Annotations]] = {}
+        duplicates = u.DuplicateIds()
+        for index, task in enumerate(tasks):
+            label = u.record_of(index, task)
+            try:
+                item, said, warnings = self._task(task, index, stem)
+            except u.RecordError as error:
+                problems.append(Problem(source, label, error.field, error.reason))
+                continue
+            problems += [Problem(source, label, f, r, "warning") for f, r in warnings]
+            repeated = duplicates.check(item.external_id, index, task)
+            if repeated:
+                problems.append(Problem(source, label, "id", repeated[1], repeated[0]))
+                continue
+            item.subset = options.subset or item.subset
+            items.append(item)
+            for key, spans in said.items():
+                annotations = label_sets.setdefault(key, {}).setdefault(
+                    item.external_id, Annotations(item.external_id)
+                )
+                annotations.spans += spans
+        types = sorted(
+            {s.type for sets in label_sets.values() for a in sets.values() for s in a.spans if s.type}
+        )
+        bundle = Bundle(
+            dataset=DatasetRecord(
+                name=options.dataset or stem, source_format=self.name, taxonomy=types, label_kinds=["span"]
+            ),
+            items=items,
+            label_sets=[
+                LabelSetRecord(
+                    kind=kind,
+                    name=name,
+                    annotator=name if kind == "human" else None,
+                    annotations=list(a.values()),
+                )
+                for (kind, name), a in label_sets.items()
+            ],
+        )
+        return ReadResult(bundle, problems)
+
+    def _task(
+        self, task: Any, index: int, stem: str
+    ) -> tuple[ItemRecord, dict[tuple[str, str], list[SpanRecord]], list[tuple[str, str]]]:
+        if not isinstance(task, dict):
+            raise u.RecordError("-", f"expected a task object, got {u.type_name(task)}")
+        bad = u.unstorable(task)
+        if bad:
+            raise u.RecordError(*bad)
+        values = task.get("data")
+        if not isinstance(values, dict):
+            raise u.RecordError("data", f"expected an object, got {u.type_name(values)}")
+        _, text = u.get_first_str(values, TEXT_KEYS)
+        assert text is not None
+        ext, _ = u.external_id(values, ("external_id",), "")
+        if not ext:
+            ext, _ = u.external_id(task, ("id",), f"{stem}-{index}")
+        warnings: list[tuple[str, str]] = []
+        said: dict[tuple[str, str], list[SpanRecord]] = {}
+        for group, kind_of in (("annotations", None), ("predictions", "detector")):
+            for a, entry in enumerate(u.get_list(task, group, required=False)):
+                field = f"{group}[{a}]"
+                if not isinstance(entry, dict):
+                    raise u.RecordError(field, f"expected an object, got {u.type_name(entry)}")
+                if entry.get("was_cancelled"):
+                    warnings.append((field, "a cancelled annotation; skipped"))
+                    continue
+                if kind_of == "detector":
+                    key = ("detector", str(entry.get("model_version") or "label-studio-predictions"))
+                elif entry.get("ground_truth"):
+                    key = ("gold", "gold")
+                else:
+                    key = ("human", _who(entry.get("completed_by")))
+                spans = said.setdefault(key, [])
+                for r, result in enumerate(u.get_list(entry, "result", required=False)):
+                    rfield = f"{field}.result[{r}]"
+                    if not isinstance(result, dict):
+                        raise u.RecordError(rfield, f"expected an object, got {u.type_name(result)}")
+                    if result.get("type") != "labels":
+                        warnings.append(
+                            (rfield, f"a {result.get('type')!r} result; only 'labels' results are read")
+                        )
+                        continue
+                    value = result.get("value")
+                    if not isinstance(value, dict):
+                        raise u.RecordError(
+                            f"{rfield}.value", f"expected an object, got {u.type_name(value)}"
+                        )
+                    (start, end), converted = place(text, value, f"{rfield}.value")
+                    if converted:
+                        warnings.append(
+                            (rfield, "offsets were UTF-16 units (an older Label Studio); converted")
+                        )
+                    labels = value.get("labels") or []
+                    if not isinstance(labels, list) or not all(isinstance(x, str) for x in labels):
+                        raise u.RecordError(f"{rfield}.value.labels", "expected a list of label names")
+                    kinds = labels or [UNTYPED]
+                    spans += [SpanRecord(start, end, None if name == UNTYPED else name) for name in kinds]
+        _, prompt = u.get_first_str(values, PROMPT_KEYS, required=False)
+        _, image = u.get_first_str(values, IMAGE_KEYS, required=False)
+        item = ItemRecord(
+            external_id=ext,
+            response=text,
+            prompt=prompt or "",
+            image_ref=image,
+            subset=values.get("subset") if isinstance(values.get("subset"), str) else None,
+            source_model=values.get("source_model") if isinstance(values.get("source_model"), str) else None,
+            meta={"data": {k: v for k, v in values.items() if k not in DATA_KNOWN}},
+        )
+        return item, said, warnings
+
+    def write(self, bundle: Bundle, *, filename: str = "") -> bytes:
+        by_set = [(ls, {a.item: a for a in ls.annotations}) for ls in bundle.label_sets]
+        tasks = []
+        for index, item in enumerate(bundle.items):
+            data = {
+                **(item.meta.get("data") or {}),
+                "text": item.response,
+                "prompt": item.prompt,
+                "image": item.image_ref,
+                "external_id": item.external_id,
+            }
+            if item.subset:
+                data["subset"] = item.subset
+            if item.source_model:
+                data["source_model"] = item.source_model
+            task: dict[str, Any] = {"id": index + 1, "data": data, "annotations": [], "predictions": []}
+            for label_set, by_item in by_set:
+                said = by_item.get(item.external_id)
+                if said is None or not said.spans:
+                    continue
+                result = [
+                    {
+                        "id": f"{label_set.kind[0]}{k}",
+                        "from_name": "label",
+                        "to_name": "text",
+                        "type": "labels",
+                        "value": {
+                            "start": s.start,
+                            "end": s.end,
+                            "text": item.response[s.start : s.end],
+                            "labels": [s.type or UNTYPED],
+                        },
+                    }
+                    for k, s in enumerate(said.spans)
+                ]
+                if label_set.kind == "detector":
+                    task["predictions"].append({"model_version": label_set.name, "result": result})
+                else:
+                    task["annotations"].append(
+                        {
+                            "completed_by": label_set.name,
+                            "ground_truth": label_set.kind == "gold",
+                            "result": result,
+                        }
+                    )
+            tasks.append(task)
+        return u.dump_json(tasks)
+
+
+FORMAT = LabelStudioFormat()

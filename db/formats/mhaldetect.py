@@ -1,0 +1,182 @@
+"""M-HalDetect (original release): responses with labelled character-offset segments.
+
+``{question, response, image, annotations: [{start, end, text, label}]}`` with offsets into ``response``
+and labels ``ACCURATE``, ``INACCURATE``, ``ANALYSIS`` (and ``UNSURE``). Segments are usually whole
+sentences, so they become the item's sentences with gold sentence labels (INACCURATE → incorrect,
+ACCURATE → correct, ANALYSIS and UNSURE → unknown, the original label kept on the label); every
+INACCURATE segment is also a gold span. A segment whose text is not the response at its offsets, or
+that overlaps another, rejects the record: it cannot be placed exactly.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from db.formats import _util as u
+from db.formats.base import Format, ReadOptions, ReadResult
+from db.problems import Problem
+from db.records import (
+    Annotations,
+    Bundle,
+    DatasetRecord,
+    ItemRecord,
+    LabelSetRecord,
+    SentenceLabelRecord,
+    SentenceRecord,
+    SpanRecord,
+)
+
+TO_SENTENCE_LABEL = {
+    "ACCURATE": "correct",
+    "INACCURATE": "incorrect",
+    "ANALYSIS": "unknown",
+    "UNSURE": "unknown",
+}
+FROM_SENTENCE_LABEL = {"correct": "ACCURATE", "incorrect": "INACCURATE", "unknown": "UNSURE"}
+KNOWN_KEYS = ("id", "question", "response", "image", "annotations")
+
+
+def read_record(record: Any, index: int, stem: str) -> tuple[ItemRecord, Annotations]:
+    if not isinstance(record, dict):
+        raise u.RecordError("-", f"expected an object, got {u.type_name(record)}")
+    bad = u.unstorable(record)
+    if bad:
+        raise u.RecordError(*bad)
+    ext, has_id = u.external_id(record, ("id",), f"{stem}-{index}")
+    response = u.get_str(record, "response")
+    assert response is not None
+    segments = u.get_list(record, "annotations")
+    sentences, labels, spans = [], [], []
+    previous_end = 0
+    for k, segment in sorted(enumerate(segments), key=lambda pair: _start_of(pair[1])):
+        field = f"annotations[{k}]"
+        if not isinstance(segment, dict):
+            raise u.RecordError(field, f"expected an object, got {u.type_name(segment)}")
+        start = u.get_int(segment.get("start"), f"{field}.start")
+        end = u.get_int(segment.get("end"), f"{field}.end")
+        if not 0 <= start < end <= len(response):
+            raise u.RecordError(field, f"offsets {start}-{end} outside the response (0-{len(response)})")
+        text = segment.get("text")
+        if text is not None and text != response[start:end]:
+            raise u.RecordError(
+                f"{field}.text",
+                f"{text!r} is not the response text at {start}-{end}: {response[start:end]!r}",
+            )
+        if start < previous_end:
+            raise u.RecordError(field, f"overlaps the previous segment (which ends at {previous_end})")
+        previous_end = end
+        label = segment.get("label")
+        if label not in TO_SENTENCE_LABEL:
+            raise u.RecordError(f"{field}.label", f"{label!r} is not one of {', '.join(TO_SENTENCE_LABEL)}")
+        meta = {"label": label} if label in ("ANALYSIS", "UNSURE") else {}
+        labels.append(SentenceLabelRecord(len(sentences), TO_SENTENCE_LABEL[label], meta=meta))
+        sentences.append(SentenceRecord(start, end))
+        if label == "INACCURATE":
+            spans.append(SpanRecord(start, end))
+    item = ItemRecord(
+        external_id=ext,
+        response=response,
+        prompt=u.get_str(record, "question", required=False) or "",
+        image_ref=u.get_str(record, "image", required=False),
+        sentences=sentences,
+        meta={
+            "fields": {k: v for k, v in record.items() if k not in KNOWN_KEYS},
+            "layout": {"keys": list(record), "has_id": has_id, "int_id": u.id_was_int(record)},
+        },
+    )
+    return item, Annotations(item=ext, spans=spans, sentence_labels=labels)
+
+
+def _start_of(segment: Any) -> int:
+    start = segment.get("start") if isinstance(segment, dict) else None
+    return start if isinstance(start, int) and not isinstance(start, bool) else -1
+
+
+class MHalDetectFormat(Format):
+    name = "mhaldetect"
+    title = "M-HalDetect (offset segments)"
+    extensions = (".json", ".jsonl")
+    description = "Records with response and annotations [{start, end, text, label: ACCURATE|INACCURATE|…}]."
+
+    def sniff(self, data: bytes, filename: str = "") -> float:
+        head = u.head_text(data)
+        if (
+            u.looks_like_json(data)
+            and '"annotations"' in head
+            and "ACCURATE" in head
+            and '"response"' in head
+        ):
+            return 0.85
+        return 0.0
+
+    def read(self, data: bytes, *, source: str, options: ReadOptions | None = None) -> ReadResult:
+        options = options or ReadOptions()
+        records, problems = u.load_records(data, source)
+        if records is None:
+            return ReadResult(None, problems)
+        stem = u.file_stem(source)
+        items, annotations = [], []
+        duplicates = u.DuplicateIds()
+        for index, record in records:
+            label = u.record_of(index, record)
+            try:
+                item, gold = read_record(record, index, stem)
+            except u.RecordError as error:
+                problems.append(Problem(source, label, error.field, error.reason))
+                continue
+            repeated = duplicates.check(item.external_id, index, record)
+            if repeated:
+                problems.append(Problem(source, label, "id", repeated[1], repeated[0]))
+                continue
+            item.subset = options.subset
+            items.append(item)
+            annotations.append(gold)
+        bundle = Bundle(
+            dataset=DatasetRecord(
+                name=options.dataset or stem, source_format=self.name, label_kinds=["sentence", "span"]
+            ),
+            items=items,
+            label_sets=[LabelSetRecord(kind="gold", name="gold", annotations=annotations)],
+        )
+        return ReadResult(bundle, problems)
+
+    def write(self, bundle: Bundle, *, filename: str = "") -> bytes:
+        gold = u.pick_label_set(bundle)
+        by_item = {a.item: a for a in gold.annotations} if gold else {}
+        records = []
+        for item in bundle.items:
+            annotations = by_item.get(item.external_id)
+            labels = {lab.index: lab for lab in annotations.sentence_labels} if annotations else {}
+            segments = []
+            for k, sentence in enumerate(item.sentences or []):
+                label = labels.get(k)
+                if label is None:
+                    continue
+                name = label.meta.get("label") or FROM_SENTENCE_LABEL[label.label]
+                segments.append(
+                    {
+                        "start": sentence.start,
+                        "end": sentence.end,
+                        "text": item.response[sentence.start : sentence.end],
+                        "label": name,
+                    }
+                )
+            layout = item.meta.get("layout") or {"keys": list(KNOWN_KEYS), "has_id": True}
+            fields = item.meta.get("fields") or {}
+            values = {
+                "id": u.written_id(item.external_id, layout),
+                "question": item.prompt,
+                "response": item.response,
+                "image": item.image_ref,
+                "annotations": segments,
+            }
+            record = {}
+            for key in layout["keys"]:
+                if key == "id" and not layout.get("has_id"):
+                    continue
+                record[key] = fields[key] if key in fields else values.get(key)
+            records.append(record)
+        return u.dump_json(records)
+
+
+FORMAT = MHalDetectFormat()

@@ -1,0 +1,138 @@
+"""Detector outputs in the MHALO style: the response copied with each hallucinated span tagged.
+
+An output (MHALO appendix D) is a header line, optionally an ``<Analysis>…</Analysis>`` part
+(Analyze-then-Judge), then ``<Tagged_Text>…</Tagged_Text>`` with ``<hallucination>…</hallucination>``
+around each span; other detectors use other tag names (``<A>…</A>``), found automatically unless given.
+Records are ``{id, output}`` (also ``response``, ``prediction``, ``raw_output``, ``model_output``) in a
+JSON list or JSON lines, or one object mapping item id -> output.
+
+The output is stored exactly as produced, with its analysis and whether it followed the format (MHALO's
+IF: the tags parse and the text is the response up to whitespace). Spans are placed on the stored
+response character by character ignoring whitespace. An output that does not follow the format is kept,
+visible and counted, with no spans — never dropped.
+"""
+
+from __future__ import annotations
+
+import re
+from collections import Counter
+
+from db.formats import _util as u
+from db.formats.base import Format, FormatError, ReadOptions, ReadResult
+from db.problems import Problem
+from db.records import Annotations, Bundle, RawOutputRecord, SpanRecord
+from metrics import follows_format, parse_tagged
+
+OUTPUT_KEYS = ("output", "response", "prediction", "raw_output", "model_output", "generated_text", "value")
+DEFAULT_TAG = "hallucination"
+_ANALYSIS = re.compile(r"<Analysis>(.*?)</Analysis>", re.DOTALL | re.IGNORECASE)
+_TAG_NAME = re.compile(r"<([A-Za-z][\w-]{0,40})>")
+_NOT_SPAN_TAGS = {"tagged_text", "analysis"}
+
+
+def find_tag(output: str) -> str:
+    """The span tag an output uses: the only tag name inside ``<Tagged_Text>`` (``hallucination`` if any)."""
+    body = output
+    start = output.find("<Tagged_Text>")
+    if start != -1:
+        end = output.find("</Tagged_Text>", start)
+        body = output[start : end if end != -1 else len(output)]
+    names = Counter(m.group(1) for m in _TAG_NAME.finditer(body) if m.group(1).lower() not in _NOT_SPAN_TAGS)
+    names = Counter({n: c for n, c in names.items() if f"</{n}>" in body})
+    if not names or DEFAULT_TAG in names:
+        return DEFAULT_TAG
+    return names.most_common(1)[0][0]
+
+
+def read_output(output: str, response: str, tag: str | None) -> tuple[list[tuple[int, int]], RawOutputRecord]:
+    """Spans on ``response`` and the raw output record (with the IF flag and any parse error)."""
+    analysis_match = _ANALYSIS.search(output)
+    analysis = analysis_match.group(1).strip() if analysis_match else None
+    tag = tag or find_tag(output)
+    try:
+        text, spans = parse_tagged(output, tag)
+    except ValueError as error:
+        return [], RawOutputRecord(output, False, analysis, f"tags do not parse: {error}")
+    if not follows_format(output, response, tag):
+        reason = (
+            f"the tagged text is not the response {u.first_difference(u.norm_ws(text), u.norm_ws(response))}"
+        )
+        return [], RawOutputRecord(output, False, analysis, reason)
+    if text == response:
+        return list(spans), RawOutputRecord(output, True, analysis)
+    mapping = u.align_ignoring_whitespace(text, response)
+    assert mapping is not None  # follows_format guarantees equality up to whitespace
+    placed = [p for p in (u.map_span(mapping, text, s, e) for s, e in spans) if p is not None]
+    return placed, RawOutputRecord(output, True, analysis)
+
+
+class MhaloOutputsFormat(Format):
+    name = "mhalo-outputs"
+    title = "MHALO-style detector outputs (<Tagged_Text>)"
+    kind = "predictions"
+    extensions = (".jsonl", ".json")
+    description = "Records {id, output} where output holds <Tagged_Text> with <hallucination> (or any) tags."
+
+    def sniff(self, data: bytes, filename: str = "") -> float:
+        head = u.head_text(data)
+        return 0.9 if u.looks_like_json(data) and "Tagged_Text" in head else 0.0
+
+    def read(self, data: bytes, *, source: str, options: ReadOptions | None = None) -> ReadResult:
+        options = options or ReadOptions()
+        records, problems = u.prediction_records(data, source)
+        if records is None:
+            return ReadResult(None, problems)
+        annotations: dict[str, Annotations] = {}
+        for label, record in records:
+            try:
+                if not isinstance(record, dict):
+                    raise u.RecordError("-", f"expected an object, got {u.type_name(record)}")
+                bad = u.unstorable(record)
+                if bad:
+                    raise u.RecordError(*bad)
+                ext = u.item_of(record, options.known)
+                key, output = u.get_first_str(record, OUTPUT_KEYS)
+                if ext in annotations:
+                    raise u.RecordError("id", f"a second output for item {ext!r}")
+            except u.RecordError as error:
+                problems.append(Problem(source, label, error.field, error.reason))
+                continue
+            spans, raw = read_output(output or "", options.known[ext].response, options.tag)
+            if not raw.follows_format:
+                problems.append(
+                    Problem(
+                        source, label, key or "output", f"kept without spans: {raw.parse_error}", "warning"
+                    )
+                )
+            annotations[ext] = Annotations(ext, [SpanRecord(s, e) for s, e in spans], raw_output=raw)
+        return ReadResult(u.detector_bundle(options, list(annotations.values()), "mhalo"), problems)
+
+    def write(self, bundle: Bundle, *, filename: str = "") -> bytes:
+        _, by_item = u.detector_annotations(bundle)
+        rows = []
+        for item in bundle.items:
+            annotations = by_item.get(item.external_id)
+            if annotations is None:
+                continue
+            rows.append({"id": item.external_id, "output": output_text(item.response, annotations)})
+        return u.dump_jsonl(rows)
+
+    def default_filename(self, dataset: str) -> str:
+        return f"{dataset}.outputs.jsonl"
+
+
+def output_text(response: str, annotations: Annotations) -> str:
+    """The detector's raw output, or (for spans from elsewhere) the response tagged in MHALO's format."""
+    if annotations.raw_output is not None:
+        return annotations.raw_output.text
+    spans = sorted({(s.start, s.end) for s in annotations.spans})
+    clash = u.overlapping(spans)
+    if clash:
+        raise FormatError(
+            f"item {annotations.item}: spans {clash[0]} and {clash[1]} overlap; inline tags cannot express them"
+        )
+    tagged = u.insert_markers(response, [(s, e, f"<{DEFAULT_TAG}>", f"</{DEFAULT_TAG}>") for s, e in spans])
+    return f"<Tagged_Text>{tagged}</Tagged_Text>"
+
+
+FORMAT = MhaloOutputsFormat()

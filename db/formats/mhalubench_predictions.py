@@ -1,0 +1,153 @@
+"""MHaluBench detector predictions: a label (and a reason) for each stored claim of an item.
+
+``{id, claims: [{claim, label, reason}]}``, or the train shape's parallel lists ``{id, claim_list?,
+claim_label | pred_claim_label | ref_claim_label, reason | ref_reason}``, in a JSON list or JSON lines.
+Claims are matched to the stored ones by position; when a prediction repeats the claim's text it must
+match (up to whitespace). A prediction whose labels are not ``hallucination`` / ``non-hallucination`` or
+whose claims do not line up is kept as raw output, reported, and gives no labels.
+"""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+from db.formats import _util as u
+from db.formats.base import Format, ReadOptions, ReadResult
+from db.formats.mhalubench import LABELS
+from db.problems import Problem
+from db.records import Annotations, Bundle, ClaimLabelRecord, RawOutputRecord
+
+LABEL_LIST_KEYS = ("claim_label", "pred_claim_label", "ref_claim_label", "labels")
+REASON_LIST_KEYS = ("reason", "reasons", "ref_reason")
+
+
+def _predictions(record: dict[str, Any]) -> tuple[str, list[dict[str, Any]]]:
+    """The record's predictions as ``[{claim?, label, reason?}]`` and the key they came from."""
+    if "claims" in record:
+        claims = u.get_list(record, "claims")
+        return "claims", claims
+    key = next((k for k in LABEL_LIST_KEYS if k in record), None)
+    if key is None:
+        raise u.RecordError("claims", f"missing (give claims, or one of {', '.join(LABEL_LIST_KEYS)})")
+    labels = u.get_list(record, key)
+    texts = u.get_list(record, "claim_list", required=False)
+    reasons_key = next((k for k in REASON_LIST_KEYS if k in record), None)
+    reasons = u.get_list(record, reasons_key, required=False) if reasons_key else []
+    out = []
+    for k, label in enumerate(labels):
+        entry: dict[str, Any] = {"label": label}
+        if k < len(texts):
+            entry["claim"] = texts[k]
+        if k < len(reasons):
+            reason = reasons[k]
+            entry["reason"] = reason.get("reason") if isinstance(reason, dict) else reason
+        out.append(entry)
+    return key, out
+
+
+def claim_labels(predictions: list[Any], stored: tuple[str, ...]) -> list[ClaimLabelRecord]:
+    """Claim labels of a prediction list; RecordError when it cannot be matched exactly."""
+    if len(predictions) != len(stored):
+        raise u.RecordError("claims", f"{len(predictions)} predictions for the item's {len(stored)} claims")
+    labels = []
+    for k, entry in enumerate(predictions):
+        field = f"claims[{k}]"
+        if not isinstance(entry, dict):
+            raise u.RecordError(field, f"expected an object, got {u.type_name(entry)}")
+        text = entry.get("claim")
+        if text is not None and (not isinstance(text, str) or u.norm_ws(text) != u.norm_ws(stored[k])):
+            raise u.RecordError(f"{field}.claim", f"{text!r} is not stored claim {k}: {stored[k]!r}")
+        label = entry.get("label", entry.get("prediction"))
+        if not isinstance(label, str) or label.strip().lower() not in LABELS:
+            raise u.RecordError(f"{field}.label", f"{label!r} is not hallucination or non-hallucination")
+        reason = entry.get("reason")
+        if reason is not None and not isinstance(reason, str):
+            reason = json.dumps(reason, ensure_ascii=False)
+        claim_type = entry.get("type") if isinstance(entry.get("type"), str) else None
+        labels.append(ClaimLabelRecord(k, label.strip().lower(), claim_type, reason))
+    return labels
+
+
+class MHaluBenchPredictionsFormat(Format):
+    name = "mhalubench-predictions"
+    title = "MHaluBench claim predictions (with reasons)"
+    kind = "predictions"
+    extensions = (".jsonl", ".json")
+    description = "Records {id, claims: [{claim, label, reason}]} (or claim_label / reason lists)."
+
+    def sniff(self, data: bytes, filename: str = "") -> float:
+        head = u.head_text(data)
+        if not u.looks_like_json(data) or "ref_tool_info" in head or '"segments"' in head:
+            return 0.0
+        if '"claims"' in head and '"label"' in head:
+            return 0.6
+        if any(f'"{k}"' in head for k in LABEL_LIST_KEYS[:2]):
+            return 0.6
+        return 0.0
+
+    def read(self, data: bytes, *, source: str, options: ReadOptions | None = None) -> ReadResult:
+        options = options or ReadOptions()
+        records, problems = u.prediction_records(data, source)
+        if records is None:
+            return ReadResult(None, problems)
+        annotations: dict[str, Annotations] = {}
+        for label, record in records:
+            try:
+                if not isinstance(record, dict):
+                    raise u.RecordError("-", f"expected an object, got {u.type_name(record)}")
+                bad = u.unstorable(record)
+                if bad:
+                    raise u.RecordError(*bad)
+                ext = u.item_of(record, options.known)
+                if ext in annotations:
+                    raise u.RecordError("id", f"a second prediction for item {ext!r}")
+                _, predictions = _predictions(record)
+            except u.RecordError as error:
+                problems.append(Problem(source, label, error.field, error.reason))
+                continue
+            raw_text = json.dumps(predictions, ensure_ascii=False)
+            try:
+                labels = claim_labels(predictions, options.known[ext].claims)
+                raw = RawOutputRecord(raw_text, True)
+            except u.RecordError as error:
+                labels = []
+                raw = RawOutputRecord(raw_text, False, parse_error=f"{error.field}: {error.reason}")
+                problems.append(
+                    Problem(source, label, error.field, f"kept without labels: {error.reason}", "warning")
+                )
+            annotations[ext] = Annotations(ext, claim_labels=labels, raw_output=raw)
+        return ReadResult(u.detector_bundle(options, list(annotations.values()), "mhalubench"), problems)
+
+    def write(self, bundle: Bundle, *, filename: str = "") -> bytes:
+        _, by_item = u.detector_annotations(bundle)
+        rows = []
+        for item in bundle.items:
+            annotations = by_item.get(item.external_id)
+            if annotations is None:
+                continue
+            claims: Any = None
+            if annotations.raw_output is not None:
+                try:
+                    claims = json.loads(annotations.raw_output.text)
+                except json.JSONDecodeError:
+                    claims = None
+            if not isinstance(claims, list):
+                by_index = {c.index: c for c in annotations.claim_labels}
+                claims = []
+                for k, claim in enumerate(item.claims):
+                    entry: dict[str, Any] = {"claim": claim.text}
+                    if k in by_index:
+                        entry["label"] = by_index[k].label
+                        entry["reason"] = by_index[k].reason
+                        if by_index[k].type:
+                            entry["type"] = by_index[k].type
+                    claims.append(entry)
+            rows.append({"id": item.external_id, "claims": claims})
+        return u.dump_jsonl(rows)
+
+    def default_filename(self, dataset: str) -> str:
+        return f"{dataset}.claim-predictions.jsonl"
+
+
+FORMAT = MHaluBenchPredictionsFormat()

@@ -1,0 +1,218 @@
+"""Tri-HE: questions about GQA images with reference answers, triplets and scene objects.
+
+``tri-he.json`` is one object keyed by image id; each value has ``instance`` (``question``, ``answer``,
+``triplet``: the triplets supporting the answer), ``triplets`` (the image's scene graph, to which the
+verified reasoning triplets were added), ``all_object`` and ``object``. Each question becomes an item
+``<image id>/<n>`` with the answer as its response and the scene graph as its reference triplets (what a
+model's extracted triplets are judged against). The image-level lists ride along in the item's meta so
+an export rebuilds the file.
+
+Triplets are strings ``"(subject, relation, object)"``. A few in the release have more or fewer than
+three parts (``"(Woman, reason for attention, Curiosity/Distraction, photographer)"``): they are kept
+verbatim for export, reported, and not used as reference triplets, because splitting them would be a guess.
+
+Model runs added to the same file (``<model>_triplets``, ``<model>_triplets_judgements``) are read by
+:mod:`db.formats.trihe_judgments`.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from db.formats import _util as u
+from db.formats.base import Format, ReadOptions, ReadResult
+from db.problems import Problem
+from db.records import Bundle, DatasetRecord, ItemRecord, TripletRecord
+
+IMAGE_KEYS = ("instance", "triplets", "all_object", "object")
+INSTANCE_KEYS = ("question", "answer", "triplet")
+
+
+def parse_triplet(text: Any) -> tuple[str, str, str] | None:
+    """``(subject, relation, object)`` of ``"(a, b, c)"`` or ``["a", "b", "c"]``; None when not three parts."""
+    if isinstance(text, list | tuple):
+        parts = [p.strip() for p in text if isinstance(p, str)]
+        return tuple(parts) if len(parts) == 3 == len(text) and all(parts) else None  # type: ignore[return-value]
+    if not isinstance(text, str):
+        return None
+    inner = text.strip()
+    if not (inner.startswith("(") and inner.endswith(")")):
+        return None
+    parts = [p.strip() for p in inner[1:-1].split(",")]
+    return tuple(parts) if len(parts) == 3 and all(parts) else None  # type: ignore[return-value]
+
+
+def triplet_text(triplet: TripletRecord) -> str:
+    return f"({triplet.subject}, {triplet.relation}, {triplet.object})"
+
+
+def read_scene_graph(values: list[Any]) -> tuple[list[TripletRecord], dict[str, Any], list[int]]:
+    """Reference triplets, what the writer needs to restore the exact strings, and unparsed positions."""
+    triplets, texts, unparsed = [], {}, []
+    for k, value in enumerate(values):
+        parsed = parse_triplet(value)
+        if parsed is None:
+            unparsed.append(k)
+            texts[str(k)] = value
+            continue
+        record = TripletRecord(*parsed)
+        if triplet_text(record) != value:
+            texts[str(k)] = value  # spacing differs from "(a, b, c)": keep the original string
+        triplets.append(record)
+    return triplets, texts, unparsed
+
+
+def write_scene_graph(triplets: list[TripletRecord], texts: dict[str, Any]) -> list[Any]:
+    """The inverse of :func:`read_scene_graph`."""
+    size = len(triplets) + sum(1 for k, v in texts.items() if parse_triplet(v) is None)
+    out: list[Any] = []
+    remaining = iter(triplets)
+    for k in range(size):
+        if str(k) in texts and parse_triplet(texts[str(k)]) is None:
+            out.append(texts[str(k)])
+            continue
+        record = next(remaining, None)
+        if record is None:
+            break
+        original = texts.get(str(k))
+        out.append(
+            original
+            if original is not None
+            and parse_triplet(original) == (record.subject, record.relation, record.object)
+            else triplet_text(record)
+        )
+    out += [triplet_text(t) for t in remaining]
+    return out
+
+
+class TriHEFormat(Format):
+    name = "trihe"
+    title = "Tri-HE (questions, reference triplets, scene objects)"
+    description = (
+        "One object keyed by image id: instance [{question, answer, triplet}], triplets, all_object, object."
+    )
+
+    def sniff(self, data: bytes, filename: str = "") -> float:
+        head = u.head_text(data)
+        if u.looks_like_json(data) == "{" and '"instance"' in head and '"triplet' in head:
+            return 0.9
+        return 0.0
+
+    def read(self, data: bytes, *, source: str, options: ReadOptions | None = None) -> ReadResult:
+        options = options or ReadOptions()
+        document, problems = u.load_json(data, source)
+        if document is None:
+            return ReadResult(None, problems)
+        if not isinstance(document, dict):
+            problems.append(
+                Problem(
+                    source, "-", "-", f"expected an object keyed by image id, got {u.type_name(document)}"
+                )
+            )
+            return ReadResult(None, problems)
+        items = []
+        for image_id, entry in document.items():
+            where = f"image {image_id}"
+            try:
+                items += self._image(image_id, entry, options, source, problems)
+            except u.RecordError as error:
+                problems.append(Problem(source, where, error.field, error.reason))
+        bundle = Bundle(
+            dataset=DatasetRecord(
+                name=options.dataset or u.file_stem(source), source_format=self.name, label_kinds=["triplet"]
+            ),
+            items=items,
+        )
+        return ReadResult(bundle, problems)
+
+    def _image(
+        self, image_id: str, entry: Any, options: ReadOptions, source: str, problems: list[Problem]
+    ) -> list[ItemRecord]:
+        if not isinstance(entry, dict):
+            raise u.RecordError("-", f"expected an object, got {u.type_name(entry)}")
+        bad = u.unstorable(entry)
+        if bad:
+            raise u.RecordError(*bad)
+        instances = u.get_list(entry, "instance")
+        scene = u.get_list(entry, "triplets", required=False)
+        reference, texts, unparsed = read_scene_graph(scene)
+        for k in unparsed:
+            problems.append(
+                Problem(
+                    source,
+                    f"image {image_id}",
+                    f"triplets[{k}]",
+                    f"{scene[k]!r} is not '(subject, relation, object)'; kept as text, not used as a reference",
+                    "warning",
+                )
+            )
+        image_meta = {
+            "image_id": image_id,
+            "all_object": entry.get("all_object"),
+            "object": entry.get("object"),
+            "scene_graph_texts": texts,
+            "image_fields": {k: v for k, v in entry.items() if k not in IMAGE_KEYS},
+            "image_keys": list(entry),
+        }
+        items = []
+        for n, instance in enumerate(instances):
+            where = f"image {image_id} instance {n}"
+            try:
+                if not isinstance(instance, dict):
+                    raise u.RecordError("-", f"expected an object, got {u.type_name(instance)}")
+                question = u.get_str(instance, "question", allow_empty=False)
+                answer = u.get_str(instance, "answer")
+                answer_triplets = u.get_list(instance, "triplet", required=False)
+            except u.RecordError as error:
+                problems.append(Problem(source, where, f"instance[{n}].{error.field}", error.reason))
+                continue
+            items.append(
+                ItemRecord(
+                    external_id=f"{image_id}/{n}",
+                    response=answer or "",
+                    prompt=question or "",
+                    subset=options.subset,
+                    image_ref=f"{image_id}.jpg",
+                    reference_triplets=list(reference),
+                    meta={
+                        **image_meta,
+                        "answer_triplets": answer_triplets,
+                        "instance_fields": {k: v for k, v in instance.items() if k not in INSTANCE_KEYS},
+                        "instance_keys": list(instance),
+                    },
+                )
+            )
+        return items
+
+    def write(self, bundle: Bundle, *, filename: str = "") -> bytes:
+        return u.dump_json(build_document(bundle), indent=1)
+
+
+def build_document(bundle: Bundle) -> dict[str, Any]:
+    """The Tri-HE object for a bundle's items (instances grouped by image, in item order)."""
+    document: dict[str, Any] = {}
+    for item in bundle.items:
+        meta = item.meta
+        image_id = str(meta.get("image_id") or item.external_id.rsplit("/", 1)[0])
+        if image_id not in document:
+            values = {
+                "instance": [],
+                "triplets": write_scene_graph(item.reference_triplets, meta.get("scene_graph_texts") or {}),
+                "all_object": meta.get("all_object") or [],
+                "object": meta.get("object") or [],
+            }
+            fields = meta.get("image_fields") or {}
+            keys = meta.get("image_keys") or list(IMAGE_KEYS)
+            document[image_id] = {k: values[k] if k in values else fields.get(k) for k in keys}
+        values = {
+            "question": item.prompt,
+            "answer": item.response,
+            "triplet": meta.get("answer_triplets") or [],
+        }
+        fields = meta.get("instance_fields") or {}
+        keys = meta.get("instance_keys") or list(INSTANCE_KEYS)
+        document[image_id]["instance"].append({k: values[k] if k in values else fields.get(k) for k in keys})
+    return document
+
+
+FORMAT = TriHEFormat()

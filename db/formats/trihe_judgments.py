@@ -1,0 +1,220 @@
+"""Tri-HE model runs: triplets extracted from a model's answers, and the judge's verdict on each.
+
+The Tri-HE scripts add to each instance of ``tri-he.json`` the keys ``<model>_triplets`` (the extracted
+triplets) and ``<model>_triplets_judgements`` (``yes`` / ``no`` / null per triplet; ``"null"`` too); the
+model's answer may be under ``<model>`` or ``<model>_answer``. A ``no`` may name the wrong part
+(``object1``, ``object2``, ``relation``): read from the judge's sentence ("The error is related to
+'object1'") or from ``<model>_triplets_error_parts``. ``<model>`` is found in the file; when it holds
+several runs, the detector name picks one.
+
+A triplet that is not three parts, or a verdict that is none of the above, is reported and kept as the
+model's raw output; the item's judgments are then not imported (their format was not followed).
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from typing import Any
+
+from db.formats import _util as u
+from db.formats.base import Format, ReadOptions, ReadResult
+from db.formats.trihe import build_document, parse_triplet
+from db.problems import Problem
+from db.records import Annotations, Bundle, RawOutputRecord, TripletRecord
+
+SUFFIX_TRIPLETS = "_triplets"
+SUFFIX_JUDGEMENTS = "_triplets_judgements"
+SUFFIX_PARTS = "_triplets_error_parts"
+_VERDICT = re.compile(r"my answer is\s*['\"]?(yes|no)['\"]?", re.IGNORECASE)
+_PART = re.compile(r"related to\s*['\"]?(object1|object2|relation)['\"]?", re.IGNORECASE)
+
+
+def model_keys(document: dict[str, Any]) -> list[str]:
+    """Model names with ``<model>_triplets`` keys in any instance, in order of appearance."""
+    found: dict[str, None] = {}
+    for entry in document.values():
+        for instance in entry.get("instance", []) if isinstance(entry, dict) else []:
+            if isinstance(instance, dict):
+                for key in instance:
+                    if key.endswith(SUFFIX_TRIPLETS) and key != SUFFIX_TRIPLETS:
+                        found[key[: -len(SUFFIX_TRIPLETS)]] = None
+    return list(found)
+
+
+def verdict_of(value: Any, part: Any = None) -> tuple[str | None, str | None]:
+    """``(verdict, wrong part)`` of one judgment; RecordError when it is none of the accepted forms."""
+    wrong = part if part in ("object1", "object2", "relation") else None
+    if value is None or (isinstance(value, str) and value.strip().lower() in ("null", "none", "")):
+        return None, None
+    if isinstance(value, dict):
+        return verdict_of(value.get("verdict", value.get("judgement")), value.get("wrong_part", part))
+    if isinstance(value, str):
+        text = value.strip().lower()
+        if text in ("yes", "no"):
+            return text, wrong if text == "no" else None
+        said = _VERDICT.search(value)
+        if said:
+            verdict = said.group(1).lower()
+            named = _PART.search(value)
+            return verdict, (named.group(1).lower() if named else wrong) if verdict == "no" else None
+    raise u.RecordError("judgement", f"{value!r} is not yes, no or null")
+
+
+class TriHEJudgmentsFormat(Format):
+    name = "trihe-judgments"
+    title = "Tri-HE extracted triplets with yes/no/null judgments"
+    kind = "predictions"
+    description = "tri-he.json with <model>_triplets and <model>_triplets_judgements added per instance."
+
+    def sniff(self, data: bytes, filename: str = "") -> float:
+        head = u.head_text(data, 1 << 20)
+        if u.looks_like_json(data) == "{" and '"instance"' in head and SUFFIX_JUDGEMENTS in head:
+            return 0.95
+        return 0.0
+
+    def read(self, data: bytes, *, source: str, options: ReadOptions | None = None) -> ReadResult:
+        options = options or ReadOptions()
+        document, problems = u.load_json(data, source)
+        if document is None:
+            return ReadResult(None, problems)
+        if not isinstance(document, dict):
+            problems.append(
+                Problem(
+                    source, "-", "-", f"expected an object keyed by image id, got {u.type_name(document)}"
+                )
+            )
+            return ReadResult(None, problems)
+        models = model_keys(document)
+        wanted = options.tag or options.detector
+        if len(models) == 1:
+            model = models[0]
+        elif wanted in models:
+            model = wanted
+        else:
+            reason = (
+                f"holds runs of {', '.join(models)}; name one as the detector"
+                if models
+                else "holds no <model>_triplets keys"
+            )
+            problems.append(Problem(source, "-", "-", f"the file {reason}"))
+            return ReadResult(None, problems)
+        annotations = []
+        for image_id, entry in document.items():
+            instances = entry.get("instance") if isinstance(entry, dict) else None
+            if not isinstance(instances, list):
+                problems.append(Problem(source, f"image {image_id}", "instance", "expected a list"))
+                continue
+            for n, instance in enumerate(instances):
+                where = f"image {image_id} instance {n}"
+                if not isinstance(instance, dict) or f"{model}{SUFFIX_TRIPLETS}" not in instance:
+                    continue
+                ext = f"{image_id}/{n}"
+                if ext not in options.known:
+                    problems.append(Problem(source, where, "-", f"no item {ext!r} in this dataset"))
+                    continue
+                bad = u.unstorable(instance)
+                if bad:
+                    problems.append(Problem(source, where, *bad))
+                    continue
+                annotations.append(self._instance(ext, model, instance, source, where, problems))
+        return ReadResult(u.detector_bundle(options, annotations, "trihe"), problems)
+
+    @staticmethod
+    def _instance(
+        ext: str, model: str, instance: dict[str, Any], source: str, where: str, problems: list[Problem]
+    ) -> Annotations:
+        extracted = instance.get(f"{model}{SUFFIX_TRIPLETS}")
+        judgements = instance.get(f"{model}{SUFFIX_JUDGEMENTS}")
+        parts = instance.get(f"{model}{SUFFIX_PARTS}")
+        answer = next(
+            (
+                instance[k]
+                for k in (model, f"{model}_answer", f"{model}_response")
+                if isinstance(instance.get(k), str)
+            ),
+            None,
+        )
+        raw_text = json.dumps(
+            {"answer": answer, "triplets": extracted, "judgements": judgements, "error_parts": parts},
+            ensure_ascii=False,
+        )
+        try:
+            if not isinstance(extracted, list):
+                raise u.RecordError(
+                    f"{model}{SUFFIX_TRIPLETS}", f"expected a list, got {u.type_name(extracted)}"
+                )
+            if judgements is not None and (
+                not isinstance(judgements, list) or len(judgements) != len(extracted)
+            ):
+                raise u.RecordError(
+                    f"{model}{SUFFIX_JUDGEMENTS}", "expected one judgement per extracted triplet"
+                )
+            if parts is not None and (not isinstance(parts, list) or len(parts) != len(extracted)):
+                raise u.RecordError(f"{model}{SUFFIX_PARTS}", "expected one entry per extracted triplet")
+            triplets = []
+            for k, value in enumerate(extracted):
+                parsed = parse_triplet(value)
+                if parsed is None:
+                    raise u.RecordError(
+                        f"{model}{SUFFIX_TRIPLETS}[{k}]", f"{value!r} is not (subject, relation, object)"
+                    )
+                try:
+                    verdict, wrong = verdict_of(
+                        judgements[k] if judgements is not None else None,
+                        parts[k] if parts is not None else None,
+                    )
+                except u.RecordError as error:
+                    raise u.RecordError(f"{model}{SUFFIX_JUDGEMENTS}[{k}]", error.reason) from None
+                triplets.append(TripletRecord(*parsed, verdict=verdict, wrong_part=wrong))
+        except u.RecordError as error:
+            problems.append(
+                Problem(source, where, error.field, f"kept without judgments: {error.reason}", "warning")
+            )
+            return Annotations(ext, raw_output=RawOutputRecord(raw_text, False, parse_error=error.reason))
+        return Annotations(ext, triplets=triplets, raw_output=RawOutputRecord(raw_text, True))
+
+    def write(self, bundle: Bundle, *, filename: str = "") -> bytes:
+        label_set, by_item = u.detector_annotations(bundle)
+        model = label_set.name if label_set else "model"
+        document = build_document(bundle)
+        for item in bundle.items:
+            annotations = by_item.get(item.external_id)
+            if annotations is None:
+                continue
+            image_id, _, n = item.external_id.rpartition("/")
+            instance = document[str(item.meta.get("image_id") or image_id)]["instance"][int(n)]
+            for key in [k for k in instance if k.startswith(f"{model}_") or k == model]:
+                del instance[key]
+            raw: dict[str, Any] = {}
+            if annotations.raw_output is not None:
+                try:
+                    raw = json.loads(annotations.raw_output.text)
+                except json.JSONDecodeError:
+                    raw = {}
+            if raw:
+                values = {
+                    SUFFIX_TRIPLETS: raw.get("triplets"),
+                    SUFFIX_JUDGEMENTS: raw.get("judgements"),
+                    SUFFIX_PARTS: raw.get("error_parts"),
+                }
+            else:
+                values = {
+                    SUFFIX_TRIPLETS: [[t.subject, t.relation, t.object] for t in annotations.triplets],
+                    SUFFIX_JUDGEMENTS: [t.verdict for t in annotations.triplets],
+                    SUFFIX_PARTS: [t.wrong_part for t in annotations.triplets]
+                    if any(t.wrong_part for t in annotations.triplets)
+                    else None,
+                }
+            if isinstance(raw.get("answer"), str):
+                instance[f"{model}_answer"] = raw["answer"]
+            for suffix, value in values.items():
+                if value is not None:
+                    instance[f"{model}{suffix}"] = value
+        return u.dump_json(document, indent=1)
+
+    def default_filename(self, dataset: str) -> str:
+        return f"{dataset}.judgements.json"
+
+
+FORMAT = TriHEJudgmentsFormat()

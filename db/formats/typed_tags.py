@@ -1,0 +1,183 @@
+"""Typed inline tags (ZINA-style): ``There are <number>three</number> cats.`` — the tag names the type.
+
+The most readable way to hand typed spans to and from a language model. Records are a JSON list or JSON
+lines of ``{id, prompt, image, tagged}`` (``tagged`` may also be called ``tagged_text``, ``text`` or
+``output``). Every ``<name>…</name>`` pair is a span of type ``name``; ``<hallucination>`` is an untyped
+span. Tags may not nest or cross, every opened tag must be closed, and text that merely contains ``<`` is
+fine. Type names with spaces are written with underscores (``<Numerical_Attribute>``) and read back as
+written, since a tag name cannot hold a space.
+"""
+
+from __future__ import annotations
+
+import re
+from typing import Any
+
+from db.formats import _util as u
+from db.formats.base import Format, FormatError, ReadOptions, ReadResult
+from db.problems import Problem
+from db.records import Annotations, Bundle, DatasetRecord, ItemRecord, LabelSetRecord, SpanRecord
+
+UNTYPED = "hallucination"
+TEXT_KEYS = ("tagged", "tagged_text", "text", "output")
+KNOWN_KEYS = ("id", "prompt", "image", *TEXT_KEYS)
+_MARKER = re.compile(r"<(/?)([A-Za-z][\w.-]{0,63})>")
+
+
+def parse_typed(tagged: str) -> tuple[str, list[tuple[int, int, str]]]:
+    """Plain text and ``(start, end, type)`` spans; ValueError for nested, crossing or unclosed tags."""
+    pieces: list[str] = []
+    spans: list[tuple[int, int, str]] = []
+    at, length = 0, 0
+    open_tag: tuple[str, int, int] | None = None  # (name, plain offset, position in input)
+    for marker in _MARKER.finditer(tagged):
+        closing, name = marker.group(1) == "/", marker.group(2)
+        chunk = tagged[at : marker.start()]
+        pieces.append(chunk)
+        length += len(chunk)
+        at = marker.end()
+        if not closing:
+            if open_tag is not None:
+                raise ValueError(f"<{name}> at character {marker.start()} opens inside <{open_tag[0]}>")
+            open_tag = (name, length, marker.start())
+        else:
+            if open_tag is None:
+                raise ValueError(f"</{name}> at character {marker.start()} closes nothing")
+            if open_tag[0] != name:
+                raise ValueError(f"</{name}> at character {marker.start()} closes <{open_tag[0]}>")
+            if length > open_tag[1]:
+                spans.append((open_tag[1], length, name))
+            open_tag = None
+    if open_tag is not None:
+        raise ValueError(f"<{open_tag[0]}> at character {open_tag[2]} is never closed")
+    pieces.append(tagged[at:])
+    return "".join(pieces), spans
+
+
+def tag_name(span_type: str | None) -> str:
+    name = re.sub(r"\s+", "_", (span_type or UNTYPED).strip())
+    return name if re.fullmatch(r"[A-Za-z][\w.-]{0,63}", name) else UNTYPED
+
+
+def write_typed(text: str, spans: list[SpanRecord]) -> str:
+    marks = [(s.start, s.end, f"<{tag_name(s.type)}>", f"</{tag_name(s.type)}>") for s in spans]
+    return u.insert_markers(text, marks)
+
+
+class TypedTagsFormat(Format):
+    name = "typed-tags"
+    title = "Typed inline tags (<number>three</number>)"
+    extensions = (".jsonl", ".json")
+    description = "Records {id, prompt, image, tagged} where each <type>…</type> marks a span of that type."
+
+    def sniff(self, data: bytes, filename: str = "") -> float:
+        head = u.head_text(data)
+        if u.looks_like_json(data) and any(f'"{k}"' in head for k in ("tagged", "tagged_text")):
+            return 0.7
+        return 0.0
+
+    def read(self, data: bytes, *, source: str, options: ReadOptions | None = None) -> ReadResult:
+        options = options or ReadOptions()
+        records, problems = u.load_records(data, source)
+        if records is None:
+            return ReadResult(None, problems)
+        stem = u.file_stem(source)
+        items, annotations = [], []
+        duplicates = u.DuplicateIds()
+        for index, record in records:
+            label = u.record_of(index, record)
+            try:
+                item, gold = self._record(record, index, stem)
+            except u.RecordError as error:
+                problems.append(Problem(source, label, error.field, error.reason))
+                continue
+            repeated = duplicates.check(item.external_id, index, record)
+            if repeated:
+                problems.append(Problem(source, label, "id", repeated[1], repeated[0]))
+                continue
+            item.subset = options.subset
+            items.append(item)
+            annotations.append(gold)
+        types = sorted({s.type for a in annotations for s in a.spans if s.type})
+        bundle = Bundle(
+            dataset=DatasetRecord(
+                name=options.dataset or stem, source_format=self.name, taxonomy=types, label_kinds=["span"]
+            ),
+            items=items,
+            label_sets=[LabelSetRecord(kind="gold", name="gold", annotations=annotations)],
+        )
+        return ReadResult(bundle, problems)
+
+    @staticmethod
+    def _record(record: Any, index: int, stem: str) -> tuple[ItemRecord, Annotations]:
+        if isinstance(record, str):
+            record = {"tagged": record}
+        if not isinstance(record, dict):
+            raise u.RecordError("-", f"expected an object or text, got {u.type_name(record)}")
+        bad = u.unstorable(record)
+        if bad:
+            raise u.RecordError(*bad)
+        ext, has_id = u.external_id(record, ("id",), f"{stem}-{index}")
+        key, tagged = u.get_first_str(record, TEXT_KEYS)
+        try:
+            text, spans = parse_typed(tagged or "")
+        except ValueError as error:
+            raise u.RecordError(key or "tagged", f"broken tags: {error}") from None
+        item = ItemRecord(
+            external_id=ext,
+            response=text,
+            prompt=u.get_str(record, "prompt", required=False) or "",
+            image_ref=u.get_str(record, "image", required=False),
+            meta={
+                "fields": {k: v for k, v in record.items() if k not in KNOWN_KEYS},
+                "layout": {
+                    "keys": list(record),
+                    "text_key": key,
+                    "has_id": has_id,
+                    "int_id": u.id_was_int(record),
+                },
+            },
+        )
+        gold = Annotations(ext, [SpanRecord(s, e, None if t == UNTYPED else t) for s, e, t in spans])
+        return item, gold
+
+    def write(self, bundle: Bundle, *, filename: str = "") -> bytes:
+        gold = u.pick_label_set(bundle)
+        by_item = {a.item: a.spans for a in gold.annotations} if gold else {}
+        rows = []
+        for item in bundle.items:
+            spans = by_item.get(item.external_id, [])
+            clash = u.overlapping([(s.start, s.end) for s in spans])
+            if clash:
+                raise FormatError(
+                    f"item {item.external_id}: spans {clash[0]} and {clash[1]} overlap; inline tags cannot "
+                    "express overlapping spans (export as canonical JSONL instead)"
+                )
+            literal = _MARKER.search(item.response)
+            if literal:
+                raise FormatError(
+                    f"item {item.external_id}: its text contains {literal.group()!r}, which would read back as "
+                    "a tag (export as canonical JSONL instead)"
+                )
+            layout = item.meta.get("layout") or {}
+            fields = item.meta.get("fields") or {}
+            text_key = layout.get("text_key") or "tagged"
+            values = {
+                "id": u.written_id(item.external_id, layout),
+                "prompt": item.prompt,
+                "image": item.image_ref,
+                text_key: write_typed(item.response, spans),
+            }
+            row = {}
+            for key in layout.get("keys") or ["id", "prompt", "image", "tagged"]:
+                if key == "id" and not layout.get("has_id", True):
+                    continue
+                row[key] = values[key] if key in values else fields.get(key)
+            rows.append(row)
+        return u.dump_jsonl(rows)
+
+    def default_filename(self, dataset: str) -> str:
+        return f"{dataset}.tagged.jsonl"
+
+
+FORMAT = TypedTagsFormat()

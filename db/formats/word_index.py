@@ -1,0 +1,141 @@
+"""Detector outputs as word-index spans: ``{id, spans: [{start, end, text}]}`` (end exclusive).
+
+Words are the maximal runs of non-whitespace characters of the stored response, numbered from 0 (the
+metrics contract's tokens). A span becomes the characters from its first word's start to its last word's
+end. When a span carries ``text``, it must be those words (up to whitespace); a span that cannot be placed
+exactly is reported and the output kept without spans (its format not followed), never dropped.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from typing import Any
+
+from db.formats import _util as u
+from db.formats.base import Format, ReadOptions, ReadResult
+from db.problems import Problem
+from db.records import Annotations, Bundle, RawOutputRecord, SpanRecord
+
+SPAN_KEYS = ("spans", "prediction", "predictions", "hallucination_spans", "value")
+_WORD = re.compile(r"\S+")
+
+
+def words_of(text: str) -> list[tuple[int, int]]:
+    return [m.span() for m in _WORD.finditer(text)]
+
+
+def place_words(spans: Any, response: str) -> list[tuple[int, int]]:
+    """Character spans of a list of word-index spans; RecordError for the first that cannot be placed."""
+    if not isinstance(spans, list):
+        raise u.RecordError("spans", f"expected a list, got {u.type_name(spans)}")
+    words = words_of(response)
+    placed = []
+    for k, span in enumerate(spans):
+        field = f"spans[{k}]"
+        if isinstance(span, list | tuple) and len(span) == 2:
+            span = {"start": span[0], "end": span[1]}
+        if not isinstance(span, dict):
+            raise u.RecordError(field, f"expected {{start, end, text}}, got {u.type_name(span)}")
+        start, end = (
+            u.get_int(span.get("start"), f"{field}.start"),
+            u.get_int(span.get("end"), f"{field}.end"),
+        )
+        if not 0 <= start < end <= len(words):
+            raise u.RecordError(field, f"words {start}-{end} outside the response's {len(words)} words")
+        first, last = words[start][0], words[end - 1][1]
+        text = span.get("text")
+        if text is not None and (
+            not isinstance(text, str) or u.norm_ws(text) != u.norm_ws(response[first:last])
+        ):
+            raise u.RecordError(
+                f"{field}.text", f"{text!r} is not words {start}-{end}: {response[first:last]!r}"
+            )
+        placed.append((first, last))
+    return placed
+
+
+def word_spans(response: str, spans: list[tuple[int, int]]) -> list[dict[str, Any]]:
+    """The inverse: word-index spans (with their text) of character spans."""
+    from metrics import token_spans
+
+    out = []
+    words = words_of(response)
+    for start, end in token_spans(response, spans):
+        out.append({"start": start, "end": end, "text": response[words[start][0] : words[end - 1][1]]})
+    return out
+
+
+class WordIndexFormat(Format):
+    name = "word-index"
+    title = "Word-index spans (JSON list of {start, end, text})"
+    kind = "predictions"
+    extensions = (".jsonl", ".json")
+    description = (
+        "Records {id, spans: [{start, end, text}]} with word indices into the response (end exclusive)."
+    )
+
+    def sniff(self, data: bytes, filename: str = "") -> float:
+        head = u.head_text(data)
+        if u.looks_like_json(data) and '"start"' in head and '"end"' in head and "Tagged_Text" not in head:
+            return 0.5 if any(f'"{k}"' in head for k in SPAN_KEYS) else 0.2
+        return 0.0
+
+    def read(self, data: bytes, *, source: str, options: ReadOptions | None = None) -> ReadResult:
+        options = options or ReadOptions()
+        records, problems = u.prediction_records(data, source)
+        if records is None:
+            return ReadResult(None, problems)
+        annotations: dict[str, Annotations] = {}
+        for label, record in records:
+            try:
+                if not isinstance(record, dict):
+                    raise u.RecordError("-", f"expected an object, got {u.type_name(record)}")
+                bad = u.unstorable(record)
+                if bad:
+                    raise u.RecordError(*bad)
+                ext = u.item_of(record, options.known)
+                if ext in annotations:
+                    raise u.RecordError("id", f"a second output for item {ext!r}")
+                key = next((k for k in SPAN_KEYS if k in record), None)
+                if key is None:
+                    raise u.RecordError("spans", "missing")
+            except u.RecordError as error:
+                problems.append(Problem(source, label, error.field, error.reason))
+                continue
+            raw_text = json.dumps(record[key], ensure_ascii=False)
+            try:
+                spans = place_words(record[key], options.known[ext].response)
+                raw = RawOutputRecord(raw_text, True)
+            except u.RecordError as error:
+                spans = []
+                raw = RawOutputRecord(raw_text, False, parse_error=f"{error.field}: {error.reason}")
+                problems.append(
+                    Problem(source, label, error.field, f"kept without spans: {error.reason}", "warning")
+                )
+            annotations[ext] = Annotations(ext, [SpanRecord(s, e) for s, e in spans], raw_output=raw)
+        return ReadResult(u.detector_bundle(options, list(annotations.values()), "word-index"), problems)
+
+    def write(self, bundle: Bundle, *, filename: str = "") -> bytes:
+        _, by_item = u.detector_annotations(bundle)
+        rows = []
+        for item in bundle.items:
+            annotations = by_item.get(item.external_id)
+            if annotations is None:
+                continue
+            spans: Any = None
+            if annotations.raw_output is not None:
+                try:
+                    spans = json.loads(annotations.raw_output.text)
+                except json.JSONDecodeError:
+                    spans = None
+            if not isinstance(spans, list):
+                spans = word_spans(item.response, [(s.start, s.end) for s in annotations.spans])
+            rows.append({"id": item.external_id, "spans": spans})
+        return u.dump_jsonl(rows)
+
+    def default_filename(self, dataset: str) -> str:
+        return f"{dataset}.word-spans.jsonl"
+
+
+FORMAT = WordIndexFormat()

@@ -1,0 +1,250 @@
+"""Detector-output formats: spans placed on the stored responses, raw output and the IF flag kept, every
+unparseable output stored and counted (never dropped), and import → export → import identical."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from db.formats.base import ReadOptions
+from db.formats.mhalo_outputs import find_tag, read_output
+from db.formats.registry import best_guess
+from db.formats.transfer import import_file, import_predictions
+from db.formats.trihe_judgments import verdict_of
+from db.repositories.exchange import known_items, responses_by_external_id
+
+RESPONSE = "The cat sits on a red mat.\n\nIt looks  happy 🐱."
+BENCH = json.dumps(
+    [
+        {"id": "a", "test_solution": RESPONSE, "hallucinated_solution": RESPONSE},
+        {"id": "b", "test_solution": "Two dogs run.", "hallucinated_solution": "Two dogs run."},
+        {"id": "c", "test_solution": "A sign says OPEN.", "hallucinated_solution": "A sign says OPEN."},
+    ]
+).encode()
+
+
+def jsonl(rows) -> bytes:
+    return "".join(json.dumps(r, ensure_ascii=False) + "\n" for r in rows).encode()
+
+
+def test_read_output_places_spans_despite_whitespace_and_keeps_analysis():
+    output = (
+        "Here is my answer.\n<Analysis>The mat is blue.</Analysis>\n<Tagged_Text>\nThe cat sits on a "
+        "<hallucination>red</hallucination> mat. It looks happy 🐱.\n</Tagged_Text>"
+    )
+    spans, raw = read_output(output, RESPONSE, None)
+    assert [RESPONSE[s:e] for s, e in spans] == ["red"]
+    assert raw.follows_format and raw.analysis == "The mat is blue." and raw.text == output
+
+
+def test_read_output_with_another_tag_name_and_failures():
+    spans, raw = read_output("<Tagged_Text>Two <A>dogs</A> run.</Tagged_Text>", "Two dogs run.", None)
+    assert spans == [(4, 8)] and raw.follows_format
+    assert find_tag("<Tagged_Text><A>x</A></Tagged_Text>") == "A"
+    spans, raw = read_output(
+        "<Tagged_Text>Two <hallucination>cats</hallucination> run.</Tagged_Text>", "Two dogs run.", None
+    )
+    assert spans == [] and not raw.follows_format and "not the response" in raw.parse_error
+    spans, raw = read_output("<Tagged_Text>Two <hallucination>dogs run.</Tagged_Text>", "Two dogs run.", None)
+    assert spans == [] and not raw.follows_format and "never closed" in raw.parse_error
+
+
+def test_mhalo_outputs_round_trip_and_unparseable_kept(engine, prediction_round_trip):
+    outputs = [
+        {
+            "id": "a",
+            "output": "Vanilla\n<Tagged_Text>The cat sits on a <hallucination>red mat</hallucination>. It looks happy 🐱.</Tagged_Text>",
+        },
+        {"id": "b", "output": "I refuse to tag this."},
+        {"id": "c", "output": "<Tagged_Text><A>A sign</A> says OPEN.</Tagged_Text>"},
+    ]
+    data = jsonl(outputs)
+    assert best_guess(data, "o.jsonl").name == "mhalo-outputs"
+    run, exported = prediction_round_trip("mhalo", BENCH, "mhalo-outputs", data, source="outputs.jsonl")
+    annotations = run["annotations"]
+    assert [RESPONSE[s["start"] : s["end"]] for s in annotations["a"]["spans"]] == ["red mat"]
+    assert annotations["b"]["spans"] == [] and annotations["b"]["raw_output"]["follows_format"] is False
+    assert annotations["b"]["raw_output"]["text"] == "I refuse to tag this."
+    assert [(s["start"], s["end"]) for s in annotations["c"]["spans"]] == [(0, 6)]
+    assert [json.loads(line)["output"] for line in exported.splitlines()] == [o["output"] for o in outputs]
+
+
+def test_new_detector_run_adds_a_label_set_and_reimport_replaces(engine):
+    import_file(engine, BENCH, source="b.json", format_name="mhalo", options=ReadOptions(dataset="d"))
+    first = [{"id": "b", "output": "<Tagged_Text><hallucination>Two</hallucination> dogs run.</Tagged_Text>"}]
+    second = [
+        {"id": "b", "output": "<Tagged_Text>Two dogs <hallucination>run</hallucination>.</Tagged_Text>"}
+    ]
+    for detector, rows in (("x", first), ("y", first), ("x", second)):
+        outcome = import_predictions(engine, jsonl(rows), source="o.jsonl", dataset="d", detector=detector)
+        assert outcome.ok, outcome.problems
+    from db.exporter import export_bundle
+
+    sets = {ls.name: ls.annotations for ls in export_bundle(engine, "d").label_sets if ls.kind == "detector"}
+    assert set(sets) == {"x", "y"}
+    assert [(s.start, s.end) for s in sets["x"][0].spans] == [(9, 12)]
+    assert [(s.start, s.end) for s in sets["y"][0].spans] == [(0, 3)]
+
+
+def test_prediction_problems_name_the_record(engine):
+    import_file(engine, BENCH, source="b.json", format_name="mhalo", options=ReadOptions(dataset="d"))
+    rows = [{"id": "zzz", "output": "x"}, {"output": "no id"}, {"id": "a", "output": 5}]
+    outcome = import_predictions(
+        engine, jsonl(rows), source="o.jsonl", dataset="d", detector="x", format_name="mhalo-outputs"
+    )
+    assert not outcome.ok
+    assert [(p.record, p.field) for p in outcome.errors] == [
+        ("#0 (id=zzz)", "id"),
+        ("#1", "id"),
+        ("#2 (id=a)", "output"),
+    ]
+    missing = import_predictions(engine, jsonl(rows), source="o.jsonl", dataset="nope", detector="x")
+    assert not missing.ok and "no dataset" in missing.errors[0].reason
+
+
+def test_exchange_reads_stored_items(engine):
+    import_file(engine, BENCH, source="b.json", format_name="mhalo", options=ReadOptions(dataset="d"))
+    assert responses_by_external_id(engine, "d") == {
+        "a": RESPONSE,
+        "b": "Two dogs run.",
+        "c": "A sign says OPEN.",
+    }
+    known = known_items(engine, "d")
+    assert known["b"].sentences == ((0, 13),)
+    assert responses_by_external_id(engine, "nope") == {}
+
+
+def test_word_index_round_trip_and_misplaced_spans_kept(prediction_round_trip):
+    rows = [
+        {"id": "a", "spans": [{"start": 4, "end": 6, "text": "a red"}, {"start": 8, "end": 10}]},
+        {"id": "b", "spans": [{"start": 1, "end": 9}]},
+        {"id": "c", "spans": [{"start": 0, "end": 1, "text": "The"}]},
+    ]
+    data = jsonl(rows)
+    assert best_guess(data, "w.jsonl").name == "word-index"
+    run, exported = prediction_round_trip("mhalo", BENCH, "word-index", data, source="w.jsonl")
+    a = run["annotations"]["a"]
+    assert [RESPONSE[s["start"] : s["end"]] for s in a["spans"]] == ["a red", "looks  happy"]
+    assert run["annotations"]["b"]["raw_output"]["follows_format"] is False
+    assert (
+        run["annotations"]["c"]["spans"] == []
+        and "is not words" in run["annotations"]["c"]["raw_output"]["parse_error"]
+    )
+
+
+MHALUBENCH = json.dumps(
+    [
+        {
+            "id": 1,
+            "image_path": "a.jpg",
+            "claim_list": ["The laptop is a Toshiba", "Toshiba was founded in 1885"],
+            "ref_claim_label": ["hallucination", "non-hallucination"],
+            "ref_reason": [
+                {"claim1": "hallucination", "reason": "r1"},
+                {"claim2": "non-hallucination", "reason": "r2"},
+            ],
+        },
+        {
+            "id": 2,
+            "image_path": "b.jpg",
+            "claim_list": ["A dog runs"],
+            "ref_claim_label": ["non-hallucination"],
+            "ref_reason": [{"claim1": "non-hallucination", "reason": "ok"}],
+        },
+    ]
+).encode()
+
+
+def test_mhalubench_predictions_round_trip(prediction_round_trip):
+    rows = [
+        {
+            "id": 1,
+            "claims": [
+                {"claim": "The laptop is a  Toshiba", "label": "Hallucination", "reason": "brand"},
+                {"label": "non-hallucination"},
+            ],
+        },
+        {"id": 2, "claim_label": ["maybe"], "reason": ["unsure"]},
+    ]
+    data = jsonl(rows)
+    assert best_guess(data, "p.jsonl").name == "mhalubench-predictions"
+    run, _ = prediction_round_trip("mhalubench", MHALUBENCH, "mhalubench-predictions", data, source="p.jsonl")
+    first = run["annotations"]["1"]
+    assert [(c["index"], c["label"], c["reason"]) for c in first["claim_labels"]] == [
+        (0, "hallucination", "brand"),
+        (1, "non-hallucination", None),
+    ]
+    second = run["annotations"]["2"]
+    assert second["claim_labels"] == [] and second["raw_output"]["follows_format"] is False
+
+
+def test_trihe_judgments_round_trip(prediction_round_trip):
+    bench = {
+        "42": {
+            "instance": [
+                {"question": "Why bright?", "answer": "A lamp is on.", "triplet": ["(lamp, is, on)"]},
+                {"question": "What is there?", "answer": "A desk.", "triplet": []},
+            ],
+            "triplets": ["(lamp, is, on)", "(laptop, on, desk)"],
+            "all_object": ["lamp", "laptop", "desk"],
+            "object": ["lamp"],
+        }
+    }
+    run_file = json.loads(json.dumps(bench))
+    run_file["42"]["instance"][0].update(
+        {
+            "llava_answer": "The lamp is on and a cat sleeps.",
+            "llava_triplets": ["(lamp, is, on)", ["cat", "sleeps on", "desk"]],
+            "llava_triplets_judgements": ["yes", "My answer is 'no'. The error is related to 'object1'."],
+        }
+    )
+    run_file["42"]["instance"][1].update(
+        {"llava_triplets": ["(desk, is, brown)"], "llava_triplets_judgements": ["maybe"]}
+    )
+    data = json.dumps(run_file).encode()
+    assert best_guess(data, "j.json").name == "trihe-judgments"
+    run, _ = prediction_round_trip(
+        "trihe", json.dumps(bench).encode(), "trihe-judgments", data, source="j.json"
+    )
+    first = run["annotations"]["42/0"]
+    assert [(t["subject"], t["verdict"], t["wrong_part"]) for t in first["triplets"]] == [
+        ("lamp", "yes", None),
+        ("cat", "no", "object1"),
+    ]
+    assert json.loads(first["raw_output"]["text"])["answer"] == "The lamp is on and a cat sleeps."
+    second = run["annotations"]["42/1"]
+    assert second["triplets"] == [] and second["raw_output"]["follows_format"] is False
+
+
+@pytest.mark.parametrize(
+    ("value", "expected"),
+    [
+        ("yes", ("yes", None)),
+        ("null", (None, None)),
+        (None, (None, None)),
+        ("My answer is \"no\". The error is related to 'relation'", ("no", "relation")),
+        ({"verdict": "no", "wrong_part": "object2"}, ("no", "object2")),
+    ],
+)
+def test_trihe_verdicts(value, expected):
+    assert verdict_of(value) == expected
+
+
+def test_halloc_probabilities_round_trip(prediction_round_trip):
+    rows = [
+        {"id": "a", "probabilities": [0.1, 0.2, 0.3, 0.4, 0.5, 0.9, 0.6, 0.0, 0.1, 1.0, 0.5]},
+        {
+            "id": "b",
+            "tokens": [{"token": "dogs", "start": 4, "end": 8, "probability": 0.7, "type": "object"}],
+        },
+        {"id": "c", "probabilities": [0.5, 2.0, 0.1, 0.1]},
+    ]
+    data = jsonl(rows)
+    assert best_guess(data, "p.jsonl").name == "halloc-probs"
+    run, _ = prediction_round_trip("mhalo", BENCH, "halloc-probs", data, source="p.jsonl")
+    a = run["annotations"]["a"]["token_probabilities"]
+    assert len(a) == 11 and RESPONSE[a[6]["start"] : a[6]["end"]] == "mat."
+    assert run["annotations"]["b"]["token_probabilities"][0]["type"] == "object"
+    c = run["annotations"]["c"]
+    assert c["token_probabilities"] == [] and "not in [0, 1]" in c["raw_output"]["parse_error"]

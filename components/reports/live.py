@@ -1,0 +1,103 @@
+"""Reports for the pages, cached per store revision: the only Streamlit-aware module of the package.
+
+Two layers, both keyed by (database, store revision, arguments), so a label saved anywhere is visible
+on the next rerun and nothing is recomputed while the store is unchanged:
+
+- inputs (the bulk reads) are kept once per revision in ``st.cache_resource`` and shared, not copied:
+  at AlignBench scale they are half a million numbers every report of that kind reuses;
+- reports (small tables) are cached with :func:`components.store_cache.cached`, per filter.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any
+
+import streamlit as st
+from sqlalchemy import Engine
+
+from components.reports import SECTIONS, agreement, correlation
+from components.reports.base import Report
+from components.reports.data import MeasureFilter
+from components.store_cache import cached
+from db.engine import store_revision
+from db.repositories.measures import annotation_counts
+
+
+@st.cache_resource(show_spinner=False, max_entries=16)
+def _inputs(
+    name: str, url: str, revision: int, dataset_id: int, _load: Callable[..., Any], _engine: Engine
+) -> Any:
+    return _load(_engine, dataset_id)
+
+
+def shared_inputs(load: Callable[[Engine, int], Any], engine: Engine, dataset_id: int) -> Any:
+    """``load(engine, dataset_id)`` once per store revision; the result is shared (treat it as read-only)."""
+    name = f"{load.__module__}.{load.__qualname__}"
+    url = engine.url.render_as_string(hide_password=False)
+    return _inputs(name, url, store_revision(engine), dataset_id, load, engine)
+
+
+def counts(engine: Engine, dataset_id: int) -> dict[str, dict[str, int]]:
+    return cached(annotation_counts, engine, dataset_id)
+
+
+def _section(
+    engine: Engine, key: str, dataset_id: int, flt: MeasureFilter, options: tuple[tuple[str, Any], ...]
+) -> Report:
+    section = SECTIONS[key]
+    return section.build(shared_inputs(section.load, engine, dataset_id), flt, **dict(options))
+
+
+def section_available(engine: Engine, key: str, dataset_id: int) -> bool:
+    section = SECTIONS[key]
+    return section.available(shared_inputs(section.load, engine, dataset_id))
+
+
+def section_report(engine: Engine, key: str, dataset_id: int, flt: MeasureFilter, **options: Any) -> Report:
+    """The section's report for this filter, computed once per store revision."""
+    return cached(_section, engine, key, dataset_id, flt, tuple(sorted(options.items())))
+
+
+def _correlation(
+    engine: Engine,
+    dataset_id: int,
+    flt: MeasureFilter,
+    task: str | None,
+    nothing_flagged: str,
+    n_resamples: int,
+) -> Report:
+    return correlation.build(
+        shared_inputs(correlation.load, engine, dataset_id), flt, task, nothing_flagged, n_resamples
+    )
+
+
+def correlation_inputs(engine: Engine, dataset_id: int) -> correlation.RatingInputs:
+    return shared_inputs(correlation.load, engine, dataset_id)
+
+
+def correlation_report(
+    engine: Engine,
+    dataset_id: int,
+    flt: MeasureFilter,
+    task: str | None = None,
+    nothing_flagged: str = correlation.NOTHING_EXCLUDED,
+    n_resamples: int = 1000,
+) -> Report:
+    return cached(_correlation, engine, dataset_id, flt, task, nothing_flagged, n_resamples)
+
+
+def agreement_inputs(engine: Engine, dataset_id: int) -> agreement.AgreementInputs:
+    return shared_inputs(agreement.load, engine, dataset_id)
+
+
+def _agreement(
+    engine: Engine, dataset_id: int, flt: MeasureFilter, kind: str, raters: tuple[str, ...] | None
+) -> Report:
+    return agreement.build(agreement_inputs(engine, dataset_id), flt, kind, raters)
+
+
+def agreement_report(
+    engine: Engine, dataset_id: int, flt: MeasureFilter, kind: str, raters: tuple[str, ...] | None = None
+) -> Report:
+    return cached(_agreement, engine, dataset_id, flt, kind, raters)

@@ -1,0 +1,89 @@
+"""Where a number came from: dataset, label sets, item count and a short hash of the exact inputs.
+
+Every table and figure carries this as a footer, so a figure pasted into slides can be traced back and
+recomputed: the same store content and filters give the same digest, any changed label changes it.
+"""
+
+from __future__ import annotations
+
+import hashlib
+from collections.abc import Iterable
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+import pandas as pd
+
+DIGEST_LENGTH = 12
+
+
+@dataclass(frozen=True)
+class Provenance:
+    dataset: str
+    label_sets: tuple[str, ...]
+    n_items: int
+    digest: str
+    filters: str = ""
+
+    def text(self) -> str:
+        """One line for a caption, a figure footer or a CSV header."""
+        parts = [
+            self.dataset,
+            f"label sets: {', '.join(self.label_sets) or '—'}",
+            f"{self.n_items:,} items",
+        ]
+        if self.filters:
+            parts.append(self.filters)
+        parts.append(f"data sha256 {self.digest}")
+        return " · ".join(parts)
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "dataset": self.dataset,
+            "label_sets": list(self.label_sets),
+            "n_items": self.n_items,
+            "filters": self.filters,
+            "sha256": self.digest,
+        }
+
+
+def fingerprint(*parts: Any) -> str:
+    """Short sha256 over the exact values of ``parts`` (arrays, frames, lists, strings, numbers).
+
+    Numeric arrays are hashed by their bytes (with dtype and shape), everything else by a canonical
+    ``repr``, so equal inputs give equal digests across processes.
+    """
+    digest = hashlib.sha256()
+    for part in parts:
+        _update(digest, part)
+    return digest.hexdigest()[:DIGEST_LENGTH]
+
+
+def _update(digest: Any, part: Any) -> None:
+    if isinstance(part, pd.DataFrame):
+        digest.update(repr(list(part.columns)).encode())
+        for column in part.columns:
+            _update(digest, part[column].to_numpy())
+    elif isinstance(part, pd.Series):
+        _update(digest, part.to_numpy())
+    elif isinstance(part, np.ndarray) and part.dtype.kind in "biuf":
+        digest.update(f"{part.dtype.str}{part.shape}".encode())
+        digest.update(np.ascontiguousarray(part).tobytes())
+    elif isinstance(part, np.ndarray):
+        digest.update(repr(part.tolist()).encode())
+    elif isinstance(part, dict):
+        for key in sorted(part, key=repr):
+            digest.update(repr(key).encode())
+            _update(digest, part[key])
+    elif isinstance(part, list | tuple) and not _flat(part):
+        digest.update(b"[")
+        for value in part:
+            _update(digest, value)
+        digest.update(b"]")
+    else:
+        digest.update(repr(part).encode())
+    digest.update(b"|")
+
+
+def _flat(values: Iterable[Any]) -> bool:
+    return all(not isinstance(v, list | tuple | dict | np.ndarray) for v in values)

@@ -3,9 +3,14 @@
     python cli.py init  [--db URL]            migrate, and load the demo if the store is empty
     python cli.py demo  [--db URL] [--json]   (re)create the synthetic demo dataset
     python cli.py stats [--db URL] [--json]   datasets with their counts
+    python cli.py import --format F [--dataset NAME] [--images DIR|ZIP] FILE…      benchmark files
+    python cli.py import-predictions --dataset NAME --detector NAME --format F FILE  a detector run
+    python cli.py export --dataset NAME --format F --out FILE [--label-set NAME…]
+    python cli.py evaluate --dataset NAME [--json] [--resamples N]   the papers' tables on a dataset
 
 ``--db`` defaults to ``DATABASE_URL``, then to the embedded SQLite file (see ``db/config.py``).
-Every command exits non-zero on failure and prints the reason.
+Every command exits non-zero on failure and prints the reason: 1 when the input was refused (with a
+report naming file, record, field and reason), 2 for a usage error.
 """
 
 from __future__ import annotations
@@ -14,6 +19,7 @@ import argparse
 import json
 import sys
 from collections.abc import Callable, Sequence
+from pathlib import Path
 from typing import Any
 
 from db.config import redact, resolve_url
@@ -73,10 +79,214 @@ def cmd_stats(args: argparse.Namespace) -> int:
     return 0
 
 
+USAGE = 2
+
+
+def _format_or_usage(name: str | None, kind: str) -> str | None:
+    """None when ``name`` is a known format of ``kind`` (or not given), else the message to print."""
+    if name is None:
+        return None
+    from db.formats.registry import FORMATS, formats
+
+    known = sorted(f.name for f in formats(kind))  # type: ignore[arg-type]
+    if name in FORMATS and name not in known:
+        other = "import-predictions" if kind == "benchmark" else "import"
+        return f"--format {name!r} is a {FORMATS[name].kind} format: use {other}"
+    if name not in known:
+        return f"--format {name!r} is not a known format; choose one of: {', '.join(known)}"
+    return None
+
+
+def _read_inputs(paths: Sequence[str]) -> list[tuple[str, bytes]] | str:
+    found = []
+    for name in paths:
+        path = Path(name)
+        if not path.is_file():
+            return f"no such file: {name}"
+        found.append((name, path.read_bytes()))
+    return found
+
+
+def _report(args: argparse.Namespace, outcomes: list[Any]) -> int:
+    ok = all(o.ok for o in outcomes)
+    if args.json:
+        print(json.dumps({"ok": ok, "files": [o.to_dict() for o in outcomes]}, indent=2, ensure_ascii=False))
+        return 0 if ok else 1
+    for outcome in outcomes:
+        print(outcome.summary())
+        for problem in outcome.problems:
+            print(f"  {problem.severity}: {problem}")
+    return 0 if ok else 1
+
+
+def cmd_import(args: argparse.Namespace) -> int:
+    from db.formats.base import ReadOptions
+    from db.formats.transfer import import_file
+
+    usage = _format_or_usage(args.format, "benchmark")
+    inputs = _read_inputs(args.files)
+    image_root, image_zip = None, None
+    if args.images:
+        images = Path(args.images)
+        if images.is_dir():
+            image_root = str(images.resolve())
+        elif images.is_file() and images.suffix.lower() == ".zip":
+            image_zip = images.read_bytes()
+        else:
+            usage = usage or f"--images must be a folder or a .zip file: {args.images}"
+    if usage or isinstance(inputs, str):
+        print(f"error: {usage or inputs}", file=sys.stderr)
+        return USAGE
+    engine = _engine(args)
+    outcomes = [
+        import_file(
+            engine,
+            data,
+            source=name,
+            format_name=args.format,
+            options=ReadOptions(dataset=args.dataset, subset=args.subset),
+            allow_skip=args.allow_skip,
+            image_root=image_root,
+            image_zip=image_zip,
+        )
+        for name, data in inputs
+    ]
+    return _report(args, outcomes)
+
+
+def cmd_import_predictions(args: argparse.Namespace) -> int:
+    from db.formats.base import ReadOptions
+    from db.formats.transfer import import_predictions
+
+    usage = _format_or_usage(args.format, "predictions")
+    inputs = _read_inputs([args.file])
+    if usage or isinstance(inputs, str):
+        print(f"error: {usage or inputs}", file=sys.stderr)
+        return USAGE
+    ((name, data),) = inputs
+    outcome = import_predictions(
+        _engine(args),
+        data,
+        source=name,
+        dataset=args.dataset,
+        detector=args.detector,
+        format_name=args.format,
+        options=ReadOptions(
+            detector_version=args.detector_version, prompt_strategy=args.prompt_strategy, tag=args.tag
+        ),
+        allow_skip=args.allow_skip,
+    )
+    return _report(args, [outcome])
+
+
+def cmd_export(args: argparse.Namespace) -> int:
+    from db.exporter import UnknownDataset
+    from db.formats.base import FormatError
+    from db.formats.registry import FORMATS
+    from db.formats.transfer import export_file
+
+    if args.format not in FORMATS:
+        print(
+            f"error: --format {args.format!r} is not a known format: {', '.join(sorted(FORMATS))}",
+            file=sys.stderr,
+        )
+        return USAGE
+    out = Path(args.out)
+    try:
+        data = export_file(
+            _engine(args), args.dataset, args.format, label_sets=args.label_set or None, filename=out.name
+        )
+    except (UnknownDataset, FormatError) as error:
+        print(f"error: {error.args[0] if error.args else error}", file=sys.stderr)
+        return 1
+    out.parent.mkdir(parents=True, exist_ok=True)
+    partial = out.with_name(out.name + ".part")
+    partial.write_bytes(data)
+    partial.replace(out)
+    _emit(
+        args,
+        {"dataset": args.dataset, "format": args.format, "out": str(out), "bytes": len(data)},
+        f"Wrote {args.dataset!r} as {args.format} to {out} ({len(data):,} bytes)",
+    )
+    return 0
+
+
+def _import_arguments(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument(
+        "files", nargs="+", metavar="FILE", help="benchmark files (each imported all or nothing)"
+    )
+    parser.add_argument("--format", help="the files' format (default: recognised from the content)")
+    parser.add_argument("--dataset", help="dataset to import into (default: the file name)")
+    parser.add_argument("--subset", help="subset name for the items (default: from the file)")
+    parser.add_argument("--images", help="image folder, or a .zip of images to unpack for the dataset")
+    parser.add_argument("--allow-skip", action="store_true", help="import the sound records, report the rest")
+
+
+def _import_predictions_arguments(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("file", metavar="FILE", help="the detector's outputs")
+    parser.add_argument("--dataset", required=True, help="the dataset the outputs are about")
+    parser.add_argument("--detector", required=True, help="name of this detector run (a new label set)")
+    parser.add_argument("--format", help="the file's format (default: recognised from the content)")
+    parser.add_argument("--detector-version", help="version of the detector, shown with its name")
+    parser.add_argument("--prompt-strategy", help="e.g. vanilla or analyze-then-judge")
+    parser.add_argument("--tag", help="span tag name in tagged outputs (default: found in the outputs)")
+    parser.add_argument("--allow-skip", action="store_true", help="import the sound records, report the rest")
+
+
+def _export_arguments(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("--dataset", required=True)
+    parser.add_argument("--format", required=True, help="e.g. canonical, mhalo, alignbench, label-studio")
+    parser.add_argument(
+        "--out", required=True, help="file to write (.csv/.parquet choose AlignBench's encoding)"
+    )
+    parser.add_argument(
+        "--label-set",
+        action="append",
+        help="label set to include, by name or kind:name (repeat; default all)",
+    )
+
+
+def cmd_evaluate(args: argparse.Namespace) -> int:
+    import logging
+
+    from components.reports import evaluate
+    from components.reports.text import reports_payload, reports_text
+    from db.repositories.datasets import get_dataset
+
+    # The span loader caches with Streamlit, which warns once that no app is running: expected here.
+    logging.getLogger("streamlit.runtime.caching.cache_data_api").setLevel(logging.ERROR)
+    engine = _engine(args)
+    dataset = get_dataset(engine, args.dataset)
+    if dataset is None:
+        print(f"error: there is no dataset named {args.dataset!r}", file=sys.stderr)
+        return 1
+    reports = evaluate(engine, dataset.id, n_resamples=args.resamples)
+    _emit(args, reports_payload(dataset.name, reports), reports_text(reports))
+    return 0
+
+
+def _evaluate_arguments(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("--dataset", required=True, help="the dataset to measure")
+    parser.add_argument(
+        "--resamples", type=int, default=1000, help="bootstrap resamples of the intervals (0: none)"
+    )
+
+
 COMMANDS: dict[str, tuple[Command, str]] = {
     "init": (cmd_init, "migrate the store and load the demo dataset if it is empty"),
     "demo": (cmd_demo, "(re)create the synthetic demo dataset"),
     "stats": (cmd_stats, "list datasets with item, span, label and label-set counts"),
+    "import": (cmd_import, "import benchmark files (format recognised or given)"),
+    "import-predictions": (cmd_import_predictions, "import one detector run over a stored dataset"),
+    "export": (cmd_export, "write a dataset (and chosen label sets) in a format"),
+    "evaluate": (cmd_evaluate, "print the papers' tables (metrics, agreement, correlation) for a dataset"),
+}
+# Arguments beyond --db and --json, per command.
+ARGUMENTS: dict[str, Callable[[argparse.ArgumentParser], None]] = {
+    "import": _import_arguments,
+    "import-predictions": _import_predictions_arguments,
+    "export": _export_arguments,
+    "evaluate": _evaluate_arguments,
 }
 
 
@@ -87,6 +297,8 @@ def build_parser() -> argparse.ArgumentParser:
         command = sub.add_parser(name, help=help_text)
         command.add_argument("--db", default=None, help="database URL (default: DATABASE_URL, then SQLite)")
         command.add_argument("--json", action="store_true", help="print a JSON summary")
+        if name in ARGUMENTS:
+            ARGUMENTS[name](command)
     return parser
 
 

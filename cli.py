@@ -249,12 +249,15 @@ def _export_arguments(parser: argparse.ArgumentParser) -> None:
 def cmd_evaluate(args: argparse.Namespace) -> int:
     import logging
 
+    from streamlit.runtime.caching import cache_data_api
+
+    # Shared loaders cache with Streamlit, which warns that no app is running: expected on the command line.
+    logging.getLogger(cache_data_api.__name__).setLevel(logging.ERROR)
+
     from components.reports import evaluate
     from components.reports.text import reports_payload, reports_text
     from db.repositories.datasets import get_dataset
 
-    # The span loader caches with Streamlit, which warns once that no app is running: expected here.
-    logging.getLogger("streamlit.runtime.caching.cache_data_api").setLevel(logging.ERROR)
     engine = _engine(args)
     dataset = get_dataset(engine, args.dataset)
     if dataset is None:

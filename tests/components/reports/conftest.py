@@ -8,22 +8,9 @@ import pytest
 from sqlalchemy import Engine
 
 from db.engine import make_engine
-from db.migrate import upgrade
 from db.repositories.datasets import get_dataset
 from demo.build import DEMO_DATASET_NAME
-
-
-def load_demo_store(data_dir, monkeypatch: pytest.MonkeyPatch) -> str:  # type: ignore[no-untyped-def]
-    """Load the demo into a fresh SQLite file under ``data_dir``; returns its URL."""
-    from demo.load import load_demo
-
-    monkeypatch.setenv("HALLUSCOPE_DATA_DIR", str(data_dir))
-    url = f"sqlite:///{data_dir / 'store.db'}"
-    engine = make_engine(url)
-    upgrade(engine)
-    load_demo(engine)
-    engine.dispose()
-    return url
+from tests.components.reports.demo_store import load_demo_store
 
 
 @pytest.fixture(scope="module")

@@ -58,7 +58,7 @@ def load_json(data: bytes, source: str) -> tuple[Any, list[Problem]]:
     if text is None:
         return None, problems
     try:
-        return json.loads(text), []
+        document = json.loads(text)
     except json.JSONDecodeError as error:
         return None, [
             Problem(
@@ -67,6 +67,9 @@ def load_json(data: bytes, source: str) -> tuple[Any, list[Problem]]:
         ]
     except RecursionError:
         return None, [Problem(source, "-", "-", "not readable JSON: nested too deeply")]
+    if document is None:
+        return None, [Problem(source, "-", "-", "the file holds only JSON null, no records")]
+    return document, []
 
 
 def iter_jsonl(text: str, source: str, problems: list[Problem]) -> Iterator[tuple[int, Any]]:

@@ -368,7 +368,11 @@ class AlignBenchFormat(Format):
             if row is None:
                 continue
             try:
-                model, image_name, index = row.get("model"), row.get("image_name"), row.get("sentence_index")
+                model, image_name, index = (
+                    (row.get("model"), row.get("image_name"), row.get("sentence_index"))
+                    if type(row) is dict
+                    else (None, None, None)
+                )
                 if not (
                     type(model) is str
                     and type(image_name) is str

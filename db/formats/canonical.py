@@ -189,11 +189,15 @@ class CanonicalFormat(Format):
                     bundle.label_sets.append(label_set)  # type: ignore[union-attr]
                 elif kind == "annotations":
                     key = row.pop("label_set", None)
-                    if not isinstance(key, dict) or (key.get("kind"), key.get("name")) not in label_sets:
+                    pair = (key.get("kind"), key.get("name")) if isinstance(key, dict) else None
+                    if (
+                        not (isinstance(pair, tuple) and all(isinstance(x, str) for x in pair))
+                        or pair not in label_sets
+                    ):
                         raise u.RecordError(
                             "label_set", f"{key!r} names no label set given on an earlier line"
                         )
-                    label_sets[(key["kind"], key["name"])].annotations.append(_build(Annotations, row, ""))
+                    label_sets[pair].annotations.append(_build(Annotations, row, ""))
                 elif kind == "rating_task":
                     task = _build(RatingTaskRecord, row, "")
                     if task.ratings:
@@ -202,7 +206,7 @@ class CanonicalFormat(Format):
                     bundle.rating_tasks.append(task)  # type: ignore[union-attr]
                 else:
                     name = row.pop("task", None)
-                    if name not in tasks:
+                    if not isinstance(name, str) or name not in tasks:
                         raise u.RecordError("task", f"{name!r} names no rating task given on an earlier line")
                     tasks[name].ratings.append(_build(RatingRecord, row, ""))
             except u.RecordError as error:

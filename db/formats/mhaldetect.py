@@ -66,7 +66,7 @@ def read_record(record: Any, index: int, stem: str) -> tuple[ItemRecord, Annotat
             raise u.RecordError(field, f"overlaps the previous segment (which ends at {previous_end})")
         previous_end = end
         label = segment.get("label")
-        if label not in TO_SENTENCE_LABEL:
+        if not isinstance(label, str) or label not in TO_SENTENCE_LABEL:
             raise u.RecordError(f"{field}.label", f"{label!r} is not one of {', '.join(TO_SENTENCE_LABEL)}")
         meta = {"label": label} if label in ("ANALYSIS", "UNSURE") else {}
         labels.append(SentenceLabelRecord(len(sentences), TO_SENTENCE_LABEL[label], meta=meta))

@@ -34,7 +34,8 @@ def model_keys(document: dict[str, Any]) -> list[str]:
     """Model names with ``<model>_triplets`` keys in any instance, in order of appearance."""
     found: dict[str, None] = {}
     for entry in document.values():
-        for instance in entry.get("instance", []) if isinstance(entry, dict) else []:
+        instances = entry.get("instance") if isinstance(entry, dict) else None
+        for instance in instances if isinstance(instances, list) else []:
             if isinstance(instance, dict):
                 for key in instance:
                     if key.endswith(SUFFIX_TRIPLETS) and key != SUFFIX_TRIPLETS:

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import hashlib
 from collections.abc import Iterable, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any
 
 from sqlalchemy import Engine, delete, func, select
@@ -20,7 +20,7 @@ from sqlalchemy.orm import Session
 from db import models as m
 from db.engine import write_session
 from db.problems import ImportRejected, Problem
-from db.records import Annotations, Bundle, ItemRecord, LabelSetRecord
+from db.records import Annotations, Bundle, ItemRecord, LabelSetRecord, RatingRecord, RatingTaskRecord
 from db.sentences import split_sentences
 
 _CHUNK = 5_000
@@ -83,6 +83,9 @@ def import_bundle(
         dataset = _get_or_create_dataset(session, bundle)
         stored = _stored_items(session, dataset.id)
         bad_items = _validate(bundle, stored, source, all_problems)
+        rating_tasks = _sound_rating_tasks(
+            session, dataset.id, bundle, stored, bad_items, source, all_problems
+        )
         errors = [p for p in all_problems if p.severity == "error"]
         if errors and not allow_skip:
             raise ImportRejected(all_problems)
@@ -91,7 +94,7 @@ def import_bundle(
         writer.write_items(bundle.items)
         for label_set in bundle.label_sets:
             writer.write_label_set(label_set)
-        for task in bundle.rating_tasks:
+        for task in rating_tasks:
             writer.write_rating_task(task)
         session.add(
             m.EditLog(
@@ -295,6 +298,107 @@ def _annotation_problems(
             yield f"token_probabilities[{k}]", f"offsets {token.start}-{token.end} outside the response"
         if not isinstance(token.probability, int | float) or not 0.0 <= token.probability <= 1.0:
             yield f"token_probabilities[{k}].probability", f"{token.probability!r} is not in [0, 1]"
+
+
+def _sound_rating_tasks(
+    session: Session,
+    dataset_id: int,
+    bundle: Bundle,
+    stored: dict[str, _StoredItem],
+    bad_items: set[str],
+    source: str,
+    problems: list[Problem],
+) -> list[RatingTaskRecord]:
+    """Check every rating task and rating against the store and the bundle, appending to ``problems``.
+
+    Returns the tasks with only their sound ratings; a task whose definition is wrong (no such detector,
+    a scale that is not one, a different scale than the stored task of that name) keeps none.
+    """
+    lengths = {ext: s.length for ext, s in stored.items()}
+    lengths.update({i.external_id: len(i.response) for i in bundle.items if isinstance(i.response, str)})
+    detectors = set(
+        session.scalars(
+            select(m.LabelSet.name).where(m.LabelSet.dataset_id == dataset_id, m.LabelSet.kind == "detector")
+        )
+    ) | {ls.name for ls in bundle.label_sets if ls.kind == "detector"}
+    existing = {
+        task.name: (name, task.granularity, task.scale_min, task.scale_max)
+        for task, name in session.execute(
+            select(m.RatingTask, m.LabelSet.name)
+            .join(m.LabelSet, m.LabelSet.id == m.RatingTask.detector_label_set_id)
+            .where(m.RatingTask.dataset_id == dataset_id)
+        )
+    }
+    sound: list[RatingTaskRecord] = []
+    names: set[str] = set()
+    for task in bundle.rating_tasks:
+        where = f"rating task {task.name!r}"
+        reasons = []
+        if task.name in names:
+            reasons.append(("name", "the same rating task appears twice"))
+        names.add(task.name)
+        if task.detector not in detectors:
+            reasons.append(("detector", f"no detector run {task.detector!r} in this dataset"))
+        if task.granularity not in ("segment", "response"):
+            reasons.append(("granularity", f"{task.granularity!r} is not segment or response"))
+        scale = (task.scale_min, task.scale_max)
+        if any(isinstance(v, bool) or not isinstance(v, int) for v in scale) or scale[0] >= scale[1]:
+            reasons.append(("scale_min", f"{scale[0]!r}-{scale[1]!r} is not a scale of whole numbers"))
+        old = existing.get(task.name)
+        if old is not None and old != (task.detector, task.granularity, *scale):
+            reasons.append(
+                (
+                    "scale_min",
+                    f"differs from the stored task of that name (detector {old[0]!r}, per {old[1]}, "
+                    f"scale {old[2]}-{old[3]}); its ratings would mean something else",
+                )
+            )
+        for field_name, reason in reasons:
+            problems.append(Problem(source, where, field_name, reason))
+        if reasons:
+            continue
+        keep, seen = [], set()
+        for index, rating in enumerate(task.ratings):
+            if rating.item in bad_items:
+                continue  # the item's own problem is reported already
+            key = (rating.item, rating.rater, rating.segment_start, rating.segment_end)
+            reason = _rating_problem(rating, task, lengths) or (
+                ("rater", "the same rater rates the same segment twice") if key in seen else None
+            )
+            if reason is not None:
+                problems.append(Problem(source, f"{where} #{index} (id={rating.item})", *reason))
+                continue
+            seen.add(key)
+            keep.append(rating)
+        sound.append(replace(task, ratings=keep))
+    return sound
+
+
+def _rating_problem(
+    rating: RatingRecord, task: RatingTaskRecord, lengths: dict[str, int]
+) -> tuple[str, str] | None:
+    if rating.item not in lengths:
+        return "item", f"no item with id {rating.item!r} in this dataset"
+    if not isinstance(rating.rater, str) or not rating.rater.strip():
+        return "rater", "missing or empty"
+    score, judged = rating.score, rating.nothing_flagged_correct
+    if score is not None and (isinstance(score, bool) or not isinstance(score, int | float)):
+        return "score", f"expected a number, got {score!r}"
+    if score is not None and not task.scale_min <= score <= task.scale_max:
+        return "score", f"{score!r} is outside the scale {task.scale_min}-{task.scale_max}"
+    if judged is not None and not isinstance(judged, bool):
+        return "nothing_flagged_correct", f"expected true, false or empty, got {judged!r}"
+    if score is None and judged is None:
+        return "score", "give a score, or say whether flagging nothing was right"
+    start, end = rating.segment_start, rating.segment_end
+    if (start, end) == (-1, -1):
+        return None
+    if task.granularity == "response":
+        return "segment_start", "this task rates whole responses (-1/-1), not segments"
+    length = lengths[rating.item]
+    if not (isinstance(start, int) and isinstance(end, int) and 0 <= start < end <= length):
+        return "segment_start", f"offsets {start}-{end} outside the response (0-{length})"
+    return None
 
 
 # ------------------------------------------------------------------------------------------------- writing
@@ -641,8 +745,6 @@ class _Writer:
             )
             self.session.add(task)
             self.session.flush()
-        else:
-            self.session.execute(delete(m.Rating).where(m.Rating.task_id == task.id))
         raters: dict[str, int] = {}
         rows = []
         for rating in record.ratings:
@@ -667,4 +769,19 @@ class _Writer:
                     "version": 1,
                 }
             )
+        # A re-import replaces what it rates — each rater's ratings of each item it holds — and leaves
+        # other raters' work (and items the input does not mention) alone.
+        rated: dict[int, list[int]] = {}
+        for row in rows:
+            rated.setdefault(row["annotator_id"], []).append(row["item_id"])
+        for annotator_id, item_ids in rated.items():
+            unique = sorted(set(item_ids))
+            for start in range(0, len(unique), _CHUNK):
+                self.session.execute(
+                    delete(m.Rating).where(
+                        m.Rating.task_id == task.id,
+                        m.Rating.annotator_id == annotator_id,
+                        m.Rating.item_id.in_(unique[start : start + _CHUNK]),
+                    )
+                )
         self._insert(m.Rating, rows)

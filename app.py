@@ -21,6 +21,8 @@ navigation = st.navigation(
             st.Page("pages/sentences.py", title="Label sentences", icon=":material/format_list_bulleted:"),
             st.Page("pages/claims.py", title="Judge claims", icon=":material/fact_check:"),
             st.Page("pages/triplets.py", title="Judge triplets", icon=":material/account_tree:"),
+            st.Page("pages/rate.py", title="Rate detector outputs", icon=":material/star_rate:"),
+            st.Page("pages/rating_tasks.py", title="Rating tasks", icon=":material/rule:"),
         ],
         "Inspect": [
             st.Page("pages/compare.py", title="Compare detectors", icon=":material/compare:"),

@@ -28,6 +28,12 @@ navigation = st.navigation(
             st.Page("pages/compare.py", title="Compare detectors", icon=":material/compare:"),
             st.Page("pages/failures.py", title="Failure cases", icon=":material/bug_report:"),
         ],
+        "Measure": [
+            st.Page("pages/metrics.py", title="Metrics", icon=":material/leaderboard:"),
+            st.Page("pages/correlation.py", title="Correlation", icon=":material/scatter_plot:"),
+            st.Page("pages/agreement.py", title="Agreement", icon=":material/group:"),
+            st.Page("pages/presenter.py", title="Presenter mode", icon=":material/slideshow:"),
+        ],
     }
 )
 navigation.run()

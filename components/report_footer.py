@@ -1,0 +1,143 @@
+"""Show a report's table or figure with its provenance footer and download buttons.
+
+Tables download as CSV (the provenance in ``#`` comment lines first: ``pandas.read_csv(f, comment="#")``
+reads it back), figures as a self-contained HTML file, and as PNG from the camera button of the chart's
+toolbar (drawn by the browser). A server-side PNG button appears only when the optional ``kaleido``
+package is installed, since it needs a headless browser of its own. Downloads are generated when
+clicked, so an unused button costs nothing on a rerun.
+"""
+
+from __future__ import annotations
+
+import importlib.util
+import re
+
+import pandas as pd
+import plotly.graph_objects as go
+import streamlit as st
+
+from components.reports.base import BEST, SECOND, Table
+from components.reports.provenance import Provenance
+
+BEST_STYLE = "background-color: #b7dfb0; font-weight: 700"
+SECOND_STYLE = "background-color: #e3f2df"
+MARK_LEGEND = "Best value of a column in dark green, second best in light green."
+PNG_HELP = "PNG: use the camera button in the chart's toolbar."
+
+
+def slug(text: str) -> str:
+    return re.sub(r"[^a-z0-9]+", "-", text.lower()).strip("-")[:60] or "table"
+
+
+def csv_text(table: Table, provenance: Provenance) -> str:
+    header = "".join(f"# {line}\n" for line in (table.title, provenance.text()))
+    return header + table.frame.to_csv(index=False)
+
+
+def styled(
+    table: Table, decimals: int = 2, display: pd.DataFrame | None = None
+) -> pd.io.formats.style.Styler:
+    """Numbers rounded for reading; best and second-best marked as the papers do.
+
+    ``display`` (same shape as the table) replaces the shown values, e.g. with intervals written out;
+    the marks still come from the numbers.
+    """
+    frame = table.frame
+    if display is not None:
+        styler = display.style
+    else:
+        numeric = [c for c in frame.columns if pd.api.types.is_float_dtype(frame[c])]
+        styler = frame.style.format({c: f"{{:.{decimals}f}}" for c in numeric}, na_rep="—")
+    if table.mark_columns:
+        marks = table.marks()
+        styler = styler.apply(
+            lambda column: [
+                BEST_STYLE if m == BEST else SECOND_STYLE if m == SECOND else "" for m in marks[column.name]
+            ],
+            subset=list(table.mark_columns),
+        )
+    return styler
+
+
+def show_table(
+    table: Table,
+    provenance: Provenance,
+    *,
+    key: str,
+    column_config: dict | None = None,
+    decimals: int = 2,
+    data: pd.DataFrame | pd.io.formats.style.Styler | None = None,
+) -> None:
+    """The table (or ``data`` shown in its place), its caption, the provenance line and a CSV download."""
+    st.markdown(f"**{table.title}**")
+    st.dataframe(
+        data if data is not None else styled(table, decimals),
+        hide_index=True,
+        width="stretch",
+        column_config=column_config,
+        key=f"{key}-frame",
+    )
+    notes = [table.caption] if table.caption else []
+    if table.mark_columns and len(table.frame) > 1:
+        notes.append(MARK_LEGEND)
+    footer_row = st.columns([5, 1], vertical_alignment="center")
+    footer_row[0].caption(" ".join(notes) + ("  \n" if notes else "") + f"Computed from: {provenance.text()}")
+    footer_row[1].download_button(
+        "CSV",
+        data=lambda: csv_text(table, provenance),
+        file_name=f"{slug(table.title)}-{provenance.digest}.csv",
+        mime="text/csv",
+        icon=":material/download:",
+        key=f"{key}-csv",
+        on_click="ignore",
+        width="stretch",
+    )
+
+
+def png_export_available() -> bool:
+    return importlib.util.find_spec("kaleido") is not None
+
+
+def show_figure(fig: go.Figure, provenance: Provenance, *, key: str, name: str, selectable: bool = False):  # type: ignore[no-untyped-def]
+    """The figure (its footer is drawn inside it) with HTML (and PNG, when possible) downloads.
+
+    With ``selectable`` the chart reports clicked points (returns Streamlit's selection state).
+    """
+    file_name = f"{slug(name)}-{provenance.digest}"
+    config = {
+        "displaylogo": False,
+        "toImageButtonOptions": {"format": "png", "filename": file_name, "scale": 2},
+    }
+    event = st.plotly_chart(
+        fig,
+        key=f"{key}-chart",
+        config=config,
+        on_select="rerun" if selectable else "ignore",
+        selection_mode=("points",) if selectable else ("points", "box", "lasso"),
+    )
+    buttons = st.columns([1, 1, 4], vertical_alignment="center")
+    buttons[0].download_button(
+        "HTML",
+        data=lambda: fig.to_html(include_plotlyjs=True, full_html=True, config=config),
+        file_name=f"{file_name}.html",
+        mime="text/html",
+        icon=":material/download:",
+        key=f"{key}-html",
+        on_click="ignore",
+        width="stretch",
+    )
+    if png_export_available():
+        buttons[1].download_button(
+            "PNG",
+            data=lambda: fig.to_image(format="png", scale=2),
+            file_name=f"{file_name}.png",
+            mime="image/png",
+            icon=":material/download:",
+            key=f"{key}-png",
+            on_click="ignore",
+            width="stretch",
+        )
+        buttons[2].caption("The footer inside the figure names the data it shows.")
+    else:
+        buttons[2].caption(f"{PNG_HELP} The footer inside the figure names the data it shows.")
+    return event

@@ -1,0 +1,92 @@
+"""Agreement: how consistently annotators label spans, sentences, claims and ratings."""
+
+from __future__ import annotations
+
+from urllib.parse import urlencode
+
+import streamlit as st
+
+from components import figures
+from components.dataset_picker import pick_dataset
+from components.measure_filters import measure_filter
+from components.page_setup import setup_page
+from components.report_footer import show_figure, show_table
+from components.report_views import figure_of
+from components.reports import agreement, live
+
+ctx = setup_page("Agreement")
+dataset = pick_dataset(ctx.engine)
+if dataset is None:
+    st.stop()
+
+st.title(f"Agreement · {dataset.name}")
+inputs = live.agreement_inputs(ctx.engine, dataset.id)
+kinds = agreement.kinds_available(inputs)
+if not kinds:
+    st.info("Agreement needs two raters (annotators, gold or detectors) with labels of the same kind.")
+    st.stop()
+
+by_label = {agreement.KINDS[k]: k for k in kinds}
+kind = by_label[
+    st.segmented_control(
+        "Labels",
+        list(by_label),
+        default=agreement.KINDS[kinds[0]],
+        required=True,
+        key="kind",
+        bind="query-params",
+    )
+]
+flt = measure_filter(ctx.engine, dataset, detectors=False, types=False)
+raters = st.multiselect(
+    "Raters",
+    agreement.raters_for(inputs, kind),
+    default=agreement.default_raters(inputs, kind),
+    key=f"raters-{kind}",
+    help="Annotators by default; add gold or a detector to see how close it comes to the people.",
+)
+with st.spinner("Computing…"):
+    report = live.agreement_report(ctx.engine, dataset.id, flt, kind, tuple(raters))
+for note in report.notes:
+    st.info(note)
+if not report.tables:
+    st.stop()
+
+summary = report.tables["summary"].frame.set_index("measure")
+headline = [m for m in summary.index if m != "Raters"]
+for column, measure in zip(st.columns(len(headline)), headline, strict=True):
+    column.metric(
+        measure, f"{summary.at[measure, 'value']:.3f}", help=f"over {summary.at[measure, 'units']:,} units"
+    )
+st.caption(f"Computed from {report.provenance.text()}")
+
+left, right = st.columns(2)
+with left:
+    show_table(report.tables["pairs"], report.provenance, key="agreement-pairs")
+with right:
+    show_table(report.tables["summary"], report.provenance, key="agreement-summary", decimals=3)
+show_figure(
+    figure_of(report, figures.agreement_kappa),
+    report.provenance,
+    key="agreement-kappa",
+    name=f"agreement-{kind}-kappa",
+)
+show_figure(
+    figure_of(report, figures.agreement_distribution),
+    report.provenance,
+    key="agreement-dist",
+    name=f"agreement-{kind}-labels",
+)
+disagreements = report.tables["disagreements"]
+show_table(
+    disagreements,
+    report.provenance,
+    key="agreement-disagreements",
+    data=disagreements.frame.assign(
+        open=[f"item?{urlencode({'dataset': dataset.name, 'item': i})}" for i in disagreements.frame["item"]]
+    ),
+    column_config={
+        "open": st.column_config.LinkColumn("open", display_text="open item"),
+        "disagreement": st.column_config.NumberColumn("disagreement (%)", format="%.1f"),
+    },
+)

@@ -1,0 +1,124 @@
+"""Correlation: how well each automatic metric follows human ratings, item by item."""
+
+from __future__ import annotations
+
+from urllib.parse import urlencode
+
+import streamlit as st
+
+from components import figures
+from components.dataset_picker import pick_dataset
+from components.measure_filters import measure_filter
+from components.page_setup import setup_page
+from components.report_footer import show_figure, show_table
+from components.report_views import figure_of
+from components.reports import correlation, live
+
+ctx = setup_page("Correlation")
+dataset = pick_dataset(ctx.engine)
+if dataset is None:
+    st.stop()
+
+st.title(f"Correlation with human ratings · {dataset.name}")
+st.caption(
+    "Each rated item gets a human score (every rater's mean over the segments they scored, then the mean over "
+    "raters, as MHALO section 5.1) and the rated detector's metrics on the same item."
+)
+inputs = live.correlation_inputs(ctx.engine, dataset.id)
+if not correlation.available(inputs):
+    st.info("No human ratings yet. Ratings of a detector's outputs appear here as soon as they are saved.")
+    st.stop()
+
+left, right = st.columns(2)
+task = left.selectbox("Rating task", inputs.tasks(), key="task", bind="query-params")
+NOTHING = {
+    "left out (MHALO)": correlation.NOTHING_EXCLUDED,
+    "top if right, bottom if not": correlation.NOTHING_SCORED,
+}
+nothing_flagged = NOTHING[
+    right.segmented_control(
+        "Items where the detector flagged nothing",
+        list(NOTHING),
+        default="left out (MHALO)",
+        required=True,
+        key="flagged",
+        bind="query-params",
+        help="They have no segment to rate. Scored: the top of the scale when the item is clean, else the bottom.",
+    )
+]
+flt = measure_filter(ctx.engine, dataset, detectors=False, types=False)
+chosen = st.multiselect(
+    "Metrics side by side",
+    list(correlation.METRICS),
+    default=list(correlation.METRICS),
+    format_func=correlation.METRICS.get,
+    key="metrics",
+)
+with st.spinner("Computing…"):
+    report = live.correlation_report(
+        ctx.engine, dataset.id, flt, task, nothing_flagged or correlation.NOTHING_EXCLUDED
+    )
+for note in report.notes:
+    st.info(note)
+
+table = report.tables["correlations"]
+shown = table.frame[table.frame["metric"].isin([correlation.METRICS[k] for k in chosen])]
+pearson = shown[shown["method"] == "Pearson"]
+for column, row in zip(st.columns(max(len(pearson), 1)), pearson.itertuples(), strict=False):
+    column.metric(
+        f"Pearson r · {row.metric}",
+        f"{row.r:.3f}",
+        help=f"95 % interval [{row.low:.3f}, {row.high:.3f}], n = {row.n}",
+    )
+
+if chosen:
+    event = show_figure(
+        figure_of(report, figures.correlation_scatter, tuple(chosen)),
+        report.provenance,
+        key="correlation-scatter",
+        name="correlation-scatter",
+        selectable=True,
+    )
+    points = event.selection.get("points", []) if event else []
+    if points:
+        item = points[0].get("customdata", [None])[0]
+        if item:
+            st.page_link(
+                "pages/item.py",
+                label=f"Open item {item}",
+                icon=":material/open_in_new:",
+                query_params={"dataset": dataset.name, "item": item, "user": ctx.annotator.name},
+            )
+    else:
+        st.caption("Click a point to open its item.")
+show_table(
+    type(table)(table.key, table.title, shown, table.caption),
+    report.provenance,
+    key="correlation-table",
+)
+show_figure(
+    figure_of(report, figures.correlation_bars),
+    report.provenance,
+    key="correlation-bars",
+    name="correlation-bars",
+)
+show_table(report.tables["by_subset"], report.provenance, key="correlation-subsets")
+
+items = report.tables["items"]
+links = items.frame.assign(
+    link=[f"item?{urlencode({'dataset': dataset.name, 'item': i})}" for i in items.frame["item"]]
+)
+show_table(
+    items,
+    report.provenance,
+    key="correlation-items",
+    data=links.drop(columns=["item_id"]),
+    column_config={
+        "link": st.column_config.LinkColumn("open", display_text="open item"),
+        **{
+            k: st.column_config.NumberColumn(correlation.METRICS[k], format="%.3f")
+            for k in correlation.METRICS
+        },
+        "human": st.column_config.NumberColumn("human", format="%.2f"),
+    },
+)

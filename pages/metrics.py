@@ -1,0 +1,62 @@
+"""Metrics: the seed papers' tables and figures, computed live on the chosen dataset."""
+
+from __future__ import annotations
+
+import streamlit as st
+
+from components.dataset_picker import pick_dataset
+from components.measure_filters import measure_filter
+from components.page_setup import setup_page
+from components.report_views import show_section
+from components.reports import SECTIONS, alignbench, live, mhalo, offered_sections
+
+ctx = setup_page("Metrics")
+dataset = pick_dataset(ctx.engine)
+if dataset is None:
+    st.stop()
+
+st.title(f"Metrics · {dataset.name}")
+offered = offered_sections(live.counts(ctx.engine, dataset.id))
+if not offered:
+    st.info(
+        "This dataset has nothing to measure yet: the tables need gold labels and at least one detector run "
+        "(spans, sentence scores, claim labels, triplet judgments or token probabilities)."
+    )
+    st.stop()
+
+# The paper's name is the option (and so the ``?view=`` of a shared link).
+by_title = {SECTIONS[key].title: key for key in offered}
+view = by_title[
+    st.segmented_control(
+        "Paper",
+        list(by_title),
+        default=SECTIONS[offered[0]].title,
+        required=True,
+        key="view",
+        bind="query-params",
+        help="Only the papers whose kind of labels this dataset holds are offered.",
+    )
+]
+flt = measure_filter(ctx.engine, dataset, unknown=view == alignbench.KEY)
+options: dict[str, object] = {}
+with st.expander("Options"):
+    if view == mhalo.KEY:
+        options["threshold"] = st.select_slider(
+            "IoU threshold of F1_IoU",
+            [0.1, 0.2, 0.3, 0.4, 0.5, 0.6, 0.7, 0.8, 0.9],
+            value=0.5,
+            key="threshold",
+        )
+    elif view == alignbench.KEY:
+        options["n_resamples"] = st.select_slider(
+            "Bootstrap resamples for the intervals", [0, 200, 1000, 2000], value=1000, key="resamples"
+        )
+    st.caption("Numbers follow the store: a label saved on any page shows here on the next rerun.")
+
+if not live.section_available(ctx.engine, view, dataset.id):
+    st.info("The store changed and this paper's data is gone; pick another one.")
+    st.stop()
+with st.spinner("Computing…"):
+    report = live.section_report(ctx.engine, view, dataset.id, flt, **options)
+st.caption(f"Computed from {report.provenance.text()}")
+show_section(report, key=f"metrics-{view}")

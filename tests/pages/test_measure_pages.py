@@ -1,0 +1,190 @@
+"""The Measure pages (metrics, correlation, agreement, presenter) driven through AppTest on the demo."""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+
+import pytest
+import streamlit as st
+from streamlit.testing.v1 import AppTest
+
+from db.engine import make_engine
+from db.repositories import evaluation as ev
+from db.repositories import labeling
+from db.repositories.annotators import get_or_create_annotator
+from db.repositories.datasets import get_dataset
+from db.repositories.label_sets import list_label_sets
+from tests.components.reports.demo_store import DEMO, load_demo_store
+
+TIMEOUT = 60
+APP = str(Path(__file__).resolve().parents[2] / "app.py")
+
+
+@pytest.fixture(scope="module")
+def demo_url(tmp_path_factory: pytest.TempPathFactory) -> str:
+    with pytest.MonkeyPatch.context() as monkeypatch:
+        return load_demo_store(tmp_path_factory.mktemp("measure-pages"), monkeypatch)
+
+
+@pytest.fixture
+def store(demo_url: str, monkeypatch: pytest.MonkeyPatch) -> str:
+    monkeypatch.setenv("DATABASE_URL", demo_url)
+    st.cache_resource.clear()
+    st.cache_data.clear()
+    return demo_url
+
+
+def _page(path: str, **query: str | list[str]) -> AppTest:
+    at = AppTest.from_file(APP, default_timeout=TIMEOUT)
+    at.query_params.update({"dataset": DEMO})
+    at.run()
+    at.switch_page(path)
+    at.query_params.update(query)
+    at.run()
+    assert not at.exception, at.exception
+    return at
+
+
+def _provenance(at: AppTest) -> str:
+    return next(c.value for c in at.caption if c.value.startswith("Computed from"))
+
+
+def _items(at: AppTest) -> int:
+    return int(re.search(r"([\d,]+) items", _provenance(at)).group(1).replace(",", ""))
+
+
+def _frame(at: AppTest, title: str):  # type: ignore[no-untyped-def]
+    """The dataframe shown under the bold title ``title``."""
+    titles = [m.value for m in at.markdown if m.value.startswith("**")]
+    position = titles.index(f"**{title}**")
+    return at.dataframe[position].value
+
+
+def test_metrics_offers_the_papers_the_demo_has(store: str) -> None:
+    at = _page("pages/metrics.py")
+    paper = at.button_group[0]
+    assert paper.options == ["MHALO", "AlignBench", "MHaluBench", "Tri-HE", "HalLoc"]
+    assert paper.value == "MHALO"
+    table3 = _frame(at, "Table 3 · F1_M, F1_IoU and IF per subset (%)")
+    assert list(table3["detector"]) == ["cautious", "eager", "sloppy"]
+    assert _items(at) == 60
+    assert len(at.get("plotly_chart")) == 4
+    assert [b.label for b in at.get("download_button")][:1] == ["CSV"]
+
+
+def test_metrics_filters_subset_and_detector(store: str) -> None:
+    at = _page("pages/metrics.py")
+    at.multiselect(key="subset").set_value(["shapes"]).run()
+    assert _items(at) == 20
+    assert "subset: shapes" in _provenance(at)
+    at.multiselect(key="detector").set_value(["eager", "sloppy"]).run()
+    table3 = _frame(at, "Table 3 · F1_M, F1_IoU and IF per subset (%)")
+    assert list(table3["detector"]) == ["eager", "sloppy"]
+    assert [c for c in table3.columns if c.endswith("· IF")] == ["shapes · IF", "Average · IF"]
+
+
+def test_metrics_filter_from_the_address(store: str) -> None:
+    at = _page("pages/metrics.py", view="AlignBench", model=["captioner-a"], unknown="as correct")
+    assert at.button_group[0].value == "AlignBench"
+    table3 = _frame(at, "Table 3 · AUROC per detector and captioning model (%)")
+    assert [c for c in table3.columns if c != "detector"] == ["captioner-a", "Avg"]
+    assert "unknown counted as correct" in _provenance(at)
+    both = _frame(at, "AUROC with 'unknown' sentences left out and counted as correct (%)")
+    assert {"Avg · unknown left out", "Avg · unknown as correct"} <= set(both.columns)
+
+
+def test_metrics_type_filter_on_alignbench(store: str) -> None:
+    at = _page("pages/metrics.py", view="AlignBench")
+    before = _provenance(at)
+    at.multiselect(key="type").set_value(["OCR"]).run()
+    types = _frame(
+        at, "Figure 9 · mean correctness score per error type (incorrect sentences; lower is better)"
+    )
+    assert set(types["type"]) == {"OCR"}
+    assert _provenance(at) != before
+
+
+@pytest.mark.parametrize("view", ["MHaluBench", "Tri-HE", "HalLoc"])
+def test_every_paper_renders(store: str, view: str) -> None:
+    at = _page("pages/metrics.py", view=view)
+    assert at.button_group[0].value == view
+    assert len(at.dataframe) >= 1 and len(at.get("plotly_chart")) >= 1
+
+
+def test_correlation_page(store: str) -> None:
+    at = _page("pages/correlation.py")
+    metrics = {m.label: float(m.value) for m in at.metric}
+    assert set(metrics) == {
+        "Pearson r · F1_IoU",
+        "Pearson r · F1_M",
+        "Pearson r · ACC (token accuracy)",
+        "Pearson r · IoU of covered tokens",
+    }
+    assert metrics["Pearson r · F1_IoU"] > 0.5
+    assert _items(at) == 27
+    at.button_group[0].set_value("top if right, bottom if not").run()
+    assert _items(at) == 30
+    at.multiselect(key="metrics").set_value(["f1_iou"]).run()
+    assert [m.label for m in at.metric] == ["Pearson r · F1_IoU"]
+
+
+def test_agreement_page(store: str) -> None:
+    at = _page("pages/agreement.py", kind="Sentence labels")
+    values = {m.label: float(m.value) for m in at.metric}
+    assert 0.5 < values["Fleiss' kappa"] < 1
+    assert values["Observed agreement P̄"] > values["Fleiss' kappa"]
+    assert at.multiselect(key="raters-sentences").value == ["alice", "bob"]
+    worst = _frame(at, "The 15 items with the most disagreement")
+    assert worst["open"].iloc[0].startswith("item?dataset=")
+    at.multiselect(key="raters-sentences").set_value(["gold", "alice", "bob"]).run()
+    assert len(_frame(at, "Cohen's kappa per pair of raters")) == 3
+
+
+def test_presenter_shows_one_figure_and_pages(store: str) -> None:
+    at = _page("pages/presenter.py")
+    assert len(at.get("plotly_chart")) == 1
+    first = at.markdown[0].value
+    assert first.startswith("## MHALO")
+    at.button(key="presenter-next").click().run()
+    assert at.query_params["slide"] == ["2"] or at.query_params["slide"] == "2"
+    assert at.markdown[0].value != first
+    assert not [w for w in at.get("multiselect")]  # read-only: no controls but previous / next
+    at.button(key="presenter-prev").click().run()
+    at.button(key="presenter-prev").click().run()
+    where = next(c.value for c in at.caption if c.value.startswith("Slide "))
+    assert re.match(r"Slide (\d+) of \1 ", where)  # wrapped around to the last slide
+
+
+def test_numbers_follow_a_label_without_restart(demo_url: str, tmp_path, monkeypatch) -> None:  # type: ignore[no-untyped-def]
+    url = load_demo_store(tmp_path, monkeypatch)
+    monkeypatch.setenv("DATABASE_URL", url)
+    st.cache_resource.clear()
+    st.cache_data.clear()
+    at = _page("pages/metrics.py", view="AlignBench")
+    title = "Table 3 · AUROC per detector and captioning model (%)"
+    before = _frame(at, title).set_index("detector").at["cautious", "Avg"]
+    digest = _provenance(at)
+
+    engine = make_engine(url)
+    dataset = get_dataset(engine, DEMO)
+    gold = next(v for v in list_label_sets(engine, dataset.id) if v.kind == "gold")
+    who = get_or_create_annotator(engine, "adjudicator")
+    labels = ev.sentence_labels(engine, dataset.id, [gold.id])
+    correct = labels["label"].index("correct")
+    sentences = ev.sentence_rows(engine, dataset.id)
+    row = sentences["sentence_id"].index(labels["sentence_id"][correct])
+    labeling.set_sentence_label(
+        engine,
+        gold.id,
+        sentences["item_id"][row],
+        sentences["index"][row],
+        "incorrect",
+        who.id,
+        error_type="Object",
+    )
+    engine.dispose()
+
+    at.run()  # the same session: no restart, no cache clearing
+    assert _provenance(at) != digest
+    assert _frame(at, title).set_index("detector").at["cautious", "Avg"] != before

@@ -81,13 +81,20 @@ class Track:
         """What to draw: this track's spans (and, if wanted, the gold spans it missed)."""
         css = "hs-gold" if self.kind == "gold" else "hs-pred"
         out = [
-            SpanStyle(s.start, s.end, s.type, css_class=css, tooltip=s.explanation, fate=s.fate)
+            SpanStyle(
+                s.start, s.end, s.type, css_class=css, tooltip=attribute_text(s.explanation), fate=s.fate
+            )
             for s in self.spans
         ]
         if show_missed:
             out += [
                 SpanStyle(
-                    s.start, s.end, s.type, css_class="hs-missed-gold", tooltip=s.explanation, fate="missed"
+                    s.start,
+                    s.end,
+                    s.type,
+                    css_class="hs-missed-gold",
+                    tooltip=attribute_text(s.explanation),
+                    fate="missed",
                 )
                 for s in self.missed
             ]
@@ -132,6 +139,16 @@ def quote(text: str, start: int, end: int) -> str:
     """The span's text on one line, shortened to :data:`QUOTE_CHARS` characters."""
     words = " ".join(text[start:end].split())
     return words if len(words) <= QUOTE_CHARS else words[: QUOTE_CHARS - 1] + "…"
+
+
+def attribute_text(text: str) -> str:
+    """``text`` for a ``title`` attribute, with angle brackets shown as ‹ ›.
+
+    ``st.html`` sanitizes its HTML and drops an attribute whose value looks like markup, so the
+    explanation of a span quoting model text such as ``<script>`` would vanish. The text itself is
+    still escaped when the attribute is written; this only keeps the explanation visible.
+    """
+    return text.replace("<", "‹").replace(">", "›")
 
 
 def _type(value: str | None) -> str:
@@ -284,15 +301,17 @@ def compare_item(
 
 # ---------------------------------------------------------------------------------------------- HTML
 
-#: Click (or tab to) a span to pin its explanation under it; hovering shows the same text as a tooltip.
+#: Click (or tab to) a span to pin its explanation under the track's text; hovering shows the same text
+#: as a tooltip. The note is placed against the track, not the span, so it is never cut off at the edge.
 TRACK_CSS = """
 <style>
-.hs-track mark.hs-span { cursor: help; position: relative; }
+.hs-track { position: relative; }
+.hs-track mark.hs-span { cursor: help; }
 .hs-track mark.hs-span:focus { outline: 2px solid #333; outline-offset: 1px; }
 .hs-track mark.hs-span:focus::after {
-  content: attr(title); position: absolute; left: 0; top: 100%; z-index: 20; margin-top: 6px;
+  content: attr(title); position: absolute; left: 0; right: 0; top: calc(100% + 4px); z-index: 20;
   background: #222; color: #fff; font-size: 0.8rem; line-height: 1.35; padding: 6px 8px;
-  border-radius: 4px; white-space: pre-line; width: max-content; max-width: 34em; font-weight: normal;
+  border-radius: 4px; white-space: pre-line; font-weight: normal;
 }
 </style>
 """

@@ -83,8 +83,8 @@ query = query.with_(threshold=threshold)
 
 wanted = st.query_params.get("item") or ids[0]
 if wanted not in ids:
-    st.error(f"Dataset {dataset.name!r} has no item with id {wanted!r}.")
-    st.stop()
+    st.warning(f"Dataset {dataset.name!r} has no item with id {wanted!r}; showing its first item instead.")
+    wanted = ids[0]
 if st.query_params.get("item") != wanted:
     st.query_params["item"] = wanted
 item = cached(get_item, ctx.engine, dataset.id, wanted)
@@ -99,11 +99,11 @@ def _go(external_id: str) -> None:
 if from_finder:
     rows, table = cached(ff.finder_tables, ctx.engine, dataset.id, query.threshold)
     failures = list(ff.select_items(query, rows, table).index)
-    previous, following, at = ff.step(failures, wanted)
+    previous, following, place = ff.step(failures, wanted)
     back, forward = "◀ Previous failure", "Next failure ▶"
     where = (
-        f"Failure **{at + 1}** of **{len(failures)}**"
-        if at is not None
+        f"Failure **{place + 1}** of **{len(failures)}**"
+        if place is not None
         else f"This item is not in the list of **{len(failures)}** failures"
     )
     label = ff.PRESETS.get(query.preset or "", "all items")

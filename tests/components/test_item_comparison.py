@@ -127,6 +127,12 @@ def test_track_html_escapes_model_text_and_names() -> None:
     assert "<script>" not in body and "<img" not in body and "<b " not in body
     assert "&lt;script&gt;alert(1)&lt;/script&gt;" in body and "**bold**" in body
     assert 'data-track="&lt;b onmouseover=&quot;x&quot;&gt;det&lt;/b&gt;"' in body
+    # Explanations quote the text with its angle brackets as ‹ ›, so the sanitizer keeps them.
+    assert (
+        "«‹script›alert(1)‹/script›»" in body
+        and 'title="‹b onmouseover=&quot;x&quot;›det‹/b› · pred #1' in body
+    )
+    assert "«<script>" in comparison.detectors[0].spans[0].explanation  # the model's text, unchanged
     # Only the span tags became focusable, never text that merely looks like a mark tag.
     assert body.count('<mark tabindex="0"') == len(re.findall(r"<mark ", body)) == 2
     assert "&lt;mark class=&quot;x&quot;&gt;" in body

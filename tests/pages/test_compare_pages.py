@@ -10,6 +10,7 @@ code under test.
 
 from __future__ import annotations
 
+import re
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -18,7 +19,9 @@ import streamlit as st
 from streamlit.testing.v1 import AppTest
 
 from db.engine import make_engine
+from db.importer import import_bundle
 from db.migrate import upgrade
+from db.records import Annotations, Bundle, DatasetRecord, ItemRecord, LabelSetRecord, SpanRecord
 from db.repositories.datasets import get_dataset
 from db.repositories.evaluation import format_flags, item_index, spans_by_label_set
 from db.repositories.label_sets import list_label_sets
@@ -322,7 +325,8 @@ def test_compare_escapes_model_text(demo: str) -> None:
 
 def test_compare_unknown_item(demo: str) -> None:
     at = compare(item="nope")
-    assert "no item with id 'nope'" in at.error[0].value
+    assert "no item with id 'nope'" in at.warning[0].value
+    assert param(at, "item") == ["demo-001"]
 
 
 def test_compare_offers_both_exports(demo: str) -> None:
@@ -343,3 +347,79 @@ def test_pages_on_an_empty_store_say_what_to_do(fresh_store: str) -> None:
         at.switch_page(page).run()
         assert not at.exception
         assert any("No dataset yet" in i.value for i in at.info)
+
+
+def twelve_detectors() -> Bundle:
+    """Five items, a gold span each (none on the last), and twelve detectors that shift it by k words."""
+    text = "one two three four five six seven eight nine ten"
+    items = [
+        ItemRecord(external_id=f"t-{k}", response=text, prompt="Describe.", subset="s") for k in range(5)
+    ]
+    gold = LabelSetRecord(
+        kind="gold",
+        name="gold",
+        annotations=[Annotations(item=f"t-{k}", spans=[SpanRecord(4, 13, "Object")]) for k in range(4)],
+    )
+    starts = [m.start() for m in re.finditer(r"\S+", text)]
+    detectors = [
+        LabelSetRecord(
+            kind="detector",
+            name=f"detector {d:02d}",
+            annotations=[
+                Annotations(item=f"t-{k}", spans=[SpanRecord(starts[d % 8], starts[d % 8] + 3)])
+                for k in range(5)
+            ],
+        )
+        for d in range(12)
+    ]
+    return Bundle(
+        dataset=DatasetRecord("twelve", "canonical", taxonomy=["Object"], label_kinds=["span"]),
+        items=items,
+        label_sets=[gold, *detectors],
+    )
+
+
+@pytest.fixture
+def twelve(sqlite_url: str, monkeypatch: pytest.MonkeyPatch) -> str:
+    engine = make_engine(sqlite_url)
+    import_bundle(engine, twelve_detectors(), source="test")
+    engine.dispose()
+    monkeypatch.setenv("DATABASE_URL", sqlite_url)
+    st.cache_resource.clear()
+    return sqlite_url
+
+
+def test_twelve_detectors_stay_manageable(twelve: str) -> None:
+    at = AppTest.from_file(APP, default_timeout=TIMEOUT)
+    at.query_params["dataset"] = "twelve"
+    at.run()
+    at.switch_page("pages/compare.py").run()
+    assert not at.exception
+    assert len(widget(at.multiselect, "Detector tracks (top to bottom)").value) == 6  # a readable start
+    names = [f"detector {d:02d}" for d in range(12)]
+    at.query_params["detectors"] = ",".join(reversed(names))
+    at.session_state["compare_tracks"] = list(reversed(names))
+    at.run()
+    tracks = re.findall(r'data-track="([^"]+)"', _html(at))
+    assert tracks == ["Gold", *reversed(names)]
+    widget(at.button, "Best F1_IoU first").click().run()
+    # Detectors 1, 2, 9 and 10 each hit one word of the gold span (IoU 0.5): F1_IoU 1 on this item.
+    # Sorting is stable, so among them the reversed order stays.
+    assert param(at, "detectors")[0].split(",")[:4] == [
+        "detector 10",
+        "detector 09",
+        "detector 02",
+        "detector 01",
+    ]
+    widget(at.button, "Collapse all").click().run()
+    assert "data-track=" not in _html(at)
+    heads = [m.value for m in at.markdown if m.value.startswith("**detector")]
+    assert len(heads) == 12  # each collapsed track still says who it is and how it scored
+    finder_page = AppTest.from_file(APP, default_timeout=TIMEOUT)
+    finder_page.query_params["dataset"] = "twelve"
+    finder_page.run()
+    finder_page.query_params.update({"preset": "clean-flagged"})
+    finder_page.switch_page("pages/failures.py").run()
+    assert not finder_page.exception
+    assert listed(finder_page) == ["t-4"]
+    assert len(widget(finder_page.multiselect, "Score columns for").value) == 4

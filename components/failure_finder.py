@@ -36,7 +36,8 @@ from sqlalchemy import Engine
 
 from components.span_evaluation import SpanEvaluation, load_span_evaluation, per_item_scores
 from components.span_matching import match_spans
-from metrics import f1_iou_per_item
+from components.store_cache import cached
+from metrics import f1_iou_per_item, pack_spans
 
 ANY = "any"
 BOUNDARY_IOU = (0.2, 0.5)
@@ -109,10 +110,11 @@ def disagreement(evaluation: SpanEvaluation, threshold: float = 0.5) -> np.ndarr
     detectors = evaluation.detectors
     if len(detectors) < 2:
         return np.full(n_items, np.nan)
+    packed = {d.id: pack_spans(evaluation.token_spans[d.id]) for d in detectors}  # pack once, pair many
     total = np.zeros(n_items)
     pairs = list(itertools.combinations(detectors, 2))
     for a, b in pairs:
-        total += 1.0 - f1_iou_per_item(evaluation.token_spans[a.id], evaluation.token_spans[b.id], threshold)
+        total += 1.0 - f1_iou_per_item(packed[a.id], packed[b.id], threshold)
     return total / len(pairs)
 
 
@@ -283,13 +285,11 @@ def _per_item(external_ids: Iterable[str], table: pd.DataFrame) -> pd.Series:
     return pd.Series(table.index.isin(set(external_ids)), index=table.index)
 
 
-def _found_by(rows: pd.DataFrame, detectors: Iterable[str]) -> dict[str, set[int]]:
-    """Per item, the gold spans (indices) that at least one of ``detectors`` found."""
-    chosen = rows[rows["detector"].isin(list(detectors))]
-    found: dict[str, set[int]] = {}
-    for external_id, spans in zip(chosen["external_id"], chosen["found"], strict=True):
-        found.setdefault(external_id, set()).update(spans)
-    return found
+def _found_pairs(rows: pd.DataFrame, detectors: Iterable[str]) -> pd.DataFrame:
+    """One row per (item, gold span index) that at least one of ``detectors`` found."""
+    chosen = rows.loc[rows["detector"].isin(list(detectors)) & (rows["found"].map(len) > 0)]
+    pairs = chosen[["external_id", "found"]].explode("found")
+    return pairs.rename(columns={"found": "gold"}).drop_duplicates()
 
 
 def _misses(query: FinderQuery, rows: pd.DataFrame, table: pd.DataFrame) -> pd.Series:
@@ -299,9 +299,10 @@ def _misses(query: FinderQuery, rows: pd.DataFrame, table: pd.DataFrame) -> pd.S
     others = [d for d in rows["detector"].unique() if d != query.detector]
     if query.other != ANY:
         others = [d for d in others if d == query.other]
-    by_x = _found_by(rows, [query.detector])
-    by_y = _found_by(rows, others)
-    return _per_item([e for e, spans in by_y.items() if spans - by_x.get(e, set())], table)
+    by_y = _found_pairs(rows, others)
+    by_x = _found_pairs(rows, [query.detector])
+    joined = by_y.merge(by_x, on=["external_id", "gold"], how="left", indicator=True)
+    return _per_item(joined.loc[joined["_merge"] == "left_only", "external_id"], table)
 
 
 def select_items(query: FinderQuery, rows: pd.DataFrame, table: pd.DataFrame) -> pd.DataFrame:
@@ -410,3 +411,10 @@ def finder_tables(
     evaluation = load_span_evaluation(engine, dataset_id)
     rows = detector_rows(evaluation, threshold)
     return rows, item_table(evaluation, rows, threshold)
+
+
+def finder_selection(engine: Engine, dataset_id: int, query: FinderQuery) -> pd.DataFrame:
+    """:func:`select_items` on the dataset's tables; wrap in ``cached`` so each rerun (a click on
+    next/previous) reuses the list instead of filtering the whole table again."""
+    rows, table = cached(finder_tables, engine, dataset_id, query.threshold)
+    return select_items(query, rows, table)

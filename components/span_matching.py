@@ -76,44 +76,61 @@ class SpanMatching:
         return frozenset(pair.gold for pair in self.pairs)
 
 
-def _checked(spans: Sequence[Sequence[int]], what: str) -> np.ndarray:
-    array = np.asarray([tuple(span) for span in spans], dtype=np.int64).reshape(-1, 2)
-    if array.size and ((array[:, 0] < 0).any() or (array[:, 0] >= array[:, 1]).any()):
-        bad = next(tuple(s) for s in array.tolist() if not 0 <= s[0] < s[1])
-        raise ValueError(f"{what} span {bad} is empty, reversed or negative: need 0 <= start < end")
-    return array
+def _checked(spans: Sequence[Sequence[int]], what: str) -> list[Span]:
+    out = []
+    for span in spans:
+        start, end = (int(v) for v in span)
+        if not 0 <= start < end:
+            raise ValueError(
+                f"{what} span {(start, end)} is empty, reversed or negative: need 0 <= start < end"
+            )
+        out.append((start, end))
+    return out
+
+
+def _iou(a: Span, b: Span) -> float:
+    inter = min(a[1], b[1]) - max(a[0], b[0])
+    return 0.0 if inter <= 0 else inter / ((a[1] - a[0]) + (b[1] - b[0]) - inter)
 
 
 def iou_matrix(pred: Sequence[Span], gold: Sequence[Span]) -> np.ndarray:
     """``IoU(pred[i], gold[j])`` for every pair, as a ``len(pred) × len(gold)`` float array."""
-    p = _checked(pred, "pred")
-    g = _checked(gold, "gold")
-    inter = np.minimum(p[:, None, 1], g[None, :, 1]) - np.maximum(p[:, None, 0], g[None, :, 0])
-    inter = np.maximum(inter, 0)
-    union = (p[:, None, 1] - p[:, None, 0]) + (g[None, :, 1] - g[None, :, 0]) - inter
-    return inter / np.maximum(union, 1)
+    p, g = _checked(pred, "pred"), _checked(gold, "gold")
+    return np.array([[_iou(a, b) for b in g] for a in p], dtype=np.float64).reshape(len(p), len(g))
 
 
-def _best(iou: np.ndarray) -> tuple[tuple[int | None, float], ...]:
+def _best(iou: list[list[float]]) -> tuple[tuple[int | None, float], ...]:
     """Per row: the column with the largest positive IoU (first on ties), or (None, 0.0)."""
     out: list[tuple[int | None, float]] = []
     for row in iou:
-        if row.size and row.max() > 0:
-            column = int(row.argmax())
-            out.append((column, float(row[column])))
-        else:
-            out.append((None, 0.0))
+        best = max(range(len(row)), key=row.__getitem__, default=None)
+        out.append((best, row[best]) if best is not None and row[best] > 0 else (None, 0.0))
     return tuple(out)
+
+
+def _assign(iou: list[list[float]], allowed: list[tuple[int, int]]) -> list[tuple[int, int]]:
+    """The pairs of a maximum matching over ``allowed`` with the most IoU among maximum matchings."""
+    rows = [r for r, _ in allowed]
+    cols = [c for _, c in allowed]
+    if len(set(rows)) == len(rows) and len(set(cols)) == len(cols):
+        return allowed  # no span has two candidates: every candidate pair is in the matching
+    weights = np.zeros((len(iou), len(iou[0])))
+    big = min(weights.shape) + 1
+    for r, c in allowed:
+        weights[r, c] = big + iou[r][c]
+    chosen = set(allowed)
+    found = linear_sum_assignment(weights, maximize=True)
+    return [(int(r), int(c)) for r, c in zip(*found, strict=True) if (r, c) in chosen]
 
 
 def match_spans(pred: Sequence[Span], gold: Sequence[Span], threshold: float = 0.5) -> SpanMatching:
     """A maximum matching of ``pred`` to ``gold`` where a pair qualifies when ``IoU >= threshold``.
 
     The matching has the size :func:`metrics.f1_iou` counts (MHALO eq. 5), and among matchings of that
-    size the largest total IoU. It is solved as an assignment problem: each qualifying pair weighs
-    ``K + IoU`` with ``K = min(|pred|, |gold|) + 1``, other pairs 0. As ``IoU <= 1``, one more pair
-    always outweighs any gain in IoU (``(k + 1)·K > k·(K + 1)`` for ``k < K``), so the optimum is a
-    maximum matching first and the one with the most IoU second.
+    size the largest total IoU. Where some span has several candidates it is solved as an assignment
+    problem: each qualifying pair weighs ``K + IoU`` with ``K = min(|pred|, |gold|) + 1``, other pairs
+    0. As ``IoU <= 1``, one more pair always outweighs any gain in IoU (``(k + 1)·K > k·(K + 1)`` for
+    ``k < K``), so the optimum is a maximum matching first and the one with the most IoU second.
 
     >>> m = match_spans([(1, 2), (4, 5)], [(0, 2)])  # MHALO appendix E, "A toothbrush is being washed"
     >>> [(p.pred, p.gold, p.iou) for p in m.pairs], m.false_positives, round(m.f1, 4)
@@ -121,26 +138,17 @@ def match_spans(pred: Sequence[Span], gold: Sequence[Span], threshold: float = 0
     """
     if not 0.0 <= float(threshold) <= 1.0:
         raise ValueError(f"threshold must lie in [0, 1], got {threshold!r}")
-    iou = iou_matrix(pred, gold)
-    n_pred, n_gold = iou.shape
-    pairs: list[MatchedPair] = []
-    allowed = iou >= threshold
-    if n_pred and n_gold and allowed.any():
-        big = min(n_pred, n_gold) + 1
-        weights = np.where(allowed, big + iou, 0.0)
-        rows, cols = linear_sum_assignment(weights, maximize=True)
-        pairs = [
-            MatchedPair(int(r), int(c), float(iou[r, c]))
-            for r, c in zip(rows, cols, strict=True)
-            if allowed[r, c]
-        ]
+    p, g = _checked(pred, "pred"), _checked(gold, "gold")
+    iou = [[_iou(a, b) for b in g] for a in p]
+    allowed = [(r, c) for r, row in enumerate(iou) for c, value in enumerate(row) if value >= threshold]
+    pairs = [MatchedPair(r, c, iou[r][c]) for r, c in _assign(iou, allowed)] if allowed else []
     return SpanMatching(
-        n_pred=n_pred,
-        n_gold=n_gold,
+        n_pred=len(p),
+        n_gold=len(g),
         threshold=float(threshold),
         pairs=tuple(sorted(pairs, key=lambda pair: pair.pred)),
         best_for_pred=_best(iou),
-        best_for_gold=_best(iou.T),
+        best_for_gold=_best([list(column) for column in zip(*iou, strict=True)] if p else [[] for _ in g]),
     )
 
 

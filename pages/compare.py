@@ -97,8 +97,7 @@ def _go(external_id: str) -> None:
 
 # -------------------------------------------------------------------------------------- navigation
 if from_finder:
-    rows, table = cached(ff.finder_tables, ctx.engine, dataset.id, query.threshold)
-    failures = list(ff.select_items(query, rows, table).index)
+    failures = list(cached(ff.finder_selection, ctx.engine, dataset.id, query).index)
     previous, following, place = ff.step(failures, wanted)
     back, forward = "◀ Previous failure", "Next failure ▶"
     where = (

@@ -73,7 +73,7 @@ other = top[2].selectbox(
 threshold = top[3].number_input(
     "IoU threshold", 0.05, 1.0, value=query.threshold, step=0.05, key=f"{key}_iou", format="%.2f"
 )
-rows, table = cached(ff.finder_tables, ctx.engine, dataset.id, float(threshold))
+_, table = cached(ff.finder_tables, ctx.engine, dataset.id, float(threshold))
 
 all_types = sorted({t for types in table["gold types"] for t in types})
 more = st.columns([1.3, 1.3, 1.6, 1.2, 1.3, 1])
@@ -134,7 +134,7 @@ if current != {k: v if isinstance(v, list) else [v] for k, v in wanted_params.it
     st.query_params.from_dict({**wanted_params, **({"user": user} if user else {})})
 
 # --------------------------------------------------------------------------------------------- table
-found = ff.select_items(query, rows, table)
+found = cached(ff.finder_selection, ctx.engine, dataset.id, query)
 st.markdown(
     f"**{len(found)}** of {len(table)} items · {ff.PRESETS.get(preset or '', 'all items')}"
     + ("" if preset is None or detector == ff.ANY else f" · detector **{detector}**")

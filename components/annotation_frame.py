@@ -5,6 +5,13 @@ A page calls :func:`open_workspace` to get the dataset, the item and the annotat
 then runs each user action through :func:`act`, which saves it at once (its own transaction), records
 what was saved for the indicator, and turns a refused action (stale version, inconsistent label) into a
 message instead of a crash. Actions run in widget callbacks, so the page re-renders with the new state.
+A page ends with :func:`finish`, which updates the item's done status and only then draws the header
+(in the slot reserved at the top), so progress and status are never one action behind.
+
+Keyboard labeling and slow redraws: a key pressed before the page has redrawn still reaches the button
+drawn for the previous unit. The current unit's buttons therefore keep the same widget keys from unit to
+unit and act on the unit that is current when the key arrives (:func:`current_unit`), and a key that
+arrives while the next item loads is refused (:func:`still_showing`), never applied to the wrong item.
 """
 
 from __future__ import annotations
@@ -28,14 +35,15 @@ _SAVED = "annotation_saved"
 _REFUSED = "annotation_refused"
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, eq=False)
 class Workspace:
     ctx: PageContext
     dataset: DatasetSummary
     item: ItemView
     label_set: LabelSetView  # the annotator's own
-    task: str  # "spans", "sentences", "claims", "triplets", "rating"
+    task: str  # "spans", "sentences", "claims", "triplets", "rating:<task id>"
     page_path: str
+    header: Any  # the container at the top of the page that :func:`finish` fills
 
     @property
     def who(self) -> int:
@@ -60,7 +68,7 @@ def _go_to(external_id: str | None) -> None:
 
 
 def open_workspace(ctx: PageContext, task: str, page_path: str) -> Workspace | None:
-    """Pick dataset and item (deep link, else the annotator's next unfinished item) and draw the header."""
+    """Pick dataset and item (deep link, else the annotator's next unfinished item); reserve the header."""
     dataset = pick_dataset(ctx.engine)
     if dataset is None:
         return None
@@ -75,9 +83,7 @@ def open_workspace(ctx: PageContext, task: str, page_path: str) -> Workspace | N
         return None
     if st.query_params.get("item") != item.external_id:
         st.query_params["item"] = item.external_id
-    workspace = Workspace(ctx, dataset, item, label_set, task, page_path)
-    _header(workspace)
-    return workspace
+    return Workspace(ctx, dataset, item, label_set, task, page_path, st.container())
 
 
 def _header(ws: Workspace) -> None:
@@ -154,9 +160,26 @@ def _header(ws: Workspace) -> None:
         st.error(refused)
 
 
-def sync_done(ws: Workspace, complete: bool) -> None:
-    """Mark the item done for this task once every unit on it is labeled, and reopen it if one is undone."""
-    status = queue.item_status(ws.ctx.engine, ws.label_set.id, ws.item.id, ws.task)
-    is_done = status is not None and status.status == "done"
-    if complete != is_done and (status is None or status.status == "done"):
-        labeling.sync_done(ws.ctx.engine, ws.label_set.id, ws.item.id, ws.task, complete, ws.who)
+def still_showing(ws: Workspace) -> bool:
+    """False (and a message) when an action arrives for an item the page no longer shows."""
+    if st.query_params.get("item") != ws.item.external_id:
+        st.session_state[_REFUSED] = "That key arrived while the next item was loading; press it again."
+        return False
+    return True
+
+
+def current_unit(cursor_key: str, n_units: int) -> int:
+    """The unit (sentence, claim, triplet …) the cursor is on now, clamped to the item's units."""
+    return max(0, min(int(st.session_state.get(cursor_key, 0)), n_units - 1))
+
+
+def finish(ws: Workspace, complete: bool | None) -> None:
+    """Keep the item's done status in step with ``complete`` (None: the page decides by a button), then
+    draw the header, so its progress and status include the action just taken."""
+    if complete is not None:
+        status = queue.item_status(ws.ctx.engine, ws.label_set.id, ws.item.id, ws.task)
+        is_done = status is not None and status.status == "done"
+        if complete != is_done and (status is None or is_done):
+            labeling.sync_done(ws.ctx.engine, ws.label_set.id, ws.item.id, ws.task, complete, ws.who)
+    with ws.header:
+        _header(ws)

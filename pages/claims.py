@@ -10,7 +10,7 @@ import html
 
 import streamlit as st
 
-from components.annotation_frame import act, open_workspace, sync_done
+from components.annotation_frame import act, current_unit, finish, open_workspace, still_showing
 from components.item_parts import show_image, show_text
 from components.page_setup import setup_page
 from db.repositories import labeling
@@ -26,6 +26,7 @@ if ws is None:
 item, engine = ws.item, ctx.engine
 if not item.claims:
     st.info("This item has no claims to judge. Press **N** for the next item.")
+    finish(ws, None)
     st.stop()
 
 cursor_key = f"claim_cursor_{item.id}"
@@ -37,7 +38,13 @@ def move(step: int) -> None:
     st.session_state[cursor_key] = max(0, min(len(item.claims) - 1, st.session_state[cursor_key] + step))
 
 
-def judge(claim_index: int, claim_id: int, label: str) -> None:
+def judge(claim_index: int | None, label: str) -> None:
+    """Save ``label`` for claim ``claim_index`` (None: the claim current when the key arrived)."""
+    if not still_showing(ws):
+        return
+    if claim_index is None:
+        claim_index = current_unit(cursor_key, len(item.claims))
+    claim_id = item.claims[claim_index].id
     existing = mine.get(claim_index)
     done = act(
         labeling.set_claim_label,
@@ -84,7 +91,7 @@ with right:
     st.markdown(
         f"**{len(mine)} / {len(item.claims)} claims judged** · keys: `1` hallucination · `2` not · `J`/`K` move"
     )
-    current = st.session_state[cursor_key]
+    current = current_unit(cursor_key, len(item.claims))
     types = ["", *MHALUBENCH]  # claim types are MHaluBench's, whatever the span taxonomy
     for claim in item.claims:
         existing = mine.get(claim.index)
@@ -94,21 +101,22 @@ with right:
                 f'<div style="white-space:pre-wrap">{"▶ " if is_current else ""}'
                 f"{claim.index + 1}. {html.escape(claim.text)}</div>"
             )
-            cols = st.columns([2, 2, 3])
-            for col, (value, title, key) in zip(cols[:2], VERDICTS, strict=True):
-                col.button(
-                    title,
-                    key=f"claim_{claim.id}_{value}",
-                    shortcut=key if is_current else None,
-                    type="primary" if existing and existing.label == value else "secondary",
-                    on_click=judge,
-                    args=(claim.index, claim.id, value),
-                    width="stretch",
+            # Buttons at their natural width (in narrow columns their labels were cut off), then the source.
+            with st.container(horizontal=True, vertical_alignment="center", gap="small"):
+                for value, title, key in VERDICTS:
+                    st.button(
+                        title,
+                        key=f"claim_now_{value}" if is_current else f"claim_{claim.id}_{value}",
+                        shortcut=key if is_current else None,
+                        type="primary" if existing and existing.label == value else "secondary",
+                        on_click=judge,
+                        args=(None if is_current else claim.index, value),
+                    )
+                st.caption(
+                    f"from the {claim.source}"
+                    + (f" · segment {claim.segment + 1}" if claim.segment is not None else ""),
+                    width="content",
                 )
-            cols[2].caption(
-                f"from the {claim.source}"
-                + (f" · segment {claim.segment + 1}" if claim.segment is not None else "")
-            )
             if existing is not None and existing.label == "hallucination":
                 a, b = st.columns([1, 2])
                 a.selectbox(
@@ -134,6 +142,6 @@ with right:
     nav[1].button("Next claim", shortcut="J", on_click=move, args=(1,), key="claim_next", width="stretch")
 
 complete = len(mine) == len(item.claims)
-sync_done(ws, complete)
+finish(ws, complete)
 if complete:
     st.success("Every claim is judged. Press **N** (Next item for me) to continue.")

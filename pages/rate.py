@@ -15,13 +15,12 @@ from urllib.parse import urlencode
 
 import streamlit as st
 
-from components.annotation_frame import act, open_workspace, sync_done
+from components.annotation_frame import act, finish, open_workspace
 from components.dataset_picker import pick_dataset
 from components.item_parts import show_image, show_text
 from components.page_setup import setup_page
 from components.span_html import SpanStyle, render_spans_html
 from components.store_cache import cached
-from db.repositories import queue
 from db.repositories.annotations import item_annotations
 from db.repositories.datasets import list_datasets
 from db.repositories.label_sets import gold_label_set
@@ -129,7 +128,6 @@ def give(index: int | None, score: float | None = None, judged: bool | None = No
     if done is not None:  # on to the next segment, as a keyboard rater expects
         st.session_state[cursor_key] = min(index + 1, len(units) - 1)
         mine.update(my_ratings(engine, task.id, item.id, ws.who))
-        sync_done(ws, all(is_rated(u) for u in units))  # now, so the progress bar drawn next is current
 
 
 def score_button(point: int, index: int, is_current: bool, given: MyRating | None) -> None:
@@ -264,10 +262,6 @@ with right:
             "Next segment", shortcut="J", on_click=move, args=(1,), key="rate_next", width="stretch"
         )
 
-status = queue.item_status(engine, ws.label_set.id, item.id, task.queue)
-was_done = status is not None and status.status == "done"
-sync_done(ws, complete)
-if complete != was_done and (status is None or was_done):
-    st.rerun()  # an undo reopened the item (or a colleague's tab finished it): redraw the header
+finish(ws, complete)
 if complete:
     st.success("Everything on this item is rated. Press **N** (Next item for me) to continue.")

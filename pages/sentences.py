@@ -9,12 +9,13 @@ from __future__ import annotations
 
 import streamlit as st
 
-from components.annotation_frame import act, open_workspace, sync_done
+from components.annotation_frame import act, current_unit, finish, open_workspace, still_showing
 from components.item_parts import show_image, show_text
 from components.page_setup import setup_page
 from components.span_html import render_spans_html
 from db.repositories import labeling
-from db.repositories.annotations import item_annotations
+from db.repositories.annotations import SpanView, item_annotations
+from db.repositories.items import SentenceView
 from db.repositories.label_sets import gold_label_set
 
 LABELS = (
@@ -31,6 +32,7 @@ if ws is None:
 item, engine = ws.item, ctx.engine
 if not item.sentences:
     st.info("This item's response has no sentences.")
+    finish(ws, None)
     st.stop()
 
 cursor_key = f"sentence_cursor_{item.id}"
@@ -41,7 +43,17 @@ def move(step: int) -> None:
     st.session_state[cursor_key] = max(0, min(len(item.sentences) - 1, st.session_state[cursor_key] + step))
 
 
-def label(index: int, value: str, *, override: bool = False) -> None:
+def label(index: int | None, value: str, *, override: bool = False) -> None:
+    """Save ``value`` for sentence ``index`` (None: the sentence current when the key arrived)."""
+    if not still_showing(ws):
+        return
+    if index is None:
+        index = current_unit(cursor_key, len(item.sentences))
+    st.session_state.pop(PENDING, None)
+    if value == "correct" and not override and my_spans_in(item.sentences[index]):
+        # Refused here, next to the sentence, with the override; the store refuses it too.
+        st.session_state[PENDING] = index
+        return
     existing = mine.sentence_labels.get(index)
     error_type = existing.error_type if existing and value == "incorrect" else None
     done = act(
@@ -55,11 +67,15 @@ def label(index: int, value: str, *, override: bool = False) -> None:
         error_type=error_type,
         override=override,
     )
-    st.session_state.pop(PENDING, None)
     if done is None and value == "correct" and not override:
         st.session_state[PENDING] = index  # offer the explicit override
     elif done is not None:  # advance to the next sentence, as a keyboard labeler expects
         st.session_state[cursor_key] = min(index + 1, len(item.sentences) - 1)
+
+
+def my_spans_in(sentence: SentenceView) -> list[SpanView]:
+    """The annotator's spans overlapping the sentence."""
+    return [s for s in mine.spans if s.start < sentence.end and s.end > sentence.start]
 
 
 def set_error_type(index: int) -> None:
@@ -82,7 +98,7 @@ show_reference = st.sidebar.toggle(
 ids = [ws.label_set.id] + ([gold.id] if gold and show_reference else [])
 found = item_annotations(engine, item.id, ids)
 mine = found[ws.label_set.id]
-current = st.session_state[cursor_key]
+current = current_unit(cursor_key, len(item.sentences))
 
 left, right = st.columns([2, 3], gap="large")
 with left:
@@ -102,46 +118,48 @@ with right:
         ]
         is_current = index == current
         with st.container(border=is_current, key=f"sentence_row_{index}"):
-            text_col, buttons_col = st.columns([3, 2])
             existing = mine.sentence_labels.get(index)
             badge = next(
                 (f"{sym} {title}" for v, title, _, sym in LABELS if existing and existing.label == v), "—"
             )
-            with text_col:
-                st.html(render_spans_html(sentence.text, spans, legend=False))
+            st.html(render_spans_html(sentence.text, spans, legend=False))
+            # Buttons at their natural width (a narrow column cut their labels to "C…"), then the state.
+            with st.container(horizontal=True, vertical_alignment="center", gap="small"):
+                for value, title, key, _ in LABELS:
+                    # The current sentence's buttons keep one widget key and label whichever sentence
+                    # is current when pressed (see components.annotation_frame).
+                    st.button(
+                        title,
+                        key=f"sentence_now_{value}" if is_current else f"label_{item.id}_{index}_{value}",
+                        shortcut=key if is_current else None,
+                        type="primary" if existing and existing.label == value else "secondary",
+                        on_click=label,
+                        args=(None if is_current else index, value),
+                    )
                 caption = f"{'▶ ' if is_current else ''}Sentence {index + 1} · **{badge}**"
                 if existing and existing.override:
                     caption += " (confirmed despite a span)"
                 if gold and show_reference and index in found[gold.id].sentence_labels:
                     caption += f" · gold: {found[gold.id].sentence_labels[index].label}"
-                st.caption(caption)
-            with buttons_col:
-                cols = st.columns(3)
-                for col, (value, title, key, _) in zip(cols, LABELS, strict=True):
-                    col.button(
-                        title,
-                        key=f"label_{item.id}_{index}_{value}",
-                        shortcut=key if is_current else None,
-                        type="primary" if existing and existing.label == value else "secondary",
-                        on_click=label,
-                        args=(index, value),
-                        width="stretch",
-                    )
-                if existing and existing.label == "incorrect":
-                    options = ["", *ws.dataset.taxonomy]
-                    st.selectbox(
-                        "Error type",
-                        options,
-                        index=options.index(existing.error_type) if existing.error_type in options else 0,
-                        key=f"error_type_{item.id}_{index}",
-                        on_change=set_error_type,
-                        args=(index,),
-                        format_func=lambda t: t or "— choose —",
-                    )
+                st.caption(caption, width="content")
+            if existing and existing.label == "incorrect":
+                options = ["", *ws.dataset.taxonomy]
+                st.selectbox(
+                    "Error type",
+                    options,
+                    index=options.index(existing.error_type) if existing.error_type in options else 0,
+                    key=f"error_type_{item.id}_{index}",
+                    on_change=set_error_type,
+                    args=(index,),
+                    format_func=lambda t: t or "— choose —",
+                    width=260,
+                )
             if st.session_state.get(PENDING) == index:
+                quoted = ", ".join(f"“{sentence.text[a:b]}”" for a, b, _ in spans[:3])
                 st.warning(
-                    "This sentence contains a span you marked as hallucinated, so it was not saved as correct. "
-                    "Remove the span on the span page, or confirm that the sentence is correct anyway."
+                    f"This sentence contains a span you marked as hallucinated ({quoted}), so it was not "
+                    "saved as correct. Remove the span on the span page, or confirm that the sentence is "
+                    "correct anyway."
                 )
                 st.button(
                     "Save as correct anyway",
@@ -151,15 +169,14 @@ with right:
                     kwargs={"value": "correct", "override": True},
                 )
 
-    nav = st.columns(4)
-    nav[0].button(
-        "Previous sentence", shortcut="K", on_click=move, args=(-1,), key="sent_prev", width="stretch"
-    )
-    nav[1].button("Next sentence", shortcut="J", on_click=move, args=(1,), key="sent_next", width="stretch")
-    nav[2].button("↑", shortcut="Up", on_click=move, args=(-1,), key="sent_up", help="Previous sentence")
-    nav[3].button("↓", shortcut="Down", on_click=move, args=(1,), key="sent_down", help="Next sentence")
+    with st.container(horizontal=True, gap="small"):
+        st.button("Previous sentence", shortcut="K", on_click=move, args=(-1,), key="sent_prev")
+        st.button("Next sentence", shortcut="J", on_click=move, args=(1,), key="sent_next")
+        # The arrow keys too; the key hint is the whole label.
+        st.button(" ", shortcut="Up", on_click=move, args=(-1,), key="sent_up", help="Previous sentence")
+        st.button(" ", shortcut="Down", on_click=move, args=(1,), key="sent_down", help="Next sentence")
 
 complete = len(mine.sentence_labels) == len(item.sentences)
-sync_done(ws, complete)
+finish(ws, complete)
 if complete:
     st.success("Every sentence is labeled. Press **N** (Next item for me) to continue.")

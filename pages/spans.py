@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import streamlit as st
 
-from components.annotation_frame import act, open_workspace
+from components.annotation_frame import act, finish, open_workspace
 from components.item_parts import show_image, show_text
 from components.page_setup import setup_page
 from components.span_html import SpanStyle, render_spans_html
@@ -118,3 +118,5 @@ if others and st.sidebar.toggle(
                 types=taxonomy,
             )
         )
+
+finish(ws, None)  # the item is done when the annotator says so (it may have no span at all)

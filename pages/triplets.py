@@ -1,7 +1,8 @@
 """Judge object–relation–object triplets extracted from a model's answer (Tri-HE), beside the image's
 reference scene graph: is each triplet supported (yes) or hallucinated (no), and which part is wrong.
 
-Keys: ``1`` yes, ``2`` no, then ``3``/``4``/``5`` for the wrong part (object 1 / relation / object 2),
+Keys: ``1`` yes, ``2`` no, then ``3``/``4``/``5`` for the wrong part (subject / relation / object, Tri-HE's
+object 1 / relation / object 2),
 ``J``/``K`` next/previous triplet.
 """
 
@@ -12,17 +13,18 @@ import html
 import pandas as pd
 import streamlit as st
 
-from components.annotation_frame import act, open_workspace, sync_done
+from components.annotation_frame import act, current_unit, finish, open_workspace, still_showing
 from components.item_parts import show_image, show_text
 from components.page_setup import setup_page
 from db.repositories import labeling
 from db.repositories.annotations import judged_triplets, triplet_sources
 from db.repositories.label_sets import list_label_sets
 
+# Named as the triplet is shown (subject · relation · object); stored as Tri-HE's object1/relation/object2.
 PARTS = (
-    ("object1", "Object 1 wrong", "3"),
-    ("relation", "Relation wrong", "4"),
-    ("object2", "Object 2 wrong", "5"),
+    ("object1", "Subject", "3"),
+    ("relation", "Relation", "4"),
+    ("object2", "Object", "5"),
 )
 
 ctx = setup_page("Judge triplets")
@@ -35,6 +37,7 @@ sources = {ls.id: ls for ls in list_label_sets(engine, ws.dataset.id)}
 source_ids = [i for i in triplet_sources(engine, ws.dataset.id) if i in sources and i != ws.label_set.id]
 if not source_ids:
     st.info("No label set of this dataset has extracted triplets to judge.")
+    finish(ws, None)
     st.stop()
 source_id = st.sidebar.selectbox(
     "Triplets extracted by",
@@ -53,7 +56,18 @@ def move(step: int) -> None:
     st.session_state[cursor_key] = max(0, min(len(triplets) - 1, st.session_state[cursor_key] + step))
 
 
-def judge(index: int, triplet_id: int, verdict: str, wrong_part: str | None = None) -> None:
+def judge(index: int | None, verdict: str, wrong_part: str | None = None) -> None:
+    """Save a verdict for triplet ``index`` (None: the triplet current when the key arrived).
+
+    "No" without a part keeps the part already chosen; the part keys then complete the judgment.
+    """
+    if not still_showing(ws):
+        return
+    if index is None:
+        index = current_unit(cursor_key, len(triplets))
+    triplet_id = triplets[index].triplet_id
+    if verdict == "no" and wrong_part is None:
+        wrong_part = triplets[index].wrong_part
     done = act(
         labeling.set_triplet_judgment,
         engine,
@@ -91,7 +105,7 @@ with right:
     st.markdown(
         f"**{judged} / {len(triplets)} triplets judged** · keys: `1` yes · `2` no · `3`/`4`/`5` wrong part · `J`/`K`"
     )
-    current = st.session_state[cursor_key]
+    current = current_unit(cursor_key, len(triplets)) if triplets else 0
     for t in triplets:
         is_current = t.index == current
         with st.container(border=is_current, key=f"triplet_row_{t.triplet_id}"):
@@ -108,36 +122,35 @@ with right:
                 )
                 + "</div>"
             )
-            cols = st.columns(5)
-            cols[0].button(
-                "Yes",
-                key=f"triplet_{t.triplet_id}_yes",
-                shortcut="1" if is_current else None,
-                type="primary" if t.verdict == "yes" else "secondary",
-                on_click=judge,
-                args=(t.index, t.triplet_id, "yes"),
-                width="stretch",
-            )
-            cols[1].button(
-                "No",
-                key=f"triplet_{t.triplet_id}_no",
-                shortcut="2" if is_current else None,
-                type="primary" if t.verdict == "no" else "secondary",
-                on_click=judge,
-                args=(t.index, t.triplet_id, "no", t.wrong_part),
-                width="stretch",
-            )
-            if t.verdict == "no":
-                for col, (part, title, key) in zip(cols[2:], PARTS, strict=True):
-                    col.button(
-                        title,
-                        key=f"triplet_{t.triplet_id}_{part}",
-                        shortcut=key if is_current else None,
-                        type="primary" if t.wrong_part == part else "secondary",
-                        on_click=judge,
-                        args=(t.index, t.triplet_id, "no", part),
-                        width="stretch",
-                    )
+            # Buttons at their natural width (in five narrow columns their labels were cut off).
+            with st.container(horizontal=True, vertical_alignment="center", gap="small"):
+                st.button(
+                    "Yes",
+                    key="triplet_now_yes" if is_current else f"triplet_{t.triplet_id}_yes",
+                    shortcut="1" if is_current else None,
+                    type="primary" if t.verdict == "yes" else "secondary",
+                    on_click=judge,
+                    args=(None if is_current else t.index, "yes"),
+                )
+                st.button(
+                    "No",
+                    key="triplet_now_no" if is_current else f"triplet_{t.triplet_id}_no",
+                    shortcut="2" if is_current else None,
+                    type="primary" if t.verdict == "no" else "secondary",
+                    on_click=judge,
+                    args=(None if is_current else t.index, "no"),
+                )
+                if t.verdict == "no":
+                    st.caption("· wrong:", width="content")
+                    for part, title, key in PARTS:
+                        st.button(
+                            title,
+                            key=f"triplet_now_{part}" if is_current else f"triplet_{t.triplet_id}_{part}",
+                            shortcut=key if is_current else None,
+                            type="primary" if t.wrong_part == part else "secondary",
+                            on_click=judge,
+                            args=(None if is_current else t.index, "no", part),
+                        )
     nav = st.columns(2)
     nav[0].button(
         "Previous triplet", shortcut="K", on_click=move, args=(-1,), key="triplet_prev", width="stretch"
@@ -145,6 +158,6 @@ with right:
     nav[1].button("Next triplet", shortcut="J", on_click=move, args=(1,), key="triplet_next", width="stretch")
 
 complete = bool(triplets) and judged == len(triplets)
-sync_done(ws, complete)
+finish(ws, complete)
 if complete:
     st.success("Every triplet is judged. Press **N** (Next item for me) to continue.")

@@ -79,6 +79,7 @@ def _log(
     before: dict[str, Any] | None,
     after: dict[str, Any] | None,
     description: str,
+    label_set_id: int | None = None,
 ) -> Action:
     entry = m.EditLog(
         annotator_id=annotator_id,
@@ -86,7 +87,7 @@ def _log(
         entity=entity,
         entity_id=row.id,  # type: ignore[attr-defined]
         item_id=getattr(row, "item_id", None),
-        label_set_id=getattr(row, "label_set_id", None),
+        label_set_id=label_set_id if label_set_id is not None else getattr(row, "label_set_id", None),
         before=before,
         after={**(after or {}), "description": description},
     )
@@ -111,6 +112,7 @@ def _upsert(
     annotator_id: int | None,
     expected_version: int | None,
     description: str,
+    log_label_set_id: int | None = None,
 ) -> Action:
     model = _ENTITIES[entity][0]
     row = session.scalar(select(model).where(*(getattr(model, k) == v for k, v in lookup.items())))
@@ -127,6 +129,7 @@ def _upsert(
             before=None,
             after=_snapshot(row, entity),
             description=description,
+            label_set_id=log_label_set_id,
         )
     if expected_version is not None and row.version != expected_version:  # type: ignore[attr-defined]
         raise StaleEdit(
@@ -145,6 +148,7 @@ def _upsert(
         before=before,
         after=_snapshot(row, entity),
         description=description,
+        label_set_id=log_label_set_id,
     )
 
 
@@ -441,11 +445,13 @@ def set_rating(
     segment: tuple[int, int] | None = None,
     nothing_flagged_correct: bool | None = None,
     expected_version: int | None = None,
+    label_set_id: int | None = None,
 ) -> Action:
     """One rater's score of one predicted segment (or of the whole response when ``segment`` is None).
 
     For an item where the detector flagged nothing, pass ``score=None`` and say whether "nothing
-    flagged" is right with ``nothing_flagged_correct``.
+    flagged" is right with ``nothing_flagged_correct``. Ratings belong to no label set; pass the rater's
+    own ``label_set_id`` to file the log entry under it, so the annotation pages' Undo finds it.
     """
     with write_session(engine) as session:
         task = session.get_one(m.RatingTask, task_id)
@@ -471,6 +477,7 @@ def set_rating(
             annotator_id=annotator_id,
             expected_version=expected_version,
             description=f"rated {what}: {score if score is not None else nothing_flagged_correct}",
+            log_label_set_id=label_set_id,
         )
 
 

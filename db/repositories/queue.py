@@ -21,6 +21,25 @@ class Progress:
         return self.finished / self.total if self.total else 0.0
 
 
+def _has_units(page: str):  # type: ignore[no-untyped-def]
+    """Only items that have something to label on this task are in its queue."""
+    if page == "sentences":
+        return exists().where(m.Sentence.item_id == m.Item.id)
+    if page == "claims":
+        return exists().where(m.Claim.item_id == m.Item.id)
+    if page == "triplets":
+        return exists().where(m.Triplet.item_id == m.Item.id, m.Triplet.label_set_id.is_not(None))
+    return None
+
+
+def _in_queue(dataset_id: int, page: str) -> list:  # type: ignore[type-arg]
+    conditions = [m.Item.dataset_id == dataset_id]
+    has_units = _has_units(page)
+    if has_units is not None:
+        conditions.append(has_units)
+    return conditions
+
+
 def _unfinished(label_set_id: int, page: str):  # type: ignore[no-untyped-def]
     return ~exists().where(
         m.ItemStatus.item_id == m.Item.id,
@@ -35,9 +54,11 @@ def next_item(
 ) -> str | None:
     """The next item not yet done or skipped by this label set on this task, in dataset order.
 
+    Items with nothing to label on the task (no sentence, claim or extracted triplet) are not queued.
+
     Starts after ``after_position`` and wraps around to the beginning; None when everything is finished.
     """
-    base = select(m.Item.external_id).where(m.Item.dataset_id == dataset_id, _unfinished(label_set_id, page))
+    base = select(m.Item.external_id).where(*_in_queue(dataset_id, page), _unfinished(label_set_id, page))
     with read_session(engine) as session:
         if after_position is not None:
             found = session.scalar(
@@ -50,7 +71,7 @@ def next_item(
 
 def progress(engine: Engine, dataset_id: int, label_set_id: int, page: str) -> Progress:
     with read_session(engine) as session:
-        total = session.scalar(select(func.count()).where(m.Item.dataset_id == dataset_id)) or 0
+        total = session.scalar(select(func.count(m.Item.id)).where(*_in_queue(dataset_id, page))) or 0
         counts = dict(
             session.execute(
                 select(m.ItemStatus.status, func.count())

@@ -14,7 +14,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field, replace
 from typing import Any
 
-from sqlalchemy import Engine, func, select, update
+from sqlalchemy import Engine, func, select
 from sqlalchemy.orm import Session
 
 from db import models as m
@@ -378,7 +378,7 @@ def rate(
     ``label_set_id`` is the rater's own label set on the dataset: the log entry is filed under it so the
     annotation pages' Undo, which is scoped to that label set, can revert the rating.
     """
-    done = labeling.set_rating(
+    return labeling.set_rating(
         engine,
         task_id,
         item_id,
@@ -387,12 +387,8 @@ def rate(
         segment=segment,
         nothing_flagged_correct=nothing_flagged_correct,
         expected_version=expected_version,
+        label_set_id=label_set_id,
     )
-    with write_session(engine) as session:
-        session.execute(
-            update(m.EditLog).where(m.EditLog.id == done.log_id).values(label_set_id=label_set_id)
-        )
-    return done
 
 
 # ----------------------------------------------------------------------------------- import and export

@@ -42,14 +42,14 @@ def test_claims_verdict_type_reason_and_done(store: str) -> None:
     assert item.claims
     at = _open("pages/claims.py", "demo-003")
     first = item.claims[0]
-    _click(at, f"claim_{first.id}_hallucination")
+    _click(at, "claim_now_hallucination")
     at.selectbox(key=f"claim_type_{first.id}").set_value("object").run()
     at.text_input(key=f"claim_reason_{first.id}").input("no such object").run()
     ls = _tester(engine)
     saved = item_annotations(engine, item.id, [ls.id])[ls.id].claim_labels[0]
     assert (saved.label, saved.type, saved.reason) == ("hallucination", "object", "no such object")
     for claim in item.claims[1:]:
-        _click(at, f"claim_{claim.id}_non-hallucination")
+        _click(at, "claim_now_non-hallucination")  # the keyed buttons follow the cursor
     assert item_status(engine, ls.id, item.id, "claims").status == "done"
 
 
@@ -66,10 +66,10 @@ def test_triplets_yes_no_and_wrong_part(store: str) -> None:
     ls = _tester(engine)
     triplets = judged_triplets(engine, item.id, source, ls.id)
     assert triplets
-    _click(at, f"triplet_{triplets[0].triplet_id}_no")
-    _click(at, f"triplet_{triplets[0].triplet_id}_relation")
+    _click(at, "triplet_now_no")
+    _click(at, "triplet_now_relation")
     for t in triplets[1:]:
-        _click(at, f"triplet_{t.triplet_id}_yes")
+        _click(at, "triplet_now_yes")  # the keyed buttons follow the cursor
     judged = judged_triplets(engine, item.id, source, ls.id)
     assert (judged[0].verdict, judged[0].wrong_part) == ("no", "relation")
     assert all(t.verdict == "yes" for t in judged[1:])

@@ -41,7 +41,7 @@ def test_label_every_sentence_then_done_and_undo(store: str) -> None:
     at = _open()
     item, _ = _mine(store, "demo-001")
     for sentence in item.sentences:
-        _button(at, f"label_{item.id}_{sentence.index}_unknown").click().run()
+        _button(at, "sentence_now_unknown").click().run()  # the keyed button follows the cursor
         assert not at.exception
     _, mine = _mine(store, "demo-001")
     assert {i: v.label for i, v in mine.sentence_labels.items()} == {
@@ -69,7 +69,7 @@ def test_correct_with_a_span_needs_an_override(store: str) -> None:
     first = item.sentences[0]
     labeling.add_span(engine, ls.id, item.id, first.start, first.start + 1, None, who.id)
     at = _open()
-    _button(at, f"label_{item.id}_0_correct").click().run()
+    _button(at, "sentence_now_correct").click().run()
     assert "contains a span you marked" in at.warning[-1].value or any(
         "contains a span" in w.value for w in at.warning
     )
@@ -93,3 +93,20 @@ def test_skip_with_a_note_moves_the_queue(store: str) -> None:
     at.text_input(key="frame_flag_note").input("image too small").run()
     _button(at, "frame_flag_skipped").click().run()
     assert any("skipped" in c.value and "image too small" in c.value for c in at.caption)
+
+
+def test_keyed_buttons_label_the_sentence_current_when_pressed(store: str) -> None:
+    """Two quick keys: the second labels the next sentence, never relabels the first."""
+    at = _open()
+    _button(at, "sentence_now_unknown").click().run()
+    _button(at, "sentence_now_incorrect").click().run()
+    labels = {i: v.label for i, v in _mine(store, "demo-001")[1].sentence_labels.items()}
+    assert labels == {0: "unknown", 1: "incorrect"}
+
+
+def test_a_key_for_an_item_no_longer_shown_is_refused(store: str) -> None:
+    at = _open()
+    at.query_params["item"] = "demo-002"  # the next item is loading while the old buttons are on screen
+    _button(at, "sentence_now_correct").click().run()
+    assert any("press it again" in e.value for e in at.error)
+    assert _mine(store, "demo-001")[1].sentence_labels == {}

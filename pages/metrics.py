@@ -56,7 +56,19 @@ with st.expander("Options"):
 if not live.section_available(ctx.engine, view, dataset.id):
     st.info("The store changed and this paper's data is gone; pick another one.")
     st.stop()
+slow = bool(options.get("n_resamples")) and not live.section_ready(
+    ctx.engine, view, dataset.id, flt, **options
+)
+if slow:
+    # Intervals take a resampling pass over every sentence: draw the point estimates first.
+    first = st.empty()
+    with first.container():
+        quick = live.section_report(ctx.engine, view, dataset.id, flt, n_resamples=0)
+        st.caption(f"Computed from {quick.provenance.text()} · bootstrap intervals on their way…")
+        show_section(quick, key=f"metrics-{view}-quick")
 with st.spinner("Computing…"):
     report = live.section_report(ctx.engine, view, dataset.id, flt, **options)
+if slow:
+    first.empty()
 st.caption(f"Computed from {report.provenance.text()}")
 show_section(report, key=f"metrics-{view}")

@@ -29,7 +29,7 @@ from components.reports.provenance import Provenance, fingerprint
 from components.reports.sentences import INCORRECT, UNKNOWN, SentenceInputs, load_sentence_inputs
 from components.reports.spans import SpanInputs, load_span_inputs
 from db.repositories.measures import annotation_counts
-from metrics import auroc_by_group, auroc_table, localization_precision, mean_iou, token_spans
+from metrics import auroc_table, localization_precision, mean_iou, token_spans
 
 KEY, TITLE = "alignbench", "AlignBench · sentence-level detection"
 AVG = "Avg"
@@ -177,30 +177,43 @@ def _unknown_words(unknown: str) -> str:
     return "counted as correct" if unknown == UNKNOWN_AS_CORRECT else "left out"
 
 
+def _coverage_groups(s: SentenceInputs, detectors: list, rows: np.ndarray) -> list[tuple[np.ndarray, list]]:
+    """Detectors grouped by the sentences they scored, so each group is one :func:`auroc_table` call.
+
+    Usually every detector scored every sentence and there is a single group: the table then groups
+    the sentences by captioner once, instead of once per detector.
+    """
+    groups: dict[bytes, tuple[np.ndarray, list]] = {}
+    for detector in detectors:
+        scored = ~np.isnan(s.scores[detector.id][rows])
+        if scored.any():
+            groups.setdefault(np.packbits(scored).tobytes(), (scored, []))[1].append(detector)
+    return list(groups.values())
+
+
 def _auroc_cells(
     s: SentenceInputs, detectors: list, part: _Slice, n_resamples: int, seed: int
 ) -> pd.DataFrame:
     frames = []
-    for detector in detectors:
-        values = s.scores[detector.id][part.rows]
-        scored = ~np.isnan(values)
-        if not scored.any():
-            continue
+    for scored, members in _coverage_groups(s, detectors, part.rows):
         table = auroc_table(
             part.positive[scored],
-            {detector.name: 100.0 - values[scored]},
+            {d.name: 100.0 - s.scores[d.id][part.rows][scored] for d in members},
             part.captioner[scored],
             n_resamples=n_resamples,
             seed=seed,
         )
-        frame = pd.DataFrame(table.to_records())
-        frames.append(frame)
+        frames.append(pd.DataFrame(table.to_records()))
     cells = pd.concat(frames, ignore_index=True).rename(
         columns={"group": "captioner", "n_pos": "n_incorrect", "n_neg": "n_other"}
     )
     for column in ("auroc", "low", "high"):
         cells[column] = cells[column] * 100
-    return cells[["detector", "captioner", "auroc", "low", "high", "n_incorrect", "n_other"]]
+    order = {d.name: k for k, d in enumerate(detectors)}
+    cells = cells.sort_values("detector", key=lambda c: c.map(order), kind="stable")
+    return cells[["detector", "captioner", "auroc", "low", "high", "n_incorrect", "n_other"]].reset_index(
+        drop=True
+    )
 
 
 def _self_preference(wide: pd.DataFrame) -> pd.DataFrame:
@@ -217,47 +230,68 @@ def _same_model(detector: str, captioner: str) -> bool:
 
 
 def _unknown_comparison(s: SentenceInputs, detectors: list, flt: MeasureFilter) -> pd.DataFrame:
-    rows = []
     gold = s.labels[s.gold.id]
-    for detector in detectors:
-        row: dict[str, object] = {"detector": detector.name}
-        for unknown, label in ((UNKNOWN_EXCLUDED, "left out"), (UNKNOWN_AS_CORRECT, "as correct")):
-            part = _slice(s, flt, unknown)
-            values = s.scores[detector.id][part.rows]
-            scored = ~np.isnan(values)
-            by_group = auroc_by_group(part.positive[scored], 100.0 - values[scored], part.captioner[scored])
-            row[f"Avg · unknown {label}"] = float(np.nanmean(list(by_group.values()))) * 100
-        row["n_unknown"] = int(((gold == UNKNOWN) & item_mask(s.items, flt)[s.item_pos]).sum())
-        rows.append(row)
-    frame = pd.DataFrame(rows)
+    rows = {d.name: {"detector": d.name} for d in detectors}
+    for unknown, label in ((UNKNOWN_EXCLUDED, "left out"), (UNKNOWN_AS_CORRECT, "as correct")):
+        part = _slice(s, flt, unknown)
+        cells = _auroc_cells(s, detectors, part, n_resamples=0, seed=0)
+        for name, mean in cells.groupby("detector", sort=False)["auroc"].mean().items():
+            rows[name][f"Avg · unknown {label}"] = mean
+    n_unknown = int(((gold == UNKNOWN) & item_mask(s.items, flt)[s.item_pos]).sum())
+    frame = pd.DataFrame([{**row, "n_unknown": n_unknown} for row in rows.values()])
     frame["difference"] = frame["Avg · unknown as correct"] - frame["Avg · unknown left out"]
     return frame
 
 
+def _means(keys: np.ndarray, n_keys: int, values: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """Mean and count of ``values`` per integer key (NaN values ignored), by bincount."""
+    scored = ~np.isnan(values)
+    count = np.bincount(keys[scored], minlength=n_keys)
+    total = np.bincount(keys[scored], weights=values[scored], minlength=n_keys)
+    with np.errstate(invalid="ignore", divide="ignore"):
+        return total / count, count
+
+
 def _positional(s: SentenceInputs, detectors: list, part: _Slice) -> pd.DataFrame:
+    position = s.index[part.rows].astype(np.int64)
+    n_positions = int(position.max()) + 1 if position.size else 0
+    keys = position * 2 + part.positive
     frames = []
-    position = s.index[part.rows] + 1
-    label = np.where(part.positive == 1, "incorrect", "correct")
     for detector in detectors:
-        values = s.scores[detector.id][part.rows]
-        frame = pd.DataFrame({"position": position, "label": label, "score": values}).dropna()
-        grouped = (
-            frame.groupby(["position", "label"], sort=True)["score"].agg(["mean", "count"]).reset_index()
+        mean, count = _means(keys, 2 * n_positions, s.scores[detector.id][part.rows])
+        present = np.flatnonzero(count)
+        frames.append(
+            pd.DataFrame(
+                {
+                    "detector": detector.name,
+                    "position": present // 2 + 1,
+                    "label": np.where(present % 2 == 1, "incorrect", "correct"),
+                    "mean_score": mean[present],
+                    "n": count[present],
+                }
+            )
         )
-        grouped.insert(0, "detector", detector.name)
-        frames.append(grouped.rename(columns={"mean": "mean_score", "count": "n"}))
     return pd.concat(frames, ignore_index=True)
 
 
 def _by_error_type(s: SentenceInputs, detectors: list, part: _Slice, gold_types: np.ndarray) -> pd.DataFrame:
     wrong = part.rows[part.positive == 1]
-    types = np.where(gold_types[wrong] == None, UNTYPED, gold_types[wrong])  # noqa: E711
+    types = np.where(gold_types[wrong] == None, UNTYPED, gold_types[wrong]).astype(str)  # noqa: E711
+    names, keys = np.unique(types, return_inverse=True)
     frames = []
     for detector in detectors:
-        frame = pd.DataFrame({"type": types, "score": s.scores[detector.id][wrong]}).dropna()
-        grouped = frame.groupby("type", sort=True)["score"].agg(["mean", "count"]).reset_index()
-        grouped.insert(0, "detector", detector.name)
-        frames.append(grouped.rename(columns={"mean": "mean_score", "count": "n"}))
+        mean, count = _means(keys, names.size, s.scores[detector.id][wrong])
+        present = np.flatnonzero(count)
+        frames.append(
+            pd.DataFrame(
+                {
+                    "detector": detector.name,
+                    "type": names[present],
+                    "mean_score": mean[present],
+                    "n": count[present],
+                }
+            )
+        )
     return (
         pd.concat(frames, ignore_index=True)
         if frames

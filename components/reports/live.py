@@ -54,9 +54,31 @@ def section_available(engine: Engine, key: str, dataset_id: int) -> bool:
     return section.available(shared_inputs(section.load, engine, dataset_id))
 
 
+@st.cache_resource(show_spinner=False)
+def _computed() -> set[tuple[Any, ...]]:
+    """Which section reports are in the cache (for every session of this server)."""
+    return set()
+
+
+def _token(engine: Engine, key: str, dataset_id: int, flt: MeasureFilter, options: tuple) -> tuple[Any, ...]:
+    url = engine.url.render_as_string(hide_password=False)
+    return (url, store_revision(engine), key, dataset_id, flt, options)
+
+
 def section_report(engine: Engine, key: str, dataset_id: int, flt: MeasureFilter, **options: Any) -> Report:
     """The section's report for this filter, computed once per store revision."""
-    return cached(_section, engine, key, dataset_id, flt, tuple(sorted(options.items())))
+    frozen = tuple(sorted(options.items()))
+    report = cached(_section, engine, key, dataset_id, flt, frozen)
+    done = _computed()
+    if len(done) > 4096:  # old revisions' entries are useless; start again rather than grow
+        done.clear()
+    done.add(_token(engine, key, dataset_id, flt, frozen))
+    return report
+
+
+def section_ready(engine: Engine, key: str, dataset_id: int, flt: MeasureFilter, **options: Any) -> bool:
+    """True when :func:`section_report` with these arguments would be served from the cache."""
+    return _token(engine, key, dataset_id, flt, tuple(sorted(options.items()))) in _computed()
 
 
 def _correlation(

@@ -78,8 +78,9 @@ def sentence_columns(engine: Engine, dataset_id: int) -> dict[str, dict[str, np.
     Returns ``{"labels": {label_set_id, sentence_id, code}, "scores": {label_set_id, sentence_id, score,
     parsed}, "error_types": {label_set_id, sentence_id, error_type}}`` where ``code`` follows
     :data:`SENTENCE_CODES` and ``error_types`` lists only labels that carry a type (object array).
-    Scores are read one label set at a time with two columns each: fetching is paid per value, and the
-    ``parsed`` flag is almost always true, so only the exceptions are read.
+    Fetching is paid per value, so scores are read one label set at a time, as a single column (in
+    sentence-id order) when the run scored every sentence; the ``parsed`` flag is almost always true,
+    so only the exceptions are read.
     """
     code = case(
         *((m.SentenceLabel.label == label, value) for label, value in SENTENCE_CODES.items()), else_=-1
@@ -94,22 +95,42 @@ def sentence_columns(engine: Engine, dataset_id: int) -> dict[str, dict[str, np.
     unparsed = select(m.SentenceScore.label_set_id, m.SentenceScore.sentence_id).where(
         m.SentenceScore.label_set_id.in_(label_sets), m.SentenceScore.parsed.is_(False)
     )
+    all_sentences = (
+        select(m.Sentence.id)
+        .join(m.Item, m.Item.id == m.Sentence.item_id)
+        .where(m.Item.dataset_id == dataset_id)
+        .order_by(m.Sentence.id)
+    )
+    per_set = (
+        select(m.SentenceScore.label_set_id, func.count())
+        .where(m.SentenceScore.label_set_id.in_(label_sets))
+        .group_by(m.SentenceScore.label_set_id)
+    )
     with _snapshot(engine) as connection:
-        set_ids = [row[0] for row in _rows(connection, label_sets)]
         label_rows = _rows(connection, labels)
         type_rows = _rows(connection, types)
+        sentence_ids = _numeric(_rows(connection, all_sentences), ("id",), (np.int64,))["id"]
         score_parts = []
-        for label_set_id in set_ids:
-            rows = _rows(
-                connection,
-                select(m.SentenceScore.sentence_id, m.SentenceScore.score).where(
-                    m.SentenceScore.label_set_id == label_set_id
-                ),
-            )
-            if rows:
+        for label_set_id, count in _rows(connection, per_set):
+            if count == sentence_ids.size:
+                # The run scored every sentence: its scores in sentence-id order are one column.
+                rows = _rows(
+                    connection,
+                    select(m.SentenceScore.score)
+                    .where(m.SentenceScore.label_set_id == label_set_id)
+                    .order_by(m.SentenceScore.sentence_id),
+                )
+                part = {"sentence_id": sentence_ids, **_numeric(rows, ("score",), (np.float64,))}
+            else:
+                rows = _rows(
+                    connection,
+                    select(m.SentenceScore.sentence_id, m.SentenceScore.score).where(
+                        m.SentenceScore.label_set_id == label_set_id
+                    ),
+                )
                 part = _numeric(rows, ("sentence_id", "score"), (np.int64, np.float64))
-                part["label_set_id"] = np.full(len(rows), label_set_id, dtype=np.int64)
-                score_parts.append(part)
+            part["label_set_id"] = np.full(part["score"].size, label_set_id, dtype=np.int64)
+            score_parts.append(part)
         unparsed_rows = _rows(connection, unparsed)
     scores = {
         name: np.concatenate([p[name] for p in score_parts]) if score_parts else np.zeros(0, dtype=dtype)

@@ -122,7 +122,8 @@ with right:
                 )
                 + "</div>"
             )
-            # Buttons at their natural width (in five narrow columns their labels were cut off).
+            # Buttons at their natural width (in five narrow columns their labels were cut off); the
+            # wrong part on a line of its own.
             with st.container(horizontal=True, vertical_alignment="center", gap="small"):
                 st.button(
                     "Yes",
@@ -140,8 +141,9 @@ with right:
                     on_click=judge,
                     args=(None if is_current else t.index, "no"),
                 )
-                if t.verdict == "no":
-                    st.caption("· wrong:", width="content")
+            if t.verdict == "no":
+                with st.container(horizontal=True, vertical_alignment="center", gap="small"):
+                    st.caption("Wrong part:", width="content")
                     for part, title, key in PARTS:
                         st.button(
                             title,

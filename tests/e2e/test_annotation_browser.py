@@ -34,6 +34,7 @@ from tests.e2e.app_server import RunningApp
 
 DEMO = "HalluScope demo (synthetic)"
 VIEWPORT = {"width": 1280, "height": 900}
+PRIMARY = '[data-testid="stBaseButton-primary"]'  # a chosen label's button
 STEP_MS = 20_000  # a rerun takes well under a second; this only bounds a hang on a busy machine
 
 # Streamlit marks its root with the script state; elements of an unfinished run are marked stale.
@@ -323,8 +324,7 @@ def test_correct_on_a_sentence_with_my_span_needs_the_override(
     me.open("sentences", user, item_id)
     row = lambda i: sentence_row(page, i)  # noqa: E731
     me.press("j", (row(1), "▶ Sentence 2"))
-    me.press("1", (row(1), "contains a span you marked as hallucinated"))
-    expect(page.get_by_text("Sentence 2 contains hallucinated span(s) “two”")).to_be_visible()
+    me.press("1", (row(1), "contains a span you marked as hallucinated (“two”)"))
     assert 1 not in mine(store, user, item_id)[1].sentence_labels  # nothing saved
     expect(row(1)).to_contain_text("Sentence 2 · —")
     me.screenshot(artifacts / "annotate-sentences-consistency.png")
@@ -381,17 +381,24 @@ def test_judge_the_triplets_of_an_item_with_the_keyboard(
     row = lambda i: page.locator('[class*="st-key-triplet_row_"]').nth(i)  # noqa: E731
     judged = lambda n: (page.get_by_text(f"{n} / 5 triplets judged"), f"{n} / 5")  # noqa: E731
 
+    wrong = lambda i, part: row(i).get_by_role("button", name=part)  # noqa: E731
+    chosen = lambda i, part: row(i).locator(PRIMARY, has_text=part)  # noqa: E731
+
     me.press("1", judged(1), (row(1), "▶"))
-    me.press("2", judged(2), (row(1), "Object 1 wrong"))  # "no" asks which part is wrong
+    me.press("2", judged(2))
+    expect(wrong(1, "Subject")).to_be_visible()  # "no" asks which part is wrong
     me.press("3", (row(2), "▶"))
+    expect(chosen(1, "Subject")).to_be_visible()
     me.press("1", judged(3), (row(3), "▶"))
-    me.press("2", judged(4), (row(3), "Relation wrong"))
+    me.press("2", judged(4))
+    expect(wrong(3, "Relation")).to_be_visible()
     me.press("4", (row(4), "▶"))
+    expect(chosen(3, "Relation")).to_be_visible()
     me.press("k", (row(3), "▶"))
     me.press("j", (row(4), "▶"))
     me.press("2", judged(5), (page.get_by_text("Every triplet is judged"), "Every triplet"))
     me.press("5")
-    expect(row(4).locator('[data-testid="stBaseButton-primary"]', has_text="Object 2 wrong")).to_be_visible()
+    expect(chosen(4, "Object")).to_be_visible()
 
     dataset = get_dataset(store, DEMO)
     assert dataset is not None

@@ -40,6 +40,12 @@ def _shot(page: Page, path: Path, height: int = 2200) -> None:
     page.set_viewport_size(size)
 
 
+def _wait_tracks(page: Page, count: int = 4) -> None:
+    """The page draws its tracks one after another: wait for all of them and for the run to end."""
+    page.wait_for_function(f"() => document.querySelectorAll('.hs-track').length === {count}", timeout=SLOW)
+    _wait_ready(page)
+
+
 def _query(page: Page) -> dict[str, list[str]]:
     return parse_qs(urlparse(page.url).query)
 
@@ -121,7 +127,7 @@ def test_deep_link_then_step_through_failures(
     box = grid.bounding_box()
     assert box is not None
     page.mouse.click(box["x"] + 14, box["y"] + 35 + 17)
-    page.wait_for_selector(".hs-track", timeout=30_000)
+    _wait_tracks(page)
     _wait_ready(page)
     expect(page).to_have_title("Compare detectors · HalluScope", timeout=SLOW)
     expect(page.get_by_text(f"Failure 1 of {len(expected)}")).to_be_visible(timeout=SLOW)
@@ -187,7 +193,7 @@ def test_fate_colours_agree_with_the_metrics_library(
         f"{app.url}/compare?{urlencode({'dataset': DEMO, 'item': item, 'detectors': ','.join(DETECTORS)})}"
     )
     _wait_ready(page)
-    page.wait_for_selector(".hs-track", timeout=30_000)
+    _wait_tracks(page)
     for detector in DETECTORS:
         m, n = store.matched(detector, item)
         fates = _fates(page, detector)
@@ -246,7 +252,7 @@ def test_tracks_reorder_and_collapse(app: RunningApp, page: Page, artifacts: Pat
 def test_exports_download(app: RunningApp, page: Page, artifacts: Path) -> None:
     page.goto(f"{app.url}/compare?{urlencode({'dataset': DEMO, 'item': 'demo-xss'})}")
     _wait_ready(page)
-    page.wait_for_selector(".hs-track", timeout=30_000)
+    _wait_tracks(page)
     with page.expect_download() as download:
         page.get_by_role("button", name="HTML snippet").click()
     html_path = artifacts / "compare-export.html"
@@ -273,7 +279,7 @@ def test_model_text_stays_inert_on_the_comparison(app: RunningApp, page: Page, a
     page.on("dialog", lambda dialog: (dialogs.append(dialog.message), dialog.dismiss()))
     page.goto(f"{app.url}/compare?{urlencode({'dataset': DEMO, 'item': 'demo-xss'})}")
     _wait_ready(page)
-    page.wait_for_selector(".hs-track", timeout=30_000)
+    _wait_tracks(page)
     expect(page.locator(".hs-track mark", has_text="<script>alert(1)</script>").first).to_be_visible(
         timeout=SLOW
     )

@@ -247,24 +247,21 @@ _META_KINDS = {
 
 def sentence_fields(row: dict[str, Any]) -> tuple[str, str, str | None, dict[str, Any]]:
     """``(caption, label, error_type, label meta)`` of one row; raises RecordError naming the bad cell."""
-    caption, label, error_type = row.get("caption"), row.get("annotation"), row.get("error_type")
+    get = row.get
+    caption, label, error_type = get("caption"), get("annotation"), get("error_type")
     if type(caption) is not str:
         caption = typed_cell(row, "caption", str)
-    if not caption or not caption.strip():
+    if not caption or caption.isspace():
         raise u.RecordError("caption", "missing or empty")
     if label not in LABELS:
         raise u.RecordError("annotation", f"{label!r} is not one of {', '.join(LABELS)}")
     if error_type is not None and type(error_type) is not str:
         error_type = typed_cell(row, "error_type", str)
-    meta = {}
-    for column in LABEL_META:
-        value = row.get(column)
-        if value is None:
-            continue
-        kind = _META_KINDS.get(column)
-        if kind is not None and not (type(value) is kind and (kind is int or math.isfinite(value))):
-            value = typed_cell(row, column, kind)
-        meta[column] = value
+    meta = {column: value for column in LABEL_META if (value := get(column)) is not None}
+    for column, kind in _META_KINDS.items():
+        value = meta.get(column)
+        if value is not None and not (type(value) is kind and (kind is int or math.isfinite(value))):
+            meta[column] = typed_cell(row, column, kind)
     return caption, label, error_type or None, meta
 
 
@@ -426,6 +423,7 @@ class AlignBenchFormat(Format):
         at = 0
         previous = None
         first = members[0][2]
+        add_sentence, add_label = sentences.append, labels.append
         for k, (index, number, row) in enumerate(members):
             try:
                 if index == previous:
@@ -438,12 +436,12 @@ class AlignBenchFormat(Format):
             except u.RecordError as error:
                 error.row = number  # type: ignore[attr-defined]
                 raise
-            if pieces:
-                pieces.append(" ")
+            if k:
                 at += 1
             pieces.append(caption)
-            sentences.append(SentenceRecord(at, at + len(caption)))
-            labels.append(SentenceLabelRecord(k, label, error_type, meta=meta))
+            end = at + len(caption)
+            add_sentence(SentenceRecord(at, end))
+            add_label(SentenceLabelRecord(k, label, error_type, False, meta))
             words = row.get("error_words")
             located, missing = error_spans(words, caption) if words is not None else ((), ())
             spans += [SpanRecord(at + s, at + e, error_type) for s, e in located]
@@ -457,13 +455,13 @@ class AlignBenchFormat(Format):
                         "warning",
                     )
                 )
-            at += len(caption)
+            at = end
         model, image_name = first["model"], first["image_name"]
         item_meta = {c: first[c] for c in ITEM_META if first.get(c) is not None}
         item_meta["sentence_index"] = [m[0] for m in members]
         item = ItemRecord(
             external_id=ext,
-            response="".join(pieces),
+            response=" ".join(pieces),
             subset=options.subset or first.get("image_type"),
             source_model=model,
             task_type=first.get("task_type") or "image-to-text",

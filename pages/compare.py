@@ -17,6 +17,7 @@ from components.dataset_picker import pick_dataset
 from components.item_comparison import (
     TRACK_CSS,
     DetectorOutput,
+    Track,
     claim_grid,
     compare_item,
     legend_html,
@@ -224,6 +225,59 @@ label_sets = [by_name[name].id for name in chosen] + ([evaluation.gold.id] if ev
 annotations = cached(item_annotations, ctx.engine, item.id, tuple(label_sets))
 gold_says = annotations[evaluation.gold.id] if evaluation.gold else None
 
+
+def _draw_track(k: int, track: Track) -> None:
+    """One track in a bordered box: its name and scores, arrange buttons, the text, on-demand details."""
+    track_id = f"{track.kind}:{track.name}"
+    collapsed = track_id in st.session_state[_COLLAPSED]
+    with st.container(border=True, key=f"compare_track_{k}"):
+        head = st.columns([12, 1, 1, 1], vertical_alignment="center", gap="small")
+        head[0].markdown(f"**{_md(track.name)}** · {_md(track.summary())}")
+        if track.kind == "detector":
+            head[1].button(
+                "",
+                icon=":material/arrow_upward:",
+                key=f"compare_up_{track.name}",
+                help=f"Move {track.name} up",
+                on_click=_move,
+                args=(track.name, -1),
+                disabled=k == 1,
+            )
+            head[2].button(
+                "",
+                icon=":material/arrow_downward:",
+                key=f"compare_down_{track.name}",
+                help=f"Move {track.name} down",
+                on_click=_move,
+                args=(track.name, 1),
+                disabled=k == len(comparison.tracks) - 1,
+            )
+        head[3].button(
+            "",
+            icon=":material/unfold_more:" if collapsed else ":material/unfold_less:",
+            key=f"compare_fold_{track_id}",
+            help=f"Expand {track.name}" if collapsed else f"Collapse {track.name}",
+            on_click=_collapse,
+            args=([track_id], not collapsed),
+        )
+        if collapsed:
+            return
+        st.html(track_html(comparison, track, show_missed=show_missed))
+        if track.kind == "detector":
+            raw = annotations[by_name[track.name].id].raw_output
+            if raw is not None:
+                flag = "follows the format" if raw.follows_format else "does NOT follow the format"
+                with st.expander(f"Raw output ({flag})"):
+                    if raw.parse_error:
+                        st.error(raw.parse_error)
+                    if raw.analysis:
+                        show_text(raw.analysis, label="Analysis (Analyze-then-Judge)")
+                    show_text(raw.text, label="Output")
+        if track.spans or track.missed:
+            with st.expander("Matching details"):
+                st.dataframe(matching_table(comparison, track), hide_index=True, width="stretch")
+
+
 st.html(TRACK_CSS)
 left, right = st.columns([2, 5], gap="large")
 with left:
@@ -233,61 +287,21 @@ with left:
         f"Item **{_md(item.external_id)}** · subset {_md(item.subset or '—')} · "
         f"model {_md(item.source_model or '—')} · {_md(item.task_type)}"
     )
+
+
+has_spans = "span" in dataset.label_kinds
 with right:
-    st.html(legend_html())
-    st.caption(
-        f"IoU in whitespace tokens, matched one-to-one at IoU ≥ {threshold:.2f} as F1_IoU counts. "
-        "Hover over a span, or click it, for its type, the gold span it matched and the IoU."
-    )
-    for k, track in enumerate(comparison.tracks):
-        track_id = f"{track.kind}:{track.name}"
-        collapsed = track_id in st.session_state[_COLLAPSED]
-        with st.container(border=True, key=f"compare_track_{k}"):
-            head = st.columns([12, 1, 1, 1], vertical_alignment="center", gap="small")
-            head[0].markdown(f"**{_md(track.name)}** · {_md(track.summary())}")
-            if track.kind == "detector":
-                head[1].button(
-                    "",
-                    icon=":material/arrow_upward:",
-                    key=f"compare_up_{track.name}",
-                    help=f"Move {track.name} up",
-                    on_click=_move,
-                    args=(track.name, -1),
-                    disabled=k == 1,
-                )
-                head[2].button(
-                    "",
-                    icon=":material/arrow_downward:",
-                    key=f"compare_down_{track.name}",
-                    help=f"Move {track.name} down",
-                    on_click=_move,
-                    args=(track.name, 1),
-                    disabled=k == len(comparison.tracks) - 1,
-                )
-            head[3].button(
-                "",
-                icon=":material/unfold_more:" if collapsed else ":material/unfold_less:",
-                key=f"compare_fold_{track_id}",
-                help=f"Expand {track.name}" if collapsed else f"Collapse {track.name}",
-                on_click=_collapse,
-                args=([track_id], not collapsed),
-            )
-            if collapsed:
-                continue
-            st.html(track_html(comparison, track, show_missed=show_missed))
-            if track.kind == "detector":
-                raw = annotations[by_name[track.name].id].raw_output
-                if raw is not None:
-                    flag = "follows the format" if raw.follows_format else "does NOT follow the format"
-                    with st.expander(f"Raw output ({flag})"):
-                        if raw.parse_error:
-                            st.error(raw.parse_error)
-                        if raw.analysis:
-                            show_text(raw.analysis, label="Analysis (Analyze-then-Judge)")
-                        show_text(raw.text, label="Output")
-            if track.spans or track.missed:
-                with st.expander("Matching details"):
-                    st.dataframe(matching_table(comparison, track), hide_index=True, width="stretch")
+    if has_spans:
+        st.html(legend_html())
+        st.caption(
+            f"IoU in whitespace tokens, matched one-to-one at IoU ≥ {threshold:.2f} as F1_IoU counts. "
+            "Hover over a span, or click it, for its type, the gold span it matched and the IoU."
+        )
+        for k, track in enumerate(comparison.tracks):
+            _draw_track(k, track)
+    else:
+        show_text(item.response, label="Response")
+        st.info("This dataset has no span labels: compare its detectors in the tables below.")
 
 # ------------------------------------------------------------------------- sentences and claims
 if item.sentences and chosen:
@@ -329,6 +343,8 @@ if item.claims and chosen:
                 st.dataframe(reasons, hide_index=True, width="stretch")
 
 # ------------------------------------------------------------------------------------------ export
+if not has_spans:
+    st.stop()
 st.subheader("Export this comparison", anchor=False)
 safe_name = re.sub(r"[^A-Za-z0-9._-]+", "_", item.external_id)[:80] or "item"
 

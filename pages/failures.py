@@ -26,6 +26,12 @@ names = [d.name for d in evaluation.detectors]
 if not names:
     st.info("This dataset has no detector outputs yet: import a detector run to look for its failures.")
     st.stop()
+if "span" not in dataset.label_kinds:
+    st.info(
+        "The failure finder compares span predictions, and this dataset has no span labels; "
+        "its sentence and claim outputs are compared on the comparison page."
+    )
+    st.stop()
 if evaluation.gold is None:
     st.warning(
         "This dataset has no gold label set, so F1 scores and the presets have nothing to compare with."

@@ -21,7 +21,16 @@ from streamlit.testing.v1 import AppTest
 from db.engine import make_engine
 from db.importer import import_bundle
 from db.migrate import upgrade
-from db.records import Annotations, Bundle, DatasetRecord, ItemRecord, LabelSetRecord, SpanRecord
+from db.records import (
+    Annotations,
+    Bundle,
+    DatasetRecord,
+    ItemRecord,
+    LabelSetRecord,
+    SentenceLabelRecord,
+    SentenceScoreRecord,
+    SpanRecord,
+)
 from db.repositories.datasets import get_dataset
 from db.repositories.evaluation import format_flags, item_index, spans_by_label_set
 from db.repositories.label_sets import list_label_sets
@@ -423,3 +432,57 @@ def test_twelve_detectors_stay_manageable(twelve: str) -> None:
     assert not finder_page.exception
     assert listed(finder_page) == ["t-4"]
     assert len(widget(finder_page.multiselect, "Score columns for").value) == 4
+
+
+def sentences_only() -> Bundle:
+    items = [
+        ItemRecord(external_id=f"s-{k}", response="The cat is red. The dog is blue.", prompt="Describe.")
+        for k in range(3)
+    ]
+    gold = LabelSetRecord(
+        kind="gold",
+        name="gold",
+        annotations=[
+            Annotations(
+                item=f"s-{k}",
+                sentence_labels=[SentenceLabelRecord(0, "incorrect"), SentenceLabelRecord(1, "correct")],
+            )
+            for k in range(3)
+        ],
+    )
+    judge = LabelSetRecord(
+        kind="detector",
+        name="judge",
+        annotations=[
+            Annotations(
+                item=f"s-{k}", sentence_scores=[SentenceScoreRecord(0, 12.0), SentenceScoreRecord(1, 40.0)]
+            )
+            for k in range(3)
+        ],
+    )
+    return Bundle(
+        dataset=DatasetRecord("sentences", "canonical", label_kinds=["sentence"]),
+        items=items,
+        label_sets=[gold, judge],
+    )
+
+
+def test_a_sentence_dataset_compares_scores_not_spans(
+    sqlite_url: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    engine = make_engine(sqlite_url)
+    import_bundle(engine, sentences_only(), source="test")
+    engine.dispose()
+    monkeypatch.setenv("DATABASE_URL", sqlite_url)
+    st.cache_resource.clear()
+    at = AppTest.from_file(APP, default_timeout=TIMEOUT)
+    at.query_params["dataset"] = "sentences"
+    at.run()
+    at.switch_page("pages/compare.py").run()
+    assert not at.exception
+    assert "data-track=" not in _html(at)
+    assert any("no span labels" in i.value for i in at.info)
+    grid = next(d.value for d in at.dataframe if "sentence" in d.value.columns)
+    assert list(grid["judge"]) == [12.0, 40.0] and list(grid["gold"]) == ["✗ incorrect", "✓ correct"]
+    at.switch_page("pages/failures.py").run()
+    assert not at.exception and any("no span labels" in i.value for i in at.info)

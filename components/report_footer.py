@@ -80,7 +80,7 @@ def show_table(
     notes = [table.caption] if table.caption else []
     if table.mark_columns and len(table.frame) > 1:
         notes.append(MARK_LEGEND)
-    footer_row = st.columns([5, 1], vertical_alignment="center")
+    footer_row = st.columns([5, 1], vertical_alignment="center", gap="small")
     footer_row[0].caption(" ".join(notes) + ("  \n" if notes else "") + f"Computed from: {provenance.text()}")
     footer_row[1].download_button(
         "CSV",
@@ -90,7 +90,7 @@ def show_table(
         icon=":material/download:",
         key=f"{key}-csv",
         on_click="ignore",
-        width="stretch",
+        width="content",
     )
 
 

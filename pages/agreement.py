@@ -53,7 +53,7 @@ if not report.tables:
     st.stop()
 
 summary = report.tables["summary"].frame.set_index("measure")
-headline = [m for m in summary.index if m != "Raters"]
+headline = list(summary.index)
 for column, measure in zip(st.columns(len(headline)), headline, strict=True):
     column.metric(
         measure, f"{summary.at[measure, 'value']:.3f}", help=f"over {summary.at[measure, 'units']:,} units"

@@ -8,7 +8,7 @@ from components.dataset_picker import pick_dataset
 from components.measure_filters import measure_filter
 from components.page_setup import setup_page
 from components.report_views import show_section
-from components.reports import SECTIONS, alignbench, live, mhalo, offered_sections
+from components.reports import SECTIONS, alignbench, live, mhalo, offered_sections, triplets
 
 ctx = setup_page("Metrics")
 dataset = pick_dataset(ctx.engine)
@@ -37,7 +37,8 @@ view = by_title[
         help="Only the papers whose kind of labels this dataset holds are offered.",
     )
 ]
-flt = measure_filter(ctx.engine, dataset, unknown=view == alignbench.KEY)
+# Tri-HE's triplets carry no hallucination type, so that filter is not offered there.
+flt = measure_filter(ctx.engine, dataset, types=view != triplets.KEY, unknown=view == alignbench.KEY)
 options: dict[str, object] = {}
 with st.expander("Options"):
     if view == mhalo.KEY:

@@ -295,7 +295,6 @@ def _summary(wide: pd.DataFrame, level: str) -> pd.DataFrame:
                 "units": len(pairable),
             }
         )
-    rows.append({"measure": "Raters", "value": float(wide.shape[1]), "units": len(wide)})
     return pd.DataFrame(rows)
 
 

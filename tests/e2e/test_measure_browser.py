@@ -104,8 +104,19 @@ def test_every_paper_figure(
 
 def test_correlation_and_agreement_figures(measure_app: RunningApp, page: Page, artifacts: Path) -> None:
     _open(page, measure_app, "correlation")
-    _shoot(_charts(page, 2), artifacts, "correlation")
+    charts = _charts(page, 2)
+    _shoot(charts, artifacts, "correlation")
     expect(page.locator('[data-testid="stMetric"]').first).to_contain_text("Pearson r")
+    # A point of the scatter leads to its item.
+    charts[0].scroll_into_view_if_needed()
+    point = charts[0].locator("path.point").first
+    page.wait_for_timeout(500)
+    box = point.bounding_box()
+    assert box is not None
+    page.mouse.click(box["x"] + box["width"] / 2, box["y"] + box["height"] / 2)
+    link = page.locator('[data-testid="stPageLink"] a')
+    expect(link).to_contain_text("Open item demo-", timeout=30_000)
+    assert "item=demo-" in (link.get_attribute("href") or "")
     _page_shot(page, artifacts / "measure-correlation-page.png")
     for kind in ("Spans (per token)", "Sentence labels", "Ratings"):
         _open(page, measure_app, "agreement", kind=kind)
@@ -114,11 +125,14 @@ def test_correlation_and_agreement_figures(measure_app: RunningApp, page: Page, 
 
 
 def test_presenter_mode(measure_app: RunningApp, page: Page, artifacts: Path) -> None:
-    _open(page, measure_app, "presenter", slide="2")
+    _open(page, measure_app, "presenter", slide="2", refresh="2")
     (chart,) = _charts(page, 1)
     expect(page.locator('[data-testid="stSidebar"]')).to_be_hidden()
     heading = page.locator("h2").first.inner_text()
     page.screenshot(path=str(artifacts / "measure-presenter.png"))
+    status = page.get_by_text(re.compile(r"^Slide 2 of \d+ .* refreshed"))
+    first = status.inner_text()
+    expect(status).not_to_have_text(first, timeout=20_000)  # the slide refreshes itself
     page.get_by_role("button", name="Next ▶").click()
     page.wait_for_function(f"() => document.querySelector('h2')?.innerText !== {heading!r}", timeout=30_000)
     assert "slide=3" in page.url

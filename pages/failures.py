@@ -82,7 +82,7 @@ threshold = top[3].number_input(
 _, table = cached(ff.finder_tables, ctx.engine, dataset.id, float(threshold))
 
 all_types = sorted({t for types in table["gold types"] for t in types})
-more = st.columns([1.3, 1.3, 1.6, 1.2, 1.3, 1])
+more = st.columns([1.3, 1.3, 1.6, 1.2, 1.4])
 subsets = more[0].multiselect(
     "Subset",
     sorted(table["subset"].dropna().unique()),
@@ -119,7 +119,7 @@ sort = more[4].selectbox(
     format_func=lambda c: "dataset order" if c == "item" else c,
     key=f"{key}_sort",
 )
-descending = more[5].toggle("Descending", value=query.descending, key=f"{key}_order")
+descending = more[4].toggle("Descending", value=query.descending, key=f"{key}_order")
 
 query = ff.FinderQuery(
     preset=preset,

@@ -513,13 +513,20 @@ def trihe_radar(report: Report, judge: str | None = None) -> go.Figure:
 # --------------------------------------------------------------------------------------------- HalLoc
 
 
-def halloc_reliability(report: Report) -> go.Figure:
-    title = "HalLoc · reliability diagram of token probabilities"
+def halloc_reliability(report: Report, type_: str = calibration.ALL_TYPES) -> go.Figure:
+    """Reliability diagram per detector, on every token or on one hallucination type's tokens."""
+    which = "" if type_ == calibration.ALL_TYPES else f" · {type_}"
+    title = f"HalLoc · reliability diagram of token probabilities{which}"
     table = report.table("reliability")
-    if table is None or table.frame.empty:
-        return _empty(title, report.provenance, "No untyped token probabilities.")
-    frame = table.frame.dropna(subset=["confidence"])
-    errors = report.tables["calibration"].frame.set_index("detector")
+    if table is None or table.frame.empty or type_ not in set(table.frame["type"]):
+        return _empty(title, report.provenance, "No token probabilities for this choice.")
+    every = table.frame[table.frame["type"] == type_]
+    frame = every.dropna(subset=["confidence"])
+    if type_ == calibration.ALL_TYPES:
+        errors = report.tables["calibration"].frame.set_index("detector")
+    else:
+        by_type = report.tables["by_type"].frame
+        errors = by_type[by_type["type"] == type_].groupby("detector").first()
     palette = colors(table.frame["detector"])
     fig = go.Figure()
     fig.add_scatter(
@@ -530,9 +537,13 @@ def halloc_reliability(report: Report) -> go.Figure:
         name="perfect calibration",
         hoverinfo="skip",
     )
-    biggest = max(1, int(frame["count"].max()))
+    biggest = max(1, int(frame["count"].max())) if len(frame) else 1
     for name, part in frame.groupby("detector", sort=False):
-        label = f"{name} (ECE {errors.loc[name, 'ECE']:.1f}, ACE {errors.loc[name, 'ACE']:.1f})"
+        label = (
+            f"{name} (ECE {errors.loc[name, 'ECE']:.1f}, ACE {errors.loc[name, 'ACE']:.1f})"
+            if name in errors.index
+            else name
+        )
         fig.add_scatter(
             name=label,
             x=part["confidence"],

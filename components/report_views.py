@@ -117,4 +117,15 @@ def _triplets(report: Report, key: str) -> None:
 
 def _calibration(report: Report, key: str) -> None:
     show_table(report.tables["calibration"], report.provenance, key=f"{key}-calibration")
-    _figures(report, key)
+    types = list(dict.fromkeys(report.tables["reliability"].frame["type"]))
+    type_ = st.selectbox("Reliability diagram of", types, key=f"{key}-reliability-type")
+    show_figure(
+        figure_of(report, figures.halloc_reliability, type_),
+        report.provenance,
+        key=f"{key}-reliability",
+        name=f"halloc-reliability-{type_}",
+    )
+    with st.expander(f"Data of this figure · {report.tables['reliability'].title}"):
+        show_table(report.tables["reliability"], report.provenance, key=f"{key}-reliability-data")
+    show_table(report.tables["by_type"], report.provenance, key=f"{key}-by-type")
+    _figures(report, key, skip=("halloc-reliability",))

@@ -25,6 +25,7 @@ from metrics import ace, calibration_by_label, ece, reliability_diagram
 
 KEY, TITLE = "halloc", "HalLoc · calibration of token probabilities"
 N_BINS = 10
+ALL_TYPES = "all types"
 
 
 @dataclass(frozen=True)
@@ -86,19 +87,7 @@ def build(inputs: TokenInputs, flt: MeasureFilter, n_bins: int = N_BINS) -> Repo
             p = tokens["probability"].to_numpy()[untyped]
             y = positive[untyped]
             overall.append(_errors(detector.name, p, y, n_bins))
-            diagram = reliability_diagram(p, y, n_bins)
-            for k in range(n_bins):
-                bins.append(
-                    {
-                        "detector": detector.name,
-                        "bin": k,
-                        "lower": float(diagram["lower"][k]),
-                        "upper": float(diagram["upper"][k]),
-                        "count": int(diagram["count"][k]),
-                        "confidence": float(diagram["confidence"][k]),
-                        "accuracy": float(diagram["accuracy"][k]),
-                    }
-                )
+            bins.extend(_bins(detector.name, ALL_TYPES, p, y, n_bins))
             negatives = untyped & ~positive.astype(bool)
             for type_ in sorted({t for s in type_sets[untyped] for t in s}):
                 if not flt.keeps_type(type_):
@@ -111,6 +100,15 @@ def build(inputs: TokenInputs, flt: MeasureFilter, n_bins: int = N_BINS) -> Repo
                         **_by_label(detector.name, type_, tokens, positive, chosen, n_bins),
                     }
                 )
+                bins.extend(
+                    _bins(
+                        detector.name,
+                        type_,
+                        tokens["probability"].to_numpy()[chosen],
+                        positive[chosen],
+                        n_bins,
+                    )
+                )
         typed = mine & tokens["type"].notna().to_numpy()
         for type_ in sorted(tokens.loc[typed, "type"].unique()):
             if not flt.keeps_type(type_):
@@ -122,6 +120,9 @@ def build(inputs: TokenInputs, flt: MeasureFilter, n_bins: int = N_BINS) -> Repo
                     "source": "typed probabilities",
                     **_by_label(detector.name, type_, tokens, truth, chosen, n_bins),
                 }
+            )
+            bins.extend(
+                _bins(detector.name, type_, tokens["probability"].to_numpy()[chosen], truth[chosen], n_bins)
             )
     tables = {
         "calibration": Table(
@@ -141,9 +142,27 @@ def build(inputs: TokenInputs, flt: MeasureFilter, n_bins: int = N_BINS) -> Repo
             "reliability",
             "Reliability diagram: share of hallucinated tokens against the mean probability, per bin",
             pd.DataFrame(bins),
+            caption=f"Type '{ALL_TYPES}': every token; a type: its gold tokens against the tokens outside every gold span.",
         ),
     }
     return Report(KEY, TITLE, provenance, tables=tables)
+
+
+def _bins(detector: str, type_: str, p: np.ndarray, y: np.ndarray, n_bins: int) -> list[dict[str, object]]:
+    diagram = reliability_diagram(p, y, n_bins)
+    return [
+        {
+            "detector": detector,
+            "type": type_,
+            "bin": k,
+            "lower": float(diagram["lower"][k]),
+            "upper": float(diagram["upper"][k]),
+            "count": int(diagram["count"][k]),
+            "confidence": float(diagram["confidence"][k]),
+            "accuracy": float(diagram["accuracy"][k]),
+        }
+        for k in range(n_bins)
+    ]
 
 
 def _errors(detector: str, p: np.ndarray, y: np.ndarray, n_bins: int) -> dict[str, object]:
@@ -173,6 +192,8 @@ def _by_label(
         "detector": detector,
         "type": type_,
         "positive tokens": int(y.sum()),
+        "ECE": ece(p, y, n_bins) * 100,
+        "ACE": ace(p, y, n_bins) * 100,
         "ECE pos": split["ece"]["positive"] * 100,
         "ECE neg": split["ece"]["negative"] * 100,
         "ECE avg": split["ece"]["average"] * 100,

@@ -103,12 +103,21 @@ def test_halloc_calibration_follows_the_guarantees(demo_engine, demo_id) -> None
     errors = report.tables["calibration"].frame.set_index("detector")
     assert errors.at["cautious", "ECE"] < 3  # calibrated by construction
     assert errors.at["sloppy", "ECE"] > 15
-    bins = report.tables["reliability"].frame
+    every = report.tables["reliability"].frame
+    bins = every[every["type"] == calibration.ALL_TYPES]
     top = bins[(bins["detector"] == "eager") & (bins["lower"] >= 0.9) & (bins["count"] > 0)]
     assert (top["accuracy"] < 0.75).all()  # over-confident inside its spans
     assert bins.groupby("detector")["count"].sum().eq(errors["tokens"]).all()
     by_type = report.tables["by_type"].frame
     assert set(by_type["detector"]) == {"cautious", "eager", "sloppy"}
     assert (by_type["positive tokens"] > 0).all()
+    # one reliability diagram per type: its gold tokens against the tokens outside every gold span
+    ocr = every[(every["type"] == "OCR") & (every["detector"] == "cautious")]
+    negatives = int(errors.at["cautious", "tokens"] - errors.at["cautious", "hallucinated tokens"])
+    ocr_tokens = by_type[(by_type["type"] == "OCR") & (by_type["detector"] == "cautious")][
+        "positive tokens"
+    ].iloc[0]
+    assert ocr["count"].sum() == negatives + ocr_tokens
     typed = calibration.build(calibration.load(demo_engine, demo_id), MeasureFilter(types=("OCR",)))
     assert set(typed.tables["by_type"].frame["type"]) == {"OCR"}
+    assert set(typed.tables["reliability"].frame["type"]) == {calibration.ALL_TYPES, "OCR"}

@@ -47,7 +47,8 @@ def styled(
         styler = display.style
     else:
         numeric = [c for c in frame.columns if pd.api.types.is_float_dtype(frame[c])]
-        styler = frame.style.format({c: f"{{:.{decimals}f}}" for c in numeric}, na_rep="—")
+        formats = {c: "{:.2g}" if "p_value" in str(c) else f"{{:.{decimals}f}}" for c in numeric}
+        styler = frame.style.format(formats, na_rep="—")
     if table.mark_columns:
         marks = table.marks()
         styler = styler.apply(

@@ -96,6 +96,7 @@ def floor(data: bytes, folder: Path) -> tuple[float, float]:
     folder.mkdir()
     connection = sqlite3.connect(folder / "floor.db")
     connection.execute("PRAGMA journal_mode=WAL")
+    connection.execute("PRAGMA synchronous=NORMAL")  # as HalluScope's own SQLite connections
     connection.execute(f"CREATE TABLE rows ({', '.join(columns)})")
     with connection:
         connection.executemany(

@@ -8,11 +8,13 @@ file, record, field and reason. Nothing here raises for bad input: a failed impo
 
 from __future__ import annotations
 
+import functools
+import gc
 import re
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeVar
 
 from sqlalchemy import Engine
 
@@ -81,6 +83,30 @@ class ImportOutcome:
         )
 
 
+F = TypeVar("F", bound=Callable[..., Any])
+
+
+def without_gc_pauses(function: F) -> F:
+    """Run a bulk import with Python's cyclic garbage collector paused.
+
+    Reading 100 K rows allocates millions of small containers, and every allocation burst triggered a
+    collection walking all live objects: the AlignBench reader spent three quarters of its time there.
+    Reference counting still frees everything at once; cycles are collected when the import ends.
+    """
+
+    @functools.wraps(function)
+    def run(*args: Any, **kwargs: Any) -> Any:
+        was_enabled = gc.isenabled()
+        gc.disable()
+        try:
+            return function(*args, **kwargs)
+        finally:
+            if was_enabled:
+                gc.enable()
+
+    return run  # type: ignore[return-value]
+
+
 def choose_format(data: bytes, source: str, format_name: str | None, kind: Kind) -> Format:
     """The named format, or the best guess for ``data``; raises UnknownFormat with a helpful message."""
     if format_name:
@@ -110,6 +136,7 @@ def dataset_image_folder(dataset: str) -> Path:
     return data_dir() / "images" / slug
 
 
+@without_gc_pauses
 def import_file(
     engine: Engine,
     data: bytes,
@@ -180,6 +207,7 @@ def import_file(
     return outcome
 
 
+@without_gc_pauses
 def import_predictions(
     engine: Engine,
     data: bytes,

@@ -25,8 +25,8 @@ from db.formats.registry import UnknownFormat, best_guess, get_format
 from db.images import extract_image_zip, missing_images
 from db.importer import ImportResult, import_bundle
 from db.problems import ImportRejected, Problem
-from db.repositories.datasets import get_dataset, set_image_root
-from db.repositories.exchange import known_items
+from db.repositories.datasets import set_image_root
+from db.repositories.exchange import dataset_image_root, known_items
 
 Progress = Callable[[float, str], None]
 
@@ -180,8 +180,8 @@ def import_file(
             return outcome
         outcome.images_extracted = len(report.extracted)
         image_root = image_root or str(folder)
-    existing = get_dataset(engine, bundle.dataset.name)
-    root = image_root or bundle.dataset.image_root or (existing.image_root if existing else None)
+    existing = dataset_image_root(engine, bundle.dataset.name)
+    root = image_root or bundle.dataset.image_root or (existing[1] if existing else None)
     if image_root:
         bundle.dataset.image_root = image_root
     outcome.problems += missing_images(root, {i.external_id: i.image_ref for i in bundle.items}, source)
@@ -200,8 +200,8 @@ def import_file(
         outcome.problems = list(rejected.problems)
         return outcome
     outcome.problems = outcome.result.problems
-    if image_root and existing is not None and existing.image_root != image_root:
-        set_image_root(engine, existing.id, image_root)
+    if image_root and existing is not None and existing[1] != image_root:
+        set_image_root(engine, existing[0], image_root)
     outcome.ok = True
     progress(1.0, outcome.summary())
     return outcome

@@ -65,9 +65,13 @@ def known_items(engine: Engine, dataset_name: str) -> dict[str, KnownItem]:
     }
 
 
-def dataset_image_root(engine: Engine, dataset_name: str) -> str | None:
+def dataset_image_root(engine: Engine, dataset_name: str) -> tuple[int, str | None] | None:
+    """``(dataset id, image root)`` of the dataset, or None when there is no such dataset."""
     with read_session(engine) as session:
-        return session.scalar(select(m.Dataset.image_root).where(m.Dataset.name == dataset_name))
+        row = session.execute(
+            select(m.Dataset.id, m.Dataset.image_root).where(m.Dataset.name == dataset_name)
+        ).first()
+        return None if row is None else (row[0], row[1])
 
 
 def image_refs(engine: Engine, dataset_name: str) -> dict[str, str]:

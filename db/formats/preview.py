@@ -1,0 +1,102 @@
+"""What the Import page shows before anything is written: the first items with their spans, and every
+problem the reader found. Pure functions of the file's bytes (and, for detector outputs, the stored
+items), so the page can cache them per file."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+
+from db.formats._util import file_stem
+from db.formats.base import ReadOptions
+from db.formats.registry import get_format
+from db.formats.transfer import read_file, without_gc_pauses
+from db.problems import Problem
+
+
+@dataclass(frozen=True)
+class PreviewItem:
+    external_id: str
+    prompt: str
+    text: str
+    spans: tuple[tuple[int, int, str | None], ...]
+    note: str = ""  # e.g. "detector output does not follow the format: …"
+
+
+@dataclass(frozen=True)
+class Preview:
+    format: str
+    dataset: str | None
+    n_items: int
+    label_sets: tuple[str, ...]
+    items: tuple[PreviewItem, ...]
+    problems: tuple[Problem, ...] = field(default_factory=tuple)
+
+    @property
+    def n_errors(self) -> int:
+        return sum(1 for p in self.problems if p.severity == "error")
+
+    @property
+    def n_warnings(self) -> int:
+        return sum(1 for p in self.problems if p.severity == "warning")
+
+    def problem_rows(self) -> list[dict[str, str]]:
+        return problem_rows(self.problems)
+
+
+def problem_rows(problems: Sequence[Problem]) -> list[dict[str, str]]:
+    """A validation report as table rows: severity, file, record, field, reason."""
+    return [
+        {"severity": p.severity, "file": p.file, "record": p.record, "field": p.field, "reason": p.reason}
+        for p in problems
+    ]
+
+
+def dataset_name_for(filename: str) -> str:
+    """The dataset name a file imports into unless the user names one (its stem)."""
+    return file_stem(filename)
+
+
+@without_gc_pauses
+def preview_file(
+    format_name: str, data: bytes, *, source: str, options: ReadOptions, limit: int = 5
+) -> Preview:
+    """Read ``data`` without importing it: counts, the first ``limit`` items with spans, all problems."""
+    fmt = get_format(format_name)
+    result = read_file(fmt, data, source, options)
+    bundle = result.bundle
+    if bundle is None:
+        return Preview(fmt.name, None, 0, (), (), tuple(result.problems))
+    if fmt.kind == "benchmark":
+        gold = next(
+            (ls for ls in bundle.label_sets if ls.kind == "gold"),
+            bundle.label_sets[0] if bundle.label_sets else None,
+        )
+        spans = {a.item: a.spans for a in gold.annotations} if gold else {}
+        items = tuple(
+            PreviewItem(
+                item.external_id,
+                item.prompt,
+                item.response,
+                tuple((s.start, s.end, s.type) for s in spans.get(item.external_id, [])),
+            )
+            for item in bundle.items[:limit]
+        )
+        n_items = len(bundle.items)
+    else:
+        annotations = bundle.label_sets[0].annotations if bundle.label_sets else []
+        items = tuple(
+            PreviewItem(
+                a.item,
+                "",
+                options.known[a.item].response,
+                tuple((s.start, s.end, s.type) for s in a.spans),
+                ""
+                if a.raw_output is None or a.raw_output.follows_format
+                else f"Output kept without spans: {a.raw_output.parse_error}",
+            )
+            for a in annotations[:limit]
+        )
+        n_items = len(annotations)
+    names = tuple(f"{ls.kind}:{ls.name}" for ls in bundle.label_sets)
+    return Preview(fmt.name, bundle.dataset.name, n_items, names, items, tuple(result.problems))

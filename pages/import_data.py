@@ -1,0 +1,185 @@
+"""Import: bring a benchmark file or a detector's outputs into the store, after seeing what will happen.
+
+The file is read first (never written): its format is recognised (and can be overridden), the first items
+are shown with their spans, and every problem is listed with file, record, field and reason. Only then
+does the Import button write it, all or nothing.
+"""
+
+from __future__ import annotations
+
+import hashlib
+from pathlib import Path
+
+import streamlit as st
+
+from components.page_setup import setup_page
+from components.span_html import render_spans_html
+from components.store_cache import cached
+from db.formats.base import ReadOptions
+from db.formats.preview import Preview, dataset_name_for, preview_file, problem_rows
+from db.formats.registry import FORMATS, detect, formats
+from db.formats.transfer import import_file, import_predictions
+from db.repositories.datasets import list_dataset_infos
+from db.repositories.exchange import known_items
+
+ctx = setup_page("Import")
+st.title("Import")
+
+kind_label = st.radio(
+    "What are you importing?", ["Benchmark file", "Detector outputs"], horizontal=True, key="import_kind"
+)
+kind = "benchmark" if kind_label == "Benchmark file" else "predictions"
+
+mode = st.radio("From", ["Upload", "Path on the server"], horizontal=True, key="import_mode")
+data: bytes | None = None
+name = ""
+if mode == "Upload":
+    uploaded = st.file_uploader("File", key="import_upload")
+    if uploaded is not None:
+        data, name = uploaded.getvalue(), uploaded.name
+else:
+    typed = st.text_input("Path on the server", key="import_path", placeholder="/data/benchmarks/file.json")
+    if typed.strip():
+        path = Path(typed.strip()).expanduser()
+        if path.is_file():
+            data, name = path.read_bytes(), path.name
+        else:
+            st.error(f"There is no file at {typed.strip()!r}.")
+if data is None:
+    st.info("Choose a file. Its format is recognised from its content; you can override it.")
+    st.stop()
+
+found = detect(data, name, kind)
+names = [f.name for f in formats(kind)]
+if found:
+    best = found[0][0]
+    st.caption(f"Recognised as **{best.title}**.")
+else:
+    best = None
+    st.warning("The format was not recognised: choose it below.")
+format_name = st.selectbox(
+    "Format",
+    names,
+    index=names.index(best.name) if best else 0,
+    format_func=lambda n: FORMATS[n].title,
+    key=f"import_format_{kind}",
+    help=FORMATS[best.name].description if best else None,
+)
+
+options = ReadOptions()
+image_root: str | None = None
+image_zip: bytes | None = None
+if kind == "benchmark":
+    left, right = st.columns(2)
+    options.dataset = left.text_input("Dataset", value=dataset_name_for(name), key="import_dataset") or None
+    options.subset = right.text_input("Subset (optional)", key="import_subset") or None
+    with st.expander("Images (optional)"):
+        folder = st.text_input("Image folder on the server", key="import_image_root")
+        if folder.strip():
+            image_root = str(Path(folder.strip()).expanduser())
+        zipped = st.file_uploader("…or a ZIP of images", type=["zip"], key="import_image_zip")
+        if zipped is not None:
+            image_zip = zipped.getvalue()
+else:
+    infos = cached(list_dataset_infos, ctx.engine)
+    if not infos:
+        st.info("Import the benchmark first: detector outputs are read against its stored items.")
+        st.stop()
+    options.dataset = st.selectbox(
+        "Dataset the outputs are about", [d.name for d in infos], key="import_target"
+    )
+    left, mid, right = st.columns(3)
+    options.detector = left.text_input("Detector run name", key="import_detector").strip() or None
+    options.detector_version = mid.text_input("Version (optional)", key="import_version") or None
+    options.prompt_strategy = right.text_input("Prompt strategy (optional)", key="import_strategy") or None
+    options.known = cached(known_items, ctx.engine, options.dataset)
+
+allow_skip = st.checkbox(
+    "Allow skipping bad records",
+    key="import_allow_skip",
+    help="Import the sound records and report the others. Off: any error refuses the whole file.",
+)
+
+preview_key = (
+    hashlib.sha256(data).hexdigest(),
+    format_name,
+    options.dataset,
+    options.subset,
+    options.detector,
+    name,
+)
+stored = st.session_state.get("import_preview")
+if stored is None or stored[0] != preview_key:
+    with st.spinner("Reading the file…"):
+        stored = (preview_key, preview_file(format_name, data, source=name, options=options))
+    st.session_state["import_preview"] = stored
+preview: Preview = stored[1]
+
+st.subheader("Preview", anchor=False)
+a, b, c = st.columns(3)
+a.metric("Items" if kind == "benchmark" else "Outputs", f"{preview.n_items:,}")
+b.metric("Errors", preview.n_errors)
+c.metric("Warnings", preview.n_warnings)
+for item in preview.items:
+    with st.container(border=True):
+        st.text(f"{item.external_id}" + (f" · {item.prompt[:200]}" if item.prompt else ""))
+        st.html(render_spans_html(item.text, list(item.spans), legend=bool(item.spans)))
+        if item.note:
+            st.caption(item.note)
+if preview.problems:
+    st.subheader("Validation report", anchor=False)
+    st.dataframe(preview.problem_rows(), hide_index=True, width="stretch", key="import_report")
+
+blocked = preview.n_errors > 0 and not allow_skip
+missing_detector = kind == "predictions" and not options.detector
+if blocked:
+    st.warning("The file has errors: fix them, or allow skipping bad records to import the rest.")
+if missing_detector:
+    st.warning("Name the detector run: each run becomes its own label set.")
+if not st.button("Import", type="primary", disabled=blocked or missing_detector, key="import_go"):
+    st.stop()
+
+bar = st.progress(0.0, text="Starting…")
+
+
+def progress(fraction: float, message: str) -> None:
+    bar.progress(min(max(fraction, 0.0), 1.0), text=message)
+
+
+if kind == "benchmark":
+    outcome = import_file(
+        ctx.engine,
+        data,
+        source=name,
+        format_name=format_name,
+        options=options,
+        allow_skip=allow_skip,
+        image_root=image_root,
+        image_zip=image_zip,
+        annotator=ctx.annotator.name,
+        progress=progress,
+    )
+else:
+    outcome = import_predictions(
+        ctx.engine,
+        data,
+        source=name,
+        dataset=options.dataset or "",
+        detector=options.detector or "",
+        format_name=format_name,
+        options=options,
+        allow_skip=allow_skip,
+        annotator=ctx.annotator.name,
+        progress=progress,
+    )
+st.session_state.pop("import_preview", None)
+if outcome.ok:
+    bar.progress(1.0, text="Done")
+    st.success(outcome.summary())
+else:
+    bar.empty()
+    st.error(outcome.summary())
+if outcome.problems:
+    st.dataframe(
+        problem_rows(outcome.problems), hide_index=True, width="stretch", key="import_outcome_report"
+    )

@@ -1,0 +1,165 @@
+"""Import and Export pages, driven through Streamlit's AppTest on a real SQLite store."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+import streamlit as st
+from streamlit.testing.v1 import AppTest
+
+from db.engine import make_engine
+from db.exporter import export_bundle
+from db.formats.base import ReadOptions
+from db.formats.transfer import import_file
+
+ROOT = Path(__file__).resolve().parents[2]
+IMPORT_PAGE = str(ROOT / "pages" / "import_data.py")
+EXPORT_PAGE = str(ROOT / "pages" / "export_data.py")
+TIMEOUT = 30
+XSS = "Look: <script>window.__xss=1</script> and <img src=x onerror=alert(1)> here."
+
+RECORDS = [
+    {
+        "id": "a",
+        "prompt": "Describe.",
+        "test_solution": XSS,
+        "hallucinated_solution": XSS.replace("here", "<hallucination>here</hallucination>"),
+    },
+    {
+        "id": "b",
+        "prompt": "Count.",
+        "test_solution": "Two cats.",
+        "hallucinated_solution": "<hallucination>Two</hallucination> cats.",
+    },
+    {
+        "id": "c",
+        "prompt": "Broken.",
+        "test_solution": "One dog.",
+        "hallucinated_solution": "One <hallucination>dog.",
+    },
+]
+
+
+@pytest.fixture
+def store(sqlite_url: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> str:
+    monkeypatch.setenv("DATABASE_URL", sqlite_url)
+    monkeypatch.setenv("HALLUSCOPE_DATA_DIR", str(tmp_path / "data"))
+    st.cache_resource.clear()
+    st.cache_data.clear()
+    return sqlite_url
+
+
+def _html(at: AppTest) -> str:
+    return "\n".join(element.proto.body for element in at.get("html"))
+
+
+def _import_page(path: Path) -> AppTest:
+    at = AppTest.from_file(IMPORT_PAGE, default_timeout=TIMEOUT).run()
+    at.radio(key="import_mode").set_value("Path on the server").run()
+    at.text_input(key="import_path").input(str(path)).run()
+    return at
+
+
+def test_import_page_previews_reports_and_imports(store: str, tmp_path: Path) -> None:
+    path = tmp_path / "processed_custom.json"
+    path.write_text(json.dumps(RECORDS))
+    at = _import_page(path)
+    assert not at.exception
+    assert at.selectbox(key="import_format_benchmark").value == "mhalo"
+    metrics = {m.label: m.value for m in at.metric}
+    assert metrics == {"Items": "2", "Errors": "1", "Warnings": "0"}
+    body = _html(at)
+    assert "&lt;script&gt;window.__xss=1&lt;/script&gt;" in body and "<script>" not in body
+    assert "<mark" in body  # the gold span is drawn
+    report = at.dataframe[0].value
+    assert list(report["record"]) == ["#2 (id=c)"] and "never closed" in report["reason"][0]
+    go = at.button(key="import_go")
+    assert go.disabled
+    at.checkbox(key="import_allow_skip").check().run()
+    at.button(key="import_go").click().run()
+    assert not at.exception
+    assert "2 new items" in at.success[0].value
+    engine = make_engine(store)
+    try:
+        bundle = export_bundle(engine, "processed_custom")
+    finally:
+        engine.dispose()
+    assert [i.external_id for i in bundle.items] == ["a", "b"]
+
+
+def test_import_page_overrides_the_format_and_names_unreadable_files(store: str, tmp_path: Path) -> None:
+    path = tmp_path / "weird.bin"
+    path.write_bytes(b"\xff\xfe not text")
+    at = _import_page(path)
+    assert "not recognised" in at.warning[0].value
+    at.selectbox(key="import_format_benchmark").set_value("canonical").run()
+    assert "not valid UTF-8" in at.dataframe[0].value["reason"][0]
+    assert at.button(key="import_go").disabled
+
+
+def test_import_page_takes_detector_outputs(store: str, tmp_path: Path) -> None:
+    engine = make_engine(store)
+    import_file(
+        engine,
+        json.dumps(RECORDS[:2]).encode(),
+        source="b.json",
+        format_name="mhalo",
+        options=ReadOptions(dataset="bench"),
+    )
+    path = tmp_path / "outputs.jsonl"
+    outputs = [
+        {
+            "id": "b",
+            "output": "<Analysis>Counted wrong.</Analysis><Tagged_Text><hallucination>Two</hallucination> cats.</Tagged_Text>",
+        },
+        {"id": "a", "output": "no tags at all"},
+    ]
+    path.write_text("".join(json.dumps(o) + "\n" for o in outputs))
+    at = AppTest.from_file(IMPORT_PAGE, default_timeout=TIMEOUT).run()
+    at.radio(key="import_kind").set_value("Detector outputs").run()
+    at.radio(key="import_mode").set_value("Path on the server").run()
+    at.text_input(key="import_path").input(str(path)).run()
+    assert at.selectbox(key="import_format_predictions").value == "mhalo-outputs"
+    assert at.button(key="import_go").disabled  # no detector name yet
+    at.text_input(key="import_detector").input("tagger").run()
+    assert {m.label: m.value for m in at.metric}["Warnings"] == "1"
+    assert any("Output kept without spans" in c.value for c in at.caption)
+    at.button(key="import_go").click().run()
+    assert not at.exception and at.success
+    try:
+        sets = {ls.name: ls for ls in export_bundle(engine, "bench").label_sets}
+    finally:
+        engine.dispose()
+    tagger = {a.item: a for a in sets["tagger"].annotations}
+    assert tagger["b"].raw_output.analysis == "Counted wrong."
+    assert tagger["a"].raw_output.follows_format is False
+
+
+def test_export_page_offers_a_download(store: str) -> None:
+    engine = make_engine(store)
+    import_file(
+        engine,
+        json.dumps(RECORDS[:2]).encode(),
+        source="b.json",
+        format_name="mhalo",
+        options=ReadOptions(dataset="bench"),
+    )
+    engine.dispose()
+    at = AppTest.from_file(EXPORT_PAGE, default_timeout=TIMEOUT).run()
+    assert not at.exception
+    assert at.selectbox(key="export_format").value == "mhalo"
+    assert at.multiselect(key="export_label_sets").value == ["gold:gold"]
+    at.button(key="export_prepare").click().run()
+    (download,) = at.get("download_button")
+    assert "bench.json" in download.label
+    at.selectbox(key="export_format").set_value("alignbench").run()
+    at.radio(key="export_encoding").set_value(".csv").run()
+    at.button(key="export_prepare").click().run()
+    (download,) = at.get("download_button")
+    assert "bench.csv" in download.label
+    at.selectbox(key="export_format").set_value("typed-tags").run()
+    at.button(key="export_prepare").click().run()
+    assert "would read back as a tag" in at.error[0].value
+    assert not at.get("download_button")

@@ -27,18 +27,19 @@ import streamlit as st
 from components.dataset_picker import pick_dataset
 from components.page_setup import PageContext
 from db.repositories import labeling, queue
-from db.repositories.datasets import DatasetSummary
+from db.repositories.datasets import DatasetInfo
 from db.repositories.items import ItemView, get_item
 from db.repositories.label_sets import LabelSetView, human_label_set
 
 _SAVED = "annotation_saved"
 _REFUSED = "annotation_refused"
+_TOTAL = "annotation_queue_total"
 
 
 @dataclass(frozen=True, eq=False)
 class Workspace:
     ctx: PageContext
-    dataset: DatasetSummary
+    dataset: DatasetInfo
     item: ItemView
     label_set: LabelSetView  # the annotator's own
     task: str  # "spans", "sentences", "claims", "triplets", "rating:<task id>"
@@ -86,9 +87,20 @@ def open_workspace(ctx: PageContext, task: str, page_path: str) -> Workspace | N
     return Workspace(ctx, dataset, item, label_set, task, page_path, st.container())
 
 
+def _queue_total(ws: Workspace) -> int:
+    """The queue's size, counted once per item shown: counting scans the dataset, and no annotator
+    action changes it (only an import or a removal does, seen from the next item on)."""
+    key = (ws.ctx.database, ws.dataset.id, ws.task, ws.item.id)
+    known = st.session_state.get(_TOTAL)
+    if known is None or known[0] != key:
+        known = (key, queue.queue_size(ws.ctx.engine, ws.dataset.id, ws.task))
+        st.session_state[_TOTAL] = known
+    return known[1]
+
+
 def _header(ws: Workspace) -> None:
     engine = ws.ctx.engine
-    done = queue.progress(engine, ws.dataset.id, ws.label_set.id, ws.task)
+    done = queue.progress(engine, ws.dataset.id, ws.label_set.id, ws.task, total=_queue_total(ws))
     following = queue.next_item(
         engine, ws.dataset.id, ws.label_set.id, ws.task, after_position=ws.item.position
     )

@@ -1,4 +1,9 @@
-"""Choosing the dataset a page works on; the choice lives in the URL (``?dataset=``) for deep links."""
+"""Choosing the dataset a page works on; the choice lives in the URL (``?dataset=``) for deep links.
+
+The picker reads only the datasets' settings, never their counts: counting scans every item and label,
+and every annotator action changes the store, so the counts would be recomputed on each rerun of an
+annotation page (about 0.25 s at 100 K items).
+"""
 
 from __future__ import annotations
 
@@ -6,12 +11,12 @@ import streamlit as st
 from sqlalchemy import Engine
 
 from components.store_cache import cached
-from db.repositories.datasets import DatasetSummary, list_datasets
+from db.repositories.datasets import DatasetInfo, list_dataset_infos
 
 
-def pick_dataset(engine: Engine, *, where=st.sidebar) -> DatasetSummary | None:  # type: ignore[no-untyped-def]
+def pick_dataset(engine: Engine, *, where=st.sidebar) -> DatasetInfo | None:  # type: ignore[no-untyped-def]
     """A dataset selector that starts from ``?dataset=`` and writes the choice back to the URL."""
-    datasets = cached(list_datasets, engine)
+    datasets = cached(list_dataset_infos, engine)
     if not datasets:
         st.info("No dataset yet: run `python cli.py demo` for the synthetic demo, or import a benchmark.")
         return None

@@ -11,7 +11,9 @@ from db.engine import read_session, write_session
 
 
 @dataclass(frozen=True)
-class DatasetSummary:
+class DatasetInfo:
+    """A dataset's identity and settings: what a page working on it needs, cheap to read."""
+
     id: int
     name: str
     source_format: str
@@ -20,6 +22,25 @@ class DatasetSummary:
     image_root: str | None
     taxonomy: tuple[str, ...]
     label_kinds: tuple[str, ...]
+
+    @classmethod
+    def of(cls, dataset: m.Dataset) -> DatasetInfo:
+        return cls(
+            id=dataset.id,
+            name=dataset.name,
+            source_format=dataset.source_format,
+            description=dataset.description,
+            is_synthetic=dataset.is_synthetic,
+            image_root=dataset.image_root,
+            taxonomy=tuple(dataset.taxonomy),
+            label_kinds=tuple(dataset.label_kinds),
+        )
+
+
+@dataclass(frozen=True)
+class DatasetSummary(DatasetInfo):
+    """Settings and counts. The counts scan the dataset's items and labels: for overviews only."""
+
     n_items: int
     n_gold_items: int  # items the gold label set says anything about
     n_done_items: int  # items some annotator marked done
@@ -52,14 +73,7 @@ def _summary(session, dataset: m.Dataset) -> DatasetSummary:  # type: ignore[no-
         ).all()
     )
     return DatasetSummary(
-        id=dataset.id,
-        name=dataset.name,
-        source_format=dataset.source_format,
-        description=dataset.description,
-        is_synthetic=dataset.is_synthetic,
-        image_root=dataset.image_root,
-        taxonomy=tuple(dataset.taxonomy),
-        label_kinds=tuple(dataset.label_kinds),
+        **vars(DatasetInfo.of(dataset)),
         n_items=n_items,
         n_gold_items=len(gold_items),
         n_done_items=done or 0,
@@ -72,6 +86,12 @@ def list_datasets(engine: Engine) -> list[DatasetSummary]:
     with read_session(engine) as session:
         datasets = session.scalars(select(m.Dataset).order_by(m.Dataset.name)).all()
         return [_summary(session, d) for d in datasets]
+
+
+def list_dataset_infos(engine: Engine) -> list[DatasetInfo]:
+    """Every dataset's settings, by name, without the counts (one small query at any dataset size)."""
+    with read_session(engine) as session:
+        return [DatasetInfo.of(d) for d in session.scalars(select(m.Dataset).order_by(m.Dataset.name))]
 
 
 def get_dataset(engine: Engine, name: str) -> DatasetSummary | None:

@@ -69,9 +69,20 @@ def next_item(
         return session.scalar(base.order_by(m.Item.position).limit(1))
 
 
-def progress(engine: Engine, dataset_id: int, label_set_id: int, page: str) -> Progress:
+def queue_size(engine: Engine, dataset_id: int, page: str) -> int:
+    """How many items the task's queue holds. Scans the dataset's items (about 25 ms at 100 K items);
+    it changes only when items are imported or removed, never through an annotator's action."""
     with read_session(engine) as session:
-        total = session.scalar(select(func.count(m.Item.id)).where(*_in_queue(dataset_id, page))) or 0
+        return session.scalar(select(func.count(m.Item.id)).where(*_in_queue(dataset_id, page))) or 0
+
+
+def progress(
+    engine: Engine, dataset_id: int, label_set_id: int, page: str, *, total: int | None = None
+) -> Progress:
+    """This label set's progress on the task; ``total`` is :func:`queue_size` when the caller has it."""
+    if total is None:
+        total = queue_size(engine, dataset_id, page)
+    with read_session(engine) as session:
         counts = dict(
             session.execute(
                 select(m.ItemStatus.status, func.count())

@@ -9,6 +9,9 @@ undo, item, labels). Two actions, 50 of each per dataset:
   press it; five clicks per item over ten items, so both new labels and changed labels);
 * a span added on ``pages/spans.py`` through the span selector's action (``simulate_action``).
 
+Also printed, outside the target: the time to show the next item (ten per page and size), which is
+where the page counts the task's queue.
+
 The same is timed on a 100-item dataset in the same run, as the baseline, alternating between the two
 item by item (a busy machine then slows both alike); the ratio shows what the dataset's size costs.
 Prints median and p90 per action and dataset.
@@ -105,6 +108,7 @@ class PageSession:
         from streamlit.testing.v1 import AppTest
 
         self.url, self.profiler = url, profiler
+        self.opened: list[float] = []  # times to show the next item, as "Next item for me" does
         self.engine = make_engine(url)
         self.dataset_id = next(
             d.id for d in list_dataset_infos(self.engine) if d.name == dataset_name(n_items)
@@ -122,7 +126,9 @@ class PageSession:
         """Show the ``index``-th item of the walk (not timed) and return it."""
         os.environ["DATABASE_URL"] = self.url  # the sessions take turns; the page reads the variable
         self.at.query_params["item"] = self.items[index]
+        started = time.perf_counter()
         self.at.run()
+        self.opened.append(time.perf_counter() - started)
         assert not self.at.exception, self.at.exception
         item = get_item(self.engine, self.dataset_id, self.items[index])
         assert item is not None
@@ -177,7 +183,11 @@ def interleaved(
     for block in range(-(-actions // PER_ITEM)):
         for n, session in sessions.items():
             times[n].extend(act(session, block))
+    NEXT_ITEM.setdefault(page, {}).update({n: s.opened for n, s in sessions.items()})
     return {n: t[:actions] for n, t in times.items()}
+
+
+NEXT_ITEM: dict[str, dict[int, list[float]]] = {}  # page -> dataset size -> times to show an item
 
 
 def p90(times: list[float]) -> float:
@@ -207,6 +217,14 @@ def main() -> None:
     print(f"\nserver time per action, {args.actions} each, dataset sizes alternating (AppTest, SQLite file)")
     print(f"{'action':<26}{'items':>9}{'median ms':>11}{'p90 ms':>9}{'ratio':>8}")
     for name, by_size in results.items():
+        base = statistics.median(by_size[100])
+        for n in sizes:
+            median = statistics.median(by_size[n])
+            print(
+                f"{name:<26}{n:>9,}{median * 1000:>11.1f}{p90(by_size[n]) * 1000:>9.1f}{median / base:>8.2f}"
+            )
+    for page, by_size in NEXT_ITEM.items():  # not part of the target; the queue is counted here
+        name = f"next item ({Path(page).stem})"
         base = statistics.median(by_size[100])
         for n in sizes:
             median = statistics.median(by_size[n])

@@ -38,7 +38,9 @@ if mode == "Upload":
     if uploaded is not None:
         data, name = uploaded.getvalue(), uploaded.name
 else:
-    typed = st.text_input("Path on the server", key="import_path", placeholder="/data/benchmarks/file.json")
+    typed = st.text_input(
+        "File path on the server", key="import_path", placeholder="/data/benchmarks/file.json"
+    )
     if typed.strip():
         path = Path(typed.strip()).expanduser()
         if path.is_file():

@@ -268,6 +268,7 @@ def import_predictions(
     return outcome
 
 
+@without_gc_pauses
 def export_file(
     engine: Engine,
     dataset: str,

@@ -16,7 +16,7 @@ import re
 from typing import Any
 
 from db.formats import _util as u
-from db.formats.alignbench import load_rows, rows_to_bytes, sentence_rows, typed_cell
+from db.formats.alignbench import caption_id, load_rows, row_key, rows_to_bytes, sentence_rows, typed_cell
 from db.formats.base import Format, KnownItem, ReadOptions, ReadResult
 from db.problems import Problem
 from db.records import Annotations, Bundle, RawOutputRecord, SentenceScoreRecord, SpanRecord
@@ -39,8 +39,6 @@ def parse_score(output: str) -> float | None:
 
 def _sentence_of(known: dict[str, KnownItem], row: Any) -> tuple[str, int, tuple[int, int], int]:
     """``(external id, sentence number, sentence offsets, sentence_index)`` a row speaks about."""
-    from db.formats.alignbench import caption_id, row_key
-
     model, image_name, index = row_key(row)
     ext = caption_id(model, image_name)
     item = known.get(ext)

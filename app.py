@@ -15,6 +15,8 @@ navigation = st.navigation(
             st.Page("pages/home.py", title="Datasets", icon=":material/dataset:", default=True),
             st.Page("pages/browse.py", title="Browse items", icon=":material/table_rows:"),
             st.Page("pages/item.py", title="Item", icon=":material/image:"),
+            st.Page("pages/import_data.py", title="Import", icon=":material/upload:"),
+            st.Page("pages/export_data.py", title="Export", icon=":material/download:"),
         ],
         "Annotate": [
             st.Page("pages/spans.py", title="Mark spans", icon=":material/format_ink_highlighter:"),
@@ -34,6 +36,7 @@ navigation = st.navigation(
             st.Page("pages/agreement.py", title="Agreement", icon=":material/group:"),
             st.Page("pages/presenter.py", title="Presenter mode", icon=":material/slideshow:"),
         ],
-    }
+    },
+    expanded=True,
 )
 navigation.run()

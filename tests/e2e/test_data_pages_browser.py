@@ -22,7 +22,7 @@ PAGES = [
 
 def _wait_ready(page: Page) -> None:
     """Streamlit has finished the script run (the running indicator is gone)."""
-    page.wait_for_selector('[data-testid="stSidebar"]', timeout=30_000)
+    page.wait_for_selector('[data-testid="stSidebarNav"]', state="attached", timeout=30_000)
     page.wait_for_function(
         "() => !document.querySelector('[data-testid=\"stStatusWidget\"]')", timeout=30_000
     )
@@ -41,8 +41,14 @@ def test_first_request_to_any_page_runs_the_shared_setup(
     with running_app(data_dir, database_url) as fresh:
         page.goto(f"{fresh.url}/{'' if path == 'home' else path}")
         _wait_ready(page)
-        expect(page.get_by_role("textbox", name="Working as")).to_have_value("annotator")
+        # (Presenter mode hides the sidebar, so these look at the page whether shown or not.)
+        expect(page.get_by_role("textbox", name="Working as", include_hidden=True)).to_have_value("annotator")
         assert page.title().endswith("· HalluScope"), page.title()
+        # The app's own navigation, not Streamlit's list of the pages/ files (which names "app").
+        nav = page.locator('[data-testid="stSidebarNav"]')
+        expect(nav.get_by_text("Annotate", exact=True)).to_have_count(1)
+        expect(nav.get_by_text("app", exact=True)).to_have_count(0)
+        expect(nav.locator('a[aria-current="page"]')).to_contain_text(title)
         expect(page.get_by_text("Traceback")).to_have_count(0)
         page.screenshot(path=str(artifacts / f"first-request-{path}.png"), full_page=True)
 

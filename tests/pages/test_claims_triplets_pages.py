@@ -48,7 +48,7 @@ def test_claims_verdict_type_reason_and_done(store: str) -> None:
     ls = _tester(engine)
     saved = item_annotations(engine, item.id, [ls.id])[ls.id].claim_labels[0]
     assert (saved.label, saved.type, saved.reason) == ("hallucination", "object", "no such object")
-    for claim in item.claims[1:]:
+    for _ in item.claims[1:]:
         _click(at, "claim_now_non-hallucination")  # the keyed buttons follow the cursor
     assert item_status(engine, ls.id, item.id, "claims").status == "done"
 
@@ -68,7 +68,7 @@ def test_triplets_yes_no_and_wrong_part(store: str) -> None:
     assert triplets
     _click(at, "triplet_now_no")
     _click(at, "triplet_now_relation")
-    for t in triplets[1:]:
+    for _ in triplets[1:]:
         _click(at, "triplet_now_yes")  # the keyed buttons follow the cursor
     judged = judged_triplets(engine, item.id, source, ls.id)
     assert (judged[0].verdict, judged[0].wrong_part) == ("no", "relation")

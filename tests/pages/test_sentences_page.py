@@ -40,7 +40,7 @@ def _button(at: AppTest, key: str):
 def test_label_every_sentence_then_done_and_undo(store: str) -> None:
     at = _open()
     item, _ = _mine(store, "demo-001")
-    for sentence in item.sentences:
+    for _ in item.sentences:
         _button(at, "sentence_now_unknown").click().run()  # the keyed button follows the cursor
         assert not at.exception
     _, mine = _mine(store, "demo-001")

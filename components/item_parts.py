@@ -9,14 +9,14 @@ from PIL import Image, UnidentifiedImageError
 
 from components.span_html import render_spans_html
 from db.images import resolve_image
-from db.repositories.datasets import DatasetSummary
+from db.repositories.datasets import DatasetInfo
 from db.repositories.items import ItemView
 
 # Refuse to decode absurdly large images in the browser view (decompression bombs).
 MAX_VIEW_PIXELS = 80_000_000
 
 
-def show_image(dataset: DatasetSummary, item: ItemView) -> None:
+def show_image(dataset: DatasetInfo, item: ItemView) -> None:
     """The item's image, zoomable via the fullscreen button, or a placeholder naming what is missing."""
     caption = "Model output image (text-to-image)" if item.task_type == "text-to-image" else None
     path = resolve_image(dataset.image_root, item.image_ref)

@@ -11,7 +11,7 @@ from sqlalchemy import Engine
 
 from components.reports.data import UNKNOWN_CHOICES, UNKNOWN_EXCLUDED, MeasureFilter, unknown_choice
 from components.store_cache import cached
-from db.repositories.datasets import DatasetSummary
+from db.repositories.datasets import DatasetInfo
 from db.repositories.items import facets
 from db.repositories.label_sets import list_label_sets
 from db.repositories.measures import gold_types
@@ -19,7 +19,7 @@ from db.repositories.measures import gold_types
 
 def measure_filter(
     engine: Engine,
-    dataset: DatasetSummary,
+    dataset: DatasetInfo,
     *,
     detectors: bool = True,
     types: bool = True,

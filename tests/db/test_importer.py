@@ -158,3 +158,15 @@ def test_predictions_for_existing_items_add_a_label_set(engine) -> None:
     unknown = LabelSetRecord(kind="detector", name="other", annotations=[Annotations(item="nope")])
     with pytest.raises(ImportRejected, match="no item with id 'nope'"):
         import_bundle(engine, Bundle(dataset=DatasetRecord("tiny", "canonical"), label_sets=[unknown]))
+
+
+def test_metadata_survives_the_bulk_insert(engine) -> None:
+    """``meta`` is stored in the column "metadata": the bulk path must not drop it."""
+    bundle = _bundle()
+    bundle.items[0].meta = {"gt_answer": "yes", "nested": {"k": [1, 2]}}
+    bundle.label_sets[0].annotations[0].sentence_labels[0].meta = {"agreement_ratio": 0.8}
+    import_bundle(engine, bundle)
+    assert get_item(engine, 1, "x1").meta == {"gt_answer": "yes", "nested": {"k": [1, 2]}}
+    with Session(engine) as session:
+        stored = session.scalar(select(m.SentenceLabel.meta).where(m.SentenceLabel.label == "incorrect"))
+    assert stored == {"agreement_ratio": 0.8}

@@ -23,17 +23,6 @@ import pandas as pd
 
 from metrics import krippendorff_alpha
 
-HUMAN_SCORE_COLUMNS = [
-    "task_id",
-    "task",
-    "detector_label_set_id",
-    "granularity",
-    "item_id",
-    "human_score",
-    "n_raters",
-    "n_segments",
-]
-
 
 def _scored(
     items: Sequence[Hashable], raters: Sequence[Hashable], scores: Sequence[float | None]
@@ -116,43 +105,6 @@ def nothing_flagged_judgments(values: Sequence[bool | None]) -> tuple[int, int]:
     """``(right, judged)``: how many "the detector rightly flagged nothing" answers among those given."""
     given = [v for v in values if v is not None]
     return sum(1 for v in given if v), len(given)
-
-
-def human_scores(columns: Mapping[str, Sequence[Any]]) -> pd.DataFrame:
-    """One row per (rating task, item) with a numeric score: the item's human score and its support.
-
-    ``columns`` is :func:`db.repositories.evaluation.ratings` (every rating task of a dataset); the
-    result is the "human score" a metric is correlated with (MHALO Figure 4), one source per task.
-    """
-    frame = pd.DataFrame({name: list(values) for name, values in columns.items()})
-    if frame.empty or "score" not in frame:
-        return pd.DataFrame(columns=HUMAN_SCORE_COLUMNS)
-    rows = []
-    for (task_id, task, detector, granularity), group in frame.groupby(
-        ["task_id", "task", "detector_label_set_id", "granularity"], sort=True
-    ):
-        scored = group[group["score"].notna()]
-        means = item_means(list(scored["item_id"]), list(scored["rater"]), list(scored["score"]))
-        segments = list(zip(scored["segment_start"], scored["segment_end"], strict=True))
-        support = (
-            scored.assign(segment=segments)
-            .groupby("item_id")
-            .agg(n_raters=("rater", "nunique"), n_segments=("segment", "nunique"))
-        )
-        for item_id, mean in sorted(means.items()):
-            rows.append(
-                {
-                    "task_id": task_id,
-                    "task": task,
-                    "detector_label_set_id": detector,
-                    "granularity": granularity,
-                    "item_id": item_id,
-                    "human_score": mean,
-                    "n_raters": int(support.at[item_id, "n_raters"]),
-                    "n_segments": int(support.at[item_id, "n_segments"]),
-                }
-            )
-    return pd.DataFrame(rows, columns=HUMAN_SCORE_COLUMNS)
 
 
 @dataclass(frozen=True)

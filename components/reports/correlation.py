@@ -17,6 +17,7 @@ import numpy as np
 import pandas as pd
 from sqlalchemy import Engine
 
+from components.rating_scores import item_means
 from components.reports.base import Report, Table
 from components.reports.data import MeasureFilter, item_mask
 from components.reports.provenance import Provenance, fingerprint
@@ -70,9 +71,12 @@ def human_scores(inputs: RatingInputs, task: str, nothing_flagged: str = NOTHING
         filled = np.where(rows["nothing_flagged_correct"].astype(bool), float(high), float(low))
         score = score.where(~flagged_nothing, filled)
     scored = rows.assign(score=score).dropna(subset=["score"])
-    per_rater = scored.groupby(["item_id", "rater"], sort=True)["score"].mean()
-    per_item = per_rater.groupby("item_id").agg(["mean", "size"]).reset_index()
-    return per_item.rename(columns={"mean": "human", "size": "raters"})
+    means = item_means(list(scored["item_id"]), list(scored["rater"]), list(scored["score"]))
+    raters = scored.groupby("item_id")["rater"].nunique()
+    ids = sorted(means)
+    return pd.DataFrame(
+        {"item_id": ids, "human": [means[i] for i in ids], "raters": [int(raters[i]) for i in ids]}
+    )
 
 
 def build(

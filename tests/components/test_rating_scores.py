@@ -7,7 +7,6 @@ import math
 import pytest
 
 from components.rating_scores import (
-    human_scores,
     interval_alpha,
     item_means,
     nothing_flagged_judgments,
@@ -98,15 +97,6 @@ def _ratings_columns() -> dict[str, list]:
     columns["detector_label_set_id"] = [7] * len(rows)
     columns["granularity"] = ["segment" if t == 1 else "response" for t in columns["task_id"]]
     return columns
-
-
-def test_human_scores_one_row_per_task_and_scored_item() -> None:
-    frame = human_scores(_ratings_columns())
-    assert frame[["task_id", "item_id", "human_score", "n_raters", "n_segments"]].values.tolist() == [
-        [1, 10, 2.75, 2, 2],
-        [2, 10, 4.5, 2, 1],
-    ]
-    assert human_scores({}).empty
 
 
 def test_summary_of_a_task() -> None:

@@ -10,7 +10,6 @@ import streamlit as st
 from sqlalchemy import func, select
 from sqlalchemy.orm import Session
 
-from components.rating_scores import human_scores
 from components.reports import correlation as correlation_report
 from components.reports.data import MeasureFilter
 from components.span_evaluation import load_span_evaluation, per_item_scores
@@ -115,13 +114,10 @@ def test_f1_iou_correlates_with_ratings_as_computed_by_hand(engine) -> None:
     dataset_id = 1
     st.cache_data.clear()  # span evaluations are cached per store revision and URL
     f1 = per_item_scores(load_span_evaluation(engine, dataset_id))
-    humans = human_scores(evaluation.ratings(engine, dataset_id))
-    joined = f1.merge(
-        humans, left_on=["item_id", "label_set_id"], right_on=["item_id", "detector_label_set_id"]
-    )
-    joined = joined.sort_values("external_id")
+    humans = correlation_report.human_scores(correlation_report.load(engine, dataset_id), "segments")
+    joined = f1.merge(humans, on="item_id").sort_values("external_id")
     assert joined["external_id"].tolist() == ["A", "B", "C", "D"]  # E has no segment, so no score
-    x, y = joined["f1_iou"].tolist(), joined["human_score"].tolist()
+    x, y = joined["f1_iou"].tolist(), joined["human"].tolist()
     assert x == pytest.approx([1, 1 / 2, 0, 2 / 3], abs=1e-15)
     assert y == [4.0, 2.75, 1.5, 2.25]
     # By hand: mean x = 13/24, mean y = 21/8; deviations x: 11/24, -1/24, -13/24, 3/24;

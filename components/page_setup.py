@@ -67,7 +67,11 @@ def _route_through_app() -> None:
     """Rerun a page served by the legacy ``pages/`` routing through ``app.py`` and its navigation."""
     from streamlit.runtime.pages_manager import PagesManager
 
-    if PagesManager.uses_pages_directory:
+    # Only a session's first run can be a legacy-routed first request; later runs carry widget
+    # events that a rerun would drop.
+    first_run = "_halluscope_routed" not in st.session_state
+    st.session_state["_halluscope_routed"] = True
+    if first_run and PagesManager.uses_pages_directory:
         PagesManager.uses_pages_directory = False
         st.rerun()
 

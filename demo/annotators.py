@@ -32,27 +32,13 @@ from db.records import (
     SentenceLabelRecord,
     SpanRecord,
 )
+from db.rubrics import MHALO_TABLE_4
 from demo.responses import DemoItem
 from demo.tokens import Range, iou, overlaps, token_interval, tokenize
 
 RATERS = ("rater-1", "rater-2", "rater-3")
 RATED_ITEMS = 30
 HUMAN_ITEMS = 20
-
-# MHALO Table 4 (scoring criteria for human labeling), verbatim.
-MHALO_RUBRIC = {
-    "1": "Completely incorrect labeling of the hallucination interval. The marked interval either doesn't "
-    "correspond to the actual hallucination or completely misses it, including falsely labeling "
-    "non-hallucination as a hallucination.",
-    "2": "Partially correct labeling. The marked interval covers part of the hallucination but misses other "
-    "parts or inaccurately identifies the boundaries. There are notable errors, but some correct areas "
-    "are included.",
-    "3": "Mostly accurate labeling. The marked interval is mostly correct with only minor errors, such as "
-    "slight inaccuracies in boundary detection or very small areas missed.",
-    "4": "Completely accurate and fine-grained labeling. The hallucination interval is marked precisely "
-    "with no misjudgments or omissions, correctly identifying the smallest details that need "
-    "modification.",
-}
 
 
 def _sentence_labels(item: DemoItem, spans: list[SpanRecord], unknown_as: str) -> list[SentenceLabelRecord]:
@@ -175,6 +161,6 @@ def rating_task(items: list[DemoItem], eager: LabelSetRecord, seed: int) -> Rati
         granularity="segment",
         scale_min=1,
         scale_max=4,
-        rubric=dict(MHALO_RUBRIC),
+        rubric=dict(MHALO_TABLE_4),
         ratings=ratings,
     )

@@ -20,34 +20,7 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
-from db.engine import make_engine  # noqa: E402
-from db.importer import import_bundle  # noqa: E402
-from db.migrate import upgrade  # noqa: E402
-from db.records import Annotations, Bundle, DatasetRecord, ItemRecord, LabelSetRecord, SpanRecord  # noqa: E402
-
-RESPONSE = "A red cube sits left of a blue ball number {k}. The sign says OPEN. Two cats sleep on the mat."
-
-
-def build_store(path: Path, n_items: int) -> str:
-    url = f"sqlite:///{path}"
-    engine = make_engine(url)
-    upgrade(engine)
-    items = [
-        ItemRecord(external_id=f"it-{k}", response=RESPONSE.format(k=k), prompt="Describe.")
-        for k in range(n_items)
-    ]
-    gold = LabelSetRecord(
-        "gold",
-        "gold",
-        annotations=[
-            Annotations(item=f"it-{k}", spans=[SpanRecord(2, 5, "Color Attribute")]) for k in range(n_items)
-        ],
-    )
-    started = time.perf_counter()
-    import_bundle(engine, Bundle(DatasetRecord(f"bench-{n_items}", "canonical"), items, [gold]))
-    print(f"  built {n_items:,} items in {time.perf_counter() - started:.1f} s")
-    engine.dispose()
-    return url
+from bench_annotation import build_store, dataset_name  # noqa: E402  (same 100 K-item store)
 
 
 def time_item_view(url: str, n_items: int, repeats: int = 20) -> list[float]:
@@ -57,7 +30,7 @@ def time_item_view(url: str, n_items: int, repeats: int = 20) -> list[float]:
     os.environ["DATABASE_URL"] = url
     st.cache_resource.clear()
     at = AppTest.from_file(str(ROOT / "app.py"), default_timeout=60)
-    at.query_params.update({"dataset": f"bench-{n_items}", "item": "it-0"})
+    at.query_params.update({"dataset": dataset_name(n_items), "item": "it-0"})
     at.run()
     at.switch_page("pages/item.py").run()
     assert not at.exception, at.exception

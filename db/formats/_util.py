@@ -10,9 +10,9 @@ from __future__ import annotations
 import json
 import re
 from collections import deque
-from collections.abc import Iterator, Mapping, Sequence
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from pathlib import PurePath
-from typing import Any
+from typing import Any, TypeVar
 
 from db.problems import Problem, record_label
 from db.records import Annotations, Bundle, DatasetRecord, LabelSetRecord
@@ -20,6 +20,8 @@ from db.records import Annotations, Bundle, DatasetRecord, LabelSetRecord
 # Characters the stores cannot hold: PostgreSQL text refuses NUL, and an unpaired surrogate (possible in
 # JSON through "\ud800") is not encodable as UTF-8 at all.
 _UNSTORABLE = re.compile("[\x00\ud800-\udfff]")
+
+T = TypeVar("T")
 
 
 class RecordError(ValueError):
@@ -436,3 +438,48 @@ def item_of(record: Mapping[str, Any], known: Mapping[str, Any]) -> str:
     if ext not in known:
         raise RecordError("id", f"no item {ext!r} in this dataset")
     return ext
+
+
+def _no_fields(record: dict[str, Any]) -> None:
+    return None
+
+
+def prediction_items(
+    records: Iterable[tuple[str, Any]],
+    source: str,
+    problems: list[Problem],
+    known: Mapping[str, Any],
+    read: Callable[[dict[str, Any]], T] = _no_fields,
+    *,
+    output: str = "output",
+    read_before_repeat: bool = False,
+) -> Iterator[tuple[str, str, dict[str, Any], T]]:
+    """``(record label, item id, record, read(record))`` of each usable record of a predictions file.
+
+    Every predictions reader accepts a record on the same terms, so a file is judged alike whatever its
+    format: it must be an object, hold only storable text, name a stored item, and be the first
+    ``output`` for that item; ``read`` takes out the format's own fields (it may raise RecordError too).
+    A record failing any of these is reported once, as an error with its field, and skipped.
+    ``read_before_repeat`` runs ``read`` before the repeated-item check (mhalo-outputs names a missing
+    output before a second one).
+    """
+    seen: set[str] = set()
+    for label, record in records:
+        try:
+            if not isinstance(record, dict):
+                raise RecordError("-", f"expected an object, got {type_name(record)}")
+            bad = unstorable(record)
+            if bad:
+                raise RecordError(*bad)
+            ext = item_of(record, known)
+            if read_before_repeat:
+                value = read(record)
+            if ext in seen:
+                raise RecordError("id", f"a second {output} for item {ext!r}")
+            if not read_before_repeat:
+                value = read(record)
+        except RecordError as error:
+            problems.append(Problem(source, label, error.field, error.reason))
+            continue
+        seen.add(ext)
+        yield label, ext, record, value

@@ -98,19 +98,7 @@ class HalLocProbabilitiesFormat(Format):
         if records is None:
             return ReadResult(None, problems)
         annotations: dict[str, Annotations] = {}
-        for label, record in records:
-            try:
-                if not isinstance(record, dict):
-                    raise u.RecordError("-", f"expected an object, got {u.type_name(record)}")
-                bad = u.unstorable(record)
-                if bad:
-                    raise u.RecordError(*bad)
-                ext = u.item_of(record, options.known)
-                if ext in annotations:
-                    raise u.RecordError("id", f"a second output for item {ext!r}")
-            except u.RecordError as error:
-                problems.append(Problem(source, label, error.field, error.reason))
-                continue
+        for label, ext, record, _ in u.prediction_items(records, source, problems, options.known):
             try:
                 tokens = read_probabilities(record, options.known[ext].response)
                 annotations[ext] = Annotations(ext, token_probabilities=tokens)

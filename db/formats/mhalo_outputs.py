@@ -83,20 +83,14 @@ class MhaloOutputsFormat(Format):
         if records is None:
             return ReadResult(None, problems)
         annotations: dict[str, Annotations] = {}
-        for label, record in records:
-            try:
-                if not isinstance(record, dict):
-                    raise u.RecordError("-", f"expected an object, got {u.type_name(record)}")
-                bad = u.unstorable(record)
-                if bad:
-                    raise u.RecordError(*bad)
-                ext = u.item_of(record, options.known)
-                key, output = u.get_first_str(record, OUTPUT_KEYS)
-                if ext in annotations:
-                    raise u.RecordError("id", f"a second output for item {ext!r}")
-            except u.RecordError as error:
-                problems.append(Problem(source, label, error.field, error.reason))
-                continue
+        for label, ext, _, (key, output) in u.prediction_items(
+            records,
+            source,
+            problems,
+            options.known,
+            lambda record: u.get_first_str(record, OUTPUT_KEYS),
+            read_before_repeat=True,
+        ):
             spans, raw = read_output(output or "", options.known[ext].response, options.tag)
             if not raw.follows_format:
                 problems.append(

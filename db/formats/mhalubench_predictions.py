@@ -92,20 +92,9 @@ class MHaluBenchPredictionsFormat(Format):
         if records is None:
             return ReadResult(None, problems)
         annotations: dict[str, Annotations] = {}
-        for label, record in records:
-            try:
-                if not isinstance(record, dict):
-                    raise u.RecordError("-", f"expected an object, got {u.type_name(record)}")
-                bad = u.unstorable(record)
-                if bad:
-                    raise u.RecordError(*bad)
-                ext = u.item_of(record, options.known)
-                if ext in annotations:
-                    raise u.RecordError("id", f"a second prediction for item {ext!r}")
-                _, predictions = _predictions(record)
-            except u.RecordError as error:
-                problems.append(Problem(source, label, error.field, error.reason))
-                continue
+        for label, ext, _, (_, predictions) in u.prediction_items(
+            records, source, problems, options.known, _predictions, output="prediction"
+        ):
             raw_text = json.dumps(predictions, ensure_ascii=False)
             try:
                 labels = claim_labels(predictions, options.known[ext].claims)

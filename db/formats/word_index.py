@@ -21,6 +21,14 @@ SPAN_KEYS = ("spans", "prediction", "predictions", "hallucination_spans", "value
 _WORD = re.compile(r"\S+")
 
 
+def _span_key(record: dict[str, Any]) -> str:
+    """The key a record's spans are under."""
+    key = next((k for k in SPAN_KEYS if k in record), None)
+    if key is None:
+        raise u.RecordError("spans", "missing")
+    return key
+
+
 def words_of(text: str) -> list[tuple[int, int]]:
     return [m.span() for m in _WORD.finditer(text)]
 
@@ -87,22 +95,9 @@ class WordIndexFormat(Format):
         if records is None:
             return ReadResult(None, problems)
         annotations: dict[str, Annotations] = {}
-        for label, record in records:
-            try:
-                if not isinstance(record, dict):
-                    raise u.RecordError("-", f"expected an object, got {u.type_name(record)}")
-                bad = u.unstorable(record)
-                if bad:
-                    raise u.RecordError(*bad)
-                ext = u.item_of(record, options.known)
-                if ext in annotations:
-                    raise u.RecordError("id", f"a second output for item {ext!r}")
-                key = next((k for k in SPAN_KEYS if k in record), None)
-                if key is None:
-                    raise u.RecordError("spans", "missing")
-            except u.RecordError as error:
-                problems.append(Problem(source, label, error.field, error.reason))
-                continue
+        for label, ext, record, key in u.prediction_items(
+            records, source, problems, options.known, _span_key
+        ):
             raw_text = json.dumps(record[key], ensure_ascii=False)
             try:
                 spans = place_words(record[key], options.known[ext].response)

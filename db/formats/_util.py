@@ -15,7 +15,7 @@ from pathlib import PurePath
 from typing import Any, TypeVar
 
 from db.problems import Problem, record_label
-from db.records import Annotations, Bundle, DatasetRecord, LabelSetRecord
+from db.records import Annotations, Bundle, DatasetRecord, ItemRecord, LabelSetRecord
 
 # Characters the stores cannot hold: PostgreSQL text refuses NUL, and an unpaired surrogate (possible in
 # JSON through "\ud800") is not encodable as UTF-8 at all.
@@ -272,6 +272,41 @@ def record_of(index: int, record: Any) -> str:
     return record_label(index, str(rid) if isinstance(rid, str | int) and not isinstance(rid, bool) else None)
 
 
+def benchmark_items(
+    records: Iterable[tuple[int, Any]],
+    source: str,
+    problems: list[Problem],
+    read: Callable[[Any, int, list[tuple[str, str]]], tuple[ItemRecord, T]],
+    label_of: Callable[[int, Any], str] = record_of,
+) -> tuple[list[ItemRecord], list[T]]:
+    """The items of a benchmark file and what ``read`` found with each (its gold labels), in file order.
+
+    Every benchmark reader treats its records alike, so a flawed file is reported the same way whatever
+    its format: ``read(record, index, warnings)`` raising RecordError rejects only that record (an error
+    naming its field); the ``(field, reason)`` warnings it adds are reported; then a record repeating an
+    earlier id is dropped (see :class:`DuplicateIds`). ``label_of`` names a record in the report.
+    """
+    items: list[ItemRecord] = []
+    found: list[T] = []
+    duplicates = DuplicateIds()
+    for index, record in records:
+        label = label_of(index, record)
+        warnings: list[tuple[str, str]] = []
+        try:
+            item, gold = read(record, index, warnings)
+        except RecordError as error:
+            problems.append(Problem(source, label, error.field, error.reason))
+            continue
+        problems.extend(Problem(source, label, field, reason, "warning") for field, reason in warnings)
+        repeated = duplicates.check(item.external_id, index, record)
+        if repeated:
+            problems.append(Problem(source, label, "id", repeated[1], repeated[0]))
+            continue
+        items.append(item)
+        found.append(gold)
+    return items, found
+
+
 class DuplicateIds:
     """Remembers each record id: an exact copy of an earlier record is dropped with a warning, a
     different record under a used id is an error (the released MHALO M-HalDetect file repeats records)."""
@@ -386,6 +421,29 @@ def spans_by_item(bundle: Bundle, kind: str = "gold") -> dict[str, list[tuple[in
     if label_set is None:
         return {}
     return {a.item: [(s.start, s.end) for s in a.spans] for a in label_set.annotations}
+
+
+def gold_bundle(
+    options: Any,
+    source: str,
+    source_format: str,
+    items: list[ItemRecord],
+    annotations: list[Annotations],
+    label_kinds: list[str],
+    taxonomy: Sequence[str] = (),
+) -> Bundle:
+    """What a benchmark reader returns: its items and one gold label set, in a dataset named by the user
+    or else after the file (as every benchmark format names it)."""
+    return Bundle(
+        dataset=DatasetRecord(
+            name=options.dataset or file_stem(source),
+            source_format=source_format,
+            taxonomy=list(taxonomy),
+            label_kinds=label_kinds,
+        ),
+        items=items,
+        label_sets=[LabelSetRecord(kind="gold", name="gold", annotations=annotations)],
+    )
 
 
 def detector_bundle(options: Any, annotations: list[Annotations], source_format: str) -> Bundle:

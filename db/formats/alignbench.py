@@ -28,9 +28,7 @@ from db.problems import Problem
 from db.records import (
     Annotations,
     Bundle,
-    DatasetRecord,
     ItemRecord,
-    LabelSetRecord,
     SentenceLabelRecord,
     SentenceRecord,
     SpanRecord,
@@ -394,15 +392,8 @@ class AlignBenchFormat(Format):
                 continue
             items.append(item)
             annotations.append(labels)
-        bundle = Bundle(
-            dataset=DatasetRecord(
-                name=options.dataset or u.file_stem(source),
-                source_format=self.name,
-                taxonomy=list(taxonomies.ALIGNBENCH),
-                label_kinds=["sentence", "span"],
-            ),
-            items=items,
-            label_sets=[LabelSetRecord(kind="gold", name="gold", annotations=annotations)],
+        bundle = u.gold_bundle(
+            options, source, self.name, items, annotations, ["sentence", "span"], taxonomies.ALIGNBENCH
         )
         return ReadResult(bundle, problems)
 

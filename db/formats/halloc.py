@@ -19,8 +19,7 @@ from typing import Any
 from db import taxonomies
 from db.formats import _util as u
 from db.formats.base import Format, ReadOptions, ReadResult
-from db.problems import Problem
-from db.records import Annotations, Bundle, DatasetRecord, ItemRecord, LabelSetRecord, SpanRecord
+from db.records import Annotations, Bundle, ItemRecord, SpanRecord
 
 GROUPS = ("object", "attribute", "relationship", "scene")
 DEFAULT_ROLE = {"object": "obj", "attribute": "attribute", "relationship": "predicate", "scene": "scene"}
@@ -145,32 +144,12 @@ class HalLocFormat(Format):
         if records is None:
             return ReadResult(None, problems)
         stem = u.file_stem(source)
-        items, annotations = [], []
-        duplicates = u.DuplicateIds()
-        for index, record in records:
-            label = u.record_of(index, record)
-            try:
-                item, gold = read_record(record, index, stem)
-            except u.RecordError as error:
-                problems.append(Problem(source, label, error.field, error.reason))
-                continue
-            repeated = duplicates.check(item.external_id, index, record)
-            if repeated:
-                problems.append(Problem(source, label, "id", repeated[1], repeated[0]))
-                continue
-            item.subset = options.subset or subset_for(stem)
-            items.append(item)
-            annotations.append(gold)
-        bundle = Bundle(
-            dataset=DatasetRecord(
-                name=options.dataset or stem,
-                source_format=self.name,
-                taxonomy=list(taxonomies.HALLOC),
-                label_kinds=["span"],
-            ),
-            items=items,
-            label_sets=[LabelSetRecord(kind="gold", name="gold", annotations=annotations)],
+        items, annotations = u.benchmark_items(
+            records, source, problems, lambda record, index, _: read_record(record, index, stem)
         )
+        for item in items:
+            item.subset = options.subset or subset_for(stem)
+        bundle = u.gold_bundle(options, source, self.name, items, annotations, ["span"], taxonomies.HALLOC)
         return ReadResult(bundle, problems)
 
     def write(self, bundle: Bundle, *, filename: str = "") -> bytes:

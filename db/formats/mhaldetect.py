@@ -14,13 +14,10 @@ from typing import Any
 
 from db.formats import _util as u
 from db.formats.base import Format, ReadOptions, ReadResult
-from db.problems import Problem
 from db.records import (
     Annotations,
     Bundle,
-    DatasetRecord,
     ItemRecord,
-    LabelSetRecord,
     SentenceLabelRecord,
     SentenceRecord,
     SpanRecord,
@@ -115,29 +112,12 @@ class MHalDetectFormat(Format):
         if records is None:
             return ReadResult(None, problems)
         stem = u.file_stem(source)
-        items, annotations = [], []
-        duplicates = u.DuplicateIds()
-        for index, record in records:
-            label = u.record_of(index, record)
-            try:
-                item, gold = read_record(record, index, stem)
-            except u.RecordError as error:
-                problems.append(Problem(source, label, error.field, error.reason))
-                continue
-            repeated = duplicates.check(item.external_id, index, record)
-            if repeated:
-                problems.append(Problem(source, label, "id", repeated[1], repeated[0]))
-                continue
-            item.subset = options.subset
-            items.append(item)
-            annotations.append(gold)
-        bundle = Bundle(
-            dataset=DatasetRecord(
-                name=options.dataset or stem, source_format=self.name, label_kinds=["sentence", "span"]
-            ),
-            items=items,
-            label_sets=[LabelSetRecord(kind="gold", name="gold", annotations=annotations)],
+        items, annotations = u.benchmark_items(
+            records, source, problems, lambda record, index, _: read_record(record, index, stem)
         )
+        for item in items:
+            item.subset = options.subset
+        bundle = u.gold_bundle(options, source, self.name, items, annotations, ["sentence", "span"])
         return ReadResult(bundle, problems)
 
     def write(self, bundle: Bundle, *, filename: str = "") -> bytes:

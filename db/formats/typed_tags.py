@@ -15,8 +15,7 @@ from typing import Any
 
 from db.formats import _util as u
 from db.formats.base import Format, FormatError, ReadOptions, ReadResult
-from db.problems import Problem
-from db.records import Annotations, Bundle, DatasetRecord, ItemRecord, LabelSetRecord, SpanRecord
+from db.records import Annotations, Bundle, ItemRecord, SpanRecord
 
 UNTYPED = "hallucination"
 TEXT_KEYS = ("tagged", "tagged_text", "text", "output")
@@ -82,30 +81,13 @@ class TypedTagsFormat(Format):
         if records is None:
             return ReadResult(None, problems)
         stem = u.file_stem(source)
-        items, annotations = [], []
-        duplicates = u.DuplicateIds()
-        for index, record in records:
-            label = u.record_of(index, record)
-            try:
-                item, gold = self._record(record, index, stem)
-            except u.RecordError as error:
-                problems.append(Problem(source, label, error.field, error.reason))
-                continue
-            repeated = duplicates.check(item.external_id, index, record)
-            if repeated:
-                problems.append(Problem(source, label, "id", repeated[1], repeated[0]))
-                continue
-            item.subset = options.subset
-            items.append(item)
-            annotations.append(gold)
-        types = sorted({s.type for a in annotations for s in a.spans if s.type})
-        bundle = Bundle(
-            dataset=DatasetRecord(
-                name=options.dataset or stem, source_format=self.name, taxonomy=types, label_kinds=["span"]
-            ),
-            items=items,
-            label_sets=[LabelSetRecord(kind="gold", name="gold", annotations=annotations)],
+        items, annotations = u.benchmark_items(
+            records, source, problems, lambda record, index, _: self._record(record, index, stem)
         )
+        for item in items:
+            item.subset = options.subset
+        types = sorted({s.type for a in annotations for s in a.spans if s.type})
+        bundle = u.gold_bundle(options, source, self.name, items, annotations, ["span"], types)
         return ReadResult(bundle, problems)
 
     @staticmethod

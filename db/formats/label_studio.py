@@ -93,23 +93,15 @@ class LabelStudioFormat(Format):
             )
             return ReadResult(None, problems)
         stem = u.file_stem(source)
-        items: list[ItemRecord] = []
         label_sets: dict[tuple[str, str], dict[str, Annotations]] = {}
-        duplicates = u.DuplicateIds()
-        for index, task in enumerate(tasks):
-            label = u.record_of(index, task)
-            try:
-                item, said, warnings = self._task(task, index, stem)
-            except u.RecordError as error:
-                problems.append(Problem(source, label, error.field, error.reason))
-                continue
-            problems += [Problem(source, label, f, r, "warning") for f, r in warnings]
-            repeated = duplicates.check(item.external_id, index, task)
-            if repeated:
-                problems.append(Problem(source, label, "id", repeated[1], repeated[0]))
-                continue
+        items, said_by_task = u.benchmark_items(
+            enumerate(tasks),
+            source,
+            problems,
+            lambda task, index, warnings: self._task(task, index, stem, warnings),
+        )
+        for item, said in zip(items, said_by_task, strict=True):
             item.subset = options.subset or item.subset
-            items.append(item)
             for key, spans in said.items():
                 annotations = label_sets.setdefault(key, {}).setdefault(
                     item.external_id, Annotations(item.external_id)
@@ -136,8 +128,8 @@ class LabelStudioFormat(Format):
         return ReadResult(bundle, problems)
 
     def _task(
-        self, task: Any, index: int, stem: str
-    ) -> tuple[ItemRecord, dict[tuple[str, str], list[SpanRecord]], list[tuple[str, str]]]:
+        self, task: Any, index: int, stem: str, warnings: list[tuple[str, str]]
+    ) -> tuple[ItemRecord, dict[tuple[str, str], list[SpanRecord]]]:
         if not isinstance(task, dict):
             raise u.RecordError("-", f"expected a task object, got {u.type_name(task)}")
         bad = u.unstorable(task)
@@ -151,7 +143,6 @@ class LabelStudioFormat(Format):
         ext, _ = u.external_id(values, ("external_id",), "")
         if not ext:
             ext, _ = u.external_id(task, ("id",), f"{stem}-{index}")
-        warnings: list[tuple[str, str]] = []
         said: dict[tuple[str, str], list[SpanRecord]] = {}
         for group, kind_of in (("annotations", None), ("predictions", "detector")):
             for a, entry in enumerate(u.get_list(task, group, required=False)):
@@ -203,7 +194,7 @@ class LabelStudioFormat(Format):
             source_model=values.get("source_model") if isinstance(values.get("source_model"), str) else None,
             meta={"data": {k: v for k, v in values.items() if k not in DATA_KNOWN}},
         )
-        return item, said, warnings
+        return item, said
 
     def write(self, bundle: Bundle, *, filename: str = "") -> bytes:
         by_set = [(ls, {a.item: a for a in ls.annotations}) for ls in bundle.label_sets]

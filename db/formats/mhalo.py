@@ -26,7 +26,7 @@ from db import taxonomies
 from db.formats import _util as u
 from db.formats.base import Format, FormatError, ReadOptions, ReadResult
 from db.problems import Problem
-from db.records import Annotations, Bundle, DatasetRecord, ItemRecord, LabelSetRecord, SpanRecord
+from db.records import Annotations, Bundle, ItemRecord, SpanRecord
 from metrics import parse_tagged
 
 TAG = "hallucination"
@@ -161,6 +161,12 @@ def read_record(
     return item, spans, warning
 
 
+def _label(index: int, record: Any) -> str:
+    """How a record is named in a report: by its index, and its id (of any type) when it has one."""
+    record_id = record.get("id") if isinstance(record, dict) else None
+    return u.where(index, None if record_id is None else str(record_id))
+
+
 class MhaloFormat(Format):
     name = "mhalo"
     title = "MHALO (tagged JSON)"
@@ -184,34 +190,15 @@ class MhaloFormat(Format):
             return ReadResult(None, problems)
         stem = u.file_stem(source)
         subset = options.subset or subset_for(stem)
-        items, annotations = [], []
-        duplicates = u.DuplicateIds()
-        for index, record in enumerate(document):
-            record_id = record.get("id") if isinstance(record, dict) else None
-            label = u.where(index, None if record_id is None else str(record_id))
-            try:
-                item, spans, warning = read_record(record, stem=stem, index=index, subset=subset)
-            except u.RecordError as error:
-                problems.append(Problem(source, label, error.field, error.reason))
-                continue
+
+        def read(record: Any, index: int, warnings: list[tuple[str, str]]) -> tuple[ItemRecord, Annotations]:
+            item, spans, warning = read_record(record, stem=stem, index=index, subset=subset)
             if warning:
-                problems.append(Problem(source, label, TAGGED, warning, "warning"))
-            repeated = duplicates.check(item.external_id, index, record)
-            if repeated:
-                problems.append(Problem(source, label, "id", repeated[1], repeated[0]))
-                continue
-            items.append(item)
-            annotations.append(Annotations(item=item.external_id, spans=[SpanRecord(s, e) for s, e in spans]))
-        bundle = Bundle(
-            dataset=DatasetRecord(
-                name=options.dataset or stem,
-                source_format=self.name,
-                taxonomy=list(taxonomies.MHALO),
-                label_kinds=["span"],
-            ),
-            items=items,
-            label_sets=[LabelSetRecord(kind="gold", name="gold", annotations=annotations)],
-        )
+                warnings.append((TAGGED, warning))
+            return item, Annotations(item=item.external_id, spans=[SpanRecord(s, e) for s, e in spans])
+
+        items, annotations = u.benchmark_items(enumerate(document), source, problems, read, _label)
+        bundle = u.gold_bundle(options, source, self.name, items, annotations, ["span"], taxonomies.MHALO)
         return ReadResult(bundle, problems)
 
     def write(self, bundle: Bundle, *, filename: str = "") -> bytes:

@@ -19,15 +19,12 @@ from typing import Any
 from db import taxonomies
 from db.formats import _util as u
 from db.formats.base import Format, ReadOptions, ReadResult
-from db.problems import Problem
 from db.records import (
     Annotations,
     Bundle,
     ClaimLabelRecord,
     ClaimRecord,
-    DatasetRecord,
     ItemRecord,
-    LabelSetRecord,
     SentenceRecord,
 )
 
@@ -169,6 +166,24 @@ def read_validation(
     return item, Annotations(item=ext, claim_labels=claim_labels)
 
 
+def read_record(
+    record: Any, index: int, stem: str, warnings: list[tuple[str, str]]
+) -> tuple[ItemRecord, Annotations]:
+    """A train or a validation record, by the keys it has."""
+    if not isinstance(record, dict):
+        raise u.RecordError("-", f"expected an object, got {u.type_name(record)}")
+    bad = u.unstorable(record)
+    if bad:
+        raise u.RecordError(*bad)
+    ext, has_id = u.external_id(record, ("id",), f"{stem}-{index}")
+    layout = {"keys": list(record), "has_id": has_id, "int_id": u.id_was_int(record)}
+    if "claim_list" in record:
+        return read_train(record, ext, layout, warnings)
+    if "segments" in record:
+        return read_validation(record, ext, layout, warnings)
+    raise u.RecordError("claim_list/segments", "missing: neither a train nor a validation record")
+
+
 class MHaluBenchFormat(Format):
     name = "mhalubench"
     title = "MHaluBench (claims: train and validation shapes)"
@@ -191,47 +206,16 @@ class MHaluBenchFormat(Format):
         if records is None:
             return ReadResult(None, problems)
         stem = u.file_stem(source)
-        items, annotations = [], []
-        duplicates = u.DuplicateIds()
-        for index, record in records:
-            label = u.record_of(index, record)
-            warnings: list[tuple[str, str]] = []
-            try:
-                if not isinstance(record, dict):
-                    raise u.RecordError("-", f"expected an object, got {u.type_name(record)}")
-                bad = u.unstorable(record)
-                if bad:
-                    raise u.RecordError(*bad)
-                ext, has_id = u.external_id(record, ("id",), f"{stem}-{index}")
-                layout = {"keys": list(record), "has_id": has_id, "int_id": u.id_was_int(record)}
-                if "claim_list" in record:
-                    item, gold = read_train(record, ext, layout, warnings)
-                elif "segments" in record:
-                    item, gold = read_validation(record, ext, layout, warnings)
-                else:
-                    raise u.RecordError(
-                        "claim_list/segments", "missing: neither a train nor a validation record"
-                    )
-            except u.RecordError as error:
-                problems.append(Problem(source, label, error.field, error.reason))
-                continue
-            problems += [Problem(source, label, field, reason, "warning") for field, reason in warnings]
-            repeated = duplicates.check(item.external_id, index, record)
-            if repeated:
-                problems.append(Problem(source, label, "id", repeated[1], repeated[0]))
-                continue
+        items, annotations = u.benchmark_items(
+            records,
+            source,
+            problems,
+            lambda record, index, warnings: read_record(record, index, stem, warnings),
+        )
+        for item in items:
             item.subset = options.subset or item.subset
-            items.append(item)
-            annotations.append(gold)
-        bundle = Bundle(
-            dataset=DatasetRecord(
-                name=options.dataset or stem,
-                source_format=self.name,
-                taxonomy=list(taxonomies.MHALUBENCH),
-                label_kinds=["claim"],
-            ),
-            items=items,
-            label_sets=[LabelSetRecord(kind="gold", name="gold", annotations=annotations)],
+        bundle = u.gold_bundle(
+            options, source, self.name, items, annotations, ["claim"], taxonomies.MHALUBENCH
         )
         return ReadResult(bundle, problems)
 

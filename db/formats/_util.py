@@ -74,6 +74,18 @@ def load_json(data: bytes, source: str) -> tuple[Any, list[Problem]]:
     return document, []
 
 
+def load_document(data: bytes, source: str, kind: type, expected: str) -> tuple[Any, list[Problem]]:
+    """The parsed JSON document when it is a ``kind`` (dict or list), else None and a problem saying what
+    was ``expected``: the formats whose file is one document of a fixed shape reject any other alike."""
+    document, problems = load_json(data, source)
+    if document is None:
+        return None, problems
+    if not isinstance(document, kind):
+        problems.append(Problem(source, "-", "-", f"expected {expected}, got {type_name(document)}"))
+        return None, problems
+    return document, problems
+
+
 def iter_jsonl(text: str, source: str, problems: list[Problem]) -> Iterator[tuple[int, Any]]:
     """``(line index, value)`` of each non-blank line; a line that is not JSON becomes a problem."""
     for index, line in enumerate(text.splitlines()):

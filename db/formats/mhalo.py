@@ -25,7 +25,6 @@ from typing import Any
 from db import taxonomies
 from db.formats import _util as u
 from db.formats.base import Format, FormatError, ReadOptions, ReadResult
-from db.problems import Problem
 from db.records import Annotations, Bundle, ItemRecord, SpanRecord
 from metrics import parse_tagged
 
@@ -180,13 +179,8 @@ class MhaloFormat(Format):
 
     def read(self, data: bytes, *, source: str, options: ReadOptions | None = None) -> ReadResult:
         options = options or ReadOptions()
-        document, problems = u.load_json(data, source)
+        document, problems = u.load_document(data, source, list, "a JSON list of records")
         if document is None:
-            return ReadResult(None, problems)
-        if not isinstance(document, list):
-            problems.append(
-                Problem(source, "-", "-", f"expected a JSON list of records, got {u.type_name(document)}")
-            )
             return ReadResult(None, problems)
         stem = u.file_stem(source)
         subset = options.subset or subset_for(stem)

@@ -100,15 +100,8 @@ class TriHEFormat(Format):
 
     def read(self, data: bytes, *, source: str, options: ReadOptions | None = None) -> ReadResult:
         options = options or ReadOptions()
-        document, problems = u.load_json(data, source)
+        document, problems = u.load_document(data, source, dict, "an object keyed by image id")
         if document is None:
-            return ReadResult(None, problems)
-        if not isinstance(document, dict):
-            problems.append(
-                Problem(
-                    source, "-", "-", f"expected an object keyed by image id, got {u.type_name(document)}"
-                )
-            )
             return ReadResult(None, problems)
         items = []
         for image_id, entry in document.items():

@@ -480,6 +480,30 @@ def detector_annotations(bundle: Bundle) -> tuple[LabelSetRecord | None, dict[st
     return label_set, ({a.item: a for a in label_set.annotations} if label_set else {})
 
 
+def detector_outputs(bundle: Bundle) -> Iterator[tuple[ItemRecord, Annotations]]:
+    """Each item with the exported detector label set's annotations of it, in item order: what every
+    predictions writer writes a row for (items the detector has no output for are left out)."""
+    _, by_item = detector_annotations(bundle)
+    for item in bundle.items:
+        annotations = by_item.get(item.external_id)
+        if annotations is not None:
+            yield item, annotations
+
+
+def raw_output_json(annotations: Annotations | None, default: Any = None) -> Any:
+    """The detector's raw output parsed as JSON, else ``default`` (no raw output, or not JSON).
+
+    Predictions readers keep a JSON output verbatim as the raw output, so writers give it back from here
+    and an export repeats exactly what was imported.
+    """
+    if annotations is None or annotations.raw_output is None:
+        return default
+    try:
+        return json.loads(annotations.raw_output.text)
+    except json.JSONDecodeError:
+        return default
+
+
 ITEM_ID_KEYS = ("id", "item", "item_id", "external_id", "question_id")
 
 

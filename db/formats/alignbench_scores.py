@@ -57,12 +57,7 @@ def _sentence_of(known: dict[str, KnownItem], row: Any) -> tuple[str, int, tuple
 
 
 def _raw_texts(annotations: Annotations | None) -> dict[str, str]:
-    if annotations is None or annotations.raw_output is None:
-        return {}
-    try:
-        texts = json.loads(annotations.raw_output.text)
-    except json.JSONDecodeError:
-        return {}
+    texts = u.raw_output_json(annotations, {})
     return {str(k): v for k, v in texts.items() if isinstance(v, str)} if isinstance(texts, dict) else {}
 
 
@@ -131,15 +126,11 @@ class _RowPredictions(Format):
         raise NotImplementedError
 
     def write(self, bundle: Bundle, *, filename: str = "") -> bytes:
-        _, by_item = u.detector_annotations(bundle)
         rows = []
-        for item in bundle.items:
-            annotations = by_item.get(item.external_id)
-            if annotations is None:
-                continue
-            texts = _raw_texts(annotations)
+        for item, detected in u.detector_outputs(bundle):
+            texts = _raw_texts(detected)
             for k, (start, end, index) in enumerate(sentence_rows(item)):
-                row = self.write_row(annotations, texts.get(str(index)), k, item.response, start, end)
+                row = self.write_row(detected, texts.get(str(index)), k, item.response, start, end)
                 if row is not None:
                     rows.append(
                         {

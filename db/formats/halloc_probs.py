@@ -120,17 +120,10 @@ class HalLocProbabilitiesFormat(Format):
         return ReadResult(u.detector_bundle(options, list(annotations.values()), "halloc"), problems)
 
     def write(self, bundle: Bundle, *, filename: str = "") -> bytes:
-        _, by_item = u.detector_annotations(bundle)
         rows = []
-        for item in bundle.items:
-            annotations = by_item.get(item.external_id)
-            if annotations is None:
-                continue
-            if not annotations.token_probabilities and annotations.raw_output is not None:
-                try:
-                    raw = json.loads(annotations.raw_output.text)
-                except json.JSONDecodeError:
-                    raw = {}
+        for item, detected in u.detector_outputs(bundle):
+            if not detected.token_probabilities and detected.raw_output is not None:
+                raw = u.raw_output_json(detected)
                 rows.append({"id": item.external_id, **(raw if isinstance(raw, dict) else {})})
                 continue
             tokens = [
@@ -142,7 +135,7 @@ class HalLocProbabilitiesFormat(Format):
                     "probability": t.probability,
                     **({"type": t.type} if t.type else {}),
                 }
-                for t in annotations.token_probabilities
+                for t in detected.token_probabilities
             ]
             rows.append({"id": item.external_id, "tokens": tokens})
         return u.dump_jsonl(rows)

@@ -102,13 +102,10 @@ class MhaloOutputsFormat(Format):
         return ReadResult(u.detector_bundle(options, list(annotations.values()), "mhalo"), problems)
 
     def write(self, bundle: Bundle, *, filename: str = "") -> bytes:
-        _, by_item = u.detector_annotations(bundle)
-        rows = []
-        for item in bundle.items:
-            annotations = by_item.get(item.external_id)
-            if annotations is None:
-                continue
-            rows.append({"id": item.external_id, "output": output_text(item.response, annotations)})
+        rows = [
+            {"id": item.external_id, "output": output_text(item.response, detected)}
+            for item, detected in u.detector_outputs(bundle)
+        ]
         return u.dump_jsonl(rows)
 
     def default_filename(self, dataset: str) -> str:

@@ -109,20 +109,11 @@ class MHaluBenchPredictionsFormat(Format):
         return ReadResult(u.detector_bundle(options, list(annotations.values()), "mhalubench"), problems)
 
     def write(self, bundle: Bundle, *, filename: str = "") -> bytes:
-        _, by_item = u.detector_annotations(bundle)
         rows = []
-        for item in bundle.items:
-            annotations = by_item.get(item.external_id)
-            if annotations is None:
-                continue
-            claims: Any = None
-            if annotations.raw_output is not None:
-                try:
-                    claims = json.loads(annotations.raw_output.text)
-                except json.JSONDecodeError:
-                    claims = None
+        for item, detected in u.detector_outputs(bundle):
+            claims = u.raw_output_json(detected)
             if not isinstance(claims, list):
-                by_index = {c.index: c for c in annotations.claim_labels}
+                by_index = {c.index: c for c in detected.claim_labels}
                 claims = []
                 for k, claim in enumerate(item.claims):
                     entry: dict[str, Any] = {"claim": claim.text}

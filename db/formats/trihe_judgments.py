@@ -169,23 +169,15 @@ class TriHEJudgmentsFormat(Format):
         return Annotations(ext, triplets=triplets, raw_output=RawOutputRecord(raw_text, True))
 
     def write(self, bundle: Bundle, *, filename: str = "") -> bytes:
-        label_set, by_item = u.detector_annotations(bundle)
+        label_set = u.pick_label_set(bundle, "detector")
         model = label_set.name if label_set else "model"
         document = build_document(bundle)
-        for item in bundle.items:
-            annotations = by_item.get(item.external_id)
-            if annotations is None:
-                continue
+        for item, detected in u.detector_outputs(bundle):
             image_id, _, n = item.external_id.rpartition("/")
             instance = document[str(item.meta.get("image_id") or image_id)]["instance"][int(n)]
             for key in [k for k in instance if k.startswith(f"{model}_") or k == model]:
                 del instance[key]
-            raw: dict[str, Any] = {}
-            if annotations.raw_output is not None:
-                try:
-                    raw = json.loads(annotations.raw_output.text)
-                except json.JSONDecodeError:
-                    raw = {}
+            raw = u.raw_output_json(detected, {})
             if raw:
                 values = {
                     SUFFIX_TRIPLETS: raw.get("triplets"),
@@ -194,10 +186,10 @@ class TriHEJudgmentsFormat(Format):
                 }
             else:
                 values = {
-                    SUFFIX_TRIPLETS: [[t.subject, t.relation, t.object] for t in annotations.triplets],
-                    SUFFIX_JUDGEMENTS: [t.verdict for t in annotations.triplets],
-                    SUFFIX_PARTS: [t.wrong_part for t in annotations.triplets]
-                    if any(t.wrong_part for t in annotations.triplets)
+                    SUFFIX_TRIPLETS: [[t.subject, t.relation, t.object] for t in detected.triplets],
+                    SUFFIX_JUDGEMENTS: [t.verdict for t in detected.triplets],
+                    SUFFIX_PARTS: [t.wrong_part for t in detected.triplets]
+                    if any(t.wrong_part for t in detected.triplets)
                     else None,
                 }
             if isinstance(raw.get("answer"), str):

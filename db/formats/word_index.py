@@ -112,20 +112,11 @@ class WordIndexFormat(Format):
         return ReadResult(u.detector_bundle(options, list(annotations.values()), "word-index"), problems)
 
     def write(self, bundle: Bundle, *, filename: str = "") -> bytes:
-        _, by_item = u.detector_annotations(bundle)
         rows = []
-        for item in bundle.items:
-            annotations = by_item.get(item.external_id)
-            if annotations is None:
-                continue
-            spans: Any = None
-            if annotations.raw_output is not None:
-                try:
-                    spans = json.loads(annotations.raw_output.text)
-                except json.JSONDecodeError:
-                    spans = None
+        for item, detected in u.detector_outputs(bundle):
+            spans = u.raw_output_json(detected)
             if not isinstance(spans, list):
-                spans = word_spans(item.response, [(s.start, s.end) for s in annotations.spans])
+                spans = word_spans(item.response, [(s.start, s.end) for s in detected.spans])
             rows.append({"id": item.external_id, "spans": spans})
         return u.dump_jsonl(rows)
 

@@ -474,16 +474,11 @@ def detector_bundle(options: Any, annotations: list[Annotations], source_format:
     )
 
 
-def detector_annotations(bundle: Bundle) -> tuple[LabelSetRecord | None, dict[str, Annotations]]:
-    """The detector label set a predictions writer exports (the first one), and its annotations by item."""
-    label_set = pick_label_set(bundle, "detector")
-    return label_set, ({a.item: a for a in label_set.annotations} if label_set else {})
-
-
 def detector_outputs(bundle: Bundle) -> Iterator[tuple[ItemRecord, Annotations]]:
     """Each item with the exported detector label set's annotations of it, in item order: what every
     predictions writer writes a row for (items the detector has no output for are left out)."""
-    _, by_item = detector_annotations(bundle)
+    label_set = pick_label_set(bundle, "detector")
+    by_item = {a.item: a for a in label_set.annotations} if label_set else {}
     for item in bundle.items:
         annotations = by_item.get(item.external_id)
         if annotations is not None:

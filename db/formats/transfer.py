@@ -25,6 +25,7 @@ from db.formats.registry import UnknownFormat, best_guess, get_format
 from db.images import extract_image_zip, missing_images
 from db.importer import ImportResult, import_bundle
 from db.problems import ImportRejected, Problem
+from db.records import Bundle
 from db.repositories.datasets import set_image_root
 from db.repositories.exchange import dataset_image_root, known_items
 
@@ -136,6 +137,27 @@ def dataset_image_folder(dataset: str) -> Path:
     return data_dir() / "images" / slug
 
 
+def _write(
+    engine: Engine, bundle: Bundle, outcome: ImportOutcome, *, allow_skip: bool, annotator: str | None
+) -> bool:
+    """Hand the bundle and every problem found so far to :func:`import_bundle`, the one writer of both
+    kinds of import; on rejection the outcome keeps just the rejection's problems and False is returned."""
+    try:
+        outcome.result = import_bundle(
+            engine,
+            bundle,
+            source=outcome.source,
+            problems=outcome.problems,
+            allow_skip=allow_skip,
+            annotator=annotator,
+        )
+    except ImportRejected as rejected:
+        outcome.problems = list(rejected.problems)
+        return False
+    outcome.problems = outcome.result.problems
+    return True
+
+
 @without_gc_pauses
 def import_file(
     engine: Engine,
@@ -187,19 +209,8 @@ def import_file(
     outcome.problems += missing_images(root, {i.external_id: i.image_ref for i in bundle.items}, source)
 
     progress(0.5, f"Checking and writing {len(bundle.items):,} items…")
-    try:
-        outcome.result = import_bundle(
-            engine,
-            bundle,
-            source=source,
-            problems=outcome.problems,
-            allow_skip=allow_skip,
-            annotator=annotator,
-        )
-    except ImportRejected as rejected:
-        outcome.problems = list(rejected.problems)
+    if not _write(engine, bundle, outcome, allow_skip=allow_skip, annotator=annotator):
         return outcome
-    outcome.problems = outcome.result.problems
     if image_root and existing is not None and existing[1] != image_root:
         set_image_root(engine, existing[0], image_root)
     outcome.ok = True
@@ -250,19 +261,8 @@ def import_predictions(
             outcome.problems.append(Problem(source, "-", "-", "the file holds no outputs for this dataset"))
         return outcome
     progress(0.5, f"Checking and writing {outcome.items_read:,} outputs…")
-    try:
-        outcome.result = import_bundle(
-            engine,
-            read.bundle,
-            source=source,
-            problems=outcome.problems,
-            allow_skip=allow_skip,
-            annotator=annotator,
-        )
-    except ImportRejected as rejected:
-        outcome.problems = list(rejected.problems)
+    if not _write(engine, read.bundle, outcome, allow_skip=allow_skip, annotator=annotator):
         return outcome
-    outcome.problems = outcome.result.problems
     outcome.ok = True
     progress(1.0, outcome.summary())
     return outcome

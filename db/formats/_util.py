@@ -428,11 +428,14 @@ def pick_label_set(bundle: Bundle, kind: str = "gold") -> LabelSetRecord | None:
     return bundle.label_sets[0] if len(bundle.label_sets) == 1 else None
 
 
-def spans_by_item(bundle: Bundle, kind: str = "gold") -> dict[str, list[tuple[int, int]]]:
+def annotations_by_item(bundle: Bundle, kind: str = "gold") -> dict[str, Annotations]:
+    """The annotations a single-label-set writer exports (see :func:`pick_label_set`), by item id."""
     label_set = pick_label_set(bundle, kind)
-    if label_set is None:
-        return {}
-    return {a.item: [(s.start, s.end) for s in a.spans] for a in label_set.annotations}
+    return {a.item: a for a in label_set.annotations} if label_set else {}
+
+
+def spans_by_item(bundle: Bundle, kind: str = "gold") -> dict[str, list[tuple[int, int]]]:
+    return {ext: [(s.start, s.end) for s in a.spans] for ext, a in annotations_by_item(bundle, kind).items()}
 
 
 def gold_bundle(
@@ -477,8 +480,7 @@ def detector_bundle(options: Any, annotations: list[Annotations], source_format:
 def detector_outputs(bundle: Bundle) -> Iterator[tuple[ItemRecord, Annotations]]:
     """Each item with the exported detector label set's annotations of it, in item order: what every
     predictions writer writes a row for (items the detector has no output for are left out)."""
-    label_set = pick_label_set(bundle, "detector")
-    by_item = {a.item: a for a in label_set.annotations} if label_set else {}
+    by_item = annotations_by_item(bundle, "detector")
     for item in bundle.items:
         annotations = by_item.get(item.external_id)
         if annotations is not None:

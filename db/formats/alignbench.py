@@ -463,8 +463,7 @@ class AlignBenchFormat(Format):
         return item, Annotations(item=ext, spans=spans, sentence_labels=labels)
 
     def write(self, bundle: Bundle, *, filename: str = "") -> bytes:
-        gold = u.pick_label_set(bundle)
-        by_item = {a.item: a for a in gold.annotations} if gold else {}
+        by_item = u.annotations_by_item(bundle)
         rows = []
         for item in bundle.items:
             annotations = by_item.get(item.external_id)

@@ -121,8 +121,7 @@ class MHalDetectFormat(Format):
         return ReadResult(bundle, problems)
 
     def write(self, bundle: Bundle, *, filename: str = "") -> bytes:
-        gold = u.pick_label_set(bundle)
-        by_item = {a.item: a for a in gold.annotations} if gold else {}
+        by_item = u.annotations_by_item(bundle)
         records = []
         for item in bundle.items:
             annotations = by_item.get(item.external_id)

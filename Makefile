@@ -1,4 +1,4 @@
-# HalluScope: `make run` serves the app, `make test` runs every test. Both set themselves up.
+# Spanlight: `make run` serves the app, `make test` runs every test. Both set themselves up.
 PYTHON ?= python3
 VENV   := .venv
 BIN    := $(VENV)/bin

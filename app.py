@@ -1,4 +1,4 @@
-"""HalluScope entry point: the navigation between the user's tasks.
+"""Spanlight entry point: the navigation between the user's tasks.
 
 Run with ``make run`` (or ``streamlit run app.py``). Pages live in ``pages/`` and each begins with the
 shared setup (``components.page_setup.setup_page``) itself, because Streamlit may serve a page URL

@@ -1,4 +1,4 @@
-"""HalluScope on the command line: the same store and rules as the app, without a browser.
+"""Spanlight on the command line: the same store and rules as the app, without a browser.
 
     python cli.py init  [--db URL]            migrate, and load the demo if the store is empty
     python cli.py demo  [--db URL] [--json]   (re)create the synthetic demo dataset
@@ -294,7 +294,7 @@ ARGUMENTS: dict[str, Callable[[argparse.ArgumentParser], None]] = {
 
 
 def build_parser() -> argparse.ArgumentParser:
-    parser = argparse.ArgumentParser(prog="cli.py", description="HalluScope headless commands.")
+    parser = argparse.ArgumentParser(prog="cli.py", description="Spanlight headless commands.")
     sub = parser.add_subparsers(dest="command", required=True)
     for name, (_, help_text) in COMMANDS.items():
         command = sub.add_parser(name, help=help_text)

@@ -1,6 +1,6 @@
 """Benchmark: import 100 K AlignBench sentence rows (14 K captions) into a fresh SQLite store.
 
-Prints HalluScope's time next to the raw floor measured in the same run (``json.loads`` of every line plus
+Prints Spanlight's time next to the raw floor measured in the same run (``json.loads`` of every line plus
 one sqlite3 ``executemany`` of the same rows into a plain table) and the peak memory of the import.
 Target: at most 3x the floor. Run with ``make bench`` or ``python bench/bench_import.py [--rows N]``.
 """
@@ -97,7 +97,7 @@ def floor(data: bytes, folder: Path) -> tuple[float, float]:
     folder.mkdir()
     connection = sqlite3.connect(folder / "floor.db")
     connection.execute("PRAGMA journal_mode=WAL")
-    connection.execute("PRAGMA synchronous=NORMAL")  # as HalluScope's own SQLite connections
+    connection.execute("PRAGMA synchronous=NORMAL")  # as Spanlight's own SQLite connections
     connection.execute(f"CREATE TABLE rows ({', '.join(columns)})")
     with connection:
         connection.executemany(
@@ -158,7 +158,7 @@ def main() -> int:
         f"rows: {args.rows:,} in {args.captions:,} captions ({len(data) / 1e6:.1f} MB JSONL), median of {args.repeat}"
     )
     print(f"floor (json.loads + sqlite3 executemany): {raw:.2f} s wall, {raw_cpu:.2f} s CPU")
-    print(f"HalluScope import (read, check, write):   {elapsed:.2f} s wall, {cpu:.2f} s CPU")
+    print(f"Spanlight import (read, check, write):   {elapsed:.2f} s wall, {cpu:.2f} s CPU")
     print(f"ratio to the floor:                       {ratio:.2f}x wall, {cpu_ratio:.2f}x CPU")
     print(f"peak Python memory during the import:     {peak / 1e6:.0f} MB")
     if min(ratio, cpu_ratio) > args.max_ratio:

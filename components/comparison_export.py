@@ -22,7 +22,7 @@ from PIL import Image, ImageDraw, ImageFont
 from components.item_comparison import TRACK_CSS, ItemComparison, Track, legend_html, track_html
 from components.span_html import FATES, SpanStyle
 
-FOOTER = "Exported from HalluScope"
+FOOTER = "Exported from Spanlight"
 
 
 def _footer(comparison: ItemComparison, generated: datetime | None) -> str:
@@ -49,7 +49,7 @@ def comparison_html(
     parts = [
         "<!DOCTYPE html>",
         '<html lang="en"><head><meta charset="utf-8">',
-        f"<title>{e(title)} · HalluScope</title>",
+        f"<title>{e(title)} · Spanlight</title>",
         "<style>body{font-family:system-ui,-apple-system,'Segoe UI',sans-serif;max-width:62em;margin:2em auto;"
         "padding:0 1em;color:#222}h1{font-size:1.3em}h2{font-size:1.05em;margin:0 0 0.2em}"
         ".hs-block{border:1px solid #ddd;border-radius:6px;padding:0.6em 0.9em;margin:0.8em 0}"

@@ -13,19 +13,18 @@ own navigation. Streamlit exposes no public switch for this, so it reads ``Pages
 
 from __future__ import annotations
 
-import os
 from dataclasses import dataclass
 
 import streamlit as st
 from sqlalchemy import Engine
 
-from db.config import redact, resolve_url
+from db.config import redact, resolve_url, setting
 from db.engine import make_engine
 from db.migrate import upgrade
 from db.repositories.annotators import AnnotatorView, get_or_create_annotator
 
 DEFAULT_ANNOTATOR = "annotator"
-_USER_KEY = "halluscope_user"
+_USER_KEY = "spanlight_user"
 
 
 @dataclass(frozen=True)
@@ -46,9 +45,7 @@ def engine_for(url: str) -> Engine:
 def _who(engine: Engine) -> AnnotatorView:
     """The annotator of this browser session: kept in session state and in the URL (survives reload)."""
     name = (
-        st.session_state.get(_USER_KEY)
-        or st.query_params.get("user")
-        or os.environ.get("HALLUSCOPE_USER", DEFAULT_ANNOTATOR)
+        st.session_state.get(_USER_KEY) or st.query_params.get("user") or setting("USER") or DEFAULT_ANNOTATOR
     )
     annotator = get_or_create_annotator(engine, name)
     st.session_state[_USER_KEY] = annotator.name
@@ -69,8 +66,8 @@ def _route_through_app() -> None:
 
     # Only a session's first run can be a legacy-routed first request; later runs carry widget
     # events that a rerun would drop.
-    first_run = "_halluscope_routed" not in st.session_state
-    st.session_state["_halluscope_routed"] = True
+    first_run = "_spanlight_routed" not in st.session_state
+    st.session_state["_spanlight_routed"] = True
     if first_run and PagesManager.uses_pages_directory:
         PagesManager.uses_pages_directory = False
         st.rerun()
@@ -79,7 +76,7 @@ def _route_through_app() -> None:
 def setup_page(title: str, *, layout: str = "wide") -> PageContext:
     """Configure the page and return the store and the current annotator."""
     _route_through_app()
-    st.set_page_config(page_title=f"{title} · HalluScope", page_icon="🔍", layout=layout)
+    st.set_page_config(page_title=f"{title} · Spanlight", page_icon="🔍", layout=layout)
     url = resolve_url()
     engine = engine_for(url)
     annotator = _who(engine)

@@ -3,7 +3,7 @@
 Model output is untrusted: it may contain ``<script>``, ``<img onerror=...>`` or Markdown that must be
 shown to the annotator exactly as the model wrote it. Every piece of text therefore goes through
 :func:`html.escape` here, even though ``st.html`` sanitizes again, and nothing is passed through
-Markdown. Offsets are Python code-point indices, the same as everywhere else in HalluScope.
+Markdown. Offsets are Python code-point indices, the same as everywhere else in Spanlight.
 
 Overlapping spans are drawn as nested ``<mark>`` elements, each on its own *lane*: a lane is an
 underline at its own depth, so two spans over the same words show two lines. Every span piece that

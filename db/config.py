@@ -1,7 +1,7 @@
 """Where the store lives: ``--db`` beats ``DATABASE_URL`` beats the embedded SQLite file.
 
-The default is ``data/halluscope.db`` under the project folder (override the folder with
-``HALLUSCOPE_DATA_DIR``). Configuration comes from environment variables only: ``st.secrets`` raises on
+The default is ``data/spanlight.db`` under the project folder (override the folder with
+``SPANLIGHT_DATA_DIR``). Configuration comes from environment variables only: ``st.secrets`` raises on
 a real server when no secrets file exists.
 """
 
@@ -10,16 +10,31 @@ from __future__ import annotations
 import os
 from pathlib import Path
 
+from db.legacy_settings import note_old_store, old_setting
+
 PROJECT_ROOT = Path(__file__).resolve().parent.parent
+
+
+STORE_FILE_NAME = "spanlight.db"
+
+
+def setting(name: str) -> str | None:
+    """``SPANLIGHT_<name>`` from the environment (or its pre-rename spelling); ``None`` when unset or empty."""
+    value = os.environ.get(f"SPANLIGHT_{name}")
+    if value is None:
+        value = old_setting(name)
+    return value or None
 
 
 def data_dir() -> Path:
     """The folder for the default database and generated demo images."""
-    return Path(os.environ.get("HALLUSCOPE_DATA_DIR") or PROJECT_ROOT / "data")
+    return Path(setting("DATA_DIR") or PROJECT_ROOT / "data")
 
 
 def default_sqlite_url() -> str:
-    return f"sqlite:///{data_dir() / 'halluscope.db'}"
+    folder = data_dir()
+    note_old_store(folder, STORE_FILE_NAME)
+    return f"sqlite:///{folder / STORE_FILE_NAME}"
 
 
 def resolve_url(explicit: str | None = None) -> str:

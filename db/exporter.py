@@ -1,7 +1,7 @@
 """Read a dataset back out of the store as a :class:`~db.records.Bundle`, the shape every writer consumes.
 
 The exporter is the importer's mirror: items in dataset order with their sentences (only when they were
-imported rather than split by HalluScope), claims and reference triplets, then the chosen label sets with
+imported rather than split by Spanlight), claims and reference triplets, then the chosen label sets with
 everything they say, then the rating tasks of the exported detectors. One query per table, not per item,
 so a 100 K-sentence dataset exports in about a second.
 """

@@ -1,4 +1,4 @@
-"""The whole HalluScope domain as SQLAlchemy 2 typed models.
+"""The whole Spanlight domain as SQLAlchemy 2 typed models.
 
 One benchmark item (image + prompt + model response) is annotated by *label sets*: a human annotator's
 work, the adjudicated gold, or one run of a detector. Every kind of annotation (spans, sentence labels,

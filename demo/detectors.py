@@ -1,6 +1,6 @@
 """Three simulated hallucination detectors with deliberately different, documented behaviour.
 
-Each one produces, per item, what a real detector run gives HalluScope: a raw MHALO-style output (a
+Each one produces, per item, what a real detector run gives Spanlight: a raw MHALO-style output (a
 header line, then the response inside ``<Tagged_Text>…</Tagged_Text>`` with ``<hallucination>`` tags;
 the Analyze-then-Judge detector writes an ``<Analysis>…</Analysis>`` part first), the spans parsed from
 it (character offsets into the response, untyped, as detectors give them), a 0–100 correctness score

@@ -1,4 +1,4 @@
-"""HalluScope metrics: the published definitions, as pure functions on plain Python and numpy inputs.
+"""Spanlight metrics: the published definitions, as pure functions on plain Python and numpy inputs.
 
 Modules are grouped by family (as in scikit-learn's ``sklearn.metrics``) and everything public is
 re-exported here, so callers write ``from metrics import f1_iou``. The names of the metrics contract

@@ -1,7 +1,7 @@
 """Percentile bootstrap confidence intervals over items.
 
 None of the five papers reports intervals, but their tables compare numbers a few points apart on a
-few hundred items, so HalluScope shows every headline number with one. The method is Efron's
+few hundred items, so Spanlight shows every headline number with one. The method is Efron's
 percentile bootstrap: resample the items with replacement, recompute the statistic, and take the
 ``(1 - confidence) / 2`` and ``(1 + confidence) / 2`` quantiles. Resampling uses a numpy Generator
 seeded explicitly, so the same call always gives the same interval.

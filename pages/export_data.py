@@ -1,4 +1,4 @@
-"""Export: a dataset, with the label sets you choose, in any format HalluScope writes — as a download."""
+"""Export: a dataset, with the label sets you choose, in any format Spanlight writes — as a download."""
 
 from __future__ import annotations
 

@@ -17,7 +17,7 @@ if st.query_params.get("dataset") and st.query_params.get("item"):
         query_params={k: st.query_params[k] for k in ("dataset", "item", "user") if k in st.query_params},
     )
 
-st.title("HalluScope")
+st.title("Spanlight")
 st.write(
     "Annotate, compare and measure hallucination detectors for multimodal models: "
     "token spans (MHALO), sentence labels (AlignBench), claims (MHaluBench), triplets (Tri-HE)."

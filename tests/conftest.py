@@ -20,7 +20,7 @@ from db.engine import make_engine
 from db.migrate import upgrade
 from db.models import Base
 
-PG_URL = os.environ.get("HALLUSCOPE_TEST_PG_URL", "postgresql+psycopg://postgres@127.0.0.1:5432/test")
+PG_URL = os.environ.get("SPANLIGHT_TEST_PG_URL", "postgresql+psycopg://postgres@127.0.0.1:5432/test")
 IN_CI = os.environ.get("CI", "").lower() == "true"
 
 

@@ -59,7 +59,7 @@ def test_text_marks_best_values(demo_url: str) -> None:
     out = done.stdout
     assert "Table 3 · F1_M, F1_IoU and IF per subset (%)" in out
     assert "Table 3 · AUROC per detector and captioning model (%)" in out
-    assert "Computed from: HalluScope demo (synthetic)" in out
+    assert "Computed from: Spanlight demo (synthetic)" in out
     assert "*" in out and "Marks: * best" in out
 
 

@@ -151,7 +151,7 @@ def _png() -> bytes:
 
 
 def test_image_zip_with_path_traversal_refuses_the_import(capsys, db_url, tmp_path, monkeypatch):
-    monkeypatch.setenv("HALLUSCOPE_DATA_DIR", str(tmp_path / "data"))
+    monkeypatch.setenv("SPANLIGHT_DATA_DIR", str(tmp_path / "data"))
     bench = tmp_path / "bench.json"
     bench.write_text(
         json.dumps([{"id": "a", "image": "a.png", "test_solution": "x", "hallucinated_solution": "x"}])

@@ -15,6 +15,7 @@ import numpy as np
 import pandas as pd
 
 DIGEST_LENGTH = 12
+PRODUCT = "Spanlight"  # named in every footer, so a pasted figure says where it was made
 
 
 @dataclass(frozen=True)
@@ -35,6 +36,7 @@ class Provenance:
         if self.filters:
             parts.append(self.filters)
         parts.append(f"data sha256 {self.digest}")
+        parts.append(PRODUCT)
         return " · ".join(parts)
 
     def to_dict(self) -> dict[str, Any]:

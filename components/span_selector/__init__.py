@@ -39,7 +39,7 @@ import streamlit as st
 from components.span_html import PALETTE, colour_for, type_colours
 
 _HERE = Path(__file__).parent
-COMPONENT_NAME = "halluscope_span_selector"
+COMPONENT_NAME = "spanlight_span_selector"
 ACTIONS = ("add", "retype", "delete")
 
 _mount = st.components.v2.component(

@@ -1,6 +1,6 @@
 """AlignBench: one row per caption sentence with a correct / incorrect / unknown label (CSV, JSONL, Parquet).
 
-A caption (one HalluScope item) is rebuilt by grouping rows on ``(model, image_name)`` and ordering them
+A caption (one Spanlight item) is rebuilt by grouping rows on ``(model, image_name)`` and ordering them
 by ``sentence_index``; its sentences are joined with single spaces and their offsets stored, so a label
 always refers to exactly the sentence the annotators saw. The majority label becomes the gold sentence
 label (with agreement, Fleiss' pi and vote counts kept on the label), and ``error_words`` are located in

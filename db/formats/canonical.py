@@ -1,8 +1,8 @@
-"""HalluScope's own JSONL: every field of a :class:`~db.records.Bundle`, one JSON object per line.
+"""Spanlight's own JSONL: every field of a :class:`~db.records.Bundle`, one JSON object per line.
 
 The first line is the dataset (with ``format_version``); then one line per item, per label set, per
 label set's annotations on one item, per rating task and per rating. Each line names what it is in
-``"record"``. Nothing is lost, so it is the format to move a dataset between HalluScope stores and the
+``"record"``. Nothing is lost, so it is the format to move a dataset between Spanlight stores and the
 fallback whenever another format cannot express something (overlapping spans in inline tags, ratings).
 
 Reading is strict: every field is checked against the record's type, unknown fields are reported (a typo
@@ -104,8 +104,8 @@ def _plain(record: Any) -> dict[str, Any]:
 
 class CanonicalFormat(Format):
     name = "canonical"
-    title = "HalluScope JSONL (canonical, lossless)"
-    extensions = (".jsonl", ".halluscope.jsonl")
+    title = "Spanlight JSONL (canonical, lossless)"
+    extensions = (".jsonl", ".spanlight.jsonl")
     description = "One JSON object per line: dataset, items, label sets, annotations, rating tasks, ratings."
 
     def sniff(self, data: bytes, filename: str = "") -> float:
@@ -169,7 +169,7 @@ class CanonicalFormat(Format):
                                 source,
                                 where,
                                 "format_version",
-                                f"{version!r} is not a version this HalluScope reads ({FORMAT_VERSION})",
+                                f"{version!r} is not a version this Spanlight reads ({FORMAT_VERSION})",
                             )
                         )
                         return ReadResult(None, problems)

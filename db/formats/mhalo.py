@@ -2,7 +2,7 @@
 
 A record holds the response twice: ``test_solution`` (plain, what annotators and detectors see) and
 ``hallucinated_solution`` (the same text with ``<hallucination>…</hallucination>`` around each span).
-HalluScope stores ``test_solution`` exactly and places the tag spans on it. The field names vary between
+Spanlight stores ``test_solution`` exactly and places the tag spans on it. The field names vary between
 the released files (``prompt``/``question``, ``image_path``/``image``, ``id`` only in some) and the real
 files have flaws, each handled on purpose:
 
@@ -13,7 +13,7 @@ files have flaws, each handled on purpose:
 * any other difference rejects the record, showing where the texts part;
 * ``hallucination_spans`` (M-HalDetect-derived file) must agree with the tags, or the record is rejected.
 
-Fields HalluScope has no column for stay in the item's ``meta`` with the record's key order, so an export
+Fields Spanlight has no column for stay in the item's ``meta`` with the record's key order, so an export
 writes each record back as it came (ids are only written where the source had them).
 """
 

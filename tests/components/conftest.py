@@ -19,7 +19,7 @@ from pathlib import Path
 import pytest
 
 ROOT = Path(__file__).resolve().parents[2]
-CHROMIUM = os.environ.get("HALLUSCOPE_CHROMIUM", "/usr/bin/chromium")
+CHROMIUM = os.environ.get("SPANLIGHT_CHROMIUM", "/usr/bin/chromium")
 CHROMIUM_ARGS = [
     "--no-sandbox",
     "--disable-gpu",

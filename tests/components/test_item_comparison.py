@@ -204,7 +204,7 @@ def test_html_export_is_a_standalone_escaped_document() -> None:
     assert "<script>" not in document and "<b>prompt" not in document
     assert "&lt;b&gt;prompt&lt;/b&gt;" in document and "Item i&amp;1" in document
     assert 'src="data:image/png;base64,' in document
-    assert "Exported from HalluScope · dataset d &lt;x&gt; · item i&amp;1" in document
+    assert "Exported from Spanlight · dataset d &lt;x&gt; · item i&amp;1" in document
     assert "2026-11-20 12:00 UTC" in document
     assert document.count('class="hs-track"') == 2
     assert "http://" not in document and "https://" not in document  # nothing fetched from elsewhere

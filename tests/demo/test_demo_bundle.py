@@ -62,7 +62,7 @@ def overlaps(a: tuple[int, int], b: tuple[int, int]) -> bool:
 def test_dataset_record(built: tuple[Bundle, Path]) -> None:
     bundle, image_dir = built
     d = bundle.dataset
-    assert d.name == DEMO_DATASET_NAME == "HalluScope demo (synthetic)"
+    assert d.name == DEMO_DATASET_NAME == "Spanlight demo (synthetic)"
     assert d.source_format == "demo" and d.is_synthetic
     assert d.taxonomy == list(MHALO)
     assert d.label_kinds == ["span", "sentence", "claim", "triplet"]

@@ -32,13 +32,13 @@ def free_port() -> int:
 
 def _environment(data_dir: Path, database_url: str) -> dict[str, str]:
     env = dict(os.environ)
-    env.update({"DATABASE_URL": database_url, "HALLUSCOPE_DATA_DIR": str(data_dir), "PYTHONUNBUFFERED": "1"})
+    env.update({"DATABASE_URL": database_url, "SPANLIGHT_DATA_DIR": str(data_dir), "PYTHONUNBUFFERED": "1"})
     return env
 
 
 def prepare_store(data_dir: Path) -> str:
     """Create the store and load the demo through the CLI, exactly as `make run` does."""
-    database_url = f"sqlite:///{data_dir / 'halluscope.db'}"
+    database_url = f"sqlite:///{data_dir / 'spanlight.db'}"
     subprocess.run(
         [sys.executable, "cli.py", "init"],
         cwd=ROOT,

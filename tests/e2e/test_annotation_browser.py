@@ -32,7 +32,7 @@ from db.repositories.items import ItemView, get_item
 from db.repositories.label_sets import human_label_set, list_label_sets
 from tests.e2e.app_server import RunningApp
 
-DEMO = "HalluScope demo (synthetic)"
+DEMO = "Spanlight demo (synthetic)"
 VIEWPORT = {"width": 1280, "height": 900}
 PRIMARY = '[data-testid="stBaseButton-primary"]'  # a chosen label's button
 STEP_MS = 20_000  # a rerun takes well under a second; this only bounds a hang on a busy machine

@@ -17,7 +17,7 @@ from db.repositories.label_sets import list_label_sets
 from metrics import f1_iou, token_spans
 from tests.e2e.app_server import RunningApp, running_app
 
-DEMO = "HalluScope demo (synthetic)"
+DEMO = "Spanlight demo (synthetic)"
 DETECTORS = ("cautious", "eager", "sloppy")
 MATCHED_RGB = "rgb(34, 136, 51)"  # #228833
 FALSE_POSITIVE_RGB = "rgb(238, 102, 119)"  # #EE6677
@@ -103,7 +103,7 @@ def test_first_request_to_an_inspect_page_runs_the_shared_setup(
         page.wait_for_selector(content, timeout=60_000)  # a cold server imports and loads for a while
         _wait_ready(page)
         expect(page.get_by_role("textbox", name="Working as")).to_have_value("annotator")
-        expect(page).to_have_title(f"{title} · HalluScope")
+        expect(page).to_have_title(f"{title} · Spanlight")
         page.screenshot(path=str(artifacts / f"compare-first-request-{path}.png"))
 
 
@@ -129,7 +129,7 @@ def test_deep_link_then_step_through_failures(
     page.mouse.click(box["x"] + 14, box["y"] + 35 + 17)
     _wait_tracks(page)
     _wait_ready(page)
-    expect(page).to_have_title("Compare detectors · HalluScope", timeout=SLOW)
+    expect(page).to_have_title("Compare detectors · Spanlight", timeout=SLOW)
     expect(page.get_by_text(f"Failure 1 of {len(expected)}")).to_be_visible(timeout=SLOW)
     query = _query(page)
     assert query["item"] == [expected[0]] and query["from"] == ["failures"]

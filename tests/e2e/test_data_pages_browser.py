@@ -11,7 +11,7 @@ from playwright.sync_api import Page, expect
 
 from tests.e2e.app_server import RunningApp, running_app
 
-DEMO = "HalluScope demo (synthetic)"
+DEMO = "Spanlight demo (synthetic)"
 APP_PY = Path(__file__).resolve().parents[2] / "app.py"
 # Every page the navigation lists: (url path, title). The default page is also served at "/".
 PAGES = [
@@ -43,7 +43,7 @@ def test_first_request_to_any_page_runs_the_shared_setup(
         _wait_ready(page)
         # (Presenter mode hides the sidebar, so these look at the page whether shown or not.)
         expect(page.get_by_role("textbox", name="Working as", include_hidden=True)).to_have_value("annotator")
-        assert page.title().endswith("· HalluScope"), page.title()
+        assert page.title().endswith("· Spanlight"), page.title()
         # The app's own navigation, not Streamlit's list of the pages/ files (which names "app").
         nav = page.locator('[data-testid="stSidebarNav"]')
         expect(nav.get_by_text("Annotate", exact=True)).to_have_count(1)

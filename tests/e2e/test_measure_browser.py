@@ -22,7 +22,7 @@ from db.repositories.items import get_item
 from db.repositories.label_sets import list_label_sets
 from tests.e2e.app_server import RunningApp, prepare_store, running_app
 
-DEMO = "HalluScope demo (synthetic)"
+DEMO = "Spanlight demo (synthetic)"
 VIEWPORT = {"width": 1400, "height": 1000}
 PAGES = {
     "metrics": "Metrics",
@@ -83,7 +83,7 @@ def test_first_request_to_each_measure_page_runs_the_setup(measure_app: RunningA
     # The module's server is fresh: each page below is the first request to its URL.
     for path, title in PAGES.items():
         _open(page, measure_app, path)
-        expect(page).to_have_title(f"{title} · HalluScope")
+        expect(page).to_have_title(f"{title} · Spanlight")
         assert page.locator('[data-testid="stException"]').count() == 0
         if path != "presenter":  # presenter mode hides the sidebar, setup still ran (its title is set)
             expect(page.get_by_role("textbox", name="Working as")).to_have_value("annotator")

@@ -16,7 +16,7 @@ from db.repositories.items import get_item
 from db.repositories.rating_tasks import detector_segments, list_rating_tasks, my_ratings
 from tests.e2e.app_server import RunningApp, running_app
 
-DEMO = "HalluScope demo (synthetic)"
+DEMO = "Spanlight demo (synthetic)"
 RATER = "keyboard-rater"
 
 
@@ -39,7 +39,7 @@ def test_first_request_to_a_rating_page_runs_the_shared_setup(
         _wait_ready(page)
         # a fresh server imports the metrics stack on this first run: allow it time
         expect(page.get_by_role("textbox", name="Working as")).to_have_value("annotator", timeout=30_000)
-        expect(page).to_have_title(f"{title} · HalluScope")
+        expect(page).to_have_title(f"{title} · Spanlight")
 
 
 def test_rate_an_item_by_keyboard(app: RunningApp, page: Page, artifacts: Path) -> None:

@@ -12,7 +12,7 @@ from db.formats.mhalo import FORMAT
 from db.formats.registry import best_guess
 from db.formats.transfer import export_file, import_file
 
-# What the real files hold and what HalluScope must say about them (checked by reading them by hand).
+# What the real files hold and what Spanlight must say about them (checked by reading them by hand).
 EXPECTED = {
     "processed_mhal_dataset.json": {"items": 363, "errors": {}, "warnings": 137},
     "processed_geo_170k.json": {"items": 499, "errors": {"#56": "test_solution"}, "warnings": 0},

@@ -11,12 +11,12 @@ from db.engine import make_engine
 from demo.load import load_demo
 
 APP = str(Path(__file__).resolve().parents[2] / "app.py")
-DEMO = "HalluScope demo (synthetic)"
+DEMO = "Spanlight demo (synthetic)"
 
 
 def demo_store(sqlite_url: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> str:
     """Load the demo into ``sqlite_url`` and point the app at it (DATABASE_URL, data folder)."""
-    monkeypatch.setenv("HALLUSCOPE_DATA_DIR", str(tmp_path / "data"))
+    monkeypatch.setenv("SPANLIGHT_DATA_DIR", str(tmp_path / "data"))
     engine = make_engine(sqlite_url)
     load_demo(engine)
     engine.dispose()

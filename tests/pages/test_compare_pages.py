@@ -48,7 +48,7 @@ def demo_store(tmp_path_factory: pytest.TempPathFactory) -> tuple[str, Path]:
     data_dir = tmp_path_factory.mktemp("compare-demo")
     url = f"sqlite:///{data_dir / 'store.db'}"
     with pytest.MonkeyPatch.context() as patch:
-        patch.setenv("HALLUSCOPE_DATA_DIR", str(data_dir))
+        patch.setenv("SPANLIGHT_DATA_DIR", str(data_dir))
         engine = make_engine(url)
         upgrade(engine)
         load_demo(engine)
@@ -60,7 +60,7 @@ def demo_store(tmp_path_factory: pytest.TempPathFactory) -> tuple[str, Path]:
 def demo(demo_store: tuple[str, Path], monkeypatch: pytest.MonkeyPatch) -> str:
     url, data_dir = demo_store
     monkeypatch.setenv("DATABASE_URL", url)
-    monkeypatch.setenv("HALLUSCOPE_DATA_DIR", str(data_dir))
+    monkeypatch.setenv("SPANLIGHT_DATA_DIR", str(data_dir))
     st.cache_resource.clear()
     return url
 

@@ -45,7 +45,7 @@ RECORDS = [
 @pytest.fixture
 def store(sqlite_url: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> str:
     monkeypatch.setenv("DATABASE_URL", sqlite_url)
-    monkeypatch.setenv("HALLUSCOPE_DATA_DIR", str(tmp_path / "data"))
+    monkeypatch.setenv("SPANLIGHT_DATA_DIR", str(tmp_path / "data"))
     st.cache_resource.clear()
     st.cache_data.clear()
     return sqlite_url

@@ -9,14 +9,14 @@ import pytest
 from db.engine import make_engine
 from db.migrate import upgrade
 
-DEMO = "HalluScope demo (synthetic)"
+DEMO = "Spanlight demo (synthetic)"
 
 
 def load_demo_store(data_dir: Path, monkeypatch: pytest.MonkeyPatch) -> str:
     """Load the demo into a fresh SQLite file under ``data_dir`` (images there too); returns its URL."""
     from demo.load import load_demo
 
-    monkeypatch.setenv("HALLUSCOPE_DATA_DIR", str(data_dir))
+    monkeypatch.setenv("SPANLIGHT_DATA_DIR", str(data_dir))
     url = f"sqlite:///{data_dir / 'store.db'}"
     engine = make_engine(url)
     upgrade(engine)

@@ -1,6 +1,6 @@
 """Spanlight entry point: the navigation between the user's tasks.
 
-Run with ``make run`` (or ``streamlit run app.py``). Pages live in ``pages/`` and each begins with the
+Run with ``make run`` (or ``streamlit run app.py``). Pages live in ``app_pages/`` and each begins with the
 shared setup (``components.page_setup.setup_page``) itself, because Streamlit may serve a page URL
 before this file has run; this file therefore only routes.
 """
@@ -12,29 +12,36 @@ import streamlit as st
 navigation = st.navigation(
     {
         "Data": [
-            st.Page("pages/home.py", title="Datasets", icon=":material/dataset:", default=True),
-            st.Page("pages/browse.py", title="Browse items", icon=":material/table_rows:"),
-            st.Page("pages/item.py", title="Item", icon=":material/image:"),
-            st.Page("pages/import_data.py", title="Import", icon=":material/upload:"),
-            st.Page("pages/export_data.py", title="Export", icon=":material/download:"),
+            st.Page("app_pages/home.py", title="Datasets", icon=":material/dataset:", default=True),
+            st.Page("app_pages/browse.py", title="Browse items", icon=":material/table_rows:"),
+            st.Page("app_pages/item.py", title="Item", icon=":material/image:"),
+            st.Page("app_pages/import_data.py", title="Import", icon=":material/upload:"),
+            st.Page("app_pages/export_data.py", title="Export", icon=":material/download:"),
         ],
         "Annotate": [
-            st.Page("pages/spans.py", title="Mark spans", icon=":material/format_ink_highlighter:"),
-            st.Page("pages/sentences.py", title="Label sentences", icon=":material/format_list_bulleted:"),
-            st.Page("pages/claims.py", title="Judge claims", icon=":material/fact_check:"),
-            st.Page("pages/triplets.py", title="Judge triplets", icon=":material/account_tree:"),
-            st.Page("pages/rate.py", title="Rate detector outputs", icon=":material/star_rate:"),
-            st.Page("pages/rating_tasks.py", title="Rating tasks", icon=":material/rule:"),
+            st.Page("app_pages/spans.py", title="Mark spans", icon=":material/format_ink_highlighter:"),
+            st.Page(
+                "app_pages/sentences.py", title="Label sentences", icon=":material/format_list_bulleted:"
+            ),
+            st.Page("app_pages/claims.py", title="Judge claims", icon=":material/fact_check:"),
+            st.Page("app_pages/triplets.py", title="Judge triplets", icon=":material/account_tree:"),
+            st.Page("app_pages/rate.py", title="Rate detector outputs", icon=":material/star_rate:"),
+            st.Page("app_pages/rating_tasks.py", title="Rating tasks", icon=":material/rule:"),
         ],
         "Inspect": [
-            st.Page("pages/compare.py", title="Compare detectors", icon=":material/compare:"),
-            st.Page("pages/failures.py", title="Failure cases", icon=":material/bug_report:"),
+            st.Page("app_pages/compare.py", title="Compare detectors", icon=":material/compare:"),
+            st.Page("app_pages/failures.py", title="Failure cases", icon=":material/bug_report:"),
         ],
         "Measure": [
-            st.Page("pages/metrics.py", title="Metrics", icon=":material/leaderboard:"),
-            st.Page("pages/correlation.py", title="Correlation", icon=":material/scatter_plot:"),
-            st.Page("pages/agreement.py", title="Agreement", icon=":material/group:"),
-            st.Page("pages/presenter.py", title="Presenter mode", icon=":material/slideshow:"),
+            st.Page(
+                "app_pages/paper_metrics.py",
+                title="Metrics",
+                url_path="metrics",
+                icon=":material/leaderboard:",
+            ),
+            st.Page("app_pages/correlation.py", title="Correlation", icon=":material/scatter_plot:"),
+            st.Page("app_pages/agreement.py", title="Agreement", icon=":material/group:"),
+            st.Page("app_pages/presenter.py", title="Presenter mode", icon=":material/slideshow:"),
         ],
     },
     expanded=True,

@@ -5,9 +5,9 @@ of 100 K items. Measured with AppTest against a real SQLite file: the time from 
 end of the run, which includes the action's transaction and the whole page script (queue, progress,
 undo, item, labels). Two actions, 50 of each per dataset:
 
-* a sentence label click on ``pages/sentences.py`` (the current sentence's button, as the keys 1/2/3
+* a sentence label click on ``app_pages/sentences.py`` (the current sentence's button, as the keys 1/2/3
   press it; five clicks per item over ten items, so both new labels and changed labels);
-* a span added on ``pages/spans.py`` through the span selector's action (``simulate_action``).
+* a span added on ``app_pages/spans.py`` through the span selector's action (``simulate_action``).
 
 Also printed, outside the target: the time to show the next item (ten per page and size), which is
 where the page counts the task's queue.
@@ -200,8 +200,8 @@ def main() -> None:
     parser.add_argument("--actions", type=int, default=50)
     parser.add_argument("--profile", action="store_true", help="cProfile the label clicks (script thread)")
     args = parser.parse_args()
-    actions = {"label click (sentences)": ("pages/sentences.py", label_clicks)}
-    actions["span add (spans)"] = ("pages/spans.py", span_adds)
+    actions = {"label click (sentences)": ("app_pages/sentences.py", label_clicks)}
+    actions["span add (spans)"] = ("app_pages/spans.py", span_adds)
     results: dict[str, dict[int, list[float]]] = {}
     profiler = cProfile.Profile() if args.profile else None
     with tempfile.TemporaryDirectory() as tmp, profiled_scripts():

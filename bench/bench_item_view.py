@@ -32,7 +32,7 @@ def time_item_view(url: str, n_items: int, repeats: int = 20) -> list[float]:
     at = AppTest.from_file(str(ROOT / "app.py"), default_timeout=60)
     at.query_params.update({"dataset": dataset_name(n_items), "item": "it-0"})
     at.run()
-    at.switch_page("pages/item.py").run()
+    at.switch_page("app_pages/item.py").run()
     assert not at.exception, at.exception
     times = []
     for k in range(repeats):

@@ -1,14 +1,11 @@
 """The one setup every page runs first: page config, the store, migrations, who is working.
 
-Streamlit also auto-discovers the ``pages/`` folder, so on a freshly started server a first request to
-``/some_page`` runs that page alone, skipping ``app.py``. Every page therefore starts with
-:func:`setup_page`; it is idempotent and cheap on reruns (the engine is cached per database URL).
-
-Left alone, that legacy routing would also stick: the server keeps listing the raw ``pages/`` files in
-the sidebar (for every session) until someone happens to open ``/``. :func:`setup_page` detects such a
-run and reruns it through ``app.py``, whose ``st.navigation`` then serves the same page with the app's
-own navigation. Streamlit exposes no public switch for this, so it reads ``PagesManager``'s flag
-(Streamlit is pinned; the browser tests open every page first on a fresh server to catch a change).
+The pages live in ``app_pages/``, not ``pages/``: Streamlit's legacy router discovers a folder named
+``pages`` beside the entry script and, on a freshly started server, would serve a first request to a
+page URL from that file alone, skipping ``app.py`` and its navigation. With no such folder every request
+runs ``app.py``, whose ``st.navigation`` then runs the page; each page still starts with
+:func:`setup_page` for its title, and the setup is idempotent and cheap on reruns (the engine is cached
+per database URL).
 """
 
 from __future__ import annotations
@@ -60,22 +57,8 @@ def _change_user() -> None:
         st.session_state[_USER_KEY] = typed
 
 
-def _route_through_app() -> None:
-    """Rerun a page served by the legacy ``pages/`` routing through ``app.py`` and its navigation."""
-    from streamlit.runtime.pages_manager import PagesManager
-
-    # Only a session's first run can be a legacy-routed first request; later runs carry widget
-    # events that a rerun would drop.
-    first_run = "_spanlight_routed" not in st.session_state
-    st.session_state["_spanlight_routed"] = True
-    if first_run and PagesManager.uses_pages_directory:
-        PagesManager.uses_pages_directory = False
-        st.rerun()
-
-
 def setup_page(title: str, *, layout: str = "wide") -> PageContext:
     """Configure the page and return the store and the current annotator."""
-    _route_through_app()
     st.set_page_config(page_title=f"{title} · Spanlight", page_icon="🔍", layout=layout)
     url = resolve_url()
     engine = engine_for(url)

@@ -15,8 +15,10 @@ DEMO = "Spanlight demo (synthetic)"
 APP_PY = Path(__file__).resolve().parents[2] / "app.py"
 # Every page the navigation lists: (url path, title). The default page is also served at "/".
 PAGES = [
-    (Path(source).stem, title)
-    for source, title in re.findall(r'st\.Page\("(pages/[a-z_]+\.py)", title="([^"]+)"', APP_PY.read_text())
+    (url_path or stem, title)
+    for stem, title, url_path in re.findall(
+        r'st\.Page\("app_pages/([a-z_]+)\.py", title="([^"]+)"(?:, url_path="([a-z_]+)")?', APP_PY.read_text()
+    )
 ]
 
 
@@ -36,7 +38,7 @@ def test_navigation_lists_pages() -> None:
 def test_first_request_to_any_page_runs_the_shared_setup(
     path: str, title: str, demo_store: tuple[Path, str], page: Page, artifacts: Path
 ) -> None:
-    """Streamlit serves /<page> before app.py ever ran on a fresh server: the page's own setup must run."""
+    """A first request to /<page> on a fresh server gets the app's navigation and the shared setup."""
     data_dir, database_url = demo_store
     with running_app(data_dir, database_url) as fresh:
         page.goto(f"{fresh.url}/{'' if path == 'home' else path}")
@@ -44,7 +46,7 @@ def test_first_request_to_any_page_runs_the_shared_setup(
         # (Presenter mode hides the sidebar, so these look at the page whether shown or not.)
         expect(page.get_by_role("textbox", name="Working as", include_hidden=True)).to_have_value("annotator")
         assert page.title().endswith("· Spanlight"), page.title()
-        # The app's own navigation, not Streamlit's list of the pages/ files (which names "app").
+        # The app's own navigation, never Streamlit's legacy list of page files (which names "app").
         nav = page.locator('[data-testid="stSidebarNav"]')
         expect(nav.get_by_text("Annotate", exact=True)).to_have_count(1)
         expect(nav.get_by_text("app", exact=True)).to_have_count(0)

@@ -40,7 +40,7 @@ def test_claims_verdict_type_reason_and_done(store: str) -> None:
     engine = make_engine(store)
     item = get_item(engine, 1, "demo-003")
     assert item.claims
-    at = _open("pages/claims.py", "demo-003")
+    at = _open("app_pages/claims.py", "demo-003")
     first = item.claims[0]
     _click(at, "claim_now_hallucination")
     at.selectbox(key=f"claim_type_{first.id}").set_value("object").run()
@@ -54,14 +54,14 @@ def test_claims_verdict_type_reason_and_done(store: str) -> None:
 
 
 def test_text_to_image_claims_say_where_they_come_from(store: str) -> None:
-    at = _open("pages/claims.py", "demo-007")
+    at = _open("app_pages/claims.py", "demo-007")
     assert any("image is the model's output" in i.value for i in at.info)
 
 
 def test_triplets_yes_no_and_wrong_part(store: str) -> None:
     engine = make_engine(store)
     item = get_item(engine, 1, "demo-001")
-    at = _open("pages/triplets.py", "demo-001")
+    at = _open("app_pages/triplets.py", "demo-001")
     source = at.sidebar.selectbox(key="triplet_source").value
     ls = _tester(engine)
     triplets = judged_triplets(engine, item.id, source, ls.id)

@@ -111,7 +111,7 @@ def _app(page: str, **query: str | list[str]) -> AppTest:
 
 
 def finder(**query: str | list[str]) -> AppTest:
-    return _app("pages/failures.py", **query)
+    return _app("app_pages/failures.py", **query)
 
 
 def listed(at: AppTest) -> list[str]:
@@ -230,7 +230,7 @@ def test_exports_are_offered(demo: str) -> None:
 
 
 def compare(**query: str | list[str]) -> AppTest:
-    return _app("pages/compare.py", **query)
+    return _app("app_pages/compare.py", **query)
 
 
 def test_compare_deep_link_shows_tracks_in_the_asked_order(demo: str, truth: Truth) -> None:
@@ -351,7 +351,7 @@ def fresh_store(sqlite_url: str, monkeypatch: pytest.MonkeyPatch) -> Iterator[st
 
 
 def test_pages_on_an_empty_store_say_what_to_do(fresh_store: str) -> None:
-    for page in ("pages/compare.py", "pages/failures.py"):
+    for page in ("app_pages/compare.py", "app_pages/failures.py"):
         at = AppTest.from_file(APP, default_timeout=TIMEOUT).run()
         at.switch_page(page).run()
         assert not at.exception
@@ -402,7 +402,7 @@ def test_twelve_detectors_stay_manageable(twelve: str) -> None:
     at = AppTest.from_file(APP, default_timeout=TIMEOUT)
     at.query_params["dataset"] = "twelve"
     at.run()
-    at.switch_page("pages/compare.py").run()
+    at.switch_page("app_pages/compare.py").run()
     assert not at.exception
     assert len(widget(at.multiselect, "Detector tracks (top to bottom)").value) == 6  # a readable start
     names = [f"detector {d:02d}" for d in range(12)]
@@ -428,7 +428,7 @@ def test_twelve_detectors_stay_manageable(twelve: str) -> None:
     finder_page.query_params["dataset"] = "twelve"
     finder_page.run()
     finder_page.query_params.update({"preset": "clean-flagged"})
-    finder_page.switch_page("pages/failures.py").run()
+    finder_page.switch_page("app_pages/failures.py").run()
     assert not finder_page.exception
     assert listed(finder_page) == ["t-4"]
     assert len(widget(finder_page.multiselect, "Score columns for").value) == 4
@@ -478,11 +478,11 @@ def test_a_sentence_dataset_compares_scores_not_spans(
     at = AppTest.from_file(APP, default_timeout=TIMEOUT)
     at.query_params["dataset"] = "sentences"
     at.run()
-    at.switch_page("pages/compare.py").run()
+    at.switch_page("app_pages/compare.py").run()
     assert not at.exception
     assert "data-track=" not in _html(at)
     assert any("no span labels" in i.value for i in at.info)
     grid = next(d.value for d in at.dataframe if "sentence" in d.value.columns)
     assert list(grid["judge"]) == [12.0, 40.0] and list(grid["gold"]) == ["✗ incorrect", "✓ correct"]
-    at.switch_page("pages/failures.py").run()
+    at.switch_page("app_pages/failures.py").run()
     assert not at.exception and any("no span labels" in i.value for i in at.info)

@@ -33,7 +33,7 @@ def test_home_lists_datasets_with_counts(app_db: str) -> None:
 
 def test_browse_filters_and_pages(app_db: str) -> None:
     at = _app(dataset="pages-test").run()
-    at.switch_page("pages/browse.py").run()
+    at.switch_page("app_pages/browse.py").run()
     assert not at.exception
     assert "**31** matching items" in at.markdown[-1].value or any("**31**" in m.value for m in at.markdown)
     at.selectbox(key="browse_gold").set_value("hallucinated").run()
@@ -48,7 +48,7 @@ def test_browse_filters_and_pages(app_db: str) -> None:
 
 def test_item_view_shows_escaped_spans_and_missing_image(app_db: str) -> None:
     at = _app(dataset="pages-test", item="xss").run()
-    at.switch_page("pages/item.py").run()
+    at.switch_page("app_pages/item.py").run()
     assert not at.exception
     body = _html(at)
     assert "&lt;script&gt;window.__xss=1&lt;/script&gt;" in body
@@ -61,7 +61,7 @@ def test_item_view_shows_escaped_spans_and_missing_image(app_db: str) -> None:
 
 def test_missing_image_names_file_and_root_setting(app_db: str) -> None:
     at = _app(dataset="pages-test", item="item-4").run()
-    at.switch_page("pages/item.py").run()
+    at.switch_page("app_pages/item.py").run()
     assert "`missing-4.png`" in at.warning[0].value
     assert "no image root" in at.warning[0].value
     at.text_input(key="item_image_root").input("/nowhere").run()
@@ -71,7 +71,7 @@ def test_missing_image_names_file_and_root_setting(app_db: str) -> None:
 
 def test_item_view_navigates_and_switches_label_set(app_db: str) -> None:
     at = _app(dataset="pages-test", item="item-0").run()
-    at.switch_page("pages/item.py").run()
+    at.switch_page("app_pages/item.py").run()
     assert "Color Attribute" in _html(at)
     at.button[1].click().run()  # Next
     assert at.query_params["item"] == "item-1"
@@ -83,7 +83,7 @@ def test_item_view_navigates_and_switches_label_set(app_db: str) -> None:
 
 def test_unknown_item_says_so(app_db: str) -> None:
     at = _app(dataset="pages-test", item="nope").run()
-    at.switch_page("pages/item.py").run()
+    at.switch_page("app_pages/item.py").run()
     assert "no item with id 'nope'" in at.error[0].value
 
 

@@ -15,8 +15,8 @@ from db.formats.base import ReadOptions
 from db.formats.transfer import import_file
 
 ROOT = Path(__file__).resolve().parents[2]
-IMPORT_PAGE = str(ROOT / "pages" / "import_data.py")
-EXPORT_PAGE = str(ROOT / "pages" / "export_data.py")
+IMPORT_PAGE = str(ROOT / "app_pages" / "import_data.py")
+EXPORT_PAGE = str(ROOT / "app_pages" / "export_data.py")
 TIMEOUT = 30
 XSS = "Look: <script>window.__xss=1</script> and <img src=x onerror=alert(1)> here."
 

@@ -62,7 +62,7 @@ def _frame(at: AppTest, title: str):  # type: ignore[no-untyped-def]
 
 
 def test_metrics_offers_the_papers_the_demo_has(store: str) -> None:
-    at = _page("pages/metrics.py")
+    at = _page("app_pages/paper_metrics.py")
     paper = at.button_group[0]
     assert paper.options == ["MHALO", "AlignBench", "MHaluBench", "Tri-HE", "HalLoc"]
     assert paper.value == "MHALO"
@@ -74,7 +74,7 @@ def test_metrics_offers_the_papers_the_demo_has(store: str) -> None:
 
 
 def test_metrics_filters_subset_and_detector(store: str) -> None:
-    at = _page("pages/metrics.py")
+    at = _page("app_pages/paper_metrics.py")
     at.multiselect(key="subset").set_value(["shapes"]).run()
     assert _items(at) == 20
     assert "subset: shapes" in _provenance(at)
@@ -85,7 +85,7 @@ def test_metrics_filters_subset_and_detector(store: str) -> None:
 
 
 def test_metrics_filter_from_the_address(store: str) -> None:
-    at = _page("pages/metrics.py", view="AlignBench", model=["captioner-a"], unknown="as correct")
+    at = _page("app_pages/paper_metrics.py", view="AlignBench", model=["captioner-a"], unknown="as correct")
     assert at.button_group[0].value == "AlignBench"
     table3 = _frame(at, "Table 3 · AUROC per detector and captioning model (%)")
     assert [c for c in table3.columns if c != "detector"] == ["captioner-a", "Avg"]
@@ -95,7 +95,7 @@ def test_metrics_filter_from_the_address(store: str) -> None:
 
 
 def test_metrics_type_filter_on_alignbench(store: str) -> None:
-    at = _page("pages/metrics.py", view="AlignBench")
+    at = _page("app_pages/paper_metrics.py", view="AlignBench")
     before = _provenance(at)
     at.multiselect(key="type").set_value(["OCR"]).run()
     types = _frame(
@@ -107,13 +107,13 @@ def test_metrics_type_filter_on_alignbench(store: str) -> None:
 
 @pytest.mark.parametrize("view", ["MHaluBench", "Tri-HE", "HalLoc"])
 def test_every_paper_renders(store: str, view: str) -> None:
-    at = _page("pages/metrics.py", view=view)
+    at = _page("app_pages/paper_metrics.py", view=view)
     assert at.button_group[0].value == view
     assert len(at.dataframe) >= 1 and len(at.get("plotly_chart")) >= 1
 
 
 def test_correlation_page(store: str) -> None:
-    at = _page("pages/correlation.py")
+    at = _page("app_pages/correlation.py")
     metrics = {m.label: float(m.value) for m in at.metric}
     assert set(metrics) == {
         "Pearson r · F1_IoU",
@@ -130,7 +130,7 @@ def test_correlation_page(store: str) -> None:
 
 
 def test_agreement_page(store: str) -> None:
-    at = _page("pages/agreement.py", kind="Sentence labels")
+    at = _page("app_pages/agreement.py", kind="Sentence labels")
     values = {m.label: float(m.value) for m in at.metric}
     assert 0.5 < values["Fleiss' kappa"] < 1
     assert values["Observed agreement P̄"] > values["Fleiss' kappa"]
@@ -142,7 +142,7 @@ def test_agreement_page(store: str) -> None:
 
 
 def test_presenter_shows_one_figure_and_pages(store: str) -> None:
-    at = _page("pages/presenter.py")
+    at = _page("app_pages/presenter.py")
     assert len(at.get("plotly_chart")) == 1
     first = at.markdown[0].value
     assert first.startswith("## MHALO")
@@ -161,7 +161,7 @@ def test_numbers_follow_a_label_without_restart(demo_url: str, tmp_path, monkeyp
     monkeypatch.setenv("DATABASE_URL", url)
     st.cache_resource.clear()
     st.cache_data.clear()
-    at = _page("pages/metrics.py", view="AlignBench")
+    at = _page("app_pages/paper_metrics.py", view="AlignBench")
     title = "Table 3 · AUROC per detector and captioning model (%)"
     before = _frame(at, title).set_index("detector").at["cautious", "Avg"]
     digest = _provenance(at)

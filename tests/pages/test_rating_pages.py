@@ -25,7 +25,7 @@ def _open(page: str = "rate", user: str = "tester", **params: str) -> AppTest:
     at.query_params.update({"dataset": DEMO, "user": user})
     at.run()
     at.query_params.update(params)  # after the home page, which forwards only dataset/item/user links
-    at.switch_page(f"pages/{page}.py").run()
+    at.switch_page(f"app_pages/{page}.py").run()
     assert not at.exception, at.exception
     return at
 

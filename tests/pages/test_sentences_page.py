@@ -21,7 +21,7 @@ def _open(item: str = "demo-001", user: str = "tester") -> AppTest:
     at = AppTest.from_file(APP, default_timeout=30)
     at.query_params.update({"dataset": DEMO, "item": item, "user": user})
     at.run()
-    at.switch_page("pages/sentences.py").run()
+    at.switch_page("app_pages/sentences.py").run()
     assert not at.exception, at.exception
     return at
 

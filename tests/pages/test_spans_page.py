@@ -23,7 +23,7 @@ def _open(item: str = "demo-004") -> AppTest:
     at = AppTest.from_file(APP, default_timeout=30)
     at.query_params.update({"dataset": DEMO, "item": item, "user": "tester"})
     at.run()
-    at.switch_page("pages/spans.py").run()
+    at.switch_page("app_pages/spans.py").run()
     assert not at.exception, at.exception
     return at
 

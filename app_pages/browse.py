@@ -73,6 +73,6 @@ event = st.dataframe(
 if event.selection.rows:
     chosen = rows[event.selection.rows[0]]
     st.switch_page(
-        "pages/item.py",
+        "app_pages/item.py",
         query_params={"dataset": dataset.name, "item": chosen.external_id, "user": ctx.annotator.name},
     )

@@ -13,7 +13,7 @@ ctx = setup_page("Datasets")
 # A deep link to the root (?dataset=…&item=…) opens that item.
 if st.query_params.get("dataset") and st.query_params.get("item"):
     st.switch_page(
-        "pages/item.py",
+        "app_pages/item.py",
         query_params={k: st.query_params[k] for k in ("dataset", "item", "user") if k in st.query_params},
     )
 
@@ -49,4 +49,4 @@ for dataset in datasets:
                 f"gold on {dataset.n_gold_items:,}",
             )
             if st.button("Browse items", key=f"browse-{dataset.id}", icon=":material/table_rows:"):
-                st.switch_page("pages/browse.py", query_params={"dataset": dataset.name})
+                st.switch_page("app_pages/browse.py", query_params={"dataset": dataset.name})

@@ -128,7 +128,7 @@ if jump != wanted:
 nav[3].markdown(where)
 if from_finder:
     nav[3].page_link(
-        "pages/failures.py",
+        "app_pages/failures.py",
         label="Back to the failure list",
         icon=":material/bug_report:",
         query_params={"dataset": dataset.name, **query.to_params()},

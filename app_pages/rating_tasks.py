@@ -303,7 +303,10 @@ else:
         f"{task.n_ratings} rating(s)"
     )
     st.page_link(
-        "pages/rate.py", label="Rate this task", icon=":material/star_rate:", query_params={"task": task.id}
+        "app_pages/rate.py",
+        label="Rate this task",
+        icon=":material/star_rate:",
+        query_params={"task": task.id},
     )
     summary_tab, settings_tab, files_tab = st.tabs(["Summary", "Settings", "Import / export"])
     with summary_tab:

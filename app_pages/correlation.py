@@ -84,7 +84,7 @@ if chosen:
         item = points[0].get("customdata", [None])[0]
         if item:
             st.page_link(
-                "pages/item.py",
+                "app_pages/item.py",
                 label=f"Open item {item}",
                 icon=":material/open_in_new:",
                 query_params={"dataset": dataset.name, "item": item, "user": ctx.annotator.name},

@@ -190,12 +190,14 @@ event = st.dataframe(
 tracks = ff.tracks_for(query, names)
 if event.selection.rows:
     chosen = found.index[event.selection.rows[0]]
-    st.switch_page("pages/compare.py", query_params=ff.compare_params(query, dataset.name, chosen, tracks))
+    st.switch_page(
+        "app_pages/compare.py", query_params=ff.compare_params(query, dataset.name, chosen, tracks)
+    )
 
 actions = st.columns([2.2, 1, 1, 3])
 if len(found):
     actions[0].page_link(
-        "pages/compare.py",
+        "app_pages/compare.py",
         label=f"Step through these {len(found)} in the comparison",
         icon=":material/compare:",
         query_params=ff.compare_params(query, dataset.name, found.index[0], tracks),

@@ -50,7 +50,7 @@ if not tasks:
     pick_dataset(engine)
     if dataset is not None:
         st.info("This dataset has no rating task yet. Create one (detector, scale, rubric) first.")
-        st.page_link("pages/rating_tasks.py", label="Rating tasks", icon=":material/rule:")
+        st.page_link("app_pages/rating_tasks.py", label="Rating tasks", icon=":material/rule:")
     st.stop()
 
 task_key = f"rating_task_{dataset.id}"

@@ -7,16 +7,15 @@ keeps the documented IoU bands true whatever the word lengths are.
 
 from __future__ import annotations
 
-import re
+from metrics.matching import span_iou
+from metrics.tagged_text import token_offsets
 
 Range = tuple[int, int]
 
-_TOKEN = re.compile(r"\S+")
-
 
 def tokenize(text: str) -> list[Range]:
-    """Character ranges of the whitespace tokens of ``text``, in order."""
-    return [(m.start(), m.end()) for m in _TOKEN.finditer(text)]
+    """Character ranges of the whitespace tokens of ``text``, in order (the metrics' tokenizer)."""
+    return token_offsets(text)
 
 
 def token_interval(tokens: list[Range], span: Range) -> Range:
@@ -37,5 +36,5 @@ def overlaps(a: Range, b: Range) -> bool:
 
 
 def iou(a: Range, b: Range) -> float:
-    inter = max(0, min(a[1], b[1]) - max(a[0], b[0]))
-    return inter / ((a[1] - a[0]) + (b[1] - b[0]) - inter)
+    """IoU of two token intervals, as the matching engine measures it."""
+    return span_iou(a, b)

@@ -19,6 +19,7 @@ from metrics.calibration import ace, calibration_by_label, ece, reliability_diag
 from metrics.claims import claim_scores, segment_labels
 from metrics.correlation import correlations
 from metrics.localization import localization_precision, mean_iou
+from metrics.matching import MatchedPair, SpanMatching, match_spans, span_iou
 from metrics.ranking import AurocTable, auroc, auroc_by_group, auroc_table
 from metrics.span_batches import (
     DEFAULT_CURVE_THRESHOLDS,
@@ -29,8 +30,8 @@ from metrics.span_batches import (
     pack_spans,
 )
 from metrics.span_types import f1_iou_by_type
-from metrics.spans import f1_iou, f1_m, span_iou
-from metrics.tagged_text import follows_format, parse_tagged, token_spans
+from metrics.spans import f1_iou, f1_m
+from metrics.tagged_text import follows_format, parse_tagged, token_offsets, token_spans
 from metrics.triplets import hallu_rates
 
 __all__ = [
@@ -56,6 +57,10 @@ __all__ = [
     "PackedSpans",
     "pack_spans",
     "span_iou",
+    "match_spans",
+    "MatchedPair",
+    "SpanMatching",
+    "token_offsets",
     "f1_iou_per_item",
     "f1_m_per_item",
     "f1_iou_curve",

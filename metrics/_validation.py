@@ -25,7 +25,7 @@ def as_int(value: Any, what: str) -> int:
     if isinstance(value, numbers.Integral):
         return int(value)
     if isinstance(value, numbers.Real) and math.isfinite(value) and float(value).is_integer():
-        return int(value)
+        return int(float(value))
     raise ValueError(f"{what} must be an integer, got {value!r}")
 
 
@@ -71,7 +71,7 @@ def as_list(values: Any, what: str) -> list[Any]:
     if isinstance(values, np.ndarray):
         if values.ndim != 1:
             raise ValueError(f"{what} must be one-dimensional, got shape {values.shape}")
-        return values.tolist()
+        return list(values.tolist())
     try:
         return list(values)
     except TypeError:
@@ -122,7 +122,8 @@ def as_binary_labels(labels: Any, what: str = "labels") -> np.ndarray:
     if not (is_zero | (arr == 1)).all():
         bad = arr[~(is_zero | (arr == 1))][0]
         raise ValueError(f"{what} must contain only 0 and 1, found {bad!r}")
-    return (~is_zero).astype(np.int8)
+    binary: np.ndarray = (~is_zero).astype(np.int8)
+    return binary
 
 
 def as_probabilities(probs: Any, what: str = "probs") -> np.ndarray:

@@ -23,6 +23,7 @@ from metrics.span_batches import (
     _format_mask,
     _same_item_pairs,
     pack_spans,
+    read_predictions,
 )
 
 OVERALL = "overall"
@@ -65,12 +66,7 @@ def span_detection_table(
     pred_lists = list(preds)
     if len(pred_lists) != n_items:
         raise ValueError(f"preds must have one entry per item ({n_items}), got {len(pred_lists)}")
-    # A failed item's prediction is never read, so it may be None or anything unparsed.
-    cleaned = [p if good else [] for p, good in zip(pred_lists, ok.tolist(), strict=True)]
-    for i in np.flatnonzero(ok).tolist():
-        if cleaned[i] is None:
-            raise ValueError(f"preds[{i}] is None although follows_format[{i}] is true")
-    pred = pack_spans(cleaned, "preds")
+    pred = pack_spans(read_predictions(pred_lists, ok), "preds")
     gold = pack_spans(golds, "golds")
     if gold.n_items != n_items:
         raise ValueError(f"golds must have one entry per item ({n_items}), got {gold.n_items}")
@@ -164,8 +160,7 @@ def clean_response_accuracy(
     if not clean.any():
         raise ValueError("no item without gold spans: accuracy on clean responses is undefined")
     flagged_nothing = np.zeros(len(pred_lists), dtype=bool)
+    read = read_predictions([p if c else [] for p, c in zip(pred_lists, clean.tolist(), strict=True)], ok)
     for i in np.flatnonzero(clean & ok).tolist():
-        if pred_lists[i] is None:
-            raise ValueError(f"preds[{i}] is None although follows_format[{i}] is true")
-        flagged_nothing[i] = pack_spans([pred_lists[i]], f"preds[{i}]").starts.size == 0
+        flagged_nothing[i] = pack_spans([read[i]], f"preds[{i}]").starts.size == 0
     return float(flagged_nothing[clean].sum() / clean.sum())

@@ -49,7 +49,7 @@ def _cohen_from_lists(first: list[Hashable], second: list[Hashable]) -> float:
     return (n * agree - chance) / (n * n - chance)
 
 
-def _rating_table(ratings: Sequence[Sequence[Hashable]]) -> tuple[list[Counter], int]:
+def _rating_table(ratings: Sequence[Sequence[Hashable]]) -> tuple[list[Counter[Hashable]], int]:
     """Label counts of every item, checking that every item has the same number (>= 2) of ratings."""
     items = as_list(ratings, "ratings")
     if not items:
@@ -71,7 +71,7 @@ def _rating_table(ratings: Sequence[Sequence[Hashable]]) -> tuple[list[Counter],
     return counts, n_raters
 
 
-def _sum_agreeing_pairs(counts: list[Counter]) -> int:
+def _sum_agreeing_pairs(counts: list[Counter[Hashable]]) -> int:
     return sum(c * (c - 1) for item in counts for c in item.values())
 
 
@@ -94,7 +94,7 @@ def fleiss_kappa(ratings: Sequence[Sequence[Hashable]]) -> float:
     """
     counts, m = _rating_table(ratings)
     n_items = len(counts)
-    totals: Counter = Counter()
+    totals: Counter[Hashable] = Counter()
     for item in counts:
         totals.update(item)
     agreeing = _sum_agreeing_pairs(counts)  # P̄ = agreeing / d1
@@ -170,7 +170,7 @@ def krippendorff_alpha(ratings: Sequence[Sequence[Any]], level: str = "nominal")
     n = len(pooled)
     if level == "nominal":
         observed = sum((len(u) ** 2 - sum(c * c for c in Counter(u).values())) / (len(u) - 1) for u in units)
-        expected = n * n - sum(c * c for c in Counter(pooled).values())
+        expected: float = n * n - sum(c * c for c in Counter(pooled).values())
         return 1.0 - (n - 1) * observed / expected
     observed = sum(2 * len(u) * _squared_deviations(u) / (len(u) - 1) for u in units)
     expected = 2 * n * _squared_deviations(pooled)

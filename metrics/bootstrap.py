@@ -85,10 +85,12 @@ def _as_item_array(sample: Any, k: int) -> np.ndarray:
     else:
         values = list(sample)
         try:
-            arr = np.asarray(values)
+            converted: np.ndarray | None = np.asarray(values)
         except ValueError:  # ragged nested lists, e.g. one span list per item
-            arr = None
-        if arr is None or arr.ndim != 1 or arr.dtype.kind not in "biuf":
+            converted = None
+        if converted is not None and converted.ndim == 1 and converted.dtype.kind in "biuf":
+            arr = converted
+        else:
             arr = np.empty(len(values), dtype=object)
             for i, value in enumerate(values):  # element-wise, so nested lists stay whole objects
                 arr[i] = value

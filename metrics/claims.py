@@ -9,6 +9,7 @@ F1 is the plain mean of the two per-class F1 (e.g. GPT-4V UniHD segment row: (79
 from __future__ import annotations
 
 from collections.abc import Sequence
+from typing import Any
 
 from metrics._validation import as_list
 
@@ -25,7 +26,7 @@ def _check_labels(values: Sequence[str], what: str) -> list[str]:
     return labels
 
 
-def claim_scores(gold: Sequence[str], pred: Sequence[str]) -> dict:
+def claim_scores(gold: Sequence[str], pred: Sequence[str]) -> dict[str, Any]:
     """Per-class precision/recall/F1, accuracy and macro averages (MHaluBench section 5.1, Table 2).
 
     For class ``c``: ``precision = |pred = c and gold = c| / |pred = c|`` (0 when ``c`` is never
@@ -44,7 +45,7 @@ def claim_scores(gold: Sequence[str], pred: Sequence[str]) -> dict:
         )
     if not gold_labels:
         raise ValueError("no claims to score")
-    result: dict = {}
+    result: dict[str, Any] = {}
     for cls in CLAIM_LABELS:
         tp = sum(1 for g, p in zip(gold_labels, pred_labels, strict=True) if g == cls and p == cls)
         n_pred = pred_labels.count(cls)

@@ -82,6 +82,7 @@ def _rowwise_pearson(xs: np.ndarray, ys: np.ndarray) -> np.ndarray:
     yc = ys - ys.mean(axis=1, keepdims=True)
     denom = np.sqrt((xc * xc).sum(axis=1) * (yc * yc).sum(axis=1))
     with np.errstate(invalid="ignore", divide="ignore"):
-        r = (xc * yc).sum(axis=1) / denom
+        r: np.ndarray = (xc * yc).sum(axis=1) / denom
     r[denom == 0] = np.nan
-    return np.clip(r, -1.0, 1.0)
+    clipped: np.ndarray = np.clip(r, -1.0, 1.0)
+    return clipped

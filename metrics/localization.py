@@ -13,6 +13,7 @@ from collections.abc import Sequence
 import numpy as np
 
 from metrics._validation import Span, as_span_list, check_threshold
+from metrics.matching import iou
 from metrics.span_batches import _check_pair, _same_item_pairs
 
 
@@ -74,7 +75,7 @@ def coverage_iou(pred: list[Span], gold: list[Span]) -> float:
             i += 1
         else:
             j += 1
-    return inter / (covered_a + covered_b - inter)
+    return iou(inter, covered_a, covered_b)
 
 
 def _merge(spans: list[Span]) -> list[Span]:

@@ -123,7 +123,8 @@ class AurocTable:
     def normalized(self) -> np.ndarray:
         """Each row divided by that detector's mean AUROC over groups (AlignBench Figure 8, left):
         values below 1 on the diagonal of a detector x captioner table reveal self-preference."""
-        return self.auroc / np.nanmean(self.auroc, axis=1, keepdims=True)
+        normalized: np.ndarray = self.auroc / np.nanmean(self.auroc, axis=1, keepdims=True)
+        return normalized
 
     def to_records(self) -> list[dict[str, Any]]:
         """One dict per cell, handy for a data frame or a chart."""
@@ -250,6 +251,6 @@ def _auroc_from_histograms(hist: np.ndarray) -> np.ndarray:
     n_pos = positives.sum(axis=1)
     n_neg = negatives.sum(axis=1)
     with np.errstate(invalid="ignore", divide="ignore"):
-        result = u_twice / (2.0 * n_pos * n_neg)
+        result: np.ndarray = u_twice / (2.0 * n_pos * n_neg)
     result[(n_pos == 0) | (n_neg == 0)] = np.nan
     return result

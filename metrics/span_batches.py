@@ -4,8 +4,9 @@ A benchmark table scores every detector on every item (MHALO: 12 detectors x 2,1
 the one-item functions in a loop would spend most of its time in the interpreter. Here all items' spans
 live in flat arrays (:class:`PackedSpans`), every (pred, gold) pair of the same item is scored in one
 numpy pass, and the maximum matchings of all items are found by a single call to SciPy's Hopcroft-Karp
-on the disjoint union of the per-item graphs (a maximum matching of a disjoint union is the union of
-the per-item maximum matchings). The results equal :func:`metrics.f1_iou` and :func:`metrics.f1_m`.
+on the disjoint union of the per-item graphs (:func:`metrics.matching.matched_per_group`). IoU and the
+matching are those of :mod:`metrics.matching`; the results equal :func:`metrics.f1_iou` and
+:func:`metrics.f1_m` (the property tests hold the two paths together).
 """
 
 from __future__ import annotations
@@ -17,10 +18,9 @@ from itertools import chain
 from typing import Any
 
 import numpy as np
-from scipy.sparse import csr_matrix
-from scipy.sparse.csgraph import maximum_bipartite_matching
 
 from metrics._validation import Span, as_span, check_threshold
+from metrics.matching import iou, matched_per_group, overlap
 
 _BOOL_TYPES = {bool, np.bool_}
 _TEXT_TYPES = {str, bytes, np.str_, np.bytes_}
@@ -147,7 +147,7 @@ class _Pairs:
 
     @cached_property
     def iou(self) -> np.ndarray:
-        return self.inter / (self.pred_len + self.gold_len - self.inter)
+        return iou(self.inter, self.pred_len, self.gold_len)
 
 
 def _same_item_pairs(pred: PackedSpans, gold: PackedSpans) -> _Pairs:
@@ -160,9 +160,7 @@ def _same_item_pairs(pred: PackedSpans, gold: PackedSpans) -> _Pairs:
     pair_gold = np.arange(total) + np.repeat(gold.offsets[:-1][pred_item] - first_pair, per_pred)
     ps, pe = pred.starts[pair_pred], pred.ends[pair_pred]
     gs, ge = gold.starts[pair_gold], gold.ends[pair_gold]
-    inter = np.minimum(pe, ge) - np.maximum(ps, gs)
-    np.maximum(inter, 0, out=inter)
-    return _Pairs(pair_pred, pair_gold, inter, pe - ps, ge - gs)
+    return _Pairs(pair_pred, pair_gold, overlap(ps, pe, gs, ge), pe - ps, ge - gs)
 
 
 def _check_pair(preds: Any, golds: Any) -> tuple[PackedSpans, PackedSpans]:
@@ -177,18 +175,9 @@ def _check_pair(preds: Any, golds: Any) -> tuple[PackedSpans, PackedSpans]:
 
 def _matched_per_item(pred: PackedSpans, gold: PackedSpans, pairs: _Pairs, valid: np.ndarray) -> np.ndarray:
     """Size of the maximum matching of each item over the pairs marked valid."""
-    rows = pairs.pred[valid]
-    cols = pairs.gold[valid]
-    pred_item = pred.item_of_span
-    n_pred, n_gold = pred.starts.size, gold.starts.size
-    # When no span has two candidate partners every candidate pair is its own component: count them.
-    if rows.size == 0 or (
-        np.bincount(rows, minlength=n_pred).max() <= 1 and np.bincount(cols, minlength=n_gold).max() <= 1
-    ):
-        return np.bincount(pred_item[rows], minlength=pred.n_items)
-    graph = csr_matrix((np.ones(rows.size, dtype=np.int8), (rows, cols)), shape=(n_pred, n_gold))
-    partner = maximum_bipartite_matching(graph, perm_type="column")
-    return np.bincount(pred_item[partner >= 0], minlength=pred.n_items)
+    return matched_per_group(
+        pairs.pred[valid], pairs.gold[valid], pred.item_of_span, gold.starts.size, pred.n_items
+    )
 
 
 def _f1_from_matches(matched: np.ndarray, n_pred: np.ndarray, n_gold: np.ndarray) -> np.ndarray:
@@ -247,6 +236,20 @@ def f1_iou_curve(
         scores = _f1_from_matches(matched, pred.counts, gold.counts)
         curve[k] = np.where(ok, scores, 0.0).mean()
     return curve
+
+
+def read_predictions(pred_lists: Sequence[Sequence[Span] | None], ok: np.ndarray) -> list[Sequence[Span]]:
+    """The span lists that are scored: a format failure's prediction is never read and counts as no
+    spans (it may be ``None``); ``None`` where the format held is an error."""
+    out: list[Sequence[Span]] = []
+    for i, (spans, good) in enumerate(zip(pred_lists, ok.tolist(), strict=True)):
+        if not good:
+            out.append([])
+        elif spans is None:
+            raise ValueError(f"preds[{i}] is None although follows_format[{i}] is true")
+        else:
+            out.append(spans)
+    return out
 
 
 def _format_mask(follows_format: Sequence[bool] | None, n_items: int) -> np.ndarray:

@@ -16,7 +16,7 @@ from itertools import chain
 import numpy as np
 
 from metrics._validation import Span, check_threshold
-from metrics.span_batches import _format_mask, _same_item_pairs, f1_iou_per_item, pack_spans
+from metrics.span_batches import _format_mask, _same_item_pairs, f1_iou_per_item, pack_spans, read_predictions
 
 
 def f1_iou_by_type(
@@ -51,7 +51,7 @@ def f1_iou_by_type(
         raise ValueError(
             f"preds and golds must have one entry per item, got {len(pred_lists)} and {gold.n_items}"
         )
-    pred = pack_spans([p if good else [] for p, good in zip(pred_lists, ok.tolist(), strict=True)], "preds")
+    pred = pack_spans(read_predictions(pred_lists, ok), "preds")
 
     codes: dict[Hashable, int] = {}
     gold_code = _type_codes(gold_types, gold.counts, codes, "gold_types")

@@ -104,6 +104,17 @@ def follows_format(output: str, original: str, tag: str = "hallucination") -> bo
     return _norm(text) == _norm(original)
 
 
+def token_offsets(text: str) -> list[Span]:
+    """Character ranges ``(start, end)`` of the tokens of ``text``, in order: the one tokenizer.
+
+    A token is a maximal run of non-whitespace characters, as MHALO counts them (section 2.3).
+
+    >>> token_offsets("A  toothbrush")
+    [(0, 1), (3, 13)]
+    """
+    return [(match.start(), match.end()) for match in _TOKEN.finditer(text)]
+
+
 def token_spans(text: str, char_spans: Sequence[Span]) -> list[Span]:
     """Map character spans of ``text`` to token spans; MHALO scores spans in tokens (section 2.3).
 
@@ -117,11 +128,9 @@ def token_spans(text: str, char_spans: Sequence[Span]) -> list[Span]:
     if not isinstance(text, str):
         raise ValueError(f"text must be a string, got {type(text).__name__}")
     spans = as_span_list(char_spans, "char_spans")
-    token_starts: list[int] = []
-    token_ends: list[int] = []
-    for match in _TOKEN.finditer(text):
-        token_starts.append(match.start())
-        token_ends.append(match.end())
+    tokens = token_offsets(text)
+    token_starts = [start for start, _ in tokens]
+    token_ends = [end for _, end in tokens]
     result: list[Span] = []
     for start, end in spans:
         first = bisect_right(token_ends, start)  # first token ending after the span starts

@@ -9,7 +9,8 @@ from hypothesis import strategies as st
 from sklearn.metrics import f1_score
 
 from metrics import f1_iou, f1_m, parse_tagged, span_iou, token_spans
-from metrics.spans import _augmenting_path_matching, _iou, _matching_size_scipy, max_iou_matching
+from metrics.matching import match_spans
+from metrics.span_batches import f1_iou_per_item
 from tests.metrics.metric_reference import brute_f1_iou, brute_f1_m, span_lists
 
 GOLD_TAGGED = "<hallucination>A toothbrush</hallucination> is being washed in the sink."
@@ -150,7 +151,7 @@ class TestF1IoU:
 class TestMatchingImplementations:
     @settings(max_examples=50, deadline=None)
     @given(st.lists(st.tuples(st.integers(0, 60), st.integers(1, 8)), min_size=1, max_size=45), st.data())
-    def test_scipy_and_augmenting_paths_agree(self, raw, data):
+    def test_the_engine_and_the_batched_path_agree(self, raw, data):
         spans = [(s, s + n) for s, n in raw]
         gold = data.draw(
             st.lists(
@@ -158,14 +159,14 @@ class TestMatchingImplementations:
             )
         )
         threshold = data.draw(st.sampled_from([0.1, 0.3, 0.5]))
-        adjacency = [[j for j, g in enumerate(gold) if _iou(*p, *g) >= threshold] for p in spans]
-        assert _augmenting_path_matching(adjacency, len(gold)) == _matching_size_scipy(spans, gold, threshold)
+        matched = match_spans(spans, gold, threshold).n_matched
+        assert f1_iou_per_item([spans], [gold], threshold)[0] == 2 * matched / (len(spans) + len(gold))
 
-    def test_large_lists_take_the_scipy_path(self):
+    def test_large_lists(self):
         pred = [(i, i + 2) for i in range(0, 200, 2)]
         gold = [(i, i + 1) for i in range(0, 200, 2)]
         assert len(pred) * len(gold) > 1024
-        assert max_iou_matching(pred, gold, 0.5) == 100
+        assert match_spans(pred, gold, 0.5).n_matched == 100
         assert f1_iou(pred, gold) == 1.0
 
 

@@ -1,0 +1,221 @@
+"""The one span matching engine: IoU, and the maximum IoU matching that F1_IoU counts (MHALO section 2.3).
+
+Every place that pairs predicted with gold spans goes through this module: :func:`metrics.f1_iou` of one
+item, the batched scores of :mod:`metrics.span_batches` (all items of a benchmark at once), the Compare
+page's span colours, the failure finder's boundary errors and the agreement between annotators' spans.
+
+- :func:`iou` is the formula, ``|a ∩ b| / |a ∪ b|`` with ``|a ∪ b| = len(a) + len(b) - |a ∩ b|`` (MHALO
+  eq. 4), on scalars or numpy arrays alike; :func:`overlap` gives ``|a ∩ b|``.
+- :func:`match_spans` returns the matching itself for one item: which prediction matched which gold
+  span with what IoU, the false positives, the missed gold spans, and each span's closest partner.
+- :func:`matched_per_group` is the batched path: the size of a maximum matching of many items at once,
+  equal to ``match_spans(...).n_matched`` item by item (the property tests check this).
+
+Spans are half-open ``(start, end)`` intervals of units; pass token spans (:func:`tokens_of_char_span`)
+to get MHALO's numbers.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import Any, overload
+
+import numpy as np
+import numpy.typing as npt
+from scipy.optimize import linear_sum_assignment
+from scipy.sparse import csr_matrix
+from scipy.sparse.csgraph import maximum_bipartite_matching
+
+from metrics._validation import Span, as_span, as_span_list, check_threshold
+from metrics.tagged_text import token_spans
+
+IntArray = npt.NDArray[np.int64]
+FloatArray = npt.NDArray[np.float64]
+
+
+@overload
+def overlap(a_start: int, a_end: int, b_start: int, b_end: int) -> int: ...
+@overload
+def overlap(a_start: IntArray, a_end: IntArray, b_start: IntArray, b_end: IntArray) -> IntArray: ...
+def overlap(a_start: Any, a_end: Any, b_start: Any, b_end: Any) -> Any:
+    """``|a ∩ b|`` in units (0 when the spans do not overlap), for scalars or arrays of spans."""
+    inter = np.minimum(a_end, b_end) - np.maximum(a_start, b_start)
+    if isinstance(inter, np.ndarray):
+        return np.maximum(inter, 0)
+    return max(int(inter), 0)
+
+
+@overload
+def iou(inter: int, a_len: int, b_len: int) -> float: ...
+@overload
+def iou(inter: IntArray, a_len: IntArray, b_len: IntArray) -> FloatArray: ...
+def iou(inter: Any, a_len: Any, b_len: Any) -> Any:
+    """Intersection over union from the overlap and the two lengths (MHALO eq. 4)."""
+    if isinstance(inter, np.ndarray):
+        return inter / (a_len + b_len - inter)
+    return inter / (a_len + b_len - inter) if inter else 0.0
+
+
+def span_iou(a: Sequence[int], b: Sequence[int]) -> float:
+    """Intersection over union of two spans, measured in units.
+
+    >>> span_iou((0, 2), (1, 2))
+    0.5
+    """
+    a_start, a_end = as_span(a, "a")
+    b_start, b_end = as_span(b, "b")
+    return iou(overlap(a_start, a_end, b_start, b_end), a_end - a_start, b_end - b_start)
+
+
+def iou_matrix(pred: Sequence[Span], gold: Sequence[Span]) -> FloatArray:
+    """``IoU(pred[i], gold[j])`` for every pair, as a ``len(pred) × len(gold)`` float array."""
+    p = np.asarray(as_span_list(pred, "pred"), dtype=np.int64).reshape(-1, 2)
+    g = np.asarray(as_span_list(gold, "gold"), dtype=np.int64).reshape(-1, 2)
+    inter = overlap(p[:, None, 0], p[:, None, 1], g[None, :, 0], g[None, :, 1])
+    return iou(inter, (p[:, 1] - p[:, 0])[:, None], (g[:, 1] - g[:, 0])[None, :])
+
+
+@dataclass(frozen=True)
+class MatchedPair:
+    """One pair of a matching: a predicted and a gold span (indices into their lists) and their IoU."""
+
+    pred: int  # index into the predicted spans
+    gold: int  # index into the gold spans
+    iou: float
+
+
+@dataclass(frozen=True)
+class SpanMatching:
+    """A maximum IoU matching of one item, with each span's best overlap for the unmatched ones."""
+
+    n_pred: int
+    n_gold: int
+    threshold: float
+    pairs: tuple[MatchedPair, ...]  # sorted by pred index
+    # For every pred (gold): the gold (pred) span it overlaps most and that IoU; (None, 0.0) if none.
+    best_for_pred: tuple[tuple[int | None, float], ...]
+    best_for_gold: tuple[tuple[int | None, float], ...]
+
+    @property
+    def n_matched(self) -> int:
+        return len(self.pairs)
+
+    @property
+    def f1(self) -> float:
+        """``F1_IoU = 2M / (|pred| + |gold|)`` of the item (MHALO eq. 5); 1.0 when both lists are empty."""
+        total = self.n_pred + self.n_gold
+        return 1.0 if total == 0 else 2 * self.n_matched / total
+
+    def partner_of_pred(self, pred: int) -> MatchedPair | None:
+        return next((pair for pair in self.pairs if pair.pred == pred), None)
+
+    def partner_of_gold(self, gold: int) -> MatchedPair | None:
+        return next((pair for pair in self.pairs if pair.gold == gold), None)
+
+    @property
+    def false_positives(self) -> tuple[int, ...]:
+        """Indices of the predictions no gold span was matched to."""
+        matched = {pair.pred for pair in self.pairs}
+        return tuple(i for i in range(self.n_pred) if i not in matched)
+
+    @property
+    def missed(self) -> tuple[int, ...]:
+        """Indices of the gold spans no prediction was matched to."""
+        matched = {pair.gold for pair in self.pairs}
+        return tuple(j for j in range(self.n_gold) if j not in matched)
+
+    @property
+    def matched_gold(self) -> frozenset[int]:
+        return frozenset(pair.gold for pair in self.pairs)
+
+
+def _best(ious: FloatArray) -> tuple[tuple[int | None, float], ...]:
+    """Per row: the column with the largest positive IoU (first on ties), or (None, 0.0)."""
+    out: list[tuple[int | None, float]] = []
+    for row in ious:
+        if row.size and row.max() > 0:
+            best = int(np.argmax(row))
+            out.append((best, float(row[best])))
+        else:
+            out.append((None, 0.0))
+    return tuple(out)
+
+
+def _assign(ious: FloatArray, rows: IntArray, cols: IntArray) -> list[tuple[int, int]]:
+    """The pairs of a maximum matching over the allowed ``(rows, cols)`` with the most IoU among those.
+
+    Solved as an assignment problem: each allowed pair weighs ``K + IoU`` with
+    ``K = min(|pred|, |gold|) + 1``, other pairs 0. As ``IoU <= 1``, one more pair always outweighs any
+    gain in IoU (``(k + 1)·K > k·(K + 1)`` for ``k < K``), so the optimum is a maximum matching first
+    and the one with the most IoU second.
+    """
+    allowed = list(zip(rows.tolist(), cols.tolist(), strict=True))
+    if len(set(rows.tolist())) == len(allowed) and len(set(cols.tolist())) == len(allowed):
+        return allowed  # no span has two candidates: every candidate pair is in the matching
+    used_rows, row_of = np.unique(rows, return_inverse=True)
+    used_cols, col_of = np.unique(cols, return_inverse=True)
+    weights = np.zeros((used_rows.size, used_cols.size))
+    weights[row_of, col_of] = min(weights.shape) + 1 + ious[rows, cols]
+    chosen = set(allowed)
+    found_rows, found_cols = linear_sum_assignment(weights, maximize=True)
+    pairs = zip(used_rows[found_rows].tolist(), used_cols[found_cols].tolist(), strict=True)
+    return [(int(r), int(c)) for r, c in pairs if (r, c) in chosen]
+
+
+def match_spans(pred: Sequence[Span], gold: Sequence[Span], threshold: float = 0.5) -> SpanMatching:
+    """A maximum matching of ``pred`` to ``gold`` in which a pair qualifies when ``IoU >= threshold``.
+
+    Its size ``M`` is the one F1_IoU counts (MHALO eq. 5); among matchings of that size it has the
+    largest total IoU, so where several are possible each prediction is paired with the gold span it
+    overlaps most.
+
+    >>> m = match_spans([(1, 2), (4, 5)], [(0, 2)])  # MHALO appendix E, "A toothbrush is being washed"
+    >>> [(p.pred, p.gold, p.iou) for p in m.pairs], m.false_positives, round(m.f1, 4)
+    ([(0, 0, 0.5)], (1,), 0.6667)
+    """
+    threshold = check_threshold(threshold)
+    ious = iou_matrix(pred, gold)
+    rows, cols = np.nonzero(ious >= threshold)
+    chosen = _assign(ious, rows, cols) if rows.size else []
+    pairs = sorted((MatchedPair(r, c, float(ious[r, c])) for r, c in chosen), key=lambda pair: pair.pred)
+    return SpanMatching(
+        n_pred=ious.shape[0],
+        n_gold=ious.shape[1],
+        threshold=threshold,
+        pairs=tuple(pairs),
+        best_for_pred=_best(ious),
+        best_for_gold=_best(ious.T),
+    )
+
+
+def matched_per_group(
+    rows: IntArray, cols: IntArray, group_of_row: IntArray, n_cols: int, n_groups: int
+) -> IntArray:
+    """Size of a maximum matching per group of a disjoint union of bipartite graphs (the batched path).
+
+    ``(rows[k], cols[k])`` are the allowed pairs (predicted span, gold span) of all items together;
+    ``group_of_row`` names each predicted span's item. A maximum matching of a disjoint union is the
+    union of the per-item maximum matchings, so one call to SciPy's Hopcroft-Karp scores every item.
+    """
+    n_rows = group_of_row.size
+    # When no span has two candidate partners every candidate pair is its own component: count them.
+    if rows.size == 0 or (
+        np.bincount(rows, minlength=n_rows).max() <= 1 and np.bincount(cols, minlength=n_cols).max() <= 1
+    ):
+        return np.bincount(group_of_row[rows], minlength=n_groups)
+    graph = csr_matrix((np.ones(rows.size, dtype=np.int8), (rows, cols)), shape=(n_rows, n_cols))
+    partner = maximum_bipartite_matching(graph, perm_type="column")
+    return np.bincount(group_of_row[partner >= 0], minlength=n_groups)
+
+
+def tokens_of_char_span(text: str, start: int, end: int) -> Span | None:
+    """The token span :func:`metrics.token_spans` gives the character span ``[start, end)``.
+
+    ``None`` when the span covers no token (only whitespace) or is empty: the MHALO measures drop such
+    a span, so it takes no part in the matching either.
+    """
+    if start >= end:
+        return None
+    found = token_spans(text, [(start, end)])
+    return found[0] if found else None

@@ -17,7 +17,7 @@ from metrics._validation import as_binary_labels, as_probabilities, check_positi
 
 
 def _checked(
-    probs: Sequence[float], labels: Sequence[int], n_bins: int
+    probs: Sequence[float] | np.ndarray, labels: Sequence[int] | np.ndarray, n_bins: int
 ) -> tuple[np.ndarray, np.ndarray, int]:
     p = as_probabilities(probs, "probs")
     y = as_binary_labels(labels, "labels")
@@ -67,7 +67,7 @@ def _bin_stats(p: np.ndarray, y: np.ndarray, bins: np.ndarray, n_bins: int) -> t
     return count, prob_sum, label_sum
 
 
-def ece(probs: Sequence[float], labels: Sequence[int], n_bins: int = 10) -> float:
+def ece(probs: Sequence[float] | np.ndarray, labels: Sequence[int] | np.ndarray, n_bins: int = 10) -> float:
     """Expected Calibration Error with equal-width bins (HalLoc supplement, section B, footnote 1).
 
     Bin of ``p``: ``min(int(p · n_bins), n_bins - 1)`` in float64 (0.3 with 10 bins is bin 3).
@@ -83,7 +83,7 @@ def ece(probs: Sequence[float], labels: Sequence[int], n_bins: int = 10) -> floa
     return float(np.sum(count[filled] / p.size * gaps))
 
 
-def ace(probs: Sequence[float], labels: Sequence[int], n_bins: int = 10) -> float:
+def ace(probs: Sequence[float] | np.ndarray, labels: Sequence[int] | np.ndarray, n_bins: int = 10) -> float:
     """Adaptive Calibration Error with equal-count bins (HalLoc supplement, section B, footnote 2).
 
     Sort by probability (stable, so ties keep input order), cut into ``n_bins`` consecutive groups of
@@ -99,7 +99,10 @@ def ace(probs: Sequence[float], labels: Sequence[int], n_bins: int = 10) -> floa
 
 
 def reliability_diagram(
-    probs: Sequence[float], labels: Sequence[int], n_bins: int = 10, strategy: str = "uniform"
+    probs: Sequence[float] | np.ndarray,
+    labels: Sequence[int] | np.ndarray,
+    n_bins: int = 10,
+    strategy: str = "uniform",
 ) -> dict[str, np.ndarray]:
     """Per-bin data of a reliability diagram, the picture behind :func:`ece` and :func:`ace`.
 
@@ -141,7 +144,7 @@ def reliability_diagram(
 
 
 def calibration_by_label(
-    probs: Sequence[float], labels: Sequence[int], n_bins: int = 10
+    probs: Sequence[float] | np.ndarray, labels: Sequence[int] | np.ndarray, n_bins: int = 10
 ) -> dict[str, dict[str, float]]:
     """ECE and ACE on positive and negative tokens separately, and their mean (HalLoc, footnote 3).
 

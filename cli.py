@@ -20,16 +20,21 @@ import json
 import sys
 from collections.abc import Callable, Sequence
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
+
+from sqlalchemy import Engine
 
 from db.config import redact, resolve_url
 from db.engine import make_engine
 from db.migrate import upgrade
 
+if TYPE_CHECKING:  # the formats are imported only by the commands that read or write files
+    from db.formats.base import Kind
+
 Command = Callable[[argparse.Namespace], int]
 
 
-def _engine(args: argparse.Namespace):  # type: ignore[no-untyped-def]
+def _engine(args: argparse.Namespace) -> Engine:
     engine = make_engine(args.db)
     upgrade(engine)
     return engine
@@ -72,7 +77,7 @@ def cmd_stats(args: argparse.Namespace) -> int:
     rows = dataset_stats(_engine(args))
     lines = [f"{'dataset':40} {'items':>7} {'spans':>7} {'sent.lab':>8} {'sets':>5}"]
     lines += [
-        f"{r['name'][:40]:40} {r['items']:>7} {r['spans']:>7} {r['sentence_labels']:>8} {r['label_sets']:>5}"
+        f"{str(r['name'])[:40]:40} {r['items']:>7} {r['spans']:>7} {r['sentence_labels']:>8} {r['label_sets']:>5}"
         for r in rows
     ]
     _emit(args, {"datasets": rows}, "\n".join(lines) if rows else "No datasets yet.")
@@ -82,13 +87,13 @@ def cmd_stats(args: argparse.Namespace) -> int:
 USAGE = 2
 
 
-def _format_or_usage(name: str | None, kind: str) -> str | None:
+def _format_or_usage(name: str | None, kind: Kind) -> str | None:
     """None when ``name`` is a known format of ``kind`` (or not given), else the message to print."""
     if name is None:
         return None
     from db.formats.registry import FORMATS, formats
 
-    known = sorted(f.name for f in formats(kind))  # type: ignore[arg-type]
+    known = sorted(f.name for f in formats(kind))
     if name in FORMATS and name not in known:
         other = "import-predictions" if kind == "benchmark" else "import"
         return f"--format {name!r} is a {FORMATS[name].kind} format: use {other}"

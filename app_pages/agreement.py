@@ -53,11 +53,10 @@ if not report.tables:
     st.stop()
 
 summary = report.tables["summary"].frame.set_index("measure")
+values, units = summary["value"].astype(float), summary["units"].astype(int)
 headline = list(summary.index)
 for column, measure in zip(st.columns(len(headline)), headline, strict=True):
-    column.metric(
-        measure, f"{summary.at[measure, 'value']:.3f}", help=f"over {summary.at[measure, 'units']:,} units"
-    )
+    column.metric(measure, f"{values[measure]:.3f}", help=f"over {units[measure]:,} units")
 st.caption(f"Computed from {report.provenance.text()}")
 
 left, right = st.columns(2)

@@ -20,9 +20,10 @@ from db.taxonomies import MHALUBENCH
 VERDICTS = (("hallucination", "Hallucination", "1"), ("non-hallucination", "Not a hallucination", "2"))
 
 ctx = setup_page("Judge claims")
-ws = open_workspace(ctx, "claims", "claims")
-if ws is None:
+opened = open_workspace(ctx, "claims", "claims")
+if opened is None:
     st.stop()
+ws = opened  # bound after the check, so the handlers below see a Workspace
 item, engine = ws.item, ctx.engine
 if not item.claims:
     st.info("This item has no claims to judge. Press **N** for the next item.")

@@ -10,6 +10,7 @@ from __future__ import annotations
 import re
 
 import streamlit as st
+from PIL import Image
 
 from components import failure_finder as ff
 from components.comparison_export import comparison_html, comparison_png, png_bytes, thumbnail
@@ -17,6 +18,7 @@ from components.dataset_picker import pick_dataset
 from components.item_comparison import (
     TRACK_CSS,
     DetectorOutput,
+    ItemComparison,
     Track,
     claim_grid,
     compare_item,
@@ -35,9 +37,10 @@ from db.repositories.annotations import item_annotations
 from db.repositories.items import get_item
 
 ctx = setup_page("Compare detectors")
-dataset = pick_dataset(ctx.engine)
-if dataset is None:
+picked_dataset = pick_dataset(ctx.engine)
+if picked_dataset is None:
     st.stop()
+dataset = picked_dataset  # bound after the check, so the functions below see a dataset
 evaluation = load_span_evaluation(ctx.engine, dataset.id)
 names = [d.name for d in evaluation.detectors]
 ids = evaluation.items.external_ids
@@ -88,7 +91,11 @@ if wanted not in ids:
     wanted = ids[0]
 if st.query_params.get("item") != wanted:
     st.query_params["item"] = wanted
-item = cached(get_item, ctx.engine, dataset.id, wanted)
+found = cached(get_item, ctx.engine, dataset.id, wanted)
+if found is None:
+    st.error(f"Dataset {dataset.name!r} has no item with id {wanted!r}.")
+    st.stop()
+item = found  # bound after the check, so the functions below see an item
 position = ids.index(wanted)
 
 
@@ -115,10 +122,16 @@ else:
     where = f"Item {position + 1} of {len(ids)}"
 
 nav = st.columns([1.2, 1.2, 2, 3.6])
-if nav[0].button(back, disabled=previous is None, width="stretch", key="compare_prev"):
+if (
+    nav[0].button(back, disabled=previous is None, width="stretch", key="compare_prev")
+    and previous is not None
+):
     _go(previous)
     st.rerun()
-if nav[1].button(forward, disabled=following is None, width="stretch", key="compare_next"):
+if (
+    nav[1].button(forward, disabled=following is None, width="stretch", key="compare_next")
+    and following is not None
+):
     _go(following)
     st.rerun()
 jump = nav[2].selectbox("Item", ids, index=position, key=f"compare_item_{dataset.id}_{wanted}")
@@ -162,7 +175,7 @@ def _outputs(chosen: list[str]) -> list[DetectorOutput]:
     ]
 
 
-def _compare(chosen: list[str]):  # type: ignore[no-untyped-def]
+def _compare(chosen: list[str]) -> ItemComparison:
     return compare_item(
         dataset=dataset.name,
         item=item.external_id,
@@ -177,7 +190,8 @@ def _compare(chosen: list[str]):  # type: ignore[no-untyped-def]
 def _arrange(how: str) -> None:
     """Re-order the chosen tracks (a callback: runs before the widgets are drawn)."""
     chosen = list(st.session_state.get(_TRACKS, []))
-    scores = {t.name: t.f1_iou for t in _compare(chosen).detectors}
+    # Detector tracks always carry F1_IoU; the 0.0 only keeps the sort key a number for the checker.
+    scores = {t.name: t.f1_iou or 0.0 for t in _compare(chosen).detectors}
     if how == "best":
         chosen.sort(key=lambda n: -scores[n])
     elif how == "worst":
@@ -222,8 +236,8 @@ if st.query_params.get("detectors") != ",".join(chosen):
 comparison = _compare(chosen)
 by_name = {d.name: d for d in evaluation.detectors}
 label_sets = [by_name[name].id for name in chosen] + ([evaluation.gold.id] if evaluation.gold else [])
-annotations = cached(item_annotations, ctx.engine, item.id, tuple(label_sets))
-gold_says = annotations[evaluation.gold.id] if evaluation.gold else None
+shown_labels = cached(item_annotations, ctx.engine, item.id, tuple(label_sets))
+gold_says = shown_labels[evaluation.gold.id] if evaluation.gold else None
 
 
 def _draw_track(k: int, track: Track) -> None:
@@ -264,7 +278,7 @@ def _draw_track(k: int, track: Track) -> None:
             return
         st.html(track_html(comparison, track, show_missed=show_missed))
         if track.kind == "detector":
-            raw = annotations[by_name[track.name].id].raw_output
+            raw = shown_labels[by_name[track.name].id].raw_output
             if raw is not None:
                 flag = "follows the format" if raw.follows_format else "does NOT follow the format"
                 with st.expander(f"Raw output ({flag})"):
@@ -306,9 +320,9 @@ with right:
 # ------------------------------------------------------------------------- sentences and claims
 if item.sentences and chosen:
     scores = {
-        name: annotations[by_name[name].id].sentence_scores
+        name: shown_labels[by_name[name].id].sentence_scores
         for name in chosen
-        if annotations[by_name[name].id].sentence_scores
+        if shown_labels[by_name[name].id].sentence_scores
     }
     if scores:
         labels = {i: v.label for i, v in gold_says.sentence_labels.items()} if gold_says else {}
@@ -328,9 +342,9 @@ if item.sentences and chosen:
 if item.claims and chosen:
     gold_claims = gold_says.claim_labels if gold_says else {}
     verdicts = {
-        name: {i: (v.label, v.reason) for i, v in annotations[by_name[name].id].claim_labels.items()}
+        name: {i: (v.label, v.reason) for i, v in shown_labels[by_name[name].id].claim_labels.items()}
         for name in chosen
-        if annotations[by_name[name].id].claim_labels
+        if shown_labels[by_name[name].id].claim_labels
     }
     if verdicts:
         st.subheader("Claims", anchor=False)
@@ -349,7 +363,7 @@ st.subheader("Export this comparison", anchor=False)
 safe_name = re.sub(r"[^A-Za-z0-9._-]+", "_", item.external_id)[:80] or "item"
 
 
-def _image():  # type: ignore[no-untyped-def]
+def _image() -> Image.Image | None:
     return thumbnail(resolve_image(dataset.image_root, item.image_ref))
 
 

@@ -51,7 +51,7 @@ chosen = st.multiselect(
     "Metrics side by side",
     list(correlation.METRICS),
     default=list(correlation.METRICS),
-    format_func=correlation.METRICS.get,
+    format_func=lambda m: correlation.METRICS[m],
     key="metrics",
 )
 with st.spinner("Computing…"):

@@ -7,6 +7,7 @@ comparison page on that item; it steps through exactly the rows listed here.
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from urllib.parse import urlencode
 
 import streamlit as st
@@ -47,7 +48,7 @@ PRESET_CHOICES = [None, *ff.PRESETS]
 DETECTOR_CHOICES = [ff.ANY, *names]
 
 
-def _index(options: list, value: object) -> int:  # type: ignore[type-arg]
+def _index(options: Sequence[object], value: object) -> int:
     return options.index(value) if value in options else 0
 
 

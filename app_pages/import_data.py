@@ -15,7 +15,7 @@ import streamlit as st
 from components.page_setup import setup_page
 from components.span_html import render_spans_html
 from components.store_cache import cached
-from db.formats.base import ReadOptions
+from db.formats.base import Kind, ReadOptions
 from db.formats.preview import Preview, dataset_name_for, preview_file, problem_rows
 from db.formats.registry import FORMATS, detect, formats
 from db.formats.transfer import import_file, import_predictions
@@ -28,7 +28,7 @@ st.title("Import")
 kind_label = st.radio(
     "What are you importing?", ["Benchmark file", "Detector outputs"], horizontal=True, key="import_kind"
 )
-kind = "benchmark" if kind_label == "Benchmark file" else "predictions"
+kind: Kind = "benchmark" if kind_label == "Benchmark file" else "predictions"
 
 mode = st.radio("From", ["Upload", "Path on the server"], horizontal=True, key="import_mode")
 data: bytes | None = None
@@ -53,11 +53,10 @@ if data is None:
 
 found = detect(data, name, kind)
 names = [f.name for f in formats(kind)]
-if found:
-    best = found[0][0]
+best = found[0][0] if found else None
+if best is not None:
     st.caption(f"Recognised as **{best.title}**.")
 else:
-    best = None
     st.warning("The format was not recognised: choose it below.")
 format_name = st.selectbox(
     "Format",

@@ -34,10 +34,10 @@ def _go(external_id: str) -> None:
 
 previous, following = neighbours(ctx.engine, dataset.id, item.position)
 nav = st.columns([1, 1, 3, 3])
-if nav[0].button("◀ Previous", disabled=previous is None, width="stretch"):
+if nav[0].button("◀ Previous", disabled=previous is None, width="stretch") and previous is not None:
     _go(previous)
     st.rerun()
-if nav[1].button("Next ▶", disabled=following is None, width="stretch"):
+if nav[1].button("Next ▶", disabled=following is None, width="stretch") and following is not None:
     _go(following)
     st.rerun()
 jump = nav[2].text_input(
@@ -57,7 +57,7 @@ if dataset.is_synthetic:
     st.caption("Synthetic demo: the picture and the detectors are generated.")
 
 label_sets = list_label_sets(ctx.engine, dataset.id)
-annotations = item_annotations(ctx.engine, item.id, [ls.id for ls in label_sets])
+shown_labels = item_annotations(ctx.engine, item.id, [ls.id for ls in label_sets])
 by_title = {ls.title: ls for ls in label_sets}
 default = next((t for t, ls in by_title.items() if ls.kind == "gold"), None)
 
@@ -88,7 +88,7 @@ with right:
             "Spans of", titles, index=titles.index(default) if default in titles else 0, key="item_label_set"
         )
         chosen = by_title[shown]
-        found = annotations[chosen.id]
+        found = shown_labels[chosen.id]
         st.markdown(f"**Response** · {len(found.spans)} span(s) from {shown}")
         styles = [
             SpanStyle(s.start, s.end, s.type, tooltip=f"{s.type or 'untyped'} · {s.start}–{s.end}")
@@ -123,12 +123,12 @@ if item.claims:
     for claim in item.claims:
         row = {"#": claim.index, "claim": claim.text, "from": claim.source, "segment": claim.segment}
         for title, ls in by_title.items():
-            label = annotations[ls.id].claim_labels.get(claim.index)
+            label = shown_labels[ls.id].claim_labels.get(claim.index)
             row[title] = label.label if label else ""
         rows.append(row)
     st.dataframe(pd.DataFrame(rows), hide_index=True, width="stretch")
 
-extracted = {t: annotations[ls.id].triplets for t, ls in by_title.items() if annotations[ls.id].triplets}
+extracted = {t: shown_labels[ls.id].triplets for t, ls in by_title.items() if shown_labels[ls.id].triplets}
 if item.reference_triplets or extracted:
     st.subheader("Triplets", anchor=False)
     ref_col, ext_col = st.columns(2)

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 from datetime import datetime
 
+import plotly.graph_objects as go
 import streamlit as st
 
 from components import figures
@@ -16,6 +17,7 @@ from components.dataset_picker import pick_dataset
 from components.page_setup import setup_page
 from components.presenter_slides import Slide, slides_for
 from components.report_views import figure_of
+from components.reports.base import Report
 from components.reports.data import MeasureFilter, unknown_choice
 
 LARGE_TYPE = """
@@ -29,9 +31,10 @@ h2 { font-size: 2.1rem !important; }
 """
 
 ctx = setup_page("Presenter mode")
-dataset = pick_dataset(ctx.engine)
-if dataset is None:
+picked_dataset = pick_dataset(ctx.engine)
+if picked_dataset is None:
     st.stop()
+dataset = picked_dataset  # bound after the check, so the slide fragment below sees a dataset
 st.html(LARGE_TYPE)
 
 params = st.query_params
@@ -48,7 +51,7 @@ except ValueError:
     refresh = 10.0
 
 
-def _large(report, figure_key: str):  # type: ignore[no-untyped-def]
+def _large(report: Report, figure_key: str) -> go.Figure:
     spec = next(s for s in figures.figures_for(report) if s.key == figure_key)
     return figures.enlarge(spec.make(report))
 

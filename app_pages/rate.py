@@ -46,7 +46,7 @@ datasets = cached(list_datasets, engine)
 wanted = st.session_state.get("dataset_picker") or st.query_params.get("dataset")
 dataset = next((d for d in datasets if d.name == wanted), datasets[0] if datasets else None)
 tasks = {t.id: t for t in list_rating_tasks(engine, dataset.id)} if dataset else {}
-if not tasks:
+if dataset is None or not tasks:
     pick_dataset(engine)
     if dataset is not None:
         st.info("This dataset has no rating task yet. Create one (detector, scale, rubric) first.")
@@ -59,7 +59,7 @@ if chosen not in tasks:
     asked = str(st.query_params.get("task", ""))
     chosen = int(asked) if asked.isdigit() and int(asked) in tasks else next(iter(tasks))
 task: RatingTaskView = tasks[chosen]
-ws = open_workspace(ctx, task.queue, "rate")
+opened = open_workspace(ctx, task.queue, "rate")
 st.sidebar.selectbox(
     "Rating task",
     list(tasks),
@@ -70,8 +70,9 @@ st.sidebar.selectbox(
 )
 if st.query_params.get("task") != str(task.id):
     st.query_params["task"] = str(task.id)
-if ws is None:
+if opened is None:
     st.stop()
+ws = opened  # bound after the check, so the handlers below see a Workspace
 item = ws.item
 
 detector_spans = item_annotations(engine, item.id, [task.detector_label_set_id])[
@@ -79,7 +80,7 @@ detector_spans = item_annotations(engine, item.id, [task.detector_label_set_id])
 ].spans
 segments = segments_of(detector_spans)
 # What this rater scores on the item: each predicted segment, or (None) the response as a whole.
-units: list[tuple[int, int] | None] = segments if task.granularity == "segment" and segments else [None]
+units: list[tuple[int, int] | None] = [*segments] if task.granularity == "segment" and segments else [None]
 nothing_flagged = task.granularity == "segment" and not segments
 mine = my_ratings(engine, task.id, item.id, ws.who)
 

@@ -39,9 +39,10 @@ MESSAGE = "rating_tasks_message"
 
 ctx = setup_page("Rating tasks")
 engine = ctx.engine
-dataset = pick_dataset(engine)
-if dataset is None:
+picked_dataset = pick_dataset(engine)
+if picked_dataset is None:
     st.stop()
+dataset = picked_dataset  # bound after the check, so the callbacks below see a dataset
 st.title("Rating tasks", anchor=False)
 detectors = {v.id: v for v in list_label_sets(engine, dataset.id, kind="detector")}
 tasks = {t.id: t for t in list_rating_tasks(engine, dataset.id)}
@@ -146,9 +147,9 @@ def settings() -> None:
         disabled=locked,
         horizontal=True,
     )
-    if locked:
+    if locked and task is not None:
         st.caption(
-            f"The task holds {task.n_ratings} rating(s), so its detector and scale are fixed; "  # type: ignore[union-attr]
+            f"The task holds {task.n_ratings} rating(s), so its detector and scale are fixed; "
             "its name (and a custom rubric's wording) can still change."
         )
     if preset != CUSTOM:
@@ -306,7 +307,7 @@ else:
         "app_pages/rate.py",
         label="Rate this task",
         icon=":material/star_rate:",
-        query_params={"task": task.id},
+        query_params={"task": str(task.id)},
     )
     summary_tab, settings_tab, files_tab = st.tabs(["Summary", "Settings", "Import / export"])
     with summary_tab:

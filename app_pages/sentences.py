@@ -26,9 +26,10 @@ LABELS = (
 PENDING = "sentences_pending_override"
 
 ctx = setup_page("Label sentences")
-ws = open_workspace(ctx, "sentences", "sentences")
-if ws is None:
+opened = open_workspace(ctx, "sentences", "sentences")
+if opened is None:
     st.stop()
+ws = opened  # bound after the check, so the handlers below see a Workspace
 item, engine = ws.item, ctx.engine
 if not item.sentences:
     st.info("This item's response has no sentences.")

@@ -19,20 +19,22 @@ from db.repositories.label_sets import list_label_sets
 from db.repositories.queue import item_status
 
 ctx = setup_page("Mark spans")
-ws = open_workspace(ctx, "spans", "spans")
-if ws is None:
+opened = open_workspace(ctx, "spans", "spans")
+if opened is None:
     st.stop()
+ws = opened  # bound after the check, so the handlers below see a Workspace
 item, engine = ws.item, ctx.engine
 taxonomy = list(ws.dataset.taxonomy)
 mine = item_annotations(engine, item.id, [ws.label_set.id])[ws.label_set.id].spans
 selector_key = f"span_selector_{item.id}"
 
 
-def _find(spans: tuple[SpanView, ...], span: dict) -> SpanView | None:
+def _find(spans: tuple[SpanView, ...], span: dict[str, object]) -> SpanView | None:
     """The stored span the browser refers to (same offsets, and same type when it says one)."""
     same = [s for s in spans if (s.start, s.end) == (span["start"], span["end"])]
     typed = [s for s in same if s.type == span.get("type")]
-    return (typed or same or [None])[0]
+    found = typed or same
+    return found[0] if found else None
 
 
 def save_action() -> None:
@@ -67,6 +69,11 @@ def save_action() -> None:
         act(labeling.delete_span, engine, stored.id, ws.who, expected_version=stored.version)
 
 
+def mark_done() -> None:
+    """Close the item for this annotator: it may rightly have no span at all."""
+    act(labeling.set_item_status, engine, ws.label_set.id, item.id, "spans", "done", ws.who)
+
+
 left, right = st.columns([2, 3], gap="large")
 with left:
     show_image(ws.dataset, item)
@@ -93,9 +100,7 @@ with right:
         shortcut="D",
         disabled=done,
         help="No span left to mark (an item may have none). Key D.",
-        on_click=lambda: act(
-            labeling.set_item_status, engine, ws.label_set.id, item.id, "spans", "done", ws.who
-        ),
+        on_click=mark_done,
         key="spans_done",
     )
     if item.reference:

@@ -28,9 +28,10 @@ PARTS = (
 )
 
 ctx = setup_page("Judge triplets")
-ws = open_workspace(ctx, "triplets", "triplets")
-if ws is None:
+opened = open_workspace(ctx, "triplets", "triplets")
+if opened is None:
     st.stop()
+ws = opened  # bound after the check, so the handlers below see a Workspace
 item, engine = ws.item, ctx.engine
 
 sources = {ls.id: ls for ls in list_label_sets(engine, ws.dataset.id)}

@@ -33,7 +33,9 @@ import tempfile
 import time
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
+from functools import partial
 from pathlib import Path
+from typing import Any
 
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
@@ -164,7 +166,7 @@ def span_adds(session: PageSession, block: int) -> list[float]:
     for k, word in enumerate(SPAN_WORDS):
         start = item.response.index(word)
         span = {"start": start, "end": start + len(word), "type": TYPES[k % len(TYPES)]}
-        times.append(session.timed(lambda span=span: simulate_action(session.at, key, "add", span)))
+        times.append(session.timed(partial(simulate_action, session.at, key, "add", span)))
     return times
 
 
@@ -242,11 +244,13 @@ _PROFILING: dict[str, cProfile.Profile | None] = {"profiler": None}
 @contextmanager
 def profiled_scripts() -> Iterator[None]:
     """Let a timed action profile the page script it runs (in AppTest's script thread, not this one)."""
+    from unittest import mock
+
     import streamlit.runtime.scriptrunner.script_runner as runner
+    from streamlit.runtime.scriptrunner.exec_code import exec_func_with_error_handling as original
+    from streamlit.runtime.scriptrunner_utils.script_run_context import ScriptRunContext
 
-    original = runner.exec_func_with_error_handling
-
-    def run(func, ctx):  # type: ignore[no-untyped-def]
+    def run(func: Callable[[], Any], ctx: ScriptRunContext) -> tuple[Any, ...]:
         profiler = _PROFILING["profiler"]
         if profiler is None:
             return original(func, ctx)
@@ -256,11 +260,9 @@ def profiled_scripts() -> Iterator[None]:
         finally:
             profiler.disable()
 
-    runner.exec_func_with_error_handling = run
-    try:
+    # The script runner calls the name it imported, so the patch goes where it looks the name up.
+    with mock.patch.object(runner, "exec_func_with_error_handling", run):
         yield
-    finally:
-        runner.exec_func_with_error_handling = original
 
 
 if __name__ == "__main__":

@@ -107,9 +107,9 @@ def synthesize(n_sentences: int, seed: int = 7) -> Bundle:
         gold.append(Annotations(items[-1].external_id, sentence_labels=labels))
         for detector in DETECTORS:
             scores = []
-            for s, label in enumerate(labels):
-                mean = 35 if label.label == "incorrect" else 70
-                if label.label == "incorrect" and detector == captioner:
+            for s, record in enumerate(labels):
+                mean = 35 if record.label == "incorrect" else 70
+                if record.label == "incorrect" and detector == captioner:
                     mean += 15  # detectors go easy on their own captions (AlignBench Figure 8)
                 value = rng.gauss(mean - 2 * s, 18)  # and favour early sentences (Figure 7)
                 scores.append(SentenceScoreRecord(s, float(min(100, max(0, round(value))))))
@@ -154,6 +154,7 @@ def main() -> None:
     import streamlit as st
 
     from components.reports import alignbench, live
+    from components.reports.base import Report
     from components.reports.data import MeasureFilter
     from db.repositories.datasets import get_dataset
 
@@ -164,6 +165,8 @@ def main() -> None:
         bundle = synthesize(args.sentences)
         import_bundle(engine, bundle, source="bench")
         dataset = get_dataset(engine, DATASET)
+        if dataset is None:
+            raise SystemExit(f"The import did not create the dataset {DATASET!r}.")
         n = sum(len(i.sentences or []) for i in bundle.items)
         print(
             f"AlignBench-scale store: {len(bundle.items):,} captions, {n:,} sentences, {len(DETECTORS)} detectors, "
@@ -175,7 +178,7 @@ def main() -> None:
             st.cache_data.clear()
             st.cache_resource.clear()
 
-        def dashboard(n_resamples: int = 1000) -> object:
+        def dashboard(n_resamples: int = 1000) -> Report:
             return live.section_report(engine, alignbench.KEY, dataset.id, flt, n_resamples=n_resamples)
 
         print(f"median of {args.repeats}:")

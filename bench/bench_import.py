@@ -52,9 +52,9 @@ WORDS = [
 ERRORS = ("Object", "Attribute", "Number", "Text", "Relation", "Location", "Direction", "Illusion", "Other")
 
 
-def make_rows(n_rows: int, n_captions: int, seed: int = 7) -> list[dict]:
+def make_rows(n_rows: int, n_captions: int, seed: int = 7) -> list[dict[str, object]]:
     rng = random.Random(seed)
-    rows: list[dict] = []
+    rows: list[dict[str, object]] = []
     per_caption = [n_rows // n_captions] * n_captions
     for k in range(n_rows - sum(per_caption)):
         per_caption[k] += 1

@@ -20,7 +20,7 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
-from bench_annotation import build_store, dataset_name  # noqa: E402  (same 100 K-item store)
+from bench.bench_annotation import build_store, dataset_name  # noqa: E402  (same 100 K-item store)
 
 
 def time_item_view(url: str, n_items: int, repeats: int = 20) -> list[float]:

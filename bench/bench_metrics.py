@@ -22,7 +22,7 @@ import argparse
 import statistics
 import sys
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Hashable, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -40,6 +40,8 @@ ALIGNBENCH_SENTENCES = 89_000
 CAPTIONERS = ["ShareGPT", "LLaVA", "Qwen-2", "GPT-4o", "CogVLM", "Llama-4", "SD", "GPT-Gen"]
 ALIGNBENCH_DETECTORS = ["Qwen-2.5-7B", "Qwen-2.5-32B", "Gemma-3", "Llama-4", "GPT-5-mini"]
 N_PROBABILITIES = 1_000_000
+
+Span = tuple[int, int]  # a token interval [start, end)
 
 
 # --------------------------------------------------------------------------------------------- data
@@ -97,7 +99,7 @@ def make_probabilities(rng: np.random.Generator) -> tuple[np.ndarray, np.ndarray
 # ------------------------------------------------------------------------------- library versions
 
 
-def mhalo_table_library(data: dict[str, Any]) -> list[dict]:
+def mhalo_table_library(data: dict[str, Any]) -> list[dict[Hashable, dict[str, float]]]:
     return [
         metrics.span_detection_table(data["subsets"], data["preds"][d], data["golds"], data["ok"][d])
         for d in range(N_DETECTORS)
@@ -115,18 +117,18 @@ def calibration_library(probs: np.ndarray, labels: np.ndarray) -> tuple[float, f
 # ---------------------------------------------------------------------------- plain-Python baseline
 
 
-def _py_iou(a: tuple[int, int], b: tuple[int, int]) -> float:
+def _py_iou(a: Span, b: Span) -> float:
     inter = min(a[1], b[1]) - max(a[0], b[0])
     if inter <= 0:
         return 0.0
     return inter / ((a[1] - a[0]) + (b[1] - b[0]) - inter)
 
 
-def _py_matching(pred: list, gold: list, threshold: float) -> int:
+def _py_matching(pred: list[Span], gold: list[Span], threshold: float) -> int:
     adjacency = [[j for j, g in enumerate(gold) if _py_iou(p, g) >= threshold] for p in pred]
     owner = [-1] * len(gold)
 
-    def augment(i: int, seen: set) -> bool:
+    def augment(i: int, seen: set[int]) -> bool:
         for j in adjacency[i]:
             if j not in seen:
                 seen.add(j)
@@ -138,7 +140,7 @@ def _py_matching(pred: list, gold: list, threshold: float) -> int:
     return sum(augment(i, set()) for i in range(len(pred)))
 
 
-def _py_f1_iou(pred: list, gold: list) -> float:
+def _py_f1_iou(pred: list[Span], gold: list[Span]) -> float:
     if not pred and not gold:
         return 1.0
     if not pred or not gold:
@@ -146,13 +148,13 @@ def _py_f1_iou(pred: list, gold: list) -> float:
     return 2 * _py_matching(pred, gold, 0.5) / (len(pred) + len(gold))
 
 
-def _py_f1_m(pred: list, gold: list) -> float:
+def _py_f1_m(pred: list[Span], gold: list[Span]) -> float:
     if not pred and not gold:
         return 1.0
     if not pred or not gold:
         return 0.0
 
-    def pm(outer, others):
+    def pm(outer: Span, others: list[Span]) -> float:
         ratios = [(e - s) / (outer[1] - outer[0]) for s, e in others if s >= outer[0] and e <= outer[1]]
         return max(ratios, default=0.0)
 
@@ -161,7 +163,7 @@ def _py_f1_m(pred: list, gold: list) -> float:
     return 0.0 if prec + rec == 0 else 2 * prec * rec / (prec + rec)
 
 
-def mhalo_table_baseline(data: dict[str, Any]) -> list[dict]:
+def mhalo_table_baseline(data: dict[str, Any]) -> list[dict[str, dict[str, float]]]:
     tables = []
     for d in range(N_DETECTORS):
         sums: dict[str, list[float]] = {}
@@ -252,7 +254,9 @@ def median_time(fn: Callable[[], Any], repeats: int) -> tuple[float, Any]:
     return statistics.median(times), result
 
 
-def same_tables(a: list[dict], b: list[dict]) -> bool:
+def same_tables(
+    a: Sequence[Mapping[Any, Mapping[str, float]]], b: Sequence[Mapping[Any, Mapping[str, float]]]
+) -> bool:
     return all(
         np.isclose(ta[s][k], tb[s][k], rtol=0, atol=1e-12)
         for ta, tb in zip(a, b, strict=True)

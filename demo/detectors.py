@@ -249,7 +249,11 @@ def _in(token: Range, spans: list[Range]) -> bool:
 
 
 def banded_probabilities(
-    item: DemoItem, spans: list[Range], rng: random.Random, inside: Range, outside: Range
+    item: DemoItem,
+    spans: list[Range],
+    rng: random.Random,
+    inside: tuple[float, float],
+    outside: tuple[float, float],
 ) -> list[float]:
     """``uniform(inside)`` for tokens the detector flagged, ``uniform(outside)`` for the rest."""
     return [round(rng.uniform(*(inside if _in(t, spans) else outside)), 3) for t in tokenize(item.text)]

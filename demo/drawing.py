@@ -29,7 +29,9 @@ def _cell_box(cell: tuple[int, int]) -> tuple[int, int, int, int]:
     return col * cw, row * ch, (col + 1) * cw, (row + 1) * ch
 
 
-def _draw_shape(draw: ImageDraw.ImageDraw, kind: str, cx: int, cy: int, r: int, fill: tuple) -> None:
+def _draw_shape(
+    draw: ImageDraw.ImageDraw, kind: str, cx: int, cy: int, r: int, fill: tuple[int, int, int]
+) -> None:
     box = (cx - r, cy - r, cx + r, cy + r)
     if kind == "circle":
         draw.ellipse(box, fill=fill, outline=INK, width=2)

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from pathlib import Path
+
 from sqlalchemy import Engine
 
 from db.config import data_dir
@@ -9,7 +11,7 @@ from db.importer import ImportResult, import_bundle
 from db.repositories.datasets import delete_dataset, list_datasets
 
 
-def demo_image_dir():  # type: ignore[no-untyped-def]
+def demo_image_dir() -> Path:
     return data_dir() / "demo_images"
 
 

@@ -171,13 +171,15 @@ def _add_triplets(
 ) -> None:
     values = _values(st, swap)
     for template in st.triplets:
-        parts = [p.format(**values) for p in template]
+        subject, relation, object_ = (p.format(**values) for p in template)
         ranges = {part: [where[n] for n in _fields(template[i])] for part, i in TRIPLET_PARTS}
         wrong_part = None
         if swap:
             wrong_part = next((part for part, i in TRIPLET_PARTS if swap[0] in _fields(template[i])), None)
         out.triplets.append(
-            TripletRecord(*parts, verdict="no" if wrong_part else "yes", wrong_part=wrong_part)
+            TripletRecord(
+                subject, relation, object_, verdict="no" if wrong_part else "yes", wrong_part=wrong_part
+            )
         )
         out.triplet_ranges.append(ranges)
 

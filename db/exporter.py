@@ -1,4 +1,4 @@
-"""Read a dataset back out of the store as a :class:`~db.records.Bundle`, the shape every writer consumes.
+"""Read a dataset back out of the store as a :class:`~formats.records.Bundle`, the shape every writer consumes.
 
 The exporter is the importer's mirror: items in dataset order with their sentences (only when they were
 imported rather than split by Spanlight), claims and reference triplets, then the chosen label sets with
@@ -15,7 +15,7 @@ from sqlalchemy import Engine, select
 
 from db import models as m
 from db.engine import read_session
-from db.records import (
+from formats.records import (
     Annotations,
     Bundle,
     ClaimLabelRecord,

@@ -21,7 +21,7 @@ from pathlib import Path, PurePosixPath
 
 from PIL import Image
 
-from db.problems import Problem
+from formats.problems import Problem
 
 IMAGE_SUFFIXES = (".jpg", ".jpeg", ".png", ".gif", ".bmp", ".webp", ".tif", ".tiff")
 # 8 K × 8 K: far above any benchmark image, far below a bomb (Pillow's own warning starts at ~89 M).

@@ -1,4 +1,4 @@
-"""Write a :class:`~db.records.Bundle` into the store: validate everything first, then one transaction.
+"""Write a :class:`~formats.records.Bundle` into the store: validate everything first, then one transaction.
 
 A file either imports or nothing changes. Re-importing the same bundle is idempotent: items are matched
 by their external id, label sets by (kind, name), and a label set's annotations on an item are replaced,
@@ -19,9 +19,9 @@ from sqlalchemy.orm import Session
 
 from db import models as m
 from db.engine import write_session
-from db.problems import ImportRejected, Problem
-from db.records import Annotations, Bundle, ItemRecord, LabelSetRecord, RatingRecord, RatingTaskRecord
-from db.sentences import split_sentences
+from formats.problems import ImportRejected, Problem
+from formats.records import Annotations, Bundle, ItemRecord, LabelSetRecord, RatingRecord, RatingTaskRecord
+from formats.sentences import split_sentences
 
 _CHUNK = 5_000
 

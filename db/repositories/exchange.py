@@ -12,7 +12,7 @@ from sqlalchemy import Engine, select
 
 from db import models as m
 from db.engine import read_session
-from db.formats.base import KnownItem
+from formats.base import KnownItem
 
 
 def _dataset_id(session, dataset_name: str) -> int | None:  # type: ignore[no-untyped-def]

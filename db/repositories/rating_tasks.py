@@ -19,12 +19,12 @@ from sqlalchemy.orm import Session
 
 from db import models as m
 from db.engine import read_session, write_session
-from db.formats.ratings import RatingTarget, read_ratings, write_ratings
 from db.importer import ImportResult, import_bundle
-from db.problems import ImportRejected, Problem
 from db.repositories import labeling
 from db.repositories.evaluation import Columns
 from db.rubrics import MHALO_TABLE_4, TRI_HE_TABLE_9
+from formats.problems import ImportRejected, Problem
+from formats.ratings import RatingTarget, read_ratings, write_ratings
 
 GRANULARITIES = ("segment", "response")
 MAX_SCALE_POINTS = 11  # 0-10 at most: every point gets a button

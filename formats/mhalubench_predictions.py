@@ -12,11 +12,11 @@ from __future__ import annotations
 import json
 from typing import Any
 
-from db.formats import _util as u
-from db.formats.base import Format, ReadOptions, ReadResult
-from db.formats.mhalubench import LABELS
-from db.problems import Problem
-from db.records import Annotations, Bundle, ClaimLabelRecord, RawOutputRecord
+from formats import _util as u
+from formats.base import Format, ReadOptions, ReadResult
+from formats.mhalubench import LABELS
+from formats.problems import Problem
+from formats.records import Annotations, Bundle, ClaimLabelRecord, RawOutputRecord
 
 LABEL_LIST_KEYS = ("claim_label", "pred_claim_label", "ref_claim_label", "labels")
 REASON_LIST_KEYS = ("reason", "reasons", "ref_reason")

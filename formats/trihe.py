@@ -12,17 +12,17 @@ three parts (``"(Woman, reason for attention, Curiosity/Distraction, photographe
 verbatim for export, reported, and not used as reference triplets, because splitting them would be a guess.
 
 Model runs added to the same file (``<model>_triplets``, ``<model>_triplets_judgements``) are read by
-:mod:`db.formats.trihe_judgments`.
+:mod:`formats.trihe_judgments`.
 """
 
 from __future__ import annotations
 
 from typing import Any
 
-from db.formats import _util as u
-from db.formats.base import Format, ReadOptions, ReadResult
-from db.problems import Problem
-from db.records import Bundle, DatasetRecord, ItemRecord, TripletRecord
+from formats import _util as u
+from formats.base import Format, ReadOptions, ReadResult
+from formats.problems import Problem
+from formats.records import Bundle, DatasetRecord, ItemRecord, TripletRecord
 
 IMAGE_KEYS = ("instance", "triplets", "all_object", "object")
 INSTANCE_KEYS = ("question", "answer", "triplet")

@@ -22,10 +22,10 @@ from __future__ import annotations
 import re
 from typing import Any
 
-from db import taxonomies
-from db.formats import _util as u
-from db.formats.base import Format, FormatError, ReadOptions, ReadResult
-from db.records import Annotations, Bundle, ItemRecord, SpanRecord
+from formats import _util as u
+from formats import taxonomies
+from formats.base import Format, FormatError, ReadOptions, ReadResult
+from formats.records import Annotations, Bundle, ItemRecord, SpanRecord
 from metrics import parse_tagged
 
 TAG = "hallucination"
@@ -60,7 +60,7 @@ def subset_for(stem: str) -> str:
 def gold_spans_on(response: str, tagged: str) -> tuple[list[tuple[int, int]], str | None]:
     """Spans of ``tagged`` placed on ``response``, and a warning when only whitespace differed.
 
-    Raises :class:`~db.formats._util.RecordError` when the tags are broken or the texts differ otherwise.
+    Raises :class:`~formats._util.RecordError` when the tags are broken or the texts differ otherwise.
     """
     try:
         plain, spans = parse_tagged(tagged, TAG)

@@ -17,7 +17,7 @@ Columns (JSONL: the same keys, one object per line):
 
 A rating belongs to one rating task, so the reader is given the task (:class:`RatingTarget`): its scale,
 granularity and the detector's segments on every item. Like every reader it never raises on bad input:
-each flaw becomes a :class:`~db.problems.Problem` naming file, line, field and reason, the row is left
+each flaw becomes a :class:`~formats.problems.Problem` naming file, line, field and reason, the row is left
 out, and :func:`db.importer.import_bundle` decides whether the import goes ahead (all or nothing).
 """
 
@@ -31,10 +31,10 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, ClassVar
 
-from db.formats import _util as u
-from db.formats.base import Format, ReadOptions, ReadResult
-from db.problems import Problem
-from db.records import Bundle, DatasetRecord, RatingRecord, RatingTaskRecord
+from formats import _util as u
+from formats.base import Format, ReadOptions, ReadResult
+from formats.problems import Problem
+from formats.records import Bundle, DatasetRecord, RatingRecord, RatingTaskRecord
 
 COLUMNS = (
     "item_id",

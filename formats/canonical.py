@@ -1,4 +1,4 @@
-"""Spanlight's own JSONL: every field of a :class:`~db.records.Bundle`, one JSON object per line.
+"""Spanlight's own JSONL: every field of a :class:`~formats.records.Bundle`, one JSON object per line.
 
 The first line is the dataset (with ``format_version``); then one line per item, per label set, per
 label set's annotations on one item, per rating task and per rating. Each line names what it is in
@@ -16,10 +16,10 @@ import types
 import typing
 from typing import Any, Union
 
-from db.formats import _util as u
-from db.formats.base import Format, ReadOptions, ReadResult
-from db.problems import Problem
-from db.records import (
+from formats import _util as u
+from formats.base import Format, ReadOptions, ReadResult
+from formats.problems import Problem
+from formats.records import (
     Annotations,
     Bundle,
     DatasetRecord,

@@ -17,10 +17,10 @@ from __future__ import annotations
 import re
 from collections import Counter
 
-from db.formats import _util as u
-from db.formats.base import Format, FormatError, ReadOptions, ReadResult
-from db.problems import Problem
-from db.records import Annotations, Bundle, RawOutputRecord, SpanRecord
+from formats import _util as u
+from formats.base import Format, FormatError, ReadOptions, ReadResult
+from formats.problems import Problem
+from formats.records import Annotations, Bundle, RawOutputRecord, SpanRecord
 from metrics import follows_format, parse_tagged
 
 OUTPUT_KEYS = ("output", "response", "prediction", "raw_output", "model_output", "generated_text", "value")

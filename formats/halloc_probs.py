@@ -14,10 +14,10 @@ import math
 import re
 from typing import Any
 
-from db.formats import _util as u
-from db.formats.base import Format, ReadOptions, ReadResult
-from db.problems import Problem
-from db.records import Annotations, Bundle, RawOutputRecord, TokenProbabilityRecord
+from formats import _util as u
+from formats.base import Format, ReadOptions, ReadResult
+from formats.problems import Problem
+from formats.records import Annotations, Bundle, RawOutputRecord, TokenProbabilityRecord
 
 _WORD = re.compile(r"\S+")
 

@@ -6,7 +6,7 @@ always refers to exactly the sentence the annotators saw. The majority label bec
 label (with agreement, Fleiss' pi and vote counts kept on the label), and ``error_words`` are located in
 their sentence as typed gold spans; words that cannot be found are reported, never guessed.
 
-The same row reader serves the AlignBench detector outputs (:mod:`db.formats.alignbench_scores`).
+The same row reader serves the AlignBench detector outputs (:mod:`formats.alignbench_scores`).
 """
 
 from __future__ import annotations
@@ -21,11 +21,11 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 from typing import Any
 
-from db import taxonomies
-from db.formats import _util as u
-from db.formats.base import Format, ReadOptions, ReadResult
-from db.problems import Problem
-from db.records import (
+from formats import _util as u
+from formats import taxonomies
+from formats.base import Format, ReadOptions, ReadResult
+from formats.problems import Problem
+from formats.records import (
     Annotations,
     Bundle,
     ItemRecord,
@@ -33,7 +33,7 @@ from db.records import (
     SentenceRecord,
     SpanRecord,
 )
-from db.sentences import split_sentences
+from formats.sentences import split_sentences
 
 KEY_COLUMNS = ("model", "image_name", "sentence_index")
 COLUMNS = (

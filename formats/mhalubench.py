@@ -16,10 +16,10 @@ from __future__ import annotations
 
 from typing import Any
 
-from db import taxonomies
-from db.formats import _util as u
-from db.formats.base import Format, ReadOptions, ReadResult
-from db.records import (
+from formats import _util as u
+from formats import taxonomies
+from formats.base import Format, ReadOptions, ReadResult
+from formats.records import (
     Annotations,
     Bundle,
     ClaimLabelRecord,

@@ -16,10 +16,10 @@ from __future__ import annotations
 import re
 from typing import Any
 
-from db import taxonomies
-from db.formats import _util as u
-from db.formats.base import Format, ReadOptions, ReadResult
-from db.records import Annotations, Bundle, ItemRecord, SpanRecord
+from formats import _util as u
+from formats import taxonomies
+from formats.base import Format, ReadOptions, ReadResult
+from formats.records import Annotations, Bundle, ItemRecord, SpanRecord
 
 GROUPS = ("object", "attribute", "relationship", "scene")
 DEFAULT_ROLE = {"object": "obj", "attribute": "attribute", "relationship": "predicate", "scene": "scene"}

@@ -15,11 +15,11 @@ import math
 import re
 from typing import Any
 
-from db.formats import _util as u
-from db.formats.alignbench import caption_id, load_rows, row_key, rows_to_bytes, sentence_rows, typed_cell
-from db.formats.base import Format, KnownItem, ReadOptions, ReadResult
-from db.problems import Problem
-from db.records import Annotations, Bundle, RawOutputRecord, SentenceScoreRecord, SpanRecord
+from formats import _util as u
+from formats.alignbench import caption_id, load_rows, row_key, rows_to_bytes, sentence_rows, typed_cell
+from formats.base import Format, KnownItem, ReadOptions, ReadResult
+from formats.problems import Problem
+from formats.records import Annotations, Bundle, RawOutputRecord, SentenceScoreRecord, SpanRecord
 
 UNPARSED_SCORE = 50.0
 _SCORE_FIELD = re.compile(r"[\"']?score[\"']?\s*[:=]\s*[\"']?(-?\d+(?:\.\d+)?)", re.IGNORECASE)

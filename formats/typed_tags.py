@@ -13,9 +13,9 @@ from __future__ import annotations
 import re
 from typing import Any
 
-from db.formats import _util as u
-from db.formats.base import Format, FormatError, ReadOptions, ReadResult
-from db.records import Annotations, Bundle, ItemRecord, SpanRecord
+from formats import _util as u
+from formats.base import Format, FormatError, ReadOptions, ReadResult
+from formats.records import Annotations, Bundle, ItemRecord, SpanRecord
 
 UNTYPED = "hallucination"
 TEXT_KEYS = ("tagged", "tagged_text", "text", "output")

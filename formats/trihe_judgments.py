@@ -17,11 +17,11 @@ import json
 import re
 from typing import Any
 
-from db.formats import _util as u
-from db.formats.base import Format, ReadOptions, ReadResult
-from db.formats.trihe import build_document, parse_triplet
-from db.problems import Problem
-from db.records import Annotations, Bundle, RawOutputRecord, TripletRecord
+from formats import _util as u
+from formats.base import Format, ReadOptions, ReadResult
+from formats.problems import Problem
+from formats.records import Annotations, Bundle, RawOutputRecord, TripletRecord
+from formats.trihe import build_document, parse_triplet
 
 SUFFIX_TRIPLETS = "_triplets"
 SUFFIX_JUDGEMENTS = "_triplets_judgements"

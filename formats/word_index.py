@@ -12,10 +12,10 @@ import json
 import re
 from typing import Any
 
-from db.formats import _util as u
-from db.formats.base import Format, ReadOptions, ReadResult
-from db.problems import Problem
-from db.records import Annotations, Bundle, RawOutputRecord, SpanRecord
+from formats import _util as u
+from formats.base import Format, ReadOptions, ReadResult
+from formats.problems import Problem
+from formats.records import Annotations, Bundle, RawOutputRecord, SpanRecord
 
 SPAN_KEYS = ("spans", "prediction", "predictions", "hallucination_spans", "value")
 _WORD = re.compile(r"\S+")

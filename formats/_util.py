@@ -1,7 +1,7 @@
 """Helpers shared by the format modules: decoding untrusted bytes, typed field access, text alignment.
 
 Every function here reports instead of raising: a bad byte, a wrong type or a text that does not match
-becomes a reason string or a :class:`~db.problems.Problem`, because users must see every flaw of a file
+becomes a reason string or a :class:`~formats.problems.Problem`, because users must see every flaw of a file
 at once and a reader must never crash on what a file contains.
 """
 
@@ -14,8 +14,8 @@ from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from pathlib import PurePath
 from typing import Any, TypeVar
 
-from db.problems import Problem, record_label
-from db.records import Annotations, Bundle, DatasetRecord, ItemRecord, LabelSetRecord
+from formats.problems import Problem, record_label
+from formats.records import Annotations, Bundle, DatasetRecord, ItemRecord, LabelSetRecord
 
 # Characters the stores cannot hold: PostgreSQL text refuses NUL, and an unpaired surrogate (possible in
 # JSON through "\ud800") is not encodable as UTF-8 at all.

@@ -13,9 +13,16 @@ from __future__ import annotations
 import re
 from typing import Any
 
-from formats import _util as u
 from formats.base import Format, FormatError, ReadOptions, ReadResult
+from formats.bundles import gold_bundle, pick_label_set
+from formats.fields import RecordError, get_first_str, get_str, type_name
+from formats.ids import external_id, id_was_int, written_id
+from formats.json_documents import dump_jsonl, load_records
+from formats.markers import insert_markers, overlapping
+from formats.record_loops import benchmark_items
 from formats.records import Annotations, Bundle, ItemRecord, SpanRecord
+from formats.storable import unstorable
+from formats.text import file_stem, head_text, looks_like_json
 
 UNTYPED = "hallucination"
 TEXT_KEYS = ("tagged", "tagged_text", "text", "output")
@@ -60,7 +67,7 @@ def tag_name(span_type: str | None) -> str:
 
 def write_typed(text: str, spans: list[SpanRecord]) -> str:
     marks = [(s.start, s.end, f"<{tag_name(s.type)}>", f"</{tag_name(s.type)}>") for s in spans]
-    return u.insert_markers(text, marks)
+    return insert_markers(text, marks)
 
 
 class TypedTagsFormat(Format):
@@ -70,24 +77,24 @@ class TypedTagsFormat(Format):
     description = "Records {id, prompt, image, tagged} where each <type>…</type> marks a span of that type."
 
     def sniff(self, data: bytes, filename: str = "") -> float:
-        head = u.head_text(data)
-        if u.looks_like_json(data) and any(f'"{k}"' in head for k in ("tagged", "tagged_text")):
+        head = head_text(data)
+        if looks_like_json(data) and any(f'"{k}"' in head for k in ("tagged", "tagged_text")):
             return 0.7
         return 0.0
 
     def read(self, data: bytes, *, source: str, options: ReadOptions | None = None) -> ReadResult:
         options = options or ReadOptions()
-        records, problems = u.load_records(data, source)
+        records, problems = load_records(data, source)
         if records is None:
             return ReadResult(None, problems)
-        stem = u.file_stem(source)
-        items, annotations = u.benchmark_items(
+        stem = file_stem(source)
+        items, annotations = benchmark_items(
             records, source, problems, lambda record, index, _: self._record(record, index, stem)
         )
         for item in items:
             item.subset = options.subset
         types = sorted({s.type for a in annotations for s in a.spans if s.type})
-        bundle = u.gold_bundle(options, source, self.name, items, annotations, ["span"], types)
+        bundle = gold_bundle(options, source, self.name, items, annotations, ["span"], types)
         return ReadResult(bundle, problems)
 
     @staticmethod
@@ -95,28 +102,28 @@ class TypedTagsFormat(Format):
         if isinstance(record, str):
             record = {"tagged": record}
         if not isinstance(record, dict):
-            raise u.RecordError("-", f"expected an object or text, got {u.type_name(record)}")
-        bad = u.unstorable(record)
+            raise RecordError("-", f"expected an object or text, got {type_name(record)}")
+        bad = unstorable(record)
         if bad:
-            raise u.RecordError(*bad)
-        ext, has_id = u.external_id(record, ("id",), f"{stem}-{index}")
-        key, tagged = u.get_first_str(record, TEXT_KEYS)
+            raise RecordError(*bad)
+        ext, has_id = external_id(record, ("id",), f"{stem}-{index}")
+        key, tagged = get_first_str(record, TEXT_KEYS)
         try:
             text, spans = parse_typed(tagged or "")
         except ValueError as error:
-            raise u.RecordError(key or "tagged", f"broken tags: {error}") from None
+            raise RecordError(key or "tagged", f"broken tags: {error}") from None
         item = ItemRecord(
             external_id=ext,
             response=text,
-            prompt=u.get_str(record, "prompt", required=False) or "",
-            image_ref=u.get_str(record, "image", required=False),
+            prompt=get_str(record, "prompt", required=False) or "",
+            image_ref=get_str(record, "image", required=False),
             meta={
                 "fields": {k: v for k, v in record.items() if k not in KNOWN_KEYS},
                 "layout": {
                     "keys": list(record),
                     "text_key": key,
                     "has_id": has_id,
-                    "int_id": u.id_was_int(record),
+                    "int_id": id_was_int(record),
                 },
             },
         )
@@ -124,12 +131,12 @@ class TypedTagsFormat(Format):
         return item, gold
 
     def write(self, bundle: Bundle, *, filename: str = "") -> bytes:
-        gold = u.pick_label_set(bundle)
+        gold = pick_label_set(bundle)
         by_item = {a.item: a.spans for a in gold.annotations} if gold else {}
         rows = []
         for item in bundle.items:
             spans = by_item.get(item.external_id, [])
-            clash = u.overlapping([(s.start, s.end) for s in spans])
+            clash = overlapping([(s.start, s.end) for s in spans])
             if clash:
                 raise FormatError(
                     f"item {item.external_id}: spans {clash[0]} and {clash[1]} overlap; inline tags cannot "
@@ -145,7 +152,7 @@ class TypedTagsFormat(Format):
             fields = item.meta.get("fields") or {}
             text_key = layout.get("text_key") or "tagged"
             values = {
-                "id": u.written_id(item.external_id, layout),
+                "id": written_id(item.external_id, layout),
                 "prompt": item.prompt,
                 "image": item.image_ref,
                 text_key: write_typed(item.response, spans),
@@ -156,7 +163,7 @@ class TypedTagsFormat(Format):
                     continue
                 row[key] = values[key] if key in values else fields.get(key)
             rows.append(row)
-        return u.dump_jsonl(rows)
+        return dump_jsonl(rows)
 
     def default_filename(self, dataset: str) -> str:
         return f"{dataset}.tagged.jsonl"

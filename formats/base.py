@@ -8,6 +8,7 @@ bundle. Whether the import then goes ahead is the importer's decision (see :mod:
 Two kinds of format exist. A *benchmark* file brings items and usually a gold label set. A *predictions*
 file is one detector run over items already stored: its reader gets the stored items (``known``) to place
 spans on their exact response text, and returns a bundle with no items and one detector label set.
+Formats whose file is one record per item share one ``read`` template (:mod:`formats.record_formats`).
 """
 
 from __future__ import annotations

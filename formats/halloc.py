@@ -14,18 +14,18 @@ A part is placed by ``char_index`` and must spell its ``name`` there; failing th
 from __future__ import annotations
 
 import re
+from collections.abc import Sequence
 from typing import Any
 
 from formats import taxonomies
-from formats.base import Format, ReadOptions, ReadResult
-from formats.bundles import gold_bundle, pick_label_set
+from formats.bundles import pick_label_set
 from formats.fields import RecordError, get_str, type_name
 from formats.ids import external_id, id_was_int, written_id
-from formats.json_documents import dump_json, load_records
-from formats.record_loops import benchmark_items
+from formats.json_documents import dump_json
+from formats.record_formats import BenchmarkRecordsFormat, Warnings
 from formats.records import Annotations, Bundle, ItemRecord, SpanRecord
 from formats.storable import unstorable
-from formats.text import file_stem, head_text, looks_like_json
+from formats.text import head_text, looks_like_json
 
 GROUPS = ("object", "attribute", "relationship", "scene")
 DEFAULT_ROLE = {"object": "obj", "attribute": "attribute", "relationship": "predicate", "scene": "scene"}
@@ -132,7 +132,7 @@ def subset_for(stem: str) -> str:
     return stem.removeprefix("halloc_") or stem
 
 
-class HalLocFormat(Format):
+class HalLocFormat(BenchmarkRecordsFormat):
     name = "halloc"
     title = "HalLoc (typed word/char-indexed parts)"
     extensions = (".json", ".jsonl")
@@ -142,19 +142,16 @@ class HalLocFormat(Format):
         head = head_text(data)
         return 0.9 if looks_like_json(data) and "hallucinated_text" in head and "annotations" in head else 0.0
 
-    def read(self, data: bytes, *, source: str, options: ReadOptions | None = None) -> ReadResult:
-        options = options or ReadOptions()
-        records, problems = load_records(data, source)
-        if records is None:
-            return ReadResult(None, problems)
-        stem = file_stem(source)
-        items, annotations = benchmark_items(
-            records, source, problems, lambda record, index, _: read_record(record, index, stem)
-        )
-        for item in items:
-            item.subset = options.subset or subset_for(stem)
-        bundle = gold_bundle(options, source, self.name, items, annotations, ["span"], taxonomies.HALLOC)
-        return ReadResult(bundle, problems)
+    def read_item(
+        self, record: Any, index: int, stem: str, warnings: Warnings
+    ) -> tuple[ItemRecord, Annotations]:
+        return read_record(record, index, stem)
+
+    def default_subset(self, stem: str) -> str:
+        return subset_for(stem)
+
+    def taxonomy(self, annotations: Sequence[Annotations]) -> Sequence[str]:
+        return taxonomies.HALLOC
 
     def write(self, bundle: Bundle, *, filename: str = "") -> bytes:
         gold = pick_label_set(bundle)

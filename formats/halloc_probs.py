@@ -14,13 +14,13 @@ import math
 import re
 from typing import Any
 
-from formats.base import Format, ReadOptions, ReadResult
-from formats.bundles import detector_bundle, detector_outputs, raw_output_json
+from formats.base import KnownItem, ReadOptions
+from formats.bundles import detector_outputs, raw_output_json
 from formats.fields import RecordError, get_int, get_list, type_name
 from formats.json_documents import dump_jsonl
-from formats.problems import Problem
-from formats.record_loops import ITEM_ID_KEYS, prediction_items, prediction_records
-from formats.records import Annotations, Bundle, RawOutputRecord, TokenProbabilityRecord
+from formats.record_formats import PredictionRecordsFormat, Warnings, kept_without
+from formats.record_loops import ITEM_ID_KEYS
+from formats.records import Annotations, Bundle, TokenProbabilityRecord
 from formats.text import head_text, looks_like_json
 
 _WORD = re.compile(r"\S+")
@@ -81,11 +81,10 @@ def read_probabilities(record: dict[str, Any], response: str) -> list[TokenProba
     return out
 
 
-class HalLocProbabilitiesFormat(Format):
+class HalLocProbabilitiesFormat(PredictionRecordsFormat[None]):
     name = "halloc-probs"
     title = "Token probabilities (HalLoc-style)"
-    kind = "predictions"
-    extensions = (".jsonl", ".json")
+    source_format = "halloc"
     description = (
         "Records {id, probabilities: [p per word]} or {id, tokens: [{start, end, probability, type}]}."
     )
@@ -96,32 +95,23 @@ class HalLocProbabilitiesFormat(Format):
             return 0.8
         return 0.0
 
-    def read(self, data: bytes, *, source: str, options: ReadOptions | None = None) -> ReadResult:
-        options = options or ReadOptions()
-        records, problems = prediction_records(data, source)
-        if records is None:
-            return ReadResult(None, problems)
-        annotations: dict[str, Annotations] = {}
-        for label, ext, record, _ in prediction_items(records, source, problems, options.known):
-            try:
-                tokens = read_probabilities(record, options.known[ext].response)
-                annotations[ext] = Annotations(ext, token_probabilities=tokens)
-            except RecordError as error:
-                raw = {k: v for k, v in record.items() if k not in ITEM_ID_KEYS}
-                annotations[ext] = Annotations(
-                    ext,
-                    raw_output=RawOutputRecord(
-                        json.dumps(raw, ensure_ascii=False),
-                        False,
-                        parse_error=f"{error.field}: {error.reason}",
-                    ),
-                )
-                problems.append(
-                    Problem(
-                        source, label, error.field, f"kept without probabilities: {error.reason}", "warning"
-                    )
-                )
-        return ReadResult(detector_bundle(options, list(annotations.values()), "halloc"), problems)
+    def record_fields(self, record: dict[str, Any]) -> None:
+        return None
+
+    def annotate(
+        self,
+        ext: str,
+        record: dict[str, Any],
+        fields: None,
+        item: KnownItem,
+        options: ReadOptions,
+        warnings: Warnings,
+    ) -> Annotations:
+        try:
+            return Annotations(ext, token_probabilities=read_probabilities(record, item.response))
+        except RecordError as error:
+            raw = {k: v for k, v in record.items() if k not in ITEM_ID_KEYS}
+            return kept_without("probabilities", ext, json.dumps(raw, ensure_ascii=False), error, warnings)
 
     def write(self, bundle: Bundle, *, filename: str = "") -> bytes:
         rows = []

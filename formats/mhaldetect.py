@@ -12,12 +12,11 @@ from __future__ import annotations
 
 from typing import Any
 
-from formats.base import Format, ReadOptions, ReadResult
-from formats.bundles import annotations_by_item, gold_bundle
+from formats.bundles import annotations_by_item
 from formats.fields import RecordError, get_int, get_list, get_str, type_name
 from formats.ids import external_id, id_was_int, written_id
-from formats.json_documents import dump_json, load_records
-from formats.record_loops import benchmark_items
+from formats.json_documents import dump_json
+from formats.record_formats import BenchmarkRecordsFormat, Warnings
 from formats.records import (
     Annotations,
     Bundle,
@@ -27,7 +26,7 @@ from formats.records import (
     SpanRecord,
 )
 from formats.storable import unstorable
-from formats.text import file_stem, head_text, looks_like_json
+from formats.text import head_text, looks_like_json
 
 TO_SENTENCE_LABEL = {
     "ACCURATE": "correct",
@@ -95,9 +94,10 @@ def _start_of(segment: Any) -> int:
     return start if isinstance(start, int) and not isinstance(start, bool) else -1
 
 
-class MHalDetectFormat(Format):
+class MHalDetectFormat(BenchmarkRecordsFormat):
     name = "mhaldetect"
     title = "M-HalDetect (offset segments)"
+    label_kinds = ("sentence", "span")
     extensions = (".json", ".jsonl")
     description = "Records with response and annotations [{start, end, text, label: ACCURATE|INACCURATE|…}]."
 
@@ -107,19 +107,10 @@ class MHalDetectFormat(Format):
             return 0.85
         return 0.0
 
-    def read(self, data: bytes, *, source: str, options: ReadOptions | None = None) -> ReadResult:
-        options = options or ReadOptions()
-        records, problems = load_records(data, source)
-        if records is None:
-            return ReadResult(None, problems)
-        stem = file_stem(source)
-        items, annotations = benchmark_items(
-            records, source, problems, lambda record, index, _: read_record(record, index, stem)
-        )
-        for item in items:
-            item.subset = options.subset
-        bundle = gold_bundle(options, source, self.name, items, annotations, ["sentence", "span"])
-        return ReadResult(bundle, problems)
+    def read_item(
+        self, record: Any, index: int, stem: str, warnings: Warnings
+    ) -> tuple[ItemRecord, Annotations]:
+        return read_record(record, index, stem)
 
     def write(self, bundle: Bundle, *, filename: str = "") -> bytes:
         by_item = annotations_by_item(bundle)

@@ -16,15 +16,15 @@ from __future__ import annotations
 
 import re
 from collections import Counter
+from typing import Any
 
 from formats.alignment import align_ignoring_whitespace, first_difference, map_span, norm_ws
-from formats.base import Format, FormatError, ReadOptions, ReadResult
-from formats.bundles import detector_bundle, detector_outputs
+from formats.base import FormatError, KnownItem, ReadOptions
+from formats.bundles import detector_outputs
 from formats.fields import get_first_str
 from formats.json_documents import dump_jsonl
 from formats.markers import insert_markers, overlapping
-from formats.problems import Problem
-from formats.record_loops import prediction_items, prediction_records
+from formats.record_formats import PredictionRecordsFormat, Warnings
 from formats.records import Annotations, Bundle, RawOutputRecord, SpanRecord
 from formats.text import head_text, looks_like_json
 from metrics import follows_format, parse_tagged
@@ -70,40 +70,34 @@ def read_output(output: str, response: str, tag: str | None) -> tuple[list[tuple
     return placed, RawOutputRecord(output, True, analysis)
 
 
-class MhaloOutputsFormat(Format):
+class MhaloOutputsFormat(PredictionRecordsFormat[tuple[str | None, str | None]]):
     name = "mhalo-outputs"
     title = "MHALO-style detector outputs (<Tagged_Text>)"
-    kind = "predictions"
-    extensions = (".jsonl", ".json")
+    source_format = "mhalo"
+    read_before_repeat = True
     description = "Records {id, output} where output holds <Tagged_Text> with <hallucination> (or any) tags."
 
     def sniff(self, data: bytes, filename: str = "") -> float:
         head = head_text(data)
         return 0.9 if looks_like_json(data) and "Tagged_Text" in head else 0.0
 
-    def read(self, data: bytes, *, source: str, options: ReadOptions | None = None) -> ReadResult:
-        options = options or ReadOptions()
-        records, problems = prediction_records(data, source)
-        if records is None:
-            return ReadResult(None, problems)
-        annotations: dict[str, Annotations] = {}
-        for label, ext, _, (key, output) in prediction_items(
-            records,
-            source,
-            problems,
-            options.known,
-            lambda record: get_first_str(record, OUTPUT_KEYS),
-            read_before_repeat=True,
-        ):
-            spans, raw = read_output(output or "", options.known[ext].response, options.tag)
-            if not raw.follows_format:
-                problems.append(
-                    Problem(
-                        source, label, key or "output", f"kept without spans: {raw.parse_error}", "warning"
-                    )
-                )
-            annotations[ext] = Annotations(ext, [SpanRecord(s, e) for s, e in spans], raw_output=raw)
-        return ReadResult(detector_bundle(options, list(annotations.values()), "mhalo"), problems)
+    def record_fields(self, record: dict[str, Any]) -> tuple[str | None, str | None]:
+        return get_first_str(record, OUTPUT_KEYS)
+
+    def annotate(
+        self,
+        ext: str,
+        record: dict[str, Any],
+        fields: tuple[str | None, str | None],
+        item: KnownItem,
+        options: ReadOptions,
+        warnings: Warnings,
+    ) -> Annotations:
+        key, output = fields
+        spans, raw = read_output(output or "", item.response, options.tag)
+        if not raw.follows_format:
+            warnings.append((key or "output", f"kept without spans: {raw.parse_error}"))
+        return Annotations(ext, [SpanRecord(s, e) for s, e in spans], raw_output=raw)
 
     def write(self, bundle: Bundle, *, filename: str = "") -> bytes:
         rows = [

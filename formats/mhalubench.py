@@ -14,15 +14,15 @@ with its claims ("hallucination" if any claim is) is reported as a warning: the 
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from typing import Any
 
 from formats import taxonomies
-from formats.base import Format, ReadOptions, ReadResult
-from formats.bundles import gold_bundle, pick_label_set
+from formats.bundles import pick_label_set
 from formats.fields import RecordError, get_first_str, get_list, get_str, type_name
 from formats.ids import external_id, id_was_int, written_id
-from formats.json_documents import dump_json, load_records
-from formats.record_loops import benchmark_items
+from formats.json_documents import dump_json
+from formats.record_formats import BenchmarkRecordsFormat, Warnings
 from formats.records import (
     Annotations,
     Bundle,
@@ -32,7 +32,7 @@ from formats.records import (
     SentenceRecord,
 )
 from formats.storable import unstorable
-from formats.text import file_stem, head_text, looks_like_json
+from formats.text import head_text, looks_like_json
 
 LABELS = ("hallucination", "non-hallucination")
 TRAIN_KEYS = ("id", "image_path", "claim_list", "ref_claim_label", "ref_reason")
@@ -190,9 +190,10 @@ def read_record(
     raise RecordError("claim_list/segments", "missing: neither a train nor a validation record")
 
 
-class MHaluBenchFormat(Format):
+class MHaluBenchFormat(BenchmarkRecordsFormat):
     name = "mhalubench"
     title = "MHaluBench (claims: train and validation shapes)"
+    label_kinds = ("claim",)
     extensions = (".json", ".jsonl")
     description = "Train records (claim_list, ref_claim_label) or validation records (segments with claims)."
 
@@ -206,22 +207,13 @@ class MHaluBenchFormat(Format):
             return 0.85
         return 0.0
 
-    def read(self, data: bytes, *, source: str, options: ReadOptions | None = None) -> ReadResult:
-        options = options or ReadOptions()
-        records, problems = load_records(data, source)
-        if records is None:
-            return ReadResult(None, problems)
-        stem = file_stem(source)
-        items, annotations = benchmark_items(
-            records,
-            source,
-            problems,
-            lambda record, index, warnings: read_record(record, index, stem, warnings),
-        )
-        for item in items:
-            item.subset = options.subset or item.subset
-        bundle = gold_bundle(options, source, self.name, items, annotations, ["claim"], taxonomies.MHALUBENCH)
-        return ReadResult(bundle, problems)
+    def read_item(
+        self, record: Any, index: int, stem: str, warnings: Warnings
+    ) -> tuple[ItemRecord, Annotations]:
+        return read_record(record, index, stem, warnings)
+
+    def taxonomy(self, annotations: Sequence[Annotations]) -> Sequence[str]:
+        return taxonomies.MHALUBENCH
 
     def write(self, bundle: Bundle, *, filename: str = "") -> bytes:
         gold = pick_label_set(bundle)

@@ -13,13 +13,12 @@ import json
 from typing import Any
 
 from formats.alignment import norm_ws
-from formats.base import Format, ReadOptions, ReadResult
-from formats.bundles import detector_bundle, detector_outputs, raw_output_json
+from formats.base import KnownItem, ReadOptions
+from formats.bundles import detector_outputs, raw_output_json
 from formats.fields import RecordError, get_list, type_name
 from formats.json_documents import dump_jsonl
 from formats.mhalubench import LABELS
-from formats.problems import Problem
-from formats.record_loops import prediction_items, prediction_records
+from formats.record_formats import PredictionRecordsFormat, Warnings, kept_without
 from formats.records import Annotations, Bundle, ClaimLabelRecord, RawOutputRecord
 from formats.text import head_text, looks_like_json
 
@@ -74,11 +73,11 @@ def claim_labels(predictions: list[Any], stored: tuple[str, ...]) -> list[ClaimL
     return labels
 
 
-class MHaluBenchPredictionsFormat(Format):
+class MHaluBenchPredictionsFormat(PredictionRecordsFormat[tuple[str, list[dict[str, Any]]]]):
     name = "mhalubench-predictions"
     title = "MHaluBench claim predictions (with reasons)"
-    kind = "predictions"
-    extensions = (".jsonl", ".json")
+    source_format = "mhalubench"
+    output = "prediction"
     description = "Records {id, claims: [{claim, label, reason}]} (or claim_label / reason lists)."
 
     def sniff(self, data: bytes, filename: str = "") -> float:
@@ -91,27 +90,25 @@ class MHaluBenchPredictionsFormat(Format):
             return 0.6
         return 0.0
 
-    def read(self, data: bytes, *, source: str, options: ReadOptions | None = None) -> ReadResult:
-        options = options or ReadOptions()
-        records, problems = prediction_records(data, source)
-        if records is None:
-            return ReadResult(None, problems)
-        annotations: dict[str, Annotations] = {}
-        for label, ext, _, (_, predictions) in prediction_items(
-            records, source, problems, options.known, _predictions, output="prediction"
-        ):
-            raw_text = json.dumps(predictions, ensure_ascii=False)
-            try:
-                labels = claim_labels(predictions, options.known[ext].claims)
-                raw = RawOutputRecord(raw_text, True)
-            except RecordError as error:
-                labels = []
-                raw = RawOutputRecord(raw_text, False, parse_error=f"{error.field}: {error.reason}")
-                problems.append(
-                    Problem(source, label, error.field, f"kept without labels: {error.reason}", "warning")
-                )
-            annotations[ext] = Annotations(ext, claim_labels=labels, raw_output=raw)
-        return ReadResult(detector_bundle(options, list(annotations.values()), "mhalubench"), problems)
+    def record_fields(self, record: dict[str, Any]) -> tuple[str, list[dict[str, Any]]]:
+        return _predictions(record)
+
+    def annotate(
+        self,
+        ext: str,
+        record: dict[str, Any],
+        fields: tuple[str, list[dict[str, Any]]],
+        item: KnownItem,
+        options: ReadOptions,
+        warnings: Warnings,
+    ) -> Annotations:
+        predictions = fields[1]
+        raw_text = json.dumps(predictions, ensure_ascii=False)
+        try:
+            labels = claim_labels(predictions, item.claims)
+        except RecordError as error:
+            return kept_without("labels", ext, raw_text, error, warnings)
+        return Annotations(ext, claim_labels=labels, raw_output=RawOutputRecord(raw_text, True))
 
     def write(self, bundle: Bundle, *, filename: str = "") -> bytes:
         rows = []

@@ -83,16 +83,12 @@ def item_of(record: Mapping[str, Any], known: Mapping[str, Any]) -> str:
     return ext
 
 
-def _no_fields(record: dict[str, Any]) -> None:
-    return None
-
-
 def prediction_items(
     records: Iterable[tuple[str, Any]],
     source: str,
     problems: list[Problem],
     known: Mapping[str, Any],
-    read: Callable[[dict[str, Any]], T] = _no_fields,
+    read: Callable[[dict[str, Any]], T],
     *,
     output: str = "output",
     read_before_repeat: bool = False,

@@ -11,18 +11,19 @@ written, since a tag name cannot hold a space.
 from __future__ import annotations
 
 import re
+from collections.abc import Sequence
 from typing import Any
 
-from formats.base import Format, FormatError, ReadOptions, ReadResult
-from formats.bundles import gold_bundle, pick_label_set
+from formats.base import FormatError
+from formats.bundles import pick_label_set
 from formats.fields import RecordError, get_first_str, get_str, type_name
 from formats.ids import external_id, id_was_int, written_id
-from formats.json_documents import dump_jsonl, load_records
+from formats.json_documents import dump_jsonl
 from formats.markers import insert_markers, overlapping
-from formats.record_loops import benchmark_items
+from formats.record_formats import BenchmarkRecordsFormat, Warnings
 from formats.records import Annotations, Bundle, ItemRecord, SpanRecord
 from formats.storable import unstorable
-from formats.text import file_stem, head_text, looks_like_json
+from formats.text import head_text, looks_like_json
 
 UNTYPED = "hallucination"
 TEXT_KEYS = ("tagged", "tagged_text", "text", "output")
@@ -70,7 +71,7 @@ def write_typed(text: str, spans: list[SpanRecord]) -> str:
     return insert_markers(text, marks)
 
 
-class TypedTagsFormat(Format):
+class TypedTagsFormat(BenchmarkRecordsFormat):
     name = "typed-tags"
     title = "Typed inline tags (<number>three</number>)"
     extensions = (".jsonl", ".json")
@@ -82,23 +83,13 @@ class TypedTagsFormat(Format):
             return 0.7
         return 0.0
 
-    def read(self, data: bytes, *, source: str, options: ReadOptions | None = None) -> ReadResult:
-        options = options or ReadOptions()
-        records, problems = load_records(data, source)
-        if records is None:
-            return ReadResult(None, problems)
-        stem = file_stem(source)
-        items, annotations = benchmark_items(
-            records, source, problems, lambda record, index, _: self._record(record, index, stem)
-        )
-        for item in items:
-            item.subset = options.subset
-        types = sorted({s.type for a in annotations for s in a.spans if s.type})
-        bundle = gold_bundle(options, source, self.name, items, annotations, ["span"], types)
-        return ReadResult(bundle, problems)
+    def taxonomy(self, annotations: Sequence[Annotations]) -> Sequence[str]:
+        """The span types the file uses."""
+        return sorted({s.type for a in annotations for s in a.spans if s.type})
 
-    @staticmethod
-    def _record(record: Any, index: int, stem: str) -> tuple[ItemRecord, Annotations]:
+    def read_item(
+        self, record: Any, index: int, stem: str, warnings: Warnings
+    ) -> tuple[ItemRecord, Annotations]:
         if isinstance(record, str):
             record = {"tagged": record}
         if not isinstance(record, dict):

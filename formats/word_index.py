@@ -13,12 +13,11 @@ import re
 from typing import Any
 
 from formats.alignment import norm_ws
-from formats.base import Format, ReadOptions, ReadResult
-from formats.bundles import detector_bundle, detector_outputs, raw_output_json
+from formats.base import KnownItem, ReadOptions
+from formats.bundles import detector_outputs, raw_output_json
 from formats.fields import RecordError, get_int, type_name
 from formats.json_documents import dump_jsonl
-from formats.problems import Problem
-from formats.record_loops import prediction_items, prediction_records
+from formats.record_formats import PredictionRecordsFormat, Warnings, kept_without
 from formats.records import Annotations, Bundle, RawOutputRecord, SpanRecord
 from formats.text import head_text, looks_like_json
 
@@ -77,11 +76,10 @@ def word_spans(response: str, spans: list[tuple[int, int]]) -> list[dict[str, An
     return out
 
 
-class WordIndexFormat(Format):
+class WordIndexFormat(PredictionRecordsFormat[str]):
     name = "word-index"
     title = "Word-index spans (JSON list of {start, end, text})"
-    kind = "predictions"
-    extensions = (".jsonl", ".json")
+    source_format = "word-index"
     description = (
         "Records {id, spans: [{start, end, text}]} with word indices into the response (end exclusive)."
     )
@@ -92,25 +90,26 @@ class WordIndexFormat(Format):
             return 0.5 if any(f'"{k}"' in head for k in SPAN_KEYS) else 0.2
         return 0.0
 
-    def read(self, data: bytes, *, source: str, options: ReadOptions | None = None) -> ReadResult:
-        options = options or ReadOptions()
-        records, problems = prediction_records(data, source)
-        if records is None:
-            return ReadResult(None, problems)
-        annotations: dict[str, Annotations] = {}
-        for label, ext, record, key in prediction_items(records, source, problems, options.known, _span_key):
-            raw_text = json.dumps(record[key], ensure_ascii=False)
-            try:
-                spans = place_words(record[key], options.known[ext].response)
-                raw = RawOutputRecord(raw_text, True)
-            except RecordError as error:
-                spans = []
-                raw = RawOutputRecord(raw_text, False, parse_error=f"{error.field}: {error.reason}")
-                problems.append(
-                    Problem(source, label, error.field, f"kept without spans: {error.reason}", "warning")
-                )
-            annotations[ext] = Annotations(ext, [SpanRecord(s, e) for s, e in spans], raw_output=raw)
-        return ReadResult(detector_bundle(options, list(annotations.values()), "word-index"), problems)
+    def record_fields(self, record: dict[str, Any]) -> str:
+        return _span_key(record)
+
+    def annotate(
+        self,
+        ext: str,
+        record: dict[str, Any],
+        key: str,
+        item: KnownItem,
+        options: ReadOptions,
+        warnings: Warnings,
+    ) -> Annotations:
+        raw_text = json.dumps(record[key], ensure_ascii=False)
+        try:
+            spans = place_words(record[key], item.response)
+        except RecordError as error:
+            return kept_without("spans", ext, raw_text, error, warnings)
+        return Annotations(
+            ext, [SpanRecord(s, e) for s, e in spans], raw_output=RawOutputRecord(raw_text, True)
+        )
 
     def write(self, bundle: Bundle, *, filename: str = "") -> bytes:
         rows = []

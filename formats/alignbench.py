@@ -262,7 +262,9 @@ def sentence_fields(row: dict[str, Any]) -> tuple[str, str, str | None, dict[str
     meta = {column: value for column in LABEL_META if (value := get(column)) is not None}
     for column, kind in _META_KINDS.items():
         value = meta.get(column)
-        if value is not None and not (type(value) is kind and (kind is int or math.isfinite(value))):
+        if value is not None and not (
+            type(value) is kind and (not isinstance(value, float) or math.isfinite(value))
+        ):
             meta[column] = typed_cell(row, column, kind)
     return caption, label, error_type or None, meta
 
@@ -316,14 +318,16 @@ def locate(phrase: str, sentence: str) -> tuple[int, int] | None:
 
 def error_spans(words: Any, sentence: str) -> tuple[list[tuple[int, int]], list[str]]:
     """Spans of the error words in ``sentence``, and the words that could not be found."""
-    spans, missing = [], []
+    spans: list[tuple[int, int]] = []
+    missing: list[str] = []
     for phrase in error_word_list(words):
         found = locate(phrase, sentence)
         if found is None and "," in phrase:
             parts = [p.strip() for p in phrase.split(",") if p.strip()]
             located = [locate(p, sentence) for p in parts]
-            if all(located):
-                spans += located  # type: ignore[arg-type]
+            placed = [span for span in located if span is not None]
+            if len(placed) == len(located):
+                spans += placed
                 continue
         if found is None:
             missing.append(phrase)
@@ -390,7 +394,7 @@ class AlignBenchFormat(Format):
             try:
                 item, labels = self._caption(ext, members, options, source, problems, loaded.suspicious)
             except RecordError as error:
-                number = getattr(error, "row", members[0][1])
+                number = error.row if error.row is not None else members[0][1]
                 problems.append(Problem(source, f"row {number} (caption {ext})", error.field, error.reason))
                 bad_captions.add(ext)
                 continue
@@ -429,7 +433,7 @@ class AlignBenchFormat(Format):
                     raise RecordError(*bad)
                 caption, label, error_type, meta = sentence_fields(row)
             except RecordError as error:
-                error.row = number  # type: ignore[attr-defined]
+                error.row = number
                 raise
             if k:
                 at += 1

@@ -13,6 +13,7 @@ from __future__ import annotations
 import json
 import math
 import re
+from collections.abc import Mapping
 from typing import Any
 
 from formats.alignbench import caption_id, load_rows, row_key, rows_to_bytes, sentence_rows, typed_cell
@@ -42,7 +43,7 @@ def parse_score(output: str) -> float | None:
     return value if 0 <= value <= 100 else None
 
 
-def _sentence_of(known: dict[str, KnownItem], row: Any) -> tuple[str, int, tuple[int, int], int]:
+def _sentence_of(known: Mapping[str, KnownItem], row: Any) -> tuple[str, int, tuple[int, int], int]:
     """``(external id, sentence number, sentence offsets, sentence_index)`` a row speaks about."""
     model, image_name, index = row_key(row)
     ext = caption_id(model, image_name)
@@ -168,7 +169,9 @@ class AlignBenchScores(_RowPredictions):
             return 0.0
         return super().sniff(data, filename) if ("score" in head or "output" in head) else 0.0
 
-    def read_row(self, row, annotations, k, offsets, response):  # type: ignore[no-untyped-def]
+    def read_row(
+        self, row: dict[str, Any], annotations: Annotations, k: int, offsets: tuple[int, int], response: str
+    ) -> tuple[str | None, str | None]:
         score = row.get("score")
         output = row.get("output")
         if output is not None and not isinstance(output, str):
@@ -196,7 +199,9 @@ class AlignBenchScores(_RowPredictions):
     def failure_summary(self, n: int) -> str:
         return f"{n} output(s) held no score from 0 to 100; each scored {UNPARSED_SCORE:g} (as in AlignBench)"
 
-    def write_row(self, annotations, text, k, response, start, end):  # type: ignore[no-untyped-def]
+    def write_row(
+        self, annotations: Annotations, text: str | None, k: int, response: str, start: int, end: int
+    ) -> dict[str, Any] | None:
         score = next((s for s in annotations.sentence_scores if s.index == k), None)
         if score is None:
             return None
@@ -264,7 +269,9 @@ class AlignBenchLocalization(_RowPredictions):
         head = head_text(data, 8192)
         return super().sniff(data, filename) + 0.1 if "[red]" in head.lower() else 0.0
 
-    def read_row(self, row, annotations, k, offsets, response):  # type: ignore[no-untyped-def]
+    def read_row(
+        self, row: dict[str, Any], annotations: Annotations, k: int, offsets: tuple[int, int], response: str
+    ) -> tuple[str | None, str | None]:
         output = row.get("output")
         if not isinstance(output, str):
             raise RecordError("output", f"expected text, got {type_name(output)}")
@@ -276,7 +283,9 @@ class AlignBenchLocalization(_RowPredictions):
     def failure_summary(self, n: int) -> str:
         return f"{n} output(s) did not reproduce their sentence; they are kept, with no spans"
 
-    def write_row(self, annotations, text, k, response, start, end):  # type: ignore[no-untyped-def]
+    def write_row(
+        self, annotations: Annotations, text: str | None, k: int, response: str, start: int, end: int
+    ) -> dict[str, Any] | None:
         if text is not None:
             return {"output": text}
         if _raw_texts(annotations):

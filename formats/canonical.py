@@ -82,7 +82,7 @@ def _convert(hint: Any, value: Any, path: str) -> Any:
         if not isinstance(value, dict):
             raise RecordError(path, f"expected an object, got {type_name(value)}")
         return dict(value)
-    if dataclasses.is_dataclass(hint):
+    if isinstance(hint, type) and dataclasses.is_dataclass(hint):
         return _build(hint, value, path)
     if hint is bool:
         if not isinstance(value, bool):
@@ -180,8 +180,10 @@ class CanonicalFormat(Format):
                     if options.dataset:
                         dataset.name = options.dataset
                     bundle = Bundle(dataset=dataset)
-                elif kind == "item":
-                    bundle.items.append(_build(ItemRecord, row, ""))  # type: ignore[union-attr]
+                    continue
+                assert bundle is not None  # only the dataset line may come first (checked above)
+                if kind == "item":
+                    bundle.items.append(_build(ItemRecord, row, ""))
                 elif kind == "label_set":
                     label_set = _build(LabelSetRecord, row, "")
                     if label_set.annotations:
@@ -189,7 +191,7 @@ class CanonicalFormat(Format):
                     if (label_set.kind, label_set.name) in label_sets:
                         raise RecordError("name", "the same label set appears twice")
                     label_sets[(label_set.kind, label_set.name)] = label_set
-                    bundle.label_sets.append(label_set)  # type: ignore[union-attr]
+                    bundle.label_sets.append(label_set)
                 elif kind == "annotations":
                     key = row.pop("label_set", None)
                     pair = (key.get("kind"), key.get("name")) if isinstance(key, dict) else None
@@ -204,7 +206,7 @@ class CanonicalFormat(Format):
                     if task.ratings:
                         raise RecordError("ratings", 'belong on their own "rating" lines')
                     tasks[task.name] = task
-                    bundle.rating_tasks.append(task)  # type: ignore[union-attr]
+                    bundle.rating_tasks.append(task)
                 else:
                     name = row.pop("task", None)
                     if not isinstance(name, str) or name not in tasks:

@@ -4,11 +4,14 @@ naming the field, which the record loops turn into a problem for that record alo
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from typing import Any
+from typing import Any, Literal, overload
 
 
 class RecordError(ValueError):
     """One record (or one field of it) is unusable; carries the field name for the report."""
+
+    # The file row at fault, when one record spans several rows (an AlignBench caption).
+    row: int | None = None
 
     def __init__(self, field: str, reason: str) -> None:
         super().__init__(reason)
@@ -24,6 +27,18 @@ def type_name(value: Any) -> str:
             type(value), type(value).__name__
         )
     )
+
+
+@overload
+def get_str(
+    record: Mapping[str, Any], key: str, *, required: Literal[True] = True, allow_empty: bool = True
+) -> str: ...
+
+
+@overload
+def get_str(
+    record: Mapping[str, Any], key: str, *, required: bool, allow_empty: bool = True
+) -> str | None: ...
 
 
 def get_str(
@@ -58,11 +73,9 @@ def get_int(value: Any, field: str) -> int:
     """A JSON integer (not a bool, not a float with a fraction)."""
     if isinstance(value, bool) or not isinstance(value, int | float):
         raise RecordError(field, f"expected an integer, got {type_name(value)}")
-    if isinstance(value, float):
-        if not value.is_integer():
-            raise RecordError(field, f"expected an integer, got {value!r}")
-        value = int(value)
-    return value
+    if isinstance(value, float) and not value.is_integer():
+        raise RecordError(field, f"expected an integer, got {value!r}")
+    return int(value)
 
 
 def get_list(record: Mapping[str, Any], key: str, *, required: bool = True) -> list[Any]:

@@ -48,7 +48,9 @@ def read_record(record: Any, index: int, stem: str) -> tuple[ItemRecord, Annotat
     response = get_str(record, "response")
     assert response is not None
     segments = get_list(record, "annotations")
-    sentences, labels, spans = [], [], []
+    sentences: list[SentenceRecord] = []
+    labels: list[SentenceLabelRecord] = []
+    spans: list[SpanRecord] = []
     previous_end = 0
     for k, segment in sorted(enumerate(segments), key=lambda pair: _start_of(pair[1])):
         field = f"annotations[{k}]"

@@ -150,7 +150,12 @@ def read_record(
     roles = {
         k for k in (*ID_KEYS[:has_id], RESPONSE, TAGGED, SPANS, prompt_key, image_key, reference_key) if k
     }
-    layout = {"keys": list(record), "prompt": prompt_key, "image": image_key, "reference": reference_key}
+    layout: dict[str, Any] = {
+        "keys": list(record),
+        "prompt": prompt_key,
+        "image": image_key,
+        "reference": reference_key,
+    }
     if has_id and id_was_int(record):
         layout["int_id"] = True
     item = ItemRecord(

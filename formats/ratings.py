@@ -167,7 +167,7 @@ def _segment(row: Mapping[str, Any], segments: Sequence[tuple[int, int]]) -> tup
     start, end = _opt_int(row, "segment_start"), _opt_int(row, "segment_end")
     if (start is None) != (end is None):
         raise RecordError("segment_start" if start is None else "segment_end", "give both offsets or neither")
-    offsets = None if start is None or (start, end) == (-1, -1) else (start, end)
+    offsets = None if start is None or end is None or (start, end) == (-1, -1) else (start, end)
     predicted = ", ".join(f"{s}-{e}" for s, e in segments) or "none"
     if index is not None:
         if not 0 <= index < len(segments):
@@ -175,13 +175,14 @@ def _segment(row: Mapping[str, Any], segments: Sequence[tuple[int, int]]) -> tup
                 "segment_index",
                 f"segment {index} does not exist: the detector predicted {len(segments)} segment(s) here",
             )
-        if offsets is not None and offsets != tuple(segments[index]):
+        segment = (segments[index][0], segments[index][1])
+        if offsets is not None and offsets != segment:
             raise RecordError(
                 "segment_start",
                 f"offsets {offsets[0]}-{offsets[1]} are not segment {index} "
                 f"({segments[index][0]}-{segments[index][1]})",
             )
-        return tuple(segments[index])  # type: ignore[return-value]
+        return segment
     if offsets is not None and offsets not in {tuple(s) for s in segments}:
         raise RecordError(
             "segment_start",

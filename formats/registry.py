@@ -93,10 +93,10 @@ def choose_format(data: bytes, source: str, format_name: str | None, kind: Kind)
         if fmt.kind != kind:
             raise UnknownFormat(f"{fmt.name} is a {fmt.kind} format, not a {kind} format")
         return fmt
-    fmt = best_guess(data, source, kind)
-    if fmt is None:
+    guess = best_guess(data, source, kind)
+    if guess is None:
         raise UnknownFormat(f"the format of {source} was not recognised; name it with --format")
-    return fmt
+    return guess
 
 
 def read_file(fmt: Format, data: bytes, source: str, options: ReadOptions) -> ReadResult:

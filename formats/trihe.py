@@ -35,14 +35,14 @@ def parse_triplet(text: Any) -> tuple[str, str, str] | None:
     """``(subject, relation, object)`` of ``"(a, b, c)"`` or ``["a", "b", "c"]``; None when not three parts."""
     if isinstance(text, list | tuple):
         parts = [p.strip() for p in text if isinstance(p, str)]
-        return tuple(parts) if len(parts) == 3 == len(text) and all(parts) else None  # type: ignore[return-value]
+        return (parts[0], parts[1], parts[2]) if len(parts) == 3 == len(text) and all(parts) else None
     if not isinstance(text, str):
         return None
     inner = text.strip()
     if not (inner.startswith("(") and inner.endswith(")")):
         return None
     parts = [p.strip() for p in inner[1:-1].split(",")]
-    return tuple(parts) if len(parts) == 3 and all(parts) else None  # type: ignore[return-value]
+    return (parts[0], parts[1], parts[2]) if len(parts) == 3 and all(parts) else None
 
 
 def triplet_text(triplet: TripletRecord) -> str:

@@ -14,7 +14,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field, replace
 from typing import Any
 
-from sqlalchemy import Engine, func, select
+from sqlalchemy import Engine, Select, func, select
 from sqlalchemy.orm import Session
 
 from db import models as m
@@ -114,7 +114,7 @@ def _view(task: m.RatingTask, detector: str, n_ratings: int) -> RatingTaskView:
     )
 
 
-def _query():  # type: ignore[no-untyped-def]
+def _query() -> Select[m.RatingTask, str, int]:
     counts = select(m.Rating.task_id, func.count().label("n")).group_by(m.Rating.task_id).subquery("counts")
     return (
         select(m.RatingTask, m.LabelSet.name, func.coalesce(counts.c.n, 0))

@@ -7,6 +7,7 @@ import json
 from collections.abc import Iterator, Sequence
 from typing import Any
 
+from formats.base import ReadOptions
 from formats.records import Annotations, Bundle, DatasetRecord, ItemRecord, LabelSetRecord
 from formats.text import file_stem
 
@@ -30,7 +31,7 @@ def spans_by_item(bundle: Bundle, kind: str = "gold") -> dict[str, list[tuple[in
 
 
 def gold_bundle(
-    options: Any,
+    options: ReadOptions,
     source: str,
     source_format: str,
     items: list[ItemRecord],
@@ -52,7 +53,7 @@ def gold_bundle(
     )
 
 
-def detector_bundle(options: Any, annotations: list[Annotations], source_format: str) -> Bundle:
+def detector_bundle(options: ReadOptions, annotations: list[Annotations], source_format: str) -> Bundle:
     """What a predictions reader returns: no items, one detector label set named by the user."""
     return Bundle(
         dataset=DatasetRecord(name=options.dataset or "", source_format=source_format),

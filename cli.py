@@ -91,7 +91,7 @@ def _format_or_usage(name: str | None, kind: Kind) -> str | None:
     """None when ``name`` is a known format of ``kind`` (or not given), else the message to print."""
     if name is None:
         return None
-    from db.formats.registry import FORMATS, formats
+    from formats.registry import FORMATS, formats
 
     known = sorted(f.name for f in formats(kind))
     if name in FORMATS and name not in known:
@@ -125,8 +125,8 @@ def _report(args: argparse.Namespace, outcomes: list[Any]) -> int:
 
 
 def cmd_import(args: argparse.Namespace) -> int:
-    from db.formats.base import ReadOptions
-    from db.formats.transfer import import_file
+    from db.transfer import import_file
+    from formats.base import ReadOptions
 
     usage = _format_or_usage(args.format, "benchmark")
     inputs = _read_inputs(args.files)
@@ -160,8 +160,8 @@ def cmd_import(args: argparse.Namespace) -> int:
 
 
 def cmd_import_predictions(args: argparse.Namespace) -> int:
-    from db.formats.base import ReadOptions
-    from db.formats.transfer import import_predictions
+    from db.transfer import import_predictions
+    from formats.base import ReadOptions
 
     usage = _format_or_usage(args.format, "predictions")
     inputs = _read_inputs([args.file])
@@ -186,9 +186,9 @@ def cmd_import_predictions(args: argparse.Namespace) -> int:
 
 def cmd_export(args: argparse.Namespace) -> int:
     from db.exporter import UnknownDataset
-    from db.formats.base import FormatError
-    from db.formats.registry import FORMATS
-    from db.formats.transfer import export_file
+    from db.transfer import export_file
+    from formats.base import FormatError
+    from formats.registry import FORMATS
 
     if args.format not in FORMATS:
         print(

@@ -15,7 +15,7 @@ from components.item_parts import show_image, show_text
 from components.page_setup import setup_page
 from db.repositories import labeling
 from db.repositories.annotations import item_annotations
-from db.taxonomies import MHALUBENCH
+from formats.taxonomies import MHALUBENCH
 
 VERDICTS = (("hallucination", "Hallucination", "1"), ("non-hallucination", "Not a hallucination", "2"))
 

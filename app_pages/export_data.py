@@ -8,10 +8,10 @@ from components.dataset_picker import pick_dataset
 from components.page_setup import setup_page
 from components.store_cache import cached
 from db.exporter import UnknownDataset
-from db.formats.base import FormatError
-from db.formats.registry import formats
-from db.formats.transfer import export_file
 from db.repositories.label_sets import list_label_sets
+from db.transfer import export_file
+from formats.base import FormatError
+from formats.registry import formats
 
 ctx = setup_page("Export")
 st.title("Export")

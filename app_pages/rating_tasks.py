@@ -18,7 +18,6 @@ import streamlit as st
 from components.dataset_picker import pick_dataset
 from components.page_setup import setup_page
 from components.rating_scores import summarise
-from db.formats.ratings import COLUMNS
 from db.repositories.label_sets import list_label_sets
 from db.repositories.labeling import StaleEdit
 from db.repositories.rating_tasks import (
@@ -32,6 +31,7 @@ from db.repositories.rating_tasks import (
     task_ratings,
     update_rating_task,
 )
+from formats.ratings import COLUMNS
 
 CUSTOM = "custom"
 NEW = 0

@@ -44,7 +44,9 @@ os.environ.setdefault("STREAMLIT_LOGGER_LEVEL", "error")  # AppTest outside a se
 from db.engine import make_engine  # noqa: E402
 from db.importer import import_bundle  # noqa: E402
 from db.migrate import upgrade  # noqa: E402
-from db.records import (  # noqa: E402
+from db.repositories.datasets import list_dataset_infos  # noqa: E402
+from db.repositories.items import ItemView, get_item  # noqa: E402
+from formats.records import (  # noqa: E402
     Annotations,
     Bundle,
     DatasetRecord,
@@ -53,8 +55,6 @@ from db.records import (  # noqa: E402
     SentenceLabelRecord,
     SpanRecord,
 )
-from db.repositories.datasets import list_dataset_infos  # noqa: E402
-from db.repositories.items import ItemView, get_item  # noqa: E402
 
 # Three sentences; the span benchmark marks these words (each occurs once) on every item it visits.
 RESPONSE = "A red cube sits left of a blue ball number {k}. The sign says OPEN. Two cats sleep on the mat."

@@ -35,7 +35,7 @@ sys.path.insert(0, str(ROOT))
 from db.engine import make_engine  # noqa: E402
 from db.importer import import_bundle  # noqa: E402
 from db.migrate import upgrade  # noqa: E402
-from db.records import (  # noqa: E402
+from formats.records import (  # noqa: E402
     Annotations,
     Bundle,
     DatasetRecord,
@@ -45,7 +45,7 @@ from db.records import (  # noqa: E402
     SentenceRecord,
     SentenceScoreRecord,
 )
-from db.taxonomies import ALIGNBENCH  # noqa: E402
+from formats.taxonomies import ALIGNBENCH  # noqa: E402
 
 CAPTIONERS = ("s-gpt", "llava", "qwen-2", "gpt-4o", "cogvlm", "llama-4", "sd", "gpt-gen")
 DETECTORS = ("gpt-4o", "llama-4", "qwen-2.5", "gemma-3", "gpt-5-mini")

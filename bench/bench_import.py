@@ -22,9 +22,9 @@ from statistics import median
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from db.engine import make_engine  # noqa: E402
-from db.formats.base import ReadOptions  # noqa: E402
-from db.formats.transfer import import_file  # noqa: E402
 from db.migrate import upgrade  # noqa: E402
+from db.transfer import import_file  # noqa: E402
+from formats.base import ReadOptions  # noqa: E402
 
 MODELS = ("gpt-4o", "llava-1.6", "cogvlm", "qwen2", "sharegpt4v", "llama-4", "sd-3", "gpt-gen")
 WORDS = [

@@ -109,7 +109,7 @@ def colour_for(type_name: str | None, colours: Mapping[str, str] | None = None) 
 
 def as_span_style(span: SpanLike) -> SpanStyle:
     """Accept a :class:`SpanStyle`, a ``(start, end[, type[, tooltip]])`` tuple, a mapping or a record
-    with ``start``/``end``/``type`` attributes (such as ``db.records.SpanRecord``)."""
+    with ``start``/``end``/``type`` attributes (such as ``formats.records.SpanRecord``)."""
     if isinstance(span, SpanStyle):
         return span
     if isinstance(span, tuple):

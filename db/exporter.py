@@ -1,4 +1,4 @@
-"""Read a dataset back out of the store as a :class:`~db.records.Bundle`, the shape every writer consumes.
+"""Read a dataset back out of the store as a :class:`~formats.records.Bundle`, the shape every writer consumes.
 
 The exporter is the importer's mirror: items in dataset order with their sentences (only when they were
 imported rather than split by Spanlight), claims and reference triplets, then the chosen label sets with
@@ -12,10 +12,11 @@ from collections import defaultdict
 from collections.abc import Sequence
 
 from sqlalchemy import Engine, select
+from sqlalchemy.orm import Session
 
 from db import models as m
 from db.engine import read_session
-from db.records import (
+from formats.records import (
     Annotations,
     Bundle,
     ClaimLabelRecord,
@@ -136,8 +137,12 @@ def export_bundle(engine: Engine, dataset_name: str, label_set_names: Sequence[s
 
 
 def _label_set(
-    session, label_set: m.LabelSet, annotators: dict[int, str], ext_of: dict[int, str], order: dict[int, int]
-) -> LabelSetRecord:  # type: ignore[no-untyped-def]
+    session: Session,
+    label_set: m.LabelSet,
+    annotators: dict[int, str],
+    ext_of: dict[int, str],
+    order: dict[int, int],
+) -> LabelSetRecord:
     ls_id = label_set.id
     found: dict[int, Annotations] = {}
 
@@ -161,13 +166,15 @@ def _label_set(
         ann(label.item_id).sentence_labels.append(
             SentenceLabelRecord(index, label.label, label.error_type, label.override, dict(label.meta or {}))
         )
-    for label, index in session.execute(
+    for claim_label, index in session.execute(
         select(m.ClaimLabel, m.Claim.index)
         .join(m.Claim, m.Claim.id == m.ClaimLabel.claim_id)
         .where(m.ClaimLabel.label_set_id == ls_id)
         .order_by(m.ClaimLabel.item_id, m.Claim.index)
     ):
-        ann(label.item_id).claim_labels.append(ClaimLabelRecord(index, label.label, label.type, label.reason))
+        ann(claim_label.item_id).claim_labels.append(
+            ClaimLabelRecord(index, claim_label.label, claim_label.type, claim_label.reason)
+        )
     for triplet, judgment in session.execute(
         select(m.Triplet, m.TripletJudgment)
         .outerjoin(
@@ -217,8 +224,12 @@ def _label_set(
 
 
 def _rating_task(
-    session, task: m.RatingTask, detectors: dict[int, str], annotators: dict[int, str], ext_of: dict[int, str]
-) -> RatingTaskRecord:  # type: ignore[no-untyped-def]
+    session: Session,
+    task: m.RatingTask,
+    detectors: dict[int, str],
+    annotators: dict[int, str],
+    ext_of: dict[int, str],
+) -> RatingTaskRecord:
     ratings = [
         RatingRecord(
             item=ext_of[r.item_id],

@@ -21,7 +21,7 @@ from pathlib import Path, PurePosixPath
 
 from PIL import Image
 
-from db.problems import Problem
+from formats.problems import Problem
 
 IMAGE_SUFFIXES = (".jpg", ".jpeg", ".png", ".gif", ".bmp", ".webp", ".tif", ".tiff")
 # 8 K × 8 K: far above any benchmark image, far below a bomb (Pillow's own warning starts at ~89 M).
@@ -127,7 +127,7 @@ def extract_image_zip(
             path = safe_member_path(name)
             if path is None:
                 problem = "the member name could escape the image folder (absolute path or '..'): refused"
-            if problem is None and path.suffix.lower() not in IMAGE_SUFFIXES:
+            if problem is None and path is not None and path.suffix.lower() not in IMAGE_SUFFIXES:
                 report.problems.append(Problem(source, name, "-", "not an image file; skipped", "warning"))
                 continue
             if problem is None:
@@ -145,7 +145,8 @@ def extract_image_zip(
             if problem is not None:
                 report.problems.append(Problem(source, name, "-", problem))
                 continue
-            accepted.append((path, content))  # type: ignore[arg-type]
+            assert path is not None  # a name that could escape is a problem, reported above
+            accepted.append((path, content))
     if report.errors and not allow_skip:
         return report
     root = target.resolve()

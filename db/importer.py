@@ -1,4 +1,4 @@
-"""Write a :class:`~db.records.Bundle` into the store: validate everything first, then one transaction.
+"""Write a :class:`~formats.records.Bundle` into the store: validate everything first, then one transaction.
 
 A file either imports or nothing changes. Re-importing the same bundle is idempotent: items are matched
 by their external id, label sets by (kind, name), and a label set's annotations on an item are replaced,
@@ -19,9 +19,9 @@ from sqlalchemy.orm import Session
 
 from db import models as m
 from db.engine import write_session
-from db.problems import ImportRejected, Problem
-from db.records import Annotations, Bundle, ItemRecord, LabelSetRecord, RatingRecord, RatingTaskRecord
-from db.sentences import split_sentences
+from formats.problems import ImportRejected, Problem
+from formats.records import Annotations, Bundle, ItemRecord, LabelSetRecord, RatingRecord, RatingTaskRecord
+from formats.sentences import split_sentences
 
 _CHUNK = 5_000
 
@@ -357,16 +357,17 @@ def _sound_rating_tasks(
             problems.append(Problem(source, where, field_name, reason))
         if reasons:
             continue
-        keep, seen = [], set()
+        keep: list[RatingRecord] = []
+        seen: set[tuple[str, str, int, int]] = set()
         for index, rating in enumerate(task.ratings):
             if rating.item in bad_items:
                 continue  # the item's own problem is reported already
             key = (rating.item, rating.rater, rating.segment_start, rating.segment_end)
-            reason = _rating_problem(rating, task, lengths) or (
+            flaw = _rating_problem(rating, task, lengths) or (
                 ("rater", "the same rater rates the same segment twice") if key in seen else None
             )
-            if reason is not None:
-                problems.append(Problem(source, f"{where} #{index} (id={rating.item})", *reason))
+            if flaw is not None:
+                problems.append(Problem(source, f"{where} #{index} (id={rating.item})", *flaw))
                 continue
             seen.add(key)
             keep.append(rating)
@@ -463,7 +464,7 @@ class _Writer:
         ]
         tail = []
         for column in defaults:
-            arg = column.default.arg  # type: ignore[union-attr]
+            arg = column.default.arg
             value = arg(None) if callable(arg) else arg
             process = column.type.dialect_impl(dialect).bind_processor(dialect)
             tail.append(process(value) if process else value)
@@ -528,7 +529,11 @@ class _Writer:
         for item in new:
             item_id = self.item_ids[item.external_id]
             given = item.sentences is not None
-            offsets = [(s.start, s.end) for s in item.sentences] if given else split_sentences(item.response)
+            offsets = (
+                [(s.start, s.end) for s in item.sentences]
+                if item.sentences is not None
+                else split_sentences(item.response)
+            )
             source = "imported" if given else "splitter"
             sentences += [(item_id, k, s, e, source) for k, (s, e) in enumerate(offsets)]
             claims += [

@@ -24,7 +24,10 @@ from __future__ import annotations
 
 import random
 
-from db.records import (
+from db.rubrics import MHALO_TABLE_4
+from demo.responses import DemoItem
+from demo.tokens import Range, iou, overlaps, token_interval, tokenize
+from formats.records import (
     Annotations,
     LabelSetRecord,
     RatingRecord,
@@ -32,9 +35,6 @@ from db.records import (
     SentenceLabelRecord,
     SpanRecord,
 )
-from db.rubrics import MHALO_TABLE_4
-from demo.responses import DemoItem
-from demo.tokens import Range, iou, overlaps, token_interval, tokenize
 
 RATERS = ("rater-1", "rater-2", "rater-3")
 RATED_ITEMS = 30

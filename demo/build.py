@@ -1,4 +1,4 @@
-"""Assemble the synthetic demo dataset: images on disk plus one :class:`db.records.Bundle`.
+"""Assemble the synthetic demo dataset: images on disk plus one :class:`formats.records.Bundle`.
 
 The layout of the default build (``n_scenes=60``) — every number below follows from the rules here:
 
@@ -21,16 +21,6 @@ from __future__ import annotations
 import random
 from pathlib import Path
 
-from db.records import (
-    Annotations,
-    Bundle,
-    DatasetRecord,
-    ItemRecord,
-    LabelSetRecord,
-    SentenceRecord,
-    TripletRecord,
-)
-from db.taxonomies import MHALO
 from demo.annotators import human_label_sets, rating_task
 from demo.detectors import run_detectors
 from demo.drawing import save_scene
@@ -46,6 +36,16 @@ from demo.statements import (
     subjective,
     truthful_statements,
 )
+from formats.records import (
+    Annotations,
+    Bundle,
+    DatasetRecord,
+    ItemRecord,
+    LabelSetRecord,
+    SentenceRecord,
+    TripletRecord,
+)
+from formats.taxonomies import MHALO
 
 DEMO_DATASET_NAME = "Spanlight demo (synthetic)"
 CAPTIONERS = ("captioner-a", "captioner-b", "captioner-c")

@@ -64,7 +64,9 @@ from __future__ import annotations
 import random
 from collections.abc import Callable
 
-from db.records import (
+from demo.responses import DemoItem
+from demo.tokens import Range, char_range, iou, overlaps, token_interval, tokenize
+from formats.records import (
     Annotations,
     ClaimLabelRecord,
     LabelSetRecord,
@@ -74,8 +76,6 @@ from db.records import (
     TokenProbabilityRecord,
     TripletRecord,
 )
-from demo.responses import DemoItem
-from demo.tokens import Range, char_range, iou, overlaps, token_interval, tokenize
 
 HEADER = "Here is the response with hallucinated content tagged:"
 TAG_OPEN, TAG_CLOSE = "<hallucination>", "</hallucination>"

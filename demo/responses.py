@@ -17,15 +17,15 @@ import random
 from dataclasses import dataclass, field
 from string import Formatter
 
-from db.records import (
+from demo.scenes import Scene
+from demo.statements import Statement
+from formats.records import (
     ClaimLabelRecord,
     ClaimRecord,
     SentenceLabelRecord,
     SpanRecord,
     TripletRecord,
 )
-from demo.scenes import Scene
-from demo.statements import Statement
 
 Range = tuple[int, int]
 

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass, field
+from typing import Any
 
 from sqlalchemy import Engine, select
 
@@ -76,7 +77,7 @@ def item_annotations(
 ) -> dict[int, ItemAnnotations]:
     """What each of ``label_set_ids`` says about item ``item_id`` (one query per kind, not per set)."""
     ids = list(label_set_ids)
-    found: dict[int, dict] = {
+    found: dict[int, dict[str, Any]] = {
         i: {
             "spans": [],
             "sentence_labels": {},
@@ -106,13 +107,13 @@ def item_annotations(
             found[label.label_set_id]["sentence_labels"][index] = SentenceLabelView(
                 index, label.label, label.error_type, label.override, label.version
             )
-        for label, index in session.execute(
+        for claim_label, index in session.execute(
             select(m.ClaimLabel, m.Claim.index)
             .join(m.Claim, m.Claim.id == m.ClaimLabel.claim_id)
             .where(m.ClaimLabel.item_id == item_id, m.ClaimLabel.label_set_id.in_(ids))
         ):
-            found[label.label_set_id]["claim_labels"][index] = ClaimLabelView(
-                index, label.label, label.type, label.reason, label.version
+            found[claim_label.label_set_id]["claim_labels"][index] = ClaimLabelView(
+                index, claim_label.label, claim_label.type, claim_label.reason, claim_label.version
             )
         for triplet, judgment in session.execute(
             select(m.Triplet, m.TripletJudgment)
@@ -124,6 +125,8 @@ def item_annotations(
             .where(m.Triplet.item_id == item_id, m.Triplet.label_set_id.in_(ids))
             .order_by(m.Triplet.index)
         ):
+            # Never None here: the query keeps only the triplets of the asked label sets.
+            assert triplet.label_set_id is not None
             found[triplet.label_set_id]["triplets"].append(
                 TripletJudgmentView(
                     triplet.id,

@@ -5,6 +5,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from sqlalchemy import Engine, delete, distinct, func, select
+from sqlalchemy.orm import Session
 
 from db import models as m
 from db.engine import read_session, write_session
@@ -52,10 +53,10 @@ class DatasetSummary(DatasetInfo):
         return self.n_done_items / self.n_items if self.n_items else 0.0
 
 
-def _summary(session, dataset: m.Dataset) -> DatasetSummary:  # type: ignore[no-untyped-def]
+def _summary(session: Session, dataset: m.Dataset) -> DatasetSummary:
     n_items = session.scalar(select(func.count()).where(m.Item.dataset_id == dataset.id)) or 0
     gold_ids = select(m.LabelSet.id).where(m.LabelSet.dataset_id == dataset.id, m.LabelSet.kind == "gold")
-    gold_items = set()
+    gold_items: set[int] = set()
     for model in (m.Span, m.SentenceLabel, m.ClaimLabel, m.TripletJudgment):
         gold_items.update(
             session.scalars(select(model.item_id).where(model.label_set_id.in_(gold_ids)).distinct())

@@ -9,13 +9,14 @@ from __future__ import annotations
 from collections import defaultdict
 
 from sqlalchemy import Engine, select
+from sqlalchemy.orm import Session
 
 from db import models as m
 from db.engine import read_session
-from db.formats.base import KnownItem
+from formats.base import KnownItem
 
 
-def _dataset_id(session, dataset_name: str) -> int | None:  # type: ignore[no-untyped-def]
+def _dataset_id(session: Session, dataset_name: str) -> int | None:
     return session.scalar(select(m.Dataset.id).where(m.Dataset.name == dataset_name))
 
 
@@ -85,4 +86,4 @@ def image_refs(engine: Engine, dataset_name: str) -> dict[str, str]:
                 m.Item.dataset_id == dataset_id, m.Item.image_ref.is_not(None)
             )
         )
-        return {ext: value for ext, value in rows}
+        return {ext: value for ext, value in rows if value is not None}

@@ -5,6 +5,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from sqlalchemy import Engine, select
+from sqlalchemy.orm import Session
 
 from db import models as m
 from db.engine import read_session, write_session
@@ -59,7 +60,7 @@ def gold_label_set(engine: Engine, dataset_id: int) -> LabelSetView | None:
 def human_label_set(engine: Engine, dataset_id: int, annotator_id: int) -> LabelSetView:
     """The annotator's own label set on this dataset, created on first use (reads don't write)."""
 
-    def find(session) -> LabelSetView | None:  # type: ignore[no-untyped-def]
+    def find(session: Session) -> LabelSetView | None:
         row = session.execute(
             select(m.LabelSet, m.Annotator.name)
             .join(m.Annotator, m.Annotator.id == m.LabelSet.annotator_id)

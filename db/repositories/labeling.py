@@ -60,7 +60,7 @@ class Action:
 
     log_id: int
     entity: str
-    entity_id: int
+    entity_id: int | None  # as the edit log holds it (nullable there)
     action: str
     description: str
 
@@ -85,7 +85,7 @@ def _log(
         annotator_id=annotator_id,
         action=action,
         entity=entity,
-        entity_id=row.id,  # type: ignore[attr-defined]
+        entity_id=row.id,  # type: ignore[attr-defined]  # _ENTITIES models have id, version
         item_id=getattr(row, "item_id", None),
         label_set_id=label_set_id if label_set_id is not None else getattr(row, "label_set_id", None),
         before=before,
@@ -93,13 +93,13 @@ def _log(
     )
     session.add(entry)
     session.flush()
-    return Action(entry.id, entity, row.id, action, description)  # type: ignore[attr-defined]
+    return Action(entry.id, entity, row.id, action, description)  # type: ignore[attr-defined]  # _ENTITIES models have id, version
 
 
 def _check_version(row: m.Base | None, expected: int | None, what: str) -> None:
     if row is None:
         raise StaleEdit(f"The {what} no longer exists; someone removed it. Reload the item.")
-    if expected is not None and row.version != expected:  # type: ignore[attr-defined]
+    if expected is not None and row.version != expected:  # type: ignore[attr-defined]  # _ENTITIES models have id, version
         raise StaleEdit(f"The {what} was changed by someone else meanwhile. Reload the item.")
 
 
@@ -131,7 +131,7 @@ def _upsert(
             description=description,
             label_set_id=log_label_set_id,
         )
-    if expected_version is not None and row.version != expected_version:  # type: ignore[attr-defined]
+    if expected_version is not None and row.version != expected_version:  # type: ignore[attr-defined]  # _ENTITIES models have id, version
         raise StaleEdit(
             f"This {entity.replace('_', ' ')[:-1]} was changed by someone else meanwhile. Reload."
         )

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from sqlalchemy import Engine, exists, func, select
+from sqlalchemy import ColumnElement, Engine, Exists, exists, func, select
 
 from db import models as m
 from db.engine import read_session
@@ -21,7 +21,7 @@ class Progress:
         return self.finished / self.total if self.total else 0.0
 
 
-def _has_units(page: str):  # type: ignore[no-untyped-def]
+def _has_units(page: str) -> Exists | None:
     """Only items that have something to label on this task are in its queue."""
     if page == "sentences":
         return exists().where(m.Sentence.item_id == m.Item.id)
@@ -32,7 +32,7 @@ def _has_units(page: str):  # type: ignore[no-untyped-def]
     return None
 
 
-def _in_queue(dataset_id: int, page: str) -> list:  # type: ignore[type-arg]
+def _in_queue(dataset_id: int, page: str) -> list[ColumnElement[bool]]:
     conditions = [m.Item.dataset_id == dataset_id]
     has_units = _has_units(page)
     if has_units is not None:
@@ -40,7 +40,7 @@ def _in_queue(dataset_id: int, page: str) -> list:  # type: ignore[type-arg]
     return conditions
 
 
-def _unfinished(label_set_id: int, page: str):  # type: ignore[no-untyped-def]
+def _unfinished(label_set_id: int, page: str) -> ColumnElement[bool]:
     return ~exists().where(
         m.ItemStatus.item_id == m.Item.id,
         m.ItemStatus.label_set_id == label_set_id,

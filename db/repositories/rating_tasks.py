@@ -14,17 +14,17 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field, replace
 from typing import Any
 
-from sqlalchemy import Engine, func, select
+from sqlalchemy import Engine, Select, func, select
 from sqlalchemy.orm import Session
 
 from db import models as m
 from db.engine import read_session, write_session
-from db.formats.ratings import RatingTarget, read_ratings, write_ratings
 from db.importer import ImportResult, import_bundle
-from db.problems import ImportRejected, Problem
 from db.repositories import labeling
 from db.repositories.evaluation import Columns
 from db.rubrics import MHALO_TABLE_4, TRI_HE_TABLE_9
+from formats.problems import ImportRejected, Problem
+from formats.ratings import RatingTarget, read_ratings, write_ratings
 
 GRANULARITIES = ("segment", "response")
 MAX_SCALE_POINTS = 11  # 0-10 at most: every point gets a button
@@ -114,7 +114,7 @@ def _view(task: m.RatingTask, detector: str, n_ratings: int) -> RatingTaskView:
     )
 
 
-def _query():  # type: ignore[no-untyped-def]
+def _query() -> Select[m.RatingTask, str, int]:
     counts = select(m.Rating.task_id, func.count().label("n")).group_by(m.Rating.task_id).subquery("counts")
     return (
         select(m.RatingTask, m.LabelSet.name, func.coalesce(counts.c.n, 0))

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from sqlalchemy import Engine, func, select
+from sqlalchemy.orm import Session
 
 from db import models as m
 from db.engine import read_session, store_revision
@@ -11,7 +12,9 @@ from db.engine import read_session, store_revision
 def dataset_stats(engine: Engine) -> list[dict[str, object]]:
     """For every dataset: items, spans, sentence labels and label sets (per kind)."""
 
-    def per_dataset(session, model) -> dict[int, int]:  # type: ignore[no-untyped-def]
+    def per_dataset(
+        session: Session, model: type[m.Span] | type[m.SentenceLabel] | type[m.ClaimLabel]
+    ) -> dict[int, int]:
         query = (
             select(m.Item.dataset_id, func.count())
             .select_from(model)

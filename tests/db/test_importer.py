@@ -9,8 +9,10 @@ from sqlalchemy.orm import Session
 from db import models as m
 from db.engine import store_revision
 from db.importer import import_bundle
-from db.problems import ImportRejected
-from db.records import (
+from db.repositories.annotations import item_annotations
+from db.repositories.items import get_item
+from formats.problems import ImportRejected
+from formats.records import (
     Annotations,
     Bundle,
     ClaimLabelRecord,
@@ -24,8 +26,6 @@ from db.records import (
     SpanRecord,
     TripletRecord,
 )
-from db.repositories.annotations import item_annotations
-from db.repositories.items import get_item
 
 RESPONSE = "A red cube sits left of a blue ball. The sign says OPEN. Two 🐱 cats sleep."
 

@@ -8,11 +8,11 @@ from sqlalchemy.orm import Session
 
 from db import models as m
 from db.importer import import_bundle
-from db.records import Bundle, DatasetRecord, ItemRecord
 from db.repositories import labeling, queue
 from db.repositories.annotations import item_annotations
 from db.repositories.annotators import get_or_create_annotator
 from db.repositories.label_sets import human_label_set
+from formats.records import Bundle, DatasetRecord, ItemRecord
 from tests.db.test_importer import _bundle
 
 

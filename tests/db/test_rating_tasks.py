@@ -15,17 +15,6 @@ from components.reports.data import MeasureFilter
 from components.span_evaluation import load_span_evaluation, per_item_scores
 from db import models as m
 from db.importer import import_bundle
-from db.problems import ImportRejected
-from db.records import (
-    Annotations,
-    Bundle,
-    DatasetRecord,
-    ItemRecord,
-    LabelSetRecord,
-    RatingRecord,
-    RatingTaskRecord,
-    SpanRecord,
-)
 from db.repositories import evaluation, labeling
 from db.repositories.annotators import get_or_create_annotator
 from db.repositories.items import get_item
@@ -41,6 +30,17 @@ from db.repositories.rating_tasks import (
     rate,
     task_ratings,
     update_rating_task,
+)
+from formats.problems import ImportRejected
+from formats.records import (
+    Annotations,
+    Bundle,
+    DatasetRecord,
+    ItemRecord,
+    LabelSetRecord,
+    RatingRecord,
+    RatingTaskRecord,
+    SpanRecord,
 )
 from metrics import correlations
 

@@ -10,10 +10,10 @@ from pathlib import Path
 import pytest
 from PIL import Image
 
-from db.records import Annotations, Bundle, ItemRecord, LabelSetRecord
-from db.sentences import split_sentences
-from db.taxonomies import MHALO
 from demo.build import DEMO_DATASET_NAME, build_demo_bundle
+from formats.records import Annotations, Bundle, ItemRecord, LabelSetRecord
+from formats.sentences import split_sentences
+from formats.taxonomies import MHALO
 from metrics import auroc, ece, f1_iou, follows_format, parse_tagged, segment_labels, token_spans
 
 

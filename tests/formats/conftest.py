@@ -12,8 +12,8 @@ import pytest
 from sqlalchemy import Engine
 
 from db.exporter import export_bundle
-from db.formats.base import ReadOptions
-from db.formats.transfer import export_file, import_file, import_predictions
+from db.transfer import export_file, import_file, import_predictions
+from formats.base import ReadOptions
 
 # The shared data folder sits beside the repository (see the project README).
 SHARED_DATA = Path(__file__).resolve().parents[2] / ".." / "shared" / "data"

@@ -9,9 +9,9 @@ import json
 
 import pytest
 
-from db.formats.alignbench import FORMAT, error_word_list, locate
-from db.formats.alignbench_scores import localized_spans, parse_score
-from db.formats.registry import best_guess
+from formats.alignbench import FORMAT, error_word_list, locate
+from formats.alignbench_scores import localized_spans, parse_score
+from formats.registry import best_guess
 
 ROWS = [
     {
@@ -200,8 +200,8 @@ def test_scores_round_trip_and_unparsed_count_as_50(engine, prediction_round_tri
 
 
 def test_score_rows_for_unknown_captions_are_reported(engine):
-    from db.formats.base import ReadOptions
-    from db.formats.transfer import import_file, import_predictions
+    from db.transfer import import_file, import_predictions
+    from formats.base import ReadOptions
 
     import_file(
         engine, jsonl(ROWS), source="a.jsonl", format_name="alignbench", options=ReadOptions(dataset="d")

@@ -7,17 +7,17 @@ import json
 
 import pytest
 
-from db.formats.base import ReadOptions
-from db.formats.canonical import FORMAT as CANONICAL
-from db.formats.halloc import FORMAT as HALLOC
-from db.formats.label_studio import FORMAT as LABEL_STUDIO
-from db.formats.mhaldetect import FORMAT as MHALDETECT
-from db.formats.mhalubench import FORMAT as MHALUBENCH
-from db.formats.registry import best_guess
-from db.formats.transfer import export_file, import_file
-from db.formats.trihe import FORMAT as TRIHE
-from db.formats.typed_tags import FORMAT as TYPED
-from db.formats.typed_tags import parse_typed
+from db.transfer import export_file, import_file
+from formats.base import ReadOptions
+from formats.canonical import FORMAT as CANONICAL
+from formats.halloc import FORMAT as HALLOC
+from formats.label_studio import FORMAT as LABEL_STUDIO
+from formats.mhaldetect import FORMAT as MHALDETECT
+from formats.mhalubench import FORMAT as MHALUBENCH
+from formats.registry import best_guess
+from formats.trihe import FORMAT as TRIHE
+from formats.typed_tags import FORMAT as TYPED
+from formats.typed_tags import parse_typed
 
 
 def dumps(value) -> bytes:
@@ -413,7 +413,7 @@ def test_label_studio_misplaced_span_is_rejected():
 
 def test_canonical_is_lossless_including_ratings_and_detector_outputs(engine, round_trip):
     from db.importer import import_bundle
-    from db.records import (
+    from formats.records import (
         Annotations,
         Bundle,
         ClaimLabelRecord,

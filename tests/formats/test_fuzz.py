@@ -14,10 +14,10 @@ from sqlalchemy import Engine, func, select
 from sqlalchemy.orm import Session
 
 from db import models as m
-from db.formats.base import KnownItem, ReadOptions, ReadResult
-from db.formats.registry import FORMATS
-from db.formats.transfer import import_file, import_predictions
-from db.problems import Problem
+from db.transfer import import_file, import_predictions
+from formats.base import KnownItem, ReadOptions, ReadResult
+from formats.problems import Problem
+from formats.registry import FORMATS
 
 RESPONSE = "A red cube sits left of a <script>alert(1)</script> ball. Two 🐱 cats."
 KNOWN = {

@@ -7,10 +7,10 @@ import json
 import pytest
 
 from db.exporter import export_bundle
-from db.formats.base import ReadOptions
-from db.formats.mhalo import FORMAT
-from db.formats.registry import best_guess
-from db.formats.transfer import export_file, import_file
+from db.transfer import export_file, import_file
+from formats.base import ReadOptions
+from formats.mhalo import FORMAT
+from formats.registry import best_guess
 
 # What the real files hold and what Spanlight must say about them (checked by reading them by hand).
 EXPECTED = {
@@ -191,9 +191,9 @@ def test_bad_records_are_reported_by_index_and_field(record, field, reason):
 
 
 def test_overlapping_spans_cannot_be_written_as_tags(engine):
-    from db.formats.base import FormatError
     from db.importer import import_bundle
-    from db.records import Annotations, Bundle, DatasetRecord, ItemRecord, LabelSetRecord, SpanRecord
+    from formats.base import FormatError
+    from formats.records import Annotations, Bundle, DatasetRecord, ItemRecord, LabelSetRecord, SpanRecord
 
     bundle = Bundle(
         DatasetRecord("ov", "canonical"),

@@ -7,12 +7,12 @@ import json
 
 import pytest
 
-from db.formats.base import ReadOptions
-from db.formats.mhalo_outputs import find_tag, read_output
-from db.formats.registry import best_guess
-from db.formats.transfer import import_file, import_predictions
-from db.formats.trihe_judgments import verdict_of
 from db.repositories.exchange import known_items, responses_by_external_id
+from db.transfer import import_file, import_predictions
+from formats.base import ReadOptions
+from formats.mhalo_outputs import find_tag, read_output
+from formats.registry import best_guess
+from formats.trihe_judgments import verdict_of
 
 RESPONSE = "The cat sits on a red mat.\n\nIt looks  happy 🐱."
 BENCH = json.dumps(

@@ -7,10 +7,10 @@ import json
 
 import pytest
 
-from db.formats.ratings import COLUMNS, RatingsFormat, RatingTarget, read_ratings, write_ratings
 from db.importer import import_bundle
-from db.records import RatingRecord
 from db.repositories.rating_tasks import export_ratings, import_ratings, list_rating_tasks, task_ratings
+from formats.ratings import COLUMNS, RatingsFormat, RatingTarget, read_ratings, write_ratings
+from formats.records import RatingRecord
 from tests.db.test_rating_tasks import _bundle
 
 SEGMENTS = {"A": [(2, 5)], "B": [(0, 3), (14, 18)], "E": []}

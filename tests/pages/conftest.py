@@ -7,7 +7,7 @@ import streamlit as st
 
 from db.engine import make_engine
 from db.importer import import_bundle
-from db.records import (
+from formats.records import (
     Annotations,
     Bundle,
     DatasetRecord,

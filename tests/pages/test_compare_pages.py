@@ -21,7 +21,12 @@ from streamlit.testing.v1 import AppTest
 from db.engine import make_engine
 from db.importer import import_bundle
 from db.migrate import upgrade
-from db.records import (
+from db.repositories.datasets import get_dataset
+from db.repositories.evaluation import format_flags, item_index, spans_by_label_set
+from db.repositories.label_sets import list_label_sets
+from demo.build import DEMO_DATASET_NAME, XSS_ID
+from demo.load import load_demo
+from formats.records import (
     Annotations,
     Bundle,
     DatasetRecord,
@@ -31,11 +36,6 @@ from db.records import (
     SentenceScoreRecord,
     SpanRecord,
 )
-from db.repositories.datasets import get_dataset
-from db.repositories.evaluation import format_flags, item_index, spans_by_label_set
-from db.repositories.label_sets import list_label_sets
-from demo.build import DEMO_DATASET_NAME, XSS_ID
-from demo.load import load_demo
 
 TIMEOUT = 60
 APP = str(Path(__file__).resolve().parents[2] / "app.py")

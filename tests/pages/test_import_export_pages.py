@@ -11,8 +11,8 @@ from streamlit.testing.v1 import AppTest
 
 from db.engine import make_engine
 from db.exporter import export_bundle
-from db.formats.base import ReadOptions
-from db.formats.transfer import import_file
+from db.transfer import import_file
+from formats.base import ReadOptions
 
 ROOT = Path(__file__).resolve().parents[2]
 IMPORT_PAGE = str(ROOT / "app_pages" / "import_data.py")

@@ -5,7 +5,9 @@ from __future__ import annotations
 import pytest
 
 from db.importer import import_bundle
-from db.records import (
+from db.repositories import evaluation as ev
+from db.repositories import measures
+from formats.records import (
     Annotations,
     Bundle,
     DatasetRecord,
@@ -17,8 +19,6 @@ from db.records import (
     SentenceScoreRecord,
     SpanRecord,
 )
-from db.repositories import evaluation as ev
-from db.repositories import measures
 
 
 def _bundle() -> Bundle:

@@ -1,13 +1,14 @@
 """The one interface every file format implements, and what a reader hands back.
 
-A format turns bytes into a :class:`~db.records.Bundle` (``read``) and, where it can, a bundle back into
+A format turns bytes into a :class:`~formats.records.Bundle` (``read``) and, where it can, a bundle back into
 bytes (``write``). Readers never touch the database and never raise on bad input: every flaw becomes a
-:class:`~db.problems.Problem` naming file, record, field and reason, and the record is left out of the
-bundle. Whether the import then goes ahead is the importer's decision (see :mod:`db.formats.transfer`).
+:class:`~formats.problems.Problem` naming file, record, field and reason, and the record is left out of the
+bundle. Whether the import then goes ahead is the importer's decision (see :mod:`db.transfer`).
 
 Two kinds of format exist. A *benchmark* file brings items and usually a gold label set. A *predictions*
 file is one detector run over items already stored: its reader gets the stored items (``known``) to place
 spans on their exact response text, and returns a bundle with no items and one detector label set.
+Formats whose file is one record per item share one ``read`` template (:mod:`formats.record_formats`).
 """
 
 from __future__ import annotations
@@ -16,8 +17,8 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any, ClassVar, Literal
 
-from db.problems import Problem
-from db.records import Bundle
+from formats.problems import Problem
+from formats.records import Bundle
 
 Kind = Literal["benchmark", "predictions"]
 

@@ -14,49 +14,53 @@ import math
 import re
 from typing import Any
 
-from db.formats import _util as u
-from db.formats.base import Format, ReadOptions, ReadResult
-from db.problems import Problem
-from db.records import Annotations, Bundle, RawOutputRecord, TokenProbabilityRecord
+from formats.base import KnownItem, ReadOptions
+from formats.bundles import detector_outputs, raw_output_json
+from formats.fields import RecordError, get_int, get_list, type_name
+from formats.json_documents import dump_jsonl
+from formats.record_formats import PredictionRecordsFormat, Warnings, kept_without
+from formats.record_loops import ITEM_ID_KEYS
+from formats.records import Annotations, Bundle, TokenProbabilityRecord
+from formats.text import head_text, looks_like_json
 
 _WORD = re.compile(r"\S+")
 
 
 def _probability(value: Any, field: str) -> float:
     if isinstance(value, bool) or not isinstance(value, int | float) or not math.isfinite(value):
-        raise u.RecordError(field, f"expected a probability, got {value!r}")
+        raise RecordError(field, f"expected a probability, got {value!r}")
     if not 0.0 <= value <= 1.0:
-        raise u.RecordError(field, f"{value!r} is not in [0, 1]")
+        raise RecordError(field, f"{value!r} is not in [0, 1]")
     return float(value)
 
 
 def read_probabilities(record: dict[str, Any], response: str) -> list[TokenProbabilityRecord]:
     words = [m.span() for m in _WORD.finditer(response)]
     if "tokens" in record:
-        tokens = u.get_list(record, "tokens")
+        tokens = get_list(record, "tokens")
         out = []
         for k, token in enumerate(tokens):
             field = f"tokens[{k}]"
             if not isinstance(token, dict):
-                raise u.RecordError(field, f"expected an object, got {u.type_name(token)}")
-            index = u.get_int(token.get("token_index", k), f"{field}.token_index")
+                raise RecordError(field, f"expected an object, got {type_name(token)}")
+            index = get_int(token.get("token_index", k), f"{field}.token_index")
             if "start" in token or "end" in token:
                 start, end = (
-                    u.get_int(token.get("start"), f"{field}.start"),
-                    u.get_int(token.get("end"), f"{field}.end"),
+                    get_int(token.get("start"), f"{field}.start"),
+                    get_int(token.get("end"), f"{field}.end"),
                 )
             elif 0 <= index < len(words):
                 start, end = words[index]
             else:
-                raise u.RecordError(field, f"word {index} does not exist ({len(words)} words)")
+                raise RecordError(field, f"word {index} does not exist ({len(words)} words)")
             if not 0 <= start < end <= len(response):
-                raise u.RecordError(field, f"offsets {start}-{end} outside the response (0-{len(response)})")
+                raise RecordError(field, f"offsets {start}-{end} outside the response (0-{len(response)})")
             text = token.get("token")
             if text is not None and text != response[start:end]:
-                raise u.RecordError(f"{field}.token", f"{text!r} is not the response at {start}-{end}")
+                raise RecordError(f"{field}.token", f"{text!r} is not the response at {start}-{end}")
             kind = token.get("type")
             if kind is not None and not isinstance(kind, str):
-                raise u.RecordError(f"{field}.type", f"expected text, got {u.type_name(kind)}")
+                raise RecordError(f"{field}.type", f"expected text, got {type_name(kind)}")
             probability = _probability(token.get("probability", token.get("prob")), f"{field}.probability")
             out.append(TokenProbabilityRecord(index, start, end, probability, kind))
         return out
@@ -66,9 +70,9 @@ def read_probabilities(record: dict[str, Any], response: str) -> list[TokenProba
     for kind, probabilities in by_type.items():
         field = "probabilities" if kind is None else f"probabilities.{kind}"
         if not isinstance(probabilities, list):
-            raise u.RecordError(field, f"expected a list, got {u.type_name(probabilities)}")
+            raise RecordError(field, f"expected a list, got {type_name(probabilities)}")
         if len(probabilities) != len(words):
-            raise u.RecordError(
+            raise RecordError(
                 field, f"{len(probabilities)} probabilities for the response's {len(words)} words"
             )
         for k, value in enumerate(probabilities):
@@ -77,53 +81,43 @@ def read_probabilities(record: dict[str, Any], response: str) -> list[TokenProba
     return out
 
 
-class HalLocProbabilitiesFormat(Format):
+class HalLocProbabilitiesFormat(PredictionRecordsFormat[None]):
     name = "halloc-probs"
     title = "Token probabilities (HalLoc-style)"
-    kind = "predictions"
-    extensions = (".jsonl", ".json")
+    source_format = "halloc"
     description = (
         "Records {id, probabilities: [p per word]} or {id, tokens: [{start, end, probability, type}]}."
     )
 
     def sniff(self, data: bytes, filename: str = "") -> float:
-        head = u.head_text(data)
-        if u.looks_like_json(data) and ('"probabilities"' in head or '"probability"' in head):
+        head = head_text(data)
+        if looks_like_json(data) and ('"probabilities"' in head or '"probability"' in head):
             return 0.8
         return 0.0
 
-    def read(self, data: bytes, *, source: str, options: ReadOptions | None = None) -> ReadResult:
-        options = options or ReadOptions()
-        records, problems = u.prediction_records(data, source)
-        if records is None:
-            return ReadResult(None, problems)
-        annotations: dict[str, Annotations] = {}
-        for label, ext, record, _ in u.prediction_items(records, source, problems, options.known):
-            try:
-                tokens = read_probabilities(record, options.known[ext].response)
-                annotations[ext] = Annotations(ext, token_probabilities=tokens)
-            except u.RecordError as error:
-                raw = {k: v for k, v in record.items() if k not in u.ITEM_ID_KEYS}
-                annotations[ext] = Annotations(
-                    ext,
-                    raw_output=RawOutputRecord(
-                        json.dumps(raw, ensure_ascii=False),
-                        False,
-                        parse_error=f"{error.field}: {error.reason}",
-                    ),
-                )
-                problems.append(
-                    Problem(
-                        source, label, error.field, f"kept without probabilities: {error.reason}", "warning"
-                    )
-                )
-        return ReadResult(u.detector_bundle(options, list(annotations.values()), "halloc"), problems)
+    def record_fields(self, record: dict[str, Any]) -> None:
+        return None
+
+    def annotate(
+        self,
+        ext: str,
+        record: dict[str, Any],
+        fields: None,
+        item: KnownItem,
+        options: ReadOptions,
+        warnings: Warnings,
+    ) -> Annotations:
+        try:
+            return Annotations(ext, token_probabilities=read_probabilities(record, item.response))
+        except RecordError as error:
+            raw = {k: v for k, v in record.items() if k not in ITEM_ID_KEYS}
+            return kept_without("probabilities", ext, json.dumps(raw, ensure_ascii=False), error, warnings)
 
     def write(self, bundle: Bundle, *, filename: str = "") -> bytes:
         rows = []
-        for item, detected in u.detector_outputs(bundle):
+        for item, detected in detector_outputs(bundle):
             if not detected.token_probabilities and detected.raw_output is not None:
-                raw = u.raw_output_json(detected)
+                raw = raw_output_json(detected)
                 rows.append({"id": item.external_id, **(raw if isinstance(raw, dict) else {})})
                 continue
             tokens = [
@@ -138,7 +132,7 @@ class HalLocProbabilitiesFormat(Format):
                 for t in detected.token_probabilities
             ]
             rows.append({"id": item.external_id, "tokens": tokens})
-        return u.dump_jsonl(rows)
+        return dump_jsonl(rows)
 
     def default_filename(self, dataset: str) -> str:
         return f"{dataset}.token-probabilities.jsonl"

@@ -12,17 +12,20 @@ three parts (``"(Woman, reason for attention, Curiosity/Distraction, photographe
 verbatim for export, reported, and not used as reference triplets, because splitting them would be a guess.
 
 Model runs added to the same file (``<model>_triplets``, ``<model>_triplets_judgements``) are read by
-:mod:`db.formats.trihe_judgments`.
+:mod:`formats.trihe_judgments`.
 """
 
 from __future__ import annotations
 
 from typing import Any
 
-from db.formats import _util as u
-from db.formats.base import Format, ReadOptions, ReadResult
-from db.problems import Problem
-from db.records import Bundle, DatasetRecord, ItemRecord, TripletRecord
+from formats.base import Format, ReadOptions, ReadResult
+from formats.fields import RecordError, get_list, get_str, type_name
+from formats.json_documents import dump_json, load_document
+from formats.problems import Problem
+from formats.records import Bundle, DatasetRecord, ItemRecord, TripletRecord
+from formats.storable import unstorable
+from formats.text import file_stem, head_text, looks_like_json
 
 IMAGE_KEYS = ("instance", "triplets", "all_object", "object")
 INSTANCE_KEYS = ("question", "answer", "triplet")
@@ -32,14 +35,14 @@ def parse_triplet(text: Any) -> tuple[str, str, str] | None:
     """``(subject, relation, object)`` of ``"(a, b, c)"`` or ``["a", "b", "c"]``; None when not three parts."""
     if isinstance(text, list | tuple):
         parts = [p.strip() for p in text if isinstance(p, str)]
-        return tuple(parts) if len(parts) == 3 == len(text) and all(parts) else None  # type: ignore[return-value]
+        return (parts[0], parts[1], parts[2]) if len(parts) == 3 == len(text) and all(parts) else None
     if not isinstance(text, str):
         return None
     inner = text.strip()
     if not (inner.startswith("(") and inner.endswith(")")):
         return None
     parts = [p.strip() for p in inner[1:-1].split(",")]
-    return tuple(parts) if len(parts) == 3 and all(parts) else None  # type: ignore[return-value]
+    return (parts[0], parts[1], parts[2]) if len(parts) == 3 and all(parts) else None
 
 
 def triplet_text(triplet: TripletRecord) -> str:
@@ -93,14 +96,14 @@ class TriHEFormat(Format):
     )
 
     def sniff(self, data: bytes, filename: str = "") -> float:
-        head = u.head_text(data)
-        if u.looks_like_json(data) == "{" and '"instance"' in head and '"triplet' in head:
+        head = head_text(data)
+        if looks_like_json(data) == "{" and '"instance"' in head and '"triplet' in head:
             return 0.9
         return 0.0
 
     def read(self, data: bytes, *, source: str, options: ReadOptions | None = None) -> ReadResult:
         options = options or ReadOptions()
-        document, problems = u.load_document(data, source, dict, "an object keyed by image id")
+        document, problems = load_document(data, source, dict, "an object keyed by image id")
         if document is None:
             return ReadResult(None, problems)
         items = []
@@ -108,11 +111,11 @@ class TriHEFormat(Format):
             where = f"image {image_id}"
             try:
                 items += self._image(image_id, entry, options, source, problems)
-            except u.RecordError as error:
+            except RecordError as error:
                 problems.append(Problem(source, where, error.field, error.reason))
         bundle = Bundle(
             dataset=DatasetRecord(
-                name=options.dataset or u.file_stem(source), source_format=self.name, label_kinds=["triplet"]
+                name=options.dataset or file_stem(source), source_format=self.name, label_kinds=["triplet"]
             ),
             items=items,
         )
@@ -122,12 +125,12 @@ class TriHEFormat(Format):
         self, image_id: str, entry: Any, options: ReadOptions, source: str, problems: list[Problem]
     ) -> list[ItemRecord]:
         if not isinstance(entry, dict):
-            raise u.RecordError("-", f"expected an object, got {u.type_name(entry)}")
-        bad = u.unstorable(entry)
+            raise RecordError("-", f"expected an object, got {type_name(entry)}")
+        bad = unstorable(entry)
         if bad:
-            raise u.RecordError(*bad)
-        instances = u.get_list(entry, "instance")
-        scene = u.get_list(entry, "triplets", required=False)
+            raise RecordError(*bad)
+        instances = get_list(entry, "instance")
+        scene = get_list(entry, "triplets", required=False)
         reference, texts, unparsed = read_scene_graph(scene)
         for k in unparsed:
             problems.append(
@@ -152,11 +155,11 @@ class TriHEFormat(Format):
             where = f"image {image_id} instance {n}"
             try:
                 if not isinstance(instance, dict):
-                    raise u.RecordError("-", f"expected an object, got {u.type_name(instance)}")
-                question = u.get_str(instance, "question", allow_empty=False)
-                answer = u.get_str(instance, "answer")
-                answer_triplets = u.get_list(instance, "triplet", required=False)
-            except u.RecordError as error:
+                    raise RecordError("-", f"expected an object, got {type_name(instance)}")
+                question = get_str(instance, "question", allow_empty=False)
+                answer = get_str(instance, "answer")
+                answer_triplets = get_list(instance, "triplet", required=False)
+            except RecordError as error:
                 problems.append(Problem(source, where, f"instance[{n}].{error.field}", error.reason))
                 continue
             items.append(
@@ -178,7 +181,7 @@ class TriHEFormat(Format):
         return items
 
     def write(self, bundle: Bundle, *, filename: str = "") -> bytes:
-        return u.dump_json(build_document(bundle), indent=1)
+        return dump_json(build_document(bundle), indent=1)
 
 
 def build_document(bundle: Bundle) -> dict[str, Any]:

@@ -14,12 +14,18 @@ A part is placed by ``char_index`` and must spell its ``name`` there; failing th
 from __future__ import annotations
 
 import re
+from collections.abc import Sequence
 from typing import Any
 
-from db import taxonomies
-from db.formats import _util as u
-from db.formats.base import Format, ReadOptions, ReadResult
-from db.records import Annotations, Bundle, ItemRecord, SpanRecord
+from formats import taxonomies
+from formats.bundles import pick_label_set
+from formats.fields import RecordError, get_str, type_name
+from formats.ids import external_id, id_was_int, written_id
+from formats.json_documents import dump_json
+from formats.record_formats import BenchmarkRecordsFormat, Warnings
+from formats.records import Annotations, Bundle, ItemRecord, SpanRecord
+from formats.storable import unstorable
+from formats.text import head_text, looks_like_json
 
 GROUPS = ("object", "attribute", "relationship", "scene")
 DEFAULT_ROLE = {"object": "obj", "attribute": "attribute", "relationship": "predicate", "scene": "scene"}
@@ -32,7 +38,7 @@ def _index_range(value: Any, field: str) -> tuple[int, int | None]:
     if isinstance(value, int) and not isinstance(value, bool):
         return value, None
     if not isinstance(value, str) or not re.fullmatch(r"\s*\d+\s*(:\s*\d+\s*)?", value):
-        raise u.RecordError(field, f"{value!r} is not an index 's' or a range 's:e'")
+        raise RecordError(field, f"{value!r} is not an index 's' or a range 's:e'")
     start, _, end = value.partition(":")
     return int(start), (int(end) if end.strip() else None)
 
@@ -41,29 +47,29 @@ def place_part(text: str, part: dict[str, Any], field: str) -> tuple[int, int]:
     """Character offsets of one annotated part in ``text``; RecordError when it cannot be placed exactly."""
     name = part.get("name")
     if name is not None and not isinstance(name, str):
-        raise u.RecordError(f"{field}.name", f"expected text, got {u.type_name(name)}")
+        raise RecordError(f"{field}.name", f"expected text, got {type_name(name)}")
     if part.get("char_index") is not None:
         start, end = _index_range(part["char_index"], f"{field}.char_index")
         if end is None:
             end = start + (len(name) if name else 1)
         if not 0 <= start < end <= len(text):
-            raise u.RecordError(f"{field}.char_index", f"{start}:{end} lies outside the text (0-{len(text)})")
+            raise RecordError(f"{field}.char_index", f"{start}:{end} lies outside the text (0-{len(text)})")
         if name is None or text[start:end] == name or text[start:end].lower() == name.lower():
             return start, end
         if part.get("word_index") is None:
-            raise u.RecordError(f"{field}.char_index", f"the text there is {text[start:end]!r}, not {name!r}")
+            raise RecordError(f"{field}.char_index", f"the text there is {text[start:end]!r}, not {name!r}")
     if part.get("word_index") is None:
-        raise u.RecordError(field, "has neither char_index nor word_index")
+        raise RecordError(field, "has neither char_index nor word_index")
     first, last = _index_range(part["word_index"], f"{field}.word_index")
     last = first + 1 if last is None else last
     tokens = [m.span() for m in _TOKEN.finditer(text)]
     if not 0 <= first < last <= len(tokens):
-        raise u.RecordError(f"{field}.word_index", f"{first}:{last} outside the {len(tokens)} words")
+        raise RecordError(f"{field}.word_index", f"{first}:{last} outside the {len(tokens)} words")
     start, end = tokens[first][0], tokens[last - 1][1]
     if name:
         found = text.lower().find(name.lower(), start, end)
         if found == -1:
-            raise u.RecordError(
+            raise RecordError(
                 f"{field}.name", f"{name!r} is not in words {first}:{last} ({text[start:end]!r})"
             )
         return found, found + len(name)
@@ -72,29 +78,29 @@ def place_part(text: str, part: dict[str, Any], field: str) -> tuple[int, int]:
 
 def read_record(record: Any, index: int, stem: str) -> tuple[ItemRecord, Annotations]:
     if not isinstance(record, dict):
-        raise u.RecordError("-", f"expected an object, got {u.type_name(record)}")
-    bad = u.unstorable(record)
+        raise RecordError("-", f"expected an object, got {type_name(record)}")
+    bad = unstorable(record)
     if bad:
-        raise u.RecordError(*bad)
-    ext, has_id = u.external_id(record, ("id",), f"{stem}-{index}")
-    text = u.get_str(record, "hallucinated_text")
+        raise RecordError(*bad)
+    ext, has_id = external_id(record, ("id",), f"{stem}-{index}")
+    text = get_str(record, "hallucinated_text")
     assert text is not None
     groups = record.get("annotations") or {}
     if not isinstance(groups, dict):
-        raise u.RecordError("annotations", f"expected an object, got {u.type_name(groups)}")
+        raise RecordError("annotations", f"expected an object, got {type_name(groups)}")
     spans, parts = [], {}
     for group, elements in groups.items():
         if group not in GROUPS:
-            raise u.RecordError(f"annotations.{group}", f"unknown group; expected {', '.join(GROUPS)}")
+            raise RecordError(f"annotations.{group}", f"unknown group; expected {', '.join(GROUPS)}")
         if not isinstance(elements, list):
-            raise u.RecordError(f"annotations.{group}", f"expected a list, got {u.type_name(elements)}")
+            raise RecordError(f"annotations.{group}", f"expected a list, got {type_name(elements)}")
         for k, element in enumerate(elements):
             field = f"annotations.{group}[{k}]"
             if not isinstance(element, dict) or not element:
-                raise u.RecordError(field, "expected an object of named parts")
+                raise RecordError(field, "expected an object of named parts")
             for role, part in element.items():
                 if not isinstance(part, dict):
-                    raise u.RecordError(f"{field}.{role}", f"expected an object, got {u.type_name(part)}")
+                    raise RecordError(f"{field}.{role}", f"expected an object, got {type_name(part)}")
                 start, end = place_part(text, part, f"{field}.{role}")
                 spans.append(SpanRecord(start, end, group, f"{role}#{k}"))
                 parts[f"{group}/{k}/{role}"] = {
@@ -103,9 +109,9 @@ def read_record(record: Any, index: int, stem: str) -> tuple[ItemRecord, Annotat
     item = ItemRecord(
         external_id=ext,
         response=text,
-        prompt=u.get_str(record, "prompt", required=False) or "",
-        split=u.get_str(record, "split", required=False),
-        reference=u.get_str(record, "source_text", required=False),
+        prompt=get_str(record, "prompt", required=False) or "",
+        split=get_str(record, "split", required=False),
+        reference=get_str(record, "source_text", required=False),
         image_ref=str(record["image_id"]) if record.get("image_id") is not None else None,
         meta={
             "fields": {k: v for k, v in record.items() if k not in KNOWN_KEYS},
@@ -113,9 +119,9 @@ def read_record(record: Any, index: int, stem: str) -> tuple[ItemRecord, Annotat
             "layout": {
                 "keys": list(record),
                 "has_id": has_id,
-                "int_id": u.id_was_int(record),
+                "int_id": id_was_int(record),
                 "groups": list(groups),
-                "image_id_int": u.id_was_int(record, "image_id"),
+                "image_id_int": id_was_int(record, "image_id"),
             },
         },
     )
@@ -126,36 +132,31 @@ def subset_for(stem: str) -> str:
     return stem.removeprefix("halloc_") or stem
 
 
-class HalLocFormat(Format):
+class HalLocFormat(BenchmarkRecordsFormat):
     name = "halloc"
     title = "HalLoc (typed word/char-indexed parts)"
     extensions = (".json", ".jsonl")
     description = "Samples with hallucinated_text and annotations {object, attribute, relationship, scene}."
 
     def sniff(self, data: bytes, filename: str = "") -> float:
-        head = u.head_text(data)
-        return (
-            0.9 if u.looks_like_json(data) and "hallucinated_text" in head and "annotations" in head else 0.0
-        )
+        head = head_text(data)
+        return 0.9 if looks_like_json(data) and "hallucinated_text" in head and "annotations" in head else 0.0
 
-    def read(self, data: bytes, *, source: str, options: ReadOptions | None = None) -> ReadResult:
-        options = options or ReadOptions()
-        records, problems = u.load_records(data, source)
-        if records is None:
-            return ReadResult(None, problems)
-        stem = u.file_stem(source)
-        items, annotations = u.benchmark_items(
-            records, source, problems, lambda record, index, _: read_record(record, index, stem)
-        )
-        for item in items:
-            item.subset = options.subset or subset_for(stem)
-        bundle = u.gold_bundle(options, source, self.name, items, annotations, ["span"], taxonomies.HALLOC)
-        return ReadResult(bundle, problems)
+    def read_item(
+        self, record: Any, index: int, stem: str, warnings: Warnings
+    ) -> tuple[ItemRecord, Annotations]:
+        return read_record(record, index, stem)
+
+    def default_subset(self, stem: str) -> str:
+        return subset_for(stem)
+
+    def taxonomy(self, annotations: Sequence[Annotations]) -> Sequence[str]:
+        return taxonomies.HALLOC
 
     def write(self, bundle: Bundle, *, filename: str = "") -> bytes:
-        gold = u.pick_label_set(bundle)
+        gold = pick_label_set(bundle)
         by_item = {a.item: a.spans for a in gold.annotations} if gold else {}
-        return u.dump_json([self._record(item, by_item.get(item.external_id, [])) for item in bundle.items])
+        return dump_json([self._record(item, by_item.get(item.external_id, [])) for item in bundle.items])
 
     @staticmethod
     def _record(item: ItemRecord, spans: list[SpanRecord]) -> dict[str, Any]:
@@ -176,7 +177,7 @@ class HalLocFormat(Format):
             groups.setdefault(group, {}).setdefault(int(number), {})[role] = part
         annotations = {g: [elements[k] for k in sorted(elements)] for g, elements in groups.items()}
         values = {
-            "id": u.written_id(item.external_id, layout),
+            "id": written_id(item.external_id, layout),
             "split": item.split,
             "prompt": item.prompt,
             "source_text": item.reference,

@@ -17,7 +17,7 @@ Columns (JSONL: the same keys, one object per line):
 
 A rating belongs to one rating task, so the reader is given the task (:class:`RatingTarget`): its scale,
 granularity and the detector's segments on every item. Like every reader it never raises on bad input:
-each flaw becomes a :class:`~db.problems.Problem` naming file, line, field and reason, the row is left
+each flaw becomes a :class:`~formats.problems.Problem` naming file, line, field and reason, the row is left
 out, and :func:`db.importer.import_bundle` decides whether the import goes ahead (all or nothing).
 """
 
@@ -31,10 +31,14 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, ClassVar
 
-from db.formats import _util as u
-from db.formats.base import Format, ReadOptions, ReadResult
-from db.problems import Problem
-from db.records import Bundle, DatasetRecord, RatingRecord, RatingTaskRecord
+from formats.base import Format, ReadOptions, ReadResult
+from formats.fields import RecordError, get_int, get_str, type_name
+from formats.ids import external_id
+from formats.json_documents import dump_jsonl, iter_jsonl
+from formats.problems import Problem
+from formats.records import Bundle, DatasetRecord, RatingRecord, RatingTaskRecord
+from formats.storable import unstorable
+from formats.text import decode_text, head_text, looks_like_json
 
 COLUMNS = (
     "item_id",
@@ -75,22 +79,22 @@ def _encoding(data: bytes, filename: str) -> str:
         return "jsonl"
     if lower.endswith(".csv"):
         return "csv"
-    return "jsonl" if u.looks_like_json(data) == "{" else "csv"
+    return "jsonl" if looks_like_json(data) == "{" else "csv"
 
 
 def _rows(data: bytes, source: str) -> tuple[list[tuple[str, dict[str, Any]]] | None, list[Problem]]:
     """``(where, row)`` pairs of the file; None when it cannot be read at all."""
-    text, problems = u.decode_text(data, source)
+    text, problems = decode_text(data, source)
     if text is None:
         return None, problems
     if _encoding(data, source) == "jsonl":
         rows = []
-        for index, value in u.iter_jsonl(text, source, problems):
+        for index, value in iter_jsonl(text, source, problems):
             if isinstance(value, dict):
                 rows.append((f"line {index + 1}", value))
             else:
                 problems.append(
-                    Problem(source, f"line {index + 1}", "-", f"expected an object, got {u.type_name(value)}")
+                    Problem(source, f"line {index + 1}", "-", f"expected an object, got {type_name(value)}")
                 )
         return rows, problems
     try:
@@ -126,8 +130,8 @@ def _opt_int(row: Mapping[str, Any], key: str) -> int | None:
         try:
             return int(value.strip())
         except ValueError:
-            raise u.RecordError(key, f"expected a whole number, got {value!r}") from None
-    return u.get_int(value, key)
+            raise RecordError(key, f"expected a whole number, got {value!r}") from None
+    return get_int(value, key)
 
 
 def _opt_score(row: Mapping[str, Any]) -> float | None:
@@ -138,13 +142,13 @@ def _opt_score(row: Mapping[str, Any]) -> float | None:
         try:
             number = float(value.strip())
         except ValueError:
-            raise u.RecordError("score", f"expected a number, got {value!r}") from None
+            raise RecordError("score", f"expected a number, got {value!r}") from None
     elif isinstance(value, bool) or not isinstance(value, int | float):
-        raise u.RecordError("score", f"expected a number, got {u.type_name(value)}")
+        raise RecordError("score", f"expected a number, got {type_name(value)}")
     else:
         number = float(value)
     if not math.isfinite(number):
-        raise u.RecordError("score", f"expected a finite number, got {value!r}")
+        raise RecordError("score", f"expected a finite number, got {value!r}")
     return number
 
 
@@ -154,7 +158,7 @@ def _opt_bool(row: Mapping[str, Any], key: str) -> bool | None:
         return value
     if isinstance(value, str) and value.strip().lower() in _TRUE | _FALSE:
         return value.strip().lower() in _TRUE
-    raise u.RecordError(key, f"expected true or false, got {value!r}")
+    raise RecordError(key, f"expected true or false, got {value!r}")
 
 
 def _segment(row: Mapping[str, Any], segments: Sequence[tuple[int, int]]) -> tuple[int, int] | None:
@@ -162,26 +166,25 @@ def _segment(row: Mapping[str, Any], segments: Sequence[tuple[int, int]]) -> tup
     index = _opt_int(row, "segment_index")
     start, end = _opt_int(row, "segment_start"), _opt_int(row, "segment_end")
     if (start is None) != (end is None):
-        raise u.RecordError(
-            "segment_start" if start is None else "segment_end", "give both offsets or neither"
-        )
-    offsets = None if start is None or (start, end) == (-1, -1) else (start, end)
+        raise RecordError("segment_start" if start is None else "segment_end", "give both offsets or neither")
+    offsets = None if start is None or end is None or (start, end) == (-1, -1) else (start, end)
     predicted = ", ".join(f"{s}-{e}" for s, e in segments) or "none"
     if index is not None:
         if not 0 <= index < len(segments):
-            raise u.RecordError(
+            raise RecordError(
                 "segment_index",
                 f"segment {index} does not exist: the detector predicted {len(segments)} segment(s) here",
             )
-        if offsets is not None and offsets != tuple(segments[index]):
-            raise u.RecordError(
+        segment = (segments[index][0], segments[index][1])
+        if offsets is not None and offsets != segment:
+            raise RecordError(
                 "segment_start",
                 f"offsets {offsets[0]}-{offsets[1]} are not segment {index} "
                 f"({segments[index][0]}-{segments[index][1]})",
             )
-        return tuple(segments[index])  # type: ignore[return-value]
+        return segment
     if offsets is not None and offsets not in {tuple(s) for s in segments}:
-        raise u.RecordError(
+        raise RecordError(
             "segment_start",
             f"{offsets[0]}-{offsets[1]} is not a segment the detector predicted on this item "
             f"(its segments: {predicted})",
@@ -192,52 +195,50 @@ def _segment(row: Mapping[str, Any], segments: Sequence[tuple[int, int]]) -> tup
 def _rating(row: Mapping[str, Any], target: RatingTarget) -> RatingRecord:
     for key in row:
         if key not in COLUMNS:
-            raise u.RecordError(str(key), f"unknown field; the fields are {', '.join(COLUMNS)}")
-    item, _ = u.external_id(row, ("item_id",), "")
+            raise RecordError(str(key), f"unknown field; the fields are {', '.join(COLUMNS)}")
+    item, _ = external_id(row, ("item_id",), "")
     if not item:
-        raise u.RecordError("item_id", "missing")
+        raise RecordError("item_id", "missing")
     if item not in target.segments:
-        raise u.RecordError("item_id", f"no item with id {item!r} in dataset {target.dataset!r}")
+        raise RecordError("item_id", f"no item with id {item!r} in dataset {target.dataset!r}")
     for key, expected in (("detector", target.detector), ("task", target.task)):
-        given = u.get_str(row, key, required=False)
+        given = get_str(row, key, required=False)
         if given is not None and given.strip() and given.strip() != expected:
-            raise u.RecordError(key, f"{given!r} is not this task's {key} {expected!r}")
-    rater = " ".join((u.get_str(row, "rater", allow_empty=False) or "").split())
+            raise RecordError(key, f"{given!r} is not this task's {key} {expected!r}")
+    rater = " ".join((get_str(row, "rater", allow_empty=False) or "").split())
     if len(rater) > 200:
-        raise u.RecordError("rater", "longer than 200 characters")
-    bad = u.unstorable(rater, "rater")
+        raise RecordError("rater", "longer than 200 characters")
+    bad = unstorable(rater, "rater")
     if bad:
-        raise u.RecordError(*bad)
+        raise RecordError(*bad)
     segments = target.segments[item]
     segment = _segment(row, segments)
     score = _opt_score(row)
     judged = _opt_bool(row, "nothing_flagged_correct")
     if target.granularity == "response":
         if segment is not None:
-            raise u.RecordError("segment_start", "this task rates whole responses: leave the segment empty")
+            raise RecordError("segment_start", "this task rates whole responses: leave the segment empty")
         if score is None:
-            raise u.RecordError("score", "missing")
+            raise RecordError("score", "missing")
     elif segment is None:
         if segments:
-            raise u.RecordError(
+            raise RecordError(
                 "segment_index",
                 "this task rates each predicted segment: give segment_index or segment_start/segment_end",
             )
         if judged is None:
-            raise u.RecordError(
+            raise RecordError(
                 "nothing_flagged_correct", "the detector flagged nothing here: say whether that is right"
             )
         if score is not None:
-            raise u.RecordError("score", "the detector flagged nothing here, so there is no segment to score")
+            raise RecordError("score", "the detector flagged nothing here, so there is no segment to score")
     else:
         if score is None:
-            raise u.RecordError("score", "missing")
+            raise RecordError("score", "missing")
         if judged is not None:
-            raise u.RecordError(
-                "nothing_flagged_correct", "only for items where the detector flagged nothing"
-            )
+            raise RecordError("nothing_flagged_correct", "only for items where the detector flagged nothing")
     if score is not None and not target.scale_min <= score <= target.scale_max:
-        raise u.RecordError("score", f"{score:g} is outside the scale {target.scale_min}–{target.scale_max}")
+        raise RecordError("score", f"{score:g} is outside the scale {target.scale_min}–{target.scale_max}")
     start, end = segment if segment is not None else (-1, -1)
     return RatingRecord(item, rater, score, start, end, judged)
 
@@ -256,7 +257,7 @@ def read_ratings(data: bytes, *, source: str, target: RatingTarget) -> ReadResul
         )
         try:
             rating = _rating(row, target)
-        except u.RecordError as error:
+        except RecordError as error:
             problems.append(Problem(source, label, error.field, error.reason))
             continue
         key = (rating.item, rating.rater, rating.segment_start, rating.segment_end)
@@ -314,7 +315,7 @@ def write_ratings(rows: Sequence[Mapping[str, Any]], *, target: RatingTarget, fi
             }
         )
     if not filename.lower().endswith(".csv"):
-        return u.dump_jsonl(out_rows)
+        return dump_jsonl(out_rows)
     buffer = io.StringIO(newline="")
     writer = csv.DictWriter(buffer, fieldnames=COLUMNS, lineterminator="\n")
     writer.writeheader()
@@ -345,7 +346,7 @@ class RatingsFormat(Format):
         self.target = target
 
     def sniff(self, data: bytes, filename: str = "") -> float:
-        head = u.head_text(data, 4096)
+        head = head_text(data, 4096)
         if _encoding(data, filename) == "jsonl":
             first = next((line for line in head.splitlines() if line.strip()), "")
             try:

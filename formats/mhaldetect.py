@@ -12,9 +12,12 @@ from __future__ import annotations
 
 from typing import Any
 
-from db.formats import _util as u
-from db.formats.base import Format, ReadOptions, ReadResult
-from db.records import (
+from formats.bundles import annotations_by_item
+from formats.fields import RecordError, get_int, get_list, get_str, type_name
+from formats.ids import external_id, id_was_int, written_id
+from formats.json_documents import dump_json
+from formats.record_formats import BenchmarkRecordsFormat, Warnings
+from formats.records import (
     Annotations,
     Bundle,
     ItemRecord,
@@ -22,6 +25,8 @@ from db.records import (
     SentenceRecord,
     SpanRecord,
 )
+from formats.storable import unstorable
+from formats.text import head_text, looks_like_json
 
 TO_SENTENCE_LABEL = {
     "ACCURATE": "correct",
@@ -35,36 +40,38 @@ KNOWN_KEYS = ("id", "question", "response", "image", "annotations")
 
 def read_record(record: Any, index: int, stem: str) -> tuple[ItemRecord, Annotations]:
     if not isinstance(record, dict):
-        raise u.RecordError("-", f"expected an object, got {u.type_name(record)}")
-    bad = u.unstorable(record)
+        raise RecordError("-", f"expected an object, got {type_name(record)}")
+    bad = unstorable(record)
     if bad:
-        raise u.RecordError(*bad)
-    ext, has_id = u.external_id(record, ("id",), f"{stem}-{index}")
-    response = u.get_str(record, "response")
+        raise RecordError(*bad)
+    ext, has_id = external_id(record, ("id",), f"{stem}-{index}")
+    response = get_str(record, "response")
     assert response is not None
-    segments = u.get_list(record, "annotations")
-    sentences, labels, spans = [], [], []
+    segments = get_list(record, "annotations")
+    sentences: list[SentenceRecord] = []
+    labels: list[SentenceLabelRecord] = []
+    spans: list[SpanRecord] = []
     previous_end = 0
     for k, segment in sorted(enumerate(segments), key=lambda pair: _start_of(pair[1])):
         field = f"annotations[{k}]"
         if not isinstance(segment, dict):
-            raise u.RecordError(field, f"expected an object, got {u.type_name(segment)}")
-        start = u.get_int(segment.get("start"), f"{field}.start")
-        end = u.get_int(segment.get("end"), f"{field}.end")
+            raise RecordError(field, f"expected an object, got {type_name(segment)}")
+        start = get_int(segment.get("start"), f"{field}.start")
+        end = get_int(segment.get("end"), f"{field}.end")
         if not 0 <= start < end <= len(response):
-            raise u.RecordError(field, f"offsets {start}-{end} outside the response (0-{len(response)})")
+            raise RecordError(field, f"offsets {start}-{end} outside the response (0-{len(response)})")
         text = segment.get("text")
         if text is not None and text != response[start:end]:
-            raise u.RecordError(
+            raise RecordError(
                 f"{field}.text",
                 f"{text!r} is not the response text at {start}-{end}: {response[start:end]!r}",
             )
         if start < previous_end:
-            raise u.RecordError(field, f"overlaps the previous segment (which ends at {previous_end})")
+            raise RecordError(field, f"overlaps the previous segment (which ends at {previous_end})")
         previous_end = end
         label = segment.get("label")
         if not isinstance(label, str) or label not in TO_SENTENCE_LABEL:
-            raise u.RecordError(f"{field}.label", f"{label!r} is not one of {', '.join(TO_SENTENCE_LABEL)}")
+            raise RecordError(f"{field}.label", f"{label!r} is not one of {', '.join(TO_SENTENCE_LABEL)}")
         meta = {"label": label} if label in ("ANALYSIS", "UNSURE") else {}
         labels.append(SentenceLabelRecord(len(sentences), TO_SENTENCE_LABEL[label], meta=meta))
         sentences.append(SentenceRecord(start, end))
@@ -73,12 +80,12 @@ def read_record(record: Any, index: int, stem: str) -> tuple[ItemRecord, Annotat
     item = ItemRecord(
         external_id=ext,
         response=response,
-        prompt=u.get_str(record, "question", required=False) or "",
-        image_ref=u.get_str(record, "image", required=False),
+        prompt=get_str(record, "question", required=False) or "",
+        image_ref=get_str(record, "image", required=False),
         sentences=sentences,
         meta={
             "fields": {k: v for k, v in record.items() if k not in KNOWN_KEYS},
-            "layout": {"keys": list(record), "has_id": has_id, "int_id": u.id_was_int(record)},
+            "layout": {"keys": list(record), "has_id": has_id, "int_id": id_was_int(record)},
         },
     )
     return item, Annotations(item=ext, spans=spans, sentence_labels=labels)
@@ -89,39 +96,26 @@ def _start_of(segment: Any) -> int:
     return start if isinstance(start, int) and not isinstance(start, bool) else -1
 
 
-class MHalDetectFormat(Format):
+class MHalDetectFormat(BenchmarkRecordsFormat):
     name = "mhaldetect"
     title = "M-HalDetect (offset segments)"
+    label_kinds = ("sentence", "span")
     extensions = (".json", ".jsonl")
     description = "Records with response and annotations [{start, end, text, label: ACCURATE|INACCURATE|…}]."
 
     def sniff(self, data: bytes, filename: str = "") -> float:
-        head = u.head_text(data)
-        if (
-            u.looks_like_json(data)
-            and '"annotations"' in head
-            and "ACCURATE" in head
-            and '"response"' in head
-        ):
+        head = head_text(data)
+        if looks_like_json(data) and '"annotations"' in head and "ACCURATE" in head and '"response"' in head:
             return 0.85
         return 0.0
 
-    def read(self, data: bytes, *, source: str, options: ReadOptions | None = None) -> ReadResult:
-        options = options or ReadOptions()
-        records, problems = u.load_records(data, source)
-        if records is None:
-            return ReadResult(None, problems)
-        stem = u.file_stem(source)
-        items, annotations = u.benchmark_items(
-            records, source, problems, lambda record, index, _: read_record(record, index, stem)
-        )
-        for item in items:
-            item.subset = options.subset
-        bundle = u.gold_bundle(options, source, self.name, items, annotations, ["sentence", "span"])
-        return ReadResult(bundle, problems)
+    def read_item(
+        self, record: Any, index: int, stem: str, warnings: Warnings
+    ) -> tuple[ItemRecord, Annotations]:
+        return read_record(record, index, stem)
 
     def write(self, bundle: Bundle, *, filename: str = "") -> bytes:
-        by_item = u.annotations_by_item(bundle)
+        by_item = annotations_by_item(bundle)
         records = []
         for item in bundle.items:
             annotations = by_item.get(item.external_id)
@@ -143,7 +137,7 @@ class MHalDetectFormat(Format):
             layout = item.meta.get("layout") or {"keys": list(KNOWN_KEYS), "has_id": True}
             fields = item.meta.get("fields") or {}
             values = {
-                "id": u.written_id(item.external_id, layout),
+                "id": written_id(item.external_id, layout),
                 "question": item.prompt,
                 "response": item.response,
                 "image": item.image_ref,
@@ -155,7 +149,7 @@ class MHalDetectFormat(Format):
                     continue
                 record[key] = fields[key] if key in fields else values.get(key)
             records.append(record)
-        return u.dump_json(records)
+        return dump_json(records)
 
 
 FORMAT = MHalDetectFormat()

@@ -12,10 +12,14 @@ import json
 import re
 from typing import Any
 
-from db.formats import _util as u
-from db.formats.base import Format, ReadOptions, ReadResult
-from db.problems import Problem
-from db.records import Annotations, Bundle, RawOutputRecord, SpanRecord
+from formats.alignment import norm_ws
+from formats.base import KnownItem, ReadOptions
+from formats.bundles import detector_outputs, raw_output_json
+from formats.fields import RecordError, get_int, type_name
+from formats.json_documents import dump_jsonl
+from formats.record_formats import PredictionRecordsFormat, Warnings, kept_without
+from formats.records import Annotations, Bundle, RawOutputRecord, SpanRecord
+from formats.text import head_text, looks_like_json
 
 SPAN_KEYS = ("spans", "prediction", "predictions", "hallucination_spans", "value")
 _WORD = re.compile(r"\S+")
@@ -25,7 +29,7 @@ def _span_key(record: dict[str, Any]) -> str:
     """The key a record's spans are under."""
     key = next((k for k in SPAN_KEYS if k in record), None)
     if key is None:
-        raise u.RecordError("spans", "missing")
+        raise RecordError("spans", "missing")
     return key
 
 
@@ -36,7 +40,7 @@ def words_of(text: str) -> list[tuple[int, int]]:
 def place_words(spans: Any, response: str) -> list[tuple[int, int]]:
     """Character spans of a list of word-index spans; RecordError for the first that cannot be placed."""
     if not isinstance(spans, list):
-        raise u.RecordError("spans", f"expected a list, got {u.type_name(spans)}")
+        raise RecordError("spans", f"expected a list, got {type_name(spans)}")
     words = words_of(response)
     placed = []
     for k, span in enumerate(spans):
@@ -44,19 +48,17 @@ def place_words(spans: Any, response: str) -> list[tuple[int, int]]:
         if isinstance(span, list | tuple) and len(span) == 2:
             span = {"start": span[0], "end": span[1]}
         if not isinstance(span, dict):
-            raise u.RecordError(field, f"expected {{start, end, text}}, got {u.type_name(span)}")
+            raise RecordError(field, f"expected {{start, end, text}}, got {type_name(span)}")
         start, end = (
-            u.get_int(span.get("start"), f"{field}.start"),
-            u.get_int(span.get("end"), f"{field}.end"),
+            get_int(span.get("start"), f"{field}.start"),
+            get_int(span.get("end"), f"{field}.end"),
         )
         if not 0 <= start < end <= len(words):
-            raise u.RecordError(field, f"words {start}-{end} outside the response's {len(words)} words")
+            raise RecordError(field, f"words {start}-{end} outside the response's {len(words)} words")
         first, last = words[start][0], words[end - 1][1]
         text = span.get("text")
-        if text is not None and (
-            not isinstance(text, str) or u.norm_ws(text) != u.norm_ws(response[first:last])
-        ):
-            raise u.RecordError(
+        if text is not None and (not isinstance(text, str) or norm_ws(text) != norm_ws(response[first:last])):
+            raise RecordError(
                 f"{field}.text", f"{text!r} is not words {start}-{end}: {response[first:last]!r}"
             )
         placed.append((first, last))
@@ -74,51 +76,49 @@ def word_spans(response: str, spans: list[tuple[int, int]]) -> list[dict[str, An
     return out
 
 
-class WordIndexFormat(Format):
+class WordIndexFormat(PredictionRecordsFormat[str]):
     name = "word-index"
     title = "Word-index spans (JSON list of {start, end, text})"
-    kind = "predictions"
-    extensions = (".jsonl", ".json")
+    source_format = "word-index"
     description = (
         "Records {id, spans: [{start, end, text}]} with word indices into the response (end exclusive)."
     )
 
     def sniff(self, data: bytes, filename: str = "") -> float:
-        head = u.head_text(data)
-        if u.looks_like_json(data) and '"start"' in head and '"end"' in head and "Tagged_Text" not in head:
+        head = head_text(data)
+        if looks_like_json(data) and '"start"' in head and '"end"' in head and "Tagged_Text" not in head:
             return 0.5 if any(f'"{k}"' in head for k in SPAN_KEYS) else 0.2
         return 0.0
 
-    def read(self, data: bytes, *, source: str, options: ReadOptions | None = None) -> ReadResult:
-        options = options or ReadOptions()
-        records, problems = u.prediction_records(data, source)
-        if records is None:
-            return ReadResult(None, problems)
-        annotations: dict[str, Annotations] = {}
-        for label, ext, record, key in u.prediction_items(
-            records, source, problems, options.known, _span_key
-        ):
-            raw_text = json.dumps(record[key], ensure_ascii=False)
-            try:
-                spans = place_words(record[key], options.known[ext].response)
-                raw = RawOutputRecord(raw_text, True)
-            except u.RecordError as error:
-                spans = []
-                raw = RawOutputRecord(raw_text, False, parse_error=f"{error.field}: {error.reason}")
-                problems.append(
-                    Problem(source, label, error.field, f"kept without spans: {error.reason}", "warning")
-                )
-            annotations[ext] = Annotations(ext, [SpanRecord(s, e) for s, e in spans], raw_output=raw)
-        return ReadResult(u.detector_bundle(options, list(annotations.values()), "word-index"), problems)
+    def record_fields(self, record: dict[str, Any]) -> str:
+        return _span_key(record)
+
+    def annotate(
+        self,
+        ext: str,
+        record: dict[str, Any],
+        key: str,
+        item: KnownItem,
+        options: ReadOptions,
+        warnings: Warnings,
+    ) -> Annotations:
+        raw_text = json.dumps(record[key], ensure_ascii=False)
+        try:
+            spans = place_words(record[key], item.response)
+        except RecordError as error:
+            return kept_without("spans", ext, raw_text, error, warnings)
+        return Annotations(
+            ext, [SpanRecord(s, e) for s, e in spans], raw_output=RawOutputRecord(raw_text, True)
+        )
 
     def write(self, bundle: Bundle, *, filename: str = "") -> bytes:
         rows = []
-        for item, detected in u.detector_outputs(bundle):
-            spans = u.raw_output_json(detected)
+        for item, detected in detector_outputs(bundle):
+            spans = raw_output_json(detected)
             if not isinstance(spans, list):
                 spans = word_spans(item.response, [(s.start, s.end) for s in detected.spans])
             rows.append({"id": item.external_id, "spans": spans})
-        return u.dump_jsonl(rows)
+        return dump_jsonl(rows)
 
     def default_filename(self, dataset: str) -> str:
         return f"{dataset}.word-spans.jsonl"

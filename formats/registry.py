@@ -1,10 +1,12 @@
-"""All formats by name, and a guess at a file's format from its first bytes and its name."""
+"""All formats by name, a guess at a file's format from its first bytes and its name, and a reader run
+that reports instead of crashing."""
 
 from __future__ import annotations
 
 from importlib import import_module
 
-from db.formats.base import Format, Kind
+from formats.base import Format, Kind, ReadOptions, ReadResult
+from formats.problems import Problem
 
 # One module per format; each exposes FORMAT (or FORMATS when one module holds closely related ones).
 _MODULES = (
@@ -29,7 +31,7 @@ _MODULES = (
 def _load() -> dict[str, Format]:
     found: dict[str, Format] = {}
     for module_name in _MODULES:
-        module = import_module(f"db.formats.{module_name}")
+        module = import_module(f"formats.{module_name}")
         for fmt in getattr(module, "FORMATS", None) or (module.FORMAT,):
             found[fmt.name] = fmt
     return found
@@ -82,3 +84,26 @@ def detect(data: bytes, filename: str = "", kind: Kind | None = None) -> list[tu
 def best_guess(data: bytes, filename: str = "", kind: Kind | None = None) -> Format | None:
     found = detect(data, filename, kind)
     return found[0][0] if found else None
+
+
+def choose_format(data: bytes, source: str, format_name: str | None, kind: Kind) -> Format:
+    """The named format, or the best guess for ``data``; raises UnknownFormat with a helpful message."""
+    if format_name:
+        fmt = get_format(format_name)
+        if fmt.kind != kind:
+            raise UnknownFormat(f"{fmt.name} is a {fmt.kind} format, not a {kind} format")
+        return fmt
+    guess = best_guess(data, source, kind)
+    if guess is None:
+        raise UnknownFormat(f"the format of {source} was not recognised; name it with --format")
+    return guess
+
+
+def read_file(fmt: Format, data: bytes, source: str, options: ReadOptions) -> ReadResult:
+    """``fmt.read`` that turns an unexpected reader failure into a reported problem, never a crash."""
+    try:
+        return fmt.read(data, source=source, options=options)
+    except Exception as error:  # noqa: BLE001 - a reader bug must still end as a clear report
+        return ReadResult(
+            None, [Problem(source, "-", "-", f"internal error while reading as {fmt.name}: {error!r}")]
+        )

@@ -17,11 +17,15 @@ import json
 import re
 from typing import Any
 
-from db.formats import _util as u
-from db.formats.base import Format, ReadOptions, ReadResult
-from db.formats.trihe import build_document, parse_triplet
-from db.problems import Problem
-from db.records import Annotations, Bundle, RawOutputRecord, TripletRecord
+from formats.base import Format, ReadOptions, ReadResult
+from formats.bundles import detector_bundle, detector_outputs, pick_label_set, raw_output_json
+from formats.fields import RecordError, type_name
+from formats.json_documents import dump_json, load_document
+from formats.problems import Problem
+from formats.records import Annotations, Bundle, RawOutputRecord, TripletRecord
+from formats.storable import unstorable
+from formats.text import head_text, looks_like_json
+from formats.trihe import build_document, parse_triplet
 
 SUFFIX_TRIPLETS = "_triplets"
 SUFFIX_JUDGEMENTS = "_triplets_judgements"
@@ -59,7 +63,7 @@ def verdict_of(value: Any, part: Any = None) -> tuple[str | None, str | None]:
             verdict = said.group(1).lower()
             named = _PART.search(value)
             return verdict, (named.group(1).lower() if named else wrong) if verdict == "no" else None
-    raise u.RecordError("judgement", f"{value!r} is not yes, no or null")
+    raise RecordError("judgement", f"{value!r} is not yes, no or null")
 
 
 class TriHEJudgmentsFormat(Format):
@@ -69,14 +73,14 @@ class TriHEJudgmentsFormat(Format):
     description = "tri-he.json with <model>_triplets and <model>_triplets_judgements added per instance."
 
     def sniff(self, data: bytes, filename: str = "") -> float:
-        head = u.head_text(data, 1 << 20)
-        if u.looks_like_json(data) == "{" and '"instance"' in head and SUFFIX_JUDGEMENTS in head:
+        head = head_text(data, 1 << 20)
+        if looks_like_json(data) == "{" and '"instance"' in head and SUFFIX_JUDGEMENTS in head:
             return 0.95
         return 0.0
 
     def read(self, data: bytes, *, source: str, options: ReadOptions | None = None) -> ReadResult:
         options = options or ReadOptions()
-        document, problems = u.load_document(data, source, dict, "an object keyed by image id")
+        document, problems = load_document(data, source, dict, "an object keyed by image id")
         if document is None:
             return ReadResult(None, problems)
         models = model_keys(document)
@@ -107,12 +111,12 @@ class TriHEJudgmentsFormat(Format):
                 if ext not in options.known:
                     problems.append(Problem(source, where, "-", f"no item {ext!r} in this dataset"))
                     continue
-                bad = u.unstorable(instance)
+                bad = unstorable(instance)
                 if bad:
                     problems.append(Problem(source, where, *bad))
                     continue
                 annotations.append(self._instance(ext, model, instance, source, where, problems))
-        return ReadResult(u.detector_bundle(options, annotations, "trihe"), problems)
+        return ReadResult(detector_bundle(options, annotations, "trihe"), problems)
 
     @staticmethod
     def _instance(
@@ -135,22 +139,20 @@ class TriHEJudgmentsFormat(Format):
         )
         try:
             if not isinstance(extracted, list):
-                raise u.RecordError(
-                    f"{model}{SUFFIX_TRIPLETS}", f"expected a list, got {u.type_name(extracted)}"
-                )
+                raise RecordError(f"{model}{SUFFIX_TRIPLETS}", f"expected a list, got {type_name(extracted)}")
             if judgements is not None and (
                 not isinstance(judgements, list) or len(judgements) != len(extracted)
             ):
-                raise u.RecordError(
+                raise RecordError(
                     f"{model}{SUFFIX_JUDGEMENTS}", "expected one judgement per extracted triplet"
                 )
             if parts is not None and (not isinstance(parts, list) or len(parts) != len(extracted)):
-                raise u.RecordError(f"{model}{SUFFIX_PARTS}", "expected one entry per extracted triplet")
+                raise RecordError(f"{model}{SUFFIX_PARTS}", "expected one entry per extracted triplet")
             triplets = []
             for k, value in enumerate(extracted):
                 parsed = parse_triplet(value)
                 if parsed is None:
-                    raise u.RecordError(
+                    raise RecordError(
                         f"{model}{SUFFIX_TRIPLETS}[{k}]", f"{value!r} is not (subject, relation, object)"
                     )
                 try:
@@ -158,10 +160,10 @@ class TriHEJudgmentsFormat(Format):
                         judgements[k] if judgements is not None else None,
                         parts[k] if parts is not None else None,
                     )
-                except u.RecordError as error:
-                    raise u.RecordError(f"{model}{SUFFIX_JUDGEMENTS}[{k}]", error.reason) from None
+                except RecordError as error:
+                    raise RecordError(f"{model}{SUFFIX_JUDGEMENTS}[{k}]", error.reason) from None
                 triplets.append(TripletRecord(*parsed, verdict=verdict, wrong_part=wrong))
-        except u.RecordError as error:
+        except RecordError as error:
             problems.append(
                 Problem(source, where, error.field, f"kept without judgments: {error.reason}", "warning")
             )
@@ -169,15 +171,15 @@ class TriHEJudgmentsFormat(Format):
         return Annotations(ext, triplets=triplets, raw_output=RawOutputRecord(raw_text, True))
 
     def write(self, bundle: Bundle, *, filename: str = "") -> bytes:
-        label_set = u.pick_label_set(bundle, "detector")
+        label_set = pick_label_set(bundle, "detector")
         model = label_set.name if label_set else "model"
         document = build_document(bundle)
-        for item, detected in u.detector_outputs(bundle):
+        for item, detected in detector_outputs(bundle):
             image_id, _, n = item.external_id.rpartition("/")
             instance = document[str(item.meta.get("image_id") or image_id)]["instance"][int(n)]
             for key in [k for k in instance if k.startswith(f"{model}_") or k == model]:
                 del instance[key]
-            raw = u.raw_output_json(detected, {})
+            raw = raw_output_json(detected, {})
             if raw:
                 values = {
                     SUFFIX_TRIPLETS: raw.get("triplets"),
@@ -197,7 +199,7 @@ class TriHEJudgmentsFormat(Format):
             for suffix, value in values.items():
                 if value is not None:
                     instance[f"{model}{suffix}"] = value
-        return u.dump_json(document, indent=1)
+        return dump_json(document, indent=1)
 
     def default_filename(self, dataset: str) -> str:
         return f"{dataset}.judgements.json"

@@ -15,10 +15,15 @@ from __future__ import annotations
 
 from typing import Any
 
-from db.formats import _util as u
-from db.formats.base import Format, ReadOptions, ReadResult
-from db.problems import Problem
-from db.records import Annotations, Bundle, DatasetRecord, ItemRecord, LabelSetRecord, SpanRecord
+from formats.base import Format, ReadOptions, ReadResult
+from formats.fields import RecordError, get_first_str, get_int, get_list, type_name
+from formats.ids import external_id
+from formats.json_documents import dump_json, load_json
+from formats.problems import Problem
+from formats.record_loops import benchmark_items
+from formats.records import Annotations, Bundle, DatasetRecord, ItemRecord, LabelSetRecord, SpanRecord
+from formats.storable import unstorable
+from formats.text import file_stem, head_text, looks_like_json
 
 UNTYPED = "Hallucination"
 TEXT_KEYS = ("text", "response", "caption")
@@ -41,21 +46,21 @@ def utf16_to_code_points(text: str, offset: int) -> int | None:
 
 def place(text: str, value: dict[str, Any], field: str) -> tuple[tuple[int, int], bool]:
     """Code-point offsets of one result, and whether they were converted from UTF-16 units."""
-    start = u.get_int(value.get("start"), f"{field}.start")
-    end = u.get_int(value.get("end"), f"{field}.end")
+    start = get_int(value.get("start"), f"{field}.start")
+    end = get_int(value.get("end"), f"{field}.end")
     quoted = value.get("text")
     if quoted is not None and not isinstance(quoted, str):
-        raise u.RecordError(f"{field}.text", f"expected text, got {u.type_name(quoted)}")
+        raise RecordError(f"{field}.text", f"expected text, got {type_name(quoted)}")
     if 0 <= start < end <= len(text) and (quoted is None or text[start:end] == quoted):
         return (start, end), False
     if quoted is not None:
         s16, e16 = utf16_to_code_points(text, start), utf16_to_code_points(text, end)
         if s16 is not None and e16 is not None and s16 < e16 and text[s16:e16] == quoted:
             return (s16, e16), True
-        raise u.RecordError(
+        raise RecordError(
             field, f"{quoted!r} is not the task text at {start}-{end} (in code points or UTF-16)"
         )
-    raise u.RecordError(field, f"offsets {start}-{end} outside the text (0-{len(text)})")
+    raise RecordError(field, f"offsets {start}-{end} outside the text (0-{len(text)})")
 
 
 def _who(value: Any) -> str:
@@ -72,9 +77,9 @@ class LabelStudioFormat(Format):
     )
 
     def sniff(self, data: bytes, filename: str = "") -> float:
-        head = u.head_text(data)
+        head = head_text(data)
         if (
-            u.looks_like_json(data)
+            looks_like_json(data)
             and '"data"' in head
             and ('"annotations"' in head or '"predictions"' in head)
         ):
@@ -83,18 +88,16 @@ class LabelStudioFormat(Format):
 
     def read(self, data: bytes, *, source: str, options: ReadOptions | None = None) -> ReadResult:
         options = options or ReadOptions()
-        document, problems = u.load_json(data, source)
+        document, problems = load_json(data, source)
         if document is None:
             return ReadResult(None, problems)
         tasks = [document] if isinstance(document, dict) else document
         if not isinstance(tasks, list):
-            problems.append(
-                Problem(source, "-", "-", f"expected a list of tasks, got {u.type_name(document)}")
-            )
+            problems.append(Problem(source, "-", "-", f"expected a list of tasks, got {type_name(document)}"))
             return ReadResult(None, problems)
-        stem = u.file_stem(source)
+        stem = file_stem(source)
         label_sets: dict[tuple[str, str], dict[str, Annotations]] = {}
-        items, said_by_task = u.benchmark_items(
+        items, said_by_task = benchmark_items(
             enumerate(tasks),
             source,
             problems,
@@ -131,24 +134,24 @@ class LabelStudioFormat(Format):
         self, task: Any, index: int, stem: str, warnings: list[tuple[str, str]]
     ) -> tuple[ItemRecord, dict[tuple[str, str], list[SpanRecord]]]:
         if not isinstance(task, dict):
-            raise u.RecordError("-", f"expected a task object, got {u.type_name(task)}")
-        bad = u.unstorable(task)
+            raise RecordError("-", f"expected a task object, got {type_name(task)}")
+        bad = unstorable(task)
         if bad:
-            raise u.RecordError(*bad)
+            raise RecordError(*bad)
         values = task.get("data")
         if not isinstance(values, dict):
-            raise u.RecordError("data", f"expected an object, got {u.type_name(values)}")
-        _, text = u.get_first_str(values, TEXT_KEYS)
+            raise RecordError("data", f"expected an object, got {type_name(values)}")
+        _, text = get_first_str(values, TEXT_KEYS)
         assert text is not None
-        ext, _ = u.external_id(values, ("external_id",), "")
+        ext, _ = external_id(values, ("external_id",), "")
         if not ext:
-            ext, _ = u.external_id(task, ("id",), f"{stem}-{index}")
+            ext, _ = external_id(task, ("id",), f"{stem}-{index}")
         said: dict[tuple[str, str], list[SpanRecord]] = {}
         for group, kind_of in (("annotations", None), ("predictions", "detector")):
-            for a, entry in enumerate(u.get_list(task, group, required=False)):
+            for a, entry in enumerate(get_list(task, group, required=False)):
                 field = f"{group}[{a}]"
                 if not isinstance(entry, dict):
-                    raise u.RecordError(field, f"expected an object, got {u.type_name(entry)}")
+                    raise RecordError(field, f"expected an object, got {type_name(entry)}")
                 if entry.get("was_cancelled"):
                     warnings.append((field, "a cancelled annotation; skipped"))
                     continue
@@ -159,10 +162,10 @@ class LabelStudioFormat(Format):
                 else:
                     key = ("human", _who(entry.get("completed_by")))
                 spans = said.setdefault(key, [])
-                for r, result in enumerate(u.get_list(entry, "result", required=False)):
+                for r, result in enumerate(get_list(entry, "result", required=False)):
                     rfield = f"{field}.result[{r}]"
                     if not isinstance(result, dict):
-                        raise u.RecordError(rfield, f"expected an object, got {u.type_name(result)}")
+                        raise RecordError(rfield, f"expected an object, got {type_name(result)}")
                     if result.get("type") != "labels":
                         warnings.append(
                             (rfield, f"a {result.get('type')!r} result; only 'labels' results are read")
@@ -170,9 +173,7 @@ class LabelStudioFormat(Format):
                         continue
                     value = result.get("value")
                     if not isinstance(value, dict):
-                        raise u.RecordError(
-                            f"{rfield}.value", f"expected an object, got {u.type_name(value)}"
-                        )
+                        raise RecordError(f"{rfield}.value", f"expected an object, got {type_name(value)}")
                     (start, end), converted = place(text, value, f"{rfield}.value")
                     if converted:
                         warnings.append(
@@ -180,11 +181,11 @@ class LabelStudioFormat(Format):
                         )
                     labels = value.get("labels") or []
                     if not isinstance(labels, list) or not all(isinstance(x, str) for x in labels):
-                        raise u.RecordError(f"{rfield}.value.labels", "expected a list of label names")
+                        raise RecordError(f"{rfield}.value.labels", "expected a list of label names")
                     kinds = labels or [UNTYPED]
                     spans += [SpanRecord(start, end, None if name == UNTYPED else name) for name in kinds]
-        _, prompt = u.get_first_str(values, PROMPT_KEYS, required=False)
-        _, image = u.get_first_str(values, IMAGE_KEYS, required=False)
+        _, prompt = get_first_str(values, PROMPT_KEYS, required=False)
+        _, image = get_first_str(values, IMAGE_KEYS, required=False)
         item = ItemRecord(
             external_id=ext,
             response=text,
@@ -242,7 +243,7 @@ class LabelStudioFormat(Format):
                         }
                     )
             tasks.append(task)
-        return u.dump_json(tasks)
+        return dump_json(tasks)
 
 
 FORMAT = LabelStudioFormat()

@@ -22,10 +22,19 @@ from __future__ import annotations
 import re
 from typing import Any
 
-from db import taxonomies
-from db.formats import _util as u
-from db.formats.base import Format, FormatError, ReadOptions, ReadResult
-from db.records import Annotations, Bundle, ItemRecord, SpanRecord
+from formats import taxonomies
+from formats.alignment import align_ignoring_whitespace, first_difference, map_span
+from formats.base import Format, FormatError, ReadOptions, ReadResult
+from formats.bundles import gold_bundle, spans_by_item
+from formats.fields import RecordError, get_first_str, get_int, get_list, get_str, type_name
+from formats.ids import external_id, id_was_int, written_id
+from formats.json_documents import dump_json, load_document
+from formats.markers import insert_markers, overlapping
+from formats.problems import record_label
+from formats.record_loops import benchmark_items
+from formats.records import Annotations, Bundle, ItemRecord, SpanRecord
+from formats.storable import unstorable
+from formats.text import file_stem, head_text, looks_like_json
 from metrics import parse_tagged
 
 TAG = "hallucination"
@@ -60,62 +69,60 @@ def subset_for(stem: str) -> str:
 def gold_spans_on(response: str, tagged: str) -> tuple[list[tuple[int, int]], str | None]:
     """Spans of ``tagged`` placed on ``response``, and a warning when only whitespace differed.
 
-    Raises :class:`~db.formats._util.RecordError` when the tags are broken or the texts differ otherwise.
+    Raises :class:`~formats.fields.RecordError` when the tags are broken or the texts differ otherwise.
     """
     try:
         plain, spans = parse_tagged(tagged, TAG)
     except ValueError as error:
         hint = _BROKEN_MARKER.search(tagged)
         seen = f" (a damaged marker {hint.group()!r} at character {hint.start()})" if hint else ""
-        raise u.RecordError(TAGGED, f"broken tags: {error}{seen}") from None
+        raise RecordError(TAGGED, f"broken tags: {error}{seen}") from None
     damaged = _DAMAGED.search(plain)
     if damaged:
-        raise u.RecordError(
+        raise RecordError(
             TAGGED,
             f"a damaged tag marker {damaged.group()!r} is left in the text at character {damaged.start()}",
         )
     if plain == response:
         return list(spans), None
-    mapping = u.align_ignoring_whitespace(plain, response)
+    mapping = align_ignoring_whitespace(plain, response)
     if mapping is None:
-        raise u.RecordError(
-            TAGGED, f"without its tags the text differs from {RESPONSE} {u.first_difference(plain, response)}"
+        raise RecordError(
+            TAGGED, f"without its tags the text differs from {RESPONSE} {first_difference(plain, response)}"
         )
     placed = []
     for start, end in spans:
-        moved = u.map_span(mapping, plain, start, end)
+        moved = map_span(mapping, plain, start, end)
         if moved is None:
-            raise u.RecordError(TAGGED, f"the span {start}-{end} holds only whitespace")
+            raise RecordError(TAGGED, f"the span {start}-{end} holds only whitespace")
         placed.append(moved)
     return placed, (
         f"without its tags the text differs from {RESPONSE} only in whitespace "
-        f"({u.first_difference(plain, response)}); spans were placed on {RESPONSE} exactly"
+        f"({first_difference(plain, response)}); spans were placed on {RESPONSE} exactly"
     )
 
 
 def _check_listed_spans(record: dict[str, Any], response: str, tag_spans: list[tuple[int, int]]) -> None:
-    listed = u.get_list(record, SPANS)
+    listed = get_list(record, SPANS)
     found: list[tuple[int, int]] = []
     for k, entry in enumerate(listed):
         field = f"{SPANS}[{k}]"
         if not isinstance(entry, dict):
-            raise u.RecordError(
-                field, f"expected an object with start, end and text, got {u.type_name(entry)}"
-            )
+            raise RecordError(field, f"expected an object with start, end and text, got {type_name(entry)}")
         start, end = (
-            u.get_int(entry.get("start"), f"{field}.start"),
-            u.get_int(entry.get("end"), f"{field}.end"),
+            get_int(entry.get("start"), f"{field}.start"),
+            get_int(entry.get("end"), f"{field}.end"),
         )
         if not 0 <= start < end <= len(response):
-            raise u.RecordError(field, f"offsets {start}-{end} outside {RESPONSE} (0-{len(response)})")
+            raise RecordError(field, f"offsets {start}-{end} outside {RESPONSE} (0-{len(response)})")
         text = entry.get("text")
         if text is not None and text != response[start:end]:
-            raise u.RecordError(
+            raise RecordError(
                 f"{field}.text", f"{text!r} is not the text at {start}-{end}: {response[start:end]!r}"
             )
         found.append((start, end))
     if sorted(found) != sorted(tag_spans):
-        raise u.RecordError(
+        raise RecordError(
             SPANS, f"disagree with the tags: listed {sorted(found)}, tags give {sorted(tag_spans)}"
         )
 
@@ -124,29 +131,32 @@ def read_record(
     record: Any, *, stem: str, index: int, subset: str
 ) -> tuple[ItemRecord, list[tuple[int, int]], str | None]:
     if not isinstance(record, dict):
-        raise u.RecordError("-", f"expected an object, got {u.type_name(record)}")
-    bad = u.unstorable(record)
+        raise RecordError("-", f"expected an object, got {type_name(record)}")
+    bad = unstorable(record)
     if bad:
-        raise u.RecordError(*bad)
-    ext, has_id = u.external_id(record, ID_KEYS, f"{stem}-{index}")
-    response = u.get_str(record, RESPONSE)
-    tagged = u.get_str(record, TAGGED)
+        raise RecordError(*bad)
+    ext, has_id = external_id(record, ID_KEYS, f"{stem}-{index}")
+    response = get_str(record, RESPONSE)
+    tagged = get_str(record, TAGGED)
     assert response is not None and tagged is not None
     if TAG in response and _DAMAGED.search(response):
-        raise u.RecordError(
-            RESPONSE, "contains a <hallucination> tag marker; it should be the plain response"
-        )
+        raise RecordError(RESPONSE, "contains a <hallucination> tag marker; it should be the plain response")
     spans, warning = gold_spans_on(response, tagged)
     if SPANS in record:
         _check_listed_spans(record, response, spans)
-    prompt_key, prompt = u.get_first_str(record, PROMPT_KEYS, required=False)
-    image_key, image = u.get_first_str(record, IMAGE_KEYS, required=False)
-    reference_key, reference = u.get_first_str(record, REFERENCE_KEYS, required=False)
+    prompt_key, prompt = get_first_str(record, PROMPT_KEYS, required=False)
+    image_key, image = get_first_str(record, IMAGE_KEYS, required=False)
+    reference_key, reference = get_first_str(record, REFERENCE_KEYS, required=False)
     roles = {
         k for k in (*ID_KEYS[:has_id], RESPONSE, TAGGED, SPANS, prompt_key, image_key, reference_key) if k
     }
-    layout = {"keys": list(record), "prompt": prompt_key, "image": image_key, "reference": reference_key}
-    if has_id and u.id_was_int(record):
+    layout: dict[str, Any] = {
+        "keys": list(record),
+        "prompt": prompt_key,
+        "image": image_key,
+        "reference": reference_key,
+    }
+    if has_id and id_was_int(record):
         layout["int_id"] = True
     item = ItemRecord(
         external_id=ext,
@@ -163,7 +173,7 @@ def read_record(
 def _label(index: int, record: Any) -> str:
     """How a record is named in a report: by its index, and its id (of any type) when it has one."""
     record_id = record.get("id") if isinstance(record, dict) else None
-    return u.where(index, None if record_id is None else str(record_id))
+    return record_label(index, None if record_id is None else str(record_id))
 
 
 class MhaloFormat(Format):
@@ -172,17 +182,17 @@ class MhaloFormat(Format):
     description = "JSON array; hallucinated_solution with <hallucination> tags, test_solution plain."
 
     def sniff(self, data: bytes, filename: str = "") -> float:
-        head = u.head_text(data)
-        if u.looks_like_json(data) == "[" and TAGGED in head and RESPONSE in head:
+        head = head_text(data)
+        if looks_like_json(data) == "[" and TAGGED in head and RESPONSE in head:
             return 0.95
         return 0.0
 
     def read(self, data: bytes, *, source: str, options: ReadOptions | None = None) -> ReadResult:
         options = options or ReadOptions()
-        document, problems = u.load_document(data, source, list, "a JSON list of records")
+        document, problems = load_document(data, source, list, "a JSON list of records")
         if document is None:
             return ReadResult(None, problems)
-        stem = u.file_stem(source)
+        stem = file_stem(source)
         subset = options.subset or subset_for(stem)
 
         def read(record: Any, index: int, warnings: list[tuple[str, str]]) -> tuple[ItemRecord, Annotations]:
@@ -191,16 +201,16 @@ class MhaloFormat(Format):
                 warnings.append((TAGGED, warning))
             return item, Annotations(item=item.external_id, spans=[SpanRecord(s, e) for s, e in spans])
 
-        items, annotations = u.benchmark_items(enumerate(document), source, problems, read, _label)
-        bundle = u.gold_bundle(options, source, self.name, items, annotations, ["span"], taxonomies.MHALO)
+        items, annotations = benchmark_items(enumerate(document), source, problems, read, _label)
+        bundle = gold_bundle(options, source, self.name, items, annotations, ["span"], taxonomies.MHALO)
         return ReadResult(bundle, problems)
 
     def write(self, bundle: Bundle, *, filename: str = "") -> bytes:
-        spans_by_item = u.spans_by_item(bundle)
+        spans_of = spans_by_item(bundle)
         records = []
         for item in bundle.items:
-            spans = spans_by_item.get(item.external_id, [])
-            clash = u.overlapping(spans)
+            spans = spans_of.get(item.external_id, [])
+            clash = overlapping(spans)
             if clash:
                 raise FormatError(
                     f"item {item.external_id}: spans {clash[0]} and {clash[1]} overlap; inline tags cannot "
@@ -211,11 +221,11 @@ class MhaloFormat(Format):
                     f"item {item.external_id}: its text contains a <{TAG}> marker, which would read back as a tag"
                 )
             records.append(self._record(item, spans))
-        return u.dump_json(records, indent=1)
+        return dump_json(records, indent=1)
 
     @staticmethod
     def _record(item: ItemRecord, spans: list[tuple[int, int]]) -> dict[str, Any]:
-        tagged = u.insert_markers(item.response, [(s, e, f"<{TAG}>", f"</{TAG}>") for s, e in spans])
+        tagged = insert_markers(item.response, [(s, e, f"<{TAG}>", f"</{TAG}>") for s, e in spans])
         listed = [{"start": s, "end": e, "text": item.response[s:e]} for s, e in sorted(spans)]
         layout = item.meta.get("layout") if isinstance(item.meta.get("layout"), dict) else None
         if layout is None:
@@ -229,7 +239,7 @@ class MhaloFormat(Format):
             }
         extra = item.meta.get("fields") or {}
         by_role = {
-            "id": u.written_id(item.external_id, layout),
+            "id": written_id(item.external_id, layout),
             RESPONSE: item.response,
             TAGGED: tagged,
             SPANS: listed,

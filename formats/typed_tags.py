@@ -11,11 +11,19 @@ written, since a tag name cannot hold a space.
 from __future__ import annotations
 
 import re
+from collections.abc import Sequence
 from typing import Any
 
-from db.formats import _util as u
-from db.formats.base import Format, FormatError, ReadOptions, ReadResult
-from db.records import Annotations, Bundle, ItemRecord, SpanRecord
+from formats.base import FormatError
+from formats.bundles import pick_label_set
+from formats.fields import RecordError, get_first_str, get_str, type_name
+from formats.ids import external_id, id_was_int, written_id
+from formats.json_documents import dump_jsonl
+from formats.markers import insert_markers, overlapping
+from formats.record_formats import BenchmarkRecordsFormat, Warnings
+from formats.records import Annotations, Bundle, ItemRecord, SpanRecord
+from formats.storable import unstorable
+from formats.text import head_text, looks_like_json
 
 UNTYPED = "hallucination"
 TEXT_KEYS = ("tagged", "tagged_text", "text", "output")
@@ -60,63 +68,53 @@ def tag_name(span_type: str | None) -> str:
 
 def write_typed(text: str, spans: list[SpanRecord]) -> str:
     marks = [(s.start, s.end, f"<{tag_name(s.type)}>", f"</{tag_name(s.type)}>") for s in spans]
-    return u.insert_markers(text, marks)
+    return insert_markers(text, marks)
 
 
-class TypedTagsFormat(Format):
+class TypedTagsFormat(BenchmarkRecordsFormat):
     name = "typed-tags"
     title = "Typed inline tags (<number>three</number>)"
     extensions = (".jsonl", ".json")
     description = "Records {id, prompt, image, tagged} where each <type>…</type> marks a span of that type."
 
     def sniff(self, data: bytes, filename: str = "") -> float:
-        head = u.head_text(data)
-        if u.looks_like_json(data) and any(f'"{k}"' in head for k in ("tagged", "tagged_text")):
+        head = head_text(data)
+        if looks_like_json(data) and any(f'"{k}"' in head for k in ("tagged", "tagged_text")):
             return 0.7
         return 0.0
 
-    def read(self, data: bytes, *, source: str, options: ReadOptions | None = None) -> ReadResult:
-        options = options or ReadOptions()
-        records, problems = u.load_records(data, source)
-        if records is None:
-            return ReadResult(None, problems)
-        stem = u.file_stem(source)
-        items, annotations = u.benchmark_items(
-            records, source, problems, lambda record, index, _: self._record(record, index, stem)
-        )
-        for item in items:
-            item.subset = options.subset
-        types = sorted({s.type for a in annotations for s in a.spans if s.type})
-        bundle = u.gold_bundle(options, source, self.name, items, annotations, ["span"], types)
-        return ReadResult(bundle, problems)
+    def taxonomy(self, annotations: Sequence[Annotations]) -> Sequence[str]:
+        """The span types the file uses."""
+        return sorted({s.type for a in annotations for s in a.spans if s.type})
 
-    @staticmethod
-    def _record(record: Any, index: int, stem: str) -> tuple[ItemRecord, Annotations]:
+    def read_item(
+        self, record: Any, index: int, stem: str, warnings: Warnings
+    ) -> tuple[ItemRecord, Annotations]:
         if isinstance(record, str):
             record = {"tagged": record}
         if not isinstance(record, dict):
-            raise u.RecordError("-", f"expected an object or text, got {u.type_name(record)}")
-        bad = u.unstorable(record)
+            raise RecordError("-", f"expected an object or text, got {type_name(record)}")
+        bad = unstorable(record)
         if bad:
-            raise u.RecordError(*bad)
-        ext, has_id = u.external_id(record, ("id",), f"{stem}-{index}")
-        key, tagged = u.get_first_str(record, TEXT_KEYS)
+            raise RecordError(*bad)
+        ext, has_id = external_id(record, ("id",), f"{stem}-{index}")
+        key, tagged = get_first_str(record, TEXT_KEYS)
         try:
             text, spans = parse_typed(tagged or "")
         except ValueError as error:
-            raise u.RecordError(key or "tagged", f"broken tags: {error}") from None
+            raise RecordError(key or "tagged", f"broken tags: {error}") from None
         item = ItemRecord(
             external_id=ext,
             response=text,
-            prompt=u.get_str(record, "prompt", required=False) or "",
-            image_ref=u.get_str(record, "image", required=False),
+            prompt=get_str(record, "prompt", required=False) or "",
+            image_ref=get_str(record, "image", required=False),
             meta={
                 "fields": {k: v for k, v in record.items() if k not in KNOWN_KEYS},
                 "layout": {
                     "keys": list(record),
                     "text_key": key,
                     "has_id": has_id,
-                    "int_id": u.id_was_int(record),
+                    "int_id": id_was_int(record),
                 },
             },
         )
@@ -124,12 +122,12 @@ class TypedTagsFormat(Format):
         return item, gold
 
     def write(self, bundle: Bundle, *, filename: str = "") -> bytes:
-        gold = u.pick_label_set(bundle)
+        gold = pick_label_set(bundle)
         by_item = {a.item: a.spans for a in gold.annotations} if gold else {}
         rows = []
         for item in bundle.items:
             spans = by_item.get(item.external_id, [])
-            clash = u.overlapping([(s.start, s.end) for s in spans])
+            clash = overlapping([(s.start, s.end) for s in spans])
             if clash:
                 raise FormatError(
                     f"item {item.external_id}: spans {clash[0]} and {clash[1]} overlap; inline tags cannot "
@@ -145,7 +143,7 @@ class TypedTagsFormat(Format):
             fields = item.meta.get("fields") or {}
             text_key = layout.get("text_key") or "tagged"
             values = {
-                "id": u.written_id(item.external_id, layout),
+                "id": written_id(item.external_id, layout),
                 "prompt": item.prompt,
                 "image": item.image_ref,
                 text_key: write_typed(item.response, spans),
@@ -156,7 +154,7 @@ class TypedTagsFormat(Format):
                     continue
                 row[key] = values[key] if key in values else fields.get(key)
             rows.append(row)
-        return u.dump_jsonl(rows)
+        return dump_jsonl(rows)
 
     def default_filename(self, dataset: str) -> str:
         return f"{dataset}.tagged.jsonl"

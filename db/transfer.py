@@ -8,26 +8,25 @@ file, record, field and reason. Nothing here raises for bad input: a failed impo
 
 from __future__ import annotations
 
-import functools
-import gc
 import re
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, TypeVar
+from typing import Any
 
 from sqlalchemy import Engine
 
 from db.config import data_dir
 from db.exporter import UnknownDataset, export_bundle
-from db.formats.base import Format, FormatError, Kind, ReadOptions, ReadResult
-from db.formats.registry import UnknownFormat, best_guess, get_format
 from db.images import extract_image_zip, missing_images
 from db.importer import ImportResult, import_bundle
-from db.problems import ImportRejected, Problem
-from db.records import Bundle
 from db.repositories.datasets import set_image_root
 from db.repositories.exchange import dataset_image_root, known_items
+from formats.base import FormatError, ReadOptions
+from formats.gc_pause import without_gc_pauses
+from formats.problems import ImportRejected, Problem
+from formats.records import Bundle
+from formats.registry import UnknownFormat, choose_format, get_format, read_file
 
 Progress = Callable[[float, str], None]
 
@@ -81,53 +80,6 @@ class ImportOutcome:
         return (
             f"{self.source}: {self.format} → dataset {self.dataset!r}: {self.result.items_created} new items, "
             f"{self.result.items_existing} already stored; {rows}{skipped}"
-        )
-
-
-F = TypeVar("F", bound=Callable[..., Any])
-
-
-def without_gc_pauses(function: F) -> F:
-    """Run a bulk import with Python's cyclic garbage collector paused.
-
-    Reading 100 K rows allocates millions of small containers, and every allocation burst triggered a
-    collection walking all live objects: the AlignBench reader spent three quarters of its time there.
-    Reference counting still frees everything at once; cycles are collected when the import ends.
-    """
-
-    @functools.wraps(function)
-    def run(*args: Any, **kwargs: Any) -> Any:
-        was_enabled = gc.isenabled()
-        gc.disable()
-        try:
-            return function(*args, **kwargs)
-        finally:
-            if was_enabled:
-                gc.enable()
-
-    return run  # type: ignore[return-value]
-
-
-def choose_format(data: bytes, source: str, format_name: str | None, kind: Kind) -> Format:
-    """The named format, or the best guess for ``data``; raises UnknownFormat with a helpful message."""
-    if format_name:
-        fmt = get_format(format_name)
-        if fmt.kind != kind:
-            raise UnknownFormat(f"{fmt.name} is a {fmt.kind} format, not a {kind} format")
-        return fmt
-    fmt = best_guess(data, source, kind)
-    if fmt is None:
-        raise UnknownFormat(f"the format of {source} was not recognised; name it with --format")
-    return fmt
-
-
-def read_file(fmt: Format, data: bytes, source: str, options: ReadOptions) -> ReadResult:
-    """``fmt.read`` that turns an unexpected reader failure into a reported problem, never a crash."""
-    try:
-        return fmt.read(data, source=source, options=options)
-    except Exception as error:  # noqa: BLE001 - a reader bug must still end as a clear report
-        return ReadResult(
-            None, [Problem(source, "-", "-", f"internal error while reading as {fmt.name}: {error!r}")]
         )
 
 
@@ -293,7 +245,6 @@ __all__ = [
     "ImportOutcome",
     "UnknownDataset",
     "UnknownFormat",
-    "choose_format",
     "dataset_image_folder",
     "export_file",
     "import_file",

@@ -6,7 +6,7 @@ always refers to exactly the sentence the annotators saw. The majority label bec
 label (with agreement, Fleiss' pi and vote counts kept on the label), and ``error_words`` are located in
 their sentence as typed gold spans; words that cannot be found are reported, never guessed.
 
-The same row reader serves the AlignBench detector outputs (:mod:`db.formats.alignbench_scores`).
+The same row reader serves the AlignBench detector outputs (:mod:`formats.alignbench_scores`).
 """
 
 from __future__ import annotations
@@ -21,11 +21,13 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 from typing import Any
 
-from db import taxonomies
-from db.formats import _util as u
-from db.formats.base import Format, ReadOptions, ReadResult
-from db.problems import Problem
-from db.records import (
+from formats import taxonomies
+from formats.base import Format, ReadOptions, ReadResult
+from formats.bundles import annotations_by_item, gold_bundle
+from formats.fields import RecordError, get_int, type_name
+from formats.json_documents import dump_jsonl, iter_jsonl, load_json
+from formats.problems import Problem
+from formats.records import (
     Annotations,
     Bundle,
     ItemRecord,
@@ -33,7 +35,9 @@ from db.records import (
     SentenceRecord,
     SpanRecord,
 )
-from db.sentences import split_sentences
+from formats.sentences import split_sentences
+from formats.storable import may_hold_unstorable, unstorable
+from formats.text import decode_text, head_text, looks_like_json
 
 KEY_COLUMNS = ("model", "image_name", "sentence_index")
 COLUMNS = (
@@ -68,7 +72,7 @@ def encoding_of(data: bytes, filename: str = "") -> str:
     """``parquet``, ``jsonl``, ``json`` or ``csv``, from the bytes first and the file name second."""
     if bytes(data[:4]) == b"PAR1":
         return "parquet"
-    opener = u.looks_like_json(data)
+    opener = looks_like_json(data)
     if opener == "{":
         return "jsonl"
     if opener == "[":
@@ -91,22 +95,22 @@ def load_rows(data: bytes, source: str) -> Rows:
     kind = encoding_of(data, source)
     if kind == "parquet":
         return Rows(*_parquet_rows(data, source))
-    text, problems = u.decode_text(data, source)
+    text, problems = decode_text(data, source)
     if text is None:
         return Rows(None, problems)
-    suspicious = u.may_hold_unstorable(text)
+    suspicious = may_hold_unstorable(text)
     if kind == "json":
-        document, problems = u.load_json(data, source)
+        document, problems = load_json(data, source)
         if document is None:
             return Rows(None, problems)
         if not isinstance(document, list):
             return Rows(
-                None, [Problem(source, "-", "-", f"expected a list of rows, got {u.type_name(document)}")]
+                None, [Problem(source, "-", "-", f"expected a list of rows, got {type_name(document)}")]
             )
         return Rows(document, [], suspicious)
     if kind == "jsonl":
         rows: list[Any] = []
-        for index, row in u.iter_jsonl(text, source, problems):
+        for index, row in iter_jsonl(text, source, problems):
             while len(rows) < index:
                 rows.append(None)  # keep row numbers equal to line numbers
             rows.append(row)
@@ -167,7 +171,7 @@ def rows_to_bytes(rows: list[dict[str, Any]], filename: str, columns: Iterable[s
         sink = io.BytesIO()
         pq.write_table(table, sink)
         return sink.getvalue()
-    return u.dump_jsonl([{k: row[k] for k in columns if k in row} for row in rows])
+    return dump_jsonl([{k: row[k] for k in columns if k in row} for row in rows])
 
 
 def _csv_cell(value: Any) -> Any:
@@ -205,32 +209,32 @@ def typed_cell(row: dict[str, Any], column: str, kind: type) -> Any:
             try:
                 value = float(value.strip())
             except ValueError:
-                raise u.RecordError(column, f"expected an integer, got {value!r}") from None
-        return u.get_int(value, column)
+                raise RecordError(column, f"expected an integer, got {value!r}") from None
+        return get_int(value, column)
     if kind is float:
         if isinstance(value, bool):
-            raise u.RecordError(column, "expected a number, got true/false")
+            raise RecordError(column, "expected a number, got true/false")
         try:
             number = float(value)
         except (TypeError, ValueError):
-            raise u.RecordError(column, f"expected a number, got {value!r}") from None
+            raise RecordError(column, f"expected a number, got {value!r}") from None
         if math.isnan(number) or math.isinf(number):
-            raise u.RecordError(column, f"expected a finite number, got {value!r}")
+            raise RecordError(column, f"expected a finite number, got {value!r}")
         return number
     if not isinstance(value, str):
-        raise u.RecordError(column, f"expected text, got {u.type_name(value)}")
+        raise RecordError(column, f"expected text, got {type_name(value)}")
     return value
 
 
 def row_key(row: Any) -> tuple[str, str, int]:
     """``(model, image_name, sentence_index)`` of a row; raises RecordError when it cannot say."""
     if not isinstance(row, dict):
-        raise u.RecordError("-", f"expected a row object, got {u.type_name(row)}")
+        raise RecordError("-", f"expected a row object, got {type_name(row)}")
     model, image_name = typed_cell(row, "model", str), typed_cell(row, "image_name", str)
     index = typed_cell(row, "sentence_index", int)
     for column, value in zip(KEY_COLUMNS, (model, image_name, index), strict=True):
         if value is None or (isinstance(value, str) and not value.strip()):
-            raise u.RecordError(column, "missing")
+            raise RecordError(column, "missing")
     return model, image_name, index
 
 
@@ -250,15 +254,17 @@ def sentence_fields(row: dict[str, Any]) -> tuple[str, str, str | None, dict[str
     if type(caption) is not str:
         caption = typed_cell(row, "caption", str)
     if not caption or caption.isspace():
-        raise u.RecordError("caption", "missing or empty")
+        raise RecordError("caption", "missing or empty")
     if label not in LABELS:
-        raise u.RecordError("annotation", f"{label!r} is not one of {', '.join(LABELS)}")
+        raise RecordError("annotation", f"{label!r} is not one of {', '.join(LABELS)}")
     if error_type is not None and type(error_type) is not str:
         error_type = typed_cell(row, "error_type", str)
     meta = {column: value for column in LABEL_META if (value := get(column)) is not None}
     for column, kind in _META_KINDS.items():
         value = meta.get(column)
-        if value is not None and not (type(value) is kind and (kind is int or math.isfinite(value))):
+        if value is not None and not (
+            type(value) is kind and (not isinstance(value, float) or math.isfinite(value))
+        ):
             meta[column] = typed_cell(row, column, kind)
     return caption, label, error_type or None, meta
 
@@ -312,14 +318,16 @@ def locate(phrase: str, sentence: str) -> tuple[int, int] | None:
 
 def error_spans(words: Any, sentence: str) -> tuple[list[tuple[int, int]], list[str]]:
     """Spans of the error words in ``sentence``, and the words that could not be found."""
-    spans, missing = [], []
+    spans: list[tuple[int, int]] = []
+    missing: list[str] = []
     for phrase in error_word_list(words):
         found = locate(phrase, sentence)
         if found is None and "," in phrase:
             parts = [p.strip() for p in phrase.split(",") if p.strip()]
             located = [locate(p, sentence) for p in parts]
-            if all(located):
-                spans += located  # type: ignore[arg-type]
+            placed = [span for span in located if span is not None]
+            if len(placed) == len(located):
+                spans += placed
                 continue
         if found is None:
             missing.append(phrase)
@@ -346,7 +354,7 @@ class AlignBenchFormat(Format):
             except Exception:  # noqa: BLE001
                 return 0.0
             return 0.9 if {"caption", "annotation", *KEY_COLUMNS} <= names else 0.0
-        head = u.head_text(data, 8192)
+        head = head_text(data, 8192)
         needed = ("caption", "annotation", "sentence_index", "image_name")
         return 0.9 if all(k in head for k in needed) else 0.0
 
@@ -376,7 +384,7 @@ class AlignBenchFormat(Format):
                     and image_name
                 ):
                     model, image_name, index = row_key(row)
-            except u.RecordError as error:
+            except RecordError as error:
                 problems.append(Problem(source, f"row {number}", error.field, error.reason))
                 continue
             ext = caption_id(model, image_name)
@@ -385,14 +393,14 @@ class AlignBenchFormat(Format):
         for ext, members in captions.items():
             try:
                 item, labels = self._caption(ext, members, options, source, problems, loaded.suspicious)
-            except u.RecordError as error:
-                number = getattr(error, "row", members[0][1])
+            except RecordError as error:
+                number = error.row if error.row is not None else members[0][1]
                 problems.append(Problem(source, f"row {number} (caption {ext})", error.field, error.reason))
                 bad_captions.add(ext)
                 continue
             items.append(item)
             annotations.append(labels)
-        bundle = u.gold_bundle(
+        bundle = gold_bundle(
             options, source, self.name, items, annotations, ["sentence", "span"], taxonomies.ALIGNBENCH
         )
         return ReadResult(bundle, problems)
@@ -418,14 +426,14 @@ class AlignBenchFormat(Format):
         for k, (index, number, row) in enumerate(members):
             try:
                 if index == previous:
-                    raise u.RecordError("sentence_index", f"sentence {index} appears twice in this caption")
+                    raise RecordError("sentence_index", f"sentence {index} appears twice in this caption")
                 previous = index
-                bad = u.unstorable(row) if check_storable else None
+                bad = unstorable(row) if check_storable else None
                 if bad:
-                    raise u.RecordError(*bad)
+                    raise RecordError(*bad)
                 caption, label, error_type, meta = sentence_fields(row)
-            except u.RecordError as error:
-                error.row = number  # type: ignore[attr-defined]
+            except RecordError as error:
+                error.row = number
                 raise
             if k:
                 at += 1
@@ -463,7 +471,7 @@ class AlignBenchFormat(Format):
         return item, Annotations(item=ext, spans=spans, sentence_labels=labels)
 
     def write(self, bundle: Bundle, *, filename: str = "") -> bytes:
-        by_item = u.annotations_by_item(bundle)
+        by_item = annotations_by_item(bundle)
         rows = []
         for item in bundle.items:
             annotations = by_item.get(item.external_id)

@@ -1,4 +1,4 @@
-"""Spanlight's own JSONL: every field of a :class:`~db.records.Bundle`, one JSON object per line.
+"""Spanlight's own JSONL: every field of a :class:`~formats.records.Bundle`, one JSON object per line.
 
 The first line is the dataset (with ``format_version``); then one line per item, per label set, per
 label set's annotations on one item, per rating task and per rating. Each line names what it is in
@@ -16,10 +16,11 @@ import types
 import typing
 from typing import Any, Union
 
-from db.formats import _util as u
-from db.formats.base import Format, ReadOptions, ReadResult
-from db.problems import Problem
-from db.records import (
+from formats.base import Format, ReadOptions, ReadResult
+from formats.fields import RecordError, get_int, type_name
+from formats.json_documents import dump_jsonl, iter_jsonl
+from formats.problems import Problem
+from formats.records import (
     Annotations,
     Bundle,
     DatasetRecord,
@@ -28,6 +29,8 @@ from db.records import (
     RatingRecord,
     RatingTaskRecord,
 )
+from formats.storable import unstorable
+from formats.text import decode_text, head_text
 
 FORMAT_VERSION = 1
 KINDS = ("dataset", "item", "label_set", "annotations", "rating_task", "rating")
@@ -36,18 +39,18 @@ KINDS = ("dataset", "item", "label_set", "annotations", "rating_task", "rating")
 def _build(cls: type, value: Any, path: str) -> Any:
     """``value`` (parsed JSON) as an instance of dataclass ``cls``, every field type-checked."""
     if not isinstance(value, dict):
-        raise u.RecordError(path or "-", f"expected an object, got {u.type_name(value)}")
+        raise RecordError(path or "-", f"expected an object, got {type_name(value)}")
     hints = typing.get_type_hints(cls)
     fields = {f.name: f for f in dataclasses.fields(cls)}
     unknown = sorted(set(value) - set(fields))
     if unknown:
-        raise u.RecordError(f"{path}{'.' if path else ''}{unknown[0]}", "unknown field")
+        raise RecordError(f"{path}{'.' if path else ''}{unknown[0]}", "unknown field")
     kwargs = {}
     for name, field in fields.items():
         where = f"{path}.{name}" if path else name
         if name not in value:
             if field.default is dataclasses.MISSING and field.default_factory is dataclasses.MISSING:
-                raise u.RecordError(where, "missing")
+                raise RecordError(where, "missing")
             continue
         kwargs[name] = _convert(hints[name], value[name], where)
     return cls(**kwargs)
@@ -59,43 +62,43 @@ def _convert(hint: Any, value: Any, path: str) -> Any:
         options = typing.get_args(hint)
         if value is None and type(None) in options:
             return None
-        last: u.RecordError | None = None
+        last: RecordError | None = None
         for option in options:
             if option is type(None):
                 continue
             try:
                 return _convert(option, value, path)
-            except u.RecordError as error:
+            except RecordError as error:
                 last = error
-        raise last or u.RecordError(path, "unexpected value")
+        raise last or RecordError(path, "unexpected value")
     if hint is Any:
         return value
     if origin is list:
         if not isinstance(value, list):
-            raise u.RecordError(path, f"expected a list, got {u.type_name(value)}")
+            raise RecordError(path, f"expected a list, got {type_name(value)}")
         (inner,) = typing.get_args(hint)
         return [_convert(inner, v, f"{path}[{k}]") for k, v in enumerate(value)]
     if origin is dict:
         if not isinstance(value, dict):
-            raise u.RecordError(path, f"expected an object, got {u.type_name(value)}")
+            raise RecordError(path, f"expected an object, got {type_name(value)}")
         return dict(value)
-    if dataclasses.is_dataclass(hint):
+    if isinstance(hint, type) and dataclasses.is_dataclass(hint):
         return _build(hint, value, path)
     if hint is bool:
         if not isinstance(value, bool):
-            raise u.RecordError(path, f"expected true or false, got {u.type_name(value)}")
+            raise RecordError(path, f"expected true or false, got {type_name(value)}")
         return value
     if hint is int:
-        return u.get_int(value, path)
+        return get_int(value, path)
     if hint is float:
         if isinstance(value, bool) or not isinstance(value, int | float):
-            raise u.RecordError(path, f"expected a number, got {u.type_name(value)}")
+            raise RecordError(path, f"expected a number, got {type_name(value)}")
         return float(value)
     if hint is str:
         if not isinstance(value, str):
-            raise u.RecordError(path, f"expected text, got {u.type_name(value)}")
+            raise RecordError(path, f"expected text, got {type_name(value)}")
         return value
-    raise u.RecordError(path, f"cannot read a value of type {hint}")  # pragma: no cover - records only
+    raise RecordError(path, f"cannot read a value of type {hint}")  # pragma: no cover - records only
 
 
 def _plain(record: Any) -> dict[str, Any]:
@@ -109,7 +112,7 @@ class CanonicalFormat(Format):
     description = "One JSON object per line: dataset, items, label sets, annotations, rating tasks, ratings."
 
     def sniff(self, data: bytes, filename: str = "") -> float:
-        first = u.head_text(data, 4096).lstrip("\ufeff \t\r\n").split("\n", 1)[0]
+        first = head_text(data, 4096).lstrip("\ufeff \t\r\n").split("\n", 1)[0]
         return 1.0 if '"format_version"' in first and '"record"' in first else 0.0
 
     def write(self, bundle: Bundle, *, filename: str = "") -> bytes:
@@ -128,17 +131,17 @@ class CanonicalFormat(Format):
             head.pop("ratings")
             rows.append({"record": "rating_task", **head})
             rows += [{"record": "rating", "task": task.name, **_plain(r)} for r in task.ratings]
-        return u.dump_jsonl(rows)
+        return dump_jsonl(rows)
 
     def read(self, data: bytes, *, source: str, options: ReadOptions | None = None) -> ReadResult:
         options = options or ReadOptions()
-        text, problems = u.decode_text(data, source)
+        text, problems = decode_text(data, source)
         if text is None:
             return ReadResult(None, problems)
         bundle: Bundle | None = None
         label_sets: dict[tuple[str, str], LabelSetRecord] = {}
         tasks: dict[str, RatingTaskRecord] = {}
-        for index, row in u.iter_jsonl(text, source, problems):
+        for index, row in iter_jsonl(text, source, problems):
             where = f"line {index + 1}"
             if not isinstance(row, dict) or row.get("record") not in KINDS:
                 problems.append(
@@ -151,7 +154,7 @@ class CanonicalFormat(Format):
                 )
                 continue
             kind = row.pop("record")
-            bad = u.unstorable(row)
+            bad = unstorable(row)
             if bad:
                 problems.append(Problem(source, where, *bad))
                 continue
@@ -161,7 +164,7 @@ class CanonicalFormat(Format):
             try:
                 if kind == "dataset":
                     if bundle is not None:
-                        raise u.RecordError("record", "a second dataset line; one file holds one dataset")
+                        raise RecordError("record", "a second dataset line; one file holds one dataset")
                     version = row.pop("format_version", None)
                     if version != FORMAT_VERSION:
                         problems.append(
@@ -177,16 +180,18 @@ class CanonicalFormat(Format):
                     if options.dataset:
                         dataset.name = options.dataset
                     bundle = Bundle(dataset=dataset)
-                elif kind == "item":
-                    bundle.items.append(_build(ItemRecord, row, ""))  # type: ignore[union-attr]
+                    continue
+                assert bundle is not None  # only the dataset line may come first (checked above)
+                if kind == "item":
+                    bundle.items.append(_build(ItemRecord, row, ""))
                 elif kind == "label_set":
                     label_set = _build(LabelSetRecord, row, "")
                     if label_set.annotations:
-                        raise u.RecordError("annotations", 'belong on their own "annotations" lines')
+                        raise RecordError("annotations", 'belong on their own "annotations" lines')
                     if (label_set.kind, label_set.name) in label_sets:
-                        raise u.RecordError("name", "the same label set appears twice")
+                        raise RecordError("name", "the same label set appears twice")
                     label_sets[(label_set.kind, label_set.name)] = label_set
-                    bundle.label_sets.append(label_set)  # type: ignore[union-attr]
+                    bundle.label_sets.append(label_set)
                 elif kind == "annotations":
                     key = row.pop("label_set", None)
                     pair = (key.get("kind"), key.get("name")) if isinstance(key, dict) else None
@@ -194,22 +199,20 @@ class CanonicalFormat(Format):
                         not (isinstance(pair, tuple) and all(isinstance(x, str) for x in pair))
                         or pair not in label_sets
                     ):
-                        raise u.RecordError(
-                            "label_set", f"{key!r} names no label set given on an earlier line"
-                        )
+                        raise RecordError("label_set", f"{key!r} names no label set given on an earlier line")
                     label_sets[pair].annotations.append(_build(Annotations, row, ""))
                 elif kind == "rating_task":
                     task = _build(RatingTaskRecord, row, "")
                     if task.ratings:
-                        raise u.RecordError("ratings", 'belong on their own "rating" lines')
+                        raise RecordError("ratings", 'belong on their own "rating" lines')
                     tasks[task.name] = task
-                    bundle.rating_tasks.append(task)  # type: ignore[union-attr]
+                    bundle.rating_tasks.append(task)
                 else:
                     name = row.pop("task", None)
                     if not isinstance(name, str) or name not in tasks:
-                        raise u.RecordError("task", f"{name!r} names no rating task given on an earlier line")
+                        raise RecordError("task", f"{name!r} names no rating task given on an earlier line")
                     tasks[name].ratings.append(_build(RatingRecord, row, ""))
-            except u.RecordError as error:
+            except RecordError as error:
                 problems.append(Problem(source, where, error.field, error.reason))
         if bundle is None:
             problems.append(Problem(source, "-", "-", "the file holds no dataset line"))

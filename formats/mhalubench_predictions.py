@@ -12,11 +12,15 @@ from __future__ import annotations
 import json
 from typing import Any
 
-from db.formats import _util as u
-from db.formats.base import Format, ReadOptions, ReadResult
-from db.formats.mhalubench import LABELS
-from db.problems import Problem
-from db.records import Annotations, Bundle, ClaimLabelRecord, RawOutputRecord
+from formats.alignment import norm_ws
+from formats.base import KnownItem, ReadOptions
+from formats.bundles import detector_outputs, raw_output_json
+from formats.fields import RecordError, get_list, type_name
+from formats.json_documents import dump_jsonl
+from formats.mhalubench import LABELS
+from formats.record_formats import PredictionRecordsFormat, Warnings, kept_without
+from formats.records import Annotations, Bundle, ClaimLabelRecord, RawOutputRecord
+from formats.text import head_text, looks_like_json
 
 LABEL_LIST_KEYS = ("claim_label", "pred_claim_label", "ref_claim_label", "labels")
 REASON_LIST_KEYS = ("reason", "reasons", "ref_reason")
@@ -25,15 +29,15 @@ REASON_LIST_KEYS = ("reason", "reasons", "ref_reason")
 def _predictions(record: dict[str, Any]) -> tuple[str, list[dict[str, Any]]]:
     """The record's predictions as ``[{claim?, label, reason?}]`` and the key they came from."""
     if "claims" in record:
-        claims = u.get_list(record, "claims")
+        claims = get_list(record, "claims")
         return "claims", claims
     key = next((k for k in LABEL_LIST_KEYS if k in record), None)
     if key is None:
-        raise u.RecordError("claims", f"missing (give claims, or one of {', '.join(LABEL_LIST_KEYS)})")
-    labels = u.get_list(record, key)
-    texts = u.get_list(record, "claim_list", required=False)
+        raise RecordError("claims", f"missing (give claims, or one of {', '.join(LABEL_LIST_KEYS)})")
+    labels = get_list(record, key)
+    texts = get_list(record, "claim_list", required=False)
     reasons_key = next((k for k in REASON_LIST_KEYS if k in record), None)
-    reasons = u.get_list(record, reasons_key, required=False) if reasons_key else []
+    reasons = get_list(record, reasons_key, required=False) if reasons_key else []
     out = []
     for k, label in enumerate(labels):
         entry: dict[str, Any] = {"label": label}
@@ -49,18 +53,18 @@ def _predictions(record: dict[str, Any]) -> tuple[str, list[dict[str, Any]]]:
 def claim_labels(predictions: list[Any], stored: tuple[str, ...]) -> list[ClaimLabelRecord]:
     """Claim labels of a prediction list; RecordError when it cannot be matched exactly."""
     if len(predictions) != len(stored):
-        raise u.RecordError("claims", f"{len(predictions)} predictions for the item's {len(stored)} claims")
+        raise RecordError("claims", f"{len(predictions)} predictions for the item's {len(stored)} claims")
     labels = []
     for k, entry in enumerate(predictions):
         field = f"claims[{k}]"
         if not isinstance(entry, dict):
-            raise u.RecordError(field, f"expected an object, got {u.type_name(entry)}")
+            raise RecordError(field, f"expected an object, got {type_name(entry)}")
         text = entry.get("claim")
-        if text is not None and (not isinstance(text, str) or u.norm_ws(text) != u.norm_ws(stored[k])):
-            raise u.RecordError(f"{field}.claim", f"{text!r} is not stored claim {k}: {stored[k]!r}")
+        if text is not None and (not isinstance(text, str) or norm_ws(text) != norm_ws(stored[k])):
+            raise RecordError(f"{field}.claim", f"{text!r} is not stored claim {k}: {stored[k]!r}")
         label = entry.get("label", entry.get("prediction"))
         if not isinstance(label, str) or label.strip().lower() not in LABELS:
-            raise u.RecordError(f"{field}.label", f"{label!r} is not hallucination or non-hallucination")
+            raise RecordError(f"{field}.label", f"{label!r} is not hallucination or non-hallucination")
         reason = entry.get("reason")
         if reason is not None and not isinstance(reason, str):
             reason = json.dumps(reason, ensure_ascii=False)
@@ -69,16 +73,16 @@ def claim_labels(predictions: list[Any], stored: tuple[str, ...]) -> list[ClaimL
     return labels
 
 
-class MHaluBenchPredictionsFormat(Format):
+class MHaluBenchPredictionsFormat(PredictionRecordsFormat[tuple[str, list[dict[str, Any]]]]):
     name = "mhalubench-predictions"
     title = "MHaluBench claim predictions (with reasons)"
-    kind = "predictions"
-    extensions = (".jsonl", ".json")
+    source_format = "mhalubench"
+    output = "prediction"
     description = "Records {id, claims: [{claim, label, reason}]} (or claim_label / reason lists)."
 
     def sniff(self, data: bytes, filename: str = "") -> float:
-        head = u.head_text(data)
-        if not u.looks_like_json(data) or "ref_tool_info" in head or '"segments"' in head:
+        head = head_text(data)
+        if not looks_like_json(data) or "ref_tool_info" in head or '"segments"' in head:
             return 0.0
         if '"claims"' in head and '"label"' in head:
             return 0.6
@@ -86,32 +90,30 @@ class MHaluBenchPredictionsFormat(Format):
             return 0.6
         return 0.0
 
-    def read(self, data: bytes, *, source: str, options: ReadOptions | None = None) -> ReadResult:
-        options = options or ReadOptions()
-        records, problems = u.prediction_records(data, source)
-        if records is None:
-            return ReadResult(None, problems)
-        annotations: dict[str, Annotations] = {}
-        for label, ext, _, (_, predictions) in u.prediction_items(
-            records, source, problems, options.known, _predictions, output="prediction"
-        ):
-            raw_text = json.dumps(predictions, ensure_ascii=False)
-            try:
-                labels = claim_labels(predictions, options.known[ext].claims)
-                raw = RawOutputRecord(raw_text, True)
-            except u.RecordError as error:
-                labels = []
-                raw = RawOutputRecord(raw_text, False, parse_error=f"{error.field}: {error.reason}")
-                problems.append(
-                    Problem(source, label, error.field, f"kept without labels: {error.reason}", "warning")
-                )
-            annotations[ext] = Annotations(ext, claim_labels=labels, raw_output=raw)
-        return ReadResult(u.detector_bundle(options, list(annotations.values()), "mhalubench"), problems)
+    def record_fields(self, record: dict[str, Any]) -> tuple[str, list[dict[str, Any]]]:
+        return _predictions(record)
+
+    def annotate(
+        self,
+        ext: str,
+        record: dict[str, Any],
+        fields: tuple[str, list[dict[str, Any]]],
+        item: KnownItem,
+        options: ReadOptions,
+        warnings: Warnings,
+    ) -> Annotations:
+        predictions = fields[1]
+        raw_text = json.dumps(predictions, ensure_ascii=False)
+        try:
+            labels = claim_labels(predictions, item.claims)
+        except RecordError as error:
+            return kept_without("labels", ext, raw_text, error, warnings)
+        return Annotations(ext, claim_labels=labels, raw_output=RawOutputRecord(raw_text, True))
 
     def write(self, bundle: Bundle, *, filename: str = "") -> bytes:
         rows = []
-        for item, detected in u.detector_outputs(bundle):
-            claims = u.raw_output_json(detected)
+        for item, detected in detector_outputs(bundle):
+            claims = raw_output_json(detected)
             if not isinstance(claims, list):
                 by_index = {c.index: c for c in detected.claim_labels}
                 claims = []
@@ -124,7 +126,7 @@ class MHaluBenchPredictionsFormat(Format):
                             entry["type"] = by_index[k].type
                     claims.append(entry)
             rows.append({"id": item.external_id, "claims": claims})
-        return u.dump_jsonl(rows)
+        return dump_jsonl(rows)
 
     def default_filename(self, dataset: str) -> str:
         return f"{dataset}.claim-predictions.jsonl"

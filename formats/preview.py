@@ -7,11 +7,11 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 
-from db.formats._util import file_stem
-from db.formats.base import ReadOptions
-from db.formats.registry import get_format
-from db.formats.transfer import read_file, without_gc_pauses
-from db.problems import Problem
+from formats.base import ReadOptions
+from formats.gc_pause import without_gc_pauses
+from formats.problems import Problem
+from formats.registry import get_format, read_file
+from formats.text import file_stem
 
 
 @dataclass(frozen=True)

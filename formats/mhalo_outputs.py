@@ -16,11 +16,17 @@ from __future__ import annotations
 
 import re
 from collections import Counter
+from typing import Any
 
-from db.formats import _util as u
-from db.formats.base import Format, FormatError, ReadOptions, ReadResult
-from db.problems import Problem
-from db.records import Annotations, Bundle, RawOutputRecord, SpanRecord
+from formats.alignment import align_ignoring_whitespace, first_difference, map_span, norm_ws
+from formats.base import FormatError, KnownItem, ReadOptions
+from formats.bundles import detector_outputs
+from formats.fields import get_first_str
+from formats.json_documents import dump_jsonl
+from formats.markers import insert_markers, overlapping
+from formats.record_formats import PredictionRecordsFormat, Warnings
+from formats.records import Annotations, Bundle, RawOutputRecord, SpanRecord
+from formats.text import head_text, looks_like_json
 from metrics import follows_format, parse_tagged
 
 OUTPUT_KEYS = ("output", "response", "prediction", "raw_output", "model_output", "generated_text", "value")
@@ -54,59 +60,51 @@ def read_output(output: str, response: str, tag: str | None) -> tuple[list[tuple
     except ValueError as error:
         return [], RawOutputRecord(output, False, analysis, f"tags do not parse: {error}")
     if not follows_format(output, response, tag):
-        reason = (
-            f"the tagged text is not the response {u.first_difference(u.norm_ws(text), u.norm_ws(response))}"
-        )
+        reason = f"the tagged text is not the response {first_difference(norm_ws(text), norm_ws(response))}"
         return [], RawOutputRecord(output, False, analysis, reason)
     if text == response:
         return list(spans), RawOutputRecord(output, True, analysis)
-    mapping = u.align_ignoring_whitespace(text, response)
+    mapping = align_ignoring_whitespace(text, response)
     assert mapping is not None  # follows_format guarantees equality up to whitespace
-    placed = [p for p in (u.map_span(mapping, text, s, e) for s, e in spans) if p is not None]
+    placed = [p for p in (map_span(mapping, text, s, e) for s, e in spans) if p is not None]
     return placed, RawOutputRecord(output, True, analysis)
 
 
-class MhaloOutputsFormat(Format):
+class MhaloOutputsFormat(PredictionRecordsFormat[tuple[str | None, str | None]]):
     name = "mhalo-outputs"
     title = "MHALO-style detector outputs (<Tagged_Text>)"
-    kind = "predictions"
-    extensions = (".jsonl", ".json")
+    source_format = "mhalo"
+    read_before_repeat = True
     description = "Records {id, output} where output holds <Tagged_Text> with <hallucination> (or any) tags."
 
     def sniff(self, data: bytes, filename: str = "") -> float:
-        head = u.head_text(data)
-        return 0.9 if u.looks_like_json(data) and "Tagged_Text" in head else 0.0
+        head = head_text(data)
+        return 0.9 if looks_like_json(data) and "Tagged_Text" in head else 0.0
 
-    def read(self, data: bytes, *, source: str, options: ReadOptions | None = None) -> ReadResult:
-        options = options or ReadOptions()
-        records, problems = u.prediction_records(data, source)
-        if records is None:
-            return ReadResult(None, problems)
-        annotations: dict[str, Annotations] = {}
-        for label, ext, _, (key, output) in u.prediction_items(
-            records,
-            source,
-            problems,
-            options.known,
-            lambda record: u.get_first_str(record, OUTPUT_KEYS),
-            read_before_repeat=True,
-        ):
-            spans, raw = read_output(output or "", options.known[ext].response, options.tag)
-            if not raw.follows_format:
-                problems.append(
-                    Problem(
-                        source, label, key or "output", f"kept without spans: {raw.parse_error}", "warning"
-                    )
-                )
-            annotations[ext] = Annotations(ext, [SpanRecord(s, e) for s, e in spans], raw_output=raw)
-        return ReadResult(u.detector_bundle(options, list(annotations.values()), "mhalo"), problems)
+    def record_fields(self, record: dict[str, Any]) -> tuple[str | None, str | None]:
+        return get_first_str(record, OUTPUT_KEYS)
+
+    def annotate(
+        self,
+        ext: str,
+        record: dict[str, Any],
+        fields: tuple[str | None, str | None],
+        item: KnownItem,
+        options: ReadOptions,
+        warnings: Warnings,
+    ) -> Annotations:
+        key, output = fields
+        spans, raw = read_output(output or "", item.response, options.tag)
+        if not raw.follows_format:
+            warnings.append((key or "output", f"kept without spans: {raw.parse_error}"))
+        return Annotations(ext, [SpanRecord(s, e) for s, e in spans], raw_output=raw)
 
     def write(self, bundle: Bundle, *, filename: str = "") -> bytes:
         rows = [
             {"id": item.external_id, "output": output_text(item.response, detected)}
-            for item, detected in u.detector_outputs(bundle)
+            for item, detected in detector_outputs(bundle)
         ]
-        return u.dump_jsonl(rows)
+        return dump_jsonl(rows)
 
     def default_filename(self, dataset: str) -> str:
         return f"{dataset}.outputs.jsonl"
@@ -117,12 +115,12 @@ def output_text(response: str, annotations: Annotations) -> str:
     if annotations.raw_output is not None:
         return annotations.raw_output.text
     spans = sorted({(s.start, s.end) for s in annotations.spans})
-    clash = u.overlapping(spans)
+    clash = overlapping(spans)
     if clash:
         raise FormatError(
             f"item {annotations.item}: spans {clash[0]} and {clash[1]} overlap; inline tags cannot express them"
         )
-    tagged = u.insert_markers(response, [(s, e, f"<{DEFAULT_TAG}>", f"</{DEFAULT_TAG}>") for s, e in spans])
+    tagged = insert_markers(response, [(s, e, f"<{DEFAULT_TAG}>", f"</{DEFAULT_TAG}>") for s, e in spans])
     return f"<Tagged_Text>{tagged}</Tagged_Text>"
 
 

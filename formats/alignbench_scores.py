@@ -13,13 +13,19 @@ from __future__ import annotations
 import json
 import math
 import re
+from collections.abc import Mapping
 from typing import Any
 
-from db.formats import _util as u
-from db.formats.alignbench import caption_id, load_rows, row_key, rows_to_bytes, sentence_rows, typed_cell
-from db.formats.base import Format, KnownItem, ReadOptions, ReadResult
-from db.problems import Problem
-from db.records import Annotations, Bundle, RawOutputRecord, SentenceScoreRecord, SpanRecord
+from formats.alignbench import caption_id, load_rows, row_key, rows_to_bytes, sentence_rows, typed_cell
+from formats.alignment import align_ignoring_whitespace, first_difference, map_span
+from formats.base import Format, KnownItem, ReadOptions, ReadResult
+from formats.bundles import detector_bundle, detector_outputs, raw_output_json
+from formats.fields import RecordError, type_name
+from formats.markers import insert_markers
+from formats.problems import Problem
+from formats.records import Annotations, Bundle, RawOutputRecord, SentenceScoreRecord, SpanRecord
+from formats.storable import unstorable
+from formats.text import head_text
 
 UNPARSED_SCORE = 50.0
 _SCORE_FIELD = re.compile(r"[\"']?score[\"']?\s*[:=]\s*[\"']?(-?\d+(?:\.\d+)?)", re.IGNORECASE)
@@ -37,27 +43,27 @@ def parse_score(output: str) -> float | None:
     return value if 0 <= value <= 100 else None
 
 
-def _sentence_of(known: dict[str, KnownItem], row: Any) -> tuple[str, int, tuple[int, int], int]:
+def _sentence_of(known: Mapping[str, KnownItem], row: Any) -> tuple[str, int, tuple[int, int], int]:
     """``(external id, sentence number, sentence offsets, sentence_index)`` a row speaks about."""
     model, image_name, index = row_key(row)
     ext = caption_id(model, image_name)
     item = known.get(ext)
     if item is None:
-        raise u.RecordError("image_name", f"no stored caption of model {model!r} for image {image_name!r}")
+        raise RecordError("image_name", f"no stored caption of model {model!r} for image {image_name!r}")
     indices = item.meta.get("sentence_index")
     if isinstance(indices, list) and index in indices:
         k = indices.index(index)
     elif not isinstance(indices, list) and 0 <= index < len(item.sentences):
         k = index
     else:
-        raise u.RecordError("sentence_index", f"caption {ext} has no sentence {index}")
+        raise RecordError("sentence_index", f"caption {ext} has no sentence {index}")
     if k >= len(item.sentences):
-        raise u.RecordError("sentence_index", f"caption {ext} has no sentence {index}")
+        raise RecordError("sentence_index", f"caption {ext} has no sentence {index}")
     return ext, k, item.sentences[k], index
 
 
 def _raw_texts(annotations: Annotations | None) -> dict[str, str]:
-    texts = u.raw_output_json(annotations, {})
+    texts = raw_output_json(annotations, {})
     return {str(k): v for k, v in texts.items() if isinstance(v, str)} if isinstance(texts, dict) else {}
 
 
@@ -67,7 +73,7 @@ class _RowPredictions(Format):
     column = ""
 
     def sniff(self, data: bytes, filename: str = "") -> float:
-        head = u.head_text(data, 8192)
+        head = head_text(data, 8192)
         if (
             "sentence_index" in head
             and "image_name" in head
@@ -91,13 +97,13 @@ class _RowPredictions(Format):
                 continue
             where = f"row {number}"
             try:
-                bad = u.unstorable(row) if loaded.suspicious else None
+                bad = unstorable(row) if loaded.suspicious else None
                 if bad:
-                    raise u.RecordError(*bad)
+                    raise RecordError(*bad)
                 ext, k, offsets, index = _sentence_of(options.known, row)
                 annotations = per_item.setdefault(ext, Annotations(item=ext))
                 output, failure = self.read_row(row, annotations, k, offsets, options.known[ext].response)
-            except u.RecordError as error:
+            except RecordError as error:
                 problems.append(Problem(source, where, error.field, error.reason))
                 continue
             if output is not None:
@@ -115,7 +121,7 @@ class _RowPredictions(Format):
         n_failed = sum(len(f) for f in failures.values())
         if n_failed:
             problems.append(Problem(source, "-", "output", self.failure_summary(n_failed), "warning"))
-        return ReadResult(u.detector_bundle(options, list(per_item.values()), "alignbench"), problems)
+        return ReadResult(detector_bundle(options, list(per_item.values()), "alignbench"), problems)
 
     def read_row(
         self, row: dict[str, Any], annotations: Annotations, k: int, offsets: tuple[int, int], response: str
@@ -127,7 +133,7 @@ class _RowPredictions(Format):
 
     def write(self, bundle: Bundle, *, filename: str = "") -> bytes:
         rows = []
-        for item, detected in u.detector_outputs(bundle):
+        for item, detected in detector_outputs(bundle):
             texts = _raw_texts(detected)
             for k, (start, end, index) in enumerate(sentence_rows(item)):
                 row = self.write_row(detected, texts.get(str(index)), k, item.response, start, end)
@@ -158,29 +164,31 @@ class AlignBenchScores(_RowPredictions):
     write_columns = ("score", "output")
 
     def sniff(self, data: bytes, filename: str = "") -> float:
-        head = u.head_text(data, 8192)
+        head = head_text(data, 8192)
         if "[red]" in head.lower():
             return 0.0
         return super().sniff(data, filename) if ("score" in head or "output" in head) else 0.0
 
-    def read_row(self, row, annotations, k, offsets, response):  # type: ignore[no-untyped-def]
+    def read_row(
+        self, row: dict[str, Any], annotations: Annotations, k: int, offsets: tuple[int, int], response: str
+    ) -> tuple[str | None, str | None]:
         score = row.get("score")
         output = row.get("output")
         if output is not None and not isinstance(output, str):
-            raise u.RecordError("output", f"expected text, got {u.type_name(output)}")
+            raise RecordError("output", f"expected text, got {type_name(output)}")
         if score is not None and not isinstance(score, bool):
             try:
                 value = typed_cell(row, "score", float)
-            except u.RecordError:
+            except RecordError:
                 value = None
             if value is not None and 0 <= value <= 100:
                 annotations.sentence_scores.append(SentenceScoreRecord(k, value, True))
                 return output, None
             if value is not None:
-                raise u.RecordError("score", f"{score!r} is not from 0 to 100")
+                raise RecordError("score", f"{score!r} is not from 0 to 100")
             output = output if output is not None else str(score)
         if output is None:
-            raise u.RecordError("score", "missing (give score or output)")
+            raise RecordError("score", "missing (give score or output)")
         value = parse_score(output)
         if value is None:
             annotations.sentence_scores.append(SentenceScoreRecord(k, UNPARSED_SCORE, False))
@@ -191,7 +199,9 @@ class AlignBenchScores(_RowPredictions):
     def failure_summary(self, n: int) -> str:
         return f"{n} output(s) held no score from 0 to 100; each scored {UNPARSED_SCORE:g} (as in AlignBench)"
 
-    def write_row(self, annotations, text, k, response, start, end):  # type: ignore[no-untyped-def]
+    def write_row(
+        self, annotations: Annotations, text: str | None, k: int, response: str, start: int, end: int
+    ) -> dict[str, Any] | None:
         score = next((s for s in annotations.sentence_scores if s.index == k), None)
         if score is None:
             return None
@@ -221,9 +231,9 @@ def localized_spans(output: str, sentence: str) -> tuple[list[tuple[int, int]], 
         at = marker.end()
     plain_parts.append(text[at:])
     plain = "".join(plain_parts)
-    mapping = u.align_ignoring_whitespace(plain, sentence)
+    mapping = align_ignoring_whitespace(plain, sentence)
     if mapping is None:
-        return [], f"the marked text differs from the sentence {u.first_difference(plain, sentence)}"
+        return [], f"the marked text differs from the sentence {first_difference(plain, sentence)}"
     words = []
     for mark in marks:
         start = mark
@@ -234,7 +244,7 @@ def localized_spans(output: str, sentence: str) -> tuple[list[tuple[int, int]], 
         end = start
         while end < len(plain) and not plain[end].isspace():
             end += 1
-        placed = u.map_span(mapping, plain, start, end)
+        placed = map_span(mapping, plain, start, end)
         if placed:
             words.append(placed)
     merged: list[tuple[int, int]] = []
@@ -256,13 +266,15 @@ class AlignBenchLocalization(_RowPredictions):
     write_columns = ("output",)
 
     def sniff(self, data: bytes, filename: str = "") -> float:
-        head = u.head_text(data, 8192)
+        head = head_text(data, 8192)
         return super().sniff(data, filename) + 0.1 if "[red]" in head.lower() else 0.0
 
-    def read_row(self, row, annotations, k, offsets, response):  # type: ignore[no-untyped-def]
+    def read_row(
+        self, row: dict[str, Any], annotations: Annotations, k: int, offsets: tuple[int, int], response: str
+    ) -> tuple[str | None, str | None]:
         output = row.get("output")
         if not isinstance(output, str):
-            raise u.RecordError("output", f"expected text, got {u.type_name(output)}")
+            raise RecordError("output", f"expected text, got {type_name(output)}")
         start, end = offsets
         spans, failure = localized_spans(output, response[start:end])
         annotations.spans += [SpanRecord(start + s, start + e) for s, e in spans]
@@ -271,7 +283,9 @@ class AlignBenchLocalization(_RowPredictions):
     def failure_summary(self, n: int) -> str:
         return f"{n} output(s) did not reproduce their sentence; they are kept, with no spans"
 
-    def write_row(self, annotations, text, k, response, start, end):  # type: ignore[no-untyped-def]
+    def write_row(
+        self, annotations: Annotations, text: str | None, k: int, response: str, start: int, end: int
+    ) -> dict[str, Any] | None:
         if text is not None:
             return {"output": text}
         if _raw_texts(annotations):
@@ -282,7 +296,7 @@ class AlignBenchLocalization(_RowPredictions):
         for s, e in inside:
             for word in re.finditer(r"\S+", response[s:e]):
                 marks.append((s - start + word.start(), s - start + word.start(), "[red] ", ""))
-        return {"output": u.insert_markers(sentence, marks)}
+        return {"output": insert_markers(sentence, marks)}
 
 
 FORMATS = (AlignBenchScores(), AlignBenchLocalization())

@@ -14,12 +14,16 @@ with its claims ("hallucination" if any claim is) is reported as a warning: the 
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from typing import Any
 
-from db import taxonomies
-from db.formats import _util as u
-from db.formats.base import Format, ReadOptions, ReadResult
-from db.records import (
+from formats import taxonomies
+from formats.bundles import pick_label_set
+from formats.fields import RecordError, get_first_str, get_list, get_str, type_name
+from formats.ids import external_id, id_was_int, written_id
+from formats.json_documents import dump_json
+from formats.record_formats import BenchmarkRecordsFormat, Warnings
+from formats.records import (
     Annotations,
     Bundle,
     ClaimLabelRecord,
@@ -27,6 +31,8 @@ from db.records import (
     ItemRecord,
     SentenceRecord,
 )
+from formats.storable import unstorable
+from formats.text import head_text, looks_like_json
 
 LABELS = ("hallucination", "non-hallucination")
 TRAIN_KEYS = ("id", "image_path", "claim_list", "ref_claim_label", "ref_reason")
@@ -37,7 +43,7 @@ SEGMENT_TEXT_KEYS = ("segment", "segment_text", "text")
 def _label(value: Any, field: str) -> str:
     if isinstance(value, str) and value.strip().lower() in LABELS:
         return value.strip().lower()
-    raise u.RecordError(field, f"{value!r} is not hallucination or non-hallucination")
+    raise RecordError(field, f"{value!r} is not hallucination or non-hallucination")
 
 
 def _any_hallucination(labels: list[str]) -> str:
@@ -52,28 +58,28 @@ def is_text_to_image(task_type: Any) -> bool:
 def read_train(
     record: dict[str, Any], ext: str, layout: dict[str, Any], warnings: list[tuple[str, str]]
 ) -> tuple[ItemRecord, Annotations]:
-    claims_text = u.get_list(record, "claim_list")
-    labels = u.get_list(record, "ref_claim_label")
+    claims_text = get_list(record, "claim_list")
+    labels = get_list(record, "ref_claim_label")
     if len(labels) != len(claims_text):
-        raise u.RecordError("ref_claim_label", f"{len(labels)} labels for {len(claims_text)} claims")
-    reasons = u.get_list(record, "ref_reason", required=False)
+        raise RecordError("ref_claim_label", f"{len(labels)} labels for {len(claims_text)} claims")
+    reasons = get_list(record, "ref_reason", required=False)
     if reasons and len(reasons) != len(claims_text):
-        raise u.RecordError("ref_reason", f"{len(reasons)} reasons for {len(claims_text)} claims")
+        raise RecordError("ref_reason", f"{len(reasons)} reasons for {len(claims_text)} claims")
     claims, claim_labels = [], []
     at = 0
     for k, (claim, label) in enumerate(zip(claims_text, labels, strict=True)):
         if not isinstance(claim, str) or not claim.strip() or "\n" in claim:
-            raise u.RecordError(f"claim_list[{k}]", "expected one line of text")
+            raise RecordError(f"claim_list[{k}]", "expected one line of text")
         claims.append(ClaimRecord(claim, at, at + len(claim)))
         at += len(claim) + 1
         reason = None
         if reasons:
             entry = reasons[k]
             if not isinstance(entry, dict):
-                raise u.RecordError(f"ref_reason[{k}]", f"expected an object, got {u.type_name(entry)}")
+                raise RecordError(f"ref_reason[{k}]", f"expected an object, got {type_name(entry)}")
             reason = entry.get("reason")
             if reason is not None and not isinstance(reason, str):
-                raise u.RecordError(f"ref_reason[{k}].reason", f"expected text, got {u.type_name(reason)}")
+                raise RecordError(f"ref_reason[{k}].reason", f"expected text, got {type_name(reason)}")
             said = entry.get(f"claim{k + 1}")
             if said is not None and str(said).strip().lower() != str(label).strip().lower():
                 warnings.append(
@@ -84,7 +90,7 @@ def read_train(
     item = ItemRecord(
         external_id=ext,
         response="\n".join(claims_text),
-        image_ref=u.get_str(record, "image_path", required=False),
+        image_ref=get_str(record, "image_path", required=False),
         claims=claims,
         meta={"fields": {k: v for k, v in record.items() if k not in TRAIN_KEYS}, "layout": layout},
     )
@@ -94,28 +100,28 @@ def read_train(
 def read_validation(
     record: dict[str, Any], ext: str, layout: dict[str, Any], warnings: list[tuple[str, str]]
 ) -> tuple[ItemRecord, Annotations]:
-    response = u.get_str(record, "response", required=False) or ""
+    response = get_str(record, "response", required=False) or ""
     task_type = record.get("task_type")
     t2i = is_text_to_image(task_type)
     claims, claim_labels, sentences = [], [], []
     at = 0
     placed = True
     segment_keys = []
-    for s, segment in enumerate(u.get_list(record, "segments")):
+    for s, segment in enumerate(get_list(record, "segments")):
         field = f"segments[{s}]"
         if not isinstance(segment, dict):
-            raise u.RecordError(field, f"expected an object, got {u.type_name(segment)}")
-        key, text = u.get_first_str(segment, SEGMENT_TEXT_KEYS, required=False)
+            raise RecordError(field, f"expected an object, got {type_name(segment)}")
+        key, text = get_first_str(segment, SEGMENT_TEXT_KEYS, required=False)
         segment_keys.append(key)
-        inner = u.get_list(segment, "claims")
+        inner = get_list(segment, "claims")
         labels_here = []
         for c, claim in enumerate(inner):
             cfield = f"{field}.claims[{c}]"
             if not isinstance(claim, dict):
-                raise u.RecordError(cfield, f"expected an object, got {u.type_name(claim)}")
-            claim_text = u.get_str(claim, "claim", allow_empty=False)
+                raise RecordError(cfield, f"expected an object, got {type_name(claim)}")
+            claim_text = get_str(claim, "claim", allow_empty=False)
             label = _label(claim.get("label"), f"{cfield}.label")
-            claim_type = u.get_str(claim, "type", required=False)
+            claim_type = get_str(claim, "type", required=False)
             claims.append(
                 ClaimRecord(claim_text, segment=s, segment_text=text, source="prompt" if t2i else "response")
             )
@@ -150,10 +156,10 @@ def read_validation(
     item = ItemRecord(
         external_id=ext,
         response=response,
-        prompt=u.get_str(record, "prompt", required=False) or "",
-        source_model=u.get_str(record, "model", required=False),
+        prompt=get_str(record, "prompt", required=False) or "",
+        source_model=get_str(record, "model", required=False),
         task_type="text-to-image" if t2i else "image-to-text",
-        image_ref=u.get_str(record, "image_path", required=False),
+        image_ref=get_str(record, "image_path", required=False),
         claims=claims,
         sentences=sentences if placed and sentences else None,
         meta={
@@ -171,28 +177,29 @@ def read_record(
 ) -> tuple[ItemRecord, Annotations]:
     """A train or a validation record, by the keys it has."""
     if not isinstance(record, dict):
-        raise u.RecordError("-", f"expected an object, got {u.type_name(record)}")
-    bad = u.unstorable(record)
+        raise RecordError("-", f"expected an object, got {type_name(record)}")
+    bad = unstorable(record)
     if bad:
-        raise u.RecordError(*bad)
-    ext, has_id = u.external_id(record, ("id",), f"{stem}-{index}")
-    layout = {"keys": list(record), "has_id": has_id, "int_id": u.id_was_int(record)}
+        raise RecordError(*bad)
+    ext, has_id = external_id(record, ("id",), f"{stem}-{index}")
+    layout = {"keys": list(record), "has_id": has_id, "int_id": id_was_int(record)}
     if "claim_list" in record:
         return read_train(record, ext, layout, warnings)
     if "segments" in record:
         return read_validation(record, ext, layout, warnings)
-    raise u.RecordError("claim_list/segments", "missing: neither a train nor a validation record")
+    raise RecordError("claim_list/segments", "missing: neither a train nor a validation record")
 
 
-class MHaluBenchFormat(Format):
+class MHaluBenchFormat(BenchmarkRecordsFormat):
     name = "mhalubench"
     title = "MHaluBench (claims: train and validation shapes)"
+    label_kinds = ("claim",)
     extensions = (".json", ".jsonl")
     description = "Train records (claim_list, ref_claim_label) or validation records (segments with claims)."
 
     def sniff(self, data: bytes, filename: str = "") -> float:
-        head = u.head_text(data)
-        if not u.looks_like_json(data):
+        head = head_text(data)
+        if not looks_like_json(data):
             return 0.0
         if "claim_list" in head and "ref_claim_label" in head:
             return 0.9
@@ -200,36 +207,25 @@ class MHaluBenchFormat(Format):
             return 0.85
         return 0.0
 
-    def read(self, data: bytes, *, source: str, options: ReadOptions | None = None) -> ReadResult:
-        options = options or ReadOptions()
-        records, problems = u.load_records(data, source)
-        if records is None:
-            return ReadResult(None, problems)
-        stem = u.file_stem(source)
-        items, annotations = u.benchmark_items(
-            records,
-            source,
-            problems,
-            lambda record, index, warnings: read_record(record, index, stem, warnings),
-        )
-        for item in items:
-            item.subset = options.subset or item.subset
-        bundle = u.gold_bundle(
-            options, source, self.name, items, annotations, ["claim"], taxonomies.MHALUBENCH
-        )
-        return ReadResult(bundle, problems)
+    def read_item(
+        self, record: Any, index: int, stem: str, warnings: Warnings
+    ) -> tuple[ItemRecord, Annotations]:
+        return read_record(record, index, stem, warnings)
+
+    def taxonomy(self, annotations: Sequence[Annotations]) -> Sequence[str]:
+        return taxonomies.MHALUBENCH
 
     def write(self, bundle: Bundle, *, filename: str = "") -> bytes:
-        gold = u.pick_label_set(bundle)
+        gold = pick_label_set(bundle)
         by_item = {a.item: {c.index: c for c in a.claim_labels} for a in gold.annotations} if gold else {}
-        return u.dump_json([self._record(item, by_item.get(item.external_id, {})) for item in bundle.items])
+        return dump_json([self._record(item, by_item.get(item.external_id, {})) for item in bundle.items])
 
     @staticmethod
     def _record(item: ItemRecord, labels: dict[int, ClaimLabelRecord]) -> dict[str, Any]:
         layout = item.meta.get("layout") or {}
         fields = item.meta.get("fields") or {}
         shape = layout.get("shape") or ("train" if not item.response else "validation")
-        values: dict[str, Any] = {"id": u.written_id(item.external_id, layout), "image_path": item.image_ref}
+        values: dict[str, Any] = {"id": written_id(item.external_id, layout), "image_path": item.image_ref}
         if shape == "train":
             keys = layout.get("keys") or list(TRAIN_KEYS)
             said = [labels[k].label if k in labels else None for k in range(len(item.claims))]

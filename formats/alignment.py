@@ -1,0 +1,56 @@
+"""Moving spans between two texts that differ only in whitespace, and saying where two texts differ."""
+
+from __future__ import annotations
+
+
+def nonspace_positions(text: str) -> list[int]:
+    return [k for k, ch in enumerate(text) if not ch.isspace()]
+
+
+def align_ignoring_whitespace(src: str, dst: str) -> list[int] | None:
+    """Map each character index of ``src`` to an index in ``dst`` when both hold the same non-whitespace
+    characters in the same order (whitespace may differ anywhere, also inside words); else None.
+
+    Whitespace characters of ``src`` map to the position just after the previous non-whitespace
+    character's image, so a span's ends can be moved onto ``dst`` exactly.
+    """
+    a, b = nonspace_positions(src), nonspace_positions(dst)
+    if len(a) != len(b) or any(src[i] != dst[j] for i, j in zip(a, b, strict=True)):
+        return None
+    mapping = [0] * (len(src) + 1)
+    k = 0
+    for i in range(len(src) + 1):
+        if k < len(a) and a[k] == i:
+            mapping[i] = b[k]
+            k += 1
+        else:
+            mapping[i] = b[k - 1] + 1 if k else 0
+    return mapping
+
+
+def map_span(mapping: list[int], src: str, start: int, end: int) -> tuple[int, int] | None:
+    """Move the span ``[start, end)`` of ``src`` through a :func:`align_ignoring_whitespace` mapping.
+
+    The span is trimmed to its first and last non-whitespace character; None when it holds none.
+    """
+    while start < end and src[start].isspace():
+        start += 1
+    while end > start and src[end - 1].isspace():
+        end -= 1
+    if start >= end:
+        return None
+    return mapping[start], mapping[end - 1] + 1
+
+
+def first_difference(a: str, b: str, *, context: int = 25) -> str:
+    """Where two texts first differ, shown as two short quoted excerpts."""
+    k = 0
+    limit = min(len(a), len(b))
+    while k < limit and a[k] == b[k]:
+        k += 1
+    lo = max(0, k - 10)
+    return f"at character {k}: {a[lo : k + context]!r} vs {b[lo : k + context]!r}"
+
+
+def norm_ws(text: str) -> str:
+    return " ".join(text.split())

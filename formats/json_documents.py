@@ -1,0 +1,93 @@
+"""JSON and JSON-lines documents: parsing untrusted bytes with every syntax error reported (line and
+column), and writing them back as UTF-8."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterator, Sequence
+from typing import Any
+
+from formats.fields import type_name
+from formats.problems import Problem
+from formats.text import decode_text, looks_like_json
+
+
+def load_json(data: bytes, source: str) -> tuple[Any, list[Problem]]:
+    """The parsed JSON document, or None and a problem with line and column of the syntax error."""
+    text, problems = decode_text(data, source)
+    if text is None:
+        return None, problems
+    try:
+        document = json.loads(text)
+    except json.JSONDecodeError as error:
+        return None, [
+            Problem(
+                source, "-", "-", f"not valid JSON: {error.msg} at line {error.lineno} column {error.colno}"
+            )
+        ]
+    except RecursionError:
+        return None, [Problem(source, "-", "-", "not readable JSON: nested too deeply")]
+    if document is None:
+        return None, [Problem(source, "-", "-", "the file holds only JSON null, no records")]
+    return document, []
+
+
+def load_document(data: bytes, source: str, kind: type, expected: str) -> tuple[Any, list[Problem]]:
+    """The parsed JSON document when it is a ``kind`` (dict or list), else None and a problem saying what
+    was ``expected``: the formats whose file is one document of a fixed shape reject any other alike."""
+    document, problems = load_json(data, source)
+    if document is None:
+        return None, problems
+    if not isinstance(document, kind):
+        problems.append(Problem(source, "-", "-", f"expected {expected}, got {type_name(document)}"))
+        return None, problems
+    return document, problems
+
+
+def iter_jsonl(text: str, source: str, problems: list[Problem]) -> Iterator[tuple[int, Any]]:
+    """``(line index, value)`` of each non-blank line; a line that is not JSON becomes a problem."""
+    for index, line in enumerate(text.splitlines()):
+        if not line.strip():
+            continue
+        try:
+            yield index, json.loads(line)
+        except json.JSONDecodeError as error:
+            problems.append(
+                Problem(
+                    source, f"line {index + 1}", "-", f"not valid JSON: {error.msg} at column {error.colno}"
+                )
+            )
+        except RecursionError:
+            problems.append(Problem(source, f"line {index + 1}", "-", "not readable JSON: nested too deeply"))
+
+
+def load_records(data: bytes, source: str) -> tuple[list[tuple[int, Any]] | None, list[Problem]]:
+    """``(index, record)`` pairs of a JSON array or a JSON-lines file (index = position or line number - 1)."""
+    opener = looks_like_json(data)
+    if opener == "[":
+        document, problems = load_json(data, source)
+        if document is None:
+            return None, problems
+        return list(enumerate(document)), problems
+    text, problems = decode_text(data, source)
+    if text is None:
+        return None, problems
+    if opener is None:
+        return None, [Problem(source, "-", "-", "not JSON: expected a JSON list or one JSON object per line")]
+    records = list(iter_jsonl(text, source, problems))
+    if problems:
+        # Perhaps one pretty-printed object rather than JSON lines.
+        try:
+            whole = json.loads(text)
+        except (json.JSONDecodeError, RecursionError):
+            return records, problems
+        return [(0, whole)], []
+    return records, problems
+
+
+def dump_json(value: Any, *, indent: int | None = 2) -> bytes:
+    return (json.dumps(value, ensure_ascii=False, indent=indent) + "\n").encode("utf-8")
+
+
+def dump_jsonl(rows: Sequence[Any]) -> bytes:
+    return "".join(json.dumps(row, ensure_ascii=False) + "\n" for row in rows).encode("utf-8")

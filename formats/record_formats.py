@@ -1,0 +1,138 @@
+"""The read template of the formats whose file is one record per item (a JSON list or JSON lines).
+
+Such a reader differs from the next only in how it reads one record, so the whole of ``read`` lives
+here: decode the bytes, load the records, run each through the format's hook inside the shared record
+loop (:mod:`formats.record_loops`, which turns a :class:`~formats.fields.RecordError` into a problem
+for that record alone), and build the bundle. A new format of this shape is a subclass with
+``name``/``title``, ``sniff``, the hook and, when writable, ``write``:
+
+* :class:`BenchmarkRecordsFormat` — items and one gold label set; the hook :meth:`read_item` turns
+  one record into an item and its gold annotations.
+* :class:`PredictionRecordsFormat` — one detector run over stored items; the hook
+  :meth:`~PredictionRecordsFormat.record_fields` takes out the record's own fields (rejecting the
+  record when they are missing) and :meth:`~PredictionRecordsFormat.annotate` turns them into the
+  detector's annotations of the item, keeping an unreadable output with :func:`kept_without`.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Any, ClassVar, Generic, TypeVar
+
+from formats.base import Format, KnownItem, ReadOptions, ReadResult
+from formats.bundles import detector_bundle, gold_bundle
+from formats.fields import RecordError
+from formats.json_documents import load_records
+from formats.problems import Problem
+from formats.record_loops import benchmark_items, prediction_items, prediction_records
+from formats.records import Annotations, ItemRecord, RawOutputRecord
+from formats.text import file_stem
+
+T = TypeVar("T")
+
+# ``(field, reason)`` notes a hook adds about a record it still accepts; reported as warnings.
+Warnings = list[tuple[str, str]]
+
+
+class BenchmarkRecordsFormat(Format):
+    """A benchmark file of one record per item, read into items and one gold label set.
+
+    The dataset is named by the user or after the file; an item's subset is the user's, else the one
+    its record gives, else :meth:`default_subset` of the file's stem.
+    """
+
+    # The kinds of labels the gold label set carries (``span``, ``sentence``, ``claim``).
+    label_kinds: ClassVar[tuple[str, ...]] = ("span",)
+
+    def read_item(
+        self, record: Any, index: int, stem: str, warnings: Warnings
+    ) -> tuple[ItemRecord, Annotations]:
+        """One record (at ``index`` of the file named ``stem``) as an item and its gold annotations."""
+        raise NotImplementedError
+
+    def default_subset(self, stem: str) -> str | None:
+        return None
+
+    def taxonomy(self, annotations: Sequence[Annotations]) -> Sequence[str]:
+        """The hallucination types the dataset offers (a benchmark's fixed list, or those found)."""
+        return ()
+
+    def read(self, data: bytes, *, source: str, options: ReadOptions | None = None) -> ReadResult:
+        options = options or ReadOptions()
+        records, problems = load_records(data, source)
+        if records is None:
+            return ReadResult(None, problems)
+        stem = file_stem(source)
+        items, annotations = benchmark_items(
+            records,
+            source,
+            problems,
+            lambda record, index, warnings: self.read_item(record, index, stem, warnings),
+        )
+        for item in items:
+            item.subset = options.subset or item.subset or self.default_subset(stem)
+        bundle = gold_bundle(
+            options, source, self.name, items, annotations, list(self.label_kinds), self.taxonomy(annotations)
+        )
+        return ReadResult(bundle, problems)
+
+
+class PredictionRecordsFormat(Format, Generic[T]):
+    """A detector run of one record per stored item, read into one detector label set.
+
+    ``T`` is what :meth:`record_fields` takes out of a record for :meth:`annotate`.
+    """
+
+    kind = "predictions"
+    extensions = (".jsonl", ".json")
+    # What one record gives its item, as the report of a repeated record calls it.
+    output: ClassVar[str] = "output"
+    # Run record_fields before the repeated-item check, so a missing output is named first.
+    read_before_repeat: ClassVar[bool] = False
+    # The source format the bundle's dataset names (the benchmark family the outputs belong to).
+    source_format: ClassVar[str]
+
+    def record_fields(self, record: dict[str, Any]) -> T:
+        """The format's own fields of a record; RecordError rejects the record."""
+        raise NotImplementedError
+
+    def annotate(
+        self,
+        ext: str,
+        record: dict[str, Any],
+        fields: T,
+        item: KnownItem,
+        options: ReadOptions,
+        warnings: Warnings,
+    ) -> Annotations:
+        """The detector's annotations of the stored ``item`` (external id ``ext``)."""
+        raise NotImplementedError
+
+    def read(self, data: bytes, *, source: str, options: ReadOptions | None = None) -> ReadResult:
+        options = options or ReadOptions()
+        records, problems = prediction_records(data, source)
+        if records is None:
+            return ReadResult(None, problems)
+        annotations: dict[str, Annotations] = {}
+        for label, ext, record, fields in prediction_items(
+            records,
+            source,
+            problems,
+            options.known,
+            self.record_fields,
+            output=self.output,
+            read_before_repeat=self.read_before_repeat,
+        ):
+            warnings: Warnings = []
+            annotations[ext] = self.annotate(ext, record, fields, options.known[ext], options, warnings)
+            problems.extend(Problem(source, label, field, reason, "warning") for field, reason in warnings)
+        return ReadResult(detector_bundle(options, list(annotations.values()), self.source_format), problems)
+
+
+def kept_without(what: str, ext: str, raw_text: str, error: RecordError, warnings: Warnings) -> Annotations:
+    """An output that cannot be read as ``what`` (spans, labels…): kept as a raw output that does not
+    follow the format, never dropped, with a warning saying why."""
+    warnings.append((error.field, f"kept without {what}: {error.reason}"))
+    return Annotations(
+        ext, raw_output=RawOutputRecord(raw_text, False, parse_error=f"{error.field}: {error.reason}")
+    )

@@ -29,7 +29,7 @@ from db.engine import make_engine
 from db.migrate import upgrade
 
 if TYPE_CHECKING:  # the formats are imported only by the commands that read or write files
-    from db.formats.base import Kind
+    from formats.base import Kind
 
 Command = Callable[[argparse.Namespace], int]
 

@@ -13,7 +13,6 @@ from pathlib import Path
 import streamlit as st
 
 from components.page_setup import setup_page
-from components.span_html import render_spans_html
 from components.store_cache import cached
 from db.formats.base import ReadOptions
 from db.formats.preview import Preview, dataset_name_for, preview_file, problem_rows
@@ -21,6 +20,7 @@ from db.formats.registry import FORMATS, detect, formats
 from db.formats.transfer import import_file, import_predictions
 from db.repositories.datasets import list_dataset_infos
 from db.repositories.exchange import known_items
+from render.span_html import render_spans_html
 
 ctx = setup_page("Import")
 st.title("Import")

@@ -19,14 +19,14 @@ from typing import Any
 import pandas as pd
 import pytest
 
-from components.failure_finder import finder_tables
-from components.item_comparison import DetectorOutput, compare_item
-from components.reports import evaluate
-from components.span_evaluation import load_span_evaluation
+from analysis.dataset_spans import load_dataset_spans as load_span_evaluation
+from analysis.failure_finder import finder_tables
+from analysis.item_comparison import DetectorOutput, compare_item
+from analysis.reports import evaluate
 from db.engine import make_engine
 from db.repositories.datasets import list_dataset_infos
 from db.repositories.items import get_item, item_at
-from tests.components.reports.demo_store import DEMO, load_demo_store
+from tests.analysis.reports.demo_store import DEMO, load_demo_store
 
 SNAPSHOT = Path(__file__).parent / "snapshots" / "demo_numbers.json"
 

@@ -23,7 +23,7 @@ from db.formats.ratings import RatingTarget, read_ratings, write_ratings
 from db.importer import ImportResult, import_bundle
 from db.problems import ImportRejected, Problem
 from db.repositories import labeling
-from db.repositories.evaluation import Columns
+from db.repositories.report_inputs import Columns
 from db.rubrics import MHALO_TABLE_4, TRI_HE_TABLE_9
 
 GRANULARITIES = ("segment", "response")

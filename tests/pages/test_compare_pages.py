@@ -32,8 +32,8 @@ from db.records import (
     SpanRecord,
 )
 from db.repositories.datasets import get_dataset
-from db.repositories.evaluation import format_flags, item_index, spans_by_label_set
 from db.repositories.label_sets import list_label_sets
+from db.repositories.report_inputs import format_flags, item_index, spans_by_label_set
 from demo.build import DEMO_DATASET_NAME, XSS_ID
 from demo.load import load_demo
 

@@ -252,16 +252,9 @@ def _export_arguments(parser: argparse.ArgumentParser) -> None:
 
 
 def cmd_evaluate(args: argparse.Namespace) -> int:
-    import logging
-
-    from streamlit.runtime.caching import cache_data_api
-
-    # Shared loaders cache with Streamlit, which warns that no app is running: expected on the command line.
-    logging.getLogger(cache_data_api.__name__).setLevel(logging.ERROR)
-
-    from components.reports import evaluate
-    from components.reports.text import reports_payload, reports_text
+    from analysis.reports import evaluate
     from db.repositories.datasets import get_dataset
+    from render.report_text import reports_payload, reports_text
 
     engine = _engine(args)
     dataset = get_dataset(engine, args.dataset)

@@ -6,13 +6,14 @@ from urllib.parse import urlencode
 
 import streamlit as st
 
-from components import figures
+from analysis.reports import agreement
+from components import live_reports as live
 from components.dataset_picker import pick_dataset
-from components.measure_filters import measure_filter
 from components.page_setup import setup_page
+from components.report_filters import report_filter
 from components.report_footer import show_figure, show_table
 from components.report_views import figure_of
-from components.reports import agreement, live
+from render import figures
 
 ctx = setup_page("Agreement")
 dataset = pick_dataset(ctx.engine)
@@ -37,7 +38,7 @@ kind = by_label[
         bind="query-params",
     )
 ]
-flt = measure_filter(ctx.engine, dataset, detectors=False, types=False)
+flt = report_filter(ctx.engine, dataset, detectors=False, types=False)
 raters = st.multiselect(
     "Raters",
     agreement.raters_for(inputs, kind),

@@ -12,10 +12,8 @@ import re
 import streamlit as st
 from PIL import Image
 
-from components import failure_finder as ff
-from components.comparison_export import comparison_html, comparison_png, png_bytes, thumbnail
-from components.dataset_picker import pick_dataset
-from components.item_comparison import (
+from analysis import failure_finder as ff
+from analysis.item_comparison import (
     TRACK_CSS,
     DetectorOutput,
     ItemComparison,
@@ -28,20 +26,22 @@ from components.item_comparison import (
     sentence_grid,
     track_html,
 )
+from components.dataset_picker import pick_dataset
 from components.item_parts import show_image, show_text
 from components.page_setup import setup_page
-from components.span_evaluation import load_span_evaluation
+from components.span_cache import dataset_spans, finder_selection
 from components.store_cache import cached
 from db.images import resolve_image
 from db.repositories.annotations import item_annotations
 from db.repositories.items import get_item
+from render.comparison_export import comparison_html, comparison_png, png_bytes, thumbnail
 
 ctx = setup_page("Compare detectors")
 picked_dataset = pick_dataset(ctx.engine)
 if picked_dataset is None:
     st.stop()
 dataset = picked_dataset  # bound after the check, so the functions below see a dataset
-evaluation = load_span_evaluation(ctx.engine, dataset.id)
+evaluation = dataset_spans(ctx.engine, dataset.id)
 names = [d.name for d in evaluation.detectors]
 ids = evaluation.items.external_ids
 if not ids:
@@ -105,7 +105,7 @@ def _go(external_id: str) -> None:
 
 # -------------------------------------------------------------------------------------- navigation
 if from_finder:
-    failures = list(cached(ff.finder_selection, ctx.engine, dataset.id, query).index)
+    failures = list(finder_selection(ctx.engine, dataset.id, query).index)
     previous, following, place = ff.step(failures, wanted)
     back, forward = "◀ Previous failure", "Next failure ▶"
     where = (

@@ -6,13 +6,14 @@ from urllib.parse import urlencode
 
 import streamlit as st
 
-from components import figures
+from analysis.reports import correlation
+from components import live_reports as live
 from components.dataset_picker import pick_dataset
-from components.measure_filters import measure_filter
 from components.page_setup import setup_page
+from components.report_filters import report_filter
 from components.report_footer import show_figure, show_table
 from components.report_views import figure_of
-from components.reports import correlation, live
+from render import figures
 
 ctx = setup_page("Correlation")
 dataset = pick_dataset(ctx.engine)
@@ -46,7 +47,7 @@ nothing_flagged = NOTHING[
         help="They have no segment to rate. Scored: the top of the scale when the item is clean, else the bottom.",
     )
 ]
-flt = measure_filter(ctx.engine, dataset, detectors=False, types=False)
+flt = report_filter(ctx.engine, dataset, detectors=False, types=False)
 chosen = st.multiselect(
     "Metrics side by side",
     list(correlation.METRICS),

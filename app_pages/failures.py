@@ -12,17 +12,16 @@ from urllib.parse import urlencode
 
 import streamlit as st
 
-from components import failure_finder as ff
+from analysis import failure_finder as ff
 from components.dataset_picker import pick_dataset
 from components.page_setup import setup_page
-from components.span_evaluation import load_span_evaluation
-from components.store_cache import cached
+from components.span_cache import dataset_spans, finder_selection, finder_tables
 
 ctx = setup_page("Failure cases")
 dataset = pick_dataset(ctx.engine)
 if dataset is None:
     st.stop()
-evaluation = load_span_evaluation(ctx.engine, dataset.id)
+evaluation = dataset_spans(ctx.engine, dataset.id)
 names = [d.name for d in evaluation.detectors]
 if not names:
     st.info("This dataset has no detector outputs yet: import a detector run to look for its failures.")
@@ -80,7 +79,7 @@ other = top[2].selectbox(
 threshold = top[3].number_input(
     "IoU threshold", 0.05, 1.0, value=query.threshold, step=0.05, key=f"{key}_iou", format="%.2f"
 )
-_, table = cached(ff.finder_tables, ctx.engine, dataset.id, float(threshold))
+_, table = finder_tables(ctx.engine, dataset.id, float(threshold))
 
 all_types = sorted({t for types in table["gold types"] for t in types})
 more = st.columns([1.3, 1.3, 1.6, 1.2, 1.4])
@@ -141,7 +140,7 @@ if current != {k: v if isinstance(v, list) else [v] for k, v in wanted_params.it
     st.query_params.from_dict({**wanted_params, **({"user": user} if user else {})})
 
 # --------------------------------------------------------------------------------------------- table
-found = cached(ff.finder_selection, ctx.engine, dataset.id, query)
+found = finder_selection(ctx.engine, dataset.id, query)
 st.markdown(
     f"**{len(found)}** of {len(table)} items · {ff.PRESETS.get(preset or '', 'all items')}"
     + ("" if preset is None or detector == ff.ANY else f" · detector **{detector}**")

@@ -13,7 +13,6 @@ from pathlib import Path
 import streamlit as st
 
 from components.page_setup import setup_page
-from components.span_html import render_spans_html
 from components.store_cache import cached
 from db.repositories.datasets import list_dataset_infos
 from db.repositories.exchange import known_items
@@ -21,6 +20,7 @@ from db.transfer import import_file, import_predictions
 from formats.base import Kind, ReadOptions
 from formats.preview import Preview, dataset_name_for, preview_file, problem_rows
 from formats.registry import FORMATS, detect, formats
+from render.span_html import render_spans_html
 
 ctx = setup_page("Import")
 st.title("Import")

@@ -8,11 +8,11 @@ import streamlit as st
 from components.dataset_picker import pick_dataset
 from components.item_parts import show_image, show_text
 from components.page_setup import setup_page
-from components.span_html import SpanStyle, render_sentences_html, render_spans_html
 from db.repositories.annotations import item_annotations
 from db.repositories.datasets import set_image_root
 from db.repositories.items import get_item, item_at, neighbours
 from db.repositories.label_sets import list_label_sets
+from render.span_html import SpanStyle, render_sentences_html, render_spans_html
 
 ctx = setup_page("Item")
 dataset = pick_dataset(ctx.engine)

@@ -4,11 +4,12 @@ from __future__ import annotations
 
 import streamlit as st
 
+from analysis.reports import SECTIONS, alignbench, mhalo, offered_sections, triplets
+from components import live_reports as live
 from components.dataset_picker import pick_dataset
-from components.measure_filters import measure_filter
 from components.page_setup import setup_page
+from components.report_filters import report_filter
 from components.report_views import show_section
-from components.reports import SECTIONS, alignbench, live, mhalo, offered_sections, triplets
 
 ctx = setup_page("Metrics")
 dataset = pick_dataset(ctx.engine)
@@ -38,7 +39,7 @@ view = by_title[
     )
 ]
 # Tri-HE's triplets carry no hallucination type, so that filter is not offered there.
-flt = measure_filter(ctx.engine, dataset, types=view != triplets.KEY, unknown=view == alignbench.KEY)
+flt = report_filter(ctx.engine, dataset, types=view != triplets.KEY, unknown=view == alignbench.KEY)
 options: dict[str, object] = {}
 with st.expander("Options"):
     if view == mhalo.KEY:

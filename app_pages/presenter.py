@@ -12,13 +12,13 @@ from datetime import datetime
 import plotly.graph_objects as go
 import streamlit as st
 
-from components import figures
+from analysis.reports.base import Report
+from analysis.reports.data import ReportFilter, unknown_choice
 from components.dataset_picker import pick_dataset
 from components.page_setup import setup_page
 from components.presenter_slides import Slide, slides_for
 from components.report_views import figure_of
-from components.reports.base import Report
-from components.reports.data import MeasureFilter, unknown_choice
+from render import figures
 
 LARGE_TYPE = """
 <style>
@@ -38,7 +38,7 @@ dataset = picked_dataset  # bound after the check, so the slide fragment below s
 st.html(LARGE_TYPE)
 
 params = st.query_params
-flt = MeasureFilter(
+flt = ReportFilter(
     subsets=tuple(params.get_all("subset")),
     source_models=tuple(params.get_all("model")),
     detectors=tuple(params.get_all("detector")),

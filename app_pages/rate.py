@@ -19,7 +19,6 @@ from components.annotation_frame import act, finish, open_workspace
 from components.dataset_picker import pick_dataset
 from components.item_parts import show_image, show_text
 from components.page_setup import setup_page
-from components.span_html import SpanStyle, render_spans_html
 from components.store_cache import cached
 from db.repositories.annotations import item_annotations
 from db.repositories.datasets import list_datasets
@@ -32,6 +31,7 @@ from db.repositories.rating_tasks import (
     rate,
     segments_of,
 )
+from render.span_html import SpanStyle, render_spans_html
 
 CONTEXT = 60  # characters shown either side of a segment
 CURRENT, RATED, UNRATED = "#EE7733", "#228833", "#4477AA"

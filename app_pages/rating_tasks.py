@@ -15,9 +15,9 @@ from functools import partial
 import pandas as pd
 import streamlit as st
 
+from analysis.rating_scores import summarise
 from components.dataset_picker import pick_dataset
 from components.page_setup import setup_page
-from components.rating_scores import summarise
 from db.repositories.label_sets import list_label_sets
 from db.repositories.labeling import StaleEdit
 from db.repositories.rating_tasks import (

@@ -12,11 +12,11 @@ import streamlit as st
 from components.annotation_frame import act, current_unit, finish, open_workspace, still_showing
 from components.item_parts import show_image, show_text
 from components.page_setup import setup_page
-from components.span_html import render_spans_html
 from db.repositories import labeling
 from db.repositories.annotations import SpanView, item_annotations
 from db.repositories.items import SentenceView
 from db.repositories.label_sets import gold_label_set
+from render.span_html import render_spans_html
 
 LABELS = (
     ("correct", "Correct", "1", "✓"),

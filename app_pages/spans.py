@@ -11,12 +11,12 @@ import streamlit as st
 from components.annotation_frame import act, finish, open_workspace
 from components.item_parts import show_image, show_text
 from components.page_setup import setup_page
-from components.span_html import SpanStyle, render_spans_html
 from components.span_selector import selection_from_state, span_selector
 from db.repositories import labeling
 from db.repositories.annotations import SpanView, item_annotations
 from db.repositories.label_sets import list_label_sets
 from db.repositories.queue import item_status
+from render.span_html import SpanStyle, render_spans_html
 
 ctx = setup_page("Mark spans")
 opened = open_workspace(ctx, "spans", "spans")

@@ -153,9 +153,10 @@ def main() -> None:
         logging.getLogger(name).setLevel(logging.ERROR)
     import streamlit as st
 
-    from components.reports import alignbench, live
-    from components.reports.base import Report
-    from components.reports.data import MeasureFilter
+    from analysis.reports import alignbench
+    from analysis.reports.base import Report
+    from analysis.reports.data import ReportFilter
+    from components import live_reports as live
     from db.repositories.datasets import get_dataset
 
     with tempfile.TemporaryDirectory() as tmp:
@@ -172,7 +173,7 @@ def main() -> None:
             f"AlignBench-scale store: {len(bundle.items):,} captions, {n:,} sentences, {len(DETECTORS)} detectors, "
             f"{len(CAPTIONERS)} captioning models (built in {time.perf_counter() - started:.1f} s)"
         )
-        flt = MeasureFilter()
+        flt = ReportFilter()
 
         def clear() -> None:
             st.cache_data.clear()

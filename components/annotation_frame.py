@@ -51,12 +51,17 @@ class Workspace:
         return self.ctx.annotator.id
 
 
-def act(action: Callable[..., labeling.Action], *args: Any, **kwargs: Any) -> labeling.Action | None:
-    """Run one annotator action now; remember what was saved (or why it was refused) for the page."""
+def act(action: Callable[..., labeling.Action | None], *args: Any, **kwargs: Any) -> labeling.Action | None:
+    """Run one annotator action now; remember what was saved (or why it was refused) for the page.
+
+    None when the action was refused, or did nothing (an undo with nothing left to undo).
+    """
     try:
         done = action(*args, **kwargs)
     except (labeling.StaleEdit, labeling.InconsistentLabel, ValueError) as refused:
         st.session_state[_REFUSED] = str(refused)
+        return None
+    if done is None:
         return None
     st.session_state[_SAVED] = (done.description, datetime.now().strftime("%H:%M:%S"))
     st.session_state.pop(_REFUSED, None)
@@ -134,13 +139,20 @@ def _header(ws: Workspace) -> None:
     status = queue.item_status(engine, ws.label_set.id, ws.item.id, ws.task)
     tools = st.columns([2, 2, 5])
     undoable = labeling.last_undoable(engine, ws.who, [ws.label_set.id])
+
+    def undo() -> None:
+        act(labeling.undo_last, engine, ws.who, [ws.label_set.id])
+
+    def flag(value: str, note: str) -> None:
+        act(labeling.set_item_status, engine, ws.label_set.id, ws.item.id, ws.task, value, ws.who, note=note)
+
     tools[0].button(
         "Undo",
         icon=":material/undo:",
         shortcut="U",
         disabled=undoable is None,
         help=f"Undo: {undoable} (key U)" if undoable else "Nothing to undo",
-        on_click=lambda: act(labeling.undo_last, engine, ws.who, [ws.label_set.id]),
+        on_click=undo,
         key="frame_undo",
         width="stretch",
     )
@@ -150,16 +162,8 @@ def _header(ws: Workspace) -> None:
             st.button(
                 label,
                 key=f"frame_flag_{value}",
-                on_click=lambda v=value: act(
-                    labeling.set_item_status,
-                    engine,
-                    ws.label_set.id,
-                    ws.item.id,
-                    ws.task,
-                    v,
-                    ws.who,
-                    note=note,
-                ),
+                on_click=flag,
+                args=(value, note),
             )
     with tools[2]:
         if status is not None:

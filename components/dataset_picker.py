@@ -7,6 +7,8 @@ annotation page (about 0.25 s at 100 K items).
 
 from __future__ import annotations
 
+from typing import Any
+
 import streamlit as st
 from sqlalchemy import Engine
 
@@ -14,8 +16,11 @@ from components.store_cache import cached
 from db.repositories.datasets import DatasetInfo, list_dataset_infos
 
 
-def pick_dataset(engine: Engine, *, where=st.sidebar) -> DatasetInfo | None:  # type: ignore[no-untyped-def]
-    """A dataset selector that starts from ``?dataset=`` and writes the choice back to the URL."""
+def pick_dataset(engine: Engine, *, where: Any = st.sidebar) -> DatasetInfo | None:
+    """A dataset selector that starts from ``?dataset=`` and writes the choice back to the URL.
+
+    ``where``: ``st.sidebar``, another container, or ``st`` itself for the main area.
+    """
     datasets = cached(list_dataset_infos, engine)
     if not datasets:
         st.info("No dataset yet: run `python cli.py demo` for the synthetic demo, or import a benchmark.")

@@ -7,10 +7,10 @@ import html
 import streamlit as st
 from PIL import Image, UnidentifiedImageError
 
-from components.span_html import render_spans_html
 from db.images import resolve_image
 from db.repositories.datasets import DatasetInfo
 from db.repositories.items import ItemView
+from render.span_html import render_spans_html
 
 # Refuse to decode absurdly large images in the browser view (decompression bombs).
 MAX_VIEW_PIXELS = 80_000_000

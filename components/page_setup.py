@@ -11,6 +11,7 @@ per database URL).
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import Literal
 
 import streamlit as st
 from sqlalchemy import Engine
@@ -57,7 +58,7 @@ def _change_user() -> None:
         st.session_state[_USER_KEY] = typed
 
 
-def setup_page(title: str, *, layout: str = "wide") -> PageContext:
+def setup_page(title: str, *, layout: Literal["centered", "wide"] = "wide") -> PageContext:
     """Configure the page and return the store and the current annotator."""
     st.set_page_config(page_title=f"{title} · Spanlight", page_icon="🔍", layout=layout)
     url = resolve_url()

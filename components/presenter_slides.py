@@ -6,10 +6,11 @@ from dataclasses import dataclass
 
 from sqlalchemy import Engine
 
-from components import figures
-from components.reports import SECTIONS, agreement, correlation, live, offered_sections
-from components.reports.base import Report
-from components.reports.data import MeasureFilter
+from analysis.reports import SECTIONS, agreement, correlation, offered_sections
+from analysis.reports.base import Report
+from analysis.reports.data import ReportFilter
+from components import live_reports as live
+from render import figures
 
 
 @dataclass(frozen=True)
@@ -19,7 +20,7 @@ class Slide:
     report: Report
 
 
-def slides_for(engine: Engine, dataset_id: int, flt: MeasureFilter) -> list[Slide]:
+def slides_for(engine: Engine, dataset_id: int, flt: ReportFilter) -> list[Slide]:
     """Each report's figures, computed (once per store revision) with the presenter's filter."""
     slides: list[Slide] = []
     for key in offered_sections(live.counts(engine, dataset_id)):
@@ -29,13 +30,11 @@ def slides_for(engine: Engine, dataset_id: int, flt: MeasureFilter) -> list[Slid
         slides.extend(Slide(SECTIONS[key].title, spec, report) for spec in figures.figures_for(report))
     rated = live.correlation_inputs(engine, dataset_id)
     if correlation.available(rated):
-        report = live.correlation_report(engine, dataset_id, MeasureFilter(flt.subsets, flt.source_models))
+        report = live.correlation_report(engine, dataset_id, ReportFilter(flt.subsets, flt.source_models))
         slides.extend(Slide("Correlation", spec, report) for spec in figures.figures_for(report))
     together = live.agreement_inputs(engine, dataset_id)
     for kind in agreement.kinds_available(together):
-        report = live.agreement_report(
-            engine, dataset_id, MeasureFilter(flt.subsets, flt.source_models), kind
-        )
+        report = live.agreement_report(engine, dataset_id, ReportFilter(flt.subsets, flt.source_models), kind)
         slides.extend(
             Slide(f"Agreement · {agreement.KINDS[kind]}", spec, report)
             for spec in figures.figures_for(report)

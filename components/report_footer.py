@@ -11,13 +11,15 @@ from __future__ import annotations
 
 import importlib.util
 import re
+from collections.abc import Callable
+from typing import Any
 
 import pandas as pd
 import plotly.graph_objects as go
 import streamlit as st
 
-from components.reports.base import BEST, SECOND, Table
-from components.reports.provenance import Provenance
+from analysis.reports.base import BEST, SECOND, Table
+from analysis.reports.provenance import Provenance
 
 BEST_STYLE = "background-color: #b7dfb0; font-weight: 700"
 SECOND_STYLE = "background-color: #e3f2df"
@@ -47,7 +49,9 @@ def styled(
         styler = display.style
     else:
         numeric = [c for c in frame.columns if pd.api.types.is_float_dtype(frame[c])]
-        formats = {c: "{:.2g}" if "p_value" in str(c) else f"{{:.{decimals}f}}" for c in numeric}
+        formats: dict[Any, str | Callable[[object], str] | None] = {
+            c: "{:.2g}" if "p_value" in str(c) else f"{{:.{decimals}f}}" for c in numeric
+        }
         styler = frame.style.format(formats, na_rep="—")
     if table.mark_columns:
         marks = table.marks()
@@ -65,7 +69,7 @@ def show_table(
     provenance: Provenance,
     *,
     key: str,
-    column_config: dict | None = None,
+    column_config: dict[str, Any] | None = None,
     decimals: int = 2,
     data: pd.DataFrame | pd.io.formats.style.Styler | None = None,
 ) -> None:
@@ -99,7 +103,9 @@ def png_export_available() -> bool:
     return importlib.util.find_spec("kaleido") is not None
 
 
-def show_figure(fig: go.Figure, provenance: Provenance, *, key: str, name: str, selectable: bool = False):  # type: ignore[no-untyped-def]
+def show_figure(
+    fig: go.Figure, provenance: Provenance, *, key: str, name: str, selectable: bool = False
+) -> Any:
     """The figure (its footer is drawn inside it) with HTML (and PNG, when possible) downloads.
 
     With ``selectable`` the chart reports clicked points (returns Streamlit's selection state).

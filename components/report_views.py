@@ -2,21 +2,33 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable
+from typing import Any
+
 import pandas as pd
+import plotly.graph_objects as go
 import streamlit as st
 
-from components import figures
+from analysis.reports import alignbench, calibration, claims, mhalo, triplets
+from analysis.reports.base import Report
 from components.report_footer import show_figure, show_table, styled
-from components.reports import alignbench, calibration, claims, mhalo, triplets
-from components.reports.base import Report
+from render import figures
 
 
 @st.cache_resource(show_spinner=False, max_entries=128)
-def _figure(report_key: str, digest: str, provenance: str, figure: str, args: tuple, _make, _report: Report):  # type: ignore[no-untyped-def]
+def _figure(
+    report_key: str,
+    digest: str,
+    provenance: str,
+    figure: str,
+    args: tuple[Any, ...],
+    _make: Callable[..., go.Figure],
+    _report: Report,
+) -> go.Figure:
     return _make(_report, *args)
 
 
-def figure_of(report: Report, make, *args):  # type: ignore[no-untyped-def]
+def figure_of(report: Report, make: Callable[..., go.Figure], *args: Any) -> go.Figure:
     """``make(report, *args)``, built once per report content: plotly's figure building (tens of
     milliseconds per figure) would otherwise dominate a rerun. The figure is shared: do not change it."""
     p = report.provenance
@@ -84,13 +96,13 @@ def _with_intervals(report: Report) -> pd.DataFrame:
     display = frame.copy().astype(object)
     for row, detector in enumerate(frame["detector"]):
         for column in frame.columns[1:]:
-            value = frame.at[row, column]
+            value: Any = frame.at[row, column]  # a number, or missing
             if pd.isna(value):
                 display.at[row, column] = "—"
             elif column == alignbench.AVG or (detector, column) not in cells.index:
                 display.at[row, column] = f"{value:.1f}"
             else:
-                low, high = cells.loc[(detector, column), ["low", "high"]]
+                low, high = cells.loc[(detector, column), ["low", "high"]].to_numpy()
                 interval = "" if pd.isna(low) else f" [{low:.1f}, {high:.1f}]"
                 display.at[row, column] = f"{value:.1f}{interval}"
     return display

@@ -28,6 +28,7 @@ def _call(
 def cached(fn: Callable[..., T], engine: Engine, *args: Any) -> T:
     """``fn(engine, *args)``, computed once per store revision."""
     name = f"{fn.__module__}.{fn.__qualname__}"
-    return _call(
+    result: T = _call(
         name, engine.url.render_as_string(hide_password=False), store_revision(engine), args, fn, engine
     )
+    return result

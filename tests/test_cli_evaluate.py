@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 
 from cli import main
-from tests.components.reports.demo_store import DEMO, load_demo_store
+from tests.analysis.reports.demo_store import DEMO, load_demo_store
 
 ROOT = Path(__file__).resolve().parents[1]
 
@@ -66,3 +66,15 @@ def test_text_marks_best_values(demo_url: str) -> None:
 def test_unknown_dataset_fails(demo_url: str, capsys: pytest.CaptureFixture[str]) -> None:
     assert main(["evaluate", "--db", demo_url, "--dataset", "no such dataset"]) == 1
     assert "no dataset named 'no such dataset'" in capsys.readouterr().err
+
+
+def test_evaluate_runs_without_streamlit() -> None:
+    """The command line computes the reports without loading the web framework (no cache, no warnings)."""
+    script = (
+        "import sys, cli, analysis.reports, render.report_text, db.repositories.datasets; "
+        "assert 'streamlit' not in sys.modules, sorted(m for m in sys.modules if m.startswith('streamlit'))"
+    )
+    done = subprocess.run(
+        [sys.executable, "-c", script], cwd=ROOT, capture_output=True, text=True, timeout=120
+    )
+    assert done.returncode == 0, done.stderr

@@ -19,14 +19,14 @@ from typing import Any
 import pandas as pd
 import pytest
 
-from components.failure_finder import finder_tables
-from components.item_comparison import DetectorOutput, compare_item
-from components.reports import evaluate
-from components.span_evaluation import load_span_evaluation
+from analysis.dataset_spans import load_dataset_spans
+from analysis.failure_finder import finder_tables
+from analysis.item_comparison import DetectorOutput, compare_item
+from analysis.reports import evaluate
 from db.engine import make_engine
 from db.repositories.datasets import list_dataset_infos
 from db.repositories.items import get_item, item_at
-from tests.components.reports.demo_store import DEMO, load_demo_store
+from tests.analysis.reports.demo_store import DEMO, load_demo_store
 
 SNAPSHOT = Path(__file__).parent / "snapshots" / "demo_numbers.json"
 
@@ -54,7 +54,7 @@ def collect(url: str) -> dict[str, Any]:
     for report in evaluate(engine, dataset.id, n_resamples=200):
         for key, table in report.tables.items():
             out["reports"][f"{report.key}/{report.title}/{key}"] = _frame(table.frame)
-    evaluation = load_span_evaluation(engine, dataset.id)
+    evaluation = load_dataset_spans(engine, dataset.id)
     tracks = {}
     for position in range(len(evaluation.items.ids)):
         item = get_item(engine, dataset.id, item_at(engine, dataset.id, position) or "")

@@ -36,7 +36,7 @@ from typing import Any
 
 import streamlit as st
 
-from components.span_html import PALETTE, colour_for, type_colours
+from render.span_html import PALETTE, colour_for, type_colours
 
 _HERE = Path(__file__).parent
 COMPONENT_NAME = "spanlight_span_selector"
@@ -128,7 +128,7 @@ def span_selector(
         :func:`selection_from_state`.
     active_type : the type new spans get (default: the first type). The user can switch it.
     disabled : show the spans read-only.
-    colours : type → ``#RRGGBB``; default :func:`components.span_html.type_colours` of ``types``.
+    colours : type → ``#RRGGBB``; default :func:`render.span_html.type_colours` of ``types``.
     """
     plain = [_plain_span(span, len(text)) for span in spans]
     types = list(types)

@@ -21,7 +21,7 @@ from db import models as m
 from db.engine import read_session, write_session
 from db.importer import ImportResult, import_bundle
 from db.repositories import labeling
-from db.repositories.evaluation import Columns
+from db.repositories.report_inputs import Columns
 from db.rubrics import MHALO_TABLE_4, TRI_HE_TABLE_9
 from formats.problems import ImportRejected, Problem
 from formats.ratings import RatingTarget, read_ratings, write_ratings

@@ -268,7 +268,7 @@ def test_overlapping_and_adjacent_spans_are_drawn_apart(open_selector, artifacts
 
 def test_static_span_html_looks_right_in_chromium(chromium_browser, artifacts_dir: Path) -> None:
     """`render_spans_html` output, outside Streamlit: text intact, nothing executed, spans apart."""
-    from components.span_html import SpanStyle, render_sentences_html, render_spans_html
+    from render.span_html import SpanStyle, render_sentences_html, render_spans_html
 
     two, balls, op = cp("two"), cp("balls"), cp("OPEN")
     spans = [

@@ -6,16 +6,15 @@ from __future__ import annotations
 import math
 
 import pytest
-import streamlit as st
 from sqlalchemy import func, select
 from sqlalchemy.orm import Session
 
-from components.reports import correlation as correlation_report
-from components.reports.data import MeasureFilter
-from components.span_evaluation import load_span_evaluation, per_item_scores
+from analysis.dataset_spans import load_dataset_spans, per_item_scores
+from analysis.reports import correlation as correlation_report
+from analysis.reports.data import ReportFilter
 from db import models as m
 from db.importer import import_bundle
-from db.repositories import evaluation, labeling
+from db.repositories import labeling, report_inputs
 from db.repositories.annotators import get_or_create_annotator
 from db.repositories.items import get_item
 from db.repositories.label_sets import human_label_set, list_label_sets
@@ -112,8 +111,7 @@ def _rating_count(engine) -> int:
 def test_f1_iou_correlates_with_ratings_as_computed_by_hand(engine) -> None:
     import_bundle(engine, _bundle())
     dataset_id = 1
-    st.cache_data.clear()  # span evaluations are cached per store revision and URL
-    f1 = per_item_scores(load_span_evaluation(engine, dataset_id))
+    f1 = per_item_scores(load_dataset_spans(engine, dataset_id))
     humans = correlation_report.human_scores(correlation_report.load(engine, dataset_id), "segments")
     joined = f1.merge(humans, on="item_id").sort_values("external_id")
     assert joined["external_id"].tolist() == ["A", "B", "C", "D"]  # E has no segment, so no score
@@ -128,7 +126,7 @@ def test_f1_iou_correlates_with_ratings_as_computed_by_hand(engine) -> None:
 
     # The correlation page's own data function reads the same ratings and gets the same value.
     report = correlation_report.build(
-        correlation_report.load(engine, dataset_id), MeasureFilter(), "segments", n_resamples=10
+        correlation_report.load(engine, dataset_id), ReportFilter(), "segments", n_resamples=10
     )
     rows = report.tables["correlations"].frame
     pearson = rows[(rows["metric"] == "F1_IoU") & (rows["method"] == "Pearson")]
@@ -200,7 +198,7 @@ def test_ratings_are_blind_undoable_and_reach_the_correlation_source(engine) -> 
     with pytest.raises(ValueError, match="from 1 to 4"):
         rate(engine, task.id, item.id, carol, own.id, score=5, segment=(0, 3))
 
-    columns = evaluation.ratings(engine, 1)
+    columns = report_inputs.ratings(engine, 1)
     mine = [s for r, s in zip(columns["rater"], columns["score"], strict=True) if r == "carol"]
     assert mine == [3.0]
     # The annotation pages' Undo looks at the rater's own label set: it reaches the rating.

@@ -12,8 +12,8 @@ from playwright.sync_api import Page, expect
 
 from db.engine import make_engine
 from db.repositories.datasets import get_dataset
-from db.repositories.evaluation import item_index, spans_by_label_set
 from db.repositories.label_sets import list_label_sets
+from db.repositories.report_inputs import item_index, spans_by_label_set
 from metrics import f1_iou, token_spans
 from tests.e2e.app_server import RunningApp, running_app
 

@@ -16,7 +16,7 @@ import pytest
 from playwright.sync_api import Page, expect
 
 from db.engine import make_engine
-from db.repositories import evaluation as ev
+from db.repositories import report_inputs as ev
 from db.repositories.datasets import get_dataset
 from db.repositories.items import get_item
 from db.repositories.label_sets import list_label_sets

@@ -22,8 +22,8 @@ from db.engine import make_engine
 from db.importer import import_bundle
 from db.migrate import upgrade
 from db.repositories.datasets import get_dataset
-from db.repositories.evaluation import format_flags, item_index, spans_by_label_set
 from db.repositories.label_sets import list_label_sets
+from db.repositories.report_inputs import format_flags, item_index, spans_by_label_set
 from demo.build import DEMO_DATASET_NAME, XSS_ID
 from demo.load import load_demo
 from formats.records import (

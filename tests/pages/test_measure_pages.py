@@ -10,12 +10,12 @@ import streamlit as st
 from streamlit.testing.v1 import AppTest
 
 from db.engine import make_engine
-from db.repositories import evaluation as ev
 from db.repositories import labeling
+from db.repositories import report_inputs as reads
 from db.repositories.annotators import get_or_create_annotator
 from db.repositories.datasets import get_dataset
 from db.repositories.label_sets import list_label_sets
-from tests.components.reports.demo_store import DEMO, load_demo_store
+from tests.analysis.reports.demo_store import DEMO, load_demo_store
 
 TIMEOUT = 60
 APP = str(Path(__file__).resolve().parents[2] / "app.py")
@@ -170,9 +170,9 @@ def test_numbers_follow_a_label_without_restart(demo_url: str, tmp_path, monkeyp
     dataset = get_dataset(engine, DEMO)
     gold = next(v for v in list_label_sets(engine, dataset.id) if v.kind == "gold")
     who = get_or_create_annotator(engine, "adjudicator")
-    labels = ev.sentence_labels(engine, dataset.id, [gold.id])
+    labels = reads.sentence_labels(engine, dataset.id, [gold.id])
     correct = labels["label"].index("correct")
-    sentences = ev.sentence_rows(engine, dataset.id)
+    sentences = reads.sentence_rows(engine, dataset.id)
     row = sentences["sentence_id"].index(labels["sentence_id"][correct])
     labeling.set_sentence_label(
         engine,

@@ -1,0 +1,417 @@
+"""Finding the items where detectors fail: a per-item table, presets, filters and a disagreement score.
+
+Everything here is plain pandas on a :class:`analysis.dataset_spans.DatasetSpans` (spans in
+tokens, as MHALO scores them), so it is unit-tested without Streamlit or a store. The failures page
+builds the table once per store revision (:mod:`components.span_cache`); the comparison page rebuilds
+the same filtered list from the URL, which is what lets a shared link step through the same failures.
+
+Terms
+-----
+clean item
+    The gold label set marks no span in it (a response with no hallucination).
+false positive
+    A prediction the F1_IoU matching leaves unmatched (see :mod:`analysis.span_matching`).
+boundary error
+    A prediction whose largest token IoU with a gold span lies in ``[0.2, 0.5)``: it points at a
+    hallucination, but its boundaries are too far off to count at F1_IoU's usual threshold of 0.5.
+found
+    A gold span is found by a detector when that detector's F1_IoU matching pairs it with a prediction.
+disagreement
+    For every pair of detectors, ``1 − F1_IoU`` between their predictions (one treated as gold for the
+    other; the measure is symmetric), averaged over the pairs: 0 when all detectors flag the same
+    spans (or all flag nothing), 1 when no two of them share a single matching span. Detectors that
+    broke the format count with no spans. Undefined (NaN) with fewer than two detectors.
+"""
+
+from __future__ import annotations
+
+import itertools
+import json
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass, replace
+from typing import Any
+
+import numpy as np
+import pandas as pd
+from sqlalchemy import Engine
+
+from analysis.dataset_spans import DatasetSpans, load_dataset_spans, per_item_scores
+from analysis.span_matching import match_spans
+from metrics import f1_iou_per_item, pack_spans
+
+ANY = "any"
+BOUNDARY_IOU = (0.2, 0.5)
+
+PRESETS: dict[str, str] = {
+    "misses": "Detector X misses what Y finds",
+    "clean-flagged": "Clean responses flagged",
+    "format": "Format failures",
+    "boundary": "Boundary errors (IoU between 0.2 and 0.5)",
+}
+
+# Columns of the item table besides the per-detector ones ("<detector> · F1_IoU", ...), in the order a
+# table shows them: what identifies the item and how much the detectors disagree, then (after the
+# per-detector scores) what the presets look at, then the facets.
+LEAD_COLUMNS = ("item", "gold spans", "disagreement")
+TAIL_COLUMNS = (
+    "clean flagged by",
+    "format failures",
+    "boundary errors",
+    "gold types",
+    "subset",
+    "source model",
+    "clean",
+)
+ITEM_COLUMNS = LEAD_COLUMNS + TAIL_COLUMNS
+PER_DETECTOR = ("F1_IoU", "F1_M", "FP")
+
+
+def table_columns(detectors: Sequence[str]) -> list[str]:
+    """The columns to show, with the scores of ``detectors`` after the leading ones."""
+    scores = [detector_column(d, m) for d in detectors for m in PER_DETECTOR]
+    return [*LEAD_COLUMNS, *scores, *TAIL_COLUMNS]
+
+
+def detector_column(detector: str, measure: str) -> str:
+    return f"{detector} · {measure}"
+
+
+# --------------------------------------------------------------------------------------- the tables
+
+
+def detector_rows(spans: DatasetSpans, threshold: float = 0.5) -> pd.DataFrame:
+    """One row per (item, detector): :func:`per_item_scores` plus what the matching says.
+
+    Added columns: ``clean``, ``n_matched``, ``n_false_positives``, ``n_boundary`` (predictions with
+    a boundary error) and ``found`` (sorted indices of the gold spans this detector found).
+    """
+    rows = per_item_scores(spans, threshold)
+    gold = spans.gold_tokens
+    low, high = BOUNDARY_IOU
+    matched, false_positives, boundary, found = [], [], [], []
+    for detector in spans.detectors:
+        for preds, golds in zip(spans.token_spans[detector.id], gold, strict=True):
+            matching = match_spans(preds, golds, threshold)
+            matched.append(matching.n_matched)
+            false_positives.append(len(matching.false_positives))
+            boundary.append(sum(low <= iou < high for _, iou in matching.best_for_pred))
+            found.append(tuple(sorted(matching.matched_gold)))
+    rows["clean"] = (rows["n_gold"] == 0) & (spans.gold is not None)
+    rows["n_matched"] = np.asarray(matched, dtype=np.int64)
+    rows["n_false_positives"] = np.asarray(false_positives, dtype=np.int64)
+    rows["n_boundary"] = np.asarray(boundary, dtype=np.int64)
+    rows["found"] = pd.Series(found, index=rows.index, dtype=object)
+    return rows
+
+
+def disagreement(spans: DatasetSpans, threshold: float = 0.5) -> np.ndarray:
+    """Per item, the mean over detector pairs of ``1 − F1_IoU`` between their predictions."""
+    n_items = len(spans.items.ids)
+    detectors = spans.detectors
+    if len(detectors) < 2:
+        return np.full(n_items, np.nan)
+    packed = {d.id: pack_spans(spans.token_spans[d.id]) for d in detectors}  # pack once, pair many
+    total = np.zeros(n_items)
+    pairs = list(itertools.combinations(detectors, 2))
+    for a, b in pairs:
+        total += 1.0 - f1_iou_per_item(packed[a.id], packed[b.id], threshold)
+    return total / len(pairs)
+
+
+def _names(rows: pd.DataFrame, mask: pd.Series, index: pd.Index) -> list[tuple[str, ...]]:
+    """Per item of ``index``, the detectors (in detector order) for which ``mask`` holds."""
+    names: dict[str, list[str]] = {}
+    for external_id, detector in zip(rows["external_id"][mask], rows["detector"][mask], strict=True):
+        names.setdefault(external_id, []).append(detector)
+    return [tuple(names.get(external_id, ())) for external_id in index]
+
+
+def gold_types(spans: DatasetSpans) -> list[tuple[str, ...]]:
+    """Per item, the sorted hallucination types of its gold spans ("untyped" for a span without one)."""
+    if spans.gold is None:
+        return [() for _ in spans.items.ids]
+    return [
+        tuple(sorted({t or "untyped" for _, _, t in item_spans}))
+        for item_spans in spans.char_spans[spans.gold.id]
+    ]
+
+
+def item_table(spans: DatasetSpans, rows: pd.DataFrame, threshold: float = 0.5) -> pd.DataFrame:
+    """One row per item (dataset order, indexed by external id) with every detector's scores."""
+    items = spans.items
+    gold_counts = [len(item_spans) for item_spans in spans.gold_tokens]
+    table = pd.DataFrame(
+        {
+            "item": items.external_ids,
+            "subset": items.subsets,
+            "source model": items.source_models,
+            "gold types": gold_types(spans),
+            "gold spans": gold_counts,
+            "clean": [n == 0 and spans.gold is not None for n in gold_counts],
+            "disagreement": disagreement(spans, threshold),
+        },
+        index=pd.Index(items.external_ids, name="external_id"),
+    )
+    table["clean flagged by"] = _names(rows, rows["clean"] & (rows["n_pred"] > 0), table.index)
+    table["format failures"] = _names(rows, ~rows["follows_format"].astype(bool), table.index)
+    table["boundary errors"] = _names(rows, rows["n_boundary"] > 0, table.index)
+    for detector, part in rows.groupby("detector", sort=False):
+        part = part.set_index("external_id")
+        table[detector_column(str(detector), "F1_IoU")] = part["f1_iou"]
+        table[detector_column(str(detector), "F1_M")] = part["f1_m"]
+        table[detector_column(str(detector), "FP")] = part["n_false_positives"]
+    return table
+
+
+# ------------------------------------------------------------------------------------------ queries
+
+
+def _one(params: Mapping[str, object], key: str, default: str | None = None) -> str | None:
+    value = params.get(key)
+    if isinstance(value, list | tuple):
+        value = value[-1] if value else None
+    return default if value in (None, "") else str(value)
+
+
+def _many(params: Mapping[str, object], key: str) -> tuple[str, ...]:
+    value = params.get(key)
+    if value is None:
+        return ()
+    values = value if isinstance(value, list | tuple) else [value]
+    return tuple(dict.fromkeys(str(v) for v in values if str(v) != ""))
+
+
+def _number(text: str | None, default: float, low: float, high: float) -> float:
+    try:
+        value = float(text) if text is not None else default
+    except ValueError:
+        return default
+    return min(high, max(low, value)) if np.isfinite(value) else default
+
+
+@dataclass(frozen=True)
+class FinderQuery:
+    """The finder's preset and filters; round-trips through URL query parameters."""
+
+    preset: str | None = None
+    detector: str = ANY  # X: the detector the preset is about ("any" where the preset allows it)
+    other: str = ANY  # Y of "X misses what Y finds"
+    subsets: tuple[str, ...] = ()
+    models: tuple[str, ...] = ()
+    types: tuple[str, ...] = ()
+    min_disagreement: float = 0.0
+    sort: str = "item"
+    descending: bool = False
+    threshold: float = 0.5
+
+    @classmethod
+    def from_params(cls, params: Mapping[str, object]) -> FinderQuery:
+        """Read the query from URL parameters (``st.query_params.to_dict()`` or lists of values)."""
+        preset = _one(params, "preset")
+        return cls(
+            preset=preset if preset in PRESETS else None,
+            detector=_one(params, "detector", ANY) or ANY,
+            other=_one(params, "other", ANY) or ANY,
+            subsets=_many(params, "subset"),
+            models=_many(params, "model"),
+            types=_many(params, "type"),
+            min_disagreement=_number(_one(params, "min_dis"), 0.0, 0.0, 1.0),
+            sort=_one(params, "sort", "item") or "item",
+            descending=_one(params, "order") == "desc",
+            threshold=_number(_one(params, "iou"), 0.5, 0.05, 1.0),
+        )
+
+    def to_params(self) -> dict[str, str | list[str]]:
+        """The URL parameters of this query, leaving out defaults."""
+        out: dict[str, str | list[str]] = {}
+        if self.preset:
+            out["preset"] = self.preset
+        if self.detector != ANY:
+            out["detector"] = self.detector
+        if self.other != ANY:
+            out["other"] = self.other
+        for key, values in (("subset", self.subsets), ("model", self.models), ("type", self.types)):
+            if values:
+                out[key] = list(values)
+        if self.min_disagreement > 0:
+            out["min_dis"] = f"{self.min_disagreement:g}"
+        if self.sort != "item":
+            out["sort"] = self.sort
+        if self.descending:
+            out["order"] = "desc"
+        if self.threshold != 0.5:
+            out["iou"] = f"{self.threshold:g}"
+        return out
+
+    def with_(self, **changes: Any) -> FinderQuery:
+        return replace(self, **changes)
+
+
+def problems(query: FinderQuery, detectors: Sequence[str]) -> list[str]:
+    """What is wrong with ``query`` for a dataset with these detectors (empty: nothing)."""
+    found = []
+    for key in ("detector", "other"):
+        name = getattr(query, key)
+        if name != ANY and name not in detectors:
+            found.append(f"There is no detector named {name!r} in this dataset.")
+    if query.preset == "misses":
+        if query.detector == ANY:
+            found.append("Choose the detector X whose misses you want to see.")
+        elif query.detector == query.other:
+            found.append("X and Y must be different detectors.")
+    return found
+
+
+def preset_mask(query: FinderQuery, rows: pd.DataFrame, table: pd.DataFrame) -> pd.Series:
+    """Which items (indexed like ``table``) the query's preset selects; all of them without a preset."""
+    everything = pd.Series(True, index=table.index)
+    if query.preset is None:
+        return everything
+    if query.preset == "misses":
+        return _misses(query, rows, table)
+    chosen = rows if query.detector == ANY else rows[rows["detector"] == query.detector]
+    if query.preset == "clean-flagged":
+        hit = chosen["clean"] & (chosen["n_pred"] > 0)
+    elif query.preset == "format":
+        hit = ~chosen["follows_format"].astype(bool)
+    elif query.preset == "boundary":
+        hit = chosen["n_boundary"] > 0
+    else:  # pragma: no cover - from_params only lets known presets through
+        raise ValueError(f"unknown preset {query.preset!r}")
+    return _per_item(chosen["external_id"][hit], table)
+
+
+def _per_item(external_ids: Iterable[str], table: pd.DataFrame) -> pd.Series:
+    return pd.Series(table.index.isin(set(external_ids)), index=table.index)
+
+
+def _found_pairs(rows: pd.DataFrame, detectors: Iterable[str]) -> pd.DataFrame:
+    """One row per (item, gold span index) that at least one of ``detectors`` found."""
+    chosen = rows.loc[rows["detector"].isin(list(detectors)) & (rows["found"].map(len) > 0)]
+    pairs = chosen[["external_id", "found"]].explode("found")
+    return pairs.rename(columns={"found": "gold"}).drop_duplicates()
+
+
+def _misses(query: FinderQuery, rows: pd.DataFrame, table: pd.DataFrame) -> pd.Series:
+    """Items with a gold span that Y (or, for "any", another detector) found and X did not."""
+    if query.detector == ANY or query.detector == query.other:
+        return pd.Series(False, index=table.index)
+    others = [d for d in rows["detector"].unique() if d != query.detector]
+    if query.other != ANY:
+        others = [d for d in others if d == query.other]
+    by_y = _found_pairs(rows, others)
+    by_x = _found_pairs(rows, [query.detector])
+    joined = by_y.merge(by_x, on=["external_id", "gold"], how="left", indicator=True)
+    return _per_item(joined.loc[joined["_merge"] == "left_only", "external_id"], table)
+
+
+def select_items(query: FinderQuery, rows: pd.DataFrame, table: pd.DataFrame) -> pd.DataFrame:
+    """The rows of ``table`` the preset and filters keep, sorted as the query asks."""
+    keep = preset_mask(query, rows, table)
+    if query.subsets:
+        keep &= table["subset"].isin(query.subsets)
+    if query.models:
+        keep &= table["source model"].isin(query.models)
+    if query.types:
+        wanted = set(query.types)
+        keep &= table["gold types"].apply(lambda present: bool(wanted.intersection(present)))
+    if query.min_disagreement > 0:
+        keep &= table["disagreement"].fillna(0) >= query.min_disagreement
+    found = table[keep]
+    if query.sort != "item" and query.sort in table.columns:
+        found = found.sort_values(
+            query.sort, ascending=not query.descending, kind="stable", na_position="last"
+        )
+    elif query.descending:
+        found = found.iloc[::-1]
+    return found
+
+
+def sort_options(table: pd.DataFrame) -> list[str]:
+    numeric = [
+        c for c in table.columns if c not in ("item", "clean") and pd.api.types.is_numeric_dtype(table[c])
+    ]
+    return ["item", *numeric]
+
+
+# ----------------------------------------------------------------------------------- links, exports
+
+COMPARE_FROM = "failures"  # ?from=failures: the comparison page steps through the finder's list
+
+
+def compare_params(
+    query: FinderQuery, dataset: str, item: str, detectors: Sequence[str]
+) -> dict[str, str | list[str]]:
+    """URL parameters of the comparison page for ``item`` that keep the finder's list to step through."""
+    return {
+        "dataset": dataset,
+        "item": item,
+        "detectors": ",".join(detectors),
+        "from": COMPARE_FROM,
+        **query.to_params(),
+    }
+
+
+def tracks_for(query: FinderQuery, detectors: Sequence[str]) -> list[str]:
+    """The detectors to compare for the query: the preset's X and Y first, then the others."""
+    first = [name for name in (query.detector, query.other) if name != ANY and name in detectors]
+    return list(dict.fromkeys([*first, *detectors]))
+
+
+def step(ids: Sequence[str], current: str) -> tuple[str | None, str | None, int | None]:
+    """The ids before and after ``current`` in ``ids`` and its 0-based position (None if absent)."""
+    if current not in ids:
+        return None, (ids[0] if ids else None), None
+    k = list(ids).index(current)
+    return (ids[k - 1] if k > 0 else None), (ids[k + 1] if k + 1 < len(ids) else None), k
+
+
+def _plain(value: object) -> object:
+    if isinstance(value, tuple | list):
+        return list(value)
+    if isinstance(value, np.generic):
+        return value.item()
+    if isinstance(value, float) and np.isnan(value):
+        return None
+    return value
+
+
+def to_csv(found: pd.DataFrame) -> str:
+    """The filtered list as CSV; list cells are joined with "; "."""
+    flat = found.copy()
+    for column in flat.columns:
+        if flat[column].map(lambda v: isinstance(v, tuple | list)).any():
+            flat[column] = flat[column].map(
+                lambda v: "; ".join(map(str, v)) if isinstance(v, tuple | list) else v
+            )
+    return flat.to_csv(index=False)
+
+
+def to_jsonl(found: pd.DataFrame) -> str:
+    """The filtered list as JSON lines, one object per item; per-detector scores nested by detector."""
+    lines = []
+    for _, row in found.iterrows():
+        record: dict[str, object] = {}
+        per_detector: dict[str, dict[str, object]] = {}
+        for column, value in row.items():
+            if " · " in str(column):
+                detector, measure = str(column).rsplit(" · ", 1)
+                per_detector.setdefault(detector, {})[measure] = _plain(value)
+            else:
+                record[str(column)] = _plain(value)
+        record["detectors"] = per_detector
+        lines.append(json.dumps(record, ensure_ascii=False))
+    return "\n".join(lines) + ("\n" if lines else "")
+
+
+def failure_tables(spans: DatasetSpans, threshold: float = 0.5) -> tuple[pd.DataFrame, pd.DataFrame]:
+    """``(detector_rows, item_table)`` of the dataset's spans at this F1_IoU threshold."""
+    rows = detector_rows(spans, threshold)
+    return rows, item_table(spans, rows, threshold)
+
+
+def finder_tables(
+    engine: Engine, dataset_id: int, threshold: float = 0.5
+) -> tuple[pd.DataFrame, pd.DataFrame]:
+    """:func:`failure_tables` of a stored dataset, read afresh (the pages cache theirs per store revision)."""
+    return failure_tables(load_dataset_spans(engine, dataset_id), threshold)

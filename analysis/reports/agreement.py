@@ -1,0 +1,331 @@
+"""Inter-annotator agreement per label kind: spans, sentence labels, claim labels and ratings.
+
+Each kind is cut into units every rater labels alike: whitespace tokens of the response (spans, a
+token taking its span's type, or "hallucinated", or "—" outside every span), sentences, claims, and
+rated segments. A rater has rated an item's units when their label set holds anything on that item
+(or marks it done), so an annotator who found nothing still agrees with one who found nothing.
+
+Reported per kind: Cohen's kappa of every pair on the units both rated (MHALO appendix A.5), Fleiss'
+kappa with the observed agreement P̄ on the units every chosen rater rated (AlignBench appendix D.3),
+Krippendorff's alpha on every unit with two or more ratings (interval for rating scores, as Tri-HE's
+0.66), each rater's label distribution, and the items with the most disagreement.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Hashable, Mapping, Sequence
+from dataclasses import dataclass
+from itertools import combinations
+
+import numpy as np
+import pandas as pd
+from sqlalchemy import Engine
+
+from analysis.reports import claims as claim_report
+from analysis.reports.base import Report, Table
+from analysis.reports.claims import ClaimInputs
+from analysis.reports.data import ReportFilter, item_mask
+from analysis.reports.provenance import Provenance, fingerprint
+from analysis.reports.sentences import LABEL_NAMES, NO_LABEL, SentenceInputs, load_sentence_inputs
+from analysis.reports.spans import SpanInputs, load_span_inputs, typed_token_spans
+from db.repositories.label_sets import LabelSetView
+from db.repositories.report_inputs import done_items, ratings
+from metrics import cohen_table, fleiss_kappa, krippendorff_alpha, observed_agreement, spans_to_unit_labels
+
+KEY, TITLE = "agreement", "Agreement between annotators"
+KINDS = {
+    "spans": "Spans (per token)",
+    "sentences": "Sentence labels",
+    "claims": "Claim labels",
+    "ratings": "Ratings",
+}
+OUTSIDE, INSIDE = "—", "hallucinated"
+TOP_DISAGREEMENTS = 15
+
+
+@dataclass(frozen=True)
+class AgreementInputs:
+    spans: SpanInputs
+    sentences: SentenceInputs
+    claims: ClaimInputs
+    ratings: pd.DataFrame
+    done: dict[int, set[int]]  # label set id → items marked done
+
+    @property
+    def dataset(self) -> str:
+        return self.spans.dataset
+
+    @property
+    def label_sets(self) -> tuple[LabelSetView, ...]:
+        return self.sentences.label_sets
+
+
+def load(engine: Engine, dataset_id: int) -> AgreementInputs:
+    return AgreementInputs(
+        load_span_inputs(engine, dataset_id),
+        load_sentence_inputs(engine, dataset_id),
+        claim_report.load(engine, dataset_id),
+        pd.DataFrame(ratings(engine, dataset_id)),
+        done_items(engine, dataset_id),
+    )
+
+
+@dataclass(frozen=True)
+class Units:
+    """Long table of ratings: one row per (unit, rater) with the unit's item."""
+
+    frame: pd.DataFrame  # unit, item_id, rater, label
+    level: str  # "nominal" or "interval"
+
+
+def raters_for(inputs: AgreementInputs, kind: str) -> list[str]:
+    """Names of the raters who labelled anything of ``kind`` (label set names; rater names for ratings)."""
+    if kind == "ratings":
+        return sorted(inputs.ratings["rater"].unique()) if not inputs.ratings.empty else []
+    claim_owners = set(inputs.claims.labels["label_set_id"]) if not inputs.claims.labels.empty else set()
+    out = []
+    for view in inputs.label_sets:
+        if kind == "spans":
+            has = view.id in inputs.spans.spans.char_spans and bool(_items_of(inputs, view.id))
+            has = has and (any(inputs.spans.spans.char_spans[view.id]) or view.kind == "human")
+        elif kind == "sentences":
+            has = view.id in inputs.sentences.labels
+        else:
+            has = view.id in claim_owners
+        if has:
+            out.append(view.name)
+    return out
+
+
+def default_raters(inputs: AgreementInputs, kind: str) -> list[str]:
+    """Human annotators by default (every rater when fewer than two annotators labelled this kind)."""
+    everyone = raters_for(inputs, kind)
+    if kind == "ratings":
+        return everyone
+    humans = {v.name for v in inputs.label_sets if v.kind == "human"}
+    chosen = [name for name in everyone if name in humans]
+    return chosen if len(chosen) >= 2 else everyone
+
+
+def kinds_available(inputs: AgreementInputs) -> list[str]:
+    return [kind for kind in KINDS if len(raters_for(inputs, kind)) >= 2]
+
+
+def build(
+    inputs: AgreementInputs, flt: ReportFilter, kind: str, raters: tuple[str, ...] | None = None
+) -> Report:
+    if kind not in KINDS:
+        raise ValueError(f"kind must be one of {list(KINDS)}, got {kind!r}")
+    chosen = list(raters) if raters else default_raters(inputs, kind)
+    kept_items = set(inputs.spans.items["item_id"].to_numpy()[item_mask(inputs.spans.items, flt)].tolist())
+    units = _units(inputs, kind, chosen, kept_items)
+    frame = units.frame
+    provenance = Provenance(
+        dataset=inputs.dataset,
+        label_sets=tuple(chosen),
+        n_items=int(frame["item_id"].nunique()) if not frame.empty else 0,
+        digest=fingerprint(frame.astype(str)),
+        filters=flt.describe(),
+    )
+    title = f"{TITLE} · {KINDS[kind]}"
+    if len(chosen) < 2 or frame.empty:
+        return Report(
+            f"{KEY}.{kind}",
+            title,
+            provenance,
+            notes=("Agreement needs two raters with labels on the same items.",),
+        )
+    wide = frame.pivot_table(index="unit", columns="rater", values="label", aggfunc="first")
+    wide = wide.reindex(columns=[r for r in chosen if r in wide.columns])
+    columns = {r: [None if _missing(v) else v for v in wide[r].tolist()] for r in wide.columns}
+    tables = {
+        "pairs": Table(
+            "pairs",
+            "Cohen's kappa per pair of raters",
+            _pairs(columns),
+            caption="On the units both raters labelled; agreement is the share of those units labelled alike.",
+            mark_columns=("kappa",),
+        ),
+        "summary": Table("summary", "Agreement of all chosen raters", _summary(wide, units.level)),
+        "distribution": Table(
+            "distribution",
+            "Label distribution per rater",
+            _distribution(frame),
+            caption="Share of each rater's units that got each label.",
+        ),
+        "disagreements": Table(
+            "disagreements",
+            f"The {TOP_DISAGREEMENTS} items with the most disagreement",
+            _disagreements(frame, inputs.spans.items),
+            caption="Share of the item's units (with two or more ratings) on which the raters do not all agree.",
+        ),
+    }
+    return Report(f"{KEY}.{kind}", title, provenance, tables=tables)
+
+
+def _missing(value: object) -> bool:
+    return value is None or (isinstance(value, float) and math.isnan(value))
+
+
+def _items_of(inputs: AgreementInputs, label_set_id: int) -> set[int]:
+    """Items the label set said anything about (any annotation, or a "done" status)."""
+    found = set(inputs.done.get(label_set_id, set()))
+    ev = inputs.spans.spans
+    found.update(
+        i for i, spans in zip(ev.items.ids, ev.char_spans.get(label_set_id, []), strict=True) if spans
+    )
+    s = inputs.sentences
+    if label_set_id in s.labels:
+        rows = s.labels[label_set_id] != NO_LABEL
+        found.update(s.items["item_id"].to_numpy()[np.unique(s.item_pos[rows])].tolist())
+    labels = inputs.claims.labels
+    if not labels.empty:
+        found.update(labels.loc[labels["label_set_id"] == label_set_id, "item_id"].tolist())
+    return found
+
+
+def _units(inputs: AgreementInputs, kind: str, raters: list[str], kept_items: set[int]) -> Units:
+    by_name = {v.name: v for v in inputs.label_sets}
+    records: list[tuple[object, int, str, object]] = []
+    if kind == "spans":
+        ev = inputs.spans.spans
+        typed = {name: typed_token_spans(ev, by_name[name].id) for name in raters if name in by_name}
+        covered = {name: _items_of(inputs, by_name[name].id) & kept_items for name in typed}
+        for k, (item_id, text) in enumerate(zip(ev.items.ids, ev.items.responses, strict=True)):
+            who = [name for name in typed if item_id in covered[name]]
+            n_tokens = len(text.split())
+            if len(who) < 1 or n_tokens == 0:
+                continue
+            try:
+                per_unit = spans_to_unit_labels({n: typed[n][k] for n in who}, n_tokens, outside=OUTSIDE)
+            except ValueError:  # one rater gave a token two types: compare presence only on this item
+                per_unit = spans_to_unit_labels(
+                    {n: [(s, e) for s, e, _ in typed[n][k]] for n in who}, n_tokens, outside=OUTSIDE
+                )
+            for unit, unit_labels in enumerate(per_unit):
+                for name, label in zip(who, unit_labels, strict=True):
+                    records.append(((item_id, unit), item_id, name, INSIDE if label == 1 else label))
+        return Units(pd.DataFrame(records, columns=["unit", "item_id", "rater", "label"]), "nominal")
+    if kind == "sentences":
+        s = inputs.sentences
+        item_ids = s.items["item_id"].to_numpy()[s.item_pos]
+        keep = np.isin(item_ids, list(kept_items))
+        for name in raters:
+            codes = s.labels.get(by_name[name].id) if name in by_name else None
+            if codes is None:
+                continue
+            rows = np.flatnonzero((codes != NO_LABEL) & keep)
+            records.extend(
+                (int(s.sentence_id[r]), int(item_ids[r]), name, LABEL_NAMES[int(codes[r])])
+                for r in rows.tolist()
+            )
+        return Units(pd.DataFrame(records, columns=["unit", "item_id", "rater", "label"]), "nominal")
+    if kind == "claims":
+        labels = inputs.claims.labels
+        ids = {by_name[n].id: n for n in raters if n in by_name}
+        if not labels.empty:
+            mine = labels[labels["label_set_id"].isin(list(ids)) & labels["item_id"].isin(list(kept_items))]
+            records.extend(
+                (claim, item, ids[ls], label)
+                for ls, claim, item, label in zip(
+                    mine["label_set_id"], mine["claim_id"], mine["item_id"], mine["label"], strict=True
+                )
+            )
+        return Units(pd.DataFrame(records, columns=["unit", "item_id", "rater", "label"]), "nominal")
+    rated = inputs.ratings
+    if not rated.empty:
+        mine = rated[
+            rated["rater"].isin(raters) & rated["score"].notna() & rated["item_id"].isin(list(kept_items))
+        ]
+        records.extend(
+            ((task, item, s, e), item, rater, float(score))
+            for task, item, s, e, rater, score in zip(
+                mine["task_id"],
+                mine["item_id"],
+                mine["segment_start"],
+                mine["segment_end"],
+                mine["rater"],
+                mine["score"],
+                strict=True,
+            )
+        )
+    return Units(pd.DataFrame(records, columns=["unit", "item_id", "rater", "label"]), "interval")
+
+
+def _pairs(columns: Mapping[str, Sequence[Hashable | None]]) -> pd.DataFrame:
+    kappas = cohen_table(dict(columns.items()))
+    rows = []
+    for a, b in combinations(columns, 2):
+        shared = [
+            (x, y) for x, y in zip(columns[a], columns[b], strict=True) if x is not None and y is not None
+        ]
+        rows.append(
+            {
+                "rater A": a,
+                "rater B": b,
+                "units": len(shared),
+                "kappa": kappas[a][b],
+                "agreement": 100 * sum(x == y for x, y in shared) / len(shared) if shared else math.nan,
+            }
+        )
+    return pd.DataFrame(rows)
+
+
+def _summary(wide: pd.DataFrame, level: str) -> pd.DataFrame:
+    complete = wide.dropna()
+    rows = []
+    if len(complete) and complete.shape[1] >= 2:
+        ratings_all = complete.to_numpy().tolist()
+        rows.append({"measure": "Fleiss' kappa", "value": fleiss_kappa(ratings_all), "units": len(complete)})
+        rows.append(
+            {
+                "measure": "Observed agreement P̄",
+                "value": observed_agreement(ratings_all),
+                "units": len(complete),
+            }
+        )
+    pairable = [[v for v in row if not _missing(v)] for row in wide.to_numpy().tolist()]
+    pairable = [row for row in pairable if len(row) >= 2]
+    if pairable:
+        rows.append(
+            {
+                "measure": f"Krippendorff's alpha ({level})",
+                "value": krippendorff_alpha(pairable, level),
+                "units": len(pairable),
+            }
+        )
+    return pd.DataFrame(rows)
+
+
+def _distribution(frame: pd.DataFrame) -> pd.DataFrame:
+    counts = frame.groupby(["rater", "label"], sort=True).size().rename("units").reset_index()
+    counts["share"] = 100 * counts["units"] / counts.groupby("rater")["units"].transform("sum")
+    counts["label"] = counts["label"].astype(str)
+    return counts
+
+
+def _disagreements(frame: pd.DataFrame, items: pd.DataFrame) -> pd.DataFrame:
+    per_unit = frame.groupby("unit", sort=False).agg(
+        item_id=("item_id", "first"), ratings=("label", "size"), distinct=("label", "nunique")
+    )
+    per_unit = per_unit[per_unit["ratings"] >= 2]
+    if per_unit.empty:
+        return pd.DataFrame(columns=["item", "units", "disagreeing units", "disagreement"])
+    per_item = (
+        per_unit.assign(disagree=per_unit["distinct"] > 1)
+        .groupby("item_id")
+        .agg(units=("disagree", "size"), disagreeing=("disagree", "sum"))
+    )
+    per_item = per_item[per_item["disagreeing"] > 0]
+    per_item["disagreement"] = 100 * per_item["disagreeing"] / per_item["units"]
+    names = items.set_index("item_id")["external_id"]
+    out = per_item.sort_values(["disagreement", "disagreeing"], ascending=False).head(TOP_DISAGREEMENTS)
+    return pd.DataFrame(
+        {
+            "item": names.loc[out.index].to_numpy(),
+            "units": out["units"].to_numpy(),
+            "disagreeing units": out["disagreeing"].astype(int).to_numpy(),
+            "disagreement": out["disagreement"].to_numpy(),
+        }
+    )

@@ -1,0 +1,370 @@
+"""AlignBench (sentence-level detection): Table 3, Figures 7, 8 and 9, Table 5 / H.
+
+Detectors give each sentence a *correctness* score 0-100 (higher = more likely correct). For AUROC the
+positive class is a wrong ("incorrect") sentence and its score is ``100 - correctness``, so 50 is chance
+and higher is better, as in the paper. Unparseable outputs keep the paper's default of 50. AUROC is
+computed within each captioning model (the item's source model) and "Avg" is the plain mean over
+captioners, as in Table 3. "Unknown" sentences are left out unless the filter counts them as correct.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+
+import numpy as np
+import pandas as pd
+from sqlalchemy import Engine
+
+from analysis.reports.base import Report, Table
+from analysis.reports.data import (
+    UNKNOWN_AS_CORRECT,
+    UNKNOWN_EXCLUDED,
+    UNTYPED,
+    ReportFilter,
+    chosen_detectors,
+    item_mask,
+)
+from analysis.reports.provenance import Provenance, fingerprint
+from analysis.reports.sentences import INCORRECT, UNKNOWN, SentenceInputs, load_sentence_inputs
+from analysis.reports.spans import SpanInputs, load_span_inputs
+from db.repositories.label_sets import LabelSetView
+from db.repositories.report_inputs import annotation_counts
+from metrics import auroc_table, localization_precision, mean_iou, token_spans
+
+KEY, TITLE = "alignbench", "AlignBench · sentence-level detection"
+AVG = "Avg"
+LOCALIZATION_IOU = 0.3
+
+
+@dataclass(frozen=True)
+class AlignBenchInputs:
+    sentences: SentenceInputs
+    spans: SpanInputs | None  # only when gold and detector spans exist (Table 5 / H)
+
+
+def load(engine: Engine, dataset_id: int) -> AlignBenchInputs:
+    counts = annotation_counts(engine, dataset_id)["spans"]
+    with_spans = counts.get("gold", 0) > 0 and counts.get("detector", 0) > 0
+    return AlignBenchInputs(
+        load_sentence_inputs(engine, dataset_id), load_span_inputs(engine, dataset_id) if with_spans else None
+    )
+
+
+def available(inputs: AlignBenchInputs) -> bool:
+    s = inputs.sentences
+    return s.gold is not None and s.gold.id in s.labels and bool(s.scored_detectors())
+
+
+@dataclass(frozen=True)
+class _Slice:
+    rows: np.ndarray  # sentence rows evaluated
+    positive: np.ndarray  # 1 = incorrect
+    captioner: np.ndarray
+
+
+def _gold_id(s: SentenceInputs) -> int:
+    if s.gold is None:
+        raise ValueError("the dataset has no gold sentence labels")
+    return s.gold.id
+
+
+def _slice(s: SentenceInputs, flt: ReportFilter, unknown: str) -> _Slice:
+    gold = s.labels[_gold_id(s)]
+    gold_types = s.error_types.get(_gold_id(s), np.full(gold.size, None, dtype=object))
+    keep = (gold != -1) & item_mask(s.items, flt)[s.item_pos]
+    if unknown == UNKNOWN_EXCLUDED:
+        keep &= gold != UNKNOWN
+    if flt.types:
+        typed = np.isin(np.where(gold_types == None, UNTYPED, gold_types), list(flt.types))  # noqa: E711
+        keep &= (gold != INCORRECT) | typed
+    rows = np.flatnonzero(keep)
+    captioner = s.items["source_model"].to_numpy()[s.item_pos[rows]]
+    return _Slice(rows, (gold[rows] == INCORRECT).astype(np.int8), captioner)
+
+
+def build(inputs: AlignBenchInputs, flt: ReportFilter, n_resamples: int = 1000, seed: int = 0) -> Report:
+    s = inputs.sentences
+    if not available(inputs):
+        raise ValueError("the dataset has no gold sentence labels or no detector scores")
+    detectors = [d for d in chosen_detectors(s.label_sets, flt) if d.id in s.scores]
+    part = _slice(s, flt, flt.unknown)
+    provenance = Provenance(
+        dataset=s.dataset,
+        label_sets=("gold", *(d.name for d in detectors)),
+        n_items=int(np.unique(s.item_pos[part.rows]).size),
+        digest=fingerprint(
+            s.sentence_id[part.rows],
+            part.positive,
+            {d.name: (s.scores[d.id][part.rows], s.parsed[d.id][part.rows]) for d in detectors},
+            flt.unknown,
+            n_resamples,
+            seed,
+        ),
+        filters=_describe(flt),
+    )
+    if part.rows.size == 0 or not detectors:
+        return Report(KEY, TITLE, provenance, notes=("No sentence or detector matches the filters.",))
+    gold_types = s.error_types.get(_gold_id(s), np.full(s.sentence_id.size, None, dtype=object))
+    cells = _auroc_cells(s, detectors, part, n_resamples, seed)
+    captioners = _ordered_captioners(s, part)
+    wide = cells.pivot(index="detector", columns="captioner", values="auroc").reindex(
+        index=[d.name for d in detectors], columns=captioners
+    )
+    wide[AVG] = wide[captioners].mean(axis=1)
+    table3 = wide.reset_index()
+    table3.columns.name = None
+    normalized = _self_preference(wide[captioners])
+    tables = {
+        "table3": Table(
+            "table3",
+            "Table 3 · AUROC per detector and captioning model (%)",
+            table3,
+            caption=(
+                "Positive class: incorrect sentences, scored 100 − correctness. Within each captioner; Avg is the "
+                f"mean over captioners. Unknown sentences {_unknown_words(flt.unknown)}. "
+                f"{int(part.positive.sum()):,} incorrect and {int((1 - part.positive).sum()):,} other sentences."
+            ),
+            mark_columns=(*captioners, AVG),
+        ),
+        "table3_ci": Table(
+            "table3_ci",
+            f"Table 3 with {cells_confidence(n_resamples)} bootstrap intervals (%)",
+            cells,
+            caption="Percentile bootstrap over the sentences of each cell; n_incorrect / n_other count the cell's sentences.",
+        ),
+        "unknown": Table(
+            "unknown",
+            "AUROC with 'unknown' sentences left out and counted as correct (%)",
+            _unknown_comparison(s, detectors, flt),
+            caption="Both conventions side by side: a large gap means the detector scores unknown sentences like wrong ones.",
+        ),
+        "positional": Table(
+            "positional",
+            "Figure 7 · mean correctness score by sentence position",
+            _positional(s, detectors, part),
+            caption="Scores averaged per position in the response (1 = first sentence), for correct and incorrect sentences.",
+        ),
+        "self_preference": Table(
+            "self_preference",
+            "Figure 8 · AUROC normalised by each detector's mean (self-preference)",
+            normalized,
+            caption="Each row divided by the detector's mean AUROC over captioners; below 1 on its own captions is self-preference.",
+        ),
+        "error_types": Table(
+            "error_types",
+            "Figure 9 · mean correctness score per error type (incorrect sentences; lower is better)",
+            _by_error_type(s, detectors, part, gold_types),
+        ),
+    }
+    if inputs.spans is not None:
+        localization = _localization(s, inputs.spans, detectors, part)
+        if localization is not None:
+            tables["localization"] = localization
+    return Report(KEY, TITLE, provenance, tables=tables)
+
+
+def _ordered_captioners(s: SentenceInputs, part: _Slice) -> list[str]:
+    """Image-to-text models first, then text-to-image ones (as Table 3), each by name."""
+    task = dict(zip(s.items["source_model"], s.items["task_type"], strict=True))
+    return sorted(set(part.captioner.tolist()), key=lambda name: (task.get(name) != "image-to-text", name))
+
+
+def cells_confidence(n_resamples: int) -> str:
+    return f"95 % ({n_resamples:,} resamples)" if n_resamples else "no"
+
+
+def _describe(flt: ReportFilter) -> str:
+    words = flt.describe()
+    unknown = f"unknown {_unknown_words(flt.unknown)}"
+    return f"{words}; {unknown}" if words else unknown
+
+
+def _unknown_words(unknown: str) -> str:
+    return "counted as correct" if unknown == UNKNOWN_AS_CORRECT else "left out"
+
+
+def _coverage_groups(
+    s: SentenceInputs, detectors: list[LabelSetView], rows: np.ndarray
+) -> list[tuple[np.ndarray, list[LabelSetView]]]:
+    """Detectors grouped by the sentences they scored, so each group is one :func:`auroc_table` call.
+
+    Usually every detector scored every sentence and there is a single group: the table then groups
+    the sentences by captioner once, instead of once per detector.
+    """
+    groups: dict[bytes, tuple[np.ndarray, list[LabelSetView]]] = {}
+    for detector in detectors:
+        scored = ~np.isnan(s.scores[detector.id][rows])
+        if scored.any():
+            groups.setdefault(np.packbits(scored).tobytes(), (scored, []))[1].append(detector)
+    return list(groups.values())
+
+
+def _auroc_cells(
+    s: SentenceInputs, detectors: list[LabelSetView], part: _Slice, n_resamples: int, seed: int
+) -> pd.DataFrame:
+    frames = []
+    for scored, members in _coverage_groups(s, detectors, part.rows):
+        table = auroc_table(
+            part.positive[scored],
+            {d.name: 100.0 - s.scores[d.id][part.rows][scored] for d in members},
+            part.captioner[scored],
+            n_resamples=n_resamples,
+            seed=seed,
+        )
+        frames.append(pd.DataFrame(table.to_records()))
+    cells = pd.concat(frames, ignore_index=True).rename(
+        columns={"group": "captioner", "n_pos": "n_incorrect", "n_neg": "n_other"}
+    )
+    for column in ("auroc", "low", "high"):
+        cells[column] = cells[column] * 100
+    order = {d.name: k for k, d in enumerate(detectors)}
+    cells = cells.sort_values("detector", key=lambda c: c.map(order), kind="stable")
+    return cells[["detector", "captioner", "auroc", "low", "high", "n_incorrect", "n_other"]].reset_index(
+        drop=True
+    )
+
+
+def _self_preference(wide: pd.DataFrame) -> pd.DataFrame:
+    ratio = wide.div(wide.mean(axis=1), axis=0)
+    tidy = ratio.reset_index().melt(id_vars="detector", var_name="captioner", value_name="normalized")
+    tidy["self"] = [_same_model(d, c) for d, c in zip(tidy["detector"], tidy["captioner"], strict=True)]
+    return tidy
+
+
+def _same_model(detector: str, captioner: str) -> bool:
+    """A detector judging its own captions: names equal up to case, spaces and punctuation."""
+    return _letters(detector) == _letters(captioner)
+
+
+def _letters(name: str) -> str:
+    return re.sub(r"[^a-z0-9]", "", str(name).lower())
+
+
+def _unknown_comparison(s: SentenceInputs, detectors: list[LabelSetView], flt: ReportFilter) -> pd.DataFrame:
+    gold = s.labels[_gold_id(s)]
+    rows = {d.name: {"detector": d.name} for d in detectors}
+    for unknown, label in ((UNKNOWN_EXCLUDED, "left out"), (UNKNOWN_AS_CORRECT, "as correct")):
+        part = _slice(s, flt, unknown)
+        cells = _auroc_cells(s, detectors, part, n_resamples=0, seed=0)
+        for name, mean in cells.groupby("detector", sort=False)["auroc"].mean().items():
+            rows[str(name)][f"Avg · unknown {label}"] = mean
+    n_unknown = int(((gold == UNKNOWN) & item_mask(s.items, flt)[s.item_pos]).sum())
+    frame = pd.DataFrame([{**row, "n_unknown": n_unknown} for row in rows.values()])
+    frame["difference"] = frame["Avg · unknown as correct"] - frame["Avg · unknown left out"]
+    return frame
+
+
+def _means(keys: np.ndarray, n_keys: int, values: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """Mean and count of ``values`` per integer key (NaN values ignored), by bincount."""
+    scored = ~np.isnan(values)
+    count = np.bincount(keys[scored], minlength=n_keys)
+    total = np.bincount(keys[scored], weights=values[scored], minlength=n_keys)
+    with np.errstate(invalid="ignore", divide="ignore"):
+        return total / count, count
+
+
+def _positional(s: SentenceInputs, detectors: list[LabelSetView], part: _Slice) -> pd.DataFrame:
+    position = s.index[part.rows].astype(np.int64)
+    n_positions = int(position.max()) + 1 if position.size else 0
+    keys = position * 2 + part.positive
+    frames = []
+    for detector in detectors:
+        mean, count = _means(keys, 2 * n_positions, s.scores[detector.id][part.rows])
+        present = np.flatnonzero(count)
+        frames.append(
+            pd.DataFrame(
+                {
+                    "detector": detector.name,
+                    "position": present // 2 + 1,
+                    "label": np.where(present % 2 == 1, "incorrect", "correct"),
+                    "mean_score": mean[present],
+                    "n": count[present],
+                }
+            )
+        )
+    return pd.concat(frames, ignore_index=True)
+
+
+def _by_error_type(
+    s: SentenceInputs, detectors: list[LabelSetView], part: _Slice, gold_types: np.ndarray
+) -> pd.DataFrame:
+    wrong = part.rows[part.positive == 1]
+    types = np.where(gold_types[wrong] == None, UNTYPED, gold_types[wrong]).astype(str)  # noqa: E711
+    names, keys = np.unique(types, return_inverse=True)
+    frames = []
+    for detector in detectors:
+        mean, count = _means(keys, names.size, s.scores[detector.id][wrong])
+        present = np.flatnonzero(count)
+        frames.append(
+            pd.DataFrame(
+                {
+                    "detector": detector.name,
+                    "type": names[present],
+                    "mean_score": mean[present],
+                    "n": count[present],
+                }
+            )
+        )
+    return (
+        pd.concat(frames, ignore_index=True)
+        if frames
+        else pd.DataFrame(columns=["detector", "type", "mean_score", "n"])
+    )
+
+
+def _localization(
+    s: SentenceInputs, spans: SpanInputs, detectors: list[LabelSetView], part: _Slice
+) -> Table | None:
+    ev = spans.spans
+    if ev.gold is None or list(spans.items["item_id"]) != list(s.items["item_id"]):
+        return None
+    with_spans = [d for d in detectors if spans.has_spans(d)]
+    wrong = part.rows[part.positive == 1]
+    if not with_spans or wrong.size == 0:
+        return None
+    sentence_tokens = []
+    for sentence in wrong.tolist():
+        text = ev.items.responses[s.item_pos[sentence]]
+        found = token_spans(text, [(int(s.start[sentence]), int(s.end[sentence]))])
+        sentence_tokens.append(found[0] if found else (0, 0))
+    item_rows = s.item_pos[wrong]
+    captioner = part.captioner[part.positive == 1]
+    gold = [_clip(ev.token_spans[ev.gold.id][i], t) for i, t in zip(item_rows, sentence_tokens, strict=True)]
+    records = []
+    for detector in with_spans:
+        preds = [
+            _clip(ev.token_spans[detector.id][i], t) for i, t in zip(item_rows, sentence_tokens, strict=True)
+        ]
+        row: dict[str, object] = {"detector": detector.name}
+        ap: list[float] = []
+        miou: list[float] = []
+        for name in _ordered_captioners(s, part):
+            idx = np.flatnonzero(captioner == name)
+            if idx.size == 0:
+                continue
+            ap.append(
+                localization_precision([preds[i] for i in idx], [gold[i] for i in idx], LOCALIZATION_IOU)
+                * 100
+            )
+            miou.append(mean_iou([preds[i] for i in idx], [gold[i] for i in idx]) * 100)
+            row[f"{name} · AP"], row[f"{name} · mIoU"] = ap[-1], miou[-1]
+        row[f"{AVG} · AP"] = float(np.mean(ap))
+        row[f"{AVG} · mIoU"] = float(np.mean(miou))
+        records.append(row)
+    frame = pd.DataFrame(records)
+    return Table(
+        "localization",
+        "Table 5 / H · localization of the hallucinated segment (%)",
+        frame,
+        caption=(
+            f"On the {wrong.size:,} incorrect sentences, spans clipped to the sentence, in tokens. AP: share of "
+            f"predicted spans with IoU ≥ {LOCALIZATION_IOU:g} with a gold span; mIoU: mean IoU of covered tokens."
+        ),
+        mark_columns=tuple(c for c in frame.columns if c != "detector"),
+    )
+
+
+def _clip(spans: list[tuple[int, int]], window: tuple[int, int]) -> list[tuple[int, int]]:
+    lo, hi = window
+    return [(max(a, lo), min(b, hi)) for a, b in spans if a < hi and b > lo]

@@ -1,0 +1,180 @@
+"""MHALO (span detection): Table 3, the F1_IoU threshold curve, Figures 5 and 6.
+
+All scores are in whitespace tokens (MHALO section 2.3) and in percent. An output that broke the
+format scores 0 on every item-level measure (section 4.1) and counts in IF against the detector.
+"""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+import pandas as pd
+
+from analysis.reports.base import Report, Table
+from analysis.reports.data import (
+    ReportFilter,
+    chosen_detectors,
+    item_mask,
+    typed_item_mask,
+)
+from analysis.reports.provenance import Provenance, fingerprint
+from analysis.reports.spans import SpanInputs, TokenSpan, typed_token_spans
+from metrics import (
+    DEFAULT_CURVE_THRESHOLDS,
+    clean_response_accuracy,
+    f1_iou_by_type,
+    f1_iou_curve,
+    pack_spans,
+)
+from metrics import span_detection_table as detection_table
+
+KEY, TITLE = "mhalo", "MHALO · span detection"
+AVERAGE = "Average"
+ALL_CLEAN = "All clean items"
+
+
+def available(inputs: SpanInputs) -> bool:
+    ev = inputs.spans
+    return inputs.has_spans(ev.gold) and bool(ev.detectors)
+
+
+def build(inputs: SpanInputs, flt: ReportFilter, threshold: float = 0.5) -> Report:
+    ev = inputs.spans
+    if ev.gold is None or not available(inputs):
+        raise ValueError("the dataset has no gold spans or no detector run")
+    gold_typed = typed_token_spans(ev, ev.gold.id)
+    keep = item_mask(inputs.items, flt) & typed_item_mask([[t for *_, t in g] for g in gold_typed], flt)
+    rows = np.flatnonzero(keep)
+    detectors = chosen_detectors(ev.detectors, flt)
+    subsets = inputs.items["subset"].to_numpy()[rows]
+    gold = [[(s, e) for s, e, _ in gold_typed[i]] for i in rows]
+    gold_types = [[t for *_, t in gold_typed[i]] for i in rows]
+    packed_gold = pack_spans(gold, "gold spans")
+    provenance = Provenance(
+        dataset=inputs.dataset,
+        label_sets=("gold", *(d.name for d in detectors)),
+        n_items=int(rows.size),
+        digest=fingerprint(
+            inputs.items["item_id"].to_numpy()[rows],
+            [gold_typed[i] for i in rows],
+            {
+                d.name: ([ev.token_spans[d.id][i] for i in rows], ev.follows_format[d.id][rows])
+                for d in detectors
+            },
+            threshold,
+        ),
+        filters=flt.describe(),
+    )
+    if rows.size == 0 or not detectors:
+        return Report(KEY, TITLE, provenance, notes=("No item or detector matches the filters.",))
+
+    table3, curve, by_type, clean = [], [], [], []
+    names = _subset_names(subsets)
+    for detector in detectors:
+        preds = [ev.token_spans[detector.id][i] for i in rows]
+        ok = ev.follows_format[detector.id][rows]
+        scores = detection_table(names, preds, packed_gold, ok, threshold)  # type: ignore[arg-type]  # metrics converts it to an array; its annotation names only Sequence
+        row: dict[str, object] = {"detector": detector.name}
+        for subset, values in scores.items():
+            label = AVERAGE if subset == "overall" else str(subset).removeprefix("subset:")
+            row[f"{label} · F1_M"] = values["f1_m"] * 100
+            row[f"{label} · F1_IoU"] = values["f1_iou"] * 100
+            row[f"{label} · IF"] = values["if_rate"] * 100
+        table3.append(row)
+        for t, value in zip(
+            DEFAULT_CURVE_THRESHOLDS,
+            f1_iou_curve(preds, packed_gold, follows_format=ok),  # type: ignore[arg-type]  # metrics converts it to an array; its annotation names only Sequence
+            strict=True,
+        ):
+            curve.append({"detector": detector.name, "iou_threshold": t, "f1_iou": value * 100})
+        per_type = f1_iou_by_type(
+            preds,
+            gold,
+            gold_types,
+            threshold=threshold,
+            follows_format=ok,  # type: ignore[arg-type]  # metrics converts it to an array; its annotation names only Sequence
+        )
+        for type_, found in per_type.items():
+            recall = found["recall"]
+            if flt.keeps_type(str(type_)):
+                by_type.append(
+                    {
+                        "detector": detector.name,
+                        "type": type_,
+                        "n_gold_spans": found["n_gold"],
+                        "detected": math.nan if recall is None else recall * 100,
+                    }
+                )
+        clean.extend(_clean_rows(detector.name, preds, gold, ok, subsets))
+
+    n_per_subset = pd.Series(names).value_counts(sort=False)
+    frame3 = pd.DataFrame(table3)
+    return Report(
+        KEY,
+        TITLE,
+        provenance,
+        tables={
+            "table3": Table(
+                "table3",
+                "Table 3 · F1_M, F1_IoU and IF per subset (%)",
+                frame3,
+                caption=(
+                    f"Token spans; F1_IoU at IoU ≥ {threshold:g}; an output that broke the format scores 0. "
+                    "Average pools all items (item-weighted, as MHALO). Items per subset: "
+                    + ", ".join(f"{str(k).removeprefix('subset:')} {v}" for k, v in n_per_subset.items())
+                    + f"; all {rows.size}."
+                ),
+                mark_columns=tuple(c for c in frame3.columns if c != "detector"),
+            ),
+            "curve": Table(
+                "curve",
+                "F1_IoU against the IoU threshold (%)",
+                pd.DataFrame(curve),
+                caption="How much of a score depends on exact boundaries: a steep fall means right place, wrong words.",
+            ),
+            "by_type": Table(
+                "by_type",
+                "Figure 5 · gold hallucinations detected, per type (%)",
+                pd.DataFrame(by_type, columns=["detector", "type", "n_gold_spans", "detected"]),
+                caption=f"A gold span counts as detected when a prediction of the same item overlaps it with IoU ≥ {threshold:g}.",
+            ),
+            "clean": Table(
+                "clean",
+                "Figure 6 · accuracy on responses without hallucination (%)",
+                pd.DataFrame(clean, columns=["detector", "subset", "n_clean", "accuracy"]),
+                caption="Share of clean responses on which the detector flagged nothing (a broken output counts as wrong).",
+            ),
+        },
+    )
+
+
+def _subset_names(subsets: np.ndarray) -> list[str]:
+    # "overall" is the pooled row of the metrics table; prefix a subset that happens to share the name.
+    return [f"subset:{s}" if s == "overall" else str(s) for s in subsets]
+
+
+def _clean_rows(
+    detector: str,
+    preds: list[list[TokenSpan]],
+    gold: list[list[TokenSpan]],
+    ok: np.ndarray,
+    subsets: np.ndarray,
+) -> list[dict[str, object]]:
+    clean = np.array([not g for g in gold], dtype=bool)
+    rows = []
+    groups = [*dict.fromkeys(subsets[clean].tolist()), ALL_CLEAN]
+    for subset in groups:
+        members = clean if subset == ALL_CLEAN else clean & (subsets == subset)
+        idx = np.flatnonzero(members)
+        if idx.size == 0:
+            continue
+        accuracy = clean_response_accuracy(
+            [preds[i] for i in idx],
+            [gold[i] for i in idx],
+            ok[idx],  # type: ignore[arg-type]  # metrics converts it to an array; its annotation names only Sequence
+        )
+        rows.append(
+            {"detector": detector, "subset": subset, "n_clean": int(idx.size), "accuracy": accuracy * 100}
+        )
+    return rows

@@ -1,0 +1,75 @@
+"""The filter bar of the report pages (the Measure section): subset, source model, detector, type, unknowns.
+
+Every choice is bound to the page address (``?subset=…&detector=…``), so a filtered dashboard is a link
+that can be shared or put in a presentation.
+"""
+
+from __future__ import annotations
+
+import streamlit as st
+from sqlalchemy import Engine
+
+from analysis.reports.data import UNKNOWN_CHOICES, UNKNOWN_EXCLUDED, ReportFilter, unknown_choice
+from components.store_cache import cached
+from db.repositories.datasets import DatasetInfo
+from db.repositories.items import facets
+from db.repositories.label_sets import list_label_sets
+from db.repositories.report_inputs import gold_types
+
+
+def report_filter(
+    engine: Engine,
+    dataset: DatasetInfo,
+    *,
+    detectors: bool = True,
+    types: bool = True,
+    unknown: bool = False,
+) -> ReportFilter:
+    """Draw the filters that apply to the page and return the choice."""
+    options = cached(facets, engine, dataset.id)
+    subsets = list(options.subsets)
+    models = list(options.source_models)
+    names = [v.name for v in cached(list_label_sets, engine, dataset.id, "detector")]
+    kinds = cached(gold_types, engine, dataset.id)
+    shown = [True, True, detectors and bool(names), types and bool(kinds)]
+    columns = iter(st.columns(sum(shown) + int(unknown)))
+    chosen_subsets = next(columns).multiselect(
+        "Subset", subsets, key="subset", bind="query-params", placeholder="all subsets"
+    )
+    chosen_models = next(columns).multiselect(
+        "Source model", models, key="model", bind="query-params", placeholder="all models"
+    )
+    chosen_detectors: list[str] = []
+    if shown[2]:
+        chosen_detectors = next(columns).multiselect(
+            "Detector", names, key="detector", bind="query-params", placeholder="all detectors"
+        )
+    chosen_types: list[str] = []
+    if shown[3]:
+        chosen_types = next(columns).multiselect(
+            "Hallucination type",
+            kinds,
+            key="type",
+            bind="query-params",
+            placeholder="all types",
+            help="Hallucinations of the other types are left out of the evaluation; clean items stay.",
+        )
+    chosen_unknown = UNKNOWN_CHOICES[UNKNOWN_EXCLUDED]
+    if unknown:
+        chosen_unknown = next(columns).segmented_control(
+            "'Unknown' sentences",
+            list(UNKNOWN_CHOICES.values()),
+            default=UNKNOWN_CHOICES[UNKNOWN_EXCLUDED],
+            required=True,
+            key="unknown",
+            bind="query-params",
+            help="AlignBench leaves sentences whose correctness cannot be judged out (its default); they can "
+            "also count as correct. A table below shows both.",
+        )
+    return ReportFilter(
+        subsets=tuple(chosen_subsets),
+        source_models=tuple(chosen_models),
+        detectors=tuple(chosen_detectors),
+        types=tuple(chosen_types),
+        unknown=unknown_choice(chosen_unknown),
+    )

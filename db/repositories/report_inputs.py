@@ -1,0 +1,525 @@
+"""What the reports and the comparison read: a dataset's annotations in bulk, a few queries per kind.
+
+Metrics run on plain arrays (see ``metrics``), so nothing here builds per-row objects. Two shapes:
+
+- column reads (spans, claims, triplets, ratings, ...) return dictionaries of name → list, through the
+  ORM's read session;
+- the sentence-scale reads (:func:`sentence_table`, :func:`sentence_columns`) and the small lookups
+  after them return numpy arrays or plain values. AlignBench holds 89 K sentences; with five detectors
+  a dashboard reads half a million score rows, and going through ORM rows (and SQLAlchemy's per-value
+  type processing) costs about four times the database's own time, so these run compiled statements on
+  the driver cursor and turn the rows into arrays in one pass. Text only travels where it must (labels
+  arrive as small integer codes, error types only for the sentences that have one). All reads of one
+  call share a transaction, so they see one state of the store.
+"""
+
+from __future__ import annotations
+
+import itertools
+from collections import defaultdict
+from collections.abc import Iterator, Sequence
+from contextlib import contextmanager
+from dataclasses import dataclass
+from typing import Any, TypeVarTuple
+
+import numpy as np
+from sqlalchemy import Connection, Engine, Select, case, func, select
+
+from db import models as m
+from db.engine import read_session
+
+Columns = dict[str, list[Any]]
+SpanTuple = tuple[int, int, str | None]
+Row = TypeVarTuple("Row")  # the column types of a statement's rows
+
+#: Sentence label codes of :func:`sentence_columns`.
+SENTENCE_CODES = {"correct": 0, "incorrect": 1, "unknown": 2}
+
+
+@dataclass(frozen=True)
+class ItemIndex:
+    """The dataset's items in order, with what filters and metrics need to know about each."""
+
+    ids: list[int]
+    external_ids: list[str]
+    subsets: list[str | None]
+    source_models: list[str | None]
+    task_types: list[str]
+    responses: list[str]
+
+    def position_of(self) -> dict[int, int]:
+        return {item_id: k for k, item_id in enumerate(self.ids)}
+
+
+def _columns(engine: Engine, query: Select[*tuple[Any, ...]], names: Sequence[str]) -> Columns:
+    out: Columns = {name: [] for name in names}
+    with read_session(engine) as session:
+        for row in session.execute(query):
+            for name, value in zip(names, row, strict=True):
+                out[name].append(value)
+    return out
+
+
+def _label_set_filter(query: Select[*Row], column: Any, label_set_ids: Sequence[int] | None) -> Select[*Row]:
+    return query if label_set_ids is None else query.where(column.in_(list(label_set_ids)))
+
+
+def item_index(engine: Engine, dataset_id: int) -> ItemIndex:
+    cols = _columns(
+        engine,
+        select(
+            m.Item.id,
+            m.Item.external_id,
+            m.Item.subset,
+            m.Item.source_model,
+            m.Item.task_type,
+            m.Item.response,
+        )
+        .where(m.Item.dataset_id == dataset_id)
+        .order_by(m.Item.position),
+        ["id", "external_id", "subset", "source_model", "task_type", "response"],
+    )
+    return ItemIndex(
+        cols["id"],
+        cols["external_id"],
+        cols["subset"],
+        cols["source_model"],
+        cols["task_type"],
+        cols["response"],
+    )
+
+
+def spans_by_label_set(
+    engine: Engine, dataset_id: int, label_set_ids: Sequence[int] | None = None
+) -> dict[int, dict[int, list[SpanTuple]]]:
+    """label set id → item id → its spans ``(start, end, type)`` sorted by offsets."""
+    query = (
+        select(m.Span.label_set_id, m.Span.item_id, m.Span.start, m.Span.end, m.Span.type)
+        .join(m.LabelSet, m.LabelSet.id == m.Span.label_set_id)
+        .where(m.LabelSet.dataset_id == dataset_id)
+        .order_by(m.Span.label_set_id, m.Span.item_id, m.Span.start, m.Span.end)
+    )
+    out: dict[int, dict[int, list[SpanTuple]]] = defaultdict(lambda: defaultdict(list))
+    with read_session(engine) as session:
+        for ls_id, item_id, start, end, type_ in session.execute(
+            _label_set_filter(query, m.Span.label_set_id, label_set_ids)
+        ):
+            out[ls_id][item_id].append((start, end, type_))
+    return {ls: dict(items) for ls, items in out.items()}
+
+
+def format_flags(
+    engine: Engine, dataset_id: int, label_set_ids: Sequence[int] | None = None
+) -> dict[int, dict[int, bool]]:
+    """label set id → item id → whether that raw output followed the format (the IF flag)."""
+    query = (
+        select(m.RawOutput.label_set_id, m.RawOutput.item_id, m.RawOutput.follows_format)
+        .join(m.LabelSet, m.LabelSet.id == m.RawOutput.label_set_id)
+        .where(m.LabelSet.dataset_id == dataset_id)
+    )
+    out: dict[int, dict[int, bool]] = defaultdict(dict)
+    with read_session(engine) as session:
+        for ls_id, item_id, flag in session.execute(
+            _label_set_filter(query, m.RawOutput.label_set_id, label_set_ids)
+        ):
+            out[ls_id][item_id] = bool(flag)
+    return dict(out)
+
+
+def sentence_rows(engine: Engine, dataset_id: int) -> Columns:
+    """Every sentence of the dataset: item id, index within the item, offsets."""
+    return _columns(
+        engine,
+        select(m.Sentence.id, m.Sentence.item_id, m.Sentence.index, m.Sentence.start, m.Sentence.end)
+        .join(m.Item, m.Item.id == m.Sentence.item_id)
+        .where(m.Item.dataset_id == dataset_id)
+        .order_by(m.Item.position, m.Sentence.index),
+        ["sentence_id", "item_id", "index", "start", "end"],
+    )
+
+
+def sentence_labels(engine: Engine, dataset_id: int, label_set_ids: Sequence[int] | None = None) -> Columns:
+    query = (
+        select(
+            m.SentenceLabel.label_set_id,
+            m.SentenceLabel.sentence_id,
+            m.SentenceLabel.item_id,
+            m.SentenceLabel.label,
+            m.SentenceLabel.error_type,
+        )
+        .join(m.LabelSet, m.LabelSet.id == m.SentenceLabel.label_set_id)
+        .where(m.LabelSet.dataset_id == dataset_id)
+    )
+    return _columns(
+        engine,
+        _label_set_filter(query, m.SentenceLabel.label_set_id, label_set_ids),
+        ["label_set_id", "sentence_id", "item_id", "label", "error_type"],
+    )
+
+
+def sentence_scores(engine: Engine, dataset_id: int, label_set_ids: Sequence[int] | None = None) -> Columns:
+    """Detector scores: 0-100, higher = the detector believes the sentence is correct."""
+    query = (
+        select(
+            m.SentenceScore.label_set_id,
+            m.SentenceScore.sentence_id,
+            m.SentenceScore.item_id,
+            m.SentenceScore.score,
+            m.SentenceScore.parsed,
+        )
+        .join(m.LabelSet, m.LabelSet.id == m.SentenceScore.label_set_id)
+        .where(m.LabelSet.dataset_id == dataset_id)
+    )
+    return _columns(
+        engine,
+        _label_set_filter(query, m.SentenceScore.label_set_id, label_set_ids),
+        ["label_set_id", "sentence_id", "item_id", "score", "parsed"],
+    )
+
+
+def claim_rows(engine: Engine, dataset_id: int) -> Columns:
+    return _columns(
+        engine,
+        select(m.Claim.id, m.Claim.item_id, m.Claim.index, m.Claim.segment, m.Claim.source, m.Item.task_type)
+        .join(m.Item, m.Item.id == m.Claim.item_id)
+        .where(m.Item.dataset_id == dataset_id)
+        .order_by(m.Item.position, m.Claim.index),
+        ["claim_id", "item_id", "index", "segment", "source", "task_type"],
+    )
+
+
+def claim_labels(engine: Engine, dataset_id: int, label_set_ids: Sequence[int] | None = None) -> Columns:
+    query = (
+        select(
+            m.ClaimLabel.label_set_id,
+            m.ClaimLabel.claim_id,
+            m.ClaimLabel.item_id,
+            m.ClaimLabel.label,
+            m.ClaimLabel.type,
+            m.ClaimLabel.reason,
+        )
+        .join(m.LabelSet, m.LabelSet.id == m.ClaimLabel.label_set_id)
+        .where(m.LabelSet.dataset_id == dataset_id)
+    )
+    return _columns(
+        engine,
+        _label_set_filter(query, m.ClaimLabel.label_set_id, label_set_ids),
+        ["label_set_id", "claim_id", "item_id", "label", "type", "reason"],
+    )
+
+
+def triplet_judgments(engine: Engine, dataset_id: int, label_set_ids: Sequence[int] | None = None) -> Columns:
+    """Extracted triplets with their verdicts (NULL verdict = the judge could not decide)."""
+    query = (
+        select(
+            m.Triplet.label_set_id,
+            m.Triplet.item_id,
+            m.Triplet.index,
+            m.Triplet.subject,
+            m.Triplet.relation,
+            m.Triplet.object,
+            m.TripletJudgment.verdict,
+            m.TripletJudgment.wrong_part,
+        )
+        .join(m.LabelSet, m.LabelSet.id == m.Triplet.label_set_id)
+        .outerjoin(
+            m.TripletJudgment,
+            (m.TripletJudgment.triplet_id == m.Triplet.id)
+            & (m.TripletJudgment.label_set_id == m.Triplet.label_set_id),
+        )
+        .where(m.LabelSet.dataset_id == dataset_id)
+        .order_by(m.Triplet.label_set_id, m.Triplet.item_id, m.Triplet.index)
+    )
+    return _columns(
+        engine,
+        _label_set_filter(query, m.Triplet.label_set_id, label_set_ids),
+        ["label_set_id", "item_id", "index", "subject", "relation", "object", "verdict", "wrong_part"],
+    )
+
+
+def token_probabilities(
+    engine: Engine, dataset_id: int, label_set_ids: Sequence[int] | None = None
+) -> Columns:
+    query = (
+        select(
+            m.TokenProbability.label_set_id,
+            m.TokenProbability.item_id,
+            m.TokenProbability.token_index,
+            m.TokenProbability.start,
+            m.TokenProbability.end,
+            m.TokenProbability.probability,
+            m.TokenProbability.type,
+        )
+        .join(m.LabelSet, m.LabelSet.id == m.TokenProbability.label_set_id)
+        .where(m.LabelSet.dataset_id == dataset_id)
+        .order_by(m.TokenProbability.label_set_id, m.TokenProbability.item_id, m.TokenProbability.token_index)
+    )
+    return _columns(
+        engine,
+        _label_set_filter(query, m.TokenProbability.label_set_id, label_set_ids),
+        ["label_set_id", "item_id", "token_index", "start", "end", "probability", "type"],
+    )
+
+
+def ratings(engine: Engine, dataset_id: int) -> Columns:
+    """Every human rating of detector outputs, with its task's scale and the rated detector."""
+    return _columns(
+        engine,
+        select(
+            m.RatingTask.id,
+            m.RatingTask.name,
+            m.RatingTask.detector_label_set_id,
+            m.RatingTask.granularity,
+            m.Rating.item_id,
+            m.Annotator.name,
+            m.Rating.segment_start,
+            m.Rating.segment_end,
+            m.Rating.score,
+            m.Rating.nothing_flagged_correct,
+        )
+        .join(m.Rating, m.Rating.task_id == m.RatingTask.id)
+        .join(m.Annotator, m.Annotator.id == m.Rating.annotator_id)
+        .where(m.RatingTask.dataset_id == dataset_id)
+        .order_by(m.RatingTask.id, m.Rating.item_id, m.Rating.segment_start),
+        [
+            "task_id",
+            "task",
+            "detector_label_set_id",
+            "granularity",
+            "item_id",
+            "rater",
+            "segment_start",
+            "segment_end",
+            "score",
+            "nothing_flagged_correct",
+        ],
+    )
+
+
+# ------------------------------------------------------------ numeric reads on the driver cursor
+
+
+@contextmanager
+def _snapshot(engine: Engine) -> Iterator[Connection]:
+    options: dict[str, Any] = {}
+    if engine.dialect.name == "postgresql":
+        options["isolation_level"] = "REPEATABLE READ"
+    with engine.connect().execution_options(**options) as connection, connection.begin():
+        yield connection
+
+
+def _rows(connection: Connection, statement: Any) -> list[tuple[Any, ...]]:
+    """Rows of ``statement`` as plain driver tuples.
+
+    Values are inlined (``literal_binds``): every bound value here is an integer id or a constant of this
+    module, never user text.
+    """
+    compiled = statement.compile(dialect=connection.dialect, compile_kwargs={"literal_binds": True})
+    cursor = connection.connection.driver_connection.cursor()  # type: ignore[union-attr]  # None only once invalidated; this one is open
+    try:
+        cursor.execute(str(compiled))
+        rows: list[tuple[Any, ...]] = cursor.fetchall()
+        return rows
+    finally:
+        cursor.close()
+
+
+def _numeric(
+    rows: list[tuple[Any, ...]], names: tuple[str, ...], dtypes: tuple[Any, ...]
+) -> dict[str, np.ndarray]:
+    flat = np.fromiter(itertools.chain.from_iterable(rows), dtype=np.float64, count=len(rows) * len(names))
+    table = flat.reshape(len(rows), len(names))
+    return {
+        name: table[:, k].astype(dtype) for k, (name, dtype) in enumerate(zip(names, dtypes, strict=True))
+    }
+
+
+def sentence_table(engine: Engine, dataset_id: int) -> dict[str, np.ndarray]:
+    """Every sentence in dataset order: ``sentence_id``, ``item_id``, ``index`` (in its item), offsets."""
+    statement = (
+        select(m.Sentence.id, m.Sentence.item_id, m.Sentence.index, m.Sentence.start, m.Sentence.end)
+        .join(m.Item, m.Item.id == m.Sentence.item_id)
+        .where(m.Item.dataset_id == dataset_id)
+        .order_by(m.Item.position, m.Sentence.index)
+    )
+    with _snapshot(engine) as connection:
+        rows = _rows(connection, statement)
+    names = ("sentence_id", "item_id", "index", "start", "end")
+    return _numeric(rows, names, (np.int64,) * 5)
+
+
+def sentence_columns(engine: Engine, dataset_id: int) -> dict[str, dict[str, np.ndarray]]:
+    """Sentence labels and detector scores of every label set of the dataset, in one snapshot.
+
+    Returns ``{"labels": {label_set_id, sentence_id, code}, "scores": {label_set_id, sentence_id, score,
+    parsed}, "error_types": {label_set_id, sentence_id, error_type}}`` where ``code`` follows
+    :data:`SENTENCE_CODES` and ``error_types`` lists only labels that carry a type (object array).
+    Fetching is paid per value, so scores are read one label set at a time, as a single column (in
+    sentence-id order) when the run scored every sentence; the ``parsed`` flag is almost always true,
+    so only the exceptions are read.
+    """
+    code = case(
+        *((m.SentenceLabel.label == label, value) for label, value in SENTENCE_CODES.items()), else_=-1
+    )
+    label_sets = select(m.LabelSet.id).where(m.LabelSet.dataset_id == dataset_id)
+    labels = select(m.SentenceLabel.label_set_id, m.SentenceLabel.sentence_id, code).where(
+        m.SentenceLabel.label_set_id.in_(label_sets)
+    )
+    types = select(
+        m.SentenceLabel.label_set_id, m.SentenceLabel.sentence_id, m.SentenceLabel.error_type
+    ).where(m.SentenceLabel.label_set_id.in_(label_sets), m.SentenceLabel.error_type.is_not(None))
+    unparsed = select(m.SentenceScore.label_set_id, m.SentenceScore.sentence_id).where(
+        m.SentenceScore.label_set_id.in_(label_sets), m.SentenceScore.parsed.is_(False)
+    )
+    all_sentences = (
+        select(m.Sentence.id)
+        .join(m.Item, m.Item.id == m.Sentence.item_id)
+        .where(m.Item.dataset_id == dataset_id)
+        .order_by(m.Sentence.id)
+    )
+    per_set = (
+        select(m.SentenceScore.label_set_id, func.count())
+        .where(m.SentenceScore.label_set_id.in_(label_sets))
+        .group_by(m.SentenceScore.label_set_id)
+    )
+    with _snapshot(engine) as connection:
+        label_rows = _rows(connection, labels)
+        type_rows = _rows(connection, types)
+        sentence_ids = _numeric(_rows(connection, all_sentences), ("id",), (np.int64,))["id"]
+        score_parts = []
+        for label_set_id, count in _rows(connection, per_set):
+            if count == sentence_ids.size:
+                # The run scored every sentence: its scores in sentence-id order are one column.
+                rows = _rows(
+                    connection,
+                    select(m.SentenceScore.score)
+                    .where(m.SentenceScore.label_set_id == label_set_id)
+                    .order_by(m.SentenceScore.sentence_id),
+                )
+                part = {"sentence_id": sentence_ids, **_numeric(rows, ("score",), (np.float64,))}
+            else:
+                rows = _rows(
+                    connection,
+                    select(m.SentenceScore.sentence_id, m.SentenceScore.score).where(
+                        m.SentenceScore.label_set_id == label_set_id
+                    ),
+                )
+                part = _numeric(rows, ("sentence_id", "score"), (np.int64, np.float64))
+            part["label_set_id"] = np.full(part["score"].size, label_set_id, dtype=np.int64)
+            score_parts.append(part)
+        unparsed_rows = _rows(connection, unparsed)
+    scores = {
+        name: np.concatenate([p[name] for p in score_parts]) if score_parts else np.zeros(0, dtype=dtype)
+        for name, dtype in (("label_set_id", np.int64), ("sentence_id", np.int64), ("score", np.float64))
+    }
+    parsed = np.ones(scores["score"].size, dtype=bool)
+    if unparsed_rows:
+        key = scores["label_set_id"] * (1 << 32) + scores["sentence_id"]
+        bad = np.array([ls * (1 << 32) + sid for ls, sid in unparsed_rows], dtype=np.int64)
+        parsed[np.isin(key, bad)] = False
+    scores["parsed"] = parsed
+    error_types = np.empty(len(type_rows), dtype=object)
+    error_types[:] = [row[2] for row in type_rows]
+    return {
+        "labels": _numeric(
+            label_rows, ("label_set_id", "sentence_id", "code"), (np.int64, np.int64, np.int8)
+        ),
+        "scores": scores,
+        "error_types": {
+            "label_set_id": np.array([row[0] for row in type_rows], dtype=np.int64),
+            "sentence_id": np.array([row[1] for row in type_rows], dtype=np.int64),
+            "error_type": error_types,
+        },
+    }
+
+
+def item_images(engine: Engine, dataset_id: int) -> dict[int, str | None]:
+    """Item id → its image reference (Tri-HE averages per image; several questions may share one)."""
+    statement = select(m.Item.id, m.Item.image_ref).where(m.Item.dataset_id == dataset_id)
+    with _snapshot(engine) as connection:
+        return {item_id: image for item_id, image in _rows(connection, statement)}
+
+
+def done_items(engine: Engine, dataset_id: int) -> dict[int, set[int]]:
+    """Label set id → items some page marked "done" for it (an annotator who found nothing still rated)."""
+    statement = (
+        select(m.ItemStatus.label_set_id, m.ItemStatus.item_id)
+        .join(m.LabelSet, m.LabelSet.id == m.ItemStatus.label_set_id)
+        .where(m.LabelSet.dataset_id == dataset_id, m.ItemStatus.status == "done")
+    )
+    out: dict[int, set[int]] = {}
+    with _snapshot(engine) as connection:
+        for label_set_id, item_id in _rows(connection, statement):
+            out.setdefault(label_set_id, set()).add(item_id)
+    return out
+
+
+def rating_scales(engine: Engine, dataset_id: int) -> dict[int, tuple[int, int]]:
+    """Rating task id → ``(scale_min, scale_max)``."""
+    statement = select(m.RatingTask.id, m.RatingTask.scale_min, m.RatingTask.scale_max).where(
+        m.RatingTask.dataset_id == dataset_id
+    )
+    with _snapshot(engine) as connection:
+        return {task: (low, high) for task, low, high in _rows(connection, statement)}
+
+
+def annotation_counts(engine: Engine, dataset_id: int) -> dict[str, dict[str, int]]:
+    """How many rows of each annotation kind the dataset holds, per label-set kind (gold/human/detector).
+
+    Cheap (counts only), so a dashboard can decide which sections to offer before reading any data.
+    Kinds: ``spans``, ``raw_outputs``, ``sentence_labels``, ``sentence_scores``, ``claim_labels``,
+    ``triplet_judgments``, ``token_probabilities``, ``ratings``.
+    """
+    owners = {
+        "spans": m.Span.label_set_id,
+        "raw_outputs": m.RawOutput.label_set_id,
+        "sentence_labels": m.SentenceLabel.label_set_id,
+        "sentence_scores": m.SentenceScore.label_set_id,
+        "claim_labels": m.ClaimLabel.label_set_id,
+        "triplet_judgments": m.TripletJudgment.label_set_id,
+        "token_probabilities": m.TokenProbability.label_set_id,
+    }
+    out: dict[str, dict[str, int]] = {}
+    with _snapshot(engine) as connection:
+        for name, owner in owners.items():
+            statement = (
+                select(m.LabelSet.kind, func.count())
+                .select_from(owner.class_)
+                .join(m.LabelSet, m.LabelSet.id == owner)
+                .where(m.LabelSet.dataset_id == dataset_id)
+                .group_by(m.LabelSet.kind)
+            )
+            out[name] = {kind: int(n) for kind, n in _rows(connection, statement)}
+        ratings = (
+            select(func.count())
+            .select_from(m.Rating)
+            .join(m.RatingTask, m.RatingTask.id == m.Rating.task_id)
+            .where(m.RatingTask.dataset_id == dataset_id)
+        )
+        out["ratings"] = {"human": int(_rows(connection, ratings)[0][0])}
+    return out
+
+
+def dataset_name(engine: Engine, dataset_id: int) -> str:
+    statement = select(m.Dataset.name).where(m.Dataset.id == dataset_id)
+    with _snapshot(engine) as connection:
+        rows = _rows(connection, statement)
+    if not rows:
+        raise LookupError(f"no dataset with id {dataset_id}")
+    name: str = rows[0][0]
+    return name
+
+
+def gold_types(engine: Engine, dataset_id: int) -> list[str]:
+    """Hallucination types the dataset's gold labels use (spans, sentence errors, claims), by name."""
+    gold = select(m.LabelSet.id).where(m.LabelSet.dataset_id == dataset_id, m.LabelSet.kind == "gold")
+    found: set[str] = set()
+    with _snapshot(engine) as connection:
+        for column, owner in (
+            (m.Span.type, m.Span.label_set_id),
+            (m.SentenceLabel.error_type, m.SentenceLabel.label_set_id),
+            (m.ClaimLabel.type, m.ClaimLabel.label_set_id),
+        ):
+            statement = select(column).where(owner.in_(gold), column.is_not(None)).distinct()
+            found.update(row[0] for row in _rows(connection, statement))
+    return sorted(found)

@@ -1,0 +1,301 @@
+"""The failure finder's table, presets, filters, query round-trip and exports on a hand-made dataset."""
+
+from __future__ import annotations
+
+import json
+import math
+
+import numpy as np
+import pandas as pd
+import pytest
+
+from analysis import failure_finder as ff
+from analysis.dataset_spans import DatasetSpans
+from db.repositories.label_sets import LabelSetView
+from db.repositories.report_inputs import ItemIndex
+from metrics import f1_iou, token_spans
+
+# Ten one-letter tokens: token k covers characters [2k, 2k + 1).
+TEXT = "a b c d e f g h i j"
+
+
+def chars(start: int, end: int, type_: str | None = None) -> tuple[int, int, str | None]:
+    """The character span of tokens [start, end)."""
+    return 2 * start, 2 * end - 1, type_
+
+
+# item -> gold spans (in tokens, typed) and what detectors A, B and C predicted.
+GOLD = {
+    "i0": [chars(0, 2, "Object")],
+    "i1": [],  # clean
+    "i2": [chars(1, 3, "OCR"), chars(5, 7, "Object")],
+    "i3": [chars(0, 1, "Color")],
+}
+PREDS = {
+    "A": {"i0": [chars(0, 2)], "i1": [], "i2": [chars(5, 7)], "i3": []},
+    "B": {"i0": [chars(0, 5)], "i1": [chars(3, 4)], "i2": [chars(1, 3), chars(5, 7)], "i3": [chars(8, 9)]},
+    "C": {"i0": [], "i1": [], "i2": [], "i3": [chars(0, 1)]},
+}
+BROKEN = {("C", "i2")}  # C's output on i2 broke the format (so it has no spans)
+SUBSETS = {"i0": "s1", "i1": "s2", "i2": "s1", "i3": "s2"}
+MODELS = {"i0": "m1", "i1": "m1", "i2": "m2", "i3": "m2"}
+
+
+def make_evaluation(detectors: tuple[str, ...] = ("A", "B", "C"), with_gold: bool = True) -> DatasetSpans:
+    ids = list(GOLD)
+    items = ItemIndex(
+        ids=list(range(1, len(ids) + 1)),
+        external_ids=ids,
+        subsets=[SUBSETS[i] for i in ids],
+        source_models=[MODELS[i] for i in ids],
+        task_types=["image-to-text"] * len(ids),
+        responses=[TEXT] * len(ids),
+    )
+    gold = LabelSetView(1, 1, "gold", "gold", None, None, None)
+    views = tuple(
+        LabelSetView(k + 2, 1, "detector", name, None, "v1", "vanilla") for k, name in enumerate(detectors)
+    )
+    char_spans = {gold.id: [GOLD[i] for i in ids]}
+    follows = {gold.id: np.ones(len(ids), dtype=bool)}
+    for view in views:
+        char_spans[view.id] = [PREDS[view.name][i] for i in ids]
+        follows[view.id] = np.array([(view.name, i) not in BROKEN for i in ids])
+    tokens = {
+        ls: [token_spans(TEXT, [(s, e) for s, e, _ in spans]) for spans in per_item]
+        for ls, per_item in char_spans.items()
+    }
+    if not with_gold:
+        del char_spans[gold.id], tokens[gold.id], follows[gold.id]
+    return DatasetSpans(
+        items=items,
+        gold=gold if with_gold else None,
+        detectors=views,
+        humans=(),
+        char_spans=char_spans,
+        token_spans=tokens,
+        follows_format=follows,
+    )
+
+
+@pytest.fixture(scope="module")
+def tables() -> tuple[pd.DataFrame, pd.DataFrame]:
+    evaluation = make_evaluation()
+    rows = ff.detector_rows(evaluation)
+    return rows, ff.item_table(evaluation, rows)
+
+
+def found(tables, **params) -> list[str]:  # type: ignore[no-untyped-def]
+    rows, table = tables
+    return list(ff.select_items(ff.FinderQuery.from_params(params), rows, table).index)
+
+
+# ------------------------------------------------------------------------------------- detector rows
+
+
+def test_detector_rows_count_what_the_matching_says(tables) -> None:  # type: ignore[no-untyped-def]
+    rows, _ = tables
+    by = rows.set_index(["detector", "external_id"])
+    assert by.loc[("B", "i0"), "n_false_positives"] == 1 and by.loc[("B", "i0"), "n_boundary"] == 1
+    assert by.loc[("B", "i2"), "found"] == (0, 1)
+    assert by.loc[("A", "i2"), "found"] == (1,)
+    assert by.loc[("B", "i3"), "n_boundary"] == 0  # no overlap at all: a false positive, not a boundary error
+    assert not by.loc[("C", "i2"), "follows_format"]
+    assert list(rows.loc[rows["detector"] == "A", "clean"]) == [False, True, False, False]
+    for row in rows.itertuples():
+        n = row.n_pred + row.n_gold
+        assert row.n_matched == round(row.f1_iou * n / 2) if n else row.n_matched == 0
+        assert row.n_false_positives == row.n_pred - row.n_matched
+
+
+def test_matching_counts_agree_with_f1_iou_at_other_thresholds() -> None:
+    evaluation = make_evaluation()
+    rows = ff.detector_rows(evaluation, threshold=0.4)
+    b_i0 = rows[(rows["detector"] == "B") & (rows["external_id"] == "i0")].iloc[0]
+    assert b_i0["n_matched"] == 1 and b_i0["f1_iou"] == pytest.approx(f1_iou([(0, 5)], [(0, 2)], 0.4))
+
+
+# -------------------------------------------------------------------------------------- disagreement
+
+
+def test_disagreement_is_the_mean_pairwise_one_minus_f1_iou(tables) -> None:  # type: ignore[no-untyped-def]
+    _, table = tables
+    # i1: A and C flag nothing (agree), B flags one span (disagrees with both) -> (1 + 0 + 1) / 3
+    assert table.loc["i1", "disagreement"] == pytest.approx(2 / 3)
+    # i0: A exact, B too wide (IoU 0.4), C nothing: no pair shares a matching span.
+    assert table.loc["i0", "disagreement"] == pytest.approx(1.0)
+    # i2: A vs B share one of B's two spans: F1 = 2/3; C is empty.
+    assert table.loc["i2", "disagreement"] == pytest.approx(((1 - 2 / 3) + 1 + 1) / 3)
+
+
+def test_disagreement_needs_two_detectors() -> None:
+    assert np.isnan(ff.disagreement(make_evaluation(("A",)))).all()
+    same = make_evaluation(("A", "A"))
+    assert (ff.disagreement(same) == 0).all()
+
+
+# -------------------------------------------------------------------------------------------- presets
+
+
+def test_item_table_lists_the_detectors_per_failure(tables) -> None:  # type: ignore[no-untyped-def]
+    _, table = tables
+    assert table.loc["i1", "clean flagged by"] == ("B",)
+    assert table.loc["i2", "format failures"] == ("C",)
+    assert table.loc["i0", "boundary errors"] == ("B",)
+    assert table.loc["i2", "gold types"] == ("OCR", "Object")
+    assert table.loc["i3", "A · F1_IoU"] == 0.0 and table.loc["i3", "C · F1_IoU"] == 1.0
+    assert list(table.index) == ["i0", "i1", "i2", "i3"]
+    assert set(ff.table_columns(["A"])) <= set(table.columns)
+
+
+@pytest.mark.parametrize(
+    ("params", "expected"),
+    [
+        ({}, ["i0", "i1", "i2", "i3"]),
+        ({"preset": "clean-flagged"}, ["i1"]),
+        ({"preset": "clean-flagged", "detector": "B"}, ["i1"]),
+        ({"preset": "clean-flagged", "detector": "A"}, []),
+        ({"preset": "format"}, ["i2"]),
+        ({"preset": "format", "detector": "A"}, []),
+        ({"preset": "boundary"}, ["i0"]),
+        ({"preset": "boundary", "detector": "A"}, []),
+        ({"preset": "misses", "detector": "A", "other": "B"}, ["i2"]),
+        ({"preset": "misses", "detector": "A"}, ["i2", "i3"]),  # Y = any other detector
+        ({"preset": "misses", "detector": "C", "other": "A"}, ["i0", "i2"]),
+        ({"preset": "misses", "detector": "B", "other": "A"}, ["i0"]),
+        ({"preset": "misses"}, []),  # X is required
+        ({"preset": "misses", "detector": "A", "other": "A"}, []),
+        ({"preset": "no-such-preset"}, ["i0", "i1", "i2", "i3"]),
+    ],
+)
+def test_presets_find_exactly_their_items(tables, params, expected) -> None:  # type: ignore[no-untyped-def]
+    assert found(tables, **params) == expected
+
+
+def test_presets_without_gold_find_no_clean_items() -> None:
+    evaluation = make_evaluation(with_gold=False)
+    rows = ff.detector_rows(evaluation)
+    table = ff.item_table(evaluation, rows)
+    query = ff.FinderQuery(preset="clean-flagged")
+    assert ff.select_items(query, rows, table).empty
+
+
+# -------------------------------------------------------------------------------------------- filters
+
+
+def test_filters_combine_with_presets(tables) -> None:  # type: ignore[no-untyped-def]
+    assert found(tables, subset=["s1"]) == ["i0", "i2"]
+    assert found(tables, model="m2") == ["i2", "i3"]
+    assert found(tables, type=["OCR", "Color"]) == ["i2", "i3"]
+    assert found(tables, subset="s1", preset="misses", detector="A") == ["i2"]
+    assert found(tables, min_dis="0.9") == ["i0", "i3"]
+
+
+def test_sorting(tables) -> None:  # type: ignore[no-untyped-def]
+    assert found(tables, sort="disagreement", order="desc")[:2] == ["i0", "i3"]
+    # A scores i3 0, i2 2/3, and 1 on i0 and i1 (nothing to find, nothing claimed); ties keep item order.
+    assert found(tables, sort="A · F1_IoU") == ["i3", "i2", "i0", "i1"]
+    assert found(tables, order="desc") == ["i3", "i2", "i1", "i0"]
+    assert found(tables, sort="no such column") == ["i0", "i1", "i2", "i3"]
+    _, table = tables
+    assert ff.sort_options(table)[0] == "item" and "disagreement" in ff.sort_options(table)
+
+
+# ------------------------------------------------------------------------------------------- queries
+
+
+def test_query_round_trips_through_url_parameters() -> None:
+    query = ff.FinderQuery(
+        preset="misses",
+        detector="A",
+        other="B",
+        subsets=("s1", "s 2"),
+        models=("m1",),
+        types=("OCR",),
+        min_disagreement=0.25,
+        sort="disagreement",
+        descending=True,
+        threshold=0.3,
+    )
+    params = query.to_params()
+    assert params["subset"] == ["s1", "s 2"] and params["iou"] == "0.3"
+    assert ff.FinderQuery.from_params(params) == query
+    assert ff.FinderQuery().to_params() == {}
+
+
+@pytest.mark.parametrize(
+    ("params", "field", "value"),
+    [
+        ({"preset": "bogus"}, "preset", None),
+        ({"iou": "abc"}, "threshold", 0.5),
+        ({"iou": "7"}, "threshold", 1.0),
+        ({"iou": "nan"}, "threshold", 0.5),
+        ({"min_dis": "-1"}, "min_disagreement", 0.0),
+        ({"subset": ["a", "a", ""]}, "subsets", ("a",)),
+        ({"detector": ""}, "detector", ff.ANY),
+        ({"order": "asc"}, "descending", False),
+    ],
+)
+def test_bad_url_parameters_fall_back_to_defaults(params, field, value) -> None:  # type: ignore[no-untyped-def]
+    assert getattr(ff.FinderQuery.from_params(params), field) == value
+
+
+def test_problems_name_what_is_wrong() -> None:
+    names = ["A", "B"]
+    assert ff.problems(ff.FinderQuery(detector="Z"), names) == [
+        "There is no detector named 'Z' in this dataset."
+    ]
+    assert "Choose the detector X" in ff.problems(ff.FinderQuery(preset="misses"), names)[0]
+    assert "different" in ff.problems(ff.FinderQuery(preset="misses", detector="A", other="A"), names)[0]
+    assert ff.problems(ff.FinderQuery(preset="misses", detector="A"), names) == []
+
+
+# ------------------------------------------------------------------------------------- links, export
+
+
+def test_compare_link_carries_the_list_to_step_through() -> None:
+    query = ff.FinderQuery(preset="format", detector="C")
+    params = ff.compare_params(query, "demo", "i2", ["C", "A"])
+    assert params == {
+        "dataset": "demo",
+        "item": "i2",
+        "detectors": "C,A",
+        "from": "failures",
+        "preset": "format",
+        "detector": "C",
+    }
+    assert ff.FinderQuery.from_params(params) == query
+    assert ff.tracks_for(ff.FinderQuery(preset="misses", detector="B", other="C"), ["A", "B", "C"]) == [
+        "B",
+        "C",
+        "A",
+    ]
+
+
+def test_step() -> None:
+    assert ff.step(["a", "b", "c"], "a") == (None, "b", 0)
+    assert ff.step(["a", "b", "c"], "b") == ("a", "c", 1)
+    assert ff.step(["a", "b", "c"], "c") == ("b", None, 2)
+    assert ff.step(["a", "b"], "z") == (None, "a", None)
+    assert ff.step([], "z") == (None, None, None)
+
+
+def test_csv_and_jsonl(tables) -> None:  # type: ignore[no-untyped-def]
+    rows, table = tables
+    chosen = ff.select_items(ff.FinderQuery(preset="misses", detector="A"), rows, table)
+    csv = ff.to_csv(chosen[ff.table_columns(["A", "B"])])
+    lines = csv.strip().splitlines()
+    assert lines[0].startswith("item,gold spans,disagreement,A · F1_IoU")
+    assert len(lines) == 3 and "OCR; Object" in lines[1]
+    records = [json.loads(line) for line in ff.to_jsonl(chosen).splitlines()]
+    assert [r["item"] for r in records] == ["i2", "i3"]
+    assert records[0]["gold types"] == ["OCR", "Object"]
+    assert records[0]["detectors"]["C"] == {"F1_IoU": 0.0, "F1_M": 0.0, "FP": 0}
+    assert records[0]["format failures"] == ["C"]
+    assert ff.to_jsonl(chosen.iloc[:0]) == ""
+
+
+def test_jsonl_writes_missing_disagreement_as_null() -> None:
+    evaluation = make_evaluation(("A",))
+    rows = ff.detector_rows(evaluation)
+    record = json.loads(ff.to_jsonl(ff.item_table(evaluation, rows)).splitlines()[0])
+    assert record["disagreement"] is None and not math.isnan(record["detectors"]["A"]["F1_IoU"])

@@ -1,0 +1,104 @@
+"""The fast numeric reads return what the ordinary bulk reads return, on SQLite and PostgreSQL."""
+
+from __future__ import annotations
+
+import pytest
+
+from db.importer import import_bundle
+from db.repositories import report_inputs as reads
+from formats.records import (
+    Annotations,
+    Bundle,
+    DatasetRecord,
+    ItemRecord,
+    LabelSetRecord,
+    RatingRecord,
+    RatingTaskRecord,
+    SentenceLabelRecord,
+    SentenceScoreRecord,
+    SpanRecord,
+)
+
+
+def _bundle() -> Bundle:
+    items = [
+        ItemRecord(
+            f"i{k}", f"A red cube {k}. The ball is blue. It is big.", subset="s", image_ref=f"{k % 2}.png"
+        )
+        for k in range(4)
+    ]
+    gold = LabelSetRecord(
+        "gold",
+        "gold",
+        annotations=[
+            Annotations(
+                f"i{k}",
+                spans=[SpanRecord(2, 5, "Color")],
+                sentence_labels=[
+                    SentenceLabelRecord(0, "incorrect", "Color"),
+                    SentenceLabelRecord(1, "correct"),
+                    SentenceLabelRecord(2, "unknown"),
+                ],
+            )
+            for k in range(4)
+        ],
+    )
+    full = LabelSetRecord(
+        "detector",
+        "full",
+        annotations=[
+            Annotations(
+                f"i{k}",
+                sentence_scores=[SentenceScoreRecord(s, 10.0 * s + k, parsed=s != 1) for s in range(3)],
+            )
+            for k in range(4)
+        ],
+    )
+    partial = LabelSetRecord(
+        "detector", "partial", annotations=[Annotations("i0", sentence_scores=[SentenceScoreRecord(2, 77.5)])]
+    )
+    task = RatingTaskRecord(
+        "task", "full", ratings=[RatingRecord("i0", "r1", 3.0, 2, 5)], scale_min=1, scale_max=5
+    )
+    return Bundle(DatasetRecord("reads", "canonical"), items, [gold, full, partial], [task])
+
+
+def test_numeric_reads_match_the_bulk_reads(engine) -> None:  # type: ignore[no-untyped-def]
+    import_bundle(engine, _bundle())
+    table = reads.sentence_table(engine, 1)
+    rows = reads.sentence_rows(engine, 1)
+    assert table["sentence_id"].tolist() == rows["sentence_id"] and table["index"].tolist() == rows["index"]
+    columns = reads.sentence_columns(engine, 1)
+    scores = reads.sentence_scores(engine, 1)
+    expected = sorted(
+        zip(scores["label_set_id"], scores["sentence_id"], scores["score"], scores["parsed"], strict=True)
+    )
+    got = sorted(
+        zip(
+            *(columns["scores"][k].tolist() for k in ("label_set_id", "sentence_id", "score", "parsed")),
+            strict=True,
+        )
+    )
+    assert got == expected
+    labels = reads.sentence_labels(engine, 1)
+    codes = {
+        (a, b): c
+        for a, b, c in zip(
+            *(columns["labels"][k].tolist() for k in ("label_set_id", "sentence_id", "code")), strict=True
+        )
+    }
+    assert {k: ["correct", "incorrect", "unknown"][v] for k, v in codes.items()} == {
+        (a, b): label
+        for a, b, label in zip(labels["label_set_id"], labels["sentence_id"], labels["label"], strict=True)
+    }
+    assert columns["error_types"]["error_type"].tolist() == ["Color"] * 4
+    counts = reads.annotation_counts(engine, 1)
+    assert counts["spans"] == {"gold": 4} and counts["sentence_scores"] == {"detector": 13}
+    assert counts["ratings"] == {"human": 1}
+    assert reads.rating_scales(engine, 1) == {1: (1, 5)}
+    assert set(reads.item_images(engine, 1).values()) == {"0.png", "1.png"}
+    assert reads.gold_types(engine, 1) == ["Color"]
+    assert reads.dataset_name(engine, 1) == "reads"
+    assert reads.done_items(engine, 1) == {}
+    with pytest.raises(LookupError):
+        reads.dataset_name(engine, 99)

@@ -33,7 +33,7 @@ def span_detection_table(
     subsets: Sequence[Hashable],
     preds: Sequence[Sequence[Span] | None],
     golds: Sequence[Sequence[Span]] | PackedSpans,
-    follows_format: Sequence[bool],
+    follows_format: Sequence[bool] | np.ndarray,
     threshold: float = 0.5,
 ) -> dict[Hashable, dict[str, float]]:
     """Mean F1_M, mean F1_IoU and IF rate of one detector, per subset and overall (MHALO Table 3).
@@ -139,7 +139,7 @@ def _field(item: Mapping[str, Any] | Any, key: str) -> Any:
 def clean_response_accuracy(
     preds: Sequence[Sequence[Span] | None],
     golds: Sequence[Sequence[Span]],
-    follows_format: Sequence[bool] | None = None,
+    follows_format: Sequence[bool] | np.ndarray | None = None,
 ) -> float:
     """Accuracy on responses without hallucination (MHALO section 5.3, Figure 6).
 

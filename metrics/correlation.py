@@ -21,8 +21,8 @@ _CHUNK_CELLS = 2_000_000
 
 
 def correlations(
-    metric: Sequence[float],
-    human: Sequence[float],
+    metric: Sequence[float] | np.ndarray,
+    human: Sequence[float] | np.ndarray,
     n_resamples: int = 1000,
     confidence: float = 0.95,
     seed: int = 0,

@@ -213,7 +213,7 @@ def f1_iou_curve(
     preds: Sequence[Sequence[Span]] | PackedSpans,
     golds: Sequence[Sequence[Span]] | PackedSpans,
     thresholds: Sequence[float] = DEFAULT_CURVE_THRESHOLDS,
-    follows_format: Sequence[bool] | None = None,
+    follows_format: Sequence[bool] | np.ndarray | None = None,
 ) -> np.ndarray:
     """Mean F1_IoU over items at each IoU threshold (MHALO eq. 6 with the 0.5 of eq. 5 varied).
 
@@ -252,7 +252,7 @@ def read_predictions(pred_lists: Sequence[Sequence[Span] | None], ok: np.ndarray
     return out
 
 
-def _format_mask(follows_format: Sequence[bool] | None, n_items: int) -> np.ndarray:
+def _format_mask(follows_format: Sequence[bool] | np.ndarray | None, n_items: int) -> np.ndarray:
     if follows_format is None:
         return np.ones(n_items, dtype=bool)
     mask = np.asarray(follows_format)

@@ -25,7 +25,7 @@ def f1_iou_by_type(
     gold_types: Sequence[Sequence[Hashable]],
     pred_types: Sequence[Sequence[Hashable]] | None = None,
     threshold: float = 0.5,
-    follows_format: Sequence[bool] | None = None,
+    follows_format: Sequence[bool] | np.ndarray | None = None,
 ) -> dict[Hashable, dict[str, float | int | None]]:
     """Per hallucination type: detection rate of gold spans and, for typed detectors, F1_IoU.
 

@@ -149,7 +149,7 @@ def build(inputs: TokenInputs, flt: ReportFilter, n_bins: int = N_BINS) -> Repor
 
 
 def _bins(detector: str, type_: str, p: np.ndarray, y: np.ndarray, n_bins: int) -> list[dict[str, object]]:
-    diagram = reliability_diagram(p, y, n_bins)  # type: ignore[arg-type]  # metrics converts it to an array; its annotation names only Sequence
+    diagram = reliability_diagram(p, y, n_bins)
     return [
         {
             "detector": detector,
@@ -166,13 +166,13 @@ def _bins(detector: str, type_: str, p: np.ndarray, y: np.ndarray, n_bins: int) 
 
 
 def _errors(detector: str, p: np.ndarray, y: np.ndarray, n_bins: int) -> dict[str, object]:
-    split = calibration_by_label(p, y, n_bins)  # type: ignore[arg-type]  # metrics converts it to an array; its annotation names only Sequence
+    split = calibration_by_label(p, y, n_bins)
     return {
         "detector": detector,
         "tokens": int(p.size),
         "hallucinated tokens": int(y.sum()),
-        "ECE": ece(p, y, n_bins) * 100,  # type: ignore[arg-type]  # metrics converts it to an array; its annotation names only Sequence
-        "ACE": ace(p, y, n_bins) * 100,  # type: ignore[arg-type]  # metrics converts it to an array; its annotation names only Sequence
+        "ECE": ece(p, y, n_bins) * 100,
+        "ACE": ace(p, y, n_bins) * 100,
         "ECE pos": split["ece"]["positive"] * 100,
         "ECE neg": split["ece"]["negative"] * 100,
         "ECE avg": split["ece"]["average"] * 100,

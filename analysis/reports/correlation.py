@@ -180,8 +180,8 @@ def _covered(spans: list[tuple[int, int]], n_tokens: int) -> np.ndarray:
 def _correlate(label: str, metric: pd.Series, human: pd.Series, n_resamples: int) -> list[dict[str, object]]:
     try:
         found = correlations(
-            metric.to_numpy(dtype=float),  # type: ignore[arg-type]  # metrics converts it to an array; its annotation names only Sequence
-            human.to_numpy(dtype=float),  # type: ignore[arg-type]  # metrics converts it to an array; its annotation names only Sequence
+            metric.to_numpy(dtype=float),
+            human.to_numpy(dtype=float),
             n_resamples=max(n_resamples, 1),
         )
     except ValueError:

@@ -74,7 +74,7 @@ def build(inputs: SpanInputs, flt: ReportFilter, threshold: float = 0.5) -> Repo
     for detector in detectors:
         preds = [ev.token_spans[detector.id][i] for i in rows]
         ok = ev.follows_format[detector.id][rows]
-        scores = detection_table(names, preds, packed_gold, ok, threshold)  # type: ignore[arg-type]  # metrics converts it to an array; its annotation names only Sequence
+        scores = detection_table(names, preds, packed_gold, ok, threshold)
         row: dict[str, object] = {"detector": detector.name}
         for subset, values in scores.items():
             label = AVERAGE if subset == "overall" else str(subset).removeprefix("subset:")
@@ -84,7 +84,7 @@ def build(inputs: SpanInputs, flt: ReportFilter, threshold: float = 0.5) -> Repo
         table3.append(row)
         for t, value in zip(
             DEFAULT_CURVE_THRESHOLDS,
-            f1_iou_curve(preds, packed_gold, follows_format=ok),  # type: ignore[arg-type]  # metrics converts it to an array; its annotation names only Sequence
+            f1_iou_curve(preds, packed_gold, follows_format=ok),
             strict=True,
         ):
             curve.append({"detector": detector.name, "iou_threshold": t, "f1_iou": value * 100})
@@ -93,7 +93,7 @@ def build(inputs: SpanInputs, flt: ReportFilter, threshold: float = 0.5) -> Repo
             gold,
             gold_types,
             threshold=threshold,
-            follows_format=ok,  # type: ignore[arg-type]  # metrics converts it to an array; its annotation names only Sequence
+            follows_format=ok,
         )
         for type_, found in per_type.items():
             recall = found["recall"]
@@ -172,7 +172,7 @@ def _clean_rows(
         accuracy = clean_response_accuracy(
             [preds[i] for i in idx],
             [gold[i] for i in idx],
-            ok[idx],  # type: ignore[arg-type]  # metrics converts it to an array; its annotation names only Sequence
+            ok[idx],
         )
         rows.append(
             {"detector": detector, "subset": subset, "n_clean": int(idx.size), "accuracy": accuracy * 100}

@@ -3,8 +3,10 @@ PYTHON ?= python3
 VENV   := .venv
 BIN    := $(VENV)/bin
 PORT   ?= 8501
+# The JavaScript lint (ESLint, pinned in package-lock.json); the JS tests need only node.
+NODE_DEPS := node_modules/.installed
 
-.PHONY: run test lint bench clean
+.PHONY: run test test-fast test-prerequisites checks lint js-lint js-test typecheck fmt bench clean
 
 $(BIN)/python:
 	$(PYTHON) -m venv $(VENV)
@@ -18,6 +20,10 @@ $(VENV)/.dev-deps: requirements.txt requirements-dev.txt | $(BIN)/python
 	$(BIN)/pip install --quiet -r requirements-dev.txt
 	touch $@ $(VENV)/.run-deps
 
+$(NODE_DEPS): package.json package-lock.json
+	npm ci --no-audit --no-fund --loglevel=error
+	touch $@
+
 ## Create the store (embedded SQLite under data/ unless DATABASE_URL is set), load the demo if it is
 ## empty, and serve the app on http://localhost:$(PORT).
 run: $(VENV)/.run-deps
@@ -26,17 +32,39 @@ run: $(VENV)/.run-deps
 		--browser.gatherUsageStats false
 
 ## Install test dependencies (and Debian chromium / a running PostgreSQL when possible), lint, test.
-test: $(VENV)/.dev-deps
-	bash scripts/test_prerequisites.sh
-	$(BIN)/ruff check .
-	$(BIN)/ruff format --check .
+test: $(VENV)/.dev-deps test-prerequisites checks
 	$(BIN)/pytest
+
+## Everything but the browser tests, for the edit-and-test loop. It neither installs chromium nor
+## starts PostgreSQL (`make test` does); the database tests skip while the server is down.
+test-fast: $(VENV)/.dev-deps checks
+	$(BIN)/pytest -m "not e2e"
+
+test-prerequisites:
+	bash scripts/test_prerequisites.sh
+
+## Lint both languages and run the JavaScript unit tests.
+## `typecheck` joins these prerequisites once it reports no errors.
+checks: lint js-lint js-test
 
 lint: $(VENV)/.dev-deps
 	$(BIN)/ruff check . && $(BIN)/ruff format --check .
+
+js-lint: $(NODE_DEPS)
+	node_modules/.bin/eslint .
+
+js-test:
+	node --test tests/js/
+
+typecheck: $(VENV)/.dev-deps
+	$(BIN)/mypy
+
+## Apply ruff's fixes and formatting; exits non-zero when lint errors are left to fix by hand.
+fmt: $(VENV)/.dev-deps
+	$(BIN)/ruff check --fix . ; status=$$?; $(BIN)/ruff format . && exit $$status
 
 bench: $(VENV)/.dev-deps
 	for script in bench/bench_*.py; do echo "== $$script"; $(BIN)/python $$script || exit 1; done
 
 clean:
-	rm -rf $(VENV) .pytest_cache .ruff_cache test-artifacts
+	rm -rf $(VENV) node_modules .pytest_cache .ruff_cache .mypy_cache test-artifacts

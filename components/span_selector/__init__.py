@@ -2,6 +2,8 @@
 
 Built on Streamlit's components v2 API (no build step, no iframe); the markup, style and script are
 ``selector.html``, ``selector.css`` and ``selector.js`` next to this file, read once at import.
+``selector.js`` imports its DOM-free logic from sibling modules (``offsets.js``, ``spans.js``, …) so
+Node can test that logic; Streamlit takes one inline script, which :func:`assemble_script` joins.
 
 The page owns the span list: pass it in ``spans`` on every run and the selector shows exactly that.
 Each user action (add, retype, delete) reaches Python once, as :attr:`SpanSelection.event`, together
@@ -29,6 +31,7 @@ session. To only preset the state (no event, no callback), assign it and rerun::
 
 from __future__ import annotations
 
+import re
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -42,11 +45,43 @@ _HERE = Path(__file__).parent
 COMPONENT_NAME = "spanlight_span_selector"
 ACTIONS = ("add", "retype", "delete")
 
+_LOCAL_IMPORT = re.compile(r'^import \{[^}]*\} from "\./([\w-]+\.js)";\n', re.MULTILINE)
+_ANY_IMPORT = re.compile(r"^import\b", re.MULTILINE)
+_NAMED_EXPORT = re.compile(r"^export (?!default\b)", re.MULTILINE)
+
+
+def assemble_script(entry: Path) -> str:
+    """Join ``entry`` and the sibling modules it imports into one module script.
+
+    Streamlit loads inline JavaScript from a blob URL, where ``import "./x.js"`` cannot resolve. Each
+    module imported with ``import { … } from "./x.js";`` is inlined once, before its importers, with
+    its ``export`` keywords dropped; the entry keeps its ``export default``. All modules then share
+    one scope, so their top-level names must not clash (a clash is a syntax error in the browser).
+    """
+    parts: list[str] = []
+    seen: set[Path] = set()
+
+    def add(path: Path) -> None:
+        if path in seen:
+            return
+        seen.add(path)
+        source = path.read_text(encoding="utf-8")
+        for name in _LOCAL_IMPORT.findall(source):
+            add(path.parent / name)
+        body = _LOCAL_IMPORT.sub("", source)
+        if _ANY_IMPORT.search(body):
+            raise ValueError(f'{path.name}: only `import {{ … }} from "./module.js";` can be assembled')
+        parts.append(body if path == entry else _NAMED_EXPORT.sub("", body))
+
+    add(entry)
+    return "\n".join(parts)
+
+
 _mount = st.components.v2.component(
     COMPONENT_NAME,
     html=(_HERE / "selector.html").read_text(encoding="utf-8"),
     css=(_HERE / "selector.css").read_text(encoding="utf-8"),
-    js=(_HERE / "selector.js").read_text(encoding="utf-8"),
+    js=assemble_script(_HERE / "selector.js"),
 )
 
 

@@ -1,0 +1,142 @@
+import assert from "node:assert/strict";
+import { describe, test } from "node:test";
+
+import {
+  createState,
+  drainQueue,
+  perform,
+  readData,
+  receive,
+  stopWaiting,
+} from "../../components/span_selector/state.js";
+
+const TYPES = ["Object", "OCR"];
+const span = (start, end, type = "Object") => ({ start, end, type });
+
+function fromPython(overrides = {}) {
+  return readData({ text: "two red balls", spans: [], types: TYPES, active_type: null, rev: 0, ...overrides });
+}
+
+function started(overrides) {
+  const ui = createState();
+  receive(ui, fromPython(overrides));
+  return ui;
+}
+
+describe("readData", () => {
+  test("fills in what Python left out", () => {
+    assert.deepEqual(readData({}), {
+      text: "",
+      spans: [],
+      types: [],
+      colours: {},
+      activeType: undefined,
+      disabled: false,
+      rev: 0,
+    });
+  });
+});
+
+describe("receive", () => {
+  test("shows Python's spans; new spans get the first type unless Python names one", () => {
+    const ui = started({ spans: [span(0, 3)] });
+    assert.deepEqual(ui.spans, [span(0, 3)]);
+    assert.equal(ui.activeType, "Object");
+    receive(ui, fromPython({ active_type: "OCR" }));
+    assert.equal(ui.activeType, "OCR");
+  });
+
+  test("keeps the user's type choice until Python names another one", () => {
+    const ui = started({ active_type: "Object" });
+    ui.activeType = "OCR";
+    receive(ui, fromPython({ active_type: "Object" }));
+    assert.equal(ui.activeType, "OCR");
+  });
+
+  test("a type that is no longer offered falls back to the first", () => {
+    const ui = started();
+    ui.activeType = "OCR";
+    receive(ui, fromPython({ types: ["Object"] }));
+    assert.equal(ui.activeType, "Object");
+  });
+
+  test("drops the selection when the selected span is gone", () => {
+    const ui = started({ spans: [span(0, 3)] });
+    ui.selected = span(0, 3);
+    receive(ui, fromPython({ spans: [span(0, 3)] }));
+    assert.deepEqual(ui.selected, span(0, 3));
+    receive(ui, fromPython({ spans: [] }));
+    assert.equal(ui.selected, null);
+  });
+
+  test("another text forgets the selection and anything in flight", () => {
+    const ui = started();
+    perform(ui, { kind: "add", span: span(0, 3) });
+    ui.queue.push({ kind: "add", span: span(4, 7) });
+    receive(ui, fromPython({ text: "another text" }));
+    assert.equal(ui.pendingRev, 0);
+    assert.deepEqual(ui.queue, []);
+    assert.equal(ui.selected, null);
+    assert.deepEqual(ui.spans, []);
+  });
+});
+
+describe("the exchange with Python", () => {
+  test("an action sends the new list with the next revision and waits for it", () => {
+    const ui = started({ rev: 4 });
+    const message = perform(ui, { kind: "add", span: span(0, 3) });
+    assert.deepEqual(message, {
+      spans: [span(0, 3)],
+      rev: 5,
+      event: { action: "add", span: span(0, 3), rev: 5 },
+    });
+    assert.equal(ui.pendingRev, 5);
+    assert.deepEqual(ui.spans, [span(0, 3)]);
+  });
+
+  test("until Python answers, its older list does not replace the user's", () => {
+    const ui = started({ rev: 4 });
+    perform(ui, { kind: "add", span: span(0, 3) });
+    receive(ui, fromPython({ rev: 4 }));
+    assert.deepEqual(ui.spans, [span(0, 3)]);
+    assert.equal(ui.pendingRev, 5);
+  });
+
+  test("once Python answers, its list is shown, even when it differs (an undo)", () => {
+    const ui = started({ rev: 4 });
+    perform(ui, { kind: "add", span: span(0, 3) });
+    receive(ui, fromPython({ rev: 5, spans: [span(8, 13)] }));
+    assert.equal(ui.pendingRev, 0);
+    assert.deepEqual(ui.spans, [span(8, 13)]);
+  });
+
+  test("an action that changes nothing sends nothing", () => {
+    const ui = started({ spans: [span(0, 3)] });
+    assert.equal(perform(ui, { kind: "add", span: span(0, 3) }), null);
+    assert.deepEqual(ui.selected, span(0, 3), "it selects the span that is already there");
+    assert.equal(perform(ui, { kind: "delete", target: span(4, 7) }), null);
+    assert.equal(ui.pendingRev, 0);
+  });
+
+  test("queued actions replay after the answer, one message at a time", () => {
+    const ui = started({ rev: 1 });
+    perform(ui, { kind: "add", span: span(0, 3) });
+    ui.queue.push({ kind: "add", span: span(0, 3) }, { kind: "add", span: span(4, 7) }, { kind: "add", span: span(8, 13) });
+    assert.equal(drainQueue(ui), null, "nothing replays while waiting");
+    receive(ui, fromPython({ rev: 2, spans: [span(0, 3)] }));
+    const message = drainQueue(ui);
+    assert.deepEqual(message.spans, [span(0, 3), span(4, 7)], "the duplicate add was skipped");
+    assert.equal(message.rev, 3);
+    assert.equal(ui.queue.length, 1);
+    assert.equal(drainQueue(ui), null);
+  });
+
+  test("giving up on an answer shows Python's last list again", () => {
+    const ui = started({ spans: [span(8, 13)] });
+    perform(ui, { kind: "delete", target: span(8, 13) });
+    assert.deepEqual(ui.spans, []);
+    stopWaiting(ui);
+    assert.equal(ui.pendingRev, 0);
+    assert.deepEqual(ui.spans, [span(8, 13)]);
+  });
+});

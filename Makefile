@@ -43,9 +43,8 @@ test-fast: $(VENV)/.dev-deps checks
 test-prerequisites:
 	bash scripts/test_prerequisites.sh
 
-## Lint both languages and run the JavaScript unit tests.
-## `typecheck` joins these prerequisites once it reports no errors.
-checks: lint js-lint js-test
+## Lint both languages, check the types and run the JavaScript unit tests.
+checks: lint typecheck js-lint js-test
 
 lint: $(VENV)/.dev-deps
 	$(BIN)/ruff check . && $(BIN)/ruff format --check .

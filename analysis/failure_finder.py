@@ -10,7 +10,7 @@ Terms
 clean item
     The gold label set marks no span in it (a response with no hallucination).
 false positive
-    A prediction the F1_IoU matching leaves unmatched (see :mod:`analysis.span_matching`).
+    A prediction the F1_IoU matching leaves unmatched (see :mod:`metrics.matching`).
 boundary error
     A prediction whose largest token IoU with a gold span lies in ``[0.2, 0.5)``: it points at a
     hallucination, but its boundaries are too far off to count at F1_IoU's usual threshold of 0.5.
@@ -36,8 +36,8 @@ import pandas as pd
 from sqlalchemy import Engine
 
 from analysis.dataset_spans import DatasetSpans, load_dataset_spans, per_item_scores
-from analysis.span_matching import match_spans
 from metrics import f1_iou_per_item, pack_spans
+from metrics.matching import match_spans
 
 ANY = "any"
 BOUNDARY_IOU = (0.2, 0.5)

@@ -2,7 +2,7 @@
 
 A *track* is the response text with one label set's spans. The gold track comes first; each detector
 track colours its predictions by their fate under the matching F1_IoU counts (matched / false
-positive, see :mod:`analysis.span_matching`) and, optionally, draws the gold spans that detector
+positive, see :mod:`metrics.matching`) and, optionally, draws the gold spans that detector
 missed. On the gold track a span is "matched" when at least one shown detector found it and "missed"
 when none did. Every span carries an explanation (its type, the detector, the gold span it matched and
 the IoU) that the page shows on hover and on click, and the exports keep.
@@ -21,8 +21,8 @@ from typing import Literal
 
 import pandas as pd
 
-from analysis.span_matching import Span, SpanMatching, match_spans, token_span_of
 from metrics import f1_m
+from metrics.matching import Span, SpanMatching, match_spans, tokens_of_char_span
 from render.span_html import FATES, SpanStyle, render_spans_html
 
 CharSpan = tuple[int, int, str | None]
@@ -157,7 +157,7 @@ def _type(value: str | None) -> str:
 
 def _scored(text: str, spans: Sequence[CharSpan]) -> tuple[list[Span | None], list[int]]:
     """Token span of each char span, and the indices of those that take part in the measures."""
-    tokens = [token_span_of(text, s, e) for s, e, _ in spans]
+    tokens = [tokens_of_char_span(text, s, e) for s, e, _ in spans]
     return tokens, [k for k, t in enumerate(tokens) if t is not None]
 
 

@@ -26,7 +26,7 @@ import random
 
 from db.rubrics import MHALO_TABLE_4
 from demo.responses import DemoItem
-from demo.tokens import Range, iou, overlaps, token_interval, tokenize
+from demo.tokens import Range, overlaps, token_interval, tokenize
 from formats.records import (
     Annotations,
     LabelSetRecord,
@@ -35,6 +35,7 @@ from formats.records import (
     SentenceLabelRecord,
     SpanRecord,
 )
+from metrics.matching import span_iou
 
 RATERS = ("rater-1", "rater-2", "rater-3")
 RATED_ITEMS = 30
@@ -118,7 +119,7 @@ def _base_score(item: DemoItem, span: Range) -> int:
         return 4
     tokens = tokenize(item.text)
     st = token_interval(tokens, span)
-    best = max((iou(st, token_interval(tokens, g)) for g in gold if overlaps(span, g)), default=0.0)
+    best = max((span_iou(st, token_interval(tokens, g)) for g in gold if overlaps(span, g)), default=0.0)
     if best == 0.0:
         return 1
     return 3 if best >= 0.5 else 2

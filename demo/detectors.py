@@ -65,7 +65,7 @@ import random
 from collections.abc import Callable
 
 from demo.responses import DemoItem
-from demo.tokens import Range, char_range, iou, overlaps, token_interval, tokenize
+from demo.tokens import Range, char_range, overlaps, token_interval, tokenize
 from formats.records import (
     Annotations,
     ClaimLabelRecord,
@@ -76,6 +76,7 @@ from formats.records import (
     TokenProbabilityRecord,
     TripletRecord,
 )
+from metrics.matching import span_iou
 
 HEADER = "Here is the response with hallucinated content tagged:"
 TAG_OPEN, TAG_CLOSE = "<hallucination>", "</hallucination>"
@@ -157,7 +158,7 @@ def sloppy_spans(item: DemoItem, rng: random.Random) -> list[Range]:
             for s in range(lo, hi)
             for e in range(s + 1, hi + 1)
             if overlaps((s, e), gt)
-            and 0.2 <= iou((s, e), gt) < 0.5
+            and 0.2 <= span_iou((s, e), gt) < 0.5
             and not any(overlaps((s, e), o) for o in others)
         ]
         if windows:

@@ -7,7 +7,6 @@ keeps the documented IoU bands true whatever the word lengths are.
 
 from __future__ import annotations
 
-from metrics.matching import span_iou
 from metrics.tagged_text import token_offsets
 
 Range = tuple[int, int]
@@ -33,8 +32,3 @@ def char_range(tokens: list[Range], interval: Range) -> Range:
 
 def overlaps(a: Range, b: Range) -> bool:
     return a[0] < b[1] and b[0] < a[1]
-
-
-def iou(a: Range, b: Range) -> float:
-    """IoU of two token intervals, as the matching engine measures it."""
-    return span_iou(a, b)

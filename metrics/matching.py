@@ -27,7 +27,8 @@ from scipy.optimize import linear_sum_assignment
 from scipy.sparse import csr_matrix
 from scipy.sparse.csgraph import maximum_bipartite_matching
 
-from metrics._validation import Span, as_span, as_span_list, check_threshold
+from metrics._validation import Span as Span  # re-exported: the span type callers pass in
+from metrics._validation import as_span, as_span_list, check_threshold
 from metrics.tagged_text import token_spans
 
 IntArray = npt.NDArray[np.int64]

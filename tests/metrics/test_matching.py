@@ -1,4 +1,5 @@
-"""The matching explanation agrees with the metrics library and is the best explanation it can be."""
+"""The one matching engine: as many pairs as F1_IoU counts (checked by brute force and against the batched
+path), the most IoU among those, each span's closest partner, and the tokens of a character span."""
 
 from __future__ import annotations
 
@@ -8,8 +9,9 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from analysis.span_matching import iou_matrix, match_spans, token_span_of
-from metrics import f1_iou, span_iou, token_spans
+from metrics import f1_iou, f1_iou_per_item, span_iou, token_spans
+from metrics.matching import iou_matrix, match_spans, tokens_of_char_span
+from tests.metrics.metric_reference import brute_f1_iou
 
 spans = st.lists(
     st.tuples(st.integers(0, 25), st.integers(1, 8)).map(lambda p: (p[0], p[0] + p[1])), max_size=7
@@ -17,7 +19,7 @@ spans = st.lists(
 thresholds = st.sampled_from([0.0, 0.1, 0.2, 0.25, 1 / 3, 0.4, 0.5, 2 / 3, 0.75, 0.9, 1.0])
 
 
-def _is_matching(result, pred, gold) -> None:  # type: ignore[no-untyped-def]
+def _is_matching(result, pred, gold) -> None:
     preds = [pair.pred for pair in result.pairs]
     golds = [pair.gold for pair in result.pairs]
     assert len(set(preds)) == len(preds) and len(set(golds)) == len(golds), "one-to-one"
@@ -28,13 +30,16 @@ def _is_matching(result, pred, gold) -> None:  # type: ignore[no-untyped-def]
 
 @settings(max_examples=400, deadline=None)
 @given(spans, spans, thresholds)
-def test_matches_as_many_pairs_as_f1_iou_counts(pred, gold, threshold) -> None:  # type: ignore[no-untyped-def]
+def test_matches_as_many_pairs_as_f1_iou_counts(pred, gold, threshold) -> None:
     result = match_spans(pred, gold, threshold)
     _is_matching(result, pred, gold)
     # F1_IoU = 2M / (|pred| + |gold|), so M is recovered from the library's score.
     implied = f1_iou(pred, gold, threshold) * (len(pred) + len(gold)) / 2 if pred or gold else 0
     assert result.n_matched == round(implied)
     assert result.f1 == pytest.approx(f1_iou(pred, gold, threshold))
+    # f1_iou derives from this engine, so hold it to an independent count and to the batched path too.
+    assert result.f1 == pytest.approx(brute_f1_iou(pred, gold, threshold))
+    assert result.f1 == pytest.approx(f1_iou_per_item([pred], [gold], threshold)[0])
     assert sorted(result.false_positives + tuple(p.pred for p in result.pairs)) == list(range(len(pred)))
     assert sorted(result.missed + tuple(p.gold for p in result.pairs)) == list(range(len(gold)))
 
@@ -45,7 +50,7 @@ def test_matches_as_many_pairs_as_f1_iou_counts(pred, gold, threshold) -> None: 
     st.lists(st.tuples(st.integers(0, 8), st.integers(1, 4)).map(lambda p: (p[0], p[0] + p[1])), max_size=4),
     thresholds,
 )
-def test_among_maximum_matchings_it_keeps_the_most_iou(pred, gold, threshold) -> None:  # type: ignore[no-untyped-def]
+def test_among_maximum_matchings_it_keeps_the_most_iou(pred, gold, threshold) -> None:
     result = match_spans(pred, gold, threshold)
     best = (0, 0.0)
     for size in range(min(len(pred), len(gold)), 0, -1):
@@ -61,7 +66,7 @@ def test_among_maximum_matchings_it_keeps_the_most_iou(pred, gold, threshold) ->
 
 
 @given(spans, spans)
-def test_best_overlap_of_each_span(pred, gold) -> None:  # type: ignore[no-untyped-def]
+def test_best_overlap_of_each_span(pred, gold) -> None:
     result = match_spans(pred, gold)
     for i, (partner, iou) in enumerate(result.best_for_pred):
         expected = max((span_iou(pred[i], g) for g in gold), default=0.0)
@@ -101,7 +106,7 @@ def test_empty_inputs() -> None:
 
 
 @pytest.mark.parametrize("bad", [[(2, 2)], [(3, 1)], [(-1, 2)]])
-def test_bad_spans_are_refused(bad) -> None:  # type: ignore[no-untyped-def]
+def test_bad_spans_are_refused(bad) -> None:
     with pytest.raises(ValueError):
         match_spans(bad, [(0, 1)])
 
@@ -121,10 +126,10 @@ def test_threshold_must_be_a_fraction() -> None:
         ("x", (0, 1)),
     ],
 )
-def test_token_span_of_agrees_with_the_metrics_tokenizer(text: str, span: tuple[int, int]) -> None:
+def test_tokens_of_char_span_agrees_with_the_metrics_tokenizer(text: str, span: tuple[int, int]) -> None:
     expected = token_spans(text, [span])
-    assert token_span_of(text, *span) == (expected[0] if expected else None)
+    assert tokens_of_char_span(text, *span) == (expected[0] if expected else None)
 
 
 def test_empty_character_span_has_no_tokens() -> None:
-    assert token_span_of("a b", 1, 1) is None
+    assert tokens_of_char_span("a b", 1, 1) is None

@@ -65,6 +65,8 @@ with left:
     show_table(report.tables["pairs"], report.provenance, key="agreement-pairs")
 with right:
     show_table(report.tables["summary"], report.provenance, key="agreement-summary", decimals=3)
+if "span_matching" in report.tables:
+    show_table(report.tables["span_matching"], report.provenance, key="agreement-span-matching", decimals=1)
 show_figure(
     figure_of(report, figures.agreement_kappa),
     report.provenance,

@@ -5,8 +5,9 @@ token taking its span's type, or "hallucinated", or "—" outside every span), s
 rated segments. A rater has rated an item's units when their label set holds anything on that item
 (or marks it done), so an annotator who found nothing still agrees with one who found nothing.
 
-Reported per kind: Cohen's kappa of every pair on the units both rated (MHALO appendix A.5), Fleiss'
-kappa with the observed agreement P̄ on the units every chosen rater rated (AlignBench appendix D.3),
+Reported per kind: Cohen's kappa of every pair on the units both rated (MHALO appendix A.5) and, for
+spans, the mean F1_IoU of every pair through the metrics' matching engine (whole spans matched one to
+one, as detectors are scored against gold), Fleiss' kappa with the observed agreement P̄ on the units every chosen rater rated (AlignBench appendix D.3),
 Krippendorff's alpha on every unit with two or more ratings (interval for rating scores, as Tri-HE's
 0.66), each rater's label distribution, and the items with the most disagreement.
 """
@@ -31,7 +32,14 @@ from analysis.reports.sentences import LABEL_NAMES, NO_LABEL, SentenceInputs, lo
 from analysis.reports.spans import SpanInputs, load_span_inputs, typed_token_spans
 from db.repositories.label_sets import LabelSetView
 from db.repositories.report_inputs import done_items, ratings
-from metrics import cohen_table, fleiss_kappa, krippendorff_alpha, observed_agreement, spans_to_unit_labels
+from metrics import (
+    cohen_table,
+    f1_iou_per_item,
+    fleiss_kappa,
+    krippendorff_alpha,
+    observed_agreement,
+    spans_to_unit_labels,
+)
 
 KEY, TITLE = "agreement", "Agreement between annotators"
 KINDS = {
@@ -148,6 +156,20 @@ def build(
             mark_columns=("kappa",),
         ),
         "summary": Table("summary", "Agreement of all chosen raters", _summary(wide, units.level)),
+        **(
+            {
+                "span_matching": Table(
+                    "span_matching",
+                    "Span matching per pair of raters (F1_IoU)",
+                    _span_matching(inputs, chosen, kept_items),
+                    caption="Mean F1_IoU (token IoU ≥ 0.5, MHALO eq. 5-6) between the two raters' spans on the "
+                    "items both rated: whole spans matched one to one, where kappa compares token by token.",
+                    mark_columns=("F1_IoU",),
+                )
+            }
+            if kind == "spans"
+            else {}
+        ),
         "distribution": Table(
             "distribution",
             "Label distribution per rater",
@@ -270,6 +292,26 @@ def _pairs(columns: Mapping[str, Sequence[Hashable | None]]) -> pd.DataFrame:
             }
         )
     return pd.DataFrame(rows)
+
+
+def _span_matching(inputs: AgreementInputs, raters: list[str], kept_items: set[int]) -> pd.DataFrame:
+    """Per pair of raters: the mean F1_IoU between their spans over the items both rated."""
+    dataset_spans = inputs.spans.spans
+    by_name = {v.name: v for v in inputs.label_sets}
+    named = [name for name in raters if name in by_name]
+    covered = {name: _items_of(inputs, by_name[name].id) & kept_items for name in named}
+    rows = []
+    for a, b in combinations(named, 2):
+        both = [
+            k for k, item in enumerate(dataset_spans.items.ids) if item in covered[a] and item in covered[b]
+        ]
+        if not both:
+            continue
+        first = [dataset_spans.token_spans[by_name[a].id][k] for k in both]
+        second = [dataset_spans.token_spans[by_name[b].id][k] for k in both]
+        scores = f1_iou_per_item(first, second)
+        rows.append({"rater A": a, "rater B": b, "items": len(both), "F1_IoU": 100 * float(scores.mean())})
+    return pd.DataFrame(rows, columns=["rater A", "rater B", "items", "F1_IoU"])
 
 
 def _summary(wide: pd.DataFrame, level: str) -> pd.DataFrame:

@@ -54,7 +54,7 @@ def _items(at: AppTest) -> int:
     return int(re.search(r"([\d,]+) items", _provenance(at)).group(1).replace(",", ""))
 
 
-def _frame(at: AppTest, title: str):  # type: ignore[no-untyped-def]
+def _frame(at: AppTest, title: str):
     """The dataframe shown under the bold title ``title``."""
     titles = [m.value for m in at.markdown if m.value.startswith("**")]
     position = titles.index(f"**{title}**")
@@ -141,6 +141,13 @@ def test_agreement_page(store: str) -> None:
     assert len(_frame(at, "Cohen's kappa per pair of raters")) == 3
 
 
+def test_span_agreement_page_shows_span_matching(store: str) -> None:
+    at = _page("app_pages/agreement.py", kind="Spans (per token)")
+    matching = _frame(at, "Span matching per pair of raters (F1_IoU)")
+    assert list(matching[["rater A", "rater B"]].iloc[0]) == ["alice", "bob"]
+    assert 0 < matching["F1_IoU"].iloc[0] < 100
+
+
 def test_presenter_shows_one_figure_and_pages(store: str) -> None:
     at = _page("app_pages/presenter.py")
     assert len(at.get("plotly_chart")) == 1
@@ -156,7 +163,7 @@ def test_presenter_shows_one_figure_and_pages(store: str) -> None:
     assert re.match(r"Slide (\d+) of \1 ", where)  # wrapped around to the last slide
 
 
-def test_numbers_follow_a_label_without_restart(demo_url: str, tmp_path, monkeypatch) -> None:  # type: ignore[no-untyped-def]
+def test_numbers_follow_a_label_without_restart(demo_url: str, tmp_path, monkeypatch) -> None:
     url = load_demo_store(tmp_path, monkeypatch)
     monkeypatch.setenv("DATABASE_URL", url)
     st.cache_resource.clear()

@@ -6,15 +6,15 @@ import pytest
 
 from analysis.reports import agreement, correlation
 from analysis.reports.data import ReportFilter
-from metrics import cohen_kappa
+from metrics import cohen_kappa, f1_iou
 
 
 @pytest.fixture(scope="module")
-def people(demo_engine, demo_id):  # type: ignore[no-untyped-def]
+def people(demo_engine, demo_id):
     return agreement.load(demo_engine, demo_id)
 
 
-def test_every_kind_is_offered(people) -> None:  # type: ignore[no-untyped-def]
+def test_every_kind_is_offered(people) -> None:
     assert agreement.kinds_available(people) == ["spans", "sentences", "claims", "ratings"]
     assert agreement.default_raters(people, "sentences") == ["alice", "bob"]
     assert agreement.default_raters(people, "ratings") == ["rater-1", "rater-2", "rater-3"]
@@ -22,7 +22,7 @@ def test_every_kind_is_offered(people) -> None:  # type: ignore[no-untyped-def]
     assert agreement.default_raters(people, "claims") == ["gold", "cautious", "eager"]
 
 
-def test_sentence_agreement(people) -> None:  # type: ignore[no-untyped-def]
+def test_sentence_agreement(people) -> None:
     report = agreement.build(people, ReportFilter(), "sentences")
     pairs = report.tables["pairs"].frame.iloc[0]
     assert (pairs["rater A"], pairs["rater B"]) == ("alice", "bob")
@@ -38,7 +38,7 @@ def test_sentence_agreement(people) -> None:  # type: ignore[no-untyped-def]
     assert report.provenance.n_items == 20
 
 
-def test_span_agreement_counts_tokens(people) -> None:  # type: ignore[no-untyped-def]
+def test_span_agreement_counts_tokens(people) -> None:
     report = agreement.build(people, ReportFilter(), "spans")
     pair = report.tables["pairs"].frame.iloc[0]
     n_tokens = sum(
@@ -54,14 +54,14 @@ def test_span_agreement_counts_tokens(people) -> None:  # type: ignore[no-untype
     assert disagreements["disagreeing units"].sum() > 0
 
 
-def test_rating_agreement_is_interval(people) -> None:  # type: ignore[no-untyped-def]
+def test_rating_agreement_is_interval(people) -> None:
     report = agreement.build(people, ReportFilter(), "ratings")
     summary = report.tables["summary"].frame.set_index("measure")["value"]
     assert 0.5 < summary["Krippendorff's alpha (interval)"] <= 1
     assert len(report.tables["pairs"].frame) == 3
 
 
-def test_pair_kappa_equals_the_metric(people) -> None:  # type: ignore[no-untyped-def]
+def test_pair_kappa_equals_the_metric(people) -> None:
     report = agreement.build(people, ReportFilter(), "claims", ("gold", "eager"))
     labels = people.claims.labels
     ids = {v.name: v.id for v in people.label_sets}
@@ -72,7 +72,7 @@ def test_pair_kappa_equals_the_metric(people) -> None:  # type: ignore[no-untype
     assert report.tables["pairs"].frame.iloc[0]["kappa"] == pytest.approx(expected)
 
 
-def test_correlation_with_human_ratings(demo_engine, demo_id) -> None:  # type: ignore[no-untyped-def]
+def test_correlation_with_human_ratings(demo_engine, demo_id) -> None:
     inputs = correlation.load(demo_engine, demo_id)
     assert inputs.tasks() == ["MHALO segment ratings"]
     left_out = correlation.build(inputs, ReportFilter(), n_resamples=100)
@@ -90,3 +90,20 @@ def test_correlation_with_human_ratings(demo_engine, demo_id) -> None:  # type: 
     assert row["low"] <= row["r"] <= row["high"]
     silent = scored.tables["items"].frame.query("f1_iou == 0 and human == 1")
     assert len(silent) >= 1  # a silent item that had a hallucination gets the bottom of the scale
+
+
+def test_span_agreement_matches_whole_spans_with_the_metrics_engine(people) -> None:
+    report = agreement.build(people, ReportFilter(), "spans", ("alice", "bob"))
+    row = report.tables["span_matching"].frame.iloc[0]
+    ids = {v.name: v.id for v in people.label_sets}
+    both = agreement._items_of(people, ids["alice"]) & agreement._items_of(people, ids["bob"])
+    dataset = people.spans.spans
+    scores = [
+        f1_iou(dataset.token_spans[ids["alice"]][k], dataset.token_spans[ids["bob"]][k])
+        for k, item_id in enumerate(dataset.items.ids)
+        if item_id in both
+    ]
+    assert (row["rater A"], row["rater B"], row["items"]) == ("alice", "bob", len(scores))
+    assert row["F1_IoU"] == pytest.approx(100 * sum(scores) / len(scores))
+    assert 0 < row["F1_IoU"] < 100  # the demo's annotators agree often, not always
+    assert "span_matching" not in agreement.build(people, ReportFilter(), "sentences").tables

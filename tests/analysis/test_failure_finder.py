@@ -84,7 +84,7 @@ def tables() -> tuple[pd.DataFrame, pd.DataFrame]:
     return rows, ff.item_table(evaluation, rows)
 
 
-def found(tables, **params) -> list[str]:  # type: ignore[no-untyped-def]
+def found(tables, **params) -> list[str]:
     rows, table = tables
     return list(ff.select_items(ff.FinderQuery.from_params(params), rows, table).index)
 
@@ -92,7 +92,7 @@ def found(tables, **params) -> list[str]:  # type: ignore[no-untyped-def]
 # ------------------------------------------------------------------------------------- detector rows
 
 
-def test_detector_rows_count_what_the_matching_says(tables) -> None:  # type: ignore[no-untyped-def]
+def test_detector_rows_count_what_the_matching_says(tables) -> None:
     rows, _ = tables
     by = rows.set_index(["detector", "external_id"])
     assert by.loc[("B", "i0"), "n_false_positives"] == 1 and by.loc[("B", "i0"), "n_boundary"] == 1
@@ -117,7 +117,7 @@ def test_matching_counts_agree_with_f1_iou_at_other_thresholds() -> None:
 # -------------------------------------------------------------------------------------- disagreement
 
 
-def test_disagreement_is_the_mean_pairwise_one_minus_f1_iou(tables) -> None:  # type: ignore[no-untyped-def]
+def test_disagreement_is_the_mean_pairwise_one_minus_f1_iou(tables) -> None:
     _, table = tables
     # i1: A and C flag nothing (agree), B flags one span (disagrees with both) -> (1 + 0 + 1) / 3
     assert table.loc["i1", "disagreement"] == pytest.approx(2 / 3)
@@ -136,7 +136,7 @@ def test_disagreement_needs_two_detectors() -> None:
 # -------------------------------------------------------------------------------------------- presets
 
 
-def test_item_table_lists_the_detectors_per_failure(tables) -> None:  # type: ignore[no-untyped-def]
+def test_item_table_lists_the_detectors_per_failure(tables) -> None:
     _, table = tables
     assert table.loc["i1", "clean flagged by"] == ("B",)
     assert table.loc["i2", "format failures"] == ("C",)
@@ -167,7 +167,7 @@ def test_item_table_lists_the_detectors_per_failure(tables) -> None:  # type: ig
         ({"preset": "no-such-preset"}, ["i0", "i1", "i2", "i3"]),
     ],
 )
-def test_presets_find_exactly_their_items(tables, params, expected) -> None:  # type: ignore[no-untyped-def]
+def test_presets_find_exactly_their_items(tables, params, expected) -> None:
     assert found(tables, **params) == expected
 
 
@@ -182,7 +182,7 @@ def test_presets_without_gold_find_no_clean_items() -> None:
 # -------------------------------------------------------------------------------------------- filters
 
 
-def test_filters_combine_with_presets(tables) -> None:  # type: ignore[no-untyped-def]
+def test_filters_combine_with_presets(tables) -> None:
     assert found(tables, subset=["s1"]) == ["i0", "i2"]
     assert found(tables, model="m2") == ["i2", "i3"]
     assert found(tables, type=["OCR", "Color"]) == ["i2", "i3"]
@@ -190,7 +190,7 @@ def test_filters_combine_with_presets(tables) -> None:  # type: ignore[no-untype
     assert found(tables, min_dis="0.9") == ["i0", "i3"]
 
 
-def test_sorting(tables) -> None:  # type: ignore[no-untyped-def]
+def test_sorting(tables) -> None:
     assert found(tables, sort="disagreement", order="desc")[:2] == ["i0", "i3"]
     # A scores i3 0, i2 2/3, and 1 on i0 and i1 (nothing to find, nothing claimed); ties keep item order.
     assert found(tables, sort="A · F1_IoU") == ["i3", "i2", "i0", "i1"]
@@ -235,7 +235,7 @@ def test_query_round_trips_through_url_parameters() -> None:
         ({"order": "asc"}, "descending", False),
     ],
 )
-def test_bad_url_parameters_fall_back_to_defaults(params, field, value) -> None:  # type: ignore[no-untyped-def]
+def test_bad_url_parameters_fall_back_to_defaults(params, field, value) -> None:
     assert getattr(ff.FinderQuery.from_params(params), field) == value
 
 
@@ -279,7 +279,7 @@ def test_step() -> None:
     assert ff.step([], "z") == (None, None, None)
 
 
-def test_csv_and_jsonl(tables) -> None:  # type: ignore[no-untyped-def]
+def test_csv_and_jsonl(tables) -> None:
     rows, table = tables
     chosen = ff.select_items(ff.FinderQuery(preset="misses", detector="A"), rows, table)
     csv = ff.to_csv(chosen[ff.table_columns(["A", "B"])])

@@ -34,7 +34,7 @@ DETECTORS = [
 ]
 
 
-def table_18(detectors=DETECTORS, **kwargs):  # type: ignore[no-untyped-def]
+def table_18(detectors=DETECTORS, **kwargs):
     return compare_item(
         dataset="MHALO",
         item="case-18",
@@ -231,7 +231,7 @@ def test_png_export_wraps_long_text_and_keeps_growing() -> None:
     assert tall.width == short.width and tall.height > short.height * 1.5
 
 
-def test_thumbnail(tmp_path) -> None:  # type: ignore[no-untyped-def]
+def test_thumbnail(tmp_path) -> None:
     path = tmp_path / "big.png"
     Image.new("RGB", (2000, 1000), "green").save(path)
     small = thumbnail(path, size=200)

@@ -14,16 +14,16 @@ from metrics import auroc_by_group, claim_scores
 
 
 @pytest.fixture(scope="module")
-def sentences(demo_engine, demo_id):  # type: ignore[no-untyped-def]
+def sentences(demo_engine, demo_id):
     return alignbench.load(demo_engine, demo_id)
 
 
 @pytest.fixture(scope="module")
-def report(sentences):  # type: ignore[no-untyped-def]
+def report(sentences):
     return alignbench.build(sentences, ReportFilter(), n_resamples=200)
 
 
-def _raw_sentences(engine, dataset_id) -> pd.DataFrame:  # type: ignore[no-untyped-def]
+def _raw_sentences(engine, dataset_id) -> pd.DataFrame:
     """Gold label, captioner and every detector's score per sentence, from the ordinary bulk reads."""
     sets = {v.id: v for v in list_label_sets(engine, dataset_id)}
     labels = pd.DataFrame(ev.sentence_labels(engine, dataset_id))
@@ -39,7 +39,7 @@ def _raw_sentences(engine, dataset_id) -> pd.DataFrame:  # type: ignore[no-untyp
     )
 
 
-def test_table3_equals_the_metric_on_raw_reads(report, demo_engine, demo_id) -> None:  # type: ignore[no-untyped-def]
+def test_table3_equals_the_metric_on_raw_reads(report, demo_engine, demo_id) -> None:
     raw = _raw_sentences(demo_engine, demo_id)
     raw = raw[raw["label"] != "unknown"]
     table = report.tables["table3"].frame.set_index("detector")
@@ -52,7 +52,7 @@ def test_table3_equals_the_metric_on_raw_reads(report, demo_engine, demo_id) -> 
         assert table.at[detector, alignbench.AVG] == pytest.approx(100 * np.mean(list(expected.values())))
 
 
-def test_table3_orders_detectors_as_documented(report) -> None:  # type: ignore[no-untyped-def]
+def test_table3_orders_detectors_as_documented(report) -> None:
     avg = report.tables["table3"].frame.set_index("detector")[alignbench.AVG]
     assert avg["cautious"] > 85 and avg["eager"] > 85
     assert 70 < avg["sloppy"] < 88
@@ -62,7 +62,7 @@ def test_table3_orders_detectors_as_documented(report) -> None:  # type: ignore[
     assert marks.at["sloppy", alignbench.AVG] == ""
 
 
-def test_unknown_sentences_both_ways(report, sentences, demo_engine, demo_id) -> None:  # type: ignore[no-untyped-def]
+def test_unknown_sentences_both_ways(report, sentences, demo_engine, demo_id) -> None:
     raw = _raw_sentences(demo_engine, demo_id)
     comparison = report.tables["unknown"].frame.set_index("detector")
     assert (comparison["n_unknown"] == int((raw["label"] == "unknown").sum())).all()
@@ -72,7 +72,7 @@ def test_unknown_sentences_both_ways(report, sentences, demo_engine, demo_id) ->
     assert as_correct.provenance.digest != report.provenance.digest
 
 
-def test_positional_bias_and_error_types(report) -> None:  # type: ignore[no-untyped-def]
+def test_positional_bias_and_error_types(report) -> None:
     positional = report.tables["positional"].frame
     cautious = positional[(positional["detector"] == "cautious") & (positional["n"] >= 5)].pivot(
         index="position", columns="label", values="mean_score"
@@ -87,19 +87,19 @@ def test_positional_bias_and_error_types(report) -> None:  # type: ignore[no-unt
     assert types.groupby("detector")["n"].sum().nunique() == 1  # the same incorrect sentences for each
 
 
-def test_self_preference_rows_average_one(report) -> None:  # type: ignore[no-untyped-def]
+def test_self_preference_rows_average_one(report) -> None:
     normalized = report.tables["self_preference"].frame
     assert normalized.groupby("detector")["normalized"].mean().to_numpy() == pytest.approx(1.0)
     assert not normalized["self"].any()  # no demo detector shares a name with a captioner
 
 
-def test_localization_of_exact_copies_is_perfect(report) -> None:  # type: ignore[no-untyped-def]
+def test_localization_of_exact_copies_is_perfect(report) -> None:
     table = report.tables["localization"].frame.set_index("detector")
     assert table.at["cautious", f"{alignbench.AVG} · AP"] == pytest.approx(100)
     assert table.at["cautious", f"{alignbench.AVG} · AP"] > table.at["sloppy", f"{alignbench.AVG} · AP"]
 
 
-def test_type_filter_keeps_correct_sentences(sentences, report) -> None:  # type: ignore[no-untyped-def]
+def test_type_filter_keeps_correct_sentences(sentences, report) -> None:
     typed = alignbench.build(sentences, ReportFilter(types=("OCR",)), n_resamples=0)
     assert set(typed.tables["error_types"].frame["type"]) == {"OCR"}
     n_types = report.tables["error_types"].frame.query("detector == 'cautious'").set_index("type")["n"]
@@ -107,7 +107,7 @@ def test_type_filter_keeps_correct_sentences(sentences, report) -> None:  # type
     assert cells["n_incorrect"].sum() == n_types["OCR"]
 
 
-def test_mhalubench_table2(demo_engine, demo_id) -> None:  # type: ignore[no-untyped-def]
+def test_mhalubench_table2(demo_engine, demo_id) -> None:
     inputs = claims.load(demo_engine, demo_id)
     table = claims.build(inputs, ReportFilter()).tables["table2"].frame
     assert set(table["task"]) == {"image-to-text", "text-to-image"}
@@ -128,7 +128,7 @@ def test_mhalubench_table2(demo_engine, demo_id) -> None:  # type: ignore[no-unt
     assert row["n"].iloc[0] == len(mine)
 
 
-def test_trihe_rates(demo_engine, demo_id) -> None:  # type: ignore[no-untyped-def]
+def test_trihe_rates(demo_engine, demo_id) -> None:
     inputs = triplets.load(demo_engine, demo_id)
     report = triplets.build(inputs, ReportFilter())
     table = report.tables["table2"].frame

@@ -12,12 +12,12 @@ from analysis.reports.spans import SpanInputs, load_span_inputs
 
 
 @pytest.fixture(scope="module")
-def spans(demo_engine, demo_id) -> SpanInputs:  # type: ignore[no-untyped-def]
+def spans(demo_engine, demo_id) -> SpanInputs:
     return load_span_inputs(demo_engine, demo_id)
 
 
 @pytest.fixture(scope="module")
-def report(spans):  # type: ignore[no-untyped-def]
+def report(spans):
     return mhalo.build(spans, ReportFilter())
 
 
@@ -25,7 +25,7 @@ def _clean_items(spans: SpanInputs) -> int:
     return sum(1 for g in spans.spans.gold_tokens if not g)
 
 
-def test_table3_values_follow_the_guarantees(report, spans) -> None:  # type: ignore[no-untyped-def]
+def test_table3_values_follow_the_guarantees(report, spans) -> None:
     table = report.tables["table3"].frame.set_index("detector")
     n_items, n_clean = len(spans.items), _clean_items(spans)
     assert report.provenance.n_items == n_items == 60
@@ -39,7 +39,7 @@ def test_table3_values_follow_the_guarantees(report, spans) -> None:  # type: ig
     assert table.at["cautious", "Average · F1_M"] == pytest.approx(table.at["cautious", "Average · F1_IoU"])
 
 
-def test_table3_marks_best_and_second(report) -> None:  # type: ignore[no-untyped-def]
+def test_table3_marks_best_and_second(report) -> None:
     table = report.tables["table3"]
     marks = table.marks().set_index(table.frame["detector"])
     column = "Average · F1_IoU"
@@ -49,7 +49,7 @@ def test_table3_marks_best_and_second(report) -> None:  # type: ignore[no-untype
     assert set(table.mark_columns) == set(table.frame.columns) - {"detector"}
 
 
-def test_threshold_curve_shapes(report) -> None:  # type: ignore[no-untyped-def]
+def test_threshold_curve_shapes(report) -> None:
     curve = report.tables["curve"].frame.pivot(index="iou_threshold", columns="detector", values="f1_iou")
     assert np.allclose(curve["cautious"], curve["cautious"].iloc[0])  # exact copies: flat
     assert np.allclose(
@@ -58,7 +58,7 @@ def test_threshold_curve_shapes(report) -> None:  # type: ignore[no-untyped-def]
     assert curve.at[0.2, "sloppy"] > curve.at[0.5, "sloppy"]  # 0.2 <= IoU < 0.5 counts only below 0.5
 
 
-def test_figure5_per_type(report) -> None:  # type: ignore[no-untyped-def]
+def test_figure5_per_type(report) -> None:
     by_type = report.tables["by_type"].frame
     sloppy = by_type[by_type["detector"] == "sloppy"]
     assert (sloppy["detected"] == 0).all()
@@ -67,7 +67,7 @@ def test_figure5_per_type(report) -> None:  # type: ignore[no-untyped-def]
     assert recall >= 80
 
 
-def test_figure6_clean_responses(report, spans) -> None:  # type: ignore[no-untyped-def]
+def test_figure6_clean_responses(report, spans) -> None:
     clean = report.tables["clean"].frame
     overall = clean[clean["subset"] == mhalo.ALL_CLEAN].set_index("detector")
     n_clean = _clean_items(spans)
@@ -77,7 +77,7 @@ def test_figure6_clean_responses(report, spans) -> None:  # type: ignore[no-unty
     assert int(overall.at["eager", "n_clean"]) == n_clean
 
 
-def test_filters_narrow_items_detectors_and_types(spans) -> None:  # type: ignore[no-untyped-def]
+def test_filters_narrow_items_detectors_and_types(spans) -> None:
     only = mhalo.build(spans, ReportFilter(subsets=("shapes",), detectors=("eager",)))
     assert only.provenance.n_items == int((spans.items["subset"] == "shapes").sum())
     assert list(only.tables["table3"].frame["detector"]) == ["eager"]
@@ -91,14 +91,14 @@ def test_filters_narrow_items_detectors_and_types(spans) -> None:  # type: ignor
     assert typed.provenance.digest != only.provenance.digest
 
 
-def test_same_data_same_digest(spans) -> None:  # type: ignore[no-untyped-def]
+def test_same_data_same_digest(spans) -> None:
     first = mhalo.build(spans, ReportFilter())
     again = mhalo.build(spans, ReportFilter())
     assert first.provenance.digest == again.provenance.digest
     assert mhalo.build(spans, ReportFilter(), threshold=0.3).provenance.digest != first.provenance.digest
 
 
-def test_halloc_calibration_follows_the_guarantees(demo_engine, demo_id) -> None:  # type: ignore[no-untyped-def]
+def test_halloc_calibration_follows_the_guarantees(demo_engine, demo_id) -> None:
     report = calibration.build(calibration.load(demo_engine, demo_id), ReportFilter())
     errors = report.tables["calibration"].frame.set_index("detector")
     assert errors.at["cautious", "ECE"] < 3  # calibrated by construction

@@ -63,7 +63,7 @@ def _bundle() -> Bundle:
     return Bundle(DatasetRecord("reads", "canonical"), items, [gold, full, partial], [task])
 
 
-def test_numeric_reads_match_the_bulk_reads(engine) -> None:  # type: ignore[no-untyped-def]
+def test_numeric_reads_match_the_bulk_reads(engine) -> None:
     import_bundle(engine, _bundle())
     table = reads.sentence_table(engine, 1)
     rows = reads.sentence_rows(engine, 1)

@@ -196,9 +196,9 @@ def test_claims_agree_with_sentences(bundle: Bundle, gold: dict[str, Annotations
         assert all(x.type in ("object", "attribute", "scene-text", "fact") and x.reason for x in labels)
         by_segment: dict[int, list[str]] = {}
         for claim, label in zip(item.claims, labels, strict=True):
-            sentence = item.sentences[claim.segment]  # type: ignore[index]
+            sentence = item.sentences[claim.segment]
             assert claim.segment_text == item.response[sentence.start : sentence.end]
-            by_segment.setdefault(claim.segment, []).append(label.label)  # type: ignore[arg-type]
+            by_segment.setdefault(claim.segment, []).append(label.label)
         segments = sorted(by_segment)
         sentence_labels = gold[item.external_id].sentence_labels
         expected = [
@@ -291,11 +291,11 @@ def test_sloppy(bundle: Bundle, items: dict[str, ItemRecord], gold: dict[str, An
             assert 0.2 <= token_iou(text, p, touched[0]) < 0.5
         in_tokens = f1_iou(token_spans(text, spans_of(ann)), token_spans(text, g))
         assert in_tokens == (1.0 if not g and not ann.spans else 0.0)
-    broken = [a for a in anns if not a.raw_output.follows_format]  # type: ignore[union-attr]
+    broken = [a for a in anns if not a.raw_output.follows_format]
     assert len(broken) == 2
     with pytest.raises(ValueError):
-        parse_tagged(broken[0].raw_output.text)  # type: ignore[union-attr]
-    text, _ = parse_tagged(broken[1].raw_output.text)  # type: ignore[union-attr]
+        parse_tagged(broken[0].raw_output.text)
+    text, _ = parse_tagged(broken[1].raw_output.text)
     assert text != items[broken[1].item].response
     unparsed = [s for a in anns for s in a.sentence_scores if not s.parsed]
     assert len(unparsed) == 3 and all(s.score == 50 for s in unparsed)

@@ -56,7 +56,7 @@ def _idle(page: Page) -> None:
     page.wait_for_function(IDLE_JS, timeout=60_000)
 
 
-def _charts(page: Page, expected: int) -> list:  # type: ignore[type-arg]
+def _charts(page: Page, expected: int) -> list:
     charts = page.locator('[data-testid="stPlotlyChart"]')
     expect(charts).to_have_count(expected, timeout=30_000)
     for k in range(expected):
@@ -73,7 +73,7 @@ def _page_shot(page: Page, path: Path) -> None:
     page.set_viewport_size(VIEWPORT)
 
 
-def _shoot(charts: list, artifacts: Path, name: str) -> None:  # type: ignore[type-arg]
+def _shoot(charts: list, artifacts: Path, name: str) -> None:
     for k, chart in enumerate(charts, start=1):
         chart.scroll_into_view_if_needed()
         chart.screenshot(path=str(artifacts / f"measure-{name}-{k}.png"))

@@ -118,7 +118,7 @@ def listed(at: AppTest) -> list[str]:
     return list(at.dataframe[0].value["item"])
 
 
-def widget(elements, label: str):  # type: ignore[no-untyped-def]
+def widget(elements, label: str):
     return next(e for e in elements if e.label == label)
 
 

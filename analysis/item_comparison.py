@@ -14,7 +14,6 @@ scored" here. Nothing in this module touches Streamlit or the store.
 
 from __future__ import annotations
 
-import html
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Literal
@@ -23,7 +22,6 @@ import pandas as pd
 
 from metrics import f1_m
 from metrics.matching import Span, SpanMatching, match_spans, tokens_of_char_span
-from render.span_html import FATES, SpanStyle, render_spans_html
 
 CharSpan = tuple[int, int, str | None]
 QUOTE_CHARS = 60
@@ -77,29 +75,6 @@ class Track:
         )
         return " · ".join(parts)
 
-    def styles(self, *, show_missed: bool = True) -> list[SpanStyle]:
-        """What to draw: this track's spans (and, if wanted, the gold spans it missed)."""
-        css = "hs-gold" if self.kind == "gold" else "hs-pred"
-        out = [
-            SpanStyle(
-                s.start, s.end, s.type, css_class=css, tooltip=attribute_text(s.explanation), fate=s.fate
-            )
-            for s in self.spans
-        ]
-        if show_missed:
-            out += [
-                SpanStyle(
-                    s.start,
-                    s.end,
-                    s.type,
-                    css_class="hs-missed-gold",
-                    tooltip=attribute_text(s.explanation),
-                    fate="missed",
-                )
-                for s in self.missed
-            ]
-        return out
-
 
 @dataclass(frozen=True)
 class DetectorOutput:
@@ -139,16 +114,6 @@ def quote(text: str, start: int, end: int) -> str:
     """The span's text on one line, shortened to :data:`QUOTE_CHARS` characters."""
     words = " ".join(text[start:end].split())
     return words if len(words) <= QUOTE_CHARS else words[: QUOTE_CHARS - 1] + "…"
-
-
-def attribute_text(text: str) -> str:
-    """``text`` for a ``title`` attribute, with angle brackets shown as ‹ ›.
-
-    ``st.html`` sanitizes its HTML and drops an attribute whose value looks like markup, so the
-    explanation of a span quoting model text such as ``<script>`` would vanish. The text itself is
-    still escaped when the attribute is written; this only keeps the explanation visible.
-    """
-    return text.replace("<", "‹").replace(">", "›")
 
 
 def _type(value: str | None) -> str:
@@ -297,60 +262,6 @@ def compare_item(
         )
     gold_track = Track(name="Gold", kind="gold", spans=tuple(gold_spans))
     return ItemComparison(dataset, item, prompt, response, float(threshold), (gold_track, *detector_tracks))
-
-
-# ---------------------------------------------------------------------------------------------- HTML
-
-#: Click (or tab to) a span to pin its explanation under the track's text; hovering shows the same text
-#: as a tooltip. The note is placed against the track, not the span, so it is never cut off at the edge.
-TRACK_CSS = """
-<style>
-.hs-track { position: relative; }
-.hs-track mark.hs-span { cursor: help; }
-.hs-track mark.hs-span:focus { outline: 2px solid #333; outline-offset: 1px; }
-.hs-track mark.hs-span:focus::after {
-  content: attr(title); position: absolute; left: 0; right: 0; top: calc(100% + 4px); z-index: 20;
-  background: #222; color: #fff; font-size: 0.8rem; line-height: 1.35; padding: 6px 8px;
-  border-radius: 4px; white-space: pre-line; font-weight: normal;
-}
-</style>
-"""
-
-
-def _focusable(spans_html: str) -> str:
-    # Model text is escaped, so the only "<mark class=" in the output are the span tags themselves.
-    return spans_html.replace("<mark class=", '<mark tabindex="0" class=')
-
-
-def track_html(comparison: ItemComparison, track: Track, *, show_missed: bool = True) -> str:
-    """The response with ``track``'s spans, escaped, coloured by fate, each span focusable."""
-    body = render_spans_html(
-        comparison.response, track.styles(show_missed=show_missed), legend=False, colour_by="fate"
-    )
-    return (
-        f'<div class="hs-track" data-track="{html.escape(track.name, quote=True)}" '
-        f'data-kind="{track.kind}">{_focusable(body)}</div>'
-    )
-
-
-def legend_html() -> str:
-    """The fate legend shared by all tracks."""
-    items = []
-    labels = {
-        "matched": "Matched (IoU ≥ threshold)",
-        "false-positive": "False positive",
-        "missed": "Gold span missed",
-    }
-    for fate, label in labels.items():
-        line, colour, _ = FATES[fate]
-        tint = "transparent" if fate == "missed" else colour + "2E"
-        items.append(
-            '<span style="margin-right:1.2em;white-space:nowrap">'
-            '<span style="display:inline-block;width:1.2em;height:0.8em;vertical-align:middle;'
-            f'margin-right:0.35em;background:{tint};border-bottom:2px {line} {colour}"></span>'
-            f"{html.escape(label)}</span>"
-        )
-    return f'<div class="hs-legend" style="font-size:0.85em">{"".join(items)}</div>'
 
 
 # ------------------------------------------------------------------------- sentence and claim grids

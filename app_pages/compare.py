@@ -14,17 +14,14 @@ from PIL import Image
 
 from analysis import failure_finder as ff
 from analysis.item_comparison import (
-    TRACK_CSS,
     DetectorOutput,
     ItemComparison,
     Track,
     claim_grid,
     compare_item,
-    legend_html,
     matching_table,
     sentence_cell_styles,
     sentence_grid,
-    track_html,
 )
 from components.dataset_picker import pick_dataset
 from components.item_parts import show_image, show_text
@@ -35,6 +32,7 @@ from db.images import resolve_image
 from db.repositories.annotations import item_annotations
 from db.repositories.items import get_item
 from render.comparison_export import comparison_html, comparison_png, png_bytes, thumbnail
+from render.comparison_tracks import TRACK_CSS, legend_html, track_html
 
 ctx = setup_page("Compare detectors")
 picked_dataset = pick_dataset(ctx.engine)

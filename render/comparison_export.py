@@ -20,7 +20,8 @@ from typing import Any
 
 from PIL import Image, ImageDraw, ImageFont
 
-from analysis.item_comparison import TRACK_CSS, ItemComparison, Track, legend_html, track_html
+from analysis.item_comparison import ItemComparison, Track
+from render.comparison_tracks import TRACK_CSS, legend_html, track_html, track_styles
 from render.span_html import FATES, SpanStyle
 
 FOOTER = "Exported from Spanlight"
@@ -305,7 +306,7 @@ def _track_block(canvas: _Canvas, comparison: ItemComparison, track: Track, show
     canvas.ops.append(("rect", (MARGIN - 16, canvas.y - 8, MARGIN - 10, canvas.y + 30), "#BBBBBB"))
     canvas.text(MARGIN, track.name, head, gap=2)
     canvas.text(MARGIN, track.summary(), small, fill="#555555", gap=6)
-    _draw_spans(canvas, MARGIN, comparison.response, track.styles(show_missed=show_missed), body)
+    _draw_spans(canvas, MARGIN, comparison.response, track_styles(track, show_missed=show_missed), body)
     canvas.y += 14
 
 

@@ -19,10 +19,10 @@ from analysis.item_comparison import (
     matching_table,
     sentence_cell_styles,
     sentence_grid,
-    track_html,
 )
 from metrics import f1_iou, f1_m, token_spans
 from render.comparison_export import comparison_html, comparison_png, png_bytes, thumbnail
+from render.comparison_tracks import track_html
 
 # MHALO appendix E, Table 18.
 TEXT = "A toothbrush is being washed in the sink."

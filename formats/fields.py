@@ -6,6 +6,8 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from typing import Any, Literal, overload
 
+from formats.storable import unstorable
+
 
 class RecordError(ValueError):
     """One record (or one field of it) is unusable; carries the field name for the report."""
@@ -17,6 +19,16 @@ class RecordError(ValueError):
         super().__init__(reason)
         self.field = field
         self.reason = reason
+
+
+def storable_object(record: Any, expected: str = "an object") -> dict[str, Any]:
+    """``record`` as a JSON object whose every string the store can hold, else a :class:`RecordError`."""
+    if not isinstance(record, dict):
+        raise RecordError("-", f"expected {expected}, got {type_name(record)}")
+    bad = unstorable(record)
+    if bad:
+        raise RecordError(*bad)
+    return record
 
 
 def type_name(value: Any) -> str:

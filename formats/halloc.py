@@ -19,12 +19,11 @@ from typing import Any
 
 from formats import taxonomies
 from formats.bundles import pick_label_set
-from formats.fields import RecordError, get_str, type_name
+from formats.fields import RecordError, get_str, storable_object, type_name
 from formats.ids import external_id, id_was_int, written_id
 from formats.json_documents import dump_json
 from formats.record_formats import BenchmarkRecordsFormat, Warnings
 from formats.records import Annotations, Bundle, ItemRecord, SpanRecord
-from formats.storable import unstorable
 from formats.text import head_text, looks_like_json
 
 GROUPS = ("object", "attribute", "relationship", "scene")
@@ -77,11 +76,7 @@ def place_part(text: str, part: dict[str, Any], field: str) -> tuple[int, int]:
 
 
 def read_record(record: Any, index: int, stem: str) -> tuple[ItemRecord, Annotations]:
-    if not isinstance(record, dict):
-        raise RecordError("-", f"expected an object, got {type_name(record)}")
-    bad = unstorable(record)
-    if bad:
-        raise RecordError(*bad)
+    storable_object(record)
     ext, has_id = external_id(record, ("id",), f"{stem}-{index}")
     text = get_str(record, "hallucinated_text")
     assert text is not None

@@ -13,7 +13,7 @@ from __future__ import annotations
 from typing import Any
 
 from formats.bundles import annotations_by_item
-from formats.fields import RecordError, get_int, get_list, get_str, type_name
+from formats.fields import RecordError, get_int, get_list, get_str, storable_object, type_name
 from formats.ids import external_id, id_was_int, written_id
 from formats.json_documents import dump_json
 from formats.record_formats import BenchmarkRecordsFormat, Warnings
@@ -25,7 +25,6 @@ from formats.records import (
     SentenceRecord,
     SpanRecord,
 )
-from formats.storable import unstorable
 from formats.text import head_text, looks_like_json
 
 TO_SENTENCE_LABEL = {
@@ -39,11 +38,7 @@ KNOWN_KEYS = ("id", "question", "response", "image", "annotations")
 
 
 def read_record(record: Any, index: int, stem: str) -> tuple[ItemRecord, Annotations]:
-    if not isinstance(record, dict):
-        raise RecordError("-", f"expected an object, got {type_name(record)}")
-    bad = unstorable(record)
-    if bad:
-        raise RecordError(*bad)
+    storable_object(record)
     ext, has_id = external_id(record, ("id",), f"{stem}-{index}")
     response = get_str(record, "response")
     assert response is not None

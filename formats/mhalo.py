@@ -26,14 +26,13 @@ from formats import taxonomies
 from formats.alignment import align_ignoring_whitespace, first_difference, map_span
 from formats.base import Format, FormatError, ReadOptions, ReadResult
 from formats.bundles import gold_bundle, spans_by_item
-from formats.fields import RecordError, get_first_str, get_int, get_list, get_str, type_name
+from formats.fields import RecordError, get_first_str, get_int, get_list, get_str, storable_object, type_name
 from formats.ids import external_id, id_was_int, written_id
 from formats.json_documents import dump_json, load_document
 from formats.markers import insert_markers, overlapping
 from formats.problems import record_label
 from formats.record_loops import benchmark_items
 from formats.records import Annotations, Bundle, ItemRecord, SpanRecord
-from formats.storable import unstorable
 from formats.text import file_stem, head_text, looks_like_json
 from metrics import parse_tagged
 
@@ -130,11 +129,7 @@ def _check_listed_spans(record: dict[str, Any], response: str, tag_spans: list[t
 def read_record(
     record: Any, *, stem: str, index: int, subset: str
 ) -> tuple[ItemRecord, list[tuple[int, int]], str | None]:
-    if not isinstance(record, dict):
-        raise RecordError("-", f"expected an object, got {type_name(record)}")
-    bad = unstorable(record)
-    if bad:
-        raise RecordError(*bad)
+    storable_object(record)
     ext, has_id = external_id(record, ID_KEYS, f"{stem}-{index}")
     response = get_str(record, RESPONSE)
     tagged = get_str(record, TAGGED)

@@ -19,7 +19,7 @@ from typing import Any
 
 from formats import taxonomies
 from formats.bundles import pick_label_set
-from formats.fields import RecordError, get_first_str, get_list, get_str, type_name
+from formats.fields import RecordError, get_first_str, get_list, get_str, storable_object, type_name
 from formats.ids import external_id, id_was_int, written_id
 from formats.json_documents import dump_json
 from formats.record_formats import BenchmarkRecordsFormat, Warnings
@@ -31,7 +31,6 @@ from formats.records import (
     ItemRecord,
     SentenceRecord,
 )
-from formats.storable import unstorable
 from formats.text import head_text, looks_like_json
 
 LABELS = ("hallucination", "non-hallucination")
@@ -176,11 +175,7 @@ def read_record(
     record: Any, index: int, stem: str, warnings: list[tuple[str, str]]
 ) -> tuple[ItemRecord, Annotations]:
     """A train or a validation record, by the keys it has."""
-    if not isinstance(record, dict):
-        raise RecordError("-", f"expected an object, got {type_name(record)}")
-    bad = unstorable(record)
-    if bad:
-        raise RecordError(*bad)
+    storable_object(record)
     ext, has_id = external_id(record, ("id",), f"{stem}-{index}")
     layout = {"keys": list(record), "has_id": has_id, "int_id": id_was_int(record)}
     if "claim_list" in record:

@@ -7,12 +7,11 @@ from __future__ import annotations
 from collections.abc import Callable, Iterable, Iterator, Mapping
 from typing import Any, TypeVar
 
-from formats.fields import RecordError, type_name
+from formats.fields import RecordError, storable_object
 from formats.ids import DuplicateIds, external_id, record_of
 from formats.json_documents import load_json, load_records
 from formats.problems import Problem
 from formats.records import ItemRecord
-from formats.storable import unstorable
 from formats.text import looks_like_json
 
 T = TypeVar("T")
@@ -105,11 +104,7 @@ def prediction_items(
     seen: set[str] = set()
     for label, record in records:
         try:
-            if not isinstance(record, dict):
-                raise RecordError("-", f"expected an object, got {type_name(record)}")
-            bad = unstorable(record)
-            if bad:
-                raise RecordError(*bad)
+            storable_object(record)
             ext = item_of(record, known)
             if read_before_repeat:
                 value = read(record)

@@ -16,13 +16,12 @@ from typing import Any
 
 from formats.base import FormatError
 from formats.bundles import pick_label_set
-from formats.fields import RecordError, get_first_str, get_str, type_name
+from formats.fields import RecordError, get_first_str, get_str, storable_object
 from formats.ids import external_id, id_was_int, written_id
 from formats.json_documents import dump_jsonl
 from formats.markers import insert_markers, overlapping
 from formats.record_formats import BenchmarkRecordsFormat, Warnings
 from formats.records import Annotations, Bundle, ItemRecord, SpanRecord
-from formats.storable import unstorable
 from formats.text import head_text, looks_like_json
 
 UNTYPED = "hallucination"
@@ -92,11 +91,7 @@ class TypedTagsFormat(BenchmarkRecordsFormat):
     ) -> tuple[ItemRecord, Annotations]:
         if isinstance(record, str):
             record = {"tagged": record}
-        if not isinstance(record, dict):
-            raise RecordError("-", f"expected an object or text, got {type_name(record)}")
-        bad = unstorable(record)
-        if bad:
-            raise RecordError(*bad)
+        storable_object(record, "an object or text")
         ext, has_id = external_id(record, ("id",), f"{stem}-{index}")
         key, tagged = get_first_str(record, TEXT_KEYS)
         try:

@@ -36,7 +36,8 @@ class RunningApp:
 def free_port() -> int:
     with socket.socket() as sock:
         sock.bind(("127.0.0.1", 0))
-        return sock.getsockname()[1]
+        port: int = sock.getsockname()[1]
+        return port
 
 
 def _environment(data_dir: Path, database_url: str) -> dict[str, str]:

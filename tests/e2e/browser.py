@@ -61,8 +61,9 @@ _STILL_BOX_JS = """(element) => {
 def still_box(locator: Locator) -> dict[str, float]:
     """Where ``locator`` is drawn once it has stopped moving (a chart may still be laying itself out)."""
     handle = locator.element_handle(timeout=WAIT_MS)
-    box = locator.page.wait_for_function(_STILL_BOX_JS, arg=handle, timeout=WAIT_MS, polling="raf")
-    return box.json_value()
+    found = locator.page.wait_for_function(_STILL_BOX_JS, arg=handle, timeout=WAIT_MS, polling="raf")
+    box: dict[str, float] = found.json_value()
+    return box
 
 
 class AppTab:

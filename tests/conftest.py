@@ -19,6 +19,7 @@ from sqlalchemy import Engine, create_engine, text
 from db.engine import make_engine
 from db.migrate import upgrade
 from db.models import Base
+from tests.cpu_hog import cpu_hog, requested
 
 PG_URL = os.environ.get("SPANLIGHT_TEST_PG_URL", "postgresql+psycopg://postgres@127.0.0.1:5432/test")
 IN_CI = os.environ.get("CI", "").lower() == "true"
@@ -120,3 +121,11 @@ def browser_type_launch_args(
         pytest.skip(message)
     os.environ.setdefault("TMPDIR", str(tmp_path_factory.mktemp("chromium-tmp")))
     return {**browser_type_launch_args, "executable_path": CHROMIUM, "args": CHROMIUM_ARGS}
+
+
+@pytest.fixture(scope="session", autouse=True)
+def cpu_load(request: pytest.FixtureRequest) -> Iterator[None]:
+    """With ``SPANLIGHT_E2E_CPU_HOG=N``, N busy processes load the CPUs while a run with browser tests lasts."""
+    browser_tests = any(item.get_closest_marker("e2e") for item in request.session.items)
+    with cpu_hog(requested() if browser_tests else 0):
+        yield

@@ -54,6 +54,7 @@ st.title("Span selector")
 disabled = st.query_params.get("disabled") == "1"
 result = span_selector(TEXT, st.session_state.spans, TYPES, key=KEY, on_change=on_action, disabled=disabled)
 st.button("Undo", on_click=undo, disabled=not st.session_state.history)
+st.button("Rerun")  # a run that changes nothing: once it is over, every earlier edit has been handled
 
 value = {"spans": result.spans, "event": result.event, "events": len(st.session_state.events)}
 st.json(value)

@@ -8,12 +8,14 @@ that model text full of markup stays text.
 from __future__ import annotations
 
 import json
-import time
 from collections.abc import Callable, Iterator
 from pathlib import Path
 from urllib.parse import quote
 
 import pytest
+from playwright.sync_api import Browser, Page, expect
+
+from tests.e2e.browser import WAIT_MS, AppTab
 
 pytestmark = pytest.mark.e2e
 
@@ -50,12 +52,13 @@ def cp(word: str, nth: int = 0) -> tuple[int, int]:
     return index, index + len(word)
 
 
-class Selector:
+class Selector(AppTab):
     """One browser session on the test page."""
 
-    def __init__(self, page) -> None:
-        self.page = page
+    def __init__(self, page: Page) -> None:
+        super().__init__(page)
         self.text = page.locator(".hs-text")
+        self.code = page.locator("[data-testid=stCode] code")
         self.dialogs: list[str] = []
         page.on("dialog", self._on_dialog)
 
@@ -64,20 +67,14 @@ class Selector:
         dialog.dismiss()
 
     def value(self) -> dict:
-        return json.loads(self.page.locator("[data-testid=stCode] code").inner_text(timeout=5000))
+        """What Python returned to the page in its last run (the page's JSON line)."""
+        return json.loads(self.code.inner_text())
 
-    def wait_value(self, predicate: Callable[[dict], bool], timeout: float = 10.0) -> dict:
-        deadline = time.monotonic() + timeout
-        last: dict | None = None
-        while time.monotonic() < deadline:
-            try:
-                last = self.value()
-                if predicate(last):
-                    return last
-            except Exception:  # the code block is replaced during a rerun
-                pass
-            self.page.wait_for_timeout(50)
-        raise AssertionError(f"value never matched; last was {last}")
+    def wait_value(self, events: int) -> dict:
+        """The value once Python has handled ``events`` edits in all and its run is over."""
+        expect(self.code).to_contain_text(f'"events": {events}}}')
+        self.idle()
+        return self.value()
 
     def box(self, word: str, nth: int = 0) -> dict:
         return self.text.evaluate(WORD_BOX_JS, [word, nth])
@@ -107,21 +104,21 @@ class Selector:
 
 @pytest.fixture
 def open_selector(
-    chromium_browser, selector_url: str, artifacts_dir: Path
+    browser: Browser, selector_url: str, artifacts_dir: Path
 ) -> Iterator[Callable[..., Selector]]:
     contexts = []
 
     def _open(spans: list[dict] | None = None, *, disabled: bool = False) -> Selector:
-        context = chromium_browser.new_context(viewport={"width": 1000, "height": 700}, device_scale_factor=2)
+        context = browser.new_context(viewport={"width": 1000, "height": 700}, device_scale_factor=2)
+        context.set_default_timeout(WAIT_MS)
         contexts.append(context)
-        page = context.new_page()
         params = [f"spans={quote(json.dumps(spans))}"] if spans else []
         if disabled:
             params.append("disabled=1")
-        page.goto(selector_url + "/?" + "&".join(params))
-        selector = Selector(page)
-        selector.text.wait_for(timeout=20000)
-        selector.wait_value(lambda v: "spans" in v)
+        selector = Selector(context.new_page())
+        selector.goto(selector_url + "/?" + "&".join(params))
+        selector.text.wait_for()
+        assert "spans" in selector.value()
         return selector
 
     yield _open
@@ -134,7 +131,7 @@ def test_drag_select_reports_code_point_offsets(open_selector, artifacts_dir: Pa
     start, end = cp("cube")
     assert len(TEXT[:start].encode("utf-16-le")) // 2 != start  # the browser's count would differ
     selector.drag("cube")
-    value = selector.wait_value(lambda v: v["events"] == 1)
+    value = selector.wait_value(events=1)
     span = {"start": start, "end": end, "type": "Object"}
     assert value["spans"] == [span]
     assert value["event"] == {"action": "add", "span": span, "rev": 1}
@@ -151,7 +148,7 @@ def test_selection_edges_are_trimmed_and_span_many_words(open_selector) -> None:
     end = selector.box("balls")
     selector.page.mouse.move(end["x"] + end["w"] - 1, end["y"] + end["h"] / 2, steps=6)
     selector.page.mouse.up()
-    value = selector.wait_value(lambda v: v["events"] == 1)
+    value = selector.wait_value(events=1)
     start, _ = cp("two")
     _, stop_ = cp("balls")
     assert value["spans"] == [{"start": start, "end": stop_, "type": "Object"}]
@@ -161,7 +158,7 @@ def test_double_click_marks_a_word_after_emoji_cjk_and_accents(open_selector, ar
     selector = open_selector()
     selector.page.locator(".hs-type", has_text="OCR").click()
     selector.click_word("sign", double=True)
-    value = selector.wait_value(lambda v: v["events"] == 1)
+    value = selector.wait_value(events=1)
     start, end = cp("sign")
     assert value["spans"] == [{"start": start, "end": end, "type": "OCR"}]
     selector.page.screenshot(path=artifacts_dir / "double_click_page.png")
@@ -173,7 +170,7 @@ def test_markup_in_model_text_is_shown_literally_and_never_runs(open_selector, a
     assert "<b>cube</b>" in shown and "<script>window.__xss=1</script>" in shown
     assert selector.page.locator(".hs-text b, .hs-text script").count() == 0
     selector.drag("cube")
-    selector.wait_value(lambda v: v["events"] == 1)
+    selector.wait_value(events=1)
     assert selector.page.evaluate("typeof window.__xss") == "undefined"
     assert selector.dialogs == []
     selector.page.locator(".hs-sel").screenshot(path=artifacts_dir / "literal_markup.png")
@@ -187,7 +184,7 @@ def test_click_selects_span_and_delete_key_removes_it(open_selector) -> None:
     selector.click_word("balls")
     selector.page.locator(".hs-selected-label").wait_for()
     selector.page.keyboard.press("Delete")
-    value = selector.wait_value(lambda v: v["events"] == 1)
+    value = selector.wait_value(events=1)
     assert value["spans"] == []
     assert value["event"]["action"] == "delete" and value["event"]["span"] == span
     assert selector.marked() == []
@@ -198,13 +195,13 @@ def test_number_key_retypes_the_selected_span(open_selector) -> None:
     selector = open_selector([{"start": start, "end": end, "type": "Object"}])
     selector.click_word("balls")
     selector.page.keyboard.press("3")
-    value = selector.wait_value(lambda v: v["events"] == 1)
+    value = selector.wait_value(events=1)
     assert value["spans"] == [{"start": start, "end": end, "type": "Spatial Relation"}]
     assert value["event"]["action"] == "retype"
     assert value["event"]["previous"]["type"] == "Object"
     # The × button deletes too.
     selector.page.locator(".hs-delete").click()
-    value = selector.wait_value(lambda v: v["events"] == 2)
+    value = selector.wait_value(events=2)
     assert value["spans"] == []
 
 
@@ -212,7 +209,7 @@ def test_key_pressed_before_python_answers_is_not_lost(open_selector) -> None:
     selector = open_selector()
     selector.drag("cube")
     selector.page.keyboard.press("2")  # retype the new span at once, while the add is in flight
-    value = selector.wait_value(lambda v: v["events"] == 2)
+    value = selector.wait_value(events=2)
     start, end = cp("cube")
     assert value["spans"] == [{"start": start, "end": end, "type": "Color Attribute"}]
     assert value["event"]["action"] == "retype"
@@ -226,7 +223,8 @@ def test_disabled_selector_shows_spans_but_ignores_edits(open_selector) -> None:
     selector.drag("cube")
     selector.click_word("balls")
     selector.page.keyboard.press("Delete")
-    selector.page.wait_for_timeout(600)
+    # A run asked for after the edits ends after any run they asked for: then nothing has arrived.
+    selector.after_run(selector.page.get_by_role("button", name="Rerun").click)
     assert selector.value()["events"] == 0
     assert selector.marked() == ["0"]
 
@@ -234,10 +232,11 @@ def test_disabled_selector_shows_spans_but_ignores_edits(open_selector) -> None:
 def test_spans_passed_from_python_are_redrawn_after_undo(open_selector) -> None:
     selector = open_selector()
     selector.click_word("balls", double=True)
-    selector.wait_value(lambda v: v["events"] == 1 and len(v["spans"]) == 1)
+    assert len(selector.wait_value(events=1)["spans"]) == 1
     assert selector.marked() == ["0"]
-    selector.page.get_by_role("button", name="Undo").click()
-    selector.wait_value(lambda v: v["spans"] == [] and v["event"] is None)
+    selector.after_run(selector.page.get_by_role("button", name="Undo").click)
+    value = selector.value()
+    assert value["spans"] == [] and value["event"] is None
     selector.page.wait_for_function(
         "() => document.querySelector('[data-testid=stBidiComponentIsolated]')"
         ".shadowRoot.querySelectorAll('.hs-marked').length === 0"
@@ -266,7 +265,7 @@ def test_overlapping_and_adjacent_spans_are_drawn_apart(open_selector, artifacts
     selector.page.locator(".hs-sel").screenshot(path=artifacts_dir / "overlap_selected.png")
 
 
-def test_static_span_html_looks_right_in_chromium(chromium_browser, artifacts_dir: Path) -> None:
+def test_static_span_html_looks_right_in_chromium(browser: Browser, artifacts_dir: Path) -> None:
     """`render_spans_html` output, outside Streamlit: text intact, nothing executed, spans apart."""
     from render.span_html import SpanStyle, render_sentences_html, render_spans_html
 
@@ -281,7 +280,7 @@ def test_static_span_html_looks_right_in_chromium(chromium_browser, artifacts_di
     body = render_spans_html(TEXT, spans, types=TYPES) + render_sentences_html(
         TEXT, [(0, TEXT.index("\n")), (TEXT.index("\n") + 1, len(TEXT))], ["incorrect", None], current=0
     )
-    context = chromium_browser.new_context(viewport={"width": 900, "height": 400}, device_scale_factor=2)
+    context = browser.new_context(viewport={"width": 900, "height": 400}, device_scale_factor=2)
     page = context.new_page()
     dialogs: list[str] = []
     page.on("dialog", lambda d: (dialogs.append(d.message), d.dismiss()))

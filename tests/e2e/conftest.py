@@ -6,14 +6,29 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
+from playwright.sync_api import BrowserContext, Page
 
 from tests.e2e.app_server import ARTIFACTS, RunningApp, prepare_store, running_app
+from tests.e2e.browser import WAIT_MS, AppTab
 
 
 def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
     for item in items:
         if "tests/e2e" in str(item.path):
             item.add_marker(pytest.mark.e2e)
+
+
+@pytest.fixture
+def context(context: BrowserContext) -> BrowserContext:
+    """pytest-playwright's context, with the one wait bound for every action and navigation."""
+    context.set_default_timeout(WAIT_MS)
+    context.set_default_navigation_timeout(WAIT_MS)
+    return context
+
+
+@pytest.fixture
+def tab(page: Page) -> AppTab:
+    return AppTab(page)
 
 
 @pytest.fixture(scope="session")

@@ -3,25 +3,19 @@
 Each test works as its own user (``?user=e2e-…``) so the tests never see each other's labels in the
 shared demo store, and checks what was saved by reading the store from this process, not only the UI.
 Streamlit reruns after every key press; a key pressed before the run has finished would land on the
-old page, so every step waits until the server reports the run it caused as finished (read off the
-page's websocket) and the page shows no stale element, then checks what the page shows.
-
-Right after a full page load Streamlit's shortcut listener is sometimes not attached yet (for up to about
-a second), and a key pressed then is dropped. Every handler of these pages takes its key with
-``preventDefault()``, so a key whose event came back not prevented reached no handler and is pressed
-again; a key that reached one is never repeated.
+old page, so every step waits until the run it caused is over and drawn (``tests.e2e.browser.AppTab``),
+then checks what the page shows.
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterator
+from collections.abc import Iterator
 from pathlib import Path
 from urllib.parse import urlencode
 
 import pytest
-from playwright.sync_api import Browser, Locator, Page, expect
+from playwright.sync_api import Locator, Page, expect
 from sqlalchemy import Engine
-from streamlit.proto.ForwardMsg_pb2 import ForwardMsg
 
 from db.engine import make_engine
 from db.repositories import labeling
@@ -31,19 +25,11 @@ from db.repositories.datasets import get_dataset
 from db.repositories.items import ItemView, get_item
 from db.repositories.label_sets import human_label_set, list_label_sets
 from tests.e2e.app_server import RunningApp
+from tests.e2e.browser import AppTab
 
 DEMO = "Spanlight demo (synthetic)"
 VIEWPORT = {"width": 1280, "height": 900}
 PRIMARY = '[data-testid="stBaseButton-primary"]'  # a chosen label's button
-STEP_MS = 20_000  # a rerun takes well under a second; this only bounds a hang on a busy machine
-
-# Streamlit marks its root with the script state; elements of an unfinished run are marked stale.
-IDLE_JS = """() => {
-  const app = document.querySelector('[data-testid="stApp"]');
-  return app !== null && app.dataset.testScriptState === "notRunning"
-    && !document.querySelector('[data-testid="stStatusWidget"]')
-    && !document.querySelector('[data-stale="true"]');
-}"""
 
 # Viewport box of the nth occurrence of `word` in the span selector's text (inside its shadow root).
 WORD_BOX_JS = """(root, [word, nth]) => {
@@ -76,93 +62,31 @@ def store(app: RunningApp) -> Iterator[Engine]:
     engine.dispose()
 
 
-@pytest.fixture(scope="module")
-def warm(app: RunningApp, browser: Browser) -> RunningApp:
-    """A person opens the app at its root first (a fresh server's first page request sets up routing)."""
-    page = browser.new_page()
-    page.goto(app.url)
-    page.get_by_text("Working as").first.wait_for(timeout=30_000)
-    page.close()
-    return app
-
-
-class Annotator:
-    """One person's browser tab, counting the script runs its websocket reports finished."""
+class Annotator(AppTab):
+    """One person's browser tab on the app."""
 
     def __init__(self, page: Page, app: RunningApp) -> None:
-        self.page = page
+        super().__init__(page)
         self.app = app
-        self.finished = 0  # script runs the server reported finished
-        page.on("websocket", lambda socket: socket.on("framereceived", self._received))
-        page.add_init_script("addEventListener('keydown', (e) => { window.__lastKeydown = e; }, true)")
-
-    def _received(self, payload: bytes | str) -> None:
-        if (
-            isinstance(payload, bytes)
-            and ForwardMsg.FromString(payload).WhichOneof("type") == "script_finished"
-        ):
-            self.finished += 1
-
-    def _wait(self, done: Callable[[], bool], ms: int) -> bool:
-        waited = 0
-        while not done():
-            if waited >= ms:
-                return False
-            self.page.wait_for_timeout(20)
-            waited += 20
-        return True
-
-    def idle(self) -> None:
-        self.page.wait_for_function(IDLE_JS, timeout=STEP_MS)
-
-    def after_run(self, action: Callable[[], object]) -> None:
-        """Do ``action`` and wait until the script run it causes has finished and the page is drawn."""
-        target = self.finished + 1
-        action()
-        assert self._wait(lambda: self.finished >= target, STEP_MS), "no script run finished"
-        self.idle()
 
     def open(self, path: str, user: str, item: str) -> None:
-        url = f"{self.app.url}/{path}?{urlencode({'dataset': DEMO, 'item': item, 'user': user})}"
-        self.after_run(lambda: self.page.goto(url))
+        self.goto(f"{self.app.url}/{path}?{urlencode({'dataset': DEMO, 'item': item, 'user': user})}")
         expect(self.page.get_by_text(f"Item {item}", exact=False).first).to_be_visible()
-
-    def reload(self) -> None:
-        self.after_run(self.page.reload)
-
-    def _press(self, key: str) -> None:
-        for _ in range(5):
-            self.page.keyboard.press(key)
-            if self.page.evaluate("() => window.__lastKeydown?.defaultPrevented === true"):
-                return
-            self.page.wait_for_timeout(200)  # dropped: no handler was listening yet
-        raise AssertionError(f"no handler took the key {key!r}")
 
     def press(self, key: str, *expectations: tuple[Locator, str]) -> None:
         """Press ``key`` like a person, wait for the run it causes, then check what each locator shows."""
-        self.after_run(lambda: self._press(key))
+        super().press(key)
         for locator, text in expectations:
             expect(locator).to_contain_text(text)
 
-    def screenshot(self, path: Path) -> None:
-        """The whole page: grow the window to the content (the main area scrolls, not the body)."""
-        height = self.page.evaluate(
-            "() => Math.max(...['stMain', 'stSidebarContent'].map("
-            "id => document.querySelector(`[data-testid=${id}]`)?.scrollHeight ?? 0))"
-        )
-        self.page.set_viewport_size(
-            {"width": VIEWPORT["width"], "height": max(VIEWPORT["height"], height + 20)}
-        )
-        self.idle()
-        self.page.screenshot(path=str(path))
-        self.page.set_viewport_size(VIEWPORT)
+    def shoot(self, path: Path) -> None:
+        self.screenshot(path, VIEWPORT["width"], VIEWPORT["height"])
 
 
 @pytest.fixture
-def annotator(warm: RunningApp, page: Page) -> Annotator:
+def annotator(app: RunningApp, page: Page) -> Annotator:
     page.set_viewport_size(VIEWPORT)
-    page.set_default_timeout(STEP_MS)
-    return Annotator(page, warm)
+    return Annotator(page, app)
 
 
 def mine(engine: Engine, user: str, external_id: str) -> tuple[ItemView, ItemAnnotations]:
@@ -259,7 +183,7 @@ def test_mark_spans_with_the_mouse_retype_by_key_reload_delete_and_undo(
     expect(page.get_by_text("✓ Saved · undid: deleted span")).to_be_visible()
     text.click("bottom", 1)  # a selected span, for the screenshot
     expect(page.locator(".hs-selected-label")).to_contain_text("bottom")
-    me.screenshot(artifacts / "annotate-spans.png")
+    me.shoot(artifacts / "annotate-spans.png")
 
 
 # --------------------------------------------------------------------------------------- sentences
@@ -303,7 +227,7 @@ def test_label_sentences_with_the_keyboard_only(annotator: Annotator, store: Eng
     for index, value in expected.items():
         expect(row(index)).to_contain_text(f"Sentence {index + 1} · {badges[value]}")
     expect(page.get_by_text("Every sentence is labeled")).to_be_visible()
-    me.screenshot(artifacts / "annotate-sentences.png")
+    me.shoot(artifacts / "annotate-sentences.png")
 
 
 def test_correct_on_a_sentence_with_my_span_needs_the_override(
@@ -327,7 +251,7 @@ def test_correct_on_a_sentence_with_my_span_needs_the_override(
     me.press("1", (row(1), "contains a span you marked as hallucinated (“two”)"))
     assert 1 not in mine(store, user, item_id)[1].sentence_labels  # nothing saved
     expect(row(1)).to_contain_text("Sentence 2 · —")
-    me.screenshot(artifacts / "annotate-sentences-consistency.png")
+    me.shoot(artifacts / "annotate-sentences-consistency.png")
 
     me.after_run(page.get_by_role("button", name="Save as correct anyway").click)
     expect(row(1)).to_contain_text("(confirmed despite a span)")
@@ -368,7 +292,7 @@ def test_judge_the_claims_of_an_item_with_the_keyboard(
     assert {i: v.label for i, v in saved.items()} == {
         i: "hallucination" if i in hallucinated else "non-hallucination" for i in range(8)
     }
-    me.screenshot(artifacts / "annotate-claims.png")
+    me.shoot(artifacts / "annotate-claims.png")
 
 
 def test_judge_the_triplets_of_an_item_with_the_keyboard(
@@ -414,4 +338,4 @@ def test_judge_the_triplets_of_an_item_with_the_keyboard(
         ("no", "relation"),
         ("no", "object2"),
     ]
-    me.screenshot(artifacts / "annotate-triplets.png")
+    me.shoot(artifacts / "annotate-triplets.png")

@@ -15,35 +15,24 @@ from db.repositories.datasets import get_dataset
 from db.repositories.label_sets import list_label_sets
 from db.repositories.report_inputs import item_index, spans_by_label_set
 from metrics import f1_iou, token_spans
-from tests.e2e.app_server import RunningApp, running_app
+from tests.e2e.app_server import RunningApp
+from tests.e2e.browser import AppTab, wait_images_settled
 
 DEMO = "Spanlight demo (synthetic)"
 DETECTORS = ("cautious", "eager", "sloppy")
 MATCHED_RGB = "rgb(34, 136, 51)"  # #228833
 FALSE_POSITIVE_RGB = "rgb(238, 102, 119)"  # #EE6677
-SLOW = 30_000  # ms; a loaded test machine can take seconds per rerun
+VIEWPORT = {"width": 1400, "height": 1000}
 
 
-def _wait_ready(page: Page) -> None:
-    page.wait_for_selector('[data-testid="stSidebar"]', timeout=30_000)
-    page.wait_for_function(
-        "() => !document.querySelector('[data-testid=\"stStatusWidget\"]')", timeout=30_000
-    )
+def _shot(tab: AppTab, path: Path) -> None:
+    tab.screenshot(path, VIEWPORT["width"], VIEWPORT["height"])
 
 
-def _shot(page: Page, path: Path, height: int = 2200) -> None:
-    """The whole page: Streamlit scrolls inside its own container, so make the window tall first."""
-    size = page.viewport_size or {"width": 1400, "height": 900}
-    page.set_viewport_size({"width": 1400, "height": height})
-    page.wait_for_timeout(400)
-    page.screenshot(path=str(path))
-    page.set_viewport_size(size)
-
-
-def _wait_tracks(page: Page, count: int = 4) -> None:
-    """The page draws its tracks one after another: wait for all of them and for the run to end."""
-    page.wait_for_function(f"() => document.querySelectorAll('.hs-track').length === {count}", timeout=SLOW)
-    _wait_ready(page)
+def _wait_tracks(tab: AppTab, count: int = 4) -> None:
+    """The comparison shows the gold track and one per detector shown; wait for them and the run's end."""
+    expect(tab.page.locator(".hs-track")).to_have_count(count)
+    tab.idle()
 
 
 def _query(page: Page) -> dict[str, list[str]]:
@@ -87,78 +76,56 @@ def store(app: RunningApp) -> Store:
     return Store(app.database_url)
 
 
-@pytest.mark.parametrize(
-    ("path", "title", "content"),
-    [
-        ("compare", "Compare detectors", ".hs-track"),
-        ("failures", "Failure cases", '[data-testid="stDataFrame"]'),
-    ],
-)
-def test_first_request_to_an_inspect_page_runs_the_shared_setup(
-    path: str, title: str, content: str, demo_store: tuple[Path, str], page: Page, artifacts: Path
-) -> None:
-    data_dir, database_url = demo_store
-    with running_app(data_dir, database_url) as fresh:
-        page.goto(f"{fresh.url}/{path}")
-        page.wait_for_selector(content, timeout=60_000)  # a cold server imports and loads for a while
-        _wait_ready(page)
-        expect(page.get_by_role("textbox", name="Working as")).to_have_value("annotator")
-        expect(page).to_have_title(f"{title} · Spanlight")
-        page.screenshot(path=str(artifacts / f"compare-first-request-{path}.png"))
-
-
 def test_deep_link_then_step_through_failures(
-    app: RunningApp, store: Store, page: Page, artifacts: Path
+    app: RunningApp, store: Store, tab: AppTab, artifacts: Path
 ) -> None:
     expected = store.clean[2:]  # the clean items eager flags
-    page.set_viewport_size({"width": 1400, "height": 1000})
-    page.goto(
+    page = tab.page
+    page.set_viewport_size(VIEWPORT)
+    tab.goto(
         f"{app.url}/failures?{urlencode({'dataset': DEMO, 'preset': 'clean-flagged', 'detector': 'eager'})}"
     )
-    page.wait_for_selector('[data-testid="stDataFrame"]', timeout=60_000)
-    _wait_ready(page)
-    expect(page.get_by_text(f"{len(expected)} of {len(store.ids)} items")).to_be_visible(timeout=SLOW)
+    expect(page.get_by_text(f"{len(expected)} of {len(store.ids)} items")).to_be_visible()
     grid = page.locator('[data-testid="stDataFrame"]')
-    expect(grid).to_be_visible(timeout=SLOW)
-    _shot(page, artifacts / "compare-failures.png", 1100)
+    expect(grid).to_be_visible()
+    _shot(tab, artifacts / "compare-failures.png")
 
     # Click the selection cell of the first row (the grid is a canvas: header 35 px, rows 35 px).
     grid.scroll_into_view_if_needed()
     box = grid.bounding_box()
     assert box is not None
-    page.mouse.click(box["x"] + 14, box["y"] + 35 + 17)
-    _wait_tracks(page)
-    _wait_ready(page)
-    expect(page).to_have_title("Compare detectors · Spanlight", timeout=SLOW)
-    expect(page.get_by_text(f"Failure 1 of {len(expected)}")).to_be_visible(timeout=SLOW)
+    tab.after_run(lambda: page.mouse.click(box["x"] + 14, box["y"] + 35 + 17))
+    _wait_tracks(tab)
+    expect(page).to_have_title("Compare detectors · Spanlight")
+    expect(page.get_by_text(f"Failure 1 of {len(expected)}")).to_be_visible()
     query = _query(page)
     assert query["item"] == [expected[0]] and query["from"] == ["failures"]
     assert query["preset"] == ["clean-flagged"] and query["detectors"][0].startswith("eager")
 
-    page.locator(".st-key-compare_next button").click()
-    expect(page.get_by_text(f"Failure 2 of {len(expected)}")).to_be_visible(timeout=SLOW)
+    tab.after_run(page.locator(".st-key-compare_next button").click)
+    expect(page.get_by_text(f"Failure 2 of {len(expected)}")).to_be_visible()
     assert _query(page)["item"] == [expected[1]]
-    page.locator(".st-key-compare_next button").click()
-    expect(page.get_by_text(f"Failure 3 of {len(expected)}")).to_be_visible(timeout=SLOW)
-    page.locator(".st-key-compare_prev button").click()
-    expect(page.get_by_text(f"Failure 2 of {len(expected)}")).to_be_visible(timeout=SLOW)
+    tab.after_run(page.locator(".st-key-compare_next button").click)
+    expect(page.get_by_text(f"Failure 3 of {len(expected)}")).to_be_visible()
+    tab.after_run(page.locator(".st-key-compare_prev button").click)
+    expect(page.get_by_text(f"Failure 2 of {len(expected)}")).to_be_visible()
     assert _query(page)["item"] == [expected[1]]
-    _shot(page, artifacts / "compare-stepping.png")
+    _shot(tab, artifacts / "compare-stepping.png")
 
     # The address is the shareable link: a new visitor steps through the same list from it.
     shared = page.url
-    other = page.context.new_page()
-    other.goto(shared)
-    _wait_ready(other)
-    expect(other.get_by_text(f"Failure 2 of {len(expected)}")).to_be_visible(timeout=SLOW)
-    other.locator(".st-key-compare_prev button").click()
-    expect(other.get_by_text(f"Failure 1 of {len(expected)}")).to_be_visible(timeout=SLOW)
+    visitor = AppTab(page.context.new_page())
+    other = visitor.page
+    visitor.goto(shared)
+    expect(other.get_by_text(f"Failure 2 of {len(expected)}")).to_be_visible()
+    visitor.after_run(other.locator(".st-key-compare_prev button").click)
+    expect(other.get_by_text(f"Failure 1 of {len(expected)}")).to_be_visible()
     assert _query(other)["item"] == [expected[0]]
-    expect(other.locator(".st-key-compare_prev button")).to_be_disabled(timeout=SLOW)
+    expect(other.locator(".st-key-compare_prev button")).to_be_disabled()
     other.close()
 
-    page.get_by_role("link", name="Back to the failure list").click()
-    expect(page.get_by_text(f"{len(expected)} of {len(store.ids)} items")).to_be_visible(timeout=SLOW)
+    tab.after_run(page.get_by_role("link", name="Back to the failure list").click)
+    expect(page.get_by_text(f"{len(expected)} of {len(store.ids)} items")).to_be_visible()
 
 
 def _fates(page: Page, track: str) -> dict[str, list[tuple[str, str]]]:
@@ -180,20 +147,20 @@ def _fates(page: Page, track: str) -> dict[str, list[tuple[str, str]]]:
 
 
 def test_fate_colours_agree_with_the_metrics_library(
-    app: RunningApp, store: Store, page: Page, artifacts: Path
+    app: RunningApp, store: Store, tab: AppTab, artifacts: Path
 ) -> None:
+    page = tab.page
     # A known item: one where eager has both a matched span and a false positive, and sloppy flags too.
     item = next(
         i
         for i in store.ids
         if 0 < store.matched("eager", i)[0] < store.matched("eager", i)[1] and store.matched("sloppy", i)[1]
     )
-    page.set_viewport_size({"width": 1400, "height": 1000})
-    page.goto(
+    page.set_viewport_size(VIEWPORT)
+    tab.goto(
         f"{app.url}/compare?{urlencode({'dataset': DEMO, 'item': item, 'detectors': ','.join(DETECTORS)})}"
     )
-    _wait_ready(page)
-    _wait_tracks(page)
+    _wait_tracks(tab)
     for detector in DETECTORS:
         m, n = store.matched(detector, item)
         fates = _fates(page, detector)
@@ -201,7 +168,7 @@ def test_fate_colours_agree_with_the_metrics_library(
         assert len(fates.get("false-positive", [])) == n - m, detector
         assert {colour for _, colour in fates.get("matched", [])} <= {MATCHED_RGB}
         assert {colour for _, colour in fates.get("false-positive", [])} <= {FALSE_POSITIVE_RGB}
-    _shot(page, artifacts / "compare-known-item.png")
+    _shot(tab, artifacts / "compare-known-item.png")
 
     # Hover names the span; a click pins the explanation under it.
     eager = page.locator('.hs-track[data-track="eager"]')
@@ -219,40 +186,40 @@ def test_fate_colours_agree_with_the_metrics_library(
     page.locator(".st-key-compare_track_2").screenshot(path=str(artifacts / "compare-span-popover.png"))
 
 
-def test_tracks_reorder_and_collapse(app: RunningApp, page: Page, artifacts: Path) -> None:
-    page.set_viewport_size({"width": 1400, "height": 1000})
-    page.goto(
+def test_tracks_reorder_and_collapse(app: RunningApp, tab: AppTab, artifacts: Path) -> None:
+    page = tab.page
+    page.set_viewport_size(VIEWPORT)
+    tab.goto(
         f"{app.url}/compare?{urlencode({'dataset': DEMO, 'item': 'demo-011', 'detectors': 'cautious,eager,sloppy'})}"
     )
-    page.wait_for_function("() => document.querySelectorAll('.hs-track').length === 4", timeout=30_000)
-    _wait_ready(page)
+    _wait_tracks(tab)
 
     def order() -> list[str]:
         return page.eval_on_selector_all(".hs-track", "els => els.map(e => e.dataset.track)")
 
     assert order() == ["Gold", "cautious", "eager", "sloppy"]
-    page.locator(".st-key-compare_up_sloppy button").first.click()
+    tab.after_run(page.locator(".st-key-compare_up_sloppy button").first.click)
     page.wait_for_function("() => document.querySelectorAll('.hs-track')[2]?.dataset.track === 'sloppy'")
     assert order() == ["Gold", "cautious", "sloppy", "eager"]
     assert _query(page)["detectors"] == ["cautious,sloppy,eager"]
 
-    page.locator(".st-key-compare_fold_detector-eager button").first.click()
+    tab.after_run(page.locator(".st-key-compare_fold_detector-eager button").first.click)
     page.wait_for_function("() => document.querySelectorAll('.hs-track').length === 3")
     assert order() == ["Gold", "cautious", "sloppy"]
     page.get_by_role("button", name="Arrange tracks").click()
-    page.get_by_role("button", name="Collapse all").click()
+    tab.after_run(page.get_by_role("button", name="Collapse all").click)
     page.wait_for_function("() => document.querySelectorAll('.hs-track').length === 0")
     page.keyboard.press("Escape")
-    _shot(page, artifacts / "compare-collapsed.png", 1200)
+    _shot(tab, artifacts / "compare-collapsed.png")
     page.get_by_role("button", name="Arrange tracks").click()
-    page.get_by_role("button", name="Expand all").click()
+    tab.after_run(page.get_by_role("button", name="Expand all").click)
     page.wait_for_function("() => document.querySelectorAll('.hs-track').length === 4")
 
 
-def test_exports_download(app: RunningApp, page: Page, artifacts: Path) -> None:
-    page.goto(f"{app.url}/compare?{urlencode({'dataset': DEMO, 'item': 'demo-xss'})}")
-    _wait_ready(page)
-    _wait_tracks(page)
+def test_exports_download(app: RunningApp, tab: AppTab, artifacts: Path) -> None:
+    page = tab.page
+    tab.goto(f"{app.url}/compare?{urlencode({'dataset': DEMO, 'item': 'demo-xss'})}")
+    _wait_tracks(tab)
     with page.expect_download() as download:
         page.get_by_role("button", name="HTML snippet").click()
     html_path = artifacts / "compare-export.html"
@@ -266,25 +233,22 @@ def test_exports_download(app: RunningApp, page: Page, artifacts: Path) -> None:
     download.value.save_as(png_path)
     assert png_path.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
 
-    page.goto(f"{app.url}/failures?{urlencode({'dataset': DEMO, 'preset': 'format'})}")
-    _wait_ready(page)
+    tab.goto(f"{app.url}/failures?{urlencode({'dataset': DEMO, 'preset': 'format'})}")
     with page.expect_download() as download:
         page.get_by_role("button", name="CSV", exact=True).click()
     lines = Path(download.value.path()).read_text(encoding="utf-8").strip().splitlines()
     assert lines[0].startswith("item,gold spans,disagreement") and len(lines) == 3
 
 
-def test_model_text_stays_inert_on_the_comparison(app: RunningApp, page: Page, artifacts: Path) -> None:
+def test_model_text_stays_inert_on_the_comparison(app: RunningApp, tab: AppTab, artifacts: Path) -> None:
+    page = tab.page
     dialogs: list[str] = []
     page.on("dialog", lambda dialog: (dialogs.append(dialog.message), dialog.dismiss()))
-    page.goto(f"{app.url}/compare?{urlencode({'dataset': DEMO, 'item': 'demo-xss'})}")
-    _wait_ready(page)
-    _wait_tracks(page)
-    expect(page.locator(".hs-track mark", has_text="<script>alert(1)</script>").first).to_be_visible(
-        timeout=SLOW
-    )
+    tab.goto(f"{app.url}/compare?{urlencode({'dataset': DEMO, 'item': 'demo-xss'})}")
+    _wait_tracks(tab)
+    expect(page.locator(".hs-track mark", has_text="<script>alert(1)</script>").first).to_be_visible()
     page.locator(".hs-track mark").first.click()
-    page.wait_for_timeout(500)
+    wait_images_settled(page)
     assert dialogs == []
     assert page.evaluate("() => window.__xss") is None
     assert page.locator(".hs-track script, .hs-track img").count() == 0
@@ -292,4 +256,4 @@ def test_model_text_stays_inert_on_the_comparison(app: RunningApp, page: Page, a
     titles = page.eval_on_selector_all(".hs-track mark", "marks => marks.map(m => m.getAttribute('title'))")
     assert titles and all(titles), titles
     assert any("«‹script›alert(1)‹/script›»" in title for title in titles)
-    _shot(page, artifacts / "compare-xss.png")
+    _shot(tab, artifacts / "compare-xss.png")

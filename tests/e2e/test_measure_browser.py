@@ -1,4 +1,4 @@
-"""The Measure pages in headless Chromium: setup on first request, every figure, and live numbers.
+"""The Measure pages in headless Chromium: every figure, and live numbers.
 
 These tests run their own server on their own copy of the demo, so labels saved here never reach the
 other browser tests (and theirs never change the agreement numbers read here). Screenshots of every
@@ -21,21 +21,10 @@ from db.repositories.datasets import get_dataset
 from db.repositories.items import get_item
 from db.repositories.label_sets import list_label_sets
 from tests.e2e.app_server import RunningApp, prepare_store, running_app
+from tests.e2e.browser import AppTab, still_box
 
 DEMO = "Spanlight demo (synthetic)"
 VIEWPORT = {"width": 1400, "height": 1000}
-PAGES = {
-    "metrics": "Metrics",
-    "correlation": "Correlation",
-    "agreement": "Agreement",
-    "presenter": "Presenter mode",
-}
-IDLE_JS = """() => {
-  const app = document.querySelector('[data-testid="stApp"]');
-  return app !== null && app.dataset.testScriptState === "notRunning"
-    && !document.querySelector('[data-testid="stStatusWidget"]')
-    && !document.querySelector('[data-stale="true"]');
-}"""
 
 
 @pytest.fixture(scope="module")
@@ -45,32 +34,21 @@ def measure_app(tmp_path_factory: pytest.TempPathFactory) -> Iterator[RunningApp
         yield running
 
 
-def _open(page: Page, app: RunningApp, path: str, **query: str) -> None:
-    page.set_viewport_size(VIEWPORT)
-    page.goto(f"{app.url}/{path}?{urlencode({'dataset': DEMO, **query})}")
-    _idle(page)
-
-
-def _idle(page: Page) -> None:
-    page.wait_for_selector('[data-testid="stSidebar"], [data-testid="stMain"]', timeout=30_000)
-    page.wait_for_function(IDLE_JS, timeout=60_000)
+def _open(tab: AppTab, app: RunningApp, path: str, **query: str) -> None:
+    tab.page.set_viewport_size(VIEWPORT)
+    tab.goto(f"{app.url}/{path}?{urlencode({'dataset': DEMO, **query})}")
 
 
 def _charts(page: Page, expected: int) -> list:
     charts = page.locator('[data-testid="stPlotlyChart"]')
-    expect(charts).to_have_count(expected, timeout=30_000)
+    expect(charts).to_have_count(expected)
     for k in range(expected):
-        expect(charts.nth(k).locator(".main-svg").first).to_be_attached(timeout=30_000)
+        expect(charts.nth(k).locator(".main-svg").first).to_be_attached()
     return [charts.nth(k) for k in range(expected)]
 
 
-def _page_shot(page: Page, path: Path) -> None:
-    """The whole page: Streamlit scrolls inside its main block, so grow the viewport to fit it first."""
-    height = page.evaluate("() => document.querySelector('[data-testid=\"stMain\"]').scrollHeight")
-    page.set_viewport_size({"width": VIEWPORT["width"], "height": min(int(height) + 40, 12_000)})
-    page.wait_for_timeout(300)
-    page.screenshot(path=str(path))
-    page.set_viewport_size(VIEWPORT)
+def _page_shot(tab: AppTab, path: Path) -> None:
+    tab.screenshot(path, VIEWPORT["width"], VIEWPORT["height"])
 
 
 def _shoot(charts: list, artifacts: Path, name: str) -> None:
@@ -79,62 +57,53 @@ def _shoot(charts: list, artifacts: Path, name: str) -> None:
         chart.screenshot(path=str(artifacts / f"measure-{name}-{k}.png"))
 
 
-def test_first_request_to_each_measure_page_runs_the_setup(measure_app: RunningApp, page: Page) -> None:
-    # The module's server is fresh: each page below is the first request to its URL.
-    for path, title in PAGES.items():
-        _open(page, measure_app, path)
-        expect(page).to_have_title(f"{title} · Spanlight")
-        assert page.locator('[data-testid="stException"]').count() == 0
-        if path != "presenter":  # presenter mode hides the sidebar, setup still ran (its title is set)
-            expect(page.get_by_role("textbox", name="Working as")).to_have_value("annotator")
-
-
 @pytest.mark.parametrize(
     ("view", "n_figures"), [("MHALO", 4), ("AlignBench", 5), ("MHaluBench", 1), ("Tri-HE", 1), ("HalLoc", 2)]
 )
 def test_every_paper_figure(
-    measure_app: RunningApp, page: Page, artifacts: Path, view: str, n_figures: int
+    measure_app: RunningApp, tab: AppTab, artifacts: Path, view: str, n_figures: int
 ) -> None:
-    _open(page, measure_app, "metrics", view=view)
+    page = tab.page
+    _open(tab, measure_app, "metrics", view=view)
     _shoot(_charts(page, n_figures), artifacts, view.lower().replace("-", ""))
     expect(page.get_by_text("Computed from").first).to_be_visible()
     assert page.get_by_role("button", name="CSV").count() >= 1
-    _page_shot(page, artifacts / f"measure-{view.lower().replace('-', '')}-page.png")
+    _page_shot(tab, artifacts / f"measure-{view.lower().replace('-', '')}-page.png")
 
 
-def test_correlation_and_agreement_figures(measure_app: RunningApp, page: Page, artifacts: Path) -> None:
-    _open(page, measure_app, "correlation")
+def test_correlation_and_agreement_figures(measure_app: RunningApp, tab: AppTab, artifacts: Path) -> None:
+    page = tab.page
+    _open(tab, measure_app, "correlation")
     charts = _charts(page, 2)
     _shoot(charts, artifacts, "correlation")
     expect(page.locator('[data-testid="stMetric"]').first).to_contain_text("Pearson r")
     # A point of the scatter leads to its item.
     charts[0].scroll_into_view_if_needed()
     point = charts[0].locator("path.point").first
-    page.wait_for_timeout(500)
-    box = point.bounding_box()
-    assert box is not None
-    page.mouse.click(box["x"] + box["width"] / 2, box["y"] + box["height"] / 2)
+    box = still_box(point)
+    tab.after_run(lambda: page.mouse.click(box["x"] + box["width"] / 2, box["y"] + box["height"] / 2))
     link = page.locator('[data-testid="stPageLink"] a')
-    expect(link).to_contain_text("Open item demo-", timeout=30_000)
+    expect(link).to_contain_text("Open item demo-")
     assert "item=demo-" in (link.get_attribute("href") or "")
-    _page_shot(page, artifacts / "measure-correlation-page.png")
+    _page_shot(tab, artifacts / "measure-correlation-page.png")
     for kind in ("Spans (per token)", "Sentence labels", "Ratings"):
-        _open(page, measure_app, "agreement", kind=kind)
+        _open(tab, measure_app, "agreement", kind=kind)
         _shoot(_charts(page, 2), artifacts, "agreement-" + kind.split()[0].lower())
-    _page_shot(page, artifacts / "measure-agreement-page.png")
+    _page_shot(tab, artifacts / "measure-agreement-page.png")
 
 
-def test_presenter_mode(measure_app: RunningApp, page: Page, artifacts: Path) -> None:
-    _open(page, measure_app, "presenter", slide="2", refresh="2")
+def test_presenter_mode(measure_app: RunningApp, tab: AppTab, artifacts: Path) -> None:
+    page = tab.page
+    _open(tab, measure_app, "presenter", slide="2", refresh="2")
     (chart,) = _charts(page, 1)
     expect(page.locator('[data-testid="stSidebar"]')).to_be_hidden()
     heading = page.locator("h2").first.inner_text()
     page.screenshot(path=str(artifacts / "measure-presenter.png"))
     status = page.get_by_text(re.compile(r"^Slide 2 of \d+ .* refreshed"))
     first = status.inner_text()
-    expect(status).not_to_have_text(first, timeout=20_000)  # the slide refreshes itself
+    expect(status).not_to_have_text(first)  # the slide refreshes itself
     page.get_by_role("button", name="Next ▶").click()
-    page.wait_for_function(f"() => document.querySelector('h2')?.innerText !== {heading!r}", timeout=30_000)
+    page.wait_for_function(f"() => document.querySelector('h2')?.innerText !== {heading!r}")
     assert "slide=3" in page.url
 
 
@@ -143,9 +112,10 @@ def _fleiss(page: Page) -> float:
     return float(metric.locator('[data-testid="stMetricValue"]').inner_text())
 
 
-def test_a_label_saved_on_one_page_changes_the_dashboard(measure_app: RunningApp, page: Page) -> None:
+def test_a_label_saved_on_one_page_changes_the_dashboard(measure_app: RunningApp, tab: AppTab) -> None:
     """Alice relabels a sentence on the labeling page; the agreement page shows the new kappa."""
-    _open(page, measure_app, "agreement", kind="Sentence labels")
+    page = tab.page
+    _open(tab, measure_app, "agreement", kind="Sentence labels")
     before = _fleiss(page)
 
     # A sentence alice and bob both labelled correct: alice now says unknown.
@@ -174,16 +144,15 @@ def test_a_label_saved_on_one_page_changes_the_dashboard(measure_app: RunningApp
     )
     assert get_item(engine, dataset.id, external) is not None
 
-    _open(page, measure_app, "sentences", user="alice", item=external)
+    _open(tab, measure_app, "sentences", user="alice", item=external)
     button = page.locator(f".st-key-label_{item_id}_{index}_unknown button")
-    button.click()
-    _idle(page)
-    expect(button).to_have_attribute("kind", re.compile("primary"), timeout=15_000)
+    tab.after_run(button.click)
+    expect(button).to_have_attribute("kind", re.compile("primary"))
     saved = ev.sentence_labels(engine, dataset.id, [sets["alice"]])
     mine = dict(zip(saved["sentence_id"], saved["label"], strict=True))
     assert mine[rows["sentence_id"][target]] == "unknown"
     engine.dispose()
 
-    _open(page, measure_app, "agreement", kind="Sentence labels")
+    _open(tab, measure_app, "agreement", kind="Sentence labels")
     after = _fleiss(page)
     assert after < before

@@ -1,0 +1,149 @@
+"""Waiting on a Streamlit page in the browser: always for a condition, never for a fixed time.
+
+A busy machine makes every step slower but never changes what the page shows once a script run is over,
+so each step waits until the run it caused has finished and the page is drawn, then checks the page.
+``WAIT_MS`` is the only bound on any wait: it is long, because it only decides how long a broken test
+hangs before it fails; a passing test never waits for it.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable
+from pathlib import Path
+
+from playwright.sync_api import Locator, Page, WebSocket, expect
+from streamlit.proto.ForwardMsg_pb2 import ForwardMsg
+
+WAIT_MS = 180_000
+expect.set_options(timeout=WAIT_MS)  # every `expect(...)` of the browser tests waits as long
+
+# Idle: the app has finished a script run (its root reports "notRunning"; before the first run it says
+# "initial"), the running indicator is gone, no element of an earlier run is left (stale), and the
+# run's content is on the page. Checked on every animation frame; it must hold on two frames in a row,
+# so the effects React runs after a paint (where buttons attach their keyboard shortcuts) have run.
+_IDLE_JS = """() => {
+  const app = document.querySelector('[data-testid="stApp"]');
+  const idle = app !== null && app.dataset.testScriptState === "notRunning"
+    && !document.querySelector('[data-testid="stStatusWidget"]')
+    && !document.querySelector('[data-stale="true"]')
+    && document.querySelector('[data-testid="stMain"] [data-testid="stElementContainer"]') !== null;
+  window.__idleFrames = idle ? (window.__idleFrames || 0) + 1 : 0;
+  return window.__idleFrames >= 2;
+}"""
+
+# Remember the last key event, so a test can see whether a handler took it (called preventDefault).
+_LAST_KEY_JS = "addEventListener('keydown', (e) => { window.__lastKeydown = e; }, true)"
+
+
+def wait_idle(page: Page) -> None:
+    """Wait until the page's current script run has finished and its content is drawn."""
+    page.evaluate("() => { window.__idleFrames = 0; }")
+    page.wait_for_function(_IDLE_JS, timeout=WAIT_MS, polling="raf")
+
+
+def wait_images_settled(page: Page) -> None:
+    """Wait until every image of the page has loaded or failed (so any ``onerror`` has run)."""
+    page.wait_for_function("() => [...document.images].every((image) => image.complete)", timeout=WAIT_MS)
+
+
+# The element's box once it has stopped moving: the same on two animation frames in a row.
+_STILL_BOX_JS = """(element) => {
+  const r = element.getBoundingClientRect();
+  const box = {x: r.x, y: r.y, width: r.width, height: r.height};
+  const key = JSON.stringify(box);
+  const still = r.width > 0 && element.__lastBox === key;
+  element.__lastBox = key;
+  return still ? box : false;
+}"""
+
+
+def still_box(locator: Locator) -> dict[str, float]:
+    """Where ``locator`` is drawn once it has stopped moving (a chart may still be laying itself out)."""
+    handle = locator.element_handle(timeout=WAIT_MS)
+    found = locator.page.wait_for_function(_STILL_BOX_JS, arg=handle, timeout=WAIT_MS, polling="raf")
+    box: dict[str, float] = found.json_value()
+    return box
+
+
+class AppTab:
+    """One browser tab on a Streamlit app, counting the script runs the server reports finished.
+
+    The page alone cannot tell "the run my click caused has not started yet" from "it is over": its
+    root says "notRunning" in both cases. The server's ``script_finished`` messages, read off the
+    tab's websocket, can, so ``after_run`` waits for one more of them than before the action.
+    """
+
+    def __init__(self, page: Page) -> None:
+        self.page = page
+        self.finished = 0  # script runs the server reported finished to this tab
+        self._socket: WebSocket | None = None
+        page.on("websocket", self._watch)
+        page.add_init_script(_LAST_KEY_JS)
+
+    def _watch(self, socket: WebSocket) -> None:
+        self._socket = socket
+        socket.on("framereceived", self._received)
+
+    def _received(self, payload: bytes | str) -> None:
+        if (
+            isinstance(payload, bytes)
+            and ForwardMsg.FromString(payload).WhichOneof("type") == "script_finished"
+        ):
+            self.finished += 1
+
+    def _wait_for_runs(self, target: int) -> None:
+        deadline = time.monotonic() + WAIT_MS / 1000
+        while self.finished < target:
+            left_ms = (deadline - time.monotonic()) * 1000
+            assert self._socket is not None and left_ms > 0, f"no script run finished ({self.finished})"
+            self._socket.wait_for_event("framereceived", timeout=left_ms)
+
+    def idle(self) -> None:
+        wait_idle(self.page)
+
+    def goto(self, url: str) -> None:
+        """Open ``url`` and wait for the first script run of the new page to finish."""
+        self.page.goto(url, timeout=WAIT_MS)
+        self.idle()
+
+    def reload(self) -> None:
+        self.page.reload(timeout=WAIT_MS)
+        self.idle()
+
+    def after_run(self, action: Callable[[], object]) -> None:
+        """Do ``action`` and wait until the script run it causes has finished and the page is drawn."""
+        target = self.finished + 1
+        action()
+        self._wait_for_runs(target)
+        self.idle()
+
+    def press(self, key: str) -> None:
+        """Press ``key`` like a person and wait for the run it causes.
+
+        Every shortcut of these pages takes its key with ``preventDefault()``. Right after a page is
+        drawn a button's shortcut may not be attached yet; a key that came back not prevented reached
+        no handler, so it is pressed again once the page has been drawn anew (never one that did).
+        """
+        deadline = time.monotonic() + WAIT_MS / 1000
+
+        def press_until_taken() -> None:
+            while True:
+                self.page.keyboard.press(key)
+                if self.page.evaluate("() => window.__lastKeydown?.defaultPrevented === true"):
+                    return
+                assert time.monotonic() < deadline, f"no handler took the key {key!r}"
+                self.idle()
+
+        self.after_run(press_until_taken)
+
+    def screenshot(self, path: Path, width: int, height: int) -> None:
+        """The whole page: grow the window to the content (the main area scrolls, not the body)."""
+        content = self.page.evaluate(
+            "() => Math.max(...['stMain', 'stSidebarContent'].map("
+            "id => document.querySelector(`[data-testid=${id}]`)?.scrollHeight ?? 0))"
+        )
+        self.page.set_viewport_size({"width": width, "height": min(max(height, content + 20), 12_000)})
+        self.idle()
+        self.page.screenshot(path=str(path))
+        self.page.set_viewport_size({"width": width, "height": height})

@@ -26,5 +26,5 @@ def selector_url(request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPa
     """The selector test page, served once per test module with the module's ``SELECTOR_ENV``."""
     log = tmp_path_factory.mktemp("selector-server") / "streamlit.log"
     env = getattr(request.module, "SELECTOR_ENV", {})
-    with streamlit_server("tests/components/selector_app.py", env, log) as url:
-        yield url
+    with streamlit_server("tests/components/selector_app.py", env, log) as server:
+        yield server.url

@@ -31,6 +31,13 @@ class RunningApp:
     url: str
     database_url: str
     data_dir: Path
+    pid: int  # the server process, for a test that kills it the hard way
+
+
+@dataclass(frozen=True)
+class Server:
+    url: str
+    pid: int
 
 
 def free_port() -> int:
@@ -112,8 +119,9 @@ def _stop(process: subprocess.Popen[str]) -> None:
 
 
 @contextmanager
-def streamlit_server(script: str, env: dict[str, str], log_path: Path) -> Iterator[str]:
-    """A freshly started ``streamlit run script``: its base URL; stopped (its log kept) when the block ends."""
+def streamlit_server(script: str, env: dict[str, str], log_path: Path) -> Iterator[Server]:
+    """A freshly started ``streamlit run script`` (its base URL and process id); stopped, its log kept,
+    when the block ends."""
     for attempt in range(1, START_ATTEMPTS + 1):
         try:
             process, url = _start(script, env, log_path)
@@ -122,7 +130,7 @@ def streamlit_server(script: str, env: dict[str, str], log_path: Path) -> Iterat
             if attempt == START_ATTEMPTS:
                 raise RuntimeError(f"the app did not start; log:\n{log_path.read_text()}") from None
     try:
-        yield url
+        yield Server(url, process.pid)
     finally:
         _stop(process)
 
@@ -131,5 +139,5 @@ def streamlit_server(script: str, env: dict[str, str], log_path: Path) -> Iterat
 def running_app(data_dir: Path, database_url: str) -> Iterator[RunningApp]:
     """A freshly started app on its own store; stopped (and its log kept) when the block ends."""
     log_path = data_dir / f"streamlit-{next(_servers)}.log"
-    with streamlit_server("app.py", _environment(data_dir, database_url), log_path) as url:
-        yield RunningApp(url=url, database_url=database_url, data_dir=data_dir)
+    with streamlit_server("app.py", _environment(data_dir, database_url), log_path) as server:
+        yield RunningApp(url=server.url, database_url=database_url, data_dir=data_dir, pid=server.pid)

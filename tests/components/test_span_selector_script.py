@@ -12,8 +12,7 @@ import pytest
 
 import components.span_selector as span_selector
 from components.span_selector import assemble_script
-
-from .conftest import IN_CI
+from tests.conftest import IN_CI
 
 SELECTOR_JS = Path(span_selector.__file__).parent / "selector.js"
 

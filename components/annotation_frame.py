@@ -8,7 +8,8 @@ store) into a message instead of a crash. Every save passes the version of what 
 ``labeling.ABSENT``), so an edit made meanwhile in another session is never overwritten unseen; Undo
 reverts the last action on the item on screen for this task, and only if it is still the one offered.
 Opening a page writes nothing: the annotator and their label set are created by their first save
-(:attr:`Workspace.label_set`, :attr:`Workspace.who`); until then the page reads :attr:`Workspace.view_id`. Actions run in widget callbacks, so the page re-renders with the new state.
+(:attr:`Workspace.label_set`, :attr:`Workspace.who`); until then the page reads
+:attr:`Workspace.view_id`. Actions run in widget callbacks, so the page re-renders with the new state.
 A page ends with :func:`finish`, which updates the item's done status and only then draws the header
 (in the slot reserved at the top), so progress and status are never one action behind.
 

@@ -15,6 +15,7 @@ beyond :data:`WRITE_WAIT_S` (a long import holding the store) ends in a clear :c
 from __future__ import annotations
 
 import os
+import random
 import time
 from collections.abc import Iterator
 from contextlib import contextmanager, nullcontext
@@ -26,7 +27,8 @@ try:
 except ImportError:  # not on Windows: writers there queue on SQLite's busy timeout alone
     fcntl = None  # type: ignore[assignment]  # the module is optional; checked before use
 
-from sqlalchemy import Engine, create_engine, event, update
+from sqlalchemy import Engine, create_engine, event
+from sqlalchemy.dialects import postgresql, sqlite
 from sqlalchemy.engine import make_url
 from sqlalchemy.orm import Session
 
@@ -35,6 +37,7 @@ from db.models import StoreRevision
 
 SQLITE_BUSY_TIMEOUT_MS = 15_000
 WRITE_WAIT_S = 12.0
+REVISION_SHARDS = 16
 _POLL_S = 0.0005
 
 
@@ -89,8 +92,8 @@ def read_session(engine: Engine) -> Iterator[Session]:
 def write_session(engine: Engine) -> Iterator[Session]:
     """One atomic write: commits on success, rolls back everything on any error.
 
-    Bumps the store revision inside the same transaction, so every cache keyed on it sees the change
-    exactly when the data does.
+    Bumps the store revision inside the same transaction (:func:`bump_revision`), so every cache keyed
+    on it sees the change exactly when the data does.
     """
     turn = _sqlite_write_turn(engine.url.database) if is_sqlite(engine) else nullcontext()
     with turn, Session(engine, expire_on_commit=False) as session, session.begin():
@@ -136,13 +139,25 @@ def _take_turn(descriptor: int) -> bool:
 
 
 def bump_revision(session: Session) -> None:
-    session.execute(
-        update(StoreRevision).where(StoreRevision.id == 1).values(revision=StoreRevision.revision + 1)
+    """Count one write on one of :data:`REVISION_SHARDS` counters, chosen at random.
+
+    A single counter row would be locked by every write from its update until its commit (the commit's
+    disk flush included), so concurrent writes on PostgreSQL would all queue on it; spread over several
+    rows they rarely meet. The revision is the counters' sum (:func:`store_revision`), which still grows
+    by exactly one with each commit.
+    """
+    table = StoreRevision.__table__
+    dialect = postgresql if session.get_bind().dialect.name == "postgresql" else sqlite
+    statement = (
+        dialect.insert(table)
+        .values(id=random.randint(1, REVISION_SHARDS), revision=1)
+        .on_conflict_do_update(index_elements=[table.c.id], set_={"revision": table.c.revision + 1})
     )
+    session.execute(statement)
 
 
 def store_revision(engine: Engine) -> int:
     """The current store revision: changes whenever any write commits."""
     with engine.connect() as connection:
-        value = connection.exec_driver_sql("SELECT revision FROM store_revision WHERE id = 1").scalar()
+        value = connection.exec_driver_sql("SELECT COALESCE(SUM(revision), 0) FROM store_revision").scalar()
     return int(value or 0)

@@ -32,7 +32,7 @@ if not item.claims:
 
 cursor_key = f"claim_cursor_{item.id}"
 st.session_state.setdefault(cursor_key, 0)
-mine = item_annotations(engine, item.id, [ws.label_set.id])[ws.label_set.id].claim_labels
+mine = item_annotations(engine, item.id, [ws.view_id])[ws.view_id].claim_labels
 
 
 def move(step: int) -> None:
@@ -56,6 +56,7 @@ def judge(claim_index: int | None, label: str) -> None:
         ws.who,
         type_=existing.type if existing else None,
         reason=existing.reason if existing else None,
+        expected_version=existing.version if existing else labeling.ABSENT,
     )
     if done is not None:
         st.session_state[cursor_key] = min(claim_index + 1, len(item.claims) - 1)
@@ -77,6 +78,7 @@ def save_details(claim_index: int, claim_id: int) -> None:
         ws.who,
         type_=st.session_state.get(f"claim_type_{claim_id}") or None,
         reason=st.session_state.get(f"claim_reason_{claim_id}") or None,
+        expected_version=existing.version,
     )
 
 

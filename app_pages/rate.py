@@ -23,6 +23,7 @@ from components.store_cache import cached
 from db.repositories.annotations import item_annotations
 from db.repositories.datasets import list_datasets
 from db.repositories.label_sets import gold_label_set
+from db.repositories.labeling import ABSENT
 from db.repositories.rating_tasks import (
     MyRating,
     RatingTaskView,
@@ -82,7 +83,8 @@ segments = segments_of(detector_spans)
 # What this rater scores on the item: each predicted segment, or (None) the response as a whole.
 units: list[tuple[int, int] | None] = [*segments] if task.granularity == "segment" and segments else [None]
 nothing_flagged = task.granularity == "segment" and not segments
-mine = my_ratings(engine, task.id, item.id, ws.who)
+stored = ctx.annotator.stored()
+mine = my_ratings(engine, task.id, item.id, stored.id) if stored is not None else {}
 
 
 def is_rated(unit: tuple[int, int] | None) -> bool:
@@ -124,7 +126,7 @@ def give(index: int | None, score: float | None = None, judged: bool | None = No
         score=score,
         segment=unit,
         nothing_flagged_correct=judged,
-        expected_version=existing.version if existing else None,
+        expected_version=existing.version if existing else ABSENT,
     )
     if done is not None:  # on to the next segment, as a keyboard rater expects
         st.session_state[cursor_key] = min(index + 1, len(units) - 1)

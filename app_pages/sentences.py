@@ -67,6 +67,7 @@ def label(index: int | None, value: str, *, override: bool = False) -> None:
         ws.who,
         error_type=error_type,
         override=override,
+        expected_version=existing.version if existing else labeling.ABSENT,
     )
     if done is None and value == "correct" and not override:
         st.session_state[PENDING] = index  # offer the explicit override
@@ -80,6 +81,7 @@ def my_spans_in(sentence: SentenceView) -> list[SpanView]:
 
 
 def set_error_type(index: int) -> None:
+    existing = mine.sentence_labels.get(index)
     act(
         labeling.set_sentence_label,
         engine,
@@ -89,6 +91,7 @@ def set_error_type(index: int) -> None:
         "incorrect",
         ws.who,
         error_type=st.session_state[f"error_type_{item.id}_{index}"] or None,
+        expected_version=existing.version if existing else labeling.ABSENT,
     )
 
 
@@ -96,9 +99,9 @@ gold = gold_label_set(engine, ws.dataset.id)
 show_reference = st.sidebar.toggle(
     "Show gold labels", value=False, help="Hidden by default for blind annotation."
 )
-ids = [ws.label_set.id] + ([gold.id] if gold and show_reference else [])
+ids = [ws.view_id] + ([gold.id] if gold and show_reference else [])
 found = item_annotations(engine, item.id, ids)
-mine = found[ws.label_set.id]
+mine = found[ws.view_id]
 current = current_unit(cursor_key, len(item.sentences))
 
 left, right = st.columns([2, 3], gap="large")

@@ -25,7 +25,7 @@ if opened is None:
 ws = opened  # bound after the check, so the handlers below see a Workspace
 item, engine = ws.item, ctx.engine
 taxonomy = list(ws.dataset.taxonomy)
-mine = item_annotations(engine, item.id, [ws.label_set.id])[ws.label_set.id].spans
+mine = item_annotations(engine, item.id, [ws.view_id])[ws.view_id].spans
 selector_key = f"span_selector_{item.id}"
 
 
@@ -43,7 +43,6 @@ def save_action() -> None:
     if selection is None or selection.event is None:
         return
     event, span = selection.event, selection.event["span"]
-    current = item_annotations(engine, item.id, [ws.label_set.id])[ws.label_set.id].spans
     if event["action"] == "add":
         act(
             labeling.add_span,
@@ -56,7 +55,8 @@ def save_action() -> None:
             ws.who,
         )
         return
-    stored = _find(current, event.get("previous", span) if event["action"] == "retype" else span)
+    # The span as this page showed it (``mine`` of the render the browser acted on), with its version.
+    stored = _find(mine, event.get("previous", span) if event["action"] == "retype" else span)
     if stored is None:
         st.session_state["annotation_refused"] = (
             "That span is no longer stored (someone removed it); reloaded."
@@ -69,9 +69,18 @@ def save_action() -> None:
         act(labeling.delete_span, engine, stored.id, ws.who, expected_version=stored.version)
 
 
-def mark_done() -> None:
+def mark_done(status_version: int) -> None:
     """Close the item for this annotator: it may rightly have no span at all."""
-    act(labeling.set_item_status, engine, ws.label_set.id, item.id, "spans", "done", ws.who)
+    act(
+        labeling.set_item_status,
+        engine,
+        ws.label_set.id,
+        item.id,
+        "spans",
+        "done",
+        ws.who,
+        expected_version=status_version,
+    )
 
 
 left, right = st.columns([2, 3], gap="large")
@@ -92,7 +101,7 @@ with right:
         on_change=save_action,
         active_type=taxonomy[0] if taxonomy else None,
     )
-    status = item_status(engine, ws.label_set.id, item.id, "spans")
+    status = item_status(engine, ws.view_id, item.id, "spans")
     done = status is not None and status.status == "done"
     st.button(
         "Item done" if not done else "Done ✓",
@@ -101,13 +110,14 @@ with right:
         disabled=done,
         help="No span left to mark (an item may have none). Key D.",
         on_click=mark_done,
+        args=(status.version if status else labeling.ABSENT,),
         key="spans_done",
     )
     if item.reference:
         with st.expander("Reference answer"):
             show_text(item.reference)
 
-others = [ls for ls in list_label_sets(engine, ws.dataset.id) if ls.id != ws.label_set.id]
+others = [ls for ls in list_label_sets(engine, ws.dataset.id) if ls.id != ws.view_id]
 if others and st.sidebar.toggle(
     "Show other label sets", value=False, help="Hidden by default for blind annotation."
 ):

@@ -35,7 +35,7 @@ ws = opened  # bound after the check, so the handlers below see a Workspace
 item, engine = ws.item, ctx.engine
 
 sources = {ls.id: ls for ls in list_label_sets(engine, ws.dataset.id)}
-source_ids = [i for i in triplet_sources(engine, ws.dataset.id) if i in sources and i != ws.label_set.id]
+source_ids = [i for i in triplet_sources(engine, ws.dataset.id) if i in sources and i != ws.view_id]
 if not source_ids:
     st.info("No label set of this dataset has extracted triplets to judge.")
     finish(ws, None)
@@ -47,7 +47,7 @@ source_id = st.sidebar.selectbox(
     key="triplet_source",
     help="Whose answer's triplets you judge.",
 )
-triplets = judged_triplets(engine, item.id, source_id, ws.label_set.id)
+triplets = judged_triplets(engine, item.id, source_id, ws.view_id)
 
 cursor_key = f"triplet_cursor_{item.id}_{source_id}"
 st.session_state.setdefault(cursor_key, 0)
@@ -77,6 +77,7 @@ def judge(index: int | None, verdict: str, wrong_part: str | None = None) -> Non
         verdict,
         ws.who,
         wrong_part=wrong_part,
+        expected_version=triplets[index].version or labeling.ABSENT,
     )
     if done is not None and (verdict == "yes" or wrong_part is not None):
         st.session_state[cursor_key] = min(index + 1, len(triplets) - 1)

@@ -3,8 +3,13 @@ indicator, undo, and the skip/unsure flag.
 
 A page calls :func:`open_workspace` to get the dataset, the item and the annotator's own label set,
 then runs each user action through :func:`act`, which saves it at once (its own transaction), records
-what was saved for the indicator, and turns a refused action (stale version, inconsistent label) into a
-message instead of a crash. Actions run in widget callbacks, so the page re-renders with the new state.
+what was saved for the indicator, and turns a refused action (stale version, inconsistent label, a busy
+store) into a message instead of a crash. Every save passes the version of what the page showed (or
+``labeling.ABSENT``), so an edit made meanwhile in another session is never overwritten unseen; Undo
+reverts the last action on the item on screen for this task, and only if it is still the one offered.
+Opening a page writes nothing: the annotator and their label set are created by their first save
+(:attr:`Workspace.label_set`, :attr:`Workspace.who`); until then the page reads
+:attr:`Workspace.view_id`. Actions run in widget callbacks, so the page re-renders with the new state.
 A page ends with :func:`finish`, which updates the item's done status and only then draws the header
 (in the slot reserved at the top), so progress and status are never one action behind.
 
@@ -17,37 +22,59 @@ arrives while the next item loads is refused (:func:`still_showing`), never appl
 from __future__ import annotations
 
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Any
 from urllib.parse import urlencode
 
 import streamlit as st
+from sqlalchemy.exc import IntegrityError, SQLAlchemyError
 
 from components.dataset_picker import pick_dataset
 from components.page_setup import PageContext
 from db.repositories import labeling, queue
 from db.repositories.datasets import DatasetInfo
 from db.repositories.items import ItemView, get_item
-from db.repositories.label_sets import LabelSetView, human_label_set
+from db.repositories.label_sets import LabelSetView, human_label_set, list_label_sets
 
 _SAVED = "annotation_saved"
 _REFUSED = "annotation_refused"
 _TOTAL = "annotation_queue_total"
+# What the page reads as the annotator's own label set before their first save: no row has id 0.
+NO_LABEL_SET = 0
 
 
-@dataclass(frozen=True, eq=False)
+@dataclass(eq=False)
 class Workspace:
     ctx: PageContext
     dataset: DatasetInfo
     item: ItemView
-    label_set: LabelSetView  # the annotator's own
+    own: LabelSetView | None  # the annotator's own label set, once they saved something here
     task: str  # "spans", "sentences", "claims", "triplets", "rating:<task id>"
     page_path: str
     header: Any  # the container at the top of the page that :func:`finish` fills
+    _created: LabelSetView | None = field(default=None, repr=False)
+
+    @property
+    def view_id(self) -> int:
+        """The own label set's id for reading (:data:`NO_LABEL_SET` before the first save)."""
+        return self.own.id if self.own is not None else NO_LABEL_SET
+
+    @property
+    def label_set(self) -> LabelSetView:
+        """The annotator's own label set, created with the annotator by their first save: writes only."""
+        if self.own is not None:
+            return self.own
+        if self._created is None:
+            try:
+                self._created = human_label_set(self.ctx.engine, self.dataset.id, self.who)
+            except IntegrityError:  # another session of the annotator created it a moment ago
+                self._created = human_label_set(self.ctx.engine, self.dataset.id, self.who)
+        return self._created
 
     @property
     def who(self) -> int:
+        """The annotator's id, creating their row: writes only."""
         return self.ctx.annotator.id
 
 
@@ -58,10 +85,13 @@ def act(action: Callable[..., labeling.Action | None], *args: Any, **kwargs: Any
     """
     try:
         done = action(*args, **kwargs)
-    except (labeling.StaleEdit, labeling.InconsistentLabel, ValueError) as refused:
+    except (labeling.StaleEdit, labeling.InconsistentLabel, labeling.StoreBusy, ValueError) as refused:
         st.session_state[_REFUSED] = str(refused)
         return None
-    if done is None:
+    except SQLAlchemyError:
+        st.session_state[_REFUSED] = "The store could not save this just now; nothing changed. Try again."
+        return None
+    if done is None:  # nothing was left to do (an undo with nothing to undo)
         return None
     st.session_state[_SAVED] = (done.description, datetime.now().strftime("%H:%M:%S"))
     st.session_state.pop(_REFUSED, None)
@@ -78,8 +108,20 @@ def open_workspace(ctx: PageContext, task: str, page_path: str) -> Workspace | N
     dataset = pick_dataset(ctx.engine)
     if dataset is None:
         return None
-    label_set = human_label_set(ctx.engine, dataset.id, ctx.annotator.id)
-    wanted = st.query_params.get("item") or queue.next_item(ctx.engine, dataset.id, label_set.id, task)
+    if ctx.annotator.refused:
+        st.info("Choose the name you work under in the sidebar (Working as) to annotate.")
+        return None
+    stored = ctx.annotator.stored()
+    own = next(
+        (
+            ls
+            for ls in list_label_sets(ctx.engine, dataset.id, kind="human")
+            if stored is not None and ls.annotator == stored.name
+        ),
+        None,
+    )
+    own_id = own.id if own is not None else NO_LABEL_SET
+    wanted = st.query_params.get("item") or queue.next_item(ctx.engine, dataset.id, own_id, task)
     if wanted is None:
         st.success("Every item of this dataset is done for this task. 🎉")
         return None
@@ -89,7 +131,7 @@ def open_workspace(ctx: PageContext, task: str, page_path: str) -> Workspace | N
         return None
     if st.query_params.get("item") != item.external_id:
         st.query_params["item"] = item.external_id
-    return Workspace(ctx, dataset, item, label_set, task, page_path, st.container())
+    return Workspace(ctx, dataset, item, own, task, page_path, st.container())
 
 
 def _queue_total(ws: Workspace) -> int:
@@ -105,10 +147,8 @@ def _queue_total(ws: Workspace) -> int:
 
 def _header(ws: Workspace) -> None:
     engine = ws.ctx.engine
-    done = queue.progress(engine, ws.dataset.id, ws.label_set.id, ws.task, total=_queue_total(ws))
-    following = queue.next_item(
-        engine, ws.dataset.id, ws.label_set.id, ws.task, after_position=ws.item.position
-    )
+    done = queue.progress(engine, ws.dataset.id, ws.view_id, ws.task, total=_queue_total(ws))
+    following = queue.next_item(engine, ws.dataset.id, ws.view_id, ws.task, after_position=ws.item.position)
     top = st.columns([2, 2, 2, 3])
     top[0].progress(done.fraction, text=f"{done.finished} / {done.total} done")
     top[1].button(
@@ -136,23 +176,24 @@ def _header(ws: Workspace) -> None:
         f"Item **{ws.item.external_id}** ({ws.item.position} of {done.total}) · as **{ws.ctx.annotator.name}** · "
         f"[deep link]({ws.page_path}{link})"
     )
-    status = queue.item_status(engine, ws.label_set.id, ws.item.id, ws.task)
+    status = queue.item_status(engine, ws.view_id, ws.item.id, ws.task)
     tools = st.columns([2, 2, 5])
-    undoable = labeling.last_undoable(engine, ws.who, [ws.label_set.id])
-
-    def undo() -> None:
-        act(labeling.undo_last, engine, ws.who, [ws.label_set.id])
-
-    def flag(value: str, note: str) -> None:
-        act(labeling.set_item_status, engine, ws.label_set.id, ws.item.id, ws.task, value, ws.who, note=note)
-
+    stored = ws.ctx.annotator.stored()
+    undoable = (
+        labeling.undoable(engine, stored.id, [ws.view_id], item_id=ws.item.id, task=ws.task)
+        if stored is not None and ws.own is not None
+        else None
+    )
     tools[0].button(
         "Undo",
         icon=":material/undo:",
         shortcut="U",
         disabled=undoable is None,
-        help=f"Undo: {undoable} (key U)" if undoable else "Nothing to undo",
-        on_click=undo,
+        help=f"Undo on this item: {undoable.description} (key U)"
+        if undoable
+        else "Nothing to undo on this item",
+        on_click=_undo,
+        args=(ws, undoable.log_id if undoable else None),
         key="frame_undo",
         width="stretch",
     )
@@ -162,8 +203,8 @@ def _header(ws: Workspace) -> None:
             st.button(
                 label,
                 key=f"frame_flag_{value}",
-                on_click=flag,
-                args=(value, note),
+                on_click=_flag,
+                args=(ws, value, note, status.version if status else labeling.ABSENT),
             )
     with tools[2]:
         if status is not None:
@@ -174,6 +215,39 @@ def _header(ws: Workspace) -> None:
     refused = st.session_state.pop(_REFUSED, None)
     if refused:
         st.error(refused)
+
+
+def _flag(ws: Workspace, status: str, note: str, shown_version: int) -> None:
+    """Mark the item skipped or unsure, unless its status changed since the page showed it."""
+    act(
+        labeling.set_item_status,
+        ws.ctx.engine,
+        ws.label_set.id,
+        ws.item.id,
+        ws.task,
+        status,
+        ws.who,
+        note=note,
+        expected_version=shown_version,
+    )
+
+
+def _undo(ws: Workspace, log_id: int | None) -> None:
+    """Undo the action the button offered, on the item on screen; say which item and what it undid."""
+    if log_id is None or not still_showing(ws):
+        return
+    done = act(
+        labeling.undo_last,
+        ws.ctx.engine,
+        ws.who,
+        [ws.label_set.id],
+        item_id=ws.item.id,
+        task=ws.task,
+        expected_log_id=log_id,
+    )
+    if done is not None:
+        what = f"{done.description} (item {done.item or ws.item.external_id})"
+        st.session_state[_SAVED] = (what, datetime.now().strftime("%H:%M:%S"))
 
 
 def still_showing(ws: Workspace) -> bool:
@@ -193,9 +267,9 @@ def finish(ws: Workspace, complete: bool | None) -> None:
     """Keep the item's done status in step with ``complete`` (None: the page decides by a button), then
     draw the header, so its progress and status include the action just taken."""
     if complete is not None:
-        status = queue.item_status(ws.ctx.engine, ws.label_set.id, ws.item.id, ws.task)
+        status = queue.item_status(ws.ctx.engine, ws.view_id, ws.item.id, ws.task)
         is_done = status is not None and status.status == "done"
-        if complete != is_done and (status is None or is_done):
+        if complete != is_done and (status is None or is_done) and ws.own is not None:
             labeling.sync_done(ws.ctx.engine, ws.label_set.id, ws.item.id, ws.task, complete, ws.who)
     with ws.header:
         _header(ws)

@@ -6,10 +6,15 @@ page URL from that file alone, skipping ``app.py`` and its navigation. With no s
 runs ``app.py``, whose ``st.navigation`` then runs the page; each page still starts with
 :func:`setup_page` for its title, and the setup is idempotent and cheap on reruns (the engine is cached
 per database URL).
+
+Visiting a page writes nothing: the name in "Working as" becomes an annotator row with their first
+saved label (:attr:`Annotator.id`), and a name that cannot be an annotator's (reserved, empty, control
+characters) is refused in the sidebar with the reason.
 """
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass
 from typing import Literal
 
@@ -19,16 +24,47 @@ from sqlalchemy import Engine
 from db.config import redact, resolve_url, setting
 from db.engine import make_engine
 from db.migrate import upgrade
-from db.repositories.annotators import AnnotatorView, get_or_create_annotator
+from db.repositories.annotators import (
+    AnnotatorView,
+    InvalidName,
+    find_annotator,
+    get_or_create_annotator,
+    validate_name,
+)
 
 DEFAULT_ANNOTATOR = "annotator"
 _USER_KEY = "spanlight_user"
 
 
+class Annotator:
+    """Who is working: a name, stored as an annotator only when they first save something."""
+
+    def __init__(self, engine: Engine, name: str, refused: str | None) -> None:
+        self._engine = engine
+        self.name = name
+        self.refused = refused  # why this name cannot be an annotator's, or None
+        self._stored: AnnotatorView | None = None
+
+    def stored(self) -> AnnotatorView | None:
+        """The annotator's row if they have saved anything yet (reads only)."""
+        if self._stored is None and self.refused is None:
+            self._stored = find_annotator(self._engine, self.name)
+        return self._stored
+
+    @property
+    def id(self) -> int:
+        """The annotator's id, creating their row: only for a save (raises InvalidName if refused)."""
+        if self.refused is not None:
+            raise InvalidName(self.refused)
+        if self._stored is None:
+            self._stored = get_or_create_annotator(self._engine, self.name)
+        return self._stored.id
+
+
 @dataclass(frozen=True)
 class PageContext:
     engine: Engine
-    annotator: AnnotatorView
+    annotator: Annotator
     database: str  # redacted URL, for display
 
 
@@ -40,16 +76,24 @@ def engine_for(url: str) -> Engine:
     return engine
 
 
-def _who(engine: Engine) -> AnnotatorView:
+def _who(engine: Engine) -> Annotator:
     """The annotator of this browser session: kept in session state and in the URL (survives reload)."""
     name = (
         st.session_state.get(_USER_KEY) or st.query_params.get("user") or setting("USER") or DEFAULT_ANNOTATOR
     )
-    annotator = get_or_create_annotator(engine, name)
+    try:
+        annotator = Annotator(engine, validate_name(engine, name), None)
+    except InvalidName as refused:
+        annotator = Annotator(engine, name, f"You cannot work as {name!r}: {refused}")
     st.session_state[_USER_KEY] = annotator.name
     if st.query_params.get("user") != annotator.name:
         st.query_params["user"] = annotator.name
     return annotator
+
+
+def _literal(text: str) -> str:
+    """Markdown that shows ``text`` exactly (a typed name is untrusted): every punctuation escaped."""
+    return re.sub(r"([!-/:-@\[-`{-~])", r"\\\1", text)
 
 
 def _change_user() -> None:
@@ -72,5 +116,7 @@ def setup_page(title: str, *, layout: Literal["centered", "wide"] = "wide") -> P
             on_change=_change_user,
             help="Your labels are saved under this name. It stays in the page address, so a reload keeps it.",
         )
+        if annotator.refused:
+            st.error(_literal(annotator.refused))
         st.caption(f"Store: `{redact(url)}`")
     return PageContext(engine=engine, annotator=annotator, database=redact(url))

@@ -2,17 +2,33 @@
 
 SQLite is tuned so several threads and processes can share one file: WAL journal, foreign keys on, a
 busy timeout, and write transactions that take the write lock up front (``BEGIN IMMEDIATE``) so two
-writers queue instead of failing half-way with "database is locked".
+writers queue instead of failing half-way with "database is locked". Writers of a file store also take
+turns through an advisory lock on a file beside it (``<store>-writer``, :func:`_sqlite_write_turn`;
+never on the store itself: closing any descriptor of the store would drop SQLite's own locks) before
+they begin: SQLite's own
+busy handler sleeps up to 100 ms between tries, so under many writers a newcomer would keep
+overtaking one that has waited long (waits of many seconds, then "database is locked"); a writer
+waiting for the advisory lock tries again every half millisecond, which keeps waits short, and a wait
+beyond :data:`WRITE_WAIT_S` (a long import holding the store) ends in a clear :class:`StoreBusy`.
 """
 
 from __future__ import annotations
 
+import os
+import random
+import time
 from collections.abc import Iterator
-from contextlib import contextmanager
+from contextlib import contextmanager, nullcontext
 from pathlib import Path
 from typing import Any
 
-from sqlalchemy import Engine, create_engine, event, update
+try:
+    import fcntl
+except ImportError:  # not on Windows: writers there queue on SQLite's busy timeout alone
+    fcntl = None  # type: ignore[assignment]  # the module is optional; checked before use
+
+from sqlalchemy import Engine, create_engine, event
+from sqlalchemy.dialects import postgresql, sqlite
 from sqlalchemy.engine import make_url
 from sqlalchemy.orm import Session
 
@@ -20,6 +36,13 @@ from db.config import resolve_url
 from db.models import StoreRevision
 
 SQLITE_BUSY_TIMEOUT_MS = 15_000
+WRITE_WAIT_S = 12.0
+REVISION_SHARDS = 16
+_POLL_S = 0.0005
+
+
+class StoreBusy(Exception):
+    """The store stayed busy with other writes for too long; nothing was saved, try again."""
 
 
 def make_engine(url: str | None = None, **kwargs: Any) -> Engine:
@@ -69,23 +92,72 @@ def read_session(engine: Engine) -> Iterator[Session]:
 def write_session(engine: Engine) -> Iterator[Session]:
     """One atomic write: commits on success, rolls back everything on any error.
 
-    Bumps the store revision inside the same transaction, so every cache keyed on it sees the change
-    exactly when the data does.
+    Bumps the store revision inside the same transaction (:func:`bump_revision`), so every cache keyed
+    on it sees the change exactly when the data does.
     """
-    with Session(engine, expire_on_commit=False) as session, session.begin():
+    turn = _sqlite_write_turn(engine.url.database) if is_sqlite(engine) else nullcontext()
+    with turn, Session(engine, expire_on_commit=False) as session, session.begin():
         session.connection(execution_options={"write": True})
         yield session
         bump_revision(session)
 
 
+@contextmanager
+def _sqlite_write_turn(database: str | None) -> Iterator[None]:
+    """Hold the store's advisory write lock from before BEGIN until after COMMIT (see the module doc)."""
+    if fcntl is None or not database or database == ":memory:" or not Path(database).exists():
+        yield
+        return
+    descriptor = os.open(f"{database}-writer", os.O_RDWR | os.O_CREAT, 0o644)
+    if not _take_turn(descriptor):
+        os.close(descriptor)
+        raise StoreBusy(
+            "The store is busy with other writes (an import?) and did not save this; try again in a moment."
+        )
+    try:
+        yield
+    finally:
+        os.close(descriptor)  # releases the lock
+
+
+def _take_turn(descriptor: int) -> bool:
+    """Lock ``descriptor`` exclusively within :data:`WRITE_WAIT_S`; False if the wait ran out.
+
+    Tries again every half millisecond: a waiter gets the lock within that of its release, whereas
+    SQLite's busy handler may sleep 100 ms while the lock is free (and a blocking ``flock`` proved far
+    slower under many waiting processes).
+    """
+    deadline = time.monotonic() + WRITE_WAIT_S
+    while True:
+        try:
+            fcntl.flock(descriptor, fcntl.LOCK_EX | fcntl.LOCK_NB)
+            return True
+        except BlockingIOError:
+            if time.monotonic() > deadline:
+                return False
+            time.sleep(_POLL_S)
+
+
 def bump_revision(session: Session) -> None:
-    session.execute(
-        update(StoreRevision).where(StoreRevision.id == 1).values(revision=StoreRevision.revision + 1)
+    """Count one write on one of :data:`REVISION_SHARDS` counters, chosen at random.
+
+    A single counter row would be locked by every write from its update until its commit (the commit's
+    disk flush included), so concurrent writes on PostgreSQL would all queue on it; spread over several
+    rows they rarely meet. The revision is the counters' sum (:func:`store_revision`), which still grows
+    by exactly one with each commit.
+    """
+    table = StoreRevision.__table__
+    dialect = postgresql if session.get_bind().dialect.name == "postgresql" else sqlite
+    statement = (
+        dialect.insert(table)
+        .values(id=random.randint(1, REVISION_SHARDS), revision=1)
+        .on_conflict_do_update(index_elements=[table.c.id], set_={"revision": table.c.revision + 1})
     )
+    session.execute(statement)
 
 
 def store_revision(engine: Engine) -> int:
     """The current store revision: changes whenever any write commits."""
     with engine.connect() as connection:
-        value = connection.exec_driver_sql("SELECT revision FROM store_revision WHERE id = 1").scalar()
+        value = connection.exec_driver_sql("SELECT COALESCE(SUM(revision), 0) FROM store_revision").scalar()
     return int(value or 0)

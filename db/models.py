@@ -404,7 +404,8 @@ class EditLog(Base):
 
 
 class StoreRevision(Base):
-    """A single counter bumped by every write, so caches key on data changes rather than on time."""
+    """Counters bumped by every write (one row each time, their sum is the store's revision), so caches
+    key on data changes rather than on time."""
 
     __tablename__ = "store_revision"
 

@@ -49,6 +49,7 @@ class TripletJudgmentView:
     object: str
     verdict: str | None
     wrong_part: str | None
+    version: int | None = None  # of the judgment; None while there is none
 
 
 @dataclass(frozen=True)
@@ -188,6 +189,7 @@ def judged_triplets(
             t.object,
             j.verdict if j else None,
             j.wrong_part if j else None,
+            j.version if j else None,
         )
         for t, j in rows
     )

@@ -3,20 +3,41 @@
 Every function here is one user action (add a span, label a sentence, judge a triplet ...). It commits
 immediately (there is no Save button to forget), appends an :class:`~db.models.EditLog` entry with the
 row before and after, and checks the row's version so a colleague's newer edit is never overwritten
-silently (:class:`StaleEdit`). :func:`undo_last` reverts the annotator's latest action that is not
-undone yet, by appending an ``undo`` entry: the log itself is never rewritten.
+silently (:class:`StaleEdit`): a page passes the version it showed, or :data:`ABSENT` for a label it
+showed as not given yet. :func:`undo_last` reverts the annotator's latest action on one item and task
+that is not undone yet, by appending an ``undo`` entry: the log itself is never rewritten.
+
+Concurrency: the row an action changes is locked (``SELECT … FOR UPDATE`` on PostgreSQL; SQLite
+serializes writers anyway), so the version check and the log entry see the row as it is, and one row's
+log entries follow its commits in order. The first label of a unit is inserted with
+``INSERT … ON CONFLICT DO NOTHING``, so two writers racing to create it never collide. A conflict the
+store still reports (a lock timeout, a deadlock, a row changed under an unlocked read) is retried a few
+times and then becomes a clear :class:`StaleEdit` or :class:`StoreBusy`, never a raw database error.
 """
 
 from __future__ import annotations
 
+import functools
+import random
+import time
+from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, ParamSpec, TypeVar
 
 from sqlalchemy import Engine, select
+from sqlalchemy.dialects import postgresql, sqlite
+from sqlalchemy.exc import IntegrityError, OperationalError
 from sqlalchemy.orm import Session
+from sqlalchemy.orm.exc import StaleDataError
 
 from db import models as m
-from db.engine import write_session
+from db.engine import StoreBusy, read_session, write_session
+
+__all__ = ["ABSENT", "Action", "InconsistentLabel", "StaleEdit", "StoreBusy"]
+
+# ``expected_version`` for a label the page showed as not given yet: saving refuses if one exists now.
+ABSENT = 0
+_ATTEMPTS = 4
 
 # Annotation tables an annotator edits, and the columns that describe a row (for the log and undo).
 _ENTITIES: dict[str, tuple[type[m.Base], tuple[str, ...]]] = {
@@ -46,8 +67,25 @@ _ENTITIES: dict[str, tuple[type[m.Base], tuple[str, ...]]] = {
 }
 
 
+# The annotation task (the page's queue) each entity belongs to, for undo; item statuses and ratings
+# carry their task in the row (``page``, ``task_id``).
+_TASK_ENTITIES = {
+    "spans": "spans",
+    "sentence_labels": "sentences",
+    "claim_labels": "claims",
+    "triplet_judgments": "triplets",
+}
+
+P = ParamSpec("P")
+T = TypeVar("T")
+
+
 class StaleEdit(Exception):
     """The row changed (or vanished) since the annotator loaded it; reload before editing again."""
+
+
+def _changed_meanwhile(what: str) -> StaleEdit:
+    return StaleEdit(f"The {what} was changed by someone else meanwhile — reload the item.")
 
 
 class InconsistentLabel(ValueError):
@@ -63,6 +101,25 @@ class Action:
     entity_id: int | None  # as the edit log holds it (nullable there)
     action: str
     description: str
+    item: str | None = None  # the item's external id, where the page names it (undo)
+
+
+def _retried(action: Callable[P, T]) -> Callable[P, T]:
+    """Run a write action again when the store reports a passing conflict, then give a clear refusal."""
+
+    @functools.wraps(action)
+    def run(*args: P.args, **kwargs: P.kwargs) -> T:
+        for attempt in range(_ATTEMPTS):
+            try:
+                return action(*args, **kwargs)
+            except (OperationalError, IntegrityError, StaleDataError) as error:
+                failure: Exception = error
+                time.sleep(random.uniform(0, 0.01 * (attempt + 1)))
+        if isinstance(failure, IntegrityError | StaleDataError):
+            raise _changed_meanwhile("label") from failure
+        raise StoreBusy("The store is busy and did not save this; try again in a moment.") from failure
+
+    return run
 
 
 def _snapshot(row: m.Base, entity: str) -> dict[str, Any]:
@@ -89,7 +146,12 @@ def _log(
         item_id=getattr(row, "item_id", None),
         label_set_id=label_set_id if label_set_id is not None else getattr(row, "label_set_id", None),
         before=before,
-        after={**(after or {}), "description": description},
+        # The row's version after the action: undo reverts only a row nobody has changed since.
+        after={
+            **(after or {}),
+            **({"version": row.version} if after is not None else {}),  # type: ignore[attr-defined]  # _ENTITIES models have id, version
+            "description": description,
+        },
     )
     session.add(entry)
     session.flush()
@@ -98,9 +160,24 @@ def _log(
 
 def _check_version(row: m.Base | None, expected: int | None, what: str) -> None:
     if row is None:
-        raise StaleEdit(f"The {what} no longer exists; someone removed it. Reload the item.")
+        raise StaleEdit(f"The {what} no longer exists; someone removed it meanwhile — reload the item.")
     if expected is not None and row.version != expected:  # type: ignore[attr-defined]  # _ENTITIES models have id, version
-        raise StaleEdit(f"The {what} was changed by someone else meanwhile. Reload the item.")
+        raise _changed_meanwhile(what)
+
+
+def _locked(session: Session, model: type[m.Base], lookup: dict[str, Any]) -> Any:
+    """The row with these key values, locked until the transaction ends (None if there is none)."""
+    where = (getattr(model, k) == v for k, v in lookup.items())
+    return session.scalar(select(model).where(*where).with_for_update())
+
+
+def _insert_new(session: Session, model: type[m.Base], values: dict[str, Any], keys: list[str]) -> int | None:
+    """Insert a row unless one with the same ``keys`` exists (or is being inserted); its id, or None."""
+    dialect = postgresql if session.get_bind().dialect.name == "postgresql" else sqlite
+    statement = (
+        dialect.insert(model).values(**values).on_conflict_do_nothing(index_elements=keys).returning(model.id)  # type: ignore[attr-defined]  # _ENTITIES models have id, version
+    )
+    return session.execute(statement).scalar()
 
 
 def _upsert(
@@ -115,26 +192,30 @@ def _upsert(
     log_label_set_id: int | None = None,
 ) -> Action:
     model = _ENTITIES[entity][0]
-    row = session.scalar(select(model).where(*(getattr(model, k) == v for k, v in lookup.items())))
+    what = entity.replace("_", " ")[:-1]
+    row = _locked(session, model, lookup)
     if row is None:
-        row = model(**lookup, **values)
-        session.add(row)
-        session.flush()
-        return _log(
-            session,
-            annotator_id=annotator_id,
-            action="create",
-            entity=entity,
-            row=row,
-            before=None,
-            after=_snapshot(row, entity),
-            description=description,
-            label_set_id=log_label_set_id,
-        )
-    if expected_version is not None and row.version != expected_version:  # type: ignore[attr-defined]  # _ENTITIES models have id, version
-        raise StaleEdit(
-            f"This {entity.replace('_', ' ')[:-1]} was changed by someone else meanwhile. Reload."
-        )
+        if expected_version not in (None, ABSENT):
+            raise StaleEdit(f"The {what} was removed by someone else meanwhile — reload the item.")
+        new_id = _insert_new(session, model, {**lookup, **values}, list(lookup))
+        if new_id is not None:
+            row = session.get_one(model, new_id)
+            return _log(
+                session,
+                annotator_id=annotator_id,
+                action="create",
+                entity=entity,
+                row=row,
+                before=None,
+                after=_snapshot(row, entity),
+                description=description,
+                label_set_id=log_label_set_id,
+            )
+        row = _locked(session, model, lookup)  # someone created it a moment ago
+        if row is None:
+            raise _changed_meanwhile(what)
+    if expected_version is not None and row.version != expected_version:
+        raise _changed_meanwhile(what)
     before = _snapshot(row, entity)
     for key, value in values.items():
         setattr(row, key, value)
@@ -155,6 +236,7 @@ def _upsert(
 # ----------------------------------------------------------------------------------------------- spans
 
 
+@_retried
 def add_span(
     engine: Engine,
     label_set_id: int,
@@ -187,11 +269,12 @@ def add_span(
         )
 
 
+@_retried
 def retype_span(
     engine: Engine, span_id: int, type_: str | None, annotator_id: int, expected_version: int | None = None
 ) -> Action:
     with write_session(engine) as session:
-        row = session.get(m.Span, span_id)
+        row = session.get(m.Span, span_id, with_for_update=True)
         _check_version(row, expected_version, "span")
         assert row is not None
         before = _snapshot(row, "spans")
@@ -209,11 +292,12 @@ def retype_span(
         )
 
 
+@_retried
 def delete_span(
     engine: Engine, span_id: int, annotator_id: int, expected_version: int | None = None
 ) -> Action:
     with write_session(engine) as session:
-        row = session.get(m.Span, span_id)
+        row = session.get(m.Span, span_id, with_for_update=True)
         _check_version(row, expected_version, "span")
         assert row is not None
         before = _snapshot(row, "spans")
@@ -248,6 +332,7 @@ def spans_in_sentence(session: Session, label_set_ids: list[int], sentence: m.Se
     )
 
 
+@_retried
 def set_sentence_label(
     engine: Engine,
     label_set_id: int,
@@ -302,6 +387,7 @@ def set_sentence_label(
 # ------------------------------------------------------------------------------ claims and triplets
 
 
+@_retried
 def set_claim_label(
     engine: Engine,
     label_set_id: int,
@@ -328,6 +414,7 @@ def set_claim_label(
         )
 
 
+@_retried
 def set_triplet_judgment(
     engine: Engine,
     label_set_id: int,
@@ -363,6 +450,7 @@ def set_triplet_judgment(
 # ----------------------------------------------------------------------------------- item status
 
 
+@_retried
 def set_item_status(
     engine: Engine,
     label_set_id: int,
@@ -372,6 +460,7 @@ def set_item_status(
     annotator_id: int,
     *,
     note: str | None = None,
+    expected_version: int | None = None,
 ) -> Action:
     """Mark an item done, skipped or unsure (with a note) for one annotation task."""
     if status not in m.ITEM_STATUSES:
@@ -383,11 +472,12 @@ def set_item_status(
             {"label_set_id": label_set_id, "item_id": item_id, "page": page},
             {"status": status, "note": (note or None)},
             annotator_id=annotator_id,
-            expected_version=None,
+            expected_version=expected_version,
             description=f"item marked {status}" + (f": {note}" if note else ""),
         )
 
 
+@_retried
 def sync_done(
     engine: Engine, label_set_id: int, item_id: int, page: str, complete: bool, annotator_id: int
 ) -> None:
@@ -396,19 +486,16 @@ def sync_done(
     These entries are marked automatic and are not offered to undo: undoing a label that completed an
     item reverts the label, and the status follows on the next render.
     """
+    lookup = {"label_set_id": label_set_id, "item_id": item_id, "page": page}
     with write_session(engine) as session:
-        row = session.scalar(
-            select(m.ItemStatus).where(
-                m.ItemStatus.label_set_id == label_set_id,
-                m.ItemStatus.item_id == item_id,
-                m.ItemStatus.page == page,
-            )
-        )
+        row = _locked(session, m.ItemStatus, lookup)
         if complete and row is None:
-            row = m.ItemStatus(label_set_id=label_set_id, item_id=item_id, page=page, status="done")
-            session.add(row)
-            session.flush()
+            new_id = _insert_new(session, m.ItemStatus, {**lookup, "status": "done"}, list(lookup))
+            if new_id is None:
+                return  # another session marked it a moment ago
+            row = session.get_one(m.ItemStatus, new_id)
             action, before, after = "create", None, _snapshot(row, "item_statuses")
+            after["version"] = row.version
         elif not complete and row is not None and row.status == "done":
             action, before, after = "delete", _snapshot(row, "item_statuses"), None
             session.delete(row)
@@ -435,6 +522,7 @@ def sync_done(
 # ------------------------------------------------------------------------------------------ ratings
 
 
+@_retried
 def set_rating(
     engine: Engine,
     task_id: int,
@@ -491,18 +579,23 @@ def _undone_ids(session: Session, annotator_id: int) -> set[int]:
     return {int(after["undid"]) for after in rows if after and "undid" in after}
 
 
-def last_undoable(engine: Engine, annotator_id: int, label_set_ids: list[int] | None = None) -> str | None:
-    """What :func:`undo_last` would revert, described for the undo button, or None."""
-    with write_session(engine) as session:
-        entry = _last_entry(session, annotator_id, label_set_ids)
-        return (
-            None
-            if entry is None
-            else (entry.after or {}).get("description") or f"{entry.action} {entry.entity}"
-        )
+def _task_of(entry: m.EditLog) -> str | None:
+    """The annotation task (page queue) an action belongs to."""
+    state = entry.after or entry.before or {}
+    if entry.entity == "item_statuses":
+        return state.get("page")
+    if entry.entity == "ratings":
+        return f"rating:{state.get('task_id')}"
+    return _TASK_ENTITIES.get(entry.entity)
 
 
-def _last_entry(session: Session, annotator_id: int, label_set_ids: list[int] | None) -> m.EditLog | None:
+def _last_entry(
+    session: Session,
+    annotator_id: int,
+    label_set_ids: list[int] | None,
+    item_id: int | None,
+    task: str | None,
+) -> m.EditLog | None:
     undone = _undone_ids(session, annotator_id)
     query = (
         select(m.EditLog)
@@ -512,34 +605,122 @@ def _last_entry(session: Session, annotator_id: int, label_set_ids: list[int] | 
             m.EditLog.entity.in_(list(_ENTITIES)),
         )
         .order_by(m.EditLog.id.desc())
+        .execution_options(yield_per=100)
     )
     if label_set_ids is not None:
         query = query.where(m.EditLog.label_set_id.in_(label_set_ids))
-    for entry in session.scalars(query.limit(len(undone) + 50)):
-        if entry.id not in undone and not (entry.after or {}).get("automatic"):
+    if item_id is not None:
+        query = query.where(m.EditLog.item_id == item_id)
+    for entry in session.scalars(query):
+        if entry.id in undone or (entry.after or {}).get("automatic"):
+            continue
+        if task is None or _task_of(entry) == task:
             return entry
     return None
 
 
-def undo_last(engine: Engine, annotator_id: int, label_set_ids: list[int] | None = None) -> Action | None:
-    """Revert the annotator's latest action (optionally within some label sets); None if nothing is left."""
-    with write_session(engine) as session:
-        entry = _last_entry(session, annotator_id, label_set_ids)
+def _as_left(session: Session, entry: m.EditLog, row: Any) -> bool:
+    """Whether the row is as ``entry`` left it, give or take later actions that were undone since."""
+    later = session.scalars(
+        select(m.EditLog)
+        .where(
+            m.EditLog.entity == entry.entity, m.EditLog.entity_id == entry.entity_id, m.EditLog.id > entry.id
+        )
+        .order_by(m.EditLog.id)
+    ).all()
+    undone = {int(e.after["undid"]) for e in later if e.action == "undo" and e.after and "undid" in e.after}
+    if any(e.action != "undo" and e.id not in undone for e in later):
+        return False
+    last = later[-1] if later else entry
+    if last.action == "undo":
+        state = (last.after or {}).get("state")
+        present, version = state is not None, (state or {}).get("version")
+    else:
+        present, version = last.action != "delete", (last.after or {}).get("version")
+    if not present:
+        return row is None
+    return row is not None and (version is None or row.version == version)
+
+
+def _describe(entry: m.EditLog) -> str:
+    return (entry.after or {}).get("description") or f"{entry.action} {entry.entity}"
+
+
+def undoable(
+    engine: Engine,
+    annotator_id: int,
+    label_set_ids: list[int] | None = None,
+    *,
+    item_id: int | None = None,
+    task: str | None = None,
+) -> Action | None:
+    """The action :func:`undo_last` would revert (its ``log_id`` is what a page passes back), or None."""
+    with read_session(engine) as session:
+        entry = _last_entry(session, annotator_id, label_set_ids, item_id, task)
         if entry is None:
             return None
+        return Action(entry.id, entry.entity, entry.entity_id or 0, entry.action, _describe(entry))
+
+
+def last_undoable(
+    engine: Engine,
+    annotator_id: int,
+    label_set_ids: list[int] | None = None,
+    *,
+    item_id: int | None = None,
+    task: str | None = None,
+) -> str | None:
+    """What :func:`undo_last` would revert, described for the undo button, or None."""
+    found = undoable(engine, annotator_id, label_set_ids, item_id=item_id, task=task)
+    return None if found is None else found.description
+
+
+@_retried
+def undo_last(
+    engine: Engine,
+    annotator_id: int,
+    label_set_ids: list[int] | None = None,
+    *,
+    item_id: int | None = None,
+    task: str | None = None,
+    expected_log_id: int | None = None,
+) -> Action | None:
+    """Revert the annotator's latest action (optionally on one item, for one task, within some label
+    sets); None if nothing is left.
+
+    Refuses (:class:`StaleEdit`) when ``expected_log_id`` — the action the page offered to undo — is no
+    longer the latest (another session of the annotator acted since), or when the row no longer is as
+    that action left it (someone else changed it since): undo never reverts an edit it did not show.
+    """
+    with write_session(engine) as session:
+        entry = _last_entry(session, annotator_id, label_set_ids, item_id, task)
+        if entry is None:
+            if expected_log_id is not None:
+                raise _changed_meanwhile("item")
+            return None
+        if expected_log_id is not None and entry.id != expected_log_id:
+            raise _changed_meanwhile("item")
         model, columns = _ENTITIES[entry.entity]
-        row = session.get(model, entry.entity_id)
+        row = session.get(model, entry.entity_id, with_for_update=True)
+        if not _as_left(session, entry, row):
+            raise _changed_meanwhile(entry.entity.replace("_", " ")[:-1])
+        state: dict[str, Any] | None
         if entry.action == "create":
-            if row is not None:
-                session.delete(row)
+            session.delete(row)
+            state = None
         elif entry.action == "delete":
-            if row is None and entry.before is not None:
-                session.add(model(id=entry.entity_id, **{k: entry.before[k] for k in columns}))
-        elif row is not None and entry.before is not None:
+            assert entry.before is not None
+            row = model(id=entry.entity_id, **{k: entry.before[k] for k in columns})
+            session.add(row)
+        else:
+            assert entry.before is not None
             for key in columns:
                 setattr(row, key, entry.before[key])
         session.flush()
-        description = (entry.after or {}).get("description") or f"{entry.action} {entry.entity}"
+        if row is not None and entry.action != "create":
+            state = {**_snapshot(row, entry.entity), "version": getattr(row, "version", None)}
+        item = session.get(m.Item, entry.item_id) if entry.item_id is not None else None
+        description = f"undid: {_describe(entry)}"
         undo = m.EditLog(
             annotator_id=annotator_id,
             action="undo",
@@ -548,8 +729,16 @@ def undo_last(engine: Engine, annotator_id: int, label_set_ids: list[int] | None
             item_id=entry.item_id,
             label_set_id=entry.label_set_id,
             before=entry.after,
-            after={"undid": entry.id, "description": f"undid: {description}"},
+            # The row as the undo left it (None: removed), so the log's last word on a row is its state.
+            after={"undid": entry.id, "state": state, "description": description},
         )
         session.add(undo)
         session.flush()
-        return Action(undo.id, entry.entity, entry.entity_id, "undo", f"undid: {description}")
+        return Action(
+            undo.id,
+            entry.entity,
+            entry.entity_id or 0,
+            "undo",
+            description,
+            item.external_id if item is not None else None,
+        )

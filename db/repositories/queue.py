@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 from sqlalchemy import ColumnElement, Engine, Exists, exists, func, select
 
@@ -101,6 +101,8 @@ def progress(
 class ItemStatusView:
     status: str
     note: str | None
+    # Passed back when the status is changed, so a change made meanwhile is not overwritten.
+    version: int = field(default=0, compare=False)
 
 
 def item_status(engine: Engine, label_set_id: int, item_id: int, page: str) -> ItemStatusView | None:
@@ -112,4 +114,4 @@ def item_status(engine: Engine, label_set_id: int, item_id: int, page: str) -> I
                 m.ItemStatus.page == page,
             )
         )
-        return None if row is None else ItemStatusView(row.status, row.note)
+        return None if row is None else ItemStatusView(row.status, row.note, row.version)

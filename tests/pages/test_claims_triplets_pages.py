@@ -63,10 +63,10 @@ def test_triplets_yes_no_and_wrong_part(store: str) -> None:
     item = get_item(engine, 1, "demo-001")
     at = _open("app_pages/triplets.py", "demo-001")
     source = at.sidebar.selectbox(key="triplet_source").value
-    ls = _tester(engine)
+    _click(at, "triplet_now_no")
+    ls = _tester(engine)  # created by the first judgment
     triplets = judged_triplets(engine, item.id, source, ls.id)
     assert triplets
-    _click(at, "triplet_now_no")
     _click(at, "triplet_now_relation")
     for _ in triplets[1:]:
         _click(at, "triplet_now_yes")  # the keyed buttons follow the cursor

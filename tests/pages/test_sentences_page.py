@@ -29,8 +29,9 @@ def _open(item: str = "demo-001", user: str = "tester") -> AppTest:
 def _mine(url: str, external_id: str, user: str = "tester"):
     engine = make_engine(url)
     item = get_item(engine, 1, external_id)
-    ls = next(v for v in list_label_sets(engine, 1) if v.kind == "human" and v.name == user)
-    return item, item_annotations(engine, item.id, [ls.id])[ls.id]
+    # No label set until the annotator's first save (id 0 matches no row: nothing saved yet).
+    ls = next((v.id for v in list_label_sets(engine, 1) if v.kind == "human" and v.name == user), 0)
+    return item, item_annotations(engine, item.id, [ls])[ls]
 
 
 def _button(at: AppTest, key: str):

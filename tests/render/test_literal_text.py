@@ -3,21 +3,11 @@
 from __future__ import annotations
 
 import re
-import string
 
 import pytest
 
 from render.literal_text import WORD_JOINER, literal, literal_code
-
-HOSTILE = "**bold** [x](https://evil.example/) ![p](https://evil.example/p.png)"
-
-
-def shown(source: str) -> str:
-    """The characters Markdown displays for ``source`` when it holds no construct: CommonMark resolves a
-    backslash before ASCII punctuation and character references; the word joiner has no glyph."""
-    text = re.sub(r"\\([" + re.escape(string.punctuation) + "])", r"\1", source)
-    text = text.replace("&#32;", " ").replace("&#9;", "\t")
-    return text.replace(WORD_JOINER, "")
+from tests.hostile_store import HOSTILE, shown
 
 
 def unescaped(source: str, chars: str) -> list[str]:

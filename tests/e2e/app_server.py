@@ -13,6 +13,8 @@ from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 
+from playwright.sync_api import Page
+
 ROOT = Path(__file__).resolve().parents[2]
 ARTIFACTS = ROOT / "test-artifacts" / "e2e"
 
@@ -89,3 +91,11 @@ def running_app(data_dir: Path, database_url: str) -> Iterator[RunningApp]:
                 process.wait(timeout=10)
             except subprocess.TimeoutExpired:
                 process.kill()
+
+
+def wait_ready(page: Page) -> None:
+    """Streamlit has drawn the app and finished the script run (the running indicator is gone)."""
+    page.wait_for_selector('[data-testid="stSidebar"]', timeout=30_000)
+    page.wait_for_function(
+        "() => !document.querySelector('[data-testid=\"stStatusWidget\"]')", timeout=30_000
+    )

@@ -14,13 +14,14 @@ from components.report_filters import report_filter
 from components.report_footer import show_figure, show_table
 from components.report_views import figure_of
 from render import figures
+from render.literal_text import literal
 
 ctx = setup_page("Agreement")
 dataset = pick_dataset(ctx.engine)
 if dataset is None:
     st.stop()
 
-st.title(f"Agreement · {dataset.name}")
+st.title(f"Agreement · {literal(dataset.name)}")
 inputs = live.agreement_inputs(ctx.engine, dataset.id)
 kinds = agreement.kinds_available(inputs)
 if not kinds:
@@ -49,7 +50,7 @@ raters = st.multiselect(
 with st.spinner("Computing…"):
     report = live.agreement_report(ctx.engine, dataset.id, flt, kind, tuple(raters))
 for note in report.notes:
-    st.info(note)
+    st.info(literal(note))
 if not report.tables:
     st.stop()
 
@@ -57,8 +58,8 @@ summary = report.tables["summary"].frame.set_index("measure")
 values, units = summary["value"].astype(float), summary["units"].astype(int)
 headline = list(summary.index)
 for column, measure in zip(st.columns(len(headline)), headline, strict=True):
-    column.metric(measure, f"{values[measure]:.3f}", help=f"over {units[measure]:,} units")
-st.caption(f"Computed from {report.provenance.text()}")
+    column.metric(literal(measure), f"{values[measure]:.3f}", help=f"over {units[measure]:,} units")
+st.caption(f"Computed from {literal(report.provenance.text())}")
 
 left, right = st.columns(2)
 with left:

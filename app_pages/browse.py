@@ -11,13 +11,14 @@ from components.dataset_picker import pick_dataset
 from components.page_setup import setup_page
 from components.store_cache import cached
 from db.repositories.items import ItemFilter, count_items, facets, item_page
+from render.literal_text import literal
 
 ctx = setup_page("Browse items")
 dataset = pick_dataset(ctx.engine)
 if dataset is None:
     st.stop()
 
-st.title(f"Browse · {dataset.name}")
+st.title(f"Browse · {literal(dataset.name)}")
 if dataset.is_synthetic:
     st.caption("Synthetic demo data: generated scenes and simulated detectors.")
 

@@ -16,6 +16,7 @@ from components.page_setup import setup_page
 from db.repositories import labeling
 from db.repositories.annotations import item_annotations
 from formats.taxonomies import MHALUBENCH
+from render.literal_text import literal
 
 VERDICTS = (("hallucination", "Hallucination", "1"), ("non-hallucination", "Not a hallucination", "2"))
 
@@ -116,7 +117,7 @@ with right:
                         args=(None if is_current else claim.index, value),
                     )
                 st.caption(
-                    f"from the {claim.source}"
+                    f"from the {literal(claim.source)}"
                     + (f" · segment {claim.segment + 1}" if claim.segment is not None else ""),
                     width="content",
                 )

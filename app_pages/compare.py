@@ -33,6 +33,7 @@ from db.repositories.annotations import item_annotations
 from db.repositories.items import get_item
 from render.comparison_export import comparison_html, comparison_png, png_bytes, thumbnail
 from render.comparison_tracks import TRACK_CSS, legend_html, track_html
+from render.literal_text import literal
 
 ctx = setup_page("Compare detectors")
 picked_dataset = pick_dataset(ctx.engine)
@@ -49,11 +50,6 @@ if not ids:
 
 def _params() -> dict[str, list[str]]:
     return {key: st.query_params.get_all(key) for key in st.query_params}
-
-
-def _md(text: str) -> str:
-    """Text from the store (detector names, ids) shown literally inside Markdown."""
-    return re.sub(r"([\\`*_{}\[\]<>#|~$])", r"\\\1", text)
 
 
 query = ff.FinderQuery.from_params(_params())
@@ -85,13 +81,15 @@ query = query.with_(threshold=threshold)
 
 wanted = st.query_params.get("item") or ids[0]
 if wanted not in ids:
-    st.warning(f"Dataset {dataset.name!r} has no item with id {wanted!r}; showing its first item instead.")
+    st.warning(
+        f"Dataset {literal(repr(dataset.name))} has no item with id {literal(repr(wanted))}; showing its first item instead."
+    )
     wanted = ids[0]
 if st.query_params.get("item") != wanted:
     st.query_params["item"] = wanted
 found = cached(get_item, ctx.engine, dataset.id, wanted)
 if found is None:
-    st.error(f"Dataset {dataset.name!r} has no item with id {wanted!r}.")
+    st.error(f"Dataset {literal(repr(dataset.name))} has no item with id {literal(repr(wanted))}.")
     st.stop()
 item = found  # bound after the check, so the functions below see an item
 position = ids.index(wanted)
@@ -244,13 +242,13 @@ def _draw_track(k: int, track: Track) -> None:
     collapsed = track_id in st.session_state[_COLLAPSED]
     with st.container(border=True, key=f"compare_track_{k}"):
         head = st.columns([12, 1, 1, 1], vertical_alignment="center", gap="small")
-        head[0].markdown(f"**{_md(track.name)}** · {_md(track.summary())}")
+        head[0].markdown(f"**{literal(track.name)}** · {literal(track.summary())}")
         if track.kind == "detector":
             head[1].button(
                 "",
                 icon=":material/arrow_upward:",
                 key=f"compare_up_{track.name}",
-                help=f"Move {track.name} up",
+                help=f"Move {literal(track.name)} up",
                 on_click=_move,
                 args=(track.name, -1),
                 disabled=k == 1,
@@ -259,7 +257,7 @@ def _draw_track(k: int, track: Track) -> None:
                 "",
                 icon=":material/arrow_downward:",
                 key=f"compare_down_{track.name}",
-                help=f"Move {track.name} down",
+                help=f"Move {literal(track.name)} down",
                 on_click=_move,
                 args=(track.name, 1),
                 disabled=k == len(comparison.tracks) - 1,
@@ -268,7 +266,7 @@ def _draw_track(k: int, track: Track) -> None:
             "",
             icon=":material/unfold_more:" if collapsed else ":material/unfold_less:",
             key=f"compare_fold_{track_id}",
-            help=f"Expand {track.name}" if collapsed else f"Collapse {track.name}",
+            help=f"Expand {literal(track.name)}" if collapsed else f"Collapse {literal(track.name)}",
             on_click=_collapse,
             args=([track_id], not collapsed),
         )
@@ -281,7 +279,7 @@ def _draw_track(k: int, track: Track) -> None:
                 flag = "follows the format" if raw.follows_format else "does NOT follow the format"
                 with st.expander(f"Raw output ({flag})"):
                     if raw.parse_error:
-                        st.error(raw.parse_error)
+                        st.error(literal(raw.parse_error))
                     if raw.analysis:
                         show_text(raw.analysis, label="Analysis (Analyze-then-Judge)")
                     show_text(raw.text, label="Output")
@@ -296,8 +294,8 @@ with left:
     show_image(dataset, item)
     show_text(item.prompt or "(no prompt)", label="Prompt")
     st.caption(
-        f"Item **{_md(item.external_id)}** · subset {_md(item.subset or '—')} · "
-        f"model {_md(item.source_model or '—')} · {_md(item.task_type)}"
+        f"Item **{literal(item.external_id)}** · subset {literal(item.subset or '—')} · "
+        f"model {literal(item.source_model or '—')} · {literal(item.task_type)}"
     )
 
 

@@ -14,13 +14,14 @@ from components.report_filters import report_filter
 from components.report_footer import show_figure, show_table
 from components.report_views import figure_of
 from render import figures
+from render.literal_text import literal
 
 ctx = setup_page("Correlation")
 dataset = pick_dataset(ctx.engine)
 if dataset is None:
     st.stop()
 
-st.title(f"Correlation with human ratings · {dataset.name}")
+st.title(f"Correlation with human ratings · {literal(dataset.name)}")
 st.caption(
     "Each rated item gets a human score (every rater's mean over the segments they scored, then the mean over "
     "raters, as MHALO section 5.1) and the rated detector's metrics on the same item."
@@ -60,14 +61,14 @@ with st.spinner("Computing…"):
         ctx.engine, dataset.id, flt, task, nothing_flagged or correlation.NOTHING_EXCLUDED
     )
 for note in report.notes:
-    st.info(note)
+    st.info(literal(note))
 
 table = report.tables["correlations"]
 shown = table.frame[table.frame["metric"].isin([correlation.METRICS[k] for k in chosen])]
 pearson = shown[shown["method"] == "Pearson"]
 for column, row in zip(st.columns(max(len(pearson), 1)), pearson.itertuples(), strict=False):
     column.metric(
-        f"Pearson r · {row.metric}",
+        f"Pearson r · {literal(row.metric)}",
         f"{row.r:.3f}",
         help=f"95 % interval [{row.low:.3f}, {row.high:.3f}], n = {row.n}",
     )
@@ -86,7 +87,7 @@ if chosen:
         if item:
             st.page_link(
                 "app_pages/item.py",
-                label=f"Open item {item}",
+                label=f"Open item {literal(item)}",
                 icon=":material/open_in_new:",
                 query_params={"dataset": dataset.name, "item": item, "user": ctx.annotator.name},
             )

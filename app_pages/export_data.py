@@ -12,6 +12,7 @@ from db.repositories.label_sets import list_label_sets
 from db.transfer import export_file
 from formats.base import FormatError
 from formats.registry import formats
+from render.literal_text import literal
 
 ctx = setup_page("Export")
 st.title("Export")
@@ -61,13 +62,13 @@ if st.button("Prepare file", type="primary", key="export_prepare"):
             )
     except (FormatError, UnknownDataset) as error:
         st.session_state.pop("export_file", None)
-        st.error(f"Cannot export as {fmt.title}: {error}")
+        st.error(f"Cannot export as {fmt.title}: {literal(error)}")
 
 prepared = st.session_state.get("export_file")
 if prepared and prepared[0] == (dataset.name, format_name, tuple(chosen), file_name):
     data = prepared[1]
     st.download_button(
-        f"Download {file_name} ({len(data):,} bytes)",
+        f"Download {literal(file_name)} ({len(data):,} bytes)",
         data=data,
         file_name=file_name,
         mime="application/octet-stream",

@@ -16,6 +16,7 @@ from analysis import failure_finder as ff
 from components.dataset_picker import pick_dataset
 from components.page_setup import setup_page
 from components.span_cache import dataset_spans, finder_selection, finder_tables
+from render.literal_text import literal
 
 ctx = setup_page("Failure cases")
 dataset = pick_dataset(ctx.engine)
@@ -39,7 +40,7 @@ if evaluation.gold is None:
 
 query = ff.FinderQuery.from_params({key: st.query_params.get_all(key) for key in st.query_params})
 for problem in ff.problems(query, names):
-    st.warning(problem)
+    st.warning(literal(problem))
 
 # ------------------------------------------------------------------------------------------- filters
 key = f"ff_{dataset.id}"  # widget keys per dataset: the detectors and facets differ between datasets
@@ -143,8 +144,8 @@ if current != {k: v if isinstance(v, list) else [v] for k, v in wanted_params.it
 found = finder_selection(ctx.engine, dataset.id, query)
 st.markdown(
     f"**{len(found)}** of {len(table)} items · {ff.PRESETS.get(preset or '', 'all items')}"
-    + ("" if preset is None or detector == ff.ANY else f" · detector **{detector}**")
-    + (f" vs **{other}**" if needs_x and other != ff.ANY else "")
+    + ("" if preset is None or detector == ff.ANY else f" · detector **{literal(detector)}**")
+    + (f" vs **{literal(other)}**" if needs_x and other != ff.ANY else "")
 )
 
 shown = st.multiselect(

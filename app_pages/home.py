@@ -7,6 +7,7 @@ import streamlit as st
 from components.page_setup import setup_page
 from components.store_cache import cached
 from db.repositories.datasets import list_datasets
+from render.literal_text import literal
 
 ctx = setup_page("Datasets")
 
@@ -32,12 +33,14 @@ for dataset in datasets:
     with st.container(border=True):
         head, stats = st.columns([3, 2])
         with head:
-            st.subheader(dataset.name, anchor=False)
+            st.subheader(literal(dataset.name), anchor=False)
             if dataset.is_synthetic:
                 st.badge("Synthetic demo: generated scenes and simulated detectors", color="orange")
-            st.caption(f"Format: {dataset.source_format} · labels: {', '.join(dataset.label_kinds) or '—'}")
+            st.caption(
+                f"Format: {literal(dataset.source_format)} · labels: {literal(', '.join(dataset.label_kinds) or '—')}"
+            )
             if dataset.description:
-                st.write(dataset.description)
+                st.markdown(literal(dataset.description))
         with stats:
             a, b, c = st.columns(3)
             a.metric("Items", f"{dataset.n_items:,}")

@@ -20,6 +20,7 @@ from db.transfer import import_file, import_predictions
 from formats.base import Kind, ReadOptions
 from formats.preview import Preview, dataset_name_for, preview_file, problem_rows
 from formats.registry import FORMATS, detect, formats
+from render.literal_text import literal
 from render.span_html import render_spans_html
 
 ctx = setup_page("Import")
@@ -46,7 +47,7 @@ else:
         if path.is_file():
             data, name = path.read_bytes(), path.name
         else:
-            st.error(f"There is no file at {typed.strip()!r}.")
+            st.error(f"There is no file at {literal(repr(typed.strip()))}.")
 if data is None:
     st.info("Choose a file. Its format is recognised from its content; you can override it.")
     st.stop()
@@ -126,7 +127,7 @@ for item in preview.items:
         st.text(f"{item.external_id}" + (f" · {item.prompt[:200]}" if item.prompt else ""))
         st.html(render_spans_html(item.text, list(item.spans), legend=bool(item.spans)))
         if item.note:
-            st.caption(item.note)
+            st.caption(literal(item.note))
 if preview.problems:
     st.subheader("Validation report", anchor=False)
     st.dataframe(preview.problem_rows(), hide_index=True, width="stretch", key="import_report")
@@ -144,7 +145,7 @@ bar = st.progress(0.0, text="Starting…")
 
 
 def progress(fraction: float, message: str) -> None:
-    bar.progress(min(max(fraction, 0.0), 1.0), text=message)
+    bar.progress(min(max(fraction, 0.0), 1.0), text=literal(message))
 
 
 if kind == "benchmark":
@@ -176,10 +177,10 @@ else:
 st.session_state.pop("import_preview", None)
 if outcome.ok:
     bar.progress(1.0, text="Done")
-    st.success(outcome.summary())
+    st.success(literal(outcome.summary()))
 else:
     bar.empty()
-    st.error(outcome.summary())
+    st.error(literal(outcome.summary()))
 if outcome.problems:
     st.dataframe(
         problem_rows(outcome.problems), hide_index=True, width="stretch", key="import_outcome_report"

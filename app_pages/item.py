@@ -12,6 +12,7 @@ from db.repositories.annotations import item_annotations
 from db.repositories.datasets import set_image_root
 from db.repositories.items import get_item, item_at, neighbours
 from db.repositories.label_sets import list_label_sets
+from render.literal_text import literal
 from render.span_html import SpanStyle, render_sentences_html, render_spans_html
 
 ctx = setup_page("Item")
@@ -22,7 +23,7 @@ if dataset is None:
 wanted = st.query_params.get("item") or item_at(ctx.engine, dataset.id, 0)
 item = get_item(ctx.engine, dataset.id, wanted) if wanted else None
 if item is None:
-    st.error(f"Dataset {dataset.name!r} has no item with id {wanted!r}.")
+    st.error(f"Dataset {literal(repr(dataset.name))} has no item with id {literal(repr(wanted))}.")
     st.stop()
 if st.query_params.get("item") != item.external_id:
     st.query_params["item"] = item.external_id
@@ -45,13 +46,13 @@ jump = nav[2].text_input(
 )
 if jump and jump != item.external_id:
     if get_item(ctx.engine, dataset.id, jump) is None:
-        nav[2].error(f"No item {jump!r} in this dataset.")
+        nav[2].error(f"No item {literal(repr(jump))} in this dataset.")
     else:
         _go(jump)
         st.rerun()
 nav[3].caption(
-    f"Item **{item.external_id}** · position {item.position} · subset {item.subset or '—'} · "
-    f"model {item.source_model or '—'} · {item.task_type}"
+    f"Item **{literal(item.external_id)}** · position {item.position} · subset {literal(item.subset or '—')} · "
+    f"model {literal(item.source_model or '—')} · {literal(item.task_type)}"
 )
 if dataset.is_synthetic:
     st.caption("Synthetic demo: the picture and the detectors are generated.")
@@ -89,7 +90,7 @@ with right:
         )
         chosen = by_title[shown]
         found = shown_labels[chosen.id]
-        st.markdown(f"**Response** · {len(found.spans)} span(s) from {shown}")
+        st.markdown(f"**Response** · {len(found.spans)} span(s) from {literal(shown)}")
         styles = [
             SpanStyle(s.start, s.end, s.type, tooltip=f"{s.type or 'untyped'} · {s.start}–{s.end}")
             for s in found.spans
@@ -99,12 +100,12 @@ with right:
             flag = "follows the format" if found.raw_output.follows_format else "does NOT follow the format"
             with st.expander(f"Raw detector output ({flag})"):
                 if found.raw_output.parse_error:
-                    st.error(found.raw_output.parse_error)
+                    st.error(literal(found.raw_output.parse_error))
                 if found.raw_output.analysis:
                     show_text(found.raw_output.analysis, label="Analysis")
                 show_text(found.raw_output.text, label="Output")
         if item.sentences:
-            st.markdown(f"**Sentences** · labels from {shown}")
+            st.markdown(f"**Sentences** · labels from {literal(shown)}")
             labels = [
                 found.sentence_labels[s.index].label if s.index in found.sentence_labels else None
                 for s in item.sentences
@@ -146,7 +147,7 @@ if item.reference_triplets or extracted:
         )
     with ext_col:
         for title, triplets in extracted.items():
-            st.markdown(f"**Extracted · {title}**")
+            st.markdown(f"**Extracted · {literal(title)}**")
             st.dataframe(
                 pd.DataFrame(
                     [

@@ -10,13 +10,14 @@ from components.dataset_picker import pick_dataset
 from components.page_setup import setup_page
 from components.report_filters import report_filter
 from components.report_views import show_section
+from render.literal_text import literal
 
 ctx = setup_page("Metrics")
 dataset = pick_dataset(ctx.engine)
 if dataset is None:
     st.stop()
 
-st.title(f"Metrics · {dataset.name}")
+st.title(f"Metrics · {literal(dataset.name)}")
 offered = offered_sections(live.counts(ctx.engine, dataset.id))
 if not offered:
     st.info(
@@ -66,11 +67,11 @@ if slow:
     first = st.empty()
     with first.container():
         quick = live.section_report(ctx.engine, view, dataset.id, flt, n_resamples=0)
-        st.caption(f"Computed from {quick.provenance.text()} · bootstrap intervals on their way…")
+        st.caption(f"Computed from {literal(quick.provenance.text())} · bootstrap intervals on their way…")
         show_section(quick, key=f"metrics-{view}-quick")
 with st.spinner("Computing…"):
     report = live.section_report(ctx.engine, view, dataset.id, flt, **options)
 if slow:
     first.empty()
-st.caption(f"Computed from {report.provenance.text()}")
+st.caption(f"Computed from {literal(report.provenance.text())}")
 show_section(report, key=f"metrics-{view}")

@@ -19,6 +19,7 @@ from components.page_setup import setup_page
 from components.presenter_slides import Slide, slides_for
 from components.report_views import figure_of
 from render import figures
+from render.literal_text import literal
 
 LARGE_TYPE = """
 <style>
@@ -65,7 +66,7 @@ def _go(step: int, count: int) -> None:
 def show_slide() -> None:
     slides: list[Slide] = slides_for(ctx.engine, dataset.id, flt)
     if not slides:
-        st.title(dataset.name)
+        st.title(literal(dataset.name))
         st.info("Nothing to present yet: this dataset has no gold labels with a detector run or ratings.")
         return
     try:
@@ -84,7 +85,7 @@ def show_slide() -> None:
     back.button("◀ Previous", on_click=_go, args=(-1, len(slides)), width="stretch", key="presenter-prev")
     forward.button("Next ▶", on_click=_go, args=(1, len(slides)), width="stretch", key="presenter-next")
     where.caption(
-        f"Slide {number} of {len(slides)} · {dataset.name} · refreshed {datetime.now():%H:%M:%S}, "
+        f"Slide {number} of {len(slides)} · {literal(dataset.name)} · refreshed {datetime.now():%H:%M:%S}, "
         f"every {refresh:g} s"
     )
 

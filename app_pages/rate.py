@@ -32,6 +32,7 @@ from db.repositories.rating_tasks import (
     rate,
     segments_of,
 )
+from render.literal_text import literal
 from render.span_html import SpanStyle, render_spans_html
 
 CONTEXT = 60  # characters shown either side of a segment
@@ -143,7 +144,7 @@ def score_button(point: int, index: int, is_current: bool, given: MyRating | Non
         key=f"rate_now_{point}" if is_current else f"rate_{task.id}_{item.id}_{index}_{point}",
         shortcut=str(point) if is_current and 0 <= point <= 9 else None,
         type="primary" if given and given.score == point else "secondary",
-        help=task.rubric_for(point) or None,
+        help=literal(task.rubric_for(point)) if task.rubric_for(point) else None,
         on_click=give,
         args=(None if is_current else index,),
         kwargs={"score": point},
@@ -179,7 +180,7 @@ show_gold = st.sidebar.toggle(
 )
 link = "?" + urlencode({"dataset": ws.dataset.name, "task": task.id, "item": item.external_id})
 st.caption(
-    f"Task **{task.name}** · detector **{task.detector}** · per {task.granularity} · "
+    f"Task **{literal(task.name)}** · detector **{literal(task.detector)}** · per {literal(task.granularity)} · "
     f"scale {task.scale_min}–{task.scale_max} · [link to this item in this task](rate{link})"
 )
 
@@ -216,7 +217,7 @@ with right:
         )
         for k, (s, e) in enumerate(segments)
     ]
-    st.markdown(f"**Response** with the predicted spans of **{task.detector}**")
+    st.markdown(f"**Response** with the predicted spans of **{literal(task.detector)}**")
     st.html(render_spans_html(item.response, spans, legend=False))
     if show_gold and gold is not None and complete:
         gold_spans = item_annotations(engine, item.id, [gold.id])[gold.id].spans
@@ -254,7 +255,7 @@ with right:
                 with col:
                     score_button(point, index, is_current, given)
             if given and given.score is not None:
-                st.caption(f"Your score: **{given.score:g}** — {task.rubric_for(int(given.score))}")
+                st.caption(f"Your score: **{given.score:g}** — {literal(task.rubric_for(int(given.score)))}")
 
     if len(units) > 1:
         nav = st.columns(2)

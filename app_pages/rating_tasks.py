@@ -32,6 +32,7 @@ from db.repositories.rating_tasks import (
     update_rating_task,
 )
 from formats.ratings import COLUMNS
+from render.literal_text import literal
 
 CUSTOM = "custom"
 NEW = 0
@@ -62,7 +63,7 @@ picked = st.selectbox(
 task: RatingTaskView | None = tasks.get(picked)
 message = st.session_state.pop(MESSAGE, None)
 if message:
-    getattr(st, message[0])(message[1])
+    getattr(st, message[0])(literal(message[1]))
 
 
 def preset_of(view: RatingTaskView | None) -> str:
@@ -273,9 +274,9 @@ def transfer(view: RatingTaskView) -> None:
             allow_skip=allow_skip,
         )
         if outcome.ok:
-            st.success(f"Imported {outcome.written} rating(s) from {upload.name}.")
+            st.success(f"Imported {outcome.written} rating(s) from {literal(upload.name)}.")
         else:
-            st.error(f"Nothing was imported from {upload.name}.")
+            st.error(f"Nothing was imported from {literal(upload.name)}.")
         if outcome.problems:
             st.dataframe(
                 pd.DataFrame([p.to_dict() for p in outcome.problems]), hide_index=True, width="stretch"
@@ -300,7 +301,7 @@ if task is None:
     settings()
 else:
     st.caption(
-        f"Detector **{task.detector}** · per {task.granularity} · scale {task.scale_min}–{task.scale_max} · "
+        f"Detector **{literal(task.detector)}** · per {literal(task.granularity)} · scale {task.scale_min}–{task.scale_max} · "
         f"{task.n_ratings} rating(s)"
     )
     st.page_link(

@@ -16,6 +16,7 @@ from db.repositories import labeling
 from db.repositories.annotations import SpanView, item_annotations
 from db.repositories.items import SentenceView
 from db.repositories.label_sets import gold_label_set
+from render.literal_text import literal
 from render.span_html import render_spans_html
 
 LABELS = (
@@ -144,7 +145,7 @@ with right:
                 if existing and existing.override:
                     caption += " (confirmed despite a span)"
                 if gold and show_reference and index in found[gold.id].sentence_labels:
-                    caption += f" · gold: {found[gold.id].sentence_labels[index].label}"
+                    caption += f" · gold: {literal(found[gold.id].sentence_labels[index].label)}"
                 st.caption(caption, width="content")
             if existing and existing.label == "incorrect":
                 options = ["", *ws.dataset.taxonomy]
@@ -159,7 +160,7 @@ with right:
                     width=260,
                 )
             if st.session_state.get(PENDING) == index:
-                quoted = ", ".join(f"“{sentence.text[a:b]}”" for a, b, _ in spans[:3])
+                quoted = ", ".join(f"“{literal(sentence.text[a:b])}”" for a, b, _ in spans[:3])
                 st.warning(
                     f"This sentence contains a span you marked as hallucinated ({quoted}), so it was not "
                     "saved as correct. Remove the span on the span page, or confirm that the sentence is "

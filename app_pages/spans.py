@@ -16,6 +16,7 @@ from db.repositories import labeling
 from db.repositories.annotations import SpanView, item_annotations
 from db.repositories.label_sets import list_label_sets
 from db.repositories.queue import item_status
+from render.literal_text import literal
 from render.span_html import SpanStyle, render_spans_html
 
 ctx = setup_page("Mark spans")
@@ -125,7 +126,7 @@ if others and st.sidebar.toggle(
     shown = [ls for ls in others if ls.title in chosen]
     found = item_annotations(engine, item.id, [ls.id for ls in shown])
     for ls in shown:
-        st.markdown(f"**{ls.title}**")
+        st.markdown(f"**{literal(ls.title)}**")
         st.html(
             render_spans_html(
                 item.response,

@@ -19,6 +19,7 @@ from components.page_setup import setup_page
 from db.repositories import labeling
 from db.repositories.annotations import judged_triplets, triplet_sources
 from db.repositories.label_sets import list_label_sets
+from render.literal_text import literal
 
 # Named as the triplet is shown (subject · relation · object); stored as Tri-HE's object1/relation/object2.
 PARTS = (
@@ -102,7 +103,7 @@ with right:
     show_text(item.prompt or "(no question)", label="Question")
     show_text(item.response, label="Answer")
     if not triplets:
-        st.info(f"{sources[source_id].title} extracted no triplet from this answer.")
+        st.info(f"{literal(sources[source_id].title)} extracted no triplet from this answer.")
     judged = sum(1 for t in triplets if t.verdict is not None)
     st.markdown(
         f"**{judged} / {len(triplets)} triplets judged** · keys: `1` yes · `2` no · `3`/`4`/`5` wrong part · `J`/`K`"

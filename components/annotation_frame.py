@@ -36,6 +36,7 @@ from db.repositories import labeling, queue
 from db.repositories.datasets import DatasetInfo
 from db.repositories.items import ItemView, get_item
 from db.repositories.label_sets import LabelSetView, human_label_set, list_label_sets
+from render.literal_text import literal
 
 _SAVED = "annotation_saved"
 _REFUSED = "annotation_refused"
@@ -127,7 +128,7 @@ def open_workspace(ctx: PageContext, task: str, page_path: str) -> Workspace | N
         return None
     item = get_item(ctx.engine, dataset.id, wanted)
     if item is None:
-        st.error(f"Dataset {dataset.name!r} has no item with id {wanted!r}.")
+        st.error(f"Dataset {literal(repr(dataset.name))} has no item with id {literal(repr(wanted))}.")
         return None
     if st.query_params.get("item") != item.external_id:
         st.query_params["item"] = item.external_id
@@ -167,13 +168,13 @@ def _header(ws: Workspace) -> None:
     )
     if jump and jump != ws.item.external_id:
         if get_item(engine, ws.dataset.id, jump) is None:
-            top[2].error(f"No item {jump!r}.")
+            top[2].error(f"No item {literal(repr(jump))}.")
         else:
             _go_to(jump)
             st.rerun()
     link = "?" + urlencode({"dataset": ws.dataset.name, "item": ws.item.external_id})
     top[3].caption(
-        f"Item **{ws.item.external_id}** ({ws.item.position} of {done.total}) · as **{ws.ctx.annotator.name}** · "
+        f"Item **{literal(ws.item.external_id)}** ({ws.item.position} of {done.total}) · as **{literal(ws.ctx.annotator.name)}** · "
         f"[deep link]({ws.page_path}{link})"
     )
     status = queue.item_status(engine, ws.view_id, ws.item.id, ws.task)
@@ -189,7 +190,7 @@ def _header(ws: Workspace) -> None:
         icon=":material/undo:",
         shortcut="U",
         disabled=undoable is None,
-        help=f"Undo on this item: {undoable.description} (key U)"
+        help=f"Undo on this item: {literal(undoable.description)} (key U)"
         if undoable
         else "Nothing to undo on this item",
         on_click=_undo,
@@ -208,13 +209,16 @@ def _header(ws: Workspace) -> None:
             )
     with tools[2]:
         if status is not None:
-            st.caption(f"Status: **{status.status}**" + (f" — {status.note}" if status.note else ""))
+            st.caption(
+                f"Status: **{literal(status.status)}**"
+                + (f" — {literal(status.note)}" if status.note else "")
+            )
         saved = st.session_state.get(_SAVED)
         if saved:
-            st.caption(f"✓ Saved · {saved[0]} · {saved[1]}")
+            st.caption(f"✓ Saved · {literal(saved[0])} · {literal(saved[1])}")
     refused = st.session_state.pop(_REFUSED, None)
     if refused:
-        st.error(refused)
+        st.error(literal(refused))
 
 
 def _flag(ws: Workspace, status: str, note: str, shown_version: int) -> None:

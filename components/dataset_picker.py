@@ -14,6 +14,7 @@ from sqlalchemy import Engine
 
 from components.store_cache import cached
 from db.repositories.datasets import DatasetInfo, list_dataset_infos
+from render.literal_text import literal
 
 
 def pick_dataset(engine: Engine, *, where: Any = st.sidebar) -> DatasetInfo | None:
@@ -28,7 +29,9 @@ def pick_dataset(engine: Engine, *, where: Any = st.sidebar) -> DatasetInfo | No
     names = [d.name for d in datasets]
     wanted = st.query_params.get("dataset")
     if wanted is not None and wanted not in names:
-        st.warning(f"There is no dataset named {wanted!r}; showing {names[0]!r} instead.")
+        st.warning(
+            f"There is no dataset named {literal(repr(wanted))}; showing {literal(repr(names[0]))} instead."
+        )
     index = names.index(wanted) if wanted in names else 0
     name = where.selectbox("Dataset", names, index=index, key="dataset_picker")
     if st.query_params.get("dataset") != name:

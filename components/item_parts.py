@@ -10,6 +10,7 @@ from PIL import Image, UnidentifiedImageError
 from db.images import resolve_image
 from db.repositories.datasets import DatasetInfo
 from db.repositories.items import ItemView
+from render.literal_text import literal, literal_code
 from render.span_html import render_spans_html
 
 # Refuse to decode absurdly large images in the browser view (decompression bombs).
@@ -29,13 +30,15 @@ def show_image(dataset: DatasetInfo, item: ItemView) -> None:
                 st.image(image.copy(), caption=caption, width="stretch")
             return
         except (OSError, UnidentifiedImageError, ValueError) as error:
-            reason = f"`{item.image_ref}` could not be read: {error}"
+            reason = f"{literal_code(item.image_ref or '')} could not be read: {literal(error)}"
     elif not item.image_ref:
         reason = "This item has no image reference."
     elif not dataset.image_root:
-        reason = f"Image `{item.image_ref}` cannot be found because the dataset has no image root set."
+        reason = (
+            f"Image {literal_code(item.image_ref)} cannot be found because the dataset has no image root set."
+        )
     else:
-        reason = f"Image `{item.image_ref}` was not found under the image root `{dataset.image_root}`."
+        reason = f"Image {literal_code(item.image_ref)} was not found under the image root {literal_code(dataset.image_root)}."
     st.html(
         '<div style="border:2px dashed #999;border-radius:8px;padding:2.5em 1em;text-align:center;'
         'color:#555;background:#f6f6f6">🖼️ No image</div>'
@@ -48,7 +51,7 @@ def show_image(dataset: DatasetInfo, item: ItemView) -> None:
 def show_text(text: str, *, label: str | None = None) -> None:
     """Untrusted text exactly as written: escaped, whitespace kept, no Markdown."""
     if label:
-        st.markdown(f"**{label}**")
+        st.markdown(f"**{literal(label)}**")
     st.html(render_spans_html(text, [], legend=False))
 
 

@@ -20,6 +20,7 @@ import streamlit as st
 
 from analysis.reports.base import BEST, SECOND, Table
 from analysis.reports.provenance import Provenance
+from render.literal_text import literal
 
 BEST_STYLE = "background-color: #b7dfb0; font-weight: 700"
 SECOND_STYLE = "background-color: #e3f2df"
@@ -74,7 +75,7 @@ def show_table(
     data: pd.DataFrame | pd.io.formats.style.Styler | None = None,
 ) -> None:
     """The table (or ``data`` shown in its place), its caption, the provenance line and a CSV download."""
-    st.markdown(f"**{table.title}**")
+    st.markdown(f"**{literal(table.title)}**")
     st.dataframe(
         data if data is not None else styled(table, decimals),
         hide_index=True,
@@ -86,7 +87,9 @@ def show_table(
     if table.mark_columns and len(table.frame) > 1:
         notes.append(MARK_LEGEND)
     footer_row = st.columns([5, 1], vertical_alignment="center", gap="small")
-    footer_row[0].caption(" ".join(notes) + ("  \n" if notes else "") + f"Computed from: {provenance.text()}")
+    footer_row[0].caption(
+        literal(" ".join(notes)) + ("  \n" if notes else "") + f"Computed from: {literal(provenance.text())}"
+    )
     footer_row[1].download_button(
         "CSV",
         data=lambda: csv_text(table, provenance),

@@ -13,6 +13,7 @@ from analysis.reports import alignbench, calibration, claims, mhalo, triplets
 from analysis.reports.base import Report
 from components.report_footer import show_figure, show_table, styled
 from render import figures
+from render.literal_text import literal
 
 
 @st.cache_resource(show_spinner=False, max_entries=128)
@@ -40,7 +41,7 @@ def figure_of(report: Report, make: Callable[..., go.Figure], *args: Any) -> go.
 def show_notes(report: Report) -> bool:
     """Show the report's notes; False when it has nothing else to show."""
     for note in report.notes:
-        st.info(note)
+        st.info(literal(note))
     return bool(report.tables)
 
 
@@ -49,7 +50,7 @@ def figure_block(report: Report, spec: figures.FigureSpec, *, key: str, with_dat
     show_figure(figure_of(report, spec.make), report.provenance, key=f"{key}-{spec.key}", name=spec.key)
     table = report.table(spec.needs)
     if with_data and table is not None:
-        with st.expander(f"Data of this figure · {table.title}"):
+        with st.expander(f"Data of this figure · {literal(table.title)}"):
             show_table(table, report.provenance, key=f"{key}-{spec.key}-data")
 
 
@@ -118,7 +119,12 @@ def _triplets(report: Report, key: str) -> None:
     show_table(table, report.provenance, key=f"{key}-table2")
     judges = list(dict.fromkeys(table.frame["judge"]))
     judge = st.segmented_control(
-        "Radar of the judge", judges, default=judges[0], required=True, key=f"{key}-judge"
+        "Radar of the judge",
+        judges,
+        default=judges[0],
+        required=True,
+        format_func=literal,
+        key=f"{key}-judge",
     )
     show_figure(
         figures.trihe_radar(report, judge), report.provenance, key=f"{key}-radar", name=f"trihe-radar-{judge}"
@@ -137,7 +143,7 @@ def _calibration(report: Report, key: str) -> None:
         key=f"{key}-reliability",
         name=f"halloc-reliability-{type_}",
     )
-    with st.expander(f"Data of this figure · {report.tables['reliability'].title}"):
+    with st.expander(f"Data of this figure · {literal(report.tables['reliability'].title)}"):
         show_table(report.tables["reliability"], report.provenance, key=f"{key}-reliability-data")
     show_table(report.tables["by_type"], report.provenance, key=f"{key}-by-type")
     _figures(report, key, skip=("halloc-reliability",))

@@ -112,9 +112,16 @@ def _gold_span_exists() -> Any:
 def _filtered(query: Select[Any], dataset_id: int, flt: ItemFilter) -> Select[Any]:
     query = query.where(m.Item.dataset_id == dataset_id)
     if flt.text.strip():
-        needle = f"%{flt.text.strip()}%"
+        # A search for "50%" or "a_b" means those characters: autoescape turns the LIKE wildcards in the
+        # typed text into literals (with an ESCAPE clause).
+        needle = flt.text.strip()
         query = query.where(
-            or_(m.Item.external_id.ilike(needle), m.Item.prompt.ilike(needle), m.Item.response.ilike(needle))
+            or_(
+                *(
+                    column.icontains(needle, autoescape=True)
+                    for column in (m.Item.external_id, m.Item.prompt, m.Item.response)
+                )
+            )
         )
     if flt.subsets:
         query = query.where(m.Item.subset.in_(flt.subsets))

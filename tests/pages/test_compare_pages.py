@@ -240,7 +240,7 @@ def test_compare_deep_link_shows_tracks_in_the_asked_order(demo: str, truth: Tru
     assert order == sorted(order) and 'data-track="eager"' not in body
     heads = [m.value for m in at.markdown if m.value.startswith("**")]
     assert any(h.startswith("**Gold** · ") for h in heads)
-    assert any(h.startswith("**sloppy** · F1\\_IoU 0.00") for h in heads)
+    assert any(h.startswith("**sloppy** · F1_IoU 0.00") for h in heads)
     assert param(at, "detectors") == ["sloppy,cautious"]
 
 

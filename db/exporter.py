@@ -126,7 +126,7 @@ def export_bundle(engine: Engine, dataset_name: str, label_set_names: Sequence[s
         ]
         order = {item_id: k for k, item_id in enumerate(records)}
         for label_set in chosen:
-            bundle.label_sets.append(_label_set(session, label_set, annotators, ext_of, order))
+            bundle.label_sets.append(label_set_record(session, label_set, annotators, ext_of, order))
         detector_names = {ls.id: ls.name for ls in chosen if ls.kind == "detector"}
         for task in session.scalars(
             select(m.RatingTask).where(m.RatingTask.dataset_id == dataset.id).order_by(m.RatingTask.id)
@@ -136,13 +136,14 @@ def export_bundle(engine: Engine, dataset_name: str, label_set_names: Sequence[s
     return bundle
 
 
-def _label_set(
+def label_set_record(
     session: Session,
     label_set: m.LabelSet,
     annotators: dict[int, str],
     ext_of: dict[int, str],
     order: dict[int, int],
 ) -> LabelSetRecord:
+    """Everything ``label_set`` says, per item in ``order`` (also how an import sees what it would replace)."""
     ls_id = label_set.id
     found: dict[int, Annotations] = {}
 

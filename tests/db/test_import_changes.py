@@ -18,64 +18,15 @@ from db.import_changes import ReplaceRequired
 from db.import_undo import UndoRefused, recent_imports, undo_import
 from db.importer import import_bundle
 from db.transfer import import_file, import_predictions
-from formats.canonical import CanonicalFormat
 from formats.records import (
     Annotations,
-    Bundle,
-    DatasetRecord,
     ItemRecord,
     LabelSetRecord,
     RatingRecord,
     RatingTaskRecord,
-    SentenceLabelRecord,
     SpanRecord,
 )
-
-SENTENCES = {"a": 6, "b": 5, "c": 5}  # 16 gold sentence labels in all
-
-
-def _response(n: int) -> str:
-    return " ".join(f"Sentence number {k} is here." for k in range(n))
-
-
-def gold_bundle() -> Bundle:
-    items = [ItemRecord(external_id=ext, response=_response(n)) for ext, n in SENTENCES.items()]
-    spans = {"a": [(0, 8), (9, 15)], "b": [(0, 8), (16, 17)], "c": [(9, 15)]}  # 5 spans
-    gold = LabelSetRecord(
-        kind="gold",
-        name="gold",
-        annotations=[
-            Annotations(
-                item=ext,
-                spans=[SpanRecord(s, e, "Object") for s, e in spans[ext]],
-                sentence_labels=[
-                    SentenceLabelRecord(k, "incorrect" if k == 0 else "correct") for k in range(n)
-                ],
-            )
-            for ext, n in SENTENCES.items()
-        ],
-    )
-    return Bundle(dataset=DatasetRecord("shapes", "canonical"), items=items, label_sets=[gold])
-
-
-def canonical(bundle: Bundle) -> bytes:
-    return CanonicalFormat().write(bundle)
-
-
-HOSTILE = (
-    "\n".join(
-        json.dumps(line)
-        for line in [
-            {"record": "dataset", "format_version": 1, "name": "shapes", "source_format": "canonical"},
-            {"record": "label_set", "kind": "gold", "name": "gold"},
-            *(
-                {"record": "annotations", "label_set": {"kind": "gold", "name": "gold"}, "item": ext}
-                for ext in SENTENCES
-            ),
-        ]
-    )
-    + "\n"
-).encode()
+from tests.db.import_samples import HOSTILE, SENTENCES, canonical, gold_bundle, response
 
 
 def _gold(engine) -> Annotations | None:
@@ -162,7 +113,7 @@ def test_undo_is_refused_when_the_rows_changed_since(engine):
 def test_an_import_that_only_adds_needs_no_confirmation(engine):
     assert import_file(engine, canonical(gold_bundle()), source="gold.jsonl").ok
     more = gold_bundle()
-    more.items.append(ItemRecord(external_id="d", response=_response(2)))
+    more.items.append(ItemRecord(external_id="d", response=response(2)))
     more.label_sets[0].annotations[0].spans.append(SpanRecord(20, 26, "Object"))
     more.label_sets[0].annotations.append(Annotations(item="d", spans=[SpanRecord(0, 8)]))
 
@@ -226,7 +177,7 @@ def test_changed_labels_and_ratings_count_as_changes(engine):
 
 def test_predictions_reimport_needs_replace(engine):
     assert import_file(engine, canonical(gold_bundle()), source="gold.jsonl").ok
-    text = _response(SENTENCES["a"])
+    text = response(SENTENCES["a"])
     tagged = text.replace("number 0", "<hallucination>number 0</hallucination>", 1)
     first, second = (
         json.dumps({"id": "a", "output": f"<Tagged_Text>{output}</Tagged_Text>"}).encode()

@@ -148,25 +148,9 @@ class ImportChanges:
 
     def log_before(self) -> dict[str, Any]:
         """The stored state of every unit the import rewrites, as the edit log keeps it."""
-        return {
-            "label_sets": [
-                {
-                    "kind": kind,
-                    "name": name,
-                    "items": items,
-                    "annotations": [asdict(a) for a in self.label_set_before[(kind, name)]],
-                }
-                for (kind, name), items in self.label_set_items.items()
-            ],
-            "ratings": [
-                {
-                    "task": task,
-                    "pairs": [list(p) for p in pairs],
-                    "ratings": [asdict(r) for r in self.rating_before[task]],
-                }
-                for task, pairs in self.rating_pairs.items()
-            ],
-        }
+        return logged_state(
+            self.label_set_items, self.label_set_before, self.rating_pairs, self.rating_before
+        )
 
     def _same(self, rows: Rows) -> None:
         for table, grouped in rows.items():
@@ -189,6 +173,35 @@ class ImportChanges:
                     total[what] += count
                 loses = loses or bool(n["removed"] or n["changed"])
         return loses
+
+
+def logged_state(
+    label_set_items: dict[tuple[str, str], list[str]],
+    label_set_annotations: dict[tuple[str, str], list[Annotations]],
+    rating_pairs: dict[str, list[tuple[str, str]]],
+    ratings: dict[str, list[RatingRecord]],
+) -> dict[str, Any]:
+    """Units (a label set on some items, a rating task for some rater and item pairs) with their rows,
+    in the JSON shape an edit-log entry keeps them."""
+    return {
+        "label_sets": [
+            {
+                "kind": kind,
+                "name": name,
+                "items": items,
+                "annotations": [asdict(a) for a in label_set_annotations.get((kind, name), [])],
+            }
+            for (kind, name), items in label_set_items.items()
+        ],
+        "ratings": [
+            {
+                "task": task,
+                "pairs": [list(p) for p in pairs],
+                "ratings": [asdict(r) for r in ratings.get(task, [])],
+            }
+            for task, pairs in rating_pairs.items()
+        ],
+    }
 
 
 def stored_annotations(

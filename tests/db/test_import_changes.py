@@ -87,7 +87,7 @@ def test_replace_applies_logs_the_before_rows_and_undo_restores_gold_exactly(eng
 
     assert result.undid == entry.log_id and result.rows == {"spans": 5, "sentence_labels": 16}
     assert _gold(engine) == before
-    assert recent_imports(engine)[0].undone
+    assert recent_imports(engine)[1].undone  # [0] is the undo, which can be undone in turn
     with pytest.raises(UndoRefused, match="undone already"):
         undo_import(engine, entry.log_id)
 
@@ -195,3 +195,18 @@ def test_predictions_reimport_needs_replace(engine):
         "added": 0,
     }
     assert import_predictions(engine, second, **common, replace_existing=True).ok
+
+
+def test_an_undo_keeps_what_it_replaced_and_can_be_undone_too(engine):
+    assert import_file(engine, canonical(gold_bundle()), source="gold.jsonl").ok
+    gold = _gold(engine)
+    first = recent_imports(engine)[0]
+    assert first.undoable
+
+    undo = undo_import(engine, first.log_id)  # takes the first gold import back: its annotations go
+
+    assert _counts(engine)[:2] == (0, 0)
+    (latest, original) = recent_imports(engine)[:2]
+    assert latest.log_id == undo.log_id and latest.undoable and original.undone
+    again = undo_import(engine, undo.log_id)
+    assert again.rows == {"spans": 5, "sentence_labels": 16} and _gold(engine) == gold

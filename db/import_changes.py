@@ -142,9 +142,20 @@ class ImportChanges:
             ]
             lines.append(f"{owner} — " + "; ".join(parts))
         if self.items:
-            more = f" … and {len(self.items) - SHOWN_ITEMS} more" if len(self.items) > SHOWN_ITEMS else ""
-            lines.append(f"items affected ({len(self.items)}): {', '.join(self.items[:SHOWN_ITEMS])}{more}")
+            lines.append(self.items_line())
         return lines
+
+    def items_line(self) -> str:
+        more = f" … and {len(self.items) - SHOWN_ITEMS} more" if len(self.items) > SHOWN_ITEMS else ""
+        return f"items affected ({len(self.items)}): {', '.join(self.items[:SHOWN_ITEMS])}{more}"
+
+    def table_rows(self) -> list[dict[str, Any]]:
+        """One row per label set (or rating task) and table, for a report table."""
+        return [
+            {"label set": owner, "table": table, **counts}
+            for owner, tables in self.counts.items()
+            for table, counts in tables.items()
+        ]
 
     def log_before(self) -> dict[str, Any]:
         """The stored state of every unit the import rewrites, as the edit log keeps it."""

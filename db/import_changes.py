@@ -261,6 +261,27 @@ def stored_ratings(
     return found
 
 
+def _by_item(annotations: Iterable[Annotations]) -> dict[str, Annotations]:
+    """Annotations per item; an item given twice gets everything both say, as the writer stores it."""
+    found: dict[str, Annotations] = {}
+    for given in annotations:
+        seen = found.get(given.item)
+        if seen is None:
+            found[given.item] = given
+            continue
+        found[given.item] = Annotations(
+            item=given.item,
+            spans=[*seen.spans, *given.spans],
+            sentence_labels=[*seen.sentence_labels, *given.sentence_labels],
+            claim_labels=[*seen.claim_labels, *given.claim_labels],
+            triplets=[*seen.triplets, *given.triplets],
+            raw_output=given.raw_output or seen.raw_output,
+            sentence_scores=[*seen.sentence_scores, *given.sentence_scores],
+            token_probabilities=[*seen.token_probabilities, *given.token_probabilities],
+        )
+    return found
+
+
 def plan_changes(
     session: Session,
     dataset_id: int,
@@ -272,7 +293,7 @@ def plan_changes(
     changes = ImportChanges()
     losing: set[str] = set()
     for record in bundle.label_sets:
-        incoming = {a.item: a for a in record.annotations if a.item not in bad_items}
+        incoming = _by_item(a for a in record.annotations if a.item not in bad_items)
         stored = stored_annotations(session, dataset_id, record.kind, record.name, set(incoming)) or {}
         owner = f"{record.kind}:{record.name}"
         items, before, units = [], [], []

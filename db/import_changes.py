@@ -54,7 +54,7 @@ def annotation_rows(annotations: Annotations) -> Rows:
     rows: Rows = {
         "spans": _grouped(((s.start, s.end), (s.type, s.note)) for s in annotations.spans),
         "sentence_labels": _grouped(
-            (lab.index, (lab.label, lab.error_type, bool(lab.override), json.dumps(lab.meta, sort_keys=True)))
+            (lab.index, (lab.label, lab.error_type, bool(lab.override), _meta(lab.meta)))
             for lab in annotations.sentence_labels
         ),
         "claim_labels": _grouped((c.index, (c.label, c.type, c.reason)) for c in annotations.claim_labels),
@@ -78,6 +78,10 @@ def annotation_rows(annotations: Annotations) -> Rows:
     return {table: grouped for table, grouped in rows.items() if grouped}
 
 
+def _meta(meta: dict[str, Any]) -> str:
+    return json.dumps(meta, sort_keys=True) if meta else ""
+
+
 def rating_rows(ratings: Iterable[RatingRecord]) -> Rows:
     """One rater's ratings of one item, keyed by the rated segment."""
     grouped = _grouped(
@@ -91,10 +95,16 @@ def rating_rows(ratings: Iterable[RatingRecord]) -> Rows:
 
 
 def _grouped(pairs: Iterable[tuple[Hashable, tuple[Any, ...]]]) -> dict[Hashable, list[tuple[Any, ...]]]:
-    found: dict[Hashable, list[tuple[Any, ...]]] = defaultdict(list)
+    found: dict[Hashable, list[tuple[Any, ...]]] = {}
     for key, value in pairs:
-        found[key].append(value)
-    return {key: sorted(values, key=repr) for key, values in found.items()}
+        if key in found:
+            found[key].append(value)
+        else:
+            found[key] = [value]
+    for values in found.values():
+        if len(values) > 1:
+            values.sort(key=repr)
+    return found
 
 
 def digest(units: Sequence[Rows]) -> str:

@@ -6,11 +6,14 @@
     python cli.py import --format F [--dataset NAME] [--images DIR|ZIP] FILE…      benchmark files
     python cli.py import-predictions --dataset NAME --detector NAME --format F FILE  a detector run
     python cli.py export --dataset NAME --format F --out FILE [--label-set NAME…]
+    python cli.py imports [--json]              recent imports, newest first, with their log ids
+    python cli.py undo-import LOG_ID [--json]   put back what an import replaced
     python cli.py evaluate --dataset NAME [--json] [--resamples N]   the papers' tables on a dataset
 
 ``--db`` defaults to ``DATABASE_URL``, then to the embedded SQLite file (see ``db/config.py``).
 Every command exits non-zero on failure and prints the reason: 1 when the input was refused (with a
-report naming file, record, field and reason), 2 for a usage error.
+report naming file, record, field and reason), 2 for a usage error. An import that would remove or
+change stored annotations is refused (exit 1, with counts of what would change) unless ``--replace``.
 """
 
 from __future__ import annotations
@@ -153,6 +156,7 @@ def cmd_import(args: argparse.Namespace) -> int:
             allow_skip=args.allow_skip,
             image_root=image_root,
             image_zip=image_zip,
+            replace_existing=args.replace,
         )
         for name, data in inputs
     ]
@@ -180,6 +184,7 @@ def cmd_import_predictions(args: argparse.Namespace) -> int:
             detector_version=args.detector_version, prompt_strategy=args.prompt_strategy, tag=args.tag
         ),
         allow_skip=args.allow_skip,
+        replace_existing=args.replace,
     )
     return _report(args, [outcome])
 
@@ -216,6 +221,55 @@ def cmd_export(args: argparse.Namespace) -> int:
     return 0
 
 
+def cmd_imports(args: argparse.Namespace) -> int:
+    from db.import_undo import recent_imports
+
+    entries = recent_imports(_engine(args), limit=args.limit)
+    lines = [
+        f"{e.log_id:>6}  {e.at:%Y-%m-%d %H:%M}  {e.dataset or '(deleted)'}  {e.source}  "
+        + ("undone" if e.undone else "undoable" if e.undoable else "nothing to undo")
+        for e in entries
+    ]
+    _emit(args, {"imports": [e.to_dict() for e in entries]}, "\n".join(lines) or "No imports yet.")
+    return 0
+
+
+def cmd_undo_import(args: argparse.Namespace) -> int:
+    from db.import_undo import UndoRefused, undo_import
+
+    try:
+        result = undo_import(_engine(args), args.log_id)
+    except UndoRefused as refused:
+        if args.json:
+            print(json.dumps({"ok": False, "error": str(refused)}, indent=2, ensure_ascii=False))
+        else:
+            print(f"error: {refused}", file=sys.stderr)
+        return 1
+    rows = ", ".join(f"{n} {table}" for table, n in sorted(result.rows.items())) or "no rows"
+    _emit(
+        args,
+        {"ok": True, **result.to_dict()},
+        f"Undid import {result.undid} on {result.dataset!r} (log id {result.log_id}): restored {rows}",
+    )
+    return 0
+
+
+def _imports_arguments(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("--limit", type=int, default=20, help="how many imports to list")
+
+
+def _undo_import_arguments(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("log_id", type=int, metavar="LOG_ID", help="the import's log id (see: imports)")
+
+
+def _replace_argument(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument(
+        "--replace",
+        action="store_true",
+        help="replace existing annotations the file changes or removes (logged, undoable)",
+    )
+
+
 def _import_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument(
         "files", nargs="+", metavar="FILE", help="benchmark files (each imported all or nothing)"
@@ -225,6 +279,7 @@ def _import_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--subset", help="subset name for the items (default: from the file)")
     parser.add_argument("--images", help="image folder, or a .zip of images to unpack for the dataset")
     parser.add_argument("--allow-skip", action="store_true", help="import the sound records, report the rest")
+    _replace_argument(parser)
 
 
 def _import_predictions_arguments(parser: argparse.ArgumentParser) -> None:
@@ -236,6 +291,7 @@ def _import_predictions_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--prompt-strategy", help="e.g. vanilla or analyze-then-judge")
     parser.add_argument("--tag", help="span tag name in tagged outputs (default: found in the outputs)")
     parser.add_argument("--allow-skip", action="store_true", help="import the sound records, report the rest")
+    _replace_argument(parser)
 
 
 def _export_arguments(parser: argparse.ArgumentParser) -> None:
@@ -281,6 +337,8 @@ COMMANDS: dict[str, tuple[Command, str]] = {
     "import-predictions": (cmd_import_predictions, "import one detector run over a stored dataset"),
     "export": (cmd_export, "write a dataset (and chosen label sets) in a format"),
     "evaluate": (cmd_evaluate, "print the papers' tables (metrics, agreement, correlation) for a dataset"),
+    "imports": (cmd_imports, "list recent imports with their log ids"),
+    "undo-import": (cmd_undo_import, "undo an import by its log id, putting back what it replaced"),
 }
 # Arguments beyond --db and --json, per command.
 ARGUMENTS: dict[str, Callable[[argparse.ArgumentParser], None]] = {
@@ -288,6 +346,8 @@ ARGUMENTS: dict[str, Callable[[argparse.ArgumentParser], None]] = {
     "import-predictions": _import_predictions_arguments,
     "export": _export_arguments,
     "evaluate": _evaluate_arguments,
+    "imports": _imports_arguments,
+    "undo-import": _undo_import_arguments,
 }
 
 

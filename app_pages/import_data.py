@@ -2,7 +2,9 @@
 
 The file is read first (never written): its format is recognised (and can be overridden), the first items
 are shown with their spans, and every problem is listed with file, record, field and reason. Only then
-does the Import button write it, all or nothing.
+does the Import button write it, all or nothing. A file that would remove or change annotations already
+stored is refused with a report of what would change, unless "Replace existing annotations" is ticked;
+every import can be undone from the Recent imports list.
 """
 
 from __future__ import annotations
@@ -13,6 +15,7 @@ from pathlib import Path
 import streamlit as st
 
 from components.page_setup import setup_page
+from components.recent_imports import recent_imports_panel
 from components.store_cache import cached
 from db.repositories.datasets import list_dataset_infos
 from db.repositories.exchange import known_items
@@ -25,6 +28,7 @@ from render.span_html import render_spans_html
 
 ctx = setup_page("Import")
 st.title("Import")
+recent_imports_panel(ctx.engine, ctx.annotator.name)
 
 kind_label = st.radio(
     "What are you importing?", ["Benchmark file", "Detector outputs"], horizontal=True, key="import_kind"
@@ -101,6 +105,12 @@ allow_skip = st.checkbox(
     key="import_allow_skip",
     help="Import the sound records and report the others. Off: any error refuses the whole file.",
 )
+replace_existing = st.checkbox(
+    "Replace existing annotations",
+    key="import_replace",
+    help="Let the file remove or change annotations already stored. The replaced annotations are kept "
+    "in the history: Undo in Recent imports puts them back. Off: such a file is refused with a report.",
+)
 
 preview_key = (
     hashlib.sha256(data).hexdigest(),
@@ -160,6 +170,7 @@ if kind == "benchmark":
         image_zip=image_zip,
         annotator=ctx.annotator.name,
         progress=progress,
+        replace_existing=replace_existing,
     )
 else:
     outcome = import_predictions(
@@ -173,11 +184,21 @@ else:
         allow_skip=allow_skip,
         annotator=ctx.annotator.name,
         progress=progress,
+        replace_existing=replace_existing,
     )
 st.session_state.pop("import_preview", None)
 if outcome.ok:
     bar.progress(1.0, text="Done")
     st.success(literal(outcome.summary()))
+elif outcome.refused_changes is not None:
+    bar.empty()
+    st.error(
+        "Nothing was imported: the file would remove or change annotations already stored. Tick "
+        "“Replace existing annotations” to apply it; Undo in Recent imports can put them back."
+    )
+    st.dataframe(outcome.refused_changes.table_rows(), hide_index=True, key="import_changes_report")
+    if outcome.refused_changes.items:
+        st.text(outcome.refused_changes.items_line())
 else:
     bar.empty()
     st.error(literal(outcome.summary()))

@@ -2,7 +2,8 @@
 
 A file either imports or nothing changes. Re-importing the same bundle is idempotent: items are matched
 by their external id, label sets by (kind, name), and a label set's annotations on an item are replaced,
-never appended. Rows are written with bulk Core inserts (executemany), because a benchmark release has
+never appended — but only when replacing was chosen if that removes or changes stored rows
+(:mod:`db.import_changes`); the replaced rows go into the import's edit-log entry, so it can be undone. Rows are written with bulk Core inserts (executemany), because a benchmark release has
 hundreds of thousands of rows and the per-object ORM path is ten times slower.
 """
 
@@ -19,6 +20,7 @@ from sqlalchemy.orm import Session
 
 from db import models as m
 from db.engine import write_session
+from db.import_changes import ImportChanges, ReplaceRequired, plan_changes
 from formats.problems import ImportRejected, Problem
 from formats.records import Annotations, Bundle, ItemRecord, LabelSetRecord, RatingRecord, RatingTaskRecord
 from formats.sentences import split_sentences
@@ -38,6 +40,7 @@ class ImportResult:
     label_sets: list[str] = field(default_factory=list)
     rows: dict[str, int] = field(default_factory=dict)
     problems: list[Problem] = field(default_factory=list)
+    changes: ImportChanges = field(default_factory=ImportChanges)
 
     @property
     def skipped(self) -> list[Problem]:
@@ -51,6 +54,7 @@ class ImportResult:
             "label_sets": self.label_sets,
             "rows": self.rows,
             "problems": [p.to_dict() for p in self.problems],
+            "changes": self.changes.to_dict(),
         }
 
 
@@ -71,12 +75,15 @@ def import_bundle(
     problems: Sequence[Problem] = (),
     allow_skip: bool = False,
     annotator: str | None = None,
+    replace_existing: bool = False,
 ) -> ImportResult:
     """Validate ``bundle`` against itself and the store, then write it atomically.
 
     ``problems`` are those a reader already found (records it could not parse). With ``allow_skip``
     False any error rejects the whole input (:class:`ImportRejected`, nothing written); with True the
-    sound records are written and the bad ones reported in the result.
+    sound records are written and the bad ones reported in the result. An import that would remove or
+    change stored annotations raises :class:`ReplaceRequired` (nothing written) unless
+    ``replace_existing``; only the items whose annotations differ are rewritten.
     """
     all_problems = list(problems)
     with write_session(engine) as session:
@@ -89,23 +96,59 @@ def import_bundle(
         errors = [p for p in all_problems if p.severity == "error"]
         if errors and not allow_skip:
             raise ImportRejected(all_problems)
-        result = ImportResult(dataset=dataset.name, problems=all_problems)
+        changes = plan_changes(session, dataset.id, bundle, bad_items, rating_tasks)
+        if changes.needs_replace and not replace_existing:
+            raise ReplaceRequired(changes)
+        result = ImportResult(dataset=dataset.name, problems=all_problems, changes=changes)
         writer = _Writer(session, dataset, stored, bad_items, result)
         writer.write_items(bundle.items)
         for label_set in bundle.label_sets:
-            writer.write_label_set(label_set)
+            items = set(changes.label_set_items.get((label_set.kind, label_set.name), ()))
+            writer.write_label_set(
+                replace(label_set, annotations=[a for a in label_set.annotations if a.item in items])
+            )
         for task in rating_tasks:
-            writer.write_rating_task(task)
+            pairs = set(changes.rating_pairs.get(task.name, ()))
+            writer.write_rating_task(
+                replace(task, ratings=[r for r in task.ratings if (r.rater, r.item) in pairs])
+            )
         session.add(
             m.EditLog(
                 annotator_id=_annotator_id(session, annotator),
                 action="import",
                 entity="datasets",
                 entity_id=dataset.id,
-                after={"source": source, "rows": result.rows, "skipped": len(result.skipped)},
+                before=changes.log_before(),
+                after={
+                    "source": source,
+                    "rows": result.rows,
+                    "skipped": len(result.skipped),
+                    "changes": changes.to_dict(),
+                    "digests": changes.digests,
+                },
             )
         )
     return result
+
+
+def write_annotations(
+    session: Session,
+    dataset: m.Dataset,
+    label_sets: Sequence[LabelSetRecord],
+    rating_tasks: Sequence[tuple[RatingTaskRecord, Sequence[tuple[str, str]]]],
+) -> dict[str, int]:
+    """Rewrite what these label sets say about the items they mention, and these rating tasks' ratings
+    of the (rater, external id) pairs given with each (cleared first); the rows written, per table.
+
+    Used to put back the state an import replaced; the caller checked the records against the store.
+    """
+    result = ImportResult(dataset=dataset.name)
+    writer = _Writer(session, dataset, _stored_items(session, dataset.id), set(), result)
+    for label_set in label_sets:
+        writer.write_label_set(label_set)
+    for task, pairs in rating_tasks:
+        writer.write_rating_task(task, clear=pairs)
+    return result.rows
 
 
 def _annotator_id(session: Session, name: str | None) -> int | None:
@@ -744,17 +787,25 @@ class _Writer:
             m.RawOutput,
             m.SentenceScore,
             m.TokenProbability,
-            m.TripletJudgment,
-            m.Triplet,
         )
+        # Judgments of the dataset's reference triplets are made in the app and no file carries them,
+        # so only the judgments of the label set's own triplets go (with those triplets).
+        own_triplets = select(m.Triplet.id).where(m.Triplet.label_set_id == label_set_id)
         for start in range(0, len(item_ids), _CHUNK):
             chunk = item_ids[start : start + _CHUNK]
-            for model in owned:
+            self.session.execute(
+                delete(m.TripletJudgment).where(
+                    m.TripletJudgment.label_set_id == label_set_id,
+                    m.TripletJudgment.item_id.in_(chunk),
+                    m.TripletJudgment.triplet_id.in_(own_triplets),
+                )
+            )
+            for model in (*owned, m.Triplet):
                 self.session.execute(
                     delete(model).where(model.label_set_id == label_set_id, model.item_id.in_(chunk))
                 )
 
-    def write_rating_task(self, record: Any) -> None:
+    def write_rating_task(self, record: RatingTaskRecord, clear: Iterable[tuple[str, str]] = ()) -> None:
         detector_id = self.session.scalar(
             select(m.LabelSet.id).where(
                 m.LabelSet.dataset_id == self.dataset.id,
@@ -787,7 +838,7 @@ class _Writer:
             self.session.add(task)
             self.session.flush()
         raters: dict[str, int] = {}
-        rows = []
+        rows: list[dict[str, Any]] = []
         for rating in record.ratings:
             if rating.item in self.bad or rating.item not in self.item_ids:
                 continue
@@ -810,11 +861,17 @@ class _Writer:
                     "version": 1,
                 }
             )
-        # A re-import replaces what it rates — each rater's ratings of each item it holds — and leaves
-        # other raters' work (and items the input does not mention) alone.
+        # A re-import replaces what it rates — each rater's ratings of each item it holds, and the
+        # (rater, item) pairs in ``clear`` — and leaves other raters' work and other items alone.
         rated: dict[int, list[int]] = {}
         for row in rows:
             rated.setdefault(row["annotator_id"], []).append(row["item_id"])
+        for rater, ext in clear:
+            rater_id = raters.get(rater) or self.session.scalar(
+                select(m.Annotator.id).where(m.Annotator.name == rater)
+            )
+            if rater_id is not None and ext in self.item_ids:
+                rated.setdefault(rater_id, []).append(self.item_ids[ext])
         for annotator_id, item_ids in rated.items():
             unique = sorted(set(item_ids))
             for start in range(0, len(unique), _CHUNK):

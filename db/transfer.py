@@ -19,6 +19,7 @@ from sqlalchemy import Engine
 from db.config import data_dir
 from db.exporter import UnknownDataset, export_bundle
 from db.images import extract_image_zip, missing_images
+from db.import_changes import ImportChanges, ReplaceRequired
 from db.importer import ImportResult, import_bundle
 from db.repositories.datasets import set_image_root
 from db.repositories.exchange import dataset_image_root, known_items
@@ -45,6 +46,8 @@ class ImportOutcome:
     problems: list[Problem] = field(default_factory=list)
     items_read: int = 0
     images_extracted: int = 0
+    # Set when the import was refused because it would remove or change stored annotations.
+    refused_changes: ImportChanges | None = None
 
     @property
     def errors(self) -> list[Problem]:
@@ -69,9 +72,16 @@ class ImportOutcome:
             "images_extracted": self.images_extracted,
             "rejected": [p.to_dict() for p in self.errors],
             "warnings": [p.to_dict() for p in self.warnings],
+            "changes": (self.refused_changes or (result.changes if result else ImportChanges())).to_dict(),
         }
 
     def summary(self) -> str:
+        if self.refused_changes is not None:
+            return (
+                f"{self.source}: nothing imported; it would remove or change stored annotations "
+                "(choose to replace existing annotations to apply it):\n  "
+                + "\n  ".join(self.refused_changes.report_lines())
+            )
         if not self.ok:
             return f"{self.source}: nothing imported ({len(self.errors)} error(s))"
         assert self.result is not None
@@ -90,10 +100,17 @@ def dataset_image_folder(dataset: str) -> Path:
 
 
 def _write(
-    engine: Engine, bundle: Bundle, outcome: ImportOutcome, *, allow_skip: bool, annotator: str | None
+    engine: Engine,
+    bundle: Bundle,
+    outcome: ImportOutcome,
+    *,
+    allow_skip: bool,
+    annotator: str | None,
+    replace_existing: bool,
 ) -> bool:
     """Hand the bundle and every problem found so far to :func:`import_bundle`, the one writer of both
-    kinds of import; on rejection the outcome keeps just the rejection's problems and False is returned."""
+    kinds of import; on rejection the outcome keeps just the rejection's problems (or the changes it
+    would make to stored annotations) and False is returned."""
     try:
         outcome.result = import_bundle(
             engine,
@@ -102,9 +119,14 @@ def _write(
             problems=outcome.problems,
             allow_skip=allow_skip,
             annotator=annotator,
+            replace_existing=replace_existing,
         )
     except ImportRejected as rejected:
         outcome.problems = list(rejected.problems)
+        return False
+    except ReplaceRequired as refused:
+        outcome.refused_changes = refused.changes
+        outcome.problems = [*outcome.problems, refused.problem(outcome.source)]
         return False
     outcome.problems = outcome.result.problems
     return True
@@ -123,6 +145,7 @@ def import_file(
     image_zip: bytes | None = None,
     annotator: str | None = None,
     progress: Progress = _no_progress,
+    replace_existing: bool = False,
 ) -> ImportOutcome:
     """Import one benchmark file (and optionally its images) into the store, all or nothing."""
     options = options or ReadOptions()
@@ -161,7 +184,9 @@ def import_file(
     outcome.problems += missing_images(root, {i.external_id: i.image_ref for i in bundle.items}, source)
 
     progress(0.5, f"Checking and writing {len(bundle.items):,} items…")
-    if not _write(engine, bundle, outcome, allow_skip=allow_skip, annotator=annotator):
+    if not _write(
+        engine, bundle, outcome, allow_skip=allow_skip, annotator=annotator, replace_existing=replace_existing
+    ):
         return outcome
     if image_root and existing is not None and existing[1] != image_root:
         set_image_root(engine, existing[0], image_root)
@@ -183,6 +208,7 @@ def import_predictions(
     allow_skip: bool = False,
     annotator: str | None = None,
     progress: Progress = _no_progress,
+    replace_existing: bool = False,
 ) -> ImportOutcome:
     """Import one detector run over items already in ``dataset`` as the detector label set ``detector``."""
     options = options or ReadOptions()
@@ -213,7 +239,14 @@ def import_predictions(
             outcome.problems.append(Problem(source, "-", "-", "the file holds no outputs for this dataset"))
         return outcome
     progress(0.5, f"Checking and writing {outcome.items_read:,} outputs…")
-    if not _write(engine, read.bundle, outcome, allow_skip=allow_skip, annotator=annotator):
+    if not _write(
+        engine,
+        read.bundle,
+        outcome,
+        allow_skip=allow_skip,
+        annotator=annotator,
+        replace_existing=replace_existing,
+    ):
         return outcome
     outcome.ok = True
     progress(1.0, outcome.summary())

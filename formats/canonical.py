@@ -14,7 +14,7 @@ from __future__ import annotations
 import dataclasses
 import types
 import typing
-from typing import Any, Union
+from typing import Any, TypeVar, Union
 
 from formats.base import Format, ReadOptions, ReadResult
 from formats.fields import RecordError, get_int, type_name
@@ -33,6 +33,7 @@ from formats.storable import unstorable
 from formats.text import decode_text, head_text
 
 FORMAT_VERSION = 1
+T = TypeVar("T")
 KINDS = ("dataset", "item", "label_set", "annotations", "rating_task", "rating")
 
 
@@ -99,6 +100,11 @@ def _convert(hint: Any, value: Any, path: str) -> Any:
             raise RecordError(path, f"expected text, got {type_name(value)}")
         return value
     raise RecordError(path, f"cannot read a value of type {hint}")  # pragma: no cover - records only
+
+
+def records_from_dicts(cls: type[T], values: list[Any]) -> list[T]:
+    """Plain dicts (as ``dataclasses.asdict`` made them) back as records of ``cls``, every field checked."""
+    return [_build(cls, value, f"[{k}]") for k, value in enumerate(values)]
 
 
 def _plain(record: Any) -> dict[str, Any]:

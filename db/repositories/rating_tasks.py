@@ -19,6 +19,7 @@ from sqlalchemy.orm import Session
 
 from db import models as m
 from db.engine import read_session, write_session
+from db.import_changes import ReplaceRequired
 from db.importer import ImportResult, import_bundle
 from db.repositories import labeling
 from db.repositories.report_inputs import Columns
@@ -393,7 +394,10 @@ class RatingsImport:
 
     @property
     def written(self) -> int:
-        return self.result.rows.get("ratings", 0) if self.result else 0
+        """Ratings of the file now stored: those written and those the store held already."""
+        if self.result is None:
+            return 0
+        return self.result.rows.get("ratings", 0) + self.result.changes.unchanged.get("ratings", 0)
 
 
 def import_ratings(
@@ -404,9 +408,11 @@ def import_ratings(
     source: str,
     annotator: str | None = None,
     allow_skip: bool = False,
+    replace_existing: bool = False,
 ) -> RatingsImport:
     """Read a ratings CSV/JSONL for ``task`` and write it through the atomic importer: all or nothing
-    (unless ``allow_skip``), every flaw reported with file, record, field and reason."""
+    (unless ``allow_skip``), every flaw reported with file, record, field and reason. Ratings that would
+    change stored ones are refused, with a report of what would change, unless ``replace_existing``."""
     read = read_ratings(data, source=source, target=rating_target(engine, task))
     if read.bundle is None:
         return RatingsImport(False, read.problems)
@@ -420,9 +426,12 @@ def import_ratings(
             problems=read.problems,
             allow_skip=allow_skip,
             annotator=annotator,
+            replace_existing=replace_existing,
         )
     except ImportRejected as rejected:
         return RatingsImport(False, list(rejected.problems))
+    except ReplaceRequired as refused:
+        return RatingsImport(False, [*read.problems, refused.problem(source)])
     return RatingsImport(True, result.problems, result)
 
 

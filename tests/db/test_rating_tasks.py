@@ -13,6 +13,7 @@ from analysis.dataset_spans import load_dataset_spans, per_item_scores
 from analysis.reports import correlation as correlation_report
 from analysis.reports.data import ReportFilter
 from db import models as m
+from db.import_changes import ReplaceRequired
 from db.importer import import_bundle
 from db.repositories import labeling, report_inputs
 from db.repositories.annotators import get_or_create_annotator
@@ -266,7 +267,9 @@ def test_reimport_replaces_only_the_raters_and_items_it_holds(engine) -> None:
         segment=(2, 5),
     )
     before = _rating_count(engine)
-    import_bundle(engine, _bundle(ratings=[RatingRecord("A", "r1", 1.0, 2, 5)]))
+    with pytest.raises(ReplaceRequired, match="1 changed"):  # r1's 4 on A becomes 1: only when asked
+        import_bundle(engine, _bundle(ratings=[RatingRecord("A", "r1", 1.0, 2, 5)]))
+    import_bundle(engine, _bundle(ratings=[RatingRecord("A", "r1", 1.0, 2, 5)]), replace_existing=True)
     columns = task_ratings(engine, task.id)
     rows = set(zip(columns["external_id"], columns["rater"], columns["score"], strict=True))
     assert ("A", "r1", 1.0) in rows and ("A", "r1", 4.0) not in rows

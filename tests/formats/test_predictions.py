@@ -77,7 +77,9 @@ def test_new_detector_run_adds_a_label_set_and_reimport_replaces(engine):
         {"id": "b", "output": "<Tagged_Text>Two dogs <hallucination>run</hallucination>.</Tagged_Text>"}
     ]
     for detector, rows in (("x", first), ("y", first), ("x", second)):
-        outcome = import_predictions(engine, jsonl(rows), source="o.jsonl", dataset="d", detector=detector)
+        outcome = import_predictions(
+            engine, jsonl(rows), source="o.jsonl", dataset="d", detector=detector, replace_existing=True
+        )
         assert outcome.ok, outcome.problems
     from db.exporter import export_bundle
 

@@ -1,0 +1,63 @@
+"""The Import page's list of recent imports, each with an Undo button that puts back what it replaced.
+
+File names, dataset names and the reasons an undo is refused come from people and files, so they are
+shown as plain text, never as Markdown.
+"""
+
+from __future__ import annotations
+
+import streamlit as st
+from sqlalchemy import Engine
+
+from db.import_undo import ImportEntry, UndoRefused, recent_imports, undo_import
+
+_MESSAGE = "import_undo_message"
+
+
+def _undo(engine: Engine, log_id: int, annotator: str | None) -> None:
+    try:
+        result = undo_import(engine, log_id, annotator)
+    except UndoRefused as refused:
+        st.session_state[_MESSAGE] = (False, str(refused))
+        return
+    rows = ", ".join(f"{n} {table}" for table, n in sorted(result.rows.items())) or "no rows"
+    st.session_state[_MESSAGE] = (True, f"Import {log_id} undone on {result.dataset!r}: restored {rows}.")
+
+
+def _line(entry: ImportEntry) -> str:
+    totals = {"removed": 0, "changed": 0, "added": 0}
+    for tables in entry.changes.get("counts", {}).values():
+        for counts in tables.values():
+            for what in totals:
+                totals[what] += int(counts.get(what, 0))
+    changed = ", ".join(f"{n} {what}" for what, n in totals.items() if n) or "no annotations changed"
+    by = f" · by {entry.annotator}" if entry.annotator else ""
+    state = " · undone" if entry.undone else ""
+    return (
+        f"#{entry.log_id} · {entry.at:%Y-%m-%d %H:%M} · {entry.dataset or '(deleted dataset)'} · "
+        f"{entry.source}{by} · {changed}{state}"
+    )
+
+
+def recent_imports_panel(engine: Engine, annotator: str | None, limit: int = 10) -> None:
+    """The latest imports (and undos), newest first; Undo on each that can still be taken back."""
+    message = st.session_state.pop(_MESSAGE, None)
+    if message is not None:
+        ok, text = message
+        (st.success if ok else st.error)("Undone." if ok else "The import could not be undone.")
+        st.text(text)
+    entries = recent_imports(engine, limit)
+    with st.expander(f"Recent imports ({len(entries)})", expanded=message is not None):
+        if not entries:
+            st.caption("No imports yet.")
+        for entry in entries:
+            left, right = st.columns([6, 1], vertical_alignment="center")
+            left.text(_line(entry))
+            if entry.undoable:
+                right.button(
+                    "Undo",
+                    key=f"import_undo_{entry.log_id}",
+                    on_click=_undo,
+                    args=(engine, entry.log_id, annotator),
+                    help="Put back the annotations this import replaced (refused if they changed since).",
+                )

@@ -1,0 +1,349 @@
+"""What an import would do to annotations already stored: the report shown before anything is replaced.
+
+An import replaces what a label set says about each item it mentions (and each rater's ratings of each
+item it holds). Adding to an item that had nothing, or re-importing the same content, loses nothing; any
+other difference removes or changes someone's work, so the import is refused unless replacing was chosen
+(:class:`ReplaceRequired`). The plan compares stored and incoming annotations row by row — spans by their
+offsets, sentence labels and scores by sentence, claim labels by claim, triplets by position, ratings by
+segment — and keeps the stored state of every unit it will rewrite, so the edit log can hold it and the
+import can be undone (:mod:`db.import_undo`).
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+from collections import defaultdict
+from collections.abc import Hashable, Iterable, Sequence
+from dataclasses import asdict, dataclass, field
+from typing import Any
+
+from sqlalchemy import select
+from sqlalchemy.orm import Session
+
+from db import models as m
+from db.exporter import label_set_record
+from formats.problems import Problem
+from formats.records import Annotations, Bundle, RatingRecord, RatingTaskRecord
+
+SHOWN_ITEMS = 10
+Rows = dict[str, dict[Hashable, list[tuple[Any, ...]]]]
+
+
+class ReplaceRequired(Exception):
+    """Nothing was written: the import would remove or change stored annotations and replacing was not chosen."""
+
+    def __init__(self, changes: ImportChanges) -> None:
+        self.changes = changes
+        super().__init__("\n".join(changes.report_lines()))
+
+    def problem(self, source: str) -> Problem:
+        """The refusal as a problem of the whole input, for the reports that list problems."""
+        return Problem(
+            source,
+            "-",
+            "-",
+            "it would remove or change stored annotations ("
+            + "; ".join(self.changes.report_lines())
+            + "); nothing was imported: choose to replace existing annotations to apply it",
+        )
+
+
+def annotation_rows(annotations: Annotations) -> Rows:
+    """What one label set says about one item, keyed the way a change is recognised, in a stable order."""
+    rows: Rows = {
+        "spans": _grouped(((s.start, s.end), (s.type, s.note)) for s in annotations.spans),
+        "sentence_labels": _grouped(
+            (lab.index, (lab.label, lab.error_type, bool(lab.override), _meta(lab.meta)))
+            for lab in annotations.sentence_labels
+        ),
+        "claim_labels": _grouped((c.index, (c.label, c.type, c.reason)) for c in annotations.claim_labels),
+        "triplets": _grouped(
+            (k, (t.subject, t.relation, t.object, t.verdict, t.wrong_part))
+            for k, t in enumerate(annotations.triplets)
+        ),
+        "raw_outputs": _grouped(
+            (0, (r.text, r.analysis, bool(r.follows_format), r.parse_error))
+            for r in [annotations.raw_output]
+            if r is not None
+        ),
+        "sentence_scores": _grouped(
+            (s.index, (float(s.score), bool(s.parsed))) for s in annotations.sentence_scores
+        ),
+        "token_probabilities": _grouped(
+            ((t.token_index, t.start, t.end), (float(t.probability), t.type))
+            for t in annotations.token_probabilities
+        ),
+    }
+    return {table: grouped for table, grouped in rows.items() if grouped}
+
+
+def _meta(meta: dict[str, Any]) -> str:
+    return json.dumps(meta, sort_keys=True) if meta else ""
+
+
+def rating_rows(ratings: Iterable[RatingRecord]) -> Rows:
+    """One rater's ratings of one item, keyed by the rated segment."""
+    grouped = _grouped(
+        (
+            (r.segment_start, r.segment_end),
+            (None if r.score is None else float(r.score), r.nothing_flagged_correct),
+        )
+        for r in ratings
+    )
+    return {"ratings": grouped} if grouped else {}
+
+
+def _grouped(pairs: Iterable[tuple[Hashable, tuple[Any, ...]]]) -> dict[Hashable, list[tuple[Any, ...]]]:
+    found: dict[Hashable, list[tuple[Any, ...]]] = {}
+    for key, value in pairs:
+        if key in found:
+            found[key].append(value)
+        else:
+            found[key] = [value]
+    for values in found.values():
+        if len(values) > 1:
+            values.sort(key=repr)
+    return found
+
+
+def digest(units: Sequence[Rows]) -> str:
+    """A fingerprint of some units' rows, so an undo can tell whether they changed since."""
+    text = json.dumps([sorted((t, sorted(g.items(), key=repr)) for t, g in u.items()) for u in units])
+    return hashlib.sha256(text.encode("utf-8", "surrogatepass")).hexdigest()
+
+
+@dataclass
+class ImportChanges:
+    """Per label set (``kind:name``) or rating task (``rating task NAME``) and table: rows removed,
+    changed and added; the items where something is removed or changed; and what to write and log."""
+
+    counts: dict[str, dict[str, dict[str, int]]] = field(default_factory=dict)
+    items: list[str] = field(default_factory=list)
+    # (kind, name) -> external ids whose annotations differ; stored annotations of those items.
+    label_set_items: dict[tuple[str, str], list[str]] = field(default_factory=dict)
+    label_set_before: dict[tuple[str, str], list[Annotations]] = field(default_factory=dict)
+    # task name -> (rater, external id) pairs whose ratings differ; stored ratings of those pairs.
+    rating_pairs: dict[str, list[tuple[str, str]]] = field(default_factory=dict)
+    rating_before: dict[str, list[RatingRecord]] = field(default_factory=dict)
+    digests: dict[str, str] = field(default_factory=dict)
+    # Rows the input holds that are stored already, per table (those units are not rewritten).
+    unchanged: dict[str, int] = field(default_factory=dict)
+
+    @property
+    def needs_replace(self) -> bool:
+        return any(n["removed"] or n["changed"] for tables in self.counts.values() for n in tables.values())
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "needs_replace": self.needs_replace,
+            "counts": self.counts,
+            "items_affected": len(self.items),
+            "first_items": self.items[:SHOWN_ITEMS],
+            "unchanged": self.unchanged,
+        }
+
+    def report_lines(self) -> list[str]:
+        lines = []
+        for owner, tables in self.counts.items():
+            parts = [
+                f"{table}: {n['removed']} removed, {n['changed']} changed, {n['added']} added"
+                for table, n in tables.items()
+            ]
+            lines.append(f"{owner} — " + "; ".join(parts))
+        if self.items:
+            lines.append(self.items_line())
+        return lines
+
+    def items_line(self) -> str:
+        more = f" … and {len(self.items) - SHOWN_ITEMS} more" if len(self.items) > SHOWN_ITEMS else ""
+        return f"items affected ({len(self.items)}): {', '.join(self.items[:SHOWN_ITEMS])}{more}"
+
+    def table_rows(self) -> list[dict[str, Any]]:
+        """One row per label set (or rating task) and table, for a report table."""
+        return [
+            {"label set": owner, "table": table, **counts}
+            for owner, tables in self.counts.items()
+            for table, counts in tables.items()
+        ]
+
+    def log_before(self) -> dict[str, Any]:
+        """The stored state of every unit the import rewrites, as the edit log keeps it."""
+        return logged_state(
+            self.label_set_items, self.label_set_before, self.rating_pairs, self.rating_before
+        )
+
+    def _same(self, rows: Rows) -> None:
+        for table, grouped in rows.items():
+            self.unchanged[table] = self.unchanged.get(table, 0) + sum(len(v) for v in grouped.values())
+
+    def _count(self, owner: str, old: Rows, new: Rows) -> bool:
+        """Add the differences of one unit to the counts; True when something stored is removed or changed."""
+        loses = False
+        for table in [*old, *(t for t in new if t not in old)]:
+            before, after = old.get(table, {}), new.get(table, {})
+            n = {"removed": 0, "changed": 0, "added": 0}
+            for key in [*before, *(k for k in after if k not in before)]:
+                was, now = before.get(key, []), after.get(key, [])
+                n["changed"] += sum(1 for a, b in zip(was, now, strict=False) if a != b)
+                n["removed"] += max(0, len(was) - len(now))
+                n["added"] += max(0, len(now) - len(was))
+            if any(n.values()):
+                total = self.counts.setdefault(owner, {}).setdefault(table, dict.fromkeys(n, 0))
+                for what, count in n.items():
+                    total[what] += count
+                loses = loses or bool(n["removed"] or n["changed"])
+        return loses
+
+
+def logged_state(
+    label_set_items: dict[tuple[str, str], list[str]],
+    label_set_annotations: dict[tuple[str, str], list[Annotations]],
+    rating_pairs: dict[str, list[tuple[str, str]]],
+    ratings: dict[str, list[RatingRecord]],
+) -> dict[str, Any]:
+    """Units (a label set on some items, a rating task for some rater and item pairs) with their rows,
+    in the JSON shape an edit-log entry keeps them."""
+    return {
+        "label_sets": [
+            {
+                "kind": kind,
+                "name": name,
+                "items": items,
+                "annotations": [asdict(a) for a in label_set_annotations.get((kind, name), [])],
+            }
+            for (kind, name), items in label_set_items.items()
+        ],
+        "ratings": [
+            {
+                "task": task,
+                "pairs": [list(p) for p in pairs],
+                "ratings": [asdict(r) for r in ratings.get(task, [])],
+            }
+            for task, pairs in rating_pairs.items()
+        ],
+    }
+
+
+def stored_annotations(
+    session: Session, dataset_id: int, kind: str, name: str, items: set[str]
+) -> dict[str, Annotations] | None:
+    """What the stored label set says about ``items`` (None when there is no such label set)."""
+    label_set = session.scalar(
+        select(m.LabelSet).where(
+            m.LabelSet.dataset_id == dataset_id, m.LabelSet.kind == kind, m.LabelSet.name == name
+        )
+    )
+    if label_set is None:
+        return None
+    query = select(m.Item.id, m.Item.external_id).where(m.Item.dataset_id == dataset_id)
+    ext_of = {item_id: ext for item_id, ext in session.execute(query)}
+    order = {item_id: k for k, item_id in enumerate(sorted(ext_of))}
+    record = label_set_record(session, label_set, {}, ext_of, order)
+    return {a.item: a for a in record.annotations if a.item in items}
+
+
+def stored_ratings(
+    session: Session, dataset_id: int, task: str, pairs: set[tuple[str, str]]
+) -> dict[tuple[str, str], list[RatingRecord]]:
+    """The stored ratings of task ``task`` by (rater, external id), for ``pairs`` only."""
+    found: dict[tuple[str, str], list[RatingRecord]] = defaultdict(list)
+    query = (
+        select(m.Rating, m.Annotator.name, m.Item.external_id)
+        .join(m.RatingTask, m.RatingTask.id == m.Rating.task_id)
+        .join(m.Annotator, m.Annotator.id == m.Rating.annotator_id)
+        .join(m.Item, m.Item.id == m.Rating.item_id)
+        .where(m.RatingTask.dataset_id == dataset_id, m.RatingTask.name == task)
+        .order_by(m.Rating.id)
+    )
+    for rating, rater, ext in session.execute(query):
+        if (rater, ext) in pairs:
+            found[(rater, ext)].append(
+                RatingRecord(
+                    ext,
+                    rater,
+                    rating.score,
+                    rating.segment_start,
+                    rating.segment_end,
+                    rating.nothing_flagged_correct,
+                )
+            )
+    return found
+
+
+def _by_item(annotations: Iterable[Annotations]) -> dict[str, Annotations]:
+    """Annotations per item; an item given twice gets everything both say, as the writer stores it."""
+    found: dict[str, Annotations] = {}
+    for given in annotations:
+        seen = found.get(given.item)
+        if seen is None:
+            found[given.item] = given
+            continue
+        found[given.item] = Annotations(
+            item=given.item,
+            spans=[*seen.spans, *given.spans],
+            sentence_labels=[*seen.sentence_labels, *given.sentence_labels],
+            claim_labels=[*seen.claim_labels, *given.claim_labels],
+            triplets=[*seen.triplets, *given.triplets],
+            raw_output=given.raw_output or seen.raw_output,
+            sentence_scores=[*seen.sentence_scores, *given.sentence_scores],
+            token_probabilities=[*seen.token_probabilities, *given.token_probabilities],
+        )
+    return found
+
+
+def plan_changes(
+    session: Session,
+    dataset_id: int,
+    bundle: Bundle,
+    bad_items: set[str],
+    rating_tasks: Sequence[RatingTaskRecord],
+) -> ImportChanges:
+    """Compare what ``bundle`` says with what is stored; every unit whose rows differ is to be written."""
+    changes = ImportChanges()
+    losing: set[str] = set()
+    for record in bundle.label_sets:
+        incoming = _by_item(a for a in record.annotations if a.item not in bad_items)
+        stored = stored_annotations(session, dataset_id, record.kind, record.name, set(incoming)) or {}
+        owner = f"{record.kind}:{record.name}"
+        items, before, units = [], [], []
+        for ext, given in incoming.items():
+            old = stored.get(ext)
+            old_rows, new_rows = annotation_rows(old) if old else {}, annotation_rows(given)
+            if old_rows == new_rows:
+                changes._same(new_rows)
+                continue
+            items.append(ext)
+            units.append(new_rows)
+            if old is not None:
+                before.append(old)
+            if changes._count(owner, old_rows, new_rows):
+                losing.add(ext)
+        if items:
+            changes.label_set_items[(record.kind, record.name)] = items
+            changes.label_set_before[(record.kind, record.name)] = before
+            changes.digests[owner] = digest(units)
+    for task in rating_tasks:
+        incoming_ratings: dict[tuple[str, str], list[RatingRecord]] = defaultdict(list)
+        for rating in task.ratings:
+            incoming_ratings[(rating.rater, rating.item)].append(rating)
+        stored_pairs = stored_ratings(session, dataset_id, task.name, set(incoming_ratings))
+        owner = f"rating task {task.name}"
+        pairs, kept, units = [], [], []
+        for pair, ratings in incoming_ratings.items():
+            old_rows, new_rows = rating_rows(stored_pairs.get(pair, [])), rating_rows(ratings)
+            if old_rows == new_rows:
+                changes._same(new_rows)
+                continue
+            pairs.append(pair)
+            units.append(new_rows)
+            kept += stored_pairs.get(pair, [])
+            if changes._count(owner, old_rows, new_rows):
+                losing.add(pair[1])
+        if pairs:
+            changes.rating_pairs[task.name] = pairs
+            changes.rating_before[task.name] = kept
+            changes.digests[owner] = digest(units)
+    order = {item.external_id: k for k, item in enumerate(bundle.items)}
+    changes.items = sorted(losing, key=lambda ext: (order.get(ext, len(order)), ext))
+    return changes

@@ -1,0 +1,227 @@
+"""Recent imports, and taking one back from the edit log.
+
+Each import's log entry keeps the stored state of every unit it rewrote (what a label set said about an
+item, a rater's ratings of an item) and a fingerprint of what it wrote. Undoing puts the old state back as
+a new logged change, in one transaction, and is refused when those rows changed since the import (someone
+edited them, or a later import replaced them): an undo never overwrites newer work. The undo's entry keeps
+what it replaced in the same way, so an undo can itself be undone and nothing is lost either way.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from datetime import datetime
+from typing import Any
+
+from sqlalchemy import Engine, select
+from sqlalchemy.orm import Session
+
+from db import models as m
+from db.engine import read_session, write_session
+from db.import_changes import (
+    annotation_rows,
+    digest,
+    logged_state,
+    rating_rows,
+    stored_annotations,
+    stored_ratings,
+)
+from db.importer import write_annotations
+from formats.canonical import records_from_dicts
+from formats.records import Annotations, LabelSetRecord, RatingRecord, RatingTaskRecord
+
+# Entries that replaced annotations and keep what they replaced: imports, and undos of imports.
+_UNDOABLE = ("import", "undo")
+
+
+class UndoRefused(Exception):
+    """The import cannot be undone; the message says why."""
+
+
+@dataclass
+class ImportEntry:
+    log_id: int
+    at: datetime
+    dataset: str | None
+    source: str
+    annotator: str | None
+    rows: dict[str, int]
+    changes: dict[str, Any]
+    undone: bool
+    undoable: bool
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "log_id": self.log_id,
+            "at": self.at.isoformat(),
+            "dataset": self.dataset,
+            "source": self.source,
+            "annotator": self.annotator,
+            "rows": self.rows,
+            "changes": self.changes,
+            "undone": self.undone,
+            "undoable": self.undoable,
+        }
+
+
+@dataclass
+class UndoResult:
+    log_id: int
+    undid: int
+    dataset: str
+    rows: dict[str, int] = field(default_factory=dict)
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"log_id": self.log_id, "undid": self.undid, "dataset": self.dataset, "rows": self.rows}
+
+
+def _undone(session: Session) -> set[int]:
+    rows = session.scalars(
+        select(m.EditLog.after).where(m.EditLog.action == "undo", m.EditLog.entity == "datasets")
+    )
+    return {int(after["undid"]) for after in rows if after and "undid" in after}
+
+
+def _has_units(entry: m.EditLog) -> bool:
+    before = entry.before or {}
+    return bool(before.get("label_sets") or before.get("ratings"))
+
+
+def recent_imports(engine: Engine, limit: int = 20) -> list[ImportEntry]:
+    """The latest imports and undos of imports, newest first, with whether each can still be undone."""
+    with read_session(engine) as session:
+        undone = _undone(session)
+        query = (
+            select(m.EditLog, m.Dataset.name, m.Annotator.name)
+            .outerjoin(m.Dataset, m.Dataset.id == m.EditLog.entity_id)
+            .outerjoin(m.Annotator, m.Annotator.id == m.EditLog.annotator_id)
+            .where(m.EditLog.action.in_(_UNDOABLE), m.EditLog.entity == "datasets")
+            .order_by(m.EditLog.id.desc())
+            .limit(limit)
+        )
+        return [
+            ImportEntry(
+                log_id=entry.id,
+                at=entry.at,
+                dataset=dataset,
+                source=str((entry.after or {}).get("source", "")),
+                annotator=annotator,
+                rows=dict((entry.after or {}).get("rows") or {}),
+                changes=dict((entry.after or {}).get("changes") or {}),
+                undone=entry.id in undone,
+                undoable=entry.id not in undone and dataset is not None and _has_units(entry),
+            )
+            for entry, dataset, annotator in session.execute(query)
+        ]
+
+
+def undo_import(engine: Engine, log_id: int, annotator: str | None = None) -> UndoResult:
+    """Put back what the import (or undo of an import) logged as ``log_id`` replaced, as a new logged
+    change that keeps the rows it replaces in turn, so it can be undone as well.
+
+    Raises :class:`UndoRefused` when there is no such entry, it was undone already, it changed no stored
+    annotations, or the rows it wrote changed since (nothing is written then).
+    """
+    with write_session(engine) as session:
+        entry = session.get(m.EditLog, log_id)
+        if entry is None or entry.action not in _UNDOABLE or entry.entity != "datasets":
+            raise UndoRefused(f"there is no import with log id {log_id}")
+        if log_id in _undone(session):
+            raise UndoRefused(f"import {log_id} was undone already")
+        dataset = session.get(m.Dataset, entry.entity_id) if entry.entity_id is not None else None
+        if dataset is None:
+            raise UndoRefused(f"the dataset of import {log_id} no longer exists")
+        if not _has_units(entry):
+            raise UndoRefused(f"import {log_id} changed no annotations: there is nothing to undo")
+        before = entry.before or {}
+        back = _Back(session, dataset.id, (entry.after or {}).get("digests") or {})
+        for unit in before.get("label_sets", []):
+            back.label_set(unit)
+        for unit in before.get("ratings", []):
+            back.ratings(unit)
+        if back.changed:
+            raise UndoRefused(
+                f"import {log_id} cannot be undone: {', '.join(back.changed)} changed since; "
+                "undoing would overwrite that newer work"
+            )
+        rows = write_annotations(session, dataset, back.label_sets, back.tasks)
+        source = (entry.after or {}).get("source", "")
+        undo = m.EditLog(
+            annotator_id=session.scalar(select(m.Annotator.id).where(m.Annotator.name == annotator))
+            if annotator
+            else None,
+            action="undo",
+            entity="datasets",
+            entity_id=dataset.id,
+            before=logged_state(back.items, back.current, back.pairs, back.current_ratings),
+            after={
+                "undid": log_id,
+                "description": f"undid import {log_id} ({source})",
+                "source": f"undo of {log_id} ({source})",
+                "rows": rows,
+                "digests": back.digests,
+            },
+        )
+        session.add(undo)
+        session.flush()
+        return UndoResult(undo.id, log_id, dataset.name, rows)
+
+
+class _Back:
+    """The logged units of one entry: checked against the store, the rows to put back, and what the
+    store holds now (which the undo's own log entry keeps)."""
+
+    def __init__(self, session: Session, dataset_id: int, digests: dict[str, str]) -> None:
+        self.session, self.dataset_id, self.logged_digests = session, dataset_id, digests
+        self.changed: list[str] = []
+        self.label_sets: list[LabelSetRecord] = []
+        self.tasks: list[tuple[RatingTaskRecord, list[tuple[str, str]]]] = []
+        self.items: dict[tuple[str, str], list[str]] = {}
+        self.current: dict[tuple[str, str], list[Annotations]] = {}
+        self.pairs: dict[str, list[tuple[str, str]]] = {}
+        self.current_ratings: dict[str, list[RatingRecord]] = {}
+        self.digests: dict[str, str] = {}
+
+    def label_set(self, unit: dict[str, Any]) -> None:
+        key, owner = (unit["kind"], unit["name"]), f"{unit['kind']}:{unit['name']}"
+        items: list[str] = unit["items"]
+        now = stored_annotations(self.session, self.dataset_id, *key, set(items)) or {}
+        if digest(
+            [annotation_rows(now[ext]) if ext in now else {} for ext in items]
+        ) != self.logged_digests.get(owner):
+            self.changed.append(f"label set {owner}")
+            return
+        old = {a.item: a for a in records_from_dicts(Annotations, unit["annotations"])}
+        annotations = [old.get(ext, Annotations(item=ext)) for ext in items]
+        self.label_sets.append(LabelSetRecord(kind=key[0], name=key[1], annotations=annotations))
+        self.items[key], self.current[key] = items, [now[ext] for ext in items if ext in now]
+        self.digests[owner] = digest([annotation_rows(a) for a in annotations])
+
+    def ratings(self, unit: dict[str, Any]) -> None:
+        name, owner = unit["task"], f"rating task {unit['task']}"
+        pairs = [(rater, ext) for rater, ext in unit["pairs"]]
+        now = stored_ratings(self.session, self.dataset_id, name, set(pairs))
+        task = self.session.scalar(
+            select(m.RatingTask).where(m.RatingTask.dataset_id == self.dataset_id, m.RatingTask.name == name)
+        )
+        detector = self.session.get(m.LabelSet, task.detector_label_set_id) if task is not None else None
+        current = [rating_rows(now.get(pair, [])) for pair in pairs]
+        if task is None or detector is None or digest(current) != self.logged_digests.get(owner):
+            self.changed.append(owner)
+            return
+        old = records_from_dicts(RatingRecord, unit["ratings"])
+        record = RatingTaskRecord(
+            name=task.name,
+            detector=detector.name,
+            granularity=task.granularity,
+            scale_min=task.scale_min,
+            scale_max=task.scale_max,
+            ratings=old,
+        )
+        self.tasks.append((record, pairs))
+        self.pairs[name] = pairs
+        self.current_ratings[name] = [r for pair in pairs for r in now.get(pair, [])]
+        by_pair: dict[tuple[str, str], list[RatingRecord]] = {}
+        for rating in old:
+            by_pair.setdefault((rating.rater, rating.item), []).append(rating)
+        self.digests[owner] = digest([rating_rows(by_pair.get(pair, [])) for pair in pairs])

@@ -13,7 +13,7 @@ from pathlib import Path
 import pytest
 from PIL import Image
 
-from db.images import check_image_bytes, extract_image_zip, missing_images, resolve_image, safe_member_path
+from db.images import check_image_bytes, extract_image_zip, image_problems, resolve_image, safe_member_path
 
 
 def png(size: tuple[int, int] = (4, 4)) -> bytes:
@@ -67,9 +67,9 @@ def test_resolve_image_stays_inside_the_root(tmp_path):
 
 def test_missing_images_are_warnings(tmp_path):
     (tmp_path / "a.png").write_bytes(png())
-    problems = missing_images(str(tmp_path), {"x": "a.png", "y": "b.png", "z": None}, "f.json")
+    problems = image_problems(str(tmp_path), {"x": "a.png", "y": "b.png", "z": None}, "f.json")
     assert [(p.record, p.severity) for p in problems] == [("id=y", "warning")]
-    (gone,) = missing_images(str(tmp_path / "nope"), {"x": "a.png"}, "f.json")
+    (gone,) = image_problems(str(tmp_path / "nope"), {"x": "a.png"}, "f.json")
     assert gone.severity == "warning" and "does not exist" in gone.reason
 
 

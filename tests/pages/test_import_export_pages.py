@@ -55,6 +55,13 @@ def _html(at: AppTest) -> str:
     return "\n".join(element.proto.body for element in at.get("html"))
 
 
+def _imports(tmp_path: Path) -> Path:
+    """The default import folder of the store fixture's data folder (server paths must be inside it)."""
+    folder = tmp_path / "data" / "imports"
+    folder.mkdir(parents=True, exist_ok=True)
+    return folder
+
+
 def _import_page(path: Path) -> AppTest:
     at = AppTest.from_file(IMPORT_PAGE, default_timeout=TIMEOUT).run()
     at.radio(key="import_mode").set_value("Path on the server").run()
@@ -63,7 +70,7 @@ def _import_page(path: Path) -> AppTest:
 
 
 def test_import_page_previews_reports_and_imports(store: str, tmp_path: Path) -> None:
-    path = tmp_path / "processed_custom.json"
+    path = _imports(tmp_path) / "processed_custom.json"
     path.write_text(json.dumps(RECORDS))
     at = _import_page(path)
     assert not at.exception
@@ -90,7 +97,7 @@ def test_import_page_previews_reports_and_imports(store: str, tmp_path: Path) ->
 
 
 def test_import_page_overrides_the_format_and_names_unreadable_files(store: str, tmp_path: Path) -> None:
-    path = tmp_path / "weird.bin"
+    path = _imports(tmp_path) / "weird.bin"
     path.write_bytes(b"\xff\xfe not text")
     at = _import_page(path)
     assert "not recognised" in at.warning[0].value
@@ -108,7 +115,7 @@ def test_import_page_takes_detector_outputs(store: str, tmp_path: Path) -> None:
         format_name="mhalo",
         options=ReadOptions(dataset="bench"),
     )
-    path = tmp_path / "outputs.jsonl"
+    path = _imports(tmp_path) / "outputs.jsonl"
     outputs = [
         {
             "id": "b",

@@ -129,7 +129,8 @@ def image_problems(image_root: str | None, refs: Mapping[str, str | None], sourc
 def display_copy(path: Path, *, side: int = DISPLAY_SIDE) -> Image.Image:
     """The image at ``path`` shrunk to at most ``side`` pixels on its long side, for a page to show.
 
-    A JPEG is decoded at a reduced scale (``draft``); other formats are decoded once and reduced. Raises
+    A JPEG is decoded at a reduced scale (``draft``); other formats are decoded once and shrunk by an
+    integer factor (``reduce``: no second full-size buffer), and the full decode is dropped at once. Raises
     ValueError (with a reason that names no path) for an unsafe or unreadable image.
     """
     with path.open("rb") as file:
@@ -139,11 +140,12 @@ def display_copy(path: Path, *, side: int = DISPLAY_SIDE) -> Image.Image:
     try:
         with Image.open(path) as image:
             image.draft("RGB", (side, side))
-            image.thumbnail((side, side), reducing_gap=2.0)
-            if image.mode in ("RGB", "RGBA", "L"):
-                return image.copy()
-            keeps_alpha = "A" in image.getbands() or "transparency" in image.info
-            return image.convert("RGBA" if keeps_alpha else "RGB")
+            shown: Image.Image = image
+            if image.mode not in ("RGB", "RGBA", "L"):
+                keeps_alpha = "A" in image.getbands() or "transparency" in image.info
+                shown = image.convert("RGBA" if keeps_alpha else "RGB")
+            factor = -(-max(shown.size) // side)
+            return shown.reduce(factor) if factor > 1 else shown.copy()
     except (OSError, Image.DecompressionBombError) as error:
         raise ValueError(f"not a readable image: {type(error).__name__}") from None
 

@@ -5,11 +5,8 @@ from __future__ import annotations
 
 import io
 import json
-import os
 import sqlite3
 import struct
-import subprocess
-import sys
 import zipfile
 import zlib
 from pathlib import Path
@@ -18,25 +15,15 @@ from typing import Any
 import pytest
 from PIL import Image
 
+from tests.peak_rss import PEAK_RSS_LIMIT_KB, run_measured
+
 ROOT = Path(__file__).resolve().parents[1]
-PEAK_RSS_LIMIT_KB = 500 * 1024
 GIB = 1024 * 1024 * 1024
 
 
-def run_cli(*argv: str, env: dict[str, str]) -> tuple[int, str, int]:
-    """Exit code, standard output and peak RSS in KiB of ``python cli.py …`` (that child alone)."""
-    process = subprocess.Popen(
-        [sys.executable, str(ROOT / "cli.py"), *argv],
-        stdout=subprocess.PIPE,
-        stderr=subprocess.STDOUT,
-        env={**os.environ, **env},
-        cwd=ROOT,
-    )
-    assert process.stdout is not None
-    out = process.stdout.read().decode()
-    _, status, usage = os.wait4(process.pid, 0)
-    process.returncode = os.waitstatus_to_exitcode(status)
-    return process.returncode, out, usage.ru_maxrss
+def run_cli(*argv: str, env: dict[str, str]) -> tuple[int, str, str, int]:
+    """Exit code, standard output, standard error and peak RSS in KiB of ``python cli.py …``."""
+    return run_measured(ROOT / "cli.py", *argv, env=env, cwd=ROOT)
 
 
 def snapshot(url: str) -> dict[str, list[Any]]:
@@ -87,8 +74,10 @@ def test_zip_member_that_lies_about_its_size_is_refused_in_small_memory(store, t
     lying_zip(archive)
     assert archive.stat().st_size < 1100 * 1024  # about 1 MB of archive for 1 GiB of zeros
     before = snapshot(url)
-    code, out, peak = run_cli("import", "--json", "--images", str(archive), str(bench(tmp_path)), env=env)
-    assert code == 1, out
+    code, out, err, peak = run_cli(
+        "import", "--json", "--images", str(archive), str(bench(tmp_path)), env=env
+    )
+    assert code == 1, out + err
     (rejected,) = json.loads(out)["files"][0]["rejected"]
     assert rejected["record"] == "a.png" and "cannot be unpacked" in rejected["reason"]
     assert_refused(url, before, tmp_path, peak)
@@ -107,8 +96,10 @@ def test_zip_of_large_solid_images_is_refused_by_the_archive_budget(store, tmp_p
     del bmp, buffer
     assert archive.stat().st_size < 1024 * 1024
     before = snapshot(url)
-    code, out, peak = run_cli("import", "--json", "--images", str(archive), str(bench(tmp_path)), env=env)
-    assert code == 1, out
+    code, out, err, peak = run_cli(
+        "import", "--json", "--images", str(archive), str(bench(tmp_path)), env=env
+    )
+    assert code == 1, out + err
     rejected = json.loads(out)["files"][0]["rejected"]
     assert rejected and all("the archive" in r["reason"] for r in rejected)
     assert_refused(url, before, tmp_path, peak)
@@ -134,10 +125,10 @@ def test_image_folder_bomb_is_a_warning_naming_file_and_problem(store, tmp_path:
     folder = tmp_path / "pictures"
     folder.mkdir()
     (folder / "bomb.png").write_bytes(bomb_png())
-    code, out, peak = run_cli(
+    code, out, err, peak = run_cli(
         "import", "--json", "--images", str(folder), str(bench(tmp_path, "bomb.png")), env=env
     )
-    assert code == 0, out
+    assert code == 0, out + err
     (warning,) = json.loads(out)["files"][0]["warnings"]
     assert "'bomb.png'" in warning["reason"] and "decompression bomb" in warning["reason"]
     assert peak <= PEAK_RSS_LIMIT_KB
@@ -150,6 +141,6 @@ def test_a_file_above_the_import_size_cap_is_refused(store, tmp_path: Path) -> N
         out.write(json.dumps({"record": "dataset", "format_version": 1, "name": "big", "source_format": "x"}))
         out.write("\n" + "\n" * (3 * 1024 * 1024))
     before = snapshot(url)
-    code, out, peak = run_cli("import", "--json", str(path), env={**env, "SPANLIGHT_MAX_IMPORT_MB": "2"})
-    assert code == 2 and "more than the import limit of 2 MB" in out
+    code, out, err, peak = run_cli("import", "--json", str(path), env={**env, "SPANLIGHT_MAX_IMPORT_MB": "2"})
+    assert code == 2 and "more than the import limit of 2 MB" in err
     assert_refused(url, before, tmp_path, peak)

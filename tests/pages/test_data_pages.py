@@ -2,10 +2,7 @@
 
 from __future__ import annotations
 
-import os
 import struct
-import subprocess
-import sys
 import zlib
 from pathlib import Path
 
@@ -16,6 +13,7 @@ from streamlit.testing.v1 import AppTest
 from db.engine import make_engine
 from db.repositories.datasets import list_dataset_infos, set_image_root
 from tests.pages.conftest import XSS
+from tests.peak_rss import PEAK_RSS_LIMIT_KB, run_measured
 
 TIMEOUT = 30
 APP = str(Path(__file__).resolve().parents[2] / "app.py")
@@ -150,15 +148,8 @@ print("shown")
 def test_a_large_image_is_shown_from_a_small_copy(app_db: str, tmp_path: Path) -> None:
     Image.new("RGB", (8000, 7990), "teal").save(tmp_path / "missing-4.png")
     _set_root(app_db, tmp_path)
-    process = subprocess.Popen(
-        [sys.executable, "-c", SHOW_ITEM, APP],
-        stdout=subprocess.PIPE,
-        stderr=subprocess.STDOUT,
-        env={**os.environ, "DATABASE_URL": app_db},
-        cwd=Path(APP).parent,
-    )
-    assert process.stdout is not None
-    out = process.stdout.read().decode()
-    _, status, usage = os.wait4(process.pid, 0)
-    assert os.waitstatus_to_exitcode(status) == 0 and "shown" in out, out
-    assert usage.ru_maxrss <= 500 * 1024, f"peak RSS {usage.ru_maxrss / 1024:.0f} MB"
+    script = tmp_path / "show_item.py"
+    script.write_text(SHOW_ITEM)
+    code, out, err, peak = run_measured(script, APP, env={"DATABASE_URL": app_db}, cwd=Path(APP).parent)
+    assert code == 0 and "shown" in out, err
+    assert peak <= PEAK_RSS_LIMIT_KB, f"peak RSS {peak / 1024:.0f} MB"

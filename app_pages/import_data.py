@@ -3,6 +3,10 @@
 The file is read first (never written): its format is recognised (and can be overridden), the first items
 are shown with their spans, and every problem is listed with file, record, field and reason. Only then
 does the Import button write it, all or nothing.
+
+The preview reads only the head of the file; the whole file is read when Import is pressed. Files and
+image folders on the server are read through :mod:`db.import_folder` only (inside the import folder,
+never the store's own files, never above the size cap), which also caps uploads.
 """
 
 from __future__ import annotations

@@ -264,3 +264,15 @@ def test_import_page_previews_only_the_head_of_a_large_file(
     assert any("first 1,024 KB" in c.value for c in at.caption)
     at.button(key="import_go").click().run()
     assert not at.exception and "6000 new items" in at.success[0].value
+
+
+def test_import_page_refuses_uploads_above_the_cap(store: str, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("SPANLIGHT_MAX_IMPORT_MB", "1")
+    at = AppTest.from_file(IMPORT_PAGE, default_timeout=TIMEOUT).run()
+    at.file_uploader(key="import_upload").upload("big.json", json.dumps(RECORDS * 4000).encode()).run()
+    assert not at.exception
+    assert "more than the import limit of 1 MB" in at.error[0].value and at.metric == []
+    at.file_uploader(key="import_upload").upload("small.json", json.dumps(RECORDS).encode()).run()
+    assert {m.label: m.value for m in at.metric}["Items"] == "2"
+    at.file_uploader(key="import_image_zip").upload("images.zip", bytes(1024 * 1024 + 1)).run()
+    assert "images.zip" in at.error[0].value and "more than the import limit" in at.error[0].value

@@ -106,11 +106,16 @@ def _format_or_usage(name: str | None, kind: Kind) -> str | None:
 
 
 def _read_inputs(paths: Sequence[str]) -> list[tuple[str, bytes]] | str:
+    from db.import_folder import size_problem
+
     found = []
     for name in paths:
         path = Path(name)
         if not path.is_file():
             return f"no such file: {name}"
+        too_large = size_problem(path.stat().st_size)
+        if too_large:
+            return f"{name}: {too_large}"
         found.append((name, path.read_bytes()))
     return found
 
@@ -139,7 +144,9 @@ def cmd_import(args: argparse.Namespace) -> int:
         if images.is_dir():
             image_root = str(images.resolve())
         elif images.is_file() and images.suffix.lower() == ".zip":
-            image_zip = images.read_bytes()
+            zipped = _read_inputs([args.images])
+            usage = usage or (zipped if isinstance(zipped, str) else None)
+            image_zip = zipped[0][1] if not isinstance(zipped, str) else None
         else:
             usage = usage or f"--images must be a folder or a .zip file: {args.images}"
     if usage or isinstance(inputs, str):

@@ -5,23 +5,36 @@ are shown with their spans, and every problem is listed with file, record, field
 does the Import button write it, all or nothing. A file that would remove or change annotations already
 stored is refused with a report of what would change, unless "Replace existing annotations" is ticked;
 every import can be undone from the Recent imports list.
+
+The preview reads only the head of the file; the whole file is read when Import is pressed. Files and
+image folders on the server are read through :mod:`db.import_folder` only (inside the import folder,
+never the store's own files, never above the size cap), which also caps uploads.
 """
 
 from __future__ import annotations
 
 import hashlib
-from pathlib import Path
+from collections.abc import Callable
+from functools import partial
 
 import streamlit as st
 
 from components.page_setup import setup_page
 from components.recent_imports import recent_imports_panel
 from components.store_cache import cached
+from db.import_folder import (
+    ImportPathRefused,
+    image_folder_path,
+    import_dir,
+    read_import_bytes,
+    read_import_head,
+    size_problem,
+)
 from db.repositories.datasets import list_dataset_infos
 from db.repositories.exchange import known_items
 from db.transfer import import_file, import_predictions
 from formats.base import Kind, ReadOptions
-from formats.preview import Preview, dataset_name_for, preview_file, problem_rows
+from formats.preview import PREVIEW_HEAD_BYTES, Preview, dataset_name_for, preview_file, problem_rows
 from formats.registry import FORMATS, detect, formats
 from render.literal_text import literal
 from render.span_html import render_spans_html
@@ -35,28 +48,43 @@ kind_label = st.radio(
 )
 kind: Kind = "benchmark" if kind_label == "Benchmark file" else "predictions"
 
-mode = st.radio("From", ["Upload", "Path on the server"], horizontal=True, key="import_mode")
-data: bytes | None = None
-name = ""
+server_paths = import_dir() is not None
+mode = (
+    st.radio("From", ["Upload", "Path on the server"], horizontal=True, key="import_mode")
+    if server_paths
+    else "Upload"
+)
+head: bytes | None = None
+size, name = 0, ""
+load: Callable[[], bytes] = bytes  # the whole file, read only when Import is pressed
 if mode == "Upload":
     uploaded = st.file_uploader("File", key="import_upload")
     if uploaded is not None:
-        data, name = uploaded.getvalue(), uploaded.name
+        upload_problem = size_problem(uploaded.size)
+        if upload_problem is not None:
+            st.error(literal(f"{uploaded.name}: {upload_problem}."))
+        else:
+            head, size, name, load = (
+                uploaded.getvalue()[:PREVIEW_HEAD_BYTES],
+                uploaded.size,
+                uploaded.name,
+                uploaded.getvalue,
+            )
 else:
     typed = st.text_input(
-        "File path on the server", key="import_path", placeholder="/data/benchmarks/file.json"
+        "File path on the server", key="import_path", help=f"A file inside the import folder {import_dir()}."
     )
     if typed.strip():
-        path = Path(typed.strip()).expanduser()
-        if path.is_file():
-            data, name = path.read_bytes(), path.name
-        else:
-            st.error(f"There is no file at {literal(repr(typed.strip()))}.")
-if data is None:
+        try:
+            head, size, name = read_import_head(typed, PREVIEW_HEAD_BYTES)
+            load = partial(read_import_bytes, typed)
+        except ImportPathRefused as refused:
+            st.error(literal(str(refused)))
+if head is None:
     st.info("Choose a file. Its format is recognised from its content; you can override it.")
     st.stop()
 
-found = detect(data, name, kind)
+found = detect(head, name, kind)
 names = [f.name for f in formats(kind)]
 best = found[0][0] if found else None
 if best is not None:
@@ -80,12 +108,22 @@ if kind == "benchmark":
     options.dataset = left.text_input("Dataset", value=dataset_name_for(name), key="import_dataset") or None
     options.subset = right.text_input("Subset (optional)", key="import_subset") or None
     with st.expander("Images (optional)"):
-        folder = st.text_input("Image folder on the server", key="import_image_root")
-        if folder.strip():
-            image_root = str(Path(folder.strip()).expanduser())
+        if server_paths:
+            folder = st.text_input(
+                "Image folder on the server", key="import_image_root", help=f"A folder inside {import_dir()}."
+            )
+            if folder.strip():
+                try:
+                    image_root = str(image_folder_path(folder))
+                except ImportPathRefused as refused:
+                    st.error(literal(str(refused)))
         zipped = st.file_uploader("…or a ZIP of images", type=["zip"], key="import_image_zip")
         if zipped is not None:
-            image_zip = zipped.getvalue()
+            zip_problem = size_problem(zipped.size)
+            if zip_problem is None:
+                image_zip = zipped.getvalue()
+            else:
+                st.error(literal(f"{zipped.name}: {zip_problem}."))
 else:
     infos = cached(list_dataset_infos, ctx.engine)
     if not infos:
@@ -113,7 +151,8 @@ replace_existing = st.checkbox(
 )
 
 preview_key = (
-    hashlib.sha256(data).hexdigest(),
+    hashlib.sha256(head).hexdigest(),
+    size,
     format_name,
     options.dataset,
     options.subset,
@@ -123,7 +162,10 @@ preview_key = (
 stored = st.session_state.get("import_preview")
 if stored is None or stored[0] != preview_key:
     with st.spinner("Reading the file…"):
-        stored = (preview_key, preview_file(format_name, data, source=name, options=options))
+        stored = (
+            preview_key,
+            preview_file(format_name, head, source=name, options=options, complete=size <= len(head)),
+        )
     st.session_state["import_preview"] = stored
 preview: Preview = stored[1]
 
@@ -132,6 +174,11 @@ a, b, c = st.columns(3)
 a.metric("Items" if kind == "benchmark" else "Outputs", f"{preview.n_items:,}")
 b.metric("Errors", preview.n_errors)
 c.metric("Warnings", preview.n_warnings)
+if preview.partial:
+    st.caption(
+        f"The preview reads the first {PREVIEW_HEAD_BYTES // 1024:,} KB of {size / 1024 / 1024:,.1f} MB: "
+        "its counts and problems cover that part. Import reads and checks the whole file."
+    )
 for item in preview.items:
     with st.container(border=True):
         st.text(f"{item.external_id}" + (f" · {item.prompt[:200]}" if item.prompt else ""))
@@ -152,6 +199,12 @@ if not st.button("Import", type="primary", disabled=blocked or missing_detector,
     st.stop()
 
 bar = st.progress(0.0, text="Starting…")
+try:
+    data = load()
+except ImportPathRefused as refused:
+    bar.empty()
+    st.error(literal(str(refused)))
+    st.stop()
 
 
 def progress(fraction: float, message: str) -> None:

@@ -3,34 +3,42 @@
 from __future__ import annotations
 
 import html
+from pathlib import Path
 
 import streamlit as st
-from PIL import Image, UnidentifiedImageError
+from PIL import Image
 
-from db.images import resolve_image
+from db.images import display_copy, resolve_image
 from db.repositories.datasets import DatasetInfo
 from db.repositories.items import ItemView
 from render.literal_text import literal, literal_code
 from render.span_html import render_spans_html
 
-# Refuse to decode absurdly large images in the browser view (decompression bombs).
-MAX_VIEW_PIXELS = 80_000_000
+
+@st.cache_data(max_entries=64, show_spinner=False)
+def _display_copy(path: str, mtime_ns: int, size: int) -> Image.Image | str:
+    """The display copy of the image at ``path`` (or why there is none), cached per file version."""
+    try:
+        return display_copy(Path(path))
+    except ValueError as error:
+        return str(error)
 
 
 def show_image(dataset: DatasetInfo, item: ItemView) -> None:
-    """The item's image, zoomable via the fullscreen button, or a placeholder naming what is missing."""
+    """The item's image (a copy at most 2048 px on the long side), zoomable via the fullscreen button,
+    or a placeholder naming what is missing or wrong (never a server path beyond the image reference)."""
     caption = "Model output image (text-to-image)" if item.task_type == "text-to-image" else None
     path = resolve_image(dataset.image_root, item.image_ref)
     if path is not None:
         try:
-            with Image.open(path) as image:
-                if image.width * image.height > MAX_VIEW_PIXELS:
-                    raise ValueError(f"{image.width}×{image.height} pixels is too large to show")
-                image.load()
-                st.image(image.copy(), caption=caption, width="stretch")
+            version = path.stat()
+            shown = _display_copy(str(path), version.st_mtime_ns, version.st_size)
+        except OSError as error:
+            shown = f"cannot be opened: {error.strerror or 'error'}"
+        if not isinstance(shown, str):
+            st.image(shown, caption=caption, width="stretch")
             return
-        except (OSError, UnidentifiedImageError, ValueError) as error:
-            reason = f"{literal_code(item.image_ref or '')} could not be read: {literal(error)}"
+        reason = f"Image {literal_code(item.image_ref or '')} cannot be shown: {literal(shown)}."
     elif not item.image_ref:
         reason = "This item has no image reference."
     elif not dataset.image_root:
@@ -43,7 +51,7 @@ def show_image(dataset: DatasetInfo, item: ItemView) -> None:
         '<div style="border:2px dashed #999;border-radius:8px;padding:2.5em 1em;text-align:center;'
         'color:#555;background:#f6f6f6">🖼️ No image</div>'
     )
-    if item.image_ref:
+    if path is None and item.image_ref:
         reason += " Set the image root below (Image settings) to the folder holding the images."
     st.warning(reason)
 

@@ -18,7 +18,7 @@ from sqlalchemy import Engine
 
 from db.config import data_dir
 from db.exporter import UnknownDataset, export_bundle
-from db.images import extract_image_zip, missing_images
+from db.images import extract_image_zip, image_problems
 from db.import_changes import ImportChanges, ReplaceRequired
 from db.importer import ImportResult, import_bundle
 from db.repositories.datasets import set_image_root
@@ -181,7 +181,7 @@ def import_file(
     root = image_root or bundle.dataset.image_root or (existing[1] if existing else None)
     if image_root:
         bundle.dataset.image_root = image_root
-    outcome.problems += missing_images(root, {i.external_id: i.image_ref for i in bundle.items}, source)
+    outcome.problems += image_problems(root, {i.external_id: i.image_ref for i in bundle.items}, source)
 
     progress(0.5, f"Checking and writing {len(bundle.items):,} items…")
     if not _write(

@@ -1,9 +1,15 @@
 """What the Import page shows before anything is written: the first items with their spans, and every
 problem the reader found. Pure functions of the file's bytes (and, for detector outputs, the stored
-items), so the page can cache them per file."""
+items), so the page can cache them per file.
+
+A preview reads only the head of the file (:data:`PREVIEW_HEAD_BYTES`): a large file must not be parsed
+whole, in the server's memory, just to show five items. The head is cut after its last whole record
+(JSON lines, CSV rows, elements of a JSON array), so the counts and problems shown are those of that part.
+"""
 
 from __future__ import annotations
 
+import json
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 
@@ -11,7 +17,10 @@ from formats.base import ReadOptions
 from formats.gc_pause import without_gc_pauses
 from formats.problems import Problem
 from formats.registry import get_format, read_file
-from formats.text import file_stem
+from formats.text import file_stem, looks_like_json
+
+# Enough for sniffing and for the first items of every format; the Import itself reads the whole file.
+PREVIEW_HEAD_BYTES = 1024 * 1024
 
 
 @dataclass(frozen=True)
@@ -31,6 +40,7 @@ class Preview:
     label_sets: tuple[str, ...]
     items: tuple[PreviewItem, ...]
     problems: tuple[Problem, ...] = field(default_factory=tuple)
+    partial: bool = False  # only the head of the file was read: counts and problems cover that part
 
     @property
     def n_errors(self) -> int:
@@ -57,16 +67,50 @@ def dataset_name_for(filename: str) -> str:
     return file_stem(filename)
 
 
+def whole_records(head: bytes) -> bytes:
+    """The head of a longer file cut after its last whole record, as a document a reader accepts.
+
+    A JSON array keeps the elements that parse completely and is closed again; any other file (JSON
+    lines, CSV, TSV) is cut after its last line break.
+    """
+    if looks_like_json(head) == "[":
+        text = head.decode("utf-8-sig", "ignore")
+        decoder = json.JSONDecoder()
+        start = text.index("[") + 1
+        position, ends = start, []
+        while True:
+            while position < len(text) and text[position] in " \t\r\n,":
+                position += 1
+            try:
+                _, position = decoder.raw_decode(text, position)
+            except (json.JSONDecodeError, RecursionError):
+                break
+            ends.append(position)
+        return ("[" + text[start : ends[-1]] + "]").encode() if ends else b"[]"
+    cut = head.rfind(b"\n")
+    return head[: cut + 1] if cut >= 0 else b""
+
+
 @without_gc_pauses
 def preview_file(
-    format_name: str, data: bytes, *, source: str, options: ReadOptions, limit: int = 5
+    format_name: str,
+    data: bytes,
+    *,
+    source: str,
+    options: ReadOptions,
+    limit: int = 5,
+    complete: bool = True,
 ) -> Preview:
-    """Read ``data`` without importing it: counts, the first ``limit`` items with spans, all problems."""
+    """Read ``data`` without importing it: counts, the first ``limit`` items with spans, all problems.
+
+    ``data`` is the file's head when ``complete`` is False (see :func:`whole_records`).
+    """
     fmt = get_format(format_name)
-    result = read_file(fmt, data, source, options)
+    partial = not complete
+    result = read_file(fmt, whole_records(data[:PREVIEW_HEAD_BYTES]) if partial else data, source, options)
     bundle = result.bundle
     if bundle is None:
-        return Preview(fmt.name, None, 0, (), (), tuple(result.problems))
+        return Preview(fmt.name, None, 0, (), (), tuple(result.problems), partial)
     if fmt.kind == "benchmark":
         gold = next(
             (ls for ls in bundle.label_sets if ls.kind == "gold"),
@@ -99,4 +143,4 @@ def preview_file(
         )
         n_items = len(annotations)
     names = tuple(f"{ls.kind}:{ls.name}" for ls in bundle.label_sets)
-    return Preview(fmt.name, bundle.dataset.name, n_items, names, items, tuple(result.problems))
+    return Preview(fmt.name, bundle.dataset.name, n_items, names, items, tuple(result.problems), partial)

@@ -352,7 +352,7 @@ def thumbnail(path: Path | None, *, size: int = 480, max_pixels: int = 80_000_00
                 return None
             image.thumbnail((size, size))
             return image.convert("RGB")
-    except (OSError, ValueError):
+    except (OSError, ValueError, Image.DecompressionBombError):
         return None
 
 

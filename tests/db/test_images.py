@@ -13,7 +13,14 @@ from pathlib import Path
 import pytest
 from PIL import Image
 
-from db.images import check_image_bytes, extract_image_zip, missing_images, resolve_image, safe_member_path
+from db.images import (
+    check_image_bytes,
+    display_copy,
+    extract_image_zip,
+    image_problems,
+    resolve_image,
+    safe_member_path,
+)
 
 
 def png(size: tuple[int, int] = (4, 4)) -> bytes:
@@ -67,9 +74,9 @@ def test_resolve_image_stays_inside_the_root(tmp_path):
 
 def test_missing_images_are_warnings(tmp_path):
     (tmp_path / "a.png").write_bytes(png())
-    problems = missing_images(str(tmp_path), {"x": "a.png", "y": "b.png", "z": None}, "f.json")
+    problems = image_problems(str(tmp_path), {"x": "a.png", "y": "b.png", "z": None}, "f.json")
     assert [(p.record, p.severity) for p in problems] == [("id=y", "warning")]
-    (gone,) = missing_images(str(tmp_path / "nope"), {"x": "a.png"}, "f.json")
+    (gone,) = image_problems(str(tmp_path / "nope"), {"x": "a.png"}, "f.json")
     assert gone.severity == "warning" and "does not exist" in gone.reason
 
 
@@ -116,3 +123,56 @@ def test_zip_is_checked_completely_before_anything_is_written(tmp_path):
 def test_not_a_zip(tmp_path: Path):
     report = extract_image_zip(b"PK nonsense", tmp_path)
     assert report.errors and "not a readable ZIP" in report.errors[0].reason
+
+
+def test_archive_budgets_count_what_is_really_unpacked(tmp_path: Path) -> None:
+    archive = make_zip({f"{k}.png": png((100, 100)) for k in range(3)})
+    by_pixels = extract_image_zip(archive, tmp_path / "a", max_archive_pixels=25_000)
+    assert [p.record for p in by_pixels.errors] == ["2.png"]
+    assert "pixels" in by_pixels.errors[0].reason and not (tmp_path / "a").exists()
+    size = len(png((100, 100)))
+    by_bytes = extract_image_zip(archive, tmp_path / "b", max_archive_bytes=2 * size, allow_skip=True)
+    assert [p.record for p in by_bytes.errors] == ["2.png"] and "unpacks to more than" in by_bytes.errors[
+        0
+    ].reason
+    assert by_bytes.extracted == ["0.png", "1.png"]
+
+
+def test_store_files_are_never_image_files(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("DATABASE_URL", f"sqlite:///{tmp_path / 'store.db'}")
+    (tmp_path / "store.db").write_bytes(b"SQLite format 3\x00")
+    (tmp_path / "store.db-wal").write_bytes(b"")
+    assert resolve_image(str(tmp_path), "store.db") is None
+    assert resolve_image(str(tmp_path), "store.db-wal") is None
+    (gone,) = image_problems(str(tmp_path), {"x": "store.db"}, "f.json")
+    assert "not found" in gone.reason
+
+
+def test_folder_images_are_checked_like_zip_members(tmp_path: Path) -> None:
+    (tmp_path / "bomb.png").write_bytes(bomb_png())
+    (tmp_path / "junk.png").write_bytes(b"not an image")
+    (tmp_path / "ok.png").write_bytes(png())
+    problems = image_problems(
+        str(tmp_path), {"a": "bomb.png", "b": "junk.png", "c": "ok.png", "d": "bomb.png"}, "f"
+    )
+    assert [(p.record, p.severity) for p in problems] == [
+        ("id=a", "warning"),
+        ("id=b", "warning"),
+        ("id=d", "warning"),
+    ]
+    assert "'bomb.png'" in problems[0].reason and "decompression bomb" in problems[0].reason
+    assert "'junk.png'" in problems[1].reason and "not a readable image" in problems[1].reason
+    assert all(str(tmp_path) not in p.reason for p in problems)
+
+
+def test_display_copy_is_small(tmp_path: Path) -> None:
+    Image.new("RGB", (5000, 1000), "red").save(tmp_path / "wide.png")
+    Image.new("RGB", (3000, 3000), "blue").save(tmp_path / "big.jpg", quality=80)
+    Image.new("P", (10, 10)).save(tmp_path / "small.gif")
+    wide = display_copy(tmp_path / "wide.png")
+    assert 1024 < wide.width <= 2048 and abs(wide.height - wide.width / 5) <= 1
+    assert max(display_copy(tmp_path / "big.jpg").size) <= 2048
+    assert display_copy(tmp_path / "small.gif").mode == "RGB"
+    (tmp_path / "bomb.png").write_bytes(bomb_png())
+    with pytest.raises(ValueError, match="decompression bomb"):
+        display_copy(tmp_path / "bomb.png")

@@ -2,11 +2,18 @@
 
 from __future__ import annotations
 
+import struct
+import zlib
 from pathlib import Path
 
+import pytest
+from PIL import Image
 from streamlit.testing.v1 import AppTest
 
+from db.engine import make_engine
+from db.repositories.datasets import list_dataset_infos, set_image_root
 from tests.pages.conftest import XSS
+from tests.peak_rss import PEAK_RSS_LIMIT_KB, run_measured
 
 TIMEOUT = 30
 APP = str(Path(__file__).resolve().parents[2] / "app.py")
@@ -91,3 +98,58 @@ def test_root_deep_link_opens_the_item(app_db: str) -> None:
     at = _app(dataset="pages-test", item="item-3").run()
     assert not at.exception
     assert any("item-3" in c.value for c in at.caption)
+
+
+def _bomb_png(width: int = 100_000, height: int = 100_000) -> bytes:
+    """A few hundred bytes of PNG that claim ten billion pixels."""
+
+    def chunk(kind: bytes, body: bytes) -> bytes:
+        return struct.pack(">I", len(body)) + kind + body + struct.pack(">I", zlib.crc32(kind + body))
+
+    header = struct.pack(">IIBBBBB", width, height, 8, 2, 0, 0, 0)
+    idat = chunk(b"IDAT", zlib.compress(b"\x00" * 64))
+    return b"\x89PNG\r\n\x1a\n" + chunk(b"IHDR", header) + idat + chunk(b"IEND", b"")
+
+
+def _set_root(app_db: str, root: Path) -> None:
+    engine = make_engine(app_db)
+    try:
+        set_image_root(engine, list_dataset_infos(engine)[0].id, str(root))
+    finally:
+        engine.dispose()
+
+
+@pytest.mark.parametrize("page", ["app_pages/item.py", "app_pages/sentences.py", "app_pages/compare.py"])
+def test_a_bomb_image_is_a_placeholder_naming_the_problem(app_db: str, tmp_path: Path, page: str) -> None:
+    (tmp_path / "missing-4.png").write_bytes(_bomb_png())
+    _set_root(app_db, tmp_path)
+    at = _app(dataset="pages-test", item="item-4").run()
+    at.switch_page(page).run()
+    assert not at.exception
+    (warning,) = [w.value for w in at.warning if "missing-4.png" in w.value]
+    assert "decompression bomb" in warning and str(tmp_path) not in warning
+
+
+SHOW_ITEM = """
+import sys
+from streamlit.testing.v1 import AppTest
+
+at = AppTest.from_file(sys.argv[1], default_timeout=120)
+at.query_params.update(dataset="pages-test", item="item-4")
+at.run()
+for _ in range(2):
+    at.switch_page("app_pages/item.py").run()
+    assert not at.exception, at.exception
+    assert any(type(e).__name__ == "Image" for e in at.main), [w.value for w in at.warning]
+print("shown")
+"""
+
+
+def test_a_large_image_is_shown_from_a_small_copy(app_db: str, tmp_path: Path) -> None:
+    Image.new("RGB", (8000, 7990), "teal").save(tmp_path / "missing-4.png")
+    _set_root(app_db, tmp_path)
+    script = tmp_path / "show_item.py"
+    script.write_text(SHOW_ITEM)
+    code, out, err, peak = run_measured(script, APP, env={"DATABASE_URL": app_db}, cwd=Path(APP).parent)
+    assert code == 0 and "shown" in out, err
+    assert peak <= PEAK_RSS_LIMIT_KB, f"peak RSS {peak / 1024:.0f} MB"

@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import json
+import subprocess
+import sys
 from pathlib import Path
 
 import pytest
@@ -55,6 +57,13 @@ def _html(at: AppTest) -> str:
     return "\n".join(element.proto.body for element in at.get("html"))
 
 
+def _imports(tmp_path: Path) -> Path:
+    """The default import folder of the store fixture's data folder (server paths must be inside it)."""
+    folder = tmp_path / "data" / "imports"
+    folder.mkdir(parents=True, exist_ok=True)
+    return folder
+
+
 def _import_page(path: Path) -> AppTest:
     at = AppTest.from_file(IMPORT_PAGE, default_timeout=TIMEOUT).run()
     at.radio(key="import_mode").set_value("Path on the server").run()
@@ -63,7 +72,7 @@ def _import_page(path: Path) -> AppTest:
 
 
 def test_import_page_previews_reports_and_imports(store: str, tmp_path: Path) -> None:
-    path = tmp_path / "processed_custom.json"
+    path = _imports(tmp_path) / "processed_custom.json"
     path.write_text(json.dumps(RECORDS))
     at = _import_page(path)
     assert not at.exception
@@ -90,7 +99,7 @@ def test_import_page_previews_reports_and_imports(store: str, tmp_path: Path) ->
 
 
 def test_import_page_overrides_the_format_and_names_unreadable_files(store: str, tmp_path: Path) -> None:
-    path = tmp_path / "weird.bin"
+    path = _imports(tmp_path) / "weird.bin"
     path.write_bytes(b"\xff\xfe not text")
     at = _import_page(path)
     assert "not recognised" in at.warning[0].value
@@ -108,7 +117,7 @@ def test_import_page_takes_detector_outputs(store: str, tmp_path: Path) -> None:
         format_name="mhalo",
         options=ReadOptions(dataset="bench"),
     )
-    path = tmp_path / "outputs.jsonl"
+    path = _imports(tmp_path) / "outputs.jsonl"
     outputs = [
         {
             "id": "b",
@@ -163,3 +172,107 @@ def test_export_page_offers_a_download(store: str) -> None:
     at.button(key="export_prepare").click().run()
     assert "would read back as a tag" in at.error[0].value
     assert not at.get("download_button")
+
+
+def _count_items_elsewhere(db_file: Path) -> int:
+    """The items another process sees in the store (it opens and closes the file, as a CLI run would)."""
+    script = "import sqlite3, sys; c = sqlite3.connect(sys.argv[1]); print(c.execute('SELECT count(*) FROM items').fetchone()[0]); c.close()"
+    done = subprocess.run(
+        [sys.executable, "-c", script, str(db_file)], capture_output=True, text=True, check=True
+    )
+    return int(done.stdout)
+
+
+def test_import_page_refuses_the_live_store_and_later_labels_survive(
+    store: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    db_file = Path(store.removeprefix("sqlite:///"))
+    monkeypatch.setenv("SPANLIGHT_IMPORT_DIR", str(db_file.parent))  # a careless setting: the store's folder
+    engine = make_engine(store)
+    try:
+        import_file(engine, json.dumps(RECORDS[:1]).encode(), source="one.json", format_name="mhalo")
+        assert _count_items_elsewhere(db_file) == 1
+        before = db_file.with_name(db_file.name + "-wal").exists()
+        at = _import_page(db_file)
+        assert not at.exception
+        assert "own database" in at.error[0].value
+        assert at.metric == [] and _count_items_elsewhere(db_file) == 1
+        assert db_file.with_name(db_file.name + "-wal").exists() == before
+        # This process still writes through its open connection; another process must see the write.
+        import_file(engine, json.dumps(RECORDS[1:2]).encode(), source="two.json", format_name="mhalo")
+        assert _count_items_elsewhere(db_file) == 2
+    finally:
+        engine.dispose()
+
+
+def test_import_page_offers_upload_only_when_server_paths_are_off(
+    store: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("SPANLIGHT_IMPORT_DIR", "off")
+    at = AppTest.from_file(IMPORT_PAGE, default_timeout=TIMEOUT).run()
+    assert not at.exception
+    assert not [r for r in at.radio if r.key == "import_mode"]
+    assert at.get("file_uploader")
+
+
+def test_import_page_refuses_files_outside_the_import_folder_and_above_the_cap(
+    store: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    outside = tmp_path / "outside.json"
+    outside.write_text(json.dumps(RECORDS))
+    at = _import_page(outside)
+    assert "outside" in at.error[0].value and at.metric == []
+    monkeypatch.setenv("SPANLIGHT_MAX_IMPORT_MB", "1")
+    big = _imports(tmp_path) / "big.json"
+    big.write_text(json.dumps(RECORDS * 4000))
+    assert big.stat().st_size > 1024 * 1024
+    at = _import_page(big)
+    assert "more than the import limit of 1 MB" in at.error[0].value and at.metric == []
+
+
+def test_import_page_previews_only_the_head_of_a_large_file(
+    store: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    import formats.preview
+
+    seen: list[int] = []
+    real_read = formats.preview.read_file
+
+    def spy(fmt, data, source, options):
+        seen.append(len(data))
+        return real_read(fmt, data, source, options)
+
+    monkeypatch.setattr(formats.preview, "read_file", spy)
+    long = "Two cats. " * 60
+    rows = [
+        {
+            "id": f"r{k}",
+            "prompt": "Count.",
+            "test_solution": long,
+            "hallucinated_solution": "<hallucination>Two</hallucination>" + long[3:],
+        }
+        for k in range(6000)
+    ]
+    big = _imports(tmp_path) / "processed_big.json"
+    big.write_text(json.dumps(rows, indent=1))
+    assert big.stat().st_size > 4 * formats.preview.PREVIEW_HEAD_BYTES
+    at = _import_page(big)
+    assert not at.exception
+    assert seen and max(seen) <= formats.preview.PREVIEW_HEAD_BYTES
+    items = int({m.label: m.value for m in at.metric}["Items"].replace(",", ""))
+    assert 0 < items < len(rows)
+    assert any("first 1,024 KB" in c.value for c in at.caption)
+    at.button(key="import_go").click().run()
+    assert not at.exception and "6000 new items" in at.success[0].value
+
+
+def test_import_page_refuses_uploads_above_the_cap(store: str, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("SPANLIGHT_MAX_IMPORT_MB", "1")
+    at = AppTest.from_file(IMPORT_PAGE, default_timeout=TIMEOUT).run()
+    at.file_uploader(key="import_upload").upload("big.json", json.dumps(RECORDS * 4000).encode()).run()
+    assert not at.exception
+    assert "more than the import limit of 1 MB" in at.error[0].value and at.metric == []
+    at.file_uploader(key="import_upload").upload("small.json", json.dumps(RECORDS).encode()).run()
+    assert {m.label: m.value for m in at.metric}["Items"] == "2"
+    at.file_uploader(key="import_image_zip").upload("images.zip", bytes(1024 * 1024 + 1)).run()
+    assert "images.zip" in at.error[0].value and "more than the import limit" in at.error[0].value

@@ -1,0 +1,166 @@
+"""Which files on the server an import may read: only those under the configured import folder.
+
+A path typed into the Import page is untrusted. Reading the live SQLite store through an ordinary file
+descriptor is not harmless: closing that descriptor drops every POSIX lock the process holds on the file,
+so SQLite in this process and others can then delete the write-ahead log under a running server and the
+saved labels with it. So a server path must resolve (symlinks followed) to a file under the import folder
+(``SPANLIGHT_IMPORT_DIR``, default ``imports/`` under the data folder; ``off`` allows no server paths),
+must not be one of the store's own files (checked by ``stat`` before anything is opened), must not be an
+SQLite database under any name (checked by its header), and must not be larger than the import size cap
+(``SPANLIGHT_MAX_IMPORT_MB``), which applies to uploads too.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from sqlalchemy.engine import make_url
+
+from db.config import data_dir, resolve_url, setting
+
+SQLITE_HEADER = b"SQLite format 3\x00"
+# A 32 MB file keeps a whole import (bytes, parsed records, the rows) well below 500 MB of memory.
+DEFAULT_MAX_IMPORT_MB = 32
+STORE_SUFFIXES = ("", "-wal", "-shm", "-journal")
+
+
+class ImportPathRefused(ValueError):
+    """The path may not be read for an import; the message says why, for the user."""
+
+
+def import_dir() -> Path | None:
+    """The folder server-path imports are confined to, or None when server paths are switched off."""
+    value = setting("IMPORT_DIR")
+    if value is not None and value.strip().lower() == "off":
+        return None
+    return Path(value).expanduser() if value else data_dir() / "imports"
+
+
+def max_import_bytes() -> int:
+    """The largest file an import reads, from ``SPANLIGHT_MAX_IMPORT_MB`` (megabytes, default 32)."""
+    value = setting("MAX_IMPORT_MB")
+    try:
+        megabytes = float(value) if value else DEFAULT_MAX_IMPORT_MB
+    except ValueError:
+        megabytes = DEFAULT_MAX_IMPORT_MB
+    return int(max(megabytes, 0) * 1024 * 1024)
+
+
+def size_problem(size: int) -> str | None:
+    """Why a file of ``size`` bytes is too large to import, or None."""
+    cap = max_import_bytes()
+    if size <= cap:
+        return None
+    return (
+        f"the file is {size / 1024 / 1024:,.1f} MB, more than the import limit of {cap / 1024 / 1024:,.0f} MB "
+        "(SPANLIGHT_MAX_IMPORT_MB); split it"
+    )
+
+
+def store_files(url: str | None = None) -> list[Path]:
+    """The SQLite store's database file and its journal, WAL and shared-memory files (none for PostgreSQL)."""
+    parsed = make_url(resolve_url(url))
+    if parsed.get_backend_name() != "sqlite" or not parsed.database or parsed.database == ":memory:":
+        return []
+    base = Path(parsed.database).expanduser()
+    return [base.with_name(base.name + suffix) for suffix in STORE_SUFFIXES]
+
+
+def is_store_file(path: Path, url: str | None = None) -> bool:
+    """Whether ``path`` is (a link to) one of the store's files; decided by ``stat``, never by opening it."""
+    try:
+        target = path.stat()
+    except OSError:
+        return False
+    for candidate in store_files(url):
+        try:
+            found = candidate.stat()
+        except OSError:
+            continue
+        if (found.st_dev, found.st_ino) == (target.st_dev, target.st_ino):
+            return True
+    return False
+
+
+def _inside_import_dir(typed: str, what: str) -> Path:
+    folder = import_dir()
+    if folder is None:
+        raise ImportPathRefused(
+            "Reading files on the server is switched off (SPANLIGHT_IMPORT_DIR=off): upload."
+        )
+    root = folder.resolve()
+    candidate = Path(typed.strip()).expanduser()
+    if not candidate.is_absolute():
+        candidate = root / candidate
+    resolved = candidate.resolve()
+    if not resolved.is_relative_to(root):
+        raise ImportPathRefused(
+            f"Only {what}s inside the import folder {root} can be read; {typed!r} is outside."
+        )
+    if is_store_file(resolved):
+        raise ImportPathRefused(f"{typed!r} is the application's own database: refused.")
+    return resolved
+
+
+def import_file_path(typed: str) -> Path:
+    """The file ``typed`` names, once it passed every check; raises ImportPathRefused saying why not."""
+    path = _inside_import_dir(typed, "file")
+    if not path.is_file():
+        raise ImportPathRefused(f"There is no file at {typed!r} in the import folder.")
+    problem = size_problem(path.stat().st_size)
+    if problem is not None:
+        raise ImportPathRefused(f"{typed!r}: {problem}.")
+    with path.open("rb") as handle:
+        header = handle.read(len(SQLITE_HEADER))
+    if header == SQLITE_HEADER:
+        raise ImportPathRefused(f"{typed!r} is an SQLite database, not an import file: refused.")
+    return path
+
+
+def read_import_file(typed: str) -> tuple[bytes, str]:
+    """The bytes and file name of the import file ``typed`` names (see :func:`import_file_path`)."""
+    path = import_file_path(typed)
+    with path.open("rb") as handle:
+        data = handle.read(max_import_bytes() + 1)
+    problem = size_problem(len(data))  # the file may have grown since it was checked
+    if problem is not None:
+        raise ImportPathRefused(f"{typed!r}: {problem}.")
+    if data.startswith(SQLITE_HEADER):
+        raise ImportPathRefused(f"{typed!r} is an SQLite database, not an import file: refused.")
+    return data, path.name
+
+
+def read_import_bytes(typed: str) -> bytes:
+    """The bytes of the import file ``typed`` names (see :func:`read_import_file`)."""
+    return read_import_file(typed)[0]
+
+
+def read_import_head(typed: str, size: int) -> tuple[bytes, int, str]:
+    """The first ``size`` bytes, the whole size and the name of the import file ``typed`` names."""
+    path = import_file_path(typed)
+    with path.open("rb") as handle:
+        head = handle.read(size)
+    return head, path.stat().st_size, path.name
+
+
+def image_folder_path(typed: str) -> Path:
+    """The image folder ``typed`` names, once it is inside the import folder; raises ImportPathRefused."""
+    path = _inside_import_dir(typed, "folder")
+    if not path.is_dir():
+        raise ImportPathRefused(f"There is no folder at {typed!r} in the import folder.")
+    return path
+
+
+__all__ = [
+    "ImportPathRefused",
+    "image_folder_path",
+    "import_dir",
+    "import_file_path",
+    "is_store_file",
+    "max_import_bytes",
+    "read_import_bytes",
+    "read_import_file",
+    "read_import_head",
+    "size_problem",
+    "store_files",
+]

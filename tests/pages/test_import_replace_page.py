@@ -43,7 +43,9 @@ def _gold(url: str) -> tuple[int, int]:
 
 
 def test_refusal_report_replace_checkbox_and_undo(store: str, tmp_path: Path) -> None:
-    path = tmp_path / "visitor.jsonl"
+    imports = tmp_path / "data" / "imports"  # server paths are read from the import folder only
+    imports.mkdir(parents=True)
+    path = imports / "visitor.jsonl"
     path.write_bytes(HOSTILE)
     at = AppTest.from_file(IMPORT_PAGE, default_timeout=30).run()
     at.radio(key="import_mode").set_value("Path on the server").run()

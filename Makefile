@@ -35,10 +35,11 @@ run: $(VENV)/.run-deps
 test: $(VENV)/.dev-deps test-prerequisites checks
 	$(BIN)/pytest
 
-## Everything but the browser tests, for the edit-and-test loop. It neither installs chromium nor
-## starts PostgreSQL (`make test` does); the database tests skip while the server is down.
+## Everything but the browser tests and the few slow ones (many processes, large files), for the
+## edit-and-test loop. It neither installs chromium nor starts PostgreSQL (`make test` does); the
+## database tests skip while the server is down.
 test-fast: $(VENV)/.dev-deps checks
-	$(BIN)/pytest -m "not e2e"
+	$(BIN)/pytest -m "not e2e and not slow"
 
 test-prerequisites:
 	bash scripts/test_prerequisites.sh

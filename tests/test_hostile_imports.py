@@ -68,6 +68,7 @@ def assert_refused(url: str, before: dict[str, list[Any]], tmp_path: Path, peak_
     assert peak_kb <= PEAK_RSS_LIMIT_KB, f"peak RSS {peak_kb / 1024:.0f} MB"
 
 
+@pytest.mark.slow
 def test_zip_member_that_lies_about_its_size_is_refused_in_small_memory(store, tmp_path: Path) -> None:
     url, env = store
     archive = tmp_path / "images.zip"
@@ -83,6 +84,7 @@ def test_zip_member_that_lies_about_its_size_is_refused_in_small_memory(store, t
     assert_refused(url, before, tmp_path, peak)
 
 
+@pytest.mark.slow
 def test_zip_of_large_solid_images_is_refused_by_the_archive_budget(store, tmp_path: Path) -> None:
     url, env = store
     buffer = io.BytesIO()

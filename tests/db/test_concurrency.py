@@ -8,6 +8,7 @@ from bench.bench_concurrency import run_store
 from tests.conftest import PG_URL
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("store", ["sqlite", pytest.param("postgres", marks=pytest.mark.postgres)])
 def test_many_writers_lose_nothing_and_the_log_matches_the_store(
     store: str, request: pytest.FixtureRequest

@@ -19,14 +19,16 @@ WAIT_MS = 180_000
 expect.set_options(timeout=WAIT_MS)  # every `expect(...)` of the browser tests waits as long
 
 # Idle: the app has finished a script run (its root reports "notRunning"; before the first run it says
-# "initial"), the running indicator is gone, no element of an earlier run is left (stale), and the
-# run's content is on the page. Checked on every animation frame; it must hold on two frames in a row,
+# "initial"), the running indicator is gone, no element of an earlier run is left (stale), no element
+# still shows the skeleton it has while its code loads (on a first visit), and the run's content is on
+# the page. Checked on every animation frame; it must hold on two frames in a row,
 # so the effects React runs after a paint (where buttons attach their keyboard shortcuts) have run.
 _IDLE_JS = """() => {
   const app = document.querySelector('[data-testid="stApp"]');
   const idle = app !== null && app.dataset.testScriptState === "notRunning"
     && !document.querySelector('[data-testid="stStatusWidget"]')
     && !document.querySelector('[data-stale="true"]')
+    && !document.querySelector('[data-testid="stSkeleton"]')
     && document.querySelector('[data-testid="stMain"] [data-testid="stElementContainer"]') !== null;
   window.__idleFrames = idle ? (window.__idleFrames || 0) + 1 : 0;
   return window.__idleFrames >= 2;

@@ -165,20 +165,26 @@ def _bins(detector: str, type_: str, p: np.ndarray, y: np.ndarray, n_bins: int) 
     ]
 
 
-def _errors(detector: str, p: np.ndarray, y: np.ndarray, n_bins: int) -> dict[str, object]:
+def _calibration_columns(p: np.ndarray, y: np.ndarray, n_bins: int) -> dict[str, object]:
+    """ECE and ACE overall and on positive and negative tokens (HalLoc's pos/neg/avg), in percent."""
     split = calibration_by_label(p, y, n_bins)
+    return {
+        "ECE": ece(p, y, n_bins) * 100,
+        "ACE": ace(p, y, n_bins) * 100,
+        **{
+            f"{measure.upper()} {short}": split[measure][side] * 100
+            for measure in ("ece", "ace")
+            for short, side in (("pos", "positive"), ("neg", "negative"), ("avg", "average"))
+        },
+    }
+
+
+def _errors(detector: str, p: np.ndarray, y: np.ndarray, n_bins: int) -> dict[str, object]:
     return {
         "detector": detector,
         "tokens": int(p.size),
         "hallucinated tokens": int(y.sum()),
-        "ECE": ece(p, y, n_bins) * 100,
-        "ACE": ace(p, y, n_bins) * 100,
-        "ECE pos": split["ece"]["positive"] * 100,
-        "ECE neg": split["ece"]["negative"] * 100,
-        "ECE avg": split["ece"]["average"] * 100,
-        "ACE pos": split["ace"]["positive"] * 100,
-        "ACE neg": split["ace"]["negative"] * 100,
-        "ACE avg": split["ace"]["average"] * 100,
+        **_calibration_columns(p, y, n_bins),
     }
 
 
@@ -187,19 +193,11 @@ def _by_label(
 ) -> dict[str, object]:
     p = tokens["probability"].to_numpy()[chosen]
     y = truth[chosen]
-    split = calibration_by_label(p, y, n_bins)
     return {
         "detector": detector,
         "type": type_,
         "positive tokens": int(y.sum()),
-        "ECE": ece(p, y, n_bins) * 100,
-        "ACE": ace(p, y, n_bins) * 100,
-        "ECE pos": split["ece"]["positive"] * 100,
-        "ECE neg": split["ece"]["negative"] * 100,
-        "ECE avg": split["ece"]["average"] * 100,
-        "ACE pos": split["ace"]["positive"] * 100,
-        "ACE neg": split["ace"]["negative"] * 100,
-        "ACE avg": split["ace"]["average"] * 100,
+        **_calibration_columns(p, y, n_bins),
     }
 
 

@@ -33,7 +33,10 @@ from sqlalchemy.orm import DeclarativeBase, Mapped, declared_attr, mapped_column
 SENTENCE_LABELS = ("correct", "incorrect", "unknown")
 CLAIM_LABELS = ("hallucination", "non-hallucination")
 LABEL_SET_KINDS = ("gold", "human", "detector")
-ROLES = ("annotator", "adjudicator", "researcher", "admin")
+# Team-mode roles, from most to least rights (see ``db/access.py`` for what each may do).
+ROLES = ("admin", "reviewer", "annotator", "viewer")
+# The annotation tasks a team assigns and adjudicates (item statuses use the same names as ``page``).
+TASKS = ("spans", "sentences", "claims", "triplets", "ratings")
 TRIPLET_VERDICTS = ("yes", "no")
 TRIPLET_WRONG_PARTS = ("object1", "object2", "relation")
 ITEM_STATUSES = ("done", "skipped", "unsure")
@@ -72,6 +75,8 @@ class Dataset(Versioned, Base):
     description: Mapped[str] = mapped_column(Text, default="")
     is_synthetic: Mapped[bool] = mapped_column(Boolean, default=False)
     created_at: Mapped[datetime] = mapped_column(DateTime(timezone=True), default=utcnow)
+    # Team settings: {"blind": bool (default true), "allow_preannotation": bool (default false)}.
+    settings: Mapped[dict[str, Any]] = mapped_column(JSON, default=dict)
 
     items: Mapped[list[Item]] = relationship(back_populates="dataset", cascade="all, delete-orphan")
     label_sets: Mapped[list[LabelSet]] = relationship(back_populates="dataset", cascade="all, delete-orphan")
@@ -180,13 +185,87 @@ class Triplet(Base):
 
 class Annotator(Versioned, Base):
     __tablename__ = "annotators"
+    __table_args__ = (UniqueConstraint("email", name="uq_annotators_email"),)
 
     id: Mapped[int] = mapped_column(primary_key=True)
     name: Mapped[str] = mapped_column(String(200), unique=True)
     role: Mapped[str] = mapped_column(String(30), default="annotator")
-    # bcrypt/pbkdf2 hash for team mode; never a plain password. NULL in single-user mode.
+    # argon2id hash for team mode; never a plain password. NULL in local mode (no login).
     password_hash: Mapped[str | None] = mapped_column(String(300))
     created_at: Mapped[datetime] = mapped_column(DateTime(timezone=True), default=utcnow)
+    # A disabled account cannot log in and its sessions end; its labels stay.
+    disabled: Mapped[bool] = mapped_column(Boolean, default=False)
+    # Failed logins since the last success; at the limit the account is locked until ``locked_until``.
+    failed_logins: Mapped[int] = mapped_column(Integer, default=0)
+    locked_until: Mapped[datetime | None] = mapped_column(DateTime(timezone=True))
+    # The e-mail an identity provider vouches for (OIDC login maps onto the account holding it).
+    email: Mapped[str | None] = mapped_column(String(300))
+
+
+class LoginSession(Base):
+    """A logged-in browser: only the SHA-256 of its random token is stored, so a copy of the store
+    cannot be replayed as a login."""
+
+    __tablename__ = "login_sessions"
+
+    id: Mapped[int] = mapped_column(primary_key=True)
+    token_hash: Mapped[str] = mapped_column(String(64), unique=True)
+    annotator_id: Mapped[int] = mapped_column(ForeignKey("annotators.id", ondelete="CASCADE"), index=True)
+    created_at: Mapped[datetime] = mapped_column(DateTime(timezone=True), default=utcnow)
+    last_seen: Mapped[datetime] = mapped_column(DateTime(timezone=True), default=utcnow)
+    expires_at: Mapped[datetime] = mapped_column(DateTime(timezone=True))
+    ended: Mapped[bool] = mapped_column(Boolean, default=False)
+
+
+class Assignment(Base):
+    """One annotator is to label one item on one task of a dataset (team mode's work split)."""
+
+    __tablename__ = "assignments"
+    __table_args__ = (
+        UniqueConstraint("dataset_id", "task", "item_id", "annotator_id", name="uq_assignments"),
+        Index("ix_assignments_annotator", "annotator_id", "dataset_id", "task"),
+        Index("ix_assignments_item", "dataset_id", "task", "item_id"),
+    )
+
+    id: Mapped[int] = mapped_column(primary_key=True)
+    dataset_id: Mapped[int] = mapped_column(ForeignKey("datasets.id", ondelete="CASCADE"))
+    task: Mapped[str] = mapped_column(String(20))
+    item_id: Mapped[int] = mapped_column(ForeignKey("items.id", ondelete="CASCADE"))
+    annotator_id: Mapped[int] = mapped_column(ForeignKey("annotators.id", ondelete="CASCADE"))
+    created_at: Mapped[datetime] = mapped_column(DateTime(timezone=True), default=utcnow)
+
+
+class AnnotatorWeight(Base):
+    """How much an annotator's vote counts when agreed items are promoted to gold, per dataset;
+    ``trusted`` annotators' "incorrect" sends an item to review under AlignBench's rule."""
+
+    __tablename__ = "annotator_weights"
+    __table_args__ = (UniqueConstraint("dataset_id", "annotator_id", name="uq_annotator_weights"),)
+
+    id: Mapped[int] = mapped_column(primary_key=True)
+    dataset_id: Mapped[int] = mapped_column(ForeignKey("datasets.id", ondelete="CASCADE"))
+    annotator_id: Mapped[int] = mapped_column(ForeignKey("annotators.id", ondelete="CASCADE"))
+    weight: Mapped[float] = mapped_column(Float, default=1.0)
+    trusted: Mapped[bool] = mapped_column(Boolean, default=True)
+
+
+class Promotion(Base):
+    """One item's labels of one task written into gold by adjudication: who, how, from whose labels.
+    Annotators see where the reviewer overrode them by comparing their labels with gold on these items."""
+
+    __tablename__ = "promotions"
+    __table_args__ = (Index("ix_promotions_item", "dataset_id", "task", "item_id"),)
+
+    id: Mapped[int] = mapped_column(primary_key=True)
+    dataset_id: Mapped[int] = mapped_column(ForeignKey("datasets.id", ondelete="CASCADE"))
+    item_id: Mapped[int] = mapped_column(ForeignKey("items.id", ondelete="CASCADE"))
+    task: Mapped[str] = mapped_column(String(20))
+    reviewer_id: Mapped[int | None] = mapped_column(ForeignKey("annotators.id", ondelete="SET NULL"))
+    # "accept", "merge", "edit", or the bulk rule ("majority", "unanimity", "alignbench").
+    method: Mapped[str] = mapped_column(String(30))
+    # The annotators whose labels were considered, by id.
+    sources: Mapped[list[Any]] = mapped_column(JSON, default=list)
+    at: Mapped[datetime] = mapped_column(DateTime(timezone=True), default=utcnow)
 
 
 class LabelSet(Versioned, Base):

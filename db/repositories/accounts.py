@@ -236,9 +236,8 @@ def authenticate(engine: Engine, name: str, password: str) -> UserView:
                 row.locked_until = now + LOCKOUT
                 row.failed_logins = 0
             session.flush()
-            failure = wrong
+            failure = wrong  # raised after the commit, so the count of failures is kept
         else:
-            failure = None
             if row.disabled:
                 failure = LoginRefused("This account is disabled; ask an admin.")
             else:

@@ -21,6 +21,7 @@ from typing import Literal
 import streamlit as st
 from sqlalchemy import Engine
 
+from db.access import Actor, Forbidden, may, require, team_mode
 from db.config import redact, resolve_url, setting
 from db.engine import make_engine
 from db.migrate import upgrade
@@ -66,6 +67,23 @@ class PageContext:
     engine: Engine
     annotator: Annotator
     database: str  # redacted URL, for display
+    # Who is acting: the logged-in user in team mode; in local mode the person at the machine, who
+    # holds every right (their annotator row may not exist yet: ``id`` is then None).
+    actor: Actor
+    team: bool = False
+
+    def may(self, permission: str) -> bool:
+        """Whether the current user holds the permission (see ``db.access.PERMISSIONS``)."""
+        return may(self.actor, permission)
+
+    def require(self, permission: str) -> None:
+        """Stop the page with the reason unless the current user holds the permission: every page
+        checks what it shows, not only what its buttons write."""
+        try:
+            require(self.actor, permission)
+        except Forbidden as refused:
+            st.error(str(refused))
+            st.stop()
 
 
 @st.cache_resource(show_spinner="Opening the store…")
@@ -119,4 +137,8 @@ def setup_page(title: str, *, layout: Literal["centered", "wide"] = "wide") -> P
         if annotator.refused:
             st.error(_literal(annotator.refused))
         st.caption(f"Store: `{redact(url)}`")
-    return PageContext(engine=engine, annotator=annotator, database=redact(url))
+    stored = annotator.stored()
+    actor = Actor(stored.id if stored is not None else None, annotator.name, "admin")
+    return PageContext(
+        engine=engine, annotator=annotator, database=redact(url), actor=actor, team=team_mode()
+    )

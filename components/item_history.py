@@ -91,7 +91,8 @@ def _entry(
     ctx: PageContext, item: ItemView, entry: history.HistoryEntry, writable: bool, newest: dict[int, int]
 ) -> None:
     left, middle, right = st.columns([3, 7, 2], vertical_alignment="center")
-    left.text(f"{history.when(entry.at)}\n{entry.who} · {entry.action}")
+    doing = entry.who if entry.who == entry.action else f"{entry.who} · {entry.action}"  # "import"
+    left.text(f"{history.when(entry.at)}\n{doing}")
     middle.text(f"{entry.label_set or '(no label set)'}\n{entry.what}")
     if not writable or entry.label_set_id is None:
         return

@@ -354,3 +354,28 @@ def test_restore_refuses_someone_elses_label_set_in_local_mode(setup) -> None:
             engine, ls, ITEM, first, annotator_id=bob, expected_latest=history.latest_change(engine, ls, ITEM)
         )
     assert len(_spans(engine, ls)) == 2
+
+
+def test_restore_covers_the_raters_own_ratings(setup) -> None:
+    """Ratings belong to no label set; those the label set's annotator gave on the item are its rows."""
+    engine, who, ls = setup
+    task = create_rating_task(engine, 1, TaskSpec("check", DETECTOR), who)
+    chosen = labeling.set_rating(engine, task, ITEM, who, score=2, segment=(2, 10), label_set_id=ls).log_id
+    labeling.set_rating(engine, task, ITEM, who, score=4, segment=(2, 10), label_set_id=ls)
+    labeling.set_rating(
+        engine, task, ITEM, who, score=None, nothing_flagged_correct=False
+    )  # under no label set
+    bob = get_or_create_annotator(engine, "bob").id
+    labeling.set_rating(engine, task, ITEM, bob, score=1, segment=(2, 10))  # not alice's: left alone
+    done = history.restore_state(
+        engine, ls, ITEM, chosen, annotator_id=who, expected_latest=history.latest_change(engine, ls, ITEM)
+    )
+    assert sorted(done.descriptions) == [
+        "check: rating of segment “red cube”: 4 → 2",
+        "check: rating of the response: nothing flagged, wrong → —",
+    ]
+    with Session(engine) as session:
+        scores = session.execute(
+            select(m.Rating.annotator_id, m.Rating.score).order_by(m.Rating.annotator_id)
+        )
+        assert list(scores) == [(who, 2.0), (bob, 1.0)]

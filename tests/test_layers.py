@@ -14,7 +14,7 @@ from pathlib import Path
 import pytest
 
 ROOT = Path(__file__).resolve().parent.parent
-PACKAGES = ("app_pages", "components", "analysis", "render", "metrics", "formats", "db", "demo")
+PACKAGES = ("app_pages", "components", "analysis", "render", "metrics", "formats", "db", "demo", "detectors")
 
 
 def _modules() -> list[Path]:
@@ -63,6 +63,10 @@ RULES: dict[str, tuple[tuple[str, ...], str]] = {
         ("streamlit", "db", "sqlalchemy", "components", "app_pages"),
         "renderers draw what they are given",
     ),
+    "detectors": (
+        ("streamlit", "db", "sqlalchemy", "analysis", "render", "components", "app_pages"),
+        "prompts, parsers and HTTP calls never touch the store or the UI; a run's store is handed in",
+    ),
     "db": (
         ("streamlit", "analysis", "render", "components", "app_pages"),
         "the store knows nothing of the UI",
@@ -99,7 +103,7 @@ def test_components_hold_streamlit_code_only() -> None:
     assert pure == []
 
 
-@pytest.mark.parametrize("layers", [("analysis", "render"), ("metrics", "formats")])
+@pytest.mark.parametrize("layers", [("analysis", "render"), ("metrics", "formats"), ("detectors",)])
 def test_importing_the_pure_layers_loads_no_streamlit(layers: tuple[str, ...]) -> None:
     """Also what they import in turn: the command line and the benchmarks load them without a UI."""
     modules = [

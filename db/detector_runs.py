@@ -1,0 +1,360 @@
+"""A live detector run's side of the store: its items, its label set, its batches of outputs.
+
+:class:`DetectorRunStore` is the store a :func:`detectors.runner.run_detector` run reads and writes. It
+reads the dataset's items with what the strategies need (sentences, claims, the scene graph), reads
+each image for the calls, and writes each batch of outputs through :func:`db.importer.import_bundle`,
+the one writer of files too, so a live run is stored exactly as the same outputs imported from a file
+would be (raw output always kept, the follows-format flag, parse errors) and each batch is logged and
+undoable like an import.
+
+The run's settings (endpoint without credentials, model, strategy, prompt hash, temperature, …), its
+history and its token and cost ledger live in the label set's ``meta["live_run"]``, with ``complete``
+False from the first call until a run leaves no item undone. A label set is one run: a second run
+into it must have the same settings (it resumes); otherwise it is refused, and a new name is needed.
+Every write here first checks that the acting user may manage data (:mod:`db.access`).
+"""
+
+from __future__ import annotations
+
+import base64
+import hashlib
+import io
+from collections import defaultdict
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import Any
+
+from sqlalchemy import Engine, func, select
+from sqlalchemy.orm import Session
+
+from db import models as m
+from db.access import Actor, require_in
+from db.config import data_dir, redact, setting
+from db.engine import read_session, write_session
+from db.images import check_image_file, display_copy, resolve_image
+from db.import_changes import ReplaceRequired
+from db.importer import import_bundle
+from detectors.base import RunItem
+from detectors.cache import ResponseCache
+from detectors.ledger import Prices, add_ledgers
+from detectors.runner import ImageUnavailable, Progress, RunRefused, RunResult, RunSpec, run_detector
+from formats.records import Annotations, Bundle, DatasetRecord, LabelSetRecord
+
+META_KEY = "live_run"
+MAX_RUNS_KEPT = 50
+# Images sent as they are: the formats every OpenAI-compatible vision endpoint reads, up to this size.
+SENT_AS_IS = {
+    ".png": "image/png",
+    ".jpg": "image/jpeg",
+    ".jpeg": "image/jpeg",
+    ".gif": "image/gif",
+    ".webp": "image/webp",
+}
+MAX_SENT_BYTES = 8 * 1024 * 1024
+
+
+def cache_path(engine: Engine) -> Path:
+    """The response cache of this store: one JSON-lines file per database, under the data folder."""
+    digest = hashlib.sha256(redact(engine.url.render_as_string(hide_password=False)).encode()).hexdigest()
+    return data_dir() / "detector_cache" / f"responses-{digest[:12]}.jsonl"
+
+
+def default_prices() -> Prices:
+    """The price table from the ``SPANLIGHT_PRICE_IN`` / ``SPANLIGHT_PRICE_OUT`` settings (per 1K
+    tokens; unset: 0); ValueError naming the setting when one is not a number from 0 up."""
+    values = []
+    for name in ("PRICE_IN", "PRICE_OUT"):
+        text = setting(name) or "0"
+        try:
+            value = float(text)
+        except ValueError:
+            value = -1.0
+        if not value >= 0:
+            raise ValueError(f"SPANLIGHT_{name} must be a number from 0 up, got {text!r}")
+        values.append(value)
+    return Prices(*values)
+
+
+def _ignore(_progress: Progress) -> None:
+    return None
+
+
+def run_live(
+    engine: Engine,
+    spec: RunSpec,
+    actor: Actor,
+    *,
+    api_key: str | None,
+    cancel: Any = None,
+    progress: Any = _ignore,
+    use_cache: bool = True,
+) -> RunResult:
+    """Run ``spec`` over the store, with this store's response cache; raises RunRefused."""
+    store = DetectorRunStore(engine, spec.dataset, spec.detector, actor)
+    cache = ResponseCache(cache_path(engine) if use_cache else None)
+    try:
+        return run_detector(spec, store, api_key=api_key, cache=cache, cancel=cancel, progress=progress)
+    finally:
+        cache.close()
+
+
+def _strings(value: Any) -> tuple[str, ...]:
+    return tuple(v for v in value if isinstance(v, str)) if isinstance(value, list) else ()
+
+
+class DetectorRunStore:
+    """The store of one run: ``dataset``'s items and the detector label set ``detector``."""
+
+    def __init__(self, engine: Engine, dataset: str, detector: str, actor: Actor) -> None:
+        self.engine = engine
+        self.dataset = dataset
+        self.detector = detector
+        self.actor = actor
+        self._images: dict[str, str | None] = {}
+        self._image_root: str | None = None
+
+    # ------------------------------------------------------------------------------------------ reads
+
+    def items(self) -> list[RunItem]:
+        with read_session(self.engine) as session:
+            dataset = session.scalar(select(m.Dataset).where(m.Dataset.name == self.dataset))
+            if dataset is None:
+                raise RunRefused(f"there is no dataset named {self.dataset!r}")
+            self._image_root = dataset.image_root
+            rows = session.execute(
+                select(
+                    m.Item.id,
+                    m.Item.external_id,
+                    m.Item.response,
+                    m.Item.prompt,
+                    m.Item.task_type,
+                    m.Item.source_model,
+                    m.Item.image_ref,
+                    m.Item.meta,
+                )
+                .where(m.Item.dataset_id == dataset.id)
+                .order_by(m.Item.position)
+            ).all()
+            in_dataset = select(m.Item.id).where(m.Item.dataset_id == dataset.id)
+            sentences: dict[int, list[tuple[int, int]]] = defaultdict(list)
+            for item_id, start, end in session.execute(
+                select(m.Sentence.item_id, m.Sentence.start, m.Sentence.end)
+                .where(m.Sentence.item_id.in_(in_dataset))
+                .order_by(m.Sentence.item_id, m.Sentence.index)
+            ):
+                sentences[item_id].append((start, end))
+            claims: dict[int, list[str]] = defaultdict(list)
+            for item_id, text in session.execute(
+                select(m.Claim.item_id, m.Claim.text)
+                .where(m.Claim.item_id.in_(in_dataset))
+                .order_by(m.Claim.item_id, m.Claim.index)
+            ):
+                claims[item_id].append(text)
+            triplets: dict[int, list[tuple[str, str, str]]] = defaultdict(list)
+            for item_id, subject, relation, obj in session.execute(
+                select(m.Triplet.item_id, m.Triplet.subject, m.Triplet.relation, m.Triplet.object)
+                .where(m.Triplet.item_id.in_(in_dataset), m.Triplet.label_set_id.is_(None))
+                .order_by(m.Triplet.item_id, m.Triplet.index)
+            ):
+                triplets[item_id].append((subject, relation, obj))
+        items = []
+        for item_id, ext, response, prompt, task_type, source_model, image_ref, meta in rows:
+            meta = meta or {}
+            numbers = meta.get("sentence_index")
+            self._images[ext] = image_ref
+            items.append(
+                RunItem(
+                    external_id=ext,
+                    response=response,
+                    prompt=prompt or "",
+                    task_type=task_type,
+                    source_model=source_model,
+                    sentences=tuple(sentences[item_id]),
+                    sentence_numbers=tuple(numbers)
+                    if isinstance(numbers, list) and all(isinstance(n, int) for n in numbers)
+                    else (),
+                    claims=tuple(claims[item_id]),
+                    reference_triplets=tuple(triplets[item_id]),
+                    objects=_strings(meta.get("all_object")) or _strings(meta.get("object")),
+                )
+            )
+        return items
+
+    def done(self) -> set[str]:
+        with read_session(self.engine) as session:
+            return set(
+                session.scalars(
+                    select(m.Item.external_id)
+                    .join(m.RawOutput, m.RawOutput.item_id == m.Item.id)
+                    .join(m.LabelSet, m.LabelSet.id == m.RawOutput.label_set_id)
+                    .join(m.Dataset, m.Dataset.id == m.LabelSet.dataset_id)
+                    .where(
+                        m.Dataset.name == self.dataset,
+                        m.LabelSet.kind == "detector",
+                        m.LabelSet.name == self.detector,
+                    )
+                )
+            )
+
+    def image_url(self, external_id: str) -> str:
+        ref = self._images.get(external_id)
+        if not ref:
+            raise ImageUnavailable("the item has no image reference")
+        if not self._image_root:
+            raise ImageUnavailable(f"image {ref!r}: the dataset has no image folder set")
+        path = resolve_image(self._image_root, ref)
+        if path is None:
+            raise ImageUnavailable(f"image {ref!r} is not found under the dataset's image folder")
+        problem = check_image_file(path).problem
+        if problem is not None:
+            raise ImageUnavailable(f"image {ref!r}: {problem}")
+        mime = SENT_AS_IS.get(path.suffix.lower())
+        try:
+            if mime is not None and path.stat().st_size <= MAX_SENT_BYTES:
+                data = path.read_bytes()
+            else:  # an unusual format or a very large file: a PNG copy at most 2048 px on its long side
+                buffer = io.BytesIO()
+                display_copy(path).save(buffer, format="PNG")
+                data, mime = buffer.getvalue(), "image/png"
+        except (OSError, ValueError) as error:
+            raise ImageUnavailable(f"image {ref!r} cannot be read: {type(error).__name__}") from None
+        return f"data:{mime};base64,{base64.b64encode(data).decode('ascii')}"
+
+    # ----------------------------------------------------------------------------------------- writes
+
+    def _label_set(self, session: Session) -> m.LabelSet | None:
+        return session.scalar(
+            select(m.LabelSet)
+            .join(m.Dataset, m.Dataset.id == m.LabelSet.dataset_id)
+            .where(
+                m.Dataset.name == self.dataset,
+                m.LabelSet.kind == "detector",
+                m.LabelSet.name == self.detector,
+            )
+        )
+
+    def begin(self, settings: dict[str, Any]) -> None:
+        now = _now()
+        with write_session(self.engine) as session:
+            require_in(session, self.actor.id, "manage_data")
+            dataset = session.scalar(select(m.Dataset).where(m.Dataset.name == self.dataset))
+            if dataset is None:
+                raise RunRefused(f"there is no dataset named {self.dataset!r}")
+            label_set = self._label_set(session)
+            if label_set is None:
+                label_set = m.LabelSet(
+                    dataset_id=dataset.id,
+                    kind="detector",
+                    name=self.detector,
+                    detector_version=settings["model"],
+                    prompt_strategy=f"{settings['strategy']} #{settings['prompt_hash']}",
+                    meta={META_KEY: {"settings": settings, "started": now, "runs": [], "ledger": {}}},
+                )
+                session.add(label_set)
+            else:
+                _check_same_run(label_set, settings, self.detector)
+            live = dict(label_set.meta[META_KEY])
+            live |= {"updated": now, "status": "running", "complete": False}
+            label_set.meta = {**label_set.meta, META_KEY: live}
+
+    def _record(self, session: Session, run: dict[str, Any], **changes: Any) -> None:
+        """Put ``run`` (this run's line, by its id) and ``changes`` into the label set's meta."""
+        require_in(session, self.actor.id, "manage_data")
+        label_set = self._label_set(session)
+        if label_set is None:
+            raise RunRefused(f"the label set {self.detector!r} was deleted during the run")
+        live = dict(label_set.meta.get(META_KEY) or {})
+        runs = [r for r in live.get("runs", []) if r.get("id") != run["id"]] + [run]
+        runs = runs[-MAX_RUNS_KEPT:]
+        live |= {"runs": runs, "updated": run["updated"], **changes}
+        totals: dict[str, Any] = {}
+        for earlier in runs:
+            totals = add_ledgers(totals, earlier.get("ledger", {}))
+        live["ledger"] = totals
+        label_set.meta = {**label_set.meta, META_KEY: live}
+
+    def save(self, outputs: list[Annotations], run: dict[str, Any]) -> dict[str, str]:
+        with write_session(self.engine) as session:
+            self._record(session, run, status="running")
+        not_written: dict[str, str] = {}
+        batch = list(outputs)
+        for _ in range(2):
+            try:
+                result = import_bundle(
+                    self.engine,
+                    self._bundle(batch),
+                    source=f"live run {self.detector}",
+                    allow_skip=True,
+                    annotator=self.actor.name if self.actor.id is not None else None,
+                )
+            except ReplaceRequired:
+                # Another run wrote some of these items meanwhile: keep theirs, write the rest.
+                held = self.done()
+                not_written |= {a.item: "written meanwhile by another run" for a in batch if a.item in held}
+                batch = [a for a in batch if a.item not in held]
+                continue
+            for problem in result.skipped:
+                for output in batch:
+                    if f"(id={output.item})" in problem.record:
+                        not_written.setdefault(output.item, f"{problem.field}: {problem.reason}")
+            break
+        else:
+            not_written |= {a.item: "written meanwhile by another run" for a in batch}
+        return not_written
+
+    def _bundle(self, outputs: list[Annotations]) -> Bundle:
+        return Bundle(
+            dataset=DatasetRecord(name=self.dataset, source_format="live"),
+            label_sets=[LabelSetRecord(kind="detector", name=self.detector, annotations=outputs)],
+        )
+
+    def finish(self, run: dict[str, Any], complete: bool) -> None:
+        with write_session(self.engine) as session:
+            self._record(session, run, status=run["status"], complete=complete)
+
+
+def _now() -> str:
+    return datetime.now(UTC).isoformat(timespec="seconds")
+
+
+def _check_same_run(label_set: m.LabelSet, settings: dict[str, Any], name: str) -> None:
+    """Refuse to add to a label set made otherwise: from a file, or by a run with other settings."""
+    live = (label_set.meta or {}).get(META_KEY)
+    if not isinstance(live, dict) or not isinstance(live.get("settings"), dict):
+        raise RunRefused(
+            f"the detector {name!r} already holds outputs that were not made by a live run (an import?); "
+            "choose another name"
+        )
+    before = live["settings"]
+    differ = [f"{k} {before.get(k)!r} → {settings[k]!r}" for k in settings if before.get(k) != settings[k]]
+    if differ:
+        raise RunRefused(
+            f"the detector {name!r} was run with other settings ({'; '.join(differ)}); resuming needs the "
+            "same ones, so choose another name for this run"
+        )
+
+
+def run_provenance(
+    engine: Engine, dataset_id: int
+) -> tuple[dict[str, dict[str, Any]], dict[str | None, int]]:
+    """The live runs of the dataset's detector label sets (name -> ``meta["live_run"]``), and how many
+    items each source model wrote: what report footers say about detectors and their judge bias."""
+    with read_session(engine) as session:
+        runs = {
+            name: meta[META_KEY]
+            for name, meta in session.execute(
+                select(m.LabelSet.name, m.LabelSet.meta).where(
+                    m.LabelSet.dataset_id == dataset_id, m.LabelSet.kind == "detector"
+                )
+            )
+            if isinstance(meta, dict) and isinstance(meta.get(META_KEY), dict)
+        }
+        sources = {
+            source: int(n)
+            for source, n in session.execute(
+                select(m.Item.source_model, func.count())
+                .where(m.Item.dataset_id == dataset_id)
+                .group_by(m.Item.source_model)
+            )
+        }
+    return runs, sources

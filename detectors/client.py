@@ -1,0 +1,310 @@
+"""One chat-completions call to an OpenAI-compatible endpoint, with bounded retries.
+
+``POST {base_url}/chat/completions`` over the standard library's ``http.client``, one kept-alive
+connection per worker thread (a new connection per call costs more than the call on a local server).
+A call is retried on 429, 408, 409, 425 and 5xx answers, on connection errors (refused, reset, closed
+early), on timeouts and on a body that is cut short or is not the JSON a completion is, waiting between
+attempts with exponential backoff and jitter — or as long as the server's ``Retry-After`` asks, up to a
+cap — and never more than :attr:`RetryPolicy.attempts` times in all. Other 4xx answers (a bad request,
+a wrong key) are not retried: trying again would only fail again.
+
+The API key is sent only in the ``Authorization`` header. It is never part of a message: errors and log
+lines name the endpoint without credentials or query (:func:`redacted_endpoint`) and have the key
+masked wherever a server echoed it back.
+"""
+
+from __future__ import annotations
+
+import http.client
+import json
+import logging
+import random
+import threading
+import time
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass
+from email.utils import parsedate_to_datetime
+from typing import Any
+from urllib.parse import SplitResult, urlsplit, urlunsplit
+
+log = logging.getLogger("spanlight.detectors")
+
+RETRY_STATUSES = frozenset({408, 409, 425, 429})
+
+
+class Cancelled(Exception):
+    """The run was cancelled while this call waited to try again."""
+
+
+class CallFailed(Exception):
+    """The call did not get an answer; ``reason`` says why (never with the key in it)."""
+
+    def __init__(self, reason: str, attempts: int) -> None:
+        super().__init__(reason)
+        self.reason = reason
+        self.attempts = attempts
+
+
+class EndpointError(ValueError):
+    """The base URL cannot be used (not http/https, no host)."""
+
+
+@dataclass(frozen=True)
+class Answer:
+    text: str
+    prompt_tokens: int
+    completion_tokens: int
+    finish_reason: str | None
+    attempts: int
+
+
+@dataclass(frozen=True)
+class RetryPolicy:
+    attempts: int = 5
+    base_delay_s: float = 0.5
+    max_delay_s: float = 30.0
+    max_retry_after_s: float = 120.0
+
+    def delay(self, attempt: int, retry_after: float | None) -> float:
+        """The wait after failed attempt number ``attempt`` (from 1): exponential with jitter (half
+        fixed, half random, so waits spread out yet grow), or the server's ``Retry-After`` if longer."""
+        ceiling = min(self.max_delay_s, self.base_delay_s * 2.0 ** (attempt - 1))
+        wait: float = ceiling / 2 + random.uniform(0, ceiling / 2)
+        if retry_after is not None:
+            wait = max(wait, min(retry_after, self.max_retry_after_s))
+        return wait
+
+
+def _split(base_url: str) -> SplitResult:
+    parts = urlsplit(base_url.strip())
+    if parts.scheme not in ("http", "https") or not parts.hostname:
+        raise EndpointError(
+            f"the base URL must be http:// or https:// with a host, got {redacted_endpoint(base_url)!r}"
+        )
+    return parts
+
+
+def base_url_problem(base_url: str) -> str | None:
+    """Why ``base_url`` cannot be called, or None."""
+    try:
+        _split(base_url)
+    except (EndpointError, ValueError) as error:
+        return str(error)
+    return None
+
+
+def redacted_endpoint(base_url: str) -> str:
+    """The base URL without user, password, query or fragment: safe to show, log and store."""
+    parts = urlsplit(base_url.strip())
+    host = parts.hostname or ""
+    if ":" in host:
+        host = f"[{host}]"
+    try:
+        port = parts.port
+    except ValueError:
+        port = None
+    netloc = f"{host}:{port}" if port else host
+    return urlunsplit((parts.scheme, netloc, parts.path.rstrip("/"), "", ""))
+
+
+def completions_path(parts: SplitResult) -> str:
+    path = parts.path.rstrip("/")
+    return path if path.endswith("/chat/completions") else f"{path}/chat/completions"
+
+
+def retry_after_seconds(value: str | None) -> float | None:
+    """``Retry-After`` as seconds from now: a number of seconds, or an HTTP date."""
+    if not value:
+        return None
+    try:
+        return max(0.0, float(value))
+    except ValueError:
+        pass
+    try:
+        when = parsedate_to_datetime(value)
+    except (TypeError, ValueError):
+        return None
+    return max(0.0, when.timestamp() - time.time())
+
+
+def answer_text(document: Any) -> tuple[str, int, int, str | None]:
+    """``(text, prompt tokens, completion tokens, finish reason)`` of a completion; ValueError when the
+    document is not one."""
+    if (
+        not isinstance(document, dict)
+        or not isinstance(document.get("choices"), list)
+        or not document["choices"]
+    ):
+        raise ValueError("the response holds no choices")
+    choice = document["choices"][0]
+    message = choice.get("message") if isinstance(choice, dict) else None
+    if not isinstance(message, dict):
+        raise ValueError("the first choice holds no message")
+    content = message.get("content")
+    if isinstance(content, list):
+        text = "".join(str(p.get("text", "")) for p in content if isinstance(p, dict))
+    elif isinstance(content, str):
+        text = content
+    elif content is None:
+        text = ""
+    else:
+        raise ValueError("the message content is neither text nor parts")
+    usage = document.get("usage")
+    counts = usage if isinstance(usage, dict) else {}
+    finish = choice.get("finish_reason")
+    return (
+        text,
+        _count(counts.get("prompt_tokens")),
+        _count(counts.get("completion_tokens")),
+        finish if isinstance(finish, str) else None,
+    )
+
+
+def _count(value: Any) -> int:
+    return value if isinstance(value, int) and not isinstance(value, bool) and value >= 0 else 0
+
+
+class ChatClient:
+    """Calls one endpoint from many threads; see the module docstring for what is retried."""
+
+    def __init__(
+        self,
+        base_url: str,
+        api_key: str | None = None,
+        *,
+        timeout_s: float = 60.0,
+        policy: RetryPolicy | None = None,
+        cancel: threading.Event | None = None,
+        on_retry: Callable[[str], None] | None = None,
+    ) -> None:
+        self._parts = _split(base_url)
+        self._path = completions_path(self._parts)
+        self._key = api_key or None
+        self.endpoint = redacted_endpoint(base_url)
+        self.timeout_s = timeout_s
+        self.policy = policy or RetryPolicy()
+        self._cancel = cancel or threading.Event()
+        self._on_retry = on_retry
+        self._local = threading.local()
+        self._open: list[http.client.HTTPConnection] = []
+        self._lock = threading.Lock()
+
+    def _connection(self) -> http.client.HTTPConnection:
+        connection: http.client.HTTPConnection | None = getattr(self._local, "connection", None)
+        if connection is None:
+            kind = (
+                http.client.HTTPSConnection if self._parts.scheme == "https" else http.client.HTTPConnection
+            )
+            connection = kind(self._parts.hostname or "", self._parts.port, timeout=self.timeout_s)
+            self._local.connection = connection
+            with self._lock:
+                self._open.append(connection)
+        return connection
+
+    def _drop_connection(self) -> None:
+        connection = getattr(self._local, "connection", None)
+        if connection is not None:
+            connection.close()
+            self._local.connection = None
+
+    def close(self) -> None:
+        """Close every thread's connection (call when the run is over)."""
+        with self._lock:
+            for connection in self._open:
+                connection.close()
+            self._open.clear()
+
+    def _redact(self, text: str) -> str:
+        return text.replace(self._key, "***") if self._key else text
+
+    def _post(self, payload: bytes) -> tuple[int, Mapping[str, str], bytes]:
+        headers = {
+            "Content-Type": "application/json",
+            "Accept": "application/json",
+            "User-Agent": "Spanlight",
+        }
+        if self._key:
+            headers["Authorization"] = f"Bearer {self._key}"
+        connection = self._connection()
+        connection.request("POST", self._path, body=payload, headers=headers)
+        response = connection.getresponse()
+        data = response.read()
+        return response.status, {k.lower(): v for k, v in response.getheaders()}, data
+
+    def complete(self, body: Mapping[str, Any]) -> Answer:
+        """The answer to one chat-completions request body; raises CallFailed or Cancelled."""
+        payload = json.dumps(body, ensure_ascii=False).encode("utf-8")
+        attempt = 0
+        while True:
+            attempt += 1
+            retry_after: float | None = None
+            try:
+                status, headers, data = self._post(payload)
+            except TimeoutError:
+                self._drop_connection()
+                problem = f"no answer within {self.timeout_s:g} s"
+            except (OSError, http.client.HTTPException) as error:
+                self._drop_connection()
+                problem = _connection_problem(error)
+            else:
+                if 200 <= status < 300:
+                    try:
+                        text, prompt_tokens, completion_tokens, finish = answer_text(json.loads(data))
+                    except (ValueError, RecursionError) as error:
+                        problem = f"unreadable response ({_short(str(error))})"
+                    else:
+                        return Answer(text, prompt_tokens, completion_tokens, finish, attempt)
+                elif status in RETRY_STATUSES or status >= 500:
+                    problem = f"HTTP {status}"
+                    retry_after = retry_after_seconds(headers.get("retry-after"))
+                else:
+                    reason = f"HTTP {status}: {self._redact(_server_message(data))}"
+                    raise CallFailed(reason, attempt)
+            if attempt >= self.policy.attempts:
+                raise CallFailed(f"{self._redact(problem)} (gave up after {attempt} attempts)", attempt)
+            wait = self.policy.delay(attempt, retry_after)
+            log.warning(
+                "%s: %s on attempt %d of %d; trying again in %.2f s",
+                self.endpoint,
+                self._redact(problem),
+                attempt,
+                self.policy.attempts,
+                wait,
+            )
+            if self._on_retry is not None:
+                self._on_retry(self._redact(problem))
+            if self._cancel.wait(wait):
+                raise Cancelled()
+
+
+def _connection_problem(error: BaseException) -> str:
+    if isinstance(error, http.client.IncompleteRead):
+        return f"the response body was cut short ({len(error.partial)} bytes received)"
+    if isinstance(error, http.client.RemoteDisconnected):
+        return "the server closed the connection without answering"
+    if isinstance(error, ConnectionResetError):
+        return "the connection was reset"
+    if isinstance(error, ConnectionRefusedError):
+        return "the connection was refused"
+    if isinstance(error, http.client.HTTPException):
+        return f"malformed HTTP response ({type(error).__name__})"
+    return f"connection error ({type(error).__name__}: {_short(str(error))})"
+
+
+def _server_message(data: bytes) -> str:
+    """The error a server gave (``{"error": {"message": …}}``), or the start of its body."""
+    try:
+        document = json.loads(data)
+    except (ValueError, RecursionError):
+        return _short(data.decode("utf-8", "replace"))
+    error = document.get("error") if isinstance(document, dict) else None
+    if isinstance(error, dict) and isinstance(error.get("message"), str):
+        return _short(error["message"])
+    if isinstance(error, str):
+        return _short(error)
+    return _short(data.decode("utf-8", "replace"))
+
+
+def _short(text: str, limit: int = 300) -> str:
+    text = " ".join(text.split())
+    return text if len(text) <= limit else text[: limit - 1] + "…"

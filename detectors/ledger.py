@@ -1,0 +1,87 @@
+"""What a run spent: calls, retries, tokens and their cost under the user's price table.
+
+Only answers that came over the network cost tokens; answers replayed from the response cache are
+counted apart, at no cost. Prices are per 1,000 tokens, input and output apart, in whatever currency
+the user set them in (the command line's ``--price-in`` / ``--price-out``, or the
+``SPANLIGHT_PRICE_IN`` / ``SPANLIGHT_PRICE_OUT`` settings); with none set the cost is 0.
+"""
+
+from __future__ import annotations
+
+import threading
+from dataclasses import dataclass
+from typing import Any
+
+
+@dataclass(frozen=True)
+class Prices:
+    input_per_1k: float = 0.0
+    output_per_1k: float = 0.0
+
+    def cost(self, prompt_tokens: int, completion_tokens: int) -> float:
+        return prompt_tokens / 1000 * self.input_per_1k + completion_tokens / 1000 * self.output_per_1k
+
+
+class Ledger:
+    """Counters of one run, safe to update from the workers and read from a page at the same time."""
+
+    def __init__(self, prices: Prices | None = None) -> None:
+        self.prices = prices or Prices()
+        self._lock = threading.Lock()
+        self.calls = 0
+        self.cached_calls = 0
+        self.retries = 0
+        self.failed_calls = 0
+        self.prompt_tokens = 0
+        self.completion_tokens = 0
+
+    def answered(self, prompt_tokens: int, completion_tokens: int, *, cached: bool) -> None:
+        with self._lock:
+            if cached:
+                self.cached_calls += 1
+                return
+            self.calls += 1
+            self.prompt_tokens += prompt_tokens
+            self.completion_tokens += completion_tokens
+
+    def retried(self) -> None:
+        with self._lock:
+            self.retries += 1
+
+    def failed(self) -> None:
+        with self._lock:
+            self.failed_calls += 1
+
+    @property
+    def tokens(self) -> int:
+        return self.prompt_tokens + self.completion_tokens
+
+    @property
+    def cost(self) -> float:
+        return self.prices.cost(self.prompt_tokens, self.completion_tokens)
+
+    def snapshot(self) -> dict[str, Any]:
+        with self._lock:
+            return {
+                "calls": self.calls,
+                "cached_calls": self.cached_calls,
+                "retries": self.retries,
+                "failed_calls": self.failed_calls,
+                "prompt_tokens": self.prompt_tokens,
+                "completion_tokens": self.completion_tokens,
+                "cost": round(self.cost, 6),
+                "price_in_per_1k": self.prices.input_per_1k,
+                "price_out_per_1k": self.prices.output_per_1k,
+            }
+
+
+def add_ledgers(total: dict[str, Any], run: dict[str, Any]) -> dict[str, Any]:
+    """The totals of a label set over its runs: counts and cost add up, the latest prices are kept."""
+    summed = {
+        k: total.get(k, 0) + run.get(k, 0) for k in ("calls", "cached_calls", "retries", "failed_calls")
+    }
+    summed |= {k: total.get(k, 0) + run.get(k, 0) for k in ("prompt_tokens", "completion_tokens")}
+    summed["cost"] = round(float(total.get("cost", 0.0)) + float(run.get("cost", 0.0)), 6)
+    summed["price_in_per_1k"] = run.get("price_in_per_1k", total.get("price_in_per_1k", 0.0))
+    summed["price_out_per_1k"] = run.get("price_out_per_1k", total.get("price_out_per_1k", 0.0))
+    return summed

@@ -1,0 +1,122 @@
+"""The chat client against a real local server: answers, bounded retries on what is worth retrying,
+Retry-After obeyed, cancel honoured, and the API key in no message or log line."""
+
+from __future__ import annotations
+
+import logging
+import threading
+import time
+
+import pytest
+
+from detectors.client import (
+    CallFailed,
+    Cancelled,
+    ChatClient,
+    RetryPolicy,
+    base_url_problem,
+    redacted_endpoint,
+    retry_after_seconds,
+)
+from tests.detectors.chat_server import NOT_JSON, RESET, TRUNCATED, ChatServer, answer, status
+
+KEY = "sk-test-4f9a1c7e-SECRET"
+FAST = RetryPolicy(attempts=4, base_delay_s=0.01, max_delay_s=0.05)
+BODY = {"model": "judge-1", "messages": [{"role": "user", "content": "hello"}], "temperature": 0}
+
+
+def client(server: ChatServer, **options) -> ChatClient:
+    options.setdefault("policy", FAST)
+    options.setdefault("timeout_s", 2.0)
+    return ChatClient(server.base_url, KEY, **options)
+
+
+def test_an_answer_comes_back_with_its_usage_and_the_key_only_in_the_header():
+    with ChatServer(lambda text, n: answer("fine", prompt_tokens=7, completion_tokens=3)) as server:
+        got = client(server).complete(BODY)
+    assert (got.text, got.prompt_tokens, got.completion_tokens, got.attempts) == ("fine", 7, 3, 1)
+    (seen,) = server.requests
+    assert seen.path == "/v1/chat/completions" and seen.headers["authorization"] == f"Bearer {KEY}"
+    assert seen.body == BODY
+
+
+@pytest.mark.parametrize(
+    "first",
+    [status(429), status(500), status(503), status(408), TRUNCATED, NOT_JSON, RESET],
+    ids=["429", "500", "503", "408", "truncated", "not-json", "reset"],
+)
+def test_a_passing_failure_is_retried_and_the_answer_kept(first, caplog):
+    retries: list[str] = []
+    script = lambda text, n: first if n == 1 else answer("second time")  # noqa: E731
+    with ChatServer(script) as server, caplog.at_level(logging.WARNING, logger="spanlight.detectors"):
+        got = client(server, on_retry=retries.append).complete(BODY)
+    assert got.text == "second time" and got.attempts == 2 and len(server.requests) == 2
+    assert len(retries) == 1 and "attempt 1 of 4" in caplog.text
+    assert KEY not in caplog.text and all(KEY not in r for r in retries)
+
+
+def test_a_slow_answer_past_the_timeout_is_retried():
+    with ChatServer(lambda text, n: answer("late", delay_s=1.0) if n == 1 else answer("on time")) as server:
+        got = client(server, timeout_s=0.3).complete(BODY)
+    assert got.text == "on time" and got.attempts == 2
+
+
+def test_retries_are_bounded_and_the_reason_says_why():
+    with ChatServer(lambda text, n: status(500)) as server, pytest.raises(CallFailed) as failed:
+        client(server).complete(BODY)
+    assert failed.value.attempts == 4 and len(server.requests) == 4
+    assert failed.value.reason == "HTTP 500 (gave up after 4 attempts)"
+
+
+def test_a_request_the_server_refuses_is_not_retried_and_an_echoed_key_is_masked():
+    refusal = status(401, message=f"Incorrect API key provided: {KEY}")
+    with ChatServer(lambda text, n: refusal) as server, pytest.raises(CallFailed) as failed:
+        client(server).complete(BODY)
+    assert len(server.requests) == 1 and failed.value.attempts == 1
+    assert failed.value.reason == "HTTP 401: Incorrect API key provided: ***"
+
+
+def test_retry_after_is_obeyed():
+    with ChatServer(lambda text, n: status(429, retry_after="1") if n == 1 else answer("ok")) as server:
+        client(server).complete(BODY)
+    first, second = server.requests
+    assert second.at - first.at >= 0.95
+
+
+def test_backoff_grows_with_jitter_and_retry_after_is_capped():
+    policy = RetryPolicy(attempts=6, base_delay_s=1.0, max_delay_s=4.0, max_retry_after_s=10.0)
+    for attempt, ceiling in [(1, 1.0), (2, 2.0), (3, 4.0), (5, 4.0)]:
+        waits = {policy.delay(attempt, None) for _ in range(50)}
+        assert all(ceiling / 2 <= w <= ceiling for w in waits) and len(waits) > 1
+    assert policy.delay(1, 7.0) == 7.0 and policy.delay(1, 3600.0) == 10.0
+    assert retry_after_seconds("2.5") == 2.5 and retry_after_seconds("soon") is None
+    assert 0 <= retry_after_seconds("Wed, 21 Oct 2015 07:28:00 GMT") <= 0.0 + 1e-9
+
+
+def test_cancel_ends_a_wait_between_attempts():
+    cancel = threading.Event()
+    with ChatServer(lambda text, n: status(503, retry_after="30")) as server:
+        chat = client(server, cancel=cancel, policy=RetryPolicy(attempts=3, max_retry_after_s=60))
+        threading.Timer(0.2, cancel.set).start()
+        started = time.monotonic()
+        with pytest.raises(Cancelled):
+            chat.complete(BODY)
+    assert time.monotonic() - started < 5 and len(server.requests) == 1
+
+
+def test_connections_are_kept_alive_between_calls():
+    with ChatServer(lambda text, n: answer("again")) as server:
+        chat = client(server)
+        for _ in range(5):
+            chat.complete(BODY)
+        chat.close()
+    assert len(server.requests) == 5 and len({r.peer for r in server.requests}) == 1
+
+
+def test_endpoints_are_shown_without_credentials_and_checked():
+    assert (
+        redacted_endpoint("https://user:pw@api.example.com:8443/v1/?key=abc#x")
+        == "https://api.example.com:8443/v1"
+    )
+    assert base_url_problem("ftp://example.com") is not None
+    assert base_url_problem("http://127.0.0.1:8000/v1") is None

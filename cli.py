@@ -9,6 +9,9 @@
     python cli.py imports [--json]              recent imports, newest first, with their log ids
     python cli.py undo-import LOG_ID [--json]   put back what an import replaced
     python cli.py evaluate --dataset NAME [--json] [--resamples N]   the papers' tables on a dataset
+    python cli.py run-detector --dataset NAME --detector NAME --base-url URL --model MODEL --strategy S
+                  [--api-key-env VAR] [--concurrency N] [--limit N] [--items ID,…] [--samples K] …
+                                                a detector run live against a chat-completions endpoint
 
 ``--db`` defaults to ``DATABASE_URL``, then to the embedded SQLite file (see ``db/config.py``).
 Every command exits non-zero on failure and prints the reason: 1 when the input was refused (with a
@@ -336,6 +339,121 @@ def _evaluate_arguments(parser: argparse.ArgumentParser) -> None:
     )
 
 
+def cmd_run_detector(args: argparse.Namespace) -> int:
+    import os
+    import threading
+
+    from db.access import OPERATOR
+    from db.detector_runs import default_prices, run_live
+    from detectors.client import RetryPolicy, base_url_problem
+    from detectors.ledger import Prices
+    from detectors.runner import RunRefused, RunSpec
+    from detectors.strategies import STRATEGIES
+
+    usage = [] if args.strategy in STRATEGIES else [f"--strategy must be one of: {', '.join(STRATEGIES)}"]
+    usage += [p for p in [base_url_problem(args.base_url)] if p]
+    api_key = os.environ.get(args.api_key_env) if args.api_key_env else None
+    if args.api_key_env and not api_key:
+        usage.append(f"--api-key-env: the environment variable {args.api_key_env!r} is not set")
+    try:
+        prices = default_prices()
+    except ValueError as bad:
+        prices, usage = Prices(), [*usage, str(bad)]
+    spec = RunSpec(
+        dataset=args.dataset,
+        detector=args.detector,
+        strategy=args.strategy,
+        base_url=args.base_url,
+        model=args.model,
+        temperature=args.temperature,
+        max_tokens=args.max_tokens or None,
+        samples=args.samples,
+        concurrency=args.concurrency,
+        limit=args.limit,
+        items=tuple(i.strip() for i in (args.items or "").split(",") if i.strip()),
+        budget_tokens=args.budget_tokens,
+        prices=Prices(
+            prices.input_per_1k if args.price_in is None else args.price_in,
+            prices.output_per_1k if args.price_out is None else args.price_out,
+        ),
+        images=not args.text_only,
+        timeout_s=args.timeout,
+        retry=RetryPolicy(attempts=args.attempts),
+    )
+    usage += spec.problems() + ([] if args.attempts >= 1 else ["--attempts must be at least 1"])
+    if usage:
+        print(f"error: {'; '.join(usage)}", file=sys.stderr)
+        return USAGE
+    engine = _engine(args)
+    try:
+        result = run_live(
+            engine, spec, OPERATOR, api_key=api_key, cancel=threading.Event(), progress=_progress_line
+        )
+    except RunRefused as refused:
+        if args.json:
+            print(json.dumps({"ok": False, "error": str(refused)}, indent=2, ensure_ascii=False))
+        else:
+            print(f"error: {refused}", file=sys.stderr)
+        return 1
+    ledger = result.ledger
+    lines = [
+        f"Detector {spec.detector!r} on {spec.dataset!r} ({spec.strategy} #{result.prompt_hash}, {spec.model}): "
+        f"{result.saved} of {result.in_scope} items written ({result.already_done} already held); {result.status}; "
+        + ("label set complete." if result.complete else "label set incomplete (run again to resume)."),
+        f"Calls {ledger['calls']} ({ledger['cached_calls']} from the cache, {ledger['retries']} retries, "
+        f"{ledger['failed_calls']} failed); tokens {ledger['prompt_tokens']:,} in, "
+        f"{ledger['completion_tokens']:,} out; cost {ledger['cost']:.4f}",
+    ]
+    if result.judge_bias:
+        lines.append(f"Judge bias: {result.judge_bias}")
+    if result.not_judged:
+        lines.append(f"Not judged ({len(result.not_judged)} items): {next(iter(result.not_judged.values()))}")
+    lines += [f"Failed {ext}: {reason}" for ext, reason in result.failed.items()]
+    _emit(args, result.to_dict(), "\n".join(lines))
+    return 0 if result.ok else 1
+
+
+def _progress_line(progress: Any) -> None:
+    """One line on a terminal, rewritten as the run goes (nothing when stderr is a file or a pipe)."""
+    if not sys.stderr.isatty():
+        return
+    eta = "—" if progress.eta_s is None else f"{progress.eta_s:,.0f} s"
+    print(
+        f"\r{progress.finished}/{progress.total} items · {progress.rate:.1f}/s · ETA {eta} · "
+        f"{progress.ledger['calls']} calls · {progress.ledger['prompt_tokens'] + progress.ledger['completion_tokens']:,} tokens",
+        end="",
+        file=sys.stderr,
+        flush=True,
+    )
+
+
+def _run_detector_arguments(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("--dataset", required=True, help="the dataset to judge")
+    parser.add_argument("--detector", required=True, help="name of the run (its detector label set)")
+    parser.add_argument(
+        "--base-url", required=True, help="OpenAI-compatible endpoint, e.g. http://host:8000/v1"
+    )
+    parser.add_argument("--model", required=True, help="the model name the endpoint serves")
+    parser.add_argument("--strategy", required=True, help="prompting strategy (e.g. mhalo-vanilla)")
+    parser.add_argument("--api-key-env", help="environment variable holding the API key (never stored)")
+    parser.add_argument("--concurrency", type=int, default=4, help="calls in flight at once")
+    parser.add_argument("--limit", type=int, help="judge at most this many items not yet judged")
+    parser.add_argument("--items", help="comma-separated item ids to judge (default: all)")
+    parser.add_argument("--max-tokens", type=int, default=1024, help="answer length limit per call (0: none)")
+    parser.add_argument("--budget-tokens", type=int, help="start no call once this many tokens are spent")
+    parser.add_argument("--temperature", type=float, default=0.0)
+    parser.add_argument("--samples", type=int, default=1, help="self-ensemble: answers per call, combined")
+    parser.add_argument(
+        "--price-in", type=float, help="price per 1K input tokens (default SPANLIGHT_PRICE_IN)"
+    )
+    parser.add_argument(
+        "--price-out", type=float, help="price per 1K output tokens (default SPANLIGHT_PRICE_OUT)"
+    )
+    parser.add_argument("--timeout", type=float, default=60.0, help="seconds to wait for an answer")
+    parser.add_argument("--attempts", type=int, default=5, help="tries per call (retries + 1)")
+    parser.add_argument("--text-only", action="store_true", help="send no images (a text-only model)")
+
+
 COMMANDS: dict[str, tuple[Command, str]] = {
     "init": (cmd_init, "migrate the store and load the demo dataset if it is empty"),
     "demo": (cmd_demo, "(re)create the synthetic demo dataset"),
@@ -346,6 +464,10 @@ COMMANDS: dict[str, tuple[Command, str]] = {
     "evaluate": (cmd_evaluate, "print the papers' tables (metrics, agreement, correlation) for a dataset"),
     "imports": (cmd_imports, "list recent imports with their log ids"),
     "undo-import": (cmd_undo_import, "undo an import by its log id, putting back what it replaced"),
+    "run-detector": (
+        cmd_run_detector,
+        "run a detector live over a dataset through a chat-completions endpoint",
+    ),
 }
 # Arguments beyond --db and --json, per command.
 ARGUMENTS: dict[str, Callable[[argparse.ArgumentParser], None]] = {
@@ -355,6 +477,7 @@ ARGUMENTS: dict[str, Callable[[argparse.ArgumentParser], None]] = {
     "evaluate": _evaluate_arguments,
     "imports": _imports_arguments,
     "undo-import": _undo_import_arguments,
+    "run-detector": _run_detector_arguments,
 }
 
 

@@ -1,0 +1,151 @@
+"""``cli.py run-detector``: a whole process against a real local chat-completions server, then its
+exit codes (0 done, 1 refused or failed with the reason, 2 usage) in-process."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+import cli
+from db.engine import make_engine
+from tests.detectors.chat_server import ChatServer, answer, status
+from tests.detectors.live_data import (
+    DATASET,
+    N_ITEMS,
+    SPANS,
+    item_number,
+    make_dataset,
+    span_words,
+    stored,
+    tagged,
+)
+
+ROOT = Path(__file__).resolve().parent.parent
+KEY = "sk-cli-93be7a-SECRET"
+
+
+def script(text: str, attempt: int):
+    k = item_number(text)
+    if k == 3 and attempt == 1:
+        return status(503)
+    return answer(tagged(k, *SPANS[k]))
+
+
+@pytest.fixture
+def store(sqlite_url, tmp_path, monkeypatch):
+    monkeypatch.setenv("SPANLIGHT_DATA_DIR", str(tmp_path / "data"))
+    engine = make_engine(sqlite_url)
+    make_dataset(engine, tmp_path / "images")
+    engine.dispose()
+    return sqlite_url
+
+
+def arguments(db_url: str, server: ChatServer, *extra: str) -> list[str]:
+    return [
+        "run-detector",
+        "--db",
+        db_url,
+        "--dataset",
+        DATASET,
+        "--detector",
+        "judge",
+        "--base-url",
+        server.base_url,
+        "--model",
+        "gpt-4o-mini",
+        "--strategy",
+        "mhalo-vanilla",
+        "--timeout",
+        "2",
+        *extra,
+    ]
+
+
+def test_the_command_runs_a_detector_and_a_second_run_asks_nothing(store, tmp_path):
+    env = {**os.environ, "SPANLIGHT_TEST_API_KEY": KEY, "SPANLIGHT_DATA_DIR": str(tmp_path / "data")}
+    with ChatServer(script) as server:
+        argv = [
+            sys.executable,
+            "cli.py",
+            *arguments(store, server, "--api-key-env", "SPANLIGHT_TEST_API_KEY"),
+        ]
+        done = subprocess.run(
+            [*argv, "--json", "--concurrency", "3"],
+            cwd=ROOT,
+            env=env,
+            capture_output=True,
+            text=True,
+            timeout=120,
+        )
+        assert done.returncode == 0, done.stderr
+        report = json.loads(done.stdout)
+        assert report["ok"] and report["complete"] and report["items_saved"] == N_ITEMS
+        assert report["ledger"]["calls"] == N_ITEMS and report["ledger"]["retries"] == 1
+        assert len(server.requests) == N_ITEMS + 1
+        assert all(r.headers["authorization"] == f"Bearer {KEY}" for r in server.requests)
+        server.forget()
+        again = subprocess.run(argv, cwd=ROOT, env=env, capture_output=True, text=True, timeout=120)
+    assert again.returncode == 0 and server.requests == []
+    assert (
+        f"0 of 0 items written ({N_ITEMS} already held)" in again.stdout
+        and "label set complete" in again.stdout
+    )
+    assert KEY not in done.stdout + done.stderr + again.stdout + again.stderr
+    engine = make_engine(store)
+    assert span_words(stored(engine, "judge")) == SPANS
+    engine.dispose()
+
+
+def run(capsys, *argv: str) -> tuple[int, str, str]:
+    code = cli.main(list(argv))
+    out, err = capsys.readouterr()
+    return code, out, err
+
+
+def test_usage_errors_exit_2_naming_the_problem(store, capsys, monkeypatch):
+    monkeypatch.delenv("NO_SUCH_KEY_VARIABLE", raising=False)
+    with ChatServer(script) as server:
+        cases = [
+            (["--strategy", "nope"], "--strategy must be one of: mhalo-vanilla"),
+            (["--api-key-env", "NO_SUCH_KEY_VARIABLE"], "'NO_SUCH_KEY_VARIABLE' is not set"),
+            (["--concurrency", "0"], "concurrency must be from 1 to 256"),
+            (["--samples", "0"], "samples must be at least 1"),
+            (["--temperature", "3"], "temperature must be from 0 to 2"),
+            (["--base-url", "ftp://example.com"], "must be http:// or https://"),
+        ]
+        for extra, message in cases:
+            code, out, err = run(capsys, *arguments(store, server), *extra)
+            assert code == 2 and message in err, (extra, err)
+        monkeypatch.setenv("SPANLIGHT_PRICE_IN", "cheap")
+        code, _, err = run(capsys, *arguments(store, server))
+        assert code == 2 and "SPANLIGHT_PRICE_IN must be a number" in err
+    assert server.requests == []
+
+
+def test_a_refused_or_failed_run_exits_1_with_the_reason(store, capsys):
+    def failing(text: str, attempt: int):
+        k = item_number(text)
+        return status(500) if k == 5 else answer(tagged(k, "red cube"))
+
+    with ChatServer(failing) as server:
+        code, _, err = run(capsys, *arguments(store, server, "--dataset", "missing"))
+        assert code == 1 and "there is no dataset named 'missing'" in err
+        code, out, _ = run(capsys, *arguments(store, server, "--attempts", "2", "--items", "item-4,item-5"))
+        assert code == 1
+        assert (
+            "1 of 2 items written" in out
+            and "Failed item-5: item: HTTP 500 (gave up after 2 attempts)" in out
+        )
+        code, out, _ = run(capsys, *arguments(store, server, "--model", "other", "--json"))
+        assert code == 1 and "was run with other settings" in json.loads(out)["error"]
+        code, out, _ = run(
+            capsys, *arguments(store, server, "--price-in", "2", "--price-out", "4", "--limit", "2", "--json")
+        )
+    report = json.loads(out)
+    assert code == 0 and report["items_saved"] == 2 and not report["complete"]
+    assert report["ledger"]["cost"] == pytest.approx(2 * (0.1 * 2 + 0.02 * 4))

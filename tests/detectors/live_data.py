@@ -17,7 +17,7 @@ from sqlalchemy import Engine
 
 from db.exporter import export_bundle
 from db.importer import import_bundle
-from formats.records import Annotations, Bundle, DatasetRecord, ItemRecord
+from formats.records import Annotations, Bundle, ClaimRecord, DatasetRecord, ItemRecord, TripletRecord
 from tests.detectors.chat_server import NOT_JSON, RESET, TRUNCATED, Reply, answer, status
 
 DATASET = "live"
@@ -111,3 +111,34 @@ def span_words(outputs: dict[str, Annotations]) -> dict[int, list[str]]:
         int(ext.split("-")[1]): [response(int(ext.split("-")[1]))[s.start : s.end] for s in a.spans]
         for ext, a in outputs.items()
     }
+
+
+RICH = "rich"
+
+
+def make_rich_dataset(engine: Engine) -> None:
+    """Three items with two sentences each; ``scene-0`` and ``scene-1`` with a scene graph and claims."""
+    items = []
+    for k in range(3):
+        items.append(
+            ItemRecord(
+                external_id=f"scene-{k}",
+                response=f"Scene {k}: a man rides a horse. Horse {k} stands on sand.",
+                claims=[ClaimRecord(f"Scene {k} shows a man riding."), ClaimRecord("The horse is on sand.")]
+                if k < 2
+                else [],
+                reference_triplets=[
+                    TripletRecord("man", "riding", "horse"),
+                    TripletRecord("horse", "on", "sand"),
+                ]
+                if k < 2
+                else [],
+                meta={"all_object": ["man", "horse", "sand"]},
+            )
+        )
+    import_bundle(engine, Bundle(DatasetRecord(RICH, "canonical"), items=items), source="fixture")
+
+
+def stored_in(engine: Engine, dataset: str, detector: str) -> dict[str, Annotations]:
+    (label_set,) = export_bundle(engine, dataset, [f"detector:{detector}"]).label_sets
+    return {a.item: a for a in label_set.annotations}

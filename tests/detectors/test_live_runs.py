@@ -31,13 +31,16 @@ from tests.detectors.live_data import (
     DATASET,
     N_ITEMS,
     REQUESTS,
+    RICH,
     SPANS,
     item_number,
     json_index_script,
     make_dataset,
+    make_rich_dataset,
     mhalo_script,
     span_words,
     stored,
+    stored_in,
     tagged,
 )
 
@@ -314,3 +317,75 @@ def test_the_runs_are_named_for_the_report_footers(data):
     runs, sources = run_provenance(data, dataset_id)
     assert list(runs) == ["judge"] and runs["judge"]["settings"]["model"] == "gpt-4o-mini"
     assert sources == {"captioner-a": 8, "gpt-4o": 2}
+
+
+def test_a_self_ensemble_asks_each_sentence_k_times_and_averages_the_scores(data):
+    make_rich_dataset(data)
+    with ChatServer(lambda text, n: answer(f'{{"score": {50 + 10 * n}}}')) as server:
+        result = run(
+            data,
+            spec(
+                server,
+                dataset=RICH,
+                strategy="alignbench-cot-score",
+                samples=3,
+                temperature=1.0,
+                images=False,
+            ),
+        )
+    assert result.ok and result.complete and len(server.requests) == 3 * 2 * 3  # items × sentences × samples
+    assert {r.body["temperature"] for r in server.requests} == {1.0}
+    outputs = stored_in(data, RICH, "judge")
+    assert {ext: [(s.score, s.parsed) for s in a.sentence_scores] for ext, a in outputs.items()} == {
+        f"scene-{k}": [(70.0, True), (70.0, True)] for k in range(3)
+    }
+    assert len(json.loads(outputs["scene-0"].raw_output.text)["samples"]) == 3
+    assert live_meta(data)["settings"]["aggregation"] == "mean"
+
+
+def test_tri_he_extracts_once_then_judges_each_triplet(data):
+    make_rich_dataset(data)
+
+    def script(text: str, attempt: int):
+        if text.startswith("Given a description of the image"):
+            return answer('("man", "rides", "horse")\n("horse", "stands on", "grass")\n<Done>')
+        if text.endswith('("horse", "stands on", "grass")'):
+            return answer(
+                'Grass is not in the reference. My answer is "no". The error is related to "object2".'
+            )
+        return answer('My answer is "yes".')
+
+    with ChatServer(script) as server:
+        result = run(data, spec(server, dataset=RICH, strategy="trihe-triplets", detector="tri"))
+    assert (
+        result.ok
+        and result.complete
+        and result.not_judged == {"scene-2": "the item has no reference scene graph to judge against"}
+    )
+    assert len(server.requests) == 2 * 3 and not any(r.has_image for r in server.requests)
+    outputs = stored_in(data, RICH, "tri")
+    assert sorted(outputs) == ["scene-0", "scene-1"]
+    assert [
+        (t.subject, t.relation, t.object, t.verdict, t.wrong_part) for t in outputs["scene-0"].triplets
+    ] == [
+        ("man", "rides", "horse", "yes", None),
+        ("horse", "stands on", "grass", "no", "object2"),
+    ]
+
+
+def test_claims_are_verified_with_their_reasons(data):
+    make_rich_dataset(data)
+    verdicts = '["claim1": "non-hallucination", "reason": "He rides.", "claim2": "hallucination", "reason": "Grass."]'
+    with ChatServer(lambda text, n: answer(verdicts)) as server:
+        result = run(
+            data, spec(server, dataset=RICH, strategy="mhalubench-claims", detector="claims", images=False)
+        )
+    assert result.ok and result.complete and len(server.requests) == 2
+    assert (
+        "claim1: Scene 0 shows a man riding.\nclaim2: The horse is on sand." in server.requests[0].user_text
+    )
+    labels = stored_in(data, RICH, "claims")["scene-1"].claim_labels
+    assert [(c.index, c.label, c.reason) for c in labels] == [
+        (0, "non-hallucination", "He rides."),
+        (1, "hallucination", "Grass."),
+    ]

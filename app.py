@@ -31,6 +31,7 @@ navigation = st.navigation(
         "Inspect": [
             st.Page("app_pages/compare.py", title="Compare detectors", icon=":material/compare:"),
             st.Page("app_pages/failures.py", title="Failure cases", icon=":material/bug_report:"),
+            st.Page("app_pages/run_detector.py", title="Run detector", icon=":material/smart_toy:"),
         ],
         "Measure": [
             st.Page(

@@ -23,11 +23,13 @@ from analysis.item_comparison import (
     sentence_cell_styles,
     sentence_grid,
 )
+from analysis.reports.detector_runs import self_judging
 from components.dataset_picker import pick_dataset
 from components.item_parts import show_image, show_text
 from components.page_setup import setup_page
 from components.span_cache import dataset_spans, finder_selection
 from components.store_cache import cached
+from db.detector_runs import run_provenance
 from db.images import resolve_image
 from db.repositories.annotations import item_annotations
 from db.repositories.items import get_item
@@ -233,6 +235,7 @@ comparison = _compare(chosen)
 by_name = {d.name: d for d in evaluation.detectors}
 label_sets = [by_name[name].id for name in chosen] + ([evaluation.gold.id] if evaluation.gold else [])
 shown_labels = cached(item_annotations, ctx.engine, item.id, tuple(label_sets))
+judging_own = self_judging(cached(run_provenance, ctx.engine, dataset.id)[0], item.source_model)
 gold_says = shown_labels[evaluation.gold.id] if evaluation.gold else None
 
 
@@ -242,7 +245,10 @@ def _draw_track(k: int, track: Track) -> None:
     collapsed = track_id in st.session_state[_COLLAPSED]
     with st.container(border=True, key=f"compare_track_{k}"):
         head = st.columns([12, 1, 1, 1], vertical_alignment="center", gap="small")
-        head[0].markdown(f"**{literal(track.name)}** · {literal(track.summary())}")
+        bias = (
+            " · † judges its own model family's text (AlignBench Fig. 8)" if track.name in judging_own else ""
+        )
+        head[0].markdown(f"**{literal(track.name)}** · {literal(track.summary())}{bias}")
         if track.kind == "detector":
             head[1].button(
                 "",

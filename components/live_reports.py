@@ -19,7 +19,9 @@ from sqlalchemy import Engine
 from analysis.reports import SECTIONS, agreement, correlation
 from analysis.reports.base import Report
 from analysis.reports.data import ReportFilter
+from analysis.reports.detector_runs import with_runs
 from components.store_cache import cached
+from db.detector_runs import run_provenance
 from db.engine import store_revision
 from db.repositories.report_inputs import annotation_counts
 
@@ -46,7 +48,8 @@ def _section(
     engine: Engine, key: str, dataset_id: int, flt: ReportFilter, options: tuple[tuple[str, Any], ...]
 ) -> Report:
     section = SECTIONS[key]
-    return section.build(shared_inputs(section.load, engine, dataset_id), flt, **dict(options))
+    report = section.build(shared_inputs(section.load, engine, dataset_id), flt, **dict(options))
+    return with_runs(report, *run_provenance(engine, dataset_id))
 
 
 def section_available(engine: Engine, key: str, dataset_id: int) -> bool:

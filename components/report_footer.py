@@ -33,7 +33,7 @@ def slug(text: str) -> str:
 
 
 def csv_text(table: Table, provenance: Provenance) -> str:
-    header = "".join(f"# {line}\n" for line in (table.title, provenance.text()))
+    header = "".join(f"# {line}\n" for line in (table.title, provenance.text(), *provenance.details()))
     return header + table.frame.to_csv(index=False)
 
 
@@ -65,6 +65,17 @@ def styled(
     return styler
 
 
+def judge_bias_marked(
+    styler: pd.io.formats.style.Styler, table: Table, provenance: Provenance
+) -> pd.io.formats.style.Styler:
+    """The detector cells of a detector judging its own model family's items marked with † (the
+    footer says why); the table's values themselves are unchanged."""
+    biased = provenance.biased
+    if not biased or "detector" not in table.frame.columns:
+        return styler
+    return styler.format(lambda name: f"{name} †" if name in biased else str(name), subset=["detector"])
+
+
 def show_table(
     table: Table,
     provenance: Provenance,
@@ -77,7 +88,7 @@ def show_table(
     """The table (or ``data`` shown in its place), its caption, the provenance line and a CSV download."""
     st.markdown(f"**{literal(table.title)}**")
     st.dataframe(
-        data if data is not None else styled(table, decimals),
+        data if data is not None else judge_bias_marked(styled(table, decimals), table, provenance),
         hide_index=True,
         width="stretch",
         column_config=column_config,
@@ -88,7 +99,10 @@ def show_table(
         notes.append(MARK_LEGEND)
     footer_row = st.columns([5, 1], vertical_alignment="center", gap="small")
     footer_row[0].caption(
-        literal(" ".join(notes)) + ("  \n" if notes else "") + f"Computed from: {literal(provenance.text())}"
+        literal(" ".join(notes))
+        + ("  \n" if notes else "")
+        + f"Computed from: {literal(provenance.text())}"
+        + "".join(f"  \n{literal(line)}" for line in provenance.details())
     )
     footer_row[1].download_button(
         "CSV",

@@ -32,6 +32,7 @@ def table_text(table: Table, decimals: int = 2) -> str:
 
 def report_text(report: Report) -> str:
     lines = [report.title, "=" * len(report.title), f"Computed from: {report.provenance.text()}"]
+    lines += report.provenance.details()
     lines += [f"Note: {note}" for note in report.notes]
     for table in report.tables.values():
         lines += ["", table.title, "-" * len(table.title), table_text(table)]

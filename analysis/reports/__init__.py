@@ -23,7 +23,9 @@ from sqlalchemy import Engine
 from analysis.reports import agreement, alignbench, calibration, claims, correlation, mhalo, triplets
 from analysis.reports.base import Report, Table
 from analysis.reports.data import ReportFilter
+from analysis.reports.detector_runs import with_runs
 from analysis.reports.spans import load_span_inputs
+from db.detector_runs import run_provenance
 from db.repositories.report_inputs import annotation_counts
 
 Counts = dict[str, dict[str, int]]
@@ -107,6 +109,7 @@ def evaluate(
     """Every report the dataset has data for, computed without any cache (the command line's view)."""
     flt = flt or ReportFilter()
     counts = annotation_counts(engine, dataset_id)
+    runs = run_provenance(engine, dataset_id)
     reports = []
     for key in offered_sections(counts):
         section = SECTIONS[key]
@@ -114,7 +117,7 @@ def evaluate(
         if not section.available(inputs):
             continue
         options = {"n_resamples": n_resamples} if key == alignbench.KEY else {}
-        reports.append(section.build(inputs, flt, **options))
+        reports.append(with_runs(section.build(inputs, flt, **options), *runs))
     if _n(counts, "ratings") and _n(counts, "spans", "gold"):
         rated = correlation.load(engine, dataset_id)
         if correlation.available(rated):

@@ -25,6 +25,21 @@ class Provenance:
     n_items: int
     digest: str
     filters: str = ""
+    # One line per detector label set made by a live run: model, strategy and prompt hash, settings.
+    runs: tuple[str, ...] = ()
+    # ``(detector, note)`` for each detector that judges items of its own model family (AlignBench Fig. 8).
+    judge_bias: tuple[tuple[str, str], ...] = ()
+
+    @property
+    def biased(self) -> frozenset[str]:
+        """The detectors marked for judge bias."""
+        return frozenset(name for name, _ in self.judge_bias)
+
+    def details(self) -> list[str]:
+        """Lines under the footer: how each live detector run was made, and the judge-bias notes."""
+        return [f"Detector run {line}" for line in self.runs] + [
+            f"† {name}: {note}" for name, note in self.judge_bias
+        ]
 
     def text(self) -> str:
         """One line for a caption, a figure footer or a CSV header."""
@@ -46,6 +61,8 @@ class Provenance:
             "n_items": self.n_items,
             "filters": self.filters,
             "sha256": self.digest,
+            "detector_runs": list(self.runs),
+            "judge_bias": [{"detector": name, "note": note} for name, note in self.judge_bias],
         }
 
 

@@ -389,3 +389,24 @@ def test_claims_are_verified_with_their_reasons(data):
         (0, "non-hallucination", "He rides."),
         (1, "hallucination", "Grass."),
     ]
+
+
+def test_only_a_user_who_may_manage_data_starts_a_run(data, monkeypatch):
+    from db.access import Actor, Forbidden
+    from db.engine import write_session
+
+    monkeypatch.setenv("SPANLIGHT_MODE", "team")
+    with write_session(data) as session:
+        viewer = m.Annotator(name="viewer", role="viewer")
+        session.add(viewer)
+        session.flush()
+        viewer_id = viewer.id
+    refused = pytest.raises(Forbidden, match="cannot import, delete or change datasets")
+    with ChatServer(mhalo_script) as server, refused:
+        run_live(data, spec(server), Actor(viewer_id, "viewer", "viewer"), api_key=KEY)
+    assert server.requests == [] and "judge" not in stored_names(data)
+
+
+def stored_names(engine) -> list[str]:
+    with read_session(engine) as session:
+        return list(session.scalars(select(m.LabelSet.name)))

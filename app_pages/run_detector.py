@@ -1,0 +1,243 @@
+"""Run detector: send a dataset's items to any OpenAI-compatible endpoint with one of the papers' prompts.
+
+The answers become a detector label set, written in batches as they arrive, so Compare and Metrics show
+the run growing. A run belongs to the server, not to this tab (:mod:`components.run_registry`): it goes
+on when the page is left or reloaded, and this page shows every run's progress (rate, time left), its
+token and cost ledger and a cancel button. Running again under the same name resumes: items already
+answered are skipped and answers already received come from the response cache.
+
+The API key is never typed here: the form names an environment variable of the server, read when the
+run starts and handed to the run alone; it is never stored, logged or shown. Starting runs manages data.
+"""
+
+from __future__ import annotations
+
+import os
+import threading
+from collections.abc import Callable
+
+import pandas as pd
+import streamlit as st
+
+from components.dataset_picker import pick_dataset
+from components.page_setup import setup_page
+from components.run_registry import run_registry
+from db.detector_runs import default_prices, run_live
+from detectors.background import LiveRun
+from detectors.client import RetryPolicy, base_url_problem, redacted_endpoint
+from detectors.ledger import Prices
+from detectors.runner import Progress, RunRefused, RunResult, RunSpec
+from detectors.strategies import STRATEGIES
+from render.literal_text import literal
+
+ctx = setup_page("Run detector")
+ctx.require("manage_data")
+st.title("Run a detector")
+st.caption(
+    "Each item goes to a chat-completions endpoint (OpenAI, vLLM, Ollama, LM Studio …) with one of the "
+    "papers' prompts; its answer is kept as raw output and parsed as the paper's file format would be."
+)
+dataset = pick_dataset(ctx.engine)
+registry = run_registry()
+
+try:
+    prices = default_prices()
+except ValueError as bad:
+    st.warning(literal(f"{bad}; prices start at 0."))
+    prices = Prices()
+
+if dataset is not None:
+    with st.form("run_detector_form"):
+        left, right = st.columns(2)
+        detector = left.text_input("Detector name (its label set)", key="run_detector_name")
+        strategy = right.selectbox(
+            "Strategy",
+            list(STRATEGIES),
+            format_func=lambda name: STRATEGIES[name].title,
+            key="run_detector_strategy",
+        )
+        base_url = left.text_input(
+            "Endpoint base URL", placeholder="http://127.0.0.1:8000/v1", key="run_detector_base_url"
+        )
+        model = right.text_input("Model", key="run_detector_model")
+        key_variable = left.text_input(
+            "API key environment variable (optional)",
+            key="run_detector_key_env",
+            help="The name of an environment variable of the server holding the key; the key itself is never "
+            "typed, stored or shown. Leave empty for an endpoint without a key.",
+        )
+        items = right.text_input("Only these item ids (comma-separated, optional)", key="run_detector_items")
+        numbers = st.columns(4)
+        concurrency = numbers[0].number_input("Calls at once", 1, 256, 4, key="run_detector_concurrency")
+        samples = numbers[1].number_input(
+            "Samples (self-ensemble)",
+            1,
+            20,
+            1,
+            key="run_detector_samples",
+            help="Answers per call, combined.",
+        )
+        temperature = numbers[2].number_input(
+            "Temperature", 0.0, 2.0, 0.0, 0.1, key="run_detector_temperature"
+        )
+        max_tokens = numbers[3].number_input(
+            "Max tokens per answer", 1, 200_000, 1024, key="run_detector_max_tokens"
+        )
+        limit = numbers[0].number_input("Limit (items, 0: all)", 0, None, 0, key="run_detector_limit")
+        budget = numbers[1].number_input("Token budget (0: none)", 0, None, 0, key="run_detector_budget")
+        price_in = numbers[2].number_input(
+            "Price / 1K input tokens",
+            0.0,
+            None,
+            prices.input_per_1k,
+            format="%.4f",
+            key="run_detector_price_in",
+        )
+        price_out = numbers[3].number_input(
+            "Price / 1K output tokens",
+            0.0,
+            None,
+            prices.output_per_1k,
+            format="%.4f",
+            key="run_detector_price_out",
+        )
+        timeout = numbers[0].number_input("Timeout (s)", 1.0, 600.0, 60.0, key="run_detector_timeout")
+        text_only = numbers[1].checkbox("Text only (send no images)", key="run_detector_text_only")
+        start = st.form_submit_button("Start run", type="primary", icon=":material/play_arrow:")
+
+    if start:
+        problems = [p for p in [base_url_problem(base_url)] if p]
+        api_key = os.environ.get(key_variable.strip()) if key_variable.strip() else None
+        if key_variable.strip() and not api_key:
+            problems.append(f"the server has no environment variable {key_variable.strip()!r} set")
+        spec = RunSpec(
+            dataset=dataset.name,
+            detector=detector.strip(),
+            strategy=strategy,
+            base_url=base_url.strip(),
+            model=model.strip(),
+            temperature=float(temperature),
+            max_tokens=int(max_tokens),
+            samples=int(samples),
+            concurrency=int(concurrency),
+            limit=int(limit) or None,
+            items=tuple(i.strip() for i in items.split(",") if i.strip()),
+            budget_tokens=int(budget) or None,
+            prices=Prices(float(price_in), float(price_out)),
+            images=not text_only,
+            timeout_s=float(timeout),
+            retry=RetryPolicy(),
+        )
+        problems += spec.problems()
+        if problems:
+            st.error(literal("Not started: " + "; ".join(problems) + "."))
+        else:
+            engine, actor = ctx.engine, ctx.actor
+
+            def work(cancel: threading.Event, progress: Callable[[Progress], None]) -> RunResult:
+                return run_live(engine, spec, actor, api_key=api_key, cancel=cancel, progress=progress)
+
+            try:
+                registry.start(spec, ctx.actor.name, work)
+            except RunRefused as refused:
+                st.error(literal(f"Not started: {refused}."))
+            else:
+                st.success(literal(f"Started {spec.detector!r} on {spec.dataset!r}."))
+
+
+def _duration(seconds: float | None) -> str:
+    if seconds is None:
+        return "—"
+    minutes, rest = divmod(int(round(seconds)), 60)
+    return f"{minutes} min {rest} s" if minutes else f"{rest} s"
+
+
+def _show(run: LiveRun) -> None:
+    spec = run.spec
+    with st.container(border=True):
+        st.markdown(
+            f"**{literal(spec.detector)}** on {literal(spec.dataset)} · {literal(spec.model)} at "
+            f"{literal(redacted_endpoint(spec.base_url))} · {literal(STRATEGIES[spec.strategy].title)} · "
+            f"**{run.state}**"
+        )
+        progress = run.progress
+        if progress is not None:
+            share = progress.finished / progress.total if progress.total else 1.0
+            st.progress(
+                min(share, 1.0),
+                text=f"{progress.finished} of {progress.total} items · {progress.rate:.2f} items/s · "
+                f"about {_duration(progress.eta_s)} left",
+            )
+            ledger = progress.ledger
+            st.dataframe(
+                pd.DataFrame(
+                    [
+                        {
+                            "calls": ledger["calls"],
+                            "from cache": ledger["cached_calls"],
+                            "retries": ledger["retries"],
+                            "failed calls": ledger["failed_calls"],
+                            "tokens in": ledger["prompt_tokens"],
+                            "tokens out": ledger["completion_tokens"],
+                            "cost": ledger["cost"],
+                        }
+                    ]
+                ),
+                hide_index=True,
+                width="stretch",
+            )
+        if run.running:
+            st.button(
+                "Cancel",
+                key=f"run_detector_cancel_{run.id}",
+                icon=":material/stop:",
+                on_click=registry.cancel,
+                args=(run.id,),
+                disabled=run.cancel.is_set(),
+            )
+        if run.error is not None:
+            st.error(literal(f"Not run: {run.error}"))
+        result = run.result
+        if result is not None:
+            st.caption(
+                literal(
+                    f"{result.saved} items written, {result.already_done} already held; prompt "
+                    f"#{result.prompt_hash}; the label set is "
+                    + ("complete." if result.complete else "incomplete (start it again to resume).")
+                )
+            )
+            if result.judge_bias:
+                st.warning(literal(f"Judge bias: {result.judge_bias}."))
+            if result.not_judged:
+                st.caption(
+                    literal(
+                        f"{len(result.not_judged)} items not judged: {next(iter(result.not_judged.values()))}."
+                    )
+                )
+            if result.failed:
+                st.dataframe(
+                    pd.DataFrame(
+                        {"item": list(result.failed), "why it has no output": list(result.failed.values())}
+                    ),
+                    hide_index=True,
+                    width="stretch",
+                )
+        link = {"dataset": spec.dataset, "detectors": spec.detector}
+        if spec.items:
+            link["item"] = spec.items[0]
+        st.page_link(
+            "app_pages/compare.py", label="Open in Compare", icon=":material/compare:", query_params=link
+        )
+
+
+@st.fragment(run_every=1.0 if any(run.running for run in registry.runs()) else None)
+def runs_panel() -> None:
+    runs = registry.runs()
+    if not runs:
+        st.caption("No run started on this server yet.")
+    for run in runs:
+        _show(run)
+
+
+st.subheader("Runs on this server", anchor=False)
+runs_panel()

@@ -1,0 +1,171 @@
+"""The Run detector page (AppTest) against a real local chat-completions server: a run started from
+the form goes on in the server's thread, shows its progress and ledger, can be cancelled, and its
+label set shows up with its provenance on Metrics and Compare — with the API key on no page."""
+
+from __future__ import annotations
+
+import re
+import time
+from pathlib import Path
+from typing import Any
+
+import pytest
+from streamlit.testing.v1 import AppTest
+
+from components.run_registry import run_registry
+from detectors.background import LiveRun
+from tests.detectors.chat_server import ChatServer, answer
+
+APP = str(Path(__file__).resolve().parents[2] / "app.py")
+KEY = "sk-page-51c0de-SECRET"
+TIMEOUT = 60
+NUMBER = re.compile(r"A red cube number (\d+)\.")
+
+
+def tagging(text: str, attempt: int, delay_s: float = 0.0):
+    found = NUMBER.search(text)
+    if found is None:  # the item whose text is hostile Markdown: nothing tagged
+        return answer("<Tagged_Text>" + text.rsplit("model's response: ", 1)[-1] + "</Tagged_Text>")
+    k = found.group(1)
+    return answer(
+        f"Here is the response with hallucinated content tagged:\n<Tagged_Text>A <hallucination>red cube"
+        f"</hallucination> number {k}. The ball is blue.</Tagged_Text>",
+        delay_s=delay_s,
+    )
+
+
+@pytest.fixture
+def page_store(app_db: str, tmp_path, monkeypatch) -> str:
+    monkeypatch.setenv("SPANLIGHT_DATA_DIR", str(tmp_path / "data"))
+    monkeypatch.setenv("SPANLIGHT_TEST_PAGE_KEY", KEY)
+    return app_db
+
+
+def open_page(path: str, **query: str) -> AppTest:
+    at = AppTest.from_file(APP, default_timeout=TIMEOUT)
+    at.query_params.update({"dataset": "pages-test"})
+    at.run()
+    at.switch_page(path)
+    at.query_params.update(query)
+    at.run()
+    assert not at.exception, at.exception
+    return at
+
+
+def fill_form(at: AppTest, server: ChatServer, name: str, **extra: Any) -> None:
+    values = {
+        "run_detector_name": name,
+        "run_detector_base_url": server.base_url,
+        "run_detector_model": "captioner-x",
+        "run_detector_key_env": "SPANLIGHT_TEST_PAGE_KEY",
+    }
+    for key, value in (values | extra).items():
+        if key == "run_detector_text_only":
+            at.checkbox(key=key).set_value(value)
+        elif key in ("run_detector_concurrency", "run_detector_limit"):
+            at.number_input(key=key).set_value(value)
+        else:
+            at.text_input(key=key).input(value)
+    at.checkbox(key="run_detector_text_only").check()  # the fixture's images are missing
+    next(b for b in at.button if b.label == "Start run").click()
+    at.run()
+    assert not at.exception, at.exception
+
+
+def the_run(name: str) -> LiveRun:
+    return next(run for run in run_registry().runs() if run.spec.detector == name)
+
+
+def wait_for(condition, timeout_s: float = 30.0) -> None:
+    deadline = time.monotonic() + timeout_s
+    while not condition():
+        assert time.monotonic() < deadline, "the run did not get there in time"
+        time.sleep(0.05)
+
+
+def page_text(at: AppTest) -> str:
+    """Everything the page sends to the browser, element by element (also widget values and tables)."""
+    found: list[str] = []
+
+    def walk(node: Any) -> None:
+        proto = getattr(node, "proto", None)
+        if proto is not None:
+            found.append(str(proto))
+        for child in getattr(node, "children", {}).values():
+            walk(child)
+
+    walk(at._tree)
+    return "\n".join(found)
+
+
+def test_a_run_started_on_the_page_is_written_and_shown_with_its_provenance(page_store):
+    with ChatServer(tagging) as server:
+        at = open_page("app_pages/run_detector.py")
+        fill_form(at, server, "page-judge")
+        assert any("Started" in s.value for s in at.success), [e.value for e in at.error]
+        run = the_run("page-judge")
+        wait_for(lambda: not run.running)
+        at.run()
+    assert run.result is not None and run.result.ok and run.result.complete, run.error
+    assert run.result.saved == 31 and len(server.requests) == 31
+    assert all(r.headers["authorization"] == f"Bearer {KEY}" for r in server.requests)
+    shown = page_text(at)
+    assert "31 of 31 items" in shown and "items/s" in shown
+    ledger = at.dataframe[0].value
+    assert ledger.loc[0, "calls"] == 31 and ledger.loc[0, "tokens in"] == 3100
+    assert any("Judge bias" in w.value for w in at.warning)
+    assert any("complete" in c.value for c in at.caption)
+    assert KEY not in shown
+
+    metrics = open_page("app_pages/paper_metrics.py")
+    footers = [c.value for c in metrics.caption if "Computed from" in c.value]
+    assert any("Detector run page-judge: captioner-x · mhalo-vanilla #" in f for f in footers)
+    assert any("† page-judge: captioner-x judges 30 of the dataset's 31 items" in f for f in footers)
+    assert KEY not in page_text(metrics)
+
+    compare = open_page("app_pages/compare.py", item="item-3", detectors="page-judge")
+    heads = [m.value for m in compare.markdown if m.value.startswith("**page-judge**")]
+    assert heads and "† judges its own model family's text" in heads[0]
+    assert KEY not in page_text(compare)
+
+
+def test_a_running_run_can_be_cancelled_from_the_page(page_store):
+    slow = lambda text, attempt: tagging(text, attempt, delay_s=0.2)  # noqa: E731
+    with ChatServer(slow) as server:
+        at = open_page("app_pages/run_detector.py")
+        fill_form(at, server, "slow-judge", run_detector_concurrency=1)
+        run = the_run("slow-judge")
+        wait_for(lambda: run.progress is not None and run.progress.saved >= 1)
+        at.run()
+        at.button(key=f"run_detector_cancel_{run.id}").click()
+        at.run()
+        wait_for(lambda: not run.running)
+    assert run.result is not None and run.result.status == "cancelled" and 1 <= run.result.saved < 31
+    at.run()
+    assert "cancelled" in page_text(at)
+
+
+def test_the_form_refuses_what_cannot_run_before_calling_anything(page_store, monkeypatch):
+    monkeypatch.delenv("SPANLIGHT_NO_SUCH_KEY", raising=False)
+    with ChatServer(tagging) as server:
+        at = open_page("app_pages/run_detector.py")
+        fill_form(at, server, "refused", run_detector_key_env="SPANLIGHT_NO_SUCH_KEY")
+        errors = " ".join(e.value for e in at.error)
+        assert "Not started" in errors and "no environment variable" in errors
+        fill_form(at, server, "", run_detector_key_env="")
+        assert "name the detector run" in " ".join(e.value for e in at.error)
+    assert server.requests == [] and not [r for r in run_registry().runs() if r.spec.detector == "refused"]
+
+
+def test_detector_cells_of_a_self_judging_detector_are_marked():
+    import pandas as pd
+
+    from analysis.reports.base import Table
+    from analysis.reports.provenance import Provenance
+    from components.report_footer import judge_bias_marked, styled
+
+    table = Table("t", "T", pd.DataFrame({"detector": ["judge", "other"], "F1": [0.5, 0.25]}))
+    provenance = Provenance("d", ("judge", "other"), 2, "abc", judge_bias=(("judge", "why"),))
+    html = judge_bias_marked(styled(table), table, provenance).to_html()
+    assert "judge †" in html and "other †" not in html and "0.50" in html
+    assert table.frame["detector"].tolist() == ["judge", "other"]

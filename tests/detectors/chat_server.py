@@ -78,6 +78,15 @@ def user_text(body: dict[str, Any]) -> str:
     return "".join(p.get("text", "") for p in content if p.get("type") == "text")
 
 
+class _Server(ThreadingHTTPServer):
+    request_queue_size = 128  # many clients connecting at once (the default 5 drops connections)
+    daemon_threads = True
+
+    def handle_error(self, request: Any, client_address: Any) -> None:
+        """A client that gave up (a timeout) makes the handler's late write fail: expected, kept quiet."""
+        return None
+
+
 @dataclass
 class ChatServer:
     script: Script
@@ -90,6 +99,9 @@ class ChatServer:
 
         class Handler(BaseHTTPRequestHandler):
             protocol_version = "HTTP/1.1"
+            # Headers and body go out in two writes: without TCP_NODELAY the second waits for the
+            # client's delayed ACK (40 ms), which a real server does not make its clients wait.
+            disable_nagle_algorithm = True
 
             def log_message(self, format: str, *args: Any) -> None:
                 return None
@@ -106,10 +118,7 @@ class ChatServer:
                     attempt = server._asked[text]
                 server._reply(self, server.script(text, attempt), body)
 
-        self._http = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
-        self._http.daemon_threads = True
-        # A client that gave up (a timeout) makes the handler's late write fail: expected, kept quiet.
-        self._http.handle_error = lambda request, address: None  # type: ignore[method-assign]
+        self._http = _Server(("127.0.0.1", 0), Handler)
         self._thread = threading.Thread(target=self._http.serve_forever, args=(0.05,), daemon=True)
 
     @property

@@ -108,8 +108,11 @@ def redacted_endpoint(base_url: str) -> str:
 
 
 def completions_path(parts: SplitResult) -> str:
+    """The request path, keeping the base URL's query (Azure's ``?api-version=…``); only the shown and
+    stored endpoint drops it (:func:`redacted_endpoint`)."""
     path = parts.path.rstrip("/")
-    return path if path.endswith("/chat/completions") else f"{path}/chat/completions"
+    path = path if path.endswith("/chat/completions") else f"{path}/chat/completions"
+    return f"{path}?{parts.query}" if parts.query else path
 
 
 def retry_after_seconds(value: str | None) -> float | None:

@@ -113,6 +113,14 @@ def test_connections_are_kept_alive_between_calls():
     assert len(server.requests) == 5 and len({r.peer for r in server.requests}) == 1
 
 
+def test_the_base_urls_query_is_sent_but_never_shown():
+    with ChatServer(lambda text, n: answer("ok")) as server:
+        chat = ChatClient(server.base_url + "/?api-version=2024-06-01", policy=FAST)
+        chat.complete(BODY)
+    assert server.requests[0].path == "/v1/chat/completions?api-version=2024-06-01"
+    assert chat.endpoint == server.base_url and "authorization" not in server.requests[0].headers
+
+
 def test_endpoints_are_shown_without_credentials_and_checked():
     assert (
         redacted_endpoint("https://user:pw@api.example.com:8443/v1/?key=abc#x")

@@ -70,7 +70,7 @@ FIRST_ATTEMPT: dict[int, Reply | None] = {
     3: status(500),  # twice: see mhalo_script
     4: TRUNCATED,
     5: RESET,
-    6: answer("too late", delay_s=1.5),
+    6: answer("too late", delay_s=2.5),
     7: None,
     8: NOT_JSON,
     9: None,

@@ -63,7 +63,7 @@ def spec(server: ChatServer, **changes: Any) -> RunSpec:
         "base_url": server.base_url,
         "model": "gpt-4o-mini",
         "concurrency": 4,
-        "timeout_s": 0.5,
+        "timeout_s": 1.0,
         "retry": FAST,
         "batch_items": 3,
         "prices": Prices(0.5, 1.5),
@@ -381,9 +381,8 @@ def test_claims_are_verified_with_their_reasons(data):
             data, spec(server, dataset=RICH, strategy="mhalubench-claims", detector="claims", images=False)
         )
     assert result.ok and result.complete and len(server.requests) == 2
-    assert (
-        "claim1: Scene 0 shows a man riding.\nclaim2: The horse is on sand." in server.requests[0].user_text
-    )
+    shown = [r.user_text for r in server.requests]
+    assert any("claim1: Scene 0 shows a man riding.\nclaim2: The horse is on sand." in t for t in shown)
     labels = stored_in(data, RICH, "claims")["scene-1"].claim_labels
     assert [(c.index, c.label, c.reason) for c in labels] == [
         (0, "non-hallucination", "He rides."),

@@ -41,6 +41,7 @@ PAGES = [
     "app_pages/correlation.py",
     "app_pages/agreement.py",
     "app_pages/presenter.py",
+    "app_pages/run_detector.py",
 ]
 
 
@@ -145,3 +146,18 @@ def test_rating_pages_show_task_and_detector(hostile_db: str) -> None:
     _assert_literal(at, DETECTOR)
     at = _open("app_pages/rate.py", task="1", item=ITEM)
     _assert_literal(at, TASK, DETECTOR)
+
+
+def test_run_detector_page_shows_a_runs_names_and_refusal_literally(hostile_db: str) -> None:
+    from components.run_registry import run_registry
+    from detectors.runner import RunRefused, RunSpec
+
+    def refused(cancel: Any, progress: Any) -> Any:
+        raise RunRefused(f"refused {HOSTILE}")
+
+    spec = RunSpec(DATASET, f"live {HOSTILE}", "mhalo-vanilla", "http://127.0.0.1:9/v1", f"model {HOSTILE}")
+    run = run_registry().start(spec, ANNOTATOR, refused)
+    assert run.thread is not None
+    run.thread.join(10)
+    at = _open("app_pages/run_detector.py")
+    _assert_literal(at, f"live {HOSTILE}", f"model {HOSTILE}", f"refused {HOSTILE}")

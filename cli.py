@@ -9,6 +9,8 @@
     python cli.py imports [--json]              recent imports, newest first, with their log ids
     python cli.py undo-import LOG_ID [--json]   put back what an import replaced
     python cli.py evaluate --dataset NAME [--json] [--resamples N]   the papers' tables on a dataset
+    python cli.py promote --dataset NAME --task TASK --rule majority|unanimity|alignbench
+                          [--threshold 0.5] [--dry-run] [--json]   agreed items' labels into gold
 
 ``--db`` defaults to ``DATABASE_URL``, then to the embedded SQLite file (see ``db/config.py``).
 Every command exits non-zero on failure and prints the reason: 1 when the input was refused (with a
@@ -336,6 +338,61 @@ def _evaluate_arguments(parser: argparse.ArgumentParser) -> None:
     )
 
 
+def cmd_promote(args: argparse.Namespace) -> int:
+    from analysis.adjudication import RULES
+    from db.access import OPERATOR, Forbidden
+    from db.repositories.adjudication import promote_by_rule
+    from db.repositories.datasets import get_dataset
+
+    if not 0.0 <= args.threshold <= 1.0:
+        print(f"error: --threshold lies in [0, 1]; got {args.threshold}", file=sys.stderr)
+        return USAGE
+    engine = _engine(args)
+    dataset = get_dataset(engine, args.dataset)
+    if dataset is None:
+        print(f"error: there is no dataset named {args.dataset!r}", file=sys.stderr)
+        return 1
+    try:
+        summary = promote_by_rule(
+            engine,
+            dataset.id,
+            args.task,
+            RULES[args.rule],
+            threshold=args.threshold,
+            actor=OPERATOR,
+            dry_run=args.dry_run,
+        )
+    except Forbidden as refused:
+        print(f"error: {refused}", file=sys.stderr)
+        return 1
+    verb = "would promote" if args.dry_run else "promoted"
+    lines = [
+        f"{args.rule} on {args.task} of {dataset.name!r}: {verb} {len(summary.promoted)} item(s)"
+        f" ({summary.replaced} replacing other gold labels), {len(summary.review)} need review,"
+        f" {summary.unchanged} unchanged since their promotion,"
+        f" {summary.single} with fewer than two annotators"
+    ]
+    lines += [f"  review {item}: {reason}" for item, reason in summary.review]
+    _emit(args, {"dataset": dataset.name, **summary.to_dict()}, "\n".join(lines))
+    return 0
+
+
+# The rules of ``analysis.adjudication`` (named here so building the parser loads no analysis code).
+PROMOTION_RULES = ("majority", "unanimity", "alignbench")
+
+
+def _promote_arguments(parser: argparse.ArgumentParser) -> None:
+    from db.models import TASKS
+
+    parser.add_argument("--dataset", required=True, help="the dataset whose agreed items to promote")
+    parser.add_argument("--task", required=True, choices=TASKS, help="the labels to promote")
+    parser.add_argument(
+        "--rule", required=True, choices=PROMOTION_RULES, help="when annotators count as agreed"
+    )
+    parser.add_argument("--threshold", type=float, default=0.5, help="IoU at which two spans match (spans)")
+    parser.add_argument("--dry-run", action="store_true", help="count what would happen; write nothing")
+
+
 COMMANDS: dict[str, tuple[Command, str]] = {
     "init": (cmd_init, "migrate the store and load the demo dataset if it is empty"),
     "demo": (cmd_demo, "(re)create the synthetic demo dataset"),
@@ -346,6 +403,10 @@ COMMANDS: dict[str, tuple[Command, str]] = {
     "evaluate": (cmd_evaluate, "print the papers' tables (metrics, agreement, correlation) for a dataset"),
     "imports": (cmd_imports, "list recent imports with their log ids"),
     "undo-import": (cmd_undo_import, "undo an import by its log id, putting back what it replaced"),
+    "promote": (
+        cmd_promote,
+        "promote agreed items' labels to gold by a rule (majority, unanimity, alignbench)",
+    ),
 }
 # Arguments beyond --db and --json, per command.
 ARGUMENTS: dict[str, Callable[[argparse.ArgumentParser], None]] = {
@@ -355,6 +416,7 @@ ARGUMENTS: dict[str, Callable[[argparse.ArgumentParser], None]] = {
     "evaluate": _evaluate_arguments,
     "imports": _imports_arguments,
     "undo-import": _undo_import_arguments,
+    "promote": _promote_arguments,
 }
 
 

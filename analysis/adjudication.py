@@ -36,7 +36,7 @@ takes the verdict whose annotators carry *more than half* of the total weight of
 the item goes to review. The detail is the weighted plurality of the details the majority gave (an
 annotator who gave none does not vote on it); tied details send the item to review.
 Spans are grouped into clusters (:func:`span_clusters`); a cluster becomes a gold span when its
-annotators carry more than half of the total weight. Its offsets are those most of its annotators gave
+annotators carry more than half of the total weight (exactly half is a tie: review). Its offsets are those most of its annotators gave
 exactly (ties → the earliest start, then the shortest); its type is the weighted plurality of its
 annotators' types (untyped spans do not vote; a tie sends the item to review).
 
@@ -350,6 +350,13 @@ class Rule:
         if self.name == UNANIMITY:
             return self._unanimous_spans(response, votes, clusters, threshold)
         chosen = majority_spans(clusters, weights, votes)
+        total = sum(_weight(weights, a)[0] for a in votes)
+        half = next((c for c in clusters if math.isclose(c.support * 2, total) and total > 0), None)
+        if half is not None:
+            return None, (
+                "annotators carrying exactly half of the weight marked span "
+                f"{_describe(response, half.start, half.end)}"
+            )
         tied = next((c for c in chosen if c.type_tied), None)
         if tied is not None:
             return None, f"the types given for span {_describe(response, tied.start, tied.end)} tie"
@@ -406,9 +413,9 @@ class Rule:
             for unit in _units(votes):
                 raised = [a for a, labels in votes.items() if unit in labels and labels[unit][0] == flagged]
                 if any(_weight(weights, a)[1] for a in raised):
-                    return None, f"a trusted annotator labelled {_name(unit_names, unit)} {flagged}"
+                    return None, f"a trusted annotator labelled {_name(unit_names, unit)} “{flagged}”"
                 if len(raised) >= 2:
-                    return None, f"two annotators labelled {_name(unit_names, unit)} {flagged}"
+                    return None, f"two annotators labelled {_name(unit_names, unit)} “{flagged}”"
         decided, undecided = majority_units(votes, weights, unit_names)
         if undecided:
             return None, next(iter(undecided.values()))

@@ -495,6 +495,34 @@ def latest_promotion(engine: Engine, dataset_id: int, item_id: int, task: str) -
         return _latest_promotions(session, dataset_id, task, [item_id]).get(item_id)
 
 
+def gold_ratings(engine: Engine, dataset_id: int) -> dict[str, list[Any]]:
+    """The dataset's adjudicated ratings as columns (``task_id``, ``item_id``, ``segment_start``,
+    ``segment_end``, ``score``, ``nothing_flagged_correct``), for analyses that want gold scores."""
+    names = ["task_id", "item_id", "segment_start", "segment_end", "score", "nothing_flagged_correct"]
+    out: dict[str, list[Any]] = {name: [] for name in names}
+    with read_session(engine) as session:
+        gold = _gold_set(session, dataset_id)
+        if gold is None or gold.annotator_id is None:
+            return out
+        rows = session.execute(
+            select(
+                m.Rating.task_id,
+                m.Rating.item_id,
+                m.Rating.segment_start,
+                m.Rating.segment_end,
+                m.Rating.score,
+                m.Rating.nothing_flagged_correct,
+            )
+            .join(m.RatingTask, m.RatingTask.id == m.Rating.task_id)
+            .where(m.RatingTask.dataset_id == dataset_id, m.Rating.annotator_id == gold.annotator_id)
+            .order_by(m.Rating.task_id, m.Rating.item_id, m.Rating.segment_start)
+        )
+        for row in rows:
+            for name, value in zip(names, row, strict=True):
+                out[name].append(value)
+    return out
+
+
 def _score(measure: Measure, votes: ItemVotes, threshold: float) -> float:
     if votes.task == "spans":
         return measure.spans(votes.response, votes.spans, threshold)

@@ -27,6 +27,8 @@ navigation = st.navigation(
             st.Page("app_pages/triplets.py", title="Judge triplets", icon=":material/account_tree:"),
             st.Page("app_pages/rate.py", title="Rate detector outputs", icon=":material/star_rate:"),
             st.Page("app_pages/rating_tasks.py", title="Rating tasks", icon=":material/rule:"),
+            st.Page("app_pages/adjudicate.py", title="Adjudicate", icon=":material/gavel:"),
+            st.Page("app_pages/overrides.py", title="Overridden labels", icon=":material/feedback:"),
         ],
         "Inspect": [
             st.Page("app_pages/compare.py", title="Compare detectors", icon=":material/compare:"),

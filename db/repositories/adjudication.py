@@ -52,6 +52,12 @@ Weights = Mapping[int, tuple[float, bool]]
 GoldLabels = Sequence[SpanLabel] | Mapping[UnitKey, UnitLabel] | Mapping[UnitKey, RatingLabel]
 V = TypeVar("V", str, RatingVerdict)
 
+# What a unit's verdict and detail may be, per task (ratings: a score on the task's scale, or the
+# judgment of "nothing flagged"; details of sentences and claims: the dataset's taxonomy).
+VERDICTS = {"sentences": m.SENTENCE_LABELS, "claims": m.CLAIM_LABELS, "triplets": m.TRIPLET_VERDICTS}
+WRONG_PARTS = m.TRIPLET_WRONG_PARTS
+TASKS = m.TASKS
+
 GOLD_NAME = "gold"
 # The account that holds a dataset's adjudicated ratings (see the module docstring).
 GOLD_RATER = "gold"
@@ -488,6 +494,30 @@ def item_votes(engine: Engine, dataset_id: int, item_id: int, task: str) -> Item
     if not found:
         raise ValueError(f"Dataset {dataset_id} has no item with id {item_id}.")
     return found[0]
+
+
+def unit_texts(engine: Engine, item_id: int, task: str) -> dict[UnitKey, str]:
+    """What each unit of the item says: a sentence's or claim's text, a triplet as "subject · relation ·
+    object", a rated segment's quote ("the whole response" for a response-level rating)."""
+    _check_task(task)
+    with read_session(engine) as session:
+        item = session.get_one(m.Item, item_id)
+        if task == "sentences":
+            return {s.index: item.response[s.start : s.end] for s in item.sentences}
+        if task == "claims":
+            return {c.index: c.text for c in item.claims}
+        if task == "triplets":
+            return {t.id: f"{t.subject} · {t.relation} · {t.object}" for t in item.triplets}
+        if task == "ratings":
+            found: dict[UnitKey, str] = {}
+            for task_id, start, end in session.execute(
+                select(m.Rating.task_id, m.Rating.segment_start, m.Rating.segment_end)
+                .where(m.Rating.item_id == item_id)
+                .distinct()
+            ):
+                found[(task_id, start, end)] = "the whole response" if start < 0 else item.response[start:end]
+            return found
+        return {}
 
 
 def latest_promotion(engine: Engine, dataset_id: int, item_id: int, task: str) -> PromotionView | None:
@@ -1076,16 +1106,15 @@ def promote_by_rule(
 # ---------------------------------------------------------------------------------------- overrides
 
 
-def _text(task: str, label: Any, response: str = "") -> str:
-    """A label as the overrides list shows it."""
+def label_text(task: str, label: Any, response: str = "") -> str:
+    """A label as pages and the overrides list show it (a span needs the response to quote)."""
     if task == "spans":
         start, end, type_ = label
         return f"“{response[start:end]}” ({type_ or 'untyped'})"
     verdict, detail = label
     if task == "ratings":
         score, judged = verdict
-        said = f"{score:g}" if score is not None else f"nothing flagged: {'right' if judged else 'wrong'}"
-        return said
+        return f"{score:g}" if score is not None else f"nothing flagged: {'right' if judged else 'wrong'}"
     return f"{verdict} ({detail})" if detail else str(verdict)
 
 
@@ -1098,11 +1127,11 @@ def _span_overrides(
     for span in theirs:
         if span not in gold:
             over = [g for g in gold if g[0] < span[1] and span[0] < g[1]]
-            said = "; ".join(_text("spans", g, response) for g in over) or "no span here"
-            out.append((f"span {span[0]}–{span[1]}", _text("spans", span, response), said))
+            said = "; ".join(label_text("spans", g, response) for g in over) or "no span here"
+            out.append((f"span {span[0]}–{span[1]}", label_text("spans", span, response), said))
     for span in gold:
         if span not in theirs and not any(t[0] < span[1] and span[0] < t[1] for t in theirs):
-            out.append((f"span {span[0]}–{span[1]}", "no span here", _text("spans", span, response)))
+            out.append((f"span {span[0]}–{span[1]}", "no span here", label_text("spans", span, response)))
     return out
 
 
@@ -1130,8 +1159,8 @@ def overrides_for(engine: Engine, dataset_id: int, annotator_id: int) -> list[Ov
                     found = [
                         (
                             votes.unit_names.get(unit, str(unit)),
-                            _text(task, label),
-                            _text(task, current[unit]) if unit in current else "no label",
+                            label_text(task, label),
+                            label_text(task, current[unit]) if unit in current else "no label",
                         )
                         for unit, label in mine.items()
                         if current.get(unit) != label

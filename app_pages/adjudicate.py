@@ -196,7 +196,8 @@ def _decide(item: ItemView) -> None:
             else:
                 suggested = majority_units(votes.units, weights, votes.unit_names)[0]
             show_text(item.response, label="Response")
-            forms.show_units(votes, unit_texts(ctx.engine, item.id, task), suggested)
+    if task != "spans":  # the table of units, annotators side by side, at full width under the item
+        forms.show_units(votes, unit_texts(ctx.engine, item.id, task), suggested)
     if not votes.annotators:
         st.info("No annotator labelled this item on this task.")
         return

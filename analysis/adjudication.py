@@ -36,22 +36,25 @@ takes the verdict whose annotators carry *more than half* of the total weight of
 the item goes to review. The detail is the weighted plurality of the details the majority gave (an
 annotator who gave none does not vote on it); tied details send the item to review.
 Spans are grouped into clusters (:func:`span_clusters`); a cluster becomes a gold span when its
-annotators carry more than half of the total weight (exactly half is a tie: review). Its offsets are those most of its annotators gave
-exactly (ties → the earliest start, then the shortest); its type is the weighted plurality of its
-annotators' types (untyped spans do not vote; a tie sends the item to review).
+annotators carry more than half of the total weight (exactly half is a tie: review). Its offsets are
+those most of its annotators gave exactly (ties → the earliest start, then the shortest); its type is
+the weighted plurality of its annotators' types (untyped spans do not vote; a tie sends the item to
+review).
 
 **unanimity** — every annotator labels every unit alike (verdict and detail); for spans, every pair of
-annotators' span sets matches completely (a maximum matching at the threshold pairs every span, as
-MHALO's 86 % agreement counted an item consistent only when every labelled segment matched, appendix
-A.3) and the matched spans carry one type. Anything else goes to review.
+annotators' span sets matches completely (a maximum matching at the threshold pairs every span) and
+the matched spans carry one type. MHALO's MC set counted an item consistent only when every labelled
+segment matched exactly (appendix A.3); a threshold of 1.0 asks for the same words here. Anything else
+goes to review.
 
 **alignbench** — majority, with AlignBench's stricter handling of hallucinations: "if one trusted
 annotator or two annotators labeled an item as incorrect, the authors manually reviewed it, since
 hallucinations are more difficult to detect reliably than correctness" (appendix D.2, "Voting and
 Quality Control"). So an item goes to review when a trusted annotator, or two annotators of any kind,
 gave a unit the flagged verdict ("incorrect" for sentences, "hallucination" for claims, "no" for
-triplets) — even when the majority agrees — or, for spans, marked a span the majority result left
-out. Ratings carry no flagged verdict: there the rule is majority.
+triplets) — even when the majority agrees — and, for spans, when a trusted annotator, or two
+annotators, marked spans the majority result left out. Ratings carry no flagged verdict: there the
+rule is majority.
 
 Span clusters are built greedily so that the result does not depend on the order annotators come in:
 every remaining span is a candidate seed; a seed's supporters are the annotators holding a remaining
@@ -173,29 +176,46 @@ def span_clusters(
     if scored:
         found = [t for t in tokens if t is not None]
         ious[np.ix_(scored, scored)] = iou_matrix(found, found)
-    left = set(range(len(spans)))
+    annotators = sorted(votes)
+    owner = np.array([annotators.index(a) for a, _ in spans], dtype=np.int64)
+    weight = np.array([_weight(weights, a)[0] for a in annotators])
+    # matches[i, j]: span j may join a cluster seeded by span i (another annotator's, IoU ≥ threshold).
+    matches = (ious >= threshold) & (owner[:, None] != owner[None, :])
+    matches[:, [k for k, t in enumerate(tokens) if t is None]] = False
+    matches[[k for k, t in enumerate(tokens) if t is None], :] = False
+    own = np.eye(len(annotators), dtype=bool)[owner]  # own[k, a]: span k is annotator a's
+    left = np.ones(len(spans), dtype=bool)
     clusters: list[SpanCluster] = []
-    while left:
+    while left.any():
+        # Which annotators support each seed (themselves included), and the weight they carry.
+        supported = ((matches & left[None, :]).astype(np.int64) @ own.astype(np.int64) > 0) | own
+        support = supported.astype(float) @ weight
         # How many annotators gave exactly these offsets (each counted once).
-        exact = Counter((s, e) for (s, e), _ in {(spans[k][1][:2], spans[k][0]) for k in left})
-        best: tuple[tuple[float, int, int, int], list[int]] | None = None
-        for seed in sorted(left):
-            supporters = [seed]
-            if tokens[seed] is not None:
-                for annotator in sorted({spans[k][0] for k in left} - {spans[seed][0]}):
-                    theirs = [
-                        k for k in sorted(left) if spans[k][0] == annotator and ious[seed, k] >= threshold
-                    ]
-                    if theirs:
-                        supporters.append(max(theirs, key=lambda k: (ious[seed, k], -k)))
-            start, end, _type = spans[seed][1]
-            support = sum(_weight(weights, spans[k][0])[0] for k in supporters)
-            rank = (-support, -exact[(start, end)], start, end - start)
-            if best is None or rank < best[0]:
-                best = (rank, supporters)
-        assert best is not None  # some span is left
-        left -= set(best[1])
-        clusters.append(_cluster([spans[k] for k in best[1]], weights))
+        exact = Counter(
+            (s, e) for (s, e), _ in {(spans[k][1][:2], spans[k][0]) for k in np.flatnonzero(left)}
+        )
+
+        candidates = [int(k) for k in np.flatnonzero(left)]
+        # The most support, then the offsets most annotators gave, the earliest, the shortest, the first.
+        ranks = {
+            k: (
+                -float(support[k]),
+                -exact[spans[k][1][:2]],
+                spans[k][1][0],
+                spans[k][1][1] - spans[k][1][0],
+                k,
+            )
+            for k in candidates
+        }
+        seed = min(candidates, key=ranks.__getitem__)
+        members = [seed]
+        for a in np.flatnonzero(supported[seed]):
+            if a == owner[seed]:
+                continue
+            theirs = np.flatnonzero(left & matches[seed] & (owner == a))
+            members.append(int(theirs[np.argmax(ious[seed, theirs])]))  # the closest; ties: the first
+        left[members] = False
+        clusters.append(_cluster([spans[k] for k in members], weights))
     return sorted(clusters, key=lambda c: (c.start, c.end, c.annotators))
 
 

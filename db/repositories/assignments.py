@@ -366,7 +366,7 @@ def progress_by_annotator(engine: Engine, dataset_id: int, task: str) -> list[An
 
 
 def progress_by_item(
-    engine: Engine, dataset_id: int, task: str, *, offset: int = 0, limit: int | None = None
+    engine: Engine, dataset_id: int, task: str, offset: int = 0, limit: int | None = None
 ) -> list[ItemProgress]:
     """The items of the task's queue in dataset order (``offset``/``limit`` page through them; the queue's
     size is :func:`db.repositories.queue.queue_size`): who is assigned, how many of them finished."""

@@ -80,7 +80,7 @@ def _pairs(engine: Engine, dataset_id: int, task: str) -> list[tuple[str, str]]:
     """(external id, annotator name) of every assignment, in item order then name."""
     with Session(engine) as session:
         return [
-            tuple(row)  # type: ignore[misc]
+            tuple(row)
             for row in session.execute(
                 select(m.Item.external_id, m.Annotator.name)
                 .select_from(m.Assignment)

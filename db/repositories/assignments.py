@@ -4,10 +4,11 @@
 :func:`db.repositories.queue.in_queue` defines them; for ratings every item of the dataset, which every
 rating campaign covers) exactly ``k`` distinct annotators among those chosen. Items are taken in dataset
 order (``Item.position``) and each goes to the chosen annotators with the fewest assignments on the task
-so far — earlier assignments included — ties going to the one named first. So the chosen annotators'
-loads end up differing by at most one (whenever the new assignments suffice to even out earlier ones),
-the same inputs always give the same split, and running it again adds only what is missing: existing
-assignments are never moved or removed.
+so far — earlier assignments included — ties going to the one named first; where an item had to skip
+an annotator already on it, new assignments are then handed on until the loads are even. So the chosen
+annotators' loads end up differing by at most one (whenever the new assignments can even out earlier
+ones), the same inputs always give the same split, and running it again adds only what is missing:
+existing assignments are never moved or removed.
 
 Progress counts an assigned item as finished when the annotator's own label set has it done or skipped
 on the task. A rating campaign's statuses are filed under its own queue (``rating:<id>``); the
@@ -23,6 +24,7 @@ from __future__ import annotations
 
 import heapq
 import math
+from collections import deque
 from dataclasses import dataclass
 from typing import Final
 
@@ -140,13 +142,14 @@ def _split(
     item_ids: list[int], present: dict[int, set[int]], loads: dict[int, int], k: int
 ) -> list[tuple[int, int]]:
     """The (item, annotator) pairs that give every item ``k`` of the annotators in ``loads`` (whose
-    order is the tie-break), each item going to the least loaded ones not on it yet."""
+    order is the tie-break), each item going to the least loaded ones not on it yet, then evened out
+    (:func:`_even_out`). ``present`` (item → annotators on it) and ``loads`` are updated."""
     rank = {annotator_id: n for n, annotator_id in enumerate(loads)}
     heap = [(load, rank[a], a) for a, load in loads.items()]
     heapq.heapify(heap)
-    pairs: list[tuple[int, int]] = []
+    new: dict[int, list[int]] = {a: [] for a in loads}
     for item_id in item_ids:
-        there = present.get(item_id, set())
+        there = present.setdefault(item_id, set())
         need = k - len(there)
         picked: list[tuple[int, int, int]] = []
         passed: list[tuple[int, int, int]] = []
@@ -154,13 +157,67 @@ def _split(
             entry = heapq.heappop(heap)
             (passed if entry[2] in there else picked).append(entry)
         for load, order, annotator_id in picked:
-            pairs.append((item_id, annotator_id))
+            new[annotator_id].append(item_id)
+            there.add(annotator_id)
             heapq.heappush(heap, (load + 1, order, annotator_id))
         for entry in passed:
             heapq.heappush(heap, entry)
     for load, _, annotator_id in heap:
         loads[annotator_id] = load
-    return pairs
+    _even_out(new, present, loads, rank)
+    return [(item_id, a) for a in loads for item_id in new[a]]
+
+
+def _even_out(
+    new: dict[int, list[int]], present: dict[int, set[int]], loads: dict[int, int], rank: dict[int, int]
+) -> None:
+    """Pass new assignments on until no annotator has two more than one they can pass an item to.
+
+    Taking items in order, an item may have to skip the least loaded annotator because they are on it
+    already (topping up from k = 2 to 3, say), and the loads drift apart. Here an annotator hands one of
+    their new items to one who is not on it, or along a chain of such hand-overs (found breadth first,
+    the annotators in the given order, their latest items first), to someone holding at least two
+    fewer. Each hand-over lowers the sum of the squared loads, so this ends; earlier assignments never
+    move."""
+
+    def spare(giver: int, taker: int) -> int | None:
+        return next((item for item in reversed(new[giver]) if taker not in present[item]), None)
+
+    def chain(source: int) -> list[tuple[int, int, int]] | None:
+        came_from: dict[int, tuple[int, int]] = {}
+        frontier = deque([source])
+        while frontier:
+            giver = frontier.popleft()
+            for taker in rank:
+                if taker == source or taker in came_from:
+                    continue
+                item = spare(giver, taker)
+                if item is None:
+                    continue
+                came_from[taker] = (giver, item)
+                if loads[taker] <= loads[source] - 2:
+                    moves = []
+                    while taker != source:
+                        giver, item = came_from[taker]
+                        moves.append((giver, taker, item))
+                        taker = giver
+                    return moves
+                frontier.append(taker)
+        return None
+
+    while True:
+        lowest = min(loads.values())
+        sources = sorted((a for a in loads if loads[a] >= lowest + 2), key=lambda a: (-loads[a], rank[a]))
+        moves = next((found for found in map(chain, sources) if found), None)
+        if moves is None:
+            return
+        for giver, taker, item in moves:
+            new[giver].remove(item)
+            new[taker].append(item)
+            present[item].discard(giver)
+            present[item].add(taker)
+            loads[giver] -= 1
+            loads[taker] += 1
 
 
 def _assign_once(

@@ -149,6 +149,25 @@ def test_running_again_adds_only_what_is_missing(engine: Engine) -> None:
     assert Counter(e for e, _ in _pairs(engine, dataset_id, "spans")) == {f"it-{k:02}": 2 for k in range(9)}
 
 
+@pytest.mark.parametrize(("n_items", "first_k", "then_k"), [(10, 2, 3), (15, 1, 2), (25, 1, 3)])
+def test_topping_up_stays_balanced(engine: Engine, n_items: int, first_k: int, then_k: int) -> None:
+    """Taking items in order alone would leave two annotators two items apart here: a least loaded
+    annotator already on an item has to be skipped. The run evens the loads out."""
+    dataset_id = _dataset(engine, n_items=n_items)
+    team = _users(engine, "a", "b", "c", "d", "e")
+    assign(engine, dataset_id, "spans", team, first_k, actor=OPERATOR)
+    before = set(_pairs(engine, dataset_id, "spans"))
+    topped = assign(engine, dataset_id, "spans", team, then_k, actor=OPERATOR)
+    assert max(topped.loads.values()) - min(topped.loads.values()) <= 1
+    assert sum(topped.loads.values()) == n_items * then_k
+    after = _pairs(engine, dataset_id, "spans")
+    assert before <= set(after) and len(set(after)) == len(after)
+    assert set(Counter(e for e, _ in after).values()) == {then_k}
+    assert Counter(n for _, n in after) == {
+        n: load for n, load in zip("abcde", topped.loads.values(), strict=True)
+    }
+
+
 def test_earlier_load_is_evened_out(engine: Engine) -> None:
     dataset_id = _dataset(engine, n_items=10)
     a, b, c = _users(engine, "a", "b", "c")

@@ -62,6 +62,7 @@ def main() -> None:
     parser.add_argument("--items", type=int, default=10_000)
     parser.add_argument("--annotators", type=int, default=5)
     parser.add_argument("--db", help="an empty, migrated database (default: a new SQLite file)")
+    parser.add_argument("--analyze", action="store_true", help="PostgreSQL: ANALYZE before the reads")
     args = parser.parse_args()
     with tempfile.TemporaryDirectory() as folder:
         url = args.db or f"sqlite:///{Path(folder) / 'bench.db'}"
@@ -107,6 +108,9 @@ def main() -> None:
             ]
         with write_session(engine) as session:
             session.execute(insert(m.ItemStatus), rows)
+        if args.analyze and engine.dialect.name == "postgresql":
+            with engine.begin() as connection:
+                connection.exec_driver_sql("ANALYZE")
 
         per_annotator = timed(
             "progress_by_annotator", lambda: progress_by_annotator(engine, dataset.id, "spans")
@@ -133,6 +137,14 @@ def main() -> None:
         timed(
             "next_item of one annotator (past the finished half)",
             lambda: queue.next_item(engine, dataset.id, own, "spans", assigned_to=first),
+        )
+        timed(
+            "next_item on the whole dataset, for comparison",
+            lambda: queue.next_item(engine, dataset.id, own, "spans"),
+        )
+        timed(
+            "progress on the whole dataset, for comparison",
+            lambda: queue.progress(engine, dataset.id, own, "spans"),
         )
         engine.dispose()
 

@@ -395,3 +395,18 @@ def test_dataset_team_settings(engine: Engine, monkeypatch: pytest.MonkeyPatch) 
     assert log.annotator_id == admin.id and log.after == {
         "settings": {"blind": False, "allow_preannotation": True}
     }
+
+
+def test_a_bulk_assignment_refreshes_the_planner_statistics(engine: Engine) -> None:
+    """PostgreSQL plans an annotator's queue by the table's row counts; right after a bulk assignment
+    they must not still say the table is empty."""
+    if engine.dialect.name != "postgresql":
+        pytest.skip("SQLite plans without table statistics")
+    dataset_id = _dataset(engine, n_items=600)
+    team = _users(engine, "a", "b")
+    assert assign(engine, dataset_id, "spans", team, 2, actor=OPERATOR).added == 1200
+    with engine.connect() as connection:
+        rows = connection.exec_driver_sql(
+            "SELECT reltuples FROM pg_class WHERE oid = 'assignments'::regclass"
+        ).scalar_one()
+    assert rows == 1200

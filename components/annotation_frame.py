@@ -154,7 +154,7 @@ def open_workspace(ctx: PageContext, task: str, page_path: str) -> Workspace | N
 
 def _queue_total(ws: Workspace) -> int:
     """The queue's size, counted once per item shown: counting scans the dataset, and no annotator
-    action changes it (only an import or a removal does, seen from the next item on)."""
+    action changes it (only an import, a removal or new assignments do, seen from the next item on)."""
     mine = assigned_to(ws.ctx)
     key = (ws.ctx.database, ws.dataset.id, ws.task, ws.item.id, mine)
     known = st.session_state.get(_TOTAL)

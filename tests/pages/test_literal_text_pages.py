@@ -41,6 +41,7 @@ PAGES = [
     "app_pages/correlation.py",
     "app_pages/agreement.py",
     "app_pages/presenter.py",
+    "app_pages/team.py",
 ]
 
 

@@ -45,6 +45,9 @@ navigation = st.navigation(
             st.Page("app_pages/agreement.py", title="Agreement", icon=":material/group:"),
             st.Page("app_pages/presenter.py", title="Presenter mode", icon=":material/slideshow:"),
         ],
+        "Team": [
+            st.Page("app_pages/team.py", title="Team", icon=":material/groups:"),
+        ],
     },
     expanded=True,
 )

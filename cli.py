@@ -9,6 +9,8 @@
     python cli.py imports [--json]              recent imports, newest first, with their log ids
     python cli.py undo-import LOG_ID [--json]   put back what an import replaced
     python cli.py evaluate --dataset NAME [--json] [--resamples N]   the papers' tables on a dataset
+    python cli.py assign --dataset NAME --task TASK --annotators A,B,C --k 2 [--json]   split the work
+    python cli.py progress --dataset NAME --task TASK [--json]   each annotator's assigned, done, skipped
     python cli.py promote --dataset NAME --task TASK --rule majority|unanimity|alignbench
                           [--threshold 0.5] [--dry-run] [--json]   agreed items' labels into gold
 
@@ -338,6 +340,109 @@ def _evaluate_arguments(parser: argparse.ArgumentParser) -> None:
     )
 
 
+def _refused(args: argparse.Namespace, reason: str) -> int:
+    if args.json:
+        print(json.dumps({"ok": False, "error": reason}, indent=2, ensure_ascii=False))
+    else:
+        print(f"error: {reason}", file=sys.stderr)
+    return 1
+
+
+def cmd_assign(args: argparse.Namespace) -> int:
+    from db.access import OPERATOR, Forbidden
+    from db.repositories.annotators import find_annotator
+    from db.repositories.assignments import AssignmentError, assign
+    from db.repositories.datasets import get_dataset
+
+    names = [name.strip() for name in args.annotators.split(",") if name.strip()]
+    if not names:
+        print("error: --annotators names at least one annotator (a,b,c)", file=sys.stderr)
+        return USAGE
+    engine = _engine(args)
+    dataset = get_dataset(engine, args.dataset)
+    if dataset is None:
+        return _refused(args, f"there is no dataset named {args.dataset!r}")
+    ids: dict[int, str] = {}
+    for name in names:
+        found = find_annotator(engine, name)
+        if found is None:
+            return _refused(args, f"there is no user named {name!r}")
+        ids[found.id] = found.name
+    try:
+        counts = assign(engine, dataset.id, args.task, list(ids), args.k, actor=OPERATOR)
+    except (AssignmentError, Forbidden) as refused:
+        return _refused(args, str(refused))
+    loads = {ids[annotator_id]: load for annotator_id, load in counts.loads.items()}
+    _emit(
+        args,
+        {
+            "ok": True,
+            "dataset": dataset.name,
+            "task": args.task,
+            "k": args.k,
+            "items": counts.items,
+            "added": counts.added,
+            "kept": counts.kept,
+            "loads": loads,
+        },
+        f"{dataset.name!r}, {args.task}: {counts.items} item(s), {args.k} annotator(s) each; "
+        f"{counts.added} assignment(s) added, {counts.kept} kept.\n"
+        + "\n".join(f"  {name!r}: {load} item(s)" for name, load in loads.items()),
+    )
+    return 0
+
+
+def cmd_progress(args: argparse.Namespace) -> int:
+    from db.repositories.assignments import progress_by_annotator
+    from db.repositories.datasets import get_dataset
+    from db.repositories.queue import queue_size
+
+    engine = _engine(args)
+    dataset = get_dataset(engine, args.dataset)
+    if dataset is None:
+        return _refused(args, f"there is no dataset named {args.dataset!r}")
+    rows = progress_by_annotator(engine, dataset.id, args.task)
+    n_items = queue_size(engine, dataset.id, args.task)
+    lines = [f"{dataset.name!r}, {args.task}: {n_items} item(s) in the queue"]
+    lines += [f"{'annotator':30} {'assigned':>8} {'done':>8} {'skipped':>8} {'remaining':>9}"]
+    lines += [f"{r.name!r:30} {r.assigned:>8} {r.done:>8} {r.skipped:>8} {r.remaining:>9}" for r in rows]
+    _emit(
+        args,
+        {
+            "dataset": dataset.name,
+            "task": args.task,
+            "items": n_items,
+            "annotators": [
+                {
+                    "name": r.name,
+                    "assigned": r.assigned,
+                    "done": r.done,
+                    "skipped": r.skipped,
+                    "remaining": r.remaining,
+                }
+                for r in rows
+            ],
+        },
+        "\n".join(lines) if rows else lines[0] + "; nothing is assigned yet.",
+    )
+    return 0
+
+
+def _team_task_arguments(parser: argparse.ArgumentParser) -> None:
+    from db.models import TASKS
+
+    parser.add_argument("--dataset", required=True, help="the dataset, by name")
+    parser.add_argument("--task", required=True, choices=TASKS, help="the annotation task")
+
+
+def _assign_arguments(parser: argparse.ArgumentParser) -> None:
+    _team_task_arguments(parser)
+    parser.add_argument(
+        "--annotators", required=True, help="comma-separated user names; their order breaks ties"
+    )
+    parser.add_argument("--k", type=int, required=True, help="annotators per item")
+
+
 def cmd_promote(args: argparse.Namespace) -> int:
     from analysis.adjudication import RULES
     from db.access import OPERATOR, Forbidden
@@ -350,8 +455,7 @@ def cmd_promote(args: argparse.Namespace) -> int:
     engine = _engine(args)
     dataset = get_dataset(engine, args.dataset)
     if dataset is None:
-        print(f"error: there is no dataset named {args.dataset!r}", file=sys.stderr)
-        return 1
+        return _refused(args, f"there is no dataset named {args.dataset!r}")
     try:
         summary = promote_by_rule(
             engine,
@@ -363,8 +467,7 @@ def cmd_promote(args: argparse.Namespace) -> int:
             dry_run=args.dry_run,
         )
     except Forbidden as refused:
-        print(f"error: {refused}", file=sys.stderr)
-        return 1
+        return _refused(args, str(refused))
     verb = "would promote" if args.dry_run else "promoted"
     lines = [
         f"{args.rule} on {args.task} of {dataset.name!r}: {verb} {len(summary.promoted)} item(s)"
@@ -403,6 +506,8 @@ COMMANDS: dict[str, tuple[Command, str]] = {
     "evaluate": (cmd_evaluate, "print the papers' tables (metrics, agreement, correlation) for a dataset"),
     "imports": (cmd_imports, "list recent imports with their log ids"),
     "undo-import": (cmd_undo_import, "undo an import by its log id, putting back what it replaced"),
+    "assign": (cmd_assign, "give every item of a task k annotators among those named, balanced"),
+    "progress": (cmd_progress, "each annotator's assigned, done, skipped and remaining items on a task"),
     "promote": (
         cmd_promote,
         "promote agreed items' labels to gold by a rule (majority, unanimity, alignbench)",
@@ -416,6 +521,8 @@ ARGUMENTS: dict[str, Callable[[argparse.ArgumentParser], None]] = {
     "evaluate": _evaluate_arguments,
     "imports": _imports_arguments,
     "undo-import": _undo_import_arguments,
+    "assign": _assign_arguments,
+    "progress": _team_task_arguments,
     "promote": _promote_arguments,
 }
 

@@ -37,7 +37,6 @@ from db.repositories.adjudication import (
     DisagreementRow,
     GoldLabels,
     UnitKey,
-    annotator_weights,
     item_votes,
     items_in_disagreement,
     latest_promotion,
@@ -46,6 +45,7 @@ from db.repositories.adjudication import (
     unit_texts,
 )
 from db.repositories.annotators import InvalidName, list_annotators
+from db.repositories.assignments import DEFAULT_WEIGHT, weights
 from db.repositories.items import ItemView, get_item
 from db.repositories.labeling import StaleEdit, StoreBusy
 from render.literal_text import literal
@@ -168,7 +168,7 @@ else:
 def _decide(item: ItemView) -> None:
     """The item beside each annotator's labels, the form that decides its gold, and the Promote button."""
     votes = item_votes(ctx.engine, dataset.id, item.id, task)
-    weights = annotator_weights(ctx.engine, dataset.id)
+    weighed = weights(ctx.engine, dataset.id)
     key = f"adj_{task}_{item.id}"
     st.subheader(f"Item {literal(item.external_id)}", anchor=False)
     promotion = latest_promotion(ctx.engine, dataset.id, item.id, task)
@@ -187,14 +187,14 @@ def _decide(item: ItemView) -> None:
         show_text(item.prompt or "(no prompt)", label="Prompt")
     with right:
         if task == "spans":
-            clusters = span_clusters(votes.response, votes.spans, weights, threshold)
-            majority = majority_spans(clusters, weights, votes.annotators)
+            clusters = span_clusters(votes.response, votes.spans, weighed, threshold)
+            majority = majority_spans(clusters, weighed, votes.annotators)
             forms.show_spans(votes, clusters, dataset.taxonomy)
         else:
             if task == "ratings":
-                suggested = majority_units(votes.ratings, weights, votes.unit_names)[0]
+                suggested = majority_units(votes.ratings, weighed, votes.unit_names)[0]
             else:
-                suggested = majority_units(votes.units, weights, votes.unit_names)[0]
+                suggested = majority_units(votes.units, weighed, votes.unit_names)[0]
             show_text(item.response, label="Response")
     if task != "spans":  # the table of units, annotators side by side, at full width under the item
         forms.show_units(votes, unit_texts(ctx.engine, item.id, task), suggested)
@@ -284,20 +284,21 @@ st.caption(
     }[rule_name]
 )
 names = {a.id: a.name for a in list_annotators(ctx.engine)}
-weights_now = annotator_weights(ctx.engine, dataset.id)
-if weights_now:
+# Weights as the Team page sets them; only those differing from the default are listed.
+weights_set = {a: w for a, w in weights(ctx.engine, dataset.id).items() if w != DEFAULT_WEIGHT}
+if weights_set:
     st.dataframe(
         pd.DataFrame(
             [
                 {"annotator": names.get(a, str(a)), "weight": w, "trusted": "yes" if trusted else "no"}
-                for a, (w, trusted) in sorted(weights_now.items(), key=lambda kv: names.get(kv[0], ""))
+                for a, (w, trusted) in sorted(weights_set.items(), key=lambda kv: names.get(kv[0], ""))
             ]
         ),
         hide_index=True,
     )
-    st.caption("Annotators not listed count 1.0 and trusted.")
+    st.caption("Everyone else counts 1.0 and is trusted. Admins set weights on the Team page.")
 else:
-    st.caption("Every annotator counts 1.0 and is trusted (no weights are set for this dataset).")
+    st.caption("Every annotator counts 1.0 and is trusted (admins set weights on the Team page).")
 
 signature = (dataset.id, task, rule_name, threshold)
 acting = _acting()

@@ -47,6 +47,11 @@ raters = st.multiselect(
     key=f"raters-{kind}",
     help="Annotators by default; add gold or a detector to see how close it comes to the people.",
 )
+if skipped := agreement.left_out(inputs, kind):
+    st.caption(
+        f"Not counted for {literal(agreement.KINDS[kind].lower())}, as they hold none: "
+        + "; ".join(f"{literal(who.name)}: {literal(who.reason)}" for who in skipped)
+    )
 with st.spinner("Computing…"):
     report = live.agreement_report(ctx.engine, dataset.id, flt, kind, tuple(raters))
 for note in report.notes:

@@ -6,6 +6,7 @@ import pandas as pd
 import streamlit as st
 
 from components.dataset_picker import pick_dataset
+from components.item_history import show_item_history
 from components.item_parts import show_image, show_text
 from components.page_setup import setup_page
 from db.repositories.annotations import item_annotations
@@ -164,3 +165,5 @@ if item.reference_triplets or extracted:
                 hide_index=True,
                 width="stretch",
             )
+
+show_item_history(ctx, dataset, item)

@@ -1,6 +1,9 @@
 """What every annotation page shares: the item queue, progress, jump and deep link, the saved
 indicator, undo, and the skip/unsure flag.
 
+In team mode an annotator's queue (next item, size, progress) holds only the items assigned to them on
+the task (:func:`assigned_to`); reviewers and admins, and everyone in local mode, work on the whole dataset.
+
 A page calls :func:`open_workspace` to get the dataset, the item and the annotator's own label set,
 then runs each user action through :func:`act`, which saves it at once (its own transaction), records
 what was saved for the indicator, and turns a refused action (stale version, inconsistent label, a busy
@@ -43,6 +46,14 @@ _REFUSED = "annotation_refused"
 _TOTAL = "annotation_queue_total"
 # What the page reads as the annotator's own label set before their first save: no row has id 0.
 NO_LABEL_SET = 0
+_NOBODY = 0  # no annotator has id 0: an annotator without a row has nothing assigned
+
+
+def assigned_to(ctx: PageContext) -> int | None:
+    """Whose assignments narrow the queue: the annotator's in team mode, nobody's otherwise."""
+    if ctx.team and ctx.actor.role == "annotator":
+        return ctx.actor.id if ctx.actor.id is not None else _NOBODY
+    return None
 
 
 @dataclass(eq=False)
@@ -122,9 +133,15 @@ def open_workspace(ctx: PageContext, task: str, page_path: str) -> Workspace | N
         None,
     )
     own_id = own.id if own is not None else NO_LABEL_SET
-    wanted = st.query_params.get("item") or queue.next_item(ctx.engine, dataset.id, own_id, task)
+    mine = assigned_to(ctx)
+    wanted = st.query_params.get("item") or queue.next_item(
+        ctx.engine, dataset.id, own_id, task, assigned_to=mine
+    )
     if wanted is None:
-        st.success("Every item of this dataset is done for this task. 🎉")
+        if mine is not None and not queue.queue_size(ctx.engine, dataset.id, task, assigned_to=mine):
+            st.info("No item of this dataset is assigned to you for this task yet; ask an admin.")
+        else:
+            st.success("Every item of this dataset is done for this task. 🎉")
         return None
     item = get_item(ctx.engine, dataset.id, wanted)
     if item is None:
@@ -137,19 +154,25 @@ def open_workspace(ctx: PageContext, task: str, page_path: str) -> Workspace | N
 
 def _queue_total(ws: Workspace) -> int:
     """The queue's size, counted once per item shown: counting scans the dataset, and no annotator
-    action changes it (only an import or a removal does, seen from the next item on)."""
-    key = (ws.ctx.database, ws.dataset.id, ws.task, ws.item.id)
+    action changes it (only an import, a removal or new assignments do, seen from the next item on)."""
+    mine = assigned_to(ws.ctx)
+    key = (ws.ctx.database, ws.dataset.id, ws.task, ws.item.id, mine)
     known = st.session_state.get(_TOTAL)
     if known is None or known[0] != key:
-        known = (key, queue.queue_size(ws.ctx.engine, ws.dataset.id, ws.task))
+        known = (key, queue.queue_size(ws.ctx.engine, ws.dataset.id, ws.task, assigned_to=mine))
         st.session_state[_TOTAL] = known
     return known[1]
 
 
 def _header(ws: Workspace) -> None:
     engine = ws.ctx.engine
-    done = queue.progress(engine, ws.dataset.id, ws.view_id, ws.task, total=_queue_total(ws))
-    following = queue.next_item(engine, ws.dataset.id, ws.view_id, ws.task, after_position=ws.item.position)
+    mine = assigned_to(ws.ctx)
+    done = queue.progress(
+        engine, ws.dataset.id, ws.view_id, ws.task, total=_queue_total(ws), assigned_to=mine
+    )
+    following = queue.next_item(
+        engine, ws.dataset.id, ws.view_id, ws.task, after_position=ws.item.position, assigned_to=mine
+    )
     top = st.columns([2, 2, 2, 3])
     top[0].progress(done.fraction, text=f"{done.finished} / {done.total} done")
     top[1].button(
@@ -159,7 +182,8 @@ def _header(ws: Workspace) -> None:
         disabled=following is None or following == ws.item.external_id,
         on_click=_go_to,
         args=(following,),
-        help="The next item you have not finished, in dataset order (key N).",
+        help="The next item you have not finished, in dataset order (key N)"
+        + (": only items assigned to you." if mine is not None else "."),
         key="frame_next",
         width="stretch",
     )

@@ -472,7 +472,8 @@ class EditLog(Base):
     id: Mapped[int] = mapped_column(primary_key=True)
     at: Mapped[datetime] = mapped_column(DateTime(timezone=True), default=utcnow)
     annotator_id: Mapped[int | None] = mapped_column(ForeignKey("annotators.id", ondelete="SET NULL"))
-    # create / update / delete / import, or undo (``after`` = {"undid": <id of the entry undone>}).
+    # create / update / delete / import, undo (``after`` = {"undid": <id of the entry undone>}), or
+    # restore (``after`` = {"restored_to": <id of the entry whose state was put back>}).
     action: Mapped[str] = mapped_column(String(20))
     entity: Mapped[str] = mapped_column(String(50))  # table name
     entity_id: Mapped[int | None] = mapped_column(Integer)

@@ -2,8 +2,12 @@
 
 Each kind is cut into units every rater labels alike: whitespace tokens of the response (spans, a
 token taking its span's type, or "hallucinated", or "—" outside every span), sentences, claims, and
-rated segments. A rater has rated an item's units when their label set holds anything on that item
-(or marks it done), so an annotator who found nothing still agrees with one who found nothing.
+rated segments. Only label sets holding labels of the kind measured are its raters (spans, or an item
+marked done on the spans page; sentence labels; claim labels; ratings): someone who only rated detector
+outputs is no span annotator, and counting them as one who found nothing would pull every kappa down.
+:func:`left_out` names the people not counted and why, for the page to say. A rater has rated an
+item's units when their label set holds any span, sentence or claim label on that item (or marks it
+done on one of those pages), so an annotator who found nothing still agrees with one who found nothing.
 
 Reported per kind: Cohen's kappa of every pair on the units both rated (MHALO appendix A.5) and, for
 spans, the mean F1_IoU of every pair through the metrics' matching engine (whole spans matched one to
@@ -50,6 +54,15 @@ KINDS = {
 }
 OUTSIDE, INSIDE = "—", "hallucinated"
 TOP_DISAGREEMENTS = 15
+# What a rater of each kind holds, as the page names it.
+_HOLDINGS = {
+    "spans": "spans",
+    "sentences": "sentence labels",
+    "claims": "claim labels",
+    "ratings": "ratings",
+}
+# The item-status pages whose "done" counts as having looked at an item's units (not rating tasks').
+_LABEL_PAGES = ("spans", "sentences", "claims")
 
 
 @dataclass(frozen=True)
@@ -58,7 +71,7 @@ class AgreementInputs:
     sentences: SentenceInputs
     claims: ClaimInputs
     ratings: pd.DataFrame
-    done: dict[int, set[int]]  # label set id → items marked done
+    done: dict[str, dict[int, set[int]]]  # page (task) → label set id → items marked done there
 
     @property
     def dataset(self) -> str:
@@ -91,19 +104,60 @@ def raters_for(inputs: AgreementInputs, kind: str) -> list[str]:
     """Names of the raters who labelled anything of ``kind`` (label set names; rater names for ratings)."""
     if kind == "ratings":
         return sorted(inputs.ratings["rater"].unique()) if not inputs.ratings.empty else []
-    claim_owners = set(inputs.claims.labels["label_set_id"]) if not inputs.claims.labels.empty else set()
+    return [view.name for view in inputs.label_sets if _holds(inputs, view, kind)]
+
+
+def _holds(inputs: AgreementInputs, view: LabelSetView, kind: str) -> bool:
+    """Whether the label set holds labels of ``kind`` (for spans: a span, or an item marked done on the
+    spans page — an annotator who found nothing anywhere)."""
+    if kind == "spans":
+        return any(inputs.spans.spans.char_spans.get(view.id, ())) or bool(
+            inputs.done.get("spans", {}).get(view.id)
+        )
+    if kind == "sentences":
+        return view.id in inputs.sentences.labels
+    if kind == "claims":
+        labels = inputs.claims.labels
+        return not labels.empty and bool((labels["label_set_id"] == view.id).any())
+    return False
+
+
+@dataclass(frozen=True)
+class LeftOut:
+    """A person with labels on the dataset who is not a rater of the kind shown, and why."""
+
+    name: str
+    reason: str
+
+
+def left_out(inputs: AgreementInputs, kind: str) -> list[LeftOut]:
+    """The annotators and raters not counted for ``kind`` because they hold none of its labels, each
+    with what they do hold (so "dave: no spans, only ratings" explains an absence instead of a 0.00)."""
+    if kind not in KINDS:
+        raise ValueError(f"kind must be one of {list(KINDS)}, got {kind!r}")
+    counted = set(raters_for(inputs, kind))
+    rated = set(inputs.ratings["rater"]) if not inputs.ratings.empty else set()
+    people = [v for v in inputs.label_sets if v.kind == "human"]
+    own_sets = {v.annotator or v.name for v in people}
     out = []
-    for view in inputs.label_sets:
-        if kind == "spans":
-            has = view.id in inputs.spans.spans.char_spans and bool(_items_of(inputs, view.id))
-            has = has and (any(inputs.spans.spans.char_spans[view.id]) or view.kind == "human")
-        elif kind == "sentences":
-            has = view.id in inputs.sentences.labels
-        else:
-            has = view.id in claim_owners
-        if has:
-            out.append(view.name)
-    return out
+    for view in people:
+        if view.name in counted or (kind == "ratings" and (view.annotator or view.name) in counted):
+            continue
+        held = [
+            _HOLDINGS[k]
+            for k in KINDS
+            if k != kind
+            and (_holds(inputs, view, k) if k != "ratings" else (view.annotator or view.name) in rated)
+        ]
+        out.append(LeftOut(view.name, _reason(kind, held)))
+    if kind != "ratings":
+        out.extend(LeftOut(name, _reason(kind, ["ratings"])) for name in sorted(rated - own_sets))
+    return sorted(out, key=lambda x: x.name.lower())
+
+
+def _reason(kind: str, held: list[str]) -> str:
+    given = f"only {', '.join(held)}" if held else "nothing labelled yet"
+    return f"no {_HOLDINGS[kind]} ({given})"
 
 
 def default_raters(inputs: AgreementInputs, kind: str) -> list[str]:
@@ -191,8 +245,9 @@ def _missing(value: object) -> bool:
 
 
 def _items_of(inputs: AgreementInputs, label_set_id: int) -> set[int]:
-    """Items the label set said anything about (any annotation, or a "done" status)."""
-    found = set(inputs.done.get(label_set_id, set()))
+    """Items the label set said anything about (a span, sentence or claim label, or a "done" status on
+    one of those pages)."""
+    found = {item for page in _LABEL_PAGES for item in inputs.done.get(page, {}).get(label_set_id, ())}
     ev = inputs.spans.spans
     found.update(
         i for i, spans in zip(ev.items.ids, ev.char_spans.get(label_set_id, []), strict=True) if spans

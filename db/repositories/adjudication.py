@@ -14,8 +14,8 @@ of :data:`~analysis.adjudication.RULES` (typed here as :class:`Measure` and :cla
 
 Who takes part: every human label set with an annotator (the annotator's first one when they hold
 several), on the items where it holds a label of the task or marked the item done for it; for
-ratings, every rater. Weights come from :class:`~db.models.AnnotatorWeight` (1.0 and trusted without a
-row).
+ratings, every rater. Weights come from :class:`~db.models.AnnotatorWeight`, as the Team page sets them
+(``db.repositories.assignments``; 1.0 and trusted without a row).
 
 Adjudicated ratings: a rating belongs to a rater, not to a label set, so gold ratings are ratings by a
 dedicated account, ``gold`` (a disabled viewer that cannot log in, a name no person may take), which
@@ -453,12 +453,6 @@ def _weights(session: Session, dataset_id: int) -> dict[int, tuple[float, bool]]
             )
         )
     }
-
-
-def annotator_weights(engine: Engine, dataset_id: int) -> dict[int, tuple[float, bool]]:
-    """Annotator id → (weight, trusted) as set for the dataset (annotators without a row: 1.0, trusted)."""
-    with read_session(engine) as session:
-        return _weights(session, dataset_id)
 
 
 def _latest_promotions(

@@ -1,13 +1,14 @@
-"""Datasets: the list on the home page, one dataset's settings, and removal."""
+"""Datasets: the list on the home page, one dataset's settings (team settings included), and removal."""
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import asdict, dataclass
 
 from sqlalchemy import Engine, delete, distinct, func, select
 from sqlalchemy.orm import Session
 
 from db import models as m
+from db.access import Actor, require_in
 from db.engine import read_session, write_session
 
 
@@ -139,6 +140,58 @@ def set_taxonomy(engine: Engine, dataset_id: int, taxonomy: list[str]) -> None:
                 after={"taxonomy": cleaned},
             )
         )
+
+
+@dataclass(frozen=True)
+class DatasetSettings:
+    """How a team works on a dataset. ``blind``: while labeling, annotators see neither each other's
+    labels nor gold nor detector output; ``allow_preannotation``: annotators may start from a detector's
+    labels instead of an empty item."""
+
+    blind: bool = True
+    allow_preannotation: bool = False
+
+
+def _settings(dataset: m.Dataset) -> DatasetSettings:
+    stored = dataset.settings or {}
+    default = DatasetSettings()
+    return DatasetSettings(
+        blind=bool(stored.get("blind", default.blind)),
+        allow_preannotation=bool(stored.get("allow_preannotation", default.allow_preannotation)),
+    )
+
+
+def dataset_settings(engine: Engine, dataset_id: int) -> DatasetSettings:
+    """The dataset's team settings (the defaults for any not set)."""
+    with read_session(engine) as session:
+        return _settings(session.get_one(m.Dataset, dataset_id))
+
+
+def set_dataset_settings(
+    engine: Engine, dataset_id: int, *, blind: bool, allow_preannotation: bool, actor: Actor
+) -> DatasetSettings:
+    """Change the dataset's team settings (needs ``manage_data``); logged like every change."""
+    with write_session(engine) as session:
+        require_in(session, actor.id, "manage_data")
+        dataset = session.get_one(m.Dataset, dataset_id)
+        before = _settings(dataset)
+        dataset.settings = {
+            **(dataset.settings or {}),
+            "blind": bool(blind),
+            "allow_preannotation": bool(allow_preannotation),
+        }
+        after = _settings(dataset)
+        session.add(
+            m.EditLog(
+                annotator_id=actor.id,
+                action="update",
+                entity="datasets",
+                entity_id=dataset_id,
+                before={"settings": asdict(before)},
+                after={"settings": asdict(after)},
+            )
+        )
+        return after
 
 
 def delete_dataset(engine: Engine, name: str) -> bool:

@@ -5,7 +5,10 @@ immediately (there is no Save button to forget), appends an :class:`~db.models.E
 row before and after, and checks the row's version so a colleague's newer edit is never overwritten
 silently (:class:`StaleEdit`): a page passes the version it showed, or :data:`ABSENT` for a label it
 showed as not given yet. :func:`undo_last` reverts the annotator's latest action on one item and task
-that is not undone yet, by appending an ``undo`` entry: the log itself is never rewritten.
+that is not undone yet, by appending an ``undo`` entry: the log itself is never rewritten. When that
+latest action is a restore of an earlier state (:mod:`db.repositories.history`), nothing is offered: a
+restore may change many rows at once and is taken back by restoring the state before it, from the
+item's history; the actions before it are not offered either, as the restore changed their rows since.
 
 Concurrency: the row an action changes is locked (``SELECT … FOR UPDATE`` on PostgreSQL; SQLite
 serializes writers anyway), so the version check and the log entry see the row as it is, and one row's
@@ -601,7 +604,7 @@ def _last_entry(
         select(m.EditLog)
         .where(
             m.EditLog.annotator_id == annotator_id,
-            m.EditLog.action.in_(("create", "update", "delete")),
+            m.EditLog.action.in_(("create", "update", "delete", "restore")),
             m.EditLog.entity.in_(list(_ENTITIES)),
         )
         .order_by(m.EditLog.id.desc())
@@ -615,7 +618,9 @@ def _last_entry(
         if entry.id in undone or (entry.after or {}).get("automatic"):
             continue
         if task is None or _task_of(entry) == task:
-            return entry
+            # A restore (see ``history``) is a barrier: it is not undone row by row here, and the actions
+            # before it are not offered, since it has changed their rows since.
+            return None if entry.action == "restore" else entry
     return None
 
 

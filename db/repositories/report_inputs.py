@@ -447,17 +447,19 @@ def item_images(engine: Engine, dataset_id: int) -> dict[int, str | None]:
         return {item_id: image for item_id, image in _rows(connection, statement)}
 
 
-def done_items(engine: Engine, dataset_id: int) -> dict[int, set[int]]:
-    """Label set id → items some page marked "done" for it (an annotator who found nothing still rated)."""
+def done_items(engine: Engine, dataset_id: int) -> dict[str, dict[int, set[int]]]:
+    """Task (the status's page: "spans", "sentences", "rating:<task id>" …) → label set id → items marked
+    "done" for it there (an annotator who found nothing still rated). Kept per task: finishing an item's
+    ratings says nothing about its spans."""
     statement = (
-        select(m.ItemStatus.label_set_id, m.ItemStatus.item_id)
+        select(m.ItemStatus.page, m.ItemStatus.label_set_id, m.ItemStatus.item_id)
         .join(m.LabelSet, m.LabelSet.id == m.ItemStatus.label_set_id)
         .where(m.LabelSet.dataset_id == dataset_id, m.ItemStatus.status == "done")
     )
-    out: dict[int, set[int]] = {}
+    out: dict[str, dict[int, set[int]]] = {}
     with _snapshot(engine) as connection:
-        for label_set_id, item_id in _rows(connection, statement):
-            out.setdefault(label_set_id, set()).add(item_id)
+        for page, label_set_id, item_id in _rows(connection, statement):
+            out.setdefault(page, {}).setdefault(label_set_id, set()).add(item_id)
     return out
 
 

@@ -12,9 +12,12 @@ from streamlit.testing.v1 import AppTest
 from analysis.reports import mhalo
 from analysis.reports.data import ReportFilter
 from analysis.reports.spans import load_span_inputs
+from db.access import OPERATOR
 from db.engine import make_engine
 from db.importer import import_bundle
 from db.repositories.annotations import item_annotations
+from db.repositories.annotators import find_annotator
+from db.repositories.assignments import set_weight
 from db.repositories.items import get_item
 from db.repositories.label_sets import gold_label_set, list_label_sets
 from formats.records import (
@@ -251,3 +254,22 @@ def test_names_and_labels_stay_literal(sqlite_url: str, monkeypatch: pytest.Monk
     page = _open("app_pages/overrides.py", dataset=f"set {HOSTILE}", user=names[1])
     check(page, f"set {HOSTILE}")
     assert f"incorrect ({kind})" in set(page.dataframe[0].value["you said"])
+
+
+def test_weights_set_on_the_team_page_decide_the_preview(store: str) -> None:
+    at = _open("app_pages/adjudicate.py", task="Sentences")
+    at.button(key="adj_preview").click().run()
+    even = {m.label: int(m.value) for m in at.metric}
+    engine = make_engine(store)
+    alice = find_annotator(engine, "alice")
+    assert alice is not None
+    set_weight(engine, 1, alice.id, 3.0, True, actor=OPERATOR)
+    engine.dispose()
+    at = _open("app_pages/adjudicate.py", task="Sentences")
+    weights_table = next(d.value for d in at.dataframe if "weight" in d.value.columns)
+    assert weights_table.to_dict("records") == [{"annotator": "alice", "weight": 3.0, "trusted": "yes"}]
+    at.button(key="adj_preview").click().run()
+    weighted = {m.label: int(m.value) for m in at.metric}
+    # alice's 3 of 4 settles every sentence she and bob disagree on: nothing is left for review
+    assert (weighted["Need review"], even["Need review"] > 0) == (0, True)
+    assert weighted["Would promote"] == even["Would promote"] + even["Need review"]

@@ -43,6 +43,7 @@ PAGES = [
     "app_pages/correlation.py",
     "app_pages/agreement.py",
     "app_pages/presenter.py",
+    "app_pages/team.py",
 ]
 
 

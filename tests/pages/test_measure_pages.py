@@ -195,3 +195,29 @@ def test_numbers_follow_a_label_without_restart(demo_url: str, tmp_path, monkeyp
     at.run()  # the same session: no restart, no cache clearing
     assert _provenance(at) != digest
     assert _frame(at, title).set_index("detector").at["cautious", "Avg"] != before
+
+
+def test_agreement_page_says_who_is_not_counted(tmp_path, monkeypatch) -> None:
+    """A rater who only scored detector outputs is not a span annotator: the headline keeps the two
+    annotators' kappa, and the page names the rater (literally) with the reason."""
+    from render.literal_text import literal
+    from tests.analysis.reports.test_agreement_raters import rate_like_the_page
+
+    url = load_demo_store(tmp_path, monkeypatch)
+    engine = make_engine(url)
+    dataset = get_dataset(engine, DEMO)
+    rater = "*dave* [x](y)"
+    rate_like_the_page(engine, dataset.id, rater, 20)
+    engine.dispose()
+    monkeypatch.setenv("DATABASE_URL", url)
+    st.cache_resource.clear()
+    st.cache_data.clear()
+    at = _page("app_pages/agreement.py", kind="Spans (per token)")
+    assert at.multiselect(key="raters-spans").value == ["alice", "bob"]
+    assert rater not in at.multiselect(key="raters-spans").options
+    assert float(next(m.value for m in at.metric if m.label == "Fleiss' kappa")) == pytest.approx(
+        0.860, abs=1e-3
+    )
+    note = next(c.value for c in at.caption if c.value.startswith("Not counted"))
+    assert f"{literal(rater)}: no spans (only ratings)" in note
+    assert "rater-1: no spans (only ratings)" in note

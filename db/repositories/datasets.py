@@ -153,3 +153,24 @@ def delete_dataset(engine: Engine, name: str) -> bool:
         # The database cascades to items and annotations; loading them into the ORM first would not scale.
         session.execute(delete(m.Dataset).where(m.Dataset.id == dataset.id))
         return True
+
+
+@dataclass(frozen=True)
+class DatasetSettings:
+    """A dataset's team settings. ``blind``: annotators see only their own labels; with
+    ``allow_preannotation`` they may also see the detectors' outputs."""
+
+    blind: bool = True
+    allow_preannotation: bool = False
+
+
+def dataset_settings(engine: Engine, dataset_id: int) -> DatasetSettings:
+    """The dataset's team settings (the defaults for an unknown dataset or an unset key)."""
+    with read_session(engine) as session:
+        stored = session.scalar(select(m.Dataset.settings).where(m.Dataset.id == dataset_id))
+    stored = stored if isinstance(stored, dict) else {}
+    default = DatasetSettings()
+    return DatasetSettings(
+        blind=bool(stored.get("blind", default.blind)),
+        allow_preannotation=bool(stored.get("allow_preannotation", default.allow_preannotation)),
+    )

@@ -426,8 +426,8 @@ def _user_arguments(parser: argparse.ArgumentParser) -> None:
         ("password", "set a new password (from stdin or a prompt; sessions end)"),
     ):
         actions.add_parser(action, help=help_text).add_argument("name", metavar="NAME")
-    for action in actions.choices.values():
-        _common_arguments(action)
+    for sub_command in actions.choices.values():
+        _common_arguments(sub_command)
 
 
 COMMANDS: dict[str, tuple[Command, str]] = {

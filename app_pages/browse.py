@@ -39,7 +39,9 @@ text = query_col.text_input(
 subsets = subset_col.multiselect("Subset", options.subsets, key="browse_subsets")
 models = model_col.multiselect("Source model", options.source_models, key="browse_models")
 gold = (
-    gold_col.selectbox("Gold says", ["any", "hallucinated", "clean"], key="browse_gold") if shows_gold else "any"
+    gold_col.selectbox("Gold says", ["any", "hallucinated", "clean"], key="browse_gold")
+    if shows_gold
+    else "any"
 )
 flt = ItemFilter(
     text=text,

@@ -14,8 +14,8 @@ from components.page_setup import setup_page
 from components.span_selector import selection_from_state, span_selector
 from db.repositories import labeling
 from db.repositories.annotations import SpanView, item_annotations
-from db.repositories.visibility import visible_label_sets
 from db.repositories.queue import item_status
+from db.repositories.visibility import visible_label_sets
 from render.literal_text import literal
 from render.span_html import SpanStyle, render_spans_html
 

@@ -88,7 +88,9 @@ def _sso_user(engine: Engine) -> UserView | None:
         return None
     email = st.user.get("email")
     if not isinstance(email, str) or not email or st.user.get("email_verified") is False:
-        st.session_state[_REFUSED] = "Your SSO login gave no verified e-mail address, so it matches no account."
+        st.session_state[_REFUSED] = (
+            "Your SSO login gave no verified e-mail address, so it matches no account."
+        )
         return None
     user = user_for_email(engine, email)
     if user is None:

@@ -30,6 +30,7 @@ from db.access import Actor, Forbidden, may, require, team_mode
 from db.config import redact, resolve_url, setting
 from db.engine import make_engine
 from db.migrate import upgrade
+from db.repositories.accounts import UserView
 from db.repositories.annotators import (
     AnnotatorView,
     InvalidName,
@@ -37,7 +38,6 @@ from db.repositories.annotators import (
     get_or_create_annotator,
     validate_name,
 )
-from db.repositories.accounts import UserView
 
 DEFAULT_ANNOTATOR = "annotator"
 _USER_KEY = "spanlight_user"

@@ -86,7 +86,9 @@ def assigned_items(dataset_id: int, annotator_id: int, task: str | None = None) 
     return query
 
 
-def assigned_item_ids(engine: Engine, dataset_id: int, annotator_id: int, task: str | None = None) -> set[int]:
+def assigned_item_ids(
+    engine: Engine, dataset_id: int, annotator_id: int, task: str | None = None
+) -> set[int]:
     """The items assigned to the annotator on the dataset (on ``task``, or on any task)."""
     with read_session(engine) as session:
         return set(session.scalars(assigned_items(dataset_id, annotator_id, task)))

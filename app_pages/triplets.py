@@ -19,7 +19,6 @@ from components.page_setup import setup_page
 from db.repositories import labeling
 from db.repositories.annotations import judged_triplets, triplet_sources
 from db.repositories.label_sets import list_label_sets
-from db.repositories.visibility import label_sight
 from render.literal_text import literal
 
 # Named as the triplet is shown (subject · relation · object); stored as Tri-HE's object1/relation/object2.
@@ -37,14 +36,9 @@ if opened is None:
 ws = opened  # bound after the check, so the handlers below see a Workspace
 item, engine = ws.item, ctx.engine
 
-# A detector's triplets are what is judged, so every judge sees them; other label sets' triplets only
-# whoever may see those label sets.
-sight = label_sight(engine, ctx.actor, ws.dataset.id)
-sources = {
-    ls.id: ls
-    for ls in list_label_sets(engine, ws.dataset.id)
-    if ls.kind == "detector" or sight.shows(ls, ctx.actor)
-}
+# The extracted triplets are what is judged, whoever extracted them, so every judge sees them (blind
+# annotation included): the page shows no verdict but the judge's own.
+sources = {ls.id: ls for ls in list_label_sets(engine, ws.dataset.id)}
 source_ids = [i for i in triplet_sources(engine, ws.dataset.id) if i in sources and i != ws.view_id]
 if not source_ids:
     st.info("No label set of this dataset has extracted triplets to judge.")

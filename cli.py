@@ -13,11 +13,17 @@
     python cli.py progress --dataset NAME --task TASK [--json]   each annotator's assigned, done, skipped
     python cli.py promote --dataset NAME --task TASK --rule majority|unanimity|alignbench
                           [--threshold 0.5] [--dry-run] [--json]   agreed items' labels into gold
+    python cli.py user add NAME --role ROLE [--email E]   a team-mode account (password: stdin or prompt)
+    python cli.py user list | set-role NAME ROLE | disable NAME | enable NAME | password NAME
 
 ``--db`` defaults to ``DATABASE_URL``, then to the embedded SQLite file (see ``db/config.py``).
 Every command exits non-zero on failure and prints the reason: 1 when the input was refused (with a
 report naming file, record, field and reason), 2 for a usage error. An import that would remove or
 change stored annotations is refused (exit 1, with counts of what would change) unless ``--replace``.
+
+The ``user`` commands act as the operator (``db.access.OPERATOR``): whoever can run them holds the store
+itself. A password is never an argument (it would stay in the shell's history and the process list):
+it is read from standard input when that is piped, else asked for twice without echo.
 """
 
 from __future__ import annotations
@@ -496,6 +502,90 @@ def _promote_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--dry-run", action="store_true", help="count what would happen; write nothing")
 
 
+def _read_password() -> str:
+    """The new password: one line of piped standard input, or typed twice at a prompt (no echo)."""
+    import getpass
+
+    if not sys.stdin.isatty():
+        return sys.stdin.readline().removesuffix("\n").removesuffix("\r")
+    first = getpass.getpass("Password: ")
+    if getpass.getpass("Password again: ") != first:
+        raise ValueError("the two passwords differ; nothing changed")
+    return first
+
+
+def _user_dict(user: Any) -> dict[str, Any]:
+    return {
+        "id": user.id,
+        "name": user.name,
+        "role": user.role,
+        "disabled": user.disabled,
+        "has_password": user.has_password,
+        "locked_until": user.locked_until.isoformat() if user.locked_until else None,
+        "email": user.email,
+    }
+
+
+def cmd_user(args: argparse.Namespace) -> int:
+    """Team-mode accounts: add, list, change role, disable or enable, set a password."""
+    from db.access import OPERATOR
+    from db.repositories import accounts
+
+    engine = _engine(args)
+    if args.action == "list":
+        users = accounts.list_users(engine)
+        lines = [
+            f"{u.name}  {u.role}"
+            + ("  disabled" if u.disabled else "")
+            + ("" if u.has_password else "  no password (cannot log in)")
+            + (f"  <{u.email}>" if u.email else "")
+            for u in users
+        ]
+        _emit(args, {"users": [_user_dict(u) for u in users]}, "\n".join(lines) or "No users yet.")
+        return 0
+    try:
+        if args.action == "add":
+            user = accounts.add_user(
+                engine, args.name, args.role, _read_password(), actor=OPERATOR, email=args.email
+            )
+            done = f"Added {user.name!r} as {user.role}."
+        elif args.action == "set-role":
+            user = accounts.set_role(engine, args.name, args.role, actor=OPERATOR)
+            done = f"{user.name!r} is now {user.role}; their open sessions ended."
+        elif args.action in ("disable", "enable"):
+            user = accounts.set_disabled(engine, args.name, args.action == "disable", actor=OPERATOR)
+            done = f"{user.name!r} is {'disabled' if user.disabled else 'enabled'}."
+        else:
+            user = accounts.set_password(engine, args.name, _read_password(), actor=OPERATOR)
+            done = f"New password set for {user.name!r}; their open sessions ended."
+    except ValueError as refused:  # accounts.AccountError, an invalid name, differing passwords
+        return _refused(args, str(refused))
+    _emit(args, {"ok": True, "user": _user_dict(user)}, done)
+    return 0
+
+
+def _user_arguments(parser: argparse.ArgumentParser) -> None:
+    from db.models import ROLES
+
+    actions = parser.add_subparsers(dest="action", required=True)
+    add = actions.add_parser("add", help="create an account (password from stdin or a prompt)")
+    add.add_argument("name", metavar="NAME")
+    add.add_argument("--role", required=True, choices=ROLES)
+    add.add_argument("--email", help="the e-mail an SSO login maps onto this account")
+    actions.add_parser("list", help="every account with its role and state")
+    set_role = actions.add_parser("set-role", help="give an account another role (its sessions end)")
+    set_role.add_argument("name", metavar="NAME")
+    set_role.add_argument("role", metavar="ROLE", choices=ROLES)
+    for action, help_text in (
+        ("disable", "stop an account from logging in (its sessions end)"),
+        ("enable", "let a disabled account log in again"),
+        ("password", "set a new password (from stdin or a prompt; sessions end)"),
+    ):
+        actions.add_parser(action, help=help_text).add_argument("name", metavar="NAME")
+    for sub_command in actions.choices.values():
+        _common_arguments(sub_command)
+
+
 COMMANDS: dict[str, tuple[Command, str]] = {
     "init": (cmd_init, "migrate the store and load the demo dataset if it is empty"),
     "demo": (cmd_demo, "(re)create the synthetic demo dataset"),
@@ -512,6 +602,7 @@ COMMANDS: dict[str, tuple[Command, str]] = {
         cmd_promote,
         "promote agreed items' labels to gold by a rule (majority, unanimity, alignbench)",
     ),
+    "user": (cmd_user, "team-mode accounts: add, list, set-role, disable, enable, password"),
 }
 # Arguments beyond --db and --json, per command.
 ARGUMENTS: dict[str, Callable[[argparse.ArgumentParser], None]] = {
@@ -525,6 +616,13 @@ ARGUMENTS: dict[str, Callable[[argparse.ArgumentParser], None]] = {
     "progress": _team_task_arguments,
     "promote": _promote_arguments,
 }
+# Commands made of sub-commands: each sub-command takes --db and --json itself.
+GROUPS: dict[str, Callable[[argparse.ArgumentParser], None]] = {"user": _user_arguments}
+
+
+def _common_arguments(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("--db", default=None, help="database URL (default: DATABASE_URL, then SQLite)")
+    parser.add_argument("--json", action="store_true", help="print a JSON summary")
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -532,8 +630,10 @@ def build_parser() -> argparse.ArgumentParser:
     sub = parser.add_subparsers(dest="command", required=True)
     for name, (_, help_text) in COMMANDS.items():
         command = sub.add_parser(name, help=help_text)
-        command.add_argument("--db", default=None, help="database URL (default: DATABASE_URL, then SQLite)")
-        command.add_argument("--json", action="store_true", help="print a JSON summary")
+        if name in GROUPS:
+            GROUPS[name](command)
+            continue
+        _common_arguments(command)
         if name in ARGUMENTS:
             ARGUMENTS[name](command)
     return parser

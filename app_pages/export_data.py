@@ -15,6 +15,7 @@ from formats.registry import formats
 from render.literal_text import literal
 
 ctx = setup_page("Export")
+ctx.require("export")
 st.title("Export")
 
 dataset = pick_dataset(ctx.engine, where=st)

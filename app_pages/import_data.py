@@ -40,6 +40,7 @@ from render.literal_text import literal
 from render.span_html import render_spans_html
 
 ctx = setup_page("Import")
+ctx.require("manage_data")
 st.title("Import")
 recent_imports_panel(ctx.engine, ctx.annotator.name)
 

@@ -39,6 +39,7 @@ NEW = 0
 MESSAGE = "rating_tasks_message"
 
 ctx = setup_page("Rating tasks")
+ctx.require("manage_data")
 engine = ctx.engine
 picked_dataset = pick_dataset(engine)
 if picked_dataset is None:

@@ -6,10 +6,11 @@ the task (:func:`assigned_to`); reviewers and admins, and everyone in local mode
 
 A page calls :func:`open_workspace` to get the dataset, the item and the annotator's own label set,
 then runs each user action through :func:`act`, which saves it at once (its own transaction), records
-what was saved for the indicator, and turns a refused action (stale version, inconsistent label, a busy
-store) into a message instead of a crash. Every save passes the version of what the page showed (or
-``labeling.ABSENT``), so an edit made meanwhile in another session is never overwritten unseen; Undo
-reverts the last action on the item on screen for this task, and only if it is still the one offered.
+what was saved for the indicator, and turns a refused action (stale version, inconsistent label, a
+right the user lacks, a busy store) into a message instead of a crash. Every save passes the version
+of what the page showed (or ``labeling.ABSENT``), so an edit made meanwhile in another session is
+never overwritten unseen; Undo reverts the last action on the item on screen for this task, and only
+if it is still the one offered.
 Opening a page writes nothing: the annotator and their label set are created by their first save
 (:attr:`Workspace.label_set`, :attr:`Workspace.who`); until then the page reads
 :attr:`Workspace.view_id`. Actions run in widget callbacks, so the page re-renders with the new state.
@@ -35,6 +36,7 @@ from sqlalchemy.exc import IntegrityError, SQLAlchemyError
 
 from components.dataset_picker import pick_dataset
 from components.page_setup import PageContext
+from db.access import Forbidden
 from db.repositories import labeling, queue
 from db.repositories.datasets import DatasetInfo
 from db.repositories.items import ItemView, get_item
@@ -97,7 +99,13 @@ def act(action: Callable[..., labeling.Action | None], *args: Any, **kwargs: Any
     """
     try:
         done = action(*args, **kwargs)
-    except (labeling.StaleEdit, labeling.InconsistentLabel, labeling.StoreBusy, ValueError) as refused:
+    except (
+        labeling.StaleEdit,
+        labeling.InconsistentLabel,
+        labeling.StoreBusy,
+        ValueError,
+        Forbidden,
+    ) as refused:
         st.session_state[_REFUSED] = str(refused)
         return None
     except SQLAlchemyError:

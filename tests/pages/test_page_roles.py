@@ -38,6 +38,9 @@ EXPECTED: dict[str, set[str]] = {
     "app_pages/correlation.py": READERS,
     "app_pages/agreement.py": READERS,
     "app_pages/presenter.py": READERS,
+    "app_pages/adjudicate.py": {"admin", "reviewer"},
+    "app_pages/overrides.py": LABELERS,
+    "app_pages/team.py": {"admin", "reviewer"},
 }
 
 

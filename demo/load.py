@@ -30,7 +30,9 @@ def load_demo(engine: Engine, *, actor: Actor) -> ImportResult:
 
 
 def ensure_demo(engine: Engine, *, actor: Actor) -> bool:
-    """Load the demo when the store holds no dataset at all; True when it did."""
+    """Load the demo when the store holds no dataset at all; True when it did (the actor needs the
+    ``manage_data`` right either way, so a refusal does not depend on what the store holds)."""
+    require_now(engine, actor, "manage_data")
     if list_datasets(engine):
         return False
     load_demo(engine, actor=actor)

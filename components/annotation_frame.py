@@ -4,7 +4,7 @@ indicator, undo, and the skip/unsure flag.
 A page calls :func:`open_workspace` to get the dataset, the item and the annotator's own label set,
 then runs each user action through :func:`act`, which saves it at once (its own transaction), records
 what was saved for the indicator, and turns a refused action (stale version, inconsistent label, a busy
-store, an action the user has no right to) into a message instead of a crash. Every save passes the version of what the page showed (or
+store) into a message instead of a crash. Every save passes the version of what the page showed (or
 ``labeling.ABSENT``), so an edit made meanwhile in another session is never overwritten unseen; Undo
 reverts the last action on the item on screen for this task, and only if it is still the one offered.
 Opening a page writes nothing: the annotator and their label set are created by their first save

@@ -14,6 +14,9 @@ from streamlit.testing.v1 import AppTest
 from db.access import OPERATOR
 from db.engine import make_engine
 from db.exporter import export_bundle
+from db.repositories.accounts import set_disabled
+from db.repositories.annotators import get_or_create_annotator
+from db.repositories.datasets import list_dataset_infos
 from db.transfer import import_file
 from formats.base import ReadOptions
 
@@ -97,6 +100,30 @@ def test_import_page_previews_reports_and_imports(store: str, tmp_path: Path) ->
     finally:
         engine.dispose()
     assert [i.external_id for i in bundle.items] == ["a", "b"]
+
+
+def test_import_page_shows_a_refusal_and_writes_nothing(
+    store: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The store refuses the import (here: the account is disabled); the page says why, literally."""
+    engine = make_engine(store)
+    try:
+        blocked = get_or_create_annotator(engine, "blocked*")
+        set_disabled(engine, blocked.name, True, actor=OPERATOR)
+    finally:
+        engine.dispose()
+    monkeypatch.setenv("SPANLIGHT_USER", "blocked*")
+    path = _imports(tmp_path) / "processed_custom.json"
+    path.write_text(json.dumps(RECORDS[:2]))
+    at = _import_page(path)
+    at.button(key="import_go").click().run()
+    assert not at.exception
+    assert [e.value for e in at.error] == ["The account 'blocked\\*' is disabled."]  # the * as typed
+    engine = make_engine(store)
+    try:
+        assert list_dataset_infos(engine) == []
+    finally:
+        engine.dispose()
 
 
 def test_import_page_overrides_the_format_and_names_unreadable_files(store: str, tmp_path: Path) -> None:

@@ -582,7 +582,7 @@ def set_rating(
         _guard(session, annotator_id, label_set_id, item_id, "ratings")
         task = session.get_one(m.RatingTask, task_id)
         if session.scalar(select(m.Item.dataset_id).where(m.Item.id == item_id)) != task.dataset_id:
-            raise ValueError(f"Item {item_id} is not one of the rating task's dataset.")
+            raise ValueError(f"Item {item_id} is not in the rating task's dataset.")
         if score is not None and not task.scale_min <= score <= task.scale_max:
             raise ValueError(
                 f"A score on this task lies from {task.scale_min} to {task.scale_max}; got {score}."

@@ -37,6 +37,7 @@ from typing import TYPE_CHECKING, Any
 
 from sqlalchemy import Engine
 
+from db.access import OPERATOR
 from db.config import redact, resolve_url
 from db.engine import make_engine
 from db.migrate import upgrade
@@ -61,7 +62,7 @@ def cmd_init(args: argparse.Namespace) -> int:
     from demo.load import ensure_demo
 
     engine = _engine(args)
-    loaded = ensure_demo(engine)
+    loaded = ensure_demo(engine, actor=OPERATOR)
     _emit(
         args,
         {"database": redact(resolve_url(args.db)), "demo_loaded": loaded},
@@ -74,7 +75,7 @@ def cmd_demo(args: argparse.Namespace) -> int:
     from demo.load import load_demo
 
     engine = _engine(args)
-    result = load_demo(engine)
+    result = load_demo(engine, actor=OPERATOR)
     _emit(
         args,
         result.to_dict(),
@@ -167,6 +168,7 @@ def cmd_import(args: argparse.Namespace) -> int:
         import_file(
             engine,
             data,
+            actor=OPERATOR,
             source=name,
             format_name=args.format,
             options=ReadOptions(dataset=args.dataset, subset=args.subset),
@@ -193,6 +195,7 @@ def cmd_import_predictions(args: argparse.Namespace) -> int:
     outcome = import_predictions(
         _engine(args),
         data,
+        actor=OPERATOR,
         source=name,
         dataset=args.dataset,
         detector=args.detector,
@@ -221,7 +224,12 @@ def cmd_export(args: argparse.Namespace) -> int:
     out = Path(args.out)
     try:
         data = export_file(
-            _engine(args), args.dataset, args.format, label_sets=args.label_set or None, filename=out.name
+            _engine(args),
+            args.dataset,
+            args.format,
+            actor=OPERATOR,
+            label_sets=args.label_set or None,
+            filename=out.name,
         )
     except (UnknownDataset, FormatError) as error:
         print(f"error: {error.args[0] if error.args else error}", file=sys.stderr)
@@ -255,7 +263,7 @@ def cmd_undo_import(args: argparse.Namespace) -> int:
     from db.import_undo import UndoRefused, undo_import
 
     try:
-        result = undo_import(_engine(args), args.log_id)
+        result = undo_import(_engine(args), args.log_id, actor=OPERATOR)
     except UndoRefused as refused:
         if args.json:
             print(json.dumps({"ok": False, "error": str(refused)}, indent=2, ensure_ascii=False))

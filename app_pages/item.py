@@ -13,6 +13,7 @@ from components.dataset_picker import pick_dataset
 from components.item_history import show_item_history
 from components.item_parts import show_image, show_text
 from components.page_setup import setup_page
+from db.access import Forbidden
 from db.repositories.annotations import item_annotations
 from db.repositories.datasets import set_image_root
 from db.repositories.items import get_item, item_at, neighbours
@@ -79,8 +80,12 @@ with left:
                 help="The folder that the items' relative image references are resolved against.",
             )
             if st.button("Save image root") and root != (dataset.image_root or ""):
-                set_image_root(ctx.engine, dataset.id, root.strip() or None)
-                st.rerun()
+                try:
+                    set_image_root(ctx.engine, dataset.id, root.strip() or None, actor=ctx.actor)
+                except Forbidden as refused:
+                    st.error(literal(str(refused)))
+                else:
+                    st.rerun()
 with right:
     show_text(item.prompt or "(no prompt)", label="Prompt")
     if item.reference:

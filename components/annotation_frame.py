@@ -25,6 +25,7 @@ arrives while the next item loads is refused (:func:`still_showing`), never appl
 
 from __future__ import annotations
 
+import contextlib
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from datetime import datetime
@@ -84,6 +85,13 @@ class Workspace:
                 self._created = human_label_set(self.ctx.engine, self.dataset.id, self.who)
             except IntegrityError:  # another session of the annotator created it a moment ago
                 self._created = human_label_set(self.ctx.engine, self.dataset.id, self.who)
+            except Forbidden:
+                # The user may not label. The action this is an argument of runs the same check first
+                # and is refused with the same reason inside :func:`act`, which shows it; nothing is
+                # written by either.
+                return LabelSetView(
+                    NO_LABEL_SET, self.dataset.id, "human", self.ctx.annotator.name, None, None, None
+                )
         return self._created
 
     @property
@@ -306,6 +314,8 @@ def finish(ws: Workspace, complete: bool | None) -> None:
         status = queue.item_status(ws.ctx.engine, ws.view_id, ws.item.id, ws.task)
         is_done = status is not None and status.status == "done"
         if complete != is_done and (status is None or is_done) and ws.own is not None:
-            labeling.sync_done(ws.ctx.engine, ws.label_set.id, ws.item.id, ws.task, complete, ws.who)
+            # Refused when the user may no longer write here: the status stays as it was, like their labels.
+            with contextlib.suppress(Forbidden):
+                labeling.sync_done(ws.ctx.engine, ws.label_set.id, ws.item.id, ws.task, complete, ws.who)
     with ws.header:
         _header(ws)

@@ -7,6 +7,7 @@ from pathlib import Path
 import pytest
 import streamlit as st
 
+from db.access import OPERATOR
 from db.engine import make_engine
 from db.importer import import_bundle
 from formats.records import (
@@ -80,7 +81,7 @@ def small_bundle() -> Bundle:
 def app_db(sqlite_url: str, monkeypatch: pytest.MonkeyPatch) -> str:
     """A store with the small dataset; the app finds it through DATABASE_URL."""
     engine = make_engine(sqlite_url)
-    import_bundle(engine, small_bundle(), source="fixture")
+    import_bundle(engine, small_bundle(), source="fixture", actor=OPERATOR)
     engine.dispose()
     monkeypatch.setenv("DATABASE_URL", sqlite_url)
     st.cache_resource.clear()

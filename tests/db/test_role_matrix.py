@@ -27,6 +27,7 @@ from sqlalchemy import Engine, create_engine, func, select, text
 from sqlalchemy.engine import make_url
 from sqlalchemy.orm import Session
 
+from analysis.adjudication import RULES
 from db import models as m
 from db.access import OPERATOR, Actor, Forbidden
 from db.engine import make_engine, store_revision, write_session
@@ -34,7 +35,7 @@ from db.exporter import export_bundle
 from db.import_undo import recent_imports, undo_import
 from db.importer import import_bundle
 from db.migrate import upgrade
-from db.repositories import labeling
+from db.repositories import adjudication, assignments, history, labeling
 from db.repositories.accounts import add_user, set_disabled, set_password, set_role
 from db.repositories.annotators import find_annotator, get_or_create_annotator
 from db.repositories.datasets import (
@@ -137,6 +138,26 @@ EXPECTED: dict[str, dict[Case, bool]] = {
     },
     "manage_data": {**dict.fromkeys(TEAM_USERS, False), ADMIN: True, COMMAND_LINE: True, LOCAL_ANYONE: True},
     "manage_team": {**dict.fromkeys(TEAM_USERS, False), ADMIN: True, COMMAND_LINE: True, LOCAL_ANYONE: True},
+    # writing gold by adjudication: reviewers and admins (everyone in local mode)
+    "adjudicate": {
+        **dict.fromkeys(TEAM_USERS, False),
+        ADMIN: True,
+        REVIEWER: True,
+        COMMAND_LINE: True,
+        LOCAL_ANYONE: True,
+    },
+    # restoring an earlier state of a label set on an item: as labeling, on human label sets
+    "restore": {
+        ADMIN: True,
+        REVIEWER: True,
+        ASSIGNED_ANNOTATOR: True,
+        UNASSIGNED: False,
+        FOREIGN: False,
+        VIEWER: False,
+        DISABLED: False,
+        LOCAL_OWN: True,
+        LOCAL_FOREIGN: False,
+    },
     "export": {
         **dict.fromkeys(TEAM_USERS, False),
         ADMIN: True,
@@ -214,6 +235,7 @@ def _build(engine: Engine) -> World:
     for name in USERS:
         added = labeling.add_span(engine, label_sets[name], item, 2, 5, None, users[name])
         spans[label_sets[name]] = added.entity_id
+        labeling.add_span(engine, label_sets[name], item, 6, 9, None, users[name])  # restore takes it away
     task = create_rating_task(
         engine, dataset, TaskSpec("judged", shared["detector"], "response", 1, 5), None, actor=OPERATOR
     )
@@ -330,6 +352,18 @@ def _export_ratings(w: World, a: Act) -> Any:
     task = get_rating_task(w.engine, w.rating_task)
     assert task is not None
     return export_ratings(w.engine, task, filename="r.csv", actor=a.actor)
+
+
+def _first_entry(w: World, label_set: int) -> int:
+    """The label set's first logged change on the item: restoring it changes what came after."""
+    with Session(w.engine) as session:
+        first = session.scalar(
+            select(func.min(m.EditLog.id)).where(
+                m.EditLog.label_set_id == label_set, m.EditLog.item_id == w.item
+            )
+        )
+    assert first is not None, "every human label set holds two logged spans on the item"
+    return first
 
 
 def _import_file(w: World, a: Act) -> Any:
@@ -477,6 +511,49 @@ WRITES = [
     Write(A + "set_disabled", "manage_team", lambda w, a: set_disabled(w.engine, "ben", True, actor=a.actor)),
     Write(
         A + "set_password", "manage_team", lambda w, a: set_password(w.engine, "ben", PASSWORD, actor=a.actor)
+    ),
+    # team work
+    Write(
+        "db.repositories.assignments.assign",
+        "manage_team",
+        lambda w, a: assignments.assign(w.engine, w.dataset, "claims", [w.users["lou"]], 1, actor=a.actor),
+    ),
+    Write(
+        "db.repositories.assignments.unassign",
+        "manage_team",
+        lambda w, a: assignments.unassign(w.engine, w.dataset, "spans", w.users["ann"], actor=a.actor),
+    ),
+    Write(
+        "db.repositories.assignments.set_weight",
+        "manage_team",
+        lambda w, a: assignments.set_weight(w.engine, w.dataset, w.users["ann"], 2.0, False, actor=a.actor),
+    ),
+    Write(
+        "db.repositories.adjudication.promote_item",
+        "adjudicate",
+        lambda w, a: adjudication.promote_item(
+            w.engine, w.dataset, w.item, "spans", [(0, 3, None)], method="edit", sources=[], actor=a.actor
+        ),
+    ),
+    Write(
+        "db.repositories.adjudication.promote_by_rule",
+        "adjudicate",
+        lambda w, a: adjudication.promote_by_rule(
+            w.engine, w.dataset, "spans", RULES["majority"], actor=a.actor
+        ),
+        writes=False,  # nothing is agreed by two annotators here; the right is still checked
+    ),
+    Write(
+        "db.repositories.history.restore_state",
+        "restore",
+        lambda w, a: history.restore_state(
+            w.engine,
+            a.label_set,
+            w.item,
+            _first_entry(w, a.label_set),
+            annotator_id=a.uid,
+            expected_latest=history.latest_change(w.engine, a.label_set, w.item),
+        ),
     ),
     # exports: they write nothing, but hand out everyone's labels
     Write(

@@ -18,6 +18,7 @@ import pytest
 from sqlalchemy import select as sql_select
 
 from db import models as m
+from db.access import OPERATOR
 from db.engine import make_engine, read_session
 from db.repositories.accounts import LoginRefused, add_user, authenticate
 
@@ -94,13 +95,13 @@ def test_add_list_and_change_accounts(db_url: str) -> None:
 def test_refusals_exit_1_with_the_reason(
     sqlite_url: str, args: tuple[str, ...], stdin: str, reason: str
 ) -> None:
-    add_user(make_engine(sqlite_url), "taken", "viewer", PASSWORD)
+    add_user(make_engine(sqlite_url), "taken", "viewer", PASSWORD, actor=OPERATOR)
     done = _cli(sqlite_url, *args, stdin=stdin)
     assert done.returncode == 1 and reason in done.stderr and done.stdout == ""
 
 
 def test_a_refusal_in_json(sqlite_url: str) -> None:
-    add_user(make_engine(sqlite_url), "taken", "viewer", PASSWORD)
+    add_user(make_engine(sqlite_url), "taken", "viewer", PASSWORD, actor=OPERATOR)
     done = _cli(sqlite_url, "add", "taken", "--role", "admin", "--json", stdin=PASSWORD)
     assert done.returncode == 1
     assert json.loads(done.stdout) == {"ok": False, "error": "The user 'taken' exists already."}

@@ -166,7 +166,7 @@ class Panel:
     """The imported panel's ids, read back from the store."""
 
     def __init__(self, engine, name: str) -> None:
-        import_bundle(engine, _panel(name), source="fixture")
+        import_bundle(engine, _panel(name), source="fixture", actor=OPERATOR)
         with Session(engine) as session:
             self.dataset = session.scalar(select(m.Dataset.id).where(m.Dataset.name == name))
             self.items = dict(

@@ -7,7 +7,7 @@ import pytest
 from sqlalchemy import Engine, select
 
 from db import models as m
-from db.access import Actor
+from db.access import OPERATOR, Actor
 from db.engine import read_session, write_session
 from db.importer import import_bundle
 from db.repositories.datasets import DatasetSettings, dataset_settings
@@ -49,7 +49,7 @@ def _bundle() -> Bundle:
 
 @pytest.fixture
 def dataset_id(engine: Engine) -> int:
-    import_bundle(engine, _bundle(), source="test")
+    import_bundle(engine, _bundle(), source="test", actor=OPERATOR)
     with read_session(engine) as session:
         return session.scalar(select(m.Dataset.id).where(m.Dataset.name == "visibility"))
 

@@ -10,6 +10,7 @@ import streamlit as st
 from streamlit.testing.v1 import AppTest
 
 from db import models as m
+from db.access import OPERATOR
 from db.engine import make_engine, write_session
 from db.migrate import upgrade
 from db.repositories.accounts import add_user
@@ -30,7 +31,7 @@ def make_team_template(folder: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
     demo_store(f"sqlite:///{path}", folder, monkeypatch)
     engine = make_engine(f"sqlite:///{path}")
     for name, role in [*((name, role) for role, name in USERS.items()), ("bob", "annotator")]:
-        add_user(engine, name, role, PASSWORD)
+        add_user(engine, name, role, PASSWORD, actor=OPERATOR)
     with engine.connect() as connection:
         connection.exec_driver_sql("PRAGMA wal_checkpoint(TRUNCATE)")
     engine.dispose()

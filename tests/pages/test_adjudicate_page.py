@@ -224,7 +224,7 @@ def test_names_and_labels_stay_literal(sqlite_url: str, monkeypatch: pytest.Monk
         ],
     )
     engine = make_engine(sqlite_url)
-    import_bundle(engine, bundle, source="fixture")
+    import_bundle(engine, bundle, source="fixture", actor=OPERATOR)
     engine.dispose()
     monkeypatch.setenv("DATABASE_URL", sqlite_url)
     st.cache_resource.clear()

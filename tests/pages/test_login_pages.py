@@ -14,6 +14,7 @@ from streamlit.testing.v1 import AppTest
 from components.login import COOKIE
 from components.span_selector.apptest import simulate_action
 from db import models as m
+from db.access import OPERATOR
 from db.engine import make_engine, write_session
 from db.repositories import accounts
 from db.repositories.annotations import item_annotations
@@ -125,11 +126,11 @@ def test_a_login_that_ends_in_the_store_shows_the_form_at_the_next_click(store: 
     elif change == "idle too long":
         _expire(store, last_seen=now - accounts.IDLE_LIMIT - timedelta(minutes=1))
     elif change == "account disabled":
-        accounts.set_disabled(engine, "alice", True)
+        accounts.set_disabled(engine, "alice", True, actor=OPERATOR)
     elif change == "role changed":
-        accounts.set_role(engine, "alice", "viewer")
+        accounts.set_role(engine, "alice", "viewer", actor=OPERATOR)
     else:
-        accounts.set_password(engine, "alice", "another long password")
+        accounts.set_password(engine, "alice", "another long password", actor=OPERATOR)
     at.run()
     assert is_login_form(at) and not _signed_in_as(at)
     assert not at.sidebar.selectbox  # no page behind the form
@@ -178,7 +179,9 @@ def _sso_app(**user: Any) -> AppTest:
 
 
 def test_sso_offers_its_button_and_signs_in_the_account_with_that_email(store: str) -> None:
-    accounts.add_user(make_engine(store), "sso person", "reviewer", PASSWORD, email="sso@example.org")
+    accounts.add_user(
+        make_engine(store), "sso person", "reviewer", PASSWORD, email="sso@example.org", actor=OPERATOR
+    )
     at = _sso_app(is_logged_in=False)
     assert is_login_form(at)
     assert [b.label for b in at.button if "SSO" in b.label] == ["Log in with SSO"]
@@ -193,9 +196,9 @@ def test_sso_offers_its_button_and_signs_in_the_account_with_that_email(store: s
 @pytest.mark.parametrize("who", ["unknown", "disabled", "unverified"])
 def test_sso_refuses_an_email_without_an_enabled_account(store: str, who: str) -> None:
     engine = make_engine(store)
-    accounts.add_user(engine, "sso person", "reviewer", PASSWORD, email="sso@example.org")
+    accounts.add_user(engine, "sso person", "reviewer", PASSWORD, email="sso@example.org", actor=OPERATOR)
     if who == "disabled":
-        accounts.set_disabled(engine, "sso person", True)
+        accounts.set_disabled(engine, "sso person", True, actor=OPERATOR)
     email = "stranger@example.org" if who == "unknown" else "sso@example.org"
     at = _sso_app(is_logged_in=True, email=email, email_verified=who != "unverified")
     assert is_login_form(at) and not _signed_in_as(at)

@@ -191,9 +191,10 @@ def _settings_of(stored: dict[str, Any] | None) -> DatasetSettings:
 
 
 def dataset_settings(engine: Engine, dataset_id: int) -> DatasetSettings:
-    """The dataset's team settings (the defaults for what was never set); raises for an unknown id."""
+    """The dataset's team settings: the defaults for what was never set, and for a dataset that is gone
+    (another session may have deleted it while a page still shows it; blind is the safe answer)."""
     with read_session(engine) as session:
-        return _settings_of(session.get_one(m.Dataset, dataset_id).settings)
+        return _settings_of(session.scalar(select(m.Dataset.settings).where(m.Dataset.id == dataset_id)))
 
 
 def set_dataset_settings(

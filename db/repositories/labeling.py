@@ -725,12 +725,18 @@ def last_undoable(
 
 def _guard_undo(session: Session, annotator_id: int, entry: m.EditLog) -> None:
     """Undo writes like the action it reverts: the same check, on the entry's label set, item and task
-    (a rating's undo also needs the rating to be the actor's own)."""
+    (a rating's undo also needs the rating to be the actor's own; an adjudication's undo, the right to
+    adjudicate)."""
     state = entry.before or entry.after or {}
     if entry.entity == "ratings" and state.get("annotator_id") != annotator_id:
         raise Forbidden("That rating is someone else's; you can only undo your own.")
     if entry.item_id is None:  # every labeling action names its item; an entry without one is not ours
         raise Forbidden("That change is not a labeling action and cannot be undone here.")
+    label_set = session.get(m.LabelSet, entry.label_set_id) if entry.label_set_id is not None else None
+    if label_set is not None and label_set.kind == "gold":
+        # Gold is written by adjudication; its undo is the adjudicator's, with the same right.
+        require_in(session, annotator_id, "adjudicate")
+        return
     task = _task_of(entry) or ""
     _guard(session, annotator_id, entry.label_set_id, entry.item_id, task_of_page(task))
 

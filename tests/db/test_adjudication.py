@@ -427,10 +427,14 @@ def test_stale_labels_are_refused(engine) -> None:
 
 def test_rights_in_team_mode(engine, monkeypatch: pytest.MonkeyPatch) -> None:
     panel = Panel(engine, "panel")
-    monkeypatch.setenv("SPANLIGHT_MODE", "team")
+    users = {
+        role: get_or_create_annotator(engine, f"a {role}", role=role) for role in ("annotator", "viewer")
+    }
+    users["reviewer"] = get_or_create_annotator(engine, "rita", role="reviewer")
+    monkeypatch.setenv("SPANLIGHT_MODE", "team")  # the accounts exist; an admin made them
     labels = {0: (c, None), 1: (c, None), 2: (c, None)}
     for role in ("annotator", "viewer"):
-        user = get_or_create_annotator(engine, f"a {role}", role=role)
+        user = users[role]
         actor = Actor(user.id, user.name, role)
         with pytest.raises(Forbidden, match=f"The {role} role cannot adjudicate"):
             adj.promote_item(
@@ -461,7 +465,7 @@ def test_rights_in_team_mode(engine, monkeypatch: pytest.MonkeyPatch) -> None:
             actor=Actor(viewer.id, viewer.name, "reviewer"),
         )
     assert _count(engine, m.Promotion) == 0
-    reviewer = get_or_create_annotator(engine, "rita", role="reviewer")
+    reviewer = users["reviewer"]
     adj.promote_item(
         engine,
         panel.dataset,

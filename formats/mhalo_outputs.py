@@ -2,7 +2,9 @@
 
 An output (MHALO appendix D) is a header line, optionally an ``<Analysis>…</Analysis>`` part
 (Analyze-then-Judge), then ``<Tagged_Text>…</Tagged_Text>`` with ``<hallucination>…</hallucination>``
-around each span; other detectors use other tag names (``<A>…</A>``), found automatically unless given.
+around each span; other detectors use the other elements MHALO tried (``<A>…</A>``, ``<Bb>``, ``<@>``).
+Unless the run's tag is given, it is guessed among those names only (see :func:`is_span_tag`), never
+taken from markup the response itself holds (``<strong>``), and is ``hallucination`` otherwise.
 Records are ``{id, output}`` (also ``response``, ``prediction``, ``raw_output``, ``model_output``) in a
 JSON list or JSON lines, or one object mapping item id -> output.
 
@@ -32,19 +34,48 @@ from metrics import follows_format, parse_tagged
 OUTPUT_KEYS = ("output", "response", "prediction", "raw_output", "model_output", "generated_text", "value")
 DEFAULT_TAG = "hallucination"
 _ANALYSIS = re.compile(r"<Analysis>(.*?)</Analysis>", re.DOTALL | re.IGNORECASE)
-_TAG_NAME = re.compile(r"<([A-Za-z][\w-]{0,40})>")
-_NOT_SPAN_TAGS = {"tagged_text", "analysis"}
+# A marker ``<name>`` whose name could be a span tag: a word, or one of the symbols MHALO tried.
+_TAG_NAME = re.compile(r"<([A-Za-z][\w-]{0,40}|[@#&])>")
 
 
-def find_tag(output: str) -> str:
-    """The span tag an output uses: the only tag name inside ``<Tagged_Text>`` (``hallucination`` if any)."""
+def is_span_tag(name: str) -> bool:
+    """Whether ``name`` is a tag detectors mark hallucinated spans with: MHALO's own ``hallucination``,
+    or one of the other XML elements its appendix C.2 (Table 7) prompted with — one letter (``A``,
+    ``b``), a letter pair in mixed case (``aA``, ``Bb``) or ``@``, ``#``, ``&``.
+
+    Only these are guessed: a response often holds markup of its own (``<strong>``, ``<code>``), which a
+    faithful copy repeats and which is no span tag.
+    """
+    if name == DEFAULT_TAG or name in ("@", "#", "&"):
+        return True
+    if len(name) == 1:
+        return name.isascii() and name.isalpha()
+    return (
+        len(name) == 2
+        and name.isascii()
+        and name.isalpha()
+        and name[0] != name[1]
+        and name.lower()[0] == name.lower()[1]
+    )
+
+
+def find_tag(output: str, response: str = "") -> str:
+    """The span tag an output uses, else ``hallucination`` (the tag of MHALO datasets).
+
+    The candidates are the names :func:`is_span_tag` accepts that are opened and closed inside
+    ``<Tagged_Text>`` (the whole output without it) and that are not markup of the ``response`` itself;
+    ``hallucination`` wins when present, else the most frequent.
+    """
     body = output
     start = output.find("<Tagged_Text>")
     if start != -1:
         end = output.find("</Tagged_Text>", start)
         body = output[start : end if end != -1 else len(output)]
-    names = Counter(m.group(1) for m in _TAG_NAME.finditer(body) if m.group(1).lower() not in _NOT_SPAN_TAGS)
-    names = Counter({n: c for n, c in names.items() if f"</{n}>" in body})
+    names = Counter(
+        name
+        for name in (m.group(1) for m in _TAG_NAME.finditer(body))
+        if is_span_tag(name) and f"</{name}>" in body and f"<{name}>" not in response
+    )
     if not names or DEFAULT_TAG in names:
         return DEFAULT_TAG
     return names.most_common(1)[0][0]
@@ -54,7 +85,7 @@ def read_output(output: str, response: str, tag: str | None) -> tuple[list[tuple
     """Spans on ``response`` and the raw output record (with the IF flag and any parse error)."""
     analysis_match = _ANALYSIS.search(output)
     analysis = analysis_match.group(1).strip() if analysis_match else None
-    tag = tag or find_tag(output)
+    tag = tag or find_tag(output, response)
     try:
         text, spans = parse_tagged(output, tag)
     except ValueError as error:

@@ -23,7 +23,7 @@ import re
 from typing import Any
 
 from formats import taxonomies
-from formats.alignment import align_ignoring_whitespace, first_difference, map_span
+from formats.alignment import NotACopy, first_difference, spans_on_copy
 from formats.base import Format, FormatError, ReadOptions, ReadResult
 from formats.bundles import gold_bundle, spans_by_item
 from formats.fields import RecordError, get_first_str, get_int, get_list, get_str, storable_object, type_name
@@ -82,20 +82,16 @@ def gold_spans_on(response: str, tagged: str) -> tuple[list[tuple[int, int]], st
             TAGGED,
             f"a damaged tag marker {damaged.group()!r} is left in the text at character {damaged.start()}",
         )
-    if plain == response:
-        return list(spans), None
-    mapping = align_ignoring_whitespace(plain, response)
-    if mapping is None:
-        raise RecordError(
-            TAGGED, f"without its tags the text differs from {RESPONSE} {first_difference(plain, response)}"
-        )
-    placed = []
-    for start, end in spans:
-        moved = map_span(mapping, plain, start, end)
-        if moved is None:
+    try:
+        placed, moved = spans_on_copy(plain, spans, response)
+    except NotACopy as difference:
+        raise RecordError(TAGGED, f"without its tags the text differs from {RESPONSE} {difference}") from None
+    for (start, end), span in zip(spans, placed, strict=True):
+        if span is None:
             raise RecordError(TAGGED, f"the span {start}-{end} holds only whitespace")
-        placed.append(moved)
-    return placed, (
+    if not moved:
+        return [span for span in placed if span], None
+    return [span for span in placed if span], (
         f"without its tags the text differs from {RESPONSE} only in whitespace "
         f"({first_difference(plain, response)}); spans were placed on {RESPONSE} exactly"
     )

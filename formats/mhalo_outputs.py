@@ -9,9 +9,12 @@ Records are ``{id, output}`` (also ``response``, ``prediction``, ``raw_output``,
 JSON list or JSON lines, or one object mapping item id -> output.
 
 The output is stored exactly as produced, with its analysis and whether it followed the format (MHALO's
-IF: the tags parse and the text is the response up to whitespace). Spans are placed on the stored
-response character by character ignoring whitespace. An output that does not follow the format is kept,
-visible and counted, with no spans — never dropped.
+IF: the tags parse and the text is the response up to whitespace). "Up to whitespace" is the one rule
+gold files are held to as well (:func:`formats.alignment.spans_on_copy`): the same non-whitespace
+characters in the same order, so ``awindow`` for ``a window`` passes in both — where
+:func:`metrics.follows_format`, which compares whitespace-normalised words, would not. Spans are placed
+on the stored response character by character ignoring whitespace. An output that does not follow the
+format is kept, visible and counted, with no spans — never dropped.
 """
 
 from __future__ import annotations
@@ -20,7 +23,7 @@ import re
 from collections import Counter
 from typing import Any
 
-from formats.alignment import align_ignoring_whitespace, first_difference, map_span, norm_ws
+from formats.alignment import NotACopy, spans_on_copy
 from formats.base import FormatError, KnownItem, ReadOptions
 from formats.bundles import detector_outputs
 from formats.fields import get_first_str
@@ -29,7 +32,7 @@ from formats.markers import insert_markers, overlapping
 from formats.record_formats import PredictionRecordsFormat, Warnings
 from formats.records import Annotations, Bundle, RawOutputRecord, SpanRecord
 from formats.text import head_text, looks_like_json
-from metrics import follows_format, parse_tagged
+from metrics import parse_tagged
 
 OUTPUT_KEYS = ("output", "response", "prediction", "raw_output", "model_output", "generated_text", "value")
 DEFAULT_TAG = "hallucination"
@@ -90,15 +93,13 @@ def read_output(output: str, response: str, tag: str | None) -> tuple[list[tuple
         text, spans = parse_tagged(output, tag)
     except ValueError as error:
         return [], RawOutputRecord(output, False, analysis, f"tags do not parse: {error}")
-    if not follows_format(output, response, tag):
-        reason = f"the tagged text is not the response {first_difference(norm_ws(text), norm_ws(response))}"
-        return [], RawOutputRecord(output, False, analysis, reason)
-    if text == response:
-        return list(spans), RawOutputRecord(output, True, analysis)
-    mapping = align_ignoring_whitespace(text, response)
-    assert mapping is not None  # follows_format guarantees equality up to whitespace
-    placed = [p for p in (map_span(mapping, text, s, e) for s, e in spans) if p is not None]
-    return placed, RawOutputRecord(output, True, analysis)
+    try:
+        placed, _ = spans_on_copy(text, spans, response)
+    except NotACopy as difference:
+        return [], RawOutputRecord(
+            output, False, analysis, f"the tagged text is not the response {difference}"
+        )
+    return [span for span in placed if span is not None], RawOutputRecord(output, True, analysis)
 
 
 class MhaloOutputsFormat(PredictionRecordsFormat[tuple[str | None, str | None]]):

@@ -287,3 +287,33 @@ def test_an_unknown_tag_name_is_not_guessed():
     assert spans == [] and not raw.follows_format
     spans, raw = read_output("<Tagged_Text>It is <strong>red</strong>.</Tagged_Text>", "It is red.", "strong")
     assert spans == [(6, 9)] and raw.follows_format
+
+
+# ------------------------------------------------- one rule for "the same text up to whitespace"
+
+SAME_UP_TO_WHITESPACE = [
+    # (stored response, the tagged copy without its tags, expected to be accepted)
+    ("there is a window visible.", "there is awindow visible.", True),  # as MHALO's processed_test #54
+    ("A red\n\ncube.", "A red cube.", True),
+    ("A red cube.", "A  red\tcube. ", True),
+    ("A red cube.", "A red cube!", False),
+    ("A red cube.", "A rod cube.", False),
+]
+
+
+@pytest.mark.parametrize(("response", "copy", "accepted"), SAME_UP_TO_WHITESPACE)
+def test_gold_files_and_detector_outputs_accept_the_same_copies(response, copy, accepted):
+    from formats.fields import RecordError
+    from formats.mhalo import gold_spans_on
+
+    word = "red" if "red" in copy else "window"
+    tagged = copy.replace(word, f"<hallucination>{word}</hallucination>", 1)
+    try:
+        gold, _ = gold_spans_on(response, tagged)
+    except RecordError:
+        gold = None
+    spans, raw = read_output(f"<Tagged_Text>{tagged}</Tagged_Text>", response, None)
+    assert (gold is not None) is accepted
+    assert raw.follows_format is accepted, raw.parse_error
+    if accepted:
+        assert spans == gold

@@ -29,7 +29,7 @@ from formats.bundles import gold_bundle, spans_by_item
 from formats.fields import RecordError, get_first_str, get_int, get_list, get_str, storable_object, type_name
 from formats.ids import external_id, id_was_int, written_id
 from formats.json_documents import dump_json, load_document
-from formats.markers import insert_markers, overlapping
+from formats.markers import explain_broken_tags, insert_markers, overlapping
 from formats.problems import record_label
 from formats.record_loops import benchmark_items
 from formats.records import Annotations, Bundle, ItemRecord, SpanRecord
@@ -52,9 +52,7 @@ KNOWN_SUBSETS = {
     "processed_rlhfv_dataset": "rlhfv",
     "processed_mathv360k": "mathv360k",
 }
-# A tag that survived parsing damaged (``white/hallucination> jersey<``).
-# A closing marker that lost its "<" or an opening one that lost its ">".
-_BROKEN_MARKER = re.compile(r"(?<!<)/hallucination>|<hallucination(?![>a-z])|(?<![</])hallucination>")
+# A marker left in the text once the tags are parsed: a tag that lost a character.
 _DAMAGED = re.compile(r"</?\s*hallucination\b|\bhallucination\s*>", re.IGNORECASE)
 
 
@@ -73,9 +71,7 @@ def gold_spans_on(response: str, tagged: str) -> tuple[list[tuple[int, int]], st
     try:
         plain, spans = parse_tagged(tagged, TAG)
     except ValueError as error:
-        hint = _BROKEN_MARKER.search(tagged)
-        seen = f" (a damaged marker {hint.group()!r} at character {hint.start()})" if hint else ""
-        raise RecordError(TAGGED, f"broken tags: {error}{seen}") from None
+        raise RecordError(TAGGED, f"broken tags: {explain_broken_tags(tagged, TAG, error)}") from None
     damaged = _DAMAGED.search(plain)
     if damaged:
         raise RecordError(

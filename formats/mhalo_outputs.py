@@ -28,7 +28,7 @@ from formats.base import FormatError, KnownItem, ReadOptions
 from formats.bundles import detector_outputs
 from formats.fields import get_first_str
 from formats.json_documents import dump_jsonl
-from formats.markers import insert_markers, overlapping
+from formats.markers import explain_broken_tags, insert_markers, overlapping
 from formats.record_formats import PredictionRecordsFormat, Warnings
 from formats.records import Annotations, Bundle, RawOutputRecord, SpanRecord
 from formats.text import head_text, looks_like_json
@@ -92,7 +92,9 @@ def read_output(output: str, response: str, tag: str | None) -> tuple[list[tuple
     try:
         text, spans = parse_tagged(output, tag)
     except ValueError as error:
-        return [], RawOutputRecord(output, False, analysis, f"tags do not parse: {error}")
+        return [], RawOutputRecord(
+            output, False, analysis, f"tags do not parse: {explain_broken_tags(output, tag, error)}"
+        )
     try:
         placed, _ = spans_on_copy(text, spans, response)
     except NotACopy as difference:

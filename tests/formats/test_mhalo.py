@@ -19,12 +19,12 @@ EXPECTED = {
     "processed_test.json": {
         "items": 149,
         "errors": {
-            "#7": "broken tags",
-            "#41": "broken tags",
-            "#52": "never closed",
+            "#7": "a closing tag looks malformed: '/hallucination>' at character 47 lacks its '<'",
+            "#41": "a closing tag looks malformed: '/hallucination>' at character 149 lacks its '<'",
+            "#52": "a closing tag looks malformed: '/hallucination>' at character 109 lacks its '<'",
             "#82": "differs from test_solution at character 925",
-            "#84": "broken tags",
-            "#91": "nested",
+            "#84": "a closing tag looks malformed: '<hallucination>' at character 32, after '(B)'",
+            "#91": "nested <hallucination> at character 525",
         },
         "warnings": 1,
     },
@@ -207,3 +207,42 @@ def test_overlapping_spans_cannot_be_written_as_tags(engine):
     import_bundle(engine, bundle)
     with pytest.raises(FormatError, match="overlap"):
         export_file(engine, "ov", "mhalo")
+
+
+@pytest.mark.parametrize(
+    ("tagged", "needles", "not_said"),
+    [
+        # processed_test #84: the closing tag lost its "/".
+        (
+            "The answer is <hallucination>(B)<hallucination>. Then <hallucination>5</hallucination>.",
+            ["a closing tag looks malformed", "'<hallucination>' at character 32", "'(B)'"],
+            "nested",
+        ),
+        # processed_test #7 / #41: the closing tag lost its "<" (and the "<" sits after the word).
+        (
+            "<hallucination>The person riding/hallucination> is a< <hallucination>woman</hallucination>.",
+            ["a closing tag looks malformed", "'/hallucination>' at character 32"],
+            "nested",
+        ),
+        # A genuine nesting (processed_test #91) is still called one.
+        (
+            "<hallucination>m = 180 - <hallucination>52</hallucination> = 128.</hallucination>",
+            ["nested", "character 25", "opened at character 0"],
+            "malformed",
+        ),
+    ],
+)
+def test_broken_tags_are_explained(tagged, needles, not_said):
+    from metrics import parse_tagged
+
+    plain = tagged
+    for marker in ("</hallucination>", "<hallucination>", "/hallucination>", "< "):
+        plain = plain.replace(marker, " " if marker == "< " else "")
+    record = {"test_solution": plain, "hallucinated_solution": tagged}
+    with pytest.raises(ValueError):
+        parse_tagged(tagged)
+    (problem,) = FORMAT.read(json.dumps([record]).encode(), source="f.json").problems
+    assert problem.field == "hallucinated_solution"
+    for needle in needles:
+        assert needle in problem.reason, problem.reason
+    assert not_said not in problem.reason, problem.reason

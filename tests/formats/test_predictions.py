@@ -317,3 +317,11 @@ def test_gold_files_and_detector_outputs_accept_the_same_copies(response, copy, 
     assert raw.follows_format is accepted, raw.parse_error
     if accepted:
         assert spans == gold
+
+
+def test_a_detector_output_with_a_malformed_closing_tag_says_which():
+    output = "<Tagged_Text>It is <hallucination>red<hallucination>.</Tagged_Text>"
+    spans, raw = read_output(output, "It is red.", None)
+    assert spans == [] and not raw.follows_format
+    assert "a closing tag looks malformed: '<hallucination>' at character 37, after 'red'" in raw.parse_error
+    assert output[37:].startswith("<hallucination>.")

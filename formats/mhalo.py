@@ -44,21 +44,24 @@ ID_KEYS = ("id",)
 PROMPT_KEYS = ("prompt", "question", "query")
 IMAGE_KEYS = ("image_path", "image")
 REFERENCE_KEYS = ("original_solution", "gt_answer")
-# The released files and the subset names the MHALO paper uses for them.
+# The released files (and the benchmark's other subsets) with the names the MHALO paper's tables give
+# them. Keys are file stems without case, "_" or "-": the MathV360K file is ``processed_mathv_360k``.
 KNOWN_SUBSETS = {
-    "processed_mhal_dataset": "mhal",
-    "processed_geo_170k": "geo_170k",
-    "processed_test": "test/MC",
-    "processed_rlhfv_dataset": "rlhfv",
-    "processed_mathv360k": "mathv360k",
+    "processedmhaldataset": "M-HalDetect",
+    "processedgeo170k": "Geo170K",
+    "processedtest": "MC",
+    "processedrlhfvdataset": "RLHF-V",
+    "processedmathv360k": "MathV360K",
 }
 # A marker left in the text once the tags are parsed: a tag that lost a character.
 _DAMAGED = re.compile(r"</?\s*hallucination\b|\bhallucination\s*>", re.IGNORECASE)
 
 
 def subset_for(stem: str) -> str:
-    if stem in KNOWN_SUBSETS:
-        return KNOWN_SUBSETS[stem]
+    """The subset a file's items belong to: the paper's name for a released file, else the stem."""
+    known = KNOWN_SUBSETS.get(re.sub(r"[_\-]", "", stem.lower()))
+    if known:
+        return known
     name = stem.removeprefix("processed_").removesuffix("_dataset")
     return name or stem
 

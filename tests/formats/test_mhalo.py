@@ -63,7 +63,7 @@ def test_real_mhal_ids_duplicates_and_listed_spans(shared_data):
     result = FORMAT.read(data, source="processed_mhal_dataset.json")
     assert all("exact copy" in p.reason for p in result.problems)
     assert result.bundle.items[0].external_id == "mhal_340"
-    assert result.bundle.items[0].subset == "mhal"
+    assert result.bundle.items[0].subset == "M-HalDetect"
     assert result.bundle.items[0].image_ref == "COCO_val2014_000000007288.jpg"
 
 
@@ -246,3 +246,23 @@ def test_broken_tags_are_explained(tagged, needles, not_said):
     for needle in needles:
         assert needle in problem.reason, problem.reason
     assert not_said not in problem.reason, problem.reason
+
+
+@pytest.mark.parametrize(
+    ("file_name", "subset"),
+    [
+        ("processed_mathv_360k.json", "MathV360K"),
+        ("processed_mathv360k.json", "MathV360K"),
+        ("processed_rlhfv_dataset.json", "RLHF-V"),
+        ("processed_rlhf_v_dataset.json", "RLHF-V"),
+        ("processed_mhal_dataset.json", "M-HalDetect"),
+        ("processed_geo_170k.json", "Geo170K"),
+        ("processed_geo170k.json", "Geo170K"),
+        ("processed_test.json", "MC"),
+        ("processed_custom.json", "custom"),
+    ],
+)
+def test_released_files_get_the_papers_subset_names(file_name, subset):
+    record = {"test_solution": "A cat.", "hallucinated_solution": "A cat."}
+    result = FORMAT.read(json.dumps([record]).encode(), source=file_name)
+    assert result.bundle.items[0].subset == subset

@@ -14,7 +14,8 @@ files have flaws, each handled on purpose:
 * ``hallucination_spans`` (M-HalDetect-derived file) must agree with the tags, or the record is rejected.
 
 Fields Spanlight has no column for stay in the item's ``meta`` with the record's key order, so an export
-writes each record back as it came (ids are only written where the source had them).
+writes each record back as it came — plus an ``id`` first where the source had none: the item's derived
+id (``<file stem>-<index>``), which a re-import takes back (see :func:`formats.ids.keys_with_id`).
 """
 
 from __future__ import annotations
@@ -27,7 +28,7 @@ from formats.alignment import NotACopy, first_difference, spans_on_copy
 from formats.base import Format, FormatError, ReadOptions, ReadResult
 from formats.bundles import gold_bundle, spans_by_item
 from formats.fields import RecordError, get_first_str, get_int, get_list, get_str, storable_object, type_name
-from formats.ids import external_id, id_was_int, written_id
+from formats.ids import external_id, id_was_int, keys_with_id, written_id
 from formats.json_documents import dump_json, load_document
 from formats.markers import explain_broken_tags, insert_markers, overlapping
 from formats.problems import record_label
@@ -141,7 +142,7 @@ def read_record(
         k for k in (*ID_KEYS[:has_id], RESPONSE, TAGGED, SPANS, prompt_key, image_key, reference_key) if k
     }
     layout: dict[str, Any] = {
-        "keys": list(record),
+        "keys": keys_with_id(record),
         "prompt": prompt_key,
         "image": image_key,
         "reference": reference_key,
@@ -238,7 +239,7 @@ class MhaloFormat(Format):
             layout.get("reference"): item.reference,
         }
         record = {}
-        for key in layout.get("keys", []):
+        for key in keys_with_id(layout.get("keys", [])):
             if key in extra:
                 record[key] = extra[key]
             elif key in by_role:

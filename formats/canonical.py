@@ -19,7 +19,7 @@ import types
 import typing
 from typing import Any, TypeVar, Union
 
-from formats.base import Format, ReadOptions, ReadResult
+from formats.base import LABEL_KINDS, Format, ReadOptions, ReadResult
 from formats.fields import RecordError, get_int, type_name
 from formats.json_documents import dump_jsonl, iter_jsonl
 from formats.problems import Problem
@@ -116,6 +116,8 @@ def _plain(record: Any) -> dict[str, Any]:
 
 class CanonicalFormat(Format):
     name = "canonical"
+    holds = tuple(LABEL_KINDS)
+    writes_every_label_set = True
     title = "Spanlight JSONL (canonical, lossless)"
     extensions = (".jsonl", ".spanlight.jsonl")
     description = "One JSON object per line: dataset, items, label sets, annotations, rating tasks, ratings."

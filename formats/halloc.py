@@ -128,6 +128,7 @@ def subset_for(stem: str) -> str:
 
 class HalLocFormat(BenchmarkRecordsFormat):
     name = "halloc"
+    holds = ("span",)
     title = "HalLoc (typed word/char-indexed parts)"
     extensions = (".json", ".jsonl")
     description = "Samples with hallucinated_text and annotations {object, attribute, relationship, scene}."

@@ -93,6 +93,7 @@ def _start_of(segment: Any) -> int:
 
 class MHalDetectFormat(BenchmarkRecordsFormat):
     name = "mhaldetect"
+    holds = ("sentence",)
     title = "M-HalDetect (offset segments)"
     label_kinds = ("sentence", "span")
     extensions = (".json", ".jsonl")

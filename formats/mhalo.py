@@ -169,6 +169,7 @@ def _label(index: int, record: Any) -> str:
 
 class MhaloFormat(Format):
     name = "mhalo"
+    holds = ("span",)
     title = "MHALO (tagged JSON)"
     description = "JSON array; hallucinated_solution with <hallucination> tags, test_solution plain."
 

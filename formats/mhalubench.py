@@ -187,6 +187,7 @@ def read_record(
 
 class MHaluBenchFormat(BenchmarkRecordsFormat):
     name = "mhalubench"
+    holds = ("claim",)
     title = "MHaluBench (claims: train and validation shapes)"
     label_kinds = ("claim",)
     extensions = (".json", ".jsonl")

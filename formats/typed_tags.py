@@ -72,6 +72,7 @@ def write_typed(text: str, spans: list[SpanRecord]) -> str:
 
 class TypedTagsFormat(BenchmarkRecordsFormat):
     name = "typed-tags"
+    holds = ("span",)
     title = "Typed inline tags (<number>three</number>)"
     extensions = (".jsonl", ".json")
     description = "Records {id, prompt, image, tagged} where each <type>…</type> marks a span of that type."

@@ -37,3 +37,18 @@ def test_canonical_on_a_pretty_printed_array_says_once_that_it_wants_json_lines(
     assert "canonical files are JSON Lines: one JSON object per line" in errors[0]
     assert "it looks like MHALO (tagged JSON): choose the format 'mhalo'" in errors[0]
     assert len(done.stdout) < 1000
+
+
+def test_export_to_a_format_that_cannot_hold_the_labels_fails_and_writes_nothing(db_url: str, tmp_path: Path):
+    bench = tmp_path / "bench.json"
+    bench.write_text(json.dumps(RECORDS[:3]))
+    assert cli("import", "--db", db_url, "--dataset", "spans", str(bench)).returncode == 0
+    out = tmp_path / "out.jsonl"
+    done = cli("export", "--db", db_url, "--dataset", "spans", "--format", "alignbench", "--out", str(out))
+    assert done.returncode == 1, done.stdout
+    assert "sentence labels" in done.stderr and "3 spans" in done.stderr, done.stderr
+    assert not out.exists() and not list(tmp_path.glob("out*"))
+    # The same dataset in a format that holds spans is written.
+    done = cli("export", "--db", db_url, "--dataset", "spans", "--format", "mhalo", "--out", str(out))
+    assert done.returncode == 0, done.stderr
+    assert len(json.loads(out.read_text())) == 3

@@ -155,19 +155,37 @@ def test_export_page_offers_a_download(store: str) -> None:
         format_name="mhalo",
         options=ReadOptions(dataset="bench"),
     )
+    segments = [{"start": 0, "end": 9, "text": "Two cats.", "label": "INACCURATE"}]
+    import_file(
+        engine,
+        json.dumps([{"id": "s", "response": "Two cats.", "annotations": segments}]).encode(),
+        source="s.json",
+        format_name="mhaldetect",
+        options=ReadOptions(dataset="sentences"),
+    )
     engine.dispose()
     at = AppTest.from_file(EXPORT_PAGE, default_timeout=TIMEOUT).run()
+    at.selectbox(key="dataset_picker").set_value("bench").run()
     assert not at.exception
     assert at.selectbox(key="export_format").value == "mhalo"
     assert at.multiselect(key="export_label_sets").value == ["gold:gold"]
     at.button(key="export_prepare").click().run()
     (download,) = at.get("download_button")
     assert "bench.json" in download.label
+    # AlignBench holds sentence labels, which this dataset of spans has none of: refused, nothing offered.
+    at.selectbox(key="export_format").set_value("alignbench").run()
+    at.radio(key="export_encoding").set_value(".csv").run()
+    at.button(key="export_prepare").click().run()
+    assert "holds sentence labels" in at.error[0].value and "has none: it has 2 spans" in at.error[0].value
+    assert not at.get("download_button")
+    # A dataset with sentence labels is written in the chosen encoding.
+    at.selectbox(key="dataset_picker").set_value("sentences").run()
     at.selectbox(key="export_format").set_value("alignbench").run()
     at.radio(key="export_encoding").set_value(".csv").run()
     at.button(key="export_prepare").click().run()
     (download,) = at.get("download_button")
-    assert "bench.csv" in download.label
+    assert "sentences.csv" in download.label
+    at.selectbox(key="dataset_picker").set_value("bench").run()
     at.selectbox(key="export_format").set_value("typed-tags").run()
     at.button(key="export_prepare").click().run()
     assert "would read back as a tag" in at.error[0].value

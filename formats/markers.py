@@ -55,22 +55,28 @@ def explain_broken_tags(tagged: str, tag: str, error: ValueError) -> str:
     hi = tagged.find(WRAPPER_CLOSE, lo) if wrapper != -1 else -1
     hi = hi if hi != -1 else len(tagged)
     open_at: int | None = None
-    for marker in re.finditer(f"{re.escape(opening)}|{re.escape(closing)}", tagged[lo:hi]):
-        at = lo + marker.start()
-        if marker.group() == opening and open_at is None:
+    for hit in re.finditer(f"{re.escape(opening)}|{re.escape(closing)}", tagged[lo:hi]):
+        at = lo + hit.start()
+        if hit.group() == opening and open_at is None:
             open_at = at
-        elif marker.group() == opening:
+        elif hit.group() == opening:
             assert open_at is not None
             inside = tagged[open_at + len(opening) : at]
             if _parses(tagged[:at] + closing + tagged[at + len(opening) :], tag):
                 return (
-                    f"a closing tag looks malformed: {opening!r} at character {at}, after {_quoted(inside)}, "
-                    f"has no '/' and reads as a second opening tag (write {closing!r})"
+                    f"a closing tag looks malformed: {opening!r} at character {at}, after "
+                    f"{_quoted(inside)}, has no '/' and reads as a second opening tag (write {closing!r})"
                 )
-            return f"nested {opening} at character {at}: tags may not nest (the one opened at character {open_at} is still open)"
+            return (
+                f"nested {opening} at character {at}: tags may not nest (the one opened at character "
+                f"{open_at} is still open)"
+            )
         elif open_at is None:
             if _parses(tagged[:at] + opening + tagged[at + len(closing) :], tag):
-                return f"an opening tag looks malformed: {closing!r} at character {at} closes nothing (write {opening!r})"
+                return (
+                    f"an opening tag looks malformed: {closing!r} at character {at} closes nothing "
+                    f"(write {opening!r})"
+                )
             return f"{closing} at character {at} closes nothing"
         else:
             open_at = None

@@ -228,6 +228,17 @@ def test_overlapping_spans_cannot_be_written_as_tags(engine):
             ["a closing tag looks malformed", "'/hallucination>' at character 32"],
             "nested",
         ),
+        # An opening tag written as a closing one.
+        (
+            "A </hallucination>red</hallucination> cube.",
+            ["an opening tag looks malformed: '</hallucination>' at character 2 closes nothing"],
+            "nested",
+        ),
+        (
+            "A <hallucination>red cube.",
+            ["<hallucination> at character 2 is never closed"],
+            "malformed",
+        ),
         # A genuine nesting (processed_test #91) is still called one.
         (
             "<hallucination>m = 180 - <hallucination>52</hallucination> = 128.</hallucination>",

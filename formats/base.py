@@ -56,6 +56,9 @@ class ReadOptions:
     known: Mapping[str, KnownItem] = field(default_factory=dict)
     # Tag name of inline-tagged detector output; None: find it in the output.
     tag: str | None = None
+    # FaithScore: how its 0/1 labels read — "data" (as the annotations show) or "readme" (as its README
+    # states); see :mod:`formats.faithscore`.
+    faithscore_polarity: str = "data"
 
     @property
     def responses(self) -> dict[str, str]:

@@ -20,6 +20,7 @@ _MODULES = (
     "halloc",
     "typed_tags",
     "label_studio",
+    "faithscore",
     "mhalo_outputs",
     "word_index",
     "alignbench_scores",

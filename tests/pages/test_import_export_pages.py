@@ -294,3 +294,33 @@ def test_import_page_refuses_uploads_above_the_cap(store: str, monkeypatch: pyte
     assert {m.label: m.value for m in at.metric}["Items"] == "2"
     at.file_uploader(key="import_image_zip").upload("images.zip", bytes(1024 * 1024 + 1)).run()
     assert "images.zip" in at.error[0].value and "more than the import limit" in at.error[0].value
+
+
+def test_import_page_offers_the_faithscore_polarity(store: str, tmp_path: Path) -> None:
+    record = {
+        "id": "000000000042",
+        "answer": "A dog sits on a sofa, probably asleep.",
+        "stage 1": {"A dog sits on a sofa": 1, " probably asleep": 0},
+        "stage 2": {"There is a dog.": 1, "There is a sofa.": 0},
+    }
+    path = _imports(tmp_path) / "annotation.jsonl"
+    path.write_text(json.dumps(record) + "\n")
+    at = _import_page(path)
+    assert not at.exception
+    assert at.selectbox(key="import_format_benchmark").value == "faithscore"
+    polarity = at.radio(key="import_faithscore_polarity")
+    assert polarity.value == "data" and list(polarity.options) == [
+        "as the annotations use them: 1 = faithful fact / descriptive sub-sentence",
+        "as the README states: 1 = hallucinated fact / analytical sub-sentence",
+    ]
+    polarity.set_value("readme").run()
+    at.button(key="import_go").click().run()
+    assert not at.exception and at.success
+    engine = make_engine(store)
+    try:
+        (gold,) = export_bundle(engine, "annotation").label_sets
+    finally:
+        engine.dispose()
+    (said,) = gold.annotations
+    assert [lab.label for lab in said.claim_labels] == ["hallucination", "non-hallucination"]
+    assert [lab.index for lab in said.sentence_labels] == [0]

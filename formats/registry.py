@@ -21,6 +21,7 @@ _MODULES = (
     "typed_tags",
     "label_studio",
     "faithscore",
+    "ragtruth",
     "mhalo_outputs",
     "word_index",
     "alignbench_scores",

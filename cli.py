@@ -4,6 +4,7 @@
     python cli.py demo  [--db URL] [--json]   (re)create the synthetic demo dataset
     python cli.py stats [--db URL] [--json]   datasets with their counts
     python cli.py import --format F [--dataset NAME] [--images DIR|ZIP] FILE…      benchmark files
+                        [--faithscore-polarity data|readme]
     python cli.py import-predictions --dataset NAME --detector NAME --format F FILE  a detector run
     python cli.py export --dataset NAME --format F --out FILE [--label-set NAME…]
     python cli.py imports [--json]              recent imports, newest first, with their log ids
@@ -137,8 +138,11 @@ def _report(args: argparse.Namespace, outcomes: list[Any]) -> int:
 def cmd_import(args: argparse.Namespace) -> int:
     from db.transfer import import_file
     from formats.base import ReadOptions
+    from formats.faithscore import POLARITIES
 
     usage = _format_or_usage(args.format, "benchmark")
+    if args.faithscore_polarity not in POLARITIES:
+        usage = f"--faithscore-polarity {args.faithscore_polarity!r} is not one of {', '.join(POLARITIES)}"
     inputs = _read_inputs(args.files)
     image_root, image_zip = None, None
     if args.images:
@@ -161,7 +165,9 @@ def cmd_import(args: argparse.Namespace) -> int:
             data,
             source=name,
             format_name=args.format,
-            options=ReadOptions(dataset=args.dataset, subset=args.subset),
+            options=ReadOptions(
+                dataset=args.dataset, subset=args.subset, faithscore_polarity=args.faithscore_polarity
+            ),
             allow_skip=args.allow_skip,
             image_root=image_root,
             image_zip=image_zip,
@@ -288,6 +294,12 @@ def _import_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--subset", help="subset name for the items (default: from the file)")
     parser.add_argument("--images", help="image folder, or a .zip of images to unpack for the dataset")
     parser.add_argument("--allow-skip", action="store_true", help="import the sound records, report the rest")
+    parser.add_argument(
+        "--faithscore-polarity",
+        default="data",
+        help="FaithScore files: 'data' (default; 1 = faithful fact / descriptive sub-sentence, as the "
+        "annotations use it) or 'readme' (1 = hallucinated / analytical, as its README states)",
+    )
     _replace_argument(parser)
 
 

@@ -34,6 +34,7 @@ from db.repositories.datasets import list_dataset_infos
 from db.repositories.exchange import known_items
 from db.transfer import import_file, import_predictions
 from formats.base import Kind, ReadOptions
+from formats.faithscore import POLARITIES, POLARITY_HELP
 from formats.preview import PREVIEW_HEAD_BYTES, Preview, dataset_name_for, preview_file, problem_rows
 from formats.registry import FORMATS, detect, formats
 from render.literal_text import literal
@@ -107,6 +108,15 @@ if kind == "benchmark":
     left, right = st.columns(2)
     options.dataset = left.text_input("Dataset", value=dataset_name_for(name), key="import_dataset") or None
     options.subset = right.text_input("Subset (optional)", key="import_subset") or None
+    if format_name == "faithscore":
+        options.faithscore_polarity = st.radio(
+            "FaithScore labels: what 1 means",
+            POLARITIES,
+            format_func=POLARITY_HELP.__getitem__,
+            key="import_faithscore_polarity",
+            help="The release's README and its annotations disagree; the annotations' reading is the default "
+            "(see the FaithScore format's notes).",
+        )
     with st.expander("Images (optional)"):
         if server_paths:
             folder = st.text_input(
@@ -157,6 +167,7 @@ preview_key = (
     options.dataset,
     options.subset,
     options.detector,
+    options.faithscore_polarity,
     name,
 )
 stored = st.session_state.get("import_preview")

@@ -24,6 +24,7 @@ from db.importer import ImportResult, import_bundle
 from db.repositories.datasets import set_image_root
 from db.repositories.exchange import dataset_image_root, known_items
 from formats.base import FormatError, ReadOptions
+from formats.export_check import check_export, refuse_empty
 from formats.gc_pause import without_gc_pauses
 from formats.problems import ImportRejected, Problem
 from formats.records import Bundle
@@ -264,13 +265,16 @@ def export_file(
 ) -> bytes:
     """The dataset (with the chosen label sets) written in ``format_name``.
 
-    Raises UnknownFormat, UnknownDataset or FormatError with a message for the user.
+    Raises UnknownFormat, UnknownDataset or FormatError with a message for the user — also when the
+    format cannot hold any of the labels it would write, or the file would be empty
+    (:mod:`formats.export_check`): an export never loses every label or writes nothing silently.
     """
     fmt = get_format(format_name)
     if not fmt.writable:
         raise FormatError(f"{fmt.title} can be read but not written")
     bundle = export_bundle(engine, dataset, label_sets)
-    return fmt.write(bundle, filename=filename or fmt.default_filename(dataset))
+    check_export(fmt, bundle)
+    return refuse_empty(fmt, fmt.write(bundle, filename=filename or fmt.default_filename(dataset)), dataset)
 
 
 __all__ = [

@@ -341,6 +341,7 @@ def error_spans(words: Any, sentence: str) -> tuple[list[tuple[int, int]], list[
 
 class AlignBenchFormat(Format):
     name = "alignbench"
+    holds = ("sentence",)
     title = "AlignBench sentence rows (CSV, JSONL, Parquet)"
     extensions = (".jsonl", ".csv", ".parquet")
     description = "One row per caption sentence: model, image_name, sentence_index, caption, annotation, …"

@@ -16,13 +16,13 @@ for that record alone), and build the bundle. A new format of this shape is a su
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from typing import Any, ClassVar, Generic, TypeVar
 
 from formats.base import Format, KnownItem, ReadOptions, ReadResult
 from formats.bundles import detector_bundle, gold_bundle
 from formats.fields import RecordError
-from formats.json_documents import load_records
+from formats.json_documents import PairsHook, load_records
 from formats.problems import Problem
 from formats.record_loops import benchmark_items, prediction_items, prediction_records
 from formats.records import Annotations, ItemRecord, RawOutputRecord
@@ -32,6 +32,8 @@ T = TypeVar("T")
 
 # ``(field, reason)`` notes a hook adds about a record it still accepts; reported as warnings.
 Warnings = list[tuple[str, str]]
+# Reads one record (at its index in the file) into an item and its gold annotations.
+RecordReader = Callable[[Any, int, Warnings], tuple[ItemRecord, Annotations]]
 
 
 class BenchmarkRecordsFormat(Format):
@@ -43,12 +45,20 @@ class BenchmarkRecordsFormat(Format):
 
     # The kinds of labels the gold label set carries (``span``, ``sentence``, ``claim``).
     label_kinds: ClassVar[tuple[str, ...]] = ("span",)
+    # How the file's JSON objects are built (None: dicts); see :data:`formats.json_documents.PairsHook`.
+    pairs_hook: ClassVar[PairsHook | None] = None
 
     def read_item(
         self, record: Any, index: int, stem: str, warnings: Warnings
     ) -> tuple[ItemRecord, Annotations]:
         """One record (at ``index`` of the file named ``stem``) as an item and its gold annotations."""
         raise NotImplementedError
+
+    def record_reader(self, stem: str, options: ReadOptions) -> RecordReader:
+        """How the records of one file are read: :meth:`read_item` each. A format whose records depend
+        on the read's options, or on each other (a repeat of an earlier record), returns its own reader,
+        made afresh for every file."""
+        return lambda record, index, warnings: self.read_item(record, index, stem, warnings)
 
     def default_subset(self, stem: str) -> str | None:
         return None
@@ -59,16 +69,11 @@ class BenchmarkRecordsFormat(Format):
 
     def read(self, data: bytes, *, source: str, options: ReadOptions | None = None) -> ReadResult:
         options = options or ReadOptions()
-        records, problems = load_records(data, source)
+        records, problems = load_records(data, source, type(self).pairs_hook)
         if records is None:
             return ReadResult(None, problems)
         stem = file_stem(source)
-        items, annotations = benchmark_items(
-            records,
-            source,
-            problems,
-            lambda record, index, warnings: self.read_item(record, index, stem, warnings),
-        )
+        items, annotations = benchmark_items(records, source, problems, self.record_reader(stem, options))
         for item in items:
             item.subset = options.subset or item.subset or self.default_subset(stem)
         bundle = gold_bundle(

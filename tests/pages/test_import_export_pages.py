@@ -155,19 +155,37 @@ def test_export_page_offers_a_download(store: str) -> None:
         format_name="mhalo",
         options=ReadOptions(dataset="bench"),
     )
+    segments = [{"start": 0, "end": 9, "text": "Two cats.", "label": "INACCURATE"}]
+    import_file(
+        engine,
+        json.dumps([{"id": "s", "response": "Two cats.", "annotations": segments}]).encode(),
+        source="s.json",
+        format_name="mhaldetect",
+        options=ReadOptions(dataset="sentences"),
+    )
     engine.dispose()
     at = AppTest.from_file(EXPORT_PAGE, default_timeout=TIMEOUT).run()
+    at.selectbox(key="dataset_picker").set_value("bench").run()
     assert not at.exception
     assert at.selectbox(key="export_format").value == "mhalo"
     assert at.multiselect(key="export_label_sets").value == ["gold:gold"]
     at.button(key="export_prepare").click().run()
     (download,) = at.get("download_button")
     assert "bench.json" in download.label
+    # AlignBench holds sentence labels, which this dataset of spans has none of: refused, nothing offered.
+    at.selectbox(key="export_format").set_value("alignbench").run()
+    at.radio(key="export_encoding").set_value(".csv").run()
+    at.button(key="export_prepare").click().run()
+    assert "holds sentence labels" in at.error[0].value and "has none: it has 2 spans" in at.error[0].value
+    assert not at.get("download_button")
+    # A dataset with sentence labels is written in the chosen encoding.
+    at.selectbox(key="dataset_picker").set_value("sentences").run()
     at.selectbox(key="export_format").set_value("alignbench").run()
     at.radio(key="export_encoding").set_value(".csv").run()
     at.button(key="export_prepare").click().run()
     (download,) = at.get("download_button")
-    assert "bench.csv" in download.label
+    assert "sentences.csv" in download.label
+    at.selectbox(key="dataset_picker").set_value("bench").run()
     at.selectbox(key="export_format").set_value("typed-tags").run()
     at.button(key="export_prepare").click().run()
     assert "would read back as a tag" in at.error[0].value
@@ -276,3 +294,33 @@ def test_import_page_refuses_uploads_above_the_cap(store: str, monkeypatch: pyte
     assert {m.label: m.value for m in at.metric}["Items"] == "2"
     at.file_uploader(key="import_image_zip").upload("images.zip", bytes(1024 * 1024 + 1)).run()
     assert "images.zip" in at.error[0].value and "more than the import limit" in at.error[0].value
+
+
+def test_import_page_offers_the_faithscore_polarity(store: str, tmp_path: Path) -> None:
+    record = {
+        "id": "000000000042",
+        "answer": "A dog sits on a sofa, probably asleep.",
+        "stage 1": {"A dog sits on a sofa": 1, " probably asleep": 0},
+        "stage 2": {"There is a dog.": 1, "There is a sofa.": 0},
+    }
+    path = _imports(tmp_path) / "annotation.jsonl"
+    path.write_text(json.dumps(record) + "\n")
+    at = _import_page(path)
+    assert not at.exception
+    assert at.selectbox(key="import_format_benchmark").value == "faithscore"
+    polarity = at.radio(key="import_faithscore_polarity")
+    assert polarity.value == "data" and list(polarity.options) == [
+        "as the annotations use them: 1 = faithful fact / descriptive sub-sentence",
+        "as the README states: 1 = hallucinated fact / analytical sub-sentence",
+    ]
+    polarity.set_value("readme").run()
+    at.button(key="import_go").click().run()
+    assert not at.exception and at.success
+    engine = make_engine(store)
+    try:
+        (gold,) = export_bundle(engine, "annotation").label_sets
+    finally:
+        engine.dispose()
+    (said,) = gold.annotations
+    assert [lab.label for lab in said.claim_labels] == ["hallucination", "non-hallucination"]
+    assert [lab.index for lab in said.sentence_labels] == [0]

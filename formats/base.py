@@ -46,6 +46,8 @@ class ReadOptions:
     known: Mapping[str, KnownItem] = field(default_factory=dict)
     # Tag name of inline-tagged detector output; None: find it in the output.
     tag: str | None = None
+    # Whose labels a ratings file holds: a judge's run (detector), gold, or an annotator's (human).
+    label_set_kind: str = "detector"
 
     @property
     def responses(self) -> dict[str, str]:

@@ -17,6 +17,7 @@ _MODULES = (
     "mhalubench",
     "trihe",
     "halloc",
+    "mmhal",
     "typed_tags",
     "label_studio",
     "mhalo_outputs",
@@ -25,6 +26,7 @@ _MODULES = (
     "mhalubench_predictions",
     "trihe_judgments",
     "halloc_probs",
+    "mmhal_ratings",
 )
 
 

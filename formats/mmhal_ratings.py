@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import csv
 import io
+import re
 from typing import Any
 
 from formats.alignbench import load_rows, rows_to_bytes
@@ -31,6 +32,8 @@ COLUMNS = ("id", "rating", "hallucination", "rationale")
 # What an MMHal record says about its item: read past without a warning.
 _ITEM_FIELDS = {*ITEM_KEYS, *ID_KEYS, "question_topic", "image_id", "image_src", "image_content"}
 _Read = tuple[ResponseScoreRecord, list[tuple[str, str]]]
+# The start of one JSON object mapping an item id to a number: ``{"007-abc": 5, ...``.
+_ID_TO_NUMBER = re.compile(r'\ufeff?\s*\{\s*"(?:[^"\\]|\\.)*"\s*:\s*-?\d')
 
 
 def _rating(record: dict[str, Any]) -> _Read:
@@ -75,7 +78,11 @@ class MMHalRatingsFormat(Format):
     def sniff(self, data: bytes, filename: str = "") -> float:
         head = head_text(data, 8192)
         if looks_like_json(data) is not None:
-            return 0.7 if '"rating"' in head and '"model_answer"' not in head else 0.0
+            if '"model_answer"' in head:
+                return 0.0  # a benchmark file, even when it carries ratings
+            if '"rating"' in head:
+                return 0.7
+            return 0.5 if _ID_TO_NUMBER.match(head) else 0.0
         header = next(csv.reader(io.StringIO(head)), [])
         return 0.8 if "rating" in header and any(k in header for k in ITEM_ID_KEYS) else 0.0
 

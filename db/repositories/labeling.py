@@ -594,6 +594,12 @@ def response_scale(session: Session, label_set_id: int) -> tuple[int, int]:
     return (stored[0], stored[1]) if stored is not None else RESPONSE_SCALE
 
 
+def response_scale_of(engine: Engine, label_set_id: int) -> tuple[int, int]:
+    """:func:`response_scale` for a page, which offers one button per point of it."""
+    with read_session(engine) as session:
+        return response_scale(session, label_set_id)
+
+
 @_retried
 def set_response_score(
     engine: Engine,

@@ -4,7 +4,7 @@ A response-level rating needs no detector: the rating is the label, kept in the 
 so a person's measures stand beside a judge's and gold's on the Metrics page. The question, the
 model's answer, the standard human answer and the image's object labels are what MMHal-Bench's judge
 is shown, and the rubric is its rubric. Keys: ``0``-``6`` score the response, ``H`` it hallucinates,
-``C`` it does not, ``N`` next item, ``U`` undo. Raters work blind: no other rater's or judge's score is
+``G`` it does not (grounded), ``N`` next item, ``U`` undo. Raters work blind: no other rater's or judge's score is
 shown.
 """
 
@@ -24,7 +24,7 @@ from formats.records import RESPONSE_SCALE
 from render.literal_text import literal
 
 KEEP: Any = object()  # a save that leaves this part of the rating as shown
-FLAGS = ((True, "Hallucination", "H"), (False, "No hallucination", "C"))
+FLAGS = ((True, "Hallucination", "H"), (False, "No hallucination", "G"))
 
 ctx = setup_page("Score responses")
 opened = open_workspace(ctx, labeling.RESPONSE_SCORES, "score_responses")
@@ -75,7 +75,7 @@ with right:
     if item.reference:
         show_text(item.reference, label="Standard answer")
     st.markdown(
-        f"**Score** ({low}–{high}) · keys: `{low}`–`{high}` score · `H` hallucination · `C` none"
+        f"**Score** ({low}–{high}) · keys: `{low}`–`{high}` score · `H` hallucination · `G` none"
         if high - low < 10
         else f"**Score** ({low}–{high})"
     )

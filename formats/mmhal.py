@@ -160,11 +160,10 @@ def rating_fields(rated: ResponseScoreRecord) -> dict[str, Any]:
 
 
 def scored_label_set(bundle: Bundle) -> LabelSetRecord | None:
-    """The label set whose response scores a single-rater file carries: the first that has any (an
-    export chooses it with its label-set choice)."""
-    return next(
-        (ls for ls in bundle.label_sets if any(a.response_score is not None for a in ls.annotations)), None
-    )
+    """The label set whose response scores a single-rater file carries: gold when it has any, else the
+    first that has any (an export chooses it with its label-set choice)."""
+    scored = [ls for ls in bundle.label_sets if any(a.response_score is not None for a in ls.annotations)]
+    return next((ls for ls in scored if ls.kind == "gold"), scored[0] if scored else None)
 
 
 def image_contents(meta: Mapping[str, Any]) -> list[str]:

@@ -69,7 +69,7 @@ class MMHalRatingsFormat(Format):
     name = "mmhal-ratings"
     title = "MMHal-Bench ratings (item id -> 0-6 rating)"
     kind = "predictions"
-    extensions = (".jsonl", ".csv", ".json")
+    extensions = (".jsonl", ".csv")
     description = (
         "Records {id, rating, hallucination, rationale} (JSON lines, JSON or CSV), or one object "
         "{id: rating}: a judge's or a rater's ratings of the stored responses."

@@ -6,10 +6,13 @@ import json
 
 import pytest
 
+from db.transfer import export_file, import_file
 from formats.base import KnownItem, ReadOptions
 from formats.mmhal import RUBRIC, image_contents
+from formats.preview import preview_file
 from formats.records import ResponseScoreRecord
 from formats.registry import FORMATS, best_guess
+from tests.formats.conftest import comparable
 from tests.formats.mmhal_sample import IDS, RECORDS, records, sample_bytes
 
 MMHAL, RATINGS = FORMATS["mmhal"], FORMATS["mmhal-ratings"]
@@ -169,3 +172,56 @@ def test_ratings_written_back_read_the_same(filename: str) -> None:
     written = RATINGS.write(bundle, filename=filename)
     again = _ratings(written, filename, detector="gpt-4").bundle.label_sets[0]
     assert again.annotations == bundle.label_sets[0].annotations
+
+
+def test_the_import_preview_says_what_each_rating_is() -> None:
+    data = json.dumps({IDS[0]: {"rating": 2, "hallucination": True}, IDS[1]: 5}).encode()
+    shown = preview_file(
+        "mmhal-ratings", data, source="r.json", options=ReadOptions(detector="j", known=KNOWN)
+    )
+    assert [(i.external_id, i.note) for i in shown.items] == [
+        (IDS[0], "Rated 2 of 0-6, hallucination: yes"),
+        (IDS[1], "Rated 5 of 0-6"),
+    ]
+
+
+# ------------------------------------------------------------------------- through the store
+
+
+def test_an_mmhal_file_round_trips_through_the_store(round_trip) -> None:
+    content, exported = round_trip("mmhal", sample_bytes(), source="mmhal.json")
+    assert json.loads(exported) == RECORDS
+    judge = content["label_sets"][("detector", "gpt-4")]["annotations"]
+    assert {ext: a["response_score"]["score"] for ext, a in judge.items()} == {
+        IDS[0]: 1,
+        IDS[1]: 5,
+        IDS[2]: 2,
+    }
+
+
+def test_a_ratings_file_round_trips_through_the_store(prediction_round_trip) -> None:
+    ratings = "".join(
+        json.dumps(r) + "\n"
+        for r in [
+            {"id": IDS[3], "rating": 3, "hallucination": False, "rationale": "vague"},
+            {"id": IDS[0], "rating": 0.5},
+        ]
+    )
+    run, _ = prediction_round_trip(
+        "mmhal", sample_bytes(), "mmhal-ratings", ratings.encode(), source="r.jsonl"
+    )
+    assert {ext: a["response_score"]["score"] for ext, a in run["annotations"].items()} == {
+        IDS[3]: 3,
+        IDS[0]: 0.5,
+    }
+
+
+def test_response_scores_survive_the_canonical_format(engine) -> None:
+    assert import_file(
+        engine, sample_bytes(), source="m.json", format_name="mmhal", options=ReadOptions(dataset="one")
+    ).ok
+    canonical = export_file(engine, "one", "canonical")
+    assert import_file(
+        engine, canonical, source="c.jsonl", format_name="canonical", options=ReadOptions(dataset="two")
+    ).ok
+    assert comparable(engine, "two") == comparable(engine, "one")

@@ -121,3 +121,11 @@ def test_metrics_shows_mmhal_scores_and_the_judge_against_gold(store: str) -> No
         titles.index("**Average score (0-6) overall and per question type, and hallucination rate**")
     ].value
     assert list(scores["rater"]) == ["gold", "tester", "gpt-4"]
+
+
+def test_the_item_page_lists_every_rating_of_the_response(store: str) -> None:
+    at = _open("app_pages/item.py", item=IDS[0])
+    assert any(h.value == "Ratings of the response" for h in at.subheader)
+    (table,) = [d.value for d in at.dataframe if "rationale" in d.value.columns]
+    assert list(table["by"]) == ["Gold", "Detector · gpt-4"]
+    assert list(table["score"]) == [0.0, 1.0] and list(table["hallucination"]) == ["", "yes"]

@@ -18,7 +18,7 @@ from components.annotation_frame import act, finish, open_workspace, still_showi
 from components.item_parts import show_image, show_text
 from components.page_setup import setup_page
 from db.repositories import labeling
-from db.repositories.annotations import item_annotations
+from db.repositories.annotations import item_annotations, response_scale_of
 from formats.mmhal import RUBRIC, image_contents
 from formats.records import RESPONSE_SCALE
 from render.literal_text import literal
@@ -33,7 +33,7 @@ if opened is None:
 ws = opened  # bound after the check, so the handlers below see a Workspace
 item, engine = ws.item, ctx.engine
 mine = item_annotations(engine, item.id, [ws.view_id])[ws.view_id].response_score
-low, high = labeling.response_scale_of(engine, ws.view_id)
+low, high = response_scale_of(engine, ws.view_id)
 rubric = RUBRIC if (low, high) == RESPONSE_SCALE else {}
 note_key = f"score_note_{item.id}"
 

@@ -22,6 +22,7 @@ from sqlalchemy.orm import Session
 from db import models as m
 from db.engine import write_session
 from db.import_changes import ImportChanges, ReplaceRequired, plan_changes
+from db.repositories.annotations import response_scale
 from formats.problems import ImportRejected, Problem
 from formats.records import (
     Annotations,
@@ -388,20 +389,20 @@ def _response_scale_problems(
         ]
         if not rated:
             continue
-        stored = session.execute(
-            select(m.ResponseScore.scale_min, m.ResponseScore.scale_max)
-            .join(m.LabelSet, m.LabelSet.id == m.ResponseScore.label_set_id)
-            .where(
-                m.LabelSet.dataset_id == dataset_id,
-                m.LabelSet.kind == label_set.kind,
-                m.LabelSet.name == label_set.name,
-            )
-            .limit(1)
-        ).first()
+        stored = response_scale(
+            session,
+            session.scalar(
+                select(m.LabelSet.id).where(
+                    m.LabelSet.dataset_id == dataset_id,
+                    m.LabelSet.kind == label_set.kind,
+                    m.LabelSet.name == label_set.name,
+                )
+            ),
+        )
         first = rated[0][1].response_score
         assert first is not None
         scale, said = (
-            ((stored[0], stored[1]), "its stored scores are")
+            (stored, "its stored scores are")
             if stored is not None
             else ((first.scale_min, first.scale_max), f"its first score (id={rated[0][1].item}) is")
         )

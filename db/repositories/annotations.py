@@ -8,9 +8,11 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from sqlalchemy import Engine, select
+from sqlalchemy.orm import Session
 
 from db import models as m
 from db.engine import read_session
+from formats.records import RESPONSE_SCALE
 
 
 @dataclass(frozen=True)
@@ -83,6 +85,22 @@ class ItemAnnotations:
     raw_output: RawOutputView | None = None
     sentence_scores: dict[int, tuple[float, bool]] = field(default_factory=dict)
     response_score: ResponseScoreView | None = None
+
+
+def response_scale(session: Session, label_set_id: int | None) -> tuple[int, int] | None:
+    """The scale the label set's response scores are on (one per label set), None while it has none."""
+    stored = session.execute(
+        select(m.ResponseScore.scale_min, m.ResponseScore.scale_max)
+        .where(m.ResponseScore.label_set_id == label_set_id)
+        .limit(1)
+    ).first()
+    return (stored[0], stored[1]) if stored is not None else None
+
+
+def response_scale_of(engine: Engine, label_set_id: int) -> tuple[int, int]:
+    """The scale a rater scores on in this label set: its stored one, else MMHal-Bench's 0-6."""
+    with read_session(engine) as session:
+        return response_scale(session, label_set_id) or RESPONSE_SCALE
 
 
 def item_annotations(

@@ -34,6 +34,7 @@ from sqlalchemy.orm.exc import StaleDataError
 from db import models as m
 from db.access import check_label_write
 from db.engine import StoreBusy, read_session, write_session
+from db.repositories.annotations import response_scale
 from formats.records import RESPONSE_SCALE
 
 __all__ = ["ABSENT", "RESPONSE_SCORES", "Action", "InconsistentLabel", "StaleEdit", "StoreBusy"]
@@ -584,22 +585,6 @@ def set_rating(
 # --------------------------------------------------------------------------------- response scores
 
 
-def response_scale(session: Session, label_set_id: int) -> tuple[int, int]:
-    """The scale the label set rates responses on: that of its stored scores, else MMHal-Bench's 0-6."""
-    stored = session.execute(
-        select(m.ResponseScore.scale_min, m.ResponseScore.scale_max)
-        .where(m.ResponseScore.label_set_id == label_set_id)
-        .limit(1)
-    ).first()
-    return (stored[0], stored[1]) if stored is not None else RESPONSE_SCALE
-
-
-def response_scale_of(engine: Engine, label_set_id: int) -> tuple[int, int]:
-    """:func:`response_scale` for a page, which offers one button per point of it."""
-    with read_session(engine) as session:
-        return response_scale(session, label_set_id)
-
-
 @_retried
 def set_response_score(
     engine: Engine,
@@ -613,13 +598,14 @@ def set_response_score(
     expected_version: int | None = None,
 ) -> Action:
     """Rate the item's whole response (MMHal-Bench: 0 to 6) and say whether it hallucinates (None: not
-    said). The score must lie on the label set's scale (:func:`response_scale`); a rater writes only
+    said). The score must lie on the label set's scale (its stored scores', else MMHal-Bench's 0-6,
+    as :func:`~db.repositories.annotations.response_scale_of` tells a page); a rater writes only
     their own label set, and in team mode only items assigned to them on the ratings task."""
     if isinstance(score, bool) or not isinstance(score, int | float) or not math.isfinite(score):
         raise ValueError(f"A response score is a number; got {score!r}.")
     with write_session(engine) as session:
         check_label_write(session, annotator_id, label_set_id, item_id, _RATINGS_TASK)
-        low, high = response_scale(session, label_set_id)
+        low, high = response_scale(session, label_set_id) or RESPONSE_SCALE
         if not low <= score <= high:
             raise ValueError(f"A response score lies from {low} to {high}; got {score:g}.")
         said = {True: ", hallucination", False: ", no hallucination", None: ""}[hallucination]

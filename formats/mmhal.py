@@ -16,10 +16,10 @@ is written back as it was, with every other field).
 The protocol rates each response 0-6 (:data:`RUBRIC`) and says whether it hallucinates; a rating of
 2 or less is a hallucination (Sun et al., 2023, "Aligning Large Multimodal Models with Factually
 Augmented RLHF"). A record that carries a judge's rating — ``rating`` (or ``score``), ``hallucination``,
-or the judge's review text ending in ``Rating: N`` (``review``, ``gpt4_review``, ``evaluation``) — brings
-it as a response score of a detector label set named after the judge (``judge`` field, else the
-detector name given, else ``judge``). A rating outside 0-6, or a review with no rating in it, is an
-error of that record.
+or the judge's review text ending in ``Rating: N`` (``review``, ``gpt4_review``, ``evaluation`` or
+``rationale``; a ``Hallucination: yes/no`` in it is read too) — brings it as a response score of a
+detector label set named after the judge (``judge`` field, else the detector name given, else
+``judge``). A rating outside 0-6, or a review with no rating in it, is an error of that record.
 """
 
 from __future__ import annotations

@@ -25,6 +25,7 @@ navigation = st.navigation(
             ),
             st.Page("app_pages/claims.py", title="Judge claims", icon=":material/fact_check:"),
             st.Page("app_pages/triplets.py", title="Judge triplets", icon=":material/account_tree:"),
+            st.Page("app_pages/score_responses.py", title="Score responses", icon=":material/grade:"),
             st.Page("app_pages/rate.py", title="Rate detector outputs", icon=":material/star_rate:"),
             st.Page("app_pages/rating_tasks.py", title="Rating tasks", icon=":material/rule:"),
         ],

@@ -196,7 +196,10 @@ def cmd_import_predictions(args: argparse.Namespace) -> int:
         detector=args.detector,
         format_name=args.format,
         options=ReadOptions(
-            detector_version=args.detector_version, prompt_strategy=args.prompt_strategy, tag=args.tag
+            detector_version=args.detector_version,
+            prompt_strategy=args.prompt_strategy,
+            tag=args.tag,
+            label_set_kind=args.label_set_kind,
         ),
         allow_skip=args.allow_skip,
         replace_existing=args.replace,
@@ -311,6 +314,12 @@ def _import_predictions_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--detector-version", help="version of the detector, shown with its name")
     parser.add_argument("--prompt-strategy", help="e.g. vanilla or analyze-then-judge")
     parser.add_argument("--tag", help="span tag name in tagged outputs (default: found in the outputs)")
+    parser.add_argument(
+        "--label-set-kind",
+        choices=("detector", "gold", "human"),
+        default="detector",
+        help="whose ratings a ratings file holds: a judge's run (default), gold, or an annotator's",
+    )
     parser.add_argument("--allow-skip", action="store_true", help="import the sound records, report the rest")
     _replace_argument(parser)
 

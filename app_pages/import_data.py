@@ -147,6 +147,19 @@ else:
     options.detector_version = mid.text_input("Version (optional)", key="import_version") or None
     options.prompt_strategy = right.text_input("Prompt strategy (optional)", key="import_strategy") or None
     options.known = cached(known_items, ctx.engine, options.dataset)
+    if format_name == "mmhal-ratings":
+        whose = {"detector": "a judge's (detector run)", "gold": "gold", "human": "an annotator's"}
+        options.label_set_kind = (
+            st.radio(
+                "Whose ratings",
+                list(whose),
+                format_func=whose.__getitem__,
+                horizontal=True,
+                key="import_ratings_kind",
+                help="The run name above names the judge, or the annotator whose ratings these are.",
+            )
+            or "detector"
+        )
 
 allow_skip = st.checkbox(
     "Allow skipping bad records",
@@ -168,6 +181,7 @@ preview_key = (
     options.subset,
     options.detector,
     options.faithscore_polarity,
+    options.label_set_kind,
     name,
 )
 stored = st.session_state.get("import_preview")

@@ -59,6 +59,8 @@ class ReadOptions:
     # FaithScore: how its 0/1 labels read — "data" (as the annotations show) or "readme" (as its README
     # states); see :mod:`formats.faithscore`.
     faithscore_polarity: str = "data"
+    # Whose labels a ratings file holds: a judge's run (detector), gold, or an annotator's (human).
+    label_set_kind: str = "detector"
 
     @property
     def responses(self) -> dict[str, str]:

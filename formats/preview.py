@@ -16,6 +16,7 @@ from dataclasses import dataclass, field
 from formats.base import ReadOptions
 from formats.gc_pause import without_gc_pauses
 from formats.problems import Problem
+from formats.records import Annotations
 from formats.registry import get_format, read_file
 from formats.text import file_stem, looks_like_json
 
@@ -91,6 +92,20 @@ def whole_records(head: bytes) -> bytes:
     return head[: cut + 1] if cut >= 0 else b""
 
 
+def _note(annotations: Annotations) -> str:
+    """What a preview says about one output beside its spans: an unreadable output, or a rating."""
+    raw, rated = annotations.raw_output, annotations.response_score
+    if raw is not None and not raw.follows_format:
+        return f"Output kept without spans: {raw.parse_error}"
+    if rated is not None:
+        return f"Rated {rated.score:g} of {rated.scale_min}-{rated.scale_max}" + (
+            ""
+            if rated.hallucination is None
+            else f", hallucination: {'yes' if rated.hallucination else 'no'}"
+        )
+    return ""
+
+
 @without_gc_pauses
 def preview_file(
     format_name: str,
@@ -135,9 +150,7 @@ def preview_file(
                 "",
                 options.known[a.item].response,
                 tuple((s.start, s.end, s.type) for s in a.spans),
-                ""
-                if a.raw_output is None or a.raw_output.follows_format
-                else f"Output kept without spans: {a.raw_output.parse_error}",
+                _note(a),
             )
             for a in annotations[:limit]
         )

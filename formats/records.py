@@ -109,6 +109,22 @@ class RawOutputRecord:
     parse_error: str | None = None
 
 
+# MMHal-Bench's 0–6 rating: the scale of a response score unless the score says otherwise.
+RESPONSE_SCALE = (0, 6)
+
+
+@dataclass
+class ResponseScoreRecord:
+    """One rating of the whole response by a human or a judge (MMHal-Bench: 0–6, and whether it
+    hallucinates). No detector output is needed: the rating is the label."""
+
+    score: float
+    hallucination: bool | None = None  # None: the rater did not say
+    rationale: str | None = None  # the rater's or judge's explanation
+    scale_min: int = RESPONSE_SCALE[0]
+    scale_max: int = RESPONSE_SCALE[1]
+
+
 @dataclass
 class Annotations:
     """Everything one label set says about one item."""
@@ -122,6 +138,7 @@ class Annotations:
     raw_output: RawOutputRecord | None = None
     sentence_scores: list[SentenceScoreRecord] = field(default_factory=list)
     token_probabilities: list[TokenProbabilityRecord] = field(default_factory=list)
+    response_score: ResponseScoreRecord | None = None
 
 
 @dataclass

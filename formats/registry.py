@@ -18,6 +18,7 @@ _MODULES = (
     "mhalubench",
     "trihe",
     "halloc",
+    "mmhal",
     "typed_tags",
     "label_studio",
     "faithscore",
@@ -28,6 +29,7 @@ _MODULES = (
     "mhalubench_predictions",
     "trihe_judgments",
     "halloc_probs",
+    "mmhal_ratings",
 )
 
 

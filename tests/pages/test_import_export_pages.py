@@ -15,6 +15,7 @@ from db.engine import make_engine
 from db.exporter import export_bundle
 from db.transfer import import_file
 from formats.base import ReadOptions
+from tests.formats.mmhal_sample import IDS, sample_bytes
 
 ROOT = Path(__file__).resolve().parents[2]
 IMPORT_PAGE = str(ROOT / "app_pages" / "import_data.py")
@@ -324,3 +325,37 @@ def test_import_page_offers_the_faithscore_polarity(store: str, tmp_path: Path) 
     (said,) = gold.annotations
     assert [lab.label for lab in said.claim_labels] == ["hallucination", "non-hallucination"]
     assert [lab.index for lab in said.sentence_labels] == [0]
+
+
+def test_import_page_takes_ratings_as_gold_and_exports_them_as_csv(store: str, tmp_path: Path) -> None:
+    engine = make_engine(store)
+    assert import_file(
+        engine, sample_bytes(), source="mmhal.json", format_name="mmhal", options=ReadOptions(dataset="mm")
+    ).ok
+    path = _imports(tmp_path) / "gold.csv"
+    path.write_text(f"id,rating,hallucination\n{IDS[0]},0,yes\n{IDS[3]},3,no\n")
+    at = AppTest.from_file(IMPORT_PAGE, default_timeout=TIMEOUT).run()
+    at.radio(key="import_kind").set_value("Detector outputs").run()
+    at.radio(key="import_mode").set_value("Path on the server").run()
+    at.text_input(key="import_path").input(str(path)).run()
+    assert at.selectbox(key="import_format_predictions").value == "mmhal-ratings"
+    at.text_input(key="import_detector").input("gold").run()
+    at.radio(key="import_ratings_kind").set_value("gold").run()
+    assert any("Rated 0 of 0-6, hallucination: yes" in c.value for c in at.caption)
+    at.button(key="import_go").click().run()
+    assert not at.exception and at.success
+    try:
+        gold = next(ls for ls in export_bundle(engine, "mm").label_sets if ls.kind == "gold")
+    finally:
+        engine.dispose()
+    assert [(a.item, a.response_score.score, a.response_score.hallucination) for a in gold.annotations] == [
+        (IDS[0], 0.0, True),
+        (IDS[3], 3.0, False),
+    ]
+    out = AppTest.from_file(EXPORT_PAGE, default_timeout=TIMEOUT).run()
+    assert out.selectbox(key="export_format").value == "mmhal"
+    out.selectbox(key="export_format").set_value("mmhal-ratings").run()
+    out.radio(key="export_encoding").set_value(".csv").run()
+    out.button(key="export_prepare").click().run()
+    (download,) = out.get("download_button")
+    assert "mm.csv" in download.label

@@ -118,6 +118,14 @@ def import_file_path(typed: str) -> Path:
     return path
 
 
+def names_import_folder(typed: str) -> bool:
+    """Whether ``typed`` names a folder (not a file) inside the import folder; never raises."""
+    try:
+        return _inside_import_dir(typed, "folder").is_dir()
+    except (ImportPathRefused, OSError):
+        return False
+
+
 def dataset_folder_problem(folder: Path, root: Path | None = None) -> str | None:
     """Why a dataset folder (Parquet shards) may not be imported, or None: it has no shards, a shard is
     (a link to) the store or lies outside ``root``, or the shards together exceed the import size cap."""
@@ -187,6 +195,7 @@ __all__ = [
     "import_file_path",
     "is_store_file",
     "max_import_bytes",
+    "names_import_folder",
     "read_import_bytes",
     "read_import_file",
     "read_import_head",

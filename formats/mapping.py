@@ -26,7 +26,7 @@ from formats.field_paths import DROPPED, MISSING, plain, structured, text_of, va
 from formats.fields import RecordError, storable_object, type_name
 from formats.gold_shapes import RecordGold, read_gold
 from formats.ids import external_id
-from formats.mapping_spec import LABEL_KINDS, ImportMapping, MappingError
+from formats.mapping_spec import LABEL_KINDS, ImportMapping, MappingError, spells_response
 from formats.preview import PREVIEW_HEAD_BYTES, Preview, preview_of, whole_records
 from formats.problems import Problem, record_label
 from formats.record_formats import BenchmarkRecordsFormat, Warnings
@@ -144,6 +144,8 @@ class MappedRecords(BenchmarkRecordsFormat):
         )
         response_path, response_value = self._get(record, "response")
         response = text_of(response_value, response_path)
+        if response is None and not spells_response(self.mapping.gold):
+            raise RecordError(response_path, "missing")
         gold = RecordGold()
         if self.mapping.gold is not None:
             for path in self.mapping.gold.paths().values():

@@ -187,7 +187,7 @@ class ImportMapping:
             )
         fields = _fields(value.get("fields"), problems)
         gold = _gold(value["gold"], problems) if value.get("gold") is not None else None
-        if "response" not in fields and not _gold_gives_text(gold):
+        if "response" not in fields and not spells_response(gold):
             problems.append(
                 (
                     "fields.response",
@@ -326,7 +326,7 @@ def _scale(value: Any, problems: list[tuple[str, str]]) -> tuple[float, float] |
     return None
 
 
-def _gold_gives_text(gold: GoldSpec | None) -> bool:
+def spells_response(gold: GoldSpec | None) -> bool:
     """Whether the gold alone spells the response (the fields need not name one)."""
     if gold is None:
         return False

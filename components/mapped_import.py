@@ -213,10 +213,13 @@ def _apply(mapping: ImportMapping) -> None:
         if gold.scale is not None:
             state["map_scale_low"], state["map_scale_high"] = gold.scale
         state["map_use_values"] = bool(gold.values)
-        state["map_values_rows"] = [
-            {"value": raw, "becomes": _shown_target(gold.shape, target)}
-            for raw, target in gold.values.items()
-        ]
+        state["map_values_rows"] = (
+            gold.shape,
+            [
+                {"value": raw, "becomes": _shown_target(gold.shape, target)}
+                for raw, target in gold.values.items()
+            ],
+        )
         state["map_values_version"] = state.get("map_values_version", 0) + 1
     state["map_extra_paths"] = sorted(extra)
 
@@ -365,15 +368,20 @@ def _values(shape: str, gold: dict[str, Any], records: list[Any]) -> dict[str, A
         raw = row.get("value")
         if raw is None or (isinstance(raw, float) and pd.isna(raw)) or not str(raw).strip():
             continue
-        values[str(raw).strip()] = _stored_target(shape, row.get("becomes"))
+        shown = row.get("becomes")
+        unanswered = shown is None or (isinstance(shown, float) and pd.isna(shown)) or not str(shown).strip()
+        if unanswered and shape in _CHOICES:
+            continue  # not mapped yet: its records are reported until the user says what it means
+        values[str(raw).strip()] = _stored_target(shape, shown)
     return values
 
 
-def _guess(shape: str, value: Any) -> str:
+def _guess(shape: str, value: Any) -> str | None:
+    """A first answer for a value seen in the file; None (left for the user) when it cannot be guessed."""
     choices = _CHOICES.get(shape)
     text = value_key(value)
     if choices:
-        return text.lower() if text.lower() in choices else NO_LABEL
+        return text.lower() if text.lower() in choices else None
     if shape == "response_score":
         return text
     return "" if text.lower() in ("o", "0", "false", "") else text
@@ -382,7 +390,7 @@ def _guess(shape: str, value: Any) -> str:
 def _stored_target(shape: str, shown: Any) -> Any:
     text = "" if shown is None or (isinstance(shown, float) and pd.isna(shown)) else str(shown).strip()
     if shape in _CHOICES:
-        return None if text in ("", NO_LABEL) else text
+        return None if text == NO_LABEL else text
     if shape == "response_score":
         try:
             return float(text)

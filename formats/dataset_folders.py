@@ -12,6 +12,7 @@ from __future__ import annotations
 import json
 import re
 from dataclasses import dataclass
+from functools import partial
 from pathlib import Path
 from typing import Any
 
@@ -21,7 +22,7 @@ from formats.base import ReadOptions, ReadResult
 from formats.field_paths import structured
 from formats.mhaldetect import FORMAT as MHALDETECT
 from formats.problems import Problem
-from formats.tables import TableSource, folder_source, head_records, limited, shards
+from formats.tables import Part, Records, TableSource, folder_source, head_records, limited, shards
 
 # Records looked at to recognise a benchmark by its columns.
 RECOGNISE_RECORDS = 20
@@ -81,6 +82,27 @@ def _card(path: Path) -> tuple[str | None, str | None]:
     return title, paragraphs[0][:500] if paragraphs else None
 
 
+def _image_paths(part: Part, problems: list[Problem]) -> Records:
+    """A part's records with a Hugging Face image column (``{bytes, path}``) given as its path, as the
+    benchmark readers expect an image reference; an image held only as bytes is left out, with a warning."""
+    for index, record in part.records(problems):
+        image = record.get("image") if isinstance(record, dict) else None
+        if isinstance(image, dict):
+            path = image.get("path")
+            record = {**record, "image": path if isinstance(path, str) and path.strip() else None}
+            if record["image"] is None and image.get("bytes") is not None:
+                problems.append(
+                    Problem(
+                        part.name,
+                        f"#{index}",
+                        "image",
+                        "holds the image itself, not a path or URL; the item has no image reference",
+                        "warning",
+                    )
+                )
+        yield index, record
+
+
 def recognise(records: list[Any]) -> str | None:
     """``alignbench`` or ``mhaldetect`` when the records have that benchmark's columns, else None."""
     columns = {key for record in records if isinstance(record, dict) for key in record}
@@ -114,5 +136,6 @@ def read_recognised(
         rows = [record for part in source.parts for _, record in part.records(problems)]
         return ALIGNBENCH.read_rows(Rows(rows, problems), source.name, options)
     if format_name == "mhaldetect":
-        return MHALDETECT.read_parts(source, options, problems)
+        parts = tuple(Part(p.name, partial(_image_paths, p), p.split) for p in source.parts)
+        return MHALDETECT.read_parts(TableSource(source.name, parts, source.folder), options, problems)
     raise ValueError(f"{format_name!r} is not a benchmark read from a dataset folder")

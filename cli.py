@@ -195,12 +195,12 @@ def cmd_import(args: argparse.Namespace) -> int:
     from db.transfer import import_file
     from formats.base import ReadOptions
 
-    if args.map or any(Path(name).is_dir() for name in args.files):
+    usage = _format_or_usage(args.format, "benchmark")
+    if not usage and (args.map or any(Path(name).is_dir() for name in args.files)):
         if args.images and not Path(args.images).is_dir():
             print("error: with --map or a folder, --images must be an image folder", file=sys.stderr)
             return USAGE
         return cmd_import_mapped(args)
-    usage = _format_or_usage(args.format, "benchmark")
     inputs = _read_inputs(args.files)
     image_root, image_zip = None, None
     if args.images:

@@ -122,14 +122,9 @@ class MappedRecords(BenchmarkRecordsFormat):
         return record_label(index, str(value) if named else None)
 
     def _get(self, record: dict[str, Any], role: str) -> tuple[str, Any]:
-        """``(path, value)`` of a role (``MISSING`` when unmapped or absent); remembers the paths seen."""
+        """``(path, value)`` of a role (``MISSING`` when unmapped or absent)."""
         path = self.mapping.fields.get(role)
-        if not path:
-            return role, MISSING
-        value = value_at(record, path)
-        if value is not MISSING:
-            self.seen.add(path)
-        return path, value
+        return (path, value_at(record, path)) if path else (role, MISSING)
 
     def read_item(
         self, record: Any, index: int, stem: str, warnings: Warnings
@@ -138,7 +133,12 @@ class MappedRecords(BenchmarkRecordsFormat):
         if not isinstance(record, dict):
             raise RecordError("-", f"expected an object, got {type_name(record)}")
         storable_object(record)
+        for path in self.roles.keys() - self.seen:
+            if value_at(record, path) is not MISSING:
+                self.seen.add(path)
         id_path, id_value = self._get(record, "id")
+        if isinstance(id_value, float) and id_value.is_integer():
+            id_value = int(id_value)  # an integer column with gaps, as pandas writes it to Parquet
         ext, _ = external_id(
             {id_path: None if id_value is MISSING else id_value}, (id_path,), f"{stem}-{index}"
         )
@@ -148,9 +148,6 @@ class MappedRecords(BenchmarkRecordsFormat):
             raise RecordError(response_path, "missing")
         gold = RecordGold()
         if self.mapping.gold is not None:
-            for path in self.mapping.gold.paths().values():
-                if value_at(record, path) is not MISSING:
-                    self.seen.add(path)
             gold = read_gold(record, self.mapping.gold, response, warnings)
         text = response if response is not None else gold.response
         if text is None:

@@ -278,6 +278,13 @@ def test_word_indices_from_parquet() -> None:
     assert spans_of(result) == {"a": [(5, 12, None)], "b": []}
 
 
+def test_integer_ids_stored_as_floats_in_parquet_read_as_integers() -> None:
+    rows = [{"id": 1.0, "text": "A."}, {"id": 2.0, "text": "B."}, {"id": 2.5, "text": "C."}]
+    result = read(parquet_bytes(rows), "ids.parquet", mapping({"id": "id", "response": "text"}))
+    assert result.bundle is not None and [i.external_id for i in result.bundle.items] == ["1", "2"]
+    assert errors(result) == ["ids.parquet|#2|id|expected text or an integer id, got float"]
+
+
 # --------------------------------------------------------------------------------------- token labels
 
 

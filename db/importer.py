@@ -111,6 +111,7 @@ def import_bundle(
         if changes.needs_replace and not replace_existing:
             raise ReplaceRequired(changes)
         result = ImportResult(dataset=dataset.name, problems=all_problems, changes=changes)
+        _keep_settings(dataset, bundle)
         writer = _Writer(session, dataset, stored, bad_items, result)
         writer.write_items(bundle.items)
         for label_set in bundle.label_sets:
@@ -192,6 +193,19 @@ def _get_or_create_dataset(session: Session, bundle: Bundle) -> m.Dataset:
         dataset.image_root = record.image_root
     session.flush()
     return dataset
+
+
+# The dataset settings an import may set from its bundle; the others (a team's blind labelling…) are
+# chosen by people, never by a file.
+IMPORTED_SETTINGS = ("import_mapping",)
+
+
+def _keep_settings(dataset: m.Dataset, bundle: Bundle) -> None:
+    """Put the bundle's importable settings on the dataset row, inside the import's transaction."""
+    given = {k: v for k, v in bundle.dataset_settings.items() if k in IMPORTED_SETTINGS}
+    current = dict(dataset.settings or {})
+    if given and any(current.get(k) != v for k, v in given.items()):
+        dataset.settings = {**current, **given}
 
 
 def _stored_items(session: Session, dataset_id: int) -> dict[str, _StoredItem]:

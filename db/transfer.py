@@ -23,12 +23,14 @@ from db.import_changes import ImportChanges, ReplaceRequired
 from db.importer import ImportResult, import_bundle
 from db.repositories.datasets import set_image_root
 from db.repositories.exchange import dataset_image_root, known_items
-from formats.base import FormatError, ReadOptions
+from formats.base import FormatError, ReadOptions, ReadResult
 from formats.export_check import check_export, refuse_empty
 from formats.gc_pause import without_gc_pauses
+from formats.mapping import ImportMapping, read_table
 from formats.problems import ImportRejected, Problem
 from formats.records import Bundle
 from formats.registry import UnknownFormat, choose_format, get_format, read_file
+from formats.tables import TableSource
 
 Progress = Callable[[float, str], None]
 
@@ -157,8 +159,68 @@ def import_file(
             source, format_name, options.dataset, False, problems=[Problem(source, "-", "-", str(error))]
         )
     progress(0.05, f"Reading {source} as {fmt.title}…")
-    read = read_file(fmt, data, source, options)
-    outcome = ImportOutcome(source, fmt.name, None, False, problems=list(read.problems))
+    return _import_read(
+        engine,
+        read_file(fmt, data, source, options),
+        source,
+        fmt.name,
+        allow_skip=allow_skip,
+        image_root=image_root,
+        image_zip=image_zip,
+        annotator=annotator,
+        progress=progress,
+        replace_existing=replace_existing,
+    )
+
+
+@without_gc_pauses
+def import_table(
+    engine: Engine,
+    source: TableSource,
+    *,
+    mapping: ImportMapping | None = None,
+    options: ReadOptions | None = None,
+    allow_skip: bool = False,
+    image_root: str | None = None,
+    image_zip: bytes | None = None,
+    annotator: str | None = None,
+    progress: Progress = _no_progress,
+    replace_existing: bool = False,
+) -> ImportOutcome:
+    """Import a table file or a dataset folder read by a field mapping (saved with the dataset), or with
+    no mapping by the reader of the benchmark its columns are (AlignBench, M-HalDetect); all or nothing,
+    like every import."""
+    progress(0.05, f"Reading {source.name}…")
+    format_name, read = read_table(source, mapping, options or ReadOptions())
+    return _import_read(
+        engine,
+        read,
+        source.name,
+        format_name,
+        allow_skip=allow_skip,
+        image_root=image_root,
+        image_zip=image_zip,
+        annotator=annotator,
+        progress=progress,
+        replace_existing=replace_existing,
+    )
+
+
+def _import_read(
+    engine: Engine,
+    read: ReadResult,
+    source: str,
+    format_name: str,
+    *,
+    allow_skip: bool,
+    image_root: str | None,
+    image_zip: bytes | None,
+    annotator: str | None,
+    progress: Progress,
+    replace_existing: bool,
+) -> ImportOutcome:
+    """What a benchmark reader returned, with its images checked, written by the one importer."""
+    outcome = ImportOutcome(source, format_name, None, False, problems=list(read.problems))
     if read.bundle is None:
         return outcome
     bundle = read.bundle
@@ -286,4 +348,5 @@ __all__ = [
     "export_file",
     "import_file",
     "import_predictions",
+    "import_table",
 ]

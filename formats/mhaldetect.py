@@ -25,6 +25,7 @@ from formats.records import (
     SentenceRecord,
     SpanRecord,
 )
+from formats.tables import parquet_columns
 from formats.text import head_text, looks_like_json
 
 TO_SENTENCE_LABEL = {
@@ -96,10 +97,12 @@ class MHalDetectFormat(BenchmarkRecordsFormat):
     holds = ("sentence",)
     title = "M-HalDetect (offset segments)"
     label_kinds = ("sentence", "span")
-    extensions = (".json", ".jsonl")
-    description = "Records with response and annotations [{start, end, text, label: ACCURATE|INACCURATE|…}]."
+    extensions = (".json", ".jsonl", ".parquet")
+    description = "Records (JSON or Parquet) with response and annotations [{start, end, text, label: ACCURATE|INACCURATE|…}]."
 
     def sniff(self, data: bytes, filename: str = "") -> float:
+        if bytes(data[:4]) == b"PAR1":
+            return 0.85 if {"response", "annotations"} <= set(parquet_columns(data)) else 0.0
         head = head_text(data)
         if looks_like_json(data) and '"annotations"' in head and "ACCURATE" in head and '"response"' in head:
             return 0.85

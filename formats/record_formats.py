@@ -22,10 +22,12 @@ from typing import Any, ClassVar, Generic, TypeVar
 from formats.base import Format, KnownItem, ReadOptions, ReadResult
 from formats.bundles import detector_bundle, gold_bundle
 from formats.fields import RecordError
+from formats.ids import record_of
 from formats.json_documents import PairsHook, load_records
 from formats.problems import Problem
 from formats.record_loops import benchmark_items, prediction_items, prediction_records
 from formats.records import Annotations, ItemRecord, RawOutputRecord
+from formats.tables import Part, TableSource, file_source
 from formats.text import file_stem
 
 T = TypeVar("T")
@@ -68,18 +70,50 @@ class BenchmarkRecordsFormat(Format):
         return ()
 
     def read(self, data: bytes, *, source: str, options: ReadOptions | None = None) -> ReadResult:
-        options = options or ReadOptions()
+        if bytes(data[:4]) == b"PAR1":
+            problems: list[Problem] = []
+            return self.read_parts(file_source(data, source), options or ReadOptions(), problems)
         records, problems = load_records(data, source, type(self).pairs_hook)
         if records is None:
             return ReadResult(None, problems)
-        stem = file_stem(source)
-        items, annotations = benchmark_items(records, source, problems, self.record_reader(stem, options))
-        for item in items:
-            item.subset = options.subset or item.subset or self.default_subset(stem)
+        return self.read_parts(
+            TableSource(source, (Part(source, lambda _: iter(records)),)), options or ReadOptions(), problems
+        )
+
+    def read_parts(self, source: TableSource, options: ReadOptions, problems: list[Problem]) -> ReadResult:
+        """The records of every part of ``source`` (one file, or the Parquet shards of a dataset folder)
+        as one bundle; each problem names the part its record is in, and a record without an id of its
+        own is named after its part's file and its place there."""
+        items: list[ItemRecord] = []
+        annotations: list[Annotations] = []
+        for part in source.parts:
+            stem = file_stem(part.name)
+            found, gold = benchmark_items(
+                part.records(problems),
+                part.name,
+                problems,
+                self.record_reader(stem, options),
+                label_of=self.record_label,
+            )
+            for item in found:
+                item.subset = options.subset or item.subset or self.default_subset(stem)
+                item.split = item.split or part.split
+            items += found
+            annotations += gold
         bundle = gold_bundle(
-            options, source, self.name, items, annotations, list(self.label_kinds), self.taxonomy(annotations)
+            options,
+            source.name,
+            self.name,
+            items,
+            annotations,
+            list(self.label_kinds),
+            self.taxonomy(annotations),
         )
         return ReadResult(bundle, problems)
+
+    def record_label(self, index: int, record: Any) -> str:
+        """How a record is named in a report (its index, and its id when it has one)."""
+        return record_of(index, record)
 
 
 class PredictionRecordsFormat(Format, Generic[T]):

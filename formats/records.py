@@ -192,6 +192,9 @@ class Bundle:
     items: list[ItemRecord] = field(default_factory=list)
     label_sets: list[LabelSetRecord] = field(default_factory=list)
     rating_tasks: list[RatingTaskRecord] = field(default_factory=list)
+    # Kept on the dataset's row (``Dataset.settings``) by the import, key by key: a mapped import keeps
+    # the mapping it was read with under ``import_mapping``, so the same file shape imports again alike.
+    dataset_settings: dict[str, Any] = field(default_factory=dict)
 
     def to_dict(self) -> dict[str, Any]:
         return asdict(self)

@@ -40,7 +40,7 @@ from db.repositories.exchange import known_items
 from db.transfer import import_file, import_predictions
 from formats.base import Kind, ReadOptions
 from formats.faithscore import POLARITIES, POLARITY_HELP
-from formats.preview import PREVIEW_HEAD_BYTES, Preview, dataset_name_for, preview_file, problem_rows
+from formats.preview import PREVIEW_HEAD_BYTES, Preview, dataset_name_for, preview_file
 from formats.registry import FORMATS, detect, formats
 from render.literal_text import literal
 

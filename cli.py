@@ -14,11 +14,19 @@
     python cli.py evaluate --dataset NAME [--json] [--resamples N]   the papers' tables on a dataset
     python cli.py assign --dataset NAME --task TASK --annotators A,B,C --k 2 [--json]   split the work
     python cli.py progress --dataset NAME --task TASK [--json]   each annotator's assigned, done, skipped
+    python cli.py promote --dataset NAME --task TASK --rule majority|unanimity|alignbench
+                          [--threshold 0.5] [--dry-run] [--json]   agreed items' labels into gold
+    python cli.py user add NAME --role ROLE [--email E]   a team-mode account (password: stdin or prompt)
+    python cli.py user list | set-role NAME ROLE | disable NAME | enable NAME | password NAME
 
 ``--db`` defaults to ``DATABASE_URL``, then to the embedded SQLite file (see ``db/config.py``).
 Every command exits non-zero on failure and prints the reason: 1 when the input was refused (with a
 report naming file, record, field and reason), 2 for a usage error. An import that would remove or
 change stored annotations is refused (exit 1, with counts of what would change) unless ``--replace``.
+
+The ``user`` commands act as the operator (``db.access.OPERATOR``): whoever can run them holds the store
+itself. A password is never an argument (it would stay in the shell's history and the process list):
+it is read from standard input when that is piped, else asked for twice without echo.
 """
 
 from __future__ import annotations
@@ -32,6 +40,7 @@ from typing import TYPE_CHECKING, Any
 
 from sqlalchemy import Engine
 
+from db.access import OPERATOR
 from db.config import redact, resolve_url
 from db.engine import make_engine
 from db.migrate import upgrade
@@ -56,7 +65,7 @@ def cmd_init(args: argparse.Namespace) -> int:
     from demo.load import ensure_demo
 
     engine = _engine(args)
-    loaded = ensure_demo(engine)
+    loaded = ensure_demo(engine, actor=OPERATOR)
     _emit(
         args,
         {"database": redact(resolve_url(args.db)), "demo_loaded": loaded},
@@ -69,7 +78,7 @@ def cmd_demo(args: argparse.Namespace) -> int:
     from demo.load import load_demo
 
     engine = _engine(args)
-    result = load_demo(engine)
+    result = load_demo(engine, actor=OPERATOR)
     _emit(
         args,
         result.to_dict(),
@@ -183,6 +192,7 @@ def cmd_import_mapped(args: argparse.Namespace) -> int:
         import_table(
             engine,
             source,
+            actor=OPERATOR,
             mapping=mapping,
             options=ReadOptions(dataset=args.dataset, subset=args.subset),
             allow_skip=args.allow_skip,
@@ -227,6 +237,7 @@ def cmd_import(args: argparse.Namespace) -> int:
         import_file(
             engine,
             data,
+            actor=OPERATOR,
             source=name,
             format_name=args.format,
             options=ReadOptions(
@@ -255,6 +266,7 @@ def cmd_import_predictions(args: argparse.Namespace) -> int:
     outcome = import_predictions(
         _engine(args),
         data,
+        actor=OPERATOR,
         source=name,
         dataset=args.dataset,
         detector=args.detector,
@@ -286,7 +298,12 @@ def cmd_export(args: argparse.Namespace) -> int:
     out = Path(args.out)
     try:
         data = export_file(
-            _engine(args), args.dataset, args.format, label_sets=args.label_set or None, filename=out.name
+            _engine(args),
+            args.dataset,
+            args.format,
+            actor=OPERATOR,
+            label_sets=args.label_set or None,
+            filename=out.name,
         )
     except (UnknownDataset, FormatError) as error:
         print(f"error: {error.args[0] if error.args else error}", file=sys.stderr)
@@ -348,7 +365,7 @@ def cmd_undo_import(args: argparse.Namespace) -> int:
     from db.import_undo import UndoRefused, undo_import
 
     try:
-        result = undo_import(_engine(args), args.log_id)
+        result = undo_import(_engine(args), args.log_id, actor=OPERATOR)
     except UndoRefused as refused:
         if args.json:
             print(json.dumps({"ok": False, "error": str(refused)}, indent=2, ensure_ascii=False))
@@ -563,6 +580,143 @@ def _assign_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--k", type=int, required=True, help="annotators per item")
 
 
+def cmd_promote(args: argparse.Namespace) -> int:
+    from analysis.adjudication import RULES
+    from db.access import OPERATOR, Forbidden
+    from db.repositories.adjudication import promote_by_rule
+    from db.repositories.datasets import get_dataset
+
+    if not 0.0 <= args.threshold <= 1.0:
+        print(f"error: --threshold lies in [0, 1]; got {args.threshold}", file=sys.stderr)
+        return USAGE
+    engine = _engine(args)
+    dataset = get_dataset(engine, args.dataset)
+    if dataset is None:
+        return _refused(args, f"there is no dataset named {args.dataset!r}")
+    try:
+        summary = promote_by_rule(
+            engine,
+            dataset.id,
+            args.task,
+            RULES[args.rule],
+            threshold=args.threshold,
+            actor=OPERATOR,
+            dry_run=args.dry_run,
+        )
+    except Forbidden as refused:
+        return _refused(args, str(refused))
+    verb = "would promote" if args.dry_run else "promoted"
+    lines = [
+        f"{args.rule} on {args.task} of {dataset.name!r}: {verb} {len(summary.promoted)} item(s)"
+        f" ({summary.replaced} replacing other gold labels), {len(summary.review)} need review,"
+        f" {summary.unchanged} unchanged since their promotion,"
+        f" {summary.single} with fewer than two annotators"
+    ]
+    lines += [f"  review {item}: {reason}" for item, reason in summary.review]
+    _emit(args, {"dataset": dataset.name, **summary.to_dict()}, "\n".join(lines))
+    return 0
+
+
+# The rules of ``analysis.adjudication`` (named here so building the parser loads no analysis code).
+PROMOTION_RULES = ("majority", "unanimity", "alignbench")
+
+
+def _promote_arguments(parser: argparse.ArgumentParser) -> None:
+    from db.models import TASKS
+
+    parser.add_argument("--dataset", required=True, help="the dataset whose agreed items to promote")
+    parser.add_argument("--task", required=True, choices=TASKS, help="the labels to promote")
+    parser.add_argument(
+        "--rule", required=True, choices=PROMOTION_RULES, help="when annotators count as agreed"
+    )
+    parser.add_argument("--threshold", type=float, default=0.5, help="IoU at which two spans match (spans)")
+    parser.add_argument("--dry-run", action="store_true", help="count what would happen; write nothing")
+
+
+def _read_password() -> str:
+    """The new password: one line of piped standard input, or typed twice at a prompt (no echo)."""
+    import getpass
+
+    if not sys.stdin.isatty():
+        return sys.stdin.readline().removesuffix("\n").removesuffix("\r")
+    first = getpass.getpass("Password: ")
+    if getpass.getpass("Password again: ") != first:
+        raise ValueError("the two passwords differ; nothing changed")
+    return first
+
+
+def _user_dict(user: Any) -> dict[str, Any]:
+    return {
+        "id": user.id,
+        "name": user.name,
+        "role": user.role,
+        "disabled": user.disabled,
+        "has_password": user.has_password,
+        "locked_until": user.locked_until.isoformat() if user.locked_until else None,
+        "email": user.email,
+    }
+
+
+def cmd_user(args: argparse.Namespace) -> int:
+    """Team-mode accounts: add, list, change role, disable or enable, set a password."""
+    from db.access import OPERATOR
+    from db.repositories import accounts
+
+    engine = _engine(args)
+    if args.action == "list":
+        users = accounts.list_users(engine)
+        lines = [
+            f"{u.name}  {u.role}"
+            + ("  disabled" if u.disabled else "")
+            + ("" if u.has_password else "  no password (cannot log in)")
+            + (f"  <{u.email}>" if u.email else "")
+            for u in users
+        ]
+        _emit(args, {"users": [_user_dict(u) for u in users]}, "\n".join(lines) or "No users yet.")
+        return 0
+    try:
+        if args.action == "add":
+            user = accounts.add_user(
+                engine, args.name, args.role, _read_password(), actor=OPERATOR, email=args.email
+            )
+            done = f"Added {user.name!r} as {user.role}."
+        elif args.action == "set-role":
+            user = accounts.set_role(engine, args.name, args.role, actor=OPERATOR)
+            done = f"{user.name!r} is now {user.role}; their open sessions ended."
+        elif args.action in ("disable", "enable"):
+            user = accounts.set_disabled(engine, args.name, args.action == "disable", actor=OPERATOR)
+            done = f"{user.name!r} is {'disabled' if user.disabled else 'enabled'}."
+        else:
+            user = accounts.set_password(engine, args.name, _read_password(), actor=OPERATOR)
+            done = f"New password set for {user.name!r}; their open sessions ended."
+    except ValueError as refused:  # accounts.AccountError, an invalid name, differing passwords
+        return _refused(args, str(refused))
+    _emit(args, {"ok": True, "user": _user_dict(user)}, done)
+    return 0
+
+
+def _user_arguments(parser: argparse.ArgumentParser) -> None:
+    from db.models import ROLES
+
+    actions = parser.add_subparsers(dest="action", required=True)
+    add = actions.add_parser("add", help="create an account (password from stdin or a prompt)")
+    add.add_argument("name", metavar="NAME")
+    add.add_argument("--role", required=True, choices=ROLES)
+    add.add_argument("--email", help="the e-mail an SSO login maps onto this account")
+    actions.add_parser("list", help="every account with its role and state")
+    set_role = actions.add_parser("set-role", help="give an account another role (its sessions end)")
+    set_role.add_argument("name", metavar="NAME")
+    set_role.add_argument("role", metavar="ROLE", choices=ROLES)
+    for action, help_text in (
+        ("disable", "stop an account from logging in (its sessions end)"),
+        ("enable", "let a disabled account log in again"),
+        ("password", "set a new password (from stdin or a prompt; sessions end)"),
+    ):
+        actions.add_parser(action, help=help_text).add_argument("name", metavar="NAME")
+    for sub_command in actions.choices.values():
+        _common_arguments(sub_command)
+
+
 COMMANDS: dict[str, tuple[Command, str]] = {
     "init": (cmd_init, "migrate the store and load the demo dataset if it is empty"),
     "demo": (cmd_demo, "(re)create the synthetic demo dataset"),
@@ -576,6 +730,11 @@ COMMANDS: dict[str, tuple[Command, str]] = {
     "undo-import": (cmd_undo_import, "undo an import by its log id, putting back what it replaced"),
     "assign": (cmd_assign, "give every item of a task k annotators among those named, balanced"),
     "progress": (cmd_progress, "each annotator's assigned, done, skipped and remaining items on a task"),
+    "promote": (
+        cmd_promote,
+        "promote agreed items' labels to gold by a rule (majority, unanimity, alignbench)",
+    ),
+    "user": (cmd_user, "team-mode accounts: add, list, set-role, disable, enable, password"),
 }
 # Arguments beyond --db and --json, per command.
 ARGUMENTS: dict[str, Callable[[argparse.ArgumentParser], None]] = {
@@ -588,7 +747,15 @@ ARGUMENTS: dict[str, Callable[[argparse.ArgumentParser], None]] = {
     "undo-import": _undo_import_arguments,
     "assign": _assign_arguments,
     "progress": _team_task_arguments,
+    "promote": _promote_arguments,
 }
+# Commands made of sub-commands: each sub-command takes --db and --json itself.
+GROUPS: dict[str, Callable[[argparse.ArgumentParser], None]] = {"user": _user_arguments}
+
+
+def _common_arguments(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("--db", default=None, help="database URL (default: DATABASE_URL, then SQLite)")
+    parser.add_argument("--json", action="store_true", help="print a JSON summary")
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -596,8 +763,10 @@ def build_parser() -> argparse.ArgumentParser:
     sub = parser.add_subparsers(dest="command", required=True)
     for name, (_, help_text) in COMMANDS.items():
         command = sub.add_parser(name, help=help_text)
-        command.add_argument("--db", default=None, help="database URL (default: DATABASE_URL, then SQLite)")
-        command.add_argument("--json", action="store_true", help="print a JSON summary")
+        if name in GROUPS:
+            GROUPS[name](command)
+            continue
+        _common_arguments(command)
         if name in ARGUMENTS:
             ARGUMENTS[name](command)
     return parser

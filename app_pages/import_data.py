@@ -27,6 +27,7 @@ from components.mapped_import import mapped_import_panel
 from components.page_setup import setup_page
 from components.recent_imports import recent_imports_panel
 from components.store_cache import cached
+from db.access import Forbidden
 from db.import_folder import (
     ImportPathRefused,
     image_folder_path,
@@ -45,8 +46,9 @@ from formats.registry import FORMATS, detect, formats
 from render.literal_text import literal
 
 ctx = setup_page("Import")
+ctx.require("manage_data")
 st.title("Import")
-recent_imports_panel(ctx.engine, ctx.annotator.name)
+recent_imports_panel(ctx.engine, ctx.annotator.name, actor=ctx.actor)
 
 kind_label = st.radio(
     "What are you importing?",
@@ -238,33 +240,40 @@ def progress(fraction: float, message: str) -> None:
     bar.progress(min(max(fraction, 0.0), 1.0), text=literal(message))
 
 
-if kind == "benchmark":
-    outcome = import_file(
-        ctx.engine,
-        data,
-        source=name,
-        format_name=format_name,
-        options=options,
-        allow_skip=allow_skip,
-        image_root=image_root,
-        image_zip=image_zip,
-        annotator=ctx.annotator.name,
-        progress=progress,
-        replace_existing=replace_existing,
-    )
-else:
-    outcome = import_predictions(
-        ctx.engine,
-        data,
-        source=name,
-        dataset=options.dataset or "",
-        detector=options.detector or "",
-        format_name=format_name,
-        options=options,
-        allow_skip=allow_skip,
-        annotator=ctx.annotator.name,
-        progress=progress,
-        replace_existing=replace_existing,
-    )
+try:
+    if kind == "benchmark":
+        outcome = import_file(
+            ctx.engine,
+            data,
+            actor=ctx.actor,
+            source=name,
+            format_name=format_name,
+            options=options,
+            allow_skip=allow_skip,
+            image_root=image_root,
+            image_zip=image_zip,
+            annotator=ctx.annotator.name,
+            progress=progress,
+            replace_existing=replace_existing,
+        )
+    else:
+        outcome = import_predictions(
+            ctx.engine,
+            data,
+            actor=ctx.actor,
+            source=name,
+            dataset=options.dataset or "",
+            detector=options.detector or "",
+            format_name=format_name,
+            options=options,
+            allow_skip=allow_skip,
+            annotator=ctx.annotator.name,
+            progress=progress,
+            replace_existing=replace_existing,
+        )
+except Forbidden as refused:
+    bar.empty()
+    st.error(literal(str(refused)))
+    st.stop()
 st.session_state.pop("import_preview", None)
 show_outcome(outcome, bar, key_prefix="import")

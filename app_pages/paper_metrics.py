@@ -13,6 +13,7 @@ from components.report_views import show_section
 from render.literal_text import literal
 
 ctx = setup_page("Metrics")
+ctx.require("view_reports")
 dataset = pick_dataset(ctx.engine)
 if dataset is None:
     st.stop()

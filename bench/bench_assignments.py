@@ -71,7 +71,10 @@ def main() -> None:
         print(f"{engine.dialect.name}, {args.items} items, {args.annotators} annotators")
         items = [ItemRecord(f"it-{k}", RESPONSE.format(k=k)) for k in range(args.items)]
         timed(
-            "import", lambda: import_bundle(engine, Bundle(DatasetRecord("bench-team", "test"), items=items))
+            "import",
+            lambda: import_bundle(
+                engine, Bundle(DatasetRecord("bench-team", "test"), items=items), actor=OPERATOR
+            ),
         )
         dataset = get_dataset(engine, "bench-team")
         assert dataset is not None

@@ -6,10 +6,11 @@ the task (:func:`assigned_to`); reviewers and admins, and everyone in local mode
 
 A page calls :func:`open_workspace` to get the dataset, the item and the annotator's own label set,
 then runs each user action through :func:`act`, which saves it at once (its own transaction), records
-what was saved for the indicator, and turns a refused action (stale version, inconsistent label, a busy
-store) into a message instead of a crash. Every save passes the version of what the page showed (or
-``labeling.ABSENT``), so an edit made meanwhile in another session is never overwritten unseen; Undo
-reverts the last action on the item on screen for this task, and only if it is still the one offered.
+what was saved for the indicator, and turns a refused action (stale version, inconsistent label, a
+right the user lacks, a busy store) into a message instead of a crash. Every save passes the version
+of what the page showed (or ``labeling.ABSENT``), so an edit made meanwhile in another session is
+never overwritten unseen; Undo reverts the last action on the item on screen for this task, and only
+if it is still the one offered.
 Opening a page writes nothing: the annotator and their label set are created by their first save
 (:attr:`Workspace.label_set`, :attr:`Workspace.who`); until then the page reads
 :attr:`Workspace.view_id`. Actions run in widget callbacks, so the page re-renders with the new state.
@@ -24,6 +25,7 @@ arrives while the next item loads is refused (:func:`still_showing`), never appl
 
 from __future__ import annotations
 
+import contextlib
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from datetime import datetime
@@ -35,6 +37,7 @@ from sqlalchemy.exc import IntegrityError, SQLAlchemyError
 
 from components.dataset_picker import pick_dataset
 from components.page_setup import PageContext
+from db.access import Forbidden
 from db.repositories import labeling, queue
 from db.repositories.datasets import DatasetInfo
 from db.repositories.items import ItemView, get_item
@@ -82,6 +85,13 @@ class Workspace:
                 self._created = human_label_set(self.ctx.engine, self.dataset.id, self.who)
             except IntegrityError:  # another session of the annotator created it a moment ago
                 self._created = human_label_set(self.ctx.engine, self.dataset.id, self.who)
+            except Forbidden:
+                # The user may not label. The action this is an argument of runs the same check first
+                # and is refused with the same reason inside :func:`act`, which shows it; nothing is
+                # written by either.
+                return LabelSetView(
+                    NO_LABEL_SET, self.dataset.id, "human", self.ctx.annotator.name, None, None, None
+                )
         return self._created
 
     @property
@@ -97,7 +107,13 @@ def act(action: Callable[..., labeling.Action | None], *args: Any, **kwargs: Any
     """
     try:
         done = action(*args, **kwargs)
-    except (labeling.StaleEdit, labeling.InconsistentLabel, labeling.StoreBusy, ValueError) as refused:
+    except (
+        labeling.StaleEdit,
+        labeling.InconsistentLabel,
+        labeling.StoreBusy,
+        ValueError,
+        Forbidden,
+    ) as refused:
         st.session_state[_REFUSED] = str(refused)
         return None
     except SQLAlchemyError:
@@ -298,6 +314,8 @@ def finish(ws: Workspace, complete: bool | None) -> None:
         status = queue.item_status(ws.ctx.engine, ws.view_id, ws.item.id, ws.task)
         is_done = status is not None and status.status == "done"
         if complete != is_done and (status is None or is_done) and ws.own is not None:
-            labeling.sync_done(ws.ctx.engine, ws.label_set.id, ws.item.id, ws.task, complete, ws.who)
+            # Refused when the user may no longer write here: the status stays as it was, like their labels.
+            with contextlib.suppress(Forbidden):
+                labeling.sync_done(ws.ctx.engine, ws.label_set.id, ws.item.id, ws.task, complete, ws.who)
     with ws.header:
         _header(ws)

@@ -22,6 +22,7 @@ import streamlit as st
 from components.import_views import show_outcome, show_preview
 from components.page_setup import PageContext
 from components.store_cache import cached
+from db.access import Forbidden
 from db.import_folder import (
     ImportPathRefused,
     dataset_folder_path,
@@ -512,16 +513,21 @@ def mapped_import_panel(ctx: PageContext) -> None:
     def progress(fraction: float, message: str) -> None:
         bar.progress(min(max(fraction, 0.0), 1.0), text=literal(message))
 
-    outcome = import_table(
-        ctx.engine,
-        loaded.source,
-        mapping=mapping,
-        options=options,
-        allow_skip=allow_skip,
-        annotator=ctx.annotator.name,
-        progress=progress,
-        replace_existing=replace_existing,
-    )
+    try:
+        outcome = import_table(
+            ctx.engine,
+            loaded.source,
+            actor=ctx.actor,
+            mapping=mapping,
+            options=options,
+            allow_skip=allow_skip,
+            annotator=ctx.annotator.name,
+            progress=progress,
+            replace_existing=replace_existing,
+        )
+    except Forbidden as refused:
+        st.error(literal(str(refused)))
+        return
     st.session_state.pop("map_preview", None)
     show_outcome(outcome, bar, key_prefix="map")
 

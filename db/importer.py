@@ -20,6 +20,7 @@ from sqlalchemy import inspect as sa_inspect
 from sqlalchemy.orm import Session
 
 from db import models as m
+from db.access import Actor, require_in
 from db.engine import write_session
 from db.import_changes import ImportChanges, ReplaceRequired, plan_changes
 from db.repositories.annotations import response_scale
@@ -81,6 +82,7 @@ def import_bundle(
     engine: Engine,
     bundle: Bundle,
     *,
+    actor: Actor,
     source: str = "<input>",
     problems: Sequence[Problem] = (),
     allow_skip: bool = False,
@@ -94,9 +96,13 @@ def import_bundle(
     sound records are written and the bad ones reported in the result. An import that would remove or
     change stored annotations raises :class:`ReplaceRequired` (nothing written) unless
     ``replace_existing``; only the items whose annotations differ are rewritten.
+
+    Importing needs the ``manage_data`` right of ``actor`` (:class:`~db.access.Forbidden`, nothing
+    written); ``annotator`` names who the log says imported, where the actor is the command line.
     """
     all_problems = list(problems)
     with write_session(engine) as session:
+        require_in(session, actor.id, "manage_data")
         dataset = _get_or_create_dataset(session, bundle)
         stored = _stored_items(session, dataset.id)
         bad_items = _validate(bundle, stored, source, all_problems)
@@ -126,7 +132,7 @@ def import_bundle(
             )
         session.add(
             m.EditLog(
-                annotator_id=_annotator_id(session, annotator),
+                annotator_id=actor.id if actor.id is not None else _annotator_id(session, annotator),
                 action="import",
                 entity="datasets",
                 entity_id=dataset.id,

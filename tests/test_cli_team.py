@@ -11,6 +11,7 @@ from pathlib import Path
 import pytest
 
 from cli import main
+from db.access import OPERATOR
 from db.engine import make_engine
 from db.importer import import_bundle
 from db.repositories.annotators import get_or_create_annotator
@@ -28,7 +29,7 @@ DATASET = "team [set] **x**"
 def store(db_url: str) -> str:
     engine = make_engine(db_url)
     items = [ItemRecord(f"it-{k}", f"A red cube number {k}.") for k in range(9)]
-    import_bundle(engine, Bundle(DatasetRecord(DATASET, "test"), items=items))
+    import_bundle(engine, Bundle(DatasetRecord(DATASET, "test"), items=items), actor=OPERATOR)
     for name in ("ann a", "ann b", "ann c"):
         get_or_create_annotator(engine, name)
     get_or_create_annotator(engine, "watcher", "viewer")
@@ -148,7 +149,9 @@ def test_empty_annotator_list_is_a_usage_error(store: str, capsys: pytest.Captur
 
 def test_whole_process_prints_names_as_given(sqlite_url: str) -> None:
     engine = make_engine(sqlite_url)
-    import_bundle(engine, Bundle(DatasetRecord(DATASET, "test"), items=[ItemRecord("only", "Text.")]))
+    import_bundle(
+        engine, Bundle(DatasetRecord(DATASET, "test"), items=[ItemRecord("only", "Text.")]), actor=OPERATOR
+    )
     get_or_create_annotator(engine, "ann a")
     engine.dispose()
     assign = [

@@ -1,4 +1,8 @@
-"""Datasets: the list on the home page, one dataset's settings (team settings included), and removal."""
+"""Datasets: the list on the home page, one dataset's settings, and removal.
+
+Changing or removing a dataset needs the ``manage_data`` right of the acting user (:mod:`db.access`),
+checked inside the writing transaction.
+"""
 
 from __future__ import annotations
 
@@ -108,14 +112,16 @@ def dataset_names(engine: Engine) -> list[str]:
         return list(session.scalars(select(m.Dataset.name).order_by(m.Dataset.name)))
 
 
-def set_image_root(engine: Engine, dataset_id: int, image_root: str | None) -> None:
+def set_image_root(engine: Engine, dataset_id: int, image_root: str | None, *, actor: Actor) -> None:
     """Point a dataset at the folder its relative image references are resolved against."""
     with write_session(engine) as session:
+        require_in(session, actor.id, "manage_data")
         dataset = session.get_one(m.Dataset, dataset_id)
         before = dataset.image_root
         dataset.image_root = image_root or None
         session.add(
             m.EditLog(
+                annotator_id=actor.id,
                 action="update",
                 entity="datasets",
                 entity_id=dataset_id,
@@ -125,15 +131,17 @@ def set_image_root(engine: Engine, dataset_id: int, image_root: str | None) -> N
         )
 
 
-def set_taxonomy(engine: Engine, dataset_id: int, taxonomy: list[str]) -> None:
+def set_taxonomy(engine: Engine, dataset_id: int, taxonomy: list[str], *, actor: Actor) -> None:
     """Replace the hallucination types annotators choose from (a custom list is allowed)."""
     cleaned = list(dict.fromkeys(t.strip() for t in taxonomy if t.strip()))
     with write_session(engine) as session:
+        require_in(session, actor.id, "manage_data")
         dataset = session.get_one(m.Dataset, dataset_id)
         before = list(dataset.taxonomy)
         dataset.taxonomy = cleaned
         session.add(
             m.EditLog(
+                annotator_id=actor.id,
                 action="update",
                 entity="datasets",
                 entity_id=dataset_id,
@@ -143,18 +151,38 @@ def set_taxonomy(engine: Engine, dataset_id: int, taxonomy: list[str]) -> None:
         )
 
 
+def delete_dataset(engine: Engine, name: str, *, actor: Actor) -> bool:
+    """Remove a dataset and everything hanging off it; False when there was none."""
+    with write_session(engine) as session:
+        require_in(session, actor.id, "manage_data")
+        dataset = session.scalar(select(m.Dataset).where(m.Dataset.name == name))
+        if dataset is None:
+            return False
+        session.add(
+            m.EditLog(
+                annotator_id=actor.id,
+                action="delete",
+                entity="datasets",
+                entity_id=dataset.id,
+                before={"name": name},
+            )
+        )
+        # The database cascades to items and annotations; loading them into the ORM first would not scale.
+        session.execute(delete(m.Dataset).where(m.Dataset.id == dataset.id))
+        return True
+
+
 @dataclass(frozen=True)
 class DatasetSettings:
-    """How a team works on a dataset. ``blind``: while labeling, annotators see neither each other's
-    labels nor gold nor detector output; ``allow_preannotation``: annotators may start from a detector's
-    labels instead of an empty item."""
+    """How a team works on a dataset. ``blind``: annotators see only their own labels (never gold,
+    detectors or colleagues'); ``allow_preannotation``: an annotator may start from a detector's spans."""
 
     blind: bool = True
     allow_preannotation: bool = False
 
 
-def _settings(dataset: m.Dataset) -> DatasetSettings:
-    stored = dataset.settings or {}
+def _settings_of(stored: dict[str, Any] | None) -> DatasetSettings:
+    stored = stored or {}
     default = DatasetSettings()
     return DatasetSettings(
         blind=bool(stored.get("blind", default.blind)),
@@ -163,25 +191,34 @@ def _settings(dataset: m.Dataset) -> DatasetSettings:
 
 
 def dataset_settings(engine: Engine, dataset_id: int) -> DatasetSettings:
-    """The dataset's team settings (the defaults for any not set)."""
+    """The dataset's team settings (the defaults for what was never set); raises for an unknown id."""
     with read_session(engine) as session:
-        return _settings(session.get_one(m.Dataset, dataset_id))
+        return _settings_of(session.get_one(m.Dataset, dataset_id).settings)
 
 
 def set_dataset_settings(
-    engine: Engine, dataset_id: int, *, blind: bool, allow_preannotation: bool, actor: Actor
+    engine: Engine,
+    dataset_id: int,
+    *,
+    blind: bool | None = None,
+    allow_preannotation: bool | None = None,
+    actor: Actor,
 ) -> DatasetSettings:
-    """Change the dataset's team settings (needs ``manage_data``); logged like every change."""
+    """Change the settings given (None keeps one as it is), logged; returns the settings now in force."""
     with write_session(engine) as session:
         require_in(session, actor.id, "manage_data")
         dataset = session.get_one(m.Dataset, dataset_id)
-        before = _settings(dataset)
-        dataset.settings = {
-            **(dataset.settings or {}),
-            "blind": bool(blind),
-            "allow_preannotation": bool(allow_preannotation),
-        }
-        after = _settings(dataset)
+        before = _settings_of(dataset.settings)
+        after = DatasetSettings(
+            blind=before.blind if blind is None else blind,
+            allow_preannotation=(
+                before.allow_preannotation if allow_preannotation is None else allow_preannotation
+            ),
+        )
+        if after == before:
+            return after
+        # A new dict, so the JSON column is seen as changed; other keys stored there are kept.
+        dataset.settings = {**(dataset.settings or {}), **asdict(after)}
         session.add(
             m.EditLog(
                 annotator_id=actor.id,
@@ -193,20 +230,6 @@ def set_dataset_settings(
             )
         )
         return after
-
-
-def delete_dataset(engine: Engine, name: str) -> bool:
-    """Remove a dataset and everything hanging off it; False when there was none."""
-    with write_session(engine) as session:
-        dataset = session.scalar(select(m.Dataset).where(m.Dataset.name == name))
-        if dataset is None:
-            return False
-        session.add(
-            m.EditLog(action="delete", entity="datasets", entity_id=dataset.id, before={"name": name})
-        )
-        # The database cascades to items and annotations; loading them into the ORM first would not scale.
-        session.execute(delete(m.Dataset).where(m.Dataset.id == dataset.id))
-        return True
 
 
 def import_mappings(engine: Engine) -> dict[str, dict[str, Any]]:

@@ -262,7 +262,14 @@ def token_probabilities(
 
 
 def ratings(engine: Engine, dataset_id: int) -> Columns:
-    """Every human rating of detector outputs, with its task's scale and the rated detector."""
+    """Every human rating of detector outputs, with its task's scale and the rated detector.
+
+    Adjudicated ratings (by the account a gold label set names, see ``db.repositories.adjudication``)
+    are gold, not a rater's: they are left out.
+    """
+    gold_raters = select(m.LabelSet.annotator_id).where(
+        m.LabelSet.kind == "gold", m.LabelSet.annotator_id.is_not(None)
+    )
     return _columns(
         engine,
         select(
@@ -279,7 +286,7 @@ def ratings(engine: Engine, dataset_id: int) -> Columns:
         )
         .join(m.Rating, m.Rating.task_id == m.RatingTask.id)
         .join(m.Annotator, m.Annotator.id == m.Rating.annotator_id)
-        .where(m.RatingTask.dataset_id == dataset_id)
+        .where(m.RatingTask.dataset_id == dataset_id, m.Rating.annotator_id.not_in(gold_raters))
         .order_by(m.RatingTask.id, m.Rating.item_id, m.Rating.segment_start),
         [
             "task_id",

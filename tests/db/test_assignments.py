@@ -60,7 +60,7 @@ def _bundle(name: str = "ds", n_items: int = N_ITEMS) -> Bundle:
 
 
 def _dataset(engine: Engine, name: str = "ds", n_items: int = N_ITEMS) -> int:
-    import_bundle(engine, _bundle(name, n_items))
+    import_bundle(engine, _bundle(name, n_items), actor=OPERATOR)
     found = get_dataset(engine, name)
     assert found is not None
     return found.id
@@ -137,7 +137,7 @@ def test_running_again_adds_only_what_is_missing(engine: Engine) -> None:
     again = assign(engine, dataset_id, "spans", [a, b], 1, actor=OPERATOR)
     assert (again.added, again.kept) == (0, 6) and _pairs(engine, dataset_id, "spans") == before
     # New items of the dataset are assigned on the next run; the others keep theirs.
-    import_bundle(engine, _bundle("ds", 9))
+    import_bundle(engine, _bundle("ds", 9), actor=OPERATOR)
     more = assign(engine, dataset_id, "spans", [a, b], 1, actor=OPERATOR)
     assert (more.items, more.added, more.kept) == (9, 3, 6)
     assert set(before) <= set(_pairs(engine, dataset_id, "spans"))
@@ -208,7 +208,7 @@ def test_refused_assignments_say_why_and_write_nothing(
     dataset_id = _dataset(engine, n_items=3)
     ids = dict(zip(("a", "b", "off"), _users(engine, "a", "b", "off"), strict=True))
     ids["viewer"] = _users(engine, "viewer", role="viewer")[0]
-    set_disabled(engine, "off", True)
+    set_disabled(engine, "off", True, actor=OPERATOR)
     with pytest.raises(AssignmentError, match=message.replace("(", r"\(").replace(")", r"\)")):
         assign(engine, dataset_id, "spans", [ids[n] for n in annotators], k, actor=OPERATOR)
     assert _count(engine) == 0
@@ -287,8 +287,8 @@ def test_an_item_is_finished_on_ratings_once_every_campaign_has_it(engine: Engin
     with Session(engine) as session:
         detector = session.scalar(select(m.LabelSet.id).where(m.LabelSet.kind == "detector"))
     assert detector is not None
-    first = create_rating_task(engine, dataset_id, TaskSpec("first", detector), None)
-    second = create_rating_task(engine, dataset_id, TaskSpec("second", detector), None)
+    first = create_rating_task(engine, dataset_id, TaskSpec("first", detector), None, actor=OPERATOR)
+    second = create_rating_task(engine, dataset_id, TaskSpec("second", detector), None, actor=OPERATOR)
     assign(engine, dataset_id, "ratings", [a], 1, actor=OPERATOR)
     one, two = assigned_items(engine, dataset_id, f"rating:{first}", a)
     _mark(engine, dataset_id, a, one, f"rating:{first}", "done")

@@ -9,7 +9,7 @@ from sqlalchemy import func, select
 from sqlalchemy.orm import Session
 
 from db import models as m
-from db.access import Forbidden
+from db.access import OPERATOR, Forbidden
 from db.importer import import_bundle
 from db.repositories import history, labeling
 from db.repositories.annotations import item_annotations
@@ -24,7 +24,7 @@ ITEM, GOLD, DETECTOR = 1, 1, 2
 
 @pytest.fixture
 def setup(engine):
-    import_bundle(engine, _bundle(), source="tiny.jsonl")
+    import_bundle(engine, _bundle(), source="tiny.jsonl", actor=OPERATOR)
     alice = get_or_create_annotator(engine, "alice")
     label_set = human_label_set(engine, 1, alice.id)
     return engine, alice.id, label_set.id
@@ -102,7 +102,7 @@ def test_span_retype_delete_and_ratings_are_described(setup) -> None:
     span = labeling.add_span(engine, ls, ITEM, 2, 10, None, who)
     labeling.retype_span(engine, span.entity_id, "Object", who)
     labeling.delete_span(engine, span.entity_id, who)
-    task = create_rating_task(engine, 1, TaskSpec("check", DETECTOR), who)
+    task = create_rating_task(engine, 1, TaskSpec("check", DETECTOR), who, actor=OPERATOR)
     labeling.set_rating(engine, task, ITEM, who, score=2, segment=(2, 10), label_set_id=ls)
     labeling.set_rating(engine, task, ITEM, who, score=3, segment=(2, 10), label_set_id=ls)
     # a rating filed under no label set still counts as the rater's own
@@ -271,7 +271,13 @@ def test_restore_refuses_across_an_import_of_the_label_set(setup) -> None:
             )
         ],
     )
-    import_bundle(engine, replace(bundle, label_sets=[gold]), source="fixed.jsonl", replace_existing=True)
+    import_bundle(
+        engine,
+        replace(bundle, label_sets=[gold]),
+        source="fixed.jsonl",
+        replace_existing=True,
+        actor=OPERATOR,
+    )
     reimport = _newest(engine)
     latest = history.latest_change(engine, GOLD, ITEM)
     assert latest == reimport  # the page's "newest change" includes the import
@@ -359,7 +365,7 @@ def test_restore_refuses_someone_elses_label_set_in_local_mode(setup) -> None:
 def test_restore_covers_the_raters_own_ratings(setup) -> None:
     """Ratings belong to no label set; those the label set's annotator gave on the item are its rows."""
     engine, who, ls = setup
-    task = create_rating_task(engine, 1, TaskSpec("check", DETECTOR), who)
+    task = create_rating_task(engine, 1, TaskSpec("check", DETECTOR), who, actor=OPERATOR)
     chosen = labeling.set_rating(engine, task, ITEM, who, score=2, segment=(2, 10), label_set_id=ls).log_id
     labeling.set_rating(engine, task, ITEM, who, score=4, segment=(2, 10), label_set_id=ls)
     labeling.set_rating(

@@ -13,6 +13,7 @@ import pyarrow.parquet as pq
 from sqlalchemy import Engine, func, select
 
 from db import models as m
+from db.access import OPERATOR
 from db.engine import read_session
 from db.exporter import export_bundle
 from db.repositories.datasets import import_mapping, import_mappings
@@ -56,20 +57,20 @@ def counts(engine: Engine) -> dict[str, int]:
 
 
 def test_mapped_import_writes_saves_its_mapping_and_is_idempotent(engine: Engine) -> None:
-    first = import_table(engine, open_file(jsonl(RECORDS), "bench.jsonl"), mapping=MAPPING)
+    first = import_table(engine, open_file(jsonl(RECORDS), "bench.jsonl"), mapping=MAPPING, actor=OPERATOR)
     assert first.ok, [str(p) for p in first.problems]
     assert first.format == "mapped" and first.dataset == "bench"
     assert first.result is not None and first.result.items_created == 3
     assert import_mapping(engine, "bench") == MAPPING.to_dict()
     assert import_mappings(engine) == {"bench": MAPPING.to_dict()}
-    bundle = export_bundle(engine, "bench")
+    bundle = export_bundle(engine, "bench", actor=OPERATOR)
     (gold,) = bundle.label_sets
     assert {a.item: [(s.start, s.end, s.type) for s in a.spans] for a in gold.annotations} == {
         "q1": [(2, 5, "Color")],
         "q2": [(0, 3, "Number")],
     }
     before = counts(engine)
-    again = import_table(engine, open_file(jsonl(RECORDS), "bench.jsonl"), mapping=MAPPING)
+    again = import_table(engine, open_file(jsonl(RECORDS), "bench.jsonl"), mapping=MAPPING, actor=OPERATOR)
     assert again.ok and again.result is not None
     assert (again.result.items_created, again.result.items_existing) == (0, 3)
     assert not again.result.changes.needs_replace
@@ -79,7 +80,7 @@ def test_mapped_import_writes_saves_its_mapping_and_is_idempotent(engine: Engine
 
 def test_a_refused_mapped_import_writes_nothing_not_even_the_mapping(engine: Engine) -> None:
     bad = [*RECORDS, {"qid": "q4", "answer": "A dog.", "spans": [{"start": 2, "end": 5, "text": "cat"}]}]
-    outcome = import_table(engine, open_file(jsonl(bad), "bench.jsonl"), mapping=MAPPING)
+    outcome = import_table(engine, open_file(jsonl(bad), "bench.jsonl"), mapping=MAPPING, actor=OPERATOR)
     assert not outcome.ok
     assert [(p.file, p.record, p.field) for p in outcome.errors] == [
         ("bench.jsonl", "#3 (id=q4)", "spans[0].text")
@@ -92,16 +93,19 @@ def test_a_refused_mapped_import_writes_nothing_not_even_the_mapping(engine: Eng
         mapping=MAPPING,
         allow_skip=True,
         options=ReadOptions(dataset="d"),
+        actor=OPERATOR,
     )
     assert skipped.ok and skipped.result is not None and skipped.result.items_created == 3
     assert import_mapping(engine, "d") == MAPPING.to_dict()
 
 
 def test_a_store_level_problem_is_named_too(engine: Engine) -> None:
-    assert import_table(engine, open_file(jsonl(RECORDS), "bench.jsonl"), mapping=MAPPING).ok
+    assert import_table(engine, open_file(jsonl(RECORDS), "bench.jsonl"), mapping=MAPPING, actor=OPERATOR).ok
     changed = [{**RECORDS[0], "answer": "A blue cube and a ball."}]
     items_only = ImportMapping.from_dict({**MAPPING.to_dict(), "gold": None})
-    outcome = import_table(engine, open_file(jsonl(changed), "bench.jsonl"), mapping=items_only)
+    outcome = import_table(
+        engine, open_file(jsonl(changed), "bench.jsonl"), mapping=items_only, actor=OPERATOR
+    )
     assert not outcome.ok
     assert [(p.record, p.field) for p in outcome.errors] == [("#0 (id=q1)", "response")]
 
@@ -115,9 +119,9 @@ def test_a_dataset_folder_imports_with_a_mapping_and_a_recognised_one_without(
     pq.write_table(pa.Table.from_pylist(RECORDS[2:]), folder / "data" / "test-00001-of-00002.parquet")
     (folder / "dataset_info.json").write_text(json.dumps({"description": "three items"}))
     source = open_dataset_folder(folder).source
-    outcome = import_table(engine, source, mapping=MAPPING)
+    outcome = import_table(engine, source, mapping=MAPPING, actor=OPERATOR)
     assert outcome.ok, [str(p) for p in outcome.problems]
-    bundle = export_bundle(engine, "hf-bench")
+    bundle = export_bundle(engine, "hf-bench", actor=OPERATOR)
     assert [(i.external_id, i.split) for i in bundle.items] == [
         ("q1", "test"),
         ("q2", "test"),
@@ -139,10 +143,10 @@ def test_a_dataset_folder_imports_with_a_mapping_and_a_recognised_one_without(
     mhal = tmp_path / "mhal"
     mhal.mkdir()
     pq.write_table(pa.Table.from_pylist(segments), mhal / "train.parquet")
-    outcome = import_table(engine, open_dataset_folder(mhal).source)
+    outcome = import_table(engine, open_dataset_folder(mhal).source, actor=OPERATOR)
     assert outcome.ok and outcome.format == "mhaldetect"
     assert import_mapping(engine, "mhal") is None
-    bundle = export_bundle(engine, "mhal")
+    bundle = export_bundle(engine, "mhal", actor=OPERATOR)
     assert [lab.label for lab in bundle.label_sets[0].annotations[0].sentence_labels] == [
         "correct",
         "incorrect",

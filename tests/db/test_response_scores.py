@@ -10,7 +10,7 @@ from sqlalchemy import func, select
 from sqlalchemy.orm import Session
 
 from db import models as m
-from db.access import Forbidden
+from db.access import OPERATOR, Forbidden
 from db.exporter import export_bundle
 from db.import_undo import recent_imports, undo_import
 from db.importer import import_bundle
@@ -38,7 +38,7 @@ def _import(engine, data: bytes, **kwargs):
 
 
 def _scores(engine, kind: str, name: str) -> dict[str, tuple]:
-    bundle = export_bundle(engine, "mm", [f"{kind}:{name}"])
+    bundle = export_bundle(engine, "mm", [f"{kind}:{name}"], actor=OPERATOR)
     return {
         a.item: (a.response_score.score, a.response_score.hallucination)
         for ls in bundle.label_sets
@@ -94,7 +94,7 @@ def test_the_importer_itself_refuses_a_score_off_its_scale(engine) -> None:
         ],
     )
     with pytest.raises(ImportRejected) as rejected:
-        import_bundle(engine, bad, source="gold.jsonl")
+        import_bundle(engine, bad, source="gold.jsonl", actor=OPERATOR)
     assert [(p.record, p.field) for p in rejected.value.problems] == [
         (f"#1 (id={IDS[1]})", "gold.response_score.score"),
         (f"#2 (id={IDS[2]})", "gold.response_score.scale_min"),
@@ -116,7 +116,7 @@ def test_reimporting_is_idempotent_and_a_changed_rating_needs_replace_and_undoes
     assert _scores(engine, "detector", "gpt-4")[IDS[0]] == (1.0, True)
     assert _import(engine, sample_bytes(r0={"rating": 4, "hallucination": False}), replace_existing=True).ok
     assert _scores(engine, "detector", "gpt-4")[IDS[0]] == (4.0, False)
-    undo_import(engine, recent_imports(engine)[0].log_id)
+    undo_import(engine, recent_imports(engine)[0].log_id, actor=OPERATOR)
     assert _scores(engine, "detector", "gpt-4")[IDS[0]] == (1.0, True)
     assert _count(engine) == 3
 
@@ -132,18 +132,21 @@ def test_a_ratings_file_imports_as_gold_and_exports_back(engine, tmp_path) -> No
         detector="gold",
         format_name="mmhal-ratings",
         options=ReadOptions(label_set_kind="gold"),
+        actor=OPERATOR,
     )
     assert outcome.ok, [str(p) for p in outcome.problems]
     assert [(v.kind, v.name) for v in list_label_sets(engine, 1)] == [("gold", "gold"), ("detector", "gpt-4")]
     assert _scores(engine, "gold", "gold") == {IDS[0]: (0.0, None), IDS[1]: (6.0, None), IDS[3]: (3.0, False)}
-    csv = export_file(engine, "mm", "mmhal-ratings", label_sets=["gold:gold"], filename="gold.csv").decode()
+    csv = export_file(
+        engine, "mm", "mmhal-ratings", label_sets=["gold:gold"], filename="gold.csv", actor=OPERATOR
+    ).decode()
     assert csv.splitlines() == [
         "id,rating,hallucination,rationale",
         f"{IDS[0]},0,,",
         f"{IDS[1]},6,,",
         f"{IDS[3]},3,False,",
     ]
-    whole = json.loads(export_file(engine, "mm", "mmhal", label_sets=["detector:gpt-4"]))
+    whole = json.loads(export_file(engine, "mm", "mmhal", label_sets=["detector:gpt-4"], actor=OPERATOR))
     assert whole == RECORDS
 
 
@@ -151,7 +154,13 @@ def test_a_ratings_file_off_the_scale_writes_nothing(engine) -> None:
     assert _import(engine, sample_bytes()).ok
     data = f'{{"id": "{IDS[0]}", "rating": 3}}\n{{"id": "{IDS[1]}", "rating": 12}}\n'.encode()
     outcome = import_predictions(
-        engine, data, source="r.jsonl", dataset="mm", detector="r", format_name="mmhal-ratings"
+        engine,
+        data,
+        source="r.jsonl",
+        dataset="mm",
+        detector="r",
+        format_name="mmhal-ratings",
+        actor=OPERATOR,
     )
     assert not outcome.ok
     assert [(p.record, p.field) for p in outcome.errors] == [(f"#1 (id={IDS[1]})", "rating")]

@@ -7,6 +7,7 @@ import json
 
 import pytest
 
+from db.access import OPERATOR
 from db.transfer import export_file, import_file
 from formats.base import ReadOptions
 from formats.canonical import FORMAT as CANONICAL
@@ -180,6 +181,7 @@ def test_trihe_real_file_reads_and_exports_identically(engine, shared_data):
         source="tri-he.json",
         options=ReadOptions(dataset="trihe"),
         image_root=str(shared_data / "tri-he" / "images"),
+        actor=OPERATOR,
     )
     assert outcome.ok, outcome.errors
     assert outcome.result.items_created == 1226
@@ -193,7 +195,7 @@ def test_trihe_real_file_reads_and_exports_identically(engine, shared_data):
     )
     assert present > 0
     assert len([p for p in outcome.warnings if p.field == "image"]) == 1226 - present
-    assert json.loads(export_file(engine, "trihe", "trihe")) == json.loads(data)
+    assert json.loads(export_file(engine, "trihe", "trihe", actor=OPERATOR)) == json.loads(data)
 
 
 TRIHE_DOCUMENT = {
@@ -502,8 +504,8 @@ def test_canonical_is_lossless_including_ratings_and_detector_outputs(engine, ro
             )
         ],
     )
-    import_bundle(engine, bundle)
-    exported = export_file(engine, "src", "canonical")
+    import_bundle(engine, bundle, actor=OPERATOR)
+    exported = export_file(engine, "src", "canonical", actor=OPERATOR)
     assert best_guess(exported, "x.jsonl") is CANONICAL
     content, again = round_trip("canonical", exported, source="x.jsonl")
     assert again.split(b"\n")[1:] == exported.split(b"\n")[1:]

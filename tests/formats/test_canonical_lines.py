@@ -7,6 +7,7 @@ import json
 
 import pytest
 
+from db.access import OPERATOR
 from db.exporter import UnknownDataset, export_bundle
 from db.transfer import export_file, import_file
 from formats.base import ReadOptions
@@ -36,12 +37,21 @@ def test_a_pretty_printed_json_array_is_one_problem_naming_json_lines_and_the_fo
 
 def test_a_pretty_printed_canonical_export_is_told_to_be_one_object_per_line(engine):
     import_file(
-        engine, json.dumps(MHALO_RECORDS[:3]).encode(), source="b.json", options=ReadOptions(dataset="d")
+        engine,
+        json.dumps(MHALO_RECORDS[:3]).encode(),
+        source="b.json",
+        options=ReadOptions(dataset="d"),
+        actor=OPERATOR,
     )
-    rows = [json.loads(line) for line in export_file(engine, "d", "canonical").splitlines()]
+    rows = [json.loads(line) for line in export_file(engine, "d", "canonical", actor=OPERATOR).splitlines()]
     pretty = "\n".join(json.dumps(row, indent=2) for row in rows).encode()
     outcome = import_file(
-        engine, pretty, source="d.jsonl", format_name="canonical", options=ReadOptions(dataset="e")
+        engine,
+        pretty,
+        source="d.jsonl",
+        format_name="canonical",
+        options=ReadOptions(dataset="e"),
+        actor=OPERATOR,
     )
     assert not outcome.ok
     (problem,) = outcome.problems
@@ -52,7 +62,7 @@ def test_a_pretty_printed_canonical_export_is_told_to_be_one_object_per_line(eng
     )
     assert "looks like" not in problem.reason  # no other format claims it
     with pytest.raises(UnknownDataset):
-        export_bundle(engine, "e")
+        export_bundle(engine, "e", actor=OPERATOR)
 
 
 def test_every_problem_of_a_canonical_file_names_its_line():

@@ -7,6 +7,7 @@ import json
 
 import pytest
 
+from db.access import OPERATOR
 from db.exporter import export_bundle
 from db.transfer import export_file, import_file
 from formats.base import ReadOptions
@@ -65,18 +66,24 @@ def test_a_round_trip_after_a_rejected_record_keeps_every_items_id(engine, fmt):
         format_name=fmt,
         options=ReadOptions(dataset="one"),
         allow_skip=True,
+        actor=OPERATOR,
     )
     assert first.ok and [p.record for p in first.errors] == ["#1"], first.problems
-    ids = [i.external_id for i in export_bundle(engine, "one").items]
+    ids = [i.external_id for i in export_bundle(engine, "one", actor=OPERATOR).items]
     assert ids == ["source-0", "source-2"]
 
-    exported = export_file(engine, "one", fmt, filename="renamed.json")
+    exported = export_file(engine, "one", fmt, filename="renamed.json", actor=OPERATOR)
     written = records(exported)
     assert [r["id"] for r in written] == ids and all(next(iter(r)) == "id" for r in written)
     again = import_file(
-        engine, exported, source="renamed.json", format_name=fmt, options=ReadOptions(dataset="two")
+        engine,
+        exported,
+        source="renamed.json",
+        format_name=fmt,
+        options=ReadOptions(dataset="two"),
+        actor=OPERATOR,
     )
     assert again.ok, again.problems
-    assert [i.external_id for i in export_bundle(engine, "two").items] == ids
+    assert [i.external_id for i in export_bundle(engine, "two", actor=OPERATOR).items] == ids
     # The second export is the first one: nothing else moved.
-    assert export_file(engine, "two", fmt, filename="renamed.json") == exported
+    assert export_file(engine, "two", fmt, filename="renamed.json", actor=OPERATOR) == exported

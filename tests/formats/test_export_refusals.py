@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import pytest
 
+from db.access import OPERATOR
 from db.importer import import_bundle
 from db.transfer import FormatError, export_file
 from formats.export_check import refuse_empty
@@ -37,7 +38,7 @@ def spans(name: str = "gold", kind: str = "gold") -> LabelSetRecord:
 
 
 def store(engine, *label_sets: LabelSetRecord) -> None:
-    import_bundle(engine, Bundle(DatasetRecord("d", "mhalo"), list(ITEMS), list(label_sets)))
+    import_bundle(engine, Bundle(DatasetRecord("d", "mhalo"), list(ITEMS), list(label_sets)), actor=OPERATOR)
 
 
 @pytest.mark.parametrize(
@@ -52,7 +53,7 @@ def store(engine, *label_sets: LabelSetRecord) -> None:
 def test_a_format_that_cannot_hold_the_labels_is_refused_naming_them(engine, fmt, needles):
     store(engine, spans())
     with pytest.raises(FormatError) as refused:
-        export_file(engine, "d", fmt)
+        export_file(engine, "d", fmt, actor=OPERATOR)
     for needle in needles:
         assert needle in str(refused.value), str(refused.value)
 
@@ -60,18 +61,23 @@ def test_a_format_that_cannot_hold_the_labels_is_refused_naming_them(engine, fmt
 def test_a_single_label_set_format_given_several_names_them(engine):
     store(engine, spans("ann", "human"), spans("bob", "human"))
     with pytest.raises(FormatError, match="writes one label set") as refused:
-        export_file(engine, "d", "mhalo")
+        export_file(engine, "d", "mhalo", actor=OPERATOR)
     assert "human:ann" in str(refused.value) and "human:bob" in str(refused.value)
-    assert export_file(engine, "d", "mhalo", label_sets=["human:bob"]).count(b"<hallucination>") == 3
-    assert export_file(engine, "d", "label-studio").count(b'"completed_by"') == 4  # writes every set
+    assert (
+        export_file(engine, "d", "mhalo", label_sets=["human:bob"], actor=OPERATOR).count(b"<hallucination>")
+        == 3
+    )
+    assert (
+        export_file(engine, "d", "label-studio", actor=OPERATOR).count(b'"completed_by"') == 4
+    )  # writes every set
 
 
 def test_a_detector_format_without_a_run_is_refused(engine):
     store(engine)
     with pytest.raises(FormatError, match="detector run"):
-        export_file(engine, "d", "mhalo-outputs")
+        export_file(engine, "d", "mhalo-outputs", actor=OPERATOR)
     with pytest.raises(FormatError, match="detector run"):
-        export_file(engine, "d", "word-index")
+        export_file(engine, "d", "word-index", actor=OPERATOR)
 
 
 def test_formats_that_hold_the_labels_write_them(engine):
@@ -87,11 +93,11 @@ def test_formats_that_hold_the_labels_write_them(engine):
             )
         ],
     )
-    import_bundle(engine, bundle)
-    assert b"hallucination" in export_file(engine, "d", "mhalubench")
-    assert b'"record": "annotations"' in export_file(engine, "d", "canonical")
+    import_bundle(engine, bundle, actor=OPERATOR)
+    assert b"hallucination" in export_file(engine, "d", "mhalubench", actor=OPERATOR)
+    assert b'"record": "annotations"' in export_file(engine, "d", "canonical", actor=OPERATOR)
     with pytest.raises(FormatError, match="holds spans"):
-        export_file(engine, "d", "mhalo")
+        export_file(engine, "d", "mhalo", actor=OPERATOR)
 
 
 def test_an_empty_file_is_never_written():

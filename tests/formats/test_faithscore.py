@@ -9,6 +9,7 @@ import json
 import pytest
 
 import cli
+from db.access import OPERATOR
 from db.exporter import export_bundle
 from db.transfer import export_file, import_file
 from formats.base import ReadOptions
@@ -95,8 +96,10 @@ def test_sub_sentences_become_labelled_rows_and_facts_labelled_claims(round_trip
 def test_the_readme_polarity_flips_both_stages_and_exports_the_same_digits(engine):
     data = jsonl(RECORDS[:1])
     options = ReadOptions(dataset="readme", faithscore_polarity="readme")
-    assert import_file(engine, data, source="a.jsonl", format_name="faithscore", options=options).ok
-    (gold,) = export_bundle(engine, "readme").label_sets
+    assert import_file(
+        engine, data, source="a.jsonl", format_name="faithscore", options=options, actor=OPERATOR
+    ).ok
+    (gold,) = export_bundle(engine, "readme", actor=OPERATOR).label_sets
     (said,) = gold.annotations
     assert [lab.index for lab in said.sentence_labels] == [0, 1]  # the 1s are the analytical ones now
     assert [lab.label for lab in said.claim_labels] == [
@@ -105,7 +108,7 @@ def test_the_readme_polarity_flips_both_stages_and_exports_the_same_digits(engin
         "non-hallucination",
         "hallucination",
     ]
-    assert lines(export_file(engine, "readme", "faithscore")) == RECORDS[:1]
+    assert lines(export_file(engine, "readme", "faithscore", actor=OPERATOR)) == RECORDS[:1]
 
 
 def test_an_unknown_polarity_is_one_clear_problem():
@@ -196,17 +199,23 @@ def test_item_names_survive_an_export_after_a_rejected_record(engine):
         format_name="faithscore",
         options=ReadOptions(dataset="one"),
         allow_skip=True,
+        actor=OPERATOR,
     )
     assert first.ok and [p.record for p in first.errors] == ["#0 (id=000000000042)"]
-    ids = [i.external_id for i in export_bundle(engine, "one").items]
+    ids = [i.external_id for i in export_bundle(engine, "one", actor=OPERATOR).items]
     assert ids == ["000000000042-1", "000000000042-2", "000000001337-0"]
-    exported = export_file(engine, "one", "faithscore")
+    exported = export_file(engine, "one", "faithscore", actor=OPERATOR)
     assert [r.get("item_id") for r in lines(exported)] == ["000000000042-1", "000000000042-2", None]
     again = import_file(
-        engine, exported, source="b.jsonl", format_name="faithscore", options=ReadOptions(dataset="two")
+        engine,
+        exported,
+        source="b.jsonl",
+        format_name="faithscore",
+        options=ReadOptions(dataset="two"),
+        actor=OPERATOR,
     )
-    assert again.ok and [i.external_id for i in export_bundle(engine, "two").items] == ids
-    assert export_file(engine, "two", "faithscore") == exported
+    assert again.ok and [i.external_id for i in export_bundle(engine, "two", actor=OPERATOR).items] == ids
+    assert export_file(engine, "two", "faithscore", actor=OPERATOR) == exported
 
 
 def test_the_command_line_takes_the_polarity(db_url, tmp_path, capsys):

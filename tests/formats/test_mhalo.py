@@ -6,6 +6,7 @@ import json
 
 import pytest
 
+from db.access import OPERATOR
 from db.exporter import export_bundle
 from db.transfer import export_file, import_file
 from formats.base import ReadOptions
@@ -71,7 +72,7 @@ def export_bundle_or_none(engine, name):
     from db.exporter import UnknownDataset
 
     try:
-        return export_bundle(engine, name)
+        return export_bundle(engine, name, actor=OPERATOR)
     except UnknownDataset:
         return None
 
@@ -81,12 +82,14 @@ def test_real_file_imports_and_export_reproduces_each_record(engine, shared_data
     data = (shared_data / "mhalo" / name).read_bytes()
     expected = EXPECTED[name]
     if expected["errors"]:
-        refused = import_file(engine, data, source=name, options=ReadOptions(dataset="mhalo"))
+        refused = import_file(engine, data, source=name, options=ReadOptions(dataset="mhalo"), actor=OPERATOR)
         assert not refused.ok and len(refused.errors) == len(expected["errors"])
         assert export_bundle_or_none(engine, "mhalo") is None
-    outcome = import_file(engine, data, source=name, options=ReadOptions(dataset="mhalo"), allow_skip=True)
+    outcome = import_file(
+        engine, data, source=name, options=ReadOptions(dataset="mhalo"), allow_skip=True, actor=OPERATOR
+    )
     assert outcome.ok and outcome.result.items_created == expected["items"], outcome.summary()
-    exported = json.loads(export_file(engine, "mhalo", "mhalo"))
+    exported = json.loads(export_file(engine, "mhalo", "mhalo", actor=OPERATOR))
     source = json.loads(data)
     kept, seen = [], set()
     for index, record in enumerate(source):
@@ -110,12 +113,16 @@ def test_real_file_imports_and_export_reproduces_each_record(engine, shared_data
 def test_reimport_is_idempotent(engine, shared_data):
     data = (shared_data / "mhalo" / "processed_geo_170k.json").read_bytes()
     options = ReadOptions(dataset="geo")
-    first = import_file(engine, data, source="processed_geo_170k.json", options=options, allow_skip=True)
-    before = export_bundle(engine, "geo")
-    again = import_file(engine, data, source="processed_geo_170k.json", options=options, allow_skip=True)
+    first = import_file(
+        engine, data, source="processed_geo_170k.json", options=options, allow_skip=True, actor=OPERATOR
+    )
+    before = export_bundle(engine, "geo", actor=OPERATOR)
+    again = import_file(
+        engine, data, source="processed_geo_170k.json", options=options, allow_skip=True, actor=OPERATOR
+    )
     assert first.result.items_created == 499 and again.result.items_created == 0
     assert again.result.items_existing == 499
-    assert export_bundle(engine, "geo") == before
+    assert export_bundle(engine, "geo", actor=OPERATOR) == before
 
 
 HAND_MADE = [
@@ -208,9 +215,9 @@ def test_overlapping_spans_cannot_be_written_as_tags(engine):
             )
         ],
     )
-    import_bundle(engine, bundle)
+    import_bundle(engine, bundle, actor=OPERATOR)
     with pytest.raises(FormatError, match="overlap"):
-        export_file(engine, "ov", "mhalo")
+        export_file(engine, "ov", "mhalo", actor=OPERATOR)
 
 
 @pytest.mark.parametrize(

@@ -6,6 +6,7 @@ import json
 
 import pytest
 
+from db.access import OPERATOR
 from db.transfer import export_file, import_file
 from formats.base import KnownItem, ReadOptions
 from formats.mmhal import RUBRIC, image_contents
@@ -218,10 +219,20 @@ def test_a_ratings_file_round_trips_through_the_store(prediction_round_trip) -> 
 
 def test_response_scores_survive_the_canonical_format(engine) -> None:
     assert import_file(
-        engine, sample_bytes(), source="m.json", format_name="mmhal", options=ReadOptions(dataset="one")
+        engine,
+        sample_bytes(),
+        source="m.json",
+        format_name="mmhal",
+        options=ReadOptions(dataset="one"),
+        actor=OPERATOR,
     ).ok
-    canonical = export_file(engine, "one", "canonical")
+    canonical = export_file(engine, "one", "canonical", actor=OPERATOR)
     assert import_file(
-        engine, canonical, source="c.jsonl", format_name="canonical", options=ReadOptions(dataset="two")
+        engine,
+        canonical,
+        source="c.jsonl",
+        format_name="canonical",
+        options=ReadOptions(dataset="two"),
+        actor=OPERATOR,
     ).ok
     assert comparable(engine, "two") == comparable(engine, "one")

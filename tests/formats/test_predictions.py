@@ -7,6 +7,7 @@ import json
 
 import pytest
 
+from db.access import OPERATOR
 from db.repositories.exchange import known_items, responses_by_external_id
 from db.transfer import import_file, import_predictions
 from formats.base import ReadOptions
@@ -71,29 +72,49 @@ def test_mhalo_outputs_round_trip_and_unparseable_kept(engine, prediction_round_
 
 
 def test_new_detector_run_adds_a_label_set_and_reimport_replaces(engine):
-    import_file(engine, BENCH, source="b.json", format_name="mhalo", options=ReadOptions(dataset="d"))
+    import_file(
+        engine, BENCH, source="b.json", format_name="mhalo", options=ReadOptions(dataset="d"), actor=OPERATOR
+    )
     first = [{"id": "b", "output": "<Tagged_Text><hallucination>Two</hallucination> dogs run.</Tagged_Text>"}]
     second = [
         {"id": "b", "output": "<Tagged_Text>Two dogs <hallucination>run</hallucination>.</Tagged_Text>"}
     ]
     for detector, rows in (("x", first), ("y", first), ("x", second)):
         outcome = import_predictions(
-            engine, jsonl(rows), source="o.jsonl", dataset="d", detector=detector, replace_existing=True
+            engine,
+            jsonl(rows),
+            source="o.jsonl",
+            dataset="d",
+            detector=detector,
+            replace_existing=True,
+            actor=OPERATOR,
         )
         assert outcome.ok, outcome.problems
     from db.exporter import export_bundle
 
-    sets = {ls.name: ls.annotations for ls in export_bundle(engine, "d").label_sets if ls.kind == "detector"}
+    sets = {
+        ls.name: ls.annotations
+        for ls in export_bundle(engine, "d", actor=OPERATOR).label_sets
+        if ls.kind == "detector"
+    }
     assert set(sets) == {"x", "y"}
     assert [(s.start, s.end) for s in sets["x"][0].spans] == [(9, 12)]
     assert [(s.start, s.end) for s in sets["y"][0].spans] == [(0, 3)]
 
 
 def test_prediction_problems_name_the_record(engine):
-    import_file(engine, BENCH, source="b.json", format_name="mhalo", options=ReadOptions(dataset="d"))
+    import_file(
+        engine, BENCH, source="b.json", format_name="mhalo", options=ReadOptions(dataset="d"), actor=OPERATOR
+    )
     rows = [{"id": "zzz", "output": "x"}, {"output": "no id"}, {"id": "a", "output": 5}]
     outcome = import_predictions(
-        engine, jsonl(rows), source="o.jsonl", dataset="d", detector="x", format_name="mhalo-outputs"
+        engine,
+        jsonl(rows),
+        source="o.jsonl",
+        dataset="d",
+        detector="x",
+        format_name="mhalo-outputs",
+        actor=OPERATOR,
     )
     assert not outcome.ok
     assert [(p.record, p.field) for p in outcome.errors] == [
@@ -101,12 +122,16 @@ def test_prediction_problems_name_the_record(engine):
         ("#1", "id"),
         ("#2 (id=a)", "output"),
     ]
-    missing = import_predictions(engine, jsonl(rows), source="o.jsonl", dataset="nope", detector="x")
+    missing = import_predictions(
+        engine, jsonl(rows), source="o.jsonl", dataset="nope", detector="x", actor=OPERATOR
+    )
     assert not missing.ok and "no dataset" in missing.errors[0].reason
 
 
 def test_exchange_reads_stored_items(engine):
-    import_file(engine, BENCH, source="b.json", format_name="mhalo", options=ReadOptions(dataset="d"))
+    import_file(
+        engine, BENCH, source="b.json", format_name="mhalo", options=ReadOptions(dataset="d"), actor=OPERATOR
+    )
     assert responses_by_external_id(engine, "d") == {
         "a": RESPONSE,
         "b": "Two dogs run.",

@@ -11,8 +11,12 @@ import pytest
 import streamlit as st
 from streamlit.testing.v1 import AppTest
 
+from db.access import OPERATOR
 from db.engine import make_engine
 from db.exporter import export_bundle
+from db.repositories.accounts import set_disabled
+from db.repositories.annotators import get_or_create_annotator
+from db.repositories.datasets import list_dataset_infos
 from db.transfer import import_file
 from formats.base import ReadOptions
 from tests.formats.mmhal_sample import IDS, sample_bytes
@@ -93,10 +97,34 @@ def test_import_page_previews_reports_and_imports(store: str, tmp_path: Path) ->
     assert "2 new items" in at.success[0].value
     engine = make_engine(store)
     try:
-        bundle = export_bundle(engine, "processed_custom")
+        bundle = export_bundle(engine, "processed_custom", actor=OPERATOR)
     finally:
         engine.dispose()
     assert [i.external_id for i in bundle.items] == ["a", "b"]
+
+
+def test_import_page_shows_a_refusal_and_writes_nothing(
+    store: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The store refuses the import (here: the account is disabled); the page says why, literally."""
+    engine = make_engine(store)
+    try:
+        blocked = get_or_create_annotator(engine, "blocked*")
+        set_disabled(engine, blocked.name, True, actor=OPERATOR)
+    finally:
+        engine.dispose()
+    monkeypatch.setenv("SPANLIGHT_USER", "blocked*")
+    path = _imports(tmp_path) / "processed_custom.json"
+    path.write_text(json.dumps(RECORDS[:2]))
+    at = _import_page(path)
+    at.button(key="import_go").click().run()
+    assert not at.exception
+    assert [e.value for e in at.error] == ["The account 'blocked\\*' is disabled."]  # the * as typed
+    engine = make_engine(store)
+    try:
+        assert list_dataset_infos(engine) == []
+    finally:
+        engine.dispose()
 
 
 def test_import_page_overrides_the_format_and_names_unreadable_files(store: str, tmp_path: Path) -> None:
@@ -117,6 +145,7 @@ def test_import_page_takes_detector_outputs(store: str, tmp_path: Path) -> None:
         source="b.json",
         format_name="mhalo",
         options=ReadOptions(dataset="bench"),
+        actor=OPERATOR,
     )
     path = _imports(tmp_path) / "outputs.jsonl"
     outputs = [
@@ -139,7 +168,7 @@ def test_import_page_takes_detector_outputs(store: str, tmp_path: Path) -> None:
     at.button(key="import_go").click().run()
     assert not at.exception and at.success
     try:
-        sets = {ls.name: ls for ls in export_bundle(engine, "bench").label_sets}
+        sets = {ls.name: ls for ls in export_bundle(engine, "bench", actor=OPERATOR).label_sets}
     finally:
         engine.dispose()
     tagger = {a.item: a for a in sets["tagger"].annotations}
@@ -155,6 +184,7 @@ def test_export_page_offers_a_download(store: str) -> None:
         source="b.json",
         format_name="mhalo",
         options=ReadOptions(dataset="bench"),
+        actor=OPERATOR,
     )
     segments = [{"start": 0, "end": 9, "text": "Two cats.", "label": "INACCURATE"}]
     import_file(
@@ -163,6 +193,7 @@ def test_export_page_offers_a_download(store: str) -> None:
         source="s.json",
         format_name="mhaldetect",
         options=ReadOptions(dataset="sentences"),
+        actor=OPERATOR,
     )
     engine.dispose()
     at = AppTest.from_file(EXPORT_PAGE, default_timeout=TIMEOUT).run()
@@ -209,7 +240,9 @@ def test_import_page_refuses_the_live_store_and_later_labels_survive(
     monkeypatch.setenv("SPANLIGHT_IMPORT_DIR", str(db_file.parent))  # a careless setting: the store's folder
     engine = make_engine(store)
     try:
-        import_file(engine, json.dumps(RECORDS[:1]).encode(), source="one.json", format_name="mhalo")
+        import_file(
+            engine, json.dumps(RECORDS[:1]).encode(), source="one.json", format_name="mhalo", actor=OPERATOR
+        )
         assert _count_items_elsewhere(db_file) == 1
         before = db_file.with_name(db_file.name + "-wal").exists()
         at = _import_page(db_file)
@@ -218,7 +251,9 @@ def test_import_page_refuses_the_live_store_and_later_labels_survive(
         assert at.metric == [] and _count_items_elsewhere(db_file) == 1
         assert db_file.with_name(db_file.name + "-wal").exists() == before
         # This process still writes through its open connection; another process must see the write.
-        import_file(engine, json.dumps(RECORDS[1:2]).encode(), source="two.json", format_name="mhalo")
+        import_file(
+            engine, json.dumps(RECORDS[1:2]).encode(), source="two.json", format_name="mhalo", actor=OPERATOR
+        )
         assert _count_items_elsewhere(db_file) == 2
     finally:
         engine.dispose()
@@ -319,7 +354,7 @@ def test_import_page_offers_the_faithscore_polarity(store: str, tmp_path: Path) 
     assert not at.exception and at.success
     engine = make_engine(store)
     try:
-        (gold,) = export_bundle(engine, "annotation").label_sets
+        (gold,) = export_bundle(engine, "annotation", actor=OPERATOR).label_sets
     finally:
         engine.dispose()
     (said,) = gold.annotations
@@ -330,7 +365,12 @@ def test_import_page_offers_the_faithscore_polarity(store: str, tmp_path: Path) 
 def test_import_page_takes_ratings_as_gold_and_exports_them_as_csv(store: str, tmp_path: Path) -> None:
     engine = make_engine(store)
     assert import_file(
-        engine, sample_bytes(), source="mmhal.json", format_name="mmhal", options=ReadOptions(dataset="mm")
+        engine,
+        sample_bytes(),
+        source="mmhal.json",
+        format_name="mmhal",
+        options=ReadOptions(dataset="mm"),
+        actor=OPERATOR,
     ).ok
     path = _imports(tmp_path) / "gold.csv"
     path.write_text(f"id,rating,hallucination\n{IDS[0]},0,yes\n{IDS[3]},3,no\n")
@@ -345,7 +385,7 @@ def test_import_page_takes_ratings_as_gold_and_exports_them_as_csv(store: str, t
     at.button(key="import_go").click().run()
     assert not at.exception and at.success
     try:
-        gold = next(ls for ls in export_bundle(engine, "mm").label_sets if ls.kind == "gold")
+        gold = next(ls for ls in export_bundle(engine, "mm", actor=OPERATOR).label_sets if ls.kind == "gold")
     finally:
         engine.dispose()
     assert [(a.item, a.response_score.score, a.response_score.hallucination) for a in gold.annotations] == [

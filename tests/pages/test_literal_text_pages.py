@@ -36,6 +36,8 @@ PAGES = [
     "app_pages/score_responses.py",
     "app_pages/rate.py",
     "app_pages/rating_tasks.py",
+    "app_pages/adjudicate.py",
+    "app_pages/overrides.py",
     "app_pages/compare.py",
     "app_pages/failures.py",
     "app_pages/paper_metrics.py",

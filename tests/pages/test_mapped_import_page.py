@@ -12,6 +12,7 @@ import pytest
 import streamlit as st
 from streamlit.testing.v1 import AppTest
 
+from db.access import OPERATOR
 from db.engine import make_engine
 from db.exporter import export_bundle
 from db.repositories.datasets import import_mapping
@@ -107,7 +108,7 @@ def test_mapping_fields_previews_spans_and_imports(store: str, tmp_path: Path) -
     assert "2 new items" in at.success[-1].value
     engine = make_engine(store)
     try:
-        bundle = export_bundle(engine, "qa-set")
+        bundle = export_bundle(engine, "qa-set", actor=OPERATOR)
         saved = import_mapping(engine, "qa-set")
     finally:
         engine.dispose()
@@ -152,7 +153,9 @@ def test_a_stored_mapping_is_reused_with_its_value_mapping(store: str, tmp_path:
                 },
             }
         )
-        assert import_table(engine, open_file(first.read_bytes(), "part1.jsonl"), mapping=spec).ok
+        assert import_table(
+            engine, open_file(first.read_bytes(), "part1.jsonl"), mapping=spec, actor=OPERATOR
+        ).ok
     finally:
         engine.dispose()
     second = _imports(tmp_path) / "part2.jsonl"
@@ -173,7 +176,7 @@ def test_a_stored_mapping_is_reused_with_its_value_mapping(store: str, tmp_path:
     try:
         labels = {
             a.item: [lab.label for lab in a.sentence_labels]
-            for a in export_bundle(engine, "part1").label_sets[0].annotations
+            for a in export_bundle(engine, "part1", actor=OPERATOR).label_sets[0].annotations
         }
     finally:
         engine.dispose()

@@ -9,6 +9,7 @@ import pytest
 import streamlit as st
 from streamlit.testing.v1 import AppTest
 
+from db.access import OPERATOR
 from db.engine import make_engine
 from db.repositories.annotations import item_annotations
 from db.repositories.items import get_item
@@ -24,7 +25,12 @@ from tests.pages.demo_store import APP
 def store(sqlite_url: str, monkeypatch: pytest.MonkeyPatch) -> str:
     engine = make_engine(sqlite_url)
     assert import_file(
-        engine, sample_bytes(), source="mmhal.json", format_name="mmhal", options=ReadOptions(dataset="mm")
+        engine,
+        sample_bytes(),
+        source="mmhal.json",
+        format_name="mmhal",
+        options=ReadOptions(dataset="mm"),
+        actor=OPERATOR,
     ).ok
     gold = {IDS[0]: 0, IDS[1]: 6, IDS[2]: 3, IDS[3]: 3}
     assert import_predictions(
@@ -35,6 +41,7 @@ def store(sqlite_url: str, monkeypatch: pytest.MonkeyPatch) -> str:
         detector="gold",
         format_name="mmhal-ratings",
         options=ReadOptions(label_set_kind="gold"),
+        actor=OPERATOR,
     ).ok
     engine.dispose()
     monkeypatch.setenv("DATABASE_URL", sqlite_url)

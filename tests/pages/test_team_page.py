@@ -4,21 +4,20 @@ pages' queue in team mode: an annotator's Next walks only the items assigned to 
 
 from __future__ import annotations
 
-import dataclasses
-from collections.abc import Callable
-
 import pytest
+from sqlalchemy import select
 from streamlit.testing.v1 import AppTest
 
-import components.page_setup as page_setup
-from db.access import OPERATOR, Actor
-from db.engine import make_engine
+from db import models as m
+from db.access import OPERATOR
+from db.engine import make_engine, read_session
 from db.repositories.accounts import get_user, list_users
 from db.repositories.annotators import find_annotator, get_or_create_annotator
 from db.repositories.assignments import assign, assigned_items, progress_by_annotator, weights
 from db.repositories.datasets import DatasetSettings, dataset_settings, get_dataset
 from tests.hostile_store import HOSTILE, shown
 from tests.pages.demo_store import APP
+from tests.pages.team_store import USERS, signed_in
 from tests.pages.test_literal_text_pages import markdown_sources
 
 DATASET = "pages-test"
@@ -36,25 +35,6 @@ def _open(page: str = "app_pages/team.py", user: str = "lead", **query: str) -> 
 
 def _button(at: AppTest, label: str):
     return next(b for b in at.button if b.label == label)
-
-
-@pytest.fixture
-def acting_as(monkeypatch: pytest.MonkeyPatch) -> Callable[[str], None]:
-    """Team mode with the page's user holding ``role``: what a login gives the page."""
-
-    def use(role: str) -> None:
-        monkeypatch.setenv("SPANLIGHT_MODE", "team")
-        original = page_setup.setup_page
-
-        def setup(title: str, **kwargs: object) -> page_setup.PageContext:
-            ctx = original(title, **kwargs)
-            stored = find_annotator(ctx.engine, ctx.annotator.name)
-            assert stored is not None
-            return dataclasses.replace(ctx, actor=Actor(stored.id, stored.name, role), team=True)
-
-        monkeypatch.setattr(page_setup, "setup_page", setup)
-
-    return use
 
 
 def test_create_user_change_role_assign_and_see_progress(app_db: str) -> None:
@@ -138,47 +118,54 @@ def test_settings_and_weights(app_db: str) -> None:
     assert weights(engine, 1)[ann.id] == (2.5, False)
 
 
-def test_reviewers_read_progress_only(app_db: str, acting_as: Callable[[str], None]) -> None:
-    engine = make_engine(app_db)
-    ann = get_or_create_annotator(engine, "ann")
-    get_or_create_annotator(engine, "rev", "reviewer")
-    assign(engine, 1, "spans", [ann.id], 1, actor=OPERATOR)
-    acting_as("reviewer")
-    at = _open(user="rev")
+def _external_ids(url: str, item_ids: list[int]) -> list[str]:
+    with read_session(make_engine(url)) as session:
+        found = dict(
+            session.execute(select(m.Item.id, m.Item.external_id).where(m.Item.id.in_(item_ids))).all()
+        )
+    return [found[i] for i in item_ids]
+
+
+def _signed_in_on(page: str, role: str) -> AppTest:
+    at = signed_in(USERS[role])
+    at.switch_page(page).run()
+    assert not at.exception, [e.value for e in at.exception]
+    return at
+
+
+def test_reviewers_read_progress_only(team_db: str) -> None:
+    engine = make_engine(team_db)
+    alice = find_annotator(engine, USERS["annotator"])
+    assert alice is not None
+    assign(engine, 1, "spans", [alice.id], 1, actor=OPERATOR)
+    at = _signed_in_on("app_pages/team.py", "reviewer")
     assert not at.tabs
     assert not any(b.label in ("Create user", "Assign", "Save weight") for b in at.button)
-    assert at.dataframe[0].value["annotator"].tolist() == ["ann"]
+    assert at.dataframe[0].value["annotator"].tolist() == [USERS["annotator"]]
 
 
 @pytest.mark.parametrize("role", ["annotator", "viewer"])
-def test_annotators_and_viewers_are_refused(app_db: str, acting_as: Callable[[str], None], role: str) -> None:
-    get_or_create_annotator(make_engine(app_db), "someone", role)
-    acting_as(role)
-    at = _open(user="someone")
+def test_annotators_and_viewers_are_refused(team_db: str, role: str) -> None:
+    at = _signed_in_on("app_pages/team.py", role)
     assert [e.value for e in at.error] == [f"The {role} role cannot see everyone's progress; ask an admin."]
-    assert not at.dataframe and not at.button
+    assert not at.dataframe and not [b for b in at.button if b.label != "Log out"]
 
 
-def test_an_annotators_next_opens_their_next_assigned_item(
-    app_db: str, acting_as: Callable[[str], None]
-) -> None:
-    engine = make_engine(app_db)
-    me = get_or_create_annotator(engine, "me")
-    other = get_or_create_annotator(engine, "other")
-    assign(engine, 1, "spans", [me.id, other.id], 1, actor=OPERATOR)  # me: item-0, item-2, item-4 …
-    acting_as("annotator")
-    at = _open("app_pages/spans.py", user="me")
-    assert at.query_params["item"] == "item-0"
+def test_an_annotators_next_opens_their_next_assigned_item(team_db: str) -> None:
+    engine = make_engine(team_db)
+    me, other = (find_annotator(engine, name) for name in (USERS["annotator"], "bob"))
+    assert me is not None and other is not None
+    assign(engine, 1, "spans", [me.id, other.id], 1, actor=OPERATOR)  # me: every other item
+    mine = _external_ids(team_db, assigned_items(engine, 1, "spans", me.id))
+    at = _signed_in_on("app_pages/spans.py", "annotator")
+    assert at.query_params["item"] == mine[0]
     next_button = next(b for b in at.button if b.key == "frame_next")
     assert "only items assigned to you" in next_button.help
     next_button.click().run()
-    assert at.query_params["item"] == "item-2"
-    n_mine = len(assigned_items(engine, 1, "spans", me.id))
-    assert any(f"0 / {n_mine} done" in p.proto.text for p in at.get("progress"))
+    assert at.query_params["item"] == mine[1]
+    assert any(f"0 / {len(mine)} done" in p.proto.text for p in at.get("progress"))
 
 
-def test_an_annotator_with_nothing_assigned_is_told_so(app_db: str, acting_as: Callable[[str], None]) -> None:
-    get_or_create_annotator(make_engine(app_db), "idle")
-    acting_as("annotator")
-    at = _open("app_pages/spans.py", user="idle")
+def test_an_annotator_with_nothing_assigned_is_told_so(team_db: str) -> None:
+    at = _signed_in_on("app_pages/spans.py", "annotator")
     assert any("No item of this dataset is assigned to you" in i.value for i in at.info)

@@ -8,6 +8,7 @@ import math
 import pytest
 
 from analysis.reports import ReportFilter, evaluate, mmhal, offered_sections
+from db.access import OPERATOR
 from db.repositories.report_inputs import annotation_counts
 from db.transfer import import_file, import_predictions
 from formats.base import ReadOptions
@@ -18,7 +19,12 @@ from tests.formats.mmhal_sample import IDS, sample_bytes
 def rated(engine):
     """The sample (a judge rates items 0-2: 1 yes, 5 no, 2 unsaid) and gold ratings of items 0-3."""
     assert import_file(
-        engine, sample_bytes(), source="mmhal.json", format_name="mmhal", options=ReadOptions(dataset="mm")
+        engine,
+        sample_bytes(),
+        source="mmhal.json",
+        format_name="mmhal",
+        options=ReadOptions(dataset="mm"),
+        actor=OPERATOR,
     ).ok
     gold = {IDS[0]: 0, IDS[1]: 6, IDS[2]: {"rating": 3, "hallucination": False}, IDS[3]: 3}
     assert import_predictions(
@@ -29,6 +35,7 @@ def rated(engine):
         detector="gold",
         format_name="mmhal-ratings",
         options=ReadOptions(label_set_kind="gold"),
+        actor=OPERATOR,
     ).ok
     return engine
 

@@ -4,6 +4,9 @@
     python cli.py demo  [--db URL] [--json]   (re)create the synthetic demo dataset
     python cli.py stats [--db URL] [--json]   datasets with their counts
     python cli.py import --format F [--dataset NAME] [--images DIR|ZIP] FILE…      benchmark files
+                        [--faithscore-polarity data|readme]
+    python cli.py import --map MAPPING.json [--dataset NAME] FILE|FOLDER      any table, by a field mapping
+    python cli.py export-mapping --dataset NAME --out FILE      the mapping a dataset was imported with
     python cli.py import-predictions --dataset NAME --detector NAME --format F FILE  a detector run
     python cli.py export --dataset NAME --format F --out FILE [--label-set NAME…]
     python cli.py imports [--json]              recent imports, newest first, with their log ids
@@ -143,11 +146,77 @@ def _report(args: argparse.Namespace, outcomes: list[Any]) -> int:
     return 0 if ok else 1
 
 
+def _read_tables(paths: Sequence[str]) -> list[Any] | str:
+    """Each path as a table source (a file, or a folder of Parquet shards), or the message to print."""
+    from db.import_folder import dataset_folder_problem
+    from formats.dataset_folders import open_dataset_folder
+    from formats.mapping import open_file
+
+    found: list[Any] = []
+    for name in paths:
+        path = Path(name)
+        if path.is_dir():
+            problem = dataset_folder_problem(path)
+            if problem:
+                return f"{name}: {problem}"
+            found.append(open_dataset_folder(path).source)
+            continue
+        inputs = _read_inputs([name])
+        if isinstance(inputs, str):
+            return inputs
+        found.append(open_file(inputs[0][1], name))
+    return found
+
+
+def cmd_import_mapped(args: argparse.Namespace) -> int:
+    """``import --map MAPPING.json FILE|FOLDER``, or a dataset folder without a mapping (recognised)."""
+    from db.transfer import import_table
+    from formats.base import ReadOptions
+    from formats.mapping import ImportMapping, MappingError
+
+    mapping = None
+    usage = "--format cannot be combined with --map or a dataset folder" if args.format else None
+    if args.map and not usage:
+        try:
+            mapping = ImportMapping.from_json(Path(args.map).read_bytes())
+        except OSError as error:
+            usage = f"--map {args.map}: {error.strerror or error}"
+        except MappingError as error:
+            usage = f"--map {args.map}: {error}"
+    sources = _read_tables(args.files) if not usage else []
+    if usage or isinstance(sources, str):
+        print(f"error: {usage or sources}", file=sys.stderr)
+        return USAGE
+    engine = _engine(args)
+    outcomes = [
+        import_table(
+            engine,
+            source,
+            actor=OPERATOR,
+            mapping=mapping,
+            options=ReadOptions(dataset=args.dataset, subset=args.subset),
+            allow_skip=args.allow_skip,
+            image_root=str(Path(args.images).resolve()) if args.images else None,
+            replace_existing=args.replace,
+        )
+        for source in sources
+    ]
+    return _report(args, outcomes)
+
+
 def cmd_import(args: argparse.Namespace) -> int:
     from db.transfer import import_file
     from formats.base import ReadOptions
+    from formats.faithscore import POLARITIES
 
     usage = _format_or_usage(args.format, "benchmark")
+    if args.faithscore_polarity not in POLARITIES:
+        usage = f"--faithscore-polarity {args.faithscore_polarity!r} is not one of {', '.join(POLARITIES)}"
+    if not usage and (args.map or any(Path(name).is_dir() for name in args.files)):
+        if args.images and not Path(args.images).is_dir():
+            print("error: with --map or a folder, --images must be an image folder", file=sys.stderr)
+            return USAGE
+        return cmd_import_mapped(args)
     inputs = _read_inputs(args.files)
     image_root, image_zip = None, None
     if args.images:
@@ -171,7 +240,9 @@ def cmd_import(args: argparse.Namespace) -> int:
             actor=OPERATOR,
             source=name,
             format_name=args.format,
-            options=ReadOptions(dataset=args.dataset, subset=args.subset),
+            options=ReadOptions(
+                dataset=args.dataset, subset=args.subset, faithscore_polarity=args.faithscore_polarity
+            ),
             allow_skip=args.allow_skip,
             image_root=image_root,
             image_zip=image_zip,
@@ -201,7 +272,10 @@ def cmd_import_predictions(args: argparse.Namespace) -> int:
         detector=args.detector,
         format_name=args.format,
         options=ReadOptions(
-            detector_version=args.detector_version, prompt_strategy=args.prompt_strategy, tag=args.tag
+            detector_version=args.detector_version,
+            prompt_strategy=args.prompt_strategy,
+            tag=args.tag,
+            label_set_kind=args.label_set_kind,
         ),
         allow_skip=args.allow_skip,
         replace_existing=args.replace,
@@ -244,6 +318,34 @@ def cmd_export(args: argparse.Namespace) -> int:
         f"Wrote {args.dataset!r} as {args.format} to {out} ({len(data):,} bytes)",
     )
     return 0
+
+
+def cmd_export_mapping(args: argparse.Namespace) -> int:
+    from db.repositories.datasets import get_dataset, import_mapping
+    from formats.mapping import ImportMapping
+
+    engine = _engine(args)
+    saved = import_mapping(engine, args.dataset)
+    if saved is None:
+        known = get_dataset(engine, args.dataset) is not None
+        reason = "was not imported with a field mapping" if known else "does not exist"
+        print(f"error: the dataset {args.dataset!r} {reason}", file=sys.stderr)
+        return 1
+    data = ImportMapping.from_dict(saved).to_json()
+    out = Path(args.out)
+    out.parent.mkdir(parents=True, exist_ok=True)
+    out.write_bytes(data)
+    _emit(
+        args,
+        {"dataset": args.dataset, "out": str(out), "mapping": saved},
+        f"Wrote the field mapping of {args.dataset!r} to {out} (reuse it with: import --map {out})",
+    )
+    return 0
+
+
+def _export_mapping_arguments(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("--dataset", required=True, help="a dataset imported with --map")
+    parser.add_argument("--out", required=True, help="the JSON file to write the mapping to")
 
 
 def cmd_imports(args: argparse.Namespace) -> int:
@@ -297,13 +399,28 @@ def _replace_argument(parser: argparse.ArgumentParser) -> None:
 
 def _import_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument(
-        "files", nargs="+", metavar="FILE", help="benchmark files (each imported all or nothing)"
+        "files",
+        nargs="+",
+        metavar="FILE",
+        help="benchmark files, or dataset folders of Parquet shards (each imported all or nothing)",
     )
     parser.add_argument("--format", help="the files' format (default: recognised from the content)")
+    parser.add_argument(
+        "--map",
+        metavar="MAPPING.json",
+        help="read any CSV/JSON/JSONL/Parquet file or Parquet folder by this field mapping "
+        "(saved with the dataset; get it back with export-mapping)",
+    )
     parser.add_argument("--dataset", help="dataset to import into (default: the file name)")
     parser.add_argument("--subset", help="subset name for the items (default: from the file)")
     parser.add_argument("--images", help="image folder, or a .zip of images to unpack for the dataset")
     parser.add_argument("--allow-skip", action="store_true", help="import the sound records, report the rest")
+    parser.add_argument(
+        "--faithscore-polarity",
+        default="data",
+        help="FaithScore files: 'data' (default; 1 = faithful fact / descriptive sub-sentence, as the "
+        "annotations use it) or 'readme' (1 = hallucinated / analytical, as its README states)",
+    )
     _replace_argument(parser)
 
 
@@ -315,6 +432,12 @@ def _import_predictions_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--detector-version", help="version of the detector, shown with its name")
     parser.add_argument("--prompt-strategy", help="e.g. vanilla or analyze-then-judge")
     parser.add_argument("--tag", help="span tag name in tagged outputs (default: found in the outputs)")
+    parser.add_argument(
+        "--label-set-kind",
+        choices=("detector", "gold", "human"),
+        default="detector",
+        help="whose ratings a ratings file holds: a judge's run (default), gold, or an annotator's",
+    )
     parser.add_argument("--allow-skip", action="store_true", help="import the sound records, report the rest")
     _replace_argument(parser)
 
@@ -601,6 +724,7 @@ COMMANDS: dict[str, tuple[Command, str]] = {
     "import": (cmd_import, "import benchmark files (format recognised or given)"),
     "import-predictions": (cmd_import_predictions, "import one detector run over a stored dataset"),
     "export": (cmd_export, "write a dataset (and chosen label sets) in a format"),
+    "export-mapping": (cmd_export_mapping, "write the field mapping a dataset was imported with"),
     "evaluate": (cmd_evaluate, "print the papers' tables (metrics, agreement, correlation) for a dataset"),
     "imports": (cmd_imports, "list recent imports with their log ids"),
     "undo-import": (cmd_undo_import, "undo an import by its log id, putting back what it replaced"),
@@ -617,6 +741,7 @@ ARGUMENTS: dict[str, Callable[[argparse.ArgumentParser], None]] = {
     "import": _import_arguments,
     "import-predictions": _import_predictions_arguments,
     "export": _export_arguments,
+    "export-mapping": _export_mapping_arguments,
     "evaluate": _evaluate_arguments,
     "imports": _imports_arguments,
     "undo-import": _undo_import_arguments,

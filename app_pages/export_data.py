@@ -45,7 +45,7 @@ format_name = st.selectbox(
 )
 fmt = writable[format_name]
 extension = fmt.extensions[0]
-if len(fmt.extensions) > 1 and format_name.startswith("alignbench"):
+if len(fmt.extensions) > 1 and (format_name.startswith("alignbench") or format_name == "mmhal-ratings"):
     extension = st.radio("Encoding", list(fmt.extensions), horizontal=True, key="export_encoding")
 file_name = fmt.default_filename(dataset.name)
 if not file_name.endswith(extension):

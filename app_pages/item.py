@@ -129,6 +129,29 @@ with right:
                     + ", ".join("—" if v is None else f"{v:.0f}" for v in scores)
                 )
 
+rated = {
+    t: shown_labels[ls.id].response_score for t, ls in by_title.items() if shown_labels[ls.id].response_score
+}
+if rated:
+    st.subheader("Ratings of the response", anchor=False)
+    st.dataframe(
+        pd.DataFrame(
+            [
+                {
+                    "by": title,
+                    "score": r.score,
+                    "scale": f"{r.scale_min}-{r.scale_max}",
+                    "hallucination": {True: "yes", False: "no", None: ""}[r.hallucination],
+                    "rationale": r.rationale or "",
+                }
+                for title, r in rated.items()
+                if r is not None
+            ]
+        ),
+        hide_index=True,
+        width="stretch",
+    )
+
 if item.claims:
     st.subheader("Claims", anchor=False)
     rows = []

@@ -51,6 +51,7 @@ SECTIONS: dict[str, tuple[PageSpec, ...]] = {
         PageSpec("app_pages/claims.py", "Judge claims", ":material/fact_check:", ("label",)),
         PageSpec("app_pages/triplets.py", "Judge triplets", ":material/account_tree:", ("label",)),
         PageSpec("app_pages/rate.py", "Rate detector outputs", ":material/star_rate:", ("label",)),
+        PageSpec("app_pages/score_responses.py", "Score responses", ":material/grade:", ("label",)),
         PageSpec("app_pages/rating_tasks.py", "Rating tasks", ":material/rule:", ("manage_data",)),
         PageSpec("app_pages/adjudicate.py", "Adjudicate", ":material/gavel:", ("adjudicate",)),
         PageSpec("app_pages/overrides.py", "Overridden labels", ":material/feedback:", ("label",)),

@@ -28,6 +28,7 @@ from formats.records import (
     RatingRecord,
     RatingTaskRecord,
     RawOutputRecord,
+    ResponseScoreRecord,
     SentenceLabelRecord,
     SentenceRecord,
     SentenceScoreRecord,
@@ -238,6 +239,17 @@ def label_set_record(
         ann(item_id).token_probabilities.append(
             TokenProbabilityRecord(token_index, start, end, probability, type_)
         )
+    for item_id, score, hallucination, rationale, low, high in session.execute(
+        select(
+            m.ResponseScore.item_id,
+            m.ResponseScore.score,
+            m.ResponseScore.hallucination,
+            m.ResponseScore.rationale,
+            m.ResponseScore.scale_min,
+            m.ResponseScore.scale_max,
+        ).where(m.ResponseScore.label_set_id == ls_id)
+    ):
+        ann(item_id).response_score = ResponseScoreRecord(score, hallucination, rationale, low, high)
     return LabelSetRecord(
         kind=label_set.kind,
         name=label_set.name,

@@ -28,11 +28,14 @@ from db.import_changes import ImportChanges, ReplaceRequired
 from db.importer import ImportResult, import_bundle
 from db.repositories.datasets import set_image_root
 from db.repositories.exchange import dataset_image_root, known_items
-from formats.base import FormatError, ReadOptions
+from formats.base import FormatError, ReadOptions, ReadResult
+from formats.export_check import check_export, refuse_empty
 from formats.gc_pause import without_gc_pauses
+from formats.mapping import ImportMapping, read_table
 from formats.problems import ImportRejected, Problem
 from formats.records import Bundle
 from formats.registry import UnknownFormat, choose_format, get_format, read_file
+from formats.tables import TableSource
 
 Progress = Callable[[float, str], None]
 
@@ -165,8 +168,73 @@ def import_file(
             source, format_name, options.dataset, False, problems=[Problem(source, "-", "-", str(error))]
         )
     progress(0.05, f"Reading {source} as {fmt.title}…")
-    read = read_file(fmt, data, source, options)
-    outcome = ImportOutcome(source, fmt.name, None, False, problems=list(read.problems))
+    return _import_read(
+        engine,
+        read_file(fmt, data, source, options),
+        source,
+        fmt.name,
+        actor=actor,
+        allow_skip=allow_skip,
+        image_root=image_root,
+        image_zip=image_zip,
+        annotator=annotator,
+        progress=progress,
+        replace_existing=replace_existing,
+    )
+
+
+@without_gc_pauses
+def import_table(
+    engine: Engine,
+    source: TableSource,
+    *,
+    actor: Actor,
+    mapping: ImportMapping | None = None,
+    options: ReadOptions | None = None,
+    allow_skip: bool = False,
+    image_root: str | None = None,
+    image_zip: bytes | None = None,
+    annotator: str | None = None,
+    progress: Progress = _no_progress,
+    replace_existing: bool = False,
+) -> ImportOutcome:
+    """Import a table file or a dataset folder read by a field mapping (saved with the dataset), or with
+    no mapping by the reader of the benchmark its columns are (AlignBench, M-HalDetect); all or nothing,
+    like every import."""
+    require_now(engine, actor, "manage_data")  # before the table is read
+    progress(0.05, f"Reading {source.name}…")
+    format_name, read = read_table(source, mapping, options or ReadOptions())
+    return _import_read(
+        engine,
+        read,
+        source.name,
+        format_name,
+        actor=actor,
+        allow_skip=allow_skip,
+        image_root=image_root,
+        image_zip=image_zip,
+        annotator=annotator,
+        progress=progress,
+        replace_existing=replace_existing,
+    )
+
+
+def _import_read(
+    engine: Engine,
+    read: ReadResult,
+    source: str,
+    format_name: str,
+    *,
+    actor: Actor,
+    allow_skip: bool,
+    image_root: str | None,
+    image_zip: bytes | None,
+    annotator: str | None,
+    progress: Progress,
+    replace_existing: bool,
+) -> ImportOutcome:
+    """What a benchmark reader returned, with its images checked, written by the one importer."""
+    outcome = ImportOutcome(source, format_name, None, False, problems=list(read.problems))
     if read.bundle is None:
         return outcome
     bundle = read.bundle
@@ -283,14 +351,17 @@ def export_file(
 ) -> bytes:
     """The dataset (with the chosen label sets) written in ``format_name``.
 
-    Raises UnknownFormat, UnknownDataset or FormatError with a message for the user, and
-    :class:`~db.access.Forbidden` unless ``actor`` may export.
+    Raises UnknownFormat, UnknownDataset or FormatError with a message for the user — also when the
+    format cannot hold any of the labels it would write, or the file would be empty
+    (:mod:`formats.export_check`): an export never loses every label or writes nothing silently,
+    and :class:`~db.access.Forbidden` unless ``actor`` may export.
     """
     fmt = get_format(format_name)
     if not fmt.writable:
         raise FormatError(f"{fmt.title} can be read but not written")
     bundle = export_bundle(engine, dataset, label_sets, actor=actor)
-    return fmt.write(bundle, filename=filename or fmt.default_filename(dataset))
+    check_export(fmt, bundle)
+    return refuse_empty(fmt, fmt.write(bundle, filename=filename or fmt.default_filename(dataset)), dataset)
 
 
 __all__ = [
@@ -302,4 +373,5 @@ __all__ = [
     "export_file",
     "import_file",
     "import_predictions",
+    "import_table",
 ]

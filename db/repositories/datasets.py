@@ -231,3 +231,23 @@ def set_dataset_settings(
             )
         )
         return after
+
+
+def import_mappings(engine: Engine) -> dict[str, dict[str, Any]]:
+    """Dataset name -> the field mapping it was imported with, for the datasets that have one (a mapped
+    import keeps it in ``Dataset.settings["import_mapping"]``, so the same file shape imports alike)."""
+    with read_session(engine) as session:
+        rows = session.execute(select(m.Dataset.name, m.Dataset.settings).order_by(m.Dataset.name))
+        return {
+            name: settings["import_mapping"]
+            for name, settings in rows
+            if isinstance(settings, dict) and isinstance(settings.get("import_mapping"), dict)
+        }
+
+
+def import_mapping(engine: Engine, name: str) -> dict[str, Any] | None:
+    """The field mapping dataset ``name`` was imported with, or None (no such dataset, or no mapping)."""
+    with read_session(engine) as session:
+        settings = session.scalar(select(m.Dataset.settings).where(m.Dataset.name == name))
+    found = settings.get("import_mapping") if isinstance(settings, dict) else None
+    return found if isinstance(found, dict) else None

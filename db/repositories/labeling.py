@@ -27,6 +27,7 @@ times and then becomes a clear :class:`StaleEdit` or :class:`StoreBusy`, never a
 from __future__ import annotations
 
 import functools
+import math
 import random
 import time
 from collections.abc import Callable
@@ -42,12 +43,18 @@ from sqlalchemy.orm.exc import StaleDataError
 from db import models as m
 from db.access import Forbidden, check_label_write, require_in
 from db.engine import StoreBusy, read_session, write_session
+from db.repositories.annotations import response_scale
+from formats.records import RESPONSE_SCALE
 
-__all__ = ["ABSENT", "Action", "Forbidden", "InconsistentLabel", "StaleEdit", "StoreBusy"]
+__all__ = ["ABSENT", "RESPONSE_SCORES", "Action", "Forbidden", "InconsistentLabel", "StaleEdit", "StoreBusy"]
 
 # ``expected_version`` for a label the page showed as not given yet: saving refuses if one exists now.
 ABSENT = 0
 _ATTEMPTS = 4
+
+# The annotation task (page queue) of scoring whole responses, and the team task it is assigned under.
+RESPONSE_SCORES = "response_scores"
+_RATINGS_TASK = "ratings"
 
 # Annotation tables an annotator edits, and the columns that describe a row (for the log and undo).
 _ENTITIES: dict[str, tuple[type[m.Base], tuple[str, ...]]] = {
@@ -62,6 +69,10 @@ _ENTITIES: dict[str, tuple[type[m.Base], tuple[str, ...]]] = {
         ("label_set_id", "triplet_id", "item_id", "verdict", "wrong_part"),
     ),
     "item_statuses": (m.ItemStatus, ("label_set_id", "item_id", "page", "status", "note")),
+    "response_scores": (
+        m.ResponseScore,
+        ("label_set_id", "item_id", "score", "scale_min", "scale_max", "hallucination", "rationale"),
+    ),
     "ratings": (
         m.Rating,
         (
@@ -84,6 +95,7 @@ _TASK_ENTITIES = {
     "sentence_labels": "sentences",
     "claim_labels": "claims",
     "triplet_judgments": "triplets",
+    "response_scores": RESPONSE_SCORES,
 }
 
 P = ParamSpec("P")
@@ -609,6 +621,50 @@ def set_rating(
             expected_version=expected_version,
             description=f"rated {what}: {score if score is not None else nothing_flagged_correct}",
             log_label_set_id=label_set_id,
+        )
+
+
+# --------------------------------------------------------------------------------- response scores
+
+
+@_retried
+def set_response_score(
+    engine: Engine,
+    label_set_id: int,
+    item_id: int,
+    score: float,
+    annotator_id: int,
+    *,
+    hallucination: bool | None = None,
+    rationale: str | None = None,
+    expected_version: int | None = None,
+) -> Action:
+    """Rate the item's whole response (MMHal-Bench: 0 to 6) and say whether it hallucinates (None: not
+    said). The score must lie on the label set's scale (its stored scores', else MMHal-Bench's 0-6,
+    as :func:`~db.repositories.annotations.response_scale_of` tells a page); a rater writes only
+    their own label set, and in team mode only items assigned to them on the ratings task."""
+    if isinstance(score, bool) or not isinstance(score, int | float) or not math.isfinite(score):
+        raise ValueError(f"A response score is a number; got {score!r}.")
+    with write_session(engine) as session:
+        check_label_write(session, annotator_id, label_set_id, item_id, _RATINGS_TASK)
+        low, high = response_scale(session, label_set_id) or RESPONSE_SCALE
+        if not low <= score <= high:
+            raise ValueError(f"A response score lies from {low} to {high}; got {score:g}.")
+        said = {True: ", hallucination", False: ", no hallucination", None: ""}[hallucination]
+        return _upsert(
+            session,
+            "response_scores",
+            {"label_set_id": label_set_id, "item_id": item_id},
+            {
+                "score": float(score),
+                "scale_min": low,
+                "scale_max": high,
+                "hallucination": hallucination,
+                "rationale": rationale or None,
+            },
+            annotator_id=annotator_id,
+            expected_version=expected_version,
+            description=f"response scored {score:g} of {high}{said}",
         )
 
 

@@ -303,6 +303,25 @@ def ratings(engine: Engine, dataset_id: int) -> Columns:
     )
 
 
+def response_scores(engine: Engine, dataset_id: int) -> Columns:
+    """Every rating of a whole response (MMHal-Bench), by label set, with its scale and flag."""
+    return _columns(
+        engine,
+        select(
+            m.ResponseScore.label_set_id,
+            m.ResponseScore.item_id,
+            m.ResponseScore.score,
+            m.ResponseScore.scale_min,
+            m.ResponseScore.scale_max,
+            m.ResponseScore.hallucination,
+        )
+        .join(m.LabelSet, m.LabelSet.id == m.ResponseScore.label_set_id)
+        .where(m.LabelSet.dataset_id == dataset_id)
+        .order_by(m.ResponseScore.label_set_id, m.ResponseScore.item_id),
+        ["label_set_id", "item_id", "score", "scale_min", "scale_max", "hallucination"],
+    )
+
+
 # ------------------------------------------------------------ numeric reads on the driver cursor
 
 
@@ -477,7 +496,7 @@ def annotation_counts(engine: Engine, dataset_id: int) -> dict[str, dict[str, in
 
     Cheap (counts only), so a dashboard can decide which sections to offer before reading any data.
     Kinds: ``spans``, ``raw_outputs``, ``sentence_labels``, ``sentence_scores``, ``claim_labels``,
-    ``triplet_judgments``, ``token_probabilities``, ``ratings``.
+    ``triplet_judgments``, ``token_probabilities``, ``response_scores``, ``ratings``.
     """
     owners = {
         "spans": m.Span.label_set_id,
@@ -487,6 +506,7 @@ def annotation_counts(engine: Engine, dataset_id: int) -> dict[str, dict[str, in
         "claim_labels": m.ClaimLabel.label_set_id,
         "triplet_judgments": m.TripletJudgment.label_set_id,
         "token_probabilities": m.TokenProbability.label_set_id,
+        "response_scores": m.ResponseScore.label_set_id,
     }
     out: dict[str, dict[str, int]] = {}
     with _snapshot(engine) as connection:

@@ -55,7 +55,7 @@ from db.repositories.rating_tasks import (
     rate,
     update_rating_task,
 )
-from db.transfer import export_file, import_file, import_predictions
+from db.transfer import export_file, import_file, import_predictions, import_table
 from demo.load import ensure_demo, load_demo
 from formats.records import Annotations, Bundle, DatasetRecord, ItemRecord, LabelSetRecord, SpanRecord
 from tests.conftest import PG_URL
@@ -366,6 +366,20 @@ def _first_entry(w: World, label_set: int) -> int:
     return first
 
 
+def _import_table(w: World, a: Act) -> Any:
+    from formats.base import ReadOptions
+    from formats.mapping_spec import ImportMapping
+    from formats.tables import file_source
+
+    rows = b"id,response\nt1,A table row.\n"
+    mapping = ImportMapping.from_dict({"version": 1, "fields": {"id": "id", "response": "response"}})
+    outcome = import_table(
+        w.engine, file_source(rows, "t.csv"), actor=a.actor, mapping=mapping, options=ReadOptions(dataset="t")
+    )
+    assert outcome.ok, outcome.summary()
+    return outcome
+
+
 def _import_file(w: World, a: Act) -> Any:
     outcome = import_file(w.engine, canonical(gold_bundle()), actor=a.actor, source="gold.jsonl")
     assert outcome.ok, outcome.summary()
@@ -424,6 +438,13 @@ WRITES = [
         ),
     ),
     Write(
+        L + "set_response_score",
+        "label",
+        lambda w, a: labeling.set_response_score(
+            w.engine, a.label_set, w.item, 4, a.uid, hallucination=False
+        ),
+    ),
+    Write(
         R + "rate", "label", lambda w, a: rate(w.engine, w.rating_task, w.item, a.uid, a.label_set, score=2)
     ),
     Write(
@@ -449,6 +470,7 @@ WRITES = [
         ),
     ),
     Write("db.transfer.import_file", "manage_data", _import_file),
+    Write("db.transfer.import_table", "manage_data", _import_table),
     Write("db.transfer.import_predictions", "manage_data", _predictions),
     Write(R + "import_ratings", "manage_data", _ratings),
     Write(

@@ -139,7 +139,10 @@ def test_mhalubench_train_and_validation_shapes_round_trip(round_trip):
     data = dumps(MHALUBENCH_RECORDS)
     assert best_guess(data, "mhalubench.json") is MHALUBENCH
     content, exported = round_trip("mhalubench", data, source="mhalubench.json")
-    assert json.loads(exported) == MHALUBENCH_RECORDS
+    # Records without an id are written with the id their item was given, first.
+    assert json.loads(exported) == [
+        r if "id" in r else {"id": f"mhalubench-{k}", **r} for k, r in enumerate(MHALUBENCH_RECORDS)
+    ]
     train, validation, t2i = content["items"]
     assert train["response"] == "The laptop brand is Toshiba\nToshiba was founded in 1885"
     assert [(c["start"], c["end"]) for c in train["claims"]] == [(0, 27), (28, 55)]

@@ -132,6 +132,19 @@ SAMPLES: dict[str, Any] = {
         }
     },
     "halloc-probs": [{"id": "a", "probabilities": [0.5] * 13}],
+    "mmhal": [
+        {
+            "question_type": "attribute",
+            "image_id": "i",
+            "image_src": "https://example.org/i.jpg",
+            "image_content": ["Cat"],
+            "question": "q",
+            "gt_answer": "g",
+            "model_answer": RESPONSE,
+            "gpt4_review": "Fine. Rating: 2",
+        }
+    ],
+    "mmhal-ratings": [{"id": "a", "rating": 4, "hallucination": True, "rationale": "r"}],
 }
 SAMPLES["canonical"] = [
     {"record": "dataset", "format_version": 1, "name": "c", "source_format": "canonical"},
@@ -151,6 +164,7 @@ LINE_FORMATS = {
     "alignbench-localization",
     "typed-tags",
     "word-index",
+    "mmhal-ratings",
 }
 
 NASTY_TEXT = st.sampled_from(

@@ -275,3 +275,78 @@ def test_halloc_probabilities_round_trip(prediction_round_trip):
     assert run["annotations"]["b"]["token_probabilities"][0]["type"] == "object"
     c = run["annotations"]["c"]
     assert c["token_probabilities"] == [] and "not in [0, 1]" in c["raw_output"]["parse_error"]
+
+
+# ------------------------------------------------------------------- the span tag is guessed, not taken
+
+
+@pytest.mark.parametrize(
+    ("response", "output"),
+    [
+        ("It is <strong>red</strong>.", "<Tagged_Text>It is <strong>red</strong>.</Tagged_Text>"),
+        ("Use <code>ls</code> here.", "<Tagged_Text>Use <code>ls</code> here.</Tagged_Text>"),
+        ("A <b>bold</b> claim.", "<Tagged_Text>A <b>bold</b> claim.</Tagged_Text>"),
+    ],
+)
+def test_markup_copied_from_the_response_is_not_taken_for_the_span_tag(response, output):
+    """An untagged output that copies markup of the response follows the format and has no spans."""
+    spans, raw = read_output(output, response, None)
+    assert raw.follows_format, raw.parse_error
+    assert spans == []
+
+
+@pytest.mark.parametrize("tag", ["hallucination", "A", "c", "Bb", "aA", "@", "#", "&"])
+def test_the_tags_mhalo_tried_are_found(tag):
+    response = "It is <strong>red</strong> and round."
+    output = f"<Tagged_Text>It is <strong>red</strong> and <{tag}>round</{tag}>.</Tagged_Text>"
+    assert find_tag(output, response) == tag
+    spans, raw = read_output(output, response, None)
+    assert raw.follows_format and [response[s:e] for s, e in spans] == ["round"]
+
+
+def test_an_unknown_tag_name_is_not_guessed():
+    """``<strong>`` is no span tag MHALO knows: the output is read with the run's tag and, since the
+    tagged text then keeps the markers, it does not follow the format."""
+    assert find_tag("<Tagged_Text>It is <strong>red</strong>.</Tagged_Text>") == "hallucination"
+    spans, raw = read_output("<Tagged_Text>It is <strong>red</strong>.</Tagged_Text>", "It is red.", None)
+    assert spans == [] and not raw.follows_format
+    spans, raw = read_output("<Tagged_Text>It is <strong>red</strong>.</Tagged_Text>", "It is red.", "strong")
+    assert spans == [(6, 9)] and raw.follows_format
+
+
+# ------------------------------------------------- one rule for "the same text up to whitespace"
+
+SAME_UP_TO_WHITESPACE = [
+    # (stored response, the tagged copy without its tags, expected to be accepted)
+    ("there is a window visible.", "there is awindow visible.", True),  # as MHALO's processed_test #54
+    ("A red\n\ncube.", "A red cube.", True),
+    ("A red cube.", "A  red\tcube. ", True),
+    ("A red cube.", "A red cube!", False),
+    ("A red cube.", "A rod cube.", False),
+]
+
+
+@pytest.mark.parametrize(("response", "copy", "accepted"), SAME_UP_TO_WHITESPACE)
+def test_gold_files_and_detector_outputs_accept_the_same_copies(response, copy, accepted):
+    from formats.fields import RecordError
+    from formats.mhalo import gold_spans_on
+
+    word = "red" if "red" in copy else "window"
+    tagged = copy.replace(word, f"<hallucination>{word}</hallucination>", 1)
+    try:
+        gold, _ = gold_spans_on(response, tagged)
+    except RecordError:
+        gold = None
+    spans, raw = read_output(f"<Tagged_Text>{tagged}</Tagged_Text>", response, None)
+    assert (gold is not None) is accepted
+    assert raw.follows_format is accepted, raw.parse_error
+    if accepted:
+        assert spans == gold
+
+
+def test_a_detector_output_with_a_malformed_closing_tag_says_which():
+    output = "<Tagged_Text>It is <hallucination>red<hallucination>.</Tagged_Text>"
+    spans, raw = read_output(output, "It is red.", None)
+    assert spans == [] and not raw.follows_format
+    assert "a closing tag looks malformed: '<hallucination>' at character 37, after 'red'" in raw.parse_error
+    assert output[37:].startswith("<hallucination>.")

@@ -33,6 +33,7 @@ PAGES = [
     "app_pages/sentences.py",
     "app_pages/claims.py",
     "app_pages/triplets.py",
+    "app_pages/score_responses.py",
     "app_pages/rate.py",
     "app_pages/rating_tasks.py",
     "app_pages/adjudicate.py",

@@ -32,6 +32,7 @@ EXPECTED: dict[str, set[str]] = {
     "app_pages/claims.py": LABELERS,
     "app_pages/triplets.py": LABELERS,
     "app_pages/rate.py": LABELERS,
+    "app_pages/score_responses.py": LABELERS,
     "app_pages/compare.py": READERS,
     "app_pages/failures.py": READERS,
     "app_pages/paper_metrics.py": READERS,

@@ -4,6 +4,9 @@
     python cli.py demo  [--db URL] [--json]   (re)create the synthetic demo dataset
     python cli.py stats [--db URL] [--json]   datasets with their counts
     python cli.py import --format F [--dataset NAME] [--images DIR|ZIP] FILE…      benchmark files
+                        [--faithscore-polarity data|readme]
+    python cli.py import --map MAPPING.json [--dataset NAME] FILE|FOLDER      any table, by a field mapping
+    python cli.py export-mapping --dataset NAME --out FILE      the mapping a dataset was imported with
     python cli.py import-predictions --dataset NAME --detector NAME --format F FILE  a detector run
     python cli.py export --dataset NAME --format F --out FILE [--label-set NAME…]
     python cli.py imports [--json]              recent imports, newest first, with their log ids
@@ -12,11 +15,21 @@
     python cli.py run-detector --dataset NAME --detector NAME --base-url URL --model MODEL --strategy S
                   [--api-key-env VAR] [--concurrency N] [--limit N] [--items ID,…] [--samples K] …
                                                 a detector run live against a chat-completions endpoint
+    python cli.py assign --dataset NAME --task TASK --annotators A,B,C --k 2 [--json]   split the work
+    python cli.py progress --dataset NAME --task TASK [--json]   each annotator's assigned, done, skipped
+    python cli.py promote --dataset NAME --task TASK --rule majority|unanimity|alignbench
+                          [--threshold 0.5] [--dry-run] [--json]   agreed items' labels into gold
+    python cli.py user add NAME --role ROLE [--email E]   a team-mode account (password: stdin or prompt)
+    python cli.py user list | set-role NAME ROLE | disable NAME | enable NAME | password NAME
 
 ``--db`` defaults to ``DATABASE_URL``, then to the embedded SQLite file (see ``db/config.py``).
 Every command exits non-zero on failure and prints the reason: 1 when the input was refused (with a
 report naming file, record, field and reason), 2 for a usage error. An import that would remove or
 change stored annotations is refused (exit 1, with counts of what would change) unless ``--replace``.
+
+The ``user`` commands act as the operator (``db.access.OPERATOR``): whoever can run them holds the store
+itself. A password is never an argument (it would stay in the shell's history and the process list):
+it is read from standard input when that is piped, else asked for twice without echo.
 """
 
 from __future__ import annotations
@@ -30,6 +43,7 @@ from typing import TYPE_CHECKING, Any
 
 from sqlalchemy import Engine
 
+from db.access import OPERATOR
 from db.config import redact, resolve_url
 from db.engine import make_engine
 from db.migrate import upgrade
@@ -54,7 +68,7 @@ def cmd_init(args: argparse.Namespace) -> int:
     from demo.load import ensure_demo
 
     engine = _engine(args)
-    loaded = ensure_demo(engine)
+    loaded = ensure_demo(engine, actor=OPERATOR)
     _emit(
         args,
         {"database": redact(resolve_url(args.db)), "demo_loaded": loaded},
@@ -67,7 +81,7 @@ def cmd_demo(args: argparse.Namespace) -> int:
     from demo.load import load_demo
 
     engine = _engine(args)
-    result = load_demo(engine)
+    result = load_demo(engine, actor=OPERATOR)
     _emit(
         args,
         result.to_dict(),
@@ -135,11 +149,77 @@ def _report(args: argparse.Namespace, outcomes: list[Any]) -> int:
     return 0 if ok else 1
 
 
+def _read_tables(paths: Sequence[str]) -> list[Any] | str:
+    """Each path as a table source (a file, or a folder of Parquet shards), or the message to print."""
+    from db.import_folder import dataset_folder_problem
+    from formats.dataset_folders import open_dataset_folder
+    from formats.mapping import open_file
+
+    found: list[Any] = []
+    for name in paths:
+        path = Path(name)
+        if path.is_dir():
+            problem = dataset_folder_problem(path)
+            if problem:
+                return f"{name}: {problem}"
+            found.append(open_dataset_folder(path).source)
+            continue
+        inputs = _read_inputs([name])
+        if isinstance(inputs, str):
+            return inputs
+        found.append(open_file(inputs[0][1], name))
+    return found
+
+
+def cmd_import_mapped(args: argparse.Namespace) -> int:
+    """``import --map MAPPING.json FILE|FOLDER``, or a dataset folder without a mapping (recognised)."""
+    from db.transfer import import_table
+    from formats.base import ReadOptions
+    from formats.mapping import ImportMapping, MappingError
+
+    mapping = None
+    usage = "--format cannot be combined with --map or a dataset folder" if args.format else None
+    if args.map and not usage:
+        try:
+            mapping = ImportMapping.from_json(Path(args.map).read_bytes())
+        except OSError as error:
+            usage = f"--map {args.map}: {error.strerror or error}"
+        except MappingError as error:
+            usage = f"--map {args.map}: {error}"
+    sources = _read_tables(args.files) if not usage else []
+    if usage or isinstance(sources, str):
+        print(f"error: {usage or sources}", file=sys.stderr)
+        return USAGE
+    engine = _engine(args)
+    outcomes = [
+        import_table(
+            engine,
+            source,
+            actor=OPERATOR,
+            mapping=mapping,
+            options=ReadOptions(dataset=args.dataset, subset=args.subset),
+            allow_skip=args.allow_skip,
+            image_root=str(Path(args.images).resolve()) if args.images else None,
+            replace_existing=args.replace,
+        )
+        for source in sources
+    ]
+    return _report(args, outcomes)
+
+
 def cmd_import(args: argparse.Namespace) -> int:
     from db.transfer import import_file
     from formats.base import ReadOptions
+    from formats.faithscore import POLARITIES
 
     usage = _format_or_usage(args.format, "benchmark")
+    if args.faithscore_polarity not in POLARITIES:
+        usage = f"--faithscore-polarity {args.faithscore_polarity!r} is not one of {', '.join(POLARITIES)}"
+    if not usage and (args.map or any(Path(name).is_dir() for name in args.files)):
+        if args.images and not Path(args.images).is_dir():
+            print("error: with --map or a folder, --images must be an image folder", file=sys.stderr)
+            return USAGE
+        return cmd_import_mapped(args)
     inputs = _read_inputs(args.files)
     image_root, image_zip = None, None
     if args.images:
@@ -160,9 +240,12 @@ def cmd_import(args: argparse.Namespace) -> int:
         import_file(
             engine,
             data,
+            actor=OPERATOR,
             source=name,
             format_name=args.format,
-            options=ReadOptions(dataset=args.dataset, subset=args.subset),
+            options=ReadOptions(
+                dataset=args.dataset, subset=args.subset, faithscore_polarity=args.faithscore_polarity
+            ),
             allow_skip=args.allow_skip,
             image_root=image_root,
             image_zip=image_zip,
@@ -186,12 +269,16 @@ def cmd_import_predictions(args: argparse.Namespace) -> int:
     outcome = import_predictions(
         _engine(args),
         data,
+        actor=OPERATOR,
         source=name,
         dataset=args.dataset,
         detector=args.detector,
         format_name=args.format,
         options=ReadOptions(
-            detector_version=args.detector_version, prompt_strategy=args.prompt_strategy, tag=args.tag
+            detector_version=args.detector_version,
+            prompt_strategy=args.prompt_strategy,
+            tag=args.tag,
+            label_set_kind=args.label_set_kind,
         ),
         allow_skip=args.allow_skip,
         replace_existing=args.replace,
@@ -214,7 +301,12 @@ def cmd_export(args: argparse.Namespace) -> int:
     out = Path(args.out)
     try:
         data = export_file(
-            _engine(args), args.dataset, args.format, label_sets=args.label_set or None, filename=out.name
+            _engine(args),
+            args.dataset,
+            args.format,
+            actor=OPERATOR,
+            label_sets=args.label_set or None,
+            filename=out.name,
         )
     except (UnknownDataset, FormatError) as error:
         print(f"error: {error.args[0] if error.args else error}", file=sys.stderr)
@@ -229,6 +321,34 @@ def cmd_export(args: argparse.Namespace) -> int:
         f"Wrote {args.dataset!r} as {args.format} to {out} ({len(data):,} bytes)",
     )
     return 0
+
+
+def cmd_export_mapping(args: argparse.Namespace) -> int:
+    from db.repositories.datasets import get_dataset, import_mapping
+    from formats.mapping import ImportMapping
+
+    engine = _engine(args)
+    saved = import_mapping(engine, args.dataset)
+    if saved is None:
+        known = get_dataset(engine, args.dataset) is not None
+        reason = "was not imported with a field mapping" if known else "does not exist"
+        print(f"error: the dataset {args.dataset!r} {reason}", file=sys.stderr)
+        return 1
+    data = ImportMapping.from_dict(saved).to_json()
+    out = Path(args.out)
+    out.parent.mkdir(parents=True, exist_ok=True)
+    out.write_bytes(data)
+    _emit(
+        args,
+        {"dataset": args.dataset, "out": str(out), "mapping": saved},
+        f"Wrote the field mapping of {args.dataset!r} to {out} (reuse it with: import --map {out})",
+    )
+    return 0
+
+
+def _export_mapping_arguments(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("--dataset", required=True, help="a dataset imported with --map")
+    parser.add_argument("--out", required=True, help="the JSON file to write the mapping to")
 
 
 def cmd_imports(args: argparse.Namespace) -> int:
@@ -248,7 +368,7 @@ def cmd_undo_import(args: argparse.Namespace) -> int:
     from db.import_undo import UndoRefused, undo_import
 
     try:
-        result = undo_import(_engine(args), args.log_id)
+        result = undo_import(_engine(args), args.log_id, actor=OPERATOR)
     except UndoRefused as refused:
         if args.json:
             print(json.dumps({"ok": False, "error": str(refused)}, indent=2, ensure_ascii=False))
@@ -282,13 +402,28 @@ def _replace_argument(parser: argparse.ArgumentParser) -> None:
 
 def _import_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument(
-        "files", nargs="+", metavar="FILE", help="benchmark files (each imported all or nothing)"
+        "files",
+        nargs="+",
+        metavar="FILE",
+        help="benchmark files, or dataset folders of Parquet shards (each imported all or nothing)",
     )
     parser.add_argument("--format", help="the files' format (default: recognised from the content)")
+    parser.add_argument(
+        "--map",
+        metavar="MAPPING.json",
+        help="read any CSV/JSON/JSONL/Parquet file or Parquet folder by this field mapping "
+        "(saved with the dataset; get it back with export-mapping)",
+    )
     parser.add_argument("--dataset", help="dataset to import into (default: the file name)")
     parser.add_argument("--subset", help="subset name for the items (default: from the file)")
     parser.add_argument("--images", help="image folder, or a .zip of images to unpack for the dataset")
     parser.add_argument("--allow-skip", action="store_true", help="import the sound records, report the rest")
+    parser.add_argument(
+        "--faithscore-polarity",
+        default="data",
+        help="FaithScore files: 'data' (default; 1 = faithful fact / descriptive sub-sentence, as the "
+        "annotations use it) or 'readme' (1 = hallucinated / analytical, as its README states)",
+    )
     _replace_argument(parser)
 
 
@@ -300,6 +435,12 @@ def _import_predictions_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--detector-version", help="version of the detector, shown with its name")
     parser.add_argument("--prompt-strategy", help="e.g. vanilla or analyze-then-judge")
     parser.add_argument("--tag", help="span tag name in tagged outputs (default: found in the outputs)")
+    parser.add_argument(
+        "--label-set-kind",
+        choices=("detector", "gold", "human"),
+        default="detector",
+        help="whose ratings a ratings file holds: a judge's run (default), gold, or an annotator's",
+    )
     parser.add_argument("--allow-skip", action="store_true", help="import the sound records, report the rest")
     _replace_argument(parser)
 
@@ -454,6 +595,246 @@ def _run_detector_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--text-only", action="store_true", help="send no images (a text-only model)")
 
 
+def _refused(args: argparse.Namespace, reason: str) -> int:
+    if args.json:
+        print(json.dumps({"ok": False, "error": reason}, indent=2, ensure_ascii=False))
+    else:
+        print(f"error: {reason}", file=sys.stderr)
+    return 1
+
+
+def cmd_assign(args: argparse.Namespace) -> int:
+    from db.access import OPERATOR, Forbidden
+    from db.repositories.annotators import find_annotator
+    from db.repositories.assignments import AssignmentError, assign
+    from db.repositories.datasets import get_dataset
+
+    names = [name.strip() for name in args.annotators.split(",") if name.strip()]
+    if not names:
+        print("error: --annotators names at least one annotator (a,b,c)", file=sys.stderr)
+        return USAGE
+    engine = _engine(args)
+    dataset = get_dataset(engine, args.dataset)
+    if dataset is None:
+        return _refused(args, f"there is no dataset named {args.dataset!r}")
+    ids: dict[int, str] = {}
+    for name in names:
+        found = find_annotator(engine, name)
+        if found is None:
+            return _refused(args, f"there is no user named {name!r}")
+        ids[found.id] = found.name
+    try:
+        counts = assign(engine, dataset.id, args.task, list(ids), args.k, actor=OPERATOR)
+    except (AssignmentError, Forbidden) as refused:
+        return _refused(args, str(refused))
+    loads = {ids[annotator_id]: load for annotator_id, load in counts.loads.items()}
+    _emit(
+        args,
+        {
+            "ok": True,
+            "dataset": dataset.name,
+            "task": args.task,
+            "k": args.k,
+            "items": counts.items,
+            "added": counts.added,
+            "kept": counts.kept,
+            "loads": loads,
+        },
+        f"{dataset.name!r}, {args.task}: {counts.items} item(s), {args.k} annotator(s) each; "
+        f"{counts.added} assignment(s) added, {counts.kept} kept.\n"
+        + "\n".join(f"  {name!r}: {load} item(s)" for name, load in loads.items()),
+    )
+    return 0
+
+
+def cmd_progress(args: argparse.Namespace) -> int:
+    from db.repositories.assignments import progress_by_annotator
+    from db.repositories.datasets import get_dataset
+    from db.repositories.queue import queue_size
+
+    engine = _engine(args)
+    dataset = get_dataset(engine, args.dataset)
+    if dataset is None:
+        return _refused(args, f"there is no dataset named {args.dataset!r}")
+    rows = progress_by_annotator(engine, dataset.id, args.task)
+    n_items = queue_size(engine, dataset.id, args.task)
+    lines = [f"{dataset.name!r}, {args.task}: {n_items} item(s) in the queue"]
+    lines += [f"{'annotator':30} {'assigned':>8} {'done':>8} {'skipped':>8} {'remaining':>9}"]
+    lines += [f"{r.name!r:30} {r.assigned:>8} {r.done:>8} {r.skipped:>8} {r.remaining:>9}" for r in rows]
+    _emit(
+        args,
+        {
+            "dataset": dataset.name,
+            "task": args.task,
+            "items": n_items,
+            "annotators": [
+                {
+                    "name": r.name,
+                    "assigned": r.assigned,
+                    "done": r.done,
+                    "skipped": r.skipped,
+                    "remaining": r.remaining,
+                }
+                for r in rows
+            ],
+        },
+        "\n".join(lines) if rows else lines[0] + "; nothing is assigned yet.",
+    )
+    return 0
+
+
+def _team_task_arguments(parser: argparse.ArgumentParser) -> None:
+    from db.models import TASKS
+
+    parser.add_argument("--dataset", required=True, help="the dataset, by name")
+    parser.add_argument("--task", required=True, choices=TASKS, help="the annotation task")
+
+
+def _assign_arguments(parser: argparse.ArgumentParser) -> None:
+    _team_task_arguments(parser)
+    parser.add_argument(
+        "--annotators", required=True, help="comma-separated user names; their order breaks ties"
+    )
+    parser.add_argument("--k", type=int, required=True, help="annotators per item")
+
+
+def cmd_promote(args: argparse.Namespace) -> int:
+    from analysis.adjudication import RULES
+    from db.access import OPERATOR, Forbidden
+    from db.repositories.adjudication import promote_by_rule
+    from db.repositories.datasets import get_dataset
+
+    if not 0.0 <= args.threshold <= 1.0:
+        print(f"error: --threshold lies in [0, 1]; got {args.threshold}", file=sys.stderr)
+        return USAGE
+    engine = _engine(args)
+    dataset = get_dataset(engine, args.dataset)
+    if dataset is None:
+        return _refused(args, f"there is no dataset named {args.dataset!r}")
+    try:
+        summary = promote_by_rule(
+            engine,
+            dataset.id,
+            args.task,
+            RULES[args.rule],
+            threshold=args.threshold,
+            actor=OPERATOR,
+            dry_run=args.dry_run,
+        )
+    except Forbidden as refused:
+        return _refused(args, str(refused))
+    verb = "would promote" if args.dry_run else "promoted"
+    lines = [
+        f"{args.rule} on {args.task} of {dataset.name!r}: {verb} {len(summary.promoted)} item(s)"
+        f" ({summary.replaced} replacing other gold labels), {len(summary.review)} need review,"
+        f" {summary.unchanged} unchanged since their promotion,"
+        f" {summary.single} with fewer than two annotators"
+    ]
+    lines += [f"  review {item}: {reason}" for item, reason in summary.review]
+    _emit(args, {"dataset": dataset.name, **summary.to_dict()}, "\n".join(lines))
+    return 0
+
+
+# The rules of ``analysis.adjudication`` (named here so building the parser loads no analysis code).
+PROMOTION_RULES = ("majority", "unanimity", "alignbench")
+
+
+def _promote_arguments(parser: argparse.ArgumentParser) -> None:
+    from db.models import TASKS
+
+    parser.add_argument("--dataset", required=True, help="the dataset whose agreed items to promote")
+    parser.add_argument("--task", required=True, choices=TASKS, help="the labels to promote")
+    parser.add_argument(
+        "--rule", required=True, choices=PROMOTION_RULES, help="when annotators count as agreed"
+    )
+    parser.add_argument("--threshold", type=float, default=0.5, help="IoU at which two spans match (spans)")
+    parser.add_argument("--dry-run", action="store_true", help="count what would happen; write nothing")
+
+
+def _read_password() -> str:
+    """The new password: one line of piped standard input, or typed twice at a prompt (no echo)."""
+    import getpass
+
+    if not sys.stdin.isatty():
+        return sys.stdin.readline().removesuffix("\n").removesuffix("\r")
+    first = getpass.getpass("Password: ")
+    if getpass.getpass("Password again: ") != first:
+        raise ValueError("the two passwords differ; nothing changed")
+    return first
+
+
+def _user_dict(user: Any) -> dict[str, Any]:
+    return {
+        "id": user.id,
+        "name": user.name,
+        "role": user.role,
+        "disabled": user.disabled,
+        "has_password": user.has_password,
+        "locked_until": user.locked_until.isoformat() if user.locked_until else None,
+        "email": user.email,
+    }
+
+
+def cmd_user(args: argparse.Namespace) -> int:
+    """Team-mode accounts: add, list, change role, disable or enable, set a password."""
+    from db.access import OPERATOR
+    from db.repositories import accounts
+
+    engine = _engine(args)
+    if args.action == "list":
+        users = accounts.list_users(engine)
+        lines = [
+            f"{u.name}  {u.role}"
+            + ("  disabled" if u.disabled else "")
+            + ("" if u.has_password else "  no password (cannot log in)")
+            + (f"  <{u.email}>" if u.email else "")
+            for u in users
+        ]
+        _emit(args, {"users": [_user_dict(u) for u in users]}, "\n".join(lines) or "No users yet.")
+        return 0
+    try:
+        if args.action == "add":
+            user = accounts.add_user(
+                engine, args.name, args.role, _read_password(), actor=OPERATOR, email=args.email
+            )
+            done = f"Added {user.name!r} as {user.role}."
+        elif args.action == "set-role":
+            user = accounts.set_role(engine, args.name, args.role, actor=OPERATOR)
+            done = f"{user.name!r} is now {user.role}; their open sessions ended."
+        elif args.action in ("disable", "enable"):
+            user = accounts.set_disabled(engine, args.name, args.action == "disable", actor=OPERATOR)
+            done = f"{user.name!r} is {'disabled' if user.disabled else 'enabled'}."
+        else:
+            user = accounts.set_password(engine, args.name, _read_password(), actor=OPERATOR)
+            done = f"New password set for {user.name!r}; their open sessions ended."
+    except ValueError as refused:  # accounts.AccountError, an invalid name, differing passwords
+        return _refused(args, str(refused))
+    _emit(args, {"ok": True, "user": _user_dict(user)}, done)
+    return 0
+
+
+def _user_arguments(parser: argparse.ArgumentParser) -> None:
+    from db.models import ROLES
+
+    actions = parser.add_subparsers(dest="action", required=True)
+    add = actions.add_parser("add", help="create an account (password from stdin or a prompt)")
+    add.add_argument("name", metavar="NAME")
+    add.add_argument("--role", required=True, choices=ROLES)
+    add.add_argument("--email", help="the e-mail an SSO login maps onto this account")
+    actions.add_parser("list", help="every account with its role and state")
+    set_role = actions.add_parser("set-role", help="give an account another role (its sessions end)")
+    set_role.add_argument("name", metavar="NAME")
+    set_role.add_argument("role", metavar="ROLE", choices=ROLES)
+    for action, help_text in (
+        ("disable", "stop an account from logging in (its sessions end)"),
+        ("enable", "let a disabled account log in again"),
+        ("password", "set a new password (from stdin or a prompt; sessions end)"),
+    ):
+        actions.add_parser(action, help=help_text).add_argument("name", metavar="NAME")
+    for sub_command in actions.choices.values():
+        _common_arguments(sub_command)
+
+
 COMMANDS: dict[str, tuple[Command, str]] = {
     "init": (cmd_init, "migrate the store and load the demo dataset if it is empty"),
     "demo": (cmd_demo, "(re)create the synthetic demo dataset"),
@@ -461,6 +842,7 @@ COMMANDS: dict[str, tuple[Command, str]] = {
     "import": (cmd_import, "import benchmark files (format recognised or given)"),
     "import-predictions": (cmd_import_predictions, "import one detector run over a stored dataset"),
     "export": (cmd_export, "write a dataset (and chosen label sets) in a format"),
+    "export-mapping": (cmd_export_mapping, "write the field mapping a dataset was imported with"),
     "evaluate": (cmd_evaluate, "print the papers' tables (metrics, agreement, correlation) for a dataset"),
     "imports": (cmd_imports, "list recent imports with their log ids"),
     "undo-import": (cmd_undo_import, "undo an import by its log id, putting back what it replaced"),
@@ -468,17 +850,35 @@ COMMANDS: dict[str, tuple[Command, str]] = {
         cmd_run_detector,
         "run a detector live over a dataset through a chat-completions endpoint",
     ),
+    "assign": (cmd_assign, "give every item of a task k annotators among those named, balanced"),
+    "progress": (cmd_progress, "each annotator's assigned, done, skipped and remaining items on a task"),
+    "promote": (
+        cmd_promote,
+        "promote agreed items' labels to gold by a rule (majority, unanimity, alignbench)",
+    ),
+    "user": (cmd_user, "team-mode accounts: add, list, set-role, disable, enable, password"),
 }
 # Arguments beyond --db and --json, per command.
 ARGUMENTS: dict[str, Callable[[argparse.ArgumentParser], None]] = {
     "import": _import_arguments,
     "import-predictions": _import_predictions_arguments,
     "export": _export_arguments,
+    "export-mapping": _export_mapping_arguments,
     "evaluate": _evaluate_arguments,
     "imports": _imports_arguments,
     "undo-import": _undo_import_arguments,
     "run-detector": _run_detector_arguments,
+    "assign": _assign_arguments,
+    "progress": _team_task_arguments,
+    "promote": _promote_arguments,
 }
+# Commands made of sub-commands: each sub-command takes --db and --json itself.
+GROUPS: dict[str, Callable[[argparse.ArgumentParser], None]] = {"user": _user_arguments}
+
+
+def _common_arguments(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("--db", default=None, help="database URL (default: DATABASE_URL, then SQLite)")
+    parser.add_argument("--json", action="store_true", help="print a JSON summary")
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -486,8 +886,10 @@ def build_parser() -> argparse.ArgumentParser:
     sub = parser.add_subparsers(dest="command", required=True)
     for name, (_, help_text) in COMMANDS.items():
         command = sub.add_parser(name, help=help_text)
-        command.add_argument("--db", default=None, help="database URL (default: DATABASE_URL, then SQLite)")
-        command.add_argument("--json", action="store_true", help="print a JSON summary")
+        if name in GROUPS:
+            GROUPS[name](command)
+            continue
+        _common_arguments(command)
         if name in ARGUMENTS:
             ARGUMENTS[name](command)
     return parser

@@ -17,6 +17,7 @@ from render import figures
 from render.literal_text import literal
 
 ctx = setup_page("Agreement")
+ctx.require("view_reports")
 dataset = pick_dataset(ctx.engine)
 if dataset is None:
     st.stop()

@@ -1,4 +1,8 @@
-"""Browse a dataset: search and filter its items, page through them, open one."""
+"""Browse a dataset: search and filter its items, page through them, open one.
+
+In team mode an annotator browses only the items assigned to them, and sees gold (its filter and span
+counts) only where the dataset's settings let them (``db.repositories.visibility``).
+"""
 
 from __future__ import annotations
 
@@ -11,6 +15,7 @@ from components.dataset_picker import pick_dataset
 from components.page_setup import setup_page
 from components.store_cache import cached
 from db.repositories.items import ItemFilter, count_items, facets, item_page
+from db.repositories.visibility import label_sight, sees_assigned_only
 from render.literal_text import literal
 
 ctx = setup_page("Browse items")
@@ -23,18 +28,27 @@ if dataset.is_synthetic:
     st.caption("Synthetic demo data: generated scenes and simulated detectors.")
 
 options = cached(facets, ctx.engine, dataset.id)
+shows_gold = label_sight(ctx.engine, ctx.actor, dataset.id).gold
+assigned_to = ctx.actor.id if sees_assigned_only(ctx.actor) else None
+if assigned_to is not None:
+    st.caption("The items assigned to you.")
 query_col, subset_col, model_col, gold_col = st.columns([3, 2, 2, 2])
 text = query_col.text_input(
     "Search id, prompt or response", value=st.query_params.get("q", ""), key="browse_q"
 )
 subsets = subset_col.multiselect("Subset", options.subsets, key="browse_subsets")
 models = model_col.multiselect("Source model", options.source_models, key="browse_models")
-gold = gold_col.selectbox("Gold says", ["any", "hallucinated", "clean"], key="browse_gold")
+gold = (
+    gold_col.selectbox("Gold says", ["any", "hallucinated", "clean"], key="browse_gold")
+    if shows_gold
+    else "any"
+)
 flt = ItemFilter(
     text=text,
     subsets=tuple(subsets),
     source_models=tuple(models),
     hallucinated={"any": None, "hallucinated": True, "clean": False}[gold],
+    assigned_to=assigned_to,
 )
 if text != st.query_params.get("q", ""):
     st.query_params["q"] = text
@@ -51,16 +65,17 @@ if not rows:
     st.info("No item matches these filters.")
     st.stop()
 
-table = pd.DataFrame(
-    {
-        "id": [r.external_id for r in rows],
-        "subset": [r.subset or "" for r in rows],
-        "source model": [r.source_model or "" for r in rows],
-        "gold spans": [r.n_gold_spans for r in rows],
-        "prompt": [r.prompt for r in rows],
-        "response": [r.response_preview for r in rows],
-    }
-)
+columns = {
+    "id": [r.external_id for r in rows],
+    "subset": [r.subset or "" for r in rows],
+    "source model": [r.source_model or "" for r in rows],
+    "gold spans": [r.n_gold_spans for r in rows],
+    "prompt": [r.prompt for r in rows],
+    "response": [r.response_preview for r in rows],
+}
+if not shows_gold:
+    del columns["gold spans"]
+table = pd.DataFrame(columns)
 st.caption("Click a row to open the item.")
 event = st.dataframe(
     table,
@@ -75,5 +90,6 @@ if event.selection.rows:
     chosen = rows[event.selection.rows[0]]
     st.switch_page(
         "app_pages/item.py",
-        query_params={"dataset": dataset.name, "item": chosen.external_id, "user": ctx.annotator.name},
+        query_params={"dataset": dataset.name, "item": chosen.external_id}
+        | ({} if ctx.team else {"user": ctx.annotator.name}),
     )

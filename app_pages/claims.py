@@ -21,6 +21,7 @@ from render.literal_text import literal
 VERDICTS = (("hallucination", "Hallucination", "1"), ("non-hallucination", "Not a hallucination", "2"))
 
 ctx = setup_page("Judge claims")
+ctx.require("label")
 opened = open_workspace(ctx, "claims", "claims")
 if opened is None:
     st.stop()

@@ -38,6 +38,7 @@ from render.comparison_tracks import TRACK_CSS, legend_html, track_html
 from render.literal_text import literal
 
 ctx = setup_page("Compare detectors")
+ctx.require("view_reports")
 picked_dataset = pick_dataset(ctx.engine)
 if picked_dataset is None:
     st.stop()

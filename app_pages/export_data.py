@@ -7,6 +7,7 @@ import streamlit as st
 from components.dataset_picker import pick_dataset
 from components.page_setup import setup_page
 from components.store_cache import cached
+from db.access import Forbidden
 from db.exporter import UnknownDataset
 from db.repositories.label_sets import list_label_sets
 from db.transfer import export_file
@@ -15,6 +16,7 @@ from formats.registry import formats
 from render.literal_text import literal
 
 ctx = setup_page("Export")
+ctx.require("export")
 st.title("Export")
 
 dataset = pick_dataset(ctx.engine, where=st)
@@ -43,7 +45,7 @@ format_name = st.selectbox(
 )
 fmt = writable[format_name]
 extension = fmt.extensions[0]
-if len(fmt.extensions) > 1 and format_name.startswith("alignbench"):
+if len(fmt.extensions) > 1 and (format_name.startswith("alignbench") or format_name == "mmhal-ratings"):
     extension = st.radio("Encoding", list(fmt.extensions), horizontal=True, key="export_encoding")
 file_name = fmt.default_filename(dataset.name)
 if not file_name.endswith(extension):
@@ -58,11 +60,21 @@ if st.button("Prepare file", type="primary", key="export_prepare"):
         with st.spinner("Writing…"):
             st.session_state["export_file"] = (
                 (dataset.name, format_name, tuple(chosen), file_name),
-                export_file(ctx.engine, dataset.name, format_name, label_sets=chosen, filename=file_name),
+                export_file(
+                    ctx.engine,
+                    dataset.name,
+                    format_name,
+                    actor=ctx.actor,
+                    label_sets=chosen,
+                    filename=file_name,
+                ),
             )
     except (FormatError, UnknownDataset) as error:
         st.session_state.pop("export_file", None)
         st.error(f"Cannot export as {fmt.title}: {literal(error)}")
+    except Forbidden as refused:
+        st.session_state.pop("export_file", None)
+        st.error(literal(str(refused)))
 
 prepared = st.session_state.get("export_file")
 if prepared and prepared[0] == (dataset.name, format_name, tuple(chosen), file_name):

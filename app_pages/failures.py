@@ -19,6 +19,7 @@ from components.span_cache import dataset_spans, finder_selection, finder_tables
 from render.literal_text import literal
 
 ctx = setup_page("Failure cases")
+ctx.require("view_reports")
 dataset = pick_dataset(ctx.engine)
 if dataset is None:
     st.stop()

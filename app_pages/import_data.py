@@ -6,6 +6,9 @@ does the Import button write it, all or nothing. A file that would remove or cha
 stored is refused with a report of what would change, unless "Replace existing annotations" is ticked;
 every import can be undone from the Recent imports list.
 
+"Map fields" reads any CSV, JSON, JSON lines or Parquet file, or a dataset folder of Parquet shards, by
+saying which field is the id, the response, the gold… (:mod:`components.mapped_import`).
+
 The preview reads only the head of the file; the whole file is read when Import is pressed. Files and
 image folders on the server are read through :mod:`db.import_folder` only (inside the import folder,
 never the store's own files, never above the size cap), which also caps uploads.
@@ -19,9 +22,12 @@ from functools import partial
 
 import streamlit as st
 
+from components.import_views import show_outcome, show_preview
+from components.mapped_import import mapped_import_panel
 from components.page_setup import setup_page
 from components.recent_imports import recent_imports_panel
 from components.store_cache import cached
+from db.access import Forbidden
 from db.import_folder import (
     ImportPathRefused,
     image_folder_path,
@@ -34,18 +40,27 @@ from db.repositories.datasets import list_dataset_infos
 from db.repositories.exchange import known_items
 from db.transfer import import_file, import_predictions
 from formats.base import Kind, ReadOptions
-from formats.preview import PREVIEW_HEAD_BYTES, Preview, dataset_name_for, preview_file, problem_rows
+from formats.faithscore import POLARITIES, POLARITY_HELP
+from formats.preview import PREVIEW_HEAD_BYTES, Preview, dataset_name_for, preview_file
 from formats.registry import FORMATS, detect, formats
 from render.literal_text import literal
-from render.span_html import render_spans_html
 
 ctx = setup_page("Import")
+ctx.require("manage_data")
 st.title("Import")
-recent_imports_panel(ctx.engine, ctx.annotator.name)
+recent_imports_panel(ctx.engine, ctx.annotator.name, actor=ctx.actor)
 
 kind_label = st.radio(
-    "What are you importing?", ["Benchmark file", "Detector outputs"], horizontal=True, key="import_kind"
+    "What are you importing?",
+    ["Benchmark file", "Detector outputs", "Map fields"],
+    horizontal=True,
+    key="import_kind",
+    help="Map fields: any CSV, JSON, JSON lines or Parquet file, or a dataset folder of Parquet shards, "
+    "read by saying which field is what.",
 )
+if kind_label == "Map fields":
+    mapped_import_panel(ctx)
+    st.stop()
 kind: Kind = "benchmark" if kind_label == "Benchmark file" else "predictions"
 
 server_paths = import_dir() is not None
@@ -107,6 +122,15 @@ if kind == "benchmark":
     left, right = st.columns(2)
     options.dataset = left.text_input("Dataset", value=dataset_name_for(name), key="import_dataset") or None
     options.subset = right.text_input("Subset (optional)", key="import_subset") or None
+    if format_name == "faithscore":
+        options.faithscore_polarity = st.radio(
+            "FaithScore labels: what 1 means",
+            POLARITIES,
+            format_func=POLARITY_HELP.__getitem__,
+            key="import_faithscore_polarity",
+            help="The release's README and its annotations disagree; the annotations' reading is the default "
+            "(see the FaithScore format's notes).",
+        )
     with st.expander("Images (optional)"):
         if server_paths:
             folder = st.text_input(
@@ -137,6 +161,19 @@ else:
     options.detector_version = mid.text_input("Version (optional)", key="import_version") or None
     options.prompt_strategy = right.text_input("Prompt strategy (optional)", key="import_strategy") or None
     options.known = cached(known_items, ctx.engine, options.dataset)
+    if format_name == "mmhal-ratings":
+        whose = {"detector": "a judge's (detector run)", "gold": "gold", "human": "an annotator's"}
+        options.label_set_kind = (
+            st.radio(
+                "Whose ratings",
+                list(whose),
+                format_func=whose.__getitem__,
+                horizontal=True,
+                key="import_ratings_kind",
+                help="The run name above names the judge, or the annotator whose ratings these are.",
+            )
+            or "detector"
+        )
 
 allow_skip = st.checkbox(
     "Allow skipping bad records",
@@ -157,6 +194,8 @@ preview_key = (
     options.dataset,
     options.subset,
     options.detector,
+    options.faithscore_polarity,
+    options.label_set_kind,
     name,
 )
 stored = st.session_state.get("import_preview")
@@ -169,25 +208,15 @@ if stored is None or stored[0] != preview_key:
     st.session_state["import_preview"] = stored
 preview: Preview = stored[1]
 
-st.subheader("Preview", anchor=False)
-a, b, c = st.columns(3)
-a.metric("Items" if kind == "benchmark" else "Outputs", f"{preview.n_items:,}")
-b.metric("Errors", preview.n_errors)
-c.metric("Warnings", preview.n_warnings)
-if preview.partial:
-    st.caption(
+show_preview(
+    preview,
+    noun="Items" if kind == "benchmark" else "Outputs",
+    report_key="import_report",
+    partial_note=(
         f"The preview reads the first {PREVIEW_HEAD_BYTES // 1024:,} KB of {size / 1024 / 1024:,.1f} MB: "
         "its counts and problems cover that part. Import reads and checks the whole file."
-    )
-for item in preview.items:
-    with st.container(border=True):
-        st.text(f"{item.external_id}" + (f" · {item.prompt[:200]}" if item.prompt else ""))
-        st.html(render_spans_html(item.text, list(item.spans), legend=bool(item.spans)))
-        if item.note:
-            st.caption(literal(item.note))
-if preview.problems:
-    st.subheader("Validation report", anchor=False)
-    st.dataframe(preview.problem_rows(), hide_index=True, width="stretch", key="import_report")
+    ),
+)
 
 blocked = preview.n_errors > 0 and not allow_skip
 missing_detector = kind == "predictions" and not options.detector
@@ -211,51 +240,40 @@ def progress(fraction: float, message: str) -> None:
     bar.progress(min(max(fraction, 0.0), 1.0), text=literal(message))
 
 
-if kind == "benchmark":
-    outcome = import_file(
-        ctx.engine,
-        data,
-        source=name,
-        format_name=format_name,
-        options=options,
-        allow_skip=allow_skip,
-        image_root=image_root,
-        image_zip=image_zip,
-        annotator=ctx.annotator.name,
-        progress=progress,
-        replace_existing=replace_existing,
-    )
-else:
-    outcome = import_predictions(
-        ctx.engine,
-        data,
-        source=name,
-        dataset=options.dataset or "",
-        detector=options.detector or "",
-        format_name=format_name,
-        options=options,
-        allow_skip=allow_skip,
-        annotator=ctx.annotator.name,
-        progress=progress,
-        replace_existing=replace_existing,
-    )
+try:
+    if kind == "benchmark":
+        outcome = import_file(
+            ctx.engine,
+            data,
+            actor=ctx.actor,
+            source=name,
+            format_name=format_name,
+            options=options,
+            allow_skip=allow_skip,
+            image_root=image_root,
+            image_zip=image_zip,
+            annotator=ctx.annotator.name,
+            progress=progress,
+            replace_existing=replace_existing,
+        )
+    else:
+        outcome = import_predictions(
+            ctx.engine,
+            data,
+            actor=ctx.actor,
+            source=name,
+            dataset=options.dataset or "",
+            detector=options.detector or "",
+            format_name=format_name,
+            options=options,
+            allow_skip=allow_skip,
+            annotator=ctx.annotator.name,
+            progress=progress,
+            replace_existing=replace_existing,
+        )
+except Forbidden as refused:
+    bar.empty()
+    st.error(literal(str(refused)))
+    st.stop()
 st.session_state.pop("import_preview", None)
-if outcome.ok:
-    bar.progress(1.0, text="Done")
-    st.success(literal(outcome.summary()))
-elif outcome.refused_changes is not None:
-    bar.empty()
-    st.error(
-        "Nothing was imported: the file would remove or change annotations already stored. Tick "
-        "“Replace existing annotations” to apply it; Undo in Recent imports can put them back."
-    )
-    st.dataframe(outcome.refused_changes.table_rows(), hide_index=True, key="import_changes_report")
-    if outcome.refused_changes.items:
-        st.text(outcome.refused_changes.items_line())
-else:
-    bar.empty()
-    st.error(literal(outcome.summary()))
-if outcome.problems:
-    st.dataframe(
-        problem_rows(outcome.problems), hide_index=True, width="stretch", key="import_outcome_report"
-    )
+show_outcome(outcome, bar, key_prefix="import")

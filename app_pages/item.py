@@ -1,4 +1,8 @@
-"""One item: image, prompt, the response with a label set's spans, sentence labels, claims, triplets."""
+"""One item: image, prompt, the response with a label set's spans, sentence labels, claims, triplets.
+
+"Spans of" and the claim and triplet tables offer only the label sets the user may see: in team mode an
+annotator on a blind dataset sees only their own (``db.repositories.visibility``).
+"""
 
 from __future__ import annotations
 
@@ -9,10 +13,11 @@ from components.dataset_picker import pick_dataset
 from components.item_history import show_item_history
 from components.item_parts import show_image, show_text
 from components.page_setup import setup_page
+from db.access import Forbidden
 from db.repositories.annotations import item_annotations
 from db.repositories.datasets import set_image_root
 from db.repositories.items import get_item, item_at, neighbours
-from db.repositories.label_sets import list_label_sets
+from db.repositories.visibility import visible_label_sets
 from render.literal_text import literal
 from render.span_html import SpanStyle, render_sentences_html, render_spans_html
 
@@ -58,7 +63,7 @@ nav[3].caption(
 if dataset.is_synthetic:
     st.caption("Synthetic demo: the picture and the detectors are generated.")
 
-label_sets = list_label_sets(ctx.engine, dataset.id)
+label_sets = visible_label_sets(ctx.engine, ctx.actor, dataset.id)
 shown_labels = item_annotations(ctx.engine, item.id, [ls.id for ls in label_sets])
 by_title = {ls.title: ls for ls in label_sets}
 default = next((t for t, ls in by_title.items() if ls.kind == "gold"), None)
@@ -66,16 +71,21 @@ default = next((t for t, ls in by_title.items() if ls.kind == "gold"), None)
 left, right = st.columns([2, 3], gap="large")
 with left:
     show_image(dataset, item)
-    with st.expander("Image settings"):
-        root = st.text_input(
-            "Image root of this dataset",
-            value=dataset.image_root or "",
-            key="item_image_root",
-            help="The folder that the items' relative image references are resolved against.",
-        )
-        if st.button("Save image root") and root != (dataset.image_root or ""):
-            set_image_root(ctx.engine, dataset.id, root.strip() or None)
-            st.rerun()
+    if ctx.may("manage_data"):
+        with st.expander("Image settings"):
+            root = st.text_input(
+                "Image root of this dataset",
+                value=dataset.image_root or "",
+                key="item_image_root",
+                help="The folder that the items' relative image references are resolved against.",
+            )
+            if st.button("Save image root") and root != (dataset.image_root or ""):
+                try:
+                    set_image_root(ctx.engine, dataset.id, root.strip() or None, actor=ctx.actor)
+                except Forbidden as refused:
+                    st.error(literal(str(refused)))
+                else:
+                    st.rerun()
 with right:
     show_text(item.prompt or "(no prompt)", label="Prompt")
     if item.reference:
@@ -118,6 +128,29 @@ with right:
                     "Detector scores (0 = surely wrong, 100 = surely correct): "
                     + ", ".join("—" if v is None else f"{v:.0f}" for v in scores)
                 )
+
+rated = {
+    t: shown_labels[ls.id].response_score for t, ls in by_title.items() if shown_labels[ls.id].response_score
+}
+if rated:
+    st.subheader("Ratings of the response", anchor=False)
+    st.dataframe(
+        pd.DataFrame(
+            [
+                {
+                    "by": title,
+                    "score": r.score,
+                    "scale": f"{r.scale_min}-{r.scale_max}",
+                    "hallucination": {True: "yes", False: "no", None: ""}[r.hallucination],
+                    "rationale": r.rationale or "",
+                }
+                for title, r in rated.items()
+                if r is not None
+            ]
+        ),
+        hide_index=True,
+        width="stretch",
+    )
 
 if item.claims:
     st.subheader("Claims", anchor=False)

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import streamlit as st
 
-from analysis.reports import SECTIONS, alignbench, mhalo, offered_sections, triplets
+from analysis.reports import RESAMPLED, SECTIONS, alignbench, mhalo, mmhal, offered_sections, triplets
 from components import live_reports as live
 from components.dataset_picker import pick_dataset
 from components.page_setup import setup_page
@@ -13,6 +13,7 @@ from components.report_views import show_section
 from render.literal_text import literal
 
 ctx = setup_page("Metrics")
+ctx.require("view_reports")
 dataset = pick_dataset(ctx.engine)
 if dataset is None:
     st.stop()
@@ -22,7 +23,8 @@ offered = offered_sections(live.counts(ctx.engine, dataset.id))
 if not offered:
     st.info(
         "This dataset has nothing to measure yet: the tables need gold labels and at least one detector run "
-        "(spans, sentence scores, claim labels, triplet judgments or token probabilities)."
+        "(spans, sentence scores, claim labels, triplet judgments or token probabilities), or ratings of "
+        "whole responses."
     )
     st.stop()
 
@@ -39,8 +41,10 @@ view = by_title[
         help="Only the papers whose kind of labels this dataset holds are offered.",
     )
 ]
-# Tri-HE's triplets carry no hallucination type, so that filter is not offered there.
-flt = report_filter(ctx.engine, dataset, types=view != triplets.KEY, unknown=view == alignbench.KEY)
+# Tri-HE's triplets and MMHal's ratings carry no hallucination type, so that filter is not offered there.
+flt = report_filter(
+    ctx.engine, dataset, types=view not in (triplets.KEY, mmhal.KEY), unknown=view == alignbench.KEY
+)
 options: dict[str, object] = {}
 with st.expander("Options"):
     if view == mhalo.KEY:
@@ -50,7 +54,7 @@ with st.expander("Options"):
             value=0.5,
             key="threshold",
         )
-    elif view == alignbench.KEY:
+    elif view in RESAMPLED:
         options["n_resamples"] = st.select_slider(
             "Bootstrap resamples for the intervals", [0, 200, 1000, 2000], value=1000, key="resamples"
         )

@@ -32,6 +32,7 @@ h2 { font-size: 2.1rem !important; }
 """
 
 ctx = setup_page("Presenter mode")
+ctx.require("view_reports")
 picked_dataset = pick_dataset(ctx.engine)
 if picked_dataset is None:
     st.stop()

@@ -32,6 +32,7 @@ from db.repositories.rating_tasks import (
     rate,
     segments_of,
 )
+from db.repositories.visibility import label_sight
 from render.literal_text import literal
 from render.span_html import SpanStyle, render_spans_html
 
@@ -40,6 +41,7 @@ CURRENT, RATED, UNRATED = "#EE7733", "#228833", "#4477AA"
 NOTHING_FLAGGED = ((True, "Right: nothing to flag", "1"), (False, "Wrong: it missed a hallucination", "2"))
 
 ctx = setup_page("Rate detector outputs")
+ctx.require("label")
 engine = ctx.engine
 
 # The task decides the work queue, so it is known before the shared frame draws it; its selector is
@@ -170,8 +172,10 @@ def colour_of(index: int) -> str:
 
 
 complete = all(is_rated(u) for u in units)
-gold = gold_label_set(engine, ws.dataset.id)
-show_gold = st.sidebar.toggle(
+# The detector's spans are what is rated, so every rater sees them; gold only whoever may see it.
+sees_gold = label_sight(engine, ctx.actor, ws.dataset.id).gold
+gold = gold_label_set(engine, ws.dataset.id) if sees_gold else None
+show_gold = sees_gold and st.sidebar.toggle(
     "Show gold spans",
     value=False,
     key="rate_show_gold",

@@ -18,6 +18,7 @@ import streamlit as st
 from analysis.rating_scores import summarise
 from components.dataset_picker import pick_dataset
 from components.page_setup import setup_page
+from db.access import Forbidden
 from db.repositories.label_sets import list_label_sets
 from db.repositories.labeling import StaleEdit
 from db.repositories.rating_tasks import (
@@ -39,6 +40,7 @@ NEW = 0
 MESSAGE = "rating_tasks_message"
 
 ctx = setup_page("Rating tasks")
+ctx.require("manage_data")
 engine = ctx.engine
 picked_dataset = pick_dataset(engine)
 if picked_dataset is None:
@@ -111,13 +113,15 @@ def save() -> None:
     try:
         spec = spec_from_widgets()
         if task is None:
-            new_id = create_rating_task(engine, dataset.id, spec, ctx.annotator.id)
+            new_id = create_rating_task(engine, dataset.id, spec, ctx.annotator.id, actor=ctx.actor)
             st.session_state[picker_key] = new_id
             st.session_state[MESSAGE] = ("success", f"Created rating task {spec.name.strip()!r}.")
         else:
-            update_rating_task(engine, task.id, spec, ctx.annotator.id, expected_version=task.version)
+            update_rating_task(
+                engine, task.id, spec, ctx.annotator.id, expected_version=task.version, actor=ctx.actor
+            )
             st.session_state[MESSAGE] = ("success", "Saved.")
-    except (ValueError, StaleEdit) as refused:
+    except (ValueError, StaleEdit, Forbidden) as refused:
         st.session_state[MESSAGE] = ("error", str(refused))
 
 
@@ -265,14 +269,19 @@ def transfer(view: RatingTaskView) -> None:
     upload = st.file_uploader("Ratings file", type=["csv", "jsonl", "json"], key=f"rt_upload_{view.id}")
     allow_skip = st.checkbox("Import the sound rows and skip bad ones", key=f"rt_skip_{view.id}")
     if upload is not None and st.button("Import ratings", type="primary", key=f"rt_import_{view.id}"):
-        outcome = import_ratings(
-            engine,
-            view,
-            upload.getvalue(),
-            source=upload.name,
-            annotator=ctx.annotator.name,
-            allow_skip=allow_skip,
-        )
+        try:
+            outcome = import_ratings(
+                engine,
+                view,
+                upload.getvalue(),
+                actor=ctx.actor,
+                source=upload.name,
+                annotator=ctx.annotator.name,
+                allow_skip=allow_skip,
+            )
+        except Forbidden as refused:
+            st.error(literal(str(refused)))
+            return
         if outcome.ok:
             st.success(f"Imported {outcome.written} rating(s) from {literal(upload.name)}.")
         else:
@@ -287,7 +296,9 @@ def transfer(view: RatingTaskView) -> None:
         name = f"{stem}.{suffix}"
         col.download_button(
             f"Export {suffix.upper()}",
-            data=partial(export_ratings, engine, view, filename=name),  # written when clicked
+            data=partial(
+                export_ratings, engine, view, filename=name, actor=ctx.actor
+            ),  # written when clicked
             file_name=name,
             mime=mime,
             icon=":material/download:",

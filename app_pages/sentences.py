@@ -16,6 +16,7 @@ from db.repositories import labeling
 from db.repositories.annotations import SpanView, item_annotations
 from db.repositories.items import SentenceView
 from db.repositories.label_sets import gold_label_set
+from db.repositories.visibility import label_sight
 from render.literal_text import literal
 from render.span_html import render_spans_html
 
@@ -27,6 +28,7 @@ LABELS = (
 PENDING = "sentences_pending_override"
 
 ctx = setup_page("Label sentences")
+ctx.require("label")
 opened = open_workspace(ctx, "sentences", "sentences")
 if opened is None:
     st.stop()
@@ -96,8 +98,10 @@ def set_error_type(index: int) -> None:
     )
 
 
-gold = gold_label_set(engine, ws.dataset.id)
-show_reference = st.sidebar.toggle(
+# Gold is offered only to whoever may see it (team mode, blind dataset: not to annotators).
+sees_gold = label_sight(engine, ctx.actor, ws.dataset.id).gold
+gold = gold_label_set(engine, ws.dataset.id) if sees_gold else None
+show_reference = sees_gold and st.sidebar.toggle(
     "Show gold labels", value=False, help="Hidden by default for blind annotation."
 )
 ids = [ws.view_id] + ([gold.id] if gold and show_reference else [])

@@ -14,12 +14,13 @@ from components.page_setup import setup_page
 from components.span_selector import selection_from_state, span_selector
 from db.repositories import labeling
 from db.repositories.annotations import SpanView, item_annotations
-from db.repositories.label_sets import list_label_sets
 from db.repositories.queue import item_status
+from db.repositories.visibility import visible_label_sets
 from render.literal_text import literal
 from render.span_html import SpanStyle, render_spans_html
 
 ctx = setup_page("Mark spans")
+ctx.require("label")
 opened = open_workspace(ctx, "spans", "spans")
 if opened is None:
     st.stop()
@@ -118,7 +119,8 @@ with right:
         with st.expander("Reference answer"):
             show_text(item.reference)
 
-others = [ls for ls in list_label_sets(engine, ws.dataset.id) if ls.id != ws.view_id]
+# Only what this user may see (team mode, blind dataset: nothing but their own labels).
+others = [ls for ls in visible_label_sets(engine, ctx.actor, ws.dataset.id) if ls.id != ws.view_id]
 if others and st.sidebar.toggle(
     "Show other label sets", value=False, help="Hidden by default for blind annotation."
 ):

@@ -29,12 +29,15 @@ PARTS = (
 )
 
 ctx = setup_page("Judge triplets")
+ctx.require("label")
 opened = open_workspace(ctx, "triplets", "triplets")
 if opened is None:
     st.stop()
 ws = opened  # bound after the check, so the handlers below see a Workspace
 item, engine = ws.item, ctx.engine
 
+# The extracted triplets are what is judged, whoever extracted them, so every judge sees them (blind
+# annotation included): the page shows no verdict but the judge's own.
 sources = {ls.id: ls for ls in list_label_sets(engine, ws.dataset.id)}
 source_ids = [i for i in triplet_sources(engine, ws.dataset.id) if i in sources and i != ws.view_id]
 if not source_ids:

@@ -41,6 +41,7 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 os.environ.setdefault("STREAMLIT_LOGGER_LEVEL", "error")  # AppTest outside a server warns on every run
 
+from db.access import OPERATOR  # noqa: E402
 from db.engine import make_engine  # noqa: E402
 from db.importer import import_bundle  # noqa: E402
 from db.migrate import upgrade  # noqa: E402
@@ -95,7 +96,7 @@ def build_store(path: Path, n_items: int) -> str:
         dataset_name(n_items), "canonical", taxonomy=TYPES, label_kinds=["span", "sentence"]
     )
     started = time.perf_counter()
-    import_bundle(engine, Bundle(dataset, items, [gold]))
+    import_bundle(engine, Bundle(dataset, items, [gold]), actor=OPERATOR)
     print(f"  built {n_items:,} items in {time.perf_counter() - started:.1f} s", flush=True)
     engine.dispose()
     return url

@@ -5,7 +5,8 @@ the annotation pages call (``item_annotations`` to read what a page shows, ``set
 save), in four modes per store:
 
 * ``own``: each writer labels their own label set (no row is shared);
-* ``shared``: every writer labels one label set, so all of them race for the same six rows;
+* ``shared``: every writer labels one label set as its one annotator (one person saving from many
+  browser tabs: only its owner writes a label set), so all of them race for the same six rows;
 * each with versions (the page passes the version it showed, or ``ABSENT``) and without (last write
   wins, as a script would).
 
@@ -52,6 +53,7 @@ sys.path.insert(0, str(ROOT))
 from sqlalchemy import create_engine, select, text  # noqa: E402
 
 from db import models as m  # noqa: E402
+from db.access import OPERATOR  # noqa: E402
 from db.engine import make_engine, read_session  # noqa: E402
 from db.importer import import_bundle  # noqa: E402
 from db.migrate import upgrade  # noqa: E402
@@ -152,6 +154,7 @@ class Setup:
     writers: list[int]  # annotator ids
     own: list[int]  # each writer's own label set
     shared: int  # the label set every writer shares
+    team: int  # the annotator owning ``shared``, whom every writer acts as in the shared modes
 
     @property
     def label_sets(self) -> set[int]:
@@ -168,13 +171,13 @@ def prepare(url: str, processes: int, modes: tuple[str, ...]) -> dict[str, Setup
     for mode in modes:
         dataset = DatasetRecord(f"concurrency {mode}", "canonical", label_kinds=["sentence"])
         item_record = ItemRecord(external_id="c1", response=RESPONSE)
-        import_bundle(engine, Bundle(dataset=dataset, items=[item_record]))
+        import_bundle(engine, Bundle(dataset=dataset, items=[item_record]), actor=OPERATOR)
         dataset_id = next(d.id for d in list_datasets(engine) if d.name == dataset.name)
         item = get_item(engine, dataset_id, "c1")
         assert item is not None
         own = [human_label_set(engine, dataset_id, who).id for who in writers]
         shared = human_label_set(engine, dataset_id, team).id
-        setups[mode] = Setup(item.id, len(item.sentences), writers, own, shared)
+        setups[mode] = Setup(item.id, len(item.sentences), writers, own, shared, team)
     engine.dispose()
     return setups
 
@@ -189,7 +192,7 @@ def _write(url: str, setup: Setup, writer: int, mode: str, until: float, out: An
     result = WorkerResult(writer)
     label_set = setup.shared if mode.startswith("shared") else setup.own[writer]
     versioned = mode.endswith("versions")
-    who = setup.writers[writer]
+    who = setup.team if mode.startswith("shared") else setup.writers[writer]
     while time.time() < until:
         index = rng.randrange(setup.sentences)
         label = rng.choice(m.SENTENCE_LABELS)

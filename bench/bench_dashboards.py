@@ -32,6 +32,7 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
+from db.access import OPERATOR  # noqa: E402
 from db.engine import make_engine  # noqa: E402
 from db.importer import import_bundle  # noqa: E402
 from db.migrate import upgrade  # noqa: E402
@@ -164,7 +165,7 @@ def main() -> None:
         upgrade(engine)
         started = time.perf_counter()
         bundle = synthesize(args.sentences)
-        import_bundle(engine, bundle, source="bench")
+        import_bundle(engine, bundle, actor=OPERATOR, source="bench")
         dataset = get_dataset(engine, DATASET)
         if dataset is None:
             raise SystemExit(f"The import did not create the dataset {DATASET!r}.")

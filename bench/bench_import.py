@@ -21,6 +21,7 @@ from statistics import median
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
+from db.access import OPERATOR  # noqa: E402
 from db.engine import make_engine  # noqa: E402
 from db.migrate import upgrade  # noqa: E402
 from db.transfer import import_file  # noqa: E402
@@ -119,6 +120,7 @@ def ours(data: bytes, folder: Path, *, trace: bool) -> tuple[float, float, int, 
     outcome = import_file(
         engine,
         data,
+        actor=OPERATOR,
         source="alignbench.jsonl",
         format_name="alignbench",
         options=ReadOptions(dataset="bench"),

@@ -1,12 +1,16 @@
 """What every annotation page shares: the item queue, progress, jump and deep link, the saved
 indicator, undo, and the skip/unsure flag.
 
+In team mode an annotator's queue (next item, size, progress) holds only the items assigned to them on
+the task (:func:`assigned_to`); reviewers and admins, and everyone in local mode, work on the whole dataset.
+
 A page calls :func:`open_workspace` to get the dataset, the item and the annotator's own label set,
 then runs each user action through :func:`act`, which saves it at once (its own transaction), records
-what was saved for the indicator, and turns a refused action (stale version, inconsistent label, a busy
-store) into a message instead of a crash. Every save passes the version of what the page showed (or
-``labeling.ABSENT``), so an edit made meanwhile in another session is never overwritten unseen; Undo
-reverts the last action on the item on screen for this task, and only if it is still the one offered.
+what was saved for the indicator, and turns a refused action (stale version, inconsistent label, a
+right the user lacks, a busy store) into a message instead of a crash. Every save passes the version
+of what the page showed (or ``labeling.ABSENT``), so an edit made meanwhile in another session is
+never overwritten unseen; Undo reverts the last action on the item on screen for this task, and only
+if it is still the one offered.
 Opening a page writes nothing: the annotator and their label set are created by their first save
 (:attr:`Workspace.label_set`, :attr:`Workspace.who`); until then the page reads
 :attr:`Workspace.view_id`. Actions run in widget callbacks, so the page re-renders with the new state.
@@ -21,6 +25,7 @@ arrives while the next item loads is refused (:func:`still_showing`), never appl
 
 from __future__ import annotations
 
+import contextlib
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from datetime import datetime
@@ -32,6 +37,7 @@ from sqlalchemy.exc import IntegrityError, SQLAlchemyError
 
 from components.dataset_picker import pick_dataset
 from components.page_setup import PageContext
+from db.access import Forbidden
 from db.repositories import labeling, queue
 from db.repositories.datasets import DatasetInfo
 from db.repositories.items import ItemView, get_item
@@ -43,6 +49,14 @@ _REFUSED = "annotation_refused"
 _TOTAL = "annotation_queue_total"
 # What the page reads as the annotator's own label set before their first save: no row has id 0.
 NO_LABEL_SET = 0
+_NOBODY = 0  # no annotator has id 0: an annotator without a row has nothing assigned
+
+
+def assigned_to(ctx: PageContext) -> int | None:
+    """Whose assignments narrow the queue: the annotator's in team mode, nobody's otherwise."""
+    if ctx.team and ctx.actor.role == "annotator":
+        return ctx.actor.id if ctx.actor.id is not None else _NOBODY
+    return None
 
 
 @dataclass(eq=False)
@@ -71,6 +85,13 @@ class Workspace:
                 self._created = human_label_set(self.ctx.engine, self.dataset.id, self.who)
             except IntegrityError:  # another session of the annotator created it a moment ago
                 self._created = human_label_set(self.ctx.engine, self.dataset.id, self.who)
+            except Forbidden:
+                # The user may not label. The action this is an argument of runs the same check first
+                # and is refused with the same reason inside :func:`act`, which shows it; nothing is
+                # written by either.
+                return LabelSetView(
+                    NO_LABEL_SET, self.dataset.id, "human", self.ctx.annotator.name, None, None, None
+                )
         return self._created
 
     @property
@@ -86,7 +107,13 @@ def act(action: Callable[..., labeling.Action | None], *args: Any, **kwargs: Any
     """
     try:
         done = action(*args, **kwargs)
-    except (labeling.StaleEdit, labeling.InconsistentLabel, labeling.StoreBusy, ValueError) as refused:
+    except (
+        labeling.StaleEdit,
+        labeling.InconsistentLabel,
+        labeling.StoreBusy,
+        ValueError,
+        Forbidden,
+    ) as refused:
         st.session_state[_REFUSED] = str(refused)
         return None
     except SQLAlchemyError:
@@ -122,9 +149,15 @@ def open_workspace(ctx: PageContext, task: str, page_path: str) -> Workspace | N
         None,
     )
     own_id = own.id if own is not None else NO_LABEL_SET
-    wanted = st.query_params.get("item") or queue.next_item(ctx.engine, dataset.id, own_id, task)
+    mine = assigned_to(ctx)
+    wanted = st.query_params.get("item") or queue.next_item(
+        ctx.engine, dataset.id, own_id, task, assigned_to=mine
+    )
     if wanted is None:
-        st.success("Every item of this dataset is done for this task. 🎉")
+        if mine is not None and not queue.queue_size(ctx.engine, dataset.id, task, assigned_to=mine):
+            st.info("No item of this dataset is assigned to you for this task yet; ask an admin.")
+        else:
+            st.success("Every item of this dataset is done for this task. 🎉")
         return None
     item = get_item(ctx.engine, dataset.id, wanted)
     if item is None:
@@ -137,19 +170,25 @@ def open_workspace(ctx: PageContext, task: str, page_path: str) -> Workspace | N
 
 def _queue_total(ws: Workspace) -> int:
     """The queue's size, counted once per item shown: counting scans the dataset, and no annotator
-    action changes it (only an import or a removal does, seen from the next item on)."""
-    key = (ws.ctx.database, ws.dataset.id, ws.task, ws.item.id)
+    action changes it (only an import, a removal or new assignments do, seen from the next item on)."""
+    mine = assigned_to(ws.ctx)
+    key = (ws.ctx.database, ws.dataset.id, ws.task, ws.item.id, mine)
     known = st.session_state.get(_TOTAL)
     if known is None or known[0] != key:
-        known = (key, queue.queue_size(ws.ctx.engine, ws.dataset.id, ws.task))
+        known = (key, queue.queue_size(ws.ctx.engine, ws.dataset.id, ws.task, assigned_to=mine))
         st.session_state[_TOTAL] = known
     return known[1]
 
 
 def _header(ws: Workspace) -> None:
     engine = ws.ctx.engine
-    done = queue.progress(engine, ws.dataset.id, ws.view_id, ws.task, total=_queue_total(ws))
-    following = queue.next_item(engine, ws.dataset.id, ws.view_id, ws.task, after_position=ws.item.position)
+    mine = assigned_to(ws.ctx)
+    done = queue.progress(
+        engine, ws.dataset.id, ws.view_id, ws.task, total=_queue_total(ws), assigned_to=mine
+    )
+    following = queue.next_item(
+        engine, ws.dataset.id, ws.view_id, ws.task, after_position=ws.item.position, assigned_to=mine
+    )
     top = st.columns([2, 2, 2, 3])
     top[0].progress(done.fraction, text=f"{done.finished} / {done.total} done")
     top[1].button(
@@ -159,7 +198,8 @@ def _header(ws: Workspace) -> None:
         disabled=following is None or following == ws.item.external_id,
         on_click=_go_to,
         args=(following,),
-        help="The next item you have not finished, in dataset order (key N).",
+        help="The next item you have not finished, in dataset order (key N)"
+        + (": only items assigned to you." if mine is not None else "."),
         key="frame_next",
         width="stretch",
     )
@@ -274,6 +314,8 @@ def finish(ws: Workspace, complete: bool | None) -> None:
         status = queue.item_status(ws.ctx.engine, ws.view_id, ws.item.id, ws.task)
         is_done = status is not None and status.status == "done"
         if complete != is_done and (status is None or is_done) and ws.own is not None:
-            labeling.sync_done(ws.ctx.engine, ws.label_set.id, ws.item.id, ws.task, complete, ws.who)
+            # Refused when the user may no longer write here: the status stays as it was, like their labels.
+            with contextlib.suppress(Forbidden):
+                labeling.sync_done(ws.ctx.engine, ws.label_set.id, ws.item.id, ws.task, complete, ws.who)
     with ws.header:
         _header(ws)

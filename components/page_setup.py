@@ -10,6 +10,10 @@ per database URL).
 Visiting a page writes nothing: the name in "Working as" becomes an annotator row with their first
 saved label (:attr:`Annotator.id`), and a name that cannot be an annotator's (reserved, empty, control
 characters) is refused in the sidebar with the reason.
+
+In team mode (``SPANLIGHT_MODE=team``) there is no "Working as" box and ``?user=`` is ignored: who is
+working is the signed-in user (:mod:`components.login`), and until someone signs in every page shows
+the login form instead of itself.
 """
 
 from __future__ import annotations
@@ -21,10 +25,12 @@ from typing import Literal
 import streamlit as st
 from sqlalchemy import Engine
 
+from components.login import login_gate, signed_in_panel, signed_in_user
 from db.access import Actor, Forbidden, may, require, team_mode
 from db.config import redact, resolve_url, setting
 from db.engine import make_engine
 from db.migrate import upgrade
+from db.repositories.accounts import UserView
 from db.repositories.annotators import (
     AnnotatorView,
     InvalidName,
@@ -51,6 +57,13 @@ class Annotator:
         if self._stored is None and self.refused is None:
             self._stored = find_annotator(self._engine, self.name)
         return self._stored
+
+    @classmethod
+    def signed_in(cls, engine: Engine, user: UserView) -> Annotator:
+        """The signed-in user of team mode, whose account is their annotator row."""
+        annotator = cls(engine, user.name, None)
+        annotator._stored = AnnotatorView(user.id, user.name, user.role)
+        return annotator
 
     @property
     def id(self) -> int:
@@ -94,6 +107,19 @@ def engine_for(url: str) -> Engine:
     return engine
 
 
+# In local mode the person at the machine holds every right; the menu needs no more than that.
+LOCAL_ACTOR = Actor(None, "local", "admin")
+
+
+def menu_actor() -> Actor | None:
+    """Whose pages the menu lists: in team mode the signed-in user (None before sign-in); in local mode
+    the person at the machine."""
+    if not team_mode():
+        return LOCAL_ACTOR
+    user = signed_in_user(engine_for(resolve_url()))
+    return None if user is None else user.as_actor()
+
+
 def _who(engine: Engine) -> Annotator:
     """The annotator of this browser session: kept in session state and in the URL (survives reload)."""
     name = (
@@ -121,10 +147,24 @@ def _change_user() -> None:
 
 
 def setup_page(title: str, *, layout: Literal["centered", "wide"] = "wide") -> PageContext:
-    """Configure the page and return the store and the current annotator."""
+    """Configure the page and return the store and the current annotator (in team mode: the signed-in
+    user, after the login form when nobody is)."""
     st.set_page_config(page_title=f"{title} · Spanlight", page_icon="🔍", layout=layout)
     url = resolve_url()
     engine = engine_for(url)
+    if team_mode():
+        user = signed_in_user(engine) or login_gate(engine)
+        signed_in_panel(engine, user)
+        st.sidebar.caption(f"Store: `{redact(url)}`")
+        if "user" in st.query_params:  # identity comes from the login alone
+            del st.query_params["user"]
+        return PageContext(
+            engine=engine,
+            annotator=Annotator.signed_in(engine, user),
+            database=redact(url),
+            actor=user.as_actor(),
+            team=True,
+        )
     annotator = _who(engine)
     with st.sidebar:
         st.text_input(

@@ -9,15 +9,16 @@ from __future__ import annotations
 import streamlit as st
 from sqlalchemy import Engine
 
+from db.access import Actor, Forbidden
 from db.import_undo import ImportEntry, UndoRefused, recent_imports, undo_import
 
 _MESSAGE = "import_undo_message"
 
 
-def _undo(engine: Engine, log_id: int, annotator: str | None) -> None:
+def _undo(engine: Engine, log_id: int, annotator: str | None, actor: Actor) -> None:
     try:
-        result = undo_import(engine, log_id, annotator)
-    except UndoRefused as refused:
+        result = undo_import(engine, log_id, annotator, actor=actor)
+    except (UndoRefused, Forbidden) as refused:
         st.session_state[_MESSAGE] = (False, str(refused))
         return
     rows = ", ".join(f"{n} {table}" for table, n in sorted(result.rows.items())) or "no rows"
@@ -39,7 +40,7 @@ def _line(entry: ImportEntry) -> str:
     )
 
 
-def recent_imports_panel(engine: Engine, annotator: str | None, limit: int = 10) -> None:
+def recent_imports_panel(engine: Engine, annotator: str | None, *, actor: Actor, limit: int = 10) -> None:
     """The latest imports (and undos), newest first; Undo on each that can still be taken back."""
     message = st.session_state.pop(_MESSAGE, None)
     if message is not None:
@@ -58,6 +59,6 @@ def recent_imports_panel(engine: Engine, annotator: str | None, limit: int = 10)
                     "Undo",
                     key=f"import_undo_{entry.log_id}",
                     on_click=_undo,
-                    args=(engine, entry.log_id, annotator),
+                    args=(engine, entry.log_id, annotator, actor),
                     help="Put back the annotations this import replaced (refused if they changed since).",
                 )

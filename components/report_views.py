@@ -9,7 +9,7 @@ import pandas as pd
 import plotly.graph_objects as go
 import streamlit as st
 
-from analysis.reports import alignbench, calibration, claims, mhalo, triplets
+from analysis.reports import alignbench, calibration, claims, mhalo, mmhal, triplets
 from analysis.reports.base import Report
 from components.report_footer import show_figure, show_table, styled
 from render import figures
@@ -63,6 +63,7 @@ def show_section(report: Report, *, key: str) -> None:
         claims.KEY: _claims,
         triplets.KEY: _triplets,
         calibration.KEY: _calibration,
+        mmhal.KEY: _mmhal,
     }[report.key](report, key)
 
 
@@ -147,3 +148,9 @@ def _calibration(report: Report, key: str) -> None:
         show_table(report.tables["reliability"], report.provenance, key=f"{key}-reliability-data")
     show_table(report.tables["by_type"], report.provenance, key=f"{key}-by-type")
     _figures(report, key, skip=("halloc-reliability",))
+
+
+def _mmhal(report: Report, key: str) -> None:
+    for name in ("scores", "agreement"):
+        if name in report.tables:
+            show_table(report.tables[name], report.provenance, key=f"{key}-{name}")

@@ -22,11 +22,12 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Final
 
-from sqlalchemy import exists, select
+from sqlalchemy import Engine, exists, select
 from sqlalchemy.orm import Session
 
 from db import models as m
 from db.config import setting
+from db.engine import read_session
 
 LOCAL: Final = "local"
 TEAM: Final = "team"
@@ -175,3 +176,10 @@ def check_label_write(
     if assigned_only and actor.id is not None and not is_assigned(session, actor.id, item_id, task):
         raise Forbidden(f"This item is not assigned to you on the {task} task.")
     return actor
+
+
+def require_now(engine: Engine, actor: Actor, permission: str) -> Actor:
+    """:func:`require_in` in a read of its own: for a function that would otherwise read a file, unpack
+    images or hand out data before its writing transaction (which checks again) or without one."""
+    with read_session(engine) as session:
+        return require_in(session, actor.id, permission)

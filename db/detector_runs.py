@@ -283,6 +283,7 @@ class DetectorRunStore:
                 result = import_bundle(
                     self.engine,
                     self._bundle(batch),
+                    actor=self.actor,
                     source=f"live run {self.detector}",
                     allow_skip=True,
                     annotator=self.actor.name if self.actor.id is not None else None,

@@ -15,6 +15,7 @@ from sqlalchemy import Engine, select
 from sqlalchemy.orm import Session
 
 from db import models as m
+from db.access import Actor, require_in
 from db.engine import read_session
 from formats.records import (
     Annotations,
@@ -27,6 +28,7 @@ from formats.records import (
     RatingRecord,
     RatingTaskRecord,
     RawOutputRecord,
+    ResponseScoreRecord,
     SentenceLabelRecord,
     SentenceRecord,
     SentenceScoreRecord,
@@ -46,13 +48,17 @@ def _wanted(label_set: m.LabelSet, names: Sequence[str] | None) -> bool:
     return label_set.name in names or f"{label_set.kind}:{label_set.name}" in names
 
 
-def export_bundle(engine: Engine, dataset_name: str, label_set_names: Sequence[str] | None = None) -> Bundle:
+def export_bundle(
+    engine: Engine, dataset_name: str, label_set_names: Sequence[str] | None = None, *, actor: Actor
+) -> Bundle:
     """The dataset ``dataset_name`` with the label sets named in ``label_set_names`` (all when None).
 
     A label set is named by its name or by ``kind:name`` (``gold:gold``, ``detector:eager``).
-    Raises :class:`UnknownDataset` when there is no such dataset.
+    Raises :class:`UnknownDataset` when there is no such dataset, and :class:`~db.access.Forbidden`
+    unless ``actor`` holds the ``export`` right: an export hands out everyone's labels.
     """
     with read_session(engine) as session:
+        require_in(session, actor.id, "export")
         dataset = session.scalar(select(m.Dataset).where(m.Dataset.name == dataset_name))
         if dataset is None:
             raise UnknownDataset(f"no dataset named {dataset_name!r}")
@@ -233,6 +239,17 @@ def label_set_record(
         ann(item_id).token_probabilities.append(
             TokenProbabilityRecord(token_index, start, end, probability, type_)
         )
+    for item_id, score, hallucination, rationale, low, high in session.execute(
+        select(
+            m.ResponseScore.item_id,
+            m.ResponseScore.score,
+            m.ResponseScore.hallucination,
+            m.ResponseScore.rationale,
+            m.ResponseScore.scale_min,
+            m.ResponseScore.scale_max,
+        ).where(m.ResponseScore.label_set_id == ls_id)
+    ):
+        ann(item_id).response_score = ResponseScoreRecord(score, hallucination, rationale, low, high)
     return LabelSetRecord(
         kind=label_set.kind,
         name=label_set.name,

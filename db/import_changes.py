@@ -5,8 +5,8 @@ item it holds). Adding to an item that had nothing, or re-importing the same con
 other difference removes or changes someone's work, so the import is refused unless replacing was chosen
 (:class:`ReplaceRequired`). The plan compares stored and incoming annotations row by row — spans by their
 offsets, sentence labels and scores by sentence, claim labels by claim, triplets by position, ratings by
-segment — and keeps the stored state of every unit it will rewrite, so the edit log can hold it and the
-import can be undone (:mod:`db.import_undo`).
+segment, a response score by its item — and keeps the stored state of every unit it will rewrite, so
+the edit log can hold it and the import can be undone (:mod:`db.import_undo`).
 """
 
 from __future__ import annotations
@@ -73,6 +73,11 @@ def annotation_rows(annotations: Annotations) -> Rows:
         "token_probabilities": _grouped(
             ((t.token_index, t.start, t.end), (float(t.probability), t.type))
             for t in annotations.token_probabilities
+        ),
+        "response_scores": _grouped(
+            (0, (float(r.score), r.hallucination, r.rationale, r.scale_min, r.scale_max))
+            for r in [annotations.response_score]
+            if r is not None
         ),
     }
     return {table: grouped for table, grouped in rows.items() if grouped}
@@ -288,6 +293,7 @@ def _by_item(annotations: Iterable[Annotations]) -> dict[str, Annotations]:
             raw_output=given.raw_output or seen.raw_output,
             sentence_scores=[*seen.sentence_scores, *given.sentence_scores],
             token_probabilities=[*seen.token_probabilities, *given.token_probabilities],
+            response_score=given.response_score or seen.response_score,
         )
     return found
 

@@ -17,6 +17,7 @@ from pathlib import Path
 from sqlalchemy.engine import make_url
 
 from db.config import data_dir, resolve_url, setting
+from formats.tables import shards
 
 SQLITE_HEADER = b"SQLite format 3\x00"
 # A 32 MB file keeps a whole import (bytes, parsed records, the rows) well below 500 MB of memory.
@@ -46,13 +47,13 @@ def max_import_bytes() -> int:
     return int(max(megabytes, 0) * 1024 * 1024)
 
 
-def size_problem(size: int) -> str | None:
+def size_problem(size: int, what: str = "the file is") -> str | None:
     """Why a file of ``size`` bytes is too large to import, or None."""
     cap = max_import_bytes()
     if size <= cap:
         return None
     return (
-        f"the file is {size / 1024 / 1024:,.1f} MB, more than the import limit of {cap / 1024 / 1024:,.0f} MB "
+        f"{what} {size / 1024 / 1024:,.1f} MB, more than the import limit of {cap / 1024 / 1024:,.0f} MB "
         "(SPANLIGHT_MAX_IMPORT_MB); split it"
     )
 
@@ -117,6 +118,40 @@ def import_file_path(typed: str) -> Path:
     return path
 
 
+def names_import_folder(typed: str) -> bool:
+    """Whether ``typed`` names a folder (not a file) inside the import folder; never raises."""
+    try:
+        return _inside_import_dir(typed, "folder").is_dir()
+    except (ImportPathRefused, OSError):
+        return False
+
+
+def dataset_folder_problem(folder: Path, root: Path | None = None) -> str | None:
+    """Why a dataset folder (Parquet shards) may not be imported, or None: it has no shards, a shard is
+    (a link to) the store or lies outside ``root``, or the shards together exceed the import size cap."""
+    found = shards(folder)
+    if not found:
+        return "it holds no .parquet files"
+    for path in found:
+        if root is not None and not path.resolve().is_relative_to(root):
+            return f"{path.relative_to(folder)} links outside the import folder"
+        if is_store_file(path):
+            return f"{path.relative_to(folder)} is the application's own database"
+    return size_problem(sum(p.stat().st_size for p in found), "its Parquet files are")
+
+
+def dataset_folder_path(typed: str) -> Path:
+    """The dataset folder ``typed`` names, once it passed every check; raises ImportPathRefused."""
+    path = _inside_import_dir(typed, "folder")
+    if not path.is_dir():
+        raise ImportPathRefused(f"There is no folder at {typed!r} in the import folder.")
+    folder = import_dir()
+    problem = dataset_folder_problem(path, folder.resolve() if folder else None)
+    if problem is not None:
+        raise ImportPathRefused(f"{typed!r}: {problem}.")
+    return path
+
+
 def read_import_file(typed: str) -> tuple[bytes, str]:
     """The bytes and file name of the import file ``typed`` names (see :func:`import_file_path`)."""
     path = import_file_path(typed)
@@ -153,11 +188,14 @@ def image_folder_path(typed: str) -> Path:
 
 __all__ = [
     "ImportPathRefused",
+    "dataset_folder_path",
+    "dataset_folder_problem",
     "image_folder_path",
     "import_dir",
     "import_file_path",
     "is_store_file",
     "max_import_bytes",
+    "names_import_folder",
     "read_import_bytes",
     "read_import_file",
     "read_import_head",

@@ -17,6 +17,7 @@ from sqlalchemy import Engine, select
 from sqlalchemy.orm import Session
 
 from db import models as m
+from db.access import Actor, require_in
 from db.engine import read_session, write_session
 from db.import_changes import (
     annotation_rows,
@@ -115,14 +116,16 @@ def recent_imports(engine: Engine, limit: int = 20) -> list[ImportEntry]:
         ]
 
 
-def undo_import(engine: Engine, log_id: int, annotator: str | None = None) -> UndoResult:
+def undo_import(engine: Engine, log_id: int, annotator: str | None = None, *, actor: Actor) -> UndoResult:
     """Put back what the import (or undo of an import) logged as ``log_id`` replaced, as a new logged
     change that keeps the rows it replaces in turn, so it can be undone as well.
 
     Raises :class:`UndoRefused` when there is no such entry, it was undone already, it changed no stored
-    annotations, or the rows it wrote changed since (nothing is written then).
+    annotations, or the rows it wrote changed since, and :class:`~db.access.Forbidden` unless ``actor``
+    may manage data (nothing is written then).
     """
     with write_session(engine) as session:
+        require_in(session, actor.id, "manage_data")
         entry = session.get(m.EditLog, log_id)
         if entry is None or entry.action not in _UNDOABLE or entry.entity != "datasets":
             raise UndoRefused(f"there is no import with log id {log_id}")
@@ -146,10 +149,11 @@ def undo_import(engine: Engine, log_id: int, annotator: str | None = None) -> Un
             )
         rows = write_annotations(session, dataset, back.label_sets, back.tasks)
         source = (entry.after or {}).get("source", "")
+        who = actor.id
+        if who is None and annotator:
+            who = session.scalar(select(m.Annotator.id).where(m.Annotator.name == annotator))
         undo = m.EditLog(
-            annotator_id=session.scalar(select(m.Annotator.id).where(m.Annotator.name == annotator))
-            if annotator
-            else None,
+            annotator_id=who,
             action="undo",
             entity="datasets",
             entity_id=dataset.id,

@@ -10,6 +10,7 @@ hundreds of thousands of rows and the per-object ORM path is ten times slower.
 from __future__ import annotations
 
 import hashlib
+import math
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field, replace
 from typing import Any
@@ -19,10 +20,20 @@ from sqlalchemy import inspect as sa_inspect
 from sqlalchemy.orm import Session
 
 from db import models as m
+from db.access import Actor, require_in
 from db.engine import write_session
 from db.import_changes import ImportChanges, ReplaceRequired, plan_changes
+from db.repositories.annotations import response_scale
 from formats.problems import ImportRejected, Problem
-from formats.records import Annotations, Bundle, ItemRecord, LabelSetRecord, RatingRecord, RatingTaskRecord
+from formats.records import (
+    Annotations,
+    Bundle,
+    ItemRecord,
+    LabelSetRecord,
+    RatingRecord,
+    RatingTaskRecord,
+    ResponseScoreRecord,
+)
 from formats.sentences import split_sentences
 
 _CHUNK = 5_000
@@ -71,6 +82,7 @@ def import_bundle(
     engine: Engine,
     bundle: Bundle,
     *,
+    actor: Actor,
     source: str = "<input>",
     problems: Sequence[Problem] = (),
     allow_skip: bool = False,
@@ -84,12 +96,17 @@ def import_bundle(
     sound records are written and the bad ones reported in the result. An import that would remove or
     change stored annotations raises :class:`ReplaceRequired` (nothing written) unless
     ``replace_existing``; only the items whose annotations differ are rewritten.
+
+    Importing needs the ``manage_data`` right of ``actor`` (:class:`~db.access.Forbidden`, nothing
+    written); ``annotator`` names who the log says imported, where the actor is the command line.
     """
     all_problems = list(problems)
     with write_session(engine) as session:
+        require_in(session, actor.id, "manage_data")
         dataset = _get_or_create_dataset(session, bundle)
         stored = _stored_items(session, dataset.id)
         bad_items = _validate(bundle, stored, source, all_problems)
+        _response_scale_problems(session, dataset.id, bundle, bad_items, source, all_problems)
         rating_tasks = _sound_rating_tasks(
             session, dataset.id, bundle, stored, bad_items, source, all_problems
         )
@@ -100,6 +117,7 @@ def import_bundle(
         if changes.needs_replace and not replace_existing:
             raise ReplaceRequired(changes)
         result = ImportResult(dataset=dataset.name, problems=all_problems, changes=changes)
+        _keep_settings(dataset, bundle)
         writer = _Writer(session, dataset, stored, bad_items, result)
         writer.write_items(bundle.items)
         for label_set in bundle.label_sets:
@@ -114,7 +132,7 @@ def import_bundle(
             )
         session.add(
             m.EditLog(
-                annotator_id=_annotator_id(session, annotator),
+                annotator_id=actor.id if actor.id is not None else _annotator_id(session, annotator),
                 action="import",
                 entity="datasets",
                 entity_id=dataset.id,
@@ -181,6 +199,19 @@ def _get_or_create_dataset(session: Session, bundle: Bundle) -> m.Dataset:
         dataset.image_root = record.image_root
     session.flush()
     return dataset
+
+
+# The dataset settings an import may set from its bundle; the others (a team's blind labelling…) are
+# chosen by people, never by a file.
+IMPORTED_SETTINGS = ("import_mapping",)
+
+
+def _keep_settings(dataset: m.Dataset, bundle: Bundle) -> None:
+    """Put the bundle's importable settings on the dataset row, inside the import's transaction."""
+    given = {k: v for k, v in bundle.dataset_settings.items() if k in IMPORTED_SETTINGS}
+    current = dict(dataset.settings or {})
+    if given and any(current.get(k) != v for k, v in given.items()):
+        dataset.settings = {**current, **given}
 
 
 def _stored_items(session: Session, dataset_id: int) -> dict[str, _StoredItem]:
@@ -341,6 +372,74 @@ def _annotation_problems(
             yield f"token_probabilities[{k}]", f"offsets {token.start}-{token.end} outside the response"
         if not isinstance(token.probability, int | float) or not 0.0 <= token.probability <= 1.0:
             yield f"token_probabilities[{k}].probability", f"{token.probability!r} is not in [0, 1]"
+    if annotations.response_score is not None:
+        yield from _response_score_problems(annotations.response_score)
+
+
+def _response_score_problems(rated: ResponseScoreRecord) -> Iterable[tuple[str, str]]:
+    low, high, score = rated.scale_min, rated.scale_max, rated.score
+    if any(isinstance(v, bool) or not isinstance(v, int) for v in (low, high)) or low >= high:
+        yield "response_score.scale_min", f"{low!r}-{high!r} is not a scale of whole numbers"
+    elif isinstance(score, bool) or not isinstance(score, int | float) or not math.isfinite(score):
+        yield "response_score.score", f"expected a number, got {score!r}"
+    elif not low <= score <= high:
+        yield "response_score.score", f"{score:g} is outside the scale {low}-{high}"
+    if rated.hallucination is not None and not isinstance(rated.hallucination, bool):
+        yield "response_score.hallucination", f"expected true, false or empty, got {rated.hallucination!r}"
+    if rated.rationale is not None and not isinstance(rated.rationale, str):
+        yield "response_score.rationale", f"expected text, got {type(rated.rationale).__name__}"
+
+
+def _response_scale_problems(
+    session: Session,
+    dataset_id: int,
+    bundle: Bundle,
+    bad_items: set[str],
+    source: str,
+    problems: list[Problem],
+) -> None:
+    """A label set rates every response on one scale: a score on another scale than the label set's
+    first one in the input, or than its scores already stored, is an error (an average over both would
+    mean nothing)."""
+    for label_set in bundle.label_sets:
+        rated = [
+            (index, a)
+            for index, a in enumerate(label_set.annotations)
+            if a.response_score is not None and a.item not in bad_items
+        ]
+        if not rated:
+            continue
+        stored = response_scale(
+            session,
+            session.scalar(
+                select(m.LabelSet.id).where(
+                    m.LabelSet.dataset_id == dataset_id,
+                    m.LabelSet.kind == label_set.kind,
+                    m.LabelSet.name == label_set.name,
+                )
+            ),
+        )
+        first = rated[0][1].response_score
+        assert first is not None
+        scale, said = (
+            (stored, "its stored scores are")
+            if stored is not None
+            else ((first.scale_min, first.scale_max), f"its first score (id={rated[0][1].item}) is")
+        )
+        for index, given in rated:
+            score = given.response_score
+            assert score is not None
+            if (score.scale_min, score.scale_max) != scale:
+                problems.append(
+                    Problem(
+                        source,
+                        f"#{index} (id={given.item})",
+                        f"{label_set.name}.response_score.scale_min",
+                        f"scale {score.scale_min}-{score.scale_max}, but {said} on {scale[0]}-{scale[1]}; "
+                        "one label set rates every response on one scale",
+                    )
+                )
+                bad_items.add(given.item)
 
 
 def _sound_rating_tasks(
@@ -666,6 +765,7 @@ class _Writer:
             self._clear(label_set_id, item_ids)
         sentence_ids, claim_ids = self._index_maps(item_ids)
         spans, sentence_labels, claim_labels, raw, scores, tokens = [], [], [], [], [], []
+        response_scores: list[dict[str, Any]] = []
         extracted: list[tuple[int, int, Any]] = []
         for a, item_id in zip(annotations, item_ids, strict=True):
             base = {"label_set_id": label_set_id, "item_id": item_id}
@@ -725,6 +825,19 @@ class _Writer:
                 for t in a.token_probabilities
             ]
             extracted += [(item_id, k, t) for k, t in enumerate(a.triplets)]
+            if a.response_score is not None:
+                rated = a.response_score
+                response_scores.append(
+                    {
+                        **base,
+                        "score": float(rated.score),
+                        "scale_min": rated.scale_min,
+                        "scale_max": rated.scale_max,
+                        "hallucination": rated.hallucination,
+                        "rationale": rated.rationale,
+                        "version": 1,
+                    }
+                )
         self._insert_tuples(m.Span, ("label_set_id", "item_id", "start", "end", "type", "note"), spans)
         self._insert_tuples(
             m.SentenceLabel,
@@ -735,6 +848,7 @@ class _Writer:
         self._insert(m.RawOutput, raw)
         self._insert(m.SentenceScore, scores)
         self._insert(m.TokenProbability, tokens)
+        self._insert(m.ResponseScore, response_scores)
         self._write_triplets(label_set_id, extracted)
 
     def _write_triplets(self, label_set_id: int, extracted: list[tuple[int, int, Any]]) -> None:
@@ -787,6 +901,7 @@ class _Writer:
             m.RawOutput,
             m.SentenceScore,
             m.TokenProbability,
+            m.ResponseScore,
         )
         # Judgments of the dataset's reference triplets are made in the app and no file carries them,
         # so only the judgments of the label set's own triplets go (with those triplets).

@@ -30,6 +30,8 @@ from sqlalchemy import (
 )
 from sqlalchemy.orm import DeclarativeBase, Mapped, declared_attr, mapped_column, relationship
 
+from formats.records import RESPONSE_SCALE
+
 SENTENCE_LABELS = ("correct", "incorrect", "unknown")
 CLAIM_LABELS = ("hallucination", "non-hallucination")
 LABEL_SET_KINDS = ("gold", "human", "detector")
@@ -387,6 +389,35 @@ class TokenProbability(Base):
     probability: Mapped[float] = mapped_column(Float)
     # Optional per-type probability (HalLoc predicts object/attribute/relationship/scene).
     type: Mapped[str | None] = mapped_column(String(100))
+
+
+class ResponseScore(Versioned, Base):
+    """One rating of a whole response by a label set: MMHal-Bench's 0-6 score and hallucination yes/no.
+
+    A label set of any kind holds them (a judge's run is a detector label set, a rater's work a human
+    one, the reference ratings gold); no detector spans are involved. The scale travels with the row, so
+    a score always says what it is out of.
+    """
+
+    __tablename__ = "response_scores"
+    __table_args__ = (
+        UniqueConstraint("label_set_id", "item_id", name="uq_response_scores"),
+        CheckConstraint(
+            "scale_min < scale_max AND score >= scale_min AND score <= scale_max",
+            name="ck_response_scores_scale",
+        ),
+    )
+
+    id: Mapped[int] = mapped_column(primary_key=True)
+    label_set_id: Mapped[int] = mapped_column(ForeignKey("label_sets.id", ondelete="CASCADE"))
+    item_id: Mapped[int] = mapped_column(ForeignKey("items.id", ondelete="CASCADE"), index=True)
+    score: Mapped[float] = mapped_column(Float)
+    scale_min: Mapped[int] = mapped_column(Integer, default=RESPONSE_SCALE[0])
+    scale_max: Mapped[int] = mapped_column(Integer, default=RESPONSE_SCALE[1])
+    # True/False as the rater said; NULL when they did not say (MMHal then reads a score below 3 as yes).
+    hallucination: Mapped[bool | None] = mapped_column(Boolean)
+    rationale: Mapped[str | None] = mapped_column(Text)
+    updated_at: Mapped[datetime] = mapped_column(DateTime(timezone=True), default=utcnow, onupdate=utcnow)
 
 
 class RawOutput(Versioned, Base):

@@ -4,6 +4,10 @@ An import reads the file with its format (named, or guessed from the bytes), che
 the bundle with every problem found so far to :func:`db.importer.import_bundle`, which validates against
 the store and writes in one transaction. The outcome says what was written and lists every problem with
 file, record, field and reason. Nothing here raises for bad input: a failed import is an outcome.
+
+Importing needs the acting user's ``manage_data`` right and exporting their ``export`` right
+(:mod:`db.access`); a refusal raises :class:`~db.access.Forbidden` before anything is read or written
+(an import's own transaction checks again, so a right taken away meanwhile still stops it).
 """
 
 from __future__ import annotations
@@ -16,6 +20,7 @@ from typing import Any
 
 from sqlalchemy import Engine
 
+from db.access import Actor, require_now
 from db.config import data_dir
 from db.exporter import UnknownDataset, export_bundle
 from db.images import extract_image_zip, image_problems
@@ -23,11 +28,14 @@ from db.import_changes import ImportChanges, ReplaceRequired
 from db.importer import ImportResult, import_bundle
 from db.repositories.datasets import set_image_root
 from db.repositories.exchange import dataset_image_root, known_items
-from formats.base import FormatError, ReadOptions
+from formats.base import FormatError, ReadOptions, ReadResult
+from formats.export_check import check_export, refuse_empty
 from formats.gc_pause import without_gc_pauses
+from formats.mapping import ImportMapping, read_table
 from formats.problems import ImportRejected, Problem
 from formats.records import Bundle
 from formats.registry import UnknownFormat, choose_format, get_format, read_file
+from formats.tables import TableSource
 
 Progress = Callable[[float, str], None]
 
@@ -104,6 +112,7 @@ def _write(
     bundle: Bundle,
     outcome: ImportOutcome,
     *,
+    actor: Actor,
     allow_skip: bool,
     annotator: str | None,
     replace_existing: bool,
@@ -115,6 +124,7 @@ def _write(
         outcome.result = import_bundle(
             engine,
             bundle,
+            actor=actor,
             source=outcome.source,
             problems=outcome.problems,
             allow_skip=allow_skip,
@@ -137,6 +147,7 @@ def import_file(
     engine: Engine,
     data: bytes,
     *,
+    actor: Actor,
     source: str,
     format_name: str | None = None,
     options: ReadOptions | None = None,
@@ -148,6 +159,7 @@ def import_file(
     replace_existing: bool = False,
 ) -> ImportOutcome:
     """Import one benchmark file (and optionally its images) into the store, all or nothing."""
+    require_now(engine, actor, "manage_data")  # before images are unpacked
     options = options or ReadOptions()
     try:
         fmt = choose_format(data, source, format_name, "benchmark")
@@ -156,8 +168,73 @@ def import_file(
             source, format_name, options.dataset, False, problems=[Problem(source, "-", "-", str(error))]
         )
     progress(0.05, f"Reading {source} as {fmt.title}…")
-    read = read_file(fmt, data, source, options)
-    outcome = ImportOutcome(source, fmt.name, None, False, problems=list(read.problems))
+    return _import_read(
+        engine,
+        read_file(fmt, data, source, options),
+        source,
+        fmt.name,
+        actor=actor,
+        allow_skip=allow_skip,
+        image_root=image_root,
+        image_zip=image_zip,
+        annotator=annotator,
+        progress=progress,
+        replace_existing=replace_existing,
+    )
+
+
+@without_gc_pauses
+def import_table(
+    engine: Engine,
+    source: TableSource,
+    *,
+    actor: Actor,
+    mapping: ImportMapping | None = None,
+    options: ReadOptions | None = None,
+    allow_skip: bool = False,
+    image_root: str | None = None,
+    image_zip: bytes | None = None,
+    annotator: str | None = None,
+    progress: Progress = _no_progress,
+    replace_existing: bool = False,
+) -> ImportOutcome:
+    """Import a table file or a dataset folder read by a field mapping (saved with the dataset), or with
+    no mapping by the reader of the benchmark its columns are (AlignBench, M-HalDetect); all or nothing,
+    like every import."""
+    require_now(engine, actor, "manage_data")  # before the table is read
+    progress(0.05, f"Reading {source.name}…")
+    format_name, read = read_table(source, mapping, options or ReadOptions())
+    return _import_read(
+        engine,
+        read,
+        source.name,
+        format_name,
+        actor=actor,
+        allow_skip=allow_skip,
+        image_root=image_root,
+        image_zip=image_zip,
+        annotator=annotator,
+        progress=progress,
+        replace_existing=replace_existing,
+    )
+
+
+def _import_read(
+    engine: Engine,
+    read: ReadResult,
+    source: str,
+    format_name: str,
+    *,
+    actor: Actor,
+    allow_skip: bool,
+    image_root: str | None,
+    image_zip: bytes | None,
+    annotator: str | None,
+    progress: Progress,
+    replace_existing: bool,
+) -> ImportOutcome:
+    """What a benchmark reader returned, with its images checked, written by the one importer."""
+    outcome = ImportOutcome(source, format_name, None, False, problems=list(read.problems))
     if read.bundle is None:
         return outcome
     bundle = read.bundle
@@ -185,11 +262,17 @@ def import_file(
 
     progress(0.5, f"Checking and writing {len(bundle.items):,} items…")
     if not _write(
-        engine, bundle, outcome, allow_skip=allow_skip, annotator=annotator, replace_existing=replace_existing
+        engine,
+        bundle,
+        outcome,
+        actor=actor,
+        allow_skip=allow_skip,
+        annotator=annotator,
+        replace_existing=replace_existing,
     ):
         return outcome
     if image_root and existing is not None and existing[1] != image_root:
-        set_image_root(engine, existing[0], image_root)
+        set_image_root(engine, existing[0], image_root, actor=actor)
     outcome.ok = True
     progress(1.0, outcome.summary())
     return outcome
@@ -200,6 +283,7 @@ def import_predictions(
     engine: Engine,
     data: bytes,
     *,
+    actor: Actor,
     source: str,
     dataset: str,
     detector: str,
@@ -211,6 +295,7 @@ def import_predictions(
     replace_existing: bool = False,
 ) -> ImportOutcome:
     """Import one detector run over items already in ``dataset`` as the detector label set ``detector``."""
+    require_now(engine, actor, "manage_data")  # before the file is read
     options = options or ReadOptions()
     options.dataset, options.detector = dataset, detector
     fail = ImportOutcome(source, format_name, dataset, False)
@@ -243,6 +328,7 @@ def import_predictions(
         engine,
         read.bundle,
         outcome,
+        actor=actor,
         allow_skip=allow_skip,
         annotator=annotator,
         replace_existing=replace_existing,
@@ -259,18 +345,23 @@ def export_file(
     dataset: str,
     format_name: str,
     *,
+    actor: Actor,
     label_sets: Sequence[str] | None = None,
     filename: str = "",
 ) -> bytes:
     """The dataset (with the chosen label sets) written in ``format_name``.
 
-    Raises UnknownFormat, UnknownDataset or FormatError with a message for the user.
+    Raises UnknownFormat, UnknownDataset or FormatError with a message for the user — also when the
+    format cannot hold any of the labels it would write, or the file would be empty
+    (:mod:`formats.export_check`): an export never loses every label or writes nothing silently,
+    and :class:`~db.access.Forbidden` unless ``actor`` may export.
     """
     fmt = get_format(format_name)
     if not fmt.writable:
         raise FormatError(f"{fmt.title} can be read but not written")
-    bundle = export_bundle(engine, dataset, label_sets)
-    return fmt.write(bundle, filename=filename or fmt.default_filename(dataset))
+    bundle = export_bundle(engine, dataset, label_sets, actor=actor)
+    check_export(fmt, bundle)
+    return refuse_empty(fmt, fmt.write(bundle, filename=filename or fmt.default_filename(dataset)), dataset)
 
 
 __all__ = [
@@ -282,4 +373,5 @@ __all__ = [
     "export_file",
     "import_file",
     "import_predictions",
+    "import_table",
 ]

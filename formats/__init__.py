@@ -13,5 +13,6 @@ its gold annotations) or :class:`~formats.record_formats.PredictionRecordsFormat
 template decodes the file, loads the records, collects every problem and builds the bundle. Any other
 shape subclasses :class:`~formats.base.Format` and writes ``read`` itself with the shared helpers
 (``text``, ``json_documents``, ``fields``, ``ids``, ``record_loops``, ``bundles``). Then list the
-module in ``formats.registry``.
+module in ``formats.registry``, and say in ``holds`` which labels a written file keeps
+(:mod:`formats.export_check` refuses an export that would keep none of them).
 """

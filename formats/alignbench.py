@@ -341,6 +341,7 @@ def error_spans(words: Any, sentence: str) -> tuple[list[tuple[int, int]], list[
 
 class AlignBenchFormat(Format):
     name = "alignbench"
+    holds = ("sentence",)
     title = "AlignBench sentence rows (CSV, JSONL, Parquet)"
     extensions = (".jsonl", ".csv", ".parquet")
     description = "One row per caption sentence: model, image_name, sentence_index, caption, annotation, …"
@@ -359,8 +360,10 @@ class AlignBenchFormat(Format):
         return 0.9 if all(k in head for k in needed) else 0.0
 
     def read(self, data: bytes, *, source: str, options: ReadOptions | None = None) -> ReadResult:
-        options = options or ReadOptions()
-        loaded = load_rows(data, source)
+        return self.read_rows(load_rows(data, source), source, options or ReadOptions())
+
+    def read_rows(self, loaded: Rows, source: str, options: ReadOptions) -> ReadResult:
+        """The captions of rows already loaded (one file's, or all shards' of a dataset folder)."""
         rows, problems = loaded.rows, loaded.problems
         if rows is None:
             return ReadResult(None, problems)

@@ -158,6 +158,7 @@ class _RowPredictions(Format):
 
 class AlignBenchScores(_RowPredictions):
     name = "alignbench-scores"
+    holds = ("score", "output")
     title = "AlignBench sentence scores (0–100)"
     description = "Rows: model, image_name, sentence_index, and score (0–100) or the detector's output text."
     column = "score"
@@ -258,6 +259,7 @@ def localized_spans(output: str, sentence: str) -> tuple[list[tuple[int, int]], 
 
 class AlignBenchLocalization(_RowPredictions):
     name = "alignbench-localization"
+    holds = ("span", "output")
     title = "AlignBench localization ([red] before wrong words)"
     description = (
         "Rows: model, image_name, sentence_index, output (the sentence with [red] before wrong words)."

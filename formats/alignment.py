@@ -1,6 +1,12 @@
-"""Moving spans between two texts that differ only in whitespace, and saying where two texts differ."""
+"""Moving spans between two texts that differ only in whitespace, and saying where two texts differ.
+
+:func:`spans_on_copy` is the one rule by which a tagged copy of a response counts as that response,
+for benchmark files (MHALO's gold tags) and detector outputs alike.
+"""
 
 from __future__ import annotations
+
+from collections.abc import Sequence
 
 
 def nonspace_positions(text: str) -> list[int]:
@@ -54,3 +60,41 @@ def first_difference(a: str, b: str, *, context: int = 25) -> str:
 
 def norm_ws(text: str) -> str:
     return " ".join(text.split())
+
+
+class NotACopy(ValueError):
+    """A text is not a copy of the stored one: it differs in more than whitespace (the message says where)."""
+
+
+def spans_on_copy(
+    text: str, spans: Sequence[tuple[int, int]], original: str
+) -> tuple[list[tuple[int, int] | None], bool]:
+    """``spans`` of ``text`` placed on ``original``, and whether the two differed (only) in whitespace.
+
+    ``text`` is a copy of ``original`` (a tagged response with its tags removed) when both hold the same
+    non-whitespace characters in the same order; whitespace may differ anywhere, also inside a word
+    (``awindow`` for ``a window``: real MHALO files do this). Then each span is moved character by
+    character; one that holds only whitespace comes back as None. Raises :class:`NotACopy` naming where
+    the texts part when they differ otherwise.
+    """
+    if text == original:
+        return list(spans), False
+    mapping = align_ignoring_whitespace(text, original)
+    if mapping is None:
+        raise NotACopy(first_difference_ignoring_whitespace(text, original))
+    return [map_span(mapping, text, start, end) for start, end in spans], True
+
+
+def first_difference_ignoring_whitespace(copy: str, original: str, *, context: int = 25) -> str:
+    """Where ``copy`` first differs from ``original`` in a non-whitespace character: the position in
+    ``original`` and a short quoted excerpt of each."""
+    a, b = nonspace_positions(copy), nonspace_positions(original)
+    k = 0
+    while k < min(len(a), len(b)) and copy[a[k]] == original[b[k]]:
+        k += 1
+    i = a[k] if k < len(a) else len(copy)
+    j = b[k] if k < len(b) else len(original)
+    return (
+        f"at character {j}: {copy[max(0, i - 10) : i + context]!r} vs "
+        f"{original[max(0, j - 10) : j + context]!r}"
+    )

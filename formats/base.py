@@ -21,6 +21,16 @@ from formats.problems import Problem
 from formats.records import Bundle
 
 Kind = Literal["benchmark", "predictions"]
+# What a label set can say about an item, as :attr:`Format.holds` names it, with how a report calls it.
+LABEL_KINDS = {
+    "span": "spans",
+    "sentence": "sentence labels",
+    "claim": "claim labels",
+    "triplet": "triplets",
+    "output": "raw outputs",
+    "score": "sentence scores",
+    "probability": "token probabilities",
+}
 
 
 @dataclass(frozen=True)
@@ -46,6 +56,11 @@ class ReadOptions:
     known: Mapping[str, KnownItem] = field(default_factory=dict)
     # Tag name of inline-tagged detector output; None: find it in the output.
     tag: str | None = None
+    # FaithScore: how its 0/1 labels read — "data" (as the annotations show) or "readme" (as its README
+    # states); see :mod:`formats.faithscore`.
+    faithscore_polarity: str = "data"
+    # Whose labels a ratings file holds: a judge's run (detector), gold, or an annotator's (human).
+    label_set_kind: str = "detector"
 
     @property
     def responses(self) -> dict[str, str]:
@@ -86,6 +101,12 @@ class Format:
     writable: ClassVar[bool] = True
     # One line for the Import page: what the file looks like.
     description: ClassVar[str] = ""
+    # What a written file keeps of the label set it writes, among :data:`LABEL_KINDS`; an export that would
+    # keep none of what that label set has is refused (see :mod:`formats.export_check`).
+    holds: ClassVar[tuple[str, ...]] = ()
+    # Whether a written file holds every chosen label set; else the one of
+    # :func:`formats.bundles.pick_label_set` (the gold one, or the detector run, or the only one chosen).
+    writes_every_label_set: ClassVar[bool] = False
 
     def sniff(self, data: bytes, filename: str = "") -> float:
         """How sure this format is that ``data`` is its own, from 0 (not mine) to 1 (certainly mine)."""

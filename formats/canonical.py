@@ -6,17 +6,20 @@ label set's annotations on one item, per rating task and per rating. Each line n
 fallback whenever another format cannot express something (overlapping spans in inline tags, ratings).
 
 Reading is strict: every field is checked against the record's type, unknown fields are reported (a typo
-must not silently drop data), and a file of a newer ``format_version`` is refused.
+must not silently drop data), and a file of a newer ``format_version`` is refused. Every problem names its
+line (``line 7``, counted from 1 like an editor does). A file that is not JSON Lines at all — a JSON array,
+or objects pretty-printed over many lines — is said to be so once, rather than once per line.
 """
 
 from __future__ import annotations
 
 import dataclasses
+import json
 import types
 import typing
 from typing import Any, TypeVar, Union
 
-from formats.base import Format, ReadOptions, ReadResult
+from formats.base import LABEL_KINDS, Format, ReadOptions, ReadResult
 from formats.fields import RecordError, get_int, type_name
 from formats.json_documents import dump_jsonl, iter_jsonl
 from formats.problems import Problem
@@ -113,6 +116,8 @@ def _plain(record: Any) -> dict[str, Any]:
 
 class CanonicalFormat(Format):
     name = "canonical"
+    holds = tuple(LABEL_KINDS)
+    writes_every_label_set = True
     title = "Spanlight JSONL (canonical, lossless)"
     extensions = (".jsonl", ".spanlight.jsonl")
     description = "One JSON object per line: dataset, items, label sets, annotations, rating tasks, ratings."
@@ -143,6 +148,10 @@ class CanonicalFormat(Format):
         options = options or ReadOptions()
         text, problems = decode_text(data, source)
         if text is None:
+            return ReadResult(None, problems)
+        shape = _not_json_lines(text)
+        if shape is not None:
+            problems.append(Problem(source, shape[0], "-", shape[1]))
             return ReadResult(None, problems)
         bundle: Bundle | None = None
         label_sets: dict[tuple[str, str], LabelSetRecord] = {}
@@ -223,6 +232,37 @@ class CanonicalFormat(Format):
         if bundle is None:
             problems.append(Problem(source, "-", "-", "the file holds no dataset line"))
         return ReadResult(bundle, problems)
+
+
+def _not_json_lines(text: str) -> tuple[str, str] | None:
+    """``(line, reason)`` when the file is not JSON Lines at all: its first non-blank line is no JSON object."""
+    found = next(((k, line) for k, line in enumerate(text.splitlines()) if line.strip()), None)
+    if found is None:
+        return None
+    index, line = found
+    try:
+        first = json.loads(line)
+    except (json.JSONDecodeError, RecursionError) as error:
+        problem = (
+            "starts a JSON value that does not end on that line"
+            if line.strip()[:1] in ("{", "[")
+            else f"is not a JSON object ({getattr(error, 'msg', 'nested too deeply')})"
+        )
+    else:
+        if isinstance(first, dict):
+            return None
+        problem = f"holds {type_name(first)}, not a JSON object"
+    expected = (
+        "canonical files are JSON Lines: one JSON object per line, the first being the dataset line, as "
+        "Spanlight's export writes them"
+    )
+    try:
+        whole = json.loads(text)
+    except (json.JSONDecodeError, RecursionError):
+        return f"line {index + 1}", f"line {index + 1} {problem}; {expected}"
+    n_lines = text.count("\n") + 1
+    shape = "one JSON array" if isinstance(whole, list) else f"one JSON {type_name(whole)}"
+    return f"line {index + 1}", f"the file is {shape} over {n_lines:,} lines; {expected}"
 
 
 FORMAT = CanonicalFormat()

@@ -20,7 +20,7 @@ from typing import Any
 from formats import taxonomies
 from formats.bundles import pick_label_set
 from formats.fields import RecordError, get_str, storable_object, type_name
-from formats.ids import external_id, id_was_int, written_id
+from formats.ids import external_id, id_was_int, keys_with_id, written_id
 from formats.json_documents import dump_json
 from formats.record_formats import BenchmarkRecordsFormat, Warnings
 from formats.records import Annotations, Bundle, ItemRecord, SpanRecord
@@ -77,7 +77,7 @@ def place_part(text: str, part: dict[str, Any], field: str) -> tuple[int, int]:
 
 def read_record(record: Any, index: int, stem: str) -> tuple[ItemRecord, Annotations]:
     storable_object(record)
-    ext, has_id = external_id(record, ("id",), f"{stem}-{index}")
+    ext, _ = external_id(record, ("id",), f"{stem}-{index}")
     text = get_str(record, "hallucinated_text")
     assert text is not None
     groups = record.get("annotations") or {}
@@ -112,8 +112,7 @@ def read_record(record: Any, index: int, stem: str) -> tuple[ItemRecord, Annotat
             "fields": {k: v for k, v in record.items() if k not in KNOWN_KEYS},
             "parts": parts,
             "layout": {
-                "keys": list(record),
-                "has_id": has_id,
+                "keys": keys_with_id(record),
                 "int_id": id_was_int(record),
                 "groups": list(groups),
                 "image_id_int": id_was_int(record, "image_id"),
@@ -129,6 +128,7 @@ def subset_for(stem: str) -> str:
 
 class HalLocFormat(BenchmarkRecordsFormat):
     name = "halloc"
+    holds = ("span",)
     title = "HalLoc (typed word/char-indexed parts)"
     extensions = (".json", ".jsonl")
     description = "Samples with hallucinated_text and annotations {object, attribute, relationship, scene}."
@@ -184,9 +184,7 @@ class HalLocFormat(BenchmarkRecordsFormat):
         }
         fields = item.meta.get("fields") or {}
         record = {}
-        for key in layout.get("keys") or KNOWN_KEYS:
-            if key == "id" and not layout.get("has_id", True):
-                continue
+        for key in keys_with_id(layout.get("keys") or KNOWN_KEYS):
             record[key] = values[key] if key in values else fields.get(key)
         return record
 

@@ -83,6 +83,7 @@ def read_probabilities(record: dict[str, Any], response: str) -> list[TokenProba
 
 class HalLocProbabilitiesFormat(PredictionRecordsFormat[None]):
     name = "halloc-probs"
+    holds = ("probability",)
     title = "Token probabilities (HalLoc-style)"
     source_format = "halloc"
     description = (

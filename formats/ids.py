@@ -4,7 +4,7 @@ report, and telling an exact repeat of a record from a clash of ids."""
 from __future__ import annotations
 
 import json
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
 
 from formats.fields import RecordError, type_name
@@ -24,6 +24,18 @@ def external_id(record: Mapping[str, Any], keys: Sequence[str], fallback: str) -
             raise RecordError(key, "is empty")
         return text, True
     return fallback, False
+
+
+def keys_with_id(keys: Iterable[str], key: str = "id") -> list[str]:
+    """A record's fields in the order an export writes them: the item's id first when the file gave none.
+
+    An item of a record without an id is named ``<file stem>-<index>``; written back without it, a
+    re-import would name it after the new file's name and position — renumbering every item after a
+    rejected record and breaking whatever refers to it. Readers keep this order in the item's layout and
+    writers write it, so the id survives any number of round trips.
+    """
+    ordered = list(keys)
+    return ordered if key in ordered else [key, *ordered]
 
 
 def id_was_int(record: Mapping[str, Any], key: str = "id") -> bool:

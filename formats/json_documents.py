@@ -4,21 +4,25 @@ column), and writing them back as UTF-8."""
 from __future__ import annotations
 
 import json
-from collections.abc import Iterator, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from typing import Any
 
 from formats.fields import type_name
 from formats.problems import Problem
 from formats.text import decode_text, looks_like_json
 
+# Builds a JSON object from its ``(key, value)`` pairs in file order (``json.loads``'s
+# ``object_pairs_hook``): for a format that must see a key the object repeats, which a dict would drop.
+PairsHook = Callable[[list[tuple[str, Any]]], Any]
 
-def load_json(data: bytes, source: str) -> tuple[Any, list[Problem]]:
+
+def load_json(data: bytes, source: str, pairs_hook: PairsHook | None = None) -> tuple[Any, list[Problem]]:
     """The parsed JSON document, or None and a problem with line and column of the syntax error."""
     text, problems = decode_text(data, source)
     if text is None:
         return None, problems
     try:
-        document = json.loads(text)
+        document = json.loads(text, object_pairs_hook=pairs_hook)
     except json.JSONDecodeError as error:
         return None, [
             Problem(
@@ -44,13 +48,15 @@ def load_document(data: bytes, source: str, kind: type, expected: str) -> tuple[
     return document, problems
 
 
-def iter_jsonl(text: str, source: str, problems: list[Problem]) -> Iterator[tuple[int, Any]]:
+def iter_jsonl(
+    text: str, source: str, problems: list[Problem], pairs_hook: PairsHook | None = None
+) -> Iterator[tuple[int, Any]]:
     """``(line index, value)`` of each non-blank line; a line that is not JSON becomes a problem."""
     for index, line in enumerate(text.splitlines()):
         if not line.strip():
             continue
         try:
-            yield index, json.loads(line)
+            yield index, json.loads(line, object_pairs_hook=pairs_hook)
         except json.JSONDecodeError as error:
             problems.append(
                 Problem(
@@ -61,11 +67,13 @@ def iter_jsonl(text: str, source: str, problems: list[Problem]) -> Iterator[tupl
             problems.append(Problem(source, f"line {index + 1}", "-", "not readable JSON: nested too deeply"))
 
 
-def load_records(data: bytes, source: str) -> tuple[list[tuple[int, Any]] | None, list[Problem]]:
+def load_records(
+    data: bytes, source: str, pairs_hook: PairsHook | None = None
+) -> tuple[list[tuple[int, Any]] | None, list[Problem]]:
     """``(index, record)`` pairs of a JSON array or a JSON-lines file (index = position or line number - 1)."""
     opener = looks_like_json(data)
     if opener == "[":
-        document, problems = load_json(data, source)
+        document, problems = load_json(data, source, pairs_hook)
         if document is None:
             return None, problems
         return list(enumerate(document)), problems
@@ -74,11 +82,11 @@ def load_records(data: bytes, source: str) -> tuple[list[tuple[int, Any]] | None
         return None, problems
     if opener is None:
         return None, [Problem(source, "-", "-", "not JSON: expected a JSON list or one JSON object per line")]
-    records = list(iter_jsonl(text, source, problems))
+    records = list(iter_jsonl(text, source, problems, pairs_hook))
     if problems:
         # Perhaps one pretty-printed object rather than JSON lines.
         try:
-            whole = json.loads(text)
+            whole = json.loads(text, object_pairs_hook=pairs_hook)
         except (json.JSONDecodeError, RecursionError):
             return records, problems
         return [(0, whole)], []

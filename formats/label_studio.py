@@ -71,6 +71,8 @@ def _who(value: Any) -> str:
 
 class LabelStudioFormat(Format):
     name = "label-studio"
+    holds = ("span",)
+    writes_every_label_set = True
     title = "Label Studio JSON (tasks with labels)"
     description = (
         "Label Studio export: tasks {data: {text, image}, annotations, predictions} with labels results."

@@ -14,7 +14,7 @@ from typing import Any
 
 from formats.bundles import annotations_by_item
 from formats.fields import RecordError, get_int, get_list, get_str, storable_object, type_name
-from formats.ids import external_id, id_was_int, written_id
+from formats.ids import external_id, id_was_int, keys_with_id, written_id
 from formats.json_documents import dump_json
 from formats.record_formats import BenchmarkRecordsFormat, Warnings
 from formats.records import (
@@ -25,6 +25,7 @@ from formats.records import (
     SentenceRecord,
     SpanRecord,
 )
+from formats.tables import parquet_columns
 from formats.text import head_text, looks_like_json
 
 TO_SENTENCE_LABEL = {
@@ -39,7 +40,7 @@ KNOWN_KEYS = ("id", "question", "response", "image", "annotations")
 
 def read_record(record: Any, index: int, stem: str) -> tuple[ItemRecord, Annotations]:
     storable_object(record)
-    ext, has_id = external_id(record, ("id",), f"{stem}-{index}")
+    ext, _ = external_id(record, ("id",), f"{stem}-{index}")
     response = get_str(record, "response")
     assert response is not None
     segments = get_list(record, "annotations")
@@ -80,7 +81,7 @@ def read_record(record: Any, index: int, stem: str) -> tuple[ItemRecord, Annotat
         sentences=sentences,
         meta={
             "fields": {k: v for k, v in record.items() if k not in KNOWN_KEYS},
-            "layout": {"keys": list(record), "has_id": has_id, "int_id": id_was_int(record)},
+            "layout": {"keys": keys_with_id(record), "int_id": id_was_int(record)},
         },
     )
     return item, Annotations(item=ext, spans=spans, sentence_labels=labels)
@@ -93,12 +94,15 @@ def _start_of(segment: Any) -> int:
 
 class MHalDetectFormat(BenchmarkRecordsFormat):
     name = "mhaldetect"
+    holds = ("sentence",)
     title = "M-HalDetect (offset segments)"
     label_kinds = ("sentence", "span")
-    extensions = (".json", ".jsonl")
-    description = "Records with response and annotations [{start, end, text, label: ACCURATE|INACCURATE|…}]."
+    extensions = (".json", ".jsonl", ".parquet")
+    description = "Records (JSON or Parquet) with response and annotations [{start, end, text, label: ACCURATE|INACCURATE|…}]."
 
     def sniff(self, data: bytes, filename: str = "") -> float:
+        if bytes(data[:4]) == b"PAR1":
+            return 0.85 if {"response", "annotations"} <= set(parquet_columns(data)) else 0.0
         head = head_text(data)
         if looks_like_json(data) and '"annotations"' in head and "ACCURATE" in head and '"response"' in head:
             return 0.85
@@ -129,7 +133,7 @@ class MHalDetectFormat(BenchmarkRecordsFormat):
                         "label": name,
                     }
                 )
-            layout = item.meta.get("layout") or {"keys": list(KNOWN_KEYS), "has_id": True}
+            layout = item.meta.get("layout") or {"keys": list(KNOWN_KEYS)}
             fields = item.meta.get("fields") or {}
             values = {
                 "id": written_id(item.external_id, layout),
@@ -139,9 +143,7 @@ class MHalDetectFormat(BenchmarkRecordsFormat):
                 "annotations": segments,
             }
             record = {}
-            for key in layout["keys"]:
-                if key == "id" and not layout.get("has_id"):
-                    continue
+            for key in keys_with_id(layout["keys"]):
                 record[key] = fields[key] if key in fields else values.get(key)
             records.append(record)
         return dump_json(records)

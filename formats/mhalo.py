@@ -14,7 +14,8 @@ files have flaws, each handled on purpose:
 * ``hallucination_spans`` (M-HalDetect-derived file) must agree with the tags, or the record is rejected.
 
 Fields Spanlight has no column for stay in the item's ``meta`` with the record's key order, so an export
-writes each record back as it came (ids are only written where the source had them).
+writes each record back as it came — plus an ``id`` first where the source had none: the item's derived
+id (``<file stem>-<index>``), which a re-import takes back (see :func:`formats.ids.keys_with_id`).
 """
 
 from __future__ import annotations
@@ -23,13 +24,13 @@ import re
 from typing import Any
 
 from formats import taxonomies
-from formats.alignment import align_ignoring_whitespace, first_difference, map_span
+from formats.alignment import NotACopy, first_difference, spans_on_copy
 from formats.base import Format, FormatError, ReadOptions, ReadResult
 from formats.bundles import gold_bundle, spans_by_item
 from formats.fields import RecordError, get_first_str, get_int, get_list, get_str, storable_object, type_name
-from formats.ids import external_id, id_was_int, written_id
+from formats.ids import external_id, id_was_int, keys_with_id, written_id
 from formats.json_documents import dump_json, load_document
-from formats.markers import insert_markers, overlapping
+from formats.markers import explain_broken_tags, insert_markers, overlapping
 from formats.problems import record_label
 from formats.record_loops import benchmark_items
 from formats.records import Annotations, Bundle, ItemRecord, SpanRecord
@@ -44,23 +45,24 @@ ID_KEYS = ("id",)
 PROMPT_KEYS = ("prompt", "question", "query")
 IMAGE_KEYS = ("image_path", "image")
 REFERENCE_KEYS = ("original_solution", "gt_answer")
-# The released files and the subset names the MHALO paper uses for them.
+# The released files (and the benchmark's other subsets) with the names the MHALO paper's tables give
+# them. Keys are file stems without case, "_" or "-": the MathV360K file is ``processed_mathv_360k``.
 KNOWN_SUBSETS = {
-    "processed_mhal_dataset": "mhal",
-    "processed_geo_170k": "geo_170k",
-    "processed_test": "test/MC",
-    "processed_rlhfv_dataset": "rlhfv",
-    "processed_mathv360k": "mathv360k",
+    "processedmhaldataset": "M-HalDetect",
+    "processedgeo170k": "Geo170K",
+    "processedtest": "MC",
+    "processedrlhfvdataset": "RLHF-V",
+    "processedmathv360k": "MathV360K",
 }
-# A tag that survived parsing damaged (``white/hallucination> jersey<``).
-# A closing marker that lost its "<" or an opening one that lost its ">".
-_BROKEN_MARKER = re.compile(r"(?<!<)/hallucination>|<hallucination(?![>a-z])|(?<![</])hallucination>")
+# A marker left in the text once the tags are parsed: a tag that lost a character.
 _DAMAGED = re.compile(r"</?\s*hallucination\b|\bhallucination\s*>", re.IGNORECASE)
 
 
 def subset_for(stem: str) -> str:
-    if stem in KNOWN_SUBSETS:
-        return KNOWN_SUBSETS[stem]
+    """The subset a file's items belong to: the paper's name for a released file, else the stem."""
+    known = KNOWN_SUBSETS.get(re.sub(r"[_\-]", "", stem.lower()))
+    if known:
+        return known
     name = stem.removeprefix("processed_").removesuffix("_dataset")
     return name or stem
 
@@ -73,29 +75,23 @@ def gold_spans_on(response: str, tagged: str) -> tuple[list[tuple[int, int]], st
     try:
         plain, spans = parse_tagged(tagged, TAG)
     except ValueError as error:
-        hint = _BROKEN_MARKER.search(tagged)
-        seen = f" (a damaged marker {hint.group()!r} at character {hint.start()})" if hint else ""
-        raise RecordError(TAGGED, f"broken tags: {error}{seen}") from None
+        raise RecordError(TAGGED, f"broken tags: {explain_broken_tags(tagged, TAG, error)}") from None
     damaged = _DAMAGED.search(plain)
     if damaged:
         raise RecordError(
             TAGGED,
             f"a damaged tag marker {damaged.group()!r} is left in the text at character {damaged.start()}",
         )
-    if plain == response:
-        return list(spans), None
-    mapping = align_ignoring_whitespace(plain, response)
-    if mapping is None:
-        raise RecordError(
-            TAGGED, f"without its tags the text differs from {RESPONSE} {first_difference(plain, response)}"
-        )
-    placed = []
-    for start, end in spans:
-        moved = map_span(mapping, plain, start, end)
-        if moved is None:
+    try:
+        placed, moved = spans_on_copy(plain, spans, response)
+    except NotACopy as difference:
+        raise RecordError(TAGGED, f"without its tags the text differs from {RESPONSE} {difference}") from None
+    for (start, end), span in zip(spans, placed, strict=True):
+        if span is None:
             raise RecordError(TAGGED, f"the span {start}-{end} holds only whitespace")
-        placed.append(moved)
-    return placed, (
+    if not moved:
+        return [span for span in placed if span], None
+    return [span for span in placed if span], (
         f"without its tags the text differs from {RESPONSE} only in whitespace "
         f"({first_difference(plain, response)}); spans were placed on {RESPONSE} exactly"
     )
@@ -146,7 +142,7 @@ def read_record(
         k for k in (*ID_KEYS[:has_id], RESPONSE, TAGGED, SPANS, prompt_key, image_key, reference_key) if k
     }
     layout: dict[str, Any] = {
-        "keys": list(record),
+        "keys": keys_with_id(record),
         "prompt": prompt_key,
         "image": image_key,
         "reference": reference_key,
@@ -173,6 +169,7 @@ def _label(index: int, record: Any) -> str:
 
 class MhaloFormat(Format):
     name = "mhalo"
+    holds = ("span",)
     title = "MHALO (tagged JSON)"
     description = "JSON array; hallucinated_solution with <hallucination> tags, test_solution plain."
 
@@ -243,7 +240,7 @@ class MhaloFormat(Format):
             layout.get("reference"): item.reference,
         }
         record = {}
-        for key in layout.get("keys", []):
+        for key in keys_with_id(layout.get("keys", [])):
             if key in extra:
                 record[key] = extra[key]
             elif key in by_role:

@@ -2,14 +2,19 @@
 
 An output (MHALO appendix D) is a header line, optionally an ``<Analysis>…</Analysis>`` part
 (Analyze-then-Judge), then ``<Tagged_Text>…</Tagged_Text>`` with ``<hallucination>…</hallucination>``
-around each span; other detectors use other tag names (``<A>…</A>``), found automatically unless given.
+around each span; other detectors use the other elements MHALO tried (``<A>…</A>``, ``<Bb>``, ``<@>``).
+Unless the run's tag is given, it is guessed among those names only (see :func:`is_span_tag`), never
+taken from markup the response itself holds (``<strong>``), and is ``hallucination`` otherwise.
 Records are ``{id, output}`` (also ``response``, ``prediction``, ``raw_output``, ``model_output``) in a
 JSON list or JSON lines, or one object mapping item id -> output.
 
 The output is stored exactly as produced, with its analysis and whether it followed the format (MHALO's
-IF: the tags parse and the text is the response up to whitespace). Spans are placed on the stored
-response character by character ignoring whitespace. An output that does not follow the format is kept,
-visible and counted, with no spans — never dropped.
+IF: the tags parse and the text is the response up to whitespace). "Up to whitespace" is the one rule
+gold files are held to as well (:func:`formats.alignment.spans_on_copy`): the same non-whitespace
+characters in the same order, so ``awindow`` for ``a window`` passes in both — where
+:func:`metrics.follows_format`, which compares whitespace-normalised words, would not. Spans are placed
+on the stored response character by character ignoring whitespace. An output that does not follow the
+format is kept, visible and counted, with no spans — never dropped.
 """
 
 from __future__ import annotations
@@ -18,33 +23,62 @@ import re
 from collections import Counter
 from typing import Any
 
-from formats.alignment import align_ignoring_whitespace, first_difference, map_span, norm_ws
+from formats.alignment import NotACopy, spans_on_copy
 from formats.base import FormatError, KnownItem, ReadOptions
 from formats.bundles import detector_outputs
 from formats.fields import get_first_str
 from formats.json_documents import dump_jsonl
-from formats.markers import insert_markers, overlapping
+from formats.markers import explain_broken_tags, insert_markers, overlapping
 from formats.record_formats import PredictionRecordsFormat, Warnings
 from formats.records import Annotations, Bundle, RawOutputRecord, SpanRecord
 from formats.text import head_text, looks_like_json
-from metrics import follows_format, parse_tagged
+from metrics import parse_tagged
 
 OUTPUT_KEYS = ("output", "response", "prediction", "raw_output", "model_output", "generated_text", "value")
 DEFAULT_TAG = "hallucination"
 _ANALYSIS = re.compile(r"<Analysis>(.*?)</Analysis>", re.DOTALL | re.IGNORECASE)
-_TAG_NAME = re.compile(r"<([A-Za-z][\w-]{0,40})>")
-_NOT_SPAN_TAGS = {"tagged_text", "analysis"}
+# A marker ``<name>`` whose name could be a span tag: a word, or one of the symbols MHALO tried.
+_TAG_NAME = re.compile(r"<([A-Za-z][\w-]{0,40}|[@#&])>")
 
 
-def find_tag(output: str) -> str:
-    """The span tag an output uses: the only tag name inside ``<Tagged_Text>`` (``hallucination`` if any)."""
+def is_span_tag(name: str) -> bool:
+    """Whether ``name`` is a tag detectors mark hallucinated spans with: MHALO's own ``hallucination``,
+    or one of the other XML elements its appendix C.2 (Table 7) prompted with — one letter (``A``,
+    ``b``), a letter pair in mixed case (``aA``, ``Bb``) or ``@``, ``#``, ``&``.
+
+    Only these are guessed: a response often holds markup of its own (``<strong>``, ``<code>``), which a
+    faithful copy repeats and which is no span tag.
+    """
+    if name == DEFAULT_TAG or name in ("@", "#", "&"):
+        return True
+    if len(name) == 1:
+        return name.isascii() and name.isalpha()
+    return (
+        len(name) == 2
+        and name.isascii()
+        and name.isalpha()
+        and name[0] != name[1]
+        and name.lower()[0] == name.lower()[1]
+    )
+
+
+def find_tag(output: str, response: str = "") -> str:
+    """The span tag an output uses, else ``hallucination`` (the tag of MHALO datasets).
+
+    The candidates are the names :func:`is_span_tag` accepts that are opened and closed inside
+    ``<Tagged_Text>`` (the whole output without it) and that are not markup of the ``response`` itself;
+    ``hallucination`` wins when present, else the most frequent.
+    """
     body = output
     start = output.find("<Tagged_Text>")
     if start != -1:
         end = output.find("</Tagged_Text>", start)
         body = output[start : end if end != -1 else len(output)]
-    names = Counter(m.group(1) for m in _TAG_NAME.finditer(body) if m.group(1).lower() not in _NOT_SPAN_TAGS)
-    names = Counter({n: c for n, c in names.items() if f"</{n}>" in body})
+    names = Counter(
+        name
+        for name in (m.group(1) for m in _TAG_NAME.finditer(body))
+        if is_span_tag(name) and f"</{name}>" in body and f"<{name}>" not in response
+    )
     if not names or DEFAULT_TAG in names:
         return DEFAULT_TAG
     return names.most_common(1)[0][0]
@@ -54,24 +88,25 @@ def read_output(output: str, response: str, tag: str | None) -> tuple[list[tuple
     """Spans on ``response`` and the raw output record (with the IF flag and any parse error)."""
     analysis_match = _ANALYSIS.search(output)
     analysis = analysis_match.group(1).strip() if analysis_match else None
-    tag = tag or find_tag(output)
+    tag = tag or find_tag(output, response)
     try:
         text, spans = parse_tagged(output, tag)
     except ValueError as error:
-        return [], RawOutputRecord(output, False, analysis, f"tags do not parse: {error}")
-    if not follows_format(output, response, tag):
-        reason = f"the tagged text is not the response {first_difference(norm_ws(text), norm_ws(response))}"
-        return [], RawOutputRecord(output, False, analysis, reason)
-    if text == response:
-        return list(spans), RawOutputRecord(output, True, analysis)
-    mapping = align_ignoring_whitespace(text, response)
-    assert mapping is not None  # follows_format guarantees equality up to whitespace
-    placed = [p for p in (map_span(mapping, text, s, e) for s, e in spans) if p is not None]
-    return placed, RawOutputRecord(output, True, analysis)
+        return [], RawOutputRecord(
+            output, False, analysis, f"tags do not parse: {explain_broken_tags(output, tag, error)}"
+        )
+    try:
+        placed, _ = spans_on_copy(text, spans, response)
+    except NotACopy as difference:
+        return [], RawOutputRecord(
+            output, False, analysis, f"the tagged text is not the response {difference}"
+        )
+    return [span for span in placed if span is not None], RawOutputRecord(output, True, analysis)
 
 
 class MhaloOutputsFormat(PredictionRecordsFormat[tuple[str | None, str | None]]):
     name = "mhalo-outputs"
+    holds = ("span", "output")
     title = "MHALO-style detector outputs (<Tagged_Text>)"
     source_format = "mhalo"
     read_before_repeat = True

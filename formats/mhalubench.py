@@ -20,7 +20,7 @@ from typing import Any
 from formats import taxonomies
 from formats.bundles import pick_label_set
 from formats.fields import RecordError, get_first_str, get_list, get_str, storable_object, type_name
-from formats.ids import external_id, id_was_int, written_id
+from formats.ids import external_id, id_was_int, keys_with_id, written_id
 from formats.json_documents import dump_json
 from formats.record_formats import BenchmarkRecordsFormat, Warnings
 from formats.records import (
@@ -176,8 +176,8 @@ def read_record(
 ) -> tuple[ItemRecord, Annotations]:
     """A train or a validation record, by the keys it has."""
     storable_object(record)
-    ext, has_id = external_id(record, ("id",), f"{stem}-{index}")
-    layout = {"keys": list(record), "has_id": has_id, "int_id": id_was_int(record)}
+    ext, _ = external_id(record, ("id",), f"{stem}-{index}")
+    layout = {"keys": keys_with_id(record), "int_id": id_was_int(record)}
     if "claim_list" in record:
         return read_train(record, ext, layout, warnings)
     if "segments" in record:
@@ -187,6 +187,7 @@ def read_record(
 
 class MHaluBenchFormat(BenchmarkRecordsFormat):
     name = "mhalubench"
+    holds = ("claim",)
     title = "MHaluBench (claims: train and validation shapes)"
     label_kinds = ("claim",)
     extensions = (".json", ".jsonl")
@@ -263,9 +264,7 @@ class MHaluBenchFormat(BenchmarkRecordsFormat):
                 segments=[segments[s] for s in sorted(segments)],
             )
         record = {}
-        for key in keys:
-            if key == "id" and not layout.get("has_id", True):
-                continue
+        for key in keys_with_id(keys):
             if key in values and key not in ("task_type", "label"):
                 record[key] = values[key]
             elif key in fields:

@@ -75,6 +75,7 @@ def claim_labels(predictions: list[Any], stored: tuple[str, ...]) -> list[ClaimL
 
 class MHaluBenchPredictionsFormat(PredictionRecordsFormat[tuple[str, list[dict[str, Any]]]]):
     name = "mhalubench-predictions"
+    holds = ("claim", "output")
     title = "MHaluBench claim predictions (with reasons)"
     source_format = "mhalubench"
     output = "prediction"

@@ -10,13 +10,16 @@ whole, in the server's memory, just to show five items. The head is cut after it
 from __future__ import annotations
 
 import json
+from collections import Counter
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 
-from formats.base import ReadOptions
+from formats.base import Kind, ReadOptions, ReadResult
 from formats.gc_pause import without_gc_pauses
 from formats.problems import Problem
+from formats.records import Annotations, ItemRecord
 from formats.registry import get_format, read_file
+from formats.sentences import split_sentences
 from formats.text import file_stem, looks_like_json
 
 # Enough for sniffing and for the first items of every format; the Import itself reads the whole file.
@@ -91,6 +94,20 @@ def whole_records(head: bytes) -> bytes:
     return head[: cut + 1] if cut >= 0 else b""
 
 
+def _note(annotations: Annotations) -> str:
+    """What a preview says about one output beside its spans: an unreadable output, or a rating."""
+    raw, rated = annotations.raw_output, annotations.response_score
+    if raw is not None and not raw.follows_format:
+        return f"Output kept without spans: {raw.parse_error}"
+    if rated is not None:
+        return f"Rated {rated.score:g} of {rated.scale_min}-{rated.scale_max}" + (
+            ""
+            if rated.hallucination is None
+            else f", hallucination: {'yes' if rated.hallucination else 'no'}"
+        )
+    return ""
+
+
 @without_gc_pauses
 def preview_file(
     format_name: str,
@@ -108,21 +125,34 @@ def preview_file(
     fmt = get_format(format_name)
     partial = not complete
     result = read_file(fmt, whole_records(data[:PREVIEW_HEAD_BYTES]) if partial else data, source, options)
+    return preview_of(fmt.name, fmt.kind, result, options, limit=limit, partial=partial)
+
+
+def preview_of(
+    format_name: str, kind: Kind, result: ReadResult, options: ReadOptions, *, limit: int = 5, partial: bool
+) -> Preview:
+    """The preview of what a reader returned: counts, the first ``limit`` items with spans, all problems.
+
+    A benchmark item whose gold has no spans shows its labelled sentences that are not correct as spans
+    (typed by their label), and a note sums up claims, triplets and a response score, so every gold shape
+    is seen before anything is written.
+    """
     bundle = result.bundle
     if bundle is None:
-        return Preview(fmt.name, None, 0, (), (), tuple(result.problems), partial)
-    if fmt.kind == "benchmark":
+        return Preview(format_name, None, 0, (), (), tuple(result.problems), partial)
+    if kind == "benchmark":
         gold = next(
             (ls for ls in bundle.label_sets if ls.kind == "gold"),
             bundle.label_sets[0] if bundle.label_sets else None,
         )
-        spans = {a.item: a.spans for a in gold.annotations} if gold else {}
+        by_item = {a.item: a for a in gold.annotations} if gold else {}
         items = tuple(
             PreviewItem(
                 item.external_id,
                 item.prompt,
                 item.response,
-                tuple((s.start, s.end, s.type) for s in spans.get(item.external_id, [])),
+                _drawn(item, by_item.get(item.external_id)),
+                gold_note(item, by_item.get(item.external_id)),
             )
             for item in bundle.items[:limit]
         )
@@ -135,12 +165,49 @@ def preview_file(
                 "",
                 options.known[a.item].response,
                 tuple((s.start, s.end, s.type) for s in a.spans),
-                ""
-                if a.raw_output is None or a.raw_output.follows_format
-                else f"Output kept without spans: {a.raw_output.parse_error}",
+                _note(a),
             )
             for a in annotations[:limit]
         )
         n_items = len(annotations)
     names = tuple(f"{ls.kind}:{ls.name}" for ls in bundle.label_sets)
-    return Preview(fmt.name, bundle.dataset.name, n_items, names, items, tuple(result.problems), partial)
+    return Preview(format_name, bundle.dataset.name, n_items, names, items, tuple(result.problems), partial)
+
+
+def _drawn(item: ItemRecord, gold: Annotations | None) -> tuple[tuple[int, int, str | None], ...]:
+    if gold is None:
+        return ()
+    if gold.spans:
+        return tuple((s.start, s.end, s.type) for s in gold.spans)
+    sentences = (
+        [(s.start, s.end) for s in item.sentences]
+        if item.sentences is not None
+        else split_sentences(item.response)
+    )
+    return tuple(
+        (*sentences[label.index], label.label)
+        for label in gold.sentence_labels
+        if label.label != "correct" and 0 <= label.index < len(sentences)
+    )
+
+
+def gold_note(item: ItemRecord, gold: Annotations | None) -> str:
+    """One line on the gold a preview cannot draw as spans: claims, triplets, a response score."""
+    notes = []
+    if gold is not None and gold.claim_labels:
+        counts = Counter(c.label for c in gold.claim_labels)
+        notes.append(
+            f"{len(item.claims)} claims: " + ", ".join(f"{n} {label}" for label, n in counts.items())
+        )
+    elif item.claims:
+        notes.append(f"{len(item.claims)} claims, none labelled")
+    if gold is not None and gold.triplets:
+        verdicts = Counter(t.verdict or "not judged" for t in gold.triplets)
+        notes.append(f"{len(gold.triplets)} triplets: " + ", ".join(f"{n} {v}" for v, n in verdicts.items()))
+    if item.reference_triplets:
+        notes.append(f"{len(item.reference_triplets)} reference triplets")
+    score = item.meta.get("response_score") if isinstance(item.meta, dict) else None
+    if isinstance(score, dict) and "score" in score:
+        low, high = score.get("scale") or ("?", "?")
+        notes.append(f"response score {score['score']:g} on {low:g} to {high:g}")
+    return " · ".join(notes)

@@ -16,22 +16,26 @@ for that record alone), and build the bundle. A new format of this shape is a su
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from typing import Any, ClassVar, Generic, TypeVar
 
 from formats.base import Format, KnownItem, ReadOptions, ReadResult
 from formats.bundles import detector_bundle, gold_bundle
 from formats.fields import RecordError
-from formats.json_documents import load_records
+from formats.ids import record_of
+from formats.json_documents import PairsHook, load_records
 from formats.problems import Problem
 from formats.record_loops import benchmark_items, prediction_items, prediction_records
 from formats.records import Annotations, ItemRecord, RawOutputRecord
+from formats.tables import Part, TableSource, file_source
 from formats.text import file_stem
 
 T = TypeVar("T")
 
 # ``(field, reason)`` notes a hook adds about a record it still accepts; reported as warnings.
 Warnings = list[tuple[str, str]]
+# Reads one record (at its index in the file) into an item and its gold annotations.
+RecordReader = Callable[[Any, int, Warnings], tuple[ItemRecord, Annotations]]
 
 
 class BenchmarkRecordsFormat(Format):
@@ -43,12 +47,20 @@ class BenchmarkRecordsFormat(Format):
 
     # The kinds of labels the gold label set carries (``span``, ``sentence``, ``claim``).
     label_kinds: ClassVar[tuple[str, ...]] = ("span",)
+    # How the file's JSON objects are built (None: dicts); see :data:`formats.json_documents.PairsHook`.
+    pairs_hook: ClassVar[PairsHook | None] = None
 
     def read_item(
         self, record: Any, index: int, stem: str, warnings: Warnings
     ) -> tuple[ItemRecord, Annotations]:
         """One record (at ``index`` of the file named ``stem``) as an item and its gold annotations."""
         raise NotImplementedError
+
+    def record_reader(self, stem: str, options: ReadOptions) -> RecordReader:
+        """How the records of one file are read: :meth:`read_item` each. A format whose records depend
+        on the read's options, or on each other (a repeat of an earlier record), returns its own reader,
+        made afresh for every file."""
+        return lambda record, index, warnings: self.read_item(record, index, stem, warnings)
 
     def default_subset(self, stem: str) -> str | None:
         return None
@@ -58,23 +70,50 @@ class BenchmarkRecordsFormat(Format):
         return ()
 
     def read(self, data: bytes, *, source: str, options: ReadOptions | None = None) -> ReadResult:
-        options = options or ReadOptions()
-        records, problems = load_records(data, source)
+        if bytes(data[:4]) == b"PAR1":
+            problems: list[Problem] = []
+            return self.read_parts(file_source(data, source), options or ReadOptions(), problems)
+        records, problems = load_records(data, source, type(self).pairs_hook)
         if records is None:
             return ReadResult(None, problems)
-        stem = file_stem(source)
-        items, annotations = benchmark_items(
-            records,
-            source,
-            problems,
-            lambda record, index, warnings: self.read_item(record, index, stem, warnings),
+        return self.read_parts(
+            TableSource(source, (Part(source, lambda _: iter(records)),)), options or ReadOptions(), problems
         )
-        for item in items:
-            item.subset = options.subset or item.subset or self.default_subset(stem)
+
+    def read_parts(self, source: TableSource, options: ReadOptions, problems: list[Problem]) -> ReadResult:
+        """The records of every part of ``source`` (one file, or the Parquet shards of a dataset folder)
+        as one bundle; each problem names the part its record is in, and a record without an id of its
+        own is named after its part's file and its place there."""
+        items: list[ItemRecord] = []
+        annotations: list[Annotations] = []
+        for part in source.parts:
+            stem = file_stem(part.name)
+            found, gold = benchmark_items(
+                part.records(problems),
+                part.name,
+                problems,
+                self.record_reader(stem, options),
+                label_of=self.record_label,
+            )
+            for item in found:
+                item.subset = options.subset or item.subset or self.default_subset(stem)
+                item.split = item.split or part.split
+            items += found
+            annotations += gold
         bundle = gold_bundle(
-            options, source, self.name, items, annotations, list(self.label_kinds), self.taxonomy(annotations)
+            options,
+            source.name,
+            self.name,
+            items,
+            annotations,
+            list(self.label_kinds),
+            self.taxonomy(annotations),
         )
         return ReadResult(bundle, problems)
+
+    def record_label(self, index: int, record: Any) -> str:
+        """How a record is named in a report (its index, and its id when it has one)."""
+        return record_of(index, record)
 
 
 class PredictionRecordsFormat(Format, Generic[T]):

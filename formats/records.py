@@ -109,6 +109,22 @@ class RawOutputRecord:
     parse_error: str | None = None
 
 
+# MMHal-Bench's 0–6 rating: the scale of a response score unless the score says otherwise.
+RESPONSE_SCALE = (0, 6)
+
+
+@dataclass
+class ResponseScoreRecord:
+    """One rating of the whole response by a human or a judge (MMHal-Bench: 0–6, and whether it
+    hallucinates). No detector output is needed: the rating is the label."""
+
+    score: float
+    hallucination: bool | None = None  # None: the rater did not say
+    rationale: str | None = None  # the rater's or judge's explanation
+    scale_min: int = RESPONSE_SCALE[0]
+    scale_max: int = RESPONSE_SCALE[1]
+
+
 @dataclass
 class Annotations:
     """Everything one label set says about one item."""
@@ -122,6 +138,7 @@ class Annotations:
     raw_output: RawOutputRecord | None = None
     sentence_scores: list[SentenceScoreRecord] = field(default_factory=list)
     token_probabilities: list[TokenProbabilityRecord] = field(default_factory=list)
+    response_score: ResponseScoreRecord | None = None
 
 
 @dataclass
@@ -175,6 +192,9 @@ class Bundle:
     items: list[ItemRecord] = field(default_factory=list)
     label_sets: list[LabelSetRecord] = field(default_factory=list)
     rating_tasks: list[RatingTaskRecord] = field(default_factory=list)
+    # Kept on the dataset's row (``Dataset.settings``) by the import, key by key: a mapped import keeps
+    # the mapping it was read with under ``import_mapping``, so the same file shape imports again alike.
+    dataset_settings: dict[str, Any] = field(default_factory=dict)
 
     def to_dict(self) -> dict[str, Any]:
         return asdict(self)

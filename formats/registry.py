@@ -3,6 +3,7 @@ that reports instead of crashing."""
 
 from __future__ import annotations
 
+from dataclasses import replace
 from importlib import import_module
 
 from formats.base import Format, Kind, ReadOptions, ReadResult
@@ -17,14 +18,18 @@ _MODULES = (
     "mhalubench",
     "trihe",
     "halloc",
+    "mmhal",
     "typed_tags",
     "label_studio",
+    "faithscore",
+    "ragtruth",
     "mhalo_outputs",
     "word_index",
     "alignbench_scores",
     "mhalubench_predictions",
     "trihe_judgments",
     "halloc_probs",
+    "mmhal_ratings",
 )
 
 
@@ -100,10 +105,21 @@ def choose_format(data: bytes, source: str, format_name: str | None, kind: Kind)
 
 
 def read_file(fmt: Format, data: bytes, source: str, options: ReadOptions) -> ReadResult:
-    """``fmt.read`` that turns an unexpected reader failure into a reported problem, never a crash."""
+    """``fmt.read`` that turns an unexpected reader failure into a reported problem, never a crash.
+
+    When the file cannot be read as ``fmt`` at all and another format of the same kind recognises it,
+    the first error says which, so a wrongly chosen format is one message, not a page of them.
+    """
     try:
-        return fmt.read(data, source=source, options=options)
+        result = fmt.read(data, source=source, options=options)
     except Exception as error:  # noqa: BLE001 - a reader bug must still end as a clear report
         return ReadResult(
             None, [Problem(source, "-", "-", f"internal error while reading as {fmt.name}: {error!r}")]
         )
+    if result.bundle is None and result.errors:
+        other = next((f for f, _ in detect(data, source, fmt.kind) if f is not fmt), None)
+        if other is not None:
+            first = result.errors[0]
+            hint = f"; it looks like {other.title}: choose the format {other.name!r}"
+            result.problems[result.problems.index(first)] = replace(first, reason=first.reason + hint)
+    return result

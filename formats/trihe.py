@@ -90,6 +90,7 @@ def write_scene_graph(triplets: list[TripletRecord], texts: dict[str, Any]) -> l
 
 class TriHEFormat(Format):
     name = "trihe"
+    holds = ("triplet",)
     title = "Tri-HE (questions, reference triplets, scene objects)"
     description = (
         "One object keyed by image id: instance [{question, answer, triplet}], triplets, all_object, object."

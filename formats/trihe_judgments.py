@@ -68,6 +68,7 @@ def verdict_of(value: Any, part: Any = None) -> tuple[str | None, str | None]:
 
 class TriHEJudgmentsFormat(Format):
     name = "trihe-judgments"
+    holds = ("triplet", "output")
     title = "Tri-HE extracted triplets with yes/no/null judgments"
     kind = "predictions"
     description = "tri-he.json with <model>_triplets and <model>_triplets_judgements added per instance."

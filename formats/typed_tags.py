@@ -17,7 +17,7 @@ from typing import Any
 from formats.base import FormatError
 from formats.bundles import pick_label_set
 from formats.fields import RecordError, get_first_str, get_str, storable_object
-from formats.ids import external_id, id_was_int, written_id
+from formats.ids import external_id, id_was_int, keys_with_id, written_id
 from formats.json_documents import dump_jsonl
 from formats.markers import insert_markers, overlapping
 from formats.record_formats import BenchmarkRecordsFormat, Warnings
@@ -72,6 +72,7 @@ def write_typed(text: str, spans: list[SpanRecord]) -> str:
 
 class TypedTagsFormat(BenchmarkRecordsFormat):
     name = "typed-tags"
+    holds = ("span",)
     title = "Typed inline tags (<number>three</number>)"
     extensions = (".jsonl", ".json")
     description = "Records {id, prompt, image, tagged} where each <type>…</type> marks a span of that type."
@@ -92,7 +93,7 @@ class TypedTagsFormat(BenchmarkRecordsFormat):
         if isinstance(record, str):
             record = {"tagged": record}
         storable_object(record, "an object or text")
-        ext, has_id = external_id(record, ("id",), f"{stem}-{index}")
+        ext, _ = external_id(record, ("id",), f"{stem}-{index}")
         key, tagged = get_first_str(record, TEXT_KEYS)
         try:
             text, spans = parse_typed(tagged or "")
@@ -106,9 +107,8 @@ class TypedTagsFormat(BenchmarkRecordsFormat):
             meta={
                 "fields": {k: v for k, v in record.items() if k not in KNOWN_KEYS},
                 "layout": {
-                    "keys": list(record),
+                    "keys": keys_with_id(record),
                     "text_key": key,
-                    "has_id": has_id,
                     "int_id": id_was_int(record),
                 },
             },
@@ -144,9 +144,7 @@ class TypedTagsFormat(BenchmarkRecordsFormat):
                 text_key: write_typed(item.response, spans),
             }
             row = {}
-            for key in layout.get("keys") or ["id", "prompt", "image", "tagged"]:
-                if key == "id" and not layout.get("has_id", True):
-                    continue
+            for key in keys_with_id(layout.get("keys") or ["id", "prompt", "image", "tagged"]):
                 row[key] = values[key] if key in values else fields.get(key)
             rows.append(row)
         return dump_jsonl(rows)

@@ -78,6 +78,7 @@ def word_spans(response: str, spans: list[tuple[int, int]]) -> list[dict[str, An
 
 class WordIndexFormat(PredictionRecordsFormat[str]):
     name = "word-index"
+    holds = ("span",)
     title = "Word-index spans (JSON list of {start, end, text})"
     source_format = "word-index"
     description = (

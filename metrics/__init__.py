@@ -21,6 +21,7 @@ from metrics.correlation import correlations
 from metrics.localization import localization_precision, mean_iou
 from metrics.matching import MatchedPair, SpanMatching, match_spans, span_iou
 from metrics.ranking import AurocTable, auroc, auroc_by_group, auroc_table
+from metrics.response_scores import HALLUCINATION_BELOW, exact_agreement, response_score_summary
 from metrics.span_batches import (
     DEFAULT_CURVE_THRESHOLDS,
     PackedSpans,
@@ -72,6 +73,10 @@ __all__ = [
     "AurocTable",
     "auroc_by_group",
     "auroc_table",
+    # response-level ratings (MMHal-Bench)
+    "HALLUCINATION_BELOW",
+    "response_score_summary",
+    "exact_agreement",
     # calibration (HalLoc)
     "reliability_diagram",
     "calibration_by_label",

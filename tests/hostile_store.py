@@ -10,6 +10,7 @@ import string
 
 from sqlalchemy import Engine
 
+from db.access import OPERATOR
 from db.importer import import_bundle
 from db.repositories.annotators import get_or_create_annotator
 from db.repositories.datasets import list_datasets
@@ -97,10 +98,12 @@ def hostile_bundle() -> Bundle:
 
 def load_hostile(engine: Engine) -> None:
     """Import the bundle, add a rating task, and an annotator who skipped the item with a note."""
-    import_bundle(engine, hostile_bundle(), source="hostile")
+    import_bundle(engine, hostile_bundle(), source="hostile", actor=OPERATOR)
     dataset_id = next(d.id for d in list_datasets(engine) if d.name == DATASET)
     detector = next(ls for ls in list_label_sets(engine, dataset_id, kind="detector"))
-    create_rating_task(engine, dataset_id, TaskSpec(name=TASK, detector_label_set_id=detector.id), None)
+    create_rating_task(
+        engine, dataset_id, TaskSpec(name=TASK, detector_label_set_id=detector.id), None, actor=OPERATOR
+    )
     annotator = get_or_create_annotator(engine, ANNOTATOR)
     mine = human_label_set(engine, dataset_id, annotator.id)
     item = get_item(engine, dataset_id, ITEM)

@@ -12,6 +12,7 @@ import pytest
 from PIL import Image
 
 import cli
+from db.access import OPERATOR
 from db.engine import make_engine
 from db.exporter import export_bundle
 
@@ -110,7 +111,9 @@ def test_predictions_then_export_in_their_format(capsys, db_url, tmp_path):
     )
     engine = make_engine(db_url)
     try:
-        (detector,) = [ls for ls in export_bundle(engine, "d").label_sets if ls.kind == "detector"]
+        (detector,) = [
+            ls for ls in export_bundle(engine, "d", actor=OPERATOR).label_sets if ls.kind == "detector"
+        ]
     finally:
         engine.dispose()
     assert [(s.start, s.end) for s in detector.annotations[0].spans] == [(2, 5)]

@@ -8,8 +8,8 @@ were computed from. Pages plot these tables (:mod:`render.figures`) and cache th
 Nothing here imports Streamlit or caches: data in, tables out.
 
 Sections, by paper: :mod:`.mhalo` (spans), :mod:`.alignbench` (sentences), :mod:`.claims` (MHaluBench),
-:mod:`.triplets` (Tri-HE), :mod:`.calibration` (HalLoc); and per page: :mod:`.correlation`,
-:mod:`.agreement`.
+:mod:`.triplets` (Tri-HE), :mod:`.calibration` (HalLoc), :mod:`.mmhal` (MMHal-Bench, response
+ratings); and per page: :mod:`.correlation`, :mod:`.agreement`.
 """
 
 from __future__ import annotations
@@ -20,7 +20,16 @@ from typing import Any
 
 from sqlalchemy import Engine
 
-from analysis.reports import agreement, alignbench, calibration, claims, correlation, mhalo, triplets
+from analysis.reports import (
+    agreement,
+    alignbench,
+    calibration,
+    claims,
+    correlation,
+    mhalo,
+    mmhal,
+    triplets,
+)
 from analysis.reports.base import Report, Table
 from analysis.reports.data import ReportFilter
 from analysis.reports.detector_runs import with_runs
@@ -94,8 +103,20 @@ SECTIONS: dict[str, Section] = {
             calibration.build,
             lambda c: _n(c, "token_probabilities", "detector") > 0 and _n(c, "spans", "gold") > 0,
         ),
+        Section(
+            mmhal.KEY,
+            "MMHal-Bench",
+            mmhal.load,
+            mmhal.available,
+            mmhal.build,
+            lambda c: _n(c, "response_scores") > 0,
+        ),
     )
 }
+
+
+# Sections whose tables carry bootstrap intervals (their builders take ``n_resamples``).
+RESAMPLED = (alignbench.KEY, mmhal.KEY)
 
 
 def offered_sections(counts: Counts) -> list[str]:
@@ -116,7 +137,7 @@ def evaluate(
         inputs = section.load(engine, dataset_id)
         if not section.available(inputs):
             continue
-        options = {"n_resamples": n_resamples} if key == alignbench.KEY else {}
+        options = {"n_resamples": n_resamples} if key in RESAMPLED else {}
         reports.append(with_runs(section.build(inputs, flt, **options), *runs))
     if _n(counts, "ratings") and _n(counts, "spans", "gold"):
         rated = correlation.load(engine, dataset_id)
@@ -129,4 +150,13 @@ def evaluate(
     return reports
 
 
-__all__ = ["SECTIONS", "ReportFilter", "Report", "Section", "Table", "evaluate", "offered_sections"]
+__all__ = [
+    "RESAMPLED",
+    "SECTIONS",
+    "ReportFilter",
+    "Report",
+    "Section",
+    "Table",
+    "evaluate",
+    "offered_sections",
+]

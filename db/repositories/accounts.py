@@ -6,8 +6,8 @@ copy of the store nor a page's HTML can be turned into a login. Sessions end aft
 :data:`IDLE_LIMIT` without use or :data:`SESSION_LIMIT` after login, whichever comes first, and when
 the account is disabled or its role changes.
 
-Changing accounts needs the ``manage_team`` permission (:mod:`db.access`); the command line acts as the
-operator, which is how the first admin is created.
+Changing accounts needs the ``manage_team`` permission of the acting user, whom every such function
+takes (:mod:`db.access`); the command line acts as the operator, which is how the first admin is created.
 """
 
 from __future__ import annotations
@@ -24,7 +24,7 @@ from sqlalchemy import Engine, select, update
 from sqlalchemy.orm import Session
 
 from db import models as m
-from db.access import OPERATOR, Actor, require_in
+from db.access import Actor, require_in, require_now
 from db.engine import read_session, write_session
 from db.repositories.annotators import InvalidName, clean_name, validate_name
 
@@ -112,7 +112,7 @@ def add_user(
     role: str,
     password: str,
     *,
-    actor: Actor = OPERATOR,
+    actor: Actor,
     email: str | None = None,
 ) -> UserView:
     """Create an account (or give a password and role to a name that so far only labeled in local mode).
@@ -125,6 +125,7 @@ def add_user(
         cleaned = validate_name(engine, name)
     except InvalidName as refused:
         raise AccountError(str(refused)) from refused
+    require_now(engine, actor, "manage_team")  # before the deliberately slow hash; checked again below
     hashed = _hasher.hash(password)
     with write_session(engine) as session:
         require_in(session, actor.id, "manage_team")
@@ -155,7 +156,7 @@ def get_user(engine: Engine, user_id: int) -> UserView | None:
         return None if row is None else _view(row)
 
 
-def set_role(engine: Engine, name: str, role: str, *, actor: Actor = OPERATOR) -> UserView:
+def set_role(engine: Engine, name: str, role: str, *, actor: Actor) -> UserView:
     """Give the user another role; their open sessions end, so the new rights apply at once."""
     _check_role(role)
     with write_session(engine) as session:
@@ -171,7 +172,7 @@ def set_role(engine: Engine, name: str, role: str, *, actor: Actor = OPERATOR) -
         return _view(row)
 
 
-def set_disabled(engine: Engine, name: str, disabled: bool, *, actor: Actor = OPERATOR) -> UserView:
+def set_disabled(engine: Engine, name: str, disabled: bool, *, actor: Actor) -> UserView:
     """Disable (or enable again) an account; a disabled account cannot log in and its sessions end."""
     with write_session(engine) as session:
         require_in(session, actor.id, "manage_team")
@@ -190,16 +191,24 @@ def set_disabled(engine: Engine, name: str, disabled: bool, *, actor: Actor = OP
         return _view(row)
 
 
-def set_password(engine: Engine, name: str, password: str, *, actor: Actor = OPERATOR) -> UserView:
+def _password_target(session: Session, name: str, actor: Actor) -> m.Annotator:
+    """The user whose password the actor sets: their own, or anyone's with ``manage_team``."""
+    row = _find(session, name)
+    if row is None:
+        raise AccountError(f"There is no user {clean_name(name)!r}.")
+    if actor.id != row.id:
+        require_in(session, actor.id, "manage_team")
+    return row
+
+
+def set_password(engine: Engine, name: str, password: str, *, actor: Actor) -> UserView:
     """Set a new password (an admin's reset, or the user's own change); open sessions end."""
     _check_password(password)
+    with read_session(engine) as session:
+        _password_target(session, name, actor)  # before the deliberately slow hash; checked again below
     hashed = _hasher.hash(password)
     with write_session(engine) as session:
-        row = _find(session, name)
-        if row is None:
-            raise AccountError(f"There is no user {clean_name(name)!r}.")
-        if actor.id != row.id:
-            require_in(session, actor.id, "manage_team")
+        row = _password_target(session, name, actor)
         row.password_hash = hashed
         row.failed_logins = 0
         row.locked_until = None

@@ -1,4 +1,5 @@
-"""Reading what label sets say about an item: spans, sentence labels, claims, triplets, outputs."""
+"""Reading what label sets say about an item: spans, sentence labels, claims, triplets, outputs, and
+the rating of the whole response."""
 
 from __future__ import annotations
 
@@ -7,9 +8,11 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from sqlalchemy import Engine, select
+from sqlalchemy.orm import Session
 
 from db import models as m
 from db.engine import read_session
+from formats.records import RESPONSE_SCALE
 
 
 @dataclass(frozen=True)
@@ -61,6 +64,16 @@ class RawOutputView:
 
 
 @dataclass(frozen=True)
+class ResponseScoreView:
+    score: float
+    scale_min: int
+    scale_max: int
+    hallucination: bool | None
+    rationale: str | None
+    version: int
+
+
+@dataclass(frozen=True)
 class ItemAnnotations:
     """Everything one label set says about one item."""
 
@@ -71,6 +84,23 @@ class ItemAnnotations:
     triplets: tuple[TripletJudgmentView, ...] = ()
     raw_output: RawOutputView | None = None
     sentence_scores: dict[int, tuple[float, bool]] = field(default_factory=dict)
+    response_score: ResponseScoreView | None = None
+
+
+def response_scale(session: Session, label_set_id: int | None) -> tuple[int, int] | None:
+    """The scale the label set's response scores are on (one per label set), None while it has none."""
+    stored = session.execute(
+        select(m.ResponseScore.scale_min, m.ResponseScore.scale_max)
+        .where(m.ResponseScore.label_set_id == label_set_id)
+        .limit(1)
+    ).first()
+    return (stored[0], stored[1]) if stored is not None else None
+
+
+def response_scale_of(engine: Engine, label_set_id: int) -> tuple[int, int]:
+    """The scale a rater scores on in this label set: its stored one, else MMHal-Bench's 0-6."""
+    with read_session(engine) as session:
+        return response_scale(session, label_set_id) or RESPONSE_SCALE
 
 
 def item_annotations(
@@ -86,6 +116,7 @@ def item_annotations(
             "triplets": [],
             "raw_output": None,
             "sentence_scores": {},
+            "response_score": None,
         }
         for i in ids
     }
@@ -151,6 +182,19 @@ def item_annotations(
             .where(m.SentenceScore.item_id == item_id, m.SentenceScore.label_set_id.in_(ids))
         ):
             found[score.label_set_id]["sentence_scores"][index] = (score.score, score.parsed)
+        for rated in session.scalars(
+            select(m.ResponseScore).where(
+                m.ResponseScore.item_id == item_id, m.ResponseScore.label_set_id.in_(ids)
+            )
+        ):
+            found[rated.label_set_id]["response_score"] = ResponseScoreView(
+                rated.score,
+                rated.scale_min,
+                rated.scale_max,
+                rated.hallucination,
+                rated.rationale,
+                rated.version,
+            )
     return {
         i: ItemAnnotations(
             label_set_id=i,
@@ -160,6 +204,7 @@ def item_annotations(
             triplets=tuple(v["triplets"]),
             raw_output=v["raw_output"],
             sentence_scores=v["sentence_scores"],
+            response_score=v["response_score"],
         )
         for i, v in found.items()
     }

@@ -1,7 +1,8 @@
 """Annotators: who is working. Single-user mode names people; team mode adds passwords later.
 
 An annotator row is created by their first saved label (:func:`get_or_create_annotator`), never by a
-page visit (:func:`find_annotator` only reads), so names typed into the address bar leave no trace.
+page visit (:func:`find_annotator` only reads), so names typed into the address bar leave no trace; in
+team mode not even a save creates one (accounts are an admin's to make).
 Names that would be mistaken for another source of labels ("gold", a detector run's name) and names
 that are empty or hold control or invisible characters are refused with :class:`InvalidName`.
 """
@@ -15,6 +16,7 @@ from sqlalchemy import Engine, func, select
 from sqlalchemy.exc import IntegrityError
 
 from db import models as m
+from db.access import Forbidden, team_mode
 from db.engine import read_session, write_session
 
 MAX_NAME_LENGTH = 200
@@ -66,12 +68,17 @@ def find_annotator(engine: Engine, name: str) -> AnnotatorView | None:
 
 
 def get_or_create_annotator(engine: Engine, name: str, role: str = "annotator") -> AnnotatorView:
+    """The annotator of this name, created if new — in local mode only: in team mode accounts are made
+    by an admin (:func:`db.repositories.accounts.add_user`), so a typed name creates nothing
+    (:class:`~db.access.Forbidden`)."""
     if role not in m.ROLES:
         raise ValueError(f"Unknown role {role!r}; expected one of {', '.join(m.ROLES)}.")
     cleaned = validate_name(engine, name)
     found = find_annotator(engine, cleaned)
     if found is not None:
         return found
+    if team_mode():
+        raise Forbidden(f"There is no account {cleaned!r}; in team mode an admin creates accounts.")
     try:
         with write_session(engine) as session:
             row = session.scalar(select(m.Annotator).where(m.Annotator.name == cleaned))

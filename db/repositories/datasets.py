@@ -1,13 +1,19 @@
-"""Datasets: the list on the home page, one dataset's settings, and removal."""
+"""Datasets: the list on the home page, one dataset's settings, and removal.
+
+Changing or removing a dataset needs the ``manage_data`` right of the acting user (:mod:`db.access`),
+checked inside the writing transaction.
+"""
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import asdict, dataclass
+from typing import Any
 
 from sqlalchemy import Engine, delete, distinct, func, select
 from sqlalchemy.orm import Session
 
 from db import models as m
+from db.access import Actor, require_in
 from db.engine import read_session, write_session
 
 
@@ -106,14 +112,16 @@ def dataset_names(engine: Engine) -> list[str]:
         return list(session.scalars(select(m.Dataset.name).order_by(m.Dataset.name)))
 
 
-def set_image_root(engine: Engine, dataset_id: int, image_root: str | None) -> None:
+def set_image_root(engine: Engine, dataset_id: int, image_root: str | None, *, actor: Actor) -> None:
     """Point a dataset at the folder its relative image references are resolved against."""
     with write_session(engine) as session:
+        require_in(session, actor.id, "manage_data")
         dataset = session.get_one(m.Dataset, dataset_id)
         before = dataset.image_root
         dataset.image_root = image_root or None
         session.add(
             m.EditLog(
+                annotator_id=actor.id,
                 action="update",
                 entity="datasets",
                 entity_id=dataset_id,
@@ -123,15 +131,17 @@ def set_image_root(engine: Engine, dataset_id: int, image_root: str | None) -> N
         )
 
 
-def set_taxonomy(engine: Engine, dataset_id: int, taxonomy: list[str]) -> None:
+def set_taxonomy(engine: Engine, dataset_id: int, taxonomy: list[str], *, actor: Actor) -> None:
     """Replace the hallucination types annotators choose from (a custom list is allowed)."""
     cleaned = list(dict.fromkeys(t.strip() for t in taxonomy if t.strip()))
     with write_session(engine) as session:
+        require_in(session, actor.id, "manage_data")
         dataset = session.get_one(m.Dataset, dataset_id)
         before = list(dataset.taxonomy)
         dataset.taxonomy = cleaned
         session.add(
             m.EditLog(
+                annotator_id=actor.id,
                 action="update",
                 entity="datasets",
                 entity_id=dataset_id,
@@ -141,15 +151,103 @@ def set_taxonomy(engine: Engine, dataset_id: int, taxonomy: list[str]) -> None:
         )
 
 
-def delete_dataset(engine: Engine, name: str) -> bool:
+def delete_dataset(engine: Engine, name: str, *, actor: Actor) -> bool:
     """Remove a dataset and everything hanging off it; False when there was none."""
     with write_session(engine) as session:
+        require_in(session, actor.id, "manage_data")
         dataset = session.scalar(select(m.Dataset).where(m.Dataset.name == name))
         if dataset is None:
             return False
         session.add(
-            m.EditLog(action="delete", entity="datasets", entity_id=dataset.id, before={"name": name})
+            m.EditLog(
+                annotator_id=actor.id,
+                action="delete",
+                entity="datasets",
+                entity_id=dataset.id,
+                before={"name": name},
+            )
         )
         # The database cascades to items and annotations; loading them into the ORM first would not scale.
         session.execute(delete(m.Dataset).where(m.Dataset.id == dataset.id))
         return True
+
+
+@dataclass(frozen=True)
+class DatasetSettings:
+    """How a team works on a dataset. ``blind``: annotators see only their own labels (never gold,
+    detectors or colleagues'); ``allow_preannotation``: an annotator may start from a detector's spans."""
+
+    blind: bool = True
+    allow_preannotation: bool = False
+
+
+def _settings_of(stored: dict[str, Any] | None) -> DatasetSettings:
+    stored = stored or {}
+    default = DatasetSettings()
+    return DatasetSettings(
+        blind=bool(stored.get("blind", default.blind)),
+        allow_preannotation=bool(stored.get("allow_preannotation", default.allow_preannotation)),
+    )
+
+
+def dataset_settings(engine: Engine, dataset_id: int) -> DatasetSettings:
+    """The dataset's team settings: the defaults for what was never set, and for a dataset that is gone
+    (another session may have deleted it while a page still shows it; blind is the safe answer)."""
+    with read_session(engine) as session:
+        return _settings_of(session.scalar(select(m.Dataset.settings).where(m.Dataset.id == dataset_id)))
+
+
+def set_dataset_settings(
+    engine: Engine,
+    dataset_id: int,
+    *,
+    blind: bool | None = None,
+    allow_preannotation: bool | None = None,
+    actor: Actor,
+) -> DatasetSettings:
+    """Change the settings given (None keeps one as it is), logged; returns the settings now in force."""
+    with write_session(engine) as session:
+        require_in(session, actor.id, "manage_data")
+        dataset = session.get_one(m.Dataset, dataset_id)
+        before = _settings_of(dataset.settings)
+        after = DatasetSettings(
+            blind=before.blind if blind is None else blind,
+            allow_preannotation=(
+                before.allow_preannotation if allow_preannotation is None else allow_preannotation
+            ),
+        )
+        if after == before:
+            return after
+        # A new dict, so the JSON column is seen as changed; other keys stored there are kept.
+        dataset.settings = {**(dataset.settings or {}), **asdict(after)}
+        session.add(
+            m.EditLog(
+                annotator_id=actor.id,
+                action="update",
+                entity="datasets",
+                entity_id=dataset_id,
+                before={"settings": asdict(before)},
+                after={"settings": asdict(after)},
+            )
+        )
+        return after
+
+
+def import_mappings(engine: Engine) -> dict[str, dict[str, Any]]:
+    """Dataset name -> the field mapping it was imported with, for the datasets that have one (a mapped
+    import keeps it in ``Dataset.settings["import_mapping"]``, so the same file shape imports alike)."""
+    with read_session(engine) as session:
+        rows = session.execute(select(m.Dataset.name, m.Dataset.settings).order_by(m.Dataset.name))
+        return {
+            name: settings["import_mapping"]
+            for name, settings in rows
+            if isinstance(settings, dict) and isinstance(settings.get("import_mapping"), dict)
+        }
+
+
+def import_mapping(engine: Engine, name: str) -> dict[str, Any] | None:
+    """The field mapping dataset ``name`` was imported with, or None (no such dataset, or no mapping)."""
+    with read_session(engine) as session:
+        settings = session.scalar(select(m.Dataset.settings).where(m.Dataset.name == name))
+    found = settings.get("import_mapping") if isinstance(settings, dict) else None
+    return found if isinstance(found, dict) else None

@@ -9,6 +9,7 @@ from sqlalchemy import Engine, Select, exists, func, or_, select
 
 from db import models as m
 from db.engine import read_session
+from db.repositories.visibility import assigned_items
 
 
 @dataclass(frozen=True)
@@ -84,6 +85,8 @@ class ItemFilter:
     # None: any; True: gold marks a hallucination; False: gold marks none.
     hallucinated: bool | None = None
     external_ids: tuple[str, ...] = field(default=())
+    # Only the items assigned to this annotator (on any task): what an annotator browses in team mode.
+    assigned_to: int | None = None
 
 
 @dataclass(frozen=True)
@@ -129,6 +132,8 @@ def _filtered(query: Select[Any], dataset_id: int, flt: ItemFilter) -> Select[An
         query = query.where(m.Item.source_model.in_(flt.source_models))
     if flt.external_ids:
         query = query.where(m.Item.external_id.in_(flt.external_ids))
+    if flt.assigned_to is not None:
+        query = query.where(m.Item.id.in_(assigned_items(dataset_id, flt.assigned_to)))
     if flt.hallucinated is not None:
         condition = _gold_span_exists()
         query = query.where(condition if flt.hallucinated else ~condition)

@@ -8,6 +8,7 @@ from sqlalchemy import Engine, select
 from sqlalchemy.orm import Session
 
 from db import models as m
+from db.access import require_in
 from db.engine import read_session, write_session
 
 
@@ -58,7 +59,11 @@ def gold_label_set(engine: Engine, dataset_id: int) -> LabelSetView | None:
 
 
 def human_label_set(engine: Engine, dataset_id: int, annotator_id: int) -> LabelSetView:
-    """The annotator's own label set on this dataset, created on first use (reads don't write)."""
+    """The annotator's own label set on this dataset, created on first use (reads don't write).
+
+    Creating it is the annotator's first labeling action: refused (:class:`~db.access.Forbidden`)
+    unless they may label.
+    """
 
     def find(session: Session) -> LabelSetView | None:
         row = session.execute(
@@ -83,6 +88,7 @@ def human_label_set(engine: Engine, dataset_id: int, annotator_id: int) -> Label
         found = find(session)
         if found is not None:
             return found
+        require_in(session, annotator_id, "label")
         annotator = session.get_one(m.Annotator, annotator_id)
         label_set = m.LabelSet(
             dataset_id=dataset_id, kind="human", name=annotator.name, annotator_id=annotator_id

@@ -10,6 +10,12 @@ latest action is a restore of an earlier state (:mod:`db.repositories.history`),
 restore may change many rows at once and is taken back by restoring the state before it, from the
 item's history; the actions before it are not offered either, as the restore changed their rows since.
 
+Rights: every action checks, inside its own transaction and before it writes, that the acting
+annotator (``annotator_id``) may write this label set on this item for this task
+(:func:`db.access.check_label_write`): their own human label set only — gold and detector runs are
+never written by hand — and in team mode, for an annotator, only items assigned to them. A refusal
+raises :class:`~db.access.Forbidden` and writes nothing.
+
 Concurrency: the row an action changes is locked (``SELECT … FOR UPDATE`` on PostgreSQL; SQLite
 serializes writers anyway), so the version check and the log entry see the row as it is, and one row's
 log entries follow its commits in order. The first label of a unit is inserted with
@@ -21,6 +27,7 @@ times and then becomes a clear :class:`StaleEdit` or :class:`StoreBusy`, never a
 from __future__ import annotations
 
 import functools
+import math
 import random
 import time
 from collections.abc import Callable
@@ -34,13 +41,20 @@ from sqlalchemy.orm import Session
 from sqlalchemy.orm.exc import StaleDataError
 
 from db import models as m
+from db.access import Forbidden, check_label_write, require_in
 from db.engine import StoreBusy, read_session, write_session
+from db.repositories.annotations import response_scale
+from formats.records import RESPONSE_SCALE
 
-__all__ = ["ABSENT", "Action", "InconsistentLabel", "StaleEdit", "StoreBusy"]
+__all__ = ["ABSENT", "RESPONSE_SCORES", "Action", "Forbidden", "InconsistentLabel", "StaleEdit", "StoreBusy"]
 
 # ``expected_version`` for a label the page showed as not given yet: saving refuses if one exists now.
 ABSENT = 0
 _ATTEMPTS = 4
+
+# The annotation task (page queue) of scoring whole responses, and the team task it is assigned under.
+RESPONSE_SCORES = "response_scores"
+_RATINGS_TASK = "ratings"
 
 # Annotation tables an annotator edits, and the columns that describe a row (for the log and undo).
 _ENTITIES: dict[str, tuple[type[m.Base], tuple[str, ...]]] = {
@@ -55,6 +69,10 @@ _ENTITIES: dict[str, tuple[type[m.Base], tuple[str, ...]]] = {
         ("label_set_id", "triplet_id", "item_id", "verdict", "wrong_part"),
     ),
     "item_statuses": (m.ItemStatus, ("label_set_id", "item_id", "page", "status", "note")),
+    "response_scores": (
+        m.ResponseScore,
+        ("label_set_id", "item_id", "score", "scale_min", "scale_max", "hallucination", "rationale"),
+    ),
     "ratings": (
         m.Rating,
         (
@@ -77,6 +95,7 @@ _TASK_ENTITIES = {
     "sentence_labels": "sentences",
     "claim_labels": "claims",
     "triplet_judgments": "triplets",
+    "response_scores": RESPONSE_SCORES,
 }
 
 P = ParamSpec("P")
@@ -168,6 +187,26 @@ def _check_version(row: m.Base | None, expected: int | None, what: str) -> None:
         raise _changed_meanwhile(what)
 
 
+def task_of_page(page: str) -> str:
+    """The assignment task of an annotation page's queue: a rating campaign's queue
+    (``rating:<task id>``) is the ``ratings`` task; the others are named after their task."""
+    return "ratings" if page.startswith("rating:") else page
+
+
+def _guard(
+    session: Session, annotator_id: int | None, label_set_id: int | None, item_id: int, task: str
+) -> None:
+    """Refuse (:class:`Forbidden`) unless the actor may write this label set on this item for this
+    task; refuse (ValueError) a label set of another dataset than the item's."""
+    check_label_write(session, annotator_id, label_set_id, item_id, task)
+    if label_set_id is None:
+        return
+    label_set = session.get_one(m.LabelSet, label_set_id)
+    item_dataset = session.scalar(select(m.Item.dataset_id).where(m.Item.id == item_id))
+    if item_dataset is not None and item_dataset != label_set.dataset_id:
+        raise ValueError(f"{label_set.name!r}'s labels belong to another dataset than item {item_id}.")
+
+
 def _locked(session: Session, model: type[m.Base], lookup: dict[str, Any]) -> Any:
     """The row with these key values, locked until the transaction ends (None if there is none)."""
     where = (getattr(model, k) == v for k, v in lookup.items())
@@ -251,6 +290,7 @@ def add_span(
 ) -> Action:
     """Mark ``response[start:end]`` of the item as hallucinated (offsets in code points)."""
     with write_session(engine) as session:
+        _guard(session, annotator_id, label_set_id, item_id, "spans")
         item = session.get_one(m.Item, item_id)
         if not 0 <= start < end <= len(item.response):
             raise ValueError(
@@ -278,6 +318,8 @@ def retype_span(
 ) -> Action:
     with write_session(engine) as session:
         row = session.get(m.Span, span_id, with_for_update=True)
+        if row is not None:
+            _guard(session, annotator_id, row.label_set_id, row.item_id, "spans")
         _check_version(row, expected_version, "span")
         assert row is not None
         before = _snapshot(row, "spans")
@@ -301,6 +343,8 @@ def delete_span(
 ) -> Action:
     with write_session(engine) as session:
         row = session.get(m.Span, span_id, with_for_update=True)
+        if row is not None:
+            _guard(session, annotator_id, row.label_set_id, row.item_id, "spans")
         _check_version(row, expected_version, "span")
         assert row is not None
         before = _snapshot(row, "spans")
@@ -356,6 +400,7 @@ def set_sentence_label(
     if label not in m.SENTENCE_LABELS:
         raise ValueError(f"{label!r} is not one of {', '.join(m.SENTENCE_LABELS)}.")
     with write_session(engine) as session:
+        _guard(session, annotator_id, label_set_id, item_id, "sentences")
         sentence = session.scalar(
             select(m.Sentence).where(m.Sentence.item_id == item_id, m.Sentence.index == sentence_index)
         )
@@ -406,6 +451,7 @@ def set_claim_label(
         raise ValueError(f"{label!r} is not one of {', '.join(m.CLAIM_LABELS)}.")
     with write_session(engine) as session:
         claim = session.get_one(m.Claim, claim_id)
+        _guard(session, annotator_id, label_set_id, claim.item_id, "claims")
         return _upsert(
             session,
             "claim_labels",
@@ -434,6 +480,7 @@ def set_triplet_judgment(
         raise ValueError(f"{wrong_part!r} is not one of {', '.join(m.TRIPLET_WRONG_PARTS)}.")
     with write_session(engine) as session:
         triplet = session.get_one(m.Triplet, triplet_id)
+        _guard(session, annotator_id, label_set_id, triplet.item_id, "triplets")
         return _upsert(
             session,
             "triplet_judgments",
@@ -469,6 +516,7 @@ def set_item_status(
     if status not in m.ITEM_STATUSES:
         raise ValueError(f"{status!r} is not one of {', '.join(m.ITEM_STATUSES)}.")
     with write_session(engine) as session:
+        _guard(session, annotator_id, label_set_id, item_id, task_of_page(page))
         return _upsert(
             session,
             "item_statuses",
@@ -491,6 +539,7 @@ def sync_done(
     """
     lookup = {"label_set_id": label_set_id, "item_id": item_id, "page": page}
     with write_session(engine) as session:
+        _guard(session, annotator_id, label_set_id, item_id, task_of_page(page))
         row = _locked(session, m.ItemStatus, lookup)
         if complete and row is None:
             new_id = _insert_new(session, m.ItemStatus, {**lookup, "status": "done"}, list(lookup))
@@ -545,7 +594,10 @@ def set_rating(
     own ``label_set_id`` to file the log entry under it, so the annotation pages' Undo finds it.
     """
     with write_session(engine) as session:
+        _guard(session, annotator_id, label_set_id, item_id, "ratings")
         task = session.get_one(m.RatingTask, task_id)
+        if session.scalar(select(m.Item.dataset_id).where(m.Item.id == item_id)) != task.dataset_id:
+            raise ValueError(f"Item {item_id} is not in the rating task's dataset.")
         if score is not None and not task.scale_min <= score <= task.scale_max:
             raise ValueError(
                 f"A score on this task lies from {task.scale_min} to {task.scale_max}; got {score}."
@@ -569,6 +621,50 @@ def set_rating(
             expected_version=expected_version,
             description=f"rated {what}: {score if score is not None else nothing_flagged_correct}",
             log_label_set_id=label_set_id,
+        )
+
+
+# --------------------------------------------------------------------------------- response scores
+
+
+@_retried
+def set_response_score(
+    engine: Engine,
+    label_set_id: int,
+    item_id: int,
+    score: float,
+    annotator_id: int,
+    *,
+    hallucination: bool | None = None,
+    rationale: str | None = None,
+    expected_version: int | None = None,
+) -> Action:
+    """Rate the item's whole response (MMHal-Bench: 0 to 6) and say whether it hallucinates (None: not
+    said). The score must lie on the label set's scale (its stored scores', else MMHal-Bench's 0-6,
+    as :func:`~db.repositories.annotations.response_scale_of` tells a page); a rater writes only
+    their own label set, and in team mode only items assigned to them on the ratings task."""
+    if isinstance(score, bool) or not isinstance(score, int | float) or not math.isfinite(score):
+        raise ValueError(f"A response score is a number; got {score!r}.")
+    with write_session(engine) as session:
+        check_label_write(session, annotator_id, label_set_id, item_id, _RATINGS_TASK)
+        low, high = response_scale(session, label_set_id) or RESPONSE_SCALE
+        if not low <= score <= high:
+            raise ValueError(f"A response score lies from {low} to {high}; got {score:g}.")
+        said = {True: ", hallucination", False: ", no hallucination", None: ""}[hallucination]
+        return _upsert(
+            session,
+            "response_scores",
+            {"label_set_id": label_set_id, "item_id": item_id},
+            {
+                "score": float(score),
+                "scale_min": low,
+                "scale_max": high,
+                "hallucination": hallucination,
+                "rationale": rationale or None,
+            },
+            annotator_id=annotator_id,
+            expected_version=expected_version,
+            description=f"response scored {score:g} of {high}{said}",
         )
 
 
@@ -639,12 +735,15 @@ def _as_left(session: Session, entry: m.EditLog, row: Any) -> bool:
     last = later[-1] if later else entry
     if last.action == "undo":
         state = (last.after or {}).get("state")
-        present, version = state is not None, (state or {}).get("version")
     else:
-        present, version = last.action != "delete", (last.after or {}).get("version")
-    if not present:
+        state = None if last.action == "delete" else (last.after or {})
+    if state is None:
         return row is None
-    return row is not None and (version is None or row.version == version)
+    if row is None or state.get("version") not in (None, row.version):
+        return False
+    # The id may hold another row by now: SQLite hands the highest id out again once an import has
+    # deleted that row and written its own, so the row's content must match as well as its version.
+    return all(getattr(row, name) == state[name] for name in _ENTITIES[entry.entity][1] if name in state)
 
 
 def _describe(entry: m.EditLog) -> str:
@@ -680,6 +779,24 @@ def last_undoable(
     return None if found is None else found.description
 
 
+def _guard_undo(session: Session, annotator_id: int, entry: m.EditLog) -> None:
+    """Undo writes like the action it reverts: the same check, on the entry's label set, item and task
+    (a rating's undo also needs the rating to be the actor's own; an adjudication's undo, the right to
+    adjudicate)."""
+    state = entry.before or entry.after or {}
+    if entry.entity == "ratings" and state.get("annotator_id") != annotator_id:
+        raise Forbidden("That rating is someone else's; you can only undo your own.")
+    if entry.item_id is None:  # every labeling action names its item; an entry without one is not ours
+        raise Forbidden("That change is not a labeling action and cannot be undone here.")
+    label_set = session.get(m.LabelSet, entry.label_set_id) if entry.label_set_id is not None else None
+    if label_set is not None and label_set.kind == "gold":
+        # Gold is written by adjudication; its undo is the adjudicator's, with the same right.
+        require_in(session, annotator_id, "adjudicate")
+        return
+    task = _task_of(entry) or ""
+    _guard(session, annotator_id, entry.label_set_id, entry.item_id, task_of_page(task))
+
+
 @_retried
 def undo_last(
     engine: Engine,
@@ -696,8 +813,11 @@ def undo_last(
     Refuses (:class:`StaleEdit`) when ``expected_log_id`` — the action the page offered to undo — is no
     longer the latest (another session of the annotator acted since), or when the row no longer is as
     that action left it (someone else changed it since): undo never reverts an edit it did not show.
+    An undo is a labeling action too: :class:`~db.access.Forbidden` unless the annotator may still
+    write the entry's label set on its item (a rating: their own).
     """
     with write_session(engine) as session:
+        require_in(session, annotator_id, "label")
         entry = _last_entry(session, annotator_id, label_set_ids, item_id, task)
         if entry is None:
             if expected_log_id is not None:
@@ -705,6 +825,7 @@ def undo_last(
             return None
         if expected_log_id is not None and entry.id != expected_log_id:
             raise _changed_meanwhile("item")
+        _guard_undo(session, annotator_id, entry)
         model, columns = _ENTITIES[entry.entity]
         row = session.get(model, entry.entity_id, with_for_update=True)
         if not _as_left(session, entry, row):

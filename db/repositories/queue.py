@@ -1,10 +1,15 @@
-"""An annotator's work queue on one dataset and task: what is next, how far along, which are flagged."""
+"""An annotator's work queue on one dataset and task: what is next, how far along, which are flagged.
+
+In team mode an annotator's queue holds only the items assigned to them on the task (``assigned_to``,
+see :mod:`db.repositories.assignments`); reviewers and admins work on the whole dataset.
+"""
 
 from __future__ import annotations
 
 from dataclasses import dataclass, field
 
 from sqlalchemy import ColumnElement, Engine, Exists, exists, func, select
+from sqlalchemy.orm import InstrumentedAttribute
 
 from db import models as m
 from db.engine import read_session
@@ -32,11 +37,31 @@ def _has_units(page: str) -> Exists | None:
     return None
 
 
-def _in_queue(dataset_id: int, page: str) -> list[ColumnElement[bool]]:
+def assignment_task(page: str) -> str:
+    """The assignment task a queue belongs to: every rating campaign's queue (``rating:<id>``) is part
+    of the ``ratings`` task; the other queues are named after their task."""
+    return "ratings" if page.startswith("rating:") else page
+
+
+def _assigned(annotator_id: int, dataset_id: int, page: str, item_id: InstrumentedAttribute[int]) -> Exists:
+    """The item (``item_id``, a column of the outer query) is assigned to the annotator on the task."""
+    return exists().where(
+        m.Assignment.annotator_id == annotator_id,
+        m.Assignment.dataset_id == dataset_id,
+        m.Assignment.task == assignment_task(page),
+        m.Assignment.item_id == item_id,
+    )
+
+
+def in_queue(dataset_id: int, page: str, *, assigned_to: int | None = None) -> list[ColumnElement[bool]]:
+    """The conditions on :class:`Item` of the task's queue: the dataset's items with something to label
+    on the task, and with ``assigned_to`` only those assigned to that annotator on the task."""
     conditions = [m.Item.dataset_id == dataset_id]
     has_units = _has_units(page)
     if has_units is not None:
         conditions.append(has_units)
+    if assigned_to is not None:
+        conditions.append(_assigned(assigned_to, dataset_id, page, m.Item.id))
     return conditions
 
 
@@ -50,15 +75,24 @@ def _unfinished(label_set_id: int, page: str) -> ColumnElement[bool]:
 
 
 def next_item(
-    engine: Engine, dataset_id: int, label_set_id: int, page: str, *, after_position: int | None = None
+    engine: Engine,
+    dataset_id: int,
+    label_set_id: int,
+    page: str,
+    *,
+    after_position: int | None = None,
+    assigned_to: int | None = None,
 ) -> str | None:
     """The next item not yet done or skipped by this label set on this task, in dataset order.
 
-    Items with nothing to label on the task (no sentence, claim or extracted triplet) are not queued.
+    Items with nothing to label on the task (no sentence, claim or extracted triplet) are not queued;
+    with ``assigned_to``, neither are items not assigned to that annotator on the task.
 
     Starts after ``after_position`` and wraps around to the beginning; None when everything is finished.
     """
-    base = select(m.Item.external_id).where(*_in_queue(dataset_id, page), _unfinished(label_set_id, page))
+    base = select(m.Item.external_id).where(
+        *in_queue(dataset_id, page, assigned_to=assigned_to), _unfinished(label_set_id, page)
+    )
     with read_session(engine) as session:
         if after_position is not None:
             found = session.scalar(
@@ -69,27 +103,37 @@ def next_item(
         return session.scalar(base.order_by(m.Item.position).limit(1))
 
 
-def queue_size(engine: Engine, dataset_id: int, page: str) -> int:
+def queue_size(engine: Engine, dataset_id: int, page: str, *, assigned_to: int | None = None) -> int:
     """How many items the task's queue holds. Scans the dataset's items (about 25 ms at 100 K items);
-    it changes only when items are imported or removed, never through an annotator's action."""
+    it changes only when items are imported or removed or assignments change, never through an
+    annotator's action."""
     with read_session(engine) as session:
-        return session.scalar(select(func.count(m.Item.id)).where(*_in_queue(dataset_id, page))) or 0
+        query = select(func.count(m.Item.id)).where(*in_queue(dataset_id, page, assigned_to=assigned_to))
+        return session.scalar(query) or 0
 
 
 def progress(
-    engine: Engine, dataset_id: int, label_set_id: int, page: str, *, total: int | None = None
+    engine: Engine,
+    dataset_id: int,
+    label_set_id: int,
+    page: str,
+    *,
+    total: int | None = None,
+    assigned_to: int | None = None,
 ) -> Progress:
-    """This label set's progress on the task; ``total`` is :func:`queue_size` when the caller has it."""
+    """This label set's progress on the task; ``total`` is :func:`queue_size` when the caller has it.
+    With ``assigned_to`` only the statuses of items assigned to that annotator count."""
     if total is None:
-        total = queue_size(engine, dataset_id, page)
+        total = queue_size(engine, dataset_id, page, assigned_to=assigned_to)
+    query = (
+        select(m.ItemStatus.status, func.count())
+        .where(m.ItemStatus.label_set_id == label_set_id, m.ItemStatus.page == page)
+        .group_by(m.ItemStatus.status)
+    )
+    if assigned_to is not None:
+        query = query.where(_assigned(assigned_to, dataset_id, page, m.ItemStatus.item_id))
     with read_session(engine) as session:
-        counts = dict(
-            session.execute(
-                select(m.ItemStatus.status, func.count())
-                .where(m.ItemStatus.label_set_id == label_set_id, m.ItemStatus.page == page)
-                .group_by(m.ItemStatus.status)
-            ).all()
-        )
+        counts = dict(session.execute(query).all())
     return Progress(
         finished=counts.get("done", 0) + counts.get("skipped", 0),
         flagged=counts.get("skipped", 0) + counts.get("unsure", 0),

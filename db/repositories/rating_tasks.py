@@ -6,6 +6,9 @@ fixed once it holds ratings (they would no longer mean what the raters saw); nam
 stay editable. A rater's scores go through :func:`db.repositories.labeling.set_rating` (scale-checked,
 logged, undoable); :func:`rate` also files the log entry under the rater's own label set on the dataset,
 so the annotation pages' Undo (which looks only at that label set) reaches ratings too.
+
+Creating, changing and importing tasks needs the acting user's ``manage_data`` right, exporting their
+ratings the ``export`` right; rating is labeling, checked like every label (:mod:`db.access`).
 """
 
 from __future__ import annotations
@@ -18,6 +21,7 @@ from sqlalchemy import Engine, Select, func, select
 from sqlalchemy.orm import Session
 
 from db import models as m
+from db.access import Actor, require_in, require_now
 from db.engine import read_session, write_session
 from db.import_changes import ReplaceRequired
 from db.importer import ImportResult, import_bundle
@@ -270,9 +274,12 @@ def _snapshot(task: m.RatingTask) -> dict[str, Any]:
     }
 
 
-def create_rating_task(engine: Engine, dataset_id: int, spec: TaskSpec, annotator_id: int | None) -> int:
+def create_rating_task(
+    engine: Engine, dataset_id: int, spec: TaskSpec, annotator_id: int | None, *, actor: Actor
+) -> int:
     """Create a task and return its id; raises ValueError with a message for the user."""
     with write_session(engine) as session:
+        require_in(session, actor.id, "manage_data")
         spec = _check_spec(session, dataset_id, spec, None)
         task = m.RatingTask(
             dataset_id=dataset_id,
@@ -303,10 +310,13 @@ def update_rating_task(
     spec: TaskSpec,
     annotator_id: int | None,
     expected_version: int | None = None,
+    *,
+    actor: Actor,
 ) -> None:
     """Change a task. Scale, granularity and detector are locked once the task holds ratings
     (:class:`TaskLocked`); a colleague's newer change is never overwritten (:class:`labeling.StaleEdit`)."""
     with write_session(engine) as session:
+        require_in(session, actor.id, "manage_data")
         task = session.get(m.RatingTask, task_id)
         if task is None:
             raise labeling.StaleEdit("This rating task no longer exists.")
@@ -405,6 +415,7 @@ def import_ratings(
     task: RatingTaskView,
     data: bytes,
     *,
+    actor: Actor,
     source: str,
     annotator: str | None = None,
     allow_skip: bool = False,
@@ -412,7 +423,9 @@ def import_ratings(
 ) -> RatingsImport:
     """Read a ratings CSV/JSONL for ``task`` and write it through the atomic importer: all or nothing
     (unless ``allow_skip``), every flaw reported with file, record, field and reason. Ratings that would
-    change stored ones are refused, with a report of what would change, unless ``replace_existing``."""
+    change stored ones are refused, with a report of what would change, unless ``replace_existing``.
+    Refused (:class:`~db.access.Forbidden`) before the file is read unless ``actor`` may manage data."""
+    require_now(engine, actor, "manage_data")
     read = read_ratings(data, source=source, target=rating_target(engine, task))
     if read.bundle is None:
         return RatingsImport(False, read.problems)
@@ -422,6 +435,7 @@ def import_ratings(
         result = import_bundle(
             engine,
             read.bundle,
+            actor=actor,
             source=source,
             problems=read.problems,
             allow_skip=allow_skip,
@@ -435,8 +449,10 @@ def import_ratings(
     return RatingsImport(True, result.problems, result)
 
 
-def export_ratings(engine: Engine, task: RatingTaskView, *, filename: str) -> bytes:
-    """The task's ratings as CSV or JSONL (chosen by ``filename``), segments by offsets and by index."""
+def export_ratings(engine: Engine, task: RatingTaskView, *, filename: str, actor: Actor) -> bytes:
+    """The task's ratings as CSV or JSONL (chosen by ``filename``), segments by offsets and by index;
+    every rater's, so only for an ``actor`` who may export (else :class:`~db.access.Forbidden`)."""
+    require_now(engine, actor, "export")
     target = rating_target(engine, task)
     columns = task_ratings(engine, task.id)
     rows = [dict(zip(columns, values, strict=True)) for values in zip(*columns.values(), strict=True)]

@@ -262,7 +262,14 @@ def token_probabilities(
 
 
 def ratings(engine: Engine, dataset_id: int) -> Columns:
-    """Every human rating of detector outputs, with its task's scale and the rated detector."""
+    """Every human rating of detector outputs, with its task's scale and the rated detector.
+
+    Adjudicated ratings (by the account a gold label set names, see ``db.repositories.adjudication``)
+    are gold, not a rater's: they are left out.
+    """
+    gold_raters = select(m.LabelSet.annotator_id).where(
+        m.LabelSet.kind == "gold", m.LabelSet.annotator_id.is_not(None)
+    )
     return _columns(
         engine,
         select(
@@ -279,7 +286,7 @@ def ratings(engine: Engine, dataset_id: int) -> Columns:
         )
         .join(m.Rating, m.Rating.task_id == m.RatingTask.id)
         .join(m.Annotator, m.Annotator.id == m.Rating.annotator_id)
-        .where(m.RatingTask.dataset_id == dataset_id)
+        .where(m.RatingTask.dataset_id == dataset_id, m.Rating.annotator_id.not_in(gold_raters))
         .order_by(m.RatingTask.id, m.Rating.item_id, m.Rating.segment_start),
         [
             "task_id",
@@ -293,6 +300,25 @@ def ratings(engine: Engine, dataset_id: int) -> Columns:
             "score",
             "nothing_flagged_correct",
         ],
+    )
+
+
+def response_scores(engine: Engine, dataset_id: int) -> Columns:
+    """Every rating of a whole response (MMHal-Bench), by label set, with its scale and flag."""
+    return _columns(
+        engine,
+        select(
+            m.ResponseScore.label_set_id,
+            m.ResponseScore.item_id,
+            m.ResponseScore.score,
+            m.ResponseScore.scale_min,
+            m.ResponseScore.scale_max,
+            m.ResponseScore.hallucination,
+        )
+        .join(m.LabelSet, m.LabelSet.id == m.ResponseScore.label_set_id)
+        .where(m.LabelSet.dataset_id == dataset_id)
+        .order_by(m.ResponseScore.label_set_id, m.ResponseScore.item_id),
+        ["label_set_id", "item_id", "score", "scale_min", "scale_max", "hallucination"],
     )
 
 
@@ -470,7 +496,7 @@ def annotation_counts(engine: Engine, dataset_id: int) -> dict[str, dict[str, in
 
     Cheap (counts only), so a dashboard can decide which sections to offer before reading any data.
     Kinds: ``spans``, ``raw_outputs``, ``sentence_labels``, ``sentence_scores``, ``claim_labels``,
-    ``triplet_judgments``, ``token_probabilities``, ``ratings``.
+    ``triplet_judgments``, ``token_probabilities``, ``response_scores``, ``ratings``.
     """
     owners = {
         "spans": m.Span.label_set_id,
@@ -480,6 +506,7 @@ def annotation_counts(engine: Engine, dataset_id: int) -> dict[str, dict[str, in
         "claim_labels": m.ClaimLabel.label_set_id,
         "triplet_judgments": m.TripletJudgment.label_set_id,
         "token_probabilities": m.TokenProbability.label_set_id,
+        "response_scores": m.ResponseScore.label_set_id,
     }
     out: dict[str, dict[str, int]] = {}
     with _snapshot(engine) as connection:

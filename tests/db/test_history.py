@@ -9,9 +9,9 @@ from sqlalchemy import func, select
 from sqlalchemy.orm import Session
 
 from db import models as m
-from db.access import Forbidden
+from db.access import OPERATOR, Actor, Forbidden
 from db.importer import import_bundle
-from db.repositories import history, labeling
+from db.repositories import adjudication, history, labeling
 from db.repositories.annotations import item_annotations
 from db.repositories.annotators import get_or_create_annotator
 from db.repositories.label_sets import human_label_set
@@ -24,10 +24,35 @@ ITEM, GOLD, DETECTOR = 1, 1, 2
 
 @pytest.fixture
 def setup(engine):
-    import_bundle(engine, _bundle(), source="tiny.jsonl")
+    import_bundle(engine, _bundle(), source="tiny.jsonl", actor=OPERATOR)
     alice = get_or_create_annotator(engine, "alice")
     label_set = human_label_set(engine, 1, alice.id)
     return engine, alice.id, label_set.id
+
+
+def _adjudicate_sentence(engine, reviewer: int, index: int, label: str) -> int:
+    """Change one gold sentence label the way gold is changed by hand: an adjudication (logged)."""
+    found = item_annotations(engine, ITEM, [GOLD])[GOLD].sentence_labels
+    labels = {i: (lab.label, lab.error_type) for i, lab in found.items()} | {index: (label, None)}
+    done = adjudication.promote_item(
+        engine,
+        1,
+        ITEM,
+        "sentences",
+        labels,
+        method="edit",
+        sources=[],
+        actor=Actor(reviewer, "r", "reviewer"),
+    )
+    return done.log_ids[-1]
+
+
+def _adjudicate_without_span(engine, reviewer: int, position: int) -> None:
+    spans = _spans(engine, GOLD)
+    del spans[position]
+    adjudication.promote_item(
+        engine, 1, ITEM, "spans", spans, method="edit", sources=[], actor=Actor(reviewer, "r", "reviewer")
+    )
 
 
 def _log_count(engine) -> int:
@@ -102,7 +127,7 @@ def test_span_retype_delete_and_ratings_are_described(setup) -> None:
     span = labeling.add_span(engine, ls, ITEM, 2, 10, None, who)
     labeling.retype_span(engine, span.entity_id, "Object", who)
     labeling.delete_span(engine, span.entity_id, who)
-    task = create_rating_task(engine, 1, TaskSpec("check", DETECTOR), who)
+    task = create_rating_task(engine, 1, TaskSpec("check", DETECTOR), who, actor=OPERATOR)
     labeling.set_rating(engine, task, ITEM, who, score=2, segment=(2, 10), label_set_id=ls)
     labeling.set_rating(engine, task, ITEM, who, score=3, segment=(2, 10), label_set_id=ls)
     # a rating filed under no label set still counts as the rater's own
@@ -242,8 +267,8 @@ def test_restore_refuses_across_an_import_of_the_label_set(setup) -> None:
     engine, _who, _ls = setup
     reviewer = get_or_create_annotator(engine, "rita", role="reviewer").id
     imported = _newest(engine)
-    edit = labeling.set_sentence_label(engine, GOLD, ITEM, 1, "unknown", reviewer).log_id
-    labeling.delete_span(engine, item_annotations(engine, ITEM, [GOLD])[GOLD].spans[1].id, reviewer)
+    edit = _adjudicate_sentence(engine, reviewer, 1, "unknown")
+    _adjudicate_without_span(engine, reviewer, 1)
     # back to right after the edit: the imported span (never logged by itself) comes back
     history.restore_state(
         engine,
@@ -271,7 +296,13 @@ def test_restore_refuses_across_an_import_of_the_label_set(setup) -> None:
             )
         ],
     )
-    import_bundle(engine, replace(bundle, label_sets=[gold]), source="fixed.jsonl", replace_existing=True)
+    import_bundle(
+        engine,
+        replace(bundle, label_sets=[gold]),
+        source="fixed.jsonl",
+        replace_existing=True,
+        actor=OPERATOR,
+    )
     reimport = _newest(engine)
     latest = history.latest_change(engine, GOLD, ITEM)
     assert latest == reimport  # the page's "newest change" includes the import
@@ -285,9 +316,14 @@ def test_restore_refuses_across_an_import_of_the_label_set(setup) -> None:
     assert history.state_at(engine, DETECTOR, ITEM, imported)
 
     # after the import, restoring works again
-    labeling.set_sentence_label(engine, GOLD, ITEM, 0, "incorrect", reviewer)
+    _adjudicate_sentence(engine, reviewer, 0, "incorrect")
     history.restore_state(
-        engine, GOLD, ITEM, reimport, annotator_id=reviewer, expected_latest=_newest(engine)
+        engine,
+        GOLD,
+        ITEM,
+        reimport,
+        annotator_id=reviewer,
+        expected_latest=history.latest_change(engine, GOLD, ITEM),
     )
     assert _sentences(engine, GOLD) == {0: "correct"}
     assert _spans(engine, GOLD) == [(6, 10, "Object")]
@@ -295,7 +331,6 @@ def test_restore_refuses_across_an_import_of_the_label_set(setup) -> None:
 
 def test_restore_checks_rights_in_team_mode(setup, monkeypatch) -> None:
     engine, who, ls = setup
-    monkeypatch.setenv("SPANLIGHT_MODE", "team")
     first = labeling.add_span(engine, ls, ITEM, 2, 5, "Color Attribute", who).log_id
     labeling.add_span(engine, ls, ITEM, 57, 60, "Number", who)
     labeling.set_sentence_label(engine, ls, ITEM, 1, "correct", who)
@@ -303,6 +338,7 @@ def test_restore_checks_rights_in_team_mode(setup, monkeypatch) -> None:
     bob = get_or_create_annotator(engine, "bob").id
     viewer = get_or_create_annotator(engine, "vera", role="viewer").id
     reviewer = get_or_create_annotator(engine, "rita", role="reviewer").id
+    monkeypatch.setenv("SPANLIGHT_MODE", "team")  # the accounts exist; an admin made them
     logged = _log_count(engine)
 
     def restore(label_set: int, by: int, log_id: int = first) -> history.Restored:
@@ -339,8 +375,9 @@ def test_restore_checks_rights_in_team_mode(setup, monkeypatch) -> None:
     assert restore(ls, who).changed == 2
     assert _spans(engine, ls) == [(2, 5, "Color Attribute")] and _sentences(engine, ls) == {}
     assert latest < history.latest_change(engine, ls, ITEM)
-    edit = labeling.set_sentence_label(engine, GOLD, ITEM, 1, "unknown", reviewer).log_id
-    assert restore(GOLD, reviewer, edit - 1).changed == 1  # a reviewer adjudicates gold
+    before_edit = history.latest_change(engine, GOLD, ITEM) or _newest(engine)
+    _adjudicate_sentence(engine, reviewer, 1, "unknown")
+    assert restore(GOLD, reviewer, before_edit).changed == 1  # a reviewer adjudicates gold
     assert _sentences(engine, GOLD) == {0: "incorrect", 1: "correct"}
 
 
@@ -359,7 +396,7 @@ def test_restore_refuses_someone_elses_label_set_in_local_mode(setup) -> None:
 def test_restore_covers_the_raters_own_ratings(setup) -> None:
     """Ratings belong to no label set; those the label set's annotator gave on the item are its rows."""
     engine, who, ls = setup
-    task = create_rating_task(engine, 1, TaskSpec("check", DETECTOR), who)
+    task = create_rating_task(engine, 1, TaskSpec("check", DETECTOR), who, actor=OPERATOR)
     chosen = labeling.set_rating(engine, task, ITEM, who, score=2, segment=(2, 10), label_set_id=ls).log_id
     labeling.set_rating(engine, task, ITEM, who, score=4, segment=(2, 10), label_set_id=ls)
     labeling.set_rating(

@@ -13,6 +13,7 @@ from sqlalchemy import func, select
 from sqlalchemy.orm import Session
 
 from db import models as m
+from db.access import OPERATOR
 from db.exporter import export_bundle
 from db.import_changes import ReplaceRequired
 from db.import_undo import UndoRefused, recent_imports, undo_import
@@ -30,7 +31,9 @@ from tests.db.import_samples import HOSTILE, SENTENCES, canonical, gold_bundle, 
 
 
 def _gold(engine) -> Annotations | None:
-    return {ls.name: ls for ls in export_bundle(engine, "shapes").label_sets}["gold"].annotations
+    return {ls.name: ls for ls in export_bundle(engine, "shapes", actor=OPERATOR).label_sets}[
+        "gold"
+    ].annotations
 
 
 def _counts(engine) -> tuple[int, int, int]:
@@ -47,11 +50,11 @@ def test_the_hostile_file_has_five_lines():
 
 
 def test_hostile_reimport_is_refused_with_exact_counts_and_writes_nothing(engine):
-    assert import_file(engine, canonical(gold_bundle()), source="gold.jsonl").ok
+    assert import_file(engine, canonical(gold_bundle()), source="gold.jsonl", actor=OPERATOR).ok
     before, counts = _gold(engine), _counts(engine)
     assert counts[:2] == (5, 16)
 
-    outcome = import_file(engine, HOSTILE, source="visitor.jsonl")
+    outcome = import_file(engine, HOSTILE, source="visitor.jsonl", actor=OPERATOR)
 
     assert not outcome.ok and outcome.refused_changes is not None
     assert outcome.refused_changes.counts == {
@@ -67,10 +70,10 @@ def test_hostile_reimport_is_refused_with_exact_counts_and_writes_nothing(engine
 
 
 def test_replace_applies_logs_the_before_rows_and_undo_restores_gold_exactly(engine):
-    assert import_file(engine, canonical(gold_bundle()), source="gold.jsonl").ok
+    assert import_file(engine, canonical(gold_bundle()), source="gold.jsonl", actor=OPERATOR).ok
     before = _gold(engine)
 
-    outcome = import_file(engine, HOSTILE, source="visitor.jsonl", replace_existing=True)
+    outcome = import_file(engine, HOSTILE, source="visitor.jsonl", replace_existing=True, actor=OPERATOR)
 
     assert outcome.ok and _counts(engine)[:2] == (0, 0)
     (entry, first) = recent_imports(engine)
@@ -83,18 +86,18 @@ def test_replace_applies_logs_the_before_rows_and_undo_restores_gold_exactly(eng
     assert sum(len(a["spans"]) for a in unit["annotations"]) == 5
     assert sum(len(a["sentence_labels"]) for a in unit["annotations"]) == 16
 
-    result = undo_import(engine, entry.log_id)
+    result = undo_import(engine, entry.log_id, actor=OPERATOR)
 
     assert result.undid == entry.log_id and result.rows == {"spans": 5, "sentence_labels": 16}
     assert _gold(engine) == before
     assert recent_imports(engine)[1].undone  # [0] is the undo, which can be undone in turn
     with pytest.raises(UndoRefused, match="undone already"):
-        undo_import(engine, entry.log_id)
+        undo_import(engine, entry.log_id, actor=OPERATOR)
 
 
 def test_undo_is_refused_when_the_rows_changed_since(engine):
-    assert import_file(engine, canonical(gold_bundle()), source="gold.jsonl").ok
-    assert import_file(engine, HOSTILE, source="visitor.jsonl", replace_existing=True).ok
+    assert import_file(engine, canonical(gold_bundle()), source="gold.jsonl", actor=OPERATOR).ok
+    assert import_file(engine, HOSTILE, source="visitor.jsonl", replace_existing=True, actor=OPERATOR).ok
     log_id = recent_imports(engine)[0].log_id
     with Session(engine) as session:
         label_set_id = session.scalar(select(m.LabelSet.id).where(m.LabelSet.name == "gold"))
@@ -104,20 +107,20 @@ def test_undo_is_refused_when_the_rows_changed_since(engine):
     counts = _counts(engine)
 
     with pytest.raises(UndoRefused, match="label set gold:gold changed since"):
-        undo_import(engine, log_id)
+        undo_import(engine, log_id, actor=OPERATOR)
     assert _counts(engine) == counts
     with pytest.raises(UndoRefused, match="no import with log id"):
-        undo_import(engine, 10_000)
+        undo_import(engine, 10_000, actor=OPERATOR)
 
 
 def test_an_import_that_only_adds_needs_no_confirmation(engine):
-    assert import_file(engine, canonical(gold_bundle()), source="gold.jsonl").ok
+    assert import_file(engine, canonical(gold_bundle()), source="gold.jsonl", actor=OPERATOR).ok
     more = gold_bundle()
     more.items.append(ItemRecord(external_id="d", response=response(2)))
     more.label_sets[0].annotations[0].spans.append(SpanRecord(20, 26, "Object"))
     more.label_sets[0].annotations.append(Annotations(item="d", spans=[SpanRecord(0, 8)]))
 
-    outcome = import_file(engine, canonical(more), source="more.jsonl")
+    outcome = import_file(engine, canonical(more), source="more.jsonl", actor=OPERATOR)
 
     assert outcome.ok and outcome.refused_changes is None
     assert outcome.result is not None and outcome.result.rows["spans"] == 4  # a's three and d's one
@@ -127,11 +130,11 @@ def test_an_import_that_only_adds_needs_no_confirmation(engine):
 
 def test_identical_reimport_is_a_no_op(engine):
     data = canonical(gold_bundle())
-    assert import_file(engine, data, source="gold.jsonl").ok
+    assert import_file(engine, data, source="gold.jsonl", actor=OPERATOR).ok
     with Session(engine) as session:
         span_ids = sorted(session.scalars(select(m.Span.id)))
 
-    outcome = import_file(engine, data, source="gold.jsonl")
+    outcome = import_file(engine, data, source="gold.jsonl", actor=OPERATOR)
 
     assert outcome.ok and outcome.result is not None
     assert outcome.result.rows == {} and outcome.result.changes.counts == {}
@@ -154,36 +157,46 @@ def test_changed_labels_and_ratings_count_as_changes(engine):
             ratings=[RatingRecord("a", "rater-1", 3), RatingRecord("b", "rater-1", 2)],
         )
     )
-    import_bundle(engine, bundle)
+    import_bundle(engine, bundle, actor=OPERATOR)
     bundle.label_sets[0].annotations[1].sentence_labels[2].label = "incorrect"
     bundle.rating_tasks[0].ratings[1].score = 4
 
     with pytest.raises(ReplaceRequired, match="1 changed") as refused:
-        import_bundle(engine, bundle)
+        import_bundle(engine, bundle, actor=OPERATOR)
     assert refused.value.changes.counts == {
         "gold:gold": {"sentence_labels": {"removed": 0, "changed": 1, "added": 0}},
         "rating task quality": {"ratings": {"removed": 0, "changed": 1, "added": 0}},
     }
     assert refused.value.changes.items == ["b"]
 
-    result = import_bundle(engine, bundle, replace_existing=True)
+    result = import_bundle(engine, bundle, replace_existing=True, actor=OPERATOR)
     assert result.rows == {"spans": 2, "sentence_labels": 5, "ratings": 1}
     log_id = recent_imports(engine)[0].log_id
-    assert undo_import(engine, log_id).rows == {"spans": 2, "sentence_labels": 5, "ratings": 1}
+    assert undo_import(engine, log_id, actor=OPERATOR).rows == {
+        "spans": 2,
+        "sentence_labels": 5,
+        "ratings": 1,
+    }
     with Session(engine) as session:
         assert sorted(session.scalars(select(m.Rating.score))) == [2, 3]
         assert session.scalar(select(func.count()).where(m.SentenceLabel.label == "incorrect")) == 3
 
 
 def test_predictions_reimport_needs_replace(engine):
-    assert import_file(engine, canonical(gold_bundle()), source="gold.jsonl").ok
+    assert import_file(engine, canonical(gold_bundle()), source="gold.jsonl", actor=OPERATOR).ok
     text = response(SENTENCES["a"])
     tagged = text.replace("number 0", "<hallucination>number 0</hallucination>", 1)
     first, second = (
         json.dumps({"id": "a", "output": f"<Tagged_Text>{output}</Tagged_Text>"}).encode()
         for output in (tagged, text)
     )
-    common = {"source": "out.jsonl", "dataset": "shapes", "detector": "det", "format_name": "mhalo-outputs"}
+    common = {
+        "source": "out.jsonl",
+        "dataset": "shapes",
+        "detector": "det",
+        "format_name": "mhalo-outputs",
+        "actor": OPERATOR,
+    }
     assert import_predictions(engine, first, **common).ok
 
     refused = import_predictions(engine, second, **common)
@@ -198,15 +211,17 @@ def test_predictions_reimport_needs_replace(engine):
 
 
 def test_an_undo_keeps_what_it_replaced_and_can_be_undone_too(engine):
-    assert import_file(engine, canonical(gold_bundle()), source="gold.jsonl").ok
+    assert import_file(engine, canonical(gold_bundle()), source="gold.jsonl", actor=OPERATOR).ok
     gold = _gold(engine)
     first = recent_imports(engine)[0]
     assert first.undoable
 
-    undo = undo_import(engine, first.log_id)  # takes the first gold import back: its annotations go
+    undo = undo_import(
+        engine, first.log_id, actor=OPERATOR
+    )  # takes the first gold import back: its annotations go
 
     assert _counts(engine)[:2] == (0, 0)
     (latest, original) = recent_imports(engine)[:2]
     assert latest.log_id == undo.log_id and latest.undoable and original.undone
-    again = undo_import(engine, undo.log_id)
+    again = undo_import(engine, undo.log_id, actor=OPERATOR)
     assert again.rows == {"spans": 5, "sentence_labels": 16} and _gold(engine) == gold

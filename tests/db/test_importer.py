@@ -7,6 +7,7 @@ from sqlalchemy import func, select
 from sqlalchemy.orm import Session
 
 from db import models as m
+from db.access import OPERATOR
 from db.engine import store_revision
 from db.importer import import_bundle
 from db.repositories.annotations import item_annotations
@@ -79,7 +80,7 @@ def _count(engine, model) -> int:
 
 
 def test_import_writes_everything(engine) -> None:
-    result = import_bundle(engine, _bundle(), source="tiny.jsonl")
+    result = import_bundle(engine, _bundle(), source="tiny.jsonl", actor=OPERATOR)
     assert result.items_created == 1
     assert result.rows["spans"] == 3
     assert _count(engine, m.Sentence) == 3
@@ -106,8 +107,8 @@ def test_import_writes_everything(engine) -> None:
 
 
 def test_reimport_is_idempotent(engine) -> None:
-    import_bundle(engine, _bundle())
-    second = import_bundle(engine, _bundle())
+    import_bundle(engine, _bundle(), actor=OPERATOR)
+    second = import_bundle(engine, _bundle(), actor=OPERATOR)
     assert second.items_created == 0 and second.items_existing == 1
     assert _count(engine, m.Item) == 1
     assert _count(engine, m.Span) == 3
@@ -120,7 +121,7 @@ def test_bad_record_rejects_the_whole_file(engine) -> None:
     bundle.items.append(ItemRecord(external_id="x2", response="Fine text."))
     bundle.label_sets[0].annotations.append(Annotations(item="x2", spans=[SpanRecord(3, 99)]))
     with pytest.raises(ImportRejected) as raised:
-        import_bundle(engine, bundle, source="bad.jsonl")
+        import_bundle(engine, bundle, source="bad.jsonl", actor=OPERATOR)
     problem = raised.value.problems[0]
     assert (problem.file, problem.record, problem.field) == ("bad.jsonl", "#1 (id=x2)", "gold.spans[0]")
     assert "outside the response" in problem.reason
@@ -135,29 +136,33 @@ def test_allow_skip_imports_the_sound_records(engine) -> None:
     bundle.label_sets[0].annotations.append(
         Annotations(item="x2", sentence_labels=[SentenceLabelRecord(5, "correct")])
     )
-    result = import_bundle(engine, bundle, allow_skip=True)
+    result = import_bundle(engine, bundle, allow_skip=True, actor=OPERATOR)
     assert [p.record for p in result.skipped] == ["#1 (id=x2)"]
     assert _count(engine, m.Item) == 1
 
 
 def test_changed_response_text_is_refused(engine) -> None:
-    import_bundle(engine, _bundle())
+    import_bundle(engine, _bundle(), actor=OPERATOR)
     changed = _bundle()
     changed.items[0].response = RESPONSE + " Extra."
     with pytest.raises(ImportRejected, match="differs from the stored item"):
-        import_bundle(engine, changed)
+        import_bundle(engine, changed, actor=OPERATOR)
 
 
 def test_predictions_for_existing_items_add_a_label_set(engine) -> None:
-    import_bundle(engine, _bundle())
+    import_bundle(engine, _bundle(), actor=OPERATOR)
     run = LabelSetRecord(
         kind="detector", name="cautious", annotations=[Annotations(item="x1", spans=[SpanRecord(2, 5)])]
     )
-    import_bundle(engine, Bundle(dataset=DatasetRecord("tiny", "canonical"), label_sets=[run]))
+    import_bundle(
+        engine, Bundle(dataset=DatasetRecord("tiny", "canonical"), label_sets=[run]), actor=OPERATOR
+    )
     assert _count(engine, m.LabelSet) == 3
     unknown = LabelSetRecord(kind="detector", name="other", annotations=[Annotations(item="nope")])
     with pytest.raises(ImportRejected, match="no item with id 'nope'"):
-        import_bundle(engine, Bundle(dataset=DatasetRecord("tiny", "canonical"), label_sets=[unknown]))
+        import_bundle(
+            engine, Bundle(dataset=DatasetRecord("tiny", "canonical"), label_sets=[unknown]), actor=OPERATOR
+        )
 
 
 def test_metadata_survives_the_bulk_insert(engine) -> None:
@@ -165,7 +170,7 @@ def test_metadata_survives_the_bulk_insert(engine) -> None:
     bundle = _bundle()
     bundle.items[0].meta = {"gt_answer": "yes", "nested": {"k": [1, 2]}}
     bundle.label_sets[0].annotations[0].sentence_labels[0].meta = {"agreement_ratio": 0.8}
-    import_bundle(engine, bundle)
+    import_bundle(engine, bundle, actor=OPERATOR)
     assert get_item(engine, 1, "x1").meta == {"gt_answer": "yes", "nested": {"k": [1, 2]}}
     with Session(engine) as session:
         stored = session.scalar(select(m.SentenceLabel.meta).where(m.SentenceLabel.label == "incorrect"))

@@ -5,6 +5,7 @@ from __future__ import annotations
 import pytest
 from sqlalchemy import Engine
 
+from db.access import OPERATOR
 from db.importer import import_bundle
 from db.repositories.datasets import list_datasets
 from db.repositories.items import ItemFilter, count_items, item_page
@@ -25,7 +26,11 @@ def dataset_id(engine: Engine) -> int:
     items = [
         ItemRecord(external_id=key, response=text, prompt="Describe.") for key, text in RESPONSES.items()
     ]
-    import_bundle(engine, Bundle(dataset=DatasetRecord("search", "canonical"), items=items, label_sets=[]))
+    import_bundle(
+        engine,
+        Bundle(dataset=DatasetRecord("search", "canonical"), items=items, label_sets=[]),
+        actor=OPERATOR,
+    )
     return next(d.id for d in list_datasets(engine) if d.name == "search")
 
 

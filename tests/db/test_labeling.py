@@ -7,6 +7,7 @@ from sqlalchemy import func, select
 from sqlalchemy.orm import Session
 
 from db import models as m
+from db.access import OPERATOR
 from db.importer import import_bundle
 from db.repositories import labeling, queue
 from db.repositories.annotations import item_annotations
@@ -18,7 +19,7 @@ from tests.db.test_importer import _bundle
 
 @pytest.fixture
 def setup(engine):
-    import_bundle(engine, _bundle())
+    import_bundle(engine, _bundle(), actor=OPERATOR)
     alice = get_or_create_annotator(engine, "alice")
     label_set = human_label_set(engine, 1, alice.id)
     return engine, alice.id, label_set.id
@@ -92,7 +93,7 @@ def test_claims_triplets_and_statuses(setup) -> None:
 def test_queue_walks_unfinished_items_in_order(setup) -> None:
     engine, who, ls = setup
     more = [ItemRecord(external_id=f"y{k}", response=f"Item {k}.") for k in range(3)]
-    import_bundle(engine, Bundle(DatasetRecord("tiny", "canonical"), more))
+    import_bundle(engine, Bundle(DatasetRecord("tiny", "canonical"), more), actor=OPERATOR)
     assert queue.next_item(engine, 1, ls, "sentences") == "x1"
     labeling.set_item_status(engine, ls, 1, "sentences", "done", who)
     assert queue.next_item(engine, 1, ls, "sentences") == "y0"

@@ -13,6 +13,7 @@ from analysis.dataset_spans import load_dataset_spans, per_item_scores
 from analysis.reports import correlation as correlation_report
 from analysis.reports.data import ReportFilter
 from db import models as m
+from db.access import OPERATOR
 from db.import_changes import ReplaceRequired
 from db.importer import import_bundle
 from db.repositories import labeling, report_inputs
@@ -110,7 +111,7 @@ def _rating_count(engine) -> int:
 
 
 def test_f1_iou_correlates_with_ratings_as_computed_by_hand(engine) -> None:
-    import_bundle(engine, _bundle())
+    import_bundle(engine, _bundle(), actor=OPERATOR)
     dataset_id = 1
     f1 = per_item_scores(load_dataset_spans(engine, dataset_id))
     humans = correlation_report.human_scores(correlation_report.load(engine, dataset_id), "segments")
@@ -136,13 +137,13 @@ def test_f1_iou_correlates_with_ratings_as_computed_by_hand(engine) -> None:
 
 
 def test_tasks_are_checked_logged_and_locked_once_rated(engine) -> None:
-    import_bundle(engine, _bundle(ratings=[]))
+    import_bundle(engine, _bundle(ratings=[]), actor=OPERATOR)
     who = get_or_create_annotator(engine, "lead").id
     det = next(v.id for v in list_label_sets(engine, 1, kind="detector"))
     gold = next(v.id for v in list_label_sets(engine, 1, kind="gold"))
     tri_he = PRESETS["tri-he"]
     spec = TaskSpec("  whole  responses ", det, "response", 1, 5, tri_he.rubric)
-    task_id = create_rating_task(engine, 1, spec, who)
+    task_id = create_rating_task(engine, 1, spec, who, actor=OPERATOR)
     view = get_rating_task(engine, task_id)
     assert (view.name, view.detector, view.granularity, view.points) == (
         "whole responses",
@@ -162,20 +163,32 @@ def test_tasks_are_checked_logged_and_locked_once_rated(engine) -> None:
         (TaskSpec("   ", det), "needs a name"),
     ]:
         with pytest.raises(ValueError, match=message):
-            create_rating_task(engine, 1, bad, who)
+            create_rating_task(engine, 1, bad, who, actor=OPERATOR)
     assert [t.name for t in list_rating_tasks(engine, 1)] == ["segments", "whole responses"]
 
     item = get_item(engine, 1, "A")
     rate(engine, task_id, item.id, who, human_label_set(engine, 1, who).id, score=4)
     with pytest.raises(TaskLocked, match="1 rating"):
-        update_rating_task(engine, task_id, TaskSpec("whole responses", det, "response", 1, 4), who)
+        update_rating_task(
+            engine, task_id, TaskSpec("whole responses", det, "response", 1, 4), who, actor=OPERATOR
+        )
     update_rating_task(
-        engine, task_id, TaskSpec("Tri-HE", det, "response", 1, 5, {"5": "clean"}), who, view.version
+        engine,
+        task_id,
+        TaskSpec("Tri-HE", det, "response", 1, 5, {"5": "clean"}),
+        who,
+        view.version,
+        actor=OPERATOR,
     )
     assert get_rating_task(engine, task_id).rubric == {"5": "clean"}
     with pytest.raises(labeling.StaleEdit):
         update_rating_task(
-            engine, task_id, TaskSpec("again", det, "response", 1, 5), who, expected_version=view.version
+            engine,
+            task_id,
+            TaskSpec("again", det, "response", 1, 5),
+            who,
+            expected_version=view.version,
+            actor=OPERATOR,
         )
     with Session(engine) as session:
         logged = session.scalars(
@@ -185,7 +198,7 @@ def test_tasks_are_checked_logged_and_locked_once_rated(engine) -> None:
 
 
 def test_ratings_are_blind_undoable_and_reach_the_correlation_source(engine) -> None:
-    import_bundle(engine, _bundle())
+    import_bundle(engine, _bundle(), actor=OPERATOR)
     task = list_rating_tasks(engine, 1)[0]
     carol = get_or_create_annotator(engine, "carol").id
     own = human_label_set(engine, 1, carol)
@@ -212,7 +225,7 @@ def test_ratings_are_blind_undoable_and_reach_the_correlation_source(engine) -> 
 
 
 def test_importer_rejects_bad_ratings_with_file_record_field(engine) -> None:
-    import_bundle(engine, _bundle(ratings=[]))
+    import_bundle(engine, _bundle(ratings=[]), actor=OPERATOR)
     bad = [
         RatingRecord("A", "r1", 5.0, 2, 5),  # off the 1-4 scale
         RatingRecord("Z", "r1", 3.0, 0, 1),  # no such item
@@ -223,7 +236,7 @@ def test_importer_rejects_bad_ratings_with_file_record_field(engine) -> None:
         RatingRecord("A", "r2", 3.0, 2, 5),  # the same rater twice on one segment
     ]
     with pytest.raises(ImportRejected) as rejected:
-        import_bundle(engine, _bundle(ratings=bad), source="ratings.jsonl")
+        import_bundle(engine, _bundle(ratings=bad), source="ratings.jsonl", actor=OPERATOR)
     found = {(p.record, p.field) for p in rejected.value.problems}
     assert found == {
         ("rating task 'segments' #0 (id=A)", "score"),
@@ -236,7 +249,7 @@ def test_importer_rejects_bad_ratings_with_file_record_field(engine) -> None:
     assert all(p.file == "ratings.jsonl" for p in rejected.value.problems)
     assert _rating_count(engine) == 0  # all or nothing
 
-    result = import_bundle(engine, _bundle(ratings=bad), allow_skip=True)
+    result = import_bundle(engine, _bundle(ratings=bad), allow_skip=True, actor=OPERATOR)
     assert result.rows["ratings"] == 1 and len(result.skipped) == 6
 
     for task, field in [
@@ -245,16 +258,16 @@ def test_importer_rejects_bad_ratings_with_file_record_field(engine) -> None:
         ({"granularity": "sentence"}, "granularity"),
     ]:
         with pytest.raises(ImportRejected) as rejected:
-            import_bundle(engine, _bundle(**task))
+            import_bundle(engine, _bundle(**task), actor=OPERATOR)
         problems = rejected.value.problems
         assert field in {p.field for p in problems}
         assert {p.record for p in problems} == {"rating task 'segments'"}
     with pytest.raises(ImportRejected, match="whole responses"):
-        import_bundle(engine, _bundle(name="responses", granularity="response", scale_max=5))
+        import_bundle(engine, _bundle(name="responses", granularity="response", scale_max=5), actor=OPERATOR)
 
 
 def test_reimport_replaces_only_the_raters_and_items_it_holds(engine) -> None:
-    import_bundle(engine, _bundle())
+    import_bundle(engine, _bundle(), actor=OPERATOR)
     task = list_rating_tasks(engine, 1)[0]
     carol = get_or_create_annotator(engine, "carol").id
     rate(
@@ -268,8 +281,10 @@ def test_reimport_replaces_only_the_raters_and_items_it_holds(engine) -> None:
     )
     before = _rating_count(engine)
     with pytest.raises(ReplaceRequired, match="1 changed"):  # r1's 4 on A becomes 1: only when asked
-        import_bundle(engine, _bundle(ratings=[RatingRecord("A", "r1", 1.0, 2, 5)]))
-    import_bundle(engine, _bundle(ratings=[RatingRecord("A", "r1", 1.0, 2, 5)]), replace_existing=True)
+        import_bundle(engine, _bundle(ratings=[RatingRecord("A", "r1", 1.0, 2, 5)]), actor=OPERATOR)
+    import_bundle(
+        engine, _bundle(ratings=[RatingRecord("A", "r1", 1.0, 2, 5)]), replace_existing=True, actor=OPERATOR
+    )
     columns = task_ratings(engine, task.id)
     rows = set(zip(columns["external_id"], columns["rater"], columns["score"], strict=True))
     assert ("A", "r1", 1.0) in rows and ("A", "r1", 4.0) not in rows

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import pytest
 
+from db.access import OPERATOR
 from db.importer import import_bundle
 from db.repositories import report_inputs as reads
 from formats.records import (
@@ -64,7 +65,7 @@ def _bundle() -> Bundle:
 
 
 def test_numeric_reads_match_the_bulk_reads(engine) -> None:
-    import_bundle(engine, _bundle())
+    import_bundle(engine, _bundle(), actor=OPERATOR)
     table = reads.sentence_table(engine, 1)
     rows = reads.sentence_rows(engine, 1)
     assert table["sentence_id"].tolist() == rows["sentence_id"] and table["index"].tolist() == rows["index"]

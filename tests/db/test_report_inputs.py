@@ -2,13 +2,14 @@
 
 from __future__ import annotations
 
+from db.access import OPERATOR
 from db.importer import import_bundle
 from db.repositories import report_inputs as reads
 from tests.db.test_importer import _bundle
 
 
 def test_bulk_reads_return_columns(engine) -> None:
-    import_bundle(engine, _bundle())
+    import_bundle(engine, _bundle(), actor=OPERATOR)
     index = reads.item_index(engine, 1)
     assert index.external_ids == ["x1"]
     spans = reads.spans_by_label_set(engine, 1)

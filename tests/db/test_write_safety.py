@@ -10,6 +10,7 @@ from sqlalchemy import select
 from sqlalchemy.orm import Session
 
 from db import models as m
+from db.access import OPERATOR, Forbidden
 from db.importer import import_bundle
 from db.repositories import labeling
 from db.repositories.annotations import item_annotations
@@ -21,14 +22,18 @@ from db.repositories.annotators import (
     validate_name,
 )
 from db.repositories.label_sets import human_label_set
-from formats.records import ItemRecord
+from formats.records import Annotations, ItemRecord, LabelSetRecord, SentenceLabelRecord
 from tests.db.test_importer import RESPONSE, _bundle
 
 
 @pytest.fixture
 def setup(engine):
     bundle = _bundle()
-    import_bundle(engine, _bundle(items=[*bundle.items, ItemRecord(external_id="x2", response=RESPONSE)]))
+    import_bundle(
+        engine,
+        _bundle(items=[*bundle.items, ItemRecord(external_id="x2", response=RESPONSE)]),
+        actor=OPERATOR,
+    )
     alice = get_or_create_annotator(engine, "alice")
     label_set = human_label_set(engine, 1, alice.id)
     return engine, alice.id, label_set.id
@@ -94,10 +99,22 @@ def test_undo_refuses_when_someone_else_changed_the_row(setup) -> None:
     engine, who, ls = setup
     bob = get_or_create_annotator(engine, "bob")
     labeling.set_sentence_label(engine, ls, 1, 0, "correct", who)
-    labeling.set_sentence_label(engine, ls, 1, 0, "unknown", bob.id, expected_version=1)  # shared set
+    with pytest.raises(Forbidden):  # by hand only alice writes alice's labels …
+        labeling.set_sentence_label(engine, ls, 1, 0, "unknown", bob.id, expected_version=1)
+    # … but an import may replace them. Its first row may get the id of the row it replaced (SQLite
+    # reuses the highest id): undo must not take that row for alice's and delete it.
+    labels = [SentenceLabelRecord(1, "correct"), SentenceLabelRecord(0, "unknown")]
+    replaced = LabelSetRecord(
+        kind="human",
+        name="alice",
+        annotator="alice",
+        annotations=[Annotations(item="x1", sentence_labels=labels)],
+    )
+    import_bundle(engine, _bundle(label_sets=[replaced]), actor=OPERATOR, replace_existing=True)
     with pytest.raises(labeling.StaleEdit):
         labeling.undo_last(engine, who, [ls], item_id=1)
-    assert item_annotations(engine, 1, [ls])[ls].sentence_labels[0].label == "unknown"
+    stored = item_annotations(engine, 1, [ls])[ls].sentence_labels
+    assert {k: v.label for k, v in stored.items()} == {0: "unknown", 1: "correct"}
 
 
 def test_first_inserts_racing_on_one_row_all_succeed_and_log_in_commit_order(setup) -> None:

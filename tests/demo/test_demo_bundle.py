@@ -10,6 +10,7 @@ from pathlib import Path
 import pytest
 from PIL import Image
 
+from db.access import OPERATOR
 from demo.build import DEMO_DATASET_NAME, build_demo_bundle
 from formats.records import Annotations, Bundle, ItemRecord, LabelSetRecord
 from formats.sentences import split_sentences
@@ -441,7 +442,7 @@ def test_imports_into_the_store(bundle: Bundle, sqlite_url: str) -> None:
 
     engine = make_engine(sqlite_url)
     try:
-        result = import_bundle(engine, dataclasses.replace(bundle), source="demo")
+        result = import_bundle(engine, dataclasses.replace(bundle), source="demo", actor=OPERATOR)
     finally:
         engine.dispose()
     assert result.items_created == 60 and not result.skipped

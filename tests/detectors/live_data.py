@@ -15,6 +15,7 @@ from pathlib import Path
 from PIL import Image
 from sqlalchemy import Engine
 
+from db.access import OPERATOR
 from db.exporter import export_bundle
 from db.importer import import_bundle
 from formats.records import Annotations, Bundle, ClaimRecord, DatasetRecord, ItemRecord, TripletRecord
@@ -46,7 +47,7 @@ def make_dataset(engine: Engine, image_root: Path, *, missing_image: int | None 
         for k in range(N_ITEMS)
     ]
     bundle = Bundle(DatasetRecord(DATASET, "canonical", image_root=str(image_root)), items=items)
-    import_bundle(engine, bundle, source="fixture")
+    import_bundle(engine, bundle, source="fixture", actor=OPERATOR)
 
 
 def item_number(text: str) -> int:
@@ -101,7 +102,7 @@ def json_index_script(text: str, attempt: int) -> Reply:
 
 def stored(engine: Engine, detector: str) -> dict[str, Annotations]:
     """The detector's stored outputs by item, read back through the exporter."""
-    bundle = export_bundle(engine, DATASET, [f"detector:{detector}"])
+    bundle = export_bundle(engine, DATASET, [f"detector:{detector}"], actor=OPERATOR)
     (label_set,) = bundle.label_sets
     return {a.item: a for a in label_set.annotations}
 
@@ -136,9 +137,11 @@ def make_rich_dataset(engine: Engine) -> None:
                 meta={"all_object": ["man", "horse", "sand"]},
             )
         )
-    import_bundle(engine, Bundle(DatasetRecord(RICH, "canonical"), items=items), source="fixture")
+    import_bundle(
+        engine, Bundle(DatasetRecord(RICH, "canonical"), items=items), source="fixture", actor=OPERATOR
+    )
 
 
 def stored_in(engine: Engine, dataset: str, detector: str) -> dict[str, Annotations]:
-    (label_set,) = export_bundle(engine, dataset, [f"detector:{detector}"]).label_sets
+    (label_set,) = export_bundle(engine, dataset, [f"detector:{detector}"], actor=OPERATOR).label_sets
     return {a.item: a for a in label_set.annotations}

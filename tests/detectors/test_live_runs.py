@@ -293,7 +293,12 @@ def test_a_label_set_made_otherwise_is_not_run_into(data):
     imported = LabelSetRecord(
         "detector", "from-file", annotations=[Annotations("item-0", raw_output=RawOutputRecord("x", False))]
     )
-    import_bundle(data, Bundle(DatasetRecord(DATASET, "canonical"), label_sets=[imported]), source="file")
+    import_bundle(
+        data,
+        Bundle(DatasetRecord(DATASET, "canonical"), label_sets=[imported]),
+        source="file",
+        actor=OPERATOR,
+    )
     with ChatServer(mhalo_script) as server:
         with pytest.raises(RunRefused, match="not made by a live run"):
             run(data, spec(server, detector="from-file"))

@@ -48,7 +48,8 @@ def free_port() -> int:
 
 
 def _environment(data_dir: Path, database_url: str) -> dict[str, str]:
-    return {"DATABASE_URL": database_url, "SPANLIGHT_DATA_DIR": str(data_dir)}
+    # Local mode unless a test asks for team mode, whatever the shell running the tests has set.
+    return {"DATABASE_URL": database_url, "SPANLIGHT_DATA_DIR": str(data_dir), "SPANLIGHT_MODE": "local"}
 
 
 def prepare_store(data_dir: Path) -> str:
@@ -136,8 +137,10 @@ def streamlit_server(script: str, env: dict[str, str], log_path: Path) -> Iterat
 
 
 @contextmanager
-def running_app(data_dir: Path, database_url: str) -> Iterator[RunningApp]:
-    """A freshly started app on its own store; stopped (and its log kept) when the block ends."""
+def running_app(data_dir: Path, database_url: str, env: dict[str, str] | None = None) -> Iterator[RunningApp]:
+    """A freshly started app on its own store (``env``: more settings, e.g. team mode); stopped (and
+    its log kept) when the block ends."""
     log_path = data_dir / f"streamlit-{next(_servers)}.log"
-    with streamlit_server("app.py", _environment(data_dir, database_url), log_path) as server:
+    environment = {**_environment(data_dir, database_url), **(env or {})}
+    with streamlit_server("app.py", environment, log_path) as server:
         yield RunningApp(url=server.url, database_url=database_url, data_dir=data_dir, pid=server.pid)

@@ -339,3 +339,30 @@ def test_judge_the_triplets_of_an_item_with_the_keyboard(
         ("no", "object2"),
     ]
     me.shoot(artifacts / "annotate-triplets.png")
+
+
+# --------------------------------------------------------------------------------- response scores
+
+
+def test_score_a_response_and_flag_it_with_the_keyboard(
+    annotator: Annotator, store: Engine, artifacts: Path
+) -> None:
+    user, item_id = "e2e-scores", "demo-005"
+    me, page = annotator, annotator.page
+    me.open("score_responses", user, item_id)
+
+    def rated() -> tuple[float, bool | None] | None:
+        found = mine(store, user, item_id)[1].response_score
+        return None if found is None else (found.score, found.hallucination)
+
+    me.press("4", (page.get_by_text("This response is scored"), "scored"))
+    assert rated() == (4.0, None)
+    me.press("h", (page.get_by_text("✓ Saved · response scored 4 of 6, hallucination"), "hallucination"))
+    assert rated() == (4.0, True)
+    me.press("0", (page.get_by_text("✓ Saved · response scored 0 of 6, hallucination"), "0 of 6"))
+    assert rated() == (0.0, True)  # a new score keeps the flag
+    me.press("g", (page.get_by_text("✓ Saved · response scored 0 of 6, no hallucination"), "no"))
+    assert rated() == (0.0, False)
+    me.press("u", (page.get_by_text("✓ Saved · undid: response scored 0 of 6, no hallucination"), "undid"))
+    assert rated() == (0.0, True)
+    me.shoot(artifacts / "score-responses.png")

@@ -2,26 +2,19 @@
 
 from __future__ import annotations
 
-import re
 from pathlib import Path
 from urllib.parse import urlencode
 
 import pytest
 from playwright.sync_api import expect
 
+from components.navigation import pages
 from tests.e2e.app_server import RunningApp, running_app
 from tests.e2e.browser import AppTab, wait_images_settled
 
 DEMO = "Spanlight demo (synthetic)"
-APP_PY = Path(__file__).resolve().parents[2] / "app.py"
 # Every page the navigation lists: (url path, title). The default page is also served at "/".
-PAGES = [
-    (url_path or stem, title)
-    for stem, title, url_path in re.findall(
-        r'st\.Page\(\s*"app_pages/([a-z_]+)\.py",\s*title="([^"]+)"(?:,\s*url_path="([a-z_]+)")?',
-        APP_PY.read_text(),
-    )
-]
+PAGES = [(spec.url_path or Path(spec.path).stem, spec.title) for spec in pages()]
 # What a page draws once its first run is over, beyond the shared setup, where that takes a while.
 CONTENT = {"compare": ".hs-track", "failures": '[data-testid="stDataFrame"]'}
 

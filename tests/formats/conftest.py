@@ -11,6 +11,7 @@ from typing import Any
 import pytest
 from sqlalchemy import Engine
 
+from db.access import OPERATOR
 from db.exporter import export_bundle
 from db.transfer import export_file, import_file, import_predictions
 from formats.base import ReadOptions
@@ -33,7 +34,7 @@ def shared_data() -> Path:
 
 def comparable(engine: Engine, dataset: str) -> dict[str, Any]:
     """Everything stored for a dataset except its name, in a form that compares with ``==``."""
-    bundle = export_bundle(engine, dataset)
+    bundle = export_bundle(engine, dataset, actor=OPERATOR)
     label_sets = {}
     for label_set in bundle.label_sets:
         annotations = {}
@@ -63,16 +64,22 @@ def round_trip(engine: Engine) -> RoundTrip:
 
     def run(fmt: str, data: bytes, *, source: str = "input.json", filename: str = "", **options: Any):
         first = import_file(
-            engine, data, source=source, format_name=fmt, options=ReadOptions(dataset="one", **options)
+            engine,
+            data,
+            source=source,
+            format_name=fmt,
+            options=ReadOptions(dataset="one", **options),
+            actor=OPERATOR,
         )
         assert first.ok, [str(p) for p in first.problems]
-        exported = export_file(engine, "one", fmt, filename=filename or source)
+        exported = export_file(engine, "one", fmt, filename=filename or source, actor=OPERATOR)
         again = import_file(
             engine,
             exported,
             source=filename or source,
             format_name=fmt,
             options=ReadOptions(dataset="two", **options),
+            actor=OPERATOR,
         )
         assert again.ok, [str(p) for p in again.problems]
         content = comparable(engine, "one")
@@ -97,7 +104,12 @@ def prediction_round_trip(engine: Engine) -> RoundTrip:
         **options: Any,
     ):
         base = import_file(
-            engine, bench, source="bench", format_name=bench_fmt, options=ReadOptions(dataset="d")
+            engine,
+            bench,
+            source="bench",
+            format_name=bench_fmt,
+            options=ReadOptions(dataset="d"),
+            actor=OPERATOR,
         )
         assert base.ok, [str(p) for p in base.problems]
         first = import_predictions(
@@ -108,9 +120,12 @@ def prediction_round_trip(engine: Engine) -> RoundTrip:
             detector="run1",
             format_name=fmt,
             options=ReadOptions(**options),
+            actor=OPERATOR,
         )
         assert first.ok, [str(p) for p in first.problems]
-        exported = export_file(engine, "d", fmt, label_sets=["detector:run1"], filename=source)
+        exported = export_file(
+            engine, "d", fmt, label_sets=["detector:run1"], filename=source, actor=OPERATOR
+        )
         second = import_predictions(
             engine,
             exported,
@@ -119,6 +134,7 @@ def prediction_round_trip(engine: Engine) -> RoundTrip:
             detector="run2",
             format_name=fmt,
             options=ReadOptions(**options),
+            actor=OPERATOR,
         )
         assert second.ok, [str(p) for p in second.problems]
         content = comparable(engine, "d")["label_sets"]

@@ -9,6 +9,7 @@ import json
 
 import pytest
 
+from db.access import OPERATOR
 from formats.alignbench import FORMAT, error_word_list, locate
 from formats.alignbench_scores import localized_spans, parse_score
 from formats.registry import best_guess
@@ -204,14 +205,21 @@ def test_score_rows_for_unknown_captions_are_reported(engine):
     from formats.base import ReadOptions
 
     import_file(
-        engine, jsonl(ROWS), source="a.jsonl", format_name="alignbench", options=ReadOptions(dataset="d")
+        engine,
+        jsonl(ROWS),
+        source="a.jsonl",
+        format_name="alignbench",
+        options=ReadOptions(dataset="d"),
+        actor=OPERATOR,
     )
     outputs = [
         {"model": "llava", "image_name": "000001.jpg", "sentence_index": 7, "score": 90},
         {"model": "nobody", "image_name": "x.jpg", "sentence_index": 0, "score": 90},
         {"model": "llava", "image_name": "000001.jpg", "sentence_index": 0, "score": 190},
     ]
-    outcome = import_predictions(engine, jsonl(outputs), source="s.jsonl", dataset="d", detector="x")
+    outcome = import_predictions(
+        engine, jsonl(outputs), source="s.jsonl", dataset="d", detector="x", actor=OPERATOR
+    )
     assert not outcome.ok
     assert [(p.record, p.field) for p in outcome.errors] == [
         ("row 0", "sentence_index"),

@@ -7,6 +7,7 @@ import json
 
 import pytest
 
+from db.access import OPERATOR
 from db.transfer import export_file, import_file
 from formats.base import ReadOptions
 from formats.canonical import FORMAT as CANONICAL
@@ -138,7 +139,10 @@ def test_mhalubench_train_and_validation_shapes_round_trip(round_trip):
     data = dumps(MHALUBENCH_RECORDS)
     assert best_guess(data, "mhalubench.json") is MHALUBENCH
     content, exported = round_trip("mhalubench", data, source="mhalubench.json")
-    assert json.loads(exported) == MHALUBENCH_RECORDS
+    # Records without an id are written with the id their item was given, first.
+    assert json.loads(exported) == [
+        r if "id" in r else {"id": f"mhalubench-{k}", **r} for k, r in enumerate(MHALUBENCH_RECORDS)
+    ]
     train, validation, t2i = content["items"]
     assert train["response"] == "The laptop brand is Toshiba\nToshiba was founded in 1885"
     assert [(c["start"], c["end"]) for c in train["claims"]] == [(0, 27), (28, 55)]
@@ -177,6 +181,7 @@ def test_trihe_real_file_reads_and_exports_identically(engine, shared_data):
         source="tri-he.json",
         options=ReadOptions(dataset="trihe"),
         image_root=str(shared_data / "tri-he" / "images"),
+        actor=OPERATOR,
     )
     assert outcome.ok, outcome.errors
     assert outcome.result.items_created == 1226
@@ -190,7 +195,7 @@ def test_trihe_real_file_reads_and_exports_identically(engine, shared_data):
     )
     assert present > 0
     assert len([p for p in outcome.warnings if p.field == "image"]) == 1226 - present
-    assert json.loads(export_file(engine, "trihe", "trihe")) == json.loads(data)
+    assert json.loads(export_file(engine, "trihe", "trihe", actor=OPERATOR)) == json.loads(data)
 
 
 TRIHE_DOCUMENT = {
@@ -499,8 +504,8 @@ def test_canonical_is_lossless_including_ratings_and_detector_outputs(engine, ro
             )
         ],
     )
-    import_bundle(engine, bundle)
-    exported = export_file(engine, "src", "canonical")
+    import_bundle(engine, bundle, actor=OPERATOR)
+    exported = export_file(engine, "src", "canonical", actor=OPERATOR)
     assert best_guess(exported, "x.jsonl") is CANONICAL
     content, again = round_trip("canonical", exported, source="x.jsonl")
     assert again.split(b"\n")[1:] == exported.split(b"\n")[1:]

@@ -14,6 +14,7 @@ from sqlalchemy import Engine, func, select
 from sqlalchemy.orm import Session
 
 from db import models as m
+from db.access import OPERATOR
 from db.transfer import import_file, import_predictions
 from formats.base import KnownItem, ReadOptions, ReadResult
 from formats.problems import Problem
@@ -131,6 +132,19 @@ SAMPLES: dict[str, Any] = {
         }
     },
     "halloc-probs": [{"id": "a", "probabilities": [0.5] * 13}],
+    "mmhal": [
+        {
+            "question_type": "attribute",
+            "image_id": "i",
+            "image_src": "https://example.org/i.jpg",
+            "image_content": ["Cat"],
+            "question": "q",
+            "gt_answer": "g",
+            "model_answer": RESPONSE,
+            "gpt4_review": "Fine. Rating: 2",
+        }
+    ],
+    "mmhal-ratings": [{"id": "a", "rating": 4, "hallucination": True, "rationale": "r"}],
 }
 SAMPLES["canonical"] = [
     {"record": "dataset", "format_version": 1, "name": "c", "source_format": "canonical"},
@@ -150,6 +164,7 @@ LINE_FORMATS = {
     "alignbench-localization",
     "typed-tags",
     "word-index",
+    "mmhal-ratings",
 }
 
 NASTY_TEXT = st.sampled_from(
@@ -271,7 +286,9 @@ def _counts(engine: Engine) -> dict[str, int]:
 def seeded(engine: Engine) -> Engine:
     """A store holding the items the prediction samples speak about."""
     mhalo = _encode("mhalo", SAMPLES["mhalo"])
-    assert import_file(engine, mhalo, source="seed", format_name="mhalo", options=ReadOptions(dataset="d")).ok
+    assert import_file(
+        engine, mhalo, source="seed", format_name="mhalo", options=ReadOptions(dataset="d"), actor=OPERATOR
+    ).ok
     return engine
 
 
@@ -283,7 +300,14 @@ def test_imports_are_all_or_nothing(seeded, case, allow_skip):
     fmt = FORMATS[name]
     if fmt.kind == "predictions":
         outcome = import_predictions(
-            seeded, data, source="fuzz", dataset="d", detector="x", format_name=name, allow_skip=allow_skip
+            seeded,
+            data,
+            source="fuzz",
+            dataset="d",
+            detector="x",
+            format_name=name,
+            allow_skip=allow_skip,
+            actor=OPERATOR,
         )
     else:
         outcome = import_file(
@@ -293,6 +317,7 @@ def test_imports_are_all_or_nothing(seeded, case, allow_skip):
             format_name=name,
             options=ReadOptions(dataset="f"),
             allow_skip=allow_skip,
+            actor=OPERATOR,
         )
     assert all("internal error" not in p.reason for p in outcome.problems)
     if not outcome.ok:

@@ -6,6 +6,7 @@ import json
 
 import pytest
 
+from db.access import OPERATOR
 from db.exporter import export_bundle
 from db.transfer import export_file, import_file
 from formats.base import ReadOptions
@@ -19,12 +20,12 @@ EXPECTED = {
     "processed_test.json": {
         "items": 149,
         "errors": {
-            "#7": "broken tags",
-            "#41": "broken tags",
-            "#52": "never closed",
+            "#7": "a closing tag looks malformed: '/hallucination>' at character 47 lacks its '<'",
+            "#41": "a closing tag looks malformed: '/hallucination>' at character 149 lacks its '<'",
+            "#52": "a closing tag looks malformed: '/hallucination>' at character 109 lacks its '<'",
             "#82": "differs from test_solution at character 925",
-            "#84": "broken tags",
-            "#91": "nested",
+            "#84": "a closing tag looks malformed: '<hallucination>' at character 32, after '(B)'",
+            "#91": "nested <hallucination> at character 525",
         },
         "warnings": 1,
     },
@@ -63,7 +64,7 @@ def test_real_mhal_ids_duplicates_and_listed_spans(shared_data):
     result = FORMAT.read(data, source="processed_mhal_dataset.json")
     assert all("exact copy" in p.reason for p in result.problems)
     assert result.bundle.items[0].external_id == "mhal_340"
-    assert result.bundle.items[0].subset == "mhal"
+    assert result.bundle.items[0].subset == "M-HalDetect"
     assert result.bundle.items[0].image_ref == "COCO_val2014_000000007288.jpg"
 
 
@@ -71,7 +72,7 @@ def export_bundle_or_none(engine, name):
     from db.exporter import UnknownDataset
 
     try:
-        return export_bundle(engine, name)
+        return export_bundle(engine, name, actor=OPERATOR)
     except UnknownDataset:
         return None
 
@@ -81,12 +82,14 @@ def test_real_file_imports_and_export_reproduces_each_record(engine, shared_data
     data = (shared_data / "mhalo" / name).read_bytes()
     expected = EXPECTED[name]
     if expected["errors"]:
-        refused = import_file(engine, data, source=name, options=ReadOptions(dataset="mhalo"))
+        refused = import_file(engine, data, source=name, options=ReadOptions(dataset="mhalo"), actor=OPERATOR)
         assert not refused.ok and len(refused.errors) == len(expected["errors"])
         assert export_bundle_or_none(engine, "mhalo") is None
-    outcome = import_file(engine, data, source=name, options=ReadOptions(dataset="mhalo"), allow_skip=True)
+    outcome = import_file(
+        engine, data, source=name, options=ReadOptions(dataset="mhalo"), allow_skip=True, actor=OPERATOR
+    )
     assert outcome.ok and outcome.result.items_created == expected["items"], outcome.summary()
-    exported = json.loads(export_file(engine, "mhalo", "mhalo"))
+    exported = json.loads(export_file(engine, "mhalo", "mhalo", actor=OPERATOR))
     source = json.loads(data)
     kept, seen = [], set()
     for index, record in enumerate(source):
@@ -95,7 +98,11 @@ def test_real_file_imports_and_export_reproduces_each_record(engine, shared_data
             kept.append((index, record))
             seen.add(key)
     assert len(exported) == len(kept)
+    stem = name.removesuffix(".json")
     for written, (index, record) in zip(exported, kept, strict=True):
+        if "id" not in record:
+            # The item's derived id is written first, so a re-import finds the same items.
+            assert list(written) == ["id", *record] and written.pop("id") == f"{stem}-{index}"
         if name == "processed_test.json" and index == 54:
             # The source's own tagged text differs from test_solution in whitespace; ours follows it.
             tagged, original = written.pop("hallucinated_solution"), record.pop("hallucinated_solution")
@@ -106,12 +113,16 @@ def test_real_file_imports_and_export_reproduces_each_record(engine, shared_data
 def test_reimport_is_idempotent(engine, shared_data):
     data = (shared_data / "mhalo" / "processed_geo_170k.json").read_bytes()
     options = ReadOptions(dataset="geo")
-    first = import_file(engine, data, source="processed_geo_170k.json", options=options, allow_skip=True)
-    before = export_bundle(engine, "geo")
-    again = import_file(engine, data, source="processed_geo_170k.json", options=options, allow_skip=True)
+    first = import_file(
+        engine, data, source="processed_geo_170k.json", options=options, allow_skip=True, actor=OPERATOR
+    )
+    before = export_bundle(engine, "geo", actor=OPERATOR)
+    again = import_file(
+        engine, data, source="processed_geo_170k.json", options=options, allow_skip=True, actor=OPERATOR
+    )
     assert first.result.items_created == 499 and again.result.items_created == 0
     assert again.result.items_existing == 499
-    assert export_bundle(engine, "geo") == before
+    assert export_bundle(engine, "geo", actor=OPERATOR) == before
 
 
 HAND_MADE = [
@@ -139,7 +150,7 @@ HAND_MADE = [
 def test_hand_made_round_trip_keeps_types_fields_and_emoji(round_trip):
     data = json.dumps(HAND_MADE).encode()
     content, exported = round_trip("mhalo", data, source="processed_custom.json")
-    assert json.loads(exported) == HAND_MADE
+    assert json.loads(exported) == [HAND_MADE[0], {"id": "processed_custom-1", **HAND_MADE[1]}]
     first, second = content["items"]
     assert first["external_id"] == "7" and first["subset"] == "custom"
     assert second["external_id"] == "processed_custom-1" and second["reference"] == "A cat."
@@ -204,6 +215,76 @@ def test_overlapping_spans_cannot_be_written_as_tags(engine):
             )
         ],
     )
-    import_bundle(engine, bundle)
+    import_bundle(engine, bundle, actor=OPERATOR)
     with pytest.raises(FormatError, match="overlap"):
-        export_file(engine, "ov", "mhalo")
+        export_file(engine, "ov", "mhalo", actor=OPERATOR)
+
+
+@pytest.mark.parametrize(
+    ("tagged", "needles", "not_said"),
+    [
+        # processed_test #84: the closing tag lost its "/".
+        (
+            "The answer is <hallucination>(B)<hallucination>. Then <hallucination>5</hallucination>.",
+            ["a closing tag looks malformed", "'<hallucination>' at character 32", "'(B)'"],
+            "nested",
+        ),
+        # processed_test #7 / #41: the closing tag lost its "<" (and the "<" sits after the word).
+        (
+            "<hallucination>The person riding/hallucination> is a< <hallucination>woman</hallucination>.",
+            ["a closing tag looks malformed", "'/hallucination>' at character 32"],
+            "nested",
+        ),
+        # An opening tag written as a closing one.
+        (
+            "A </hallucination>red</hallucination> cube.",
+            ["an opening tag looks malformed: '</hallucination>' at character 2 closes nothing"],
+            "nested",
+        ),
+        (
+            "A <hallucination>red cube.",
+            ["<hallucination> at character 2 is never closed"],
+            "malformed",
+        ),
+        # A genuine nesting (processed_test #91) is still called one.
+        (
+            "<hallucination>m = 180 - <hallucination>52</hallucination> = 128.</hallucination>",
+            ["nested", "character 25", "opened at character 0"],
+            "malformed",
+        ),
+    ],
+)
+def test_broken_tags_are_explained(tagged, needles, not_said):
+    from metrics import parse_tagged
+
+    plain = tagged
+    for marker in ("</hallucination>", "<hallucination>", "/hallucination>", "< "):
+        plain = plain.replace(marker, " " if marker == "< " else "")
+    record = {"test_solution": plain, "hallucinated_solution": tagged}
+    with pytest.raises(ValueError):
+        parse_tagged(tagged)
+    (problem,) = FORMAT.read(json.dumps([record]).encode(), source="f.json").problems
+    assert problem.field == "hallucinated_solution"
+    for needle in needles:
+        assert needle in problem.reason, problem.reason
+    assert not_said not in problem.reason, problem.reason
+
+
+@pytest.mark.parametrize(
+    ("file_name", "subset"),
+    [
+        ("processed_mathv_360k.json", "MathV360K"),
+        ("processed_mathv360k.json", "MathV360K"),
+        ("processed_rlhfv_dataset.json", "RLHF-V"),
+        ("processed_rlhf_v_dataset.json", "RLHF-V"),
+        ("processed_mhal_dataset.json", "M-HalDetect"),
+        ("processed_geo_170k.json", "Geo170K"),
+        ("processed_geo170k.json", "Geo170K"),
+        ("processed_test.json", "MC"),
+        ("processed_custom.json", "custom"),
+    ],
+)
+def test_released_files_get_the_papers_subset_names(file_name, subset):
+    record = {"test_solution": "A cat.", "hallucinated_solution": "A cat."}
+    result = FORMAT.read(json.dumps([record]).encode(), source=file_name)
+    assert result.bundle.items[0].subset == subset

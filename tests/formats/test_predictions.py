@@ -7,6 +7,7 @@ import json
 
 import pytest
 
+from db.access import OPERATOR
 from db.repositories.exchange import known_items, responses_by_external_id
 from db.transfer import import_file, import_predictions
 from formats.base import ReadOptions
@@ -71,29 +72,49 @@ def test_mhalo_outputs_round_trip_and_unparseable_kept(engine, prediction_round_
 
 
 def test_new_detector_run_adds_a_label_set_and_reimport_replaces(engine):
-    import_file(engine, BENCH, source="b.json", format_name="mhalo", options=ReadOptions(dataset="d"))
+    import_file(
+        engine, BENCH, source="b.json", format_name="mhalo", options=ReadOptions(dataset="d"), actor=OPERATOR
+    )
     first = [{"id": "b", "output": "<Tagged_Text><hallucination>Two</hallucination> dogs run.</Tagged_Text>"}]
     second = [
         {"id": "b", "output": "<Tagged_Text>Two dogs <hallucination>run</hallucination>.</Tagged_Text>"}
     ]
     for detector, rows in (("x", first), ("y", first), ("x", second)):
         outcome = import_predictions(
-            engine, jsonl(rows), source="o.jsonl", dataset="d", detector=detector, replace_existing=True
+            engine,
+            jsonl(rows),
+            source="o.jsonl",
+            dataset="d",
+            detector=detector,
+            replace_existing=True,
+            actor=OPERATOR,
         )
         assert outcome.ok, outcome.problems
     from db.exporter import export_bundle
 
-    sets = {ls.name: ls.annotations for ls in export_bundle(engine, "d").label_sets if ls.kind == "detector"}
+    sets = {
+        ls.name: ls.annotations
+        for ls in export_bundle(engine, "d", actor=OPERATOR).label_sets
+        if ls.kind == "detector"
+    }
     assert set(sets) == {"x", "y"}
     assert [(s.start, s.end) for s in sets["x"][0].spans] == [(9, 12)]
     assert [(s.start, s.end) for s in sets["y"][0].spans] == [(0, 3)]
 
 
 def test_prediction_problems_name_the_record(engine):
-    import_file(engine, BENCH, source="b.json", format_name="mhalo", options=ReadOptions(dataset="d"))
+    import_file(
+        engine, BENCH, source="b.json", format_name="mhalo", options=ReadOptions(dataset="d"), actor=OPERATOR
+    )
     rows = [{"id": "zzz", "output": "x"}, {"output": "no id"}, {"id": "a", "output": 5}]
     outcome = import_predictions(
-        engine, jsonl(rows), source="o.jsonl", dataset="d", detector="x", format_name="mhalo-outputs"
+        engine,
+        jsonl(rows),
+        source="o.jsonl",
+        dataset="d",
+        detector="x",
+        format_name="mhalo-outputs",
+        actor=OPERATOR,
     )
     assert not outcome.ok
     assert [(p.record, p.field) for p in outcome.errors] == [
@@ -101,12 +122,16 @@ def test_prediction_problems_name_the_record(engine):
         ("#1", "id"),
         ("#2 (id=a)", "output"),
     ]
-    missing = import_predictions(engine, jsonl(rows), source="o.jsonl", dataset="nope", detector="x")
+    missing = import_predictions(
+        engine, jsonl(rows), source="o.jsonl", dataset="nope", detector="x", actor=OPERATOR
+    )
     assert not missing.ok and "no dataset" in missing.errors[0].reason
 
 
 def test_exchange_reads_stored_items(engine):
-    import_file(engine, BENCH, source="b.json", format_name="mhalo", options=ReadOptions(dataset="d"))
+    import_file(
+        engine, BENCH, source="b.json", format_name="mhalo", options=ReadOptions(dataset="d"), actor=OPERATOR
+    )
     assert responses_by_external_id(engine, "d") == {
         "a": RESPONSE,
         "b": "Two dogs run.",
@@ -250,3 +275,78 @@ def test_halloc_probabilities_round_trip(prediction_round_trip):
     assert run["annotations"]["b"]["token_probabilities"][0]["type"] == "object"
     c = run["annotations"]["c"]
     assert c["token_probabilities"] == [] and "not in [0, 1]" in c["raw_output"]["parse_error"]
+
+
+# ------------------------------------------------------------------- the span tag is guessed, not taken
+
+
+@pytest.mark.parametrize(
+    ("response", "output"),
+    [
+        ("It is <strong>red</strong>.", "<Tagged_Text>It is <strong>red</strong>.</Tagged_Text>"),
+        ("Use <code>ls</code> here.", "<Tagged_Text>Use <code>ls</code> here.</Tagged_Text>"),
+        ("A <b>bold</b> claim.", "<Tagged_Text>A <b>bold</b> claim.</Tagged_Text>"),
+    ],
+)
+def test_markup_copied_from_the_response_is_not_taken_for_the_span_tag(response, output):
+    """An untagged output that copies markup of the response follows the format and has no spans."""
+    spans, raw = read_output(output, response, None)
+    assert raw.follows_format, raw.parse_error
+    assert spans == []
+
+
+@pytest.mark.parametrize("tag", ["hallucination", "A", "c", "Bb", "aA", "@", "#", "&"])
+def test_the_tags_mhalo_tried_are_found(tag):
+    response = "It is <strong>red</strong> and round."
+    output = f"<Tagged_Text>It is <strong>red</strong> and <{tag}>round</{tag}>.</Tagged_Text>"
+    assert find_tag(output, response) == tag
+    spans, raw = read_output(output, response, None)
+    assert raw.follows_format and [response[s:e] for s, e in spans] == ["round"]
+
+
+def test_an_unknown_tag_name_is_not_guessed():
+    """``<strong>`` is no span tag MHALO knows: the output is read with the run's tag and, since the
+    tagged text then keeps the markers, it does not follow the format."""
+    assert find_tag("<Tagged_Text>It is <strong>red</strong>.</Tagged_Text>") == "hallucination"
+    spans, raw = read_output("<Tagged_Text>It is <strong>red</strong>.</Tagged_Text>", "It is red.", None)
+    assert spans == [] and not raw.follows_format
+    spans, raw = read_output("<Tagged_Text>It is <strong>red</strong>.</Tagged_Text>", "It is red.", "strong")
+    assert spans == [(6, 9)] and raw.follows_format
+
+
+# ------------------------------------------------- one rule for "the same text up to whitespace"
+
+SAME_UP_TO_WHITESPACE = [
+    # (stored response, the tagged copy without its tags, expected to be accepted)
+    ("there is a window visible.", "there is awindow visible.", True),  # as MHALO's processed_test #54
+    ("A red\n\ncube.", "A red cube.", True),
+    ("A red cube.", "A  red\tcube. ", True),
+    ("A red cube.", "A red cube!", False),
+    ("A red cube.", "A rod cube.", False),
+]
+
+
+@pytest.mark.parametrize(("response", "copy", "accepted"), SAME_UP_TO_WHITESPACE)
+def test_gold_files_and_detector_outputs_accept_the_same_copies(response, copy, accepted):
+    from formats.fields import RecordError
+    from formats.mhalo import gold_spans_on
+
+    word = "red" if "red" in copy else "window"
+    tagged = copy.replace(word, f"<hallucination>{word}</hallucination>", 1)
+    try:
+        gold, _ = gold_spans_on(response, tagged)
+    except RecordError:
+        gold = None
+    spans, raw = read_output(f"<Tagged_Text>{tagged}</Tagged_Text>", response, None)
+    assert (gold is not None) is accepted
+    assert raw.follows_format is accepted, raw.parse_error
+    if accepted:
+        assert spans == gold
+
+
+def test_a_detector_output_with_a_malformed_closing_tag_says_which():
+    output = "<Tagged_Text>It is <hallucination>red<hallucination>.</Tagged_Text>"
+    spans, raw = read_output(output, "It is red.", None)
+    assert spans == [] and not raw.follows_format
+    assert "a closing tag looks malformed: '<hallucination>' at character 37, after 'red'" in raw.parse_error
+    assert output[37:].startswith("<hallucination>.")

@@ -7,6 +7,7 @@ import json
 
 import pytest
 
+from db.access import OPERATOR
 from db.importer import import_bundle
 from db.repositories.rating_tasks import export_ratings, import_ratings, list_rating_tasks, task_ratings
 from formats.ratings import COLUMNS, RatingsFormat, RatingTarget, read_ratings, write_ratings
@@ -145,26 +146,26 @@ def test_written_files_read_back_unchanged(filename: str) -> None:
 
 
 def test_import_is_all_or_nothing_and_export_reads_back(engine) -> None:
-    import_bundle(engine, _bundle())
+    import_bundle(engine, _bundle(), actor=OPERATOR)
     task = list_rating_tasks(engine, 1)[0]
     before = task_ratings(engine, task.id)
     bad = (HEADER + "A,det,0,,,carol,4,\nB,det,5,,,carol,4,\n").encode()
-    outcome = import_ratings(engine, task, bad, source="carol.csv", annotator="lead")
+    outcome = import_ratings(engine, task, bad, source="carol.csv", annotator="lead", actor=OPERATOR)
     assert not outcome.ok and outcome.written == 0
     assert [(p.file, p.record, p.field) for p in outcome.problems] == [
         ("carol.csv", "line 3 (id=B)", "segment_index")
     ]
     assert task_ratings(engine, task.id) == before
 
-    outcome = import_ratings(engine, task, bad, source="carol.csv", allow_skip=True)
+    outcome = import_ratings(engine, task, bad, source="carol.csv", allow_skip=True, actor=OPERATOR)
     assert outcome.ok and outcome.written == 1 and len(outcome.problems) == 1
     assert "carol" in task_ratings(engine, task.id)["rater"]
-    assert not import_ratings(engine, task, HEADER.encode(), source="empty.csv").ok
+    assert not import_ratings(engine, task, HEADER.encode(), source="empty.csv", actor=OPERATOR).ok
 
     everything = task_ratings(engine, task.id)
     for name in ("all.csv", "all.jsonl"):
-        exported = export_ratings(engine, task, filename=name)
-        again = import_ratings(engine, task, exported, source=name)
+        exported = export_ratings(engine, task, filename=name, actor=OPERATOR)
+        again = import_ratings(engine, task, exported, source=name, actor=OPERATOR)
         assert again.ok, [str(p) for p in again.problems]
         assert again.written == len(everything["rater"])
         assert task_ratings(engine, task.id) == everything

@@ -2,9 +2,12 @@
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import pytest
 import streamlit as st
 
+from db.access import OPERATOR
 from db.engine import make_engine
 from db.importer import import_bundle
 from formats.records import (
@@ -78,8 +81,25 @@ def small_bundle() -> Bundle:
 def app_db(sqlite_url: str, monkeypatch: pytest.MonkeyPatch) -> str:
     """A store with the small dataset; the app finds it through DATABASE_URL."""
     engine = make_engine(sqlite_url)
-    import_bundle(engine, small_bundle(), source="fixture")
+    import_bundle(engine, small_bundle(), source="fixture", actor=OPERATOR)
     engine.dispose()
     monkeypatch.setenv("DATABASE_URL", sqlite_url)
     st.cache_resource.clear()
     return sqlite_url
+
+
+@pytest.fixture(scope="session")
+def team_template(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """The demo store with one account per role, made once per run (see ``tests/pages/team_store.py``)."""
+    from tests.pages.team_store import make_team_template
+
+    with pytest.MonkeyPatch.context() as monkeypatch:
+        return make_team_template(tmp_path_factory.mktemp("team-template"), monkeypatch)
+
+
+@pytest.fixture
+def team_db(team_template: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> str:
+    """A fresh copy of the team template, which the app uses in team mode."""
+    from tests.pages.team_store import use_team_copy
+
+    return use_team_copy(team_template, tmp_path, monkeypatch)

@@ -7,6 +7,7 @@ from pathlib import Path
 import pytest
 import streamlit as st
 
+from db.access import OPERATOR
 from db.engine import make_engine
 from demo.load import load_demo
 
@@ -18,7 +19,7 @@ def demo_store(sqlite_url: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch)
     """Load the demo into ``sqlite_url`` and point the app at it (DATABASE_URL, data folder)."""
     monkeypatch.setenv("SPANLIGHT_DATA_DIR", str(tmp_path / "data"))
     engine = make_engine(sqlite_url)
-    load_demo(engine)
+    load_demo(engine, actor=OPERATOR)
     engine.dispose()
     monkeypatch.setenv("DATABASE_URL", sqlite_url)
     st.cache_resource.clear()

@@ -18,6 +18,7 @@ import pytest
 import streamlit as st
 from streamlit.testing.v1 import AppTest
 
+from db.access import OPERATOR
 from db.engine import make_engine
 from db.importer import import_bundle
 from db.migrate import upgrade
@@ -51,7 +52,7 @@ def demo_store(tmp_path_factory: pytest.TempPathFactory) -> tuple[str, Path]:
         patch.setenv("SPANLIGHT_DATA_DIR", str(data_dir))
         engine = make_engine(url)
         upgrade(engine)
-        load_demo(engine)
+        load_demo(engine, actor=OPERATOR)
         engine.dispose()
     return url, data_dir
 
@@ -391,7 +392,7 @@ def twelve_detectors() -> Bundle:
 @pytest.fixture
 def twelve(sqlite_url: str, monkeypatch: pytest.MonkeyPatch) -> str:
     engine = make_engine(sqlite_url)
-    import_bundle(engine, twelve_detectors(), source="test")
+    import_bundle(engine, twelve_detectors(), source="test", actor=OPERATOR)
     engine.dispose()
     monkeypatch.setenv("DATABASE_URL", sqlite_url)
     st.cache_resource.clear()
@@ -471,7 +472,7 @@ def test_a_sentence_dataset_compares_scores_not_spans(
     sqlite_url: str, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     engine = make_engine(sqlite_url)
-    import_bundle(engine, sentences_only(), source="test")
+    import_bundle(engine, sentences_only(), source="test", actor=OPERATOR)
     engine.dispose()
     monkeypatch.setenv("DATABASE_URL", sqlite_url)
     st.cache_resource.clear()

@@ -10,6 +10,7 @@ import pytest
 from PIL import Image
 from streamlit.testing.v1 import AppTest
 
+from db.access import OPERATOR
 from db.engine import make_engine
 from db.repositories.datasets import list_dataset_infos, set_image_root
 from tests.pages.conftest import XSS
@@ -114,7 +115,7 @@ def _bomb_png(width: int = 100_000, height: int = 100_000) -> bytes:
 def _set_root(app_db: str, root: Path) -> None:
     engine = make_engine(app_db)
     try:
-        set_image_root(engine, list_dataset_infos(engine)[0].id, str(root))
+        set_image_root(engine, list_dataset_infos(engine)[0].id, str(root), actor=OPERATOR)
     finally:
         engine.dispose()
 

@@ -11,10 +11,15 @@ import pytest
 import streamlit as st
 from streamlit.testing.v1 import AppTest
 
+from db.access import OPERATOR
 from db.engine import make_engine
 from db.exporter import export_bundle
+from db.repositories.accounts import set_disabled
+from db.repositories.annotators import get_or_create_annotator
+from db.repositories.datasets import list_dataset_infos
 from db.transfer import import_file
 from formats.base import ReadOptions
+from tests.formats.mmhal_sample import IDS, sample_bytes
 
 ROOT = Path(__file__).resolve().parents[2]
 IMPORT_PAGE = str(ROOT / "app_pages" / "import_data.py")
@@ -92,10 +97,34 @@ def test_import_page_previews_reports_and_imports(store: str, tmp_path: Path) ->
     assert "2 new items" in at.success[0].value
     engine = make_engine(store)
     try:
-        bundle = export_bundle(engine, "processed_custom")
+        bundle = export_bundle(engine, "processed_custom", actor=OPERATOR)
     finally:
         engine.dispose()
     assert [i.external_id for i in bundle.items] == ["a", "b"]
+
+
+def test_import_page_shows_a_refusal_and_writes_nothing(
+    store: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The store refuses the import (here: the account is disabled); the page says why, literally."""
+    engine = make_engine(store)
+    try:
+        blocked = get_or_create_annotator(engine, "blocked*")
+        set_disabled(engine, blocked.name, True, actor=OPERATOR)
+    finally:
+        engine.dispose()
+    monkeypatch.setenv("SPANLIGHT_USER", "blocked*")
+    path = _imports(tmp_path) / "processed_custom.json"
+    path.write_text(json.dumps(RECORDS[:2]))
+    at = _import_page(path)
+    at.button(key="import_go").click().run()
+    assert not at.exception
+    assert [e.value for e in at.error] == ["The account 'blocked\\*' is disabled."]  # the * as typed
+    engine = make_engine(store)
+    try:
+        assert list_dataset_infos(engine) == []
+    finally:
+        engine.dispose()
 
 
 def test_import_page_overrides_the_format_and_names_unreadable_files(store: str, tmp_path: Path) -> None:
@@ -116,6 +145,7 @@ def test_import_page_takes_detector_outputs(store: str, tmp_path: Path) -> None:
         source="b.json",
         format_name="mhalo",
         options=ReadOptions(dataset="bench"),
+        actor=OPERATOR,
     )
     path = _imports(tmp_path) / "outputs.jsonl"
     outputs = [
@@ -138,7 +168,7 @@ def test_import_page_takes_detector_outputs(store: str, tmp_path: Path) -> None:
     at.button(key="import_go").click().run()
     assert not at.exception and at.success
     try:
-        sets = {ls.name: ls for ls in export_bundle(engine, "bench").label_sets}
+        sets = {ls.name: ls for ls in export_bundle(engine, "bench", actor=OPERATOR).label_sets}
     finally:
         engine.dispose()
     tagger = {a.item: a for a in sets["tagger"].annotations}
@@ -154,20 +184,40 @@ def test_export_page_offers_a_download(store: str) -> None:
         source="b.json",
         format_name="mhalo",
         options=ReadOptions(dataset="bench"),
+        actor=OPERATOR,
+    )
+    segments = [{"start": 0, "end": 9, "text": "Two cats.", "label": "INACCURATE"}]
+    import_file(
+        engine,
+        json.dumps([{"id": "s", "response": "Two cats.", "annotations": segments}]).encode(),
+        source="s.json",
+        format_name="mhaldetect",
+        options=ReadOptions(dataset="sentences"),
+        actor=OPERATOR,
     )
     engine.dispose()
     at = AppTest.from_file(EXPORT_PAGE, default_timeout=TIMEOUT).run()
+    at.selectbox(key="dataset_picker").set_value("bench").run()
     assert not at.exception
     assert at.selectbox(key="export_format").value == "mhalo"
     assert at.multiselect(key="export_label_sets").value == ["gold:gold"]
     at.button(key="export_prepare").click().run()
     (download,) = at.get("download_button")
     assert "bench.json" in download.label
+    # AlignBench holds sentence labels, which this dataset of spans has none of: refused, nothing offered.
+    at.selectbox(key="export_format").set_value("alignbench").run()
+    at.radio(key="export_encoding").set_value(".csv").run()
+    at.button(key="export_prepare").click().run()
+    assert "holds sentence labels" in at.error[0].value and "has none: it has 2 spans" in at.error[0].value
+    assert not at.get("download_button")
+    # A dataset with sentence labels is written in the chosen encoding.
+    at.selectbox(key="dataset_picker").set_value("sentences").run()
     at.selectbox(key="export_format").set_value("alignbench").run()
     at.radio(key="export_encoding").set_value(".csv").run()
     at.button(key="export_prepare").click().run()
     (download,) = at.get("download_button")
-    assert "bench.csv" in download.label
+    assert "sentences.csv" in download.label
+    at.selectbox(key="dataset_picker").set_value("bench").run()
     at.selectbox(key="export_format").set_value("typed-tags").run()
     at.button(key="export_prepare").click().run()
     assert "would read back as a tag" in at.error[0].value
@@ -190,7 +240,9 @@ def test_import_page_refuses_the_live_store_and_later_labels_survive(
     monkeypatch.setenv("SPANLIGHT_IMPORT_DIR", str(db_file.parent))  # a careless setting: the store's folder
     engine = make_engine(store)
     try:
-        import_file(engine, json.dumps(RECORDS[:1]).encode(), source="one.json", format_name="mhalo")
+        import_file(
+            engine, json.dumps(RECORDS[:1]).encode(), source="one.json", format_name="mhalo", actor=OPERATOR
+        )
         assert _count_items_elsewhere(db_file) == 1
         before = db_file.with_name(db_file.name + "-wal").exists()
         at = _import_page(db_file)
@@ -199,7 +251,9 @@ def test_import_page_refuses_the_live_store_and_later_labels_survive(
         assert at.metric == [] and _count_items_elsewhere(db_file) == 1
         assert db_file.with_name(db_file.name + "-wal").exists() == before
         # This process still writes through its open connection; another process must see the write.
-        import_file(engine, json.dumps(RECORDS[1:2]).encode(), source="two.json", format_name="mhalo")
+        import_file(
+            engine, json.dumps(RECORDS[1:2]).encode(), source="two.json", format_name="mhalo", actor=OPERATOR
+        )
         assert _count_items_elsewhere(db_file) == 2
     finally:
         engine.dispose()
@@ -276,3 +330,72 @@ def test_import_page_refuses_uploads_above_the_cap(store: str, monkeypatch: pyte
     assert {m.label: m.value for m in at.metric}["Items"] == "2"
     at.file_uploader(key="import_image_zip").upload("images.zip", bytes(1024 * 1024 + 1)).run()
     assert "images.zip" in at.error[0].value and "more than the import limit" in at.error[0].value
+
+
+def test_import_page_offers_the_faithscore_polarity(store: str, tmp_path: Path) -> None:
+    record = {
+        "id": "000000000042",
+        "answer": "A dog sits on a sofa, probably asleep.",
+        "stage 1": {"A dog sits on a sofa": 1, " probably asleep": 0},
+        "stage 2": {"There is a dog.": 1, "There is a sofa.": 0},
+    }
+    path = _imports(tmp_path) / "annotation.jsonl"
+    path.write_text(json.dumps(record) + "\n")
+    at = _import_page(path)
+    assert not at.exception
+    assert at.selectbox(key="import_format_benchmark").value == "faithscore"
+    polarity = at.radio(key="import_faithscore_polarity")
+    assert polarity.value == "data" and list(polarity.options) == [
+        "as the annotations use them: 1 = faithful fact / descriptive sub-sentence",
+        "as the README states: 1 = hallucinated fact / analytical sub-sentence",
+    ]
+    polarity.set_value("readme").run()
+    at.button(key="import_go").click().run()
+    assert not at.exception and at.success
+    engine = make_engine(store)
+    try:
+        (gold,) = export_bundle(engine, "annotation", actor=OPERATOR).label_sets
+    finally:
+        engine.dispose()
+    (said,) = gold.annotations
+    assert [lab.label for lab in said.claim_labels] == ["hallucination", "non-hallucination"]
+    assert [lab.index for lab in said.sentence_labels] == [0]
+
+
+def test_import_page_takes_ratings_as_gold_and_exports_them_as_csv(store: str, tmp_path: Path) -> None:
+    engine = make_engine(store)
+    assert import_file(
+        engine,
+        sample_bytes(),
+        source="mmhal.json",
+        format_name="mmhal",
+        options=ReadOptions(dataset="mm"),
+        actor=OPERATOR,
+    ).ok
+    path = _imports(tmp_path) / "gold.csv"
+    path.write_text(f"id,rating,hallucination\n{IDS[0]},0,yes\n{IDS[3]},3,no\n")
+    at = AppTest.from_file(IMPORT_PAGE, default_timeout=TIMEOUT).run()
+    at.radio(key="import_kind").set_value("Detector outputs").run()
+    at.radio(key="import_mode").set_value("Path on the server").run()
+    at.text_input(key="import_path").input(str(path)).run()
+    assert at.selectbox(key="import_format_predictions").value == "mmhal-ratings"
+    at.text_input(key="import_detector").input("gold").run()
+    at.radio(key="import_ratings_kind").set_value("gold").run()
+    assert any("Rated 0 of 0-6, hallucination: yes" in c.value for c in at.caption)
+    at.button(key="import_go").click().run()
+    assert not at.exception and at.success
+    try:
+        gold = next(ls for ls in export_bundle(engine, "mm", actor=OPERATOR).label_sets if ls.kind == "gold")
+    finally:
+        engine.dispose()
+    assert [(a.item, a.response_score.score, a.response_score.hallucination) for a in gold.annotations] == [
+        (IDS[0], 0.0, True),
+        (IDS[3], 3.0, False),
+    ]
+    out = AppTest.from_file(EXPORT_PAGE, default_timeout=TIMEOUT).run()
+    assert out.selectbox(key="export_format").value == "mmhal"
+    out.selectbox(key="export_format").set_value("mmhal-ratings").run()
+    out.radio(key="export_encoding").set_value(".csv").run()
+    out.button(key="export_prepare").click().run()
+    (download,) = out.get("download_button")
+    assert "mm.csv" in download.label

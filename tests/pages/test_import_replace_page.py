@@ -9,6 +9,7 @@ import pytest
 import streamlit as st
 from streamlit.testing.v1 import AppTest
 
+from db.access import OPERATOR
 from db.engine import make_engine
 from db.exporter import export_bundle
 from db.import_undo import recent_imports
@@ -27,7 +28,7 @@ def store(sqlite_url: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> s
     st.cache_data.clear()
     engine = make_engine(sqlite_url)
     try:
-        assert import_file(engine, canonical(gold_bundle()), source="gold.jsonl").ok
+        assert import_file(engine, canonical(gold_bundle()), source="gold.jsonl", actor=OPERATOR).ok
     finally:
         engine.dispose()
     return sqlite_url
@@ -36,7 +37,9 @@ def store(sqlite_url: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> s
 def _gold(url: str) -> tuple[int, int]:
     engine = make_engine(url)
     try:
-        (gold,) = [ls for ls in export_bundle(engine, "shapes").label_sets if ls.name == "gold"]
+        (gold,) = [
+            ls for ls in export_bundle(engine, "shapes", actor=OPERATOR).label_sets if ls.name == "gold"
+        ]
     finally:
         engine.dispose()
     return sum(len(a.spans) for a in gold.annotations), sum(len(a.sentence_labels) for a in gold.annotations)

@@ -139,7 +139,6 @@ def _history_as(url: str, name: str, role: str, external_id: str) -> None:
 
 
 def test_in_team_mode_an_annotator_sees_only_their_own_history(app_db: str, monkeypatch) -> None:
-    monkeypatch.setenv("SPANLIGHT_MODE", "team")
     ls, item, who = _label(app_db, "alice", "item-3")
     bob_ls, _item, bob = _label(app_db, "bob", "item-3")
     engine = make_engine(app_db)
@@ -148,6 +147,7 @@ def test_in_team_mode_an_annotator_sees_only_their_own_history(app_db: str, monk
     labeling.add_span(engine, bob_ls, item, 2, 10, None, bob)
     get_or_create_annotator(engine, "rita", role="reviewer")
     engine.dispose()
+    monkeypatch.setenv("SPANLIGHT_MODE", "team")  # the labels above were made before, in local mode
 
     mine = AppTest.from_function(
         _history_as, args=(app_db, "alice", "annotator", "item-3"), default_timeout=TIMEOUT

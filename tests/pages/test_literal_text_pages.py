@@ -33,8 +33,11 @@ PAGES = [
     "app_pages/sentences.py",
     "app_pages/claims.py",
     "app_pages/triplets.py",
+    "app_pages/score_responses.py",
     "app_pages/rate.py",
     "app_pages/rating_tasks.py",
+    "app_pages/adjudicate.py",
+    "app_pages/overrides.py",
     "app_pages/compare.py",
     "app_pages/failures.py",
     "app_pages/paper_metrics.py",
@@ -42,6 +45,7 @@ PAGES = [
     "app_pages/agreement.py",
     "app_pages/presenter.py",
     "app_pages/run_detector.py",
+    "app_pages/team.py",
 ]
 
 

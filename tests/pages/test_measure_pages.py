@@ -3,18 +3,19 @@
 from __future__ import annotations
 
 import re
+from dataclasses import replace
 from pathlib import Path
 
 import pytest
 import streamlit as st
 from streamlit.testing.v1 import AppTest
 
+from db.access import OPERATOR
 from db.engine import make_engine
-from db.repositories import labeling
-from db.repositories import report_inputs as reads
-from db.repositories.annotators import get_or_create_annotator
+from db.exporter import export_bundle
+from db.importer import import_bundle
 from db.repositories.datasets import get_dataset
-from db.repositories.label_sets import list_label_sets
+from formats.records import Bundle
 from tests.analysis.reports.demo_store import DEMO, load_demo_store
 
 TIMEOUT = 60
@@ -173,23 +174,19 @@ def test_numbers_follow_a_label_without_restart(demo_url: str, tmp_path, monkeyp
     before = _frame(at, title).set_index("detector").at["cautious", "Avg"]
     digest = _provenance(at)
 
+    # Gold changes by an import (or adjudication), never by labeling: re-import one item's gold with one
+    # "correct" sentence turned "incorrect".
     engine = make_engine(url)
-    dataset = get_dataset(engine, DEMO)
-    gold = next(v for v in list_label_sets(engine, dataset.id) if v.kind == "gold")
-    who = get_or_create_annotator(engine, "adjudicator")
-    labels = reads.sentence_labels(engine, dataset.id, [gold.id])
-    correct = labels["label"].index("correct")
-    sentences = reads.sentence_rows(engine, dataset.id)
-    row = sentences["sentence_id"].index(labels["sentence_id"][correct])
-    labeling.set_sentence_label(
-        engine,
-        gold.id,
-        sentences["item_id"][row],
-        sentences["index"][row],
-        "incorrect",
-        who.id,
-        error_type="Object",
-    )
+    exported = export_bundle(engine, DEMO, ["gold:gold"], actor=OPERATOR)
+    (gold,) = exported.label_sets
+    item = next(a for a in gold.annotations if any(s.label == "correct" for s in a.sentence_labels))
+    flip = next(s.index for s in item.sentence_labels if s.label == "correct")
+    item.sentence_labels = [
+        replace(s, label="incorrect", error_type="Object") if s.index == flip else s
+        for s in item.sentence_labels
+    ]
+    changed = Bundle(dataset=exported.dataset, label_sets=[replace(gold, annotations=[item])])
+    import_bundle(engine, changed, actor=OPERATOR, replace_existing=True)
     engine.dispose()
 
     at.run()  # the same session: no restart, no cache clearing

@@ -48,7 +48,7 @@ def test_rate_every_segment_then_gold_undo_and_next(store: str) -> None:
     assert mine == {}  # rater-1..3 rated this item, but a rater only ever sees their own scores
     segments = detector_segments(make_engine(store), task)["demo-001"]
     assert len(segments) >= 2
-    assert not any(b.type == "primary" for b in at.button if b.key.startswith("rate_"))
+    assert not any(b.proto.type == "primary" for b in at.button if b.key.startswith("rate_"))
     assert at.toggle(key="rate_show_gold").disabled
     assert any("Completely accurate and fine-grained" in h.proto.body for h in at.get("html"))
     for score in [4, 2, 1, 3][: len(segments)]:

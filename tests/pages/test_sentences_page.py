@@ -111,3 +111,19 @@ def test_a_key_for_an_item_no_longer_shown_is_refused(store: str) -> None:
     _button(at, "sentence_now_correct").click().run()
     assert any("press it again" in e.value for e in at.error)
     assert _mine(store, "demo-001")[1].sentence_labels == {}
+
+
+def test_a_refused_label_is_shown_and_not_saved(store: str) -> None:
+    """The store refuses the label (here: the account is disabled, and has no label set yet, so even
+    making one is refused); the page shows why instead of failing, and nothing is saved."""
+    from db.access import OPERATOR
+    from db.repositories.accounts import set_disabled
+    from db.repositories.annotators import get_or_create_annotator
+
+    engine = make_engine(store)
+    set_disabled(engine, get_or_create_annotator(engine, "tester").name, True, actor=OPERATOR)
+    at = _open()
+    _button(at, "sentence_now_unknown").click().run()
+    assert not at.exception
+    assert [e.value for e in at.error] == ["The account 'tester' is disabled."]
+    assert not any(v.kind == "human" and v.name == "tester" for v in list_label_sets(engine, 1))

@@ -6,6 +6,7 @@ from pathlib import Path
 
 import pytest
 
+from db.access import OPERATOR
 from db.engine import make_engine
 from db.migrate import upgrade
 
@@ -20,6 +21,6 @@ def load_demo_store(data_dir: Path, monkeypatch: pytest.MonkeyPatch) -> str:
     url = f"sqlite:///{data_dir / 'store.db'}"
     engine = make_engine(url)
     upgrade(engine)
-    load_demo(engine)
+    load_demo(engine, actor=OPERATOR)
     engine.dispose()
     return url

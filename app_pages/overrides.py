@@ -1,0 +1,61 @@
+"""Overridden labels: where a reviewer's gold differs from what the annotator on this page said.
+
+After an item has been promoted to gold (by a reviewer or a rule), an annotator sees each unit where
+gold now says something else than they did: what they said, what gold says, who promoted the item and
+when. Only their own labels are compared, so the page shows nothing of other annotators' work.
+"""
+
+from __future__ import annotations
+
+import pandas as pd
+import streamlit as st
+
+from components.dataset_picker import pick_dataset
+from components.page_setup import setup_page
+from db.repositories.adjudication import overrides_for
+from render.literal_text import literal
+
+ctx = setup_page("Overridden labels")
+ctx.require("label")
+dataset = pick_dataset(ctx.engine)
+if dataset is None:
+    st.stop()
+st.title(f"Overridden labels · {literal(dataset.name)}")
+
+me = ctx.actor.id
+if me is None:
+    stored = ctx.annotator.stored()
+    me = stored.id if stored is not None else None
+if me is None:
+    st.info(
+        f"{literal(ctx.annotator.name)} has not labelled anything yet, so nothing of theirs was overridden."
+    )
+    st.stop()
+
+found = overrides_for(ctx.engine, dataset.id, me)
+if not found:
+    st.success("Gold agrees with every label of yours on the items promoted so far.")
+    st.stop()
+st.caption(
+    f"{len(found)} unit(s) on {len({(o.item_id, o.task) for o in found})} promoted item(s) where gold differs "
+    "from your label."
+)
+st.dataframe(
+    pd.DataFrame(
+        [
+            {
+                "item": o.external_id,
+                "labels": o.task,
+                "unit": o.unit,
+                "you said": o.theirs,
+                "gold says": o.gold,
+                "promoted by": o.reviewer or "the command line",
+                "how": o.method,
+                "when": o.at.strftime("%Y-%m-%d %H:%M"),
+            }
+            for o in found
+        ]
+    ),
+    hide_index=True,
+    width="stretch",
+)

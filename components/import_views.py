@@ -1,0 +1,65 @@
+"""What the Import page shows of an import before and after it: the preview (counts, the first items with
+their spans drawn, the validation report) and the outcome (what was written, or why nothing was).
+
+Both import modes (a recognised format, or fields mapped by hand) show them alike. Item text, ids,
+prompts and every reason come from files, so they are drawn through the escaping span renderer or shown
+literally, never as Markdown.
+"""
+
+from __future__ import annotations
+
+import streamlit as st
+from streamlit.delta_generator import DeltaGenerator
+
+from db.transfer import ImportOutcome
+from formats.preview import Preview, problem_rows
+from render.literal_text import literal
+from render.span_html import render_spans_html
+
+
+def show_preview(preview: Preview, *, noun: str = "Items", report_key: str, partial_note: str = "") -> None:
+    """Counts, the first items with their spans, and every problem found (``report_key``: the table's key)."""
+    st.subheader("Preview", anchor=False)
+    a, b, c = st.columns(3)
+    a.metric(noun, f"{preview.n_items:,}")
+    b.metric("Errors", preview.n_errors)
+    c.metric("Warnings", preview.n_warnings)
+    if preview.partial and partial_note:
+        st.caption(partial_note)
+    for item in preview.items:
+        with st.container(border=True):
+            st.text(f"{item.external_id}" + (f" · {item.prompt[:200]}" if item.prompt else ""))
+            st.html(render_spans_html(item.text, list(item.spans), legend=bool(item.spans)))
+            if item.note:
+                st.caption(literal(item.note))
+    if preview.problems:
+        st.subheader("Validation report", anchor=False)
+        st.dataframe(preview.problem_rows(), hide_index=True, width="stretch", key=report_key)
+
+
+def show_outcome(outcome: ImportOutcome, bar: DeltaGenerator, *, key_prefix: str) -> None:
+    """What an import wrote, or why it wrote nothing, with every problem it reports."""
+    if outcome.ok:
+        bar.progress(1.0, text="Done")
+        st.success(literal(outcome.summary()))
+    elif outcome.refused_changes is not None:
+        bar.empty()
+        st.error(
+            "Nothing was imported: the file would remove or change annotations already stored. Tick "
+            "“Replace existing annotations” to apply it; Undo in Recent imports can put them back."
+        )
+        st.dataframe(
+            outcome.refused_changes.table_rows(), hide_index=True, key=f"{key_prefix}_changes_report"
+        )
+        if outcome.refused_changes.items:
+            st.text(outcome.refused_changes.items_line())
+    else:
+        bar.empty()
+        st.error(literal(outcome.summary()))
+    if outcome.problems:
+        st.dataframe(
+            problem_rows(outcome.problems),
+            hide_index=True,
+            width="stretch",
+            key=f"{key_prefix}_outcome_report",
+        )

@@ -1,0 +1,187 @@
+"""Team mode's sign-in: who this browser session is, the login form, and logging out.
+
+Identity comes only from a login session (:mod:`db.repositories.accounts`), checked on every script
+run, so an expired or idle session, a disabled account or a changed role (which ends the sessions)
+takes effect on the next click. The session's token is kept in this Streamlit session's state and in
+the ``spanlight_session`` cookie (``SameSite=Strict``, ``Path=/``, as long as a session may last), so a
+reload or a second tab of the same browser stays signed in: Streamlit hands the cookie over as
+``st.context.cookies`` when the browser connects. Streamlit cannot set a cookie itself; a tiny
+component (``session_cookie.js``) writes it in the page and reports back, and until it has, the next
+runs keep asking it to. The token never appears in the page's HTML, only in the cookie; the store
+keeps only its hash.
+
+With Streamlit's own authentication configured (an ``[auth]`` section in ``secrets.toml``) the login
+form also offers "Log in with SSO": the identity provider's e-mail is mapped onto the enabled account
+holding that e-mail, and then a login session is started just as after a password login.
+"""
+
+from __future__ import annotations
+
+import secrets
+from collections.abc import Mapping
+from pathlib import Path
+from typing import NoReturn
+
+import streamlit as st
+from sqlalchemy import Engine
+
+from db.repositories.accounts import (
+    SESSION_LIMIT,
+    LoginRefused,
+    UserView,
+    authenticate,
+    end_session,
+    session_user,
+    start_session,
+    user_for_email,
+)
+from render.literal_text import literal
+
+COOKIE = "spanlight_session"
+_TOKEN = "spanlight_session_token"
+_REFUSED = "spanlight_login_refused"
+_COOKIE_WRITE = "spanlight_cookie_write"  # the cookie write the browser has not confirmed yet
+_WRITER = "spanlight_cookie_writer"  # the cookie component's widget key (its state: the write done)
+
+_write_cookie = st.components.v2.component(
+    "spanlight_session_cookie", js=(Path(__file__).parent / "session_cookie.js").read_text(encoding="utf-8")
+)
+
+
+def sso_configured() -> bool:
+    """Whether Streamlit's OIDC login is set up (``[auth]`` in the secrets; no secrets file: no)."""
+    try:
+        return "auth" in st.secrets
+    except FileNotFoundError:  # Streamlit's "no secrets file" error is one
+        return False
+
+
+def signed_in_user(engine: Engine) -> UserView | None:
+    """The user this browser session is signed in as, checked against the store now; None if nobody.
+
+    Looks at the session's token, then at the cookie the browser sent, then (when configured) at
+    the identity provider's login.
+    """
+    token = st.session_state.get(_TOKEN)
+    user = session_user(engine, token) if token else None
+    if user is None:
+        st.session_state.pop(_TOKEN, None)
+        cookie = _cookie()
+        if cookie and cookie != token:
+            user = session_user(engine, cookie)
+            if user is not None:
+                st.session_state[_TOKEN] = cookie
+    if user is None and sso_configured():
+        user = _sso_user(engine)
+    return user
+
+
+def _cookie() -> str | None:
+    """The login cookie the browser sent when it connected (a string or nothing, whatever it sent)."""
+    value = st.context.cookies.get(COOKIE)
+    return value if isinstance(value, str) and value else None
+
+
+def _sso_user(engine: Engine) -> UserView | None:
+    """The account the identity provider's login maps onto, signed in; None (and why) otherwise."""
+    if st.user.get("is_logged_in") is not True:
+        return None
+    email = st.user.get("email")
+    if not isinstance(email, str) or not email or st.user.get("email_verified") is False:
+        st.session_state[_REFUSED] = (
+            "Your SSO login gave no verified e-mail address, so it matches no account."
+        )
+        return None
+    user = user_for_email(engine, email)
+    if user is None:
+        st.session_state[_REFUSED] = f"No enabled account has the e-mail {email}; ask an admin to add it."
+        return None
+    _signed_in(engine, user)
+    return user
+
+
+def _signed_in(engine: Engine, user: UserView) -> None:
+    token = start_session(engine, user.id)
+    st.session_state[_TOKEN] = token
+    _ask_cookie(token)
+
+
+def _ask_cookie(token: str) -> None:
+    """Have the browser keep ``token`` in the cookie ("" deletes it), from the next drawn run on."""
+    st.session_state[_COOKIE_WRITE] = {"write": secrets.token_hex(8), "value": token}
+
+
+def _cookie_writer() -> None:
+    """Draw the cookie component while a write is unconfirmed; forget the write once confirmed."""
+    wanted = st.session_state.get(_COOKIE_WRITE)
+    if not isinstance(wanted, Mapping):
+        return
+    done = st.session_state.get(_WRITER)
+    if isinstance(done, Mapping) and done.get("written") == wanted["write"]:
+        del st.session_state[_COOKIE_WRITE]
+        return
+    _write_cookie(
+        key=_WRITER,
+        data={
+            "name": COOKIE,
+            "value": wanted["value"],
+            "maxAge": int(SESSION_LIMIT.total_seconds()),
+            "write": wanted["write"],
+        },
+        on_written_change=_confirmed,
+    )
+
+
+def _confirmed() -> None:
+    """The component's report arrives as a widget change; the run it starts forgets the write."""
+
+
+def _log_in(engine: Engine) -> None:
+    """The login form's submit: check name and password, start a session, or say why not."""
+    name = str(st.session_state.get("login_name", ""))
+    password = str(st.session_state.get("login_password", ""))
+    st.session_state["login_password"] = ""
+    try:
+        user = authenticate(engine, name, password)
+    except LoginRefused as refused:
+        st.session_state[_REFUSED] = str(refused)
+        return
+    _signed_in(engine, user)
+
+
+def _log_out(engine: Engine) -> None:
+    """End the login session in the store (its token stops working everywhere) and drop the cookie."""
+    for token in {st.session_state.pop(_TOKEN, None), _cookie()}:
+        end_session(engine, token)
+    _ask_cookie("")
+    if st.user.get("is_logged_in") is True:
+        st.logout()  # else the identity provider's login would sign this browser in again at once
+
+
+def login_gate(engine: Engine) -> NoReturn:
+    """The login form, in place of the page, then stop the run."""
+    st.title("Spanlight", anchor=False)
+    st.subheader("Log in", anchor=False)
+    with st.form("login", clear_on_submit=True, width=420):
+        st.text_input("Name", key="login_name", autocomplete="username")
+        st.text_input("Password", type="password", key="login_password", autocomplete="current-password")
+        st.form_submit_button("Log in", type="primary", on_click=_log_in, args=(engine,))
+    refused = st.session_state.pop(_REFUSED, None)
+    if refused:
+        st.error(literal(refused))
+    if sso_configured():
+        if st.user.get("is_logged_in") is True:
+            if st.button("Log out of SSO", help="Then log in with another SSO account."):
+                st.logout()
+        elif st.button("Log in with SSO", icon=":material/key:"):
+            st.login()
+    _cookie_writer()
+    st.stop()
+
+
+def signed_in_panel(engine: Engine, user: UserView) -> None:
+    """The sidebar's "Signed in as NAME (role)" and the logout button."""
+    with st.sidebar:
+        st.markdown(literal(f"Signed in as {user.name} ({user.role})"))
+        st.button("Log out", key="logout", icon=":material/logout:", on_click=_log_out, args=(engine,))
+        _cookie_writer()

@@ -1,0 +1,112 @@
+"""The app's pages and the rights that open each one: the menu ``app.py`` builds.
+
+:data:`SECTIONS` is the one list of pages. A page with ``needs`` opens for whoever holds at least one of
+those permissions (``db.access.PERMISSIONS``); a page without opens for every role. In team mode the menu
+lists only the pages the signed-in user may open, and lists none before sign-in. Every page is still
+registered (hidden when not listed), so a deep link to any page URL runs that page: its own
+``ctx.require(...)`` then shows the refusal, and before sign-in :func:`components.page_setup.setup_page`
+shows the login form. Hiding a page from the menu is convenience; the page's own check is the guard.
+
+To add a page: add its :class:`PageSpec` here, and start the page with ``ctx = setup_page(...)`` and
+``ctx.require(permission)`` for the same permission.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import streamlit as st
+from streamlit.navigation.page import StreamlitPage
+
+from db.access import PERMISSIONS, Actor, may
+
+
+@dataclass(frozen=True)
+class PageSpec:
+    path: str  # the page file, relative to app.py
+    title: str
+    icon: str
+    # Any one of these permissions opens the page; none: every role may open it.
+    needs: tuple[str, ...] = ()
+    url_path: str | None = None
+    default: bool = False
+
+    def __post_init__(self) -> None:
+        unknown = [p for p in self.needs if p not in PERMISSIONS]
+        if unknown:
+            raise KeyError(f"{self.path}: unknown permission(s) {unknown}")
+
+
+SECTIONS: dict[str, tuple[PageSpec, ...]] = {
+    "Data": (
+        PageSpec("app_pages/home.py", "Datasets", ":material/dataset:", default=True),
+        PageSpec("app_pages/browse.py", "Browse items", ":material/table_rows:"),
+        PageSpec("app_pages/item.py", "Item", ":material/image:"),
+        PageSpec("app_pages/import_data.py", "Import", ":material/upload:", ("manage_data",)),
+        PageSpec("app_pages/export_data.py", "Export", ":material/download:", ("export",)),
+    ),
+    "Annotate": (
+        PageSpec("app_pages/spans.py", "Mark spans", ":material/format_ink_highlighter:", ("label",)),
+        PageSpec("app_pages/sentences.py", "Label sentences", ":material/format_list_bulleted:", ("label",)),
+        PageSpec("app_pages/claims.py", "Judge claims", ":material/fact_check:", ("label",)),
+        PageSpec("app_pages/triplets.py", "Judge triplets", ":material/account_tree:", ("label",)),
+        PageSpec("app_pages/rate.py", "Rate detector outputs", ":material/star_rate:", ("label",)),
+        PageSpec("app_pages/score_responses.py", "Score responses", ":material/grade:", ("label",)),
+        PageSpec("app_pages/rating_tasks.py", "Rating tasks", ":material/rule:", ("manage_data",)),
+        PageSpec("app_pages/adjudicate.py", "Adjudicate", ":material/gavel:", ("adjudicate",)),
+        PageSpec("app_pages/overrides.py", "Overridden labels", ":material/feedback:", ("label",)),
+    ),
+    "Inspect": (
+        PageSpec("app_pages/compare.py", "Compare detectors", ":material/compare:", ("view_reports",)),
+        PageSpec("app_pages/failures.py", "Failure cases", ":material/bug_report:", ("view_reports",)),
+        PageSpec("app_pages/run_detector.py", "Run detector", ":material/smart_toy:", ("manage_data",)),
+    ),
+    "Measure": (
+        PageSpec(
+            "app_pages/paper_metrics.py",
+            "Metrics",
+            ":material/leaderboard:",
+            ("view_reports",),
+            url_path="metrics",
+        ),
+        PageSpec("app_pages/correlation.py", "Correlation", ":material/scatter_plot:", ("view_reports",)),
+        PageSpec("app_pages/agreement.py", "Agreement", ":material/group:", ("view_reports",)),
+        PageSpec("app_pages/presenter.py", "Presenter mode", ":material/slideshow:", ("view_reports",)),
+    ),
+    "Team": (PageSpec("app_pages/team.py", "Team", ":material/groups:", ("manage_team", "see_progress")),),
+}
+
+
+def pages() -> list[PageSpec]:
+    return [spec for section in SECTIONS.values() for spec in section]
+
+
+def may_open(actor: Actor, spec: PageSpec) -> bool:
+    """Whether the actor may open the page (always in local mode)."""
+    return not spec.needs or any(may(actor, permission) for permission in spec.needs)
+
+
+def listed_pages(actor: Actor | None) -> list[PageSpec]:
+    """The pages the menu lists for the actor; none for nobody signed in (team mode before login)."""
+    return [] if actor is None else [spec for spec in pages() if may_open(actor, spec)]
+
+
+def build_navigation(actor: Actor | None) -> StreamlitPage:
+    """``st.navigation`` over every page, listing those :func:`listed_pages` gives; returns the page to
+    run. The menu is hidden altogether while nobody is signed in."""
+    listed = {spec.path for spec in listed_pages(actor)}
+    menu = {
+        section: [
+            st.Page(
+                spec.path,
+                title=spec.title,
+                icon=spec.icon,
+                url_path=spec.url_path,
+                default=spec.default,
+                visibility="visible" if spec.path in listed else "hidden",
+            )
+            for spec in specs
+        ]
+        for section, specs in SECTIONS.items()
+    }
+    return st.navigation(menu, position="sidebar" if listed else "hidden", expanded=True)

@@ -1,0 +1,1176 @@
+"""Adjudication in the store: the annotators' labels of an item side by side, and gold written from them.
+
+A reviewer promotes one item's labels of one task to gold (:func:`promote_item`: accept one
+annotator's labels, merge them, or edit), or every agreed item at once by a rule
+(:func:`promote_by_rule`). Either way the item's gold labels of that task are replaced in one
+transaction: each changed row is logged in the :class:`~db.models.EditLog` with its before and after
+(as labeling logs it, so history and undo see it), with one :class:`~db.models.Promotion` row, itself
+logged with a digest of the annotators' labels it was made from. A rule skips an item whose latest
+promotion was made from the labels the annotators hold now, so running it again changes nothing.
+
+What counts and how a rule decides lives in :mod:`analysis.adjudication`; the store never imports the
+analysis layer, so callers hand in its :data:`~analysis.adjudication.DISAGREEMENT` measure and a rule
+of :data:`~analysis.adjudication.RULES` (typed here as :class:`Measure` and :class:`Rule`).
+
+Who takes part: every human label set with an annotator (the annotator's first one when they hold
+several), on the items where it holds a label of the task or marked the item done for it; for
+ratings, every rater. Weights come from :class:`~db.models.AnnotatorWeight`, as the Team page sets them
+(``db.repositories.assignments``; 1.0 and trusted without a row).
+
+Adjudicated ratings: a rating belongs to a rater, not to a label set, so gold ratings are ratings by a
+dedicated account, ``gold`` (a disabled viewer that cannot log in, a name no person may take), which
+the dataset's gold label set names as its annotator. Analyses find them through that link, and the
+reports leave that account out of the raters (``report_inputs.ratings``). A reviewer's own ratings
+could not serve: the reviewer may be one of the raters, and their adjudicated score would overwrite
+their own rating.
+"""
+
+from __future__ import annotations
+
+import hashlib
+from collections import Counter, defaultdict
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass, field
+from datetime import datetime
+from typing import Any, Protocol, TypeVar
+
+from sqlalchemy import Engine, func, select
+from sqlalchemy.orm import Session, aliased
+
+from db import models as m
+from db.access import Actor, require_in
+from db.engine import read_session, write_session
+from db.repositories.labeling import StaleEdit, _log, _retried, _snapshot, _upsert
+
+SpanLabel = tuple[int, int, str | None]
+# A unit: a sentence's or claim's index, a triplet's id, a rated segment (rating task id, start, end).
+UnitKey = int | tuple[int, int, int]
+UnitLabel = tuple[str, str | None]  # (verdict, detail: error type, claim type, wrong part)
+RatingVerdict = tuple[float | None, bool | None]  # (score, nothing_flagged_correct)
+RatingLabel = tuple[RatingVerdict, str | None]
+Weights = Mapping[int, tuple[float, bool]]
+GoldLabels = Sequence[SpanLabel] | Mapping[UnitKey, UnitLabel] | Mapping[UnitKey, RatingLabel]
+V = TypeVar("V", str, RatingVerdict)
+
+# What a unit's verdict and detail may be, per task (ratings: a score on the task's scale, or the
+# judgment of "nothing flagged"; details of sentences and claims: the dataset's taxonomy).
+VERDICTS = {"sentences": m.SENTENCE_LABELS, "claims": m.CLAIM_LABELS, "triplets": m.TRIPLET_VERDICTS}
+WRONG_PARTS = m.TRIPLET_WRONG_PARTS
+TASKS = m.TASKS
+
+GOLD_NAME = "gold"
+# The account that holds a dataset's adjudicated ratings (see the module docstring).
+GOLD_RATER = "gold"
+MANUAL_METHODS = ("accept", "merge", "edit")
+UNIT_TASKS = ("sentences", "claims", "triplets", "ratings")
+_TASK_ENTITY = {
+    "spans": "spans",
+    "sentences": "sentence_labels",
+    "claims": "claim_labels",
+    "triplets": "triplet_judgments",
+    "ratings": "ratings",
+}
+
+
+class Measure(Protocol):
+    """How much an item's annotators disagree (``analysis.adjudication.DISAGREEMENT``)."""
+
+    def spans(self, response: str, votes: Mapping[int, Sequence[SpanLabel]], threshold: float) -> float: ...
+
+    def units(self, votes: Mapping[int, Mapping[UnitKey, UnitLabel]]) -> float: ...
+
+    def ratings(
+        self,
+        votes: Mapping[int, Mapping[UnitKey, RatingLabel]],
+        scales: Mapping[UnitKey, tuple[float, float]],
+    ) -> float: ...
+
+
+class Rule(Protocol):
+    """A bulk-promotion rule (``analysis.adjudication.RULES``): gold, or None and the reason for review."""
+
+    @property
+    def name(self) -> str: ...
+
+    def spans(
+        self, response: str, votes: Mapping[int, Sequence[SpanLabel]], weights: Weights, threshold: float
+    ) -> tuple[list[SpanLabel] | None, str | None]: ...
+
+    def units(
+        self,
+        task: str,
+        votes: Mapping[int, Mapping[UnitKey, tuple[V, str | None]]],
+        weights: Weights,
+        unit_names: Mapping[UnitKey, str],
+    ) -> tuple[dict[UnitKey, tuple[V, str | None]] | None, str | None]: ...
+
+
+# ------------------------------------------------------------------------------------------- views
+
+
+@dataclass(frozen=True)
+class ItemVotes:
+    """What every annotator of one item said on one task, side by side."""
+
+    item_id: int
+    external_id: str
+    position: int
+    response: str
+    task: str
+    annotators: dict[int, str]  # id → name, in name order: everyone who took part in the item
+    spans: dict[int, list[SpanLabel]] = field(default_factory=dict)
+    units: dict[int, dict[UnitKey, UnitLabel]] = field(default_factory=dict)
+    ratings: dict[int, dict[UnitKey, RatingLabel]] = field(default_factory=dict)
+    unit_names: dict[UnitKey, str] = field(default_factory=dict)  # "sentence 2", "triplet 3 of X" …
+    scales: dict[UnitKey, tuple[float, float]] = field(default_factory=dict)  # ratings: the task's scale
+
+    @property
+    def digest(self) -> str:
+        """A fingerprint of the labels: a promotion made from them is still current while it matches."""
+        parts = [
+            (
+                a,
+                sorted(map(repr, self.spans.get(a, []))),
+                sorted(map(repr, self.units.get(a, {}).items())),
+                sorted(map(repr, self.ratings.get(a, {}).items())),
+            )
+            for a in sorted(self.annotators)
+        ]
+        return hashlib.sha256(repr((self.task, parts)).encode()).hexdigest()
+
+    def labels_of(self, annotator_id: int) -> GoldLabels:
+        """One annotator's labels, in the shape :func:`promote_item` takes (accepting them as they are)."""
+        if self.task == "spans":
+            return list(self.spans.get(annotator_id, []))
+        if self.task == "ratings":
+            return dict(self.ratings.get(annotator_id, {}))
+        return dict(self.units.get(annotator_id, {}))
+
+
+@dataclass(frozen=True)
+class PromotionView:
+    id: int
+    method: str
+    reviewer: str | None
+    at: datetime
+    sources: tuple[int, ...]
+    digest: str | None  # of the annotators' labels it was made from
+
+
+@dataclass(frozen=True)
+class DisagreementRow:
+    votes: ItemVotes
+    disagreement: float
+    review: str | None  # why the rule passed in sends the item to review, when one was given
+    promotion: PromotionView | None  # the latest promotion of the item on this task
+    promoted_current: bool  # made from the labels the annotators hold now
+
+
+@dataclass(frozen=True)
+class PromotionResult:
+    promotion_id: int
+    changes: int  # gold rows created, changed or removed
+    log_ids: tuple[int, ...]
+
+
+@dataclass(frozen=True)
+class RuleSummary:
+    rule: str
+    task: str
+    threshold: float
+    dry_run: bool
+    promoted: tuple[str, ...] = ()  # external ids of the items promoted (or that would be)
+    replaced: int = 0  # of those, items whose gold held other labels before
+    review: tuple[tuple[str, str], ...] = ()  # (external id, reason)
+    unchanged: int = 0  # promoted before from the labels held now: skipped
+    single: int = 0  # fewer than two annotators: not for a rule to decide
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "rule": self.rule,
+            "task": self.task,
+            "threshold": self.threshold,
+            "dry_run": self.dry_run,
+            "promoted": len(self.promoted),
+            "replaced_gold": self.replaced,
+            "review": [{"item": item, "reason": reason} for item, reason in self.review],
+            "unchanged": self.unchanged,
+            "fewer_than_two_annotators": self.single,
+            "promoted_items": list(self.promoted),
+        }
+
+
+@dataclass(frozen=True)
+class Override:
+    """One unit of a promoted item where gold differs from what the annotator said."""
+
+    item_id: int
+    external_id: str
+    task: str
+    unit: str
+    theirs: str
+    gold: str
+    reviewer: str | None
+    method: str
+    at: datetime
+
+
+# ------------------------------------------------------------------------------------------ reading
+
+
+def _span_order(span: SpanLabel) -> tuple[int, int, str]:
+    return (span[0], span[1], span[2] or "")
+
+
+def _check_task(task: str) -> None:
+    if task not in m.TASKS:
+        raise ValueError(f"Unknown task {task!r}; choose one of {', '.join(m.TASKS)}.")
+
+
+def _annotator_sets(session: Session, dataset_id: int) -> dict[int, tuple[int, str]]:
+    """Human label set id → (annotator id, name): each annotator's first label set of the dataset."""
+    rows = session.execute(
+        select(m.LabelSet.id, m.Annotator.id, m.Annotator.name)
+        .join(m.Annotator, m.Annotator.id == m.LabelSet.annotator_id)
+        .where(m.LabelSet.dataset_id == dataset_id, m.LabelSet.kind == "human")
+        .order_by(m.LabelSet.id)
+    ).all()
+    first: dict[int, tuple[int, str]] = {}
+    taken: set[int] = set()
+    for label_set_id, annotator_id, name in rows:
+        if annotator_id not in taken:
+            taken.add(annotator_id)
+            first[label_set_id] = (annotator_id, name)
+    return first
+
+
+def _gold_set(session: Session, dataset_id: int, *, lock: bool = False) -> m.LabelSet | None:
+    """The dataset's gold label set (the first by name, as the reports take it)."""
+    query = (
+        select(m.LabelSet)
+        .where(m.LabelSet.dataset_id == dataset_id, m.LabelSet.kind == "gold")
+        .order_by(func.lower(m.LabelSet.name), m.LabelSet.id)
+        .limit(1)
+    )
+    return session.scalar(query.with_for_update() if lock else query)
+
+
+def _gold_raters(session: Session) -> set[int]:
+    """Accounts holding adjudicated ratings (named by a gold label set), left out of the raters."""
+    return set(
+        session.scalars(
+            select(m.LabelSet.annotator_id).where(
+                m.LabelSet.kind == "gold", m.LabelSet.annotator_id.is_not(None)
+            )
+        )
+    )
+
+
+class _Collector:
+    """Gathers one task's labels per item and annotator while the queries stream."""
+
+    def __init__(self, task: str) -> None:
+        self.task = task
+        self.names: dict[int, str] = {}
+        self.taking_part: dict[int, set[int]] = defaultdict(set)
+        self.spans: dict[int, dict[int, list[SpanLabel]]] = defaultdict(lambda: defaultdict(list))
+        self.units: dict[int, dict[int, dict[UnitKey, UnitLabel]]] = defaultdict(lambda: defaultdict(dict))
+        self.ratings: dict[int, dict[int, dict[UnitKey, RatingLabel]]] = defaultdict(
+            lambda: defaultdict(dict)
+        )
+        self.unit_names: dict[int, dict[UnitKey, str]] = defaultdict(dict)
+        self.scales: dict[int, dict[UnitKey, tuple[float, float]]] = defaultdict(dict)
+
+    def join(self, item_id: int, annotator_id: int, name: str) -> None:
+        self.names[annotator_id] = name
+        self.taking_part[item_id].add(annotator_id)
+
+    def votes(self, item: tuple[int, str, int, str]) -> ItemVotes:
+        item_id, external_id, position, response = item
+        who = sorted(self.taking_part.get(item_id, ()), key=lambda a: (self.names[a].lower(), a))
+        spans, units, ratings = self.spans[item_id], self.units[item_id], self.ratings[item_id]
+        return ItemVotes(
+            item_id=item_id,
+            external_id=external_id,
+            position=position,
+            response=response,
+            task=self.task,
+            annotators={a: self.names[a] for a in who},
+            spans={a: sorted(spans[a], key=_span_order) for a in who} if self.task == "spans" else {},
+            units={a: dict(units[a]) for a in who}
+            if self.task in ("sentences", "claims", "triplets")
+            else {},
+            ratings={a: dict(ratings[a]) for a in who} if self.task == "ratings" else {},
+            unit_names=dict(self.unit_names[item_id]),
+            scales=dict(self.scales[item_id]),
+        )
+
+
+def _load(
+    session: Session, dataset_id: int, task: str, item_ids: Sequence[int] | None = None
+) -> list[ItemVotes]:
+    """Every annotator's labels of ``task`` on the dataset's items (or on ``item_ids``), in dataset order."""
+    _check_task(task)
+    items_query = (
+        select(m.Item.id, m.Item.external_id, m.Item.position, m.Item.response)
+        .where(m.Item.dataset_id == dataset_id)
+        .order_by(m.Item.position)
+    )
+    if item_ids is not None:
+        items_query = items_query.where(m.Item.id.in_(list(item_ids)))
+    items = [(r[0], r[1], r[2], r[3]) for r in session.execute(items_query)]
+    wanted = {row[0] for row in items}
+    found = _Collector(task)
+    if task == "ratings":
+        _collect_ratings(session, dataset_id, wanted, found)
+    else:
+        _collect_labels(session, dataset_id, task, wanted, found)
+    return [found.votes(item) for item in items]
+
+
+def _collect_labels(
+    session: Session, dataset_id: int, task: str, wanted: set[int], found: _Collector
+) -> None:
+    sets = _annotator_sets(session, dataset_id)
+    if not sets:
+        return
+    owners = list(sets)
+
+    def keep(item_id: int, label_set_id: int) -> tuple[int, str] | None:
+        return sets[label_set_id] if item_id in wanted else None
+
+    for item_id, label_set_id in session.execute(
+        select(m.ItemStatus.item_id, m.ItemStatus.label_set_id).where(
+            m.ItemStatus.label_set_id.in_(owners), m.ItemStatus.page == task, m.ItemStatus.status == "done"
+        )
+    ):
+        if (who := keep(item_id, label_set_id)) is not None:
+            found.join(item_id, *who)
+    if task == "spans":
+        for label_set_id, item_id, start, end, type_ in session.execute(
+            select(m.Span.label_set_id, m.Span.item_id, m.Span.start, m.Span.end, m.Span.type).where(
+                m.Span.label_set_id.in_(owners)
+            )
+        ):
+            if (who := keep(item_id, label_set_id)) is not None:
+                found.join(item_id, *who)
+                found.spans[item_id][who[0]].append((start, end, type_))
+    elif task == "sentences":
+        for label_set_id, item_id, index, label, error_type in session.execute(
+            select(
+                m.SentenceLabel.label_set_id,
+                m.SentenceLabel.item_id,
+                m.Sentence.index,
+                m.SentenceLabel.label,
+                m.SentenceLabel.error_type,
+            )
+            .join(m.Sentence, m.Sentence.id == m.SentenceLabel.sentence_id)
+            .where(m.SentenceLabel.label_set_id.in_(owners))
+            .order_by(m.Sentence.index)
+        ):
+            if (who := keep(item_id, label_set_id)) is not None:
+                found.join(item_id, *who)
+                found.units[item_id][who[0]][index] = (label, error_type)
+                found.unit_names[item_id][index] = f"sentence {index + 1}"
+    elif task == "claims":
+        for label_set_id, item_id, index, label, type_ in session.execute(
+            select(
+                m.ClaimLabel.label_set_id,
+                m.ClaimLabel.item_id,
+                m.Claim.index,
+                m.ClaimLabel.label,
+                m.ClaimLabel.type,
+            )
+            .join(m.Claim, m.Claim.id == m.ClaimLabel.claim_id)
+            .where(m.ClaimLabel.label_set_id.in_(owners))
+            .order_by(m.Claim.index)
+        ):
+            if (who := keep(item_id, label_set_id)) is not None:
+                found.join(item_id, *who)
+                found.units[item_id][who[0]][index] = (label, type_)
+                found.unit_names[item_id][index] = f"claim {index + 1}"
+    else:
+        source = aliased(m.LabelSet)
+        for label_set_id, item_id, triplet_id, index, source_name, verdict, part in session.execute(
+            select(
+                m.TripletJudgment.label_set_id,
+                m.TripletJudgment.item_id,
+                m.Triplet.id,
+                m.Triplet.index,
+                source.name,
+                m.TripletJudgment.verdict,
+                m.TripletJudgment.wrong_part,
+            )
+            .join(m.Triplet, m.Triplet.id == m.TripletJudgment.triplet_id)
+            .outerjoin(source, source.id == m.Triplet.label_set_id)
+            .where(m.TripletJudgment.label_set_id.in_(owners), m.TripletJudgment.verdict.is_not(None))
+            .order_by(m.Triplet.label_set_id, m.Triplet.index)
+        ):
+            if verdict is not None and (who := keep(item_id, label_set_id)) is not None:
+                found.join(item_id, *who)
+                found.units[item_id][who[0]][triplet_id] = (verdict, part)
+                of = f" of {source_name}" if source_name else " of the scene graph"
+                found.unit_names[item_id][triplet_id] = f"triplet {index + 1}{of}"
+
+
+def _collect_ratings(session: Session, dataset_id: int, wanted: set[int], found: _Collector) -> None:
+    gold_raters = _gold_raters(session)
+    for task_id, task_name, low, high, item_id, rater, name, start, end, score, judged in session.execute(
+        select(
+            m.RatingTask.id,
+            m.RatingTask.name,
+            m.RatingTask.scale_min,
+            m.RatingTask.scale_max,
+            m.Rating.item_id,
+            m.Annotator.id,
+            m.Annotator.name,
+            m.Rating.segment_start,
+            m.Rating.segment_end,
+            m.Rating.score,
+            m.Rating.nothing_flagged_correct,
+        )
+        .join(m.Rating, m.Rating.task_id == m.RatingTask.id)
+        .join(m.Annotator, m.Annotator.id == m.Rating.annotator_id)
+        .where(m.RatingTask.dataset_id == dataset_id)
+        .order_by(m.RatingTask.id, m.Rating.segment_start, m.Rating.segment_end)
+    ):
+        if item_id not in wanted or rater in gold_raters:
+            continue
+        key: UnitKey = (task_id, start, end)
+        found.join(item_id, rater, name)
+        found.ratings[item_id][rater][key] = ((score, judged), None)
+        where = "the whole response" if start < 0 else f"segment {start}–{end}"
+        found.unit_names[item_id][key] = f"{task_name}: {where}"
+        found.scales[item_id][key] = (float(low), float(high))
+
+
+def _weights(session: Session, dataset_id: int) -> dict[int, tuple[float, bool]]:
+    return {
+        annotator_id: (float(weight), bool(trusted))
+        for annotator_id, weight, trusted in session.execute(
+            select(m.AnnotatorWeight.annotator_id, m.AnnotatorWeight.weight, m.AnnotatorWeight.trusted).where(
+                m.AnnotatorWeight.dataset_id == dataset_id
+            )
+        )
+    }
+
+
+def _latest_promotions(
+    session: Session, dataset_id: int, task: str, item_ids: Iterable[int] | None = None
+) -> dict[int, PromotionView]:
+    """Item id → its latest promotion on ``task``, with the digest its log entry recorded."""
+    query = (
+        select(m.Promotion, m.Annotator.name, m.EditLog.after)
+        .outerjoin(m.Annotator, m.Annotator.id == m.Promotion.reviewer_id)
+        .outerjoin(m.EditLog, (m.EditLog.entity == "promotions") & (m.EditLog.entity_id == m.Promotion.id))
+        .where(m.Promotion.dataset_id == dataset_id, m.Promotion.task == task)
+        .order_by(m.Promotion.id)
+    )
+    if item_ids is not None:
+        query = query.where(m.Promotion.item_id.in_(list(item_ids)))
+    out: dict[int, PromotionView] = {}
+    for promotion, reviewer, after in session.execute(query):
+        out[promotion.item_id] = PromotionView(
+            promotion.id,
+            promotion.method,
+            reviewer,
+            promotion.at,
+            tuple(promotion.sources or ()),
+            (after or {}).get("digest"),
+        )
+    return out
+
+
+def item_votes(engine: Engine, dataset_id: int, item_id: int, task: str) -> ItemVotes:
+    """Every annotator's labels of one item on one task."""
+    with read_session(engine) as session:
+        found = _load(session, dataset_id, task, [item_id])
+    if not found:
+        raise ValueError(f"Dataset {dataset_id} has no item with id {item_id}.")
+    return found[0]
+
+
+def unit_texts(engine: Engine, item_id: int, task: str) -> dict[UnitKey, str]:
+    """What each unit of the item says: a sentence's or claim's text, a triplet as "subject · relation ·
+    object", a rated segment's quote ("the whole response" for a response-level rating)."""
+    _check_task(task)
+    with read_session(engine) as session:
+        item = session.get_one(m.Item, item_id)
+        if task == "sentences":
+            return {s.index: item.response[s.start : s.end] for s in item.sentences}
+        if task == "claims":
+            return {c.index: c.text for c in item.claims}
+        if task == "triplets":
+            return {t.id: f"{t.subject} · {t.relation} · {t.object}" for t in item.triplets}
+        if task == "ratings":
+            found: dict[UnitKey, str] = {}
+            for task_id, start, end in session.execute(
+                select(m.Rating.task_id, m.Rating.segment_start, m.Rating.segment_end)
+                .where(m.Rating.item_id == item_id)
+                .distinct()
+            ):
+                found[(task_id, start, end)] = "the whole response" if start < 0 else item.response[start:end]
+            return found
+        return {}
+
+
+def latest_promotion(engine: Engine, dataset_id: int, item_id: int, task: str) -> PromotionView | None:
+    with read_session(engine) as session:
+        return _latest_promotions(session, dataset_id, task, [item_id]).get(item_id)
+
+
+def gold_ratings(engine: Engine, dataset_id: int) -> dict[str, list[Any]]:
+    """The dataset's adjudicated ratings as columns (``task_id``, ``item_id``, ``segment_start``,
+    ``segment_end``, ``score``, ``nothing_flagged_correct``), for analyses that want gold scores."""
+    names = ["task_id", "item_id", "segment_start", "segment_end", "score", "nothing_flagged_correct"]
+    out: dict[str, list[Any]] = {name: [] for name in names}
+    with read_session(engine) as session:
+        gold = _gold_set(session, dataset_id)
+        if gold is None or gold.annotator_id is None:
+            return out
+        rows = session.execute(
+            select(
+                m.Rating.task_id,
+                m.Rating.item_id,
+                m.Rating.segment_start,
+                m.Rating.segment_end,
+                m.Rating.score,
+                m.Rating.nothing_flagged_correct,
+            )
+            .join(m.RatingTask, m.RatingTask.id == m.Rating.task_id)
+            .where(m.RatingTask.dataset_id == dataset_id, m.Rating.annotator_id == gold.annotator_id)
+            .order_by(m.Rating.task_id, m.Rating.item_id, m.Rating.segment_start)
+        )
+        for row in rows:
+            for name, value in zip(names, row, strict=True):
+                out[name].append(value)
+    return out
+
+
+def _score(measure: Measure, votes: ItemVotes, threshold: float) -> float:
+    if votes.task == "spans":
+        return measure.spans(votes.response, votes.spans, threshold)
+    if votes.task == "ratings":
+        return measure.ratings(votes.ratings, votes.scales)
+    return measure.units(votes.units)
+
+
+def _decide(
+    rule: Rule, votes: ItemVotes, weights: Weights, threshold: float
+) -> tuple[GoldLabels | None, str | None]:
+    if votes.task == "spans":
+        return rule.spans(votes.response, votes.spans, weights, threshold)
+    if votes.task == "ratings":
+        return rule.units(votes.task, votes.ratings, weights, votes.unit_names)
+    return rule.units(votes.task, votes.units, weights, votes.unit_names)
+
+
+def items_in_disagreement(
+    engine: Engine,
+    dataset_id: int,
+    task: str,
+    threshold: float = 0.5,
+    *,
+    measure: Measure,
+    rule: Rule | None = None,
+) -> list[DisagreementRow]:
+    """Items with two or more annotators on ``task`` who disagree, most disagreement first (then in
+    dataset order), each with every annotator's labels and its latest promotion.
+
+    With a ``rule``, items that rule sends to review are listed too (with the reason) even where the
+    annotators agree: AlignBench's rule reviews agreed hallucinations.
+    """
+    with read_session(engine) as session:
+        everything = _load(session, dataset_id, task)
+        weights = _weights(session, dataset_id) if rule is not None else {}
+        promotions = _latest_promotions(session, dataset_id, task)
+    rows = []
+    for votes in everything:
+        if len(votes.annotators) < 2:
+            continue
+        score = _score(measure, votes, threshold)
+        review = _decide(rule, votes, weights, threshold)[1] if rule is not None else None
+        if score <= 0 and review is None:
+            continue
+        promotion = promotions.get(votes.item_id)
+        current = promotion is not None and promotion.digest == votes.digest
+        rows.append(DisagreementRow(votes, score, review, promotion, current))
+    return sorted(rows, key=lambda r: (-r.disagreement, r.votes.position))
+
+
+# ------------------------------------------------------------------------------------------ writing
+
+
+def _gold_for_write(session: Session, dataset_id: int, actor_id: int | None) -> m.LabelSet:
+    """The dataset's gold label set, locked (promotions of one dataset take turns), created if missing."""
+    gold = _gold_set(session, dataset_id, lock=True)
+    if gold is not None:
+        return gold
+    gold = m.LabelSet(dataset_id=dataset_id, kind="gold", name=GOLD_NAME)
+    session.add(gold)
+    session.flush()
+    session.add(
+        m.EditLog(
+            annotator_id=actor_id,
+            action="create",
+            entity="label_sets",
+            entity_id=gold.id,
+            label_set_id=gold.id,
+            after={
+                "dataset_id": dataset_id,
+                "kind": "gold",
+                "name": GOLD_NAME,
+                "description": "created the gold label set for adjudicated labels",
+            },
+        )
+    )
+    return gold
+
+
+def _gold_rater(session: Session, gold: m.LabelSet) -> int:
+    """The account holding this gold label set's ratings, created (and linked) on first use."""
+    if gold.annotator_id is not None:
+        return gold.annotator_id
+    holder = session.scalar(select(m.Annotator).where(m.Annotator.name == GOLD_RATER))
+    if holder is None:
+        holder = m.Annotator(name=GOLD_RATER, role="viewer", disabled=True)
+        session.add(holder)
+        session.flush()
+    elif not holder.disabled or holder.password_hash is not None:
+        raise ValueError(
+            f"An account named {GOLD_RATER!r} exists (an imported rater?); rename it so adjudicated "
+            "ratings can be stored."
+        )
+    gold.annotator_id = holder.id
+    session.flush()
+    return holder.id
+
+
+def _gold_labels(session: Session, gold: m.LabelSet | None, item_id: int, task: str) -> GoldLabels:
+    """The item's gold labels of ``task`` in the shape of an annotator's."""
+    if gold is None:
+        return [] if task == "spans" else {}
+    if task == "ratings":
+        if gold.annotator_id is None:
+            return {}
+        rated: dict[UnitKey, RatingLabel] = {
+            (r.task_id, r.segment_start, r.segment_end): ((r.score, r.nothing_flagged_correct), None)
+            for r in session.scalars(
+                select(m.Rating).where(
+                    m.Rating.item_id == item_id, m.Rating.annotator_id == gold.annotator_id
+                )
+            )
+        }
+        return rated
+    return _GoldReader(session, gold.id, item_id).read(task)
+
+
+class _GoldReader:
+    def __init__(self, session: Session, gold_id: int, item_id: int) -> None:
+        self.session, self.gold_id, self.item_id = session, gold_id, item_id
+
+    def read(self, task: str) -> GoldLabels:
+        s, gold, item = self.session, self.gold_id, self.item_id
+        if task == "spans":
+            return sorted(
+                (
+                    (r.start, r.end, r.type)
+                    for r in s.scalars(
+                        select(m.Span).where(m.Span.label_set_id == gold, m.Span.item_id == item)
+                    )
+                ),
+                key=_span_order,
+            )
+        if task == "sentences":
+            rows = s.execute(
+                select(m.Sentence.index, m.SentenceLabel.label, m.SentenceLabel.error_type)
+                .join(m.Sentence, m.Sentence.id == m.SentenceLabel.sentence_id)
+                .where(m.SentenceLabel.label_set_id == gold, m.SentenceLabel.item_id == item)
+            )
+        elif task == "claims":
+            rows = s.execute(
+                select(m.Claim.index, m.ClaimLabel.label, m.ClaimLabel.type)
+                .join(m.Claim, m.Claim.id == m.ClaimLabel.claim_id)
+                .where(m.ClaimLabel.label_set_id == gold, m.ClaimLabel.item_id == item)
+            )
+        else:
+            rows = s.execute(
+                select(
+                    m.TripletJudgment.triplet_id, m.TripletJudgment.verdict, m.TripletJudgment.wrong_part
+                ).where(
+                    m.TripletJudgment.label_set_id == gold,
+                    m.TripletJudgment.item_id == item,
+                    m.TripletJudgment.verdict.is_not(None),
+                )
+            )
+        found: dict[UnitKey, UnitLabel] = {key: (label, detail) for key, label, detail in rows}
+        return found
+
+
+@dataclass
+class _Writer:
+    """Writes one item's gold labels of one task, logging each changed row as labeling does."""
+
+    session: Session
+    gold: m.LabelSet
+    item: m.Item
+    actor_id: int | None
+    method: str
+    log_ids: list[int] = field(default_factory=list)
+
+    def _note(self, what: str) -> str:
+        return f"adjudicated ({self.method}): {what}"
+
+    def _delete(self, row: m.Base, entity: str, what: str) -> None:
+        done = _log(
+            self.session,
+            annotator_id=self.actor_id,
+            action="delete",
+            entity=entity,
+            row=row,
+            before=_snapshot(row, entity),
+            after=None,
+            description=self._note(f"removed {what}"),
+            label_set_id=self.gold.id,
+        )
+        self.log_ids.append(done.log_id)
+        self.session.delete(row)
+        self.session.flush()
+
+    def _set(self, entity: str, lookup: dict[str, Any], values: dict[str, Any], what: str) -> None:
+        done = _upsert(
+            self.session,
+            entity,
+            lookup,
+            values,
+            annotator_id=self.actor_id,
+            expected_version=None,
+            description=self._note(what),
+            log_label_set_id=self.gold.id,
+        )
+        self.log_ids.append(done.log_id)
+
+    def spans(self, labels: Sequence[SpanLabel]) -> None:
+        response = self.item.response
+        for start, end, _type in labels:
+            if not 0 <= start < end <= len(response):
+                raise ValueError(
+                    f"A span must lie inside the response (0-{len(response)}); got {start}-{end}."
+                )
+        rows = list(
+            self.session.scalars(
+                select(m.Span)
+                .where(m.Span.label_set_id == self.gold.id, m.Span.item_id == self.item.id)
+                .order_by(m.Span.start, m.Span.end, m.Span.id)
+            )
+        )
+        wanted = Counter(labels)
+        for row in rows:
+            key = (row.start, row.end, row.type)
+            if wanted[key] > 0:
+                wanted[key] -= 1
+            else:
+                self._delete(row, "spans", f"span {row.start}-{row.end}")
+        for (start, end, type_), count in sorted(wanted.items(), key=lambda kv: (kv[0][0], kv[0][1])):
+            for _ in range(count):
+                row = m.Span(
+                    label_set_id=self.gold.id, item_id=self.item.id, start=start, end=end, type=type_
+                )
+                self.session.add(row)
+                self.session.flush()
+                done = _log(
+                    self.session,
+                    annotator_id=self.actor_id,
+                    action="create",
+                    entity="spans",
+                    row=row,
+                    before=None,
+                    after=_snapshot(row, "spans"),
+                    description=self._note(f"span “{response[start:end][:40]}” ({type_ or 'untyped'})"),
+                )
+                self.log_ids.append(done.log_id)
+
+    def sentences(self, labels: Mapping[UnitKey, UnitLabel]) -> None:
+        sentences = {
+            s.index: s
+            for s in self.session.scalars(select(m.Sentence).where(m.Sentence.item_id == self.item.id))
+        }
+        rows = {
+            r.sentence_id: r
+            for r in self.session.scalars(
+                select(m.SentenceLabel).where(
+                    m.SentenceLabel.label_set_id == self.gold.id, m.SentenceLabel.item_id == self.item.id
+                )
+            )
+        }
+        for index, (label, error_type) in labels.items():
+            sentence = sentences.get(index) if isinstance(index, int) else None
+            if sentence is None:
+                raise ValueError(f"The item has no sentence {index!r}.")
+            if label not in m.SENTENCE_LABELS:
+                raise ValueError(f"{label!r} is not one of {', '.join(m.SENTENCE_LABELS)}.")
+            error_type = error_type if label == "incorrect" else None
+            row = rows.get(sentence.id)
+            if row is not None and (row.label, row.error_type, row.override) == (label, error_type, False):
+                continue
+            self._set(
+                "sentence_labels",
+                {"label_set_id": self.gold.id, "sentence_id": sentence.id},
+                {"item_id": self.item.id, "label": label, "error_type": error_type, "override": False},
+                f"sentence {sentence.index + 1} → {label}" + (f" ({error_type})" if error_type else ""),
+            )
+        kept = {sentences[i].id for i in labels if isinstance(i, int) and i in sentences}
+        for sentence_id, row in rows.items():
+            if sentence_id not in kept:
+                self._delete(row, "sentence_labels", "a sentence label")
+
+    def claims(self, labels: Mapping[UnitKey, UnitLabel]) -> None:
+        claims = {
+            c.index: c for c in self.session.scalars(select(m.Claim).where(m.Claim.item_id == self.item.id))
+        }
+        rows = {
+            r.claim_id: r
+            for r in self.session.scalars(
+                select(m.ClaimLabel).where(
+                    m.ClaimLabel.label_set_id == self.gold.id, m.ClaimLabel.item_id == self.item.id
+                )
+            )
+        }
+        for index, (label, type_) in labels.items():
+            claim = claims.get(index) if isinstance(index, int) else None
+            if claim is None:
+                raise ValueError(f"The item has no claim {index!r}.")
+            if label not in m.CLAIM_LABELS:
+                raise ValueError(f"{label!r} is not one of {', '.join(m.CLAIM_LABELS)}.")
+            row = rows.get(claim.id)
+            if row is not None and (row.label, row.type) == (label, type_):
+                continue
+            self._set(
+                "claim_labels",
+                {"label_set_id": self.gold.id, "claim_id": claim.id},
+                {"item_id": self.item.id, "label": label, "type": type_},
+                f"claim {claim.index + 1} → {label}" + (f" ({type_})" if type_ else ""),
+            )
+        kept = {claims[i].id for i in labels if isinstance(i, int) and i in claims}
+        for claim_id, row in rows.items():
+            if claim_id not in kept:
+                self._delete(row, "claim_labels", "a claim label")
+
+    def triplets(self, labels: Mapping[UnitKey, UnitLabel]) -> None:
+        triplets = {
+            t.id: t for t in self.session.scalars(select(m.Triplet).where(m.Triplet.item_id == self.item.id))
+        }
+        rows = {
+            r.triplet_id: r
+            for r in self.session.scalars(
+                select(m.TripletJudgment).where(
+                    m.TripletJudgment.label_set_id == self.gold.id, m.TripletJudgment.item_id == self.item.id
+                )
+            )
+        }
+        for triplet_id, (verdict, part) in labels.items():
+            triplet = triplets.get(triplet_id) if isinstance(triplet_id, int) else None
+            if triplet is None:
+                raise ValueError(f"The item has no triplet with id {triplet_id!r}.")
+            if verdict not in m.TRIPLET_VERDICTS:
+                raise ValueError(f"{verdict!r} is not yes or no.")
+            part = part if verdict == "no" else None
+            if part is not None and part not in m.TRIPLET_WRONG_PARTS:
+                raise ValueError(f"{part!r} is not one of {', '.join(m.TRIPLET_WRONG_PARTS)}.")
+            row = rows.get(triplet.id)
+            if row is not None and (row.verdict, row.wrong_part) == (verdict, part):
+                continue
+            self._set(
+                "triplet_judgments",
+                {"label_set_id": self.gold.id, "triplet_id": triplet.id},
+                {"item_id": self.item.id, "verdict": verdict, "wrong_part": part},
+                f"triplet {triplet.index + 1} → {verdict}" + (f" ({part})" if part else ""),
+            )
+        for triplet_id, row in rows.items():
+            if triplet_id not in labels:
+                self._delete(row, "triplet_judgments", "a triplet judgment")
+
+    def ratings(self, labels: Mapping[UnitKey, RatingLabel]) -> None:
+        holder = _gold_rater(self.session, self.gold)
+        tasks = {
+            t.id: t
+            for t in self.session.scalars(
+                select(m.RatingTask).where(m.RatingTask.dataset_id == self.item.dataset_id)
+            )
+        }
+        rows = {
+            (r.task_id, r.segment_start, r.segment_end): r
+            for r in self.session.scalars(
+                select(m.Rating).where(m.Rating.item_id == self.item.id, m.Rating.annotator_id == holder)
+            )
+        }
+        for key, ((score, judged), _detail) in labels.items():
+            if not isinstance(key, tuple) or key[0] not in tasks:
+                raise ValueError(f"{key!r} is not a rated segment of a rating task of this dataset.")
+            task = tasks[key[0]]
+            if score is not None and not task.scale_min <= score <= task.scale_max:
+                raise ValueError(
+                    f"A score on {task.name!r} lies from {task.scale_min} to {task.scale_max}; got {score}."
+                )
+            if score is None and judged is None:
+                raise ValueError("Give a score, or say whether flagging nothing was right.")
+            row = rows.get(key)
+            if row is not None and (row.score, row.nothing_flagged_correct) == (score, judged):
+                continue
+            self._set(
+                "ratings",
+                {
+                    "task_id": key[0],
+                    "item_id": self.item.id,
+                    "annotator_id": holder,
+                    "segment_start": key[1],
+                    "segment_end": key[2],
+                },
+                {"score": score, "nothing_flagged_correct": judged},
+                f"rating of {'the response' if key[1] < 0 else f'segment {key[1]}-{key[2]}'} on "
+                f"{task.name}: {score if score is not None else judged}",
+            )
+        for key, row in rows.items():
+            if key not in labels:
+                self._delete(row, "ratings", "a rating")
+
+
+def _write(writer: _Writer, task: str, labels: GoldLabels) -> None:
+    if task == "spans":
+        if isinstance(labels, Mapping):
+            raise ValueError("Spans are given as a list of (start, end, type).")
+        writer.spans([(int(s), int(e), t) for s, e, t in labels])
+        return
+    if not isinstance(labels, Mapping):
+        raise ValueError(f"Labels of {task} are given per unit.")
+    if task == "ratings":
+        writer.ratings(labels)  # type: ignore[arg-type]  # checked value by value as they are written
+    else:
+        getattr(writer, task)(labels)
+
+
+def _normal(labels: GoldLabels) -> Any:
+    """Labels in one comparable form (spans in order, units as a dict)."""
+    if isinstance(labels, Mapping):
+        return dict(labels)
+    return sorted(labels, key=_span_order)
+
+
+def _promote(
+    session: Session,
+    gold: m.LabelSet,
+    votes: ItemVotes,
+    labels: GoldLabels,
+    *,
+    method: str,
+    sources: Sequence[int],
+    actor_id: int | None,
+) -> PromotionResult:
+    item = session.get_one(m.Item, votes.item_id)
+    writer = _Writer(session, gold, item, actor_id, method)
+    _write(writer, votes.task, labels)
+    promotion = m.Promotion(
+        dataset_id=item.dataset_id,
+        item_id=item.id,
+        task=votes.task,
+        reviewer_id=actor_id,
+        method=method,
+        sources=sorted(set(sources)),
+    )
+    session.add(promotion)
+    session.flush()
+    entry = m.EditLog(
+        annotator_id=actor_id,
+        action="create",
+        entity="promotions",
+        entity_id=promotion.id,
+        item_id=item.id,
+        label_set_id=gold.id,
+        after={
+            "task": votes.task,
+            "method": method,
+            "sources": promotion.sources,
+            "digest": votes.digest,
+            "changes": len(writer.log_ids),
+            "description": f"promoted {votes.task} of item {item.external_id} to gold ({method})",
+        },
+    )
+    session.add(entry)
+    session.flush()
+    return PromotionResult(promotion.id, len(writer.log_ids), (*writer.log_ids, entry.id))
+
+
+@_retried
+def promote_item(
+    engine: Engine,
+    dataset_id: int,
+    item_id: int,
+    task: str,
+    labels: GoldLabels,
+    *,
+    method: str,
+    sources: Sequence[int],
+    actor: Actor,
+    expected_digest: str | None = None,
+) -> PromotionResult:
+    """Make ``labels`` the item's gold labels of ``task``, as a reviewer decided them.
+
+    ``method`` says how ("accept" one annotator's labels, "merge" several, "edit"); ``sources`` names
+    the annotators whose labels were used. Pass the :attr:`ItemVotes.digest` the page showed as
+    ``expected_digest`` to refuse (:class:`StaleEdit`) when an annotator changed their labels since.
+    Requires the "adjudicate" right; everything happens in one transaction.
+    """
+    _check_task(task)
+    if method not in MANUAL_METHODS:
+        raise ValueError(f"Unknown method {method!r}; choose one of {', '.join(MANUAL_METHODS)}.")
+    with write_session(engine) as session:
+        acting = require_in(session, actor.id, "adjudicate")
+        found = _load(session, dataset_id, task, [item_id])
+        if not found:
+            raise ValueError(f"Dataset {dataset_id} has no item with id {item_id}.")
+        votes = found[0]
+        if expected_digest is not None and votes.digest != expected_digest:
+            raise StaleEdit("An annotator changed their labels of this item meanwhile — reload the item.")
+        gold = _gold_for_write(session, dataset_id, acting.id)
+        return _promote(session, gold, votes, labels, method=method, sources=sources, actor_id=acting.id)
+
+
+@_retried
+def promote_by_rule(
+    engine: Engine,
+    dataset_id: int,
+    task: str,
+    rule: Rule,
+    *,
+    threshold: float = 0.5,
+    actor: Actor,
+    dry_run: bool = False,
+) -> RuleSummary:
+    """Promote every item the rule finds agreed, in one transaction; say which items need review and why.
+
+    Items with fewer than two annotators are left alone, and so are items whose latest promotion was
+    made from the labels the annotators hold now (running a rule twice changes nothing the second
+    time). ``dry_run`` computes the same summary and writes nothing. Requires "adjudicate".
+    """
+    _check_task(task)
+    if not 0.0 <= threshold <= 1.0:
+        raise ValueError(f"The IoU threshold lies in [0, 1]; got {threshold}.")
+    opened = read_session(engine) if dry_run else write_session(engine)
+    with opened as session:
+        acting = require_in(session, actor.id, "adjudicate")
+        gold = _gold_set(session, dataset_id) if dry_run else _gold_for_write(session, dataset_id, acting.id)
+        everything = _load(session, dataset_id, task)
+        weights = _weights(session, dataset_id)
+        promotions = _latest_promotions(session, dataset_id, task)
+        promoted: list[str] = []
+        review: list[tuple[str, str]] = []
+        unchanged = single = replaced = 0
+        for votes in everything:
+            if len(votes.annotators) < 2:
+                single += 1 if votes.annotators else 0
+                continue
+            previous = promotions.get(votes.item_id)
+            if previous is not None and previous.digest == votes.digest:
+                unchanged += 1
+                continue
+            labels, reason = _decide(rule, votes, weights, threshold)
+            if labels is None:
+                review.append((votes.external_id, reason or "the rule found no agreement"))
+                continue
+            before = _gold_labels(session, gold, votes.item_id, task)
+            if _normal(before) and _normal(before) != _normal(labels):
+                replaced += 1
+            if not dry_run:
+                assert gold is not None  # created for a real run
+                _promote(
+                    session,
+                    gold,
+                    votes,
+                    labels,
+                    method=rule.name,
+                    sources=list(votes.annotators),
+                    actor_id=acting.id,
+                )
+            promoted.append(votes.external_id)
+    return RuleSummary(
+        rule.name, task, threshold, dry_run, tuple(promoted), replaced, tuple(review), unchanged, single
+    )
+
+
+# ---------------------------------------------------------------------------------------- overrides
+
+
+def label_text(task: str, label: Any, response: str = "") -> str:
+    """A label as pages and the overrides list show it (a span needs the response to quote)."""
+    if task == "spans":
+        start, end, type_ = label
+        return f"“{response[start:end]}” ({type_ or 'untyped'})"
+    verdict, detail = label
+    if task == "ratings":
+        score, judged = verdict
+        return f"{score:g}" if score is not None else f"nothing flagged: {'right' if judged else 'wrong'}"
+    return f"{verdict} ({detail})" if detail else str(verdict)
+
+
+def _span_overrides(
+    theirs: list[SpanLabel], gold: list[SpanLabel], response: str
+) -> list[tuple[str, str, str]]:
+    """(unit, theirs, gold) for each of their spans gold lacks and each gold span they lack; a span is
+    paired with the spans of the other side that overlap it."""
+    out = []
+    for span in theirs:
+        if span not in gold:
+            over = [g for g in gold if g[0] < span[1] and span[0] < g[1]]
+            said = "; ".join(label_text("spans", g, response) for g in over) or "no span here"
+            out.append((f"span {span[0]}–{span[1]}", label_text("spans", span, response), said))
+    for span in gold:
+        if span not in theirs and not any(t[0] < span[1] and span[0] < t[1] for t in theirs):
+            out.append((f"span {span[0]}–{span[1]}", "no span here", label_text("spans", span, response)))
+    return out
+
+
+def overrides_for(engine: Engine, dataset_id: int, annotator_id: int) -> list[Override]:
+    """The units of promoted items where gold now differs from this annotator's label: what they said,
+    what gold says, who promoted the item and when (the latest promotion). Units the annotator left
+    unlabelled are not theirs to be overridden, except for spans gold added where they marked none."""
+    out: list[Override] = []
+    with read_session(engine) as session:
+        gold = _gold_set(session, dataset_id)
+        for task in m.TASKS:
+            promotions = _latest_promotions(session, dataset_id, task)
+            if not promotions:
+                continue
+            for votes in _load(session, dataset_id, task, list(promotions)):
+                if annotator_id not in votes.annotators:
+                    continue
+                promotion = promotions[votes.item_id]
+                current = _gold_labels(session, gold, votes.item_id, task)
+                mine = votes.labels_of(annotator_id)
+                if task == "spans":
+                    found = _span_overrides(list(mine), list(current), votes.response)  # type: ignore[arg-type]  # spans are lists
+                else:
+                    assert isinstance(mine, Mapping) and isinstance(current, Mapping)
+                    found = [
+                        (
+                            votes.unit_names.get(unit, str(unit)),
+                            label_text(task, label),
+                            label_text(task, current[unit]) if unit in current else "no label",
+                        )
+                        for unit, label in mine.items()
+                        if current.get(unit) != label
+                    ]
+                out.extend(
+                    Override(
+                        votes.item_id,
+                        votes.external_id,
+                        task,
+                        unit,
+                        theirs,
+                        said,
+                        promotion.reviewer,
+                        promotion.method,
+                        promotion.at,
+                    )
+                    for unit, theirs, said in found
+                )
+    return out

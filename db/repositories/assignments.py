@@ -1,0 +1,549 @@
+"""Team assignments: which annotators label which items of a dataset on a task, and how far they are.
+
+:func:`assign` gives every item of the task's queue (the items with something to label on the task, as
+:func:`db.repositories.queue.in_queue` defines them; for ratings every item of the dataset, which every
+rating campaign covers) exactly ``k`` distinct annotators among those chosen. Items are taken in dataset
+order (``Item.position``) and each goes to the chosen annotators with the fewest assignments on the task
+so far — earlier assignments included — ties going to the one named first; where an item had to skip
+an annotator already on it, new assignments are then handed on until the loads are even. So the chosen
+annotators' loads end up differing by at most one (whenever the new assignments can even out earlier
+ones), the same inputs always give the same split, and running it again adds only what is missing:
+existing assignments are never moved or removed.
+
+Progress counts an assigned item as finished when the annotator's own label set has it done or skipped
+on the task. A rating campaign's statuses are filed under its own queue (``rating:<id>``); the
+``ratings`` task covers all the dataset's campaigns, so there an item is finished once every campaign
+has it done or skipped (and counts as skipped if any campaign skipped it). The reads also take one
+campaign's queue name, to follow that campaign alone.
+
+Writes need the ``manage_team`` permission, checked here (:mod:`db.access`); pages show the progress to
+those with ``see_progress``.
+"""
+
+from __future__ import annotations
+
+import heapq
+import math
+from collections import deque
+from dataclasses import dataclass
+from typing import Final
+
+from sqlalchemy import Engine, Subquery, and_, case, delete, distinct, func, insert, select
+from sqlalchemy.exc import IntegrityError
+from sqlalchemy.orm import Session
+
+from db import models as m
+from db.access import PERMISSIONS, Actor, require_in
+from db.engine import read_session, write_session
+from db.repositories import queue
+from db.repositories.queue import assignment_task, in_queue
+
+# An annotator's vote weight and trust on a dataset until an admin sets them.
+DEFAULT_WEIGHT: Final = (1.0, True)
+# From this many new assignments on, PostgreSQL's planner statistics of the table are refreshed at once.
+_ANALYZE_AFTER = 1000
+_FINISHED = ("done", "skipped")
+
+
+class AssignmentError(ValueError):
+    """A refused assignment or weight (unknown task, dataset or annotator, k too large …); says why."""
+
+
+@dataclass(frozen=True)
+class AssignCounts:
+    items: int  # items in the task's queue
+    added: int  # assignments made by this run
+    kept: int  # assignments of the chosen annotators to queued items that were there already
+    loads: dict[int, int]  # each chosen annotator's assignments on the task afterwards, earlier ones included
+
+
+@dataclass(frozen=True)
+class AnnotatorProgress:
+    annotator_id: int
+    name: str
+    assigned: int
+    done: int
+    skipped: int
+
+    @property
+    def remaining(self) -> int:
+        return self.assigned - self.done - self.skipped
+
+
+@dataclass(frozen=True)
+class ItemProgress:
+    item_id: int
+    external_id: str
+    position: int
+    annotators: tuple[str, ...]  # assigned on the task, by name
+    finished: int  # how many of them have it done or skipped
+
+
+def _check_task(task: str) -> None:
+    if task not in m.TASKS:
+        raise AssignmentError(f"Unknown task {task!r}; choose one of {', '.join(m.TASKS)}.")
+
+
+def _check_queue(task: str) -> None:
+    """A task, or one rating campaign's queue (``rating:<id>``)."""
+    campaign = task.removeprefix("rating:")
+    if campaign == task or not campaign.isdigit():
+        _check_task(task)
+
+
+def _pages(session: Session, dataset_id: int, task: str) -> list[str]:
+    """The status pages whose done/skipped mark an item finished on the task (all of them needed)."""
+    if task != "ratings":
+        return [task]
+    campaigns = session.scalars(select(m.RatingTask.id).where(m.RatingTask.dataset_id == dataset_id))
+    return [f"rating:{task_id}" for task_id in campaigns]  # RatingTaskView.queue
+
+
+def _finished(session: Session, dataset_id: int, task: str, *, items: Subquery | None = None) -> Subquery:
+    """(annotator_id, item_id, status) of every item an annotator finished on the task, status being
+    ``done`` or ``skipped``; ``items`` (a subquery with an ``id`` column) narrows the scan."""
+    pages = _pages(session, dataset_id, task)
+    any_skipped = func.max(case((m.ItemStatus.status == "skipped", 1), else_=0))
+    query = (
+        select(
+            m.LabelSet.annotator_id.label("annotator_id"),
+            m.ItemStatus.item_id.label("item_id"),
+            case((any_skipped == 1, "skipped"), else_="done").label("status"),
+        )
+        .join(m.LabelSet, m.LabelSet.id == m.ItemStatus.label_set_id)
+        .where(
+            m.LabelSet.dataset_id == dataset_id,
+            m.LabelSet.kind == "human",
+            m.LabelSet.annotator_id.is_not(None),
+            m.ItemStatus.page.in_(pages),
+            m.ItemStatus.status.in_(_FINISHED),
+        )
+        .group_by(m.LabelSet.annotator_id, m.ItemStatus.item_id)
+        .having(func.count(distinct(m.ItemStatus.page)) == len(pages))
+    )
+    if items is not None:
+        query = query.where(m.ItemStatus.item_id.in_(select(items.c.id)))
+    return query.subquery("finished")
+
+
+def _check_annotators(session: Session, annotator_ids: list[int]) -> None:
+    rows = {
+        row.id: row for row in session.scalars(select(m.Annotator).where(m.Annotator.id.in_(annotator_ids)))
+    }
+    for annotator_id in annotator_ids:
+        row = rows.get(annotator_id)
+        if row is None:
+            raise AssignmentError(f"There is no user with id {annotator_id}.")
+        if row.disabled:
+            raise AssignmentError(f"The account {row.name!r} is disabled.")
+        if row.role not in PERMISSIONS["label"]:
+            raise AssignmentError(f"{row.name!r} has the {row.role} role, which cannot label.")
+
+
+def _split(
+    item_ids: list[int], present: dict[int, set[int]], loads: dict[int, int], k: int
+) -> list[tuple[int, int]]:
+    """The (item, annotator) pairs that give every item ``k`` of the annotators in ``loads`` (whose
+    order is the tie-break), each item going to the least loaded ones not on it yet, then evened out
+    (:func:`_even_out`). ``present`` (item → annotators on it) and ``loads`` are updated."""
+    rank = {annotator_id: n for n, annotator_id in enumerate(loads)}
+    heap = [(load, rank[a], a) for a, load in loads.items()]
+    heapq.heapify(heap)
+    new: dict[int, list[int]] = {a: [] for a in loads}
+    for item_id in item_ids:
+        there = present.setdefault(item_id, set())
+        need = k - len(there)
+        picked: list[tuple[int, int, int]] = []
+        passed: list[tuple[int, int, int]] = []
+        while len(picked) < need:  # terminates: at least ``need`` annotators are not on the item
+            entry = heapq.heappop(heap)
+            (passed if entry[2] in there else picked).append(entry)
+        for load, order, annotator_id in picked:
+            new[annotator_id].append(item_id)
+            there.add(annotator_id)
+            heapq.heappush(heap, (load + 1, order, annotator_id))
+        for entry in passed:
+            heapq.heappush(heap, entry)
+    for load, _, annotator_id in heap:
+        loads[annotator_id] = load
+    _even_out(new, present, loads, rank)
+    return [(item_id, a) for a in loads for item_id in new[a]]
+
+
+def _even_out(
+    new: dict[int, list[int]], present: dict[int, set[int]], loads: dict[int, int], rank: dict[int, int]
+) -> None:
+    """Pass new assignments on until no annotator has two more than one they can pass an item to.
+
+    Taking items in order, an item may have to skip the least loaded annotator because they are on it
+    already (topping up from k = 2 to 3, say), and the loads drift apart. Here an annotator hands one of
+    their new items to one who is not on it, or along a chain of such hand-overs (found breadth first,
+    the annotators in the given order, their latest items first), to someone holding at least two
+    fewer. Each hand-over lowers the sum of the squared loads, so this ends; earlier assignments never
+    move."""
+
+    def spare(giver: int, taker: int) -> int | None:
+        return next((item for item in reversed(new[giver]) if taker not in present[item]), None)
+
+    def chain(source: int) -> list[tuple[int, int, int]] | None:
+        came_from: dict[int, tuple[int, int]] = {}
+        frontier = deque([source])
+        while frontier:
+            giver = frontier.popleft()
+            for taker in rank:
+                if taker == source or taker in came_from:
+                    continue
+                item = spare(giver, taker)
+                if item is None:
+                    continue
+                came_from[taker] = (giver, item)
+                if loads[taker] <= loads[source] - 2:
+                    moves = []
+                    while taker != source:
+                        giver, item = came_from[taker]
+                        moves.append((giver, taker, item))
+                        taker = giver
+                    return moves
+                frontier.append(taker)
+        return None
+
+    while True:
+        lowest = min(loads.values())
+        sources = sorted((a for a in loads if loads[a] >= lowest + 2), key=lambda a: (-loads[a], rank[a]))
+        moves = next((found for found in map(chain, sources) if found), None)
+        if moves is None:
+            return
+        for giver, taker, item in moves:
+            new[giver].remove(item)
+            new[taker].append(item)
+            present[item].discard(giver)
+            present[item].add(taker)
+            loads[giver] -= 1
+            loads[taker] += 1
+
+
+def _assign_once(
+    engine: Engine, dataset_id: int, task: str, chosen: list[int], k: int, actor: Actor
+) -> AssignCounts:
+    with write_session(engine) as session:
+        require_in(session, actor.id, "manage_team")
+        _check_task(task)
+        if session.get(m.Dataset, dataset_id) is None:
+            raise AssignmentError(f"There is no dataset with id {dataset_id}.")
+        if not chosen:
+            raise AssignmentError("Choose at least one annotator.")
+        if isinstance(k, bool) or not isinstance(k, int) or k < 1:
+            raise AssignmentError(
+                f"k, the number of annotators per item, is a whole number of 1 or more; got {k!r}."
+            )
+        if k > len(chosen):
+            raise AssignmentError(
+                f"Each item needs {k} different annotators, but only {len(chosen)} "
+                f"{'was' if len(chosen) == 1 else 'were'} chosen."
+            )
+        _check_annotators(session, chosen)
+        item_ids = list(
+            session.scalars(
+                select(m.Item.id).where(*in_queue(dataset_id, task)).order_by(m.Item.position, m.Item.id)
+            )
+        )
+        loads = dict.fromkeys(chosen, 0)
+        present: dict[int, set[int]] = {}
+        for item_id, annotator_id in session.execute(
+            select(m.Assignment.item_id, m.Assignment.annotator_id).where(
+                m.Assignment.dataset_id == dataset_id, m.Assignment.task == task
+            )
+        ):
+            if annotator_id in loads:
+                loads[annotator_id] += 1
+                present.setdefault(item_id, set()).add(annotator_id)
+        kept = sum(len(present.get(item_id, ())) for item_id in item_ids)
+        pairs = _split(item_ids, present, loads, k)
+        now = m.utcnow()
+        if pairs:  # Core's executemany: the ORM's bulk path costs several times the insert itself
+            session.connection().execute(
+                insert(m.Base.metadata.tables[m.Assignment.__tablename__]),
+                [
+                    {
+                        "dataset_id": dataset_id,
+                        "task": task,
+                        "item_id": item_id,
+                        "annotator_id": annotator_id,
+                        "created_at": now,
+                    }
+                    for item_id, annotator_id in pairs
+                ],
+            )
+        session.add(
+            m.EditLog(
+                annotator_id=actor.id,
+                action="create",
+                entity="assignments",
+                after={
+                    "dataset_id": dataset_id,
+                    "task": task,
+                    "annotators": chosen,
+                    "k": k,
+                    "added": len(pairs),
+                    "description": f"assigned {len(pairs)} item(s) on {task}, {k} annotator(s) each",
+                },
+            )
+        )
+        return AssignCounts(items=len(item_ids), added=len(pairs), kept=kept, loads=loads)
+
+
+def assign(
+    engine: Engine, dataset_id: int, task: str, annotator_ids: list[int], k: int, *, actor: Actor
+) -> AssignCounts:
+    """Give every item of the task's queue ``k`` distinct annotators among ``annotator_ids`` (see the
+    module doc), in one transaction; the counts of what was added and kept.
+
+    Raises :class:`db.access.Forbidden` without ``manage_team``, :class:`AssignmentError` for an unknown
+    task, dataset or annotator, a disabled or viewer account, or ``k`` above the number chosen.
+    """
+    chosen = list(dict.fromkeys(annotator_ids))
+    try:
+        counts = _assign_once(engine, dataset_id, task, chosen, k, actor)
+    except IntegrityError:  # another admin assigned the same items meanwhile (PostgreSQL): start over
+        try:
+            counts = _assign_once(engine, dataset_id, task, chosen, k, actor)
+        except IntegrityError as clash:
+            raise AssignmentError(
+                "The assignments changed meanwhile and nothing was saved; try again."
+            ) from clash
+    if counts.added >= _ANALYZE_AFTER and engine.dialect.name == "postgresql":
+        _refresh_statistics(engine)
+    return counts
+
+
+def _refresh_statistics(engine: Engine) -> None:
+    """ANALYZE the assignments table after a bulk assignment. Until autovacuum gets to it, PostgreSQL
+    plans with the old row counts; taking a table of thousands of assignments for a few rows, it probes
+    each annotator's queue row by row against a whole scan (seconds per page at 10 K items instead of
+    milliseconds). A non-owner's ANALYZE only warns; the statistics then wait for autovacuum."""
+    with engine.connect() as connection:
+        connection.exec_driver_sql(f"ANALYZE {m.Assignment.__tablename__}")
+        connection.commit()
+
+
+def unassign(
+    engine: Engine,
+    dataset_id: int,
+    task: str,
+    annotator_id: int,
+    *,
+    actor: Actor,
+    only_unfinished: bool = True,
+) -> int:
+    """Take the annotator's items on the task away (by default only those they have not finished, so
+    their finished work keeps counting); how many assignments were removed."""
+    with write_session(engine) as session:
+        require_in(session, actor.id, "manage_team")
+        _check_task(task)
+        conditions = [
+            m.Assignment.dataset_id == dataset_id,
+            m.Assignment.task == task,
+            m.Assignment.annotator_id == annotator_id,
+        ]
+        if only_unfinished:
+            finished = _finished(session, dataset_id, task)
+            conditions.append(
+                m.Assignment.item_id.not_in(
+                    select(finished.c.item_id).where(finished.c.annotator_id == annotator_id)
+                )
+            )
+        removed = session.scalar(select(func.count()).select_from(m.Assignment).where(*conditions)) or 0
+        session.execute(delete(m.Assignment).where(*conditions))
+        session.add(
+            m.EditLog(
+                annotator_id=actor.id,
+                action="delete",
+                entity="assignments",
+                before={
+                    "dataset_id": dataset_id,
+                    "task": task,
+                    "annotator_id": annotator_id,
+                    "removed": removed,
+                    "description": f"removed {removed} assignment(s) on {task}",
+                },
+            )
+        )
+        return removed
+
+
+# ----------------------------------------------------------------------------------------------- reads
+
+
+def assigned_items(engine: Engine, dataset_id: int, task: str, annotator_id: int) -> list[int]:
+    """Ids of the items of the task's queue assigned to the annotator, in dataset order."""
+    _check_queue(task)
+    with read_session(engine) as session:
+        return list(
+            session.scalars(
+                select(m.Item.id)
+                .where(*in_queue(dataset_id, task, assigned_to=annotator_id))
+                .order_by(m.Item.position, m.Item.id)
+            )
+        )
+
+
+def next_assigned_item(
+    engine: Engine,
+    dataset_id: int,
+    task: str,
+    annotator_id: int,
+    label_set_id: int,
+    *,
+    after_position: int | None,
+) -> str | None:
+    """The annotator's next assigned item not yet finished by ``label_set_id`` (external id), after
+    ``after_position`` and wrapping around; ``task`` is the queue (a rating campaign's for ratings)."""
+    _check_queue(task)
+    return queue.next_item(
+        engine, dataset_id, label_set_id, task, after_position=after_position, assigned_to=annotator_id
+    )
+
+
+def progress_by_annotator(engine: Engine, dataset_id: int, task: str) -> list[AnnotatorProgress]:
+    """Every annotator with items of the task's queue assigned: how many, done, skipped (by name)."""
+    _check_queue(task)
+    with read_session(engine) as session:
+        finished = _finished(session, dataset_id, task)
+        rows = session.execute(
+            select(
+                m.Assignment.annotator_id,
+                m.Annotator.name,
+                func.count(),
+                func.count(case((finished.c.status == "done", 1))),
+                func.count(case((finished.c.status == "skipped", 1))),
+            )
+            .join(m.Annotator, m.Annotator.id == m.Assignment.annotator_id)
+            .join(m.Item, m.Item.id == m.Assignment.item_id)
+            .outerjoin(
+                finished,
+                and_(
+                    finished.c.annotator_id == m.Assignment.annotator_id,
+                    finished.c.item_id == m.Assignment.item_id,
+                ),
+            )
+            .where(
+                m.Assignment.dataset_id == dataset_id,
+                m.Assignment.task == assignment_task(task),
+                *in_queue(dataset_id, task),
+            )
+            .group_by(m.Assignment.annotator_id, m.Annotator.name)
+        ).all()
+    found = [AnnotatorProgress(*row) for row in rows]
+    return sorted(found, key=lambda p: (p.name.casefold(), p.annotator_id))
+
+
+def progress_by_item(
+    engine: Engine, dataset_id: int, task: str, offset: int = 0, limit: int | None = None
+) -> list[ItemProgress]:
+    """The items of the task's queue in dataset order (``offset``/``limit`` page through them; the queue's
+    size is :func:`db.repositories.queue.queue_size`): who is assigned, how many of them finished."""
+    _check_queue(task)
+    with read_session(engine) as session:
+        items = (
+            select(m.Item.id, m.Item.external_id, m.Item.position)
+            .where(*in_queue(dataset_id, task))
+            .order_by(m.Item.position, m.Item.id)
+            .offset(offset)
+            .limit(limit)
+            .subquery("shown")
+        )
+        finished = _finished(session, dataset_id, task, items=items)
+        rows = session.execute(
+            select(items.c.id, items.c.external_id, items.c.position, m.Annotator.name, finished.c.status)
+            .select_from(items)
+            .outerjoin(
+                m.Assignment,
+                and_(
+                    m.Assignment.item_id == items.c.id,
+                    m.Assignment.dataset_id == dataset_id,
+                    m.Assignment.task == assignment_task(task),
+                ),
+            )
+            .outerjoin(m.Annotator, m.Annotator.id == m.Assignment.annotator_id)
+            .outerjoin(
+                finished,
+                and_(
+                    finished.c.annotator_id == m.Assignment.annotator_id,
+                    finished.c.item_id == m.Assignment.item_id,
+                ),
+            )
+            .order_by(items.c.position, items.c.id, m.Annotator.name)
+        ).all()
+    out: list[ItemProgress] = []
+    names: list[str] = []
+    n_finished = 0
+    for index, (item_id, external_id, position, name, status) in enumerate(rows):
+        if name is not None:
+            names.append(name)
+            n_finished += status is not None
+        if index + 1 == len(rows) or rows[index + 1][0] != item_id:
+            out.append(ItemProgress(item_id, external_id, position, tuple(names), n_finished))
+            names, n_finished = [], 0
+    return out
+
+
+# --------------------------------------------------------------------------------------------- weights
+
+
+def set_weight(
+    engine: Engine, dataset_id: int, annotator_id: int, weight: float, trusted: bool, *, actor: Actor
+) -> None:
+    """Set how much the annotator's vote counts on the dataset when agreed labels are promoted to gold,
+    and whether they are trusted (their "incorrect" sends an item to review)."""
+    if isinstance(weight, bool) or not isinstance(weight, int | float) or not math.isfinite(weight):
+        raise AssignmentError(f"A weight is a number; got {weight!r}.")
+    if weight < 0:
+        raise AssignmentError(f"A weight is 0 or more; got {weight}.")
+    with write_session(engine) as session:
+        require_in(session, actor.id, "manage_team")
+        if session.get(m.Dataset, dataset_id) is None:
+            raise AssignmentError(f"There is no dataset with id {dataset_id}.")
+        annotator = session.get(m.Annotator, annotator_id)
+        if annotator is None:
+            raise AssignmentError(f"There is no user with id {annotator_id}.")
+        row = session.scalar(
+            select(m.AnnotatorWeight).where(
+                m.AnnotatorWeight.dataset_id == dataset_id, m.AnnotatorWeight.annotator_id == annotator_id
+            )
+        )
+        before = None if row is None else {"weight": row.weight, "trusted": row.trusted}
+        if row is None:
+            row = m.AnnotatorWeight(dataset_id=dataset_id, annotator_id=annotator_id)
+            session.add(row)
+        row.weight, row.trusted = float(weight), bool(trusted)
+        session.flush()
+        session.add(
+            m.EditLog(
+                annotator_id=actor.id,
+                action="create" if before is None else "update",
+                entity="annotator_weights",
+                entity_id=row.id,
+                before=before,
+                after={
+                    "dataset_id": dataset_id,
+                    "annotator_id": annotator_id,
+                    "weight": row.weight,
+                    "trusted": row.trusted,
+                    "description": f"set {annotator.name!r}'s weight to {row.weight:g}"
+                    + ("" if row.trusted else ", not trusted"),
+                },
+            )
+        )
+
+
+def weights(engine: Engine, dataset_id: int) -> dict[int, tuple[float, bool]]:
+    """Every user's (weight, trusted) on the dataset: as set, else :data:`DEFAULT_WEIGHT`."""
+    with read_session(engine) as session:
+        out = dict.fromkeys(session.scalars(select(m.Annotator.id)), DEFAULT_WEIGHT)
+        for annotator_id, weight, trusted in session.execute(
+            select(m.AnnotatorWeight.annotator_id, m.AnnotatorWeight.weight, m.AnnotatorWeight.trusted).where(
+                m.AnnotatorWeight.dataset_id == dataset_id
+            )
+        ):
+            out[annotator_id] = (float(weight), bool(trusted))
+    return out

@@ -1,0 +1,97 @@
+"""Whether a dataset can be written in a format at all: an export never silently drops every label.
+
+A format holds some kinds of labels (:attr:`~formats.base.Format.holds`) and writes one label set or all
+of them. Writing a label set in a format that holds none of what it has — sentence-level AlignBench for a
+dataset of spans — would give a file of items without a single label (or an empty file), and the user
+would only find out on reading it back. So such an export is refused with a message naming what the
+label set has, what the format holds, and the formats that hold it. A format that keeps some of what a
+label set has (spans, not the sentence labels beside them) writes what it can: that is what choosing a
+format means, and the canonical JSONL keeps everything.
+"""
+
+from __future__ import annotations
+
+from collections import Counter
+
+from formats.base import LABEL_KINDS, Format, FormatError
+from formats.bundles import pick_label_set
+from formats.records import Bundle, LabelSetRecord
+from formats.registry import formats
+
+
+def label_counts(label_set: LabelSetRecord) -> dict[str, int]:
+    """How many labels of each kind (:data:`~formats.base.LABEL_KINDS`) a label set has."""
+    counts: Counter[str] = Counter()
+    for a in label_set.annotations:
+        counts.update(
+            span=len(a.spans),
+            sentence=len(a.sentence_labels),
+            claim=len(a.claim_labels),
+            triplet=len(a.triplets),
+            output=a.raw_output is not None,
+            score=len(a.sentence_scores),
+            probability=len(a.token_probabilities),
+        )
+    return {kind: int(counts[kind]) for kind in LABEL_KINDS if counts[kind]}
+
+
+def _said(counts: dict[str, int]) -> str:
+    return ", ".join(f"{n:,} {LABEL_KINDS[kind]}" for kind, n in counts.items())
+
+
+def _holds(fmt: Format) -> str:
+    return " and ".join(LABEL_KINDS[kind] for kind in fmt.holds) or "no labels"
+
+
+def _name(label_set: LabelSetRecord) -> str:
+    return f"{label_set.kind}:{label_set.name}"
+
+
+def export_refusal(fmt: Format, bundle: Bundle) -> str | None:
+    """Why ``bundle`` cannot be written as ``fmt`` without losing all its labels, or None when it can."""
+    if not bundle.items:
+        return f"the dataset {bundle.dataset.name!r} holds no items: there is nothing to write"
+    if fmt.writes_every_label_set:
+        return None
+    labelled = [ls for ls in bundle.label_sets if label_counts(ls)]
+    wanted = "detector" if fmt.kind == "predictions" else "gold"
+    written = pick_label_set(bundle, wanted)
+    if written is None:
+        if fmt.kind == "predictions":
+            chosen = ", ".join(map(_name, bundle.label_sets)) or "none"
+            return f"{fmt.title} writes a detector run, and no detector run is chosen (chosen: {chosen})"
+        if labelled:
+            return (
+                f"{fmt.title} writes one label set — the gold one, or the only one chosen — and "
+                f"{len(bundle.label_sets)} are chosen without a gold one "
+                f"({', '.join(map(_name, bundle.label_sets))}): choose the one to write"
+            )
+        return None
+    counts = label_counts(written)
+    if not counts or set(counts) & set(fmt.holds):
+        return None
+    others = [
+        f.name
+        for f in formats(fmt.kind, writable=True)
+        if set(counts) & set(f.holds) and f.name != "canonical"
+    ]
+    return (
+        f"{fmt.title} holds {_holds(fmt)}, and {_name(written)} has none: it has {_said(counts)}, "
+        "so the file would carry none of its labels. Export it as "
+        + (f"{', '.join(others)}, or " if others else "")
+        + "canonical (keeps everything)"
+    )
+
+
+def refuse_empty(fmt: Format, data: bytes, dataset: str) -> bytes:
+    """``data`` unless it is empty (nothing but whitespace): an export never writes an empty file."""
+    if not bytes(data).strip():
+        raise FormatError(f"writing {dataset!r} as {fmt.title} gave an empty file; nothing was written")
+    return data
+
+
+def check_export(fmt: Format, bundle: Bundle) -> None:
+    """Raise :class:`FormatError` with :func:`export_refusal`'s reason when there is one."""
+    refusal = export_refusal(fmt, bundle)
+    if refusal:
+        raise FormatError(refusal)

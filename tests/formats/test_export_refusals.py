@@ -1,0 +1,106 @@
+"""An export never loses every label silently: a format that cannot hold what the written label set has,
+a single-label-set format given several, or a detector format given no run, is refused naming what is
+missing; and no export is an empty file."""
+
+from __future__ import annotations
+
+import pytest
+
+from db.access import OPERATOR
+from db.importer import import_bundle
+from db.transfer import FormatError, export_file
+from formats.export_check import refuse_empty
+from formats.records import (
+    Annotations,
+    Bundle,
+    ClaimLabelRecord,
+    ClaimRecord,
+    DatasetRecord,
+    ItemRecord,
+    LabelSetRecord,
+    SpanRecord,
+)
+from formats.registry import get_format
+
+ITEMS = [ItemRecord("a", "A red cube. A blue ball."), ItemRecord("b", "Two cats.")]
+
+
+def spans(name: str = "gold", kind: str = "gold") -> LabelSetRecord:
+    return LabelSetRecord(
+        kind,
+        name,
+        annotator=name if kind == "human" else None,
+        annotations=[
+            Annotations("a", [SpanRecord(2, 5), SpanRecord(14, 18)]),
+            Annotations("b", [SpanRecord(0, 3)]),
+        ],
+    )
+
+
+def store(engine, *label_sets: LabelSetRecord) -> None:
+    import_bundle(engine, Bundle(DatasetRecord("d", "mhalo"), list(ITEMS), list(label_sets)), actor=OPERATOR)
+
+
+@pytest.mark.parametrize(
+    ("fmt", "needles"),
+    [
+        ("alignbench", ["AlignBench", "holds sentence labels", "gold:gold", "3 spans", "mhalo", "canonical"]),
+        ("mhalubench", ["holds claim labels", "3 spans"]),
+        ("halloc-probs", ["holds token probabilities", "3 spans"]),
+        ("trihe-judgments", ["holds triplets", "3 spans"]),
+    ],
+)
+def test_a_format_that_cannot_hold_the_labels_is_refused_naming_them(engine, fmt, needles):
+    store(engine, spans())
+    with pytest.raises(FormatError) as refused:
+        export_file(engine, "d", fmt, actor=OPERATOR)
+    for needle in needles:
+        assert needle in str(refused.value), str(refused.value)
+
+
+def test_a_single_label_set_format_given_several_names_them(engine):
+    store(engine, spans("ann", "human"), spans("bob", "human"))
+    with pytest.raises(FormatError, match="writes one label set") as refused:
+        export_file(engine, "d", "mhalo", actor=OPERATOR)
+    assert "human:ann" in str(refused.value) and "human:bob" in str(refused.value)
+    assert (
+        export_file(engine, "d", "mhalo", label_sets=["human:bob"], actor=OPERATOR).count(b"<hallucination>")
+        == 3
+    )
+    assert (
+        export_file(engine, "d", "label-studio", actor=OPERATOR).count(b'"completed_by"') == 4
+    )  # writes every set
+
+
+def test_a_detector_format_without_a_run_is_refused(engine):
+    store(engine)
+    with pytest.raises(FormatError, match="detector run"):
+        export_file(engine, "d", "mhalo-outputs", actor=OPERATOR)
+    with pytest.raises(FormatError, match="detector run"):
+        export_file(engine, "d", "word-index", actor=OPERATOR)
+
+
+def test_formats_that_hold_the_labels_write_them(engine):
+    claims = [ClaimRecord("The cube is red.")]
+    bundle = Bundle(
+        DatasetRecord("d", "mhalubench"),
+        [ItemRecord("a", "A red cube.", claims=claims)],
+        [
+            LabelSetRecord(
+                "gold",
+                "gold",
+                annotations=[Annotations("a", claim_labels=[ClaimLabelRecord(0, "hallucination")])],
+            )
+        ],
+    )
+    import_bundle(engine, bundle, actor=OPERATOR)
+    assert b"hallucination" in export_file(engine, "d", "mhalubench", actor=OPERATOR)
+    assert b'"record": "annotations"' in export_file(engine, "d", "canonical", actor=OPERATOR)
+    with pytest.raises(FormatError, match="holds spans"):
+        export_file(engine, "d", "mhalo", actor=OPERATOR)
+
+
+def test_an_empty_file_is_never_written():
+    with pytest.raises(FormatError, match="empty"):
+        refuse_empty(get_format("mhalo-outputs"), b"  \n", "d")
+    assert refuse_empty(get_format("mhalo-outputs"), b'{"id": "a"}\n', "d") == b'{"id": "a"}\n'

@@ -1,0 +1,275 @@
+"""The Adjudicate and Overridden labels pages through AppTest, on the synthetic demo (alice and bob
+label spans and sentences of the first 20 items; three raters score the eager detector)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+import streamlit as st
+from streamlit.testing.v1 import AppTest
+
+from analysis.reports import mhalo
+from analysis.reports.data import ReportFilter
+from analysis.reports.spans import load_span_inputs
+from db.access import OPERATOR
+from db.engine import make_engine
+from db.importer import import_bundle
+from db.repositories.annotations import item_annotations
+from db.repositories.annotators import find_annotator
+from db.repositories.assignments import set_weight
+from db.repositories.items import get_item
+from db.repositories.label_sets import gold_label_set, list_label_sets
+from formats.records import (
+    Annotations,
+    Bundle,
+    DatasetRecord,
+    ItemRecord,
+    LabelSetRecord,
+    SentenceLabelRecord,
+    SpanRecord,
+)
+from render.literal_text import literal
+from tests.analysis.reports.demo_store import DEMO, load_demo_store
+from tests.hostile_store import HOSTILE, shown
+from tests.pages.test_literal_text_pages import markdown_sources
+
+TIMEOUT = 60
+APP = str(Path(__file__).resolve().parents[2] / "app.py")
+
+
+@pytest.fixture
+def store(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> str:
+    url = load_demo_store(tmp_path, monkeypatch)
+    monkeypatch.setenv("DATABASE_URL", url)
+    st.cache_resource.clear()
+    st.cache_data.clear()
+    return url
+
+
+def _open(page: str, dataset: str = DEMO, user: str = "rita", **query: str) -> AppTest:
+    at = AppTest.from_file(APP, default_timeout=TIMEOUT)
+    at.query_params.update({"dataset": dataset, "user": user})
+    at.run()
+    at.switch_page(page)
+    at.query_params.update(query)
+    at.run()
+    assert not at.exception, at.exception
+    return at
+
+
+def _widget(elements, suffix: str):
+    return next(e for e in elements if e.key and e.key.endswith(suffix))
+
+
+def _f1_iou(url: str, detector: str) -> float:
+    """The Metrics page's MHALO Table 3: a detector's average F1_IoU against the store's gold."""
+    engine = make_engine(url)
+    table = mhalo.build(load_span_inputs(engine, 1), ReportFilter()).tables["table3"].frame
+    engine.dispose()
+    return float(table.set_index("detector").loc[detector, "Average · F1_IoU"])
+
+
+def _gold_spans(url: str, external_id: str) -> list[tuple[int, int, str | None]]:
+    engine = make_engine(url)
+    item = get_item(engine, 1, external_id)
+    gold = gold_label_set(engine, 1)
+    found = item_annotations(engine, item.id, [gold.id])[gold.id].spans
+    engine.dispose()
+    return [(s.start, s.end, s.type) for s in found]
+
+
+def _spans_of(url: str, who: str, external_id: str) -> list[tuple[int, int, str | None]]:
+    engine = make_engine(url)
+    item = get_item(engine, 1, external_id)
+    label_set = next(v for v in list_label_sets(engine, 1, kind="human") if v.name == who)
+    found = item_annotations(engine, item.id, [label_set.id])[label_set.id].spans
+    engine.dispose()
+    return [(s.start, s.end, s.type) for s in found]
+
+
+def test_accepting_an_annotator_moves_the_metrics_gold(store: str) -> None:
+    at = _open("app_pages/adjudicate.py")
+    assert [t.value for t in at.title] == [f"Adjudicate · {literal(DEMO)}"]
+    chosen = at.selectbox(key="adj_item_spans")
+    first = chosen.value
+    assert chosen.options[0] == first  # the most disagreement first
+    assert f"**{literal('bob')}** · {len(_spans_of(store, 'bob', first))} span(s)" in [
+        m.value for m in at.markdown
+    ]
+    before = {name: _f1_iou(store, name) for name in ("cautious", "eager", "sloppy")}
+    assert _gold_spans(store, first) != _spans_of(store, "bob", first)
+
+    _widget(at.radio, "_mode").set_value("Accept one annotator's labels").run()
+    accept = _widget(at.selectbox, "_accept")
+    assert accept.options == ["alice", "bob"]  # annotators by name
+    accept.select_index(1).run()
+    at.button(key="adj_promote").click().run()
+    assert not at.exception, at.exception
+    assert [s.value for s in at.success][0].startswith(
+        literal(f"Promoted spans of item {first} to gold (accept)")
+    )
+
+    assert _gold_spans(store, first) == _spans_of(store, "bob", first)
+    after = {name: _f1_iou(store, name) for name in before}
+    assert after != before  # the Metrics page now scores the detectors against bob's spans on that item
+    # the item leaves the list (its promotion is current) unless asked for; the page still shows it
+    assert first not in at.dataframe[0].value["item"].tolist()
+    assert at.selectbox(key="adj_item_spans").value == first
+    at.checkbox(key="adj_show_promoted").check().run()
+    listed = at.dataframe[0].value
+    assert listed.set_index("item").loc[first, "promoted"] == "accept"
+
+
+def test_merge_sentences_unit_by_unit(store: str) -> None:
+    at = _open("app_pages/adjudicate.py", task="Sentences")
+    external_id = at.selectbox(key="adj_item_sentences").value
+    _widget(at.radio, "_mode").set_value("Merge").run()
+    units = [s for s in at.selectbox if s.key and "_merge_unit_" in s.key]
+    assert units, "one choice per sentence"
+    for unit in units:  # take the label bob gave (options read "label · who gave it")
+        unit.select_index(next(k for k, o in enumerate(unit.options) if o.endswith("bob")))
+    at.run()
+    at.button(key="adj_promote").click().run()
+    assert not at.exception, at.exception
+    engine = make_engine(store)
+    item = get_item(engine, 1, external_id)
+    gold = gold_label_set(engine, 1)
+    bob = next(v for v in list_label_sets(engine, 1, kind="human") if v.name == "bob")
+    found = item_annotations(engine, item.id, [gold.id, bob.id])
+    engine.dispose()
+    said = {k: (v.label, v.error_type) for k, v in found[bob.id].sentence_labels.items()}
+    assert {k: (v.label, v.error_type) for k, v in found[gold.id].sentence_labels.items()} == said
+
+
+def test_bulk_promotion_previews_then_promotes(store: str) -> None:
+    at = _open("app_pages/adjudicate.py", task="Sentences")
+    assert not any(b.key == "adj_confirm" for b in at.button)
+    at.button(key="adj_preview").click().run()
+    metrics = {m.label: int(m.value) for m in at.metric}
+    assert metrics["Would promote"] > 0 and metrics["Unchanged since promoted"] == 0
+    reasons = at.dataframe[-1].value
+    assert list(reasons.columns) == ["item", "why it needs review"] and len(reasons) == metrics["Need review"]
+    engine = make_engine(store)
+    assert gold_label_set(engine, 1) is not None  # the demo's own gold
+    at.button(key="adj_confirm").click().run()
+    assert not at.exception, at.exception
+    assert [s.value for s in at.success] == [
+        literal(
+            f"The majority rule promoted {metrics['Would promote']} item(s) to gold; {metrics['Need review']} need review."
+        )
+    ]
+    at.button(key="adj_preview").click().run()
+    again = {m.label: int(m.value) for m in at.metric}
+    assert (again["Would promote"], again["Unchanged since promoted"]) == (0, metrics["Would promote"])
+    engine.dispose()
+
+
+def test_overridden_labels_for_the_annotator(store: str) -> None:
+    at = _open("app_pages/adjudicate.py")
+    first = at.selectbox(key="adj_item_spans").value
+    _widget(at.radio, "_mode").set_value("Accept one annotator's labels").run()
+    _widget(at.selectbox, "_accept").select_index(1).run()  # bob
+    at.button(key="adj_promote").click().run()
+    assert not at.exception, at.exception
+    page = _open("app_pages/overrides.py", user="alice")
+    frame = page.dataframe[0].value
+    assert list(frame.columns) == [
+        "item",
+        "labels",
+        "unit",
+        "you said",
+        "gold says",
+        "promoted by",
+        "how",
+        "when",
+    ]
+    assert set(frame["item"]) == {first} and set(frame["labels"]) == {"spans"}
+    assert set(frame["promoted by"]) == {"rita"} and set(frame["how"]) == {"accept"}
+    assert (frame["you said"] != frame["gold says"]).all()
+    bob = _open("app_pages/overrides.py", user="bob")
+    assert [s.value for s in bob.success] == [
+        "Gold agrees with every label of yours on the items promoted so far."
+    ]
+    nobody = _open("app_pages/overrides.py", user="someone new")
+    assert "has not labelled anything yet" in nobody.info[0].value
+
+
+def test_names_and_labels_stay_literal(sqlite_url: str, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Annotator names, item id, dataset name, types and the response are hostile Markdown: no element
+    Streamlit renders as Markdown may hold a live link or image, and the text is there to read."""
+    names = [f"ann {HOSTILE}", f"other {HOSTILE}"]
+    text = f"A red cube {HOSTILE}. The ball is blue."  # text[11:19] == "**bold**"
+    kind = f"type {HOSTILE}"
+    bundle = Bundle(
+        DatasetRecord(f"set {HOSTILE}", "canonical", taxonomy=[kind]),
+        [ItemRecord(f"id {HOSTILE}", text)],
+        [
+            LabelSetRecord(
+                kind="human",
+                name=name,
+                annotator=name,
+                annotations=[
+                    Annotations(
+                        f"id {HOSTILE}",
+                        spans=[SpanRecord(11, 19, kind) if k else SpanRecord(2, 10, kind)],  # disjoint
+                        sentence_labels=[
+                            SentenceLabelRecord(0, "incorrect" if k else "correct", kind if k else None),
+                            SentenceLabelRecord(1, "correct"),
+                        ],
+                    )
+                ],
+            )
+            for k, name in enumerate(names)
+        ],
+    )
+    engine = make_engine(sqlite_url)
+    import_bundle(engine, bundle, source="fixture", actor=OPERATOR)
+    engine.dispose()
+    monkeypatch.setenv("DATABASE_URL", sqlite_url)
+    st.cache_resource.clear()
+    st.cache_data.clear()
+
+    def check(at: AppTest, *expected: str) -> None:
+        sources = markdown_sources(at)
+        for source in sources:
+            assert "](https://" not in source and "<img" not in source, source
+        texts = [shown(source) for source in sources]
+        for wanted in expected:
+            assert any(wanted in t for t in texts), (wanted, texts)
+
+    for task, mode in (("Spans", "Merge"), ("Spans", "Edit"), ("Sentences", "Merge"), ("Sentences", "Edit")):
+        at = _open("app_pages/adjudicate.py", dataset=f"set {HOSTILE}", user=names[0], task=task)
+        _widget(at.radio, "_mode").set_value(mode).run()
+        assert not at.exception, at.exception
+        check(at, f"set {HOSTILE}", f"id {HOSTILE}")
+        if task == "Spans":
+            check(at, *names)  # the annotators' names over their spans
+        else:
+            table = at.dataframe[1].value  # the unit table: names head columns, labels are plain cells
+            assert set(names) <= set(table.columns)
+            assert f"incorrect ({kind})" in set(table[names[1]])
+    at.button(key="adj_promote").click().run()
+    assert not at.exception, at.exception
+    page = _open("app_pages/overrides.py", dataset=f"set {HOSTILE}", user=names[1])
+    check(page, f"set {HOSTILE}")
+    assert f"incorrect ({kind})" in set(page.dataframe[0].value["you said"])
+
+
+def test_weights_set_on_the_team_page_decide_the_preview(store: str) -> None:
+    at = _open("app_pages/adjudicate.py", task="Sentences")
+    at.button(key="adj_preview").click().run()
+    even = {m.label: int(m.value) for m in at.metric}
+    engine = make_engine(store)
+    alice = find_annotator(engine, "alice")
+    assert alice is not None
+    set_weight(engine, 1, alice.id, 3.0, True, actor=OPERATOR)
+    engine.dispose()
+    at = _open("app_pages/adjudicate.py", task="Sentences")
+    weights_table = next(d.value for d in at.dataframe if "weight" in d.value.columns)
+    assert weights_table.to_dict("records") == [{"annotator": "alice", "weight": 3.0, "trusted": "yes"}]
+    at.button(key="adj_preview").click().run()
+    weighted = {m.label: int(m.value) for m in at.metric}
+    # alice's 3 of 4 settles every sentence she and bob disagree on: nothing is left for review
+    assert (weighted["Need review"], even["Need review"] > 0) == (0, True)
+    assert weighted["Would promote"] == even["Would promote"] + even["Need review"]

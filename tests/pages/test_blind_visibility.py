@@ -1,0 +1,95 @@
+"""Blind annotation in team mode: what each role sees of other label sets on the Item, Browse and
+annotation pages, by the dataset's settings (blind by default, pre-annotation off by default)."""
+
+from __future__ import annotations
+
+import pytest
+from streamlit.testing.v1 import AppTest
+
+from tests.pages.team_store import assign, set_dataset_settings, signed_in
+
+GOLD, ALICE, BOB = "Gold", "Annotator · alice", "Annotator · bob"
+DETECTORS = [f"Detector · {name} simulated-1" for name in ("cautious", "eager", "sloppy")]
+EVERYTHING = [GOLD, ALICE, BOB, *DETECTORS]
+
+
+@pytest.fixture
+def store(team_db: str) -> str:
+    return team_db
+
+
+def _page(name: str, page: str, **query: str) -> AppTest:
+    at = signed_in(name, **query)
+    at.query_params.update(query)
+    at.switch_page(f"app_pages/{page}.py").run()
+    assert not at.exception, at.exception
+    return at
+
+
+def _spans_of(at: AppTest) -> list[str]:
+    return list(at.selectbox(key="item_label_set").options)
+
+
+@pytest.mark.parametrize(
+    ("name", "settings", "expected"),
+    [
+        ("alice", {}, [ALICE]),
+        ("alice", {"blind": True, "allow_preannotation": True}, [ALICE, *DETECTORS]),
+        ("alice", {"blind": False}, EVERYTHING),
+        ("rev", {}, EVERYTHING),
+        ("adm", {}, EVERYTHING),
+        ("vic", {}, [GOLD, *DETECTORS]),
+    ],
+)
+def test_item_page_offers_only_the_label_sets_the_user_may_see(
+    store: str, name: str, settings: dict[str, bool], expected: list[str]
+) -> None:
+    if settings:
+        set_dataset_settings(store, **settings)
+    at = _page(name, "item", item="demo-003")
+    assert _spans_of(at) == expected
+    claims = at.dataframe[0].value  # demo-003 has claims: a column per label set shown
+    assert [c for c in claims.columns if c not in ("#", "claim", "from", "segment")] == expected
+
+
+def test_item_page_hides_the_image_settings_from_all_but_admins(store: str) -> None:
+    assert not [e for e in _page("rev", "item").expander if e.label == "Image settings"]
+    assert [e for e in _page("adm", "item").expander if e.label == "Image settings"]
+
+
+def test_annotator_browses_only_assigned_items_without_gold(store: str) -> None:
+    assign(store, "alice", "spans", "demo-002", "demo-005")
+    assign(store, "alice", "sentences", "demo-005", "demo-007")
+    at = _page("alice", "browse")
+    table = at.dataframe[0].value
+    assert sorted(table["id"]) == ["demo-002", "demo-005", "demo-007"]
+    assert "gold spans" not in table.columns
+    assert "Gold says" not in [s.label for s in at.selectbox]
+    assert any("**3** matching items" in md.value for md in at.markdown)
+    reviewer = _page("rev", "browse")
+    assert "gold spans" in reviewer.dataframe[0].value.columns
+    assert any("**60** matching items" in md.value for md in reviewer.markdown)
+    assert "Gold says" in [s.label for s in reviewer.selectbox]
+
+
+def test_spans_page_shows_other_label_sets_only_where_allowed(store: str) -> None:
+    assert not _page("alice", "spans", item="demo-004").sidebar.toggle
+    set_dataset_settings(store, blind=True, allow_preannotation=True)
+    at = _page("alice", "spans", item="demo-004")
+    at.sidebar.toggle[0].set_value(True).run()
+    assert list(at.sidebar.multiselect[0].options) == DETECTORS
+    at = _page("rev", "spans", item="demo-004")
+    at.sidebar.toggle[0].set_value(True).run()
+    assert list(at.sidebar.multiselect[0].options) == [GOLD, ALICE, BOB, *DETECTORS]
+
+
+def test_sentences_page_offers_gold_only_to_who_may_see_it(store: str) -> None:
+    assert "Show gold labels" not in [t.label for t in _page("alice", "sentences", item="demo-004").toggle]
+    assert "Show gold labels" in [t.label for t in _page("rev", "sentences", item="demo-004").toggle]
+
+
+def test_rating_shows_the_detector_to_every_rater_and_gold_only_to_who_may_see_it(store: str) -> None:
+    at = _page("alice", "rate", item="demo-001")
+    assert any(md.value == "**Response** with the predicted spans of **eager**" for md in at.markdown)
+    assert "rate_show_gold" not in [t.key for t in at.toggle]
+    assert "rate_show_gold" in [t.key for t in _page("rev", "rate", item="demo-001").toggle]

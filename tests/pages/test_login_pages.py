@@ -1,0 +1,211 @@
+"""Team mode's login, driven through AppTest on a real store: the form, refusals and lockout, who is
+signed in, logout, sessions that expire or end, identity from the login only, and optional SSO."""
+
+from __future__ import annotations
+
+import json
+from datetime import timedelta
+from typing import Any
+
+import pytest
+from sqlalchemy import update
+from streamlit.testing.v1 import AppTest
+
+from components.login import COOKIE
+from components.span_selector.apptest import simulate_action
+from db import models as m
+from db.access import OPERATOR
+from db.engine import make_engine, write_session
+from db.repositories import accounts
+from db.repositories.annotations import item_annotations
+from db.repositories.items import get_item
+from db.repositories.label_sets import list_label_sets
+from tests.pages.demo_store import DEMO, demo_store
+from tests.pages.team_store import PASSWORD, fresh_app, is_login_form, log_in, signed_in
+
+TOKEN_KEY = "spanlight_session_token"  # where the login keeps its token in session state
+SSO_SECRETS = {
+    "auth": {
+        "redirect_uri": "http://localhost:8501/oauth2callback",
+        "cookie_secret": "a cookie secret for the tests",
+        "client_id": "spanlight",
+        "client_secret": "not a real secret",
+        "server_metadata_url": "https://login.example.invalid/.well-known/openid-configuration",
+    }
+}
+
+
+@pytest.fixture
+def store(team_db: str) -> str:
+    return team_db
+
+
+def _cookie_writes(at: AppTest) -> list[dict[str, Any]]:
+    """What the cookie component was asked to write on the last run."""
+    return [
+        json.loads(e.proto.json)
+        for e in at.get("bidi_component")
+        if e.proto.component_name == "spanlight_session_cookie"
+    ]
+
+
+def _signed_in_as(at: AppTest) -> list[str]:
+    return [md.value for md in at.sidebar.markdown if md.value.startswith("Signed in as")]
+
+
+def test_wrong_password_and_unknown_name_are_refused_alike(store: str) -> None:
+    at = fresh_app().run()
+    assert is_login_form(at)
+    log_in(at, "alice", "not the password")
+    assert [e.value for e in at.error] == ["Wrong name or password."]
+    log_in(at, "nobody at all", PASSWORD)
+    assert [e.value for e in at.error] == ["Wrong name or password."]
+    assert is_login_form(at) and not _signed_in_as(at)
+
+
+def test_five_failures_lock_the_account_even_against_the_right_password(store: str) -> None:
+    at = fresh_app().run()
+    for _ in range(accounts.MAX_FAILURES):
+        log_in(at, "alice", "wrong password!")
+    log_in(at, "alice", PASSWORD)
+    assert [e.value for e in at.error] == [
+        "Too many failed logins: this account is locked for 15 more minute(s)."
+    ]
+    assert is_login_form(at)
+    assert signed_in("bob").error == []  # other accounts are not affected
+
+
+def test_login_shows_who_and_keeps_no_password(store: str) -> None:
+    at = signed_in("alice")
+    assert _signed_in_as(at) == ["Signed in as alice (annotator)"]
+    assert not is_login_form(at)
+    assert "Working as" not in [t.label for t in at.text_input]
+    assert at.session_state["login_password"] == ""
+    token = at.session_state[TOKEN_KEY]
+    # The browser is asked to keep the token as the login cookie, as long as a login may last …
+    [write] = _cookie_writes(at)
+    assert write["name"] == COOKIE and write["value"] == token
+    assert write["maxAge"] == int(accounts.SESSION_LIMIT.total_seconds())
+    # … and it appears nowhere else on the page.
+    others = [
+        str(e.proto) for e in at.get("bidi_component") if e.proto.component_name != "spanlight_session_cookie"
+    ]
+    texts = [str(getattr(e, "value", "")) for e in (*at.markdown, *at.caption, *at.text, *at.error)]
+    assert not any(token in t for t in others + texts)
+    assert accounts.session_user(make_engine(store), token).name == "alice"
+
+
+def test_logout_ends_the_session_and_deletes_the_cookie(store: str) -> None:
+    at = signed_in("rev")
+    token = at.session_state[TOKEN_KEY]
+    next(b for b in at.sidebar.button if b.label == "Log out").click().run()
+    assert is_login_form(at) and not _signed_in_as(at)
+    assert accounts.session_user(make_engine(store), token) is None
+    assert [w["value"] for w in _cookie_writes(at)] == [""]  # the browser is asked to drop the cookie
+    at.switch_page("app_pages/browse.py").run()
+    assert is_login_form(at)
+
+
+def _expire(url: str, **values: Any) -> None:
+    with write_session(make_engine(url)) as session:
+        session.execute(update(m.LoginSession).values(**values))
+
+
+@pytest.mark.parametrize(
+    "change",
+    ["expired", "idle too long", "account disabled", "role changed", "password changed"],
+)
+def test_a_login_that_ends_in_the_store_shows_the_form_at_the_next_click(store: str, change: str) -> None:
+    at = signed_in("alice")
+    at.switch_page("app_pages/browse.py").run()
+    assert _signed_in_as(at) == ["Signed in as alice (annotator)"]
+    engine = make_engine(store)
+    now = m.utcnow()
+    if change == "expired":
+        _expire(store, expires_at=now - timedelta(seconds=1))
+    elif change == "idle too long":
+        _expire(store, last_seen=now - accounts.IDLE_LIMIT - timedelta(minutes=1))
+    elif change == "account disabled":
+        accounts.set_disabled(engine, "alice", True, actor=OPERATOR)
+    elif change == "role changed":
+        accounts.set_role(engine, "alice", "viewer", actor=OPERATOR)
+    else:
+        accounts.set_password(engine, "alice", "another long password", actor=OPERATOR)
+    at.run()
+    assert is_login_form(at) and not _signed_in_as(at)
+    assert not at.sidebar.selectbox  # no page behind the form
+
+
+def test_identity_comes_from_the_login_not_the_address(store: str) -> None:
+    at = signed_in("rev", user="bob", item="demo-004")
+    assert "user" not in at.query_params
+    at.switch_page("app_pages/spans.py").run()
+    assert not at.exception, at.exception
+    assert "user" not in at.query_params
+    item = get_item(make_engine(store), 1, "demo-004")
+    simulate_action(at, f"span_selector_{item.id}", "add", {"start": 0, "end": 3, "type": "Object"})
+    assert not at.exception, at.exception
+    engine = make_engine(store)
+    [rev_set] = [ls for ls in list_label_sets(engine, 1, kind="human") if ls.annotator == "rev"]
+    assert [(s.start, s.end) for s in item_annotations(engine, item.id, [rev_set.id])[rev_set.id].spans] == [
+        (0, 3)
+    ]
+    bob_set = next(ls for ls in list_label_sets(engine, 1, kind="human") if ls.annotator == "bob")
+    assert all(
+        s.start != 0 or s.end != 3 for s in item_annotations(engine, item.id, [bob_set.id])[bob_set.id].spans
+    )
+
+
+def test_local_mode_has_no_login(sqlite_url, tmp_path, monkeypatch) -> None:
+    demo_store(sqlite_url, tmp_path, monkeypatch)
+    monkeypatch.delenv("SPANLIGHT_MODE", raising=False)
+    at = fresh_app(dataset=DEMO, user="carol").run()
+    assert not is_login_form(at)
+    assert "Working as" in [t.label for t in at.sidebar.text_input]
+    assert at.query_params["user"] == ["carol"] or at.query_params["user"] == "carol"
+    assert not _signed_in_as(at)
+
+
+def test_no_sso_button_without_auth_settings(store: str) -> None:
+    at = fresh_app().run()
+    assert not [b for b in at.button if "SSO" in b.label]
+
+
+def _sso_app(**user: Any) -> AppTest:
+    at = fresh_app()
+    at.secrets = SSO_SECRETS
+    at.user = user
+    return at.run()
+
+
+def test_sso_offers_its_button_and_signs_in_the_account_with_that_email(store: str) -> None:
+    accounts.add_user(
+        make_engine(store), "sso person", "reviewer", PASSWORD, email="sso@example.org", actor=OPERATOR
+    )
+    at = _sso_app(is_logged_in=False)
+    assert is_login_form(at)
+    assert [b.label for b in at.button if "SSO" in b.label] == ["Log in with SSO"]
+    at = _sso_app(is_logged_in=True, email="sso@example.org", email_verified=True)
+    assert not at.exception, at.exception
+    assert _signed_in_as(at) == ["Signed in as sso person (reviewer)"]
+    assert accounts.session_user(make_engine(store), at.session_state[TOKEN_KEY]).name == "sso person"
+    next(b for b in at.sidebar.button if b.label == "Log out").click().run()
+    assert is_login_form(at)  # logged out of the provider too, so not signed straight back in
+
+
+@pytest.mark.parametrize("who", ["unknown", "disabled", "unverified"])
+def test_sso_refuses_an_email_without_an_enabled_account(store: str, who: str) -> None:
+    engine = make_engine(store)
+    accounts.add_user(engine, "sso person", "reviewer", PASSWORD, email="sso@example.org", actor=OPERATOR)
+    if who == "disabled":
+        accounts.set_disabled(engine, "sso person", True, actor=OPERATOR)
+    email = "stranger@example.org" if who == "unknown" else "sso@example.org"
+    at = _sso_app(is_logged_in=True, email=email, email_verified=who != "unverified")
+    assert is_login_form(at) and not _signed_in_as(at)
+    if who == "unverified":
+        assert [e.value for e in at.error] == [
+            "Your SSO login gave no verified e-mail address, so it matches no account."
+        ]
+    else:
+        assert len(at.error) == 1 and at.error[0].value.startswith("No enabled account has the e")
+    assert [b.label for b in at.button if "SSO" in b.label] == ["Log out of SSO"]

@@ -1,0 +1,138 @@
+"""The Score responses page (0-6 and hallucination yes/no, saved at once, undoable) and the MMHal-Bench
+table it feeds on the Metrics page, through AppTest on a real SQLite store."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+import streamlit as st
+from streamlit.testing.v1 import AppTest
+
+from db.access import OPERATOR
+from db.engine import make_engine
+from db.repositories.annotations import item_annotations
+from db.repositories.items import get_item
+from db.repositories.label_sets import list_label_sets
+from db.repositories.queue import item_status
+from db.transfer import import_file, import_predictions
+from formats.base import ReadOptions
+from tests.formats.mmhal_sample import IDS, sample_bytes
+from tests.pages.demo_store import APP
+
+
+@pytest.fixture
+def store(sqlite_url: str, monkeypatch: pytest.MonkeyPatch) -> str:
+    engine = make_engine(sqlite_url)
+    assert import_file(
+        engine,
+        sample_bytes(),
+        source="mmhal.json",
+        format_name="mmhal",
+        options=ReadOptions(dataset="mm"),
+        actor=OPERATOR,
+    ).ok
+    gold = {IDS[0]: 0, IDS[1]: 6, IDS[2]: 3, IDS[3]: 3}
+    assert import_predictions(
+        engine,
+        json.dumps(gold).encode(),
+        source="gold.json",
+        dataset="mm",
+        detector="gold",
+        format_name="mmhal-ratings",
+        options=ReadOptions(label_set_kind="gold"),
+        actor=OPERATOR,
+    ).ok
+    engine.dispose()
+    monkeypatch.setenv("DATABASE_URL", sqlite_url)
+    st.cache_resource.clear()
+    st.cache_data.clear()
+    return sqlite_url
+
+
+def _open(page: str, **params: str) -> AppTest:
+    at = AppTest.from_file(APP, default_timeout=30)
+    at.query_params.update({"dataset": "mm", "user": "tester"})
+    at.run()
+    at.query_params.update(params)
+    at.switch_page(page).run()
+    assert not at.exception, at.exception
+    return at
+
+
+def _click(at: AppTest, key: str) -> None:
+    next(b for b in at.button if b.key == key).click().run()
+    assert not at.exception, at.exception
+
+
+def _button(at: AppTest, key: str):
+    return next(b for b in at.button if b.key == key)
+
+
+def _mine(url: str, external_id: str):
+    engine = make_engine(url)
+    item = get_item(engine, 1, external_id)
+    own = next(v for v in list_label_sets(engine, 1) if v.kind == "human" and v.name == "tester")
+    return item_annotations(engine, item.id, [own.id])[own.id].response_score, item_status(
+        engine, own.id, item.id, "response_scores"
+    )
+
+
+def test_score_flag_note_undo_and_done(store: str) -> None:
+    at = _open("app_pages/score_responses.py", item=IDS[2])
+    html = " ".join(h.proto.body for h in at.get("html"))
+    assert "&lt;script&gt;" in html and "<script>" not in html  # the answer is shown literally
+    assert any("Image contents: Car, Road" in c.value for c in at.caption)
+    assert _button(at, "score_2").label == "2 · very informative, with hallucination"
+    assert _button(at, "score_flag_H").disabled  # no flag before a score
+    _click(at, "score_4")
+    score, status = _mine(store, IDS[2])
+    assert (score.score, score.hallucination, score.scale_max) == (4.0, None, 6)
+    assert status.status == "done"
+    assert _button(at, "score_4").proto.type == "primary"
+    _click(at, "score_flag_H")
+    _click(at, "score_1")  # a new score keeps the flag
+    item_id = get_item(make_engine(store), 1, IDS[2]).id
+    at.text_input(key=f"score_note_{item_id}").input("says TAXI; nothing is written").run()
+    score, _ = _mine(store, IDS[2])
+    assert (score.score, score.hallucination, score.rationale) == (1.0, True, "says TAXI; nothing is written")
+    _click(at, "score_flag_H")  # clicked again: left unsaid
+    assert _mine(store, IDS[2])[0].hallucination is None
+    _click(at, "frame_undo")
+    assert _mine(store, IDS[2])[0].hallucination is True
+    assert any("undid" in c.value for c in at.caption)
+
+
+def test_nobody_elses_score_is_shown(store: str) -> None:
+    at = _open("app_pages/score_responses.py", item=IDS[0])
+    assert not any(b.proto.type == "primary" for b in at.button if b.key.startswith("score_"))
+
+
+def test_metrics_shows_mmhal_scores_and_the_judge_against_gold(store: str) -> None:
+    at = _open("app_pages/paper_metrics.py")
+    assert at.button_group[0].options == ["MMHal-Bench"]
+    titles = [m.value for m in at.markdown if m.value.startswith("**")]
+    scores = at.dataframe[
+        titles.index("**Average score (0-6) overall and per question type, and hallucination rate**")
+    ].value
+    assert list(scores["rater"]) == ["gold", "gpt-4"]
+    assert list(scores["Overall score"]) == pytest.approx([3.0, 8 / 3])
+    assert list(scores["attribute"]) == pytest.approx([1.5, 1.5])
+    against = at.dataframe[titles.index("**Raters against gold on the same responses**")].value
+    assert list(against["rater"]) == ["gpt-4"]
+    # The rater's own scores appear beside them once saved on the Score responses page.
+    page = _open("app_pages/score_responses.py", item=IDS[0])
+    _click(page, "score_6")
+    at = _open("app_pages/paper_metrics.py")
+    scores = at.dataframe[
+        titles.index("**Average score (0-6) overall and per question type, and hallucination rate**")
+    ].value
+    assert list(scores["rater"]) == ["gold", "tester", "gpt-4"]
+
+
+def test_the_item_page_lists_every_rating_of_the_response(store: str) -> None:
+    at = _open("app_pages/item.py", item=IDS[0])
+    assert any(h.value == "Ratings of the response" for h in at.subheader)
+    (table,) = [d.value for d in at.dataframe if "rationale" in d.value.columns]
+    assert list(table["by"]) == ["Gold", "Detector · gpt-4"]
+    assert list(table["score"]) == [0.0, 1.0] and list(table["hallucination"]) == ["", "yes"]

@@ -47,7 +47,7 @@ class MemoryStore:
     def items(self) -> list[RunItem]:
         return self._items
 
-    def begin(self, settings: dict[str, Any]) -> None:
+    def open_run(self, settings: dict[str, Any]) -> None:
         return None
 
     def done(self) -> set[str]:
@@ -56,11 +56,11 @@ class MemoryStore:
     def image_url(self, external_id: str) -> str:
         raise AssertionError("a text-only run asks for no image")
 
-    def save(self, outputs: list[Annotations], run: dict[str, Any]) -> dict[str, str]:
+    def save_outputs(self, outputs: list[Annotations], run: dict[str, Any]) -> dict[str, str]:
         self.saved += outputs
         return {}
 
-    def finish(self, run: dict[str, Any], complete: bool) -> None:
+    def close_run(self, run: dict[str, Any], complete: bool) -> None:
         return None
 
 

@@ -233,7 +233,7 @@ class DetectorRunStore:
             )
         )
 
-    def begin(self, settings: dict[str, Any]) -> None:
+    def open_run(self, settings: dict[str, Any]) -> None:
         now = _now()
         with write_session(self.engine) as session:
             require_in(session, self.actor.id, "manage_data")
@@ -273,7 +273,7 @@ class DetectorRunStore:
         live["ledger"] = totals
         label_set.meta = {**label_set.meta, META_KEY: live}
 
-    def save(self, outputs: list[Annotations], run: dict[str, Any]) -> dict[str, str]:
+    def save_outputs(self, outputs: list[Annotations], run: dict[str, Any]) -> dict[str, str]:
         with write_session(self.engine) as session:
             self._record(session, run, status="running")
         not_written: dict[str, str] = {}
@@ -309,7 +309,7 @@ class DetectorRunStore:
             label_sets=[LabelSetRecord(kind="detector", name=self.detector, annotations=outputs)],
         )
 
-    def finish(self, run: dict[str, Any], complete: bool) -> None:
+    def close_run(self, run: dict[str, Any], complete: bool) -> None:
         with write_session(self.engine) as session:
             self._record(session, run, status=run["status"], complete=complete)
 

@@ -56,7 +56,7 @@ class RunStore(Protocol):
         """Every item of the dataset, in dataset order."""
         ...
 
-    def begin(self, settings: dict[str, Any]) -> None:
+    def open_run(self, settings: dict[str, Any]) -> None:
         """Create the label set, or check that it was made with these settings (RunRefused if not),
         and mark it incomplete."""
         ...
@@ -69,11 +69,11 @@ class RunStore(Protocol):
         """The item's image as a ``data:`` URL; raises ImageUnavailable."""
         ...
 
-    def save(self, outputs: list[Annotations], run: dict[str, Any]) -> dict[str, str]:
+    def save_outputs(self, outputs: list[Annotations], run: dict[str, Any]) -> dict[str, str]:
         """Write a batch of outputs and the run's progress; the items not written, with the reason."""
         ...
 
-    def finish(self, run: dict[str, Any], complete: bool) -> None:
+    def close_run(self, run: dict[str, Any], complete: bool) -> None:
         """Record the run's end, and whether the label set now holds every item it can."""
         ...
 
@@ -416,7 +416,7 @@ class _Run:
         if not self.batch or not (force or due):
             return
         batch, self.batch = self.batch, []
-        not_written = self.store.save(batch, self.run_record())
+        not_written = self.store.save_outputs(batch, self.run_record())
         self.failed.update(not_written)
         self.saved += len(batch) - len(not_written)
         self.last_flush = time.monotonic()
@@ -499,7 +499,7 @@ def run_detector(
     cancel = cancel or threading.Event()
     ledger = Ledger(spec.prices)
     client = make_client(spec, api_key, cancel, ledger)
-    store.begin(spec.settings(strategy))
+    store.open_run(spec.settings(strategy))
     done = store.done()
     todo = [i for i in chosen if i.external_id not in done and i.external_id not in not_judged]
     if spec.limit is not None:
@@ -517,7 +517,7 @@ def run_detector(
         client.close()
     held = store.done()
     complete = all(i.external_id in held for i in everything if strategy.unsuitable(i) is None)
-    store.finish(run.run_record(), complete)
+    store.close_run(run.run_record(), complete)
     return RunResult(
         status=status,
         in_scope=len(todo),

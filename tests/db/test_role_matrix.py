@@ -380,6 +380,22 @@ def _import_table(w: World, a: Act) -> Any:
     return outcome
 
 
+LIVE_SETTINGS = {"model": "m", "strategy": "vanilla", "prompt_hash": "0"}
+LIVE_RUN = {"id": "r1", "updated": "2026-01-01T00:00:00+00:00", "status": "done"}
+
+
+def _live_store(w: World, a: Act, opened: bool) -> Any:
+    """A live run's store on dataset ``tiny``. ``opened``: the run is begun first (by the command line)
+    when the actor may run detectors at all; a refused call must fail on its own check, writing nothing."""
+    from db.access import may
+    from db.detector_runs import DetectorRunStore
+
+    disabled = a.actor.id is not None and USERS[a.actor.name][1]
+    if opened and may(a.actor, "manage_data") and not disabled:
+        DetectorRunStore(w.engine, "tiny", "live", OPERATOR).open_run(LIVE_SETTINGS)
+    return DetectorRunStore(w.engine, "tiny", "live", a.actor)
+
+
 def _import_file(w: World, a: Act) -> Any:
     outcome = import_file(w.engine, canonical(gold_bundle()), actor=a.actor, source="gold.jsonl")
     assert outcome.ok, outcome.summary()
@@ -533,6 +549,24 @@ WRITES = [
     Write(A + "set_disabled", "manage_team", lambda w, a: set_disabled(w.engine, "ben", True, actor=a.actor)),
     Write(
         A + "set_password", "manage_team", lambda w, a: set_password(w.engine, "ben", PASSWORD, actor=a.actor)
+    ),
+    # live detector runs (the store a run writes through)
+    Write(
+        "db.detector_runs.DetectorRunStore.open_run",
+        "manage_data",
+        lambda w, a: _live_store(w, a, False).open_run(LIVE_SETTINGS),
+    ),
+    Write(
+        "db.detector_runs.DetectorRunStore.save_outputs",
+        "manage_data",
+        lambda w, a: _live_store(w, a, True).save_outputs([], LIVE_RUN),
+        writes=False,  # the run was opened beforehand; saving no outputs changes only its record
+    ),
+    Write(
+        "db.detector_runs.DetectorRunStore.close_run",
+        "manage_data",
+        lambda w, a: _live_store(w, a, True).close_run(LIVE_RUN, True),
+        writes=False,
     ),
     # team work
     Write(

@@ -236,11 +236,11 @@ def test_a_crash_mid_run_loses_no_answer_that_arrived(data):
     class Crashing(DetectorRunStore):
         saves = 0
 
-        def save(self, outputs, run_record):
+        def save_outputs(self, outputs, run_record):
             Crashing.saves += 1
             if Crashing.saves == 2:
                 raise RuntimeError("the process died")
-            return super().save(outputs, run_record)
+            return super().save_outputs(outputs, run_record)
 
     from db.detector_runs import ResponseCache, cache_path, run_detector
 

@@ -14,6 +14,7 @@ and viewer); everything after that goes through the pages. Screenshots: ``test-a
 
 from __future__ import annotations
 
+import csv
 import hashlib
 import re
 import subprocess
@@ -111,8 +112,11 @@ def new_context(browser: Browser) -> BrowserContext:
     return context
 
 
-def log_in(browser: Browser, app: RunningApp, name: str, role: str, password: str) -> User:
-    """Open the app in a new browser context (no cookie shared with anyone) and log in by the form."""
+def log_in(
+    browser: Browser, app: RunningApp, name: str, role: str, password: str, shot: Path | None = None
+) -> User:
+    """Open the app in a new browser context (no cookie shared with anyone) and log in by the form
+    (``shot``: a screenshot of the filled form)."""
     user = User(name, role, password, AppTab(new_context(browser).new_page()), app)
     page = user.page
     user.tab.goto(app.url)
@@ -120,6 +124,8 @@ def log_in(browser: Browser, app: RunningApp, name: str, role: str, password: st
     user.snap()
     page.get_by_role("textbox", name="Name", exact=True).fill(name)
     page.get_by_role("textbox", name="Password", exact=True).fill(password)
+    if shot is not None:
+        page.screenshot(path=str(shot))
     page.get_by_role("button", name="Log in", exact=True).click()
     expect(page.get_by_text(f"Signed in as {name} ({role})")).to_be_visible()
     page.wait_for_function(f"() => document.cookie.includes('{COOKIE}=')")
@@ -142,14 +148,18 @@ def menu(page: Page) -> Locator:
     return page.locator('[data-testid="stSidebarNav"]')
 
 
-def table3_csv(user: User) -> tuple[str, str]:
-    """The Metrics page's AlignBench Table 3 as its CSV download offers it: (file name, content)."""
+def table3_csv(user: User) -> tuple[str, dict[tuple[str, str], float]]:
+    """The Metrics page's AlignBench Table 3 as its CSV download offers it: the file name and the
+    AUROC of each (detector, captioning model) cell (the provenance lines, starting "#", left out)."""
     user.open("metrics", view="AlignBench")
     expect(user.page.get_by_text("Table 3", exact=False).first).to_be_visible()
     with user.page.expect_download(timeout=WAIT_MS) as download:
         user.page.locator(".st-key-metrics-alignbench-table3-csv button").click()
-    path = download.value.path()
-    return download.value.suggested_filename, Path(path).read_text(encoding="utf-8")
+    text = Path(download.value.path()).read_text(encoding="utf-8")
+    rows = list(csv.DictReader(line for line in text.splitlines() if not line.startswith("#")))
+    assert rows and "detector" in rows[0], text
+    cells = {(r["detector"], c): float(v) for r in rows for c, v in r.items() if c != "detector" and v}
+    return download.value.suggested_filename, cells
 
 
 def disputed_sentence(database_url: str) -> tuple[str, int, int]:
@@ -229,9 +239,8 @@ def test_team_workflow_from_accounts_to_gold_and_metrics(
 
     # ---- The admin creates two annotators and gives both every sentences item (k = 2).
     role, password = CLI_USERS["ada-admin"]
-    admin = log_in(browser, team_app, "ada-admin", role, password)
+    admin = log_in(browser, team_app, "ada-admin", role, password, shot=artifacts / "team-login.png")
     people.append(admin)
-    admin.shoot(artifacts / "team-login.png")
     admin.open("team")
     page = admin.page
     for name, secret in ((KIWI, KIWI_PASSWORD), (PLUM, PLUM_PASSWORD)):
@@ -260,7 +269,9 @@ def test_team_workflow_from_accounts_to_gold_and_metrics(
     message = done.inner_text()
     assert f"'{KIWI}'" in message and f"'{PLUM}'" in message
     loads = dict(re.findall(r"'([^']+)': (\d+)", message))
-    assert loads[KIWI] == loads[PLUM] and int(loads[KIWI]) > 0, message
+    n_items = int(re.findall(r"^sentences: (\d+) item", message)[0])
+    assert f"{2 * n_items} assignment(s) added" in message, message  # every item to both of them
+    assert loads == {KIWI: str(n_items), PLUM: str(n_items)}, message
     admin.snap()
     admin.shoot(artifacts / "team-assigned.png")
 
@@ -314,7 +325,9 @@ def test_team_workflow_from_accounts_to_gold_and_metrics(
     # ---- The Metrics page moves to the new gold.
     after_name, after = table3_csv(reviewer)
     assert after_name != before_name  # the file name carries the inputs' digest
-    assert after != before, "Table 3 did not change with the new gold"
+    assert after.keys() == before.keys()
+    moved = {cell: (before[cell], after[cell]) for cell in before if before[cell] != after[cell]}
+    assert moved, "no AUROC of Table 3 changed with the new gold"
     reviewer.shoot(artifacts / "team-metrics-after.png")
 
     # ---- The viewer: presenter mode and dashboards, no labeling page, refused at one's address.

@@ -53,9 +53,13 @@ def run(action: Callable[[], str]) -> None:
 
 
 def show_message() -> None:
+    """The last change's outcome, in a slot drawn on every run: were it drawn only when there is a
+    message, the tabs below would move in the page when it goes, and the browser would reset them to
+    the first tab on the admin's next click."""
+    slot = st.container()
     message = st.session_state.pop(MESSAGE, None)
     if message:
-        getattr(st, message[0])(literal(message[1]))
+        getattr(slot, message[0])(literal(message[1]))
 
 
 def labelers(users: list[UserView]) -> dict[int, UserView]:

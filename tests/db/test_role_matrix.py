@@ -146,6 +146,22 @@ EXPECTED: dict[str, dict[Case, bool]] = {
         COMMAND_LINE: True,
         LOCAL_ANYONE: True,
     },
+    # undoing one's latest action: as labeling, except that an adjudicator undoes their own change to gold
+    "undo": {
+        ADMIN: True,
+        REVIEWER: True,
+        ASSIGNED_ANNOTATOR: True,
+        UNASSIGNED: False,
+        FOREIGN: False,
+        VIEWER: False,
+        DISABLED: False,
+        TEAM_GOLD: True,
+        TEAM_DETECTOR: False,
+        LOCAL_OWN: True,
+        LOCAL_FOREIGN: False,
+        LOCAL_GOLD: True,
+        LOCAL_DETECTOR: False,
+    },
     # restoring an earlier state of a label set on an item: as labeling, on human label sets
     "restore": {
         ADMIN: True,
@@ -465,7 +481,7 @@ WRITES = [
     ),
     Write(
         L + "undo_last",
-        "label",
+        "undo",
         lambda w, a: (
             labeling.undo_last(w.engine, a.uid, [a.label_set], item_id=w.item) or pytest.fail("no undo")
         ),

@@ -27,6 +27,7 @@ KEEP: Any = object()  # a save that leaves this part of the rating as shown
 FLAGS = ((True, "Hallucination", "H"), (False, "No hallucination", "G"))
 
 ctx = setup_page("Score responses")
+ctx.require("label")
 opened = open_workspace(ctx, labeling.RESPONSE_SCORES, "score_responses")
 if opened is None:
     st.stop()

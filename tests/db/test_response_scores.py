@@ -33,7 +33,13 @@ def _count(engine, model=m.ResponseScore) -> int:
 
 def _import(engine, data: bytes, **kwargs):
     return import_file(
-        engine, data, source="mmhal.json", format_name="mmhal", options=ReadOptions(dataset="mm"), **kwargs
+        engine,
+        data,
+        source="mmhal.json",
+        format_name="mmhal",
+        options=ReadOptions(dataset="mm"),
+        actor=OPERATOR,
+        **kwargs,
     )
 
 

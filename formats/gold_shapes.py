@@ -31,6 +31,7 @@ from formats.mapping_spec import CLAIM_LABELS, SENTENCE_LABELS, VERDICTS, GoldSp
 from formats.records import (
     ClaimLabelRecord,
     ClaimRecord,
+    ResponseScoreRecord,
     SentenceLabelRecord,
     SentenceRecord,
     SpanRecord,
@@ -68,6 +69,7 @@ class RecordGold:
     claim_labels: list[ClaimLabelRecord] = field(default_factory=list)
     triplets: list[TripletRecord] = field(default_factory=list)
     reference_triplets: list[TripletRecord] = field(default_factory=list)
+    response_score: ResponseScoreRecord | None = None
     meta: dict[str, Any] = field(default_factory=dict)
 
 
@@ -546,7 +548,11 @@ def _response_score(
     low, high = spec.scale
     if not low <= score <= high:
         raise RecordError(spec.field, f"{score:g} is outside the scale {low:g} to {high:g}")
-    return RecordGold(meta={"response_score": {"score": score, "scale": [low, high], "field": spec.field}})
+    if low != int(low) or high != int(high):
+        raise RecordError(
+            spec.field, f"a response score's scale runs between whole numbers; got {low:g} to {high:g}"
+        )
+    return RecordGold(response_score=ResponseScoreRecord(score, scale_min=int(low), scale_max=int(high)))
 
 
 _READERS = {

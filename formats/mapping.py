@@ -173,6 +173,7 @@ class MappedRecords(BenchmarkRecordsFormat):
             sentence_labels=gold.sentence_labels,
             claim_labels=gold.claim_labels,
             triplets=gold.triplets,
+            response_score=gold.response_score,
         )
         return item, annotations
 

@@ -87,7 +87,7 @@ LABEL_KINDS: dict[str, tuple[str, ...]] = {
     "sentence_labels": ("sentence",),
     "claims": ("claim",),
     "triplets": ("triplet",),
-    "response_score": (),
+    "response_score": ("response",),
 }
 _TAG = re.compile(r"[A-Za-z][\w.-]{0,63}")
 

@@ -151,3 +151,32 @@ def test_a_dataset_folder_imports_with_a_mapping_and_a_recognised_one_without(
         "correct",
         "incorrect",
     ]
+
+
+def test_mapped_response_scores_become_the_gold_response_scores(engine: Engine) -> None:
+    """A mapped rating column is a first-class response score (the MMHal-Bench label kind), on its scale."""
+    scored = ImportMapping.from_dict(
+        {
+            "version": 1,
+            "fields": {"id": "id", "response": "answer"},
+            "gold": {"shape": "response_score", "field": "rating", "scale": [0, 6]},
+        }
+    )
+    rows = [{"id": "q1", "answer": "A red bus.", "rating": 2}, {"id": "q2", "answer": "A cat.", "rating": 6}]
+    outcome = import_table(
+        engine,
+        open_file(jsonl(rows), "ratings.jsonl"),
+        mapping=scored,
+        options=ReadOptions(dataset="rated"),
+        actor=OPERATOR,
+    )
+    assert outcome.ok, outcome.summary()
+    with read_session(engine) as session:
+        stored = sorted(
+            session.execute(
+                select(m.Item.external_id, m.ResponseScore.score, m.ResponseScore.scale_max).join(
+                    m.Item, m.Item.id == m.ResponseScore.item_id
+                )
+            ).all()
+        )
+    assert [tuple(row) for row in stored] == [("q1", 2.0, 6), ("q2", 6.0, 6)]

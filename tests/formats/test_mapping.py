@@ -21,6 +21,7 @@ from formats.base import ReadOptions, ReadResult
 from formats.dataset_folders import open_dataset_folder
 from formats.field_paths import MISSING, value_at
 from formats.mapping import SETTINGS_KEY, ImportMapping, MappingError, open_file, preview_table, read_table
+from formats.records import ResponseScoreRecord
 from formats.registry import best_guess
 from formats.tables import columns_of, head_records, split_of
 
@@ -458,9 +459,10 @@ def test_response_scores_with_their_scale_from_a_csv() -> None:
     result = read(csv_bytes(rows), "scores.csv", spec)
     assert errors(result) == ["scores.csv|#1 (id=b)|rating|9 is outside the scale 0 to 6"]
     assert result.bundle is not None
-    scored = {i.external_id: i.meta.get("response_score") for i in result.bundle.items}
-    assert scored == {"a": {"score": 5.0, "scale": [0.0, 6.0], "field": "rating"}, "c": None}
-    assert result.bundle.dataset.label_kinds == []
+    (gold,) = result.bundle.label_sets
+    scored = {a.item: a.response_score for a in gold.annotations}
+    assert scored == {"a": ResponseScoreRecord(5.0, scale_min=0, scale_max=6), "c": None}
+    assert result.bundle.dataset.label_kinds == ["response"]
 
 
 # ------------------------------------------------------------------------------------ dataset folders

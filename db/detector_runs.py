@@ -34,6 +34,7 @@ from db.engine import read_session, write_session
 from db.images import check_image_file, display_copy, resolve_image
 from db.import_changes import ReplaceRequired
 from db.importer import import_bundle
+from db.repositories.exchange import item_units
 from detectors.base import RunItem
 from detectors.cache import ResponseCache
 from detectors.ledger import Prices, add_ledgers
@@ -135,21 +136,8 @@ class DetectorRunStore:
                 .where(m.Item.dataset_id == dataset.id)
                 .order_by(m.Item.position)
             ).all()
+            sentences, claims = item_units(session, dataset.id)
             in_dataset = select(m.Item.id).where(m.Item.dataset_id == dataset.id)
-            sentences: dict[int, list[tuple[int, int]]] = defaultdict(list)
-            for item_id, start, end in session.execute(
-                select(m.Sentence.item_id, m.Sentence.start, m.Sentence.end)
-                .where(m.Sentence.item_id.in_(in_dataset))
-                .order_by(m.Sentence.item_id, m.Sentence.index)
-            ):
-                sentences[item_id].append((start, end))
-            claims: dict[int, list[str]] = defaultdict(list)
-            for item_id, text in session.execute(
-                select(m.Claim.item_id, m.Claim.text)
-                .where(m.Claim.item_id.in_(in_dataset))
-                .order_by(m.Claim.item_id, m.Claim.index)
-            ):
-                claims[item_id].append(text)
             triplets: dict[int, list[tuple[str, str, str]]] = defaultdict(list)
             for item_id, subject, relation, obj in session.execute(
                 select(m.Triplet.item_id, m.Triplet.subject, m.Triplet.relation, m.Triplet.object)

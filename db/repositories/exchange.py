@@ -34,6 +34,29 @@ def responses_by_external_id(engine: Engine, dataset_name: str) -> dict[str, str
         return {ext: value for ext, value in rows}
 
 
+def item_units(
+    session: Session, dataset_id: int
+) -> tuple[dict[int, list[tuple[int, int]]], dict[int, list[str]]]:
+    """Every item's sentence offsets and claim texts in the dataset, by item id and in order: what a
+    detector's output is read against (two queries for the whole dataset, not two per item)."""
+    in_dataset = select(m.Item.id).where(m.Item.dataset_id == dataset_id)
+    sentences: dict[int, list[tuple[int, int]]] = defaultdict(list)
+    for item_id, start, end in session.execute(
+        select(m.Sentence.item_id, m.Sentence.start, m.Sentence.end)
+        .where(m.Sentence.item_id.in_(in_dataset))
+        .order_by(m.Sentence.item_id, m.Sentence.index)
+    ):
+        sentences[item_id].append((start, end))
+    claims: dict[int, list[str]] = defaultdict(list)
+    for item_id, text in session.execute(
+        select(m.Claim.item_id, m.Claim.text)
+        .where(m.Claim.item_id.in_(in_dataset))
+        .order_by(m.Claim.item_id, m.Claim.index)
+    ):
+        claims[item_id].append(text)
+    return sentences, claims
+
+
 def known_items(engine: Engine, dataset_name: str) -> dict[str, KnownItem]:
     """Every stored item of the dataset with its sentence offsets, claim texts and meta, in dataset order."""
     with read_session(engine) as session:
@@ -45,21 +68,7 @@ def known_items(engine: Engine, dataset_name: str) -> dict[str, KnownItem]:
             .where(m.Item.dataset_id == dataset_id)
             .order_by(m.Item.position)
         ).all()
-        in_dataset = select(m.Item.id).where(m.Item.dataset_id == dataset_id)
-        sentences: dict[int, list[tuple[int, int]]] = defaultdict(list)
-        for item_id, start, end in session.execute(
-            select(m.Sentence.item_id, m.Sentence.start, m.Sentence.end)
-            .where(m.Sentence.item_id.in_(in_dataset))
-            .order_by(m.Sentence.item_id, m.Sentence.index)
-        ):
-            sentences[item_id].append((start, end))
-        claims: dict[int, list[str]] = defaultdict(list)
-        for item_id, text in session.execute(
-            select(m.Claim.item_id, m.Claim.text)
-            .where(m.Claim.item_id.in_(in_dataset))
-            .order_by(m.Claim.item_id, m.Claim.index)
-        ):
-            claims[item_id].append(text)
+        sentences, claims = item_units(session, dataset_id)
     return {
         ext: KnownItem(response, tuple(sentences[item_id]), tuple(claims[item_id]), dict(meta or {}))
         for item_id, ext, response, meta in items

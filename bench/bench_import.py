@@ -1,172 +1,243 @@
-"""Benchmark: import 100 K AlignBench sentence rows (14 K captions) into a fresh SQLite store.
+"""Benchmark: ``python cli.py import`` as a user runs it, whole process, against whole-process floors.
 
-Prints Spanlight's time next to the raw floor measured in the same run (``json.loads`` of every line plus
-one sqlite3 ``executemany`` of the same rows into a plain table) and the peak memory of the import.
-Target: at most 3x the floor. Run with ``make bench`` or ``python bench/bench_import.py [--rows N]``.
+For each size (default 100 K and 1 M AlignBench sentence rows, six per caption, as a CSV file) the bench
+times, taking turns so a busy spell on a shared machine hits all of them:
+
+- the floor: a Python process that parses the CSV with ``csv`` and inserts the same rows with one
+  ``sqlite3`` ``executemany`` into a plain table — the least any importer must do;
+- Spanlight: ``python cli.py import --format alignbench FILE`` into a fresh SQLite store;
+- with ``--stores sqlite,postgres``: the ``COPY`` floor (the same CSV parse, the rows sent by psycopg's
+  ``COPY … FROM STDIN`` into a plain table) and Spanlight importing into a fresh PostgreSQL schema.
+
+Then the canonical JSONL file (120 K items, 240 K spans, 480 K sentence labels) against a floor of
+``json.loads`` of every line plus one ``executemany`` of a row per line. Every figure is the median of
+``--repeat`` runs; each process's peak resident memory (``VmHWM``) is printed next to it. Targets: at
+most 3x the floor, at most 300 MB. Run ``python bench/bench_import.py [--sizes 100000,1000000]``.
 """
 
 from __future__ import annotations
 
 import argparse
-import gc
-import json
-import random
-import sqlite3
+import os
 import sys
 import tempfile
 import time
-import tracemalloc
+import uuid
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
+from dataclasses import dataclass
+from functools import partial
 from pathlib import Path
 from statistics import median
 
-sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT))
 
-from db.access import OPERATOR  # noqa: E402
-from db.engine import make_engine  # noqa: E402
-from db.migrate import upgrade  # noqa: E402
-from db.transfer import import_file  # noqa: E402
-from formats.base import ReadOptions  # noqa: E402
+from bench.make_import_files import write_alignbench, write_canonical  # noqa: E402
+from tests.peak_rss import run_measured  # noqa: E402
 
-MODELS = ("gpt-4o", "llava-1.6", "cogvlm", "qwen2", "sharegpt4v", "llama-4", "sd-3", "gpt-gen")
-WORDS = [
-    "a",
-    "the",
-    "red",
-    "blue",
-    "small",
-    "large",
-    "dog",
-    "cat",
-    "man",
-    "woman",
-    "table",
-    "chair",
-    "street",
-    "tree",
-    "sky",
-    "car",
-    "sign",
-    "on",
-    "near",
-    "under",
-]
-ERRORS = ("Object", "Attribute", "Number", "Text", "Relation", "Location", "Direction", "Illusion", "Other")
+PG_URL = "postgresql://postgres@127.0.0.1:5432/test"
 
-
-def make_rows(n_rows: int, n_captions: int, seed: int = 7) -> list[dict[str, object]]:
-    rng = random.Random(seed)
-    rows: list[dict[str, object]] = []
-    per_caption = [n_rows // n_captions] * n_captions
-    for k in range(n_rows - sum(per_caption)):
-        per_caption[k] += 1
-    for c, n_sentences in enumerate(per_caption):
-        model = MODELS[c % len(MODELS)]
-        image = f"img_{c // len(MODELS):06d}.jpg"
-        for s in range(n_sentences):
-            words = [rng.choice(WORDS) for _ in range(rng.randint(6, 16))]
-            label = rng.choices(("correct", "incorrect", "unknown"), (70, 25, 5))[0]
-            votes = [rng.randint(0, 3) for _ in range(3)]
-            rows.append(
-                {
-                    "model": model,
-                    "image_source": "coco" if c % 2 else "cc12m",
-                    "image_name": image,
-                    "image_type": f"cluster-{c % 50}",
-                    "sentence_index": s,
-                    "caption": " ".join(words).capitalize() + ".",
-                    "annotation": label,
-                    "error_type": rng.choice(ERRORS) if label == "incorrect" else None,
-                    "error_words": [words[2]] if label == "incorrect" else None,
-                    "agreement_ratio": round(rng.random(), 3),
-                    "fleiss_Pi": round(rng.random(), 3),
-                    "n_correct": votes[0],
-                    "n_incorrect": votes[1],
-                    "n_unknown": votes[2],
-                    "image_url": f"https://example.org/{image}",
-                }
-            )
-    return rows
-
-
-def floor(data: bytes, folder: Path) -> tuple[float, float]:
-    """json.loads of every line + one executemany of the same rows: the least any importer must do.
-
-    Returns wall-clock and CPU seconds (CPU time is steadier on a shared, busy machine)."""
-    start, cpu = time.perf_counter(), time.process_time()
-    rows = [json.loads(line) for line in data.splitlines()]
-    columns = list(rows[0])
-    folder.mkdir()
-    connection = sqlite3.connect(folder / "floor.db")
+CSV_FLOOR = """
+import csv, sqlite3, sys
+source, store = sys.argv[1], sys.argv[2]
+with open(source, newline="", encoding="utf-8") as handle:
+    reader = csv.reader(handle)
+    header = next(reader)
+    connection = sqlite3.connect(store)
     connection.execute("PRAGMA journal_mode=WAL")
-    connection.execute("PRAGMA synchronous=NORMAL")  # as Spanlight's own SQLite connections
-    connection.execute(f"CREATE TABLE rows ({', '.join(columns)})")
+    connection.execute("PRAGMA synchronous=NORMAL")
+    connection.execute(f"CREATE TABLE rows ({', '.join(header)})")
     with connection:
-        connection.executemany(
-            f"INSERT INTO rows VALUES ({', '.join('?' for _ in columns)})",
-            [tuple(json.dumps(v) if isinstance(v, list) else v for v in r.values()) for r in rows],
-        )
+        connection.executemany(f"INSERT INTO rows VALUES ({', '.join('?' for _ in header)})", reader)
     connection.close()
-    return time.perf_counter() - start, time.process_time() - cpu
+"""
 
+COPY_FLOOR = """
+import csv, sys
+import psycopg
+source, url, schema = sys.argv[1], sys.argv[2], sys.argv[3]
+with open(source, newline="", encoding="utf-8") as handle, psycopg.connect(url) as connection:
+    reader = csv.reader(handle)
+    header = next(reader)
+    connection.execute(f'SET search_path TO "{schema}"')
+    connection.execute(f"CREATE TABLE rows ({', '.join(c + ' text' for c in header)})")
+    with connection.cursor().copy(f"COPY rows ({', '.join(header)}) FROM STDIN") as copy:
+        for row in reader:
+            copy.write_row(row)
+"""
 
-def ours(data: bytes, folder: Path, *, trace: bool) -> tuple[float, float, int, str]:
-    folder.mkdir()
-    engine = make_engine(f"sqlite:///{folder / 'store.db'}")
-    upgrade(engine)
-    gc.collect()
-    if trace:
-        tracemalloc.start()
-    start, cpu = time.perf_counter(), time.process_time()
-    outcome = import_file(
-        engine,
-        data,
-        actor=OPERATOR,
-        source="alignbench.jsonl",
-        format_name="alignbench",
-        options=ReadOptions(dataset="bench"),
+JSONL_FLOOR = """
+import json, sqlite3, sys
+source, store = sys.argv[1], sys.argv[2]
+connection = sqlite3.connect(store)
+connection.execute("PRAGMA journal_mode=WAL")
+connection.execute("PRAGMA synchronous=NORMAL")
+connection.execute("CREATE TABLE lines (record, body)")
+with open(source, encoding="utf-8") as handle, connection:
+    connection.executemany(
+        "INSERT INTO lines VALUES (?, ?)",
+        ((r["record"], json.dumps(r)) for r in map(json.loads, handle)),
     )
-    elapsed, cpu = time.perf_counter() - start, time.process_time() - cpu
-    peak = tracemalloc.get_traced_memory()[1] if trace else 0
-    tracemalloc.stop()
-    engine.dispose()
-    if not outcome.ok:
-        raise SystemExit(f"import failed: {[str(p) for p in outcome.problems[:5]]}")
-    return elapsed, cpu, peak, outcome.summary()
+connection.close()
+"""
+
+
+@dataclass
+class Run:
+    seconds: float
+    peak_mb: float
+
+
+def measured(script: Path, *args: str, env: dict[str, str] | None = None) -> Run:
+    """Run ``script`` in a fresh Python process; its wall time and its own peak resident memory."""
+    start = time.perf_counter()
+    code, out, err, peak_kb = run_measured(script, *args, env=env or {}, cwd=ROOT)
+    seconds = time.perf_counter() - start
+    if code != 0:
+        raise SystemExit(f"{script.name} {' '.join(args)} failed:\n{out[-2000:]}\n{err[-3000:]}")
+    return Run(seconds, peak_kb / 1024)
+
+
+@contextmanager
+def postgres_schema() -> Iterator[str]:
+    """A schema made for one run in the PostgreSQL database, dropped afterwards."""
+    import psycopg
+
+    schema = f"bench_import_{uuid.uuid4().hex[:12]}"
+    with psycopg.connect(PG_URL, autocommit=True) as connection:
+        connection.execute(f'CREATE SCHEMA "{schema}"')
+    try:
+        yield schema
+    finally:
+        with psycopg.connect(PG_URL, autocommit=True) as connection:
+            connection.execute(f'DROP SCHEMA "{schema}" CASCADE')
+
+
+class Bench:
+    def __init__(self, folder: Path) -> None:
+        self.folder = folder
+        self.scripts = {}
+        for name, body in (
+            ("csv_floor", CSV_FLOOR),
+            ("copy_floor", COPY_FLOOR),
+            ("jsonl_floor", JSONL_FLOOR),
+        ):
+            path = folder / f"{name}.py"
+            path.write_text(body)
+            self.scripts[name] = path
+        self.runs = 0
+
+    def _store(self) -> Path:
+        self.runs += 1
+        return self.folder / f"store{self.runs}.db"
+
+    def csv_floor(self, source: Path) -> Run:
+        return measured(self.scripts["csv_floor"], str(source), str(self._store()))
+
+    def jsonl_floor(self, source: Path) -> Run:
+        return measured(self.scripts["jsonl_floor"], str(source), str(self._store()))
+
+    def copy_floor(self, source: Path) -> Run:
+        with postgres_schema() as schema:
+            return measured(self.scripts["copy_floor"], str(source), PG_URL, schema)
+
+    def ours(self, source: Path, format_name: str, store: str = "sqlite") -> Run:
+        command = ["import", "--format", format_name, "--dataset", "bench"]
+        if store == "sqlite":
+            return measured(ROOT / "cli.py", *command, "--db", f"sqlite:///{self._store()}", str(source))
+        with postgres_schema() as schema:
+            url = f"postgresql+psycopg://postgres@127.0.0.1:5432/test?options=-csearch_path%3D{schema}"
+            return measured(ROOT / "cli.py", *command, "--db", url, str(source))
+
+
+def turns(repeat: int, contenders: dict[str, Callable[[], Run]]) -> dict[str, list[Run]]:
+    """Each contender ``repeat`` times, taking turns."""
+    runs: dict[str, list[Run]] = {name: [] for name in contenders}
+    for _ in range(repeat):
+        for name, run in contenders.items():
+            runs[name].append(run())
+    return runs
+
+
+def report(title: str, runs: dict[str, list[Run]], pairs: list[tuple[str, str]]) -> list[float]:
+    """Print each contender's medians and each (ours, floor) pair's ratio; the ratios."""
+    print(f"\n{title}")
+    for name, measured_runs in runs.items():
+        seconds = median(r.seconds for r in measured_runs)
+        peak = median(r.peak_mb for r in measured_runs)
+        every = ", ".join(f"{r.seconds:.2f}" for r in measured_runs)
+        print(f"  {name:34} {seconds:7.2f} s  (runs {every})   peak RSS {peak:6.0f} MB")
+    ratios = []
+    for ours, floor in pairs:
+        ratio = median(r.seconds for r in runs[ours]) / median(r.seconds for r in runs[floor])
+        ratios.append(ratio)
+        print(f"  ratio {ours} / {floor}: {ratio:.2f}x")
+    return ratios
+
+
+def verdict(ratios: list[float], peaks: list[float], *, max_ratio: float, max_rss_mb: float) -> int:
+    """Print the load and whether any ratio or peak broke its bound; the exit code (1 if one did)."""
+    print(f"\nload after the runs {os.getloadavg()[0]:.2f}")
+    failed = False
+    if ratios and max(ratios) > max_ratio:
+        print(f"SLOWER than {max_ratio}x a floor")
+        failed = True
+    if peaks and max(peaks) > max_rss_mb:
+        print(f"MORE memory than {max_rss_mb:.0f} MB")
+        failed = True
+    return 1 if failed else 0
 
 
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--rows", type=int, default=100_000)
-    parser.add_argument("--captions", type=int, default=14_000)
-    parser.add_argument("--max-ratio", type=float, default=3.0)
-    parser.add_argument("--repeat", type=int, default=5)
-    args = parser.parse_args()
-    rows = make_rows(args.rows, args.captions)
-    data = "".join(json.dumps(r) + "\n" for r in rows).encode()
-    with tempfile.TemporaryDirectory() as tmp:
-        folder = Path(tmp)
-        # Floor and ours take turns, so a busy spell on a shared machine hits both; medians are quoted.
-        # Memory is measured in a separate traced run.
-        floors, runs = [], []
-        for k in range(args.repeat):
-            floors.append(floor(data, folder / f"floor{k}"))
-            runs.append(ours(data, folder / f"run{k}", trace=False))
-        peak = ours(data, folder / "traced", trace=True)[2]
-    raw, raw_cpu = median(f[0] for f in floors), median(f[1] for f in floors)
-    elapsed, cpu = median(r[0] for r in runs), median(r[1] for r in runs)
-    ratio, cpu_ratio = elapsed / raw, cpu / raw_cpu
-    print(runs[0][3])
-    print(
-        f"rows: {args.rows:,} in {args.captions:,} captions ({len(data) / 1e6:.1f} MB JSONL), median of {args.repeat}"
+    parser.add_argument("--sizes", default="100000,1000000", help="AlignBench sentence rows, comma separated")
+    parser.add_argument(
+        "--canonical-items", type=int, default=120_000, help="0 to leave the canonical file out"
     )
-    print(f"floor (json.loads + sqlite3 executemany): {raw:.2f} s wall, {raw_cpu:.2f} s CPU")
-    print(f"Spanlight import (read, check, write):   {elapsed:.2f} s wall, {cpu:.2f} s CPU")
-    print(f"ratio to the floor:                       {ratio:.2f}x wall, {cpu_ratio:.2f}x CPU")
-    print(f"peak Python memory during the import:     {peak / 1e6:.0f} MB")
-    if min(ratio, cpu_ratio) > args.max_ratio:
-        print(f"SLOWER than {args.max_ratio}x the floor")
-        return 1
-    return 0
+    parser.add_argument("--stores", default="sqlite", help="sqlite, or sqlite,postgres")
+    parser.add_argument("--repeat", type=int, default=3)
+    parser.add_argument("--max-ratio", type=float, default=3.0)
+    parser.add_argument("--max-rss-mb", type=float, default=300.0)
+    args = parser.parse_args()
+    stores = args.stores.split(",")
+    ratios: list[float] = []
+    peaks: list[float] = []
+    print(f"median of {args.repeat} whole processes each, taking turns; load {os.getloadavg()[0]:.2f}")
+    with tempfile.TemporaryDirectory(prefix="spanlight-bench-import-") as tmp:
+        bench = Bench(Path(tmp))
+        for size in (int(s) for s in args.sizes.split(",")):
+            source = Path(tmp) / f"alignbench-{size}.csv"
+            write_alignbench(source, size)
+            contenders: dict[str, Callable[[], Run]] = {
+                "floor (csv + sqlite3 executemany)": partial(bench.csv_floor, source),
+                "Spanlight import, SQLite": partial(bench.ours, source, "alignbench"),
+            }
+            pairs = [("Spanlight import, SQLite", "floor (csv + sqlite3 executemany)")]
+            if "postgres" in stores:
+                contenders["floor (csv + PostgreSQL COPY)"] = partial(bench.copy_floor, source)
+                contenders["Spanlight import, PostgreSQL"] = partial(bench.ours, source, "alignbench", "pg")
+                pairs.append(("Spanlight import, PostgreSQL", "floor (csv + PostgreSQL COPY)"))
+            size_mb = source.stat().st_size / 1e6
+            runs = turns(args.repeat, contenders)
+            ratios += report(f"AlignBench CSV, {size:,} sentences ({size_mb:.0f} MB)", runs, pairs)
+            peaks += [r.peak_mb for name, rs in runs.items() if name.startswith("Spanlight") for r in rs]
+            source.unlink()
+        if args.canonical_items:
+            source = Path(tmp) / "canonical.jsonl"
+            write_canonical(source, args.canonical_items)
+            size_mb = source.stat().st_size / 1e6
+            runs = turns(
+                args.repeat,
+                {
+                    "floor (json.loads + executemany)": lambda: bench.jsonl_floor(source),
+                    "Spanlight import, SQLite": lambda: bench.ours(source, "canonical"),
+                },
+            )
+            title = f"canonical JSONL, {args.canonical_items:,} items ({size_mb:.0f} MB)"
+            report(title, runs, [("Spanlight import, SQLite", "floor (json.loads + executemany)")])
+            peaks += [r.peak_mb for r in runs["Spanlight import, SQLite"]]
+    return verdict(ratios, peaks, max_ratio=args.max_ratio, max_rss_mb=args.max_rss_mb)
 
 
 if __name__ == "__main__":

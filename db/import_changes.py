@@ -114,8 +114,29 @@ def _grouped(pairs: Iterable[tuple[Hashable, tuple[Any, ...]]]) -> dict[Hashable
 
 def digest(units: Sequence[Rows]) -> str:
     """A fingerprint of some units' rows, so an undo can tell whether they changed since."""
-    text = json.dumps([sorted((t, sorted(g.items(), key=repr)) for t, g in u.items()) for u in units])
-    return hashlib.sha256(text.encode("utf-8", "surrogatepass")).hexdigest()
+    fingerprint = Fingerprint()
+    fingerprint.add(units)
+    return fingerprint.hexdigest()
+
+
+class Fingerprint:
+    """:func:`digest` of units given in several parts (an import written in batches): the same hash as
+    of the JSON list of every unit, built without holding every unit at once."""
+
+    def __init__(self) -> None:
+        self._hash = hashlib.sha256(b"[")
+        self._empty = True
+
+    def add(self, units: Iterable[Rows]) -> None:
+        for unit in units:
+            text = json.dumps(sorted((t, sorted(g.items(), key=repr)) for t, g in unit.items()))
+            self._hash.update(((", " if not self._empty else "") + text).encode("utf-8", "surrogatepass"))
+            self._empty = False
+
+    def hexdigest(self) -> str:
+        whole = self._hash.copy()
+        whole.update(b"]")
+        return whole.hexdigest()
 
 
 @dataclass
@@ -134,6 +155,8 @@ class ImportChanges:
     digests: dict[str, str] = field(default_factory=dict)
     # Rows the input holds that are stored already, per table (those units are not rewritten).
     unchanged: dict[str, int] = field(default_factory=dict)
+    # The digest of each owner's units so far, while an import is planned batch by batch.
+    fingerprints: dict[str, Fingerprint] = field(default_factory=dict, repr=False, compare=False)
 
     @property
     def needs_replace(self) -> bool:
@@ -178,12 +201,25 @@ class ImportChanges:
             self.label_set_items, self.label_set_before, self.rating_pairs, self.rating_before
         )
 
+    def add_units(self, owner: str, units: Sequence[Rows]) -> None:
+        """Fold the units ``owner`` rewrites into its digest (batch after batch, in input order)."""
+        fingerprint = self.fingerprints.setdefault(owner, Fingerprint())
+        fingerprint.add(units)
+        self.digests[owner] = fingerprint.hexdigest()
+
     def _same(self, rows: Rows) -> None:
         for table, grouped in rows.items():
             self.unchanged[table] = self.unchanged.get(table, 0) + sum(len(v) for v in grouped.values())
 
     def _count(self, owner: str, old: Rows, new: Rows) -> bool:
         """Add the differences of one unit to the counts; True when something stored is removed or changed."""
+        if not old:  # nothing stored for this unit (a first import): every row is added
+            for table, grouped in new.items():
+                total = self.counts.setdefault(owner, {}).setdefault(
+                    table, {"removed": 0, "changed": 0, "added": 0}
+                )
+                total["added"] += sum(len(values) for values in grouped.values())
+            return False
         loses = False
         for table in [*old, *(t for t in new if t not in old)]:
             before, after = old.get(table, {}), new.get(table, {})
@@ -304,13 +340,24 @@ def plan_changes(
     bundle: Bundle,
     bad_items: set[str],
     rating_tasks: Sequence[RatingTaskRecord],
+    *,
+    into: ImportChanges | None = None,
+    fresh: Iterable[tuple[str, str]] = (),
 ) -> ImportChanges:
-    """Compare what ``bundle`` says with what is stored; every unit whose rows differ is to be written."""
-    changes = ImportChanges()
+    """Compare what ``bundle`` says with what is stored; every unit whose rows differ is to be written.
+
+    An import written in batches plans each batch ``into`` the same changes; the label sets in ``fresh``
+    were made by this import, so nothing of theirs was stored before it and none is read back."""
+    changes = ImportChanges() if into is None else into
+    fresh = set(fresh)
     losing: set[str] = set()
     for record in bundle.label_sets:
         incoming = _by_item(a for a in record.annotations if a.item not in bad_items)
-        stored = stored_annotations(session, dataset_id, record.kind, record.name, set(incoming)) or {}
+        stored = (
+            {}
+            if (record.kind, record.name) in fresh
+            else stored_annotations(session, dataset_id, record.kind, record.name, set(incoming)) or {}
+        )
         owner = f"{record.kind}:{record.name}"
         items, before, units = [], [], []
         for ext, given in incoming.items():
@@ -326,9 +373,9 @@ def plan_changes(
             if changes._count(owner, old_rows, new_rows):
                 losing.add(ext)
         if items:
-            changes.label_set_items[(record.kind, record.name)] = items
-            changes.label_set_before[(record.kind, record.name)] = before
-            changes.digests[owner] = digest(units)
+            changes.label_set_items.setdefault((record.kind, record.name), []).extend(items)
+            changes.label_set_before.setdefault((record.kind, record.name), []).extend(before)
+            changes.add_units(owner, units)
     for task in rating_tasks:
         incoming_ratings: dict[tuple[str, str], list[RatingRecord]] = defaultdict(list)
         for rating in task.ratings:
@@ -347,9 +394,9 @@ def plan_changes(
             if changes._count(owner, old_rows, new_rows):
                 losing.add(pair[1])
         if pairs:
-            changes.rating_pairs[task.name] = pairs
-            changes.rating_before[task.name] = kept
-            changes.digests[owner] = digest(units)
+            changes.rating_pairs.setdefault(task.name, []).extend(pairs)
+            changes.rating_before.setdefault(task.name, []).extend(kept)
+            changes.add_units(owner, units)
     order = {item.external_id: k for k, item in enumerate(bundle.items)}
-    changes.items = sorted(losing, key=lambda ext: (order.get(ext, len(order)), ext))
+    changes.items += sorted(losing, key=lambda ext: (order.get(ext, len(order)), ext))
     return changes

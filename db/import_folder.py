@@ -7,7 +7,8 @@ saved labels with it. So a server path must resolve (symlinks followed) to a fil
 (``SPANLIGHT_IMPORT_DIR``, default ``imports/`` under the data folder; ``off`` allows no server paths),
 must not be one of the store's own files (checked by ``stat`` before anything is opened), must not be an
 SQLite database under any name (checked by its header), and must not be larger than the import size cap
-(``SPANLIGHT_MAX_IMPORT_MB``), which applies to uploads too.
+(``SPANLIGHT_MAX_IMPORT_MB``), which applies to uploads too; the command line only obeys a cap that
+was set.
 """
 
 from __future__ import annotations
@@ -47,8 +48,13 @@ def max_import_bytes() -> int:
     return int(max(megabytes, 0) * 1024 * 1024)
 
 
-def size_problem(size: int, what: str = "the file is") -> str | None:
-    """Why a file of ``size`` bytes is too large to import, or None."""
+def size_problem(size: int, what: str = "the file is", *, set_only: bool = False) -> str | None:
+    """Why a file of ``size`` bytes is too large to import, or None.
+
+    ``set_only``: only a cap the operator set applies (the command line streams files of any size; the
+    default cap guards the web server's memory, which holds a browser upload whole)."""
+    if set_only and setting("MAX_IMPORT_MB") is None:
+        return None
     cap = max_import_bytes()
     if size <= cap:
         return None

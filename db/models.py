@@ -89,6 +89,9 @@ class Item(Versioned, Base):
     __table_args__ = (
         UniqueConstraint("dataset_id", "external_id", name="uq_items_dataset_external"),
         Index("ix_items_dataset_position", "dataset_id", "position"),
+        # The browser's filters, counted and paged in dataset order from the index (migration 0004).
+        Index("ix_items_dataset_subset", "dataset_id", "subset", "position"),
+        Index("ix_items_dataset_source_model", "dataset_id", "source_model", "position"),
     )
 
     id: Mapped[int] = mapped_column(primary_key=True)
@@ -168,7 +171,10 @@ class Triplet(Base):
     """
 
     __tablename__ = "triplets"
-    __table_args__ = (Index("ix_triplets_item_label_set", "item_id", "label_set_id"),)
+    __table_args__ = (
+        Index("ix_triplets_item_label_set", "item_id", "label_set_id"),
+        Index("ix_triplets_label_set", "label_set_id"),  # which label sets extracted any (migration 0004)
+    )
 
     id: Mapped[int] = mapped_column(primary_key=True)
     item_id: Mapped[int] = mapped_column(ForeignKey("items.id", ondelete="CASCADE"))
@@ -504,7 +510,8 @@ class EditLog(Base):
     at: Mapped[datetime] = mapped_column(DateTime(timezone=True), default=utcnow)
     annotator_id: Mapped[int | None] = mapped_column(ForeignKey("annotators.id", ondelete="SET NULL"))
     # create / update / delete / import, undo (``after`` = {"undid": <id of the entry undone>}), or
-    # restore (``after`` = {"restored_to": <id of the entry whose state was put back>}).
+    # restore (``after`` = {"restored_to": <id of the entry whose state was put back>}), or preannotate
+    # (a label set's item started from a detector: ``after`` names it, see db.repositories.preannotation).
     action: Mapped[str] = mapped_column(String(20))
     entity: Mapped[str] = mapped_column(String(50))  # table name
     entity_id: Mapped[int | None] = mapped_column(Integer)

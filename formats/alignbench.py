@@ -17,12 +17,12 @@ import io
 import json
 import math
 import re
-from collections.abc import Iterable
+from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass
 from typing import Any
 
 from formats import taxonomies
-from formats.base import Format, ReadOptions, ReadResult
+from formats.base import Format, ReadOptions, ReadResult, Sink
 from formats.bundles import annotations_by_item, gold_bundle
 from formats.fields import RecordError, get_int, type_name
 from formats.json_documents import dump_jsonl, iter_jsonl, load_json
@@ -37,7 +37,7 @@ from formats.records import (
 )
 from formats.sentences import split_sentences
 from formats.storable import may_hold_unstorable, unstorable
-from formats.text import decode_text, head_text, looks_like_json
+from formats.text import decode_text, head_text, looks_like_json, utf8_problems
 
 KEY_COLUMNS = ("model", "image_name", "sentence_index")
 COLUMNS = (
@@ -115,7 +115,186 @@ def load_rows(data: bytes, source: str) -> Rows:
                 rows.append(None)  # keep row numbers equal to line numbers
             rows.append(row)
         return Rows(rows, problems, suspicious)
-    return Rows(*_csv_rows(text, source), suspicious)
+    del text  # the columnar reader parses the bytes; no second copy of a large file is kept
+    fast = _arrow_csv_rows(data)
+    if fast is not None:
+        return Rows(fast, [], b"\x00" in data)
+    return Rows(*_csv_rows(bytes(data).decode("utf-8-sig"), source), suspicious)
+
+
+def _arrow_csv_rows(data: bytes) -> list[dict[str, Any]] | None:
+    """The rows of a well-formed CSV file, parsed by pyarrow's C++ reader, with the integer and number
+    columns already typed when every cell of theirs converts; None when pyarrow cannot read the file
+    alike, so the ``csv`` module reads it and reports exactly where it breaks.
+
+    Per-cell conversion in Python was most of the time of a large import; here a column is typed at once,
+    and a column with a cell that does not convert is left as text for the row checks to name the cell.
+    """
+    import pyarrow as pa
+    from pyarrow import csv as arrow_csv
+
+    body = bytes(data[3:]) if bytes(data[:3]) == b"\xef\xbb\xbf" else data
+    try:
+        table = arrow_csv.read_csv(
+            pa.py_buffer(body),
+            parse_options=arrow_csv.ParseOptions(newlines_in_values=True),
+            convert_options=arrow_csv.ConvertOptions(
+                column_types={name: pa.string() for name in _header(body)},
+                strings_can_be_null=True,
+                quoted_strings_can_be_null=True,
+                null_values=[""],
+            ),
+        )
+    except (pa.ArrowException, UnicodeDecodeError, ValueError):
+        return None
+    if table.num_rows == 0 or not set(table.column_names) <= set(_header(body)):
+        return None
+    columns = [
+        _typed(name, column).to_pylist()
+        for name, column in zip(table.column_names, table.columns, strict=True)
+    ]
+    names = table.column_names
+    del table
+    return [dict(zip(names, values, strict=True)) for values in zip(*columns, strict=True)]
+
+
+# Rows per batch: the Python objects of a row take a few kilobytes until the batch is written.
+BATCH_ROWS = 10_000
+
+
+def caption_batches(
+    data: bytes, rows: int | None = None
+) -> Iterator[list[tuple[int, dict[str, Any]]]] | None:
+    """The ``(row number, row)`` pairs of a CSV file in batches of about ``rows`` rows that never split a
+    caption, read a block at a time; None when the file must be read whole instead: pyarrow cannot read
+    it alike, a key cell is missing or not of its type (so the whole-file reader reports it), or a
+    caption's rows are not contiguous.
+
+    A first pass reads only the key columns to check this; the second reads the rows, typing the
+    integer and number columns of each block at once (as :func:`_arrow_csv_rows` does for a whole file).
+    """
+    import pyarrow as pa
+
+    body = bytes(data[3:]) if bytes(data[:3]) == b"\xef\xbb\xbf" else data
+    header = _header(body)
+    if len(set(header)) != len(header) or not set(KEY_COLUMNS) <= set(header):
+        return None
+    try:
+        closed: set[tuple[str, str]] = set()
+        last: tuple[str, str] | None = None
+        for batch in _csv_blocks(body, header, KEY_COLUMNS):
+            keys = _clean_keys(batch)
+            if keys is None:
+                return None
+            for key in keys:  # the caption of each run of rows, in order
+                if key == last:
+                    continue
+                if key in closed:
+                    return None
+                if last is not None:
+                    closed.add(last)
+                last = key
+    except (pa.ArrowException, ValueError):
+        return None
+    if last is None:
+        return None
+    del closed
+    return _row_batches(body, header, rows or BATCH_ROWS)
+
+
+def _csv_blocks(body: bytes, header: list[str], columns: Sequence[str]) -> Iterator[Any]:
+    """Record batches of ``columns`` of the CSV file, every column read as text."""
+    import pyarrow as pa
+    from pyarrow import csv as arrow_csv
+
+    reader = arrow_csv.open_csv(
+        pa.BufferReader(pa.py_buffer(body)),
+        read_options=arrow_csv.ReadOptions(block_size=1 << 22, use_threads=False),
+        parse_options=arrow_csv.ParseOptions(newlines_in_values=True),
+        convert_options=arrow_csv.ConvertOptions(
+            column_types={name: pa.string() for name in header},
+            include_columns=list(columns),
+            strings_can_be_null=True,
+            quoted_strings_can_be_null=True,
+            null_values=[""],
+        ),
+    )
+    yield from reader
+
+
+def _clean_keys(batch: Any) -> list[tuple[str, str]] | None:
+    """The ``(model, image_name)`` of each run of rows of a block, or None when a key cell is missing,
+    blank or (``sentence_index``) not an integer.
+
+    (No Python value is handed to pyarrow here: converting one makes pyarrow import pandas, 45 MB.)"""
+    import pyarrow as pa
+    import pyarrow.compute as pc
+
+    model, image_name, index = (batch.column(batch.schema.get_field_index(c)) for c in KEY_COLUMNS)
+    if len(model) == 0:
+        return []
+    for column in (model, image_name, index):
+        if column.null_count or pc.any(pc.utf8_is_space(column)).as_py():
+            return None
+        if pc.min_max(pc.utf8_length(column))["min"].as_py() == 0:
+            return None
+    try:
+        pc.cast(index, pa.int64())
+    except pa.ArrowException:
+        return None
+    changes = pc.or_(pc.not_equal(model[1:], model[:-1]), pc.not_equal(image_name[1:], image_name[:-1]))
+    starts = pc.indices_nonzero(changes)
+    models = [model[0].as_py(), *pc.take(model[1:], starts).to_pylist()]
+    images = [image_name[0].as_py(), *pc.take(image_name[1:], starts).to_pylist()]
+    return list(zip(models, images, strict=True))
+
+
+def _row_batches(body: bytes, header: list[str], rows: int) -> Iterator[list[tuple[int, dict[str, Any]]]]:
+    """The second pass: rows with their numbers, cut at caption boundaries near every ``rows`` rows."""
+    pending: list[tuple[int, dict[str, Any]]] = []
+    number = 0
+    for batch in _csv_blocks(body, header, header):
+        names = batch.schema.names
+        columns = [_typed(name, batch.column(k)).to_pylist() for k, name in enumerate(names)]
+        for values in zip(*columns, strict=True):
+            row = dict(zip(names, values, strict=True))
+            row["sentence_index"] = int(row["sentence_index"])
+            if len(pending) >= rows and _caption_of(pending[-1][1]) != _caption_of(row):
+                yield pending
+                pending = []
+            pending.append((number, row))
+            number += 1
+    if pending:
+        yield pending
+
+
+def _caption_of(row: dict[str, Any]) -> tuple[str, str]:
+    return row["model"], row["image_name"]
+
+
+def _typed(name: str, column: Any) -> Any:
+    """An integer or number column as such when every cell of it converts (and is finite); else as text,
+    for the row checks to name the cell that does not."""
+    import pyarrow as pa
+    import pyarrow.compute as pc
+
+    kind = pa.int64() if name in INT_COLUMNS else pa.float64() if name in FLOAT_COLUMNS else None
+    if kind is None:
+        return column
+    try:
+        typed = pc.cast(column, kind)
+    except pa.ArrowException:
+        return column  # a cell that does not convert: the row checks name it
+    if kind == pa.float64() and pc.all(pc.is_finite(typed)).as_py() is False:
+        return column
+    return typed
+
+
+def _header(body: bytes) -> list[str]:
+    """The header row's names, as the ``csv`` module reads them (to read every column as text)."""
+    end = body.find(b"\n")
+    first = bytes(body[: end if end != -1 else len(body)]).decode("utf-8")
+    return next(csv.reader([first.rstrip("\r")]), [])
 
 
 def _csv_rows(text: str, source: str) -> tuple[list[dict[str, Any]] | None, list[Problem]]:
@@ -152,15 +331,7 @@ def _parquet_rows(data: bytes, source: str) -> tuple[list[dict[str, Any]] | None
 def rows_to_bytes(rows: list[dict[str, Any]], filename: str, columns: Iterable[str]) -> bytes:
     """Rows written as CSV, Parquet or (default) JSONL, chosen by ``filename``'s extension."""
     columns = list(columns)
-    lower = filename.lower()
-    if lower.endswith(".csv"):
-        out = io.StringIO(newline="")
-        writer = csv.DictWriter(out, fieldnames=columns, extrasaction="ignore", lineterminator="\n")
-        writer.writeheader()
-        for row in rows:
-            writer.writerow({k: _csv_cell(row.get(k)) for k in columns})
-        return out.getvalue().encode("utf-8")
-    if lower.endswith(".parquet"):
+    if filename.lower().endswith(".parquet"):
         import pyarrow as pa
         import pyarrow.parquet as pq
 
@@ -171,11 +342,28 @@ def rows_to_bytes(rows: list[dict[str, Any]], filename: str, columns: Iterable[s
         sink = io.BytesIO()
         pq.write_table(table, sink)
         return sink.getvalue()
+    return text_rows(rows, filename, columns, header=True)
+
+
+def text_rows(
+    rows: Iterable[dict[str, Any]], filename: str, columns: Sequence[str], *, header: bool
+) -> bytes:
+    """Rows as CSV (with the header row when ``header``) or else JSONL, chosen by ``filename``: a file
+    written in parts, each with the rows of one batch, is the same as written at once."""
+    if filename.lower().endswith(".csv"):
+        out = io.StringIO(newline="")
+        writer = csv.writer(out, lineterminator="\n")  # a DictWriter's output, a row's cells in order
+        if header:
+            writer.writerow(columns)
+        writer.writerows(
+            [
+                json.dumps(v, ensure_ascii=False) if isinstance(v := row.get(k), list | dict) else v
+                for k in columns
+            ]
+            for row in rows
+        )  # lists and objects as JSON text, inline: a call per cell was a fifth of the time
+        return out.getvalue().encode("utf-8")
     return dump_jsonl([{k: row[k] for k in columns if k in row} for row in rows])
-
-
-def _csv_cell(value: Any) -> Any:
-    return json.dumps(value, ensure_ascii=False) if isinstance(value, list | dict) else value
 
 
 def _parquet_cell(value: Any) -> Any:
@@ -362,6 +550,52 @@ class AlignBenchFormat(Format):
     def read(self, data: bytes, *, source: str, options: ReadOptions | None = None) -> ReadResult:
         return self.read_rows(load_rows(data, source), source, options or ReadOptions())
 
+    def read_batches(self, data: bytes, *, source: str, options: ReadOptions | None = None) -> ReadResult:
+        """A CSV file whose captions' rows are contiguous and whose key cells are all sound, read in
+        batches of captions (see :func:`caption_batches`); any other file as :meth:`read` reads it."""
+        options = options or ReadOptions()
+        if encoding_of(data, source) != "csv":
+            return self.read(data, source=source, options=options)
+        problems = utf8_problems(data, source)
+        if problems:
+            return ReadResult(None, problems)
+        batches = caption_batches(data)
+        if batches is None:
+            return self.read(data, source=source, options=options)
+        suspicious = b"\x00" in data
+
+        def bundles() -> Iterator[Bundle]:
+            for rows in batches:
+                captions: dict[str, list[tuple[int, int, dict[str, Any]]]] = {}
+                for number, row in rows:
+                    ext = caption_id(row["model"], row["image_name"])
+                    captions.setdefault(ext, []).append((row["sentence_index"], number, row))
+                items, annotations = [], []
+                for ext, members in captions.items():
+                    try:
+                        item, labels = self._caption(ext, members, options, source, problems, suspicious)
+                    except RecordError as error:
+                        number = error.row if error.row is not None else members[0][1]
+                        problems.append(
+                            Problem(source, f"row {number} (caption {ext})", error.field, error.reason)
+                        )
+                        continue
+                    items.append(item)
+                    annotations.append(labels)
+                yield gold_bundle(
+                    options,
+                    source,
+                    self.name,
+                    items,
+                    annotations,
+                    ["sentence", "span"],
+                    taxonomies.ALIGNBENCH,
+                )
+
+        read = bundles()
+        first = next(read, None)
+        return ReadResult(first, problems, read)
+
     def read_rows(self, loaded: Rows, source: str, options: ReadOptions) -> ReadResult:
         """The captions of rows already loaded (one file's, or all shards' of a dataset folder)."""
         rows, problems = loaded.rows, loaded.problems
@@ -474,33 +708,43 @@ class AlignBenchFormat(Format):
         return item, Annotations(item=ext, spans=spans, sentence_labels=labels)
 
     def write(self, bundle: Bundle, *, filename: str = "") -> bytes:
-        by_item = annotations_by_item(bundle)
-        rows = []
-        for item in bundle.items:
-            annotations = by_item.get(item.external_id)
-            labels = {lab.index: lab for lab in annotations.sentence_labels} if annotations else {}
-            for k, (start, end, index) in enumerate(sentence_rows(item)):
-                label = labels.get(k)
-                meta = dict(label.meta) if label else {}
-                rows.append(
-                    {
-                        "model": item.source_model or "",
-                        "image_source": item.meta.get("image_source"),
-                        "image_name": item.image_ref or item.external_id,
-                        "image_type": item.meta.get("image_type"),
-                        "sentence_index": index,
-                        "caption": item.response[start:end],
-                        "annotation": label.label if label else None,
-                        "error_type": label.error_type if label else None,
-                        "error_words": meta.get("error_words", _span_words(annotations, item, start, end)),
-                        **{c: meta.get(c) for c in LABEL_META[1:]},
-                        "image_url": item.meta.get("image_url"),
-                    }
-                )
-        return rows_to_bytes(rows, filename, COLUMNS)
+        return rows_to_bytes(list(_rows(bundle)), filename, COLUMNS)
+
+    def write_stream(self, batches: Iterable[Bundle], out: Sink, *, filename: str = "") -> None:
+        """CSV and JSONL a batch at a time (each caption's rows depend on that caption alone); Parquet
+        whole, as :meth:`write` does, since its column types are chosen from every row."""
+        if filename.lower().endswith(".parquet"):
+            super().write_stream(batches, out, filename=filename)
+            return
+        for k, batch in enumerate(batches):
+            out.write(text_rows(_rows(batch), filename, COLUMNS, header=k == 0))
 
     def default_filename(self, dataset: str) -> str:
         return f"{dataset}.jsonl"
+
+
+def _rows(bundle: Bundle) -> Iterator[dict[str, Any]]:
+    """The rows of each item's sentences with the written label set's labels, in item order."""
+    by_item = annotations_by_item(bundle)
+    for item in bundle.items:
+        annotations = by_item.get(item.external_id)
+        labels = {lab.index: lab for lab in annotations.sentence_labels} if annotations else {}
+        for k, (start, end, index) in enumerate(sentence_rows(item)):
+            label = labels.get(k)
+            meta = dict(label.meta) if label else {}
+            yield {
+                "model": item.source_model or "",
+                "image_source": item.meta.get("image_source"),
+                "image_name": item.image_ref or item.external_id,
+                "image_type": item.meta.get("image_type"),
+                "sentence_index": index,
+                "caption": item.response[start:end],
+                "annotation": label.label if label else None,
+                "error_type": label.error_type if label else None,
+                "error_words": meta.get("error_words", _span_words(annotations, item, start, end)),
+                **{c: meta.get(c) for c in LABEL_META[1:]},
+                "image_url": item.meta.get("image_url"),
+            }
 
 
 def sentence_rows(item: ItemRecord) -> list[tuple[int, int, int]]:

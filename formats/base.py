@@ -1,9 +1,10 @@
 """The one interface every file format implements, and what a reader hands back.
 
 A format turns bytes into a :class:`~formats.records.Bundle` (``read``) and, where it can, a bundle back into
-bytes (``write``). Readers never touch the database and never raise on bad input: every flaw becomes a
-:class:`~formats.problems.Problem` naming file, record, field and reason, and the record is left out of the
-bundle. Whether the import then goes ahead is the importer's decision (see :mod:`db.transfer`).
+bytes (``write``), or a dataset read in batches into a stream (``write_stream``: the formats of large
+datasets write it a batch at a time). Readers never touch the database and never raise on bad input:
+every flaw becomes a :class:`~formats.problems.Problem` naming file, record, field and reason, and the
+record is left out of the bundle. Whether the import then goes ahead is the importer's decision (see :mod:`db.transfer`).
 
 Two kinds of format exist. A *benchmark* file brings items and usually a gold label set. A *predictions*
 file is one detector run over items already stored: its reader gets the stored items (``known``) to place
@@ -13,12 +14,12 @@ Formats whose file is one record per item share one ``read`` template (:mod:`for
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Iterable, Iterator, Mapping
 from dataclasses import dataclass, field
-from typing import Any, ClassVar, Literal
+from typing import Any, ClassVar, Literal, Protocol
 
 from formats.problems import Problem
-from formats.records import Bundle
+from formats.records import Bundle, merge_batches
 
 Kind = Literal["benchmark", "predictions"]
 # What a label set can say about an item, as :attr:`Format.holds` names it, with how a report calls it.
@@ -77,10 +78,19 @@ class ReadResult:
 
     bundle: Bundle | None
     problems: list[Problem] = field(default_factory=list)
+    # A large file read in batches: the batches after ``bundle`` (same dataset), read as they are taken;
+    # the problems found meanwhile are appended to ``problems``. None: ``bundle`` is the whole file.
+    more: Iterator[Bundle] | None = None
 
     @property
     def errors(self) -> list[Problem]:
         return [p for p in self.problems if p.severity == "error"]
+
+
+class Sink(Protocol):
+    """Where :meth:`Format.write_stream` writes: an open binary file, or a ``BytesIO``."""
+
+    def write(self, data: bytes, /) -> int: ...
 
 
 class FormatError(ValueError):
@@ -112,12 +122,23 @@ class Format:
         """How sure this format is that ``data`` is its own, from 0 (not mine) to 1 (certainly mine)."""
         raise NotImplementedError
 
+    def read_batches(self, data: bytes, *, source: str, options: ReadOptions | None = None) -> ReadResult:
+        """The file as :meth:`read` gives it, or, where the format can, in batches of records (see
+        ``ReadResult.more``), so an import holds one batch at a time."""
+        return self.read(data, source=source, options=options)
+
     def read(self, data: bytes, *, source: str, options: ReadOptions | None = None) -> ReadResult:
         raise NotImplementedError
 
     def write(self, bundle: Bundle, *, filename: str = "") -> bytes:
         """The bundle in this format; ``filename`` may choose an encoding (``.csv`` / ``.parquet``)."""
         raise FormatError(f"{self.title} files can be read but not written")
+
+    def write_stream(self, batches: Iterable[Bundle], out: Sink, *, filename: str = "") -> None:
+        """The batches of one dataset (as :func:`~formats.records.merge_batches` takes them) written to
+        ``out``, the same bytes as :meth:`write` of them merged. This default merges them and writes once;
+        a format whose file can be written a batch at a time overrides it, so it holds one batch."""
+        out.write(self.write(merge_batches(batches), filename=filename))
 
     def default_filename(self, dataset: str) -> str:
         return f"{dataset}{self.extensions[0]}"

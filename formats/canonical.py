@@ -13,13 +13,18 @@ or objects pretty-printed over many lines — is said to be so once, rather than
 
 from __future__ import annotations
 
+import copy
 import dataclasses
 import json
+import shutil
+import tempfile
 import types
 import typing
-from typing import Any, TypeVar, Union
+from collections.abc import Iterable, Iterator
+from contextlib import ExitStack
+from typing import IO, Any, TypeVar, Union
 
-from formats.base import LABEL_KINDS, Format, ReadOptions, ReadResult
+from formats.base import LABEL_KINDS, Format, ReadOptions, ReadResult, Sink
 from formats.fields import RecordError, get_int, type_name
 from formats.json_documents import dump_jsonl, iter_jsonl
 from formats.problems import Problem
@@ -33,7 +38,7 @@ from formats.records import (
     RatingTaskRecord,
 )
 from formats.storable import unstorable
-from formats.text import decode_text, head_text
+from formats.text import decode_text, head_text, utf8_problems
 
 FORMAT_VERSION = 1
 T = TypeVar("T")
@@ -111,7 +116,59 @@ def records_from_dicts(cls: type[T], values: list[Any]) -> list[T]:
 
 
 def _plain(record: Any) -> dict[str, Any]:
-    return dataclasses.asdict(record)
+    """``dataclasses.asdict(record)``, without its deep copy of every plain value (which was most of the
+    time of exporting a large dataset): the same dict, sharing the record's strings and numbers."""
+    return {name: _value(getattr(record, name)) for name in _field_names(type(record))}
+
+
+def _value(value: Any) -> Any:
+    kind = type(value)
+    if kind is str or kind is int or kind is float or kind is bool or value is None:
+        return value
+    if kind is list:
+        return [_value(v) for v in value]
+    if kind is dict:
+        return {k: _value(v) for k, v in value.items()}
+    if dataclasses.is_dataclass(value):
+        return _plain(value)
+    return copy.deepcopy(value)  # as asdict copies any other value
+
+
+_FIELD_NAMES: dict[type, tuple[str, ...]] = {}
+
+
+def _field_names(cls: type) -> tuple[str, ...]:
+    names = _FIELD_NAMES.get(cls)
+    if names is None:
+        names = _FIELD_NAMES[cls] = tuple(f.name for f in dataclasses.fields(cls))
+    return names
+
+
+def _dataset_row(bundle: Bundle) -> dict[str, Any]:
+    return {"record": "dataset", "format_version": FORMAT_VERSION, **_plain(bundle.dataset)}
+
+
+def _item_rows(bundle: Bundle) -> Iterator[dict[str, Any]]:
+    return ({"record": "item", **_plain(item)} for item in bundle.items)
+
+
+def _label_set_row(label_set: LabelSetRecord) -> dict[str, Any]:
+    head = _plain(dataclasses.replace(label_set, annotations=[]))
+    head.pop("annotations")
+    return {"record": "label_set", **head}
+
+
+def _annotations_rows(label_set: LabelSetRecord) -> Iterator[dict[str, Any]]:
+    key = {"kind": label_set.kind, "name": label_set.name}
+    return ({"record": "annotations", "label_set": key, **_plain(a)} for a in label_set.annotations)
+
+
+def _rating_rows(tasks: list[RatingTaskRecord]) -> Iterator[dict[str, Any]]:
+    for task in tasks:
+        head = _plain(dataclasses.replace(task, ratings=[]))
+        head.pop("ratings")
+        yield {"record": "rating_task", **head}
+        yield from ({"record": "rating", "task": task.name, **_plain(r)} for r in task.ratings)
 
 
 class CanonicalFormat(Format):
@@ -127,22 +184,34 @@ class CanonicalFormat(Format):
         return 1.0 if '"format_version"' in first and '"record"' in first else 0.0
 
     def write(self, bundle: Bundle, *, filename: str = "") -> bytes:
-        rows: list[dict[str, Any]] = [
-            {"record": "dataset", "format_version": FORMAT_VERSION, **_plain(bundle.dataset)}
-        ]
-        rows += [{"record": "item", **_plain(item)} for item in bundle.items]
+        rows = [_dataset_row(bundle), *_item_rows(bundle)]
         for label_set in bundle.label_sets:
-            head = _plain(dataclasses.replace(label_set, annotations=[]))
-            head.pop("annotations")
-            rows.append({"record": "label_set", **head})
-            key = {"kind": label_set.kind, "name": label_set.name}
-            rows += [{"record": "annotations", "label_set": key, **_plain(a)} for a in label_set.annotations]
-        for task in bundle.rating_tasks:
-            head = _plain(dataclasses.replace(task, ratings=[]))
-            head.pop("ratings")
-            rows.append({"record": "rating_task", **head})
-            rows += [{"record": "rating", "task": task.name, **_plain(r)} for r in task.ratings]
+            rows += [_label_set_row(label_set), *_annotations_rows(label_set)]
+        rows += _rating_rows(bundle.rating_tasks)
         return dump_jsonl(rows)
+
+    def write_stream(self, batches: Iterable[Bundle], out: Sink, *, filename: str = "") -> None:
+        """The same lines as :meth:`write` of the batches merged, holding one batch: the items are written
+        as they come, and each label set's annotations lines wait in a temporary file of their own
+        until every item is written (a label set's lines follow all items in the file)."""
+        with ExitStack() as stack:
+            spools: list[IO[bytes]] = []
+            heads: list[dict[str, Any]] = []
+            tasks: list[RatingTaskRecord] = []
+            for k, batch in enumerate(batches):
+                if k == 0:
+                    out.write(dump_jsonl([_dataset_row(batch)]))
+                    heads = [_label_set_row(label_set) for label_set in batch.label_sets]
+                    spools = [stack.enter_context(tempfile.TemporaryFile()) for _ in heads]
+                out.write(dump_jsonl(list(_item_rows(batch))))
+                for spool, label_set in zip(spools, batch.label_sets, strict=True):
+                    spool.write(dump_jsonl(list(_annotations_rows(label_set))))
+                tasks += batch.rating_tasks
+            for spool, head in zip(spools, heads, strict=True):
+                out.write(dump_jsonl([head]))
+                spool.seek(0)
+                shutil.copyfileobj(spool, out)
+            out.write(dump_jsonl(list(_rating_rows(tasks))))
 
     def read(self, data: bytes, *, source: str, options: ReadOptions | None = None) -> ReadResult:
         options = options or ReadOptions()
@@ -153,85 +222,243 @@ class CanonicalFormat(Format):
         if shape is not None:
             problems.append(Problem(source, shape[0], "-", shape[1]))
             return ReadResult(None, problems)
-        bundle: Bundle | None = None
-        label_sets: dict[tuple[str, str], LabelSetRecord] = {}
-        tasks: dict[str, RatingTaskRecord] = {}
+        lines = _Lines(source, options, problems)
         for index, row in iter_jsonl(text, source, problems):
-            where = f"line {index + 1}"
-            if not isinstance(row, dict) or row.get("record") not in KINDS:
-                problems.append(
-                    Problem(
-                        source,
-                        where,
-                        "record",
-                        f'expected an object whose "record" is one of {", ".join(KINDS)}',
-                    )
-                )
-                continue
-            kind = row.pop("record")
-            bad = unstorable(row)
-            if bad:
-                problems.append(Problem(source, where, *bad))
-                continue
-            if bundle is None and kind != "dataset":
-                problems.append(Problem(source, where, "record", "the first line must be the dataset"))
+            if not lines.take(index, row):
                 return ReadResult(None, problems)
+        return ReadResult(lines.whole(), problems)
+
+    def read_batches(self, data: bytes, *, source: str, options: ReadOptions | None = None) -> ReadResult:
+        """The file in batches of about :data:`BATCH_RECORDS` lines, each decoded as it is read: items
+        and annotations go with their batch; rating tasks and ratings (few) come with the last one.
+        A file that is not plain JSON Lines (another line break than a newline, or not JSON Lines at
+        all) is read whole, as :meth:`read` reports it; so is one giving an item's annotations of one
+        label set on more than one line (:func:`_splits_annotations`)."""
+        options = options or ReadOptions()
+        problems = utf8_problems(data, source)
+        if problems:
+            return ReadResult(None, problems)
+        if (
+            any(mark in data for mark in _OTHER_LINE_BREAKS)
+            or not _opens_with_an_object(data)
+            or _splits_annotations(data)
+        ):
+            return self.read(data, source=source, options=options)
+        rows = _json_lines(data, source, problems)
+        lines = _Lines(source, options, problems)
+        for index, row in rows:
+            if not lines.take(index, row):
+                return ReadResult(None, problems)
+            if lines.bundle is not None:
+                break
+        else:
+            return ReadResult(lines.whole(), problems)
+
+        def batches() -> Iterator[Bundle]:
+            for index, row in rows:
+                lines.take(index, row)
+                if lines.held >= BATCH_RECORDS:
+                    yield lines.cut()
+            yield lines.cut(last=True)
+
+        more = batches()
+        return ReadResult(next(more), problems, more)
+
+
+BATCH_RECORDS = 20_000
+# Line breaks other than a newline that ``str.splitlines`` (so :meth:`CanonicalFormat.read`) counts; a
+# file holding any is read whole, so its line numbers stay the same.
+_OTHER_LINE_BREAKS = (
+    b"\r",
+    b"\x0b",
+    b"\x0c",
+    b"\x1c",
+    b"\x1d",
+    b"\x1e",
+    b"\xc2\x85",
+    b"\xe2\x80\xa8",
+    b"\xe2\x80\xa9",
+)
+
+
+def _opens_with_an_object(data: bytes) -> bool:
+    """Whether the first non-blank line is a JSON object (else :meth:`CanonicalFormat.read` says what
+    the file is instead, once)."""
+    for line in bytes(data[: 1 << 20]).lstrip(b"\xef\xbb\xbf").split(b"\n"):
+        if line.strip():
             try:
-                if kind == "dataset":
-                    if bundle is not None:
-                        raise RecordError("record", "a second dataset line; one file holds one dataset")
-                    version = row.pop("format_version", None)
-                    if version != FORMAT_VERSION:
-                        problems.append(
-                            Problem(
-                                source,
-                                where,
-                                "format_version",
-                                f"{version!r} is not a version this Spanlight reads ({FORMAT_VERSION})",
-                            )
+                return isinstance(json.loads(line), dict)
+            except (json.JSONDecodeError, UnicodeDecodeError, RecursionError):
+                return False
+    return False
+
+
+def _splits_annotations(data: bytes) -> bool:
+    """Whether some item's annotations of one label set are given on more than one line.
+
+    The importer merges such lines when they come in one batch; in batches apart, the first would be
+    compared with the stored annotations (and written) without the rest, so such a file is read whole.
+    Only the lines that can be annotations lines are parsed: one whose ``"record"`` is
+    ``"annotations"`` holds that text or spells it with a ``\\u`` escape. Each (label set, item) is
+    kept as its hash, so a million lines cost a few tens of MB; two keys with one hash only make a file
+    read whole that need not be."""
+    seen: set[int] = set()
+    start = 0
+    while start < len(data):
+        end = data.find(b"\n", start)
+        end = len(data) if end == -1 else end
+        first, start = start, end + 1
+        if data.find(b'"annotations"', first, end) == -1 and data.find(b"\\u", first, end) == -1:
+            continue
+        try:
+            row = json.loads(data[first:end])
+        except (ValueError, RecursionError):
+            continue  # the reading reports it
+        if not isinstance(row, dict) or row.get("record") != "annotations":
+            continue
+        label_set, item = row.get("label_set"), row.get("item")
+        if not isinstance(label_set, dict) or not isinstance(item, str):
+            continue
+        kind, name = label_set.get("kind"), label_set.get("name")
+        if not isinstance(kind, str) or not isinstance(name, str):
+            continue
+        key = hash((kind, name, item))
+        if key in seen:
+            return True
+        seen.add(key)
+    return False
+
+
+def _json_lines(data: bytes, source: str, problems: list[Problem]) -> Iterator[tuple[int, Any]]:
+    """``(line index, value)`` of each non-blank line of UTF-8 bytes, decoded one line at a time
+    (:func:`~formats.json_documents.iter_jsonl` of each line, with its line number)."""
+    view = memoryview(data)
+    start = 3 if bytes(view[:3]) == b"\xef\xbb\xbf" else 0
+    index = 0
+    while start < len(view):
+        end = data.find(b"\n", start)
+        end = len(view) if end == -1 else end
+        line = bytes(view[start:end]).decode("utf-8")
+        known = len(problems)
+        for _, row in iter_jsonl(line, source, problems):
+            yield index, row
+        for k in range(known, len(problems)):  # iter_jsonl numbers its one line 1: give the file's number
+            problems[k] = dataclasses.replace(problems[k], record=f"line {index + 1}")
+        index += 1
+        start = end + 1
+
+
+class _Lines:
+    """The records of a canonical file taken line by line into a bundle (or into batches of one)."""
+
+    def __init__(self, source: str, options: ReadOptions, problems: list[Problem]) -> None:
+        self.source, self.options, self.problems = source, options, problems
+        self.bundle: Bundle | None = None
+        self.label_sets: dict[tuple[str, str], LabelSetRecord] = {}
+        self.tasks: dict[str, RatingTaskRecord] = {}
+        self.held = 0  # records in the bundle since the last cut
+
+    def take(self, index: int, row: Any) -> bool:
+        """Take one line's value; False when the file cannot be read on (a missing dataset line first,
+        a newer format version)."""
+        source, problems = self.source, self.problems
+        where = f"line {index + 1}"
+        if not isinstance(row, dict) or row.get("record") not in KINDS:
+            problems.append(
+                Problem(
+                    source,
+                    where,
+                    "record",
+                    f'expected an object whose "record" is one of {", ".join(KINDS)}',
+                )
+            )
+            return True
+        kind = row.pop("record")
+        bad = unstorable(row)
+        if bad:
+            problems.append(Problem(source, where, *bad))
+            return True
+        bundle = self.bundle
+        if bundle is None and kind != "dataset":
+            problems.append(Problem(source, where, "record", "the first line must be the dataset"))
+            return False
+        try:
+            if kind == "dataset":
+                if bundle is not None:
+                    raise RecordError("record", "a second dataset line; one file holds one dataset")
+                version = row.pop("format_version", None)
+                if version != FORMAT_VERSION:
+                    problems.append(
+                        Problem(
+                            source,
+                            where,
+                            "format_version",
+                            f"{version!r} is not a version this Spanlight reads ({FORMAT_VERSION})",
                         )
-                        return ReadResult(None, problems)
-                    dataset = _build(DatasetRecord, row, "")
-                    if options.dataset:
-                        dataset.name = options.dataset
-                    bundle = Bundle(dataset=dataset)
-                    continue
-                assert bundle is not None  # only the dataset line may come first (checked above)
-                if kind == "item":
-                    bundle.items.append(_build(ItemRecord, row, ""))
-                elif kind == "label_set":
-                    label_set = _build(LabelSetRecord, row, "")
-                    if label_set.annotations:
-                        raise RecordError("annotations", 'belong on their own "annotations" lines')
-                    if (label_set.kind, label_set.name) in label_sets:
-                        raise RecordError("name", "the same label set appears twice")
-                    label_sets[(label_set.kind, label_set.name)] = label_set
-                    bundle.label_sets.append(label_set)
-                elif kind == "annotations":
-                    key = row.pop("label_set", None)
-                    pair = (key.get("kind"), key.get("name")) if isinstance(key, dict) else None
-                    if (
-                        not (isinstance(pair, tuple) and all(isinstance(x, str) for x in pair))
-                        or pair not in label_sets
-                    ):
-                        raise RecordError("label_set", f"{key!r} names no label set given on an earlier line")
-                    label_sets[pair].annotations.append(_build(Annotations, row, ""))
-                elif kind == "rating_task":
-                    task = _build(RatingTaskRecord, row, "")
-                    if task.ratings:
-                        raise RecordError("ratings", 'belong on their own "rating" lines')
-                    tasks[task.name] = task
-                    bundle.rating_tasks.append(task)
-                else:
-                    name = row.pop("task", None)
-                    if not isinstance(name, str) or name not in tasks:
-                        raise RecordError("task", f"{name!r} names no rating task given on an earlier line")
-                    tasks[name].ratings.append(_build(RatingRecord, row, ""))
-            except RecordError as error:
-                problems.append(Problem(source, where, error.field, error.reason))
-        if bundle is None:
-            problems.append(Problem(source, "-", "-", "the file holds no dataset line"))
-        return ReadResult(bundle, problems)
+                    )
+                    return False
+                dataset = _build(DatasetRecord, row, "")
+                if self.options.dataset:
+                    dataset.name = self.options.dataset
+                self.bundle = Bundle(dataset=dataset)
+                return True
+            assert bundle is not None  # only the dataset line may come first (checked above)
+            self.held += 1
+            if kind == "item":
+                bundle.items.append(_build(ItemRecord, row, ""))
+            elif kind == "label_set":
+                label_set = _build(LabelSetRecord, row, "")
+                if label_set.annotations:
+                    raise RecordError("annotations", 'belong on their own "annotations" lines')
+                if (label_set.kind, label_set.name) in self.label_sets:
+                    raise RecordError("name", "the same label set appears twice")
+                self.label_sets[(label_set.kind, label_set.name)] = label_set
+                bundle.label_sets.append(label_set)
+            elif kind == "annotations":
+                key = row.pop("label_set", None)
+                pair = (key.get("kind"), key.get("name")) if isinstance(key, dict) else None
+                if (
+                    not (isinstance(pair, tuple) and all(isinstance(x, str) for x in pair))
+                    or pair not in self.label_sets
+                ):
+                    raise RecordError("label_set", f"{key!r} names no label set given on an earlier line")
+                self.label_sets[pair].annotations.append(_build(Annotations, row, ""))
+            elif kind == "rating_task":
+                task = _build(RatingTaskRecord, row, "")
+                if task.ratings:
+                    raise RecordError("ratings", 'belong on their own "rating" lines')
+                self.tasks[task.name] = task
+                bundle.rating_tasks.append(task)
+            else:
+                name = row.pop("task", None)
+                if not isinstance(name, str) or name not in self.tasks:
+                    raise RecordError("task", f"{name!r} names no rating task given on an earlier line")
+                self.tasks[name].ratings.append(_build(RatingRecord, row, ""))
+        except RecordError as error:
+            problems.append(Problem(source, where, error.field, error.reason))
+        return True
+
+    def whole(self) -> Bundle | None:
+        if self.bundle is None:
+            self.problems.append(Problem(self.source, "-", "-", "the file holds no dataset line"))
+        return self.bundle
+
+    def cut(self, *, last: bool = False) -> Bundle:
+        """The batch read since the last cut; the label sets go on (empty) into the next one, the rating
+        tasks stay until the last."""
+        batch = self.bundle
+        assert batch is not None
+        self.held = 0
+        self.bundle = Bundle(dataset=batch.dataset, rating_tasks=batch.rating_tasks)
+        carried = []
+        for key, label_set in self.label_sets.items():
+            empty = dataclasses.replace(label_set, annotations=[])
+            self.label_sets[key] = empty
+            carried.append(empty)
+        self.bundle.label_sets = carried
+        if not last:
+            batch = dataclasses.replace(batch, rating_tasks=[])
+        return batch
 
 
 def _not_json_lines(text: str) -> tuple[str, str] | None:

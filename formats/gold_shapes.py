@@ -42,7 +42,7 @@ from formats.trihe import parse_triplet
 from formats.trihe_judgments import verdict_of
 from formats.typed_tags import UNTYPED, parse_typed
 from formats.word_index import place_words, words_of
-from metrics import parse_tagged
+from metrics.tagged_text import parse_tagged
 
 Warnings = list[tuple[str, str]]
 

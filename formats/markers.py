@@ -6,8 +6,7 @@ from __future__ import annotations
 import re
 from collections.abc import Sequence
 
-from metrics import parse_tagged
-from metrics.tagged_text import WRAPPER_CLOSE, WRAPPER_OPEN
+from metrics.tagged_text import WRAPPER_CLOSE, WRAPPER_OPEN, parse_tagged
 
 
 def overlapping(spans: Sequence[tuple[int, int]]) -> tuple[tuple[int, int], tuple[int, int]] | None:

@@ -35,7 +35,7 @@ from formats.problems import record_label
 from formats.record_loops import benchmark_items
 from formats.records import Annotations, Bundle, ItemRecord, SpanRecord
 from formats.text import file_stem, head_text, looks_like_json
-from metrics import parse_tagged
+from metrics.tagged_text import parse_tagged
 
 TAG = "hallucination"
 TAGGED = "hallucinated_solution"

@@ -32,7 +32,7 @@ from formats.markers import explain_broken_tags, insert_markers, overlapping
 from formats.record_formats import PredictionRecordsFormat, Warnings
 from formats.records import Annotations, Bundle, RawOutputRecord, SpanRecord
 from formats.text import head_text, looks_like_json
-from metrics import parse_tagged
+from metrics.tagged_text import parse_tagged
 
 OUTPUT_KEYS = ("output", "response", "prediction", "raw_output", "model_output", "generated_text", "value")
 DEFAULT_TAG = "hallucination"

@@ -11,6 +11,7 @@ Annotations refer to sentences and claims by their 0-based index within the item
 
 from __future__ import annotations
 
+from collections.abc import Iterable
 from dataclasses import asdict, dataclass, field
 from typing import Any
 
@@ -198,3 +199,21 @@ class Bundle:
 
     def to_dict(self) -> dict[str, Any]:
         return asdict(self)
+
+
+def merge_batches(batches: Iterable[Bundle]) -> Bundle:
+    """Batches of one dataset as one bundle: the first batch, extended by the items, annotations and
+    rating tasks of the others. Every batch names the same label sets in the same order (as an export's
+    batches do), so annotations are merged by position."""
+    whole: Bundle | None = None
+    for batch in batches:
+        if whole is None:
+            whole = batch
+            continue
+        whole.items += batch.items
+        for label_set, more in zip(whole.label_sets, batch.label_sets, strict=True):
+            label_set.annotations += more.annotations
+        whole.rating_tasks += batch.rating_tasks
+    if whole is None:
+        raise ValueError("no batches to merge")
+    return whole

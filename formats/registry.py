@@ -104,14 +104,18 @@ def choose_format(data: bytes, source: str, format_name: str | None, kind: Kind)
     return guess
 
 
-def read_file(fmt: Format, data: bytes, source: str, options: ReadOptions) -> ReadResult:
+def read_file(
+    fmt: Format, data: bytes, source: str, options: ReadOptions, *, batches: bool = False
+) -> ReadResult:
     """``fmt.read`` that turns an unexpected reader failure into a reported problem, never a crash.
 
     When the file cannot be read as ``fmt`` at all and another format of the same kind recognises it,
     the first error says which, so a wrongly chosen format is one message, not a page of them.
+    ``batches``: the file may come in batches (``ReadResult.more``), as an import takes them.
     """
     try:
-        result = fmt.read(data, source=source, options=options)
+        read = fmt.read_batches if batches else fmt.read
+        result = read(data, source=source, options=options)
     except Exception as error:  # noqa: BLE001 - a reader bug must still end as a clear report
         return ReadResult(
             None, [Problem(source, "-", "-", f"internal error while reading as {fmt.name}: {error!r}")]

@@ -3,6 +3,7 @@ file's beginning and name for sniffing and naming datasets."""
 
 from __future__ import annotations
 
+import codecs
 from pathlib import PurePath
 
 from formats.problems import Problem
@@ -15,15 +16,31 @@ def decode_text(data: bytes, source: str) -> tuple[str | None, list[Problem]]:
     try:
         return bytes(data).decode("utf-8-sig"), []
     except UnicodeDecodeError as error:
-        return None, [
-            Problem(
-                source,
-                "-",
-                "-",
-                f"not valid UTF-8 text: byte {error.start} (0x{bytes(data)[error.start]:02x}) cannot be "
-                "decoded; save the file as UTF-8",
-            )
-        ]
+        return None, [_not_utf8(data, error.start, source)]
+
+
+def utf8_problems(data: bytes, source: str, *, part: int = 1 << 22) -> list[Problem]:
+    """:func:`decode_text`'s problem, if any, found part by part: a large file is checked without a
+    decoded copy of it all."""
+    view = memoryview(data)
+    decoder = codecs.getincrementaldecoder("utf-8")()
+    for start in range(0, len(view), part):
+        try:
+            decoder.decode(view[start : start + part], final=start + part >= len(view))
+        except UnicodeDecodeError as error:
+            pending = len(decoder.getstate()[0])  # bytes of an unfinished character carried over
+            return [_not_utf8(data, max(start - pending + error.start, 0), source)]
+    return []
+
+
+def _not_utf8(data: bytes, at: int, source: str) -> Problem:
+    return Problem(
+        source,
+        "-",
+        "-",
+        f"not valid UTF-8 text: byte {at} (0x{bytes(data[at : at + 1])[0]:02x}) cannot be decoded; save the "
+        "file as UTF-8",
+    )
 
 
 def looks_like_json(data: bytes) -> str | None:

@@ -99,3 +99,13 @@ def test_the_size_cap(folders: Path, monkeypatch) -> None:
         read_import_file("big.jsonl")
     (folders / "imports" / "fits.jsonl").write_bytes(b"\n" * (1024 * 1024))
     assert len(read_import_file("fits.jsonl")[0]) == 1024 * 1024
+
+
+def test_the_command_line_obeys_only_a_cap_that_was_set(folders: Path, monkeypatch) -> None:
+    above_default = import_folder.DEFAULT_MAX_IMPORT_MB * 1024 * 1024 + 1
+    assert import_folder.size_problem(above_default) is not None  # uploads: the default cap
+    assert import_folder.size_problem(above_default, set_only=True) is None  # the command line: none
+    monkeypatch.setenv("SPANLIGHT_MAX_IMPORT_MB", "1")
+    assert "more than the import limit of 1 MB" in str(
+        import_folder.size_problem(2 * 1024 * 1024, set_only=True)
+    )

@@ -263,3 +263,36 @@ def test_localization_round_trip(prediction_round_trip):
     assert llava["raw_output"]["follows_format"] is True
     sd = run["annotations"]["sd/000001.jpg"]
     assert sd["spans"] == [] and sd["raw_output"]["follows_format"] is False
+
+
+CSV_HEAD = "model,image_name,sentence_index,caption,annotation,n_correct,agreement_ratio\n"
+
+
+@pytest.mark.parametrize(
+    ("bad_row", "record", "field", "reason"),
+    [
+        ("m,i.jpg,x,A dog.,correct,1,0.5", "row 1", "sentence_index", "expected an integer, got 'x'"),
+        ("m,i.jpg,1,A dog.,correct,many,0.5", "row 1 (caption m/i.jpg)", "n_correct", "got 'many'"),
+        ("m,i.jpg,1,A dog.,correct,1,inf", "row 1 (caption m/i.jpg)", "agreement_ratio", "finite number"),
+        ("m,i.jpg,1,A dog.,correct,1.5,0.5", "row 1 (caption m/i.jpg)", "n_correct", "integer"),
+    ],
+)
+def test_csv_cells_that_do_not_convert_are_named(bad_row, record, field, reason):
+    """A column is typed at once when every cell converts; one that does not is named with its row."""
+    data = (CSV_HEAD + "m,i.jpg,0,A cat.,correct,2,0.25\n" + bad_row + "\n").encode()
+    result = FORMAT.read(data, source="a.csv")
+    (error,) = result.errors
+    assert (error.record, error.field) == (record, field) and reason in error.reason, error
+
+
+def test_csv_quoted_newlines_and_more_cells_than_columns():
+    data = (CSV_HEAD + 'm,i.jpg,0,"A cat\nsits.",correct,2,0.25\n').encode()
+    result = FORMAT.read(data, source="a.csv")
+    assert not result.problems and result.bundle.items[0].response == "A cat\nsits."
+    assert result.bundle.label_sets[0].annotations[0].sentence_labels[0].meta == {
+        "n_correct": 2,
+        "agreement_ratio": 0.25,
+    }
+    result = FORMAT.read((CSV_HEAD + "m,i.jpg,0,A cat.,correct,2,0.25,extra\n").encode(), source="a.csv")
+    (error,) = result.errors
+    assert (error.record, error.reason) == ("row 2", "more cells than header columns")

@@ -8,6 +8,8 @@ import pytest
 
 from db.access import OPERATOR
 from db.exporter import export_bundle
+from db.importer import import_bundle
+from db.repositories.datasets import get_dataset
 from db.transfer import export_file, import_file
 from formats.base import ReadOptions
 from formats.mhalo import FORMAT
@@ -288,3 +290,19 @@ def test_released_files_get_the_papers_subset_names(file_name, subset):
     record = {"test_solution": "A cat.", "hallucinated_solution": "A cat."}
     result = FORMAT.read(json.dumps([record]).encode(), source=file_name)
     assert result.bundle.items[0].subset == subset
+
+
+def test_untagged_records_are_gold_covered_clean_items(shared_data, engine):
+    """No tag at all means no hallucination (FORMATS.md): gold covers those items too, with no span."""
+    data = (shared_data / "mhalo" / "processed_test.json").read_bytes()
+    result = FORMAT.read(data, source="processed_test.json")
+    import_bundle(engine, result.bundle, actor=OPERATOR, problems=result.problems, allow_skip=True)
+    (gold,) = result.bundle.label_sets
+    assert len([a for a in gold.annotations if not a.spans]) == 15
+    summary = get_dataset(engine, result.bundle.dataset.name)
+    assert summary is not None
+    assert (summary.n_items, summary.n_gold_items, summary.n_done_items) == (149, 149, 0)
+    # Importing the same file again changes nothing and keeps the coverage.
+    import_bundle(engine, result.bundle, actor=OPERATOR, problems=result.problems, allow_skip=True)
+    again = get_dataset(engine, result.bundle.dataset.name)
+    assert again is not None and again.n_gold_items == 149

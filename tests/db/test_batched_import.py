@@ -1,0 +1,300 @@
+"""A large file is read and written in batches inside the import's one transaction: the store ends as
+after a whole-file import, a flaw in a late batch still leaves it untouched, and a re-import adds
+nothing. On SQLite and on PostgreSQL (where the rows go by COPY)."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+from sqlalchemy import Engine, func, select
+
+from db import models as m
+from db.access import OPERATOR
+from db.exporter import export_bundle
+from db.transfer import ImportOutcome, import_file
+from formats import alignbench
+from formats.base import ReadOptions
+from formats.records import SentenceLabelRecord, SpanRecord
+
+HEAD = "model,image_name,sentence_index,caption,annotation,error_type,error_words,n_correct,agreement_ratio\n"
+
+
+def rows_csv(n_captions: int, *, bad_at: int | None = None, shuffled: bool = False) -> bytes:
+    """Three sentences per caption; ``bad_at`` gives that caption a label no one knows."""
+    lines = []
+    for c in range(n_captions):
+        for s in range(3):
+            label = "wrong" if c == bad_at and s == 1 else ("incorrect" if s == 2 else "correct")
+            words = '"[""dog""]"' if s == 2 else ""
+            lines.append(f"m{c % 3},img{c}.jpg,{s},A dog sits here {s}.,{label},Object,{words},{s},0.5\n")
+    if shuffled:  # a caption's rows apart from each other
+        lines = lines[0::2] + lines[1::2]
+    return (HEAD + "".join(lines)).encode()
+
+
+def counts(engine: Engine) -> dict[str, int]:
+    with engine.connect() as connection:
+        return {
+            model.__tablename__: connection.scalar(select(func.count()).select_from(model)) or 0
+            for model in (m.Item, m.Sentence, m.SentenceLabel, m.Span, m.EditLog)
+        }
+
+
+def run(engine: Engine, data: bytes, dataset: str = "ab") -> ImportOutcome:
+    return import_file(
+        engine,
+        data,
+        actor=OPERATOR,
+        source="rows.csv",
+        format_name="alignbench",
+        options=ReadOptions(dataset=dataset),
+    )
+
+
+@pytest.fixture
+def small_batches(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(alignbench, "BATCH_ROWS", 7)  # 40 captions of 3 rows: 14 batches
+
+
+def test_batches_store_what_a_whole_file_import_stores(engine: Engine, small_batches: None) -> None:
+    data = rows_csv(40)
+    read = alignbench.FORMAT.read_batches(data, source="rows.csv", options=ReadOptions(dataset="ab"))
+    assert read.more is not None and read.bundle is not None
+    assert len(read.bundle.items) == 3  # batches end between captions
+    outcome = run(engine, data)
+    assert outcome.ok and outcome.result is not None, outcome.problems
+    assert outcome.items_read == 40 and outcome.result.items_created == 40
+    assert outcome.result.rows == {
+        "items": 40,
+        "sentences": 120,
+        "sentence_labels": 120,
+        "spans": 40,
+        "item_statuses": 40,  # gold covers every item it has a record for
+    }
+    assert outcome.result.label_sets == ["gold"]
+    whole = alignbench.FORMAT.read(data, source="rows.csv", options=ReadOptions(dataset="ab")).bundle
+    assert whole is not None
+    stored = export_bundle(engine, "ab", actor=OPERATOR)
+    assert [(i.external_id, i.response, i.sentences) for i in stored.items] == [
+        (i.external_id, i.response, i.sentences) for i in whole.items
+    ]
+    got = [(a.item, a.spans, a.sentence_labels) for a in stored.label_sets[0].annotations]
+    assert got == [(a.item, a.spans, a.sentence_labels) for a in whole.label_sets[0].annotations]
+    with engine.connect() as connection:
+        assert connection.scalar(select(func.count()).select_from(m.EditLog)) == 1  # one import, one entry
+
+    again = run(engine, data)
+    assert (
+        again.ok
+        and again.result is not None
+        and again.result.items_created == 0
+        and again.result.items_existing == 40
+    )
+    assert again.result.rows == {}
+    assert counts(engine)["items"] == 40
+
+
+def test_a_flaw_in_a_late_batch_leaves_the_store_untouched(engine: Engine, small_batches: None) -> None:
+    before = counts(engine)
+    outcome = run(engine, rows_csv(40, bad_at=37))
+    assert not outcome.ok
+    (error,) = outcome.errors
+    assert (error.file, error.record, error.field) == (
+        "rows.csv",
+        "row 112 (caption m1/img37.jpg)",
+        "annotation",
+    )
+    assert counts(engine) == before
+
+
+def test_rows_of_a_caption_apart_are_read_whole(engine: Engine, small_batches: None) -> None:
+    data = rows_csv(10, shuffled=True)
+    assert alignbench.caption_batches(data) is None
+    outcome = run(engine, data)
+    assert outcome.ok and outcome.result is not None and outcome.result.rows["sentence_labels"] == 30
+
+
+def test_a_canonical_file_in_batches_round_trips_and_refuses_whole(
+    engine: Engine, monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+) -> None:
+    from bench.make_import_files import write_canonical
+    from formats import canonical
+
+    monkeypatch.setattr(canonical, "BATCH_RECORDS", 50)  # 120 items and their 120 annotations: 5 batches
+    path = tmp_path / "c.jsonl"
+    write_canonical(path, 120)
+    data = path.read_bytes()
+    bad = data.replace(b'"label":"correct"', b'"label":"maybe"', 200)  # the last item's, 4 batches on
+    before = counts(engine)
+    refused = import_file(engine, bad, actor=OPERATOR, source="c.jsonl", format_name="canonical")
+    assert not refused.ok and counts(engine) == before
+    assert refused.errors[-1].record == "#99 (id=item-0000099)"  # numbered as in the whole file
+    assert refused.errors[-1].field == "gold.sentence_labels[3].label"
+
+    outcome = import_file(engine, data, actor=OPERATOR, source="c.jsonl", format_name="canonical")
+    assert outcome.ok and outcome.result is not None, outcome.problems
+    assert outcome.result.rows == {
+        "items": 120,
+        "sentences": 480,
+        "sentence_labels": 480,
+        "spans": 240,
+        "item_statuses": 120,  # gold covers every item it has a record for
+    }
+    stored = export_bundle(engine, "bench", actor=OPERATOR)
+    whole = canonical.FORMAT.read(data, source="c.jsonl").bundle
+    assert whole is not None
+    assert [i.response for i in stored.items] == [i.response for i in whole.items]
+    assert [(a.item, a.spans, a.sentence_labels) for a in stored.label_sets[0].annotations] == [
+        (a.item, a.spans, a.sentence_labels) for a in whole.label_sets[0].annotations
+    ]
+    again = import_file(engine, data, actor=OPERATOR, source="c.jsonl", format_name="canonical")
+    assert again.ok and again.result is not None
+    assert again.result.rows == {} and again.result.items_existing == 120
+
+
+def split_item_file(last_label: str = "incorrect") -> bytes:
+    """A canonical file whose item ``i00`` has its gold annotations on two lines far apart: its span
+    right after the label set line, its sentence labels on the last line (``last_label`` the second's)."""
+    response = "A dog sits. It is red."
+    lines: list[dict[str, object]] = [
+        {"record": "dataset", "format_version": 1, "name": "split", "source_format": "canonical"}
+    ]
+    lines += [
+        {
+            "record": "item",
+            "external_id": f"i{k:02d}",
+            "response": response,
+            "sentences": [{"start": 0, "end": 11}, {"start": 12, "end": 22}],
+        }
+        for k in range(12)
+    ]
+    gold = {"kind": "gold", "name": "gold"}
+    lines.append({"record": "label_set", **gold})
+    lines.append(
+        {"record": "annotations", "label_set": gold, "item": "i00", "spans": [{"start": 2, "end": 5}]}
+    )
+    lines += [
+        {
+            "record": "annotations",
+            "label_set": gold,
+            "item": f"i{k:02d}",
+            "sentence_labels": [{"index": 0, "label": "correct"}],
+        }
+        for k in range(1, 12)
+    ]
+    lines.append(
+        {
+            "record": "annotations",
+            "label_set": gold,
+            "item": "i00",
+            "sentence_labels": [{"index": 0, "label": "correct"}, {"index": 1, "label": last_label}],
+        }
+    )
+    return "".join(json.dumps(line) + "\n" for line in lines).encode()
+
+
+def import_split(
+    engine: Engine, data: bytes, dataset: str, *, whole: bool = False, replace_existing: bool = False
+) -> ImportOutcome:
+    """Import ``data`` into ``dataset`` in batches, or (``whole``) as the whole-file reader reads it."""
+    from formats import canonical
+
+    with pytest.MonkeyPatch.context() as patch:
+        if whole:
+            patch.setattr(canonical.CanonicalFormat, "read_batches", canonical.CanonicalFormat.read)
+        return import_file(
+            engine,
+            data,
+            actor=OPERATOR,
+            source="split.jsonl",
+            format_name="canonical",
+            options=ReadOptions(dataset=dataset),
+            replace_existing=replace_existing,
+        )
+
+
+def last_log(engine: Engine, dataset: str) -> tuple[object, object]:
+    """The ``before`` and ``after`` of the dataset's latest import entry (what undoing it relies on)."""
+    with engine.connect() as connection:
+        dataset_id = connection.scalar(select(m.Dataset.id).where(m.Dataset.name == dataset))
+        entry = connection.execute(
+            select(m.EditLog.before, m.EditLog.after)
+            .where(m.EditLog.entity == "datasets", m.EditLog.entity_id == dataset_id)
+            .order_by(m.EditLog.id.desc())
+            .limit(1)
+        ).one()
+    return entry.before, entry.after
+
+
+def stored_gold(engine: Engine, dataset: str) -> list[tuple[object, ...]]:
+    (gold,) = export_bundle(engine, dataset, actor=OPERATOR).label_sets
+    return [(a.item, a.spans, a.sentence_labels) for a in gold.annotations]
+
+
+def test_an_items_annotations_on_lines_in_different_batches_import_as_a_whole_file_does(
+    engine: Engine, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from formats import canonical
+
+    monkeypatch.setattr(canonical, "BATCH_RECORDS", 4)  # i00's two lines are 4 batches apart
+    data = split_item_file()
+
+    def same_as_whole(batched: ImportOutcome, whole: ImportOutcome) -> None:
+        assert batched.ok == whole.ok, batched.problems
+        assert batched.problems == whole.problems
+        if whole.result is not None:
+            assert batched.result is not None
+            assert batched.result.to_dict() | {"dataset": ""} == whole.result.to_dict() | {"dataset": ""}
+            assert last_log(engine, "batched") == last_log(engine, "whole")
+        else:
+            assert batched.refused_changes is not None and whole.refused_changes is not None
+            assert batched.refused_changes.to_dict() == whole.refused_changes.to_dict()
+        assert stored_gold(engine, "batched") == stored_gold(engine, "whole")
+
+    # A first import: the two lines' rows are stored as one unit of the item.
+    same_as_whole(import_split(engine, data, "batched"), import_split(engine, data, "whole", whole=True))
+    assert stored_gold(engine, "batched")[0] == (
+        "i00",
+        [SpanRecord(2, 5)],
+        [SentenceLabelRecord(0, "correct"), SentenceLabelRecord(1, "incorrect")],
+    )
+
+    # The same file again, into the label set now stored: nothing changes, nothing is refused.
+    again = import_split(engine, data, "batched")
+    assert again.ok and again.result is not None and again.result.rows == {}, again.problems
+    same_as_whole(again, import_split(engine, data, "whole", whole=True))
+
+    # One of i00's rows changed: refused as a whole file is, and replaced alike when asked to.
+    changed = split_item_file(last_label="correct")
+    refused = import_split(engine, changed, "batched")
+    assert not refused.ok and refused.refused_changes is not None
+    assert refused.refused_changes.counts == {
+        "gold:gold": {"sentence_labels": {"removed": 0, "changed": 1, "added": 0}}
+    }
+    same_as_whole(refused, import_split(engine, changed, "whole", whole=True))
+    replaced = import_split(engine, changed, "batched", replace_existing=True)
+    same_as_whole(replaced, import_split(engine, changed, "whole", whole=True, replace_existing=True))
+    assert stored_gold(engine, "batched")[0] == (
+        "i00",
+        [SpanRecord(2, 5)],
+        [SentenceLabelRecord(0, "correct"), SentenceLabelRecord(1, "correct")],
+    )
+
+
+def test_a_file_giving_an_items_annotations_on_two_lines_is_read_whole(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    from formats import canonical
+
+    monkeypatch.setattr(canonical, "BATCH_RECORDS", 4)
+    lines = split_item_file().splitlines(keepends=True)
+    one_line_each = b"".join(line for line in lines if b'"spans"' not in line)
+    assert canonical.FORMAT.read_batches(one_line_each, source="s.jsonl").more is not None
+    assert canonical.FORMAT.read_batches(b"".join(lines), source="s.jsonl").more is None
+    # "annotations" spelt with an escape is still an annotations line
+    lines[-1] = lines[-1].replace(b'"annotations"', b'"annot\\u0061tions"')
+    read = canonical.FORMAT.read_batches(b"".join(lines), source="s.jsonl")
+    assert read.more is None and read.bundle is not None and not read.problems
+    assert [a.item for a in read.bundle.label_sets[0].annotations].count("i00") == 2

@@ -41,20 +41,18 @@ from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from sqlalchemy import Engine
+if TYPE_CHECKING:  # the store and the formats are imported only by the commands that use them
+    from sqlalchemy import Engine
 
-from db.access import OPERATOR
-from db.config import redact, resolve_url
-from db.engine import make_engine
-from db.migrate import upgrade
-
-if TYPE_CHECKING:  # the formats are imported only by the commands that read or write files
     from formats.base import Kind
 
 Command = Callable[[argparse.Namespace], int]
 
 
 def _engine(args: argparse.Namespace) -> Engine:
+    from db.engine import make_engine
+    from db.migrate import upgrade
+
     engine = make_engine(args.db)
     upgrade(engine)
     return engine
@@ -65,6 +63,8 @@ def _emit(args: argparse.Namespace, payload: Any, text: str) -> None:
 
 
 def cmd_init(args: argparse.Namespace) -> int:
+    from db.access import OPERATOR
+    from db.config import redact, resolve_url
     from demo.load import ensure_demo
 
     engine = _engine(args)
@@ -78,6 +78,7 @@ def cmd_init(args: argparse.Namespace) -> int:
 
 
 def cmd_demo(args: argparse.Namespace) -> int:
+    from db.access import OPERATOR
     from demo.load import load_demo
 
     engine = _engine(args)
@@ -130,7 +131,7 @@ def _read_inputs(paths: Sequence[str]) -> list[tuple[str, bytes]] | str:
         path = Path(name)
         if not path.is_file():
             return f"no such file: {name}"
-        too_large = size_problem(path.stat().st_size)
+        too_large = size_problem(path.stat().st_size, set_only=True)
         if too_large:
             return f"{name}: {too_large}"
         found.append((name, path.read_bytes()))
@@ -173,6 +174,7 @@ def _read_tables(paths: Sequence[str]) -> list[Any] | str:
 
 def cmd_import_mapped(args: argparse.Namespace) -> int:
     """``import --map MAPPING.json FILE|FOLDER``, or a dataset folder without a mapping (recognised)."""
+    from db.access import OPERATOR
     from db.transfer import import_table
     from formats.base import ReadOptions
     from formats.mapping import ImportMapping, MappingError
@@ -208,6 +210,7 @@ def cmd_import_mapped(args: argparse.Namespace) -> int:
 
 
 def cmd_import(args: argparse.Namespace) -> int:
+    from db.access import OPERATOR
     from db.transfer import import_file
     from formats.base import ReadOptions
     from formats.faithscore import POLARITIES
@@ -257,6 +260,7 @@ def cmd_import(args: argparse.Namespace) -> int:
 
 
 def cmd_import_predictions(args: argparse.Namespace) -> int:
+    from db.access import OPERATOR
     from db.transfer import import_predictions
     from formats.base import ReadOptions
 
@@ -287,8 +291,9 @@ def cmd_import_predictions(args: argparse.Namespace) -> int:
 
 
 def cmd_export(args: argparse.Namespace) -> int:
+    from db.access import OPERATOR
     from db.exporter import UnknownDataset
-    from db.transfer import export_file
+    from db.transfer import export_to
     from formats.base import FormatError
     from formats.registry import FORMATS
 
@@ -300,25 +305,16 @@ def cmd_export(args: argparse.Namespace) -> int:
         return USAGE
     out = Path(args.out)
     try:
-        data = export_file(
-            _engine(args),
-            args.dataset,
-            args.format,
-            actor=OPERATOR,
-            label_sets=args.label_set or None,
-            filename=out.name,
+        size = export_to(
+            _engine(args), args.dataset, args.format, out, actor=OPERATOR, label_sets=args.label_set or None
         )
     except (UnknownDataset, FormatError) as error:
         print(f"error: {error.args[0] if error.args else error}", file=sys.stderr)
         return 1
-    out.parent.mkdir(parents=True, exist_ok=True)
-    partial = out.with_name(out.name + ".part")
-    partial.write_bytes(data)
-    partial.replace(out)
     _emit(
         args,
-        {"dataset": args.dataset, "format": args.format, "out": str(out), "bytes": len(data)},
-        f"Wrote {args.dataset!r} as {args.format} to {out} ({len(data):,} bytes)",
+        {"dataset": args.dataset, "format": args.format, "out": str(out), "bytes": size},
+        f"Wrote {args.dataset!r} as {args.format} to {out} ({size:,} bytes)",
     )
     return 0
 
@@ -365,6 +361,7 @@ def cmd_imports(args: argparse.Namespace) -> int:
 
 
 def cmd_undo_import(args: argparse.Namespace) -> int:
+    from db.access import OPERATOR
     from db.import_undo import UndoRefused, undo_import
 
     try:
@@ -881,11 +878,15 @@ def _common_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--json", action="store_true", help="print a JSON summary")
 
 
-def build_parser() -> argparse.ArgumentParser:
+def build_parser(only: str | None = None) -> argparse.ArgumentParser:
+    """The whole parser, or (``only``) one whose other commands have no arguments: some commands'
+    choices come from the store's models, and ``cli.py --help`` or one command should not load them all."""
     parser = argparse.ArgumentParser(prog="cli.py", description="Spanlight headless commands.")
     sub = parser.add_subparsers(dest="command", required=True)
     for name, (_, help_text) in COMMANDS.items():
         command = sub.add_parser(name, help=help_text)
+        if only is not None and name != only:
+            continue
         if name in GROUPS:
             GROUPS[name](command)
             continue
@@ -896,7 +897,8 @@ def build_parser() -> argparse.ArgumentParser:
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    args = build_parser().parse_args(argv)
+    given = list(sys.argv[1:] if argv is None else argv)
+    args = build_parser(next((a for a in given if not a.startswith("-")), "")).parse_args(given)
     handler = COMMANDS[args.command][0]
     try:
         return handler(args)

@@ -19,7 +19,7 @@ ctx = setup_page("Export")
 ctx.require("export")
 st.title("Export")
 
-dataset = pick_dataset(ctx.engine, where=st)
+dataset = pick_dataset(ctx.engine)
 if dataset is None:
     st.stop()
 
@@ -36,6 +36,9 @@ chosen = st.multiselect(
 )
 
 writable = {f.name: f for f in formats(writable=True)}
+if st.session_state.get("export_format_of") != dataset.id:  # another dataset: start from its own format
+    st.session_state["export_format_of"] = dataset.id
+    st.session_state.pop("export_format", None)
 format_name = st.selectbox(
     "Format",
     list(writable),

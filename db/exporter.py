@@ -2,21 +2,24 @@
 
 The exporter is the importer's mirror: items in dataset order with their sentences (only when they were
 imported rather than split by Spanlight), claims and reference triplets, then the chosen label sets with
-everything they say, then the rating tasks of the exported detectors. One query per table, not per item,
-so a 100 K-sentence dataset exports in about a second.
+everything they say, then the rating tasks of the exported detectors. It reads in batches of items, so a
+writer that writes a batch at a time holds one batch however large the dataset; one query per table and
+batch, not per item.
 """
 
 from __future__ import annotations
 
 from collections import defaultdict
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
+from itertools import chain
+from typing import Any
 
-from sqlalchemy import Engine, select
+from sqlalchemy import Engine, Row, Select, false, select, tuple_
 from sqlalchemy.orm import Session
 
 from db import models as m
 from db.access import Actor, require_in
-from db.engine import read_session
+from db.engine import is_sqlite, read_session
 from formats.records import (
     Annotations,
     Bundle,
@@ -35,11 +38,16 @@ from formats.records import (
     SpanRecord,
     TokenProbabilityRecord,
     TripletRecord,
+    merge_batches,
 )
 
 
 class UnknownDataset(LookupError):
     pass
+
+
+# Items per batch of :func:`export_batches`: a batch with its labels takes a few MB until it is written.
+BATCH_ITEMS = 2_000
 
 
 def _wanted(label_set: m.LabelSet, names: Sequence[str] | None) -> bool:
@@ -49,79 +57,67 @@ def _wanted(label_set: m.LabelSet, names: Sequence[str] | None) -> bool:
 
 
 def export_bundle(
-    engine: Engine, dataset_name: str, label_set_names: Sequence[str] | None = None, *, actor: Actor
+    engine: Engine,
+    dataset_name: str,
+    label_set_names: Sequence[str] | None = None,
+    *,
+    actor: Actor,
+    batch_items: int = BATCH_ITEMS,
 ) -> Bundle:
-    """The dataset ``dataset_name`` with the label sets named in ``label_set_names`` (all when None).
+    """The dataset ``dataset_name`` with the label sets named in ``label_set_names`` (all when None),
+    whole: every batch of :func:`export_batches` merged."""
+    return merge_batches(
+        export_batches(engine, dataset_name, label_set_names, actor=actor, batch_items=batch_items)
+    )
+
+
+def export_batches(
+    engine: Engine,
+    dataset_name: str,
+    label_set_names: Sequence[str] | None = None,
+    *,
+    actor: Actor,
+    batch_items: int = BATCH_ITEMS,
+) -> Iterator[Bundle]:
+    """The dataset in batches of ``batch_items`` items in dataset order, so a writer holds one batch at a
+    time. Each batch has the dataset, its items and every chosen label set (the same ones, in the same
+    order, in every batch) with its annotations of those items only; the rating tasks of the exported
+    detectors (few) come whole with the last batch. An empty dataset is one batch without items.
 
     A label set is named by its name or by ``kind:name`` (``gold:gold``, ``detector:eager``).
     Raises :class:`UnknownDataset` when there is no such dataset, and :class:`~db.access.Forbidden`
-    unless ``actor`` holds the ``export`` right: an export hands out everyone's labels.
+    unless ``actor`` holds the ``export`` right (an export hands out everyone's labels) — both when
+    this is called, before any batch is taken. All batches are read in one transaction, so they are
+    one state of the store.
     """
+    batches = _read_batches(engine, dataset_name, label_set_names, actor, batch_items)
+    first = next(batches)  # the right and the dataset are checked now, not when a writer starts
+    return chain([first], batches)
+
+
+def _read_batches(
+    engine: Engine,
+    dataset_name: str,
+    label_set_names: Sequence[str] | None,
+    actor: Actor,
+    batch_items: int,
+) -> Iterator[Bundle]:
     with read_session(engine) as session:
+        if not is_sqlite(engine):  # SQLite's read transaction is one snapshot already
+            session.connection(execution_options={"isolation_level": "REPEATABLE READ"})
         require_in(session, actor.id, "export")
         dataset = session.scalar(select(m.Dataset).where(m.Dataset.name == dataset_name))
         if dataset is None:
             raise UnknownDataset(f"no dataset named {dataset_name!r}")
-        bundle = Bundle(
-            dataset=DatasetRecord(
-                name=dataset.name,
-                source_format=dataset.source_format,
-                taxonomy=list(dataset.taxonomy or []),
-                label_kinds=list(dataset.label_kinds or []),
-                description=dataset.description or "",
-                is_synthetic=dataset.is_synthetic,
-                image_root=dataset.image_root,
-            )
+        record = DatasetRecord(
+            name=dataset.name,
+            source_format=dataset.source_format,
+            taxonomy=list(dataset.taxonomy or []),
+            label_kinds=list(dataset.label_kinds or []),
+            description=dataset.description or "",
+            is_synthetic=dataset.is_synthetic,
+            image_root=dataset.image_root,
         )
-        in_dataset = select(m.Item.id).where(m.Item.dataset_id == dataset.id)
-        ext_of: dict[int, str] = {}
-        records: dict[int, ItemRecord] = {}
-        for item in session.scalars(
-            select(m.Item).where(m.Item.dataset_id == dataset.id).order_by(m.Item.position)
-        ):
-            ext_of[item.id] = item.external_id
-            records[item.id] = ItemRecord(
-                external_id=item.external_id,
-                response=item.response,
-                prompt=item.prompt or "",
-                subset=item.subset,
-                split=item.split,
-                source_model=item.source_model,
-                task_type=item.task_type,
-                reference=item.reference,
-                image_ref=item.image_ref,
-                meta=dict(item.meta or {}),
-            )
-        sentences: dict[int, list[SentenceRecord]] = defaultdict(list)
-        imported: set[int] = set()
-        for item_id, start, end, source in session.execute(
-            select(m.Sentence.item_id, m.Sentence.start, m.Sentence.end, m.Sentence.source)
-            .where(m.Sentence.item_id.in_(in_dataset))
-            .order_by(m.Sentence.item_id, m.Sentence.index)
-        ):
-            sentences[item_id].append(SentenceRecord(start, end))
-            if source == "imported":
-                imported.add(item_id)
-        for item_id in imported:
-            records[item_id].sentences = sentences[item_id]
-        for claim in session.scalars(
-            select(m.Claim).where(m.Claim.item_id.in_(in_dataset)).order_by(m.Claim.item_id, m.Claim.index)
-        ):
-            records[claim.item_id].claims.append(
-                ClaimRecord(
-                    claim.text, claim.start, claim.end, claim.segment, claim.segment_text, claim.source
-                )
-            )
-        for triplet in session.scalars(
-            select(m.Triplet)
-            .where(m.Triplet.item_id.in_(in_dataset), m.Triplet.label_set_id.is_(None))
-            .order_by(m.Triplet.item_id, m.Triplet.index)
-        ):
-            records[triplet.item_id].reference_triplets.append(
-                TripletRecord(triplet.subject, triplet.relation, triplet.object)
-            )
-        bundle.items = list(records.values())
-
         annotators = {i: n for i, n in session.execute(select(m.Annotator.id, m.Annotator.name))}
         chosen = [
             ls
@@ -130,16 +126,106 @@ def export_bundle(
             )
             if _wanted(ls, label_set_names)
         ]
-        order = {item_id: k for k, item_id in enumerate(records)}
-        for label_set in chosen:
-            bundle.label_sets.append(label_set_record(session, label_set, annotators, ext_of, order))
-        detector_names = {ls.id: ls.name for ls in chosen if ls.kind == "detector"}
+        columns = (m.Item.id, m.Item.position, *(getattr(m.Item, name) for name in ITEM_FIELDS))
+        in_order = (
+            select(*columns).where(m.Item.dataset_id == dataset.id).order_by(m.Item.position, m.Item.id)
+        )
+        last: tuple[int, int] | None = None
+        while True:
+            after = in_order if last is None else in_order.where(tuple_(m.Item.position, m.Item.id) > last)
+            rows = session.execute(after.limit(batch_items)).all()
+            ids = _ids_between(dataset.id, rows)
+            batch = Bundle(dataset=record, items=_item_records(session, rows, ids))
+            ext_of = {row.id: row.external_id for row in rows}
+            order = {item_id: k for k, item_id in enumerate(ext_of)}
+            for label_set in chosen:
+                batch.label_sets.append(label_set_record(session, label_set, annotators, ext_of, order, ids))
+            if len(rows) < batch_items:
+                batch.rating_tasks = _rating_tasks(session, dataset.id, chosen, annotators)
+                yield batch
+                return
+            yield batch
+            last = (rows[-1].position, rows[-1].id)
+
+
+# The item columns an ItemRecord is made of.
+ITEM_FIELDS = (
+    *("external_id", "response", "prompt", "subset", "split"),
+    *("source_model", "task_type", "reference", "image_ref", "meta"),
+)
+
+
+def _ids_between(dataset_id: int, rows: Sequence[Row[Any]]) -> Select[Any]:
+    """The ids of the batch ``rows`` (in dataset order) as a query of a range of positions: a few
+    bound values, however many items (a list of ids was bound value by value in every query)."""
+    if not rows:
+        return select(m.Item.id).where(false())
+    first, last = (rows[0].position, rows[0].id), (rows[-1].position, rows[-1].id)
+    return select(m.Item.id).where(
+        m.Item.dataset_id == dataset_id,
+        m.Item.position.between(first[0], last[0]),  # the index's range; the pairs settle equal positions
+        tuple_(m.Item.position, m.Item.id).between(first, last),
+    )
+
+
+def _item_records(session: Session, rows: Sequence[Row[Any]], ids: Select[Any]) -> list[ItemRecord]:
+    """The items ``rows`` (of ids ``ids``) with their sentences (only when imported rather than split by
+    Spanlight), claims and reference triplets, in the order given."""
+    records: dict[int, ItemRecord] = {}
+    for row in rows:
+        records[row.id] = ItemRecord(
+            external_id=row.external_id,
+            response=row.response,
+            prompt=row.prompt or "",
+            subset=row.subset,
+            split=row.split,
+            source_model=row.source_model,
+            task_type=row.task_type,
+            reference=row.reference,
+            image_ref=row.image_ref,
+            meta=dict(row.meta or {}),
+        )
+    sentences: dict[int, list[SentenceRecord]] = defaultdict(list)
+    imported: set[int] = set()
+    for item_id, start, end, source in session.execute(
+        select(m.Sentence.item_id, m.Sentence.start, m.Sentence.end, m.Sentence.source)
+        .where(m.Sentence.item_id.in_(ids))
+        .order_by(m.Sentence.item_id, m.Sentence.index)
+    ):
+        sentences[item_id].append(SentenceRecord(start, end))
+        if source == "imported":
+            imported.add(item_id)
+    for item_id in imported:
+        records[item_id].sentences = sentences[item_id]
+    for claim in session.scalars(
+        select(m.Claim).where(m.Claim.item_id.in_(ids)).order_by(m.Claim.item_id, m.Claim.index)
+    ):
+        records[claim.item_id].claims.append(
+            ClaimRecord(claim.text, claim.start, claim.end, claim.segment, claim.segment_text, claim.source)
+        )
+    for triplet in session.scalars(
+        select(m.Triplet)
+        .where(m.Triplet.item_id.in_(ids), m.Triplet.label_set_id.is_(None))
+        .order_by(m.Triplet.item_id, m.Triplet.index)
+    ):
+        records[triplet.item_id].reference_triplets.append(
+            TripletRecord(triplet.subject, triplet.relation, triplet.object)
+        )
+    return list(records.values())
+
+
+def _rating_tasks(
+    session: Session, dataset_id: int, chosen: Sequence[m.LabelSet], annotators: dict[int, str]
+) -> list[RatingTaskRecord]:
+    """The rating tasks of the chosen detector runs, with every rating."""
+    detector_names = {ls.id: ls.name for ls in chosen if ls.kind == "detector"}
+    return [
+        _rating_task(session, task, detector_names, annotators)
         for task in session.scalars(
-            select(m.RatingTask).where(m.RatingTask.dataset_id == dataset.id).order_by(m.RatingTask.id)
-        ):
-            if task.detector_label_set_id in detector_names:
-                bundle.rating_tasks.append(_rating_task(session, task, detector_names, annotators, ext_of))
-    return bundle
+            select(m.RatingTask).where(m.RatingTask.dataset_id == dataset_id).order_by(m.RatingTask.id)
+        )
+        if task.detector_label_set_id in detector_names
+    ]
 
 
 def label_set_record(
@@ -148,10 +234,18 @@ def label_set_record(
     annotators: dict[int, str],
     ext_of: dict[int, str],
     order: dict[int, int],
+    items: Select[Any] | None = None,
 ) -> LabelSetRecord:
-    """Everything ``label_set`` says, per item in ``order`` (also how an import sees what it would replace)."""
+    """Everything ``label_set`` says, per item in ``order`` (also how an import sees what it would replace);
+    about the items whose ids ``items`` selects (one batch of an export), else about all its dataset's.
+
+    The labels of sentences and claims are read from the items' sentences and claims, each looked up in
+    the label set's unique index: filtered on the label set first, SQLite walked every label of the
+    label set for each batch, so an export in batches took time growing with the square of its size."""
     ls_id = label_set.id
     found: dict[int, Annotations] = {}
+    if items is None:
+        items = select(m.Item.id).where(m.Item.dataset_id == label_set.dataset_id)
 
     def ann(item_id: int) -> Annotations:
         if item_id not in found:
@@ -161,34 +255,47 @@ def label_set_record(
     # Columns, not ORM objects: loading entities made re-reading a large label set several times slower.
     for item_id, start, end, type_, note in session.execute(
         select(m.Span.item_id, m.Span.start, m.Span.end, m.Span.type, m.Span.note)
-        .where(m.Span.label_set_id == ls_id)
+        .where(m.Span.label_set_id == ls_id, m.Span.item_id.in_(items))
         .order_by(m.Span.item_id, m.Span.start, m.Span.end, m.Span.id)
     ):
         ann(item_id).spans.append(SpanRecord(start, end, type_, note))
-    for item_id, index, label, error_type, override, meta in session.execute(
+    for item_id, index, label_id, label, error_type, override, meta in session.execute(
         select(
-            m.SentenceLabel.item_id,
+            m.Sentence.item_id,
             m.Sentence.index,
+            m.SentenceLabel.id,
             m.SentenceLabel.label,
             m.SentenceLabel.error_type,
             m.SentenceLabel.override,
             m.SentenceLabel.meta,
         )
-        .join(m.Sentence, m.Sentence.id == m.SentenceLabel.sentence_id)
-        .where(m.SentenceLabel.label_set_id == ls_id)
-        .order_by(m.SentenceLabel.item_id, m.Sentence.index)
+        .outerjoin(
+            m.SentenceLabel,
+            (m.SentenceLabel.sentence_id == m.Sentence.id) & (m.SentenceLabel.label_set_id == ls_id),
+        )
+        .where(m.Sentence.item_id.in_(items))
+        .order_by(m.Sentence.item_id, m.Sentence.index)
     ):
+        if label_id is None:
+            continue  # a sentence without a label in this label set
         ann(item_id).sentence_labels.append(
             SentenceLabelRecord(index, label, error_type, override, dict(meta or {}))
         )
-    for item_id, index, label, type_, reason in session.execute(
+    for item_id, index, label_id, label, type_, reason in session.execute(
         select(
-            m.ClaimLabel.item_id, m.Claim.index, m.ClaimLabel.label, m.ClaimLabel.type, m.ClaimLabel.reason
+            m.Claim.item_id,
+            m.Claim.index,
+            m.ClaimLabel.id,
+            m.ClaimLabel.label,
+            m.ClaimLabel.type,
+            m.ClaimLabel.reason,
         )
-        .join(m.Claim, m.Claim.id == m.ClaimLabel.claim_id)
-        .where(m.ClaimLabel.label_set_id == ls_id)
-        .order_by(m.ClaimLabel.item_id, m.Claim.index)
+        .outerjoin(m.ClaimLabel, (m.ClaimLabel.claim_id == m.Claim.id) & (m.ClaimLabel.label_set_id == ls_id))
+        .where(m.Claim.item_id.in_(items))
+        .order_by(m.Claim.item_id, m.Claim.index)
     ):
+        if label_id is None:
+            continue
         ann(item_id).claim_labels.append(ClaimLabelRecord(index, label, type_, reason))
     for item_id, subject, relation, object_, verdict, wrong_part in session.execute(
         select(
@@ -203,7 +310,7 @@ def label_set_record(
             m.TripletJudgment,
             (m.TripletJudgment.triplet_id == m.Triplet.id) & (m.TripletJudgment.label_set_id == ls_id),
         )
-        .where(m.Triplet.label_set_id == ls_id)
+        .where(m.Triplet.label_set_id == ls_id, m.Triplet.item_id.in_(items))
         .order_by(m.Triplet.item_id, m.Triplet.index)
     ):
         ann(item_id).triplets.append(TripletRecord(subject, relation, object_, verdict, wrong_part))
@@ -214,15 +321,26 @@ def label_set_record(
             m.RawOutput.follows_format,
             m.RawOutput.analysis,
             m.RawOutput.parse_error,
-        ).where(m.RawOutput.label_set_id == ls_id)
+        ).where(m.RawOutput.label_set_id == ls_id, m.RawOutput.item_id.in_(items))
     ):
         ann(item_id).raw_output = RawOutputRecord(text, follows_format, analysis, parse_error)
-    for item_id, index, score, parsed in session.execute(
-        select(m.SentenceScore.item_id, m.Sentence.index, m.SentenceScore.score, m.SentenceScore.parsed)
-        .join(m.Sentence, m.Sentence.id == m.SentenceScore.sentence_id)
-        .where(m.SentenceScore.label_set_id == ls_id)
-        .order_by(m.SentenceScore.item_id, m.Sentence.index)
+    for item_id, index, score_id, score, parsed in session.execute(
+        select(
+            m.Sentence.item_id,
+            m.Sentence.index,
+            m.SentenceScore.id,
+            m.SentenceScore.score,
+            m.SentenceScore.parsed,
+        )
+        .outerjoin(
+            m.SentenceScore,
+            (m.SentenceScore.sentence_id == m.Sentence.id) & (m.SentenceScore.label_set_id == ls_id),
+        )
+        .where(m.Sentence.item_id.in_(items))
+        .order_by(m.Sentence.item_id, m.Sentence.index)
     ):
+        if score_id is None:
+            continue
         ann(item_id).sentence_scores.append(SentenceScoreRecord(index, score, parsed))
     for item_id, token_index, start, end, probability, type_ in session.execute(
         select(
@@ -233,7 +351,7 @@ def label_set_record(
             m.TokenProbability.probability,
             m.TokenProbability.type,
         )
-        .where(m.TokenProbability.label_set_id == ls_id)
+        .where(m.TokenProbability.label_set_id == ls_id, m.TokenProbability.item_id.in_(items))
         .order_by(m.TokenProbability.item_id, m.TokenProbability.id)
     ):
         ann(item_id).token_probabilities.append(
@@ -247,7 +365,7 @@ def label_set_record(
             m.ResponseScore.rationale,
             m.ResponseScore.scale_min,
             m.ResponseScore.scale_max,
-        ).where(m.ResponseScore.label_set_id == ls_id)
+        ).where(m.ResponseScore.label_set_id == ls_id, m.ResponseScore.item_id.in_(items))
     ):
         ann(item_id).response_score = ResponseScoreRecord(score, hallucination, rationale, low, high)
     return LabelSetRecord(
@@ -262,22 +380,23 @@ def label_set_record(
 
 
 def _rating_task(
-    session: Session,
-    task: m.RatingTask,
-    detectors: dict[int, str],
-    annotators: dict[int, str],
-    ext_of: dict[int, str],
+    session: Session, task: m.RatingTask, detectors: dict[int, str], annotators: dict[int, str]
 ) -> RatingTaskRecord:
     ratings = [
         RatingRecord(
-            item=ext_of[r.item_id],
+            item=item,
             rater=annotators.get(r.annotator_id, str(r.annotator_id)),
             score=r.score,
             segment_start=r.segment_start,
             segment_end=r.segment_end,
             nothing_flagged_correct=r.nothing_flagged_correct,
         )
-        for r in session.scalars(select(m.Rating).where(m.Rating.task_id == task.id).order_by(m.Rating.id))
+        for r, item in session.execute(
+            select(m.Rating, m.Item.external_id)
+            .join(m.Item, m.Item.id == m.Rating.item_id)
+            .where(m.Rating.task_id == task.id)
+            .order_by(m.Rating.id)
+        )
     ]
     return RatingTaskRecord(
         name=task.name,

@@ -1,7 +1,7 @@
 """Whole imports and exports, as the CLI and the Import/Export pages run them.
 
 An import reads the file with its format (named, or guessed from the bytes), checks the images, and hands
-the bundle with every problem found so far to :func:`db.importer.import_bundle`, which validates against
+the bundle with every problem found so far to :func:`db.importer.import_bundles`, which validates against
 the store and writes in one transaction. The outcome says what was written and lists every problem with
 file, record, field and reason. Nothing here raises for bad input: a failed import is an outcome.
 
@@ -12,8 +12,11 @@ Importing needs the acting user's ``manage_data`` right and exporting their ``ex
 
 from __future__ import annotations
 
+import io
+import os
 import re
-from collections.abc import Callable, Sequence
+import secrets
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -22,14 +25,14 @@ from sqlalchemy import Engine
 
 from db.access import Actor, require_now
 from db.config import data_dir
-from db.exporter import UnknownDataset, export_bundle
+from db.exporter import BATCH_ITEMS, UnknownDataset, export_batches
 from db.images import extract_image_zip, image_problems
 from db.import_changes import ImportChanges, ReplaceRequired
-from db.importer import ImportResult, import_bundle
+from db.importer import ImportResult, import_bundles
 from db.repositories.datasets import set_image_root
 from db.repositories.exchange import dataset_image_root, known_items
-from formats.base import FormatError, ReadOptions, ReadResult
-from formats.export_check import check_export, refuse_empty
+from formats.base import Format, FormatError, ReadOptions, ReadResult, Sink
+from formats.export_check import checked_batches, empty_file
 from formats.gc_pause import without_gc_pauses
 from formats.mapping import ImportMapping, read_table
 from formats.problems import ImportRejected, Problem
@@ -109,24 +112,26 @@ def dataset_image_folder(dataset: str) -> Path:
 
 def _write(
     engine: Engine,
-    bundle: Bundle,
+    bundles: Iterable[Bundle],
     outcome: ImportOutcome,
     *,
+    problems: list[Problem],
     actor: Actor,
     allow_skip: bool,
     annotator: str | None,
     replace_existing: bool,
 ) -> bool:
-    """Hand the bundle and every problem found so far to :func:`import_bundle`, the one writer of both
-    kinds of import; on rejection the outcome keeps just the rejection's problems (or the changes it
-    would make to stored annotations) and False is returned."""
+    """Hand the bundles (a whole file, or its batches as they are read) and ``problems``, every problem
+    found so far (a batched reader still appends to it), to :func:`import_bundles`, the one writer of
+    every kind of import; on rejection the outcome keeps just the rejection's problems (or the changes
+    it would make to stored annotations) and False is returned."""
     try:
-        outcome.result = import_bundle(
+        outcome.result = import_bundles(
             engine,
-            bundle,
+            bundles,
             actor=actor,
             source=outcome.source,
-            problems=outcome.problems,
+            problems=problems,
             allow_skip=allow_skip,
             annotator=annotator,
             replace_existing=replace_existing,
@@ -136,9 +141,9 @@ def _write(
         return False
     except ReplaceRequired as refused:
         outcome.refused_changes = refused.changes
-        outcome.problems = [*outcome.problems, refused.problem(outcome.source)]
+        outcome.problems = [*problems, refused.problem(outcome.source)]
         return False
-    outcome.problems = outcome.result.problems
+    outcome.problems = list(problems)
     return True
 
 
@@ -170,7 +175,7 @@ def import_file(
     progress(0.05, f"Reading {source} as {fmt.title}…")
     return _import_read(
         engine,
-        read_file(fmt, data, source, options),
+        read_file(fmt, data, source, options, batches=True),
         source,
         fmt.name,
         actor=actor,
@@ -233,38 +238,54 @@ def _import_read(
     progress: Progress,
     replace_existing: bool,
 ) -> ImportOutcome:
-    """What a benchmark reader returned, with its images checked, written by the one importer."""
+    """What a benchmark reader returned, with its images checked, written by the one importer: the
+    first bundle and the batches after it (none for a file read whole), each batch's images checked and
+    the batch written as it is read, all in the importer's one transaction. The reader goes on appending
+    its problems to ``read.problems`` as it reads."""
     outcome = ImportOutcome(source, format_name, None, False, problems=list(read.problems))
-    if read.bundle is None:
-        return outcome
     bundle = read.bundle
-    outcome.dataset = bundle.dataset.name
-    outcome.items_read = len(bundle.items)
-    if not bundle.items and not any(ls.annotations for ls in bundle.label_sets):
+    if bundle is None:
+        return outcome
+    if read.more is None and not bundle.items and not any(ls.annotations for ls in bundle.label_sets):
         if not outcome.errors:
             outcome.problems.append(Problem(source, "-", "-", "the file holds no records"))
         return outcome
-
+    # A file read whole is one batch: the same checks and the same write as a file read in batches.
+    first, more, problems = bundle, read.more if read.more is not None else iter(()), read.problems
+    outcome.dataset = first.dataset.name
     if image_zip is not None:
         progress(0.3, "Checking the images in the ZIP…")
-        folder = dataset_image_folder(bundle.dataset.name)
+        folder = dataset_image_folder(first.dataset.name)
         report = extract_image_zip(image_zip, folder, source=f"{source} images", allow_skip=allow_skip)
-        outcome.problems += report.problems
+        problems += report.problems
         if report.errors and not allow_skip:
+            outcome.problems = list(problems)
             return outcome
         outcome.images_extracted = len(report.extracted)
         image_root = image_root or str(folder)
-    existing = dataset_image_root(engine, bundle.dataset.name)
-    root = image_root or bundle.dataset.image_root or (existing[1] if existing else None)
+    existing = dataset_image_root(engine, first.dataset.name)
+    root = image_root or first.dataset.image_root or (existing[1] if existing else None)
     if image_root:
-        bundle.dataset.image_root = image_root
-    outcome.problems += image_problems(root, {i.external_id: i.image_ref for i in bundle.items}, source)
+        first.dataset.image_root = image_root
 
-    progress(0.5, f"Checking and writing {len(bundle.items):,} items…")
+    def checked() -> Iterator[Bundle]:
+        bundle: Bundle | None = first
+        while bundle is not None:
+            outcome.items_read += len(bundle.items)
+            problems.extend(image_problems(root, {i.external_id: i.image_ref for i in bundle.items}, source))
+            progress(0.5, f"Checking and writing items ({outcome.items_read:,} read)…")
+            yield bundle
+            try:
+                bundle = next(more, None)
+            except Exception as error:  # noqa: BLE001 - a reader bug must still end as a clear report
+                problems.append(Problem(source, "-", "-", f"internal error while reading: {error!r}"))
+                bundle = None
+
     if not _write(
         engine,
-        bundle,
+        checked(),
         outcome,
+        problems=problems,
         actor=actor,
         allow_skip=allow_skip,
         annotator=annotator,
@@ -326,8 +347,9 @@ def import_predictions(
     progress(0.5, f"Checking and writing {outcome.items_read:,} outputs…")
     if not _write(
         engine,
-        read.bundle,
+        [read.bundle],
         outcome,
+        problems=list(outcome.problems),
         actor=actor,
         allow_skip=allow_skip,
         annotator=annotator,
@@ -339,7 +361,6 @@ def import_predictions(
     return outcome
 
 
-@without_gc_pauses
 def export_file(
     engine: Engine,
     dataset: str,
@@ -349,19 +370,77 @@ def export_file(
     label_sets: Sequence[str] | None = None,
     filename: str = "",
 ) -> bytes:
-    """The dataset (with the chosen label sets) written in ``format_name``.
+    """The dataset (with the chosen label sets) written in ``format_name``, as bytes (for a download):
+    :func:`export_to` an in-memory stream."""
+    out = io.BytesIO()
+    export_to(engine, dataset, format_name, out, actor=actor, label_sets=label_sets, filename=filename)
+    return out.getvalue()
+
+
+@without_gc_pauses
+def export_to(
+    engine: Engine,
+    dataset: str,
+    format_name: str,
+    out: Path | Sink,
+    *,
+    actor: Actor,
+    label_sets: Sequence[str] | None = None,
+    filename: str = "",
+    batch_items: int = BATCH_ITEMS,
+) -> int:
+    """Write the dataset (with the chosen label sets) in ``format_name`` to ``out``, read from the store
+    in batches of ``batch_items`` items (:func:`~db.exporter.export_batches`); the bytes written.
+
+    ``out`` is a stream, or a file path: the file is written as a temporary file beside it, renamed at
+    the end, so a refused or failed export leaves no file, not even half of one. ``filename`` (else the
+    path's name, else the format's default) may choose the encoding (``.csv`` / ``.parquet``).
 
     Raises UnknownFormat, UnknownDataset or FormatError with a message for the user — also when the
     format cannot hold any of the labels it would write, or the file would be empty
     (:mod:`formats.export_check`): an export never loses every label or writes nothing silently,
-    and :class:`~db.access.Forbidden` unless ``actor`` may export.
+    and :class:`~db.access.Forbidden` unless ``actor`` may export. The format and the store are
+    checked before any file is made.
     """
     fmt = get_format(format_name)
     if not fmt.writable:
         raise FormatError(f"{fmt.title} can be read but not written")
-    bundle = export_bundle(engine, dataset, label_sets, actor=actor)
-    check_export(fmt, bundle)
-    return refuse_empty(fmt, fmt.write(bundle, filename=filename or fmt.default_filename(dataset)), dataset)
+    batches = export_batches(engine, dataset, label_sets, actor=actor, batch_items=batch_items)
+    name = filename or (out.name if isinstance(out, Path) else "") or fmt.default_filename(dataset)
+    if not isinstance(out, Path):
+        return _write_checked(fmt, batches, out, name, dataset)
+    out.parent.mkdir(parents=True, exist_ok=True)
+    # Opened as any new file is (not as a private temporary file), so the export gets the usual
+    # permissions once renamed.
+    part = out.parent / f".{out.name}.{secrets.token_hex(4)}.part"
+    try:
+        with part.open("xb") as stream:
+            written = _write_checked(fmt, batches, stream, name, dataset)
+        os.replace(part, out)
+    except BaseException:
+        part.unlink(missing_ok=True)
+        raise
+    return written
+
+
+class _Tally:
+    """A sink passing bytes on to ``out``, counting them and noting whether any is not whitespace."""
+
+    def __init__(self, out: Sink) -> None:
+        self.out, self.size, self.content = out, 0, False
+
+    def write(self, data: bytes, /) -> int:
+        self.size += len(data)
+        self.content = self.content or bool(bytes(data).strip())
+        return self.out.write(data)
+
+
+def _write_checked(fmt: Format, batches: Iterator[Bundle], out: Sink, filename: str, dataset: str) -> int:
+    tally = _Tally(out)
+    fmt.write_stream(checked_batches(fmt, batches), tally, filename=filename)
+    if not tally.content:
+        raise empty_file(fmt, dataset)
+    return tally.size
 
 
 __all__ = [
@@ -371,6 +450,7 @@ __all__ = [
     "UnknownFormat",
     "dataset_image_folder",
     "export_file",
+    "export_to",
     "import_file",
     "import_predictions",
     "import_table",

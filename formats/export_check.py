@@ -6,12 +6,15 @@ dataset of spans — would give a file of items without a single label (or an em
 would only find out on reading it back. So such an export is refused with a message naming what the
 label set has, what the format holds, and the formats that hold it. A format that keeps some of what a
 label set has (spans, not the sentence labels beside them) writes what it can: that is what choosing a
-format means, and the canonical JSONL keeps everything.
+format means, and the canonical JSONL keeps everything. A dataset written batch by batch is counted as
+it goes (:func:`checked_batches`) and refused alike, before its file is finished.
 """
 
 from __future__ import annotations
 
+import dataclasses
 from collections import Counter
+from collections.abc import Iterable, Iterator
 
 from formats.base import LABEL_KINDS, Format, FormatError
 from formats.bundles import pick_label_set
@@ -49,49 +52,90 @@ def _name(label_set: LabelSetRecord) -> str:
 
 def export_refusal(fmt: Format, bundle: Bundle) -> str | None:
     """Why ``bundle`` cannot be written as ``fmt`` without losing all its labels, or None when it can."""
-    if not bundle.items:
-        return f"the dataset {bundle.dataset.name!r} holds no items: there is nothing to write"
-    if fmt.writes_every_label_set:
-        return None
-    labelled = [ls for ls in bundle.label_sets if label_counts(ls)]
-    wanted = "detector" if fmt.kind == "predictions" else "gold"
-    written = pick_label_set(bundle, wanted)
-    if written is None:
-        if fmt.kind == "predictions":
-            chosen = ", ".join(map(_name, bundle.label_sets)) or "none"
-            return f"{fmt.title} writes a detector run, and no detector run is chosen (chosen: {chosen})"
-        if labelled:
-            return (
-                f"{fmt.title} writes one label set — the gold one, or the only one chosen — and "
-                f"{len(bundle.label_sets)} are chosen without a gold one "
-                f"({', '.join(map(_name, bundle.label_sets))}): choose the one to write"
-            )
-        return None
-    counts = label_counts(written)
-    if not counts or set(counts) & set(fmt.holds):
-        return None
-    others = [
-        f.name
-        for f in formats(fmt.kind, writable=True)
-        if set(counts) & set(f.holds) and f.name != "canonical"
-    ]
-    return (
-        f"{fmt.title} holds {_holds(fmt)}, and {_name(written)} has none: it has {_said(counts)}, "
-        "so the file would carry none of its labels. Export it as "
-        + (f"{', '.join(others)}, or " if others else "")
-        + "canonical (keeps everything)"
-    )
+    tally = ExportTally(fmt)
+    tally.take(bundle)
+    return tally.refusal()
+
+
+class ExportTally:
+    """What :func:`export_refusal` needs of a dataset — its name, how many items, which label sets with
+    how many labels of each kind — counted batch by batch, so a streamed export is checked alike."""
+
+    def __init__(self, fmt: Format) -> None:
+        self.fmt = fmt
+        self.head: Bundle | None = None  # the dataset and the chosen label sets, without annotations
+        self.items = 0
+        self.counts: list[Counter[str]] = []
+
+    def take(self, batch: Bundle) -> None:
+        if self.head is None:
+            label_sets = [dataclasses.replace(ls, annotations=[]) for ls in batch.label_sets]
+            self.head = Bundle(dataset=batch.dataset, label_sets=label_sets)
+            self.counts = [Counter() for _ in label_sets]
+        self.items += len(batch.items)
+        for counts, label_set in zip(self.counts, batch.label_sets, strict=True):
+            counts.update(label_counts(label_set))
+
+    def refusal(self) -> str | None:
+        fmt, head = self.fmt, self.head
+        assert head is not None, "no batch was taken"
+        if not self.items:
+            return f"the dataset {head.dataset.name!r} holds no items: there is nothing to write"
+        if fmt.writes_every_label_set:
+            return None
+        counts_of = {  # in LABEL_KINDS order, as label_counts gives them
+            id(ls): {kind: counts[kind] for kind in LABEL_KINDS if counts[kind]}
+            for ls, counts in zip(head.label_sets, self.counts, strict=True)
+        }
+        labelled = [ls for ls in head.label_sets if counts_of[id(ls)]]
+        wanted = "detector" if fmt.kind == "predictions" else "gold"
+        written = pick_label_set(head, wanted)
+        if written is None:
+            if fmt.kind == "predictions":
+                chosen = ", ".join(map(_name, head.label_sets)) or "none"
+                return f"{fmt.title} writes a detector run, and no detector run is chosen (chosen: {chosen})"
+            if labelled:
+                return (
+                    f"{fmt.title} writes one label set — the gold one, or the only one chosen — and "
+                    f"{len(head.label_sets)} are chosen without a gold one "
+                    f"({', '.join(map(_name, head.label_sets))}): choose the one to write"
+                )
+            return None
+        counts = counts_of[id(written)]
+        if not counts or set(counts) & set(fmt.holds):
+            return None
+        others = [
+            f.name
+            for f in formats(fmt.kind, writable=True)
+            if set(counts) & set(f.holds) and f.name != "canonical"
+        ]
+        return (
+            f"{fmt.title} holds {_holds(fmt)}, and {_name(written)} has none: it has {_said(counts)}, "
+            "so the file would carry none of its labels. Export it as "
+            + (f"{', '.join(others)}, or " if others else "")
+            + "canonical (keeps everything)"
+        )
+
+
+def checked_batches(fmt: Format, batches: Iterable[Bundle]) -> Iterator[Bundle]:
+    """``batches`` passed on one by one, then :class:`FormatError` with :func:`export_refusal`'s reason
+    of them all, when there is one, as the writer asks for more: a refused export never finishes its
+    file (a format that merges the batches never starts writing)."""
+    tally = ExportTally(fmt)
+    for batch in batches:
+        tally.take(batch)
+        yield batch
+    refusal = tally.refusal()
+    if refusal:
+        raise FormatError(refusal)
 
 
 def refuse_empty(fmt: Format, data: bytes, dataset: str) -> bytes:
     """``data`` unless it is empty (nothing but whitespace): an export never writes an empty file."""
     if not bytes(data).strip():
-        raise FormatError(f"writing {dataset!r} as {fmt.title} gave an empty file; nothing was written")
+        raise empty_file(fmt, dataset)
     return data
 
 
-def check_export(fmt: Format, bundle: Bundle) -> None:
-    """Raise :class:`FormatError` with :func:`export_refusal`'s reason when there is one."""
-    refusal = export_refusal(fmt, bundle)
-    if refusal:
-        raise FormatError(refusal)
+def empty_file(fmt: Format, dataset: str) -> FormatError:
+    return FormatError(f"writing {dataset!r} as {fmt.title} gave an empty file; nothing was written")

@@ -16,7 +16,8 @@ from sqlalchemy import Engine
 
 from db.repositories.label_sets import LabelSetView, list_label_sets
 from db.repositories.report_inputs import ItemIndex, format_flags, item_index, spans_by_label_set
-from metrics import f1_iou_per_item, f1_m_per_item, pack_spans, token_spans
+from metrics import f1_iou_per_item, f1_m_per_item, pack_spans
+from metrics.tagged_text import TokenBounds
 
 CharSpan = tuple[int, int, str | None]
 
@@ -57,13 +58,20 @@ def load_dataset_spans(engine: Engine, dataset_id: int) -> DatasetSpans:
     char_spans: dict[int, list[list[CharSpan]]] = {}
     tokens: dict[int, list[list[tuple[int, int]]]] = {}
     follows: dict[int, np.ndarray] = {}
+    bounds: dict[int, TokenBounds] = {}  # item row → its response's tokens, found once for all label sets
     for view in label_sets:
         by_item = spans.get(view.id, {})
         char_spans[view.id] = [by_item.get(item_id, []) for item_id in items.ids]
-        tokens[view.id] = [
-            token_spans(text, [(s, e) for s, e, _ in item_spans]) if item_spans else []
-            for text, item_spans in zip(items.responses, char_spans[view.id], strict=True)
-        ]
+        per_item: list[list[tuple[int, int]]] = []
+        for row, item_spans in enumerate(char_spans[view.id]):
+            if not item_spans:
+                per_item.append([])
+                continue
+            found = bounds.get(row)
+            if found is None:
+                found = bounds[row] = TokenBounds(items.responses[row])
+            per_item.append(found.token_spans([(s, e) for s, e, _ in item_spans]))
+        tokens[view.id] = per_item
         item_flags = flags.get(view.id, {})
         follows[view.id] = np.array([item_flags.get(item_id, True) for item_id in items.ids], dtype=bool)
     return DatasetSpans(

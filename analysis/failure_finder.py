@@ -37,7 +37,7 @@ from sqlalchemy import Engine
 
 from analysis.dataset_spans import DatasetSpans, load_dataset_spans, per_item_scores
 from metrics import f1_iou_per_item, pack_spans
-from metrics.matching import match_spans
+from metrics.span_batches import item_matchings
 
 ANY = "any"
 BOUNDARY_IOU = (0.2, 0.5)
@@ -86,20 +86,20 @@ def detector_rows(spans: DatasetSpans, threshold: float = 0.5) -> pd.DataFrame:
     a boundary error) and ``found`` (sorted indices of the gold spans this detector found).
     """
     rows = per_item_scores(spans, threshold)
-    gold = spans.gold_tokens
-    low, high = BOUNDARY_IOU
-    matched, false_positives, boundary, found = [], [], [], []
-    for detector in spans.detectors:
-        for preds, golds in zip(spans.token_spans[detector.id], gold, strict=True):
-            matching = match_spans(preds, golds, threshold)
-            matched.append(matching.n_matched)
-            false_positives.append(len(matching.false_positives))
-            boundary.append(sum(low <= iou < high for _, iou in matching.best_for_pred))
-            found.append(tuple(sorted(matching.matched_gold)))
+    gold = pack_spans(spans.gold_tokens, "gold spans")
+    matched, boundary, found = [], [], []
+    for detector in spans.detectors:  # every item of a detector at once, as match_spans would find them
+        matchings = item_matchings(spans.token_spans[detector.id], gold, threshold, BOUNDARY_IOU)
+        matched.append(matchings.n_matched)
+        boundary.append(matchings.n_boundary)
+        found.extend(matchings.found)
     rows["clean"] = (rows["n_gold"] == 0) & (spans.gold is not None)
-    rows["n_matched"] = np.asarray(matched, dtype=np.int64)
-    rows["n_false_positives"] = np.asarray(false_positives, dtype=np.int64)
-    rows["n_boundary"] = np.asarray(boundary, dtype=np.int64)
+    rows["n_matched"] = np.concatenate(matched).astype(np.int64) if matched else np.zeros(0, dtype=np.int64)
+    # A prediction is a false positive exactly when the matching leaves it unmatched.
+    rows["n_false_positives"] = rows["n_pred"].to_numpy(dtype=np.int64) - rows["n_matched"].to_numpy()
+    rows["n_boundary"] = (
+        np.concatenate(boundary).astype(np.int64) if boundary else np.zeros(0, dtype=np.int64)
+    )
     rows["found"] = pd.Series(found, index=rows.index, dtype=object)
     return rows
 

@@ -47,15 +47,18 @@ Span = tuple[int, int]  # a token interval [start, end)
 # --------------------------------------------------------------------------------------------- data
 
 
-def make_mhalo(rng: np.random.Generator) -> dict[str, Any]:
-    """Token spans of gold annotations and of 12 detectors that find, shift, miss and invent spans."""
+def make_mhalo(
+    rng: np.random.Generator, sizes: dict[str, int] | None = None, n_detectors: int = N_DETECTORS
+) -> dict[str, Any]:
+    """Token spans of gold annotations and of ``n_detectors`` detectors that find, shift, miss and invent
+    spans, over subsets of the given sizes (MHALO's by default)."""
     subsets, golds = [], []
-    for name, size in MHALO_SUBSETS.items():
+    for name, size in (sizes or MHALO_SUBSETS).items():
         for _ in range(size):
             subsets.append(name)
             golds.append(_random_spans(rng, int(rng.poisson(4.0)), length=72))
     preds, ok = [], []
-    for d in range(N_DETECTORS):
+    for d in range(n_detectors):
         skill = 0.3 + 0.04 * d
         detector_preds, detector_ok = [], []
         for gold in golds:

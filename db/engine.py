@@ -89,17 +89,19 @@ def read_session(engine: Engine) -> Iterator[Session]:
 
 
 @contextmanager
-def write_session(engine: Engine) -> Iterator[Session]:
+def write_session(engine: Engine, *, bookkeeping: bool = False) -> Iterator[Session]:
     """One atomic write: commits on success, rolls back everything on any error.
 
     Bumps the store revision inside the same transaction (:func:`bump_revision`), so every cache keyed
-    on it sees the change exactly when the data does.
+    on it sees the change exactly when the data does. A ``bookkeeping`` write (a login's last-seen
+    time) changes nothing any page or report shows, so it leaves the revision, and every cache, alone.
     """
     turn = _sqlite_write_turn(engine.url.database) if is_sqlite(engine) else nullcontext()
     with turn, Session(engine, expire_on_commit=False) as session, session.begin():
         session.connection(execution_options={"write": True})
         yield session
-        bump_revision(session)
+        if not bookkeeping:
+            bump_revision(session)
 
 
 @contextmanager

@@ -12,7 +12,6 @@ import warnings
 from collections.abc import Sequence
 
 import numpy as np
-from scipy import stats
 
 from metrics._validation import as_1d_float_array, check_confidence, check_positive_int
 from metrics.bootstrap import bootstrap_indices, percentile_interval
@@ -48,6 +47,8 @@ def correlations(
     n_resamples = check_positive_int(n_resamples, "n_resamples")
     confidence = check_confidence(confidence)
 
+    from scipy import stats  # here, not at the top: importing a file must not load scipy
+
     points = {
         "pearson": stats.pearsonr(x, y),
         "spearman": stats.spearmanr(x, y),
@@ -62,6 +63,8 @@ def correlations(
 
 
 def _bootstrap(x: np.ndarray, y: np.ndarray, indices: np.ndarray) -> dict[str, np.ndarray]:
+    from scipy import stats
+
     n_resamples, n = indices.shape
     out = {name: np.empty(n_resamples) for name in ("pearson", "spearman", "kendall")}
     chunk = max(1, _CHUNK_CELLS // n)

@@ -23,9 +23,6 @@ from typing import Any, overload
 
 import numpy as np
 import numpy.typing as npt
-from scipy.optimize import linear_sum_assignment
-from scipy.sparse import csr_matrix
-from scipy.sparse.csgraph import maximum_bipartite_matching
 
 from metrics._validation import Span as Span  # re-exported: the span type callers pass in
 from metrics._validation import as_span, as_span_list, check_threshold
@@ -158,10 +155,18 @@ def _assign(ious: FloatArray, rows: IntArray, cols: IntArray) -> list[tuple[int,
     used_cols, col_of = np.unique(cols, return_inverse=True)
     weights = np.zeros((used_rows.size, used_cols.size))
     weights[row_of, col_of] = min(weights.shape) + 1 + ious[rows, cols]
+    from scipy.optimize import linear_sum_assignment  # here: the formats use metrics, and need no scipy
+
     chosen = set(allowed)
     found_rows, found_cols = linear_sum_assignment(weights, maximize=True)
     pairs = zip(used_rows[found_rows].tolist(), used_cols[found_cols].tolist(), strict=True)
     return [(int(r), int(c)) for r, c in pairs if (r, c) in chosen]
+
+
+def matching_pairs(ious: FloatArray, threshold: float) -> list[tuple[int, int]]:
+    """The ``(pred, gold)`` pairs of :func:`match_spans`' matching, from the item's IoU matrix."""
+    rows, cols = np.nonzero(ious >= threshold)
+    return _assign(ious, rows, cols) if rows.size else []
 
 
 def match_spans(pred: Sequence[Span], gold: Sequence[Span], threshold: float = 0.5) -> SpanMatching:
@@ -177,8 +182,7 @@ def match_spans(pred: Sequence[Span], gold: Sequence[Span], threshold: float = 0
     """
     threshold = check_threshold(threshold)
     ious = iou_matrix(pred, gold)
-    rows, cols = np.nonzero(ious >= threshold)
-    chosen = _assign(ious, rows, cols) if rows.size else []
+    chosen = matching_pairs(ious, threshold)
     pairs = sorted((MatchedPair(r, c, float(ious[r, c])) for r, c in chosen), key=lambda pair: pair.pred)
     return SpanMatching(
         n_pred=ious.shape[0],
@@ -205,6 +209,9 @@ def matched_per_group(
         np.bincount(rows, minlength=n_rows).max() <= 1 and np.bincount(cols, minlength=n_cols).max() <= 1
     ):
         return np.bincount(group_of_row[rows], minlength=n_groups)
+    from scipy.sparse import csr_matrix
+    from scipy.sparse.csgraph import maximum_bipartite_matching
+
     graph = csr_matrix((np.ones(rows.size, dtype=np.int8), (rows, cols)), shape=(n_rows, n_cols))
     partner = maximum_bipartite_matching(graph, perm_type="column")
     return np.bincount(group_of_row[partner >= 0], minlength=n_groups)

@@ -63,6 +63,16 @@ def _auroc_sorted(y: np.ndarray, s: np.ndarray, n_pos: int, n_neg: int) -> float
 
 
 def _group_index(groups: Sequence[Hashable], n: int) -> tuple[list[Hashable], np.ndarray]:
+    """Group names in order of first appearance, and each entry's position among them."""
+    if isinstance(groups, np.ndarray) and groups.ndim == 1 and groups.dtype.kind in "biuU":
+        if groups.size != n:
+            raise ValueError(f"groups must have one entry per sentence ({n}), got {groups.size}")
+        # Integers and fixed-width strings compare as their Python values do: the same index, in C.
+        uniques, first, inverse = np.unique(groups, return_index=True, return_inverse=True)
+        appearance = np.argsort(first, kind="stable")
+        rank = np.empty(appearance.size, dtype=np.int64)
+        rank[appearance] = np.arange(appearance.size)
+        return uniques[appearance].tolist(), rank[inverse.reshape(-1)]
     index: dict[Hashable, int] = {}
     values = groups.tolist() if isinstance(groups, np.ndarray) else list(groups)
     if len(values) != n:
@@ -229,8 +239,15 @@ def _bootstrap_auroc(
     n_cells = 2 * n_keys
     if n_cells * _MULTINOMIAL_ITEMS_PER_CELL <= n:
         shares = np.bincount(cells, minlength=n_cells) / n
-        hist = rng.multinomial(n, shares, size=n_resamples)
-        return _auroc_from_histograms(hist.reshape(n_resamples, n_keys, 2))
+        # The multinomial is drawn as one binomial per cell in turn; an empty cell before the last
+        # non-empty one draws nothing (its share is exactly 0) and leaves the rest as they were, so
+        # leaving such cells out gives the very same histograms, from the same random numbers.
+        last = int(np.flatnonzero(shares)[-1])
+        drawn = np.ones(n_cells, dtype=bool)
+        drawn[:last] = shares[:last] > 0
+        drawn_hist = np.zeros((n_resamples, n_cells), dtype=np.int64)
+        drawn_hist[:, drawn] = rng.multinomial(n, shares[drawn], size=n_resamples)
+        return _auroc_from_histograms(drawn_hist.reshape(n_resamples, n_keys, 2))
     out = np.empty(n_resamples, dtype=np.float64)
     chunk = max(1, min(n_resamples, _RESAMPLE_CHUNK_CELLS // n))
     for first in range(0, n_resamples, chunk):

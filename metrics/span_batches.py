@@ -20,7 +20,7 @@ from typing import Any
 import numpy as np
 
 from metrics._validation import Span, as_span, check_threshold
-from metrics.matching import iou, matched_per_group, overlap
+from metrics.matching import iou, matched_per_group, matching_pairs, overlap
 
 _BOOL_TYPES = {bool, np.bool_}
 _TEXT_TYPES = {str, bytes, np.str_, np.bytes_}
@@ -295,3 +295,64 @@ def _f1_m_scores(pred: PackedSpans, gold: PackedSpans, pairs: _Pairs) -> np.ndar
     scores = np.where((n_pred == 0) & (n_gold == 0), 1.0, 0.0)
     scores[both] = f1
     return scores
+
+
+@dataclass(frozen=True)
+class ItemMatchings:
+    """What :func:`metrics.matching.match_spans` says about every item, computed for all items at once.
+
+    ``n_matched``: size of the item's maximum matching; ``n_boundary``: predictions whose largest IoU with
+    a gold span of the item lies in ``[low, high)``; ``found``: sorted indices (within the item) of the
+    gold spans the matching pairs with a prediction.
+    """
+
+    n_matched: np.ndarray
+    n_boundary: np.ndarray
+    found: list[tuple[int, ...]]
+
+
+def item_matchings(
+    preds: Sequence[Sequence[Span]] | PackedSpans,
+    golds: Sequence[Sequence[Span]] | PackedSpans,
+    threshold: float = 0.5,
+    boundary: tuple[float, float] = (0.2, 0.5),
+) -> ItemMatchings:
+    """Per item, ``match_spans(preds[i], golds[i], threshold)``'s matching size, matched gold spans and
+    boundary errors, equal to calling it item by item (the tests check this).
+
+    Where no span of an item has two qualifying partners, the qualifying pairs are the matching (as in
+    ``match_spans``); only items where spans compete are solved one by one, with ``match_spans`` itself.
+    """
+    pred, gold = _check_pair(preds, golds)
+    threshold = check_threshold(threshold)
+    pairs = _same_item_pairs(pred, gold)
+    ious = pairs.iou
+    best = np.zeros(pred.starts.size)  # a prediction's largest IoU, 0 when it overlaps no gold span
+    np.maximum.at(best, pairs.pred, ious)
+    low, high = boundary
+    pred_item = pred.item_of_span
+    n_boundary = np.bincount(pred_item[(low <= best) & (best < high)], minlength=pred.n_items)
+    valid = ious >= threshold
+    rows, cols = pairs.pred[valid], pairs.gold[valid]
+    competing = np.zeros(pred.n_items, dtype=bool)
+    competing[pred_item[np.flatnonzero(np.bincount(rows, minlength=pred.starts.size) > 1)]] = True
+    competing[gold.item_of_span[np.flatnonzero(np.bincount(cols, minlength=gold.starts.size) > 1)]] = True
+    simple = ~competing[pred_item[rows]]
+    rows, cols = rows[simple], cols[simple]
+    items = pred_item[rows]
+    n_matched = np.bincount(items, minlength=pred.n_items)
+    local = cols - gold.offsets[:-1][items]
+    order = np.lexsort((local, items))
+    ends = np.cumsum(n_matched)
+    flat = local[order].tolist()
+    found: list[tuple[int, ...]] = [
+        tuple(flat[e - n : e]) for n, e in zip(n_matched.tolist(), ends.tolist(), strict=True)
+    ]
+    # An item's pairs are its preds x its golds, row by row: its IoU matrix is one slice of ``ious``.
+    first_pair = np.r_[0, np.cumsum(pred.counts * gold.counts)]
+    for i in np.flatnonzero(competing).tolist():
+        block = ious[first_pair[i] : first_pair[i + 1]].reshape(int(pred.counts[i]), int(gold.counts[i]))
+        chosen = matching_pairs(block, threshold)
+        n_matched[i] = len(chosen)
+        found[i] = tuple(sorted(g for _, g in chosen))
+    return ItemMatchings(n_matched, n_boundary, found)

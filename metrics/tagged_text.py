@@ -128,9 +128,29 @@ def token_spans(text: str, char_spans: Sequence[Span]) -> list[Span]:
     if not isinstance(text, str):
         raise ValueError(f"text must be a string, got {type(text).__name__}")
     spans = as_span_list(char_spans, "char_spans")
-    tokens = token_offsets(text)
-    token_starts = [start for start, _ in tokens]
-    token_ends = [end for _, end in tokens]
+    return TokenBounds(text).token_spans(spans)
+
+
+class TokenBounds:
+    """The tokens of one text, found once, to map the spans of many label sets on it.
+
+    :func:`token_spans` tokenizes the text on every call; a dataset view maps a dozen label sets' spans
+    on every response, so it keeps one of these per response instead.
+    """
+
+    __slots__ = ("starts", "ends")
+
+    def __init__(self, text: str) -> None:
+        tokens = token_offsets(text)
+        self.starts = [start for start, _ in tokens]
+        self.ends = [end for _, end in tokens]
+
+    def token_spans(self, spans: Sequence[Span]) -> list[Span]:
+        """:func:`token_spans` of already validated ``(start, end)`` character spans on this text."""
+        return _token_spans(self.starts, self.ends, spans)
+
+
+def _token_spans(token_starts: list[int], token_ends: list[int], spans: Sequence[Span]) -> list[Span]:
     result: list[Span] = []
     for start, end in spans:
         first = bisect_right(token_ends, start)  # first token ending after the span starts

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass
+from typing import Any
 
 import numpy as np
 import pandas as pd
@@ -47,7 +48,8 @@ def load(engine: Engine, dataset_id: int) -> AlignBenchInputs:
     counts = annotation_counts(engine, dataset_id)["spans"]
     with_spans = counts.get("gold", 0) > 0 and counts.get("detector", 0) > 0
     return AlignBenchInputs(
-        load_sentence_inputs(engine, dataset_id), load_span_inputs(engine, dataset_id) if with_spans else None
+        load_sentence_inputs(engine, dataset_id, offsets=with_spans),
+        load_span_inputs(engine, dataset_id) if with_spans else None,
     )
 
 
@@ -61,6 +63,8 @@ class _Slice:
     rows: np.ndarray  # sentence rows evaluated
     positive: np.ndarray  # 1 = incorrect
     captioner: np.ndarray
+    captioner_code: np.ndarray  # the captioner's position in ``captioners``, per row
+    captioners: list[Any]  # the items' source models (codes index this)
 
 
 def _gold_id(s: SentenceInputs) -> int:
@@ -79,8 +83,17 @@ def _slice(s: SentenceInputs, flt: ReportFilter, unknown: str) -> _Slice:
         typed = np.isin(np.where(gold_types == None, UNTYPED, gold_types), list(flt.types))  # noqa: E711
         keep &= (gold != INCORRECT) | typed
     rows = np.flatnonzero(keep)
-    captioner = s.items["source_model"].to_numpy()[s.item_pos[rows]]
-    return _Slice(rows, (gold[rows] == INCORRECT).astype(np.int8), captioner)
+    # Captioners coded once per item, so per sentence they are integers (grouped in C, not by dict).
+    names: dict[Any, int] = {}
+    models = s.items["source_model"].tolist()
+    item_code = np.fromiter(
+        (names.setdefault(v, len(names)) for v in models), dtype=np.int64, count=len(models)
+    )
+    code = item_code[s.item_pos[rows]]
+    captioners = list(names)
+    captioner = np.empty(len(captioners), dtype=object)
+    captioner[:] = captioners
+    return _Slice(rows, (gold[rows] == INCORRECT).astype(np.int8), captioner[code], code, captioners)
 
 
 def build(inputs: AlignBenchInputs, flt: ReportFilter, n_resamples: int = 1000, seed: int = 0) -> Report:
@@ -136,7 +149,7 @@ def build(inputs: AlignBenchInputs, flt: ReportFilter, n_resamples: int = 1000, 
         "unknown": Table(
             "unknown",
             "AUROC with 'unknown' sentences left out and counted as correct (%)",
-            _unknown_comparison(s, detectors, flt),
+            _unknown_comparison(s, detectors, flt, cells),
             caption="Both conventions side by side: a large gap means the detector scores unknown sentences like wrong ones.",
         ),
         "positional": Table(
@@ -166,8 +179,10 @@ def build(inputs: AlignBenchInputs, flt: ReportFilter, n_resamples: int = 1000, 
 
 def _ordered_captioners(s: SentenceInputs, part: _Slice) -> list[str]:
     """Image-to-text models first, then text-to-image ones (as Table 3), each by name."""
-    task = dict(zip(s.items["source_model"], s.items["task_type"], strict=True))
-    return sorted(set(part.captioner.tolist()), key=lambda name: (task.get(name) != "image-to-text", name))
+    pairs = s.items[["source_model", "task_type"]].drop_duplicates()
+    task = dict(zip(pairs["source_model"].tolist(), pairs["task_type"].tolist(), strict=True))
+    present = [part.captioners[k] for k in np.unique(part.captioner_code).tolist()]
+    return sorted(present, key=lambda name: (task.get(name) != "image-to-text", name))
 
 
 def cells_confidence(n_resamples: int) -> str:
@@ -208,11 +223,13 @@ def _auroc_cells(
         table = auroc_table(
             part.positive[scored],
             {d.name: 100.0 - s.scores[d.id][part.rows][scored] for d in members},
-            part.captioner[scored],
+            part.captioner_code[scored],
             n_resamples=n_resamples,
             seed=seed,
         )
-        frames.append(pd.DataFrame(table.to_records()))
+        frame = pd.DataFrame(table.to_records())
+        frame["group"] = [part.captioners[k] for k in frame["group"]]
+        frames.append(frame)
     cells = pd.concat(frames, ignore_index=True).rename(
         columns={"group": "captioner", "n_pos": "n_incorrect", "n_neg": "n_other"}
     )
@@ -241,12 +258,17 @@ def _letters(name: str) -> str:
     return re.sub(r"[^a-z0-9]", "", str(name).lower())
 
 
-def _unknown_comparison(s: SentenceInputs, detectors: list[LabelSetView], flt: ReportFilter) -> pd.DataFrame:
+def _unknown_comparison(
+    s: SentenceInputs, detectors: list[LabelSetView], flt: ReportFilter, shown: pd.DataFrame
+) -> pd.DataFrame:
+    """``shown``: the cells of Table 3, computed under the filter's own convention (reused, not redone)."""
     gold = s.labels[_gold_id(s)]
     rows = {d.name: {"detector": d.name} for d in detectors}
     for unknown, label in ((UNKNOWN_EXCLUDED, "left out"), (UNKNOWN_AS_CORRECT, "as correct")):
-        part = _slice(s, flt, unknown)
-        cells = _auroc_cells(s, detectors, part, n_resamples=0, seed=0)
+        if unknown == flt.unknown:
+            cells = shown  # the same sentences: the point estimates do not depend on the resamples
+        else:
+            cells = _auroc_cells(s, detectors, _slice(s, flt, unknown), n_resamples=0, seed=0)
         for name, mean in cells.groupby("detector", sort=False)["auroc"].mean().items():
             rows[str(name)][f"Avg · unknown {label}"] = mean
     n_unknown = int(((gold == UNKNOWN) & item_mask(s.items, flt)[s.item_pos]).sum())
@@ -317,6 +339,8 @@ def _localization(
     s: SentenceInputs, spans: SpanInputs, detectors: list[LabelSetView], part: _Slice
 ) -> Table | None:
     ev = spans.spans
+    if s.start is None or s.end is None:
+        return None
     if ev.gold is None or list(spans.items["item_id"]) != list(s.items["item_id"]):
         return None
     with_spans = [d for d in detectors if spans.has_spans(d)]

@@ -18,7 +18,7 @@ import pandas as pd
 from sqlalchemy import Engine
 
 from db.repositories.label_sets import LabelSetView
-from db.repositories.report_inputs import item_images, item_index
+from db.repositories.report_inputs import item_facets
 
 #: How an item without a subset or source model is shown and filtered.
 NO_VALUE = "(none)"
@@ -73,16 +73,15 @@ class ReportFilter:
 
 def items_frame(engine: Engine, dataset_id: int) -> pd.DataFrame:
     """One row per item in dataset order: ids, subset, source model, task type and image."""
-    index = item_index(engine, dataset_id)
-    images = item_images(engine, dataset_id)
+    facets = item_facets(engine, dataset_id)
     return pd.DataFrame(
         {
-            "item_id": np.asarray(index.ids, dtype=np.int64),
-            "external_id": index.external_ids,
-            "subset": [s if s is not None else NO_VALUE for s in index.subsets],
-            "source_model": [s if s is not None else NO_VALUE for s in index.source_models],
-            "task_type": index.task_types,
-            "image": [images.get(i) or e for i, e in zip(index.ids, index.external_ids, strict=True)],
+            "item_id": np.asarray(facets["id"], dtype=np.int64),
+            "external_id": facets["external_id"],
+            "subset": [s if s is not None else NO_VALUE for s in facets["subset"]],
+            "source_model": [s if s is not None else NO_VALUE for s in facets["source_model"]],
+            "task_type": facets["task_type"],
+            "image": [i or e for i, e in zip(facets["image_ref"], facets["external_id"], strict=True)],
         }
     )
 

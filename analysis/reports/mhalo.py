@@ -28,6 +28,7 @@ from metrics import (
     pack_spans,
 )
 from metrics import span_detection_table as detection_table
+from metrics.span_batches import PackedSpans
 
 KEY, TITLE = "mhalo", "MHALO · span detection"
 AVERAGE = "Average"
@@ -51,17 +52,16 @@ def build(inputs: SpanInputs, flt: ReportFilter, threshold: float = 0.5) -> Repo
     gold = [[(s, e) for s, e, _ in gold_typed[i]] for i in rows]
     gold_types = [[t for *_, t in gold_typed[i]] for i in rows]
     packed_gold = pack_spans(gold, "gold spans")
+    predictions = {d.id: pack_spans([ev.token_spans[d.id][i] for i in rows]) for d in detectors}
     provenance = Provenance(
         dataset=inputs.dataset,
         label_sets=("gold", *(d.name for d in detectors)),
         n_items=int(rows.size),
-        digest=fingerprint(
+        digest=fingerprint(  # spans as flat arrays: hashed by their bytes, not span by span
             inputs.items["item_id"].to_numpy()[rows],
-            [gold_typed[i] for i in rows],
-            {
-                d.name: ([ev.token_spans[d.id][i] for i in rows], ev.follows_format[d.id][rows])
-                for d in detectors
-            },
+            _arrays(packed_gold),
+            [t for types in gold_types for t in types],
+            {d.name: (*_arrays(predictions[d.id]), ev.follows_format[d.id][rows]) for d in detectors},
             threshold,
         ),
         filters=flt.describe(),
@@ -84,7 +84,7 @@ def build(inputs: SpanInputs, flt: ReportFilter, threshold: float = 0.5) -> Repo
         table3.append(row)
         for t, value in zip(
             DEFAULT_CURVE_THRESHOLDS,
-            f1_iou_curve(preds, packed_gold, follows_format=ok),
+            f1_iou_curve(predictions[detector.id], packed_gold, follows_format=ok),
             strict=True,
         ):
             curve.append({"detector": detector.name, "iou_threshold": t, "f1_iou": value * 100})
@@ -147,6 +147,10 @@ def build(inputs: SpanInputs, flt: ReportFilter, threshold: float = 0.5) -> Repo
             ),
         },
     )
+
+
+def _arrays(packed: PackedSpans) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    return packed.starts, packed.ends, packed.offsets
 
 
 def _subset_names(subsets: np.ndarray) -> list[str]:

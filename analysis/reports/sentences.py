@@ -10,7 +10,7 @@ from sqlalchemy import Engine
 
 from analysis.reports.data import items_frame
 from db.repositories.label_sets import LabelSetView, list_label_sets
-from db.repositories.report_inputs import dataset_name, sentence_columns, sentence_table
+from db.repositories.report_inputs import dataset_name, sentence_arrays
 
 CORRECT, INCORRECT, UNKNOWN, NO_LABEL = 0, 1, 2, -1
 LABEL_NAMES = {CORRECT: "correct", INCORRECT: "incorrect", UNKNOWN: "unknown"}
@@ -26,8 +26,8 @@ class SentenceInputs:
     sentence_id: np.ndarray
     item_pos: np.ndarray  # row of the sentence's item in ``items``
     index: np.ndarray  # 0-based position of the sentence in its response
-    start: np.ndarray
-    end: np.ndarray
+    start: np.ndarray | None  # character offsets, when read
+    end: np.ndarray | None
     labels: dict[int, np.ndarray]  # label set id → code per sentence (NO_LABEL where it has none)
     error_types: dict[int, np.ndarray]  # label set id → error type per sentence (object, None)
     scores: dict[int, np.ndarray]  # label set id → correctness score 0-100 per sentence (NaN: none)
@@ -41,25 +41,24 @@ class SentenceInputs:
         return [v for v in self.label_sets if v.kind == "detector" and v.id in self.scores]
 
 
-def load_sentence_inputs(engine: Engine, dataset_id: int) -> SentenceInputs:
+def load_sentence_inputs(engine: Engine, dataset_id: int, *, offsets: bool = True) -> SentenceInputs:
+    """Every sentence of the dataset with every label set's labels and scores; ``offsets=False`` leaves
+    the sentences' character offsets unread (``start``/``end`` None) when no table needs them."""
     items = items_frame(engine, dataset_id)
-    table = sentence_table(engine, dataset_id)
-    columns = sentence_columns(engine, dataset_id)
+    arrays = sentence_arrays(engine, dataset_id, offsets=offsets)
     label_sets = tuple(list_label_sets(engine, dataset_id))
-    sentence_id = table["sentence_id"]
-    n = sentence_id.size
-    order = np.argsort(sentence_id, kind="stable")
-    sorted_ids = sentence_id[order]
+    table = arrays["sentences"]  # in sentence-id order
+    sorted_ids = table["sentence_id"]
+    n = sorted_ids.size
 
     def positions(ids: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-        """Sentence rows of ``ids`` and which of the ids are known (a write between reads may add some)."""
-        found = np.searchsorted(sorted_ids, ids)
-        found = np.minimum(found, max(n - 1, 0))
+        """Rows (sentence-id order) of ``ids`` and which of the ids are known (a write between reads may add some)."""
+        found = np.minimum(np.searchsorted(sorted_ids, ids), max(n - 1, 0))
         known = (sorted_ids[found] == ids) if n else np.zeros(ids.size, dtype=bool)
-        return order[found[known]], known
+        return found[known], known
 
     labels: dict[int, np.ndarray] = {}
-    block = columns["labels"]
+    block = arrays["labels"]
     for label_set_id in np.unique(block["label_set_id"]).tolist():
         mine = block["label_set_id"] == label_set_id
         rows, known = positions(block["sentence_id"][mine])
@@ -67,7 +66,7 @@ def load_sentence_inputs(engine: Engine, dataset_id: int) -> SentenceInputs:
         codes[rows] = block["code"][mine][known]
         labels[label_set_id] = codes
     error_types: dict[int, np.ndarray] = {}
-    block = columns["error_types"]
+    block = arrays["error_types"]
     for label_set_id in np.unique(block["label_set_id"]).tolist():
         mine = block["label_set_id"] == label_set_id
         rows, known = positions(block["sentence_id"][mine])
@@ -76,9 +75,12 @@ def load_sentence_inputs(engine: Engine, dataset_id: int) -> SentenceInputs:
         error_types[label_set_id] = types
     scores: dict[int, np.ndarray] = {}
     parsed: dict[int, np.ndarray] = {}
-    block = columns["scores"]
+    block = arrays["scores"]
     for label_set_id in np.unique(block["label_set_id"]).tolist():
         mine = block["label_set_id"] == label_set_id
+        if np.count_nonzero(mine) == n and np.array_equal(block["sentence_id"][mine], sorted_ids):
+            scores[label_set_id], parsed[label_set_id] = block["score"][mine], block["parsed"][mine]
+            continue  # a run that scored every sentence arrives aligned with them
         rows, known = positions(block["sentence_id"][mine])
         values = np.full(n, np.nan)
         values[rows] = block["score"][mine][known]
@@ -86,20 +88,27 @@ def load_sentence_inputs(engine: Engine, dataset_id: int) -> SentenceInputs:
         ok[rows] = block["parsed"][mine][known]
         scores[label_set_id] = values
         parsed[label_set_id] = ok
-    item_row = pd.Series(np.arange(len(items)), index=items["item_id"].to_numpy())
-    item_pos = item_row.reindex(table["item_id"]).fillna(-1).to_numpy(dtype=np.int64)
-    present = item_pos >= 0  # sentences of items added after the item read are left out
+    # Dataset order: by the item's row in ``items`` (its position), then by the sentence's index.
+    # Sentences of items added after the item read are left out.
+    item_ids = items["item_id"].to_numpy()
+    by_item = np.argsort(item_ids, kind="stable")
+    found = np.minimum(np.searchsorted(item_ids[by_item], table["item_id"]), max(item_ids.size - 1, 0))
+    known = item_ids[by_item][found] == table["item_id"] if item_ids.size else np.zeros(n, dtype=bool)
+    item_row = np.where(known, by_item[found], -1)
+    order = np.lexsort((table["index"], item_row))
+    order = order[item_row[order] >= 0]
+    start, end = table.get("start"), table.get("end")
     return SentenceInputs(
         dataset=dataset_name(engine, dataset_id),
         items=items,
         label_sets=label_sets,
-        sentence_id=sentence_id[present],
-        item_pos=item_pos[present],
-        index=table["index"][present],
-        start=table["start"][present],
-        end=table["end"][present],
-        labels={k: v[present] for k, v in labels.items()},
-        error_types={k: v[present] for k, v in error_types.items()},
-        scores={k: v[present] for k, v in scores.items()},
-        parsed={k: v[present] for k, v in parsed.items()},
+        sentence_id=sorted_ids[order],
+        item_pos=item_row[order],
+        index=table["index"][order],
+        start=None if start is None else start[order],
+        end=None if end is None else end[order],
+        labels={k: v[order] for k, v in labels.items()},
+        error_types={k: v[order] for k, v in error_types.items()},
+        scores={k: v[order] for k, v in scores.items()},
+        parsed={k: v[order] for k, v in parsed.items()},
     )

@@ -7,7 +7,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from sqlalchemy import Engine, select
+from sqlalchemy import Engine, exists, select
 from sqlalchemy.orm import Session
 
 from db import models as m
@@ -85,6 +85,9 @@ class ItemAnnotations:
     raw_output: RawOutputView | None = None
     sentence_scores: dict[int, tuple[float, bool]] = field(default_factory=dict)
     response_score: ResponseScoreView | None = None
+    # The label set finished the item's spans ("done" on the spans task; a gold import marks every item
+    # it has a record for): a part without a span is then correct, not unlabelled.
+    spans_complete: bool = False
 
 
 def response_scale(session: Session, label_set_id: int | None) -> tuple[int, int] | None:
@@ -117,6 +120,7 @@ def item_annotations(
             "raw_output": None,
             "sentence_scores": {},
             "response_score": None,
+            "spans_complete": False,
         }
         for i in ids
     }
@@ -195,6 +199,15 @@ def item_annotations(
                 rated.rationale,
                 rated.version,
             )
+        for label_set_id in session.scalars(
+            select(m.ItemStatus.label_set_id).where(
+                m.ItemStatus.item_id == item_id,
+                m.ItemStatus.label_set_id.in_(ids),
+                m.ItemStatus.page == "spans",
+                m.ItemStatus.status == "done",
+            )
+        ):
+            found[label_set_id]["spans_complete"] = True
     return {
         i: ItemAnnotations(
             label_set_id=i,
@@ -205,6 +218,7 @@ def item_annotations(
             raw_output=v["raw_output"],
             sentence_scores=v["sentence_scores"],
             response_score=v["response_score"],
+            spans_complete=v["spans_complete"],
         )
         for i, v in found.items()
     }
@@ -241,13 +255,19 @@ def judged_triplets(
 
 
 def triplet_sources(engine: Engine, dataset_id: int) -> list[int]:
-    """Label sets of the dataset that extracted triplets (whose triplets can be judged)."""
+    """Label sets of the dataset that extracted triplets (whose triplets can be judged).
+
+    Asked per label set of the dataset (a handful, each one index probe), not by joining the dataset's
+    items to their triplets, which visits every item: a hundred thousand of them at a million sentences.
+    """
     with read_session(engine) as session:
         return list(
             session.scalars(
-                select(m.Triplet.label_set_id)
-                .join(m.Item, m.Item.id == m.Triplet.item_id)
-                .where(m.Item.dataset_id == dataset_id, m.Triplet.label_set_id.is_not(None))
-                .distinct()
+                select(m.LabelSet.id)
+                .where(
+                    m.LabelSet.dataset_id == dataset_id,
+                    exists().where(m.Triplet.label_set_id == m.LabelSet.id),
+                )
+                .order_by(m.LabelSet.id)
             )
         )

@@ -27,6 +27,7 @@ from sqlalchemy import Connection, Engine, Select, case, func, select
 
 from db import models as m
 from db.engine import read_session
+from db.repositories.label_sets import gold_raters
 
 Columns = dict[str, list[Any]]
 SpanTuple = tuple[int, int, str | None]
@@ -100,11 +101,10 @@ def spans_by_label_set(
         .order_by(m.Span.label_set_id, m.Span.item_id, m.Span.start, m.Span.end)
     )
     out: dict[int, dict[int, list[SpanTuple]]] = defaultdict(lambda: defaultdict(list))
-    with read_session(engine) as session:
-        for ls_id, item_id, start, end, type_ in session.execute(
-            _label_set_filter(query, m.Span.label_set_id, label_set_ids)
-        ):
-            out[ls_id][item_id].append((start, end, type_))
+    with _snapshot(engine) as connection:  # plain driver rows: a dozen detectors hold ~half a million spans
+        rows = _rows(connection, _label_set_filter(query, m.Span.label_set_id, label_set_ids))
+    for ls_id, item_id, start, end, type_ in rows:
+        out[ls_id][item_id].append((start, end, type_))
     return {ls: dict(items) for ls, items in out.items()}
 
 
@@ -267,9 +267,6 @@ def ratings(engine: Engine, dataset_id: int) -> Columns:
     Adjudicated ratings (by the account a gold label set names, see ``db.repositories.adjudication``)
     are gold, not a rater's: they are left out.
     """
-    gold_raters = select(m.LabelSet.annotator_id).where(
-        m.LabelSet.kind == "gold", m.LabelSet.annotator_id.is_not(None)
-    )
     return _columns(
         engine,
         select(
@@ -286,7 +283,7 @@ def ratings(engine: Engine, dataset_id: int) -> Columns:
         )
         .join(m.Rating, m.Rating.task_id == m.RatingTask.id)
         .join(m.Annotator, m.Annotator.id == m.Rating.annotator_id)
-        .where(m.RatingTask.dataset_id == dataset_id, m.Rating.annotator_id.not_in(gold_raters))
+        .where(m.RatingTask.dataset_id == dataset_id, m.Rating.annotator_id.not_in(gold_raters()))
         .order_by(m.RatingTask.id, m.Rating.item_id, m.Rating.segment_start),
         [
             "task_id",
@@ -380,64 +377,128 @@ def sentence_columns(engine: Engine, dataset_id: int) -> dict[str, dict[str, np.
     Returns ``{"labels": {label_set_id, sentence_id, code}, "scores": {label_set_id, sentence_id, score,
     parsed}, "error_types": {label_set_id, sentence_id, error_type}}`` where ``code`` follows
     :data:`SENTENCE_CODES` and ``error_types`` lists only labels that carry a type (object array).
-    Fetching is paid per value, so scores are read one label set at a time, as a single column (in
+    """
+    with _snapshot(engine) as connection:
+        sentence_ids = _numeric(_rows(connection, _dataset_sentence_ids(dataset_id)), ("id",), (np.int64,))[
+            "id"
+        ]
+        return _label_columns(connection, dataset_id, sentence_ids)
+
+
+def sentence_arrays(
+    engine: Engine, dataset_id: int, *, offsets: bool = False
+) -> dict[str, dict[str, np.ndarray]]:
+    """:func:`sentence_columns` plus ``"sentences"``: every sentence of the dataset in sentence-id order,
+    ``sentence_id``, ``item_id``, ``index`` (and ``start``, ``end`` with ``offsets``), all in one snapshot.
+
+    Reading is paid per row (a million sentences with five detectors is six million rows), so each
+    row carries as much as it can: a sentence's item and index travel as one integer, a label and its
+    sentence as another, and the sentence ids are read once for the sentences and the scores.
+    """
+    with _snapshot(engine) as connection:
+        width = int(_rows(connection, select(func.coalesce(func.max(m.Sentence.index), 0) + 1))[0][0])
+        packed = m.Sentence.item_id * width + m.Sentence.index
+        columns: list[Any] = [m.Sentence.id, packed]
+        if offsets:
+            columns += [m.Sentence.start, m.Sentence.end]
+        statement = (
+            select(*columns)
+            .where(m.Sentence.item_id.in_(select(m.Item.id).where(m.Item.dataset_id == dataset_id)))
+            .order_by(m.Sentence.id)
+        )
+        names = ("sentence_id", "packed", "start", "end")[: len(columns)]
+        table = _numeric(_rows(connection, statement), names, (np.int64,) * len(names))
+        out = _label_columns(connection, dataset_id, table["sentence_id"])
+    key = table.pop("packed")
+    table["item_id"], table["index"] = np.divmod(key, width)
+    out["sentences"] = table
+    return out
+
+
+def _dataset_sentence_ids(dataset_id: int) -> Select[int]:
+    return (
+        select(m.Sentence.id)
+        .join(m.Item, m.Item.id == m.Sentence.item_id)
+        .where(m.Item.dataset_id == dataset_id)
+        .order_by(m.Sentence.id)
+    )
+
+
+def _label_columns(
+    connection: Connection, dataset_id: int, sentence_ids: np.ndarray
+) -> dict[str, dict[str, np.ndarray]]:
+    """The labels, error types and scores of :func:`sentence_columns`; ``sentence_ids`` are the dataset's
+    sentences in id order, read in the same snapshot.
+
+    Fetching is paid per row, so labels are read one label set at a time with the sentence and the
+    code packed in one integer, and scores one label set at a time, as a single column (in
     sentence-id order) when the run scored every sentence; the ``parsed`` flag is almost always true,
     so only the exceptions are read.
     """
     code = case(
-        *((m.SentenceLabel.label == label, value) for label, value in SENTENCE_CODES.items()), else_=-1
+        *((m.SentenceLabel.label == label, value) for label, value in SENTENCE_CODES.items()),
+        else_=len(SENTENCE_CODES),
     )
+    n_codes = len(SENTENCE_CODES) + 1
     label_sets = select(m.LabelSet.id).where(m.LabelSet.dataset_id == dataset_id)
-    labels = select(m.SentenceLabel.label_set_id, m.SentenceLabel.sentence_id, code).where(
-        m.SentenceLabel.label_set_id.in_(label_sets)
-    )
     types = select(
         m.SentenceLabel.label_set_id, m.SentenceLabel.sentence_id, m.SentenceLabel.error_type
     ).where(m.SentenceLabel.label_set_id.in_(label_sets), m.SentenceLabel.error_type.is_not(None))
     unparsed = select(m.SentenceScore.label_set_id, m.SentenceScore.sentence_id).where(
         m.SentenceScore.label_set_id.in_(label_sets), m.SentenceScore.parsed.is_(False)
     )
-    all_sentences = (
-        select(m.Sentence.id)
-        .join(m.Item, m.Item.id == m.Sentence.item_id)
-        .where(m.Item.dataset_id == dataset_id)
-        .order_by(m.Sentence.id)
+    labelled = (
+        select(m.SentenceLabel.label_set_id)
+        .where(m.SentenceLabel.label_set_id.in_(label_sets))
+        .group_by(m.SentenceLabel.label_set_id)
     )
     per_set = (
         select(m.SentenceScore.label_set_id, func.count())
         .where(m.SentenceScore.label_set_id.in_(label_sets))
         .group_by(m.SentenceScore.label_set_id)
     )
-    with _snapshot(engine) as connection:
-        label_rows = _rows(connection, labels)
-        type_rows = _rows(connection, types)
-        sentence_ids = _numeric(_rows(connection, all_sentences), ("id",), (np.int64,))["id"]
-        score_parts = []
-        for label_set_id, count in _rows(connection, per_set):
-            if count == sentence_ids.size:
-                # The run scored every sentence: its scores in sentence-id order are one column.
-                rows = _rows(
-                    connection,
-                    select(m.SentenceScore.score)
-                    .where(m.SentenceScore.label_set_id == label_set_id)
-                    .order_by(m.SentenceScore.sentence_id),
-                )
-                part = {"sentence_id": sentence_ids, **_numeric(rows, ("score",), (np.float64,))}
-            else:
-                rows = _rows(
-                    connection,
-                    select(m.SentenceScore.sentence_id, m.SentenceScore.score).where(
-                        m.SentenceScore.label_set_id == label_set_id
-                    ),
-                )
-                part = _numeric(rows, ("sentence_id", "score"), (np.int64, np.float64))
-            part["label_set_id"] = np.full(part["score"].size, label_set_id, dtype=np.int64)
-            score_parts.append(part)
-        unparsed_rows = _rows(connection, unparsed)
-    scores = {
-        name: np.concatenate([p[name] for p in score_parts]) if score_parts else np.zeros(0, dtype=dtype)
-        for name, dtype in (("label_set_id", np.int64), ("sentence_id", np.int64), ("score", np.float64))
-    }
+    label_parts = []
+    for (label_set_id,) in _rows(connection, labelled):
+        rows = _rows(
+            connection,
+            select(m.SentenceLabel.sentence_id * n_codes + code).where(
+                m.SentenceLabel.label_set_id == label_set_id
+            ),
+        )
+        sentence, codes = np.divmod(_numeric(rows, ("key",), (np.int64,))["key"], n_codes)
+        label_parts.append(
+            {
+                "label_set_id": np.full(sentence.size, label_set_id, dtype=np.int64),
+                "sentence_id": sentence,
+                "code": np.where(codes == len(SENTENCE_CODES), -1, codes).astype(np.int8),
+            }
+        )
+    type_rows = _rows(connection, types)
+    score_parts = []
+    for label_set_id, count in _rows(connection, per_set):
+        if count == sentence_ids.size:
+            # The run scored every sentence: its scores in sentence-id order are one column.
+            rows = _rows(
+                connection,
+                select(m.SentenceScore.score)
+                .where(m.SentenceScore.label_set_id == label_set_id)
+                .order_by(m.SentenceScore.sentence_id),
+            )
+            part = {"sentence_id": sentence_ids, **_numeric(rows, ("score",), (np.float64,))}
+        else:
+            rows = _rows(
+                connection,
+                select(m.SentenceScore.sentence_id, m.SentenceScore.score).where(
+                    m.SentenceScore.label_set_id == label_set_id
+                ),
+            )
+            part = _numeric(rows, ("sentence_id", "score"), (np.int64, np.float64))
+        part["label_set_id"] = np.full(part["score"].size, label_set_id, dtype=np.int64)
+        score_parts.append(part)
+    unparsed_rows = _rows(connection, unparsed)
+    scores = _concatenated(
+        score_parts, (("label_set_id", np.int64), ("sentence_id", np.int64), ("score", np.float64))
+    )
     parsed = np.ones(scores["score"].size, dtype=bool)
     if unparsed_rows:
         key = scores["label_set_id"] * (1 << 32) + scores["sentence_id"]
@@ -447,8 +508,8 @@ def sentence_columns(engine: Engine, dataset_id: int) -> dict[str, dict[str, np.
     error_types = np.empty(len(type_rows), dtype=object)
     error_types[:] = [row[2] for row in type_rows]
     return {
-        "labels": _numeric(
-            label_rows, ("label_set_id", "sentence_id", "code"), (np.int64, np.int64, np.int8)
+        "labels": _concatenated(
+            label_parts, (("label_set_id", np.int64), ("sentence_id", np.int64), ("code", np.int8))
         ),
         "scores": scores,
         "error_types": {
@@ -457,6 +518,39 @@ def sentence_columns(engine: Engine, dataset_id: int) -> dict[str, dict[str, np.
             "error_type": error_types,
         },
     }
+
+
+def _concatenated(
+    parts: list[dict[str, np.ndarray]], columns: tuple[tuple[str, Any], ...]
+) -> dict[str, np.ndarray]:
+    return {
+        name: np.concatenate([p[name] for p in parts]) if parts else np.zeros(0, dtype=dtype)
+        for name, dtype in columns
+    }
+
+
+def item_facets(engine: Engine, dataset_id: int) -> dict[str, list[Any]]:
+    """The dataset's items in order with what the report filters and tables group by: ``id``,
+    ``external_id``, ``subset``, ``source_model``, ``task_type``, ``image_ref``. No response text: at a
+    million sentences the responses are most of what an item read would carry, and no table needs them.
+    """
+    statement = (
+        select(
+            m.Item.id,
+            m.Item.external_id,
+            m.Item.subset,
+            m.Item.source_model,
+            m.Item.task_type,
+            m.Item.image_ref,
+        )
+        .where(m.Item.dataset_id == dataset_id)
+        .order_by(m.Item.position)
+    )
+    with _snapshot(engine) as connection:
+        rows = _rows(connection, statement)
+    names = ("id", "external_id", "subset", "source_model", "task_type", "image_ref")
+    columns = list(zip(*rows, strict=True)) if rows else [() for _ in names]
+    return {name: list(column) for name, column in zip(names, columns, strict=True)}
 
 
 def item_images(engine: Engine, dataset_id: int) -> dict[int, str | None]:

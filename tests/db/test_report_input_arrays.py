@@ -103,3 +103,37 @@ def test_numeric_reads_match_the_bulk_reads(engine) -> None:
     assert reads.done_items(engine, 1) == {}
     with pytest.raises(LookupError):
         reads.dataset_name(engine, 99)
+
+
+def test_sentence_arrays_hold_the_table_and_columns_in_one_read(engine) -> None:
+    import_bundle(engine, _bundle(), actor=OPERATOR)
+    arrays = reads.sentence_arrays(engine, 1, offsets=True)
+    table = reads.sentence_table(engine, 1)
+    by_id = sorted(
+        zip(*(table[k].tolist() for k in ("sentence_id", "item_id", "index", "start", "end")), strict=True)
+    )
+    got = arrays["sentences"]
+    assert got["sentence_id"].tolist() == sorted(table["sentence_id"].tolist())
+    assert (
+        list(
+            zip(*(got[k].tolist() for k in ("sentence_id", "item_id", "index", "start", "end")), strict=True)
+        )
+        == by_id
+    )
+    columns = reads.sentence_columns(engine, 1)
+    for block in ("labels", "scores", "error_types"):
+        names = list(columns[block])
+        assert sorted(zip(*(arrays[block][k].tolist() for k in names), strict=True)) == sorted(
+            zip(*(columns[block][k].tolist() for k in names), strict=True)
+        )
+    assert set(reads.sentence_arrays(engine, 1)["sentences"]) == {"sentence_id", "item_id", "index"}
+
+
+def test_item_facets_leave_the_responses_out(engine) -> None:
+    import_bundle(engine, _bundle(), actor=OPERATOR)
+    facets = reads.item_facets(engine, 1)
+    index = reads.item_index(engine, 1)
+    assert facets["id"] == index.ids and facets["external_id"] == index.external_ids
+    assert facets["subset"] == index.subsets and facets["source_model"] == index.source_models
+    assert facets["image_ref"] == ["0.png", "1.png", "0.png", "1.png"]
+    assert "response" not in facets

@@ -207,3 +207,17 @@ def test_multinomial_histograms_have_the_bootstrap_distribution(monkeypatch):
     assert fast.mean() == pytest.approx(slow.mean(), abs=0.002)
     assert fast.std() == pytest.approx(slow.std(), rel=0.1)
     assert fast.mean() == pytest.approx(auroc(labels, scores), abs=0.002)
+
+
+def test_bootstrap_draws_skip_empty_cells_without_changing_a_number():
+    # Scores 0-100 with the positives on few of them: most (score, class) cells are empty, the last is not.
+    rng = np.random.default_rng(3)
+    labels = (rng.random(5000) < 0.1).astype(np.int8)
+    scores = np.where(labels == 1, rng.integers(0, 30, 5000), rng.integers(0, 101, 5000)).astype(float)
+    key, n_keys = _dense_rank(scores)
+    got = _bootstrap_auroc(labels, key, n_keys, 400, np.random.default_rng(11))
+    # The reference draws every cell, empty or not, from an identically seeded generator.
+    shares = np.bincount(key * 2 + labels, minlength=2 * n_keys) / labels.size
+    assert (shares == 0).sum() > 10
+    hist = np.random.default_rng(11).multinomial(labels.size, shares, size=400)
+    assert got.tolist() == _auroc_from_histograms(hist.reshape(400, n_keys, 2)).tolist()

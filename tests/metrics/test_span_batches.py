@@ -17,6 +17,8 @@ from metrics import (
     f1_m_per_item,
     pack_spans,
 )
+from metrics.matching import match_spans
+from metrics.span_batches import item_matchings
 from tests.metrics.metric_reference import span_lists
 
 items = st.lists(st.tuples(span_lists, span_lists), max_size=12)
@@ -127,3 +129,25 @@ class TestCurve:
             f1_iou_curve([[]], [[]], thresholds=[1.2])
         with pytest.raises(ValueError, match="follows_format"):
             f1_iou_curve([[]], [[]], follows_format=[True, False])
+
+
+@settings(max_examples=300, deadline=None)
+@given(items, st.sampled_from([0.0, 0.2, 0.5, 0.75, 1.0]))
+def test_item_matchings_equal_match_spans_item_by_item(pairs, threshold):
+    preds = [p for p, _ in pairs]
+    golds = [g for _, g in pairs]
+    found = item_matchings(preds, golds, threshold, (0.2, 0.5))
+    for k, (p, g) in enumerate(pairs):
+        matching = match_spans(p, g, threshold)
+        assert found.n_matched[k] == matching.n_matched
+        assert found.found[k] == tuple(sorted(matching.matched_gold))
+        assert found.n_boundary[k] == sum(0.2 <= iou < 0.5 for _, iou in matching.best_for_pred)
+
+
+def test_item_matchings_solve_items_whose_spans_compete():
+    # One prediction qualifies for two gold spans and two predictions for one: the matching decides.
+    preds = [[(0, 4), (5, 6)], [(0, 2), (0, 3)]]
+    golds = [[(0, 3), (1, 4), (5, 6)], [(0, 2)]]
+    found = item_matchings(preds, golds, 0.5)
+    assert found.n_matched.tolist() == [2, 1] and found.found[1] == (0,) and 2 in found.found[0]
+    assert found.found[0] == tuple(sorted(match_spans(preds[0], golds[0], 0.5).matched_gold))

@@ -149,6 +149,7 @@ def span_selector(
     active_type: str | None = None,
     disabled: bool = False,
     colours: Mapping[str, str] | None = None,
+    char_precision: bool = False,
 ) -> SpanSelection:
     """Show ``text`` with ``spans`` and let the user add, retype and delete typed spans.
 
@@ -157,13 +158,15 @@ def span_selector(
     text : the untrusted text; shown literally (never parsed as HTML or Markdown).
     spans : the current spans — mappings with ``start``/``end``/``type`` or records with those
         attributes; code-point offsets, ``start < end``.
-    types : the span types offered, in taxonomy order; keys 1–9 and 0 pick the first ten.
+    types : the span types offered, in taxonomy order; keys 1–9, 0, then Q, W, E … pick them.
     key : the widget key (required); the browser's state is ``st.session_state[key]``.
     on_change : called once per user action, before the script reruns; read the action with
         :func:`selection_from_state`.
     active_type : the type new spans get (default: the first type). The user can switch it.
     disabled : show the spans read-only.
     colours : type → ``#RRGGBB``; default :func:`render.span_html.type_colours` of ``types``.
+    char_precision : a selection made with Alt held keeps its exact characters; otherwise (and by
+        default) every selection snaps to the whole words it touches, as MHALO scores them.
     """
     plain = [_plain_span(span, len(text)) for span in spans]
     types = list(types)
@@ -184,6 +187,7 @@ def span_selector(
         "colours": palette,
         "active_type": active_type,
         "disabled": bool(disabled),
+        "char_precision": bool(char_precision),
         "rev": rev if isinstance(rev, int) else 0,
     }
     result = _mount(

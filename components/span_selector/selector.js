@@ -16,7 +16,8 @@ import { createState, drainQueue, perform, readData, receive, stopWaiting } from
 
 const instances = new WeakMap();
 const ACK_TIMEOUT_MS = 5000;
-const HINT = "Drag across text or double-click a word to mark it · click a span to select it · keys 1–9, 0 pick a type";
+const HINT = "Drag across text or double-click a word to mark it · click a span to select it · the key on a type picks it";
+const HINT_EXACT = "spans snap to whole words; hold Alt while dragging to mark exact characters";
 
 function el(tag, className, text) {
   const node = document.createElement(tag);
@@ -105,7 +106,7 @@ function renderStatus(view) {
     remove.title = "Delete this span (Delete or Backspace)";
     parts.push(label, remove);
   } else if (!view.disabled) {
-    parts.push(el("span", "hs-hint", HINT));
+    parts.push(el("span", "hs-hint", view.charPrecision ? `${HINT} · ${HINT_EXACT}` : HINT));
   }
   if (view.ui.pendingRev) parts.push(el("span", "hs-saving", "saving…"));
   view.statusEl.replaceChildren(...parts);
@@ -188,12 +189,13 @@ function selectedRange(parentElement) {
   return scoped && scoped.rangeCount ? scoped.getRangeAt(0) : null;
 }
 
-function spanFromSelection(view) {
+function spanFromSelection(view, exact) {
+  // Whole words unless the dataset allows character precision and the user asks for it (`exact`).
   const range = selectedRange(view.parentElement);
   if (!range || range.collapsed) return null;
   const s = boundaryU16(view, range.startContainer, range.startOffset, 0);
   const e = boundaryU16(view, range.endContainer, range.endOffset, view.text.length);
-  const span = selectionToSpan(view.text, s, e);
+  const span = selectionToSpan(view.text, s, e, { wholeWords: !(exact && view.charPrecision) });
   return span && { ...span, type: view.ui.activeType };
 }
 
@@ -219,7 +221,7 @@ function selectAt(ui, target) {
 function onMouseUp(view, event) {
   if (!view.armed) return;
   view.armed = false;
-  const span = spanFromSelection(view);
+  const span = spanFromSelection(view, event.altKey);
   if (span) {
     clearBrowserSelection();
     act(view, { kind: "add", span });
@@ -317,6 +319,7 @@ export default function (component) {
     types: props.types,
     colours: props.colours,
     disabled: props.disabled,
+    charPrecision: props.charPrecision, // Alt may mark exact characters (the dataset allows it)
     toU16: codePointStarts(props.text),
     armed: false, // a left button went down on the text
   };

@@ -16,6 +16,7 @@ export function readData(data) {
     colours: data.colours ?? {},
     activeType: data.active_type,
     disabled: Boolean(data.disabled),
+    charPrecision: Boolean(data.char_precision),
     rev: Number(data.rev ?? 0),
   };
 }

@@ -44,7 +44,9 @@ from db import models as m
 from db.access import Forbidden, check_label_write, require_in
 from db.engine import StoreBusy, read_session, write_session
 from db.repositories.annotations import response_scale
+from db.repositories.datasets import settings_in
 from formats.records import RESPONSE_SCALE
+from formats.word_spans import snap_to_words
 
 __all__ = ["ABSENT", "RESPONSE_SCORES", "Action", "Forbidden", "InconsistentLabel", "StaleEdit", "StoreBusy"]
 
@@ -146,6 +148,23 @@ def _retried(action: Callable[P, T]) -> Callable[P, T]:
 
 def _snapshot(row: m.Base, entity: str) -> dict[str, Any]:
     return {name: getattr(row, name) for name in _ENTITIES[entity][1]}
+
+
+# A triplet's wrong part as the judging page names it (the triplet is shown subject · relation · object);
+# stored as Tri-HE's object1 / relation / object2.
+TRIPLET_PART_NAMES = {"object1": "Subject", "relation": "Relation", "object2": "Object"}
+QUOTE_CHARS = 40  # how much of a span's text a receipt quotes
+
+
+def _quoted(text: str, start: int, end: int) -> str:
+    """``text[start:end]`` quoted for a receipt, cut at :data:`QUOTE_CHARS` characters."""
+    part = text[start:end]
+    return f"“{part[:QUOTE_CHARS]}{'…' if len(part) > QUOTE_CHARS else ''}”"
+
+
+def _span_text(session: Session, row: m.Span) -> str:
+    """The stored span's text, quoted: receipts name a span by what it marks, never by offsets."""
+    return _quoted(session.get_one(m.Item, row.item_id).response, row.start, row.end)
 
 
 def _log(
@@ -288,7 +307,12 @@ def add_span(
     type_: str | None,
     annotator_id: int,
 ) -> Action:
-    """Mark ``response[start:end]`` of the item as hallucinated (offsets in code points)."""
+    """Mark ``response[start:end]`` of the item as hallucinated (offsets in code points).
+
+    Unless the dataset's settings allow character precision, the span is stored snapped to the whole
+    words it touches (:func:`formats.word_spans.snap_to_words`): the selector snaps already, and a
+    request that did not cannot store half a word either.
+    """
     with write_session(engine) as session:
         _guard(session, annotator_id, label_set_id, item_id, "spans")
         item = session.get_one(m.Item, item_id)
@@ -296,10 +320,14 @@ def add_span(
             raise ValueError(
                 f"A span must lie inside the response (0-{len(item.response)}); got {start}-{end}."
             )
+        if not settings_in(session, item.dataset_id).char_precision:
+            words = snap_to_words(item.response, start, end)
+            if words is None:
+                raise ValueError(f"The span {start}-{end} holds no word, only white space.")
+            start, end = words
         row = m.Span(label_set_id=label_set_id, item_id=item_id, start=start, end=end, type=type_)
         session.add(row)
         session.flush()
-        text = item.response[start:end]
         return _log(
             session,
             annotator_id=annotator_id,
@@ -308,7 +336,7 @@ def add_span(
             row=row,
             before=None,
             after=_snapshot(row, "spans"),
-            description=f"added span “{text[:40]}” ({type_ or 'untyped'})",
+            description=f"added span {_quoted(item.response, start, end)} ({type_ or 'untyped'})",
         )
 
 
@@ -333,7 +361,7 @@ def retype_span(
             row=row,
             before=before,
             after=_snapshot(row, "spans"),
-            description=f"retyped span {row.start}-{row.end} to {type_ or 'untyped'}",
+            description=f"retyped span {_span_text(session, row)} ({before['type'] or 'untyped'} → {type_ or 'untyped'})",
         )
 
 
@@ -356,7 +384,7 @@ def delete_span(
             row=row,
             before=before,
             after=None,
-            description=f"deleted span {row.start}-{row.end}",
+            description=f"deleted span {_span_text(session, row)} ({row.type or 'untyped'})",
         )
         session.delete(row)
         return action
@@ -493,7 +521,7 @@ def set_triplet_judgment(
             annotator_id=annotator_id,
             expected_version=expected_version,
             description=f"triplet {triplet.index + 1} → {verdict}"
-            + (f" ({wrong_part})" if wrong_part else ""),
+            + (f" (wrong part: {TRIPLET_PART_NAMES[wrong_part]})" if wrong_part else ""),
         )
 
 
@@ -605,7 +633,11 @@ def set_rating(
         if score is None and nothing_flagged_correct is None:
             raise ValueError("Give a score, or say whether flagging nothing was right.")
         start, end = segment if segment is not None else (-1, -1)
-        what = f"segment {start}-{end}" if segment is not None else "response"
+        what = (
+            f"segment {_quoted(session.get_one(m.Item, item_id).response, start, end)}"
+            if segment is not None
+            else "response"
+        )
         return _upsert(
             session,
             "ratings",
@@ -619,7 +651,12 @@ def set_rating(
             {"score": score, "nothing_flagged_correct": nothing_flagged_correct},
             annotator_id=annotator_id,
             expected_version=expected_version,
-            description=f"rated {what}: {score if score is not None else nothing_flagged_correct}",
+            description=f"rated {what}: "
+            + (
+                f"{score:g}"
+                if score is not None
+                else f"nothing flagged is {'right' if nothing_flagged_correct else 'wrong'}"
+            ),
             log_label_set_id=label_set_id,
         )
 

@@ -12,6 +12,7 @@ from db.importer import import_bundle
 from db.repositories import labeling, queue
 from db.repositories.annotations import item_annotations
 from db.repositories.annotators import get_or_create_annotator
+from db.repositories.datasets import set_dataset_settings
 from db.repositories.label_sets import human_label_set
 from formats.records import Bundle, DatasetRecord, ItemRecord
 from tests.db.test_importer import _bundle
@@ -35,14 +36,17 @@ def test_span_actions_and_undo(setup) -> None:
     before_log = _log_count(engine)
     added = labeling.add_span(engine, ls, 1, 2, 5, "Color Attribute", who)
     assert "“red”" in added.description
-    labeling.retype_span(engine, added.entity_id, "Object", who, expected_version=1)
+    retyped = labeling.retype_span(engine, added.entity_id, "Object", who, expected_version=1)
+    # Receipts name a span by its text, as "added span" does, never by offsets.
+    assert retyped.description == "retyped span “red” (Color Attribute → Object)"
     spans = item_annotations(engine, 1, [ls])[ls].spans
     assert [(s.start, s.end, s.type, s.version) for s in spans] == [(2, 5, "Object", 2)]
     with pytest.raises(labeling.StaleEdit):
         labeling.retype_span(engine, added.entity_id, "OCR", who, expected_version=1)
-    labeling.delete_span(engine, added.entity_id, who, expected_version=2)
+    deleted = labeling.delete_span(engine, added.entity_id, who, expected_version=2)
+    assert deleted.description == "deleted span “red” (Object)"
     assert item_annotations(engine, 1, [ls])[ls].spans == ()
-    assert labeling.undo_last(engine, who).description == "undid: deleted span 2-5"
+    assert labeling.undo_last(engine, who).description == "undid: deleted span “red” (Object)"
     assert [s.type for s in item_annotations(engine, 1, [ls])[ls].spans] == ["Object"]
     labeling.undo_last(engine, who)  # the retype
     assert [s.type for s in item_annotations(engine, 1, [ls])[ls].spans] == ["Color Attribute"]
@@ -50,6 +54,30 @@ def test_span_actions_and_undo(setup) -> None:
     assert item_annotations(engine, 1, [ls])[ls].spans == ()
     assert labeling.undo_last(engine, who) is None
     assert _log_count(engine) == before_log + 6  # 3 actions + 3 undos, nothing rewritten
+
+
+def test_a_span_from_mid_word_is_stored_as_whole_words(setup) -> None:
+    """A request that skipped the selector's snapping still cannot store half a word."""
+    engine, who, ls = setup
+    with Session(engine) as session:
+        response = session.get_one(m.Item, 1).response
+    red = response.index("red")
+    added = labeling.add_span(engine, ls, 1, red + 1, red + 2, None, who)  # "e" of "red"
+    assert "“red”" in added.description
+    spans = item_annotations(engine, 1, [ls])[ls].spans
+    assert [(s.start, s.end) for s in spans] == [(red, red + 3)]
+    with pytest.raises(ValueError, match="no word"):
+        labeling.add_span(engine, ls, 1, red + 3, red + 4, None, who)  # only the space after it
+
+
+def test_character_precision_is_a_dataset_setting(setup) -> None:
+    engine, who, ls = setup
+    with Session(engine) as session:
+        response = session.get_one(m.Item, 1).response
+    red = response.index("red")
+    set_dataset_settings(engine, 1, char_precision=True, actor=OPERATOR)
+    labeling.add_span(engine, ls, 1, red + 1, red + 2, "OCR", who)
+    assert [(s.start, s.end) for s in item_annotations(engine, 1, [ls])[ls].spans] == [(red + 1, red + 2)]
 
 
 def test_span_outside_the_response_is_refused(setup) -> None:
@@ -80,6 +108,9 @@ def test_claims_triplets_and_statuses(setup) -> None:
         claim_id = session.scalar(select(m.Claim.id).where(m.Claim.index == 1))
         triplet_id = session.scalar(select(m.Triplet.id).where(m.Triplet.label_set_id.is_(None)))
     labeling.set_claim_label(engine, ls, claim_id, "hallucination", who, type_="object", reason="no cats")
+    judged = labeling.set_triplet_judgment(engine, ls, triplet_id, "no", who, wrong_part="object2")
+    # The receipt names the part as the judging page's button does ("Object"), not as it is stored.
+    assert judged.description.endswith("→ no (wrong part: Object)")
     labeling.set_triplet_judgment(engine, ls, triplet_id, "no", who, wrong_part="relation")
     found = item_annotations(engine, 1, [ls])[ls]
     assert found.claim_labels[1].reason == "no cats"

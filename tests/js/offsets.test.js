@@ -6,6 +6,7 @@ import {
   codePointsBefore,
   excerpt,
   selectionToSpan,
+  snapToWords,
 } from "../../components/span_selector/offsets.js";
 
 // Code points:  🙂 0 · ' ' 1 · 红 2 · 色 3 · ' ' 4 · c 5 · a 6 · f 7 · e 8 · U+0301 9 · ' ' 10 · x 11
@@ -82,6 +83,40 @@ describe("selectionToSpan", () => {
 
   test("a selection of the whole text ends at its last code point", () => {
     assert.deepEqual(selectionToSpan(TEXT, 0, TEXT.length), { start: 0, end: 12 });
+  });
+});
+
+describe("whole words", () => {
+  const SITS = "A cat sits in the bottom left. It is 2.5cm; I don't see 🙂x.";
+  const at = (part) => [SITS.indexOf(part), SITS.indexOf(part) + part.length];
+  const marked = (part, options = { wholeWords: true }) => {
+    const span = selectionToSpan(SITS, ...at(part), options);
+    return span && Array.from(SITS).slice(span.start, span.end).join("");
+  };
+
+  test("a drag from mid-word to mid-word marks the whole words", () => {
+    assert.equal(marked("ts in th"), "sits in the");
+    assert.equal(marked("n't"), "don't");
+    assert.equal(marked("5c"), "2.5cm;");
+  });
+
+  test("whole words stay as they are; an emoji counts as a symbol, like punctuation", () => {
+    assert.equal(marked("sits"), "sits");
+    assert.equal(marked("x"), "x");
+  });
+
+  test("punctuation the selection did not reach stays out; what it reached stays in", () => {
+    assert.equal(marked("lef"), "left.");
+    assert.equal(marked("left."), "left.");
+    assert.equal(marked("5cm"), "2.5cm");
+  });
+
+  test("exact characters without wholeWords (Alt held, where the dataset allows it)", () => {
+    assert.equal(marked("ts in th", {}), "ts in th");
+  });
+
+  test("snapToWords works in UTF-16 units", () => {
+    assert.deepEqual(snapToWords("a🙂b c", 3, 4), [0, 4]);
   });
 });
 

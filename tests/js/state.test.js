@@ -32,6 +32,7 @@ describe("readData", () => {
       colours: {},
       activeType: undefined,
       disabled: false,
+      charPrecision: false,
       rev: 0,
     });
   });

@@ -10,11 +10,20 @@ import html
 
 import streamlit as st
 
-from components.annotation_frame import act, current_unit, finish, open_workspace, still_showing
+from components.annotation_frame import (
+    FRAME_KEYS,
+    act,
+    current_unit,
+    finish,
+    labeling_unit,
+    open_workspace,
+    still_showing,
+)
 from components.item_parts import show_image, show_text
 from components.page_setup import setup_page
+from components.unit_keys import unit_keys
 from db.repositories import labeling
-from db.repositories.annotations import item_annotations
+from db.repositories.annotations import ClaimLabelView, item_annotations
 from formats.taxonomies import MHALUBENCH
 from render.literal_text import literal
 
@@ -34,7 +43,7 @@ if not item.claims:
 
 cursor_key = f"claim_cursor_{item.id}"
 st.session_state.setdefault(cursor_key, 0)
-mine = item_annotations(engine, item.id, [ws.view_id])[ws.view_id].claim_labels
+mine: dict[int, ClaimLabelView] = {}
 
 
 def move(step: int) -> None:
@@ -89,12 +98,15 @@ with left:
     show_image(ws.dataset, item)
     if item.task_type == "text-to-image":
         st.info("Text-to-image item: the image is the model's output; the claims come from the prompt.")
-with right:
-    show_text(item.prompt or "(no prompt)", label="Prompt")
-    if item.task_type != "text-to-image":
-        show_text(item.response, label="Response")
+
+
+def claims_unit() -> bool:
+    """The claims with their verdicts (a fragment: a click reruns only this); True when all are judged."""
+    global mine
+    mine = item_annotations(engine, item.id, [ws.view_id])[ws.view_id].claim_labels
     st.markdown(
-        f"**{len(mine)} / {len(item.claims)} claims judged** · keys: `1` hallucination · `2` not · `J`/`K` move"
+        f"**{len(mine)} / {len(item.claims)} claims judged** · keys: `1` hallucination · `2` not · "
+        "`T` type · `W` reason · `J`/`K` move · `?` all keys"
     )
     current = current_unit(cursor_key, len(item.claims))
     types = ["", *MHALUBENCH]  # claim types are MHaluBench's, whatever the span taxonomy
@@ -146,7 +158,27 @@ with right:
     )
     nav[1].button("Next claim", shortcut="J", on_click=move, args=(1,), key="claim_next", width="stretch")
 
-complete = len(mine) == len(item.claims)
-finish(ws, complete)
-if complete:
-    st.success("Every claim is judged. Press **N** (Next item for me) to continue.")
+    unit_keys(
+        f"claim_row_{current}",
+        [
+            *((key, f"the current claim: {title.lower()}") for _, title, key in VERDICTS),
+            ("T", "choose the current claim's type (once a hallucination): type to filter, Enter picks"),
+            ("W", "write why (the reason) for the current claim, Enter saves"),
+            ("J", "next claim"),
+            ("K", "previous claim"),
+            *FRAME_KEYS,
+        ],
+        {"T": "Type", "W": "Reason"},
+    )
+    complete = len(mine) == len(item.claims)
+    if complete:
+        st.success("Every claim is judged. Press **N** (Next item for me) to continue.")
+    return complete
+
+
+with right:
+    show_text(item.prompt or "(no prompt)", label="Prompt")
+    if item.task_type != "text-to-image":
+        show_text(item.response, label="Response")
+    labeling_unit(ws, claims_unit)
+finish(ws)

@@ -9,7 +9,9 @@ from __future__ import annotations
 import pandas as pd
 import streamlit as st
 
+from analysis.sentence_labels import shown_sentence_labels
 from components.dataset_picker import pick_dataset
+from components.dead_ends import missing_item
 from components.item_history import show_item_history
 from components.item_parts import show_image, show_text
 from components.page_setup import setup_page
@@ -26,10 +28,14 @@ dataset = pick_dataset(ctx.engine)
 if dataset is None:
     st.stop()
 
-wanted = st.query_params.get("item") or item_at(ctx.engine, dataset.id, 0)
+first = item_at(ctx.engine, dataset.id, 0)
+wanted = st.query_params.get("item") or first
 item = get_item(ctx.engine, dataset.id, wanted) if wanted else None
 if item is None:
-    st.error(f"Dataset {literal(repr(dataset.name))} has no item with id {literal(repr(wanted))}.")
+    if first is None:
+        st.info("This dataset has no items yet.")
+    else:
+        missing_item(dataset, wanted, "app_pages/item.py", first)
     st.stop()
 if st.query_params.get("item") != item.external_id:
     st.query_params["item"] = item.external_id
@@ -117,10 +123,12 @@ with right:
                 show_text(found.raw_output.text, label="Output")
         if item.sentences:
             st.markdown(f"**Sentences** · labels from {literal(shown)}")
-            labels = [
-                found.sentence_labels[s.index].label if s.index in found.sentence_labels else None
-                for s in item.sentences
-            ]
+            labels = shown_sentence_labels(
+                [(s.start, s.end) for s in item.sentences],
+                {index: label.label for index, label in found.sentence_labels.items()},
+                [(s.start, s.end) for s in found.spans],
+                found.spans_complete,
+            )
             st.html(render_sentences_html(item.response, [(s.start, s.end) for s in item.sentences], labels))
             if found.sentence_scores:
                 scores = [found.sentence_scores.get(s.index, (None, True))[0] for s in item.sentences]
@@ -156,7 +164,13 @@ if item.claims:
     st.subheader("Claims", anchor=False)
     rows = []
     for claim in item.claims:
-        row = {"#": claim.index, "claim": claim.text, "from": claim.source, "segment": claim.segment}
+        # Numbered from 1, as on Judge claims and in every receipt.
+        row = {
+            "#": claim.index + 1,
+            "claim": claim.text,
+            "from": claim.source,
+            "segment": claim.segment + 1 if claim.segment is not None else None,
+        }
         for title, ls in by_title.items():
             label = shown_labels[ls.id].claim_labels.get(claim.index)
             row[title] = label.label if label else ""

@@ -15,13 +15,12 @@ from urllib.parse import urlencode
 
 import streamlit as st
 
-from components.annotation_frame import act, finish, open_workspace
-from components.dataset_picker import pick_dataset
+from components.annotation_frame import FRAME_KEYS, act, finish, labeling_unit, open_workspace
+from components.dataset_picker import current_dataset, pick_dataset
 from components.item_parts import show_image, show_text
 from components.page_setup import setup_page
-from components.store_cache import cached
+from components.unit_keys import unit_keys
 from db.repositories.annotations import item_annotations
-from db.repositories.datasets import list_datasets
 from db.repositories.label_sets import gold_label_set
 from db.repositories.labeling import ABSENT
 from db.repositories.rating_tasks import (
@@ -46,9 +45,7 @@ engine = ctx.engine
 
 # The task decides the work queue, so it is known before the shared frame draws it; its selector is
 # drawn below the dataset picker afterwards (a widget's value is in session state before the rerun).
-datasets = cached(list_datasets, engine)
-wanted = st.session_state.get("dataset_picker") or st.query_params.get("dataset")
-dataset = next((d for d in datasets if d.name == wanted), datasets[0] if datasets else None)
+dataset = current_dataset(engine)
 tasks = {t.id: t for t in list_rating_tasks(engine, dataset.id)} if dataset else {}
 if dataset is None or not tasks:
     pick_dataset(engine)
@@ -133,18 +130,19 @@ def give(index: int | None, score: float | None = None, judged: bool | None = No
     )
     if done is not None:  # on to the next segment, as a keyboard rater expects
         st.session_state[cursor_key] = min(index + 1, len(units) - 1)
-        mine.update(my_ratings(engine, task.id, item.id, ws.who))
 
 
 def score_button(point: int, index: int, is_current: bool, given: MyRating | None) -> None:
     """One score button. The current segment's buttons carry the keys and keep the same widget keys
     from segment to segment, and score whatever segment is current when the key arrives: a rater who
     types faster than the page redraws may hit a button drawn for the previous segment, and must not
-    overwrite that segment's score."""
+    overwrite that segment's score. A keyed button shows its key as its whole label (Streamlit draws the
+    key beside the label, which read "1 1")."""
+    keyed = is_current and 0 <= point <= 9
     st.button(
-        str(point),
+        " " if keyed else str(point),
         key=f"rate_now_{point}" if is_current else f"rate_{task.id}_{item.id}_{index}_{point}",
-        shortcut=str(point) if is_current and 0 <= point <= 9 else None,
+        shortcut=str(point) if keyed else None,
         type="primary" if given and given.score == point else "secondary",
         help=literal(task.rubric_for(point)) if task.rubric_for(point) else None,
         on_click=give,
@@ -202,13 +200,22 @@ with left:
             )
             + "</dl>"
         )
-with right:
+
+
+def rating_unit() -> bool:
+    """The segments (or the response) with their scores (a fragment: a click reruns only this); True
+    when everything on the item is rated."""
+    global mine, current
+    who = ctx.annotator.stored()
+    mine = my_ratings(engine, task.id, item.id, who.id) if who is not None else {}
+    current = min(st.session_state[cursor_key], len(units) - 1)
+    complete = all(is_rated(u) for u in units)
     rated = sum(is_rated(u) for u in units)
     what = "segments" if not nothing_flagged and units != [None] else "judgment"
     keys = f"`{task.scale_min}`–`{task.scale_max}` score" if not nothing_flagged else "`1` right · `2` wrong"
     st.markdown(
         f"**{rated} / {len(units)} {what} rated** · keys: {keys} · `J`/`K` next/previous segment · "
-        "`N` next item · `U` undo"
+        "`N` next item · `U` undo · `?` all keys"
     )
     spans = [
         SpanStyle(
@@ -237,7 +244,7 @@ with right:
                 cols = st.columns(2)
                 for col, (value, title, key) in zip(cols, NOTHING_FLAGGED, strict=True):
                     col.button(
-                        f"{key} · {title}",
+                        title,  # Streamlit shows the key beside it
                         key=f"rate_nothing_{value}",
                         shortcut=key,
                         type="primary" if given and given.nothing_flagged_correct is value else "secondary",
@@ -270,6 +277,24 @@ with right:
             "Next segment", shortcut="J", on_click=move, args=(1,), key="rate_next", width="stretch"
         )
 
-finish(ws, complete)
-if complete:
-    st.success("Everything on this item is rated. Press **N** (Next item for me) to continue.")
+    unit_keys(
+        f"rate_row_{current}",
+        [
+            *(
+                [(key, title) for _, title, key in NOTHING_FLAGGED]
+                if nothing_flagged
+                else [(str(p), f"score {p}: {task.rubric_for(p) or ''}") for p in task.points if 0 <= p <= 9]
+            ),
+            ("J", "next segment"),
+            ("K", "previous segment"),
+            *FRAME_KEYS,
+        ],
+    )
+    if complete:
+        st.success("Everything on this item is rated. Press **N** (Next item for me) to continue.")
+    return complete
+
+
+with right:
+    labeling_unit(ws, rating_unit)
+finish(ws)

@@ -9,11 +9,23 @@ from __future__ import annotations
 
 import streamlit as st
 
-from components.annotation_frame import act, current_unit, finish, open_workspace, still_showing
+from analysis.sentence_labels import shown_sentence_labels
+from components.annotation_frame import (
+    FRAME_KEYS,
+    NO_LABEL_SET,
+    act,
+    current_unit,
+    finish,
+    labeling_unit,
+    open_workspace,
+    still_showing,
+)
 from components.item_parts import show_image, show_text
 from components.page_setup import setup_page
+from components.preannotation import start_from_detector
+from components.unit_keys import unit_keys
 from db.repositories import labeling
-from db.repositories.annotations import SpanView, item_annotations
+from db.repositories.annotations import ItemAnnotations, SpanView, item_annotations
 from db.repositories.items import SentenceView
 from db.repositories.label_sets import gold_label_set
 from db.repositories.visibility import label_sight
@@ -104,20 +116,34 @@ gold = gold_label_set(engine, ws.dataset.id) if sees_gold else None
 show_reference = sees_gold and st.sidebar.toggle(
     "Show gold labels", value=False, help="Hidden by default for blind annotation."
 )
-ids = [ws.view_id] + ([gold.id] if gold and show_reference else [])
-found = item_annotations(engine, item.id, ids)
-mine = found[ws.view_id]
-current = current_unit(cursor_key, len(item.sentences))
+found: dict[int, ItemAnnotations] = {}
+mine = ItemAnnotations(label_set_id=NO_LABEL_SET)
 
-left, right = st.columns([2, 3], gap="large")
-with left:
-    show_image(ws.dataset, item)
-    show_text(item.prompt or "(no prompt)", label="Prompt")
-with right:
+
+def sentences_unit() -> bool | None:
+    """The sentences with their labels (a fragment: a click reruns only this); True when all are labeled."""
+    global found, mine
+    ids = [ws.view_id] + ([gold.id] if gold and show_reference else [])
+    found = item_annotations(engine, item.id, ids)
+    mine = found[ws.view_id]
+    current = current_unit(cursor_key, len(item.sentences))
+    # Gold's label per sentence; a clean gold item (spans complete, none here) shows "correct".
+    gold_labels = (
+        shown_sentence_labels(
+            [(s.start, s.end) for s in item.sentences],
+            {index: lab.label for index, lab in found[gold.id].sentence_labels.items()},
+            [(s.start, s.end) for s in found[gold.id].spans],
+            found[gold.id].spans_complete,
+        )
+        if gold and show_reference
+        else [None] * len(item.sentences)
+    )
     st.markdown(
         f"**{len(mine.sentence_labels)} / {len(item.sentences)} sentences labeled** · keys: "
-        "`1` correct · `2` incorrect · `3` unknown · `J`/`↓` next · `K`/`↑` previous"
+        "`1` correct · `2` incorrect · `3` unknown · `E` error type · `J`/`↓` next · `K`/`↑` previous · "
+        "`?` all keys"
     )
+    draft = start_from_detector(ws, "sentences", len(mine.sentence_labels), done_button=True)
     for sentence in item.sentences:
         index = sentence.index
         spans = [
@@ -148,8 +174,8 @@ with right:
                 caption = f"{'▶ ' if is_current else ''}Sentence {index + 1} · **{badge}**"
                 if existing and existing.override:
                     caption += " (confirmed despite a span)"
-                if gold and show_reference and index in found[gold.id].sentence_labels:
-                    caption += f" · gold: {literal(found[gold.id].sentence_labels[index].label)}"
+                if gold_labels[index] is not None:
+                    caption += f" · gold: {literal(gold_labels[index])}"
                 st.caption(caption, width="content")
             if existing and existing.label == "incorrect":
                 options = ["", *ws.dataset.taxonomy]
@@ -185,7 +211,27 @@ with right:
         st.button(" ", shortcut="Up", on_click=move, args=(-1,), key="sent_up", help="Previous sentence")
         st.button(" ", shortcut="Down", on_click=move, args=(1,), key="sent_down", help="Next sentence")
 
-complete = len(mine.sentence_labels) == len(item.sentences)
-finish(ws, complete)
-if complete:
-    st.success("Every sentence is labeled. Press **N** (Next item for me) to continue.")
+    unit_keys(
+        f"sentence_row_{current}",
+        [
+            *((key, f"the current sentence is {title.lower()}") for _, title, key, _ in LABELS),
+            ("E", "choose the current sentence's error type (once incorrect): type to filter, Enter picks"),
+            ("J / ↓", "next sentence"),
+            ("K / ↑", "previous sentence"),
+            *FRAME_KEYS,
+        ],
+        {"E": "Error type"},
+    )
+    complete = len(mine.sentence_labels) == len(item.sentences)
+    if complete and not draft:
+        st.success("Every sentence is labeled. Press **N** (Next item for me) to continue.")
+    return None if draft else complete  # a detector's draft is done when the annotator says so
+
+
+left, right = st.columns([2, 3], gap="large")
+with left:
+    show_image(ws.dataset, item)
+    show_text(item.prompt or "(no prompt)", label="Prompt")
+with right:
+    labeling_unit(ws, sentences_unit)
+finish(ws)

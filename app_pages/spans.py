@@ -8,12 +8,15 @@ from __future__ import annotations
 
 import streamlit as st
 
-from components.annotation_frame import act, finish, open_workspace
+from components.annotation_frame import FRAME_KEYS, act, finish, labeling_unit, open_workspace
 from components.item_parts import show_image, show_text
 from components.page_setup import setup_page
+from components.preannotation import start_from_detector
 from components.span_selector import selection_from_state, span_selector
+from components.unit_keys import unit_keys
 from db.repositories import labeling
 from db.repositories.annotations import SpanView, item_annotations
+from db.repositories.datasets import dataset_settings
 from db.repositories.queue import item_status
 from db.repositories.visibility import visible_label_sets
 from render.literal_text import literal
@@ -27,8 +30,9 @@ if opened is None:
 ws = opened  # bound after the check, so the handlers below see a Workspace
 item, engine = ws.item, ctx.engine
 taxonomy = list(ws.dataset.taxonomy)
-mine = item_annotations(engine, item.id, [ws.view_id])[ws.view_id].spans
+mine: tuple[SpanView, ...] = ()  # the spans the unit shows; read by each of its runs
 selector_key = f"span_selector_{item.id}"
+char_precision = dataset_settings(engine, ws.dataset.id).char_precision
 
 
 def _find(spans: tuple[SpanView, ...], span: dict[str, object]) -> SpanView | None:
@@ -88,12 +92,23 @@ def mark_done(status_version: int) -> None:
 left, right = st.columns([2, 3], gap="large")
 with left:
     show_image(ws.dataset, item)
-with right:
-    show_text(item.prompt or "(no prompt)", label="Prompt")
+
+
+def spans_unit() -> None:
+    """The response with the annotator's spans (a fragment: an action reruns only this)."""
+    global mine
+    mine = item_annotations(engine, item.id, [ws.view_id])[ws.view_id].spans
     st.markdown(f"**Response** · {len(mine)} span(s) marked by you")
+    start_from_detector(ws, "spans", len(mine))
     st.caption(
-        "Drag over words or double-click a word to mark it; the type comes from the picker (keys 1–9, 0). "
-        "Click a span to retype it (number key) or remove it (Delete). Mark the smallest wrong part."
+        "Drag over words or double-click a word to mark it; the type comes from the picker (the key shown "
+        "on each type). Click a span to retype it (its type's key) or remove it (Delete). Mark the "
+        "smallest wrong part. `?` lists every key. "
+        + (
+            "A span snaps to whole words; hold Alt while dragging to mark exact characters."
+            if char_precision
+            else "A span snaps to whole words, as MHALO scores them."
+        )
     )
     span_selector(
         item.response,
@@ -102,6 +117,7 @@ with right:
         key=selector_key,
         on_change=save_action,
         active_type=taxonomy[0] if taxonomy else None,
+        char_precision=char_precision,
     )
     status = item_status(engine, ws.view_id, item.id, "spans")
     done = status is not None and status.status == "done"
@@ -115,6 +131,21 @@ with right:
         args=(status.version if status else labeling.ABSENT,),
         key="spans_done",
     )
+    unit_keys(
+        None,
+        [
+            ("1–9, 0, Q, W …", "the type shown with that key: new spans get it, a selected span takes it"),
+            ("Delete", "remove the selected span"),
+            ("Esc", "unselect the span"),
+            ("D", "item done"),
+            *FRAME_KEYS,
+        ],
+    )
+
+
+with right:
+    show_text(item.prompt or "(no prompt)", label="Prompt")
+    labeling_unit(ws, spans_unit)  # the item is done when the annotator says so (it may have no span)
     if item.reference:
         with st.expander("Reference answer"):
             show_text(item.reference)
@@ -137,4 +168,4 @@ if others and st.sidebar.toggle(
             )
         )
 
-finish(ws, None)  # the item is done when the annotator says so (it may have no span at all)
+finish(ws)

@@ -13,19 +13,27 @@ import html
 import pandas as pd
 import streamlit as st
 
-from components.annotation_frame import act, current_unit, finish, open_workspace, still_showing
+from components.annotation_frame import (
+    FRAME_KEYS,
+    act,
+    current_unit,
+    finish,
+    labeling_unit,
+    open_workspace,
+    still_showing,
+)
 from components.item_parts import show_image, show_text
 from components.page_setup import setup_page
+from components.unit_keys import unit_keys
 from db.repositories import labeling
-from db.repositories.annotations import judged_triplets, triplet_sources
+from db.repositories.annotations import TripletJudgmentView, judged_triplets, triplet_sources
 from db.repositories.label_sets import list_label_sets
 from render.literal_text import literal
 
 # Named as the triplet is shown (subject · relation · object); stored as Tri-HE's object1/relation/object2.
-PARTS = (
-    ("object1", "Subject", "3"),
-    ("relation", "Relation", "4"),
-    ("object2", "Object", "5"),
+PARTS = tuple(
+    (part, labeling.TRIPLET_PART_NAMES[part], key)
+    for part, key in (("object1", "3"), ("relation", "4"), ("object2", "5"))
 )
 
 ctx = setup_page("Judge triplets")
@@ -51,7 +59,7 @@ source_id = st.sidebar.selectbox(
     key="triplet_source",
     help="Whose answer's triplets you judge.",
 )
-triplets = judged_triplets(engine, item.id, source_id, ws.view_id)
+triplets: tuple[TripletJudgmentView, ...] = ()  # what the unit shows; read by each of its runs
 
 cursor_key = f"triplet_cursor_{item.id}_{source_id}"
 st.session_state.setdefault(cursor_key, 0)
@@ -102,14 +110,17 @@ with left:
         hide_index=True,
         width="stretch",
     )
-with right:
-    show_text(item.prompt or "(no question)", label="Question")
-    show_text(item.response, label="Answer")
+
+
+def triplets_unit() -> bool:
+    """The triplets with their verdicts (a fragment: a click reruns only this); True when all are judged."""
+    global triplets
+    triplets = judged_triplets(engine, item.id, source_id, ws.view_id)
     if not triplets:
         st.info(f"{literal(sources[source_id].title)} extracted no triplet from this answer.")
     judged = sum(1 for t in triplets if t.verdict is not None)
     st.markdown(
-        f"**{judged} / {len(triplets)} triplets judged** · keys: `1` yes · `2` no · `3`/`4`/`5` wrong part · `J`/`K`"
+        f"**{judged} / {len(triplets)} triplets judged** · keys: `1` yes · `2` no · `3`/`4`/`5` wrong part · `J`/`K` · `?` all keys"
     )
     current = current_unit(cursor_key, len(triplets)) if triplets else 0
     for t in triplets:
@@ -165,7 +176,25 @@ with right:
     )
     nav[1].button("Next triplet", shortcut="J", on_click=move, args=(1,), key="triplet_next", width="stretch")
 
-complete = bool(triplets) and judged == len(triplets)
-finish(ws, complete)
-if complete:
-    st.success("Every triplet is judged. Press **N** (Next item for me) to continue.")
+    unit_keys(
+        next((f"triplet_row_{t.triplet_id}" for t in triplets if t.index == current), None),
+        [
+            ("1", "the current triplet is supported (yes)"),
+            ("2", "the current triplet is hallucinated (no)"),
+            *((key, f"after no: the wrong part is the {title.lower()}") for _, title, key in PARTS),
+            ("J", "next triplet"),
+            ("K", "previous triplet"),
+            *FRAME_KEYS,
+        ],
+    )
+    complete = bool(triplets) and judged == len(triplets)
+    if complete:
+        st.success("Every triplet is judged. Press **N** (Next item for me) to continue.")
+    return complete
+
+
+with right:
+    show_text(item.prompt or "(no question)", label="Question")
+    show_text(item.response, label="Answer")
+    labeling_unit(ws, triplets_unit)
+finish(ws)

@@ -26,6 +26,7 @@ from db.engine import read_session, write_session
 from db.import_changes import ReplaceRequired
 from db.importer import ImportResult, import_bundle
 from db.repositories import labeling
+from db.repositories.label_sets import gold_raters
 from db.repositories.report_inputs import Columns
 from db.rubrics import MHALO_TABLE_4, TRI_HE_TABLE_9
 from formats.problems import ImportRejected, Problem
@@ -165,7 +166,12 @@ def my_ratings(
 
 
 def task_ratings(engine: Engine, task_id: int) -> Columns:
-    """Every rating of one task as columns: item (id and external id), rater, segment, score, judgment."""
+    """Every rating of one task as columns: item (id and external id), rater, segment, score, judgment.
+
+    Only the raters' own ratings: adjudicated gold ratings (held by the account the dataset's gold label
+    set names) are a decision about the raters, not one more rater, so they would distort the task's
+    agreement, its per-rater table and its export.
+    """
     names = [
         "item_id",
         "external_id",
@@ -191,7 +197,7 @@ def task_ratings(engine: Engine, task_id: int) -> Columns:
             )
             .join(m.Item, m.Item.id == m.Rating.item_id)
             .join(m.Annotator, m.Annotator.id == m.Rating.annotator_id)
-            .where(m.Rating.task_id == task_id)
+            .where(m.Rating.task_id == task_id, m.Rating.annotator_id.not_in(gold_raters()))
             .order_by(m.Item.position, m.Annotator.name, m.Rating.segment_start, m.Rating.segment_end)
         ):
             for name, value in zip(names, row, strict=True):

@@ -216,7 +216,7 @@ def test_ratings_are_blind_undoable_and_reach_the_correlation_source(engine) -> 
     mine = [s for r, s in zip(columns["rater"], columns["score"], strict=True) if r == "carol"]
     assert mine == [3.0]
     # The annotation pages' Undo looks at the rater's own label set: it reaches the rating.
-    assert labeling.last_undoable(engine, carol, [own.id]) == "rated segment 0-3: 3"
+    assert labeling.last_undoable(engine, carol, [own.id]) == "rated segment “one”: 3"
     labeling.undo_last(engine, carol, [own.id])
     assert my_ratings(engine, task.id, item.id, carol)[(0, 3)].score == 2.0
     labeling.undo_last(engine, carol, [own.id])

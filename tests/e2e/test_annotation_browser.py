@@ -17,11 +17,12 @@ import pytest
 from playwright.sync_api import Locator, Page, expect
 from sqlalchemy import Engine
 
+from db.access import OPERATOR
 from db.engine import make_engine
 from db.repositories import labeling
 from db.repositories.annotations import ItemAnnotations, item_annotations, judged_triplets
 from db.repositories.annotators import get_or_create_annotator
-from db.repositories.datasets import get_dataset
+from db.repositories.datasets import get_dataset, set_dataset_settings
 from db.repositories.items import ItemView, get_item
 from db.repositories.label_sets import human_label_set, list_label_sets
 from tests.e2e.app_server import RunningApp
@@ -123,6 +124,16 @@ class SpanText:
         self.page.mouse.up()
         return box
 
+    def drag_between(self, first: str, last: str) -> None:
+        """Press in the middle of the word ``first`` and release in the middle of the next ``last``."""
+        a = self.box(first)
+        text = self.text.evaluate("root => root.textContent")
+        b = self.box(last, text[: a["u16"]].count(last))  # the occurrence after `first`
+        self.page.mouse.move(a["x"] + a["w"] / 2, a["y"] + a["h"] / 2)
+        self.page.mouse.down()
+        self.page.mouse.move(b["x"] + b["w"] / 2, b["y"] + b["h"] / 2, steps=8)
+        self.page.mouse.up()
+
     def click(self, word: str, nth: int = 0, *, double: bool = False) -> None:
         box = self.box(word, nth)
         x, y = box["x"] + box["w"] / 2, box["y"] + box["h"] / 2
@@ -180,10 +191,52 @@ def test_mark_spans_with_the_mouse_retype_by_key_reload_delete_and_undo(
     me.press("u")
     assert spans_of(store, user, item_id) == both
     expect(page.locator(".hs-seg.hs-marked")).to_have_count(2)
-    expect(page.get_by_text("✓ Saved · undid: deleted span")).to_be_visible()
+    expect(page.get_by_text("✓ Saved · undid: deleted span “")).to_be_visible()
     text.click("bottom", 1)  # a selected span, for the screenshot
     expect(page.locator(".hs-selected-label")).to_contain_text("bottom")
     me.shoot(artifacts / "annotate-spans.png")
+
+
+def test_a_drag_from_mid_word_marks_whole_words_and_alt_keeps_characters_where_allowed(
+    annotator: Annotator, store: Engine, artifacts: Path
+) -> None:
+    user, item_id = "e2e-snap", "demo-004"
+    me, page = annotator, annotator.page
+    me.open("spans", user, item_id)
+    item, _ = mine(store, user, item_id)
+    text = SpanText(page)
+    sits = item.response.index("sits in the")
+
+    # Press inside "sits", release inside "the": the whole words are saved, not "ts in th".
+    me.after_run(lambda: text.drag_between("sits", "the"))
+    assert spans_of(store, user, item_id) == [(sits, sits + len("sits in the"), "Object")]
+    expect(page.get_by_text("✓ Saved · added span “sits in the” (Object)")).to_be_visible()
+
+    # Alt held: still whole words while the dataset does not allow character precision …
+    page.keyboard.down("Alt")
+    me.after_run(lambda: text.drag_between("bottom", "left"))
+    page.keyboard.up("Alt")
+    bottom = item.response.index("bottom", sits)
+    whole = spans_of(store, user, item_id)
+    assert [item.response[start:end] for start, end, _ in whole] == ["sits in the", "bottom left."]
+    assert whole[1][0] == bottom  # released inside "left": its whole token, full stop included
+
+    # … and exact characters once it does (for OCR-type errors).
+    dataset = get_dataset(store, DEMO)
+    assert dataset is not None
+    set_dataset_settings(store, dataset.id, char_precision=True, actor=OPERATOR)
+    try:
+        me.reload()
+        expect(page.locator(".hs-hint")).to_contain_text("hold Alt")
+        page.keyboard.down("Alt")
+        me.after_run(lambda: text.drag_between("sits", "the"))
+        page.keyboard.up("Alt")
+        ((start, end, _),) = set(spans_of(store, user, item_id)) - set(whole)
+        exact = item.response[start:end]
+        assert " in " in exact and exact != "sits in the" and exact in "sits in the", exact
+        me.shoot(artifacts / "annotate-spans-whole-words.png")
+    finally:
+        set_dataset_settings(store, dataset.id, char_precision=False, actor=OPERATOR)
 
 
 # --------------------------------------------------------------------------------------- sentences
@@ -366,3 +419,92 @@ def test_score_a_response_and_flag_it_with_the_keyboard(
     me.press("u", (page.get_by_text("✓ Saved · undid: response scored 0 of 6, no hallucination"), "undid"))
     assert rated() == (0.0, True)
     me.shoot(artifacts / "score-responses.png")
+
+
+# ------------------------------------------------------------------------ keyboard reach and view
+
+SMALL_WINDOW = {"width": 1440, "height": 900}
+
+
+def test_the_current_unit_stays_in_view_as_keys_move_it(annotator: Annotator, artifacts: Path) -> None:
+    """Hallucination verdicts open a Type and Reason row under each claim, so the list outgrows the
+    window; after every key press the current claim (and, on sentences, the current sentence under the
+    Error type boxes) is fully in view."""
+    me, page = annotator, annotator.page
+    page.set_viewport_size(SMALL_WINDOW)
+    me.open("claims", "e2e-in-view", "demo-003")
+    for n in range(1, 8):
+        me.press("1", (page.locator(f".st-key-claim_row_{n}"), f"▶ {n + 1}."))
+        expect(page.locator(f".st-key-claim_row_{n}")).to_be_in_viewport(ratio=1)
+    me.screenshot(artifacts / "annotate-claims-in-view.png", **SMALL_WINDOW)
+
+    me.open("sentences", "e2e-in-view", "demo-002")
+    for n in range(1, 6):
+        me.press("2", (sentence_row(page, n), f"▶ Sentence {n + 1}"))
+        expect(sentence_row(page, n)).to_be_in_viewport(ratio=1)
+
+    me.open("triplets", "e2e-in-view", "demo-001")
+    row = lambda i: page.locator('[class*="st-key-triplet_row_"]').nth(i)  # noqa: E731
+    for n in range(1, 5):
+        me.press("2")
+        me.press("3", (row(n), "▶"))
+        expect(row(n)).to_be_in_viewport(ratio=1)
+
+
+def test_every_type_and_error_type_has_a_key_and_question_mark_lists_them(
+    annotator: Annotator, store: Engine, artifacts: Path
+) -> None:
+    me, page = annotator, annotator.page
+    page.set_viewport_size(SMALL_WINDOW)
+    user, item_id = "e2e-keys", "demo-004"
+
+    # Span page: all twelve MHALO types show a key; the twelfth (Spatial Relation) is W.
+    me.open("spans", user, item_id)
+    types = page.locator(".hs-type")
+    expect(types).to_have_count(12)
+    assert [types.nth(i).locator("kbd").inner_text() for i in (9, 10, 11)] == ["0", "Q", "W"]
+    item, _ = mine(store, user, item_id)
+    left = item.response.index("left")
+    text = SpanText(page)
+    me.after_run(lambda: text.drag("left"))
+    me.press("w")
+    assert spans_of(store, user, item_id) == [(left, left + 4, "Spatial Relation")]
+    me.press("q")
+    assert spans_of(store, user, item_id) == [(left, left + 4, "Numerical Relation")]
+    expect(
+        page.get_by_text("✓ Saved · retyped span “left” (Spatial Relation → Numerical Relation)")
+    ).to_be_visible()
+
+    # `?` lists the page's keys; Esc closes the list.
+    page.keyboard.press("?")
+    keys = page.get_by_role("dialog", name="Keys of this page")
+    expect(keys).to_contain_text("remove the selected span")
+    me.shoot(artifacts / "keys-overlay-spans.png")
+    page.keyboard.press("Escape")
+    expect(keys).to_have_count(0)
+
+    # Sentences: E opens the current sentence's Error type; typing filters it, Enter saves it.
+    me.open("sentences", user, "demo-002")
+    me.press("2", (sentence_row(page, 1), "▶ Sentence 2"))
+    me.press("k", (sentence_row(page, 0), "▶ Sentence 1"))
+    page.keyboard.press("e")
+    page.keyboard.type("spatial rel")
+    expect(page.get_by_role("option", name="Spatial Relation")).to_be_visible()
+    me.after_run(lambda: page.keyboard.press("Enter"))
+    expect(page.get_by_text("✓ Saved · sentence 1 → incorrect")).to_be_visible()
+    saved = mine(store, user, "demo-002")[1].sentence_labels[0]
+    assert (saved.label, saved.error_type) == ("incorrect", "Spatial Relation")
+    page.keyboard.press("?")
+    expect(page.get_by_role("dialog", name="Keys of this page")).to_contain_text("error type")
+    me.shoot(artifacts / "keys-overlay-sentences.png")
+    page.keyboard.press("?")
+    expect(page.get_by_role("dialog", name="Keys of this page")).to_have_count(0)
+
+    # Claims: T opens the current claim's Type.
+    me.open("claims", user, "demo-003")
+    me.press("1", (page.locator(".st-key-claim_row_1"), "▶ 2."))
+    me.press("k", (page.locator(".st-key-claim_row_0"), "▶ 1."))
+    page.keyboard.press("t")
+    page.keyboard.type("object")
+    me.after_run(lambda: page.keyboard.press("Enter"))
+    assert mine(store, user, "demo-003")[1].claim_labels[0].type == "object"

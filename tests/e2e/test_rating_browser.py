@@ -33,6 +33,9 @@ def test_rate_an_item_by_keyboard(app: RunningApp, tab: AppTab, artifacts: Path)
     tab.goto(f"{app.url}/rate?{query}")
     counter = page.get_by_text(re.compile(r"\d+ / \d+ segments rated"))
     expect(counter).to_contain_text(f"0 / {len(segments)} segments rated")
+    # Each score button reads its score once (the key is the label), not "1 1", "2 2".
+    buttons = page.locator(".st-key-rate_row_0").get_by_role("button")
+    assert [" ".join(t.split()) for t in buttons.all_inner_texts()] == [str(p) for p in task.points]
     expect(page.locator("mark.hs-current")).to_have_count(1)
     expect(page.get_by_role("switch", name="Show gold spans")).to_be_disabled()
 

@@ -75,3 +75,16 @@ def test_triplets_yes_no_and_wrong_part(store: str) -> None:
     assert all(t.verdict == "yes" for t in judged[1:])
     assert item_status(engine, ls.id, item.id, "triplets").status == "done"
     assert len(item.reference_triplets) > 0
+
+
+def test_claims_are_numbered_from_one_on_the_item_page_as_on_judge_claims(store: str) -> None:
+    """One numbering everywhere: the Item page's claim 1 is Judge claims' "1." and receipts' "claim 1"."""
+    engine = make_engine(store)
+    item = get_item(engine, 1, "demo-003")
+    judge = _open("app_pages/claims.py", "demo-003")
+    first_shown = next(h.proto.body for h in judge.get("html") if item.claims[0].text in h.proto.body)
+    assert "1. " in first_shown
+    at = _open("app_pages/item.py", "demo-003")
+    claims = next(d.value for d in at.dataframe if "claim" in d.value.columns)
+    assert list(claims["#"]) == list(range(1, len(item.claims) + 1))
+    assert claims["claim"].iloc[0] == item.claims[0].text

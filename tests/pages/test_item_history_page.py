@@ -99,7 +99,7 @@ def test_history_is_literal_and_paged(app_db: str) -> None:
     name = "**mallory** [x](https://example.com)"
     ls, item, who = _label(app_db, name, "xss")
     engine = make_engine(app_db)
-    labeling.add_span(engine, ls, item, 6, 39, "<b>OCR</b>", who)
+    labeling.add_span(engine, ls, item, 6, 41, "<b>OCR</b>", who)  # whole words
     for k in range(25):
         labeling.set_item_status(engine, ls, item, "spans", "unsure", who, note=f"look {k} *again*")
     engine.dispose()
@@ -112,7 +112,7 @@ def test_history_is_literal_and_paged(app_db: str) -> None:
     at.number_input(key=f"item_history_page_{item}").set_value(2).run()
     lines = _history(at)
     assert len(lines) == 7  # 26 changes, and the import of gold
-    assert any(line.endswith(f"span “{XSS[6:39][:40]}” added (<b>OCR</b>)") for line in lines)
+    assert any(line.endswith(f"span “{XSS[6:41][:40]}” added (<b>OCR</b>)") for line in lines)
     assert "\nGold\nimported from fixture" in lines[-1]
 
 

@@ -96,6 +96,14 @@ def test_skip_with_a_note_moves_the_queue(store: str) -> None:
     assert any("skipped" in c.value and "image too small" in c.value for c in at.caption)
 
 
+def test_a_note_typed_just_before_skip_is_kept(store: str) -> None:
+    """Typed and clicked at once: the note reaches the server in the click's own rerun."""
+    at = _open(item="demo-003")
+    at.text_input(key="frame_flag_note").input("blurry")
+    _button(at, "frame_flag_unsure").click().run()
+    assert any("unsure" in c.value and "blurry" in c.value for c in at.caption)
+
+
 def test_keyed_buttons_label_the_sentence_current_when_pressed(store: str) -> None:
     """Two quick keys: the second labels the next sentence, never relabels the first."""
     at = _open()

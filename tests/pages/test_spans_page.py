@@ -39,11 +39,11 @@ def test_add_retype_delete_and_undo(store: str) -> None:
     at = _open()
     item = get_item(make_engine(store), 1, "demo-004")
     key = f"span_selector_{item.id}"
-    word = item.response.index("circle") if "circle" in item.response else 10
-    span = {"start": word, "end": word + 3, "type": "Object"}
+    word = item.response.index("circle")
+    span = {"start": word, "end": word + len("circle"), "type": "Object"}  # a whole word
     simulate_action(at, key, "add", span)
     assert not at.exception
-    assert [(s.start, s.end, s.type) for s in _spans(store)[2]] == [(word, word + 3, "Object")]
+    assert [(s.start, s.end, s.type) for s in _spans(store)[2]] == [(word, word + 6, "Object")]
     assert any("✓ Saved" in c.value and "added span" in c.value for c in at.caption)
     simulate_action(at, key, "retype", span, type="OCR")
     assert [s.type for s in _spans(store)[2]] == ["OCR"]

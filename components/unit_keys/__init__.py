@@ -1,0 +1,52 @@
+"""The keyboard around an annotation page's current unit (a sentence, claim, triplet or segment).
+
+A key press moves the cursor to the next unit, and the next unit may lie below the window's edge
+(Error type boxes and wrong-part rows make the list grow): :func:`unit_keys` scrolls the current unit
+into view after every run of the unit. It also lets keys open the unit's fields (``E`` the sentence's
+Error type, ``T`` a claim's Type: a select box then filters as you type, Enter picks), and ``?`` shows
+every key of the page in an overlay (Esc closes it).
+
+Built on Streamlit's components v2 API like the span selector (no iframe): the script, ``unit_keys.js``,
+runs in the page itself.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from pathlib import Path
+
+import streamlit as st
+
+_mount = st.components.v2.component(
+    "spanlight_unit_keys",
+    html='<span class="unit-keys" hidden></span>',
+    js=(Path(__file__).parent / "unit_keys.js").read_text(encoding="utf-8"),
+)
+_RUNS = "unit_keys_runs"
+
+
+def container_class(container_key: str) -> str:
+    """The CSS class Streamlit gives a container created with ``key=container_key``."""
+    return f"st-key-{container_key}"
+
+
+def unit_keys(
+    current: str | None,
+    keys: Sequence[tuple[str, str]],
+    fields: Mapping[str, str] | None = None,
+) -> None:
+    """Keep the container keyed ``current`` in view, open its ``fields`` (key → the field's label) by
+    key, and list ``keys`` (key, what it does) on ``?``. Call it once per run of the unit."""
+    # A new value each run, so the browser keeps the unit in view after every action, not only when
+    # the cursor moved (an Error type box opening under the current sentence makes it taller).
+    runs = st.session_state.get(_RUNS, 0) + 1
+    st.session_state[_RUNS] = runs
+    _mount(
+        key="unit_keys",
+        data={
+            "current": container_class(current) if current else None,
+            "keys": [[key, what] for key, what in [*keys, ("?", "show or hide this list of keys")]],
+            "fields": {key.lower(): label for key, label in (fields or {}).items()},
+            "run": runs,
+        },
+    )

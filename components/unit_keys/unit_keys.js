@@ -1,0 +1,165 @@
+// The keyboard around an annotation page's current unit: keep it in view, reach its fields by key,
+// and list the page's keys on `?`.
+//
+// Streamlit mounts this once per page run of the unit (no iframe): `data.current` is the CSS class of
+// the current unit's container, `data.fields` maps a key to the accessible name of a field inside it
+// (an "Error type" box, a claim's "Type"), `data.keys` lists [key, what it does] for the overlay.
+// Every text is written with `textContent`, never parsed as HTML.
+
+const OVERLAY_ID = "spanlight-keys-overlay";
+const SETTLE_FRAMES = 120; // ~2 s of frames: the current unit is drawn, and rows above it settle
+const MARGIN_PX = 16; // room kept between the current unit and the window's edges
+
+function typing(event) {
+  // A key typed into a field belongs to the field.
+  const target = event.composedPath()[0];
+  if (!(target instanceof Element)) return false;
+  return target.closest("input, textarea, select, [contenteditable='true'], [role='combobox']") !== null;
+}
+
+function currentUnit(data) {
+  if (!data.current) return null;
+  const found = [...document.getElementsByClassName(data.current)].filter(
+    (element) => !element.closest('[data-stale="true"]'),
+  );
+  return found.length ? found[found.length - 1] : null;
+}
+
+function outOfView(unit) {
+  // Whether part of the unit lies outside the window, or under the app's fixed header.
+  const box = unit.getBoundingClientRect();
+  const header = document.querySelector('[data-testid="stHeader"]')?.getBoundingClientRect().bottom ?? 0;
+  return box.top < header || box.bottom > window.innerHeight;
+}
+
+function keepInView(data, signal) {
+  // While the page settles (rows above the unit may still grow), scroll the current unit into view
+  // whenever part of it is outside; never when it is fully visible.
+  let frames = 0;
+  const step = () => {
+    if (signal.aborted) return;
+    const unit = currentUnit(data);
+    if (unit && outOfView(unit)) {
+      const header = document.querySelector('[data-testid="stHeader"]')?.getBoundingClientRect().height ?? 0;
+      unit.style.scrollMarginTop = `${header + MARGIN_PX}px`;
+      unit.style.scrollMarginBottom = `${MARGIN_PX}px`;
+      unit.scrollIntoView({ block: "nearest", inline: "nearest" });
+    }
+    frames += 1;
+    if (frames < SETTLE_FRAMES) requestAnimationFrame(step);
+  };
+  requestAnimationFrame(step);
+}
+
+function focusField(data, name) {
+  // Open the field named `name` in the current unit: a select box opens its list (type to filter).
+  const unit = currentUnit(data);
+  if (!unit) return false;
+  const field = [...unit.querySelectorAll("input, textarea")].find(
+    (input) => input.getAttribute("aria-label")?.includes(name) || input.closest("[data-testid]")?.textContent?.startsWith(name),
+  );
+  if (!field) return false;
+  field.scrollIntoView({ block: "nearest" });
+  field.focus();
+  field.select(); // what is typed replaces the shown value (and filters a select box's list)
+  // Enter (pick, save) or Esc hands the keys back to the page, so labeling goes on by keyboard.
+  const done = (event) => {
+    if (event.key !== "Enter" && event.key !== "Escape") return;
+    field.removeEventListener("keydown", done);
+    setTimeout(() => field.blur(), 0);
+  };
+  field.addEventListener("keydown", done);
+  return true;
+}
+
+function closeOverlay() {
+  document.getElementById(OVERLAY_ID)?.remove();
+}
+
+function showOverlay(data) {
+  closeOverlay();
+  const overlay = document.createElement("div");
+  overlay.id = OVERLAY_ID;
+  overlay.setAttribute("role", "dialog");
+  overlay.setAttribute("aria-label", "Keys of this page");
+  overlay.style.cssText =
+    "position:fixed;inset:0;z-index:1000000;display:flex;align-items:center;justify-content:center;" +
+    "background:rgba(0,0,0,0.35)";
+  const panel = document.createElement("div");
+  panel.style.cssText =
+    "background:#fff;color:#222;border-radius:0.6rem;padding:1.2rem 1.6rem;max-height:80vh;overflow:auto;" +
+    "box-shadow:0 0.5rem 2rem rgba(0,0,0,0.3);font-family:sans-serif;min-width:22rem";
+  const title = document.createElement("h3");
+  title.textContent = "Keys of this page";
+  title.style.margin = "0 0 0.6rem 0";
+  const table = document.createElement("table");
+  table.style.borderCollapse = "collapse";
+  for (const [key, what] of data.keys) {
+    const row = table.insertRow();
+    const keyCell = row.insertCell();
+    const kbd = document.createElement("kbd");
+    kbd.textContent = key;
+    kbd.style.cssText =
+      "display:inline-block;min-width:1.4em;text-align:center;border:1px solid #bbb;border-radius:0.25rem;" +
+      "padding:0 0.3em;background:#f4f4f4;font-family:monospace";
+    keyCell.append(kbd);
+    keyCell.style.padding = "0.15rem 0.8rem 0.15rem 0";
+    row.insertCell().textContent = what;
+  }
+  const hint = document.createElement("p");
+  hint.textContent = "Esc or ? closes this list.";
+  hint.style.cssText = "margin:0.8rem 0 0 0;color:#666;font-size:0.85em";
+  panel.append(title, table, hint);
+  overlay.append(panel);
+  overlay.addEventListener("click", (event) => {
+    if (event.target === overlay) closeOverlay();
+  });
+  document.body.append(overlay);
+}
+
+// One listener for the page's life, reading the data of the newest mount: a key pressed while the
+// unit is being redrawn (between one mount's end and the next) still finds it.
+const shared = (window.spanlightUnitKeys ??= { data: null, mounted: 0, closing: undefined, listening: false });
+
+function onKeyDown(event) {
+  const data = shared.data;
+  if (!data || event.ctrlKey || event.metaKey || event.altKey || typing(event)) return;
+  const open = document.getElementById(OVERLAY_ID) !== null;
+  if (event.key === "?" || (open && event.key === "Escape")) {
+    if (open) closeOverlay();
+    else showOverlay(data);
+  } else if (!open && Object.hasOwn(data.fields, event.key.toLowerCase())) {
+    if (!focusField(data, data.fields[event.key.toLowerCase()])) return;
+  } else {
+    return;
+  }
+  event.preventDefault();
+  event.stopPropagation();
+}
+
+export default function (component) {
+  const { data } = component;
+  if (!data) return undefined;
+  shared.data = data;
+  shared.mounted += 1;
+  clearTimeout(shared.closing);
+  if (!shared.listening) {
+    // Capture phase: the page's button shortcuts must not see a key this takes.
+    document.addEventListener("keydown", onKeyDown, { capture: true });
+    shared.listening = true;
+  }
+  if (document.getElementById(OVERLAY_ID)) showOverlay(data); // an open list follows the new run
+  const controller = new AbortController();
+  keepInView(data, controller.signal);
+  return () => {
+    controller.abort();
+    shared.mounted -= 1;
+    clearTimeout(shared.closing);
+    // A new run of the unit mounts this again at once; a page without it lets the keys go.
+    shared.closing = setTimeout(() => {
+      if (shared.mounted > 0) return;
+      shared.data = null;
+      closeOverlay();
+    }, 1000);
+  };
+}

@@ -8,7 +8,9 @@ mode, are listed in ``components/navigation.py``.
 
 from __future__ import annotations
 
-from components.navigation import build_navigation
+from components.navigation import build_navigation, remember_origin
 from components.page_setup import menu_actor
 
-build_navigation(menu_actor()).run()
+page = build_navigation(menu_actor())
+remember_origin(page)
+page.run()

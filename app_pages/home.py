@@ -1,12 +1,19 @@
-"""Datasets: what is in the store, how far labeling has come, and where to go next."""
+"""Datasets: what is in the store, how far labeling has come, and where to go next.
+
+A first visit starts here, so the page opens with the way through the app in four steps (import,
+annotate, compare, measure), each a link onto the demo; a step whose page the user's role does not open
+says so instead of linking.
+"""
 
 from __future__ import annotations
 
 import streamlit as st
 
+from components.dataset_picker import keep_dataset
+from components.navigation import may_open, pages
 from components.page_setup import setup_page
 from components.store_cache import cached
-from db.repositories.datasets import list_datasets
+from db.repositories.datasets import DatasetInfo, DatasetSummary, list_datasets
 from render.literal_text import literal
 
 ctx = setup_page("Datasets")
@@ -24,7 +31,59 @@ st.write(
     "token spans (MHALO), sentence labels (AlignBench), claims (MHaluBench), triplets (Tri-HE)."
 )
 
+# The way through the app: (step, what it does, page, link label).
+STEPS = (
+    (
+        "1 · Import",
+        "Bring a benchmark or detector file; the synthetic demo is already loaded to try everything.",
+        "app_pages/import_data.py",
+        "Import a file",
+    ),
+    (
+        "2 · Annotate",
+        "Mark hallucinated words in responses; every label is saved as you go.",
+        "app_pages/spans.py",
+        "Mark spans",
+    ),
+    (
+        "3 · Compare",
+        "See each detector's spans against gold, item by item, and step through its failures.",
+        "app_pages/compare.py",
+        "Compare detectors",
+    ),
+    (
+        "4 · Measure",
+        "The papers' tables and figures (F1, correlation, agreement), computed live.",
+        "app_pages/paper_metrics.py",
+        "Metrics",
+    ),
+)
+SPECS = {spec.path: spec for spec in pages()}
+
+
+def guided_start(datasets: list[DatasetSummary], current: DatasetInfo | None) -> None:
+    """The four steps, linked onto the demo (else the current dataset)."""
+    demo = next((d for d in datasets if d.is_synthetic), None)
+    target = demo.name if demo is not None else current.name if current is not None else None
+    with st.container(border=True, key="guided_start"):
+        st.markdown("**Start here**" + (" · with the demo" if demo is not None else ""))
+        for column, (step, what, path, label) in zip(st.columns(len(STEPS)), STEPS, strict=True):
+            spec = SPECS[path]
+            with column:
+                st.markdown(f"**{step}**")
+                st.caption(what)
+                if may_open(ctx.actor, spec):
+                    params = (
+                        {} if target is None or spec.path.endswith("import_data.py") else {"dataset": target}
+                    )
+                    st.page_link(spec.path, label=label, icon=spec.icon, query_params=params)
+                else:
+                    st.caption("Your role does not open this page.")
+
+
 datasets = cached(list_datasets, ctx.engine)
+current = keep_dataset(ctx.engine)
+guided_start(datasets, current)
 if not datasets:
     st.info("The store is empty. Load the synthetic demo with `python cli.py demo`, or import a benchmark.")
     st.stop()
@@ -34,6 +93,8 @@ for dataset in datasets:
         head, stats = st.columns([3, 2])
         with head:
             st.subheader(literal(dataset.name), anchor=False)
+            if current is not None and dataset.id == current.id:
+                st.badge("Current dataset: every page opens on it until you pick another", color="blue")
             if dataset.is_synthetic:
                 st.badge("Synthetic demo: generated scenes and simulated detectors", color="orange")
             st.caption(

@@ -17,14 +17,12 @@ holding that e-mail, and then a login session is started just as after a passwor
 
 from __future__ import annotations
 
-import secrets
-from collections.abc import Mapping
-from pathlib import Path
 from typing import NoReturn
 
 import streamlit as st
 from sqlalchemy import Engine
 
+from components.browser_cookies import BrowserCookie
 from db.repositories.accounts import (
     SESSION_LIMIT,
     LoginRefused,
@@ -40,11 +38,8 @@ from render.literal_text import literal
 COOKIE = "spanlight_session"
 _TOKEN = "spanlight_session_token"
 _REFUSED = "spanlight_login_refused"
-_COOKIE_WRITE = "spanlight_cookie_write"  # the cookie write the browser has not confirmed yet
-_WRITER = "spanlight_cookie_writer"  # the cookie component's widget key (its state: the write done)
-
-_write_cookie = st.components.v2.component(
-    "spanlight_session_cookie", js=(Path(__file__).parent / "session_cookie.js").read_text(encoding="utf-8")
+_COOKIE = BrowserCookie(
+    COOKIE, component="spanlight_session_cookie", max_age=int(SESSION_LIMIT.total_seconds())
 )
 
 
@@ -78,8 +73,7 @@ def signed_in_user(engine: Engine) -> UserView | None:
 
 def _cookie() -> str | None:
     """The login cookie the browser sent when it connected (a string or nothing, whatever it sent)."""
-    value = st.context.cookies.get(COOKIE)
-    return value if isinstance(value, str) and value else None
+    return _COOKIE.read()
 
 
 def _sso_user(engine: Engine) -> UserView | None:
@@ -108,32 +102,7 @@ def _signed_in(engine: Engine, user: UserView) -> None:
 
 def _ask_cookie(token: str) -> None:
     """Have the browser keep ``token`` in the cookie ("" deletes it), from the next drawn run on."""
-    st.session_state[_COOKIE_WRITE] = {"write": secrets.token_hex(8), "value": token}
-
-
-def _cookie_writer() -> None:
-    """Draw the cookie component while a write is unconfirmed; forget the write once confirmed."""
-    wanted = st.session_state.get(_COOKIE_WRITE)
-    if not isinstance(wanted, Mapping):
-        return
-    done = st.session_state.get(_WRITER)
-    if isinstance(done, Mapping) and done.get("written") == wanted["write"]:
-        del st.session_state[_COOKIE_WRITE]
-        return
-    _write_cookie(
-        key=_WRITER,
-        data={
-            "name": COOKIE,
-            "value": wanted["value"],
-            "maxAge": int(SESSION_LIMIT.total_seconds()),
-            "write": wanted["write"],
-        },
-        on_written_change=_confirmed,
-    )
-
-
-def _confirmed() -> None:
-    """The component's report arrives as a widget change; the run it starts forgets the write."""
+    _COOKIE.ask(token)
 
 
 def _log_in(engine: Engine) -> None:
@@ -154,6 +123,8 @@ def _log_out(engine: Engine) -> None:
     for token in {st.session_state.pop(_TOKEN, None), _cookie()}:
         end_session(engine, token)
     _ask_cookie("")
+    # The address names what this user worked on (``?dataset=``…): the next person starts afresh.
+    st.query_params.clear()
     if st.user.get("is_logged_in") is True:
         st.logout()  # else the identity provider's login would sign this browser in again at once
 
@@ -175,7 +146,7 @@ def login_gate(engine: Engine) -> NoReturn:
                 st.logout()
         elif st.button("Log in with SSO", icon=":material/key:"):
             st.login()
-    _cookie_writer()
+    _COOKIE.draw()
     st.stop()
 
 
@@ -184,4 +155,4 @@ def signed_in_panel(engine: Engine, user: UserView) -> None:
     with st.sidebar:
         st.markdown(literal(f"Signed in as {user.name} ({user.role})"))
         st.button("Log out", key="logout", icon=":material/logout:", on_click=_log_out, args=(engine,))
-        _cookie_writer()
+        _COOKIE.draw()

@@ -36,6 +36,13 @@ class PageSpec:
         if unknown:
             raise KeyError(f"{self.path}: unknown permission(s) {unknown}")
 
+    def url_path_or_default(self) -> str:
+        """The page's address as ``st.Page`` makes it: its url_path, "" for the default page, else the
+        file's name."""
+        if self.default:
+            return ""
+        return self.url_path or self.path.rsplit("/", 1)[-1].removesuffix(".py")
+
 
 SECTIONS: dict[str, tuple[PageSpec, ...]] = {
     "Data": (
@@ -110,3 +117,26 @@ def build_navigation(actor: Actor | None) -> StreamlitPage:
         for section, specs in SECTIONS.items()
     }
     return st.navigation(menu, position="sidebar" if listed else "hidden", expanded=True)
+
+
+PRESENTER = "app_pages/presenter.py"
+_ORIGIN = "_origin_page"  # session state: the last page shown other than presenter mode, and its address
+
+
+def remember_origin(page: StreamlitPage) -> None:
+    """Note the page about to run, so presenter mode's Esc can go back to where it was opened from."""
+    if page.url_path != spec_for(PRESENTER).url_path_or_default():
+        st.session_state[_ORIGIN] = (page.url_path, st.query_params.to_dict())
+
+
+def origin() -> tuple[str, dict[str, str]]:
+    """The page (its file) and address presenter mode was opened from; the Metrics page if none."""
+    url_path, query = st.session_state.get(_ORIGIN, ("metrics", {}))
+    spec = next(
+        (s for s in pages() if s.url_path_or_default() == url_path), spec_for("app_pages/paper_metrics.py")
+    )
+    return spec.path, query
+
+
+def spec_for(path: str) -> PageSpec:
+    return next(spec for spec in pages() if spec.path == path)

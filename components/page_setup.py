@@ -25,6 +25,8 @@ from typing import Literal
 import streamlit as st
 from sqlalchemy import Engine
 
+from components import page_controls
+from components.dataset_picker import LOCAL_OWNER, remember_for
 from components.login import login_gate, signed_in_panel, signed_in_user
 from db.access import Actor, Forbidden, may, require, team_mode
 from db.config import redact, resolve_url, setting
@@ -154,6 +156,8 @@ def setup_page(title: str, *, layout: Literal["centered", "wide"] = "wide") -> P
     engine = engine_for(url)
     if team_mode():
         user = signed_in_user(engine) or login_gate(engine)
+        page_controls.reserve()
+        remember_for(f"u{user.id}")
         signed_in_panel(engine, user)
         st.sidebar.caption(f"Store: `{redact(url)}`")
         if "user" in st.query_params:  # identity comes from the login alone
@@ -166,6 +170,8 @@ def setup_page(title: str, *, layout: Literal["centered", "wide"] = "wide") -> P
             team=True,
         )
     annotator = _who(engine)
+    page_controls.reserve()
+    remember_for(LOCAL_OWNER)
     with st.sidebar:
         st.text_input(
             "Working as",

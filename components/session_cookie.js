@@ -1,6 +1,6 @@
-// Writes (or, with an empty value, deletes) the login cookie in the app's own document, then tells
-// Python which write it carried out. Streamlit has no API for setting a cookie; the app reads it back
-// with st.context.cookies when the browser reconnects (a reload, a new tab).
+// Writes (or, with an empty value, deletes) one cookie in the app's own document (the login token,
+// the dataset last worked on), then tells Python which write it carried out. Streamlit has no API for
+// setting a cookie; the app reads it back with st.context.cookies when the browser reconnects.
 export default function (component) {
   const { data, setStateValue } = component;
   if (!data || typeof data.name !== "string" || typeof data.value !== "string") {

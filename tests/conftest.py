@@ -12,6 +12,7 @@ import shutil
 import uuid
 from collections.abc import Iterator
 from pathlib import Path
+from typing import Any
 
 import pytest
 from sqlalchemy import Engine, create_engine, text
@@ -81,8 +82,8 @@ def _empty_postgres(engine: Engine) -> None:
 def db_url(request: pytest.FixtureRequest) -> str:
     """A migrated, empty database URL: each test using it runs on SQLite and on PostgreSQL."""
     if request.param == "sqlite":
-        return request.getfixturevalue("sqlite_url")
-    url = request.getfixturevalue("pg_schema_url")
+        return str(request.getfixturevalue("sqlite_url"))
+    url = str(request.getfixturevalue("pg_schema_url"))
     engine = make_engine(url)
     _empty_postgres(engine)
     engine.dispose()
@@ -111,8 +112,8 @@ CHROMIUM_ARGS = [
 
 @pytest.fixture(scope="session")
 def browser_type_launch_args(
-    browser_type_launch_args: dict, tmp_path_factory: pytest.TempPathFactory
-) -> dict:
+    browser_type_launch_args: dict[str, Any], tmp_path_factory: pytest.TempPathFactory
+) -> dict[str, Any]:
     """pytest-playwright's launch arguments, pointed at Debian's chromium (no browser download here)."""
     if not Path(CHROMIUM).exists():
         message = "Debian chromium is not installed (make test installs it when run as root)"

@@ -302,7 +302,7 @@ def session_user(engine: Engine, token: str | None) -> UserView | None:
         stale = last_seen + _TOUCH_EVERY <= now
         session_id = row.id
     if stale:
-        with write_session(engine) as session:
+        with write_session(engine, bookkeeping=True) as session:
             session.execute(
                 update(m.LoginSession).where(m.LoginSession.id == session_id).values(last_seen=now)
             )

@@ -49,7 +49,7 @@ class DatasetSummary(DatasetInfo):
     """Settings and counts. The counts scan the dataset's items and labels: for overviews only."""
 
     n_items: int
-    n_gold_items: int  # items the gold label set says anything about
+    n_gold_items: int  # items the gold label set covers: labelled, or marked clean (no hallucination)
     n_done_items: int  # items some annotator marked done
     n_detectors: int
     n_annotators: int
@@ -67,10 +67,22 @@ def _summary(session: Session, dataset: m.Dataset) -> DatasetSummary:
         gold_items.update(
             session.scalars(select(model.item_id).where(model.label_set_id.in_(gold_ids)).distinct())
         )
+    # Items gold covers without a label: a clean response (the importer marks them done).
+    gold_items.update(
+        session.scalars(
+            select(m.ItemStatus.item_id)
+            .where(m.ItemStatus.label_set_id.in_(gold_ids), m.ItemStatus.status == "done")
+            .distinct()
+        )
+    )
     done = session.scalar(
         select(func.count(distinct(m.ItemStatus.item_id)))
         .join(m.LabelSet, m.LabelSet.id == m.ItemStatus.label_set_id)
-        .where(m.LabelSet.dataset_id == dataset.id, m.ItemStatus.status == "done")
+        .where(
+            m.LabelSet.dataset_id == dataset.id,
+            m.LabelSet.kind != "gold",  # people's progress, not what a gold file covers
+            m.ItemStatus.status == "done",
+        )
     )
     kinds = dict(
         session.execute(
@@ -175,10 +187,13 @@ def delete_dataset(engine: Engine, name: str, *, actor: Actor) -> bool:
 @dataclass(frozen=True)
 class DatasetSettings:
     """How a team works on a dataset. ``blind``: annotators see only their own labels (never gold,
-    detectors or colleagues'); ``allow_preannotation``: an annotator may start from a detector's spans."""
+    detectors or colleagues'); ``allow_preannotation``: an annotator may start from a detector's spans;
+    ``char_precision``: a span may start or end inside a word (for OCR-type errors, marked with Alt held)
+    — otherwise every saved span is snapped to whole words, as MHALO scores whitespace tokens."""
 
     blind: bool = True
     allow_preannotation: bool = False
+    char_precision: bool = False
 
 
 def _settings_of(stored: dict[str, Any] | None) -> DatasetSettings:
@@ -187,14 +202,20 @@ def _settings_of(stored: dict[str, Any] | None) -> DatasetSettings:
     return DatasetSettings(
         blind=bool(stored.get("blind", default.blind)),
         allow_preannotation=bool(stored.get("allow_preannotation", default.allow_preannotation)),
+        char_precision=bool(stored.get("char_precision", default.char_precision)),
     )
+
+
+def settings_in(session: Session, dataset_id: int) -> DatasetSettings:
+    """:func:`dataset_settings` inside a transaction that is already open (a write checking them)."""
+    return _settings_of(session.scalar(select(m.Dataset.settings).where(m.Dataset.id == dataset_id)))
 
 
 def dataset_settings(engine: Engine, dataset_id: int) -> DatasetSettings:
     """The dataset's team settings: the defaults for what was never set, and for a dataset that is gone
     (another session may have deleted it while a page still shows it; blind is the safe answer)."""
     with read_session(engine) as session:
-        return _settings_of(session.scalar(select(m.Dataset.settings).where(m.Dataset.id == dataset_id)))
+        return settings_in(session, dataset_id)
 
 
 def set_dataset_settings(
@@ -203,6 +224,7 @@ def set_dataset_settings(
     *,
     blind: bool | None = None,
     allow_preannotation: bool | None = None,
+    char_precision: bool | None = None,
     actor: Actor,
 ) -> DatasetSettings:
     """Change the settings given (None keeps one as it is), logged; returns the settings now in force."""
@@ -215,6 +237,7 @@ def set_dataset_settings(
             allow_preannotation=(
                 before.allow_preannotation if allow_preannotation is None else allow_preannotation
             ),
+            char_precision=before.char_precision if char_precision is None else char_precision,
         )
         if after == before:
             return after

@@ -45,6 +45,15 @@ def app(demo_store: tuple[Path, str]) -> Iterator[RunningApp]:
         yield running
 
 
+@pytest.fixture(scope="module")
+def private_app(tmp_path_factory: pytest.TempPathFactory) -> Iterator[RunningApp]:
+    """An app on a demo store of its own, for a module whose writes (a detector run, an annotator who
+    started from a detector) would change what the shared store's tests count."""
+    data_dir = tmp_path_factory.mktemp("e2e-private")
+    with running_app(data_dir, prepare_store(data_dir)) as running:
+        yield running
+
+
 @pytest.fixture(scope="session")
 def artifacts() -> Path:
     ARTIFACTS.mkdir(parents=True, exist_ok=True)

@@ -2,8 +2,13 @@
 
 from __future__ import annotations
 
+import dataclasses
+import html
+import re
 from pathlib import Path
+from typing import Any
 
+import pandas as pd
 import pytest
 import streamlit as st
 
@@ -77,6 +82,19 @@ def small_bundle() -> Bundle:
     )
 
 
+def add_small_dataset(url: str, name: str) -> None:
+    """Import :func:`small_bundle` into the store at ``url`` as a dataset named ``name``."""
+    bundle = small_bundle()
+    engine = make_engine(url)
+    renamed = Bundle(
+        dataset=dataclasses.replace(bundle.dataset, name=name),
+        items=bundle.items,
+        label_sets=bundle.label_sets,
+    )
+    import_bundle(engine, renamed, source="fixture", actor=OPERATOR)
+    engine.dispose()
+
+
 @pytest.fixture
 def app_db(sqlite_url: str, monkeypatch: pytest.MonkeyPatch) -> str:
     """A store with the small dataset; the app finds it through DATABASE_URL."""
@@ -103,3 +121,12 @@ def team_db(team_template: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
     from tests.pages.team_store import use_team_copy
 
     return use_team_copy(team_template, tmp_path, monkeypatch)
+
+
+def problem_report(at: Any) -> pd.DataFrame:
+    """The validation report the page shows (an HTML table of escaped cells), as a frame."""
+    body = "\n".join(element.proto.body for element in at.get("html"))
+    table = body[body.index('<div class="sl-problems">') :]
+    rows = re.findall(r"<tr>(.*?)</tr>", table.split("</thead>", 1)[1].split("</table>", 1)[0], re.S)
+    cells = [dict(re.findall(r'<td data-column="([^"]+)">(.*?)</td>', row, re.S)) for row in rows]
+    return pd.DataFrame([{k: html.unescape(v) for k, v in row.items()} for row in cells])

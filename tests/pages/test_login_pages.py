@@ -8,14 +8,14 @@ from datetime import timedelta
 from typing import Any
 
 import pytest
-from sqlalchemy import update
+from sqlalchemy import select, update
 from streamlit.testing.v1 import AppTest
 
 from components.login import COOKIE
 from components.span_selector.apptest import simulate_action
 from db import models as m
 from db.access import OPERATOR
-from db.engine import make_engine, write_session
+from db.engine import make_engine, read_session, store_revision, write_session
 from db.repositories import accounts
 from db.repositories.annotations import item_annotations
 from db.repositories.items import get_item
@@ -143,12 +143,13 @@ def test_identity_comes_from_the_login_not_the_address(store: str) -> None:
     assert not at.exception, at.exception
     assert "user" not in at.query_params
     item = get_item(make_engine(store), 1, "demo-004")
-    simulate_action(at, f"span_selector_{item.id}", "add", {"start": 0, "end": 3, "type": "Object"})
+    first_word = len(item.response.split()[0])  # a whole word: a partial one would be widened
+    simulate_action(at, f"span_selector_{item.id}", "add", {"start": 0, "end": first_word, "type": "Object"})
     assert not at.exception, at.exception
     engine = make_engine(store)
     [rev_set] = [ls for ls in list_label_sets(engine, 1, kind="human") if ls.annotator == "rev"]
     assert [(s.start, s.end) for s in item_annotations(engine, item.id, [rev_set.id])[rev_set.id].spans] == [
-        (0, 3)
+        (0, first_word)
     ]
     bob_set = next(ls for ls in list_label_sets(engine, 1, kind="human") if ls.annotator == "bob")
     assert all(
@@ -209,3 +210,15 @@ def test_sso_refuses_an_email_without_an_enabled_account(store: str, who: str) -
     else:
         assert len(at.error) == 1 and at.error[0].value.startswith("No enabled account has the e")
     assert [b.label for b in at.button if "SSO" in b.label] == ["Log out of SSO"]
+
+
+def test_refreshing_a_logins_last_seen_leaves_the_store_revision_and_caches_alone(store: str) -> None:
+    engine = make_engine(store)
+    token = accounts.start_session(engine, accounts.authenticate(engine, "alice", PASSWORD).id)
+    _expire(store, last_seen=m.utcnow() - timedelta(minutes=30))  # due for a refresh
+    before = store_revision(engine)
+    assert accounts.session_user(engine, token) is not None
+    with read_session(engine) as session:
+        seen = session.scalar(select(m.LoginSession.last_seen))
+    assert seen is not None and accounts._aware(seen) > m.utcnow() - timedelta(minutes=1)  # refreshed
+    assert store_revision(engine) == before

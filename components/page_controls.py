@@ -1,0 +1,89 @@
+"""The one place for the controls a page works under: the dataset, and the IoU threshold of span pages.
+
+Every page draws them at the top of the sidebar's own content, right below the page menu, and the
+menu scrolls by itself past a share of the window's height, so the controls are in view without
+scrolling at any window size (the menu lists twenty pages: at 1440×900 it alone filled the sidebar
+and pushed a page's controls below the fold). :func:`components.page_setup.setup_page` reserves the
+place before anything else is drawn in the sidebar; the pages draw into it whenever they know what to
+draw.
+
+The IoU threshold is one control for Compare, Failure cases and Metrics: the same range, the same
+``?iou=`` in the address, and the value carries over from page to page within a session.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import streamlit as st
+
+_PLACE = "spanlight_page_controls"  # this run's container (session state, set by every setup_page)
+_IOU = "spanlight_iou"  # the threshold last chosen in this session (not a widget key: it outlives pages)
+IOU_WIDGET = "iou_threshold"
+IOU_DEFAULT = 0.5
+IOU_MIN, IOU_MAX, IOU_STEP = 0.05, 1.0, 0.05
+
+# The menu leaves the controls below it about 26rem of the window (or keeps 12rem on a tiny one) and
+# scrolls inside, with a visible scroll bar and a rule under it, so the pages it hides are findable.
+_MENU_CSS = """<style>
+[data-testid="stSidebarNav"] {
+  max-height: max(12rem, calc(100vh - 26rem)); overflow-y: auto; scrollbar-width: thin;
+  border-bottom: 1px solid rgba(128, 128, 128, 0.3);
+}
+</style>"""
+
+
+def reserve() -> None:
+    """Reserve the controls' place at the top of the sidebar's content (called by ``setup_page``)."""
+    st.html(_MENU_CSS)
+    st.session_state[_PLACE] = st.sidebar.container(key="page_controls")
+
+
+def place() -> Any:
+    """Where the controls go: the reserved place, or the sidebar for a script that reserved none."""
+    return st.session_state.get(_PLACE) or st.sidebar
+
+
+def _iou_param() -> float | None:
+    """``?iou=`` as a threshold in range, or None (absent, not a number, out of range)."""
+    raw = st.query_params.get("iou")
+    try:
+        value = float(raw) if raw is not None else None
+    except ValueError:
+        return None
+    return value if value is not None and IOU_MIN <= value <= IOU_MAX else None
+
+
+def _write_iou(value: float) -> None:
+    """Keep the threshold in the address (left out at the default) and in the session."""
+    st.session_state[_IOU] = value
+    if value != IOU_DEFAULT:
+        if st.query_params.get("iou") != f"{value:g}":
+            st.query_params["iou"] = f"{value:g}"
+    elif "iou" in st.query_params:
+        del st.query_params["iou"]
+
+
+def _iou_changed() -> None:
+    _write_iou(float(st.session_state[IOU_WIDGET]))
+
+
+def iou_threshold(help: str) -> float:
+    """The IoU threshold slider in the controls' place: the link's ``?iou=``, else the one last used in
+    this session, else 0.5 (MHALO's)."""
+    remembered = st.session_state.get(_IOU)
+    value = _iou_param() or (remembered if isinstance(remembered, float) else IOU_DEFAULT)
+    value = round(value / IOU_STEP) * IOU_STEP  # on the slider's steps
+    value = min(max(round(value, 2), IOU_MIN), IOU_MAX)
+    st.session_state[IOU_WIDGET] = value  # every run: see components.dataset_picker
+    place().slider(
+        "IoU threshold",
+        IOU_MIN,
+        IOU_MAX,
+        step=IOU_STEP,
+        key=IOU_WIDGET,
+        on_change=_iou_changed,
+        help=help,
+    )
+    _write_iou(value)
+    return value

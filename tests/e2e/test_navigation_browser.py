@@ -1,0 +1,146 @@
+"""Moving between pages as a person does: the chosen dataset stays until they change it (menu, home
+card, links, reloads, a new tab), a first visit opens the demo, dataset and threshold sit in view at
+the top of the sidebar, and the home page says where to start."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from pathlib import Path
+from urllib.parse import parse_qs, urlencode, urlparse
+
+import pytest
+from playwright.sync_api import BrowserContext, Locator, Page, expect
+
+from db.engine import make_engine
+from db.repositories.datasets import get_dataset
+from tests.e2e.app_server import RunningApp, prepare_store, running_app
+from tests.e2e.browser import AppTab
+from tests.pages.conftest import add_small_dataset
+
+DEMO = "Spanlight demo (synthetic)"
+PICKED = "processed_test"
+# Sorts before every other name, and is markup: never the default, always shown as its characters.
+HOSTILE = '<img src=x onerror="window.__xss=1"> **bold**'
+SIZES = {"1440x900": (1440, 900), "1920x1080": (1920, 1080)}
+
+
+@pytest.fixture(scope="module")
+def nav_app(tmp_path_factory: pytest.TempPathFactory) -> Iterator[RunningApp]:
+    """The demo plus a dataset named :data:`PICKED` and one named :data:`HOSTILE`."""
+    data_dir = tmp_path_factory.mktemp("nav-data")
+    database_url = prepare_store(data_dir)
+    add_small_dataset(database_url, PICKED)
+    add_small_dataset(database_url, HOSTILE)
+    with running_app(data_dir, database_url) as running:
+        yield running
+
+
+def _menu(tab: AppTab, title: str) -> None:
+    """Click a page in the sidebar's menu and wait for it to be drawn."""
+    link = tab.page.locator('[data-testid="stSidebarNav"] a').filter(has_text=title)
+    tab.after_run(link.first.click)
+    expect(tab.page.locator('[data-testid="stSidebarNav"] a[aria-current="page"]')).to_contain_text(title)
+    tab.idle()
+
+
+def _picker(page: Page) -> Locator:
+    return page.get_by_role("combobox", name="Dataset")
+
+
+def _choose(tab: AppTab, option: str) -> None:
+    typed = _picker(tab.page)
+    typed.click()
+    typed.fill(option)
+    tab.after_run(tab.page.get_by_role("option", name=option, exact=True).click)
+
+
+def _address_dataset(page: Page) -> str | None:
+    return parse_qs(urlparse(page.url).query).get("dataset", [None])[0]
+
+
+def _shows(tab: AppTab, heading: str, dataset: str) -> None:
+    """The page's title names ``dataset``, its picker and its address too."""
+    expect(tab.page.get_by_role("heading", name=f"{heading} · {dataset}")).to_be_visible()
+    expect(_picker(tab.page)).to_have_value(dataset)
+    assert _address_dataset(tab.page) == dataset, tab.page.url
+
+
+def test_the_chosen_dataset_stays_across_pages_reloads_and_tabs(
+    nav_app: RunningApp, context: BrowserContext, tab: AppTab
+) -> None:
+    page = tab.page
+    tab.goto(nav_app.url)
+    # A first visit opens the demo, not the dataset whose name sorts first.
+    _menu(tab, "Browse items")
+    _shows(tab, "Browse", DEMO)
+    # The steps of the report: pick it in the sidebar, then click Metrics.
+    _choose(tab, PICKED)
+    _shows(tab, "Browse", PICKED)
+    _menu(tab, "Metrics")
+    _shows(tab, "Metrics", PICKED)
+    _menu(tab, "Compare detectors")
+    expect(_picker(page)).to_have_value(PICKED)
+    assert _address_dataset(page) == PICKED
+    tab.reload()
+    expect(_picker(page)).to_have_value(PICKED)
+    # A new tab of the same browser, opened on a bare page address, still works on it.
+    other = AppTab(context.new_page())
+    other.goto(f"{nav_app.url}/metrics")
+    _shows(other, "Metrics", PICKED)
+    other.page.close()
+    # The home card's "Browse items" of the demo, then the menu: the demo stays.
+    _menu(tab, "Datasets")
+    demo = get_dataset(make_engine(nav_app.database_url), DEMO)
+    assert demo is not None
+    tab.after_run(page.locator(f".st-key-browse-{demo.id} button").click)
+    _shows(tab, "Browse", DEMO)
+    _menu(tab, "Metrics")
+    _shows(tab, "Metrics", DEMO)
+    # A ?dataset= link, then the menu.
+    tab.goto(f"{nav_app.url}/browse?{urlencode({'dataset': PICKED})}")
+    _menu(tab, "Metrics")
+    _shows(tab, "Metrics", PICKED)
+
+
+def test_a_first_visit_opens_the_demo_and_shows_names_literally(
+    nav_app: RunningApp, tab: AppTab, artifacts: Path
+) -> None:
+    page = tab.page
+    dialogs: list[str] = []
+    page.on("dialog", lambda dialog: (dialogs.append(dialog.message), dialog.dismiss()))
+    tab.goto(nav_app.url)
+    expect(page.get_by_text("Start here")).to_be_visible()
+    expect(page.get_by_role("heading", name=HOSTILE, exact=True)).to_be_visible()
+    for label in ("Import a file", "Mark spans", "Compare detectors", "Metrics"):
+        expect(page.locator('[data-testid="stMain"]').get_by_role("link", name=label)).to_be_visible()
+    _menu(tab, "Failure cases")
+    expect(_picker(page)).to_have_value(DEMO)
+    assert page.evaluate("() => window.__xss") is None and not dialogs
+    for size, (width, height) in SIZES.items():
+        page.set_viewport_size({"width": width, "height": height})
+        tab.goto(nav_app.url)
+        page.screenshot(path=str(artifacts / f"nav-home-{size}.png"))
+
+
+@pytest.mark.parametrize(
+    ("path", "query"), [("compare", {}), ("failures", {}), ("metrics", {"view": "MHALO"})]
+)
+def test_dataset_and_threshold_are_in_view_without_scrolling(
+    nav_app: RunningApp, tab: AppTab, artifacts: Path, path: str, query: dict[str, str]
+) -> None:
+    page = tab.page
+    for size, (width, height) in SIZES.items():
+        page.set_viewport_size({"width": width, "height": height})
+        tab.goto(f"{nav_app.url}/{path}?{urlencode({'dataset': DEMO, **query})}")
+        threshold = page.get_by_role("slider", name="IoU threshold")
+        for control in (_picker(page), threshold):
+            expect(control).to_be_visible()
+            box = control.bounding_box()
+            assert box is not None
+            assert box["y"] >= 0 and box["y"] + box["height"] <= height, (path, size, box)
+            assert box["x"] >= 0 and box["x"] + box["width"] <= width, (path, size, box)
+        # Both in the one place: the sidebar's controls, above the rest of its content.
+        controls = page.locator(".st-key-page_controls")
+        expect(controls.get_by_role("combobox", name="Dataset")).to_be_visible()
+        expect(controls.get_by_role("slider", name="IoU threshold")).to_be_visible()
+        page.screenshot(path=str(artifacts / f"nav-{path}-{size}.png"))

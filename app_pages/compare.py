@@ -26,6 +26,8 @@ from analysis.item_comparison import (
 from analysis.reports.detector_runs import self_judging
 from components.dataset_picker import pick_dataset
 from components.item_parts import show_image, show_text
+from components.live_refresh import follow_runs
+from components.page_controls import iou_threshold
 from components.page_setup import setup_page
 from components.span_cache import dataset_spans, finder_selection
 from components.store_cache import cached
@@ -43,6 +45,7 @@ picked_dataset = pick_dataset(ctx.engine)
 if picked_dataset is None:
     st.stop()
 dataset = picked_dataset  # bound after the check, so the functions below see a dataset
+follow_runs(ctx.engine)  # a detector run going on this server: redraw as its answers arrive
 evaluation = dataset_spans(ctx.engine, dataset.id)
 names = [d.name for d in evaluation.detectors]
 ids = evaluation.items.external_ids
@@ -59,27 +62,16 @@ query = ff.FinderQuery.from_params(_params())
 from_finder = st.query_params.get("from") == ff.COMPARE_FROM
 
 # ------------------------------------------------------------------------------------------ settings
+threshold = iou_threshold(
+    help="A prediction matches a gold span when their IoU in whitespace tokens reaches this (MHALO uses 0.5)."
+)
 with st.sidebar:
-    threshold = st.slider(
-        "IoU threshold",
-        0.05,
-        1.0,
-        value=query.threshold,
-        step=0.05,
-        key="compare_iou",
-        help="A prediction matches a gold span when their IoU in whitespace tokens reaches this "
-        "(MHALO uses 0.5).",
-    )
     show_missed = st.toggle(
         "Show missed gold spans in detector tracks",
         value=True,
         key="compare_show_missed",
         help="Dotted blue: a gold span this detector did not find.",
     )
-if threshold != 0.5:
-    st.query_params["iou"] = f"{threshold:g}"
-elif "iou" in st.query_params:
-    del st.query_params["iou"]
 query = query.with_(threshold=threshold)
 
 wanted = st.query_params.get("item") or ids[0]
@@ -152,11 +144,19 @@ if not names:
 default_tracks = [n for n in (st.query_params.get("detectors") or "").split(",") if n in names]
 if "detectors" not in st.query_params:
     default_tracks = ff.tracks_for(query, names)[:6]
+# The chosen tracks in order live in ``_ORDER``; the multiselect (``_TRACKS``) is handed that value on
+# every run. Set only once, a value the server gave a widget can be lost in the browser when another
+# rerun (a cookie's confirmation, a second click) starts before the widget took it: the browser then
+# sends the widget's empty default back, and a later click would act on an empty list.
+_ORDER = "compare_order"
 _TRACKS = "compare_tracks"
 _COLLAPSED = "compare_collapsed"  # "gold:Gold", "detector:<name>"
 st.session_state.setdefault(_COLLAPSED, set())
-if _TRACKS not in st.session_state:
-    st.session_state[_TRACKS] = default_tracks
+if _ORDER not in st.session_state or _TRACKS not in st.session_state:
+    # Arriving on the page (the multiselect's state goes when a run does not draw it): the link decides.
+    st.session_state[_ORDER] = default_tracks
+st.session_state[_ORDER] = [n for n in st.session_state[_ORDER] if n in names]
+st.session_state[_TRACKS] = list(st.session_state[_ORDER])
 
 gold_spans = evaluation.char_spans[evaluation.gold.id][position] if evaluation.gold else []
 
@@ -188,7 +188,7 @@ def _compare(chosen: list[str]) -> ItemComparison:
 
 def _arrange(how: str) -> None:
     """Re-order the chosen tracks (a callback: runs before the widgets are drawn)."""
-    chosen = list(st.session_state.get(_TRACKS, []))
+    chosen = list(st.session_state[_ORDER])
     # Detector tracks always carry F1_IoU; the 0.0 only keeps the sort key a number for the checker.
     scores = {t.name: t.f1_iou or 0.0 for t in _compare(chosen).detectors}
     if how == "best":
@@ -197,15 +197,21 @@ def _arrange(how: str) -> None:
         chosen.sort(key=lambda n: scores[n])
     else:
         chosen.sort(key=str.lower)
-    st.session_state[_TRACKS] = chosen
+    st.session_state[_ORDER] = chosen
 
 
 def _move(name: str, by: int) -> None:
-    chosen = list(st.session_state.get(_TRACKS, []))
+    chosen = list(st.session_state[_ORDER])
+    if name not in chosen:  # removed in the same rerun as the click
+        return
     k = chosen.index(name)
     j = min(max(k + by, 0), len(chosen) - 1)
     chosen[k], chosen[j] = chosen[j], chosen[k]
-    st.session_state[_TRACKS] = chosen
+    st.session_state[_ORDER] = chosen
+
+
+def _picked_tracks() -> None:
+    st.session_state[_ORDER] = list(st.session_state[_TRACKS])
 
 
 def _collapse(tracks: list[str], collapsed: bool) -> None:
@@ -221,6 +227,7 @@ chosen = controls[0].multiselect(
     "Detector tracks (top to bottom)",
     names,
     key=_TRACKS,
+    on_change=_picked_tracks,
     help="Add, remove or re-order tracks; the order is kept in the page address.",
 )
 with controls[1].popover("Arrange tracks", icon=":material/reorder:", width="stretch"):

@@ -7,8 +7,10 @@ from urllib.parse import urlencode
 import streamlit as st
 
 from analysis.reports import correlation
+from analysis.reports.base import Report
 from components import live_reports as live
 from components.dataset_picker import pick_dataset
+from components.live_refresh import follow_store
 from components.page_setup import setup_page
 from components.report_filters import report_filter
 from components.report_footer import show_figure, show_table
@@ -21,6 +23,7 @@ ctx.require("view_reports")
 dataset = pick_dataset(ctx.engine)
 if dataset is None:
     st.stop()
+follow_store(ctx.engine)
 
 st.title(f"Correlation with human ratings · {literal(dataset.name)}")
 st.caption(
@@ -57,22 +60,37 @@ chosen = st.multiselect(
     format_func=lambda m: correlation.METRICS[m],
     key="metrics",
 )
+
+
+def _headline(report: Report, resampled: bool = True) -> None:
+    """One card per chosen metric: Pearson r, with its interval on hover once resampled."""
+    table = report.tables["correlations"].frame
+    pearson = table[(table["method"] == "Pearson") & table["metric"].isin(chosen_names)]
+    for column, row in zip(st.columns(max(len(pearson), 1)), pearson.itertuples(), strict=False):
+        interval = f"[{row.low:.3f}, {row.high:.3f}]" if resampled else "on its way…"
+        column.metric(
+            f"Pearson r · {literal(row.metric)}",
+            f"{row.r:.3f}",
+            help=f"95 % interval {interval}, n = {row.n}",
+        )
+
+
+chosen_names = [correlation.METRICS[k] for k in chosen]
+args = (ctx.engine, dataset.id, flt, task, nothing_flagged or correlation.NOTHING_EXCLUDED)
+headline = st.empty()
+if not live.correlation_ready(*args):
+    # The intervals take a bootstrap pass over the items: the point estimates first.
+    with headline.container():
+        _headline(live.correlation_report(*args, n_resamples=0), resampled=False)
 with st.spinner("Computing…"):
-    report = live.correlation_report(
-        ctx.engine, dataset.id, flt, task, nothing_flagged or correlation.NOTHING_EXCLUDED
-    )
+    report = live.correlation_report(*args)
+with headline.container():
+    _headline(report)
 for note in report.notes:
     st.info(literal(note))
 
 table = report.tables["correlations"]
-shown = table.frame[table.frame["metric"].isin([correlation.METRICS[k] for k in chosen])]
-pearson = shown[shown["method"] == "Pearson"]
-for column, row in zip(st.columns(max(len(pearson), 1)), pearson.itertuples(), strict=False):
-    column.metric(
-        f"Pearson r · {literal(row.metric)}",
-        f"{row.r:.3f}",
-        help=f"95 % interval [{row.low:.3f}, {row.high:.3f}], n = {row.n}",
-    )
+shown = table.frame[table.frame["metric"].isin(chosen_names)]
 
 if chosen:
     event = show_figure(

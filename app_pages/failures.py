@@ -14,6 +14,7 @@ import streamlit as st
 
 from analysis import failure_finder as ff
 from components.dataset_picker import pick_dataset
+from components.page_controls import iou_threshold
 from components.page_setup import setup_page
 from components.span_cache import dataset_spans, finder_selection, finder_tables
 from render.literal_text import literal
@@ -53,7 +54,7 @@ def _index(options: Sequence[object], value: object) -> int:
     return options.index(value) if value in options else 0
 
 
-top = st.columns([2.2, 1.4, 1.4, 1])
+top = st.columns([2.2, 1.4, 1.4])
 preset = top[0].selectbox(
     "Preset",
     PRESET_CHOICES,
@@ -78,8 +79,8 @@ other = top[2].selectbox(
     key=f"{key}_other",
     disabled=not needs_x,
 )
-threshold = top[3].number_input(
-    "IoU threshold", 0.05, 1.0, value=query.threshold, step=0.05, key=f"{key}_iou", format="%.2f"
+threshold = iou_threshold(
+    help="F1_IoU counts a predicted span as found when its IoU with a gold span reaches this (MHALO: 0.5)."
 )
 _, table = finder_tables(ctx.engine, dataset.id, float(threshold))
 

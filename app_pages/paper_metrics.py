@@ -7,6 +7,8 @@ import streamlit as st
 from analysis.reports import RESAMPLED, SECTIONS, alignbench, mhalo, mmhal, offered_sections, triplets
 from components import live_reports as live
 from components.dataset_picker import pick_dataset
+from components.live_refresh import follow_store
+from components.page_controls import iou_threshold
 from components.page_setup import setup_page
 from components.report_filters import report_filter
 from components.report_views import show_section
@@ -17,6 +19,7 @@ ctx.require("view_reports")
 dataset = pick_dataset(ctx.engine)
 if dataset is None:
     st.stop()
+follow_store(ctx.engine)  # another session's labels, or a detector run's answers: redraw as they arrive
 
 st.title(f"Metrics · {literal(dataset.name)}")
 offered = offered_sections(live.counts(ctx.engine, dataset.id))
@@ -46,19 +49,16 @@ flt = report_filter(
     ctx.engine, dataset, types=view not in (triplets.KEY, mmhal.KEY), unknown=view == alignbench.KEY
 )
 options: dict[str, object] = {}
+if view == mhalo.KEY:
+    options["threshold"] = iou_threshold(
+        help="F1_IoU counts a predicted span as found when its IoU with a gold span reaches this (MHALO: 0.5)."
+    )
 with st.expander("Options"):
-    if view == mhalo.KEY:
-        options["threshold"] = st.select_slider(
-            "IoU threshold of F1_IoU",
-            [0.1, 0.2, 0.3, 0.4, 0.5, 0.6, 0.7, 0.8, 0.9],
-            value=0.5,
-            key="threshold",
-        )
-    elif view in RESAMPLED:
+    if view in RESAMPLED:
         options["n_resamples"] = st.select_slider(
             "Bootstrap resamples for the intervals", [0, 200, 1000, 2000], value=1000, key="resamples"
         )
-    st.caption("Numbers follow the store: a label saved on any page shows here on the next rerun.")
+    st.caption("Numbers follow the store: a label saved in any session shows here within seconds.")
 
 if not live.section_available(ctx.engine, view, dataset.id):
     st.info("The store changed and this paper's data is gone; pick another one.")

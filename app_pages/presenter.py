@@ -1,13 +1,14 @@
-"""Presenter mode: one figure per screen in large type, read-only, refreshing itself as labels change.
+"""Presenter mode: one figure per screen in large type, read-only, following the store as labels change.
 
 Filters come from the page address (the same ``?subset=…&detector=…`` the Metrics page writes), so a
-presenter opens a prepared link; ``?slide=`` picks the figure and ``?refresh=`` the seconds between
-refreshes (default 10).
+presenter opens a prepared link; ``?slide=`` picks the figure. The keyboard drives it as a slide deck:
+→ / PageDown for the next slide, ← / PageUp for the previous one, Esc back to the page presenter mode was
+opened from. The figure takes the whole window below one line of title and above one line of controls,
+whatever the window's size. A change saved in any session redraws the slide within seconds; while nothing
+changes the page does not rerun.
 """
 
 from __future__ import annotations
-
-from datetime import datetime
 
 import plotly.graph_objects as go
 import streamlit as st
@@ -15,19 +16,29 @@ import streamlit as st
 from analysis.reports.base import Report
 from analysis.reports.data import ReportFilter, unknown_choice
 from components.dataset_picker import pick_dataset
+from components.live_refresh import follow_store
+from components.navigation import origin
 from components.page_setup import setup_page
-from components.presenter_slides import Slide, slides_for
+from components.presenter_slides import Slide, iter_slides
 from components.report_views import figure_of
 from render import figures
 from render.literal_text import literal
 
-LARGE_TYPE = """
+# The window is the slide: no sidebar or header, one line of title on top, one line of controls at the
+# bottom, and the figure's box sized to the rest of the window (the chart stretches to its box).
+PRESENTER_CSS = """
 <style>
-section[data-testid="stSidebar"], header[data-testid="stHeader"] { display: none; }
-.block-container { padding-top: 1rem; max-width: 96vw; }
-h1 { font-size: 2.6rem !important; }
-h2 { font-size: 2.1rem !important; }
-.stMarkdown p, .stCaption p, button p { font-size: 1.35rem !important; }
+section[data-testid="stSidebar"], header[data-testid="stHeader"],
+[data-testid="stSidebarCollapsedControl"] { display: none; }
+.block-container { padding: 0.6rem 1.5rem 0.4rem 1.5rem !important; max-width: 100% !important; }
+.st-key-presenter h2 { font-size: 2rem !important; padding: 0 !important; white-space: nowrap;
+  overflow: hidden; text-overflow: ellipsis; }
+.st-key-presenter .stMarkdown p, .st-key-presenter button p { font-size: 1.3rem !important; }
+.st-key-presenter-stage { flex: none !important; height: calc(100vh - 9.5rem) !important;
+  min-height: 12rem !important; }
+.st-key-presenter-stage > div { flex: 1 1 0 !important; min-height: 0 !important; }
+.st-key-presenter-jump [data-baseweb="select"] div { font-size: 1.1rem; }
+.st-key-presenter-keys { display: none; }
 </style>
 """
 
@@ -36,8 +47,9 @@ ctx.require("view_reports")
 picked_dataset = pick_dataset(ctx.engine)
 if picked_dataset is None:
     st.stop()
-dataset = picked_dataset  # bound after the check, so the slide fragment below sees a dataset
-st.html(LARGE_TYPE)
+dataset = picked_dataset
+follow_store(ctx.engine)
+st.html(PRESENTER_CSS)
 
 params = st.query_params
 flt = ReportFilter(
@@ -48,9 +60,9 @@ flt = ReportFilter(
     unknown=unknown_choice(params.get("unknown")),
 )
 try:
-    refresh = max(2.0, float(params.get("refresh", 10)))
+    wanted = max(int(params.get("slide", 1)), 1)
 except ValueError:
-    refresh = 10.0
+    wanted = 1
 
 
 def _large(report: Report, figure_key: str) -> go.Figure:
@@ -58,37 +70,83 @@ def _large(report: Report, figure_key: str) -> go.Figure:
     return figures.enlarge(spec.make(report))
 
 
-def _go(step: int, count: int) -> None:
-    current = int(st.query_params.get("slide", 1))
-    st.query_params["slide"] = str((current - 1 + step) % count + 1)
+def _show(slide: Slide) -> None:
+    """The slide's title and figure."""
+    title.markdown(f"## {literal(slide.title)}")
+    with stage:
+        st.plotly_chart(
+            figure_of(slide.shown(), _large, slide.spec.key),
+            config={"displayModeBar": False},
+            theme=None,  # the figure's own (enlarged) type sizes, not the app theme's
+            height="stretch",
+            key="presenter-figure",
+        )
 
 
-@st.fragment(run_every=refresh)
-def show_slide() -> None:
-    slides: list[Slide] = slides_for(ctx.engine, dataset.id, flt)
+def _to(number: int) -> None:
+    st.query_params["slide"] = str(number)
+
+
+def _step(step: int, count: int) -> None:
+    current = min(max(int(st.query_params.get("slide", 1)), 1), count)
+    _to((current - 1 + step) % count + 1)
+
+
+def _jumped() -> None:
+    _to(int(st.session_state["presenter-jump"]))
+
+
+with st.container(key="presenter"):
+    head, jump, leave = st.columns([6, 3, 1.4], vertical_alignment="center")
+    title = head.empty()
+    jump_box = jump.empty()
+    if leave.button("✕ Leave", shortcut="Esc", key="presenter-leave", help="Back to the page you came from"):
+        page, query = origin()
+        st.switch_page(page, query_params={**query, "dataset": dataset.name})
+    stage = st.container(key="presenter-stage")
+    controls = st.empty()
+
+    # Draw the wanted slide as soon as its report is ready, then finish the list of slides.
+    slides: list[Slide] = []
+    for slide in iter_slides(ctx.engine, dataset.id, flt):
+        slides.append(slide)
+        if len(slides) == wanted:
+            _show(slide)
     if not slides:
-        st.title(literal(dataset.name))
-        st.info("Nothing to present yet: this dataset has no gold labels with a detector run or ratings.")
-        return
-    try:
-        number = min(max(int(st.query_params.get("slide", 1)), 1), len(slides))
-    except ValueError:
-        number = 1
-    slide = slides[number - 1]
-    st.markdown(f"## {slide.section} · {slide.spec.title}")
-    st.plotly_chart(
-        figure_of(slide.report, _large, slide.spec.key),
-        config={"displayModeBar": False},
-        theme=None,  # the figure's own (enlarged) type sizes, not the app theme's
-        key="presenter-figure",
-    )
-    back, where, forward = st.columns([1, 4, 1], vertical_alignment="center")
-    back.button("◀ Previous", on_click=_go, args=(-1, len(slides)), width="stretch", key="presenter-prev")
-    forward.button("Next ▶", on_click=_go, args=(1, len(slides)), width="stretch", key="presenter-next")
-    where.caption(
-        f"Slide {number} of {len(slides)} · {literal(dataset.name)} · refreshed {datetime.now():%H:%M:%S}, "
-        f"every {refresh:g} s"
-    )
+        title.markdown(f"## {literal(dataset.name)}")
+        stage.info("Nothing to present yet: this dataset has no gold labels with a detector run or ratings.")
+        st.stop()
+    count = len(slides)
+    number = min(wanted, count)
+    if number != wanted:  # the address asked for a slide past the end: show the last one
+        _show(slides[-1])
 
-
-show_slide()
+    st.session_state["presenter-jump"] = number
+    jump_box.selectbox(
+        "Slide",
+        range(1, count + 1),
+        format_func=lambda k: f"{k} · {slides[k - 1].title}",
+        key="presenter-jump",
+        on_change=_jumped,
+        label_visibility="collapsed",
+        help="Jump to a slide",
+    )
+    with controls.container():
+        back, where, forward = st.columns([1, 4, 1], vertical_alignment="center")
+        back.button(
+            "◀ Previous",
+            shortcut="Left",
+            on_click=_step,
+            args=(-1, count),
+            width="stretch",
+            key="presenter-prev",
+        )
+        forward.button(
+            "Next ▶", shortcut="Right", on_click=_step, args=(1, count), width="stretch", key="presenter-next"
+        )
+        where.caption(
+            f"Slide {number} of {count} · {literal(dataset.name)} · ← → PageUp PageDown to step · Esc to leave"
+        )
+    with st.container(key="presenter-keys"):  # the second keys of the same steps (hidden)
+        st.button("Previous", shortcut="PageUp", on_click=_step, args=(-1, count), key="presenter-pageup")
+        st.button("Next", shortcut="PageDown", on_click=_step, args=(1, count), key="presenter-pagedown")

@@ -20,24 +20,15 @@ from analysis.reports import SECTIONS, agreement, correlation
 from analysis.reports.base import Report
 from analysis.reports.data import ReportFilter
 from analysis.reports.detector_runs import with_runs
-from components.store_cache import cached
+from components.store_cache import cached, shared
 from db.detector_runs import run_provenance
 from db.engine import store_revision
 from db.repositories.report_inputs import annotation_counts
 
 
-@st.cache_resource(show_spinner=False, max_entries=16)
-def _inputs(
-    name: str, url: str, revision: int, dataset_id: int, _load: Callable[..., Any], _engine: Engine
-) -> Any:
-    return _load(_engine, dataset_id)
-
-
 def shared_inputs(load: Callable[[Engine, int], Any], engine: Engine, dataset_id: int) -> Any:
     """``load(engine, dataset_id)`` once per store revision; the result is shared (treat it as read-only)."""
-    name = f"{load.__module__}.{load.__qualname__}"
-    url = engine.url.render_as_string(hide_password=False)
-    return _inputs(name, url, store_revision(engine), dataset_id, load, engine)
+    return shared(load, engine, dataset_id)
 
 
 def counts(engine: Engine, dataset_id: int) -> dict[str, dict[str, int]]:
@@ -59,31 +50,32 @@ def section_available(engine: Engine, key: str, dataset_id: int) -> bool:
 
 @st.cache_resource(show_spinner=False)
 def _computed() -> set[tuple[Any, ...]]:
-    """Which section reports are in the cache (for every session of this server)."""
+    """Which reports are in the cache (for every session of this server)."""
     return set()
 
 
-def _token(
-    engine: Engine, key: str, dataset_id: int, flt: ReportFilter, options: tuple[tuple[str, Any], ...]
-) -> tuple[Any, ...]:
-    url = engine.url.render_as_string(hide_password=False)
-    return (url, store_revision(engine), key, dataset_id, flt, options)
+def _token(engine: Engine, *args: Any) -> tuple[Any, ...]:
+    return (engine.url.render_as_string(hide_password=False), store_revision(engine), *args)
+
+
+def _done(token: tuple[Any, ...]) -> None:
+    done = _computed()
+    if len(done) > 4096:  # old revisions' entries are useless; start again rather than grow
+        done.clear()
+    done.add(token)
 
 
 def section_report(engine: Engine, key: str, dataset_id: int, flt: ReportFilter, **options: Any) -> Report:
     """The section's report for this filter, computed once per store revision."""
     frozen = tuple(sorted(options.items()))
     report = cached(_section, engine, key, dataset_id, flt, frozen)
-    done = _computed()
-    if len(done) > 4096:  # old revisions' entries are useless; start again rather than grow
-        done.clear()
-    done.add(_token(engine, key, dataset_id, flt, frozen))
+    _done(_token(engine, "section", key, dataset_id, flt, frozen))
     return report
 
 
 def section_ready(engine: Engine, key: str, dataset_id: int, flt: ReportFilter, **options: Any) -> bool:
     """True when :func:`section_report` with these arguments would be served from the cache."""
-    return _token(engine, key, dataset_id, flt, tuple(sorted(options.items()))) in _computed()
+    return _token(engine, "section", key, dataset_id, flt, tuple(sorted(options.items()))) in _computed()
 
 
 def _correlation(
@@ -112,7 +104,21 @@ def correlation_report(
     nothing_flagged: str = correlation.NOTHING_EXCLUDED,
     n_resamples: int = 1000,
 ) -> Report:
-    return cached(_correlation, engine, dataset_id, flt, task, nothing_flagged, n_resamples)
+    report = cached(_correlation, engine, dataset_id, flt, task, nothing_flagged, n_resamples)
+    _done(_token(engine, "correlation", dataset_id, flt, task, nothing_flagged, n_resamples))
+    return report
+
+
+def correlation_ready(
+    engine: Engine,
+    dataset_id: int,
+    flt: ReportFilter,
+    task: str | None = None,
+    nothing_flagged: str = correlation.NOTHING_EXCLUDED,
+    n_resamples: int = 1000,
+) -> bool:
+    """True when :func:`correlation_report` with these arguments would be served from the cache."""
+    return _token(engine, "correlation", dataset_id, flt, task, nothing_flagged, n_resamples) in _computed()
 
 
 def agreement_inputs(engine: Engine, dataset_id: int) -> agreement.AgreementInputs:

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import importlib.util
 import re
-from collections.abc import Callable
+from collections.abc import Callable, Hashable
 from typing import Any
 
 import pandas as pd
@@ -21,6 +21,7 @@ import streamlit as st
 from analysis.reports.base import BEST, SECOND, Table
 from analysis.reports.provenance import Provenance
 from render.literal_text import literal
+from render.table_layout import by_group, grouped_columns
 
 BEST_STYLE = "background-color: #b7dfb0; font-weight: 700"
 SECOND_STYLE = "background-color: #e3f2df"
@@ -45,33 +46,53 @@ def styled(
     ``display`` (same shape as the table) replaces the shown values, e.g. with intervals written out;
     the marks still come from the numbers.
     """
-    frame = table.frame
+    marks = table.marks() if table.mark_columns else None
+    return marked_frame(table.frame, marks, decimals, display)
+
+
+def marked_frame(
+    frame: pd.DataFrame,
+    marks: pd.DataFrame | None,
+    decimals: int = 2,
+    display: pd.DataFrame | None = None,
+) -> pd.io.formats.style.Styler:
+    """``frame`` rounded, missing cells shown as "—" (never "None"), cells marked by ``marks``."""
     if display is not None:
         styler = display.style
     else:
         numeric = [c for c in frame.columns if pd.api.types.is_float_dtype(frame[c])]
-        formats: dict[Any, str | Callable[[object], str] | None] = {
+        formats: dict[Any, str] = {
             c: "{:.2g}" if "p_value" in str(c) else f"{{:.{decimals}f}}" for c in numeric
         }
-        styler = frame.style.format(formats, na_rep="—")
-    if table.mark_columns:
-        marks = table.marks()
+        # The data grid draws a missing cell as "None" whatever the Styler says: a column with gaps is
+        # written out as text, "—" in the gaps.
+        shown = frame.copy()
+        gaps = [c for c in frame.columns if frame[c].isna().any()]
+        for column in gaps:
+            written = formats.get(column, "{}")
+            shown[column] = ["—" if pd.isna(v) else written.format(v) for v in frame[column]]
+        kept: dict[Any, str | Callable[[object], str] | None] = {
+            c: f for c, f in formats.items() if c not in gaps
+        }
+        styler = shown.style.format(kept)
+    if marks is not None:
+        columns: list[Hashable] = [c for c in frame.columns if (marks[c] != "").any()]
         styler = styler.apply(
             lambda column: [
                 BEST_STYLE if m == BEST else SECOND_STYLE if m == SECOND else "" for m in marks[column.name]
             ],
-            subset=list(table.mark_columns),
+            subset=columns,
         )
     return styler
 
 
 def judge_bias_marked(
-    styler: pd.io.formats.style.Styler, table: Table, provenance: Provenance
+    styler: pd.io.formats.style.Styler, frame: pd.DataFrame, provenance: Provenance
 ) -> pd.io.formats.style.Styler:
     """The detector cells of a detector judging its own model family's items marked with † (the
     footer says why); the table's values themselves are unchanged."""
     biased = provenance.biased
-    if not biased or "detector" not in table.frame.columns:
+    if not biased or "detector" not in frame.columns:
         return styler
     return styler.format(lambda name: f"{name} †" if name in biased else str(name), subset=["detector"])
 
@@ -84,11 +105,23 @@ def show_table(
     column_config: dict[str, Any] | None = None,
     decimals: int = 2,
     data: pd.DataFrame | pd.io.formats.style.Styler | None = None,
+    group_column: str | None = None,
+    first_group: str | None = None,
 ) -> None:
-    """The table (or ``data`` shown in its place), its caption, the provenance line and a CSV download."""
+    """The table (or ``data`` shown in its place), its caption, the provenance line and a CSV download.
+
+    With ``group_column`` a table with ``"<group> · <measure>"`` columns is shown a row per group
+    (:func:`render.table_layout.by_group`, ``first_group`` leading), so it fits the page; the CSV keeps
+    the wide table.
+    """
     st.markdown(f"**{literal(table.title)}**")
+    if data is None and group_column is not None and grouped_columns(table.frame):
+        frame, marks = by_group(table, group_column, first_group)
+        data = judge_bias_marked(
+            marked_frame(frame, marks if table.mark_columns else None, decimals), frame, provenance
+        )
     st.dataframe(
-        data if data is not None else judge_bias_marked(styled(table, decimals), table, provenance),
+        data if data is not None else judge_bias_marked(styled(table, decimals), table.frame, provenance),
         hide_index=True,
         width="stretch",
         column_config=column_config,

@@ -74,7 +74,14 @@ def _figures(report: Report, key: str, skip: tuple[str, ...] = ()) -> None:
 
 
 def _mhalo(report: Report, key: str) -> None:
-    show_table(report.tables["table3"], report.provenance, key=f"{key}-table3")
+    # A row per subset, the Average first: a column per subset × measure does not fit a laptop screen.
+    show_table(
+        report.tables["table3"],
+        report.provenance,
+        key=f"{key}-table3",
+        group_column="subset",
+        first_group=mhalo.AVERAGE,
+    )
     _figures(report, key)
 
 
@@ -117,7 +124,8 @@ def _claims(report: Report, key: str) -> None:
 
 def _triplets(report: Report, key: str) -> None:
     table = report.tables["table2"]
-    show_table(table, report.provenance, key=f"{key}-table2")
+    # A row per kind of hallucination (overall, object, relation) instead of a column per kind × rate.
+    show_table(table, report.provenance, key=f"{key}-table2", group_column="hallucination")
     judges = list(dict.fromkeys(table.frame["judge"]))
     judge = st.segmented_control(
         "Radar of the judge",

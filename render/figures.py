@@ -9,6 +9,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Hashable, Iterable, Sequence
 from dataclasses import dataclass
+from typing import Any
 
 import numpy as np
 import pandas as pd
@@ -18,6 +19,7 @@ from plotly.subplots import make_subplots
 from analysis.reports import agreement, alignbench, calibration, claims, correlation, mhalo, triplets
 from analysis.reports.base import Report
 from analysis.reports.provenance import Provenance
+from render.literal_text import LINE_BREAK, plotly_literal
 
 # Okabe-Ito first, then Plotly's "Safe" qualitative colours for long category lists.
 PALETTE = (
@@ -51,9 +53,10 @@ def finish(
     """
     top = 120 if panels else 92
     margin_bottom = bottom + FOOTER_PX
+    _literal_labels(fig)
     fig.update_layout(
         title={
-            "text": title,
+            "text": plotly_literal(title),
             "x": 0.01,
             "xanchor": "left",
             "y": 0.98,
@@ -75,7 +78,7 @@ def finish(
     )
     fig.add_annotation(
         name=FOOTER,
-        text=provenance.text(),
+        text=plotly_literal(provenance.text()),
         xref="paper",
         yref="paper",
         x=0,
@@ -86,6 +89,46 @@ def finish(
     )
     _place_footer(fig)
     return fig
+
+
+# Trace attributes plotly draws as text (legend, ticks, bar labels, hover boxes).
+_TEXT_ATTRIBUTES = ("name", "x", "y", "text", "hovertext", "customdata", "theta", "labels", "meta")
+
+
+def _literal(value: Any) -> Any:
+    if isinstance(value, str):
+        return plotly_literal(value)
+    if isinstance(value, np.ndarray | pd.Series | list | tuple) and _holds_text(value):
+        return [_literal(v) for v in value]
+    return value
+
+
+def _holds_text(values: Any) -> bool:
+    kind = getattr(values, "dtype", None)
+    if kind is not None and kind.kind != "O":  # a numeric or datetime array holds no text
+        return False
+    return any(isinstance(v, str | list | tuple | np.ndarray) for v in values)
+
+
+def _literal_labels(fig: go.Figure) -> None:
+    """Every name, category and label of the figure drawn as its characters.
+
+    Plotly reads a small HTML subset (``<b>``, ``<a href>``, ``<br>`` …) and entities in every text it
+    draws, and detector, type and dataset names come from files: they are escaped here, once, for every
+    figure (each goes through :func:`finish`). Our own line breaks are :data:`LINE_BREAK`, turned into
+    ``<br>`` only after the escaping. Hover templates are ours and name untrusted values only by
+    reference (``%{fullData.name}``, ``%{meta}``), which plotly substitutes as data.
+    """
+    for trace in fig.data:
+        for attribute in _TEXT_ATTRIBUTES:
+            value = getattr(trace, attribute, None)
+            if value is not None:
+                escaped = _literal(value)
+                if escaped is not value:
+                    trace[attribute] = escaped
+    for annotation in fig.layout.annotations or ():  # subplot titles and messages
+        if annotation.text is not None:
+            annotation.text = plotly_literal(annotation.text)
 
 
 def _place_footer(fig: go.Figure) -> None:
@@ -104,28 +147,32 @@ def wrap(label: str, width: int = 12) -> str:
         return label
     spaces = [k for k, ch in enumerate(label) if ch == " "]
     cut = min(spaces, key=lambda k: abs(k - len(label) / 2))
-    return f"{label[:cut]}<br>{label[cut + 1 :]}"
+    return f"{label[:cut]}{LINE_BREAK}{label[cut + 1 :]}"
 
 
-def enlarge(fig: go.Figure, scale: float = 1.6, height: int = 760) -> go.Figure:
-    """The same figure for a projector: larger type everywhere, taller plot, no title (the slide has one)."""
+def enlarge(fig: go.Figure, scale: float = 1.6) -> go.Figure:
+    """The same figure for a projector: larger type everywhere, no title (the slide has one), and no fixed
+    height: it takes the height of the box it is drawn in (the window's, in presenter mode), so the footer
+    is pinned in pixels above the bottom edge rather than in paper units of one height."""
     fig = go.Figure(fig)
     margin = fig.layout.margin
+    legend_y = 1 - 12 / 760  # the legend a dozen pixels below the top at a projector's height
     fig.update_layout(
         font={"size": round(BASE_FONT * scale)},
-        height=height,
+        height=None,
         title=None,
         margin={
             "t": round((margin.t - 40) * scale),
             "b": round(margin.b * scale),
             "l": round(margin.l * scale),
         },
-        legend={"y": 1 - 12 / height},
+        legend={"y": legend_y},
     )
     for annotation in fig.layout.annotations or ():
         size = annotation.font.size or BASE_FONT
         annotation.font.size = round(size * scale)
-    _place_footer(fig)
+        if annotation.name == FOOTER:
+            annotation.update(y=0, yshift=-(fig.layout.margin.b - 8))
     return fig
 
 
@@ -321,7 +368,8 @@ def alignbench_positional(report: Report) -> go.Figure:
                 mode="lines+markers",
                 line={"color": color, "dash": dash, "width": 3},
                 customdata=line["n"],
-                hovertemplate=f"position %{{x}}: mean %{{y:.1f}} (%{{customdata}} {label})<extra>{name}</extra>",
+                meta=name,
+                hovertemplate=f"position %{{x}}: mean %{{y:.1f}} (%{{customdata}} {label})<extra>%{{meta}}</extra>",
             )
         fig.update_xaxes(title_text="sentence position", dtick=1, row=1, col=k)
     fig.update_yaxes(title_text="mean correctness score", range=[0, 100], row=1, col=1)
@@ -663,7 +711,7 @@ def correlation_bars(report: Report) -> go.Figure:
                 "array": (part["high"] - part["r"]).to_numpy(),
                 "arrayminus": (part["r"] - part["low"]).to_numpy(),
             },
-            hovertemplate="%{x}: r %{y:.3f}<extra>" + method + "</extra>",
+            hovertemplate="%{x}: r %{y:.3f}<extra>%{fullData.name}</extra>",
         )
     fig.update_layout(
         barmode="group", yaxis={"title": "correlation", "range": [-1, 1]}, xaxis={"title": "metric"}
@@ -727,7 +775,7 @@ def agreement_distribution(report: Report) -> go.Figure:
             orientation="h",
             marker_color=palette[label],
             customdata=part["units"],
-            hovertemplate="%{y}: %{x:.1f} % (%{customdata} units)<extra>" + label + "</extra>",
+            hovertemplate="%{y}: %{x:.1f} % (%{customdata} units)<extra>%{fullData.name}</extra>",
         )
     fig.update_layout(
         barmode="stack",

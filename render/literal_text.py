@@ -86,3 +86,18 @@ def literal_code(text: str) -> str:
     if value.strip(" ") and (value[0] in "` " or value[-1] in "` "):
         value = f" {value} "
     return f"{fence}{value}{fence}"
+
+
+# A line break inside a figure label, written by our own code (see ``plotly_literal``).
+LINE_BREAK = "\u2028"
+
+
+def plotly_literal(text: str) -> str:
+    """``text`` for a plotly figure (title, legend, tick, hover): its characters, never markup.
+
+    Plotly draws a small HTML subset (``<b>``, ``<a href>``, ``<br>``…) and resolves entities in every
+    label, so ``&``, ``<`` and ``>`` become entities, which it shows as the characters themselves. The
+    Unicode line separator (:data:`LINE_BREAK`) is how our code asks for a break: it becomes ``<br>``.
+    """
+    escaped = text.replace("&", "&amp;").replace("<", "&lt;").replace(">", "&gt;")
+    return escaped.replace(LINE_BREAK, "<br>")

@@ -27,6 +27,8 @@ def table_text(table: Table, decimals: int = 2) -> str:
             if marks is not None and column in table.mark_columns:
                 text = text + marks[column].map(lambda m: MARKERS.get(m, " "))
             frame[column] = text
+        elif values.isna().any():  # an empty cell reads "—", never "None" or "NaN"
+            frame[column] = values.map(lambda v: "—" if pd.isna(v) else v)
     return frame.to_string(index=False)
 
 

@@ -326,6 +326,19 @@ def test_tracks_collapse_and_reorder(demo: str) -> None:
     assert param(at, "detectors")[0].startswith("sloppy")
 
 
+def test_a_new_link_to_compare_sets_the_tracks_again(demo: str) -> None:
+    """The order arranged on one visit does not outlive it: the next link's ``?detectors=`` decides."""
+    at = compare(item="demo-011", detectors="cautious,eager,sloppy")
+    at.button(key="compare_up_sloppy").click().run()
+    assert param(at, "detectors") == ["cautious,sloppy,eager"]
+    at.switch_page("app_pages/failures.py").run()
+    at.query_params["detectors"] = "eager"
+    at.switch_page("app_pages/compare.py").run()
+    assert not at.exception, at.exception
+    assert param(at, "detectors") == ["eager"]
+    assert 'data-track="cautious"' not in _html(at)
+
+
 def test_compare_escapes_model_text(demo: str) -> None:
     at = compare(item=XSS_ID)
     body = _html(at)
@@ -407,9 +420,7 @@ def test_twelve_detectors_stay_manageable(twelve: str) -> None:
     assert not at.exception
     assert len(widget(at.multiselect, "Detector tracks (top to bottom)").value) == 6  # a readable start
     names = [f"detector {d:02d}" for d in range(12)]
-    at.query_params["detectors"] = ",".join(reversed(names))
-    at.session_state["compare_tracks"] = list(reversed(names))
-    at.run()
+    widget(at.multiselect, "Detector tracks (top to bottom)").set_value(list(reversed(names))).run()
     tracks = re.findall(r'data-track="([^"]+)"', _html(at))
     assert tracks == ["Gold", *reversed(names)]
     widget(at.button, "Best F1_IoU first").click().run()

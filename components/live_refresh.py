@@ -1,0 +1,48 @@
+"""Dashboards that follow the store: a change saved in any session shows within a couple of seconds.
+
+Every write bumps the store revision (``db.engine.store_revision``). A page that calls
+:func:`follow_store` remembers the revision its content was computed from; a small fragment, rerun every
+``POLL_S`` seconds on its own, reads the revision again (one indexed query) and reruns the whole page
+only when it differs. While nothing changes nothing else runs: widgets, scroll position and charts stay
+as they are, and the page costs one tiny query per tick.
+
+Compare follows the store only while a detector run of this server is going (:func:`follow_runs`):
+it is a page for stepping through items, whose clicks should not share the server with a timer when
+nothing is arriving; during a run a presenter watches the run's track fill in.
+"""
+
+from __future__ import annotations
+
+import streamlit as st
+from sqlalchemy import Engine
+
+from components.run_registry import run_registry
+from db.engine import store_revision
+
+POLL_S = 1.0  # a change shows within POLL_S plus one page run: under the 2 s a live dashboard promises
+_SEEN = "_live_store_revision"
+
+
+def follow_store(engine: Engine) -> None:
+    """Rerun the page when the store changes. Call it before the page reads the store."""
+    st.session_state[_SEEN] = store_revision(engine)
+    _watch(engine)
+
+
+@st.fragment(run_every=POLL_S)
+def _watch(engine: Engine) -> None:
+    if store_revision(engine) != st.session_state.get(_SEEN):
+        st.rerun(scope="app")
+
+
+def _runs_going() -> bool:
+    return any(run.running for run in run_registry().runs())
+
+
+def follow_runs(engine: Engine) -> None:
+    """:func:`follow_store` while a detector run of this server is going, and not otherwise. The run's
+    last writes (its outputs, then closing it) change the revision once more, so the page reruns after
+    the run ends and draws itself without the timer."""
+    st.session_state[_SEEN] = store_revision(engine)
+    if _runs_going():
+        _watch(engine)

@@ -1,0 +1,221 @@
+"""Presenter mode as a slide deck, and dashboards that follow the store, in headless Chromium.
+
+Presenter mode: the figure fills the window at 1440×900 and 1920×1080 with every control inside it, the
+arrow and Page keys step through the slides, a list jumps to one, and Esc goes back to the page it was
+opened from. Live: a label written in another session (here: straight through the db layer) shows on an
+open Metrics page and presenter slide without a reload, and while nothing changes the page never reruns
+as a whole (only its small watching fragment does).
+
+These tests run their own server on their own copy of the demo: they write gold labels.
+"""
+
+from __future__ import annotations
+
+import itertools
+import re
+import time
+from collections.abc import Callable, Iterator
+from pathlib import Path
+from urllib.parse import urlencode
+
+import pytest
+from playwright.sync_api import Page, WebSocket, expect
+from streamlit.proto.ForwardMsg_pb2 import ForwardMsg
+
+from db.access import OPERATOR
+from db.engine import make_engine
+from db.repositories import report_inputs as ev
+from db.repositories.adjudication import promote_item
+from db.repositories.datasets import get_dataset
+from db.repositories.items import get_item
+from tests.e2e.app_server import RunningApp, prepare_store, running_app
+from tests.e2e.browser import WAIT_MS, AppTab, still_box
+
+DEMO = "Spanlight demo (synthetic)"
+SIZES = [(1440, 900), (1920, 1080)]
+_writes = itertools.count()  # each write marks another word, so every write changes what is scored
+
+
+@pytest.fixture(scope="module")
+def live_app(tmp_path_factory: pytest.TempPathFactory) -> Iterator[RunningApp]:
+    data_dir = tmp_path_factory.mktemp("presenter-live-e2e")
+    with running_app(data_dir, prepare_store(data_dir)) as running:
+        yield running
+
+
+class RunKinds:
+    """Counts the tab's finished script runs by kind: whole-page runs and fragment-only runs.
+
+    A run cut short because another was asked for (``FINISHED_EARLY_FOR_RERUN``: two ticks of the
+    watcher in a row, or the watcher asking for the page) is neither: what it gave way to is counted.
+    """
+
+    def __init__(self, page: Page) -> None:
+        self.full = 0
+        self.fragment = 0
+        self._socket: WebSocket | None = None
+        page.on("websocket", self._watch)
+
+    def _watch(self, socket: WebSocket) -> None:
+        self._socket = socket
+        socket.on("framereceived", self._received)
+
+    def _received(self, payload: bytes | str) -> None:
+        if not isinstance(payload, bytes):
+            return
+        message = ForwardMsg.FromString(payload)
+        if message.WhichOneof("type") != "script_finished":
+            return
+        if message.script_finished == ForwardMsg.FINISHED_FRAGMENT_RUN_SUCCESSFULLY:
+            self.fragment += 1
+        elif message.script_finished == ForwardMsg.FINISHED_SUCCESSFULLY:
+            self.full += 1
+
+    def wait_until(self, done: Callable[[], bool], what: str) -> None:
+        """Wait until ``done()`` holds (the counts change only while a wait reads the socket)."""
+        deadline = time.monotonic() + WAIT_MS / 1000
+        while not done():
+            left_ms = (deadline - time.monotonic()) * 1000
+            assert self._socket is not None and left_ms > 0, (
+                f"{what}: {self.full} full, {self.fragment} fragment"
+            )
+            self._socket.wait_for_event("framereceived", timeout=left_ms)
+
+    def wait_fragments(self, count: int) -> None:
+        """Wait until ``count`` more fragment runs have finished."""
+        target = self.fragment + count
+        self.wait_until(lambda: self.fragment >= target, f"{count} fragment runs")
+
+
+def _open(
+    tab: AppTab, app: RunningApp, path: str, query: dict[str, str], size: tuple[int, int] = SIZES[0]
+) -> None:
+    tab.page.set_viewport_size({"width": size[0], "height": size[1]})
+    tab.goto(f"{app.url}/{path}?{urlencode({'dataset': DEMO, **query})}")
+
+
+def _write_gold(app: RunningApp) -> None:
+    """Another session saves a label: the first item's gold spans become one word, another each time."""
+    engine = make_engine(app.database_url)
+    try:
+        dataset = get_dataset(engine, DEMO)
+        assert dataset is not None
+        index = ev.item_index(engine, dataset.id)
+        item = get_item(engine, dataset.id, index.external_ids[0])
+        assert item is not None
+        word = list(re.finditer(r"\S+", item.response))[next(_writes)]
+        span = (word.start(), word.end(), None)
+        promote_item(
+            engine, dataset.id, index.ids[0], "spans", [span], method="edit", sources=[], actor=OPERATOR
+        )
+    finally:
+        engine.dispose()
+
+
+def _heading(page: Page) -> str:
+    return page.locator(".st-key-presenter h2").first.inner_text()
+
+
+def _figure(page: Page) -> None:
+    expect(page.locator(".st-key-presenter-stage .main-svg").first).to_be_attached()
+
+
+@pytest.mark.parametrize("size", SIZES, ids=lambda s: f"{s[0]}x{s[1]}")
+def test_presenter_fills_the_window(
+    live_app: RunningApp, tab: AppTab, artifacts: Path, size: tuple[int, int]
+) -> None:
+    page = tab.page
+    width, height = size
+    _open(tab, live_app, "presenter", {"slide": "1"}, size)
+    _figure(page)
+    page.screenshot(path=str(artifacts / f"presenter-{width}x{height}.png"))
+    parts = {
+        "figure": page.locator('[data-testid="stPlotlyChart"]'),
+        "previous": page.get_by_role("button", name=re.compile("Previous")),
+        "next": page.get_by_role("button", name=re.compile("Next")),
+        "slide list": page.locator(".st-key-presenter-jump"),
+        "leave": page.locator(".st-key-presenter-leave button"),
+        "title": page.locator(".st-key-presenter h2"),
+    }
+    boxes = {name: still_box(locator.first) for name, locator in parts.items()}
+    for name, box in boxes.items():
+        assert box["x"] >= 0 and box["y"] >= 0, (name, box)
+        assert box["x"] + box["width"] <= width and box["y"] + box["height"] <= height, (name, box, size)
+    figure = boxes["figure"]
+    assert figure["width"] * figure["height"] >= 0.75 * width * height, (figure, size)
+    # The plot itself is drawn to the figure's box, not at a fixed height inside it.
+    drawn = float(page.locator(".st-key-presenter-stage .main-svg").first.get_attribute("height") or 0)
+    assert drawn >= figure["height"] - 2, (drawn, figure)
+
+
+def test_presenter_keys_and_slide_list(live_app: RunningApp, tab: AppTab) -> None:
+    page = tab.page
+    _open(tab, live_app, "presenter", {"slide": "1"})
+    _figure(page)
+    first = _heading(page)
+    status = re.search(r"Slide 1 of (\d+)", page.get_by_text(re.compile(r"^Slide 1 of")).inner_text())
+    assert status is not None
+    count = int(status[1])
+    for key, slide in (
+        ("ArrowRight", 2),
+        ("PageDown", 3),
+        ("ArrowLeft", 2),
+        ("PageUp", 1),
+        ("ArrowLeft", count),
+    ):
+        tab.press(key)
+        expect(page).to_have_url(re.compile(rf"[?&]slide={slide}(&|$)"))
+        expect(page.get_by_text(re.compile(rf"^Slide {slide} of {count}"))).to_be_visible()
+    tab.press("ArrowRight")
+    expect(page.locator(".st-key-presenter h2").first).to_have_text(first)
+
+    # The list names every slide; picking one shows it.
+    jump = page.locator(".st-key-presenter-jump")
+    tab.after_run(lambda: jump.click())
+    options = page.get_by_role("option")
+    expect(options).to_have_count(count)
+    fifth = options.nth(4).inner_text()
+    tab.after_run(lambda: options.nth(4).click())
+    expect(page).to_have_url(re.compile(r"[?&]slide=5(&|$)"))
+    expect(page.locator(".st-key-presenter h2").first).to_have_text(fifth.split(" · ", 1)[1])
+
+
+def test_esc_goes_back_to_the_page_presenter_mode_was_opened_from(live_app: RunningApp, tab: AppTab) -> None:
+    page = tab.page
+    _open(tab, live_app, "agreement", {"kind": "Sentence labels"})
+    expect(page.get_by_role("heading", name=re.compile("^Agreement"))).to_be_visible()
+    tab.after_run(lambda: page.locator('[data-testid="stSidebarNav"]').get_by_text("Presenter mode").click())
+    _figure(page)
+    expect(page).to_have_url(re.compile(r"/presenter\?"))
+    tab.press("Escape")
+    expect(page).to_have_url(re.compile(r"/agreement\?"))
+    expect(page.get_by_role("heading", name=re.compile("^Agreement"))).to_be_visible()
+    assert "kind=Sentence+labels" in page.url
+
+
+@pytest.mark.parametrize(
+    ("path", "query", "shown"),
+    [
+        ("metrics", {"view": "MHALO"}, '[data-testid="stCaptionContainer"]:has-text("Computed from")'),
+        ("presenter", {"slide": "1"}, '.st-key-presenter-stage [data-testid="stPlotlyChart"]'),
+    ],
+)
+def test_a_label_saved_elsewhere_shows_without_a_reload(
+    live_app: RunningApp, tab: AppTab, path: str, query: dict[str, str], shown: str
+) -> None:
+    page = tab.page
+    runs = RunKinds(page)
+    _open(tab, live_app, path, query)
+    numbers = page.locator(shown).first
+    expect(numbers).to_contain_text("data sha256")
+    before = numbers.text_content()
+    assert before
+
+    # Nothing changes: the watcher runs, the page does not.
+    full = runs.full
+    runs.wait_fragments(3)
+    assert runs.full == full
+
+    _write_gold(live_app)
+    expect(numbers).not_to_have_text(before)  # no reload, no click: the page follows the store
+    runs.wait_until(lambda: runs.full > full, "a whole-page run after the write")

@@ -28,6 +28,7 @@ from analysis.adjudication import (
 )
 from components import adjudication_forms as forms
 from components.dataset_picker import pick_dataset
+from components.dead_ends import missing_item
 from components.item_parts import show_image, show_text
 from components.page_setup import setup_page
 from components.store_cache import cached
@@ -214,6 +215,13 @@ def _decide(item: ItemView) -> None:
             key=f"{key}_accept",
         )
         labels, sources = votes.labels_of(accepted), [accepted]
+        if task != "spans":
+            unlabeled = len(votes.unit_names) - len(labels)
+            if unlabeled > 0:
+                st.caption(
+                    f"{unlabeled} unit(s) labelled by others but not by this annotator keep their current gold "
+                    "(use Edit to remove gold labels)."
+                )
     elif task == "spans":
         labels, sources = forms.span_form(
             votes, clusters, majority, dataset.taxonomy, key=f"{key}_{mode}", free=mode == EDIT
@@ -267,7 +275,7 @@ if ids:
         st.query_params["item"] = chosen
     found = get_item(ctx.engine, dataset.id, chosen)
     if found is None:
-        st.error(f"Dataset {literal(repr(dataset.name))} has no item with id {literal(repr(chosen))}.")
+        missing_item(dataset, chosen, "app_pages/adjudicate.py", None)
     else:
         _decide(found)
 

@@ -32,7 +32,7 @@ from collections import Counter, defaultdict
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from datetime import datetime
-from typing import Any, Protocol, TypeVar
+from typing import Any, Protocol, TypeVar, cast
 
 from sqlalchemy import Engine, func, select
 from sqlalchemy.orm import Session, aliased
@@ -40,6 +40,7 @@ from sqlalchemy.orm import Session, aliased
 from db import models as m
 from db.access import Actor, require_in
 from db.engine import read_session, write_session
+from db.repositories.label_sets import gold_raters
 from db.repositories.labeling import StaleEdit, _log, _retried, _snapshot, _upsert
 
 SpanLabel = tuple[int, int, str | None]
@@ -257,13 +258,7 @@ def _gold_set(session: Session, dataset_id: int, *, lock: bool = False) -> m.Lab
 
 def _gold_raters(session: Session) -> set[int]:
     """Accounts holding adjudicated ratings (named by a gold label set), left out of the raters."""
-    return set(
-        session.scalars(
-            select(m.LabelSet.annotator_id).where(
-                m.LabelSet.kind == "gold", m.LabelSet.annotator_id.is_not(None)
-            )
-        )
-    )
+    return {holder for holder in session.scalars(gold_raters()) if holder is not None}
 
 
 class _Collector:
@@ -1016,7 +1011,9 @@ def promote_item(
     """Make ``labels`` the item's gold labels of ``task``, as a reviewer decided them.
 
     ``method`` says how ("accept" one annotator's labels, "merge" several, "edit"); ``sources`` names
-    the annotators whose labels were used. Pass the :attr:`ItemVotes.digest` the page showed as
+    the annotators whose labels were used. Accepting an annotator's sentence, claim, triplet or rating
+    labels keeps the gold of the units that annotator left unlabeled: they gave no opinion on those,
+    and an unlabeled unit must not silently erase a decision made earlier (merge or edit to remove it). Pass the :attr:`ItemVotes.digest` the page showed as
     ``expected_digest`` to refuse (:class:`StaleEdit`) when an annotator changed their labels since.
     Requires the "adjudicate" right; everything happens in one transaction.
     """
@@ -1032,6 +1029,9 @@ def promote_item(
         if expected_digest is not None and votes.digest != expected_digest:
             raise StaleEdit("An annotator changed their labels of this item meanwhile — reload the item.")
         gold = _gold_for_write(session, dataset_id, acting.id)
+        current = _gold_labels(session, gold, item_id, task)
+        if method == "accept" and isinstance(current, Mapping) and isinstance(labels, Mapping):
+            labels = cast(GoldLabels, {**current, **labels})  # both of one task
         return _promote(session, gold, votes, labels, method=method, sources=sources, actor_id=acting.id)
 
 

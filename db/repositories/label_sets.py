@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from sqlalchemy import Engine, select
+from sqlalchemy import Engine, Select, select
 from sqlalchemy.orm import Session
 
 from db import models as m
@@ -96,3 +96,12 @@ def human_label_set(engine: Engine, dataset_id: int, annotator_id: int) -> Label
         session.add(label_set)
         session.flush()
         return LabelSetView(label_set.id, dataset_id, "human", label_set.name, annotator.name, None, None)
+
+
+def gold_raters() -> Select[int | None]:
+    """The accounts holding adjudicated ratings: each gold label set names one (see
+    ``db.repositories.adjudication``). Their ratings are gold, not one more rater's, so every view of
+    the raters leaves them out."""
+    return select(m.LabelSet.annotator_id).where(
+        m.LabelSet.kind == "gold", m.LabelSet.annotator_id.is_not(None)
+    )

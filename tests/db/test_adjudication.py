@@ -17,6 +17,7 @@ from db.repositories import report_inputs as reads
 from db.repositories.annotations import item_annotations
 from db.repositories.annotators import get_or_create_annotator
 from db.repositories.label_sets import gold_label_set
+from db.repositories.rating_tasks import export_ratings, list_rating_tasks, task_ratings
 from formats.records import (
     Annotations,
     Bundle,
@@ -359,6 +360,46 @@ def test_promote_item_writes_logs_and_can_be_undone(engine) -> None:
     assert panel.gold("s1", "sentences") == CORRECT3
 
 
+def test_accepting_an_annotator_keeps_gold_of_units_they_left_unlabeled(engine) -> None:
+    panel = Panel(engine, "panel")
+    votes = adj.item_votes(engine, panel.dataset, panel.items["s1"], "sentences")
+    adj.promote_item(
+        engine,
+        panel.dataset,
+        panel.items["s1"],
+        "sentences",
+        votes.labels_of(panel.who[C]),
+        method="accept",
+        sources=[panel.who[C]],
+        actor=OPERATOR,
+    )
+    # an annotator who labelled only sentence 2 (index 1): accepting them changes that one, not the others
+    done = adj.promote_item(
+        engine,
+        panel.dataset,
+        panel.items["s1"],
+        "sentences",
+        {1: ("incorrect", "Object")},
+        method="accept",
+        sources=[panel.who[A]],
+        actor=OPERATOR,
+    )
+    assert done.changes == 1
+    assert panel.gold("s1", "sentences") == S1_GOLD
+    # an edit still removes gold labels on purpose
+    adj.promote_item(
+        engine,
+        panel.dataset,
+        panel.items["s1"],
+        "sentences",
+        {1: ("incorrect", "Object")},
+        method="edit",
+        sources=[],
+        actor=OPERATOR,
+    )
+    assert panel.gold("s1", "sentences") == {1: ("incorrect", "Object")}
+
+
 def test_a_failure_midway_writes_nothing(engine) -> None:
     panel = Panel(engine, "panel")
     before = {model: _count(engine, model) for model in (m.EditLog, m.LabelSet, m.Promotion, m.SentenceLabel)}
@@ -587,6 +628,10 @@ def test_adjudicated_ratings_are_gold_not_a_rater(engine) -> None:
     assert scores == [3.0]
     assert sorted(reads.ratings(engine, panel.dataset)["rater"]) == [A, B, C]
     assert adj.gold_ratings(engine, panel.dataset)["score"] == [3.0]
+    # the task's own views (progress, agreement, export) list the raters, not the adjudicated gold
+    (task,) = list_rating_tasks(engine, panel.dataset)
+    assert sorted(task_ratings(engine, task.id)["rater"]) == [A, B, C]
+    assert adj.GOLD_RATER.encode() not in export_ratings(engine, task, filename="r.csv", actor=OPERATOR)
     # the reviewer edits the adjudicated score; raters' own ratings stay as they were
     adj.promote_item(
         engine,

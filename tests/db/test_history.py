@@ -153,7 +153,7 @@ def test_state_at_follows_create_update_delete_and_undo(setup) -> None:
     b = labeling.add_span(engine, ls, ITEM, 57, 60, "Number", who).log_id
     deleted = labeling.delete_span(engine, span_id, who).log_id
     undone = labeling.undo_last(engine, who)
-    assert undone is not None and undone.description == "undid: deleted span 2-5"
+    assert undone is not None and undone.description == "undid: deleted span “red” (Object)"
     unknown = labeling.set_sentence_label(engine, ls, ITEM, 0, "unknown", who).log_id
 
     red = ("spans", (2, 5, "Color Attribute"))

@@ -92,7 +92,8 @@ def test_item_view_navigates_and_switches_label_set(app_db: str) -> None:
 def test_unknown_item_says_so(app_db: str) -> None:
     at = _app(dataset="pages-test", item="nope").run()
     at.switch_page("app_pages/item.py").run()
-    assert "no item with id 'nope'" in at.error[0].value
+    assert "no item with id 'nope'" in at.warning[0].value and not at.error
+    assert "browse" in [link.proto.page for link in at.get("page_link")]  # and a way on
 
 
 def test_root_deep_link_opens_the_item(app_db: str) -> None:

@@ -211,7 +211,6 @@ preview: Preview = stored[1]
 show_preview(
     preview,
     noun="Items" if kind == "benchmark" else "Outputs",
-    report_key="import_report",
     partial_note=(
         f"The preview reads the first {PREVIEW_HEAD_BYTES // 1024:,} KB of {size / 1024 / 1024:,.1f} MB: "
         "its counts and problems cover that part. Import reads and checks the whole file."

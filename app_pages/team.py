@@ -113,7 +113,10 @@ def users_section() -> None:
                 "role": [u.role for u in users.values()],
                 "disabled": [u.disabled for u in users.values()],
                 "password set": [u.has_password for u in users.values()],
-                "locked until": [u.locked_until for u in users.values()],
+                "locked until": [
+                    "—" if u.locked_until is None else f"{u.locked_until:%Y-%m-%d %H:%M}"
+                    for u in users.values()
+                ],
                 "e-mail": [u.email or "" for u in users.values()],
             }
         ),
@@ -214,11 +217,13 @@ def save_settings(dataset: DatasetInfo) -> None:
             dataset.id,
             blind=state["team_blind"],
             allow_preannotation=state["team_preannotation"],
+            char_precision=state["team_char_precision"],
             actor=ctx.actor,
         )
         return (
             f"Saved: annotators work {'blind' if saved.blind else 'seeing other labels'}, "
-            f"pre-annotation {'allowed' if saved.allow_preannotation else 'not allowed'}."
+            f"pre-annotation {'allowed' if saved.allow_preannotation else 'not allowed'}, "
+            f"spans {'may be character-precise (Alt)' if saved.char_precision else 'snap to whole words'}."
         )
 
     run(save)
@@ -238,6 +243,14 @@ def settings_section(dataset: DatasetInfo) -> None:
         value=current.allow_preannotation,
         key="team_preannotation",
         disabled=not allowed,
+    )
+    st.toggle(
+        "Character precision: a span marked with Alt held may start or end inside a word",
+        value=current.char_precision,
+        key="team_char_precision",
+        disabled=not allowed,
+        help="For OCR-type errors (one wrong letter). Off: every span snaps to whole words, "
+        "as MHALO scores whitespace tokens.",
     )
     st.button(
         "Save settings",

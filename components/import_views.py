@@ -14,11 +14,12 @@ from streamlit.delta_generator import DeltaGenerator
 from db.transfer import ImportOutcome
 from formats.preview import Preview, problem_rows
 from render.literal_text import literal
+from render.problem_table import problems_html
 from render.span_html import render_spans_html
 
 
-def show_preview(preview: Preview, *, noun: str = "Items", report_key: str, partial_note: str = "") -> None:
-    """Counts, the first items with their spans, and every problem found (``report_key``: the table's key)."""
+def show_preview(preview: Preview, *, noun: str = "Items", partial_note: str = "") -> None:
+    """Counts, the first items with their spans, and every problem found (in a table that wraps)."""
     st.subheader("Preview", anchor=False)
     a, b, c = st.columns(3)
     a.metric(noun, f"{preview.n_items:,}")
@@ -34,7 +35,7 @@ def show_preview(preview: Preview, *, noun: str = "Items", report_key: str, part
                 st.caption(literal(item.note))
     if preview.problems:
         st.subheader("Validation report", anchor=False)
-        st.dataframe(preview.problem_rows(), hide_index=True, width="stretch", key=report_key)
+        st.html(problems_html(preview.problem_rows()))
 
 
 def show_outcome(outcome: ImportOutcome, bar: DeltaGenerator, *, key_prefix: str) -> None:
@@ -57,9 +58,4 @@ def show_outcome(outcome: ImportOutcome, bar: DeltaGenerator, *, key_prefix: str
         bar.empty()
         st.error(literal(outcome.summary()))
     if outcome.problems:
-        st.dataframe(
-            problem_rows(outcome.problems),
-            hide_index=True,
-            width="stretch",
-            key=f"{key_prefix}_outcome_report",
-        )
+        st.html(problems_html(problem_rows(outcome.problems)))

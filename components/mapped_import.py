@@ -500,7 +500,6 @@ def mapped_import_panel(ctx: PageContext) -> None:
     preview = _preview(loaded, mapping, options)
     show_preview(
         preview,
-        report_key="map_report",
         partial_note="The preview reads the first records only; Import reads and checks them all.",
     )
     blocked = preview.n_errors > 0 and not allow_skip

@@ -393,7 +393,7 @@ def test_dataset_team_settings(engine: Engine, monkeypatch: pytest.MonkeyPatch) 
             select(m.EditLog).where(m.EditLog.entity == "datasets", m.EditLog.action == "update")
         ).one()
     assert log.annotator_id == admin.id and log.after == {
-        "settings": {"blind": False, "allow_preannotation": True}
+        "settings": {"blind": False, "allow_preannotation": True, "char_precision": False}
     }
 
 

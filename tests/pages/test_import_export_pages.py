@@ -20,6 +20,7 @@ from db.repositories.datasets import list_dataset_infos
 from db.transfer import import_file
 from formats.base import ReadOptions
 from tests.formats.mmhal_sample import IDS, sample_bytes
+from tests.pages.conftest import problem_report
 
 ROOT = Path(__file__).resolve().parents[2]
 IMPORT_PAGE = str(ROOT / "app_pages" / "import_data.py")
@@ -87,7 +88,7 @@ def test_import_page_previews_reports_and_imports(store: str, tmp_path: Path) ->
     body = _html(at)
     assert "&lt;script&gt;window.__xss=1&lt;/script&gt;" in body and "<script>" not in body
     assert "<mark" in body  # the gold span is drawn
-    report = at.dataframe[0].value
+    report = problem_report(at)
     assert list(report["record"]) == ["#2 (id=c)"] and "never closed" in report["reason"][0]
     go = at.button(key="import_go")
     assert go.disabled
@@ -133,7 +134,7 @@ def test_import_page_overrides_the_format_and_names_unreadable_files(store: str,
     at = _import_page(path)
     assert "not recognised" in at.warning[0].value
     at.selectbox(key="import_format_benchmark").set_value("canonical").run()
-    assert "not valid UTF-8" in at.dataframe[0].value["reason"][0]
+    assert "not valid UTF-8" in problem_report(at)["reason"][0]
     assert at.button(key="import_go").disabled
 
 

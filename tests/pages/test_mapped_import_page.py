@@ -16,6 +16,7 @@ from db.access import OPERATOR
 from db.engine import make_engine
 from db.exporter import export_bundle
 from db.repositories.datasets import import_mapping
+from tests.pages.conftest import problem_report
 
 ROOT = Path(__file__).resolve().parents[2]
 IMPORT_PAGE = str(ROOT / "app_pages" / "import_data.py")
@@ -67,7 +68,10 @@ def _html(at: AppTest) -> str:
 
 
 def _table(at: AppTest, column: str) -> Any:
-    """The first table on the page with ``column`` (the field list has "sample values", a report "reason")."""
+    """The first table on the page with ``column`` (the field list has "sample values"); "reason": the
+    validation report."""
+    if column == "reason":
+        return problem_report(at)
     return next(d.value for d in at.dataframe if column in d.value.columns)
 
 

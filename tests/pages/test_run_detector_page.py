@@ -166,6 +166,6 @@ def test_detector_cells_of_a_self_judging_detector_are_marked():
 
     table = Table("t", "T", pd.DataFrame({"detector": ["judge", "other"], "F1": [0.5, 0.25]}))
     provenance = Provenance("d", ("judge", "other"), 2, "abc", judge_bias=(("judge", "why"),))
-    html = judge_bias_marked(styled(table), table, provenance).to_html()
+    html = judge_bias_marked(styled(table), table.frame, provenance).to_html()
     assert "judge †" in html and "other †" not in html and "0.50" in html
     assert table.frame["detector"].tolist() == ["judge", "other"]

@@ -50,6 +50,7 @@ def test_create_user_change_role_assign_and_see_progress(app_db: str) -> None:
     assert any(shown(s.value) == f"Created the annotator {HOSTILE_NAME!r}." for s in at.success)
     users_table = at.dataframe[0].value
     assert HOSTILE_NAME in users_table["name"].tolist()
+    assert set(users_table["locked until"]) == {"—"}  # an empty cell is a dash, never "None"
 
     # A second annotator, then a role change to reviewer and back.
     at.text_input(key="team_new_name").input("bea")
@@ -108,8 +109,11 @@ def test_settings_and_weights(app_db: str) -> None:
     at = _open()
     at.toggle(key="team_blind").set_value(False)
     at.toggle(key="team_preannotation").set_value(True)
+    at.toggle(key="team_char_precision").set_value(True)
     _button(at, "Save settings").click().run()
-    assert dataset_settings(engine, 1) == DatasetSettings(blind=False, allow_preannotation=True)
+    assert dataset_settings(engine, 1) == DatasetSettings(
+        blind=False, allow_preannotation=True, char_precision=True
+    )
     at.selectbox(key="team_weight_who").set_value(ann.id).run()
     at.number_input(key=f"team_weight_{ann.id}").set_value(2.5)
     at.checkbox(key=f"team_trusted_{ann.id}").uncheck()

@@ -9,7 +9,9 @@ import streamlit as st
 from analysis.reports import agreement
 from components import live_reports as live
 from components.dataset_picker import pick_dataset
+from components.live_refresh import follow_store
 from components.page_setup import setup_page
+from components.preannotation import anchoring_section
 from components.report_filters import report_filter
 from components.report_footer import show_figure, show_table
 from components.report_views import figure_of
@@ -21,6 +23,7 @@ ctx.require("view_reports")
 dataset = pick_dataset(ctx.engine)
 if dataset is None:
     st.stop()
+follow_store(ctx.engine)
 
 st.title(f"Agreement · {literal(dataset.name)}")
 inputs = live.agreement_inputs(ctx.engine, dataset.id)
@@ -58,6 +61,7 @@ with st.spinner("Computing…"):
 for note in report.notes:
     st.info(literal(note))
 if not report.tables:
+    anchoring_section(ctx.engine, dataset)
     st.stop()
 
 summary = report.tables["summary"].frame.set_index("measure")
@@ -99,3 +103,4 @@ show_table(
         "disagreement": st.column_config.NumberColumn("disagreement (%)", format="%.1f"),
     },
 )
+anchoring_section(ctx.engine, dataset)

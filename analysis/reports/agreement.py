@@ -85,7 +85,7 @@ class AgreementInputs:
 def load(engine: Engine, dataset_id: int) -> AgreementInputs:
     return AgreementInputs(
         load_span_inputs(engine, dataset_id),
-        load_sentence_inputs(engine, dataset_id),
+        load_sentence_inputs(engine, dataset_id, offsets=False),
         claim_report.load(engine, dataset_id),
         pd.DataFrame(ratings(engine, dataset_id)),
         done_items(engine, dataset_id),

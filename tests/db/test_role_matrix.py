@@ -33,9 +33,9 @@ from db.access import OPERATOR, Actor, Forbidden
 from db.engine import make_engine, store_revision, write_session
 from db.exporter import export_bundle
 from db.import_undo import recent_imports, undo_import
-from db.importer import import_bundle
+from db.importer import import_bundle, import_bundles
 from db.migrate import upgrade
-from db.repositories import adjudication, assignments, history, labeling
+from db.repositories import adjudication, assignments, history, labeling, preannotation
 from db.repositories.accounts import add_user, set_disabled, set_password, set_role
 from db.repositories.annotators import find_annotator, get_or_create_annotator
 from db.repositories.datasets import (
@@ -173,6 +173,18 @@ EXPECTED: dict[str, dict[Case, bool]] = {
         DISABLED: False,
         LOCAL_OWN: True,
         LOCAL_FOREIGN: False,
+    },
+    # starting from a detector: as labeling in local mode; in team mode nobody, until the dataset allows
+    # it (then as labeling: the rows below with ``prepare`` allow it first)
+    "preannotate": {
+        **dict.fromkeys(TEAM_USERS, False),
+        FOREIGN: False,
+        TEAM_GOLD: False,
+        TEAM_DETECTOR: False,
+        LOCAL_OWN: True,
+        LOCAL_FOREIGN: False,
+        LOCAL_GOLD: False,
+        LOCAL_DETECTOR: False,
     },
     "export": {
         **dict.fromkeys(TEAM_USERS, False),
@@ -328,6 +340,7 @@ class Write:
     call: Callable[[World, Act], Any]
     writes: bool = True  # False: reads only (an export), so an allowed call changes nothing either
     variant: str = ""
+    prepare: Callable[[World], Any] | None = None  # run by the command line before the case is measured
 
     @property
     def id(self) -> str:
@@ -418,8 +431,38 @@ def _import_file(w: World, a: Act) -> Any:
     return outcome
 
 
+def _allow_preannotation(w: World) -> Any:
+    return set_dataset_settings(w.engine, w.dataset, allow_preannotation=True, actor=OPERATOR)
+
+
+def _preannotate(w: World, a: Act) -> Any:
+    """Over the actor's two spans on x1 (confirmed), from the dataset's detector."""
+    detector = w.label_sets["detector"]
+    return preannotation.preannotate(w.engine, a.label_set, w.item, "spans", detector, a.uid, replace=True)
+
+
+def _preannotate_dataset(w: World, a: Act) -> Any:
+    """Sentences of every item the actor may label that the detector ran on (x1): nobody labeled any."""
+    detector = w.label_sets["detector"]
+    started = preannotation.preannotate_dataset(w.engine, a.label_set, "sentences", detector, a.uid)
+    assert started == 1, started
+    return started
+
+
+P = "db.repositories.preannotation."
+
 WRITES = [
     # labeling
+    Write(P + "preannotate", "preannotate", _preannotate),
+    Write(P + "preannotate", "label", _preannotate, variant="allowed", prepare=_allow_preannotation),
+    Write(P + "preannotate_dataset", "preannotate", _preannotate_dataset),
+    Write(
+        P + "preannotate_dataset",
+        "label",
+        _preannotate_dataset,
+        variant="allowed",
+        prepare=_allow_preannotation,
+    ),
     Write(
         L + "add_span",
         "label",
@@ -499,6 +542,16 @@ WRITES = [
             w.engine,
             Bundle(DatasetRecord("new", "canonical"), items=[ItemRecord("n1", "New.")]),
             actor=a.actor,
+        ),
+    ),
+    Write(
+        "db.importer.import_bundles",
+        "manage_data",
+        lambda w, a: import_bundles(
+            w.engine,
+            [Bundle(DatasetRecord("new", "canonical"), items=[ItemRecord(f"n{k}", "New.")]) for k in (1, 2)],
+            actor=a.actor,
+            problems=[],
         ),
     ),
     Write("db.transfer.import_file", "manage_data", _import_file),
@@ -770,6 +823,8 @@ def test_write_is_allowed_or_refused(world: World, write: Write, case: Case, mon
     act = _act(world, case)
     if case.team:
         monkeypatch.setenv("SPANLIGHT_MODE", "team")
+    if write.prepare is not None:
+        write.prepare(world)
     before = _footprint(world.engine)
     if EXPECTED[write.kind][case]:
         write.call(world, act)
@@ -821,8 +876,8 @@ def test_dataset_settings_default_and_change(world: World) -> None:
             select(m.EditLog.after).where(m.EditLog.entity == "datasets", m.EditLog.action == "update")
         ).all()
     assert [entry["settings"] for entry in logged] == [
-        {"blind": True, "allow_preannotation": True},
-        {"blind": False, "allow_preannotation": True},
+        {"blind": True, "allow_preannotation": True, "char_precision": False},
+        {"blind": False, "allow_preannotation": True, "char_precision": False},
     ]
 
 

@@ -13,6 +13,7 @@ from collections.abc import Callable
 from pathlib import Path
 
 from playwright.sync_api import Locator, Page, WebSocket, expect
+from streamlit.proto.BackMsg_pb2 import BackMsg
 from streamlit.proto.ForwardMsg_pb2 import ForwardMsg
 
 WAIT_MS = 180_000
@@ -69,36 +70,61 @@ def still_box(locator: Locator) -> dict[str, float]:
 
 
 class AppTab:
-    """One browser tab on a Streamlit app, counting the script runs the server reports finished.
+    """One browser tab on a Streamlit app, following the script runs it asks for on its websocket.
 
     The page alone cannot tell "the run my click caused has not started yet" from "it is over": its
-    root says "notRunning" in both cases. The server's ``script_finished`` messages, read off the
-    tab's websocket, can, so ``after_run`` waits for one more of them than before the action.
+    root says "notRunning" in both cases. Counting finished runs is not enough either: a run already
+    under way before the action (a cookie's confirmation on a first visit, a live fragment) finishes
+    after the action and would pass for its run. So ``after_run`` follows the messages in order: the
+    rerun requests the tab sends, each run's start (the server's ``new_session``) and end
+    (``script_finished``), and waits until a run that started after the last request sent since the
+    action has finished.
     """
 
     def __init__(self, page: Page) -> None:
         self.page = page
-        self.finished = 0  # script runs the server reported finished to this tab
+        self._seq = 0  # position of the latest websocket message, sent or received
+        self._requests: list[int] = []  # positions of the rerun requests this tab sent
+        self._starts: list[int] = []  # positions of the runs' starts
+        self._ends: list[int] = []  # positions of the runs' ends
         self._socket: WebSocket | None = None
         page.on("websocket", self._watch)
         page.add_init_script(_LAST_KEY_JS)
 
     def _watch(self, socket: WebSocket) -> None:
         self._socket = socket
+        socket.on("framesent", self._sent)
         socket.on("framereceived", self._received)
 
-    def _received(self, payload: bytes | str) -> None:
-        if (
-            isinstance(payload, bytes)
-            and ForwardMsg.FromString(payload).WhichOneof("type") == "script_finished"
-        ):
-            self.finished += 1
+    def _sent(self, payload: bytes | str) -> None:
+        self._seq += 1
+        if isinstance(payload, bytes) and BackMsg.FromString(payload).WhichOneof("type") == "rerun_script":
+            self._requests.append(self._seq)
 
-    def _wait_for_runs(self, target: int) -> None:
+    def _received(self, payload: bytes | str) -> None:
+        self._seq += 1
+        if not isinstance(payload, bytes):
+            return
+        kind = ForwardMsg.FromString(payload).WhichOneof("type")
+        if kind == "new_session":
+            self._starts.append(self._seq)
+        elif kind == "script_finished":
+            self._ends.append(self._seq)
+
+    def _answered_since(self, mark: int) -> bool:
+        """Whether the tab asked for a run after ``mark`` and a run started after its last such
+        request has finished."""
+        asked = [r for r in self._requests if r > mark]
+        if not asked:
+            return False
+        started = [s for s in self._starts if s > asked[-1]]
+        return bool(started) and any(e > started[0] for e in self._ends)
+
+    def _wait_answered(self, mark: int) -> None:
         deadline = time.monotonic() + WAIT_MS / 1000
-        while self.finished < target:
+        while not self._answered_since(mark):
             left_ms = (deadline - time.monotonic()) * 1000
-            assert self._socket is not None and left_ms > 0, f"no script run finished ({self.finished})"
+            assert self._socket is not None and left_ms > 0, "no script run answered the action"
             self._socket.wait_for_event("framereceived", timeout=left_ms)
 
     def idle(self) -> None:
@@ -115,9 +141,9 @@ class AppTab:
 
     def after_run(self, action: Callable[[], object]) -> None:
         """Do ``action`` and wait until the script run it causes has finished and the page is drawn."""
-        target = self.finished + 1
+        mark = self._seq
         action()
-        self._wait_for_runs(target)
+        self._wait_answered(mark)
         self.idle()
 
     def press(self, key: str) -> None:

@@ -2,10 +2,10 @@
 // mouse and keys). The logic without a DOM lives in the modules imported below, which Node tests;
 // `__init__.py` joins them into the one script Streamlit takes.
 //
-// Streamlit calls the default export again whenever `data` changes, on the same shadow root, after
-// running the cleanup function the previous call returned. Everything that must survive a rerun (the
-// selected span, the active type, an action waiting for Python) lives in `instances`, keyed by that
-// root; everything else lives in a `view` made afresh on each call. The text is only ever written
+// Streamlit calls the default export again whenever `data` changes, on the same shadow root; the
+// cleanup function it returns runs only when the component leaves the page. Everything that must
+// survive a rerun (the selected span, the active type, a drag, an action waiting for Python) lives
+// in `instances`, keyed by that root; everything else lives in a `view` made afresh on each call. The text is only ever written
 // with `textContent`, so model output such as `<b>` or `<script>` is shown literally and never parsed.
 
 import { codePointStarts, excerpt, selectionToSpan } from "./offsets.js";
@@ -113,6 +113,13 @@ function renderStatus(view) {
 }
 
 function render(view) {
+  // Redrawing the text replaces its nodes; under a drag that would leave the browser's selection
+  // on detached nodes, so the redraw waits for the button to come up (`onMouseUp` draws then).
+  if (view.ui.dragging) {
+    view.ui.redrawAfterDrag = true;
+    return;
+  }
+  view.ui.redrawAfterDrag = false;
   view.root.classList.toggle("hs-disabled", view.disabled);
   view.root.classList.toggle("hs-pending", Boolean(view.ui.pendingRev));
   renderTypes(view);
@@ -171,6 +178,7 @@ function boundaryU16(view, node, offset, outside) {
     range.setEnd(node, offset);
     return range.toString().length;
   }
+  if (!node.isConnected) return null; // drawn over since the selection began: nothing reliable to mark
   if (node.getRootNode() !== textEl.getRootNode()) return outside;
   const position = textEl.compareDocumentPosition(node);
   if (position & Node.DOCUMENT_POSITION_PRECEDING) return 0;
@@ -195,6 +203,7 @@ function spanFromSelection(view, exact) {
   if (!range || range.collapsed) return null;
   const s = boundaryU16(view, range.startContainer, range.startOffset, 0);
   const e = boundaryU16(view, range.endContainer, range.endOffset, view.text.length);
+  if (s === null || e === null) return null;
   const span = selectionToSpan(view.text, s, e, { wholeWords: !(exact && view.charPrecision) });
   return span && { ...span, type: view.ui.activeType };
 }
@@ -219,16 +228,19 @@ function selectAt(ui, target) {
 
 // ---------------------------------------------------------------- events
 function onMouseUp(view, event) {
-  if (!view.armed) return;
-  view.armed = false;
+  const ui = view.ui;
+  if (!ui.dragging) return;
+  ui.dragging = false;
   const span = spanFromSelection(view, event.altKey);
   if (span) {
     clearBrowserSelection();
     act(view, { kind: "add", span });
   } else {
     const target = event.composedPath()[0];
-    // Re-draw only on a change, so the first click of a double-click keeps its text nodes.
-    if (view.textEl.contains(target) && selectAt(view.ui, target)) render(view);
+    // Re-draw only on a change (or one held back by the drag), so the first click of a
+    // double-click keeps its text nodes.
+    const changed = view.textEl.contains(target) && selectAt(ui, target);
+    if (changed || ui.redrawAfterDrag) render(view);
   }
   view.root.focus({ preventScroll: true });
 }
@@ -257,11 +269,21 @@ function listen(view, signal) {
   textEl.addEventListener(
     "mousedown",
     (event) => {
-      view.armed = event.button === 0 && !view.disabled;
+      view.ui.dragging = event.button === 0 && !view.disabled;
     },
     options,
   );
   window.addEventListener("mouseup", (event) => onMouseUp(view, event), options);
+  window.addEventListener(
+    "blur",
+    () => {
+      // The button came up where this page cannot see it: no drag, and draw what it held back.
+      if (!view.ui.dragging) return;
+      view.ui.dragging = false;
+      if (view.ui.redrawAfterDrag) render(view);
+    },
+    options,
+  );
   typesBar.addEventListener(
     "click",
     (event) => {
@@ -321,9 +343,12 @@ export default function (component) {
     disabled: props.disabled,
     charPrecision: props.charPrecision, // Alt may mark exact characters (the dataset allows it)
     toU16: codePointStarts(props.text),
-    armed: false, // a left button went down on the text
   };
+  // Streamlit runs the returned cleanup only when the component leaves the page, not before calling
+  // again: the listeners of the previous call are dropped here, so each event is handled once.
+  ui.controller?.abort();
   const controller = new AbortController();
+  ui.controller = controller;
   const { signal } = controller;
   listen(view, signal);
 

@@ -35,6 +35,11 @@ export function createState() {
     timer: null,
     api: null,
     rerender: null,
+    // A left button went down on the text and is not up yet. Kept here, not in a view, so a drag
+    // begun before Streamlit calls the component again still ends in a span.
+    dragging: false,
+    redrawAfterDrag: false, // a redraw was held back by the drag
+    controller: null, // aborts the listeners of the latest call
   };
 }
 
@@ -47,6 +52,7 @@ export function receive(ui, props) {
     ui.selected = null;
     ui.queue = [];
     ui.pendingRev = 0;
+    ui.dragging = false; // a drag over the old text marks nothing in the new one
   }
   ui.dataSpans = props.spans;
   if (!ui.pendingRev || props.rev >= ui.pendingRev) {

@@ -283,6 +283,39 @@ def test_label_sentences_with_the_keyboard_only(annotator: Annotator, store: Eng
     me.shoot(artifacts / "annotate-sentences.png")
 
 
+def test_a_drag_begun_before_the_last_save_is_answered_marks_the_words_dragged(
+    annotator: Annotator, store: Engine
+) -> None:
+    """An annotator marks one word and at once starts dragging across the next words: the answer to
+    the first save redraws the selector while the button is still down, and the drag must still end
+    in the words it covered (it once began at the response's first character)."""
+    user, item_id = "e2e-quick", "demo-004"
+    me, page = annotator, annotator.page
+    me.open("spans", user, item_id)
+    item, _ = mine(store, user, item_id)
+    text = SpanText(page)
+    green = item.response.index("green")
+    purple = item.response.index("purple circle")
+    held: dict[str, float] = {}
+
+    def mark_then_hold() -> None:
+        text.drag("green")  # saved by the run this action waits for …
+        start = text.box("purple")
+        page.mouse.move(start["x"] + 2, start["y"] + start["h"] / 2)
+        page.mouse.down()  # … which answers while this button is down
+        held.update(text.box("circle"))
+
+    me.after_run(mark_then_hold)
+    page.mouse.move(held["x"] + held["w"] - 2, held["y"] + held["h"] / 2, steps=6)
+    me.after_run(page.mouse.up)
+
+    assert spans_of(store, user, item_id) == [
+        (green, green + len("green"), "Object"),
+        (purple, purple + len("purple circle"), "Object"),
+    ]
+    expect(page.locator(".hs-seg.hs-marked")).to_have_count(2)
+
+
 def test_correct_on_a_sentence_with_my_span_needs_the_override(
     annotator: Annotator, store: Engine, artifacts: Path
 ) -> None:

@@ -80,6 +80,15 @@ describe("receive", () => {
     assert.equal(ui.selected, null);
     assert.deepEqual(ui.spans, []);
   });
+
+  test("a drag survives a new run on the same text but not another text", () => {
+    const ui = started();
+    ui.dragging = true;
+    receive(ui, fromPython({ spans: [span(0, 3)], rev: 1 }));
+    assert.equal(ui.dragging, true, "the button is still down on the same words");
+    receive(ui, fromPython({ text: "another text" }));
+    assert.equal(ui.dragging, false);
+  });
 });
 
 describe("the exchange with Python", () => {

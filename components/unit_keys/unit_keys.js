@@ -117,9 +117,16 @@ function showOverlay(data) {
   document.body.append(overlay);
 }
 
-// One listener for the page's life, reading the data of the newest mount: a key pressed while the
-// unit is being redrawn (between one mount's end and the next) still finds it.
-const shared = (window.spanlightUnitKeys ??= { data: null, mounted: 0, closing: undefined, listening: false });
+// One listener for the page's life, reading the data of the newest call: a key pressed while the
+// unit is being redrawn (between one mount's end and the next) still finds it. `mounts` holds the
+// mounted instances (Streamlit may call an instance again with new data before its cleanup runs,
+// which it does only when the instance leaves the page).
+const shared = (window.spanlightUnitKeys ??= {
+  data: null,
+  mounts: new Map(), // parent element -> aborts that instance's scrolling
+  closing: undefined,
+  listening: false,
+});
 
 function onKeyDown(event) {
   const data = shared.data;
@@ -138,10 +145,9 @@ function onKeyDown(event) {
 }
 
 export default function (component) {
-  const { data } = component;
+  const { data, parentElement } = component;
   if (!data) return undefined;
   shared.data = data;
-  shared.mounted += 1;
   clearTimeout(shared.closing);
   if (!shared.listening) {
     // Capture phase: the page's button shortcuts must not see a key this takes.
@@ -149,15 +155,17 @@ export default function (component) {
     shared.listening = true;
   }
   if (document.getElementById(OVERLAY_ID)) showOverlay(data); // an open list follows the new run
+  shared.mounts.get(parentElement)?.abort(); // the previous call's scrolling gives way to this one
   const controller = new AbortController();
+  shared.mounts.set(parentElement, controller);
   keepInView(data, controller.signal);
   return () => {
     controller.abort();
-    shared.mounted -= 1;
+    if (shared.mounts.get(parentElement) === controller) shared.mounts.delete(parentElement);
     clearTimeout(shared.closing);
     // A new run of the unit mounts this again at once; a page without it lets the keys go.
     shared.closing = setTimeout(() => {
-      if (shared.mounted > 0) return;
+      if (shared.mounts.size > 0) return;
       shared.data = null;
       closeOverlay();
     }, 1000);

@@ -14,6 +14,8 @@ from components.navigation import may_open, pages
 from components.page_setup import setup_page
 from components.store_cache import cached
 from db.repositories.datasets import DatasetInfo, DatasetSummary, list_datasets
+from db.repositories.queue import Progress, own_progress
+from db.repositories.visibility import label_sight, sees_assigned_only
 from render.literal_text import literal
 
 ctx = setup_page("Datasets")
@@ -81,6 +83,35 @@ def guided_start(datasets: list[DatasetSummary], current: DatasetInfo | None) ->
                     st.caption("Your role does not open this page.")
 
 
+def everyone(dataset: DatasetSummary) -> None:
+    """The dataset's counts and everyone's progress, with gold coverage."""
+    a, b, c = st.columns(3)
+    a.metric("Items", f"{dataset.n_items:,}")
+    b.metric("Detectors", dataset.n_detectors)
+    c.metric("Annotators", dataset.n_annotators)
+    st.progress(
+        dataset.progress,
+        text=f"Labeling: {dataset.n_done_items:,} / {dataset.n_items:,} items done · "
+        f"gold on {dataset.n_gold_items:,}",
+    )
+
+
+def blind_annotator(dataset: DatasetSummary) -> None:
+    """An annotator on a blind dataset sees their own items and progress only: neither gold coverage nor
+    how far colleagues are (it anchors), nor the detectors unless pre-annotation shows them anyway."""
+    who = ctx.annotator.stored()
+    mine = (
+        own_progress(ctx.engine, dataset.id, who.id, assigned_only=sees_assigned_only(ctx.actor))
+        if who is not None
+        else Progress(finished=0, flagged=0, total=0)
+    )
+    a, b = st.columns(2)
+    a.metric("Your items", f"{mine.total:,}")
+    if label_sight(ctx.engine, ctx.actor, dataset.id).detectors:
+        b.metric("Detectors", dataset.n_detectors)
+    st.progress(mine.fraction, text=f"You: {mine.finished:,} / {mine.total:,} items done")
+
+
 datasets = cached(list_datasets, ctx.engine)
 current = keep_dataset(ctx.engine)
 guided_start(datasets, current)
@@ -103,14 +134,9 @@ for dataset in datasets:
             if dataset.description:
                 st.markdown(literal(dataset.description))
         with stats:
-            a, b, c = st.columns(3)
-            a.metric("Items", f"{dataset.n_items:,}")
-            b.metric("Detectors", dataset.n_detectors)
-            c.metric("Annotators", dataset.n_annotators)
-            st.progress(
-                dataset.progress,
-                text=f"Labeling: {dataset.n_done_items:,} / {dataset.n_items:,} items done · "
-                f"gold on {dataset.n_gold_items:,}",
-            )
+            if label_sight(ctx.engine, ctx.actor, dataset.id).gold:
+                everyone(dataset)
+            else:
+                blind_annotator(dataset)
             if st.button("Browse items", key=f"browse-{dataset.id}", icon=":material/table_rows:"):
                 st.switch_page("app_pages/browse.py", query_params={"dataset": dataset.name})

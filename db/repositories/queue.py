@@ -141,6 +141,41 @@ def progress(
     )
 
 
+def own_progress(engine: Engine, dataset_id: int, annotator_id: int, *, assigned_only: bool) -> Progress:
+    """One annotator's progress on a dataset over every task: the items they marked done (``finished``)
+    or flagged, of their items (with ``assigned_only``, those assigned to them on any task, else all).
+    What a blind annotator is shown instead of everyone's progress and gold coverage."""
+    assigned = select(m.Assignment.item_id).where(
+        m.Assignment.dataset_id == dataset_id, m.Assignment.annotator_id == annotator_id
+    )
+    if assigned_only:
+        items = select(func.count(func.distinct(m.Assignment.item_id))).where(
+            m.Assignment.dataset_id == dataset_id, m.Assignment.annotator_id == annotator_id
+        )
+    else:
+        items = select(func.count(m.Item.id)).where(m.Item.dataset_id == dataset_id)
+    statuses = (
+        select(m.ItemStatus.status, func.count(func.distinct(m.ItemStatus.item_id)))
+        .join(m.LabelSet, m.LabelSet.id == m.ItemStatus.label_set_id)
+        .where(
+            m.LabelSet.dataset_id == dataset_id,
+            m.LabelSet.kind == "human",
+            m.LabelSet.annotator_id == annotator_id,
+        )
+        .group_by(m.ItemStatus.status)
+    )
+    if assigned_only:
+        statuses = statuses.where(m.ItemStatus.item_id.in_(assigned))
+    with read_session(engine) as session:
+        total = session.scalar(items) or 0
+        counts = dict(session.execute(statuses).all())
+    return Progress(
+        finished=counts.get("done", 0),
+        flagged=counts.get("skipped", 0) + counts.get("unsure", 0),
+        total=total,
+    )
+
+
 @dataclass(frozen=True)
 class ItemStatusView:
     status: str

@@ -1,0 +1,61 @@
+"""The home page's dataset card in team mode: a blind annotator sees their own items and progress, never
+gold coverage or how far colleagues are; the other roles, and anyone on a dataset that is not blind,
+see the dataset's counts."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+from sqlalchemy import select
+from streamlit.testing.v1 import AppTest
+
+from db import models as m
+from db.engine import make_engine, write_session
+from tests.pages.team_store import USERS, assign, set_dataset_settings, signed_in, use_team_copy
+
+
+def _card(at: AppTest) -> tuple[dict[str, str], str]:
+    """The card's metrics (label → value) and its progress bar's text."""
+    assert not at.exception, at.exception
+    metrics = {metric.label: metric.value for metric in at.metric}
+    (progress,) = at.get("progress")
+    return metrics, progress.proto.text
+
+
+def _mark_done(url: str, name: str, *external_ids: str) -> None:
+    """``name``'s own label set marks the items done on the span task (rows written directly)."""
+    engine = make_engine(url)
+    with write_session(engine) as session:
+        own = session.scalars(
+            select(m.LabelSet).where(m.LabelSet.name == name, m.LabelSet.kind == "human")
+        ).one()
+        for external_id in external_ids:
+            item_id = session.scalars(select(m.Item.id).where(m.Item.external_id == external_id)).one()
+            session.add(m.ItemStatus(label_set_id=own.id, item_id=item_id, page="spans", status="done"))
+    engine.dispose()
+
+
+def test_a_blind_annotator_sees_only_their_own_items_and_progress(
+    team_template: Path, tmp_path: Path, monkeypatch: Any
+) -> None:
+    url = use_team_copy(team_template, tmp_path, monkeypatch)
+    assign(url, "alice", "spans", "demo-001", "demo-002")
+    assign(url, "alice", "sentences", "demo-002")  # one item on two tasks counts once
+    _mark_done(url, "alice", "demo-001", "demo-007")  # demo-007 is not hers: it does not count
+    _mark_done(url, "bob", "demo-003")
+
+    metrics, progress = _card(signed_in(USERS["annotator"]))
+    assert metrics == {"Your items": "2"}  # no detectors (no pre-annotation), no colleagues
+    assert progress == "You: 1 / 2 items done"
+
+    viewer = _card(signed_in(USERS["viewer"]))
+    assert set(viewer[0]) == {"Items", "Detectors", "Annotators"} and "gold on" in viewer[1]
+
+    # Pre-annotation shows the detectors to annotators anyway, so their number is no secret.
+    set_dataset_settings(url, blind=True, allow_preannotation=True)
+    assert set(_card(signed_in(USERS["annotator"]))[0]) == {"Your items", "Detectors"}
+    # A dataset that is not blind shows everyone everything.
+    set_dataset_settings(url, blind=False)
+    metrics, progress = _card(signed_in(USERS["annotator"]))
+    assert set(metrics) == {"Items", "Detectors", "Annotators"} and "gold on" in progress

@@ -5,8 +5,9 @@
 // Streamlit calls the default export again whenever `data` changes, on the same shadow root; the
 // cleanup function it returns runs only when the component leaves the page. Everything that must
 // survive a rerun (the selected span, the active type, a drag, an action waiting for Python) lives
-// in `instances`, keyed by that root; everything else lives in a `view` made afresh on each call. The text is only ever written
-// with `textContent`, so model output such as `<b>` or `<script>` is shown literally and never parsed.
+// in `instances`, keyed by that root; everything else lives in a `view` made afresh on each call.
+// The text is only ever written with `textContent`, so model output such as `<b>` or `<script>` is
+// shown literally and never parsed.
 
 import { codePointStarts, excerpt, selectionToSpan } from "./offsets.js";
 import { nextSelected, sameSpan } from "./spans.js";

@@ -111,6 +111,11 @@ class AppTab:
         elif kind == "script_finished":
             self._ends.append(self._seq)
 
+    @property
+    def runs_asked(self) -> int:
+        """How many script runs this tab has asked the server for since it opened."""
+        return len(self._requests)
+
     def _answered_since(self, mark: int) -> bool:
         """Whether the tab asked for a run after ``mark`` and a run started after its last such
         request has finished."""

@@ -316,6 +316,19 @@ def test_a_drag_begun_before_the_last_save_is_answered_marks_the_words_dragged(
     expect(page.locator(".hs-seg.hs-marked")).to_have_count(2)
 
 
+def test_a_first_visit_asks_for_no_run_but_the_annotators_own(annotator: Annotator, store: Engine) -> None:
+    """Opening a page remembers its dataset in a cookie without asking for a run: a run asked for
+    right after the first one used to take over the run of a key pressed in that moment, which lost the
+    key (nothing saved, no receipt)."""
+    user, item_id = "e2e-first-visit", "demo-001"
+    me, page = annotator, annotator.page
+    me.open("sentences", user, item_id)
+    me.press("2", (sentence_row(page, 0), "Sentence 1 · ✗ Incorrect"))
+    assert mine(store, user, item_id)[1].sentence_labels[0].label == "incorrect"
+    assert me.runs_asked == 2, "only the page's first run and the key's were asked for"
+    assert any(cookie["name"].startswith("spanlight_dataset") for cookie in page.context.cookies())
+
+
 def test_correct_on_a_sentence_with_my_span_needs_the_override(
     annotator: Annotator, store: Engine, artifacts: Path
 ) -> None:

@@ -12,6 +12,7 @@ Importing needs the acting user's ``manage_data`` right and exporting their ``ex
 
 from __future__ import annotations
 
+import contextlib
 import io
 import os
 import re
@@ -409,7 +410,7 @@ def export_to(
     name = filename or (out.name if isinstance(out, Path) else "") or fmt.default_filename(dataset)
     if not isinstance(out, Path):
         return _write_checked(fmt, batches, out, name, dataset)
-    out.parent.mkdir(parents=True, exist_ok=True)
+    made = _make_folders(out.parent)
     # Opened as any new file is (not as a private temporary file), so the export gets the usual
     # permissions once renamed.
     part = out.parent / f".{out.name}.{secrets.token_hex(4)}.part"
@@ -419,8 +420,24 @@ def export_to(
         os.replace(part, out)
     except BaseException:
         part.unlink(missing_ok=True)
+        for folder in reversed(made):  # the folders made for it go too, deepest first
+            with contextlib.suppress(OSError):  # not empty (someone wrote there meanwhile): kept
+                folder.rmdir()
         raise
     return written
+
+
+def _make_folders(folder: Path) -> list[Path]:
+    """Make ``folder`` and any missing parent; the folders made, outermost first."""
+    missing = []
+    while not folder.exists() and folder != folder.parent:
+        missing.append(folder)
+        folder = folder.parent
+    made = []
+    for new in reversed(missing):
+        new.mkdir(exist_ok=True)
+        made.append(new)
+    return made
 
 
 class _Tally:

@@ -138,13 +138,20 @@ def test_a_refusal_is_the_same_across_batches_and_nothing_is_written(engine: Eng
     fmt = get_format("alignbench")
     refusal = export_refusal(fmt, export_bundle(engine, "spans", actor=OPERATOR))
     assert refusal and "5 spans" in refusal
-    out = tmp_path / "out" / "out.csv"
+    exports = tmp_path / "exports"  # (the store is in tmp_path too)
+    exports.mkdir()
+    out = exports / "new" / "folder" / "out.csv"
     with pytest.raises(FormatError) as refused:
         export_to(engine, "spans", "alignbench", out, actor=OPERATOR, batch_items=2)
     assert str(refused.value) == refusal
     with pytest.raises(UnknownDataset):
         export_to(engine, "nope", "canonical", out, actor=OPERATOR, batch_items=2)
-    assert list(out.parent.iterdir()) == []
+    assert list(exports.iterdir()) == []  # not even the folders made for the file
+    kept = exports / "kept"
+    kept.mkdir()
+    with pytest.raises(FormatError):
+        export_to(engine, "spans", "alignbench", kept / "out.csv", actor=OPERATOR, batch_items=2)
+    assert list(exports.iterdir()) == [kept] and list(kept.iterdir()) == []  # a folder that was there stays
 
 
 def test_the_canonical_lines_are_dataclasses_asdict_of_every_record(engine: Engine):

@@ -15,7 +15,7 @@ from components.page_setup import setup_page
 from components.store_cache import cached
 from db.repositories.datasets import DatasetInfo, DatasetSummary, list_datasets
 from db.repositories.queue import Progress, own_progress
-from db.repositories.visibility import label_sight, sees_assigned_only
+from db.repositories.visibility import LabelSight, label_sight, sees_assigned_only
 from render.literal_text import literal
 
 ctx = setup_page("Datasets")
@@ -96,7 +96,7 @@ def everyone(dataset: DatasetSummary) -> None:
     )
 
 
-def blind_annotator(dataset: DatasetSummary) -> None:
+def blind_annotator(dataset: DatasetSummary, sight: LabelSight) -> None:
     """An annotator on a blind dataset sees their own items and progress only: neither gold coverage nor
     how far colleagues are (it anchors), nor the detectors unless pre-annotation shows them anyway."""
     who = ctx.annotator.stored()
@@ -107,7 +107,7 @@ def blind_annotator(dataset: DatasetSummary) -> None:
     )
     a, b = st.columns(2)
     a.metric("Your items", f"{mine.total:,}")
-    if label_sight(ctx.engine, ctx.actor, dataset.id).detectors:
+    if sight.detectors:
         b.metric("Detectors", dataset.n_detectors)
     st.progress(mine.fraction, text=f"You: {mine.finished:,} / {mine.total:,} items done")
 
@@ -134,9 +134,10 @@ for dataset in datasets:
             if dataset.description:
                 st.markdown(literal(dataset.description))
         with stats:
-            if label_sight(ctx.engine, ctx.actor, dataset.id).gold:
+            sight = label_sight(ctx.engine, ctx.actor, dataset.id)
+            if sight.gold:
                 everyone(dataset)
             else:
-                blind_annotator(dataset)
+                blind_annotator(dataset, sight)
             if st.button("Browse items", key=f"browse-{dataset.id}", icon=":material/table_rows:"):
                 st.switch_page("app_pages/browse.py", query_params={"dataset": dataset.name})

@@ -149,9 +149,7 @@ def own_progress(engine: Engine, dataset_id: int, annotator_id: int, *, assigned
         m.Assignment.dataset_id == dataset_id, m.Assignment.annotator_id == annotator_id
     )
     if assigned_only:
-        items = select(func.count(func.distinct(m.Assignment.item_id))).where(
-            m.Assignment.dataset_id == dataset_id, m.Assignment.annotator_id == annotator_id
-        )
+        items = select(func.count()).select_from(assigned.distinct().subquery())
     else:
         items = select(func.count(m.Item.id)).where(m.Item.dataset_id == dataset_id)
     statuses = (

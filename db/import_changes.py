@@ -50,41 +50,50 @@ class ReplaceRequired(Exception):
 
 
 def annotation_rows(annotations: Annotations) -> Rows:
-    """What one label set says about one item, keyed the way a change is recognised, in a stable order."""
-    rows: Rows = {
-        "spans": _grouped(((s.start, s.end), (s.type, s.note)) for s in annotations.spans),
-        "sentence_labels": _grouped(
+    """What one label set says about one item, keyed the way a change is recognised, in a stable order.
+
+    Only the kinds the item has are built: an import plans every item of a large file through here,
+    and most items hold two or three of the eight kinds."""
+    a = annotations
+    rows: Rows = {}
+    if a.spans:
+        rows["spans"] = _grouped(((s.start, s.end), (s.type, s.note)) for s in a.spans)
+    if a.sentence_labels:
+        rows["sentence_labels"] = _grouped(
             (lab.index, (lab.label, lab.error_type, bool(lab.override), _meta(lab.meta)))
-            for lab in annotations.sentence_labels
-        ),
-        "claim_labels": _grouped((c.index, (c.label, c.type, c.reason)) for c in annotations.claim_labels),
-        "triplets": _grouped(
-            (k, (t.subject, t.relation, t.object, t.verdict, t.wrong_part))
-            for k, t in enumerate(annotations.triplets)
-        ),
-        "raw_outputs": _grouped(
-            (0, (r.text, r.analysis, bool(r.follows_format), r.parse_error))
-            for r in [annotations.raw_output]
-            if r is not None
-        ),
-        "sentence_scores": _grouped(
-            (s.index, (float(s.score), bool(s.parsed))) for s in annotations.sentence_scores
-        ),
-        "token_probabilities": _grouped(
-            ((t.token_index, t.start, t.end), (float(t.probability), t.type))
-            for t in annotations.token_probabilities
-        ),
-        "response_scores": _grouped(
-            (0, (float(r.score), r.hallucination, r.rationale, r.scale_min, r.scale_max))
-            for r in [annotations.response_score]
-            if r is not None
-        ),
-    }
-    return {table: grouped for table, grouped in rows.items() if grouped}
+            for lab in a.sentence_labels
+        )
+    if a.claim_labels:
+        rows["claim_labels"] = _grouped((c.index, (c.label, c.type, c.reason)) for c in a.claim_labels)
+    if a.triplets:
+        rows["triplets"] = _grouped(
+            (k, (t.subject, t.relation, t.object, t.verdict, t.wrong_part)) for k, t in enumerate(a.triplets)
+        )
+    if a.raw_output is not None:
+        r = a.raw_output
+        rows["raw_outputs"] = {0: [(r.text, r.analysis, bool(r.follows_format), r.parse_error)]}
+    if a.sentence_scores:
+        rows["sentence_scores"] = _grouped(
+            (s.index, (float(s.score), bool(s.parsed))) for s in a.sentence_scores
+        )
+    if a.token_probabilities:
+        rows["token_probabilities"] = _grouped(
+            ((t.token_index, t.start, t.end), (float(t.probability), t.type)) for t in a.token_probabilities
+        )
+    if a.response_score is not None:
+        r2 = a.response_score
+        rows["response_scores"] = {
+            0: [(float(r2.score), r2.hallucination, r2.rationale, r2.scale_min, r2.scale_max)]
+        }
+    return rows
+
+
+# ``json.dumps(meta, sort_keys=True)``, with the encoder built once rather than on every call.
+_META_JSON = json.JSONEncoder(sort_keys=True).encode
 
 
 def _meta(meta: dict[str, Any]) -> str:
-    return json.dumps(meta, sort_keys=True) if meta else ""
+    return _META_JSON(meta) if meta else ""
 
 
 def rating_rows(ratings: Iterable[RatingRecord]) -> Rows:

@@ -77,6 +77,7 @@ class ImportResult:
 @dataclass(slots=True)
 class _StoredItem:
     id: int
+    # "" for an item this import wrote: a later record with its id is refused as a repeat, text aside.
     text_hash: str
     length: int
     n_sentences: int
@@ -184,6 +185,7 @@ class _Batches:
         self.changes = ImportChanges()
         self.result = ImportResult(dataset="", problems=problems, changes=self.changes)
         self.writing = True
+        self.item_ids: dict[str, int] | None = None  # the writers' ids of stored items, once writing
 
     def add(self, bundle: Bundle, *, allow_skip: bool, replace_existing: bool) -> None:
         session, problems = self.session, self.problems
@@ -211,7 +213,11 @@ class _Batches:
         if not self.writing:
             self._remember_items(bundle, shapes, written={})
             return
-        writer = _Writer(session, dataset, self.stored, bad_items, self.result, fresh=self.fresh)
+        if self.item_ids is None:
+            self.item_ids = {ext: s.id for ext, s in self.stored.items()}
+        writer = _Writer(
+            session, dataset, self.stored, bad_items, self.result, fresh=self.fresh, item_ids=self.item_ids
+        )
         writer.write_items(bundle.items)
         for label_set in bundle.label_sets:  # this batch's units whose rows differ from the stored ones
             key = (label_set.kind, label_set.name)
@@ -237,9 +243,7 @@ class _Batches:
             if ext in self.stored or ext not in shapes:
                 continue
             length, n_sentences, n_claims = shapes[ext]
-            self.stored[ext] = _StoredItem(
-                written.get(ext, -1), text_hash(item.response), length, n_sentences, n_claims
-            )
+            self.stored[ext] = _StoredItem(written.get(ext, -1), "", length, n_sentences, n_claims)
 
 
 def write_annotations(
@@ -416,7 +420,7 @@ def _item_problems(item: ItemRecord, old: _StoredItem | None) -> list[tuple[str,
         return [*reasons, ("response", f"expected text, got {type(item.response).__name__}")]
     if not isinstance(item.prompt, str):
         reasons.append(("prompt", f"expected text, got {type(item.prompt).__name__}"))
-    if old is not None and old.text_hash != text_hash(item.response):
+    if old is not None and old.text_hash and old.text_hash != text_hash(item.response):
         reasons.append(
             (
                 "response",
@@ -672,12 +676,15 @@ class _Writer:
         bad_items: set[str],
         result: ImportResult,
         fresh: set[tuple[str, str]] | None = None,
+        item_ids: dict[str, int] | None = None,
     ) -> None:
         self.session = session
         # Label sets made by this import: nothing of theirs is stored from before, nothing to clear.
         self.fresh = set() if fresh is None else fresh
         self.dataset = dataset
-        self.item_ids = {ext: s.id for ext, s in stored.items()}
+        # The stored items' ids by external id, given by an import of several batches, which keeps them
+        # across its writers (each adds the items it writes) rather than copying every id per batch.
+        self.item_ids = {ext: s.id for ext, s in stored.items()} if item_ids is None else item_ids
         self.bad = bad_items
         self.result = result
 

@@ -123,7 +123,8 @@ def _format_or_usage(name: str | None, kind: Kind) -> str | None:
     return None
 
 
-def _read_inputs(paths: Sequence[str]) -> list[tuple[str, bytes]] | str:
+def _input_files(paths: Sequence[str]) -> list[tuple[str, Path]] | str:
+    """Each named file with its path, or the message to print: one is missing or over the set cap."""
     from db.import_folder import size_problem
 
     found = []
@@ -134,8 +135,13 @@ def _read_inputs(paths: Sequence[str]) -> list[tuple[str, bytes]] | str:
         too_large = size_problem(path.stat().st_size, set_only=True)
         if too_large:
             return f"{name}: {too_large}"
-        found.append((name, path.read_bytes()))
+        found.append((name, path))
     return found
+
+
+def _read_inputs(paths: Sequence[str]) -> list[tuple[str, bytes]] | str:
+    found = _input_files(paths)
+    return found if isinstance(found, str) else [(name, path.read_bytes()) for name, path in found]
 
 
 def _report(args: argparse.Namespace, outcomes: list[Any]) -> int:
@@ -211,7 +217,7 @@ def cmd_import_mapped(args: argparse.Namespace) -> int:
 
 def cmd_import(args: argparse.Namespace) -> int:
     from db.access import OPERATOR
-    from db.transfer import import_file
+    from db.transfer import import_path
     from formats.base import ReadOptions
     from formats.faithscore import POLARITIES
 
@@ -223,7 +229,7 @@ def cmd_import(args: argparse.Namespace) -> int:
             print("error: with --map or a folder, --images must be an image folder", file=sys.stderr)
             return USAGE
         return cmd_import_mapped(args)
-    inputs = _read_inputs(args.files)
+    inputs = _input_files(args.files)
     image_root, image_zip = None, None
     if args.images:
         images = Path(args.images)
@@ -240,9 +246,9 @@ def cmd_import(args: argparse.Namespace) -> int:
         return USAGE
     engine = _engine(args)
     outcomes = [
-        import_file(
+        import_path(
             engine,
-            data,
+            path,
             actor=OPERATOR,
             source=name,
             format_name=args.format,
@@ -254,7 +260,7 @@ def cmd_import(args: argparse.Namespace) -> int:
             image_zip=image_zip,
             replace_existing=args.replace,
         )
-        for name, data in inputs
+        for name, path in inputs
     ]
     return _report(args, outcomes)
 

@@ -38,7 +38,7 @@ from formats.gc_pause import without_gc_pauses
 from formats.mapping import ImportMapping, read_table
 from formats.problems import ImportRejected, Problem
 from formats.records import Bundle
-from formats.registry import UnknownFormat, choose_format, get_format, read_file
+from formats.registry import UnknownFormat, choose_format, get_format, read_file, read_file_from_disk
 from formats.tables import TableSource
 
 Progress = Callable[[float, str], None]
@@ -177,6 +177,70 @@ def import_file(
     return _import_read(
         engine,
         read_file(fmt, data, source, options, batches=True),
+        source,
+        fmt.name,
+        actor=actor,
+        allow_skip=allow_skip,
+        image_root=image_root,
+        image_zip=image_zip,
+        annotator=annotator,
+        progress=progress,
+        replace_existing=replace_existing,
+    )
+
+
+# Every sniffer looks at no more than a file's first 64 KB (a Parquet file aside: its columns are at its end).
+SNIFF_BYTES = 1 << 16
+
+
+@without_gc_pauses
+def import_path(
+    engine: Engine,
+    path: Path,
+    *,
+    actor: Actor,
+    source: str,
+    format_name: str | None = None,
+    options: ReadOptions | None = None,
+    allow_skip: bool = False,
+    image_root: str | None = None,
+    image_zip: bytes | None = None,
+    annotator: str | None = None,
+    progress: Progress = _no_progress,
+    replace_existing: bool = False,
+) -> ImportOutcome:
+    """:func:`import_file` of a file on disk. A format that can read a file as it goes (AlignBench CSV
+    rows) reads it from disk block by block, so a file of a million rows is never all in memory; any
+    other file is read into memory and imported by :func:`import_file`."""
+    require_now(engine, actor, "manage_data")  # before a large file is read
+    options = options or ReadOptions()
+    with path.open("rb") as handle:
+        head = handle.read(SNIFF_BYTES)
+    read, fmt = None, None
+    if head[:4] != b"PAR1":
+        with contextlib.suppress(UnknownFormat):  # import_file reports it
+            fmt = choose_format(head, source, format_name, "benchmark")
+    if fmt is not None:
+        progress(0.05, f"Reading {source} as {fmt.title}…")
+        read = read_file_from_disk(fmt, path, head, source, options)
+    if fmt is None or read is None:
+        return import_file(
+            engine,
+            path.read_bytes(),
+            actor=actor,
+            source=source,
+            format_name=format_name,
+            options=options,
+            allow_skip=allow_skip,
+            image_root=image_root,
+            image_zip=image_zip,
+            annotator=annotator,
+            progress=progress,
+            replace_existing=replace_existing,
+        )
+    return _import_read(
+        engine,
+        read,
         source,
         fmt.name,
         actor=actor,
@@ -469,6 +533,7 @@ __all__ = [
     "export_file",
     "export_to",
     "import_file",
+    "import_path",
     "import_predictions",
     "import_table",
 ]

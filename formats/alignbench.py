@@ -17,8 +17,9 @@ import io
 import json
 import math
 import re
-from collections.abc import Iterable, Iterator, Sequence
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass
+from pathlib import Path
 from typing import Any
 
 from formats import taxonomies
@@ -37,7 +38,7 @@ from formats.records import (
 )
 from formats.sentences import split_sentences
 from formats.storable import may_hold_unstorable, unstorable
-from formats.text import decode_text, head_text, looks_like_json, utf8_problems
+from formats.text import decode_text, head_text, looks_like_json, scan_text_file, utf8_problems
 
 KEY_COLUMNS = ("model", "image_name", "sentence_index")
 COLUMNS = (
@@ -176,13 +177,35 @@ def caption_batches(
     import pyarrow as pa
 
     body = bytes(data[3:]) if bytes(data[:3]) == b"\xef\xbb\xbf" else data
-    header = _header(body)
+    return _caption_batches(lambda: pa.BufferReader(pa.py_buffer(body)), _header(body), rows)
+
+
+def file_caption_batches(
+    path: Path, head: bytes, rows: int | None = None
+) -> Iterator[list[tuple[int, dict[str, Any]]]] | None:
+    """:func:`caption_batches` of a file read from disk block by block (``head``: its first bytes, which
+    hold the header row), so its bytes are never all in memory."""
+    import pyarrow as pa
+
+    body = head[3:] if head[:3] == b"\xef\xbb\xbf" else head
+    if b"\n" not in body:
+        return None  # a header longer than the head: read the file whole
+    return _caption_batches(lambda: pa.OSFile(str(path)), _header(body), rows)
+
+
+def _caption_batches(
+    opened: Callable[[], Any], header: list[str], rows: int | None
+) -> Iterator[list[tuple[int, dict[str, Any]]]] | None:
+    """:func:`caption_batches` of the CSV input ``opened`` gives afresh for each pass (pyarrow reads it,
+    byte-order mark and all)."""
+    import pyarrow as pa
+
     if len(set(header)) != len(header) or not set(KEY_COLUMNS) <= set(header):
         return None
     try:
         closed: set[tuple[str, str]] = set()
         last: tuple[str, str] | None = None
-        for batch in _csv_blocks(body, header, KEY_COLUMNS):
+        for batch in _csv_blocks(opened(), header, KEY_COLUMNS):
             keys = _clean_keys(batch)
             if keys is None:
                 return None
@@ -199,16 +222,17 @@ def caption_batches(
     if last is None:
         return None
     del closed
-    return _row_batches(body, header, rows or BATCH_ROWS)
+    return _row_batches(opened(), header, rows or BATCH_ROWS)
 
 
-def _csv_blocks(body: bytes, header: list[str], columns: Sequence[str]) -> Iterator[Any]:
-    """Record batches of ``columns`` of the CSV file, every column read as text."""
+def _csv_blocks(source: Any, header: list[str], columns: Sequence[str]) -> Iterator[Any]:
+    """Record batches of ``columns`` of the CSV input ``source`` (a pyarrow input), every column read as
+    text."""
     import pyarrow as pa
     from pyarrow import csv as arrow_csv
 
     reader = arrow_csv.open_csv(
-        pa.BufferReader(pa.py_buffer(body)),
+        source,
         read_options=arrow_csv.ReadOptions(block_size=1 << 22, use_threads=False),
         parse_options=arrow_csv.ParseOptions(newlines_in_values=True),
         convert_options=arrow_csv.ConvertOptions(
@@ -249,11 +273,11 @@ def _clean_keys(batch: Any) -> list[tuple[str, str]] | None:
     return list(zip(models, images, strict=True))
 
 
-def _row_batches(body: bytes, header: list[str], rows: int) -> Iterator[list[tuple[int, dict[str, Any]]]]:
+def _row_batches(source: Any, header: list[str], rows: int) -> Iterator[list[tuple[int, dict[str, Any]]]]:
     """The second pass: rows with their numbers, cut at caption boundaries near every ``rows`` rows."""
     pending: list[tuple[int, dict[str, Any]]] = []
     number = 0
-    for batch in _csv_blocks(body, header, header):
+    for batch in _csv_blocks(source, header, header):
         names = batch.schema.names
         columns = [_typed(name, batch.column(k)).to_pylist() for k, name in enumerate(names)]
         for values in zip(*columns, strict=True):
@@ -562,7 +586,33 @@ class AlignBenchFormat(Format):
         batches = caption_batches(data)
         if batches is None:
             return self.read(data, source=source, options=options)
-        suspicious = b"\x00" in data
+        return self._batched(batches, options, source, problems, b"\x00" in data)
+
+    def read_file_batches(
+        self, path: Path, head: bytes, *, source: str, options: ReadOptions | None = None
+    ) -> ReadResult | None:
+        """:meth:`read_batches` of a CSV file read from disk: checked, then read, a block at a time, so a
+        million rows import without the file's bytes in memory; None for a file :meth:`read_batches`
+        would read whole (or not as CSV)."""
+        if encoding_of(head, source) != "csv":
+            return None
+        problems, holds_nul = scan_text_file(path, source)
+        if problems:
+            return ReadResult(None, problems)
+        batches = file_caption_batches(path, head)
+        if batches is None:
+            return None
+        return self._batched(batches, options or ReadOptions(), source, problems, holds_nul)
+
+    def _batched(
+        self,
+        batches: Iterator[list[tuple[int, dict[str, Any]]]],
+        options: ReadOptions,
+        source: str,
+        problems: list[Problem],
+        suspicious: bool,
+    ) -> ReadResult:
+        """The first bundle of ``batches`` (rows of whole captions), and the others as they are read."""
 
         def bundles() -> Iterator[Bundle]:
             for rows in batches:

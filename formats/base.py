@@ -16,6 +16,7 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Iterator, Mapping
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Any, ClassVar, Literal, Protocol
 
 from formats.problems import Problem
@@ -126,6 +127,13 @@ class Format:
         """The file as :meth:`read` gives it, or, where the format can, in batches of records (see
         ``ReadResult.more``), so an import holds one batch at a time."""
         return self.read(data, source=source, options=options)
+
+    def read_file_batches(
+        self, path: Path, head: bytes, *, source: str, options: ReadOptions | None = None
+    ) -> ReadResult | None:
+        """:meth:`read_batches` of a file on disk without holding its bytes (``head``: its first bytes),
+        where the format can; None: read the file's bytes instead."""
+        return None
 
     def read(self, data: bytes, *, source: str, options: ReadOptions | None = None) -> ReadResult:
         raise NotImplementedError

@@ -3,8 +3,10 @@ that reports instead of crashing."""
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import replace
 from importlib import import_module
+from pathlib import Path
 
 from formats.base import Format, Kind, ReadOptions, ReadResult
 from formats.problems import Problem
@@ -113,13 +115,32 @@ def read_file(
     the first error says which, so a wrongly chosen format is one message, not a page of them.
     ``batches``: the file may come in batches (``ReadResult.more``), as an import takes them.
     """
+    read = fmt.read_batches if batches else fmt.read
+    result = _reported(fmt, source, lambda: read(data, source=source, options=options))
+    assert result is not None
+    return _with_hint(result, fmt, data, source)
+
+
+def read_file_from_disk(
+    fmt: Format, path: Path, head: bytes, source: str, options: ReadOptions
+) -> ReadResult | None:
+    """:func:`read_file` (in batches) of a file on disk whose bytes the format reads as it goes
+    (``head``: the file's first bytes, enough to sniff it); None when the format reads bytes, so the
+    caller reads the file."""
+    result = _reported(fmt, source, lambda: fmt.read_file_batches(path, head, source=source, options=options))
+    return None if result is None else _with_hint(result, fmt, head, source)
+
+
+def _reported(fmt: Format, source: str, read: Callable[[], ReadResult | None]) -> ReadResult | None:
     try:
-        read = fmt.read_batches if batches else fmt.read
-        result = read(data, source=source, options=options)
+        return read()
     except Exception as error:  # noqa: BLE001 - a reader bug must still end as a clear report
         return ReadResult(
             None, [Problem(source, "-", "-", f"internal error while reading as {fmt.name}: {error!r}")]
         )
+
+
+def _with_hint(result: ReadResult, fmt: Format, data: bytes, source: str) -> ReadResult:
     if result.bundle is None and result.errors:
         other = next((f for f, _ in detect(data, source, fmt.kind) if f is not fmt), None)
         if other is not None:

@@ -4,7 +4,8 @@ file's beginning and name for sniffing and naming datasets."""
 from __future__ import annotations
 
 import codecs
-from pathlib import PurePath
+from collections.abc import Iterable, Iterator
+from pathlib import Path, PurePath
 
 from formats.problems import Problem
 
@@ -23,23 +24,59 @@ def utf8_problems(data: bytes, source: str, *, part: int = 1 << 22) -> list[Prob
     """:func:`decode_text`'s problem, if any, found part by part: a large file is checked without a
     decoded copy of it all."""
     view = memoryview(data)
+    bad = _first_undecodable(view[start : start + part] for start in range(0, len(view), part))
+    return [] if bad is None else [_not_utf8_byte(*bad, source)]
+
+
+def scan_text_file(path: Path, source: str, *, part: int = 1 << 22) -> tuple[list[Problem], bool]:
+    """:func:`utf8_problems` of a file read from disk a part at a time, so its bytes are never all held;
+    and whether it holds a NUL byte (a character no store keeps in text)."""
+    holds_nul = False
+
+    def parts() -> Iterator[bytes]:
+        nonlocal holds_nul
+        with path.open("rb") as handle:
+            while chunk := handle.read(part):
+                holds_nul = holds_nul or b"\x00" in chunk
+                yield chunk
+
+    bad = _first_undecodable(parts())
+    return ([] if bad is None else [_not_utf8_byte(*bad, source)]), holds_nul
+
+
+def _first_undecodable(parts: Iterable[bytes | memoryview]) -> tuple[int, int] | None:
+    """The offset and value of the first byte of ``parts`` (a file's bytes in order) that is not UTF-8."""
     decoder = codecs.getincrementaldecoder("utf-8")()
-    for start in range(0, len(view), part):
-        try:
-            decoder.decode(view[start : start + part], final=start + part >= len(view))
-        except UnicodeDecodeError as error:
-            pending = len(decoder.getstate()[0])  # bytes of an unfinished character carried over
-            return [_not_utf8(data, max(start - pending + error.start, 0), source)]
-    return []
+    offset = 0
+    previous: bytes | memoryview | None = None
+    for chunk in _with_end(iter(parts)):
+        if previous is not None:
+            try:
+                decoder.decode(previous, final=chunk is None)
+            except UnicodeDecodeError as error:
+                pending = len(decoder.getstate()[0])  # bytes of an unfinished character carried over
+                at = max(offset - pending + error.start, 0)
+                return at, error.object[error.start]
+            offset += len(previous)
+        previous = chunk
+    return None
+
+
+def _with_end(parts: Iterator[bytes | memoryview]) -> Iterator[bytes | memoryview | None]:
+    yield from parts
+    yield None
 
 
 def _not_utf8(data: bytes, at: int, source: str) -> Problem:
+    return _not_utf8_byte(at, bytes(data[at : at + 1])[0], source)
+
+
+def _not_utf8_byte(at: int, value: int, source: str) -> Problem:
     return Problem(
         source,
         "-",
         "-",
-        f"not valid UTF-8 text: byte {at} (0x{bytes(data[at : at + 1])[0]:02x}) cannot be decoded; save the "
-        "file as UTF-8",
+        f"not valid UTF-8 text: byte {at} (0x{value:02x}) cannot be decoded; save the file as UTF-8",
     )
 
 

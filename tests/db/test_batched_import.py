@@ -13,7 +13,7 @@ from sqlalchemy import Engine, func, select
 from db import models as m
 from db.access import OPERATOR
 from db.exporter import export_bundle
-from db.transfer import ImportOutcome, import_file
+from db.transfer import ImportOutcome, import_file, import_path
 from formats import alignbench
 from formats.base import ReadOptions
 from formats.records import SentenceLabelRecord, SpanRecord
@@ -114,6 +114,108 @@ def test_rows_of_a_caption_apart_are_read_whole(engine: Engine, small_batches: N
     assert alignbench.caption_batches(data) is None
     outcome = run(engine, data)
     assert outcome.ok and outcome.result is not None and outcome.result.rows["sentence_labels"] == 30
+
+
+def run_from_disk(
+    engine: Engine, path: Path, dataset: str = "ab", format_name: str | None = "alignbench"
+) -> ImportOutcome:
+    return import_path(
+        engine,
+        path,
+        actor=OPERATOR,
+        source=path.name,
+        format_name=format_name,
+        options=ReadOptions(dataset=dataset),
+    )
+
+
+def stored_rows(engine: Engine, dataset: str) -> list[object]:
+    bundle = export_bundle(engine, dataset, actor=OPERATOR)
+    return [
+        *((i.external_id, i.response, i.sentences, i.meta) for i in bundle.items),
+        *((a.item, a.spans, a.sentence_labels) for a in bundle.label_sets[0].annotations),
+    ]
+
+
+@pytest.mark.parametrize("bom", [b"", b"\xef\xbb\xbf"])
+@pytest.mark.parametrize("format_name", ["alignbench", None])
+def test_a_file_on_disk_is_read_in_batches_and_stores_what_its_bytes_store(
+    engine: Engine, small_batches: None, tmp_path: Path, bom: bytes, format_name: str | None
+) -> None:
+    data = bom + rows_csv(40)
+    path = tmp_path / "rows.csv"
+    path.write_bytes(data)
+    read = alignbench.FORMAT.read_file_batches(path, data[:4096], source="rows.csv")
+    assert read is not None and read.more is not None and read.bundle is not None
+    assert len(read.bundle.items) == 3  # batches end between captions, as from the bytes
+
+    from_disk = run_from_disk(engine, path, "disk", format_name)
+    assert from_disk.ok and from_disk.result is not None, from_disk.problems
+    assert from_disk.format == "alignbench"
+    assert run(engine, data, "bytes").ok
+    assert stored_rows(engine, "disk") == stored_rows(engine, "bytes")
+    again = run_from_disk(engine, path, "disk", format_name)
+    assert again.ok and again.result is not None and again.result.rows == {}
+
+
+def test_a_flaw_in_a_late_batch_of_a_file_on_disk_leaves_the_store_untouched(
+    engine: Engine, small_batches: None, tmp_path: Path
+) -> None:
+    path = tmp_path / "rows.csv"
+    path.write_bytes(rows_csv(40, bad_at=37))
+    before = counts(engine)
+    outcome = run_from_disk(engine, path)
+    assert not outcome.ok
+    (error,) = outcome.errors
+    assert (error.file, error.record, error.field) == (
+        "rows.csv",
+        "row 112 (caption m1/img37.jpg)",
+        "annotation",
+    )
+    assert counts(engine) == before
+
+
+def test_a_file_on_disk_that_is_not_utf8_is_refused_naming_the_byte(engine: Engine, tmp_path: Path) -> None:
+    data = rows_csv(5)
+    at = data.index(b"img3.jpg")
+    path = tmp_path / "rows.csv"
+    path.write_bytes(data[:at] + b"\xff" + data[at + 1 :])
+    before = counts(engine)
+    outcome = run_from_disk(engine, path)
+    assert not outcome.ok
+    (error,) = outcome.errors
+    assert error.reason.startswith(f"not valid UTF-8 text: byte {at} (0xff)")
+    assert counts(engine) == before
+
+
+def test_files_on_disk_a_batch_reader_cannot_take_are_imported_from_their_bytes(
+    engine: Engine, small_batches: None, tmp_path: Path
+) -> None:
+    shuffled = tmp_path / "shuffled.csv"
+    shuffled.write_bytes(rows_csv(10, shuffled=True))
+    assert alignbench.FORMAT.read_file_batches(shuffled, shuffled.read_bytes(), source="shuffled.csv") is None
+    outcome = run_from_disk(engine, shuffled, "shuffled")
+    assert outcome.ok and outcome.result is not None and outcome.result.rows["sentence_labels"] == 30
+
+    lines = tmp_path / "rows.jsonl"  # AlignBench rows as JSON lines: read from the file's bytes
+    lines.write_text(
+        "".join(
+            json.dumps(
+                {
+                    "model": "m",
+                    "image_name": f"i{c}.jpg",
+                    "sentence_index": 0,
+                    "caption": "A dog.",
+                    "annotation": "correct",
+                }
+            )
+            + "\n"
+            for c in range(4)
+        )
+    )
+    assert alignbench.FORMAT.read_file_batches(lines, lines.read_bytes(), source="rows.jsonl") is None
+    outcome = run_from_disk(engine, lines, "lines", format_name=None)
+    assert outcome.ok and outcome.result is not None and outcome.result.items_created == 4, outcome.problems
 
 
 def test_a_canonical_file_in_batches_round_trips_and_refuses_whole(

@@ -16,6 +16,7 @@ import ast
 import json
 import random
 import shutil
+import tempfile
 import uuid
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, replace
@@ -55,7 +56,7 @@ from db.repositories.rating_tasks import (
     rate,
     update_rating_task,
 )
-from db.transfer import export_file, import_file, import_predictions, import_table
+from db.transfer import export_file, import_file, import_path, import_predictions, import_table
 from demo.load import ensure_demo, load_demo
 from formats.records import Annotations, Bundle, DatasetRecord, ItemRecord, LabelSetRecord, SpanRecord
 from tests.conftest import PG_URL
@@ -431,6 +432,15 @@ def _import_file(w: World, a: Act) -> Any:
     return outcome
 
 
+def _import_path(w: World, a: Act) -> Any:
+    with tempfile.TemporaryDirectory() as folder:
+        path = Path(folder) / "gold.jsonl"
+        path.write_bytes(canonical(gold_bundle()))
+        outcome = import_path(w.engine, path, actor=a.actor, source="gold.jsonl")
+    assert outcome.ok, outcome.summary()
+    return outcome
+
+
 def _allow_preannotation(w: World) -> Any:
     return set_dataset_settings(w.engine, w.dataset, allow_preannotation=True, actor=OPERATOR)
 
@@ -555,6 +565,7 @@ WRITES = [
         ),
     ),
     Write("db.transfer.import_file", "manage_data", _import_file),
+    Write("db.transfer.import_path", "manage_data", _import_path),
     Write("db.transfer.import_table", "manage_data", _import_table),
     Write("db.transfer.import_predictions", "manage_data", _predictions),
     Write(R + "import_ratings", "manage_data", _ratings),

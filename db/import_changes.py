@@ -128,6 +128,10 @@ def digest(units: Sequence[Rows]) -> str:
     return fingerprint.hexdigest()
 
 
+def _key_repr(pair: tuple[Hashable, Any]) -> str:
+    return repr(pair[0])
+
+
 class Fingerprint:
     """:func:`digest` of units given in several parts (an import written in batches): the same hash as
     of the JSON list of every unit, built without holding every unit at once."""
@@ -137,10 +141,15 @@ class Fingerprint:
         self._empty = True
 
     def add(self, units: Iterable[Rows]) -> None:
-        for unit in units:
-            text = json.dumps(sorted((t, sorted(g.items(), key=repr)) for t, g in unit.items()))
-            self._hash.update(((", " if not self._empty else "") + text).encode("utf-8", "surrogatepass"))
-            self._empty = False
+        # Each unit's rows by table name, each table's by the repr of its keys (integers, or tuples of
+        # integers and None): as one repr never begins another's unless the shorter is an integer and
+        # the longer goes on in digits, this is the order of the reprs of the (key, rows) pairs too.
+        body = [sorted((t, sorted(g.items(), key=_key_repr)) for t, g in unit.items()) for unit in units]
+        if not body:
+            return
+        text = json.dumps(body)[1:-1]  # the units' JSON, ", " between them
+        self._hash.update(((", " if not self._empty else "") + text).encode("utf-8", "surrogatepass"))
+        self._empty = False
 
     def hexdigest(self) -> str:
         whole = self._hash.copy()

@@ -112,16 +112,14 @@ def _gold_span_exists() -> Any:
     return or_(span, incorrect, claim)
 
 
-def _filtered(query: Select[Any], dataset_id: int, flt: ItemFilter) -> Select[Any]:
+def _filtered(query: Select[Any], dataset_id: int, flt: ItemFilter, dialect: str) -> Select[Any]:
     query = query.where(m.Item.dataset_id == dataset_id)
     if flt.text.strip():
-        # A search for "50%" or "a_b" means those characters: autoescape turns the LIKE wildcards in the
-        # typed text into literals (with an ESCAPE clause).
         needle = flt.text.strip()
         query = query.where(
             or_(
                 *(
-                    column.icontains(needle, autoescape=True)
+                    _holds(column, needle, dialect)
                     for column in (m.Item.external_id, m.Item.prompt, m.Item.response)
                 )
             )
@@ -140,10 +138,26 @@ def _filtered(query: Select[Any], dataset_id: int, flt: ItemFilter) -> Select[An
     return query
 
 
+def _holds(column: Any, needle: str, dialect: str) -> Any:
+    """``column`` holds ``needle``, whatever the case of its letters.
+
+    A search for "50%" or "a_b" means those characters: autoescape turns the LIKE wildcards in the
+    typed text into literals (with an ESCAPE clause). SQLite's LIKE ignores the case of ASCII letters,
+    and of no others, exactly as its ``lower()`` folds them, so there the match needs no lowered copy of
+    every text: half the time of a search through a million sentences.
+    """
+    if dialect == "sqlite":
+        return column.contains(needle, autoescape=True)
+    return column.icontains(needle, autoescape=True)
+
+
 def count_items(engine: Engine, dataset_id: int, flt: ItemFilter = ItemFilter()) -> int:
     """How many items of the dataset match ``flt``."""
     with read_session(engine) as session:
-        return session.scalar(_filtered(select(func.count(m.Item.id)), dataset_id, flt)) or 0
+        return (
+            session.scalar(_filtered(select(func.count(m.Item.id)), dataset_id, flt, engine.dialect.name))
+            or 0
+        )
 
 
 def item_page(engine: Engine, dataset_id: int, flt: ItemFilter, offset: int, limit: int) -> list[ItemRow]:
@@ -166,7 +180,12 @@ def item_page(engine: Engine, dataset_id: int, flt: ItemFilter, offset: int, lim
         func.substr(m.Item.response, 1, 200),
         n_spans,
     )
-    query = _filtered(select(*columns), dataset_id, flt).order_by(m.Item.position).offset(offset).limit(limit)
+    query = (
+        _filtered(select(*columns), dataset_id, flt, engine.dialect.name)
+        .order_by(m.Item.position)
+        .offset(offset)
+        .limit(limit)
+    )
     with read_session(engine) as session:
         return [ItemRow(*row) for row in session.execute(query)]
 

@@ -19,6 +19,7 @@ import math
 import re
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass
+from operator import itemgetter
 from pathlib import Path
 from typing import Any
 
@@ -379,15 +380,33 @@ def text_rows(
         writer = csv.writer(out, lineterminator="\n")  # a DictWriter's output, a row's cells in order
         if header:
             writer.writerow(columns)
-        writer.writerows(
-            [
-                json.dumps(v, ensure_ascii=False) if isinstance(v := row.get(k), list | dict) else v
-                for k in columns
-            ]
-            for row in rows
-        )  # lists and objects as JSON text, inline: a call per cell was a fifth of the time
+        writer.writerows(map(_csv_cells(columns), rows))
         return out.getvalue().encode("utf-8")
     return dump_jsonl([{k: row[k] for k in columns if k in row} for row in rows])
+
+
+# Cells the csv module writes as they are; any other value (a list, an object) is written as JSON text.
+_PLAIN_CELLS = frozenset((str, int, float, bool, type(None)))
+
+
+def _csv_cells(columns: Sequence[str]) -> Callable[[dict[str, Any]], Sequence[Any]]:
+    """A row's cells in ``columns`` order (None where it has no such key), lists and objects as JSON
+    text: taken all at once, and looked at one by one only in a row that holds such a value."""
+    take = itemgetter(*columns) if len(columns) > 1 else (lambda row: (row[columns[0]],))
+
+    def cells(row: dict[str, Any]) -> Sequence[Any]:
+        try:
+            values = take(row)
+        except KeyError:
+            values = tuple(row.get(k) for k in columns)
+        for value in values:
+            if type(value) not in _PLAIN_CELLS:
+                return [
+                    json.dumps(v, ensure_ascii=False) if isinstance(v, list | dict) else v for v in values
+                ]
+        return values
+
+    return cells
 
 
 def _parquet_cell(value: Any) -> Any:
@@ -781,7 +800,10 @@ def _rows(bundle: Bundle) -> Iterator[dict[str, Any]]:
         labels = {lab.index: lab for lab in annotations.sentence_labels} if annotations else {}
         for k, (start, end, index) in enumerate(sentence_rows(item)):
             label = labels.get(k)
-            meta = dict(label.meta) if label else {}
+            meta = label.meta if label else {}
+            words = (
+                meta["error_words"] if "error_words" in meta else _span_words(annotations, item, start, end)
+            )
             yield {
                 "model": item.source_model or "",
                 "image_source": item.meta.get("image_source"),
@@ -791,7 +813,7 @@ def _rows(bundle: Bundle) -> Iterator[dict[str, Any]]:
                 "caption": item.response[start:end],
                 "annotation": label.label if label else None,
                 "error_type": label.error_type if label else None,
-                "error_words": meta.get("error_words", _span_words(annotations, item, start, end)),
+                "error_words": words,
                 **{c: meta.get(c) for c in LABEL_META[1:]},
                 "image_url": item.meta.get("image_url"),
             }

@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import copy
 import dataclasses
+import functools
 import json
 import shutil
 import tempfile
@@ -49,8 +50,7 @@ def _build(cls: type, value: Any, path: str) -> Any:
     """``value`` (parsed JSON) as an instance of dataclass ``cls``, every field type-checked."""
     if not isinstance(value, dict):
         raise RecordError(path or "-", f"expected an object, got {type_name(value)}")
-    hints = typing.get_type_hints(cls)
-    fields = {f.name: f for f in dataclasses.fields(cls)}
+    hints, fields = _shape(cls)
     unknown = sorted(set(value) - set(fields))
     if unknown:
         raise RecordError(f"{path}{'.' if path else ''}{unknown[0]}", "unknown field")
@@ -63,6 +63,13 @@ def _build(cls: type, value: Any, path: str) -> Any:
             continue
         kwargs[name] = _convert(hints[name], value[name], where)
     return cls(**kwargs)
+
+
+@functools.cache
+def _shape(cls: type) -> tuple[dict[str, Any], dict[str, dataclasses.Field[Any]]]:
+    """The field types and fields of record class ``cls``, worked out once: resolving the annotations
+    of a class is slow, and a large file builds hundreds of thousands of records."""
+    return typing.get_type_hints(cls), {f.name: f for f in dataclasses.fields(cls)}
 
 
 def _convert(hint: Any, value: Any, path: str) -> Any:

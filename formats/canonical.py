@@ -21,7 +21,7 @@ import shutil
 import tempfile
 import types
 import typing
-from collections.abc import Iterable, Iterator
+from collections.abc import Callable, Iterable, Iterator
 from contextlib import ExitStack
 from typing import IO, Any, TypeVar, Union
 
@@ -50,71 +50,109 @@ def _build(cls: type, value: Any, path: str) -> Any:
     """``value`` (parsed JSON) as an instance of dataclass ``cls``, every field type-checked."""
     if not isinstance(value, dict):
         raise RecordError(path or "-", f"expected an object, got {type_name(value)}")
-    hints, fields = _shape(cls)
-    unknown = sorted(set(value) - set(fields))
-    if unknown:
+    fields, required = _shape(cls)
+    if not value.keys() <= fields.keys():
+        unknown = sorted(set(value) - set(fields))
         raise RecordError(f"{path}{'.' if path else ''}{unknown[0]}", "unknown field")
     kwargs = {}
-    for name, field in fields.items():
-        where = f"{path}.{name}" if path else name
-        if name not in value:
-            if field.default is dataclasses.MISSING and field.default_factory is dataclasses.MISSING:
-                raise RecordError(where, "missing")
-            continue
-        kwargs[name] = _convert(hints[name], value[name], where)
+    for name, convert in fields.items():
+        if name in value:
+            kwargs[name] = convert(value[name], f"{path}.{name}" if path else name)
+        elif name in required:
+            raise RecordError(f"{path}.{name}" if path else name, "missing")
     return cls(**kwargs)
 
 
+Convert = Callable[[Any, str], Any]
+
+
 @functools.cache
-def _shape(cls: type) -> tuple[dict[str, Any], dict[str, dataclasses.Field[Any]]]:
-    """The field types and fields of record class ``cls``, worked out once: resolving the annotations
-    of a class is slow, and a large file builds hundreds of thousands of records."""
-    return typing.get_type_hints(cls), {f.name: f for f in dataclasses.fields(cls)}
+def _shape(cls: type) -> tuple[dict[str, Convert], frozenset[str]]:
+    """The converter of each field of record class ``cls`` and the fields without a default, worked
+    out once: resolving a class's annotations is slow, and a large file builds hundreds of thousands
+    of records."""
+    hints = typing.get_type_hints(cls)
+    fields = dataclasses.fields(cls)
+    required = frozenset(
+        f.name
+        for f in fields
+        if f.default is dataclasses.MISSING and f.default_factory is dataclasses.MISSING
+    )
+    return {f.name: _converter(hints[f.name]) for f in fields}, required
 
 
 def _convert(hint: Any, value: Any, path: str) -> Any:
+    return _converter(hint)(value, path)
+
+
+@functools.cache
+def _converter(hint: Any) -> Convert:
+    """A function checking a parsed JSON value against type ``hint`` (``path`` names it in an error)
+    and giving it as that type, made once per type."""
     origin = typing.get_origin(hint)
     if origin in (Union, types.UnionType):
         options = typing.get_args(hint)
-        if value is None and type(None) in options:
-            return None
-        last: RecordError | None = None
-        for option in options:
-            if option is type(None):
-                continue
-            try:
-                return _convert(option, value, path)
-            except RecordError as error:
-                last = error
-        raise last or RecordError(path, "unexpected value")
+        optional = type(None) in options
+        choices = [_converter(option) for option in options if option is not type(None)]
+
+        def union(value: Any, path: str) -> Any:
+            if value is None and optional:
+                return None
+            last: RecordError | None = None
+            for choice in choices:
+                try:
+                    return choice(value, path)
+                except RecordError as error:
+                    last = error
+            raise last or RecordError(path, "unexpected value")
+
+        return union
     if hint is Any:
-        return value
+        return lambda value, path: value
     if origin is list:
-        if not isinstance(value, list):
-            raise RecordError(path, f"expected a list, got {type_name(value)}")
         (inner,) = typing.get_args(hint)
-        return [_convert(inner, v, f"{path}[{k}]") for k, v in enumerate(value)]
+        element = _converter(inner)
+
+        def listed(value: Any, path: str) -> Any:
+            if not isinstance(value, list):
+                raise RecordError(path, f"expected a list, got {type_name(value)}")
+            return [element(v, f"{path}[{k}]") for k, v in enumerate(value)]
+
+        return listed
     if origin is dict:
-        if not isinstance(value, dict):
-            raise RecordError(path, f"expected an object, got {type_name(value)}")
-        return dict(value)
+
+        def mapping(value: Any, path: str) -> Any:
+            if not isinstance(value, dict):
+                raise RecordError(path, f"expected an object, got {type_name(value)}")
+            return dict(value)
+
+        return mapping
     if isinstance(hint, type) and dataclasses.is_dataclass(hint):
-        return _build(hint, value, path)
-    if hint is bool:
-        if not isinstance(value, bool):
-            raise RecordError(path, f"expected true or false, got {type_name(value)}")
-        return value
-    if hint is int:
-        return get_int(value, path)
-    if hint is float:
-        if isinstance(value, bool) or not isinstance(value, int | float):
-            raise RecordError(path, f"expected a number, got {type_name(value)}")
-        return float(value)
-    if hint is str:
-        if not isinstance(value, str):
-            raise RecordError(path, f"expected text, got {type_name(value)}")
-        return value
-    raise RecordError(path, f"cannot read a value of type {hint}")  # pragma: no cover - records only
+        return lambda value, path: _build(hint, value, path)
+    if hint in _SCALARS:
+        return _SCALARS[hint]
+    raise TypeError(f"records hold no values of type {hint}")  # pragma: no cover - records only
+
+
+def _boolean(value: Any, path: str) -> bool:
+    if not isinstance(value, bool):
+        raise RecordError(path, f"expected true or false, got {type_name(value)}")
+    return value
+
+
+def _number(value: Any, path: str) -> float:
+    if isinstance(value, bool) or not isinstance(value, int | float):
+        raise RecordError(path, f"expected a number, got {type_name(value)}")
+    return float(value)
+
+
+def _text(value: Any, path: str) -> str:
+    if not isinstance(value, str):
+        raise RecordError(path, f"expected text, got {type_name(value)}")
+    return value
+
+
+_SCALARS: dict[Any, Convert] = {bool: _boolean, int: get_int, float: _number, str: _text}
 
 
 def records_from_dicts(cls: type[T], values: list[Any]) -> list[T]:

@@ -23,6 +23,7 @@ import types
 import typing
 from collections.abc import Callable, Iterable, Iterator
 from contextlib import ExitStack
+from pathlib import Path
 from typing import IO, Any, TypeVar, Union
 
 from formats.base import LABEL_KINDS, Format, ReadOptions, ReadResult, Sink
@@ -39,7 +40,7 @@ from formats.records import (
     RatingTaskRecord,
 )
 from formats.storable import unstorable
-from formats.text import decode_text, head_text, utf8_problems
+from formats.text import decode_text, head_text, scan_text_file, utf8_problems
 
 FORMAT_VERSION = 1
 T = TypeVar("T")
@@ -286,28 +287,53 @@ class CanonicalFormat(Format):
         if (
             any(mark in data for mark in _OTHER_LINE_BREAKS)
             or not _opens_with_an_object(data)
-            or _splits_annotations(data)
+            or _splits_annotations(_data_lines(data))
         ):
             return self.read(data, source=source, options=options)
-        rows = _json_lines(data, source, problems)
-        lines = _Lines(source, options, problems)
+        return _batched(_json_lines(_data_lines(data), source, problems), source, options, problems)
+
+    def read_file_batches(
+        self, path: Path, head: bytes, *, source: str, options: ReadOptions | None = None
+    ) -> ReadResult | None:
+        """:meth:`read_batches` of a file read from disk a line at a time, so its bytes are never all in
+        memory; None for a file :meth:`read_batches` would read whole."""
+        problems, _ = scan_text_file(path, source)
+        if problems:
+            return ReadResult(None, problems)
+        with path.open("rb") as handle:
+            opening = handle.read(1 << 20)
+        if (
+            _file_holds(path, _OTHER_LINE_BREAKS)
+            or not _opens_with_an_object(opening)
+            or _splits_annotations(_file_lines(path))
+        ):
+            return None
+        rows = _json_lines(_file_lines(path), source, problems)
+        return _batched(rows, source, options or ReadOptions(), problems)
+
+
+def _batched(
+    rows: Iterator[tuple[int, Any]], source: str, options: ReadOptions, problems: list[Problem]
+) -> ReadResult:
+    """The records of ``rows`` (line index, value) in bundles of about :data:`BATCH_RECORDS` lines."""
+    lines = _Lines(source, options, problems)
+    for index, row in rows:
+        if not lines.take(index, row):
+            return ReadResult(None, problems)
+        if lines.bundle is not None:
+            break
+    else:
+        return ReadResult(lines.whole(), problems)
+
+    def batches() -> Iterator[Bundle]:
         for index, row in rows:
-            if not lines.take(index, row):
-                return ReadResult(None, problems)
-            if lines.bundle is not None:
-                break
-        else:
-            return ReadResult(lines.whole(), problems)
+            lines.take(index, row)
+            if lines.held >= BATCH_RECORDS:
+                yield lines.cut()
+        yield lines.cut(last=True)
 
-        def batches() -> Iterator[Bundle]:
-            for index, row in rows:
-                lines.take(index, row)
-                if lines.held >= BATCH_RECORDS:
-                    yield lines.cut()
-            yield lines.cut(last=True)
-
-        more = batches()
-        return ReadResult(next(more), problems, more)
+    more = batches()
+    return ReadResult(next(more), problems, more)
 
 
 BATCH_RECORDS = 20_000
@@ -338,7 +364,7 @@ def _opens_with_an_object(data: bytes) -> bool:
     return False
 
 
-def _splits_annotations(data: bytes) -> bool:
+def _splits_annotations(lines: Iterable[bytes]) -> bool:
     """Whether some item's annotations of one label set are given on more than one line.
 
     The importer merges such lines when they come in one batch; in batches apart, the first would be
@@ -348,15 +374,11 @@ def _splits_annotations(data: bytes) -> bool:
     kept as its hash, so a million lines cost a few tens of MB; two keys with one hash only make a file
     read whole that need not be."""
     seen: set[int] = set()
-    start = 0
-    while start < len(data):
-        end = data.find(b"\n", start)
-        end = len(data) if end == -1 else end
-        first, start = start, end + 1
-        if data.find(b'"annotations"', first, end) == -1 and data.find(b"\\u", first, end) == -1:
+    for line in lines:
+        if b'"annotations"' not in line and b"\\u" not in line:
             continue
         try:
-            row = json.loads(data[first:end])
+            row = json.loads(line)
         except (ValueError, RecursionError):
             continue  # the reading reports it
         if not isinstance(row, dict) or row.get("record") != "annotations":
@@ -374,23 +396,48 @@ def _splits_annotations(data: bytes) -> bool:
     return False
 
 
-def _json_lines(data: bytes, source: str, problems: list[Problem]) -> Iterator[tuple[int, Any]]:
-    """``(line index, value)`` of each non-blank line of UTF-8 bytes, decoded one line at a time
+def _json_lines(lines: Iterable[bytes], source: str, problems: list[Problem]) -> Iterator[tuple[int, Any]]:
+    """``(line index, value)`` of each non-blank line of UTF-8 ``lines``, decoded one line at a time
     (:func:`~formats.json_documents.iter_jsonl` of each line, with its line number)."""
-    view = memoryview(data)
-    start = 3 if bytes(view[:3]) == b"\xef\xbb\xbf" else 0
-    index = 0
-    while start < len(view):
-        end = data.find(b"\n", start)
-        end = len(view) if end == -1 else end
-        line = bytes(view[start:end]).decode("utf-8")
+    for index, line in enumerate(lines):
         known = len(problems)
-        for _, row in iter_jsonl(line, source, problems):
+        for _, row in iter_jsonl(line.decode("utf-8"), source, problems):
             yield index, row
         for k in range(known, len(problems)):  # iter_jsonl numbers its one line 1: give the file's number
             problems[k] = dataclasses.replace(problems[k], record=f"line {index + 1}")
-        index += 1
+
+
+def _data_lines(data: bytes) -> Iterator[bytes]:
+    """The lines of a file's bytes, without their newline (nor a byte-order mark)."""
+    start = 3 if bytes(data[:3]) == b"\xef\xbb\xbf" else 0
+    while start < len(data):
+        end = data.find(b"\n", start)
+        end = len(data) if end == -1 else end
+        yield bytes(data[start:end])
         start = end + 1
+
+
+def _file_lines(path: Path) -> Iterator[bytes]:
+    """:func:`_data_lines` of a file read from disk a line at a time."""
+    with path.open("rb") as handle:
+        for index, line in enumerate(handle):
+            if index == 0:
+                line = line.removeprefix(b"\xef\xbb\xbf")
+            yield line[:-1] if line.endswith(b"\n") else line
+
+
+def _file_holds(path: Path, marks: Iterable[bytes], part: int = 1 << 22) -> bool:
+    """Whether the file holds any of ``marks`` (each shorter than ``part``), read a part at a time."""
+    marks = tuple(marks)
+    overlap = max(map(len, marks)) - 1
+    tail = b""
+    with path.open("rb") as handle:
+        while chunk := handle.read(part):
+            window = tail + chunk
+            if any(mark in window for mark in marks):
+                return True
+            tail = window[-overlap:] if overlap else b""
+    return False
 
 
 class _Lines:

@@ -5,6 +5,7 @@ nothing. On SQLite and on PostgreSQL (where the rows go by COPY)."""
 from __future__ import annotations
 
 import json
+from collections.abc import Callable
 from pathlib import Path
 
 import pytest
@@ -400,3 +401,60 @@ def test_a_file_giving_an_items_annotations_on_two_lines_is_read_whole(
     read = canonical.FORMAT.read_batches(b"".join(lines), source="s.jsonl")
     assert read.more is None and read.bundle is not None and not read.problems
     assert [a.item for a in read.bundle.label_sets[0].annotations].count("i00") == 2
+
+
+def test_a_canonical_file_on_disk_is_read_line_by_line_and_stores_what_its_bytes_store(
+    engine: Engine, monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+) -> None:
+    from bench.make_import_files import write_canonical
+    from formats import canonical
+
+    monkeypatch.setattr(canonical, "BATCH_RECORDS", 50)
+    path = tmp_path / "c.jsonl"
+    write_canonical(path, 120)
+    data = b"\xef\xbb\xbf" + path.read_bytes()  # with a byte-order mark, as some editors save it
+    path.write_bytes(data)
+    read = canonical.FORMAT.read_file_batches(path, data[:4096], source="c.jsonl")
+    assert read is not None and read.more is not None and read.bundle is not None
+    from_bytes = canonical.FORMAT.read_batches(data, source="c.jsonl")
+    assert from_bytes.bundle is not None and from_bytes.more is not None
+    assert [b.items for b in [read.bundle, *read.more]] == [
+        b.items for b in [from_bytes.bundle, *from_bytes.more]
+    ]
+
+    outcome = run_from_disk(engine, path, "bench", format_name=None)
+    assert outcome.ok and outcome.format == "canonical", outcome.problems
+    bad = tmp_path / "bad.jsonl"
+    bad.write_bytes(data.replace(b'"label":"correct"', b'"label":"maybe"', 200))
+    before = counts(engine)
+    refused = run_from_disk(engine, bad, "other", format_name="canonical")
+    assert not refused.ok and counts(engine) == before
+    assert refused.errors[-1].record == "#99 (id=item-0000099)"  # numbered as in the whole file
+
+
+@pytest.mark.parametrize(
+    "change",
+    [
+        # another line break than a newline: read whole, so lines are numbered as str.splitlines counts
+        lambda lines: b"\r\n".join(line for line in lines if b'"spans"' not in line),
+        lambda lines: b"\n".join(line for line in lines if b'"spans"' not in line).replace(
+            b"A dog", b"A\xe2\x80\xa8dog"
+        ),
+        lambda lines: b"\n".join(lines),  # an item's annotations on two lines
+    ],
+)
+def test_canonical_files_on_disk_the_batch_reader_cannot_take_are_read_whole(
+    engine: Engine, tmp_path: Path, change: Callable[[list[bytes]], bytes]
+) -> None:
+    from formats import canonical
+
+    data = change(split_item_file().splitlines())
+    path = tmp_path / "s.jsonl"
+    path.write_bytes(data)
+    assert canonical.FORMAT.read_file_batches(path, data[:4096], source="s.jsonl") is None
+    outcome = run_from_disk(engine, path, format_name="canonical")
+    whole = import_file(engine, data, actor=OPERATOR, source="s.jsonl", format_name="canonical")
+    assert (outcome.ok, [p.reason for p in outcome.problems]) == (
+        whole.ok,
+        [p.reason for p in whole.problems],
+    )

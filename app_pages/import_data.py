@@ -19,6 +19,7 @@ from __future__ import annotations
 import hashlib
 from collections.abc import Callable
 from functools import partial
+from pathlib import Path
 
 import streamlit as st
 
@@ -32,13 +33,14 @@ from db.import_folder import (
     ImportPathRefused,
     image_folder_path,
     import_dir,
+    import_file_path,
     read_import_bytes,
     read_import_head,
     size_problem,
 )
 from db.repositories.datasets import list_dataset_infos
 from db.repositories.exchange import known_items
-from db.transfer import import_file, import_predictions
+from db.transfer import import_file, import_path, import_predictions
 from formats.base import Kind, ReadOptions
 from formats.faithscore import POLARITIES, POLARITY_HELP
 from formats.preview import PREVIEW_HEAD_BYTES, Preview, dataset_name_for, preview_file
@@ -72,6 +74,7 @@ mode = (
 head: bytes | None = None
 size, name = 0, ""
 load: Callable[[], bytes] = bytes  # the whole file, read only when Import is pressed
+on_server: Path | None = None  # a server file, which a benchmark import reads from disk
 if mode == "Upload":
     uploaded = st.file_uploader("File", key="import_upload")
     if uploaded is not None:
@@ -93,7 +96,12 @@ else:
         try:
             head, size, name = read_import_head(typed, PREVIEW_HEAD_BYTES)
             load = partial(read_import_bytes, typed)
+            on_server = import_file_path(typed, capped=False)
+            set_cap = size_problem(size, set_only=True)  # a cap the operator set holds for every file
+            if set_cap is not None:
+                raise ImportPathRefused(f"{typed!r}: {set_cap}.")
         except ImportPathRefused as refused:
+            head = None
             st.error(literal(str(refused)))
 if head is None:
     st.info("Choose a file. Its format is recognised from its content; you can override it.")
@@ -227,12 +235,16 @@ if not st.button("Import", type="primary", disabled=blocked or missing_detector,
     st.stop()
 
 bar = st.progress(0.0, text="Starting…")
-try:
-    data = load()
-except ImportPathRefused as refused:
-    bar.empty()
-    st.error(literal(str(refused)))
-    st.stop()
+data = b""
+# A benchmark file on the server is read from disk as it is imported, where its format can (so the size
+# cap, which guards the server's memory, does not apply to it); anything else is read whole, here.
+if on_server is None or kind != "benchmark":
+    try:
+        data = load()
+    except ImportPathRefused as refused:
+        bar.empty()
+        st.error(literal(str(refused)))
+        st.stop()
 
 
 def progress(fraction: float, message: str) -> None:
@@ -240,7 +252,23 @@ def progress(fraction: float, message: str) -> None:
 
 
 try:
-    if kind == "benchmark":
+    if kind == "benchmark" and on_server is not None:
+        outcome = import_path(
+            ctx.engine,
+            on_server,
+            actor=ctx.actor,
+            source=name,
+            format_name=format_name,
+            options=options,
+            allow_skip=allow_skip,
+            image_root=image_root,
+            image_zip=image_zip,
+            annotator=ctx.annotator.name,
+            progress=progress,
+            replace_existing=replace_existing,
+            too_large=size_problem,
+        )
+    elif kind == "benchmark":
         outcome = import_file(
             ctx.engine,
             data,

@@ -109,12 +109,16 @@ def _inside_import_dir(typed: str, what: str) -> Path:
     return resolved
 
 
-def import_file_path(typed: str) -> Path:
-    """The file ``typed`` names, once it passed every check; raises ImportPathRefused saying why not."""
+def import_file_path(typed: str, *, capped: bool = True) -> Path:
+    """The file ``typed`` names, once it passed every check; raises ImportPathRefused saying why not.
+
+    ``capped`` False leaves the size to the importer, which reads a large file from disk as it goes
+    where its format can, and applies the cap to a file it must hold whole
+    (:func:`~db.transfer.import_path`)."""
     path = _inside_import_dir(typed, "file")
     if not path.is_file():
         raise ImportPathRefused(f"There is no file at {typed!r} in the import folder.")
-    problem = size_problem(path.stat().st_size)
+    problem = size_problem(path.stat().st_size) if capped else None
     if problem is not None:
         raise ImportPathRefused(f"{typed!r}: {problem}.")
     with path.open("rb") as handle:
@@ -177,8 +181,9 @@ def read_import_bytes(typed: str) -> bytes:
 
 
 def read_import_head(typed: str, size: int) -> tuple[bytes, int, str]:
-    """The first ``size`` bytes, the whole size and the name of the import file ``typed`` names."""
-    path = import_file_path(typed)
+    """The first ``size`` bytes, the whole size and the name of the import file ``typed`` names (of any
+    size: the cap is the importer's, see :func:`import_file_path`)."""
+    path = import_file_path(typed, capped=False)
     with path.open("rb") as handle:
         head = handle.read(size)
     return head, path.stat().st_size, path.name

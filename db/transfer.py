@@ -208,10 +208,12 @@ def import_path(
     annotator: str | None = None,
     progress: Progress = _no_progress,
     replace_existing: bool = False,
+    too_large: Callable[[int], str | None] | None = None,
 ) -> ImportOutcome:
     """:func:`import_file` of a file on disk. A format that can read a file as it goes (AlignBench CSV
-    rows) reads it from disk block by block, so a file of a million rows is never all in memory; any
-    other file is read into memory and imported by :func:`import_file`."""
+    rows, canonical JSON Lines) reads it from disk a part at a time, so a file of a million rows is
+    never all in memory; any other file is read into memory and imported by :func:`import_file` —
+    unless ``too_large`` says why a file of its size may not be (the import size cap)."""
     require_now(engine, actor, "manage_data")  # before a large file is read
     options = options or ReadOptions()
     with path.open("rb") as handle:
@@ -224,6 +226,12 @@ def import_path(
         progress(0.05, f"Reading {source} as {fmt.title}…")
         read = read_file_from_disk(fmt, path, head, source, options)
     if fmt is None or read is None:
+        why = too_large(path.stat().st_size) if too_large else None
+        if why:
+            chosen = fmt.name if fmt is not None else format_name
+            return ImportOutcome(
+                source, chosen, options.dataset, False, problems=[Problem(source, "-", "-", why)]
+            )
         return import_file(
             engine,
             path.read_bytes(),

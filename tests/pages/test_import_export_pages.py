@@ -400,3 +400,33 @@ def test_import_page_takes_ratings_as_gold_and_exports_them_as_csv(store: str, t
     out.button(key="export_prepare").click().run()
     (download,) = out.get("download_button")
     assert "mm.csv" in download.label
+
+
+def test_a_large_server_file_read_from_disk_imports_past_the_default_cap(
+    store: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from bench.make_import_files import write_alignbench
+    from db import import_folder
+
+    monkeypatch.setattr(import_folder, "DEFAULT_MAX_IMPORT_MB", 0.01)  # 10 KB: both files are larger
+    rows = _imports(tmp_path) / "rows.csv"
+    write_alignbench(rows, 300)
+    records = _imports(tmp_path) / "records.json"
+    records.write_text(json.dumps(RECORDS[:2] * 40))
+    assert min(rows.stat().st_size, records.stat().st_size) > 0.01 * 1024 * 1024
+
+    at = _import_page(rows)  # AlignBench rows are read from disk as they are imported: no cap
+    assert not at.exception and not at.error
+    at.button(key="import_go").click().run()
+    assert not at.exception and "50 new items" in at.success[0].value
+
+    at = _import_page(records)  # a JSON document is read whole: the cap guards the server's memory
+    assert not at.exception and not at.error
+    at.button(key="import_go").click().run()
+    assert not at.success
+    assert "more than the import limit" in _html(at)  # the outcome's problem, below the preview's
+
+    monkeypatch.setenv("SPANLIGHT_MAX_IMPORT_MB", "0.01")  # a cap the operator set holds for every file
+    at = _import_page(rows)
+    assert "more than the import limit" in at.error[0].value
+    assert not [b for b in at.button if b.key == "import_go"]

@@ -458,3 +458,18 @@ def test_canonical_files_on_disk_the_batch_reader_cannot_take_are_read_whole(
         whole.ok,
         [p.reason for p in whole.problems],
     )
+
+
+def test_a_row_longer_than_a_block_makes_the_file_read_whole(
+    engine: Engine, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(alignbench, "BLOCK_BYTES", 512)
+    lines = rows_csv(6).split(b"\n")
+    lines[4] = lines[4].replace(b"A dog sits here", b"A dog " + b"very " * 400 + b"sits here")
+    path = tmp_path / "long.csv"
+    path.write_bytes(b"\n".join(lines))
+    assert alignbench.FORMAT.read_file_batches(path, path.read_bytes(), source="long.csv") is None
+    outcome = run_from_disk(engine, path)
+    assert outcome.ok and outcome.result is not None and outcome.result.items_created == 6
+    stored = export_bundle(engine, "ab", actor=OPERATOR)
+    assert any("very " * 400 in item.response for item in stored.items)

@@ -336,7 +336,9 @@ def _batched(
     return ReadResult(next(more), problems, more)
 
 
-BATCH_RECORDS = 20_000
+# Lines per batch: a 97 MB file (120 K items) imports in 226 MB at 10,000, in 315 MB at 20,000, in the
+# same time.
+BATCH_RECORDS = 10_000
 # Line breaks other than a newline that ``str.splitlines`` (so :meth:`CanonicalFormat.read`) counts; a
 # file holding any is read whole, so its line numbers stay the same.
 _OTHER_LINE_BREAKS = (

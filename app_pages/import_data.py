@@ -252,26 +252,13 @@ def progress(fraction: float, message: str) -> None:
 
 
 try:
-    if kind == "benchmark" and on_server is not None:
-        outcome = import_path(
-            ctx.engine,
-            on_server,
-            actor=ctx.actor,
-            source=name,
-            format_name=format_name,
-            options=options,
-            allow_skip=allow_skip,
-            image_root=image_root,
-            image_zip=image_zip,
-            annotator=ctx.annotator.name,
-            progress=progress,
-            replace_existing=replace_existing,
-            too_large=size_problem,
+    if kind == "benchmark":
+        run_import = (
+            partial(import_path, ctx.engine, on_server, too_large=size_problem)
+            if on_server is not None
+            else partial(import_file, ctx.engine, data)
         )
-    elif kind == "benchmark":
-        outcome = import_file(
-            ctx.engine,
-            data,
+        outcome = run_import(
             actor=ctx.actor,
             source=name,
             format_name=format_name,

@@ -167,18 +167,14 @@ def import_file(
     """Import one benchmark file (and optionally its images) into the store, all or nothing."""
     require_now(engine, actor, "manage_data")  # before images are unpacked
     options = options or ReadOptions()
-    try:
-        fmt = choose_format(data, source, format_name, "benchmark")
-    except UnknownFormat as error:
-        return ImportOutcome(
-            source, format_name, options.dataset, False, problems=[Problem(source, "-", "-", str(error))]
-        )
-    progress(0.05, f"Reading {source} as {fmt.title}…")
+    read = _read_bytes(data, source, format_name, options, progress)
+    if isinstance(read, ImportOutcome):
+        return read
     return _import_read(
         engine,
-        read_file(fmt, data, source, options, batches=True),
+        read[1],
         source,
-        fmt.name,
+        read[0],
         actor=actor,
         allow_skip=allow_skip,
         image_root=image_root,
@@ -187,6 +183,21 @@ def import_file(
         progress=progress,
         replace_existing=replace_existing,
     )
+
+
+def _read_bytes(
+    data: bytes, source: str, format_name: str | None, options: ReadOptions, progress: Progress
+) -> tuple[str, ReadResult] | ImportOutcome:
+    """The benchmark file's format name and what its reader gives (in batches where it can), or the
+    outcome of an import refused for an unknown format."""
+    try:
+        fmt = choose_format(data, source, format_name, "benchmark")
+    except UnknownFormat as error:
+        return ImportOutcome(
+            source, format_name, options.dataset, False, problems=[Problem(source, "-", "-", str(error))]
+        )
+    progress(0.05, f"Reading {source} as {fmt.title}…")
+    return fmt.name, read_file(fmt, data, source, options, batches=True)
 
 
 # Every sniffer looks at no more than a file's first 64 KB (a Parquet file aside: its columns are at its end).
@@ -216,41 +227,22 @@ def import_path(
     unless ``too_large`` says why a file of its size may not be (the import size cap)."""
     require_now(engine, actor, "manage_data")  # before a large file is read
     options = options or ReadOptions()
-    with path.open("rb") as handle:
-        head = handle.read(SNIFF_BYTES)
-    read, fmt = None, None
-    if head[:4] != b"PAR1":
-        with contextlib.suppress(UnknownFormat):  # import_file reports it
-            fmt = choose_format(head, source, format_name, "benchmark")
-    if fmt is not None:
-        progress(0.05, f"Reading {source} as {fmt.title}…")
-        read = read_file_from_disk(fmt, path, head, source, options)
-    if fmt is None or read is None:
-        why = too_large(path.stat().st_size) if too_large else None
-        if why:
-            chosen = fmt.name if fmt is not None else format_name
-            return ImportOutcome(
-                source, chosen, options.dataset, False, problems=[Problem(source, "-", "-", why)]
-            )
-        return import_file(
-            engine,
-            path.read_bytes(),
-            actor=actor,
-            source=source,
-            format_name=format_name,
-            options=options,
-            allow_skip=allow_skip,
-            image_root=image_root,
-            image_zip=image_zip,
-            annotator=annotator,
-            progress=progress,
-            replace_existing=replace_existing,
-        )
+    from_disk = _read_from_disk(path, source, format_name, options, progress)
+    read: tuple[str, ReadResult] | ImportOutcome
+    if from_disk is not None:
+        read = from_disk
+    elif why := too_large(path.stat().st_size) if too_large else None:
+        problem = Problem(source, "-", "-", why)
+        return ImportOutcome(source, format_name, options.dataset, False, problems=[problem])
+    else:
+        read = _read_bytes(path.read_bytes(), source, format_name, options, progress)
+    if isinstance(read, ImportOutcome):
+        return read
     return _import_read(
         engine,
-        read,
+        read[1],
         source,
-        fmt.name,
+        read[0],
         actor=actor,
         allow_skip=allow_skip,
         image_root=image_root,
@@ -259,6 +251,24 @@ def import_path(
         progress=progress,
         replace_existing=replace_existing,
     )
+
+
+def _read_from_disk(
+    path: Path, source: str, format_name: str | None, options: ReadOptions, progress: Progress
+) -> tuple[str, ReadResult] | None:
+    """:func:`_read_bytes` of a file whose format reads it from disk as it goes; None for any other
+    file (and one whose format is not recognised: reading it whole reports that)."""
+    with path.open("rb") as handle:
+        head = handle.read(SNIFF_BYTES)
+    if head[:4] == b"PAR1":
+        return None
+    try:
+        fmt = choose_format(head, source, format_name, "benchmark")
+    except UnknownFormat:
+        return None
+    progress(0.05, f"Reading {source} as {fmt.title}…")
+    read = read_file_from_disk(fmt, path, head, source, options)
+    return None if read is None else (fmt.name, read)
 
 
 @without_gc_pauses

@@ -186,6 +186,7 @@ class _Batches:
         self.result = ImportResult(dataset="", problems=problems, changes=self.changes)
         self.writing = True
         self.item_ids: dict[str, int] | None = None  # the writers' ids of stored items, once writing
+        self.written = 0  # batches written
 
     def add(self, bundle: Bundle, *, allow_skip: bool, replace_existing: bool) -> None:
         session, problems = self.session, self.problems
@@ -232,6 +233,23 @@ class _Batches:
                 replace(task, ratings=[r for r in task.ratings if (r.rater, r.item) in pairs])
             )
         self._remember_items(bundle, shapes, written=writer.item_ids)
+        self.written += 1
+        if self.written & (self.written - 1) == 0:  # after the 1st, 2nd, 4th, 8th … batch written
+            self._refresh_statistics()
+
+    def _refresh_statistics(self) -> None:
+        """PostgreSQL: ANALYZE the tables this import writes to, inside its transaction.
+
+        The planner takes a table it has no statistics for (a new store's) as nearly empty, and plans
+        the foreign-key checks of COPY and the lookups of later batches on that; once a table holds a
+        few batches, sequential scans made a million-row import 3 times slower (170 s, against 52 s with
+        the statistics refreshed as the tables double)."""
+        connection = self.session.connection()
+        if connection.dialect.name != "postgresql":
+            return
+        quote = connection.dialect.identifier_preparer.quote
+        for table in sorted(self.result.rows):
+            connection.exec_driver_sql(f"ANALYZE {quote(table)}")
 
     def _remember_items(
         self, bundle: Bundle, shapes: dict[str, tuple[int, int, int]], written: dict[str, int]

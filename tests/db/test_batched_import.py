@@ -461,3 +461,19 @@ def test_a_row_longer_than_a_block_makes_the_file_read_whole(
     assert outcome.ok and outcome.result is not None and outcome.result.items_created == 6
     stored = export_bundle(engine, "ab", actor=OPERATOR)
     assert any("very " * 400 in item.response for item in stored.items)
+
+
+def test_a_postgresql_import_gives_the_planner_its_tables_sizes(engine: Engine, small_batches: None) -> None:
+    """Without statistics PostgreSQL plans a new store's tables as empty; the import ANALYZEs them as
+    they grow (see ``_Batches._refresh_statistics``), so their row estimates are known."""
+    if engine.dialect.name != "postgresql":
+        pytest.skip("PostgreSQL plans by table statistics; SQLite here has none to refresh")
+    assert run(engine, rows_csv(40)).ok
+    with engine.connect() as connection:
+        estimates = dict(
+            connection.exec_driver_sql(
+                "SELECT relname, reltuples FROM pg_class WHERE relname IN ('items', 'sentence_labels') "
+                "AND relnamespace = to_regnamespace(current_schema())::oid"
+            ).all()
+        )
+    assert estimates["items"] > 0 and estimates["sentence_labels"] > 0

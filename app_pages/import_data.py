@@ -33,7 +33,6 @@ from db.import_folder import (
     ImportPathRefused,
     image_folder_path,
     import_dir,
-    import_file_path,
     read_import_bytes,
     read_import_head,
     size_problem,
@@ -94,9 +93,9 @@ else:
     )
     if typed.strip():
         try:
-            head, size, name = read_import_head(typed, PREVIEW_HEAD_BYTES)
+            head, size, on_server = read_import_head(typed, PREVIEW_HEAD_BYTES)
+            name = on_server.name
             load = partial(read_import_bytes, typed)
-            on_server = import_file_path(typed, capped=False)
             set_cap = size_problem(size, set_only=True)  # a cap the operator set holds for every file
             if set_cap is not None:
                 raise ImportPathRefused(f"{typed!r}: {set_cap}.")

@@ -180,13 +180,13 @@ def read_import_bytes(typed: str) -> bytes:
     return read_import_file(typed)[0]
 
 
-def read_import_head(typed: str, size: int) -> tuple[bytes, int, str]:
-    """The first ``size`` bytes, the whole size and the name of the import file ``typed`` names (of any
+def read_import_head(typed: str, size: int) -> tuple[bytes, int, Path]:
+    """The first ``size`` bytes, the whole size and the path of the import file ``typed`` names (of any
     size: the cap is the importer's, see :func:`import_file_path`)."""
     path = import_file_path(typed, capped=False)
     with path.open("rb") as handle:
         head = handle.read(size)
-    return head, path.stat().st_size, path.name
+    return head, path.stat().st_size, path
 
 
 def image_folder_path(typed: str) -> Path:

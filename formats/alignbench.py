@@ -136,12 +136,15 @@ def _arrow_csv_rows(data: bytes) -> list[dict[str, Any]] | None:
     from pyarrow import csv as arrow_csv
 
     body = bytes(data[3:]) if bytes(data[:3]) == b"\xef\xbb\xbf" else data
+    header = _header(body)
+    if header is None:
+        return None
     try:
         table = arrow_csv.read_csv(
             pa.py_buffer(body),
             parse_options=arrow_csv.ParseOptions(newlines_in_values=True),
             convert_options=arrow_csv.ConvertOptions(
-                column_types={name: pa.string() for name in _header(body)},
+                column_types={name: pa.string() for name in header},
                 strings_can_be_null=True,
                 quoted_strings_can_be_null=True,
                 null_values=[""],
@@ -149,7 +152,7 @@ def _arrow_csv_rows(data: bytes) -> list[dict[str, Any]] | None:
         )
     except (pa.ArrowException, UnicodeDecodeError, ValueError):
         return None
-    if table.num_rows == 0 or not set(table.column_names) <= set(_header(body)):
+    if table.num_rows == 0 or not set(table.column_names) <= set(header):
         return None
     columns = [
         _typed(name, column).to_pylist()
@@ -183,7 +186,10 @@ def caption_batches(
     import pyarrow as pa
 
     body = bytes(data[3:]) if bytes(data[:3]) == b"\xef\xbb\xbf" else data
-    return _caption_batches(lambda: pa.BufferReader(pa.py_buffer(body)), _header(body), rows)
+    header = _header(body)
+    if header is None:
+        return None
+    return _caption_batches(lambda: pa.BufferReader(pa.py_buffer(body)), header, rows)
 
 
 def file_caption_batches(
@@ -194,9 +200,10 @@ def file_caption_batches(
     import pyarrow as pa
 
     body = head[3:] if head[:3] == b"\xef\xbb\xbf" else head
-    if b"\n" not in body:
-        return None  # a header longer than the head: read the file whole
-    return _caption_batches(lambda: pa.OSFile(str(path)), _header(body), rows)
+    header = _header(body) if b"\n" in body else None  # a header longer than the head: read it whole
+    if header is None:
+        return None
+    return _caption_batches(lambda: pa.OSFile(str(path)), header, rows)
 
 
 def _caption_batches(
@@ -320,11 +327,15 @@ def _typed(name: str, column: Any) -> Any:
     return typed
 
 
-def _header(body: bytes) -> list[str]:
-    """The header row's names, as the ``csv`` module reads them (to read every column as text)."""
+def _header(body: bytes) -> list[str] | None:
+    """The header row's names, as the ``csv`` module reads them (to read every column as text); None
+    when it cannot read them (the whole-file reader then says why)."""
     end = body.find(b"\n")
     first = bytes(body[: end if end != -1 else len(body)]).decode("utf-8")
-    return next(csv.reader([first.rstrip("\r")]), [])
+    try:
+        return next(csv.reader([first.rstrip("\r")]), [])
+    except csv.Error:  # e.g. a header cell past the csv module's field size limit
+        return None
 
 
 def _csv_rows(text: str, source: str) -> tuple[list[dict[str, Any]] | None, list[Problem]]:

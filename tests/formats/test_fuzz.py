@@ -325,3 +325,11 @@ def test_imports_are_all_or_nothing(seeded, case, allow_skip):
         assert _counts(seeded) == before, "a refused import must leave the store untouched"
     elif not allow_skip:
         assert not outcome.errors
+
+
+def test_a_header_cell_past_the_csv_field_limit_gets_a_report_from_every_reader():
+    # Found by the test above: the CSV readers took the header row with the csv module, which raised.
+    data = b'"' + b"x" * 200_000 + b'"\nmodel,image_name\n'
+    options = ReadOptions(dataset="d", detector="x", known=KNOWN)
+    for fmt in FORMATS.values():
+        _check_report(fmt.read(data, source="fuzz", options=options))

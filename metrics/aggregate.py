@@ -23,7 +23,7 @@ from metrics.span_batches import (
     _format_mask,
     _same_item_pairs,
     pack_spans,
-    read_predictions,
+    scored_predictions,
 )
 
 OVERALL = "overall"
@@ -31,7 +31,7 @@ OVERALL = "overall"
 
 def span_detection_table(
     subsets: Sequence[Hashable],
-    preds: Sequence[Sequence[Span] | None],
+    preds: Sequence[Sequence[Span] | None] | PackedSpans,
     golds: Sequence[Sequence[Span]] | PackedSpans,
     follows_format: Sequence[bool] | np.ndarray,
     threshold: float = 0.5,
@@ -47,7 +47,8 @@ def span_detection_table(
     Parameters
     ----------
     subsets : one hashable per item (e.g. "RLHF-V"); groups appear in order of first appearance.
-    preds : one span list per item; may be ``None`` where the format failed (it is not read there).
+    preds : one span list per item; may be ``None`` where the format failed (it is not read there);
+        or a :class:`PackedSpans`.
     golds : one span list per item, or a :class:`PackedSpans` packed once for every detector.
     follows_format : one bool per item, usually :func:`metrics.follows_format` of the raw output.
     threshold : IoU threshold of F1_IoU.
@@ -63,10 +64,7 @@ def span_detection_table(
     if OVERALL in subset_list:
         raise ValueError(f"{OVERALL!r} is reserved for the pooled row; rename that subset")
     ok = _format_mask(follows_format, n_items)
-    pred_lists = list(preds)
-    if len(pred_lists) != n_items:
-        raise ValueError(f"preds must have one entry per item ({n_items}), got {len(pred_lists)}")
-    pred = pack_spans(read_predictions(pred_lists, ok), "preds")
+    pred = scored_predictions(preds, ok)
     gold = pack_spans(golds, "golds")
     if gold.n_items != n_items:
         raise ValueError(f"golds must have one entry per item ({n_items}), got {gold.n_items}")
@@ -137,8 +135,8 @@ def _field(item: Mapping[str, Any] | Any, key: str) -> Any:
 
 
 def clean_response_accuracy(
-    preds: Sequence[Sequence[Span] | None],
-    golds: Sequence[Sequence[Span]],
+    preds: Sequence[Sequence[Span] | None] | PackedSpans,
+    golds: Sequence[Sequence[Span]] | PackedSpans,
     follows_format: Sequence[bool] | np.ndarray | None = None,
 ) -> float:
     """Accuracy on responses without hallucination (MHALO section 5.3, Figure 6).
@@ -146,21 +144,21 @@ def clean_response_accuracy(
     Over the items whose gold annotation has no span, the share where the detector flagged nothing:
     ``acc = |{i : gold_i = ∅ and pred_i = ∅ and format ok}| / |{i : gold_i = ∅}|``. A detector is right on
     a clean response only if it flags nothing; an output that failed the format counts as wrong, as
-    failures score 0 everywhere in MHALO. Raises ``ValueError`` when no item is clean.
+    failures score 0 everywhere in MHALO. Raises ``ValueError`` when no item is clean. Span lists or
+    :class:`PackedSpans`, on either side.
     """
-    pred_lists = list(preds)
-    gold_lists = list(golds)
-    if len(pred_lists) != len(gold_lists):
-        raise ValueError(
-            f"preds and golds must have one entry per item, got {len(pred_lists)} and {len(gold_lists)}"
-        )
-    ok = _format_mask(follows_format, len(gold_lists))
-    gold = pack_spans(gold_lists, "golds")
+    gold = pack_spans(golds, "golds")
+    if len(preds) != gold.n_items:
+        raise ValueError(f"preds and golds must have one entry per item, got {len(preds)} and {gold.n_items}")
+    ok = _format_mask(follows_format, gold.n_items)
     clean = gold.counts == 0
     if not clean.any():
         raise ValueError("no item without gold spans: accuracy on clean responses is undefined")
-    flagged_nothing = np.zeros(len(pred_lists), dtype=bool)
-    read = read_predictions([p if c else [] for p, c in zip(pred_lists, clean.tolist(), strict=True)], ok)
-    for i in np.flatnonzero(clean & ok).tolist():
-        flagged_nothing[i] = pack_spans([read[i]], f"preds[{i}]").starts.size == 0
+    # Only the clean items' predictions are read (and checked).
+    read = (
+        preds
+        if isinstance(preds, PackedSpans)
+        else [p if c else [] for p, c in zip(preds, clean.tolist(), strict=True)]
+    )
+    flagged_nothing = ok & (scored_predictions(read, ok).counts == 0)
     return float(flagged_nothing[clean].sum() / clean.sum())

@@ -63,6 +63,23 @@ class PackedSpans:
         lo, hi = self.offsets[i], self.offsets[i + 1]
         return list(zip(self.starts[lo:hi].tolist(), self.ends[lo:hi].tolist(), strict=True))
 
+    def span_rows(self, items: np.ndarray) -> np.ndarray:
+        """Positions in the flat arrays of the spans of ``items`` (item indices, in that order)."""
+        items = np.asarray(items, dtype=np.int64)
+        counts = self.counts[items]
+        begin = self.offsets[:-1][items]
+        within = np.arange(int(counts.sum())) - np.repeat(np.cumsum(counts) - counts, counts)
+        rows: np.ndarray = np.repeat(begin, counts) + within
+        return rows
+
+    def take(self, items: np.ndarray) -> PackedSpans:
+        """The spans of ``items`` (item indices, in that order) as a packed list of their own."""
+        items = np.asarray(items, dtype=np.int64)
+        offsets = np.zeros(items.size + 1, dtype=np.int64)
+        np.cumsum(self.counts[items], out=offsets[1:])
+        rows = self.span_rows(items)
+        return PackedSpans(self.starts[rows], self.ends[rows], offsets)
+
     def select(self, mask: np.ndarray) -> PackedSpans:
         """Keep only the spans where ``mask`` (one bool per span) is true; items stay in place."""
         counts = np.bincount(self.item_of_span[mask], minlength=self.n_items)
@@ -238,6 +255,19 @@ def f1_iou_curve(
     return curve
 
 
+def scored_predictions(preds: Sequence[Sequence[Span] | None] | PackedSpans, ok: np.ndarray) -> PackedSpans:
+    """The predictions that are scored, packed: :func:`read_predictions`, also of packed spans (whose
+    format failures lose their spans)."""
+    if isinstance(preds, PackedSpans):
+        if preds.n_items != ok.size:
+            raise ValueError(f"preds must have one entry per item ({ok.size}), got {preds.n_items}")
+        return preds if ok.all() else preds.select(ok[preds.item_of_span])
+    pred_lists = list(preds)
+    if len(pred_lists) != ok.size:
+        raise ValueError(f"preds must have one entry per item ({ok.size}), got {len(pred_lists)}")
+    return pack_spans(read_predictions(pred_lists, ok), "preds")
+
+
 def read_predictions(pred_lists: Sequence[Sequence[Span] | None], ok: np.ndarray) -> list[Sequence[Span]]:
     """The span lists that are scored: a format failure's prediction is never read and counts as no
     spans (it may be ``None``); ``None`` where the format held is an error."""
@@ -303,12 +333,15 @@ class ItemMatchings:
 
     ``n_matched``: size of the item's maximum matching; ``n_boundary``: predictions whose largest IoU with
     a gold span of the item lies in ``[low, high)``; ``found``: sorted indices (within the item) of the
-    gold spans the matching pairs with a prediction.
+    gold spans the matching pairs with a prediction; ``f1_iou`` and ``f1_m``: the item's scores, as
+    :func:`f1_iou_per_item` and :func:`f1_m_per_item` give them (from the same pairs of spans).
     """
 
     n_matched: np.ndarray
     n_boundary: np.ndarray
     found: list[tuple[int, ...]]
+    f1_iou: np.ndarray
+    f1_m: np.ndarray
 
 
 def item_matchings(
@@ -320,8 +353,10 @@ def item_matchings(
     """Per item, ``match_spans(preds[i], golds[i], threshold)``'s matching size, matched gold spans and
     boundary errors, equal to calling it item by item (the tests check this).
 
-    Where no span of an item has two qualifying partners, the qualifying pairs are the matching (as in
-    ``match_spans``); only items where spans compete are solved one by one, with ``match_spans`` itself.
+    Matching sizes come from one Hopcroft-Karp call over all items. Which gold spans are found is settled
+    where the matching pairs every gold span that has a qualifying partner; only items where it cannot
+    (a gold span must be left out, and the IoU decides which) are solved one by one, with
+    ``match_spans``' own assignment.
     """
     pred, gold = _check_pair(preds, golds)
     threshold = check_threshold(threshold)
@@ -334,25 +369,27 @@ def item_matchings(
     n_boundary = np.bincount(pred_item[(low <= best) & (best < high)], minlength=pred.n_items)
     valid = ious >= threshold
     rows, cols = pairs.pred[valid], pairs.gold[valid]
-    competing = np.zeros(pred.n_items, dtype=bool)
-    competing[pred_item[np.flatnonzero(np.bincount(rows, minlength=pred.starts.size) > 1)]] = True
-    competing[gold.item_of_span[np.flatnonzero(np.bincount(cols, minlength=gold.starts.size) > 1)]] = True
-    simple = ~competing[pred_item[rows]]
-    rows, cols = rows[simple], cols[simple]
-    items = pred_item[rows]
-    n_matched = np.bincount(items, minlength=pred.n_items)
-    local = cols - gold.offsets[:-1][items]
-    order = np.lexsort((local, items))
-    ends = np.cumsum(n_matched)
-    flat = local[order].tolist()
+    # Every item's maximum matching size at once (Hopcroft-Karp on the union of the items' graphs).
+    n_matched = matched_per_group(rows, cols, pred_item, gold.starts.size, pred.n_items)
+    # Where the matching pairs every gold span that has a qualifying partner, which gold spans it finds
+    # is settled whatever the matching (it holds where no two spans compete, and in most items where
+    # they do); only the others need the matching itself.
+    has_partner = np.zeros(gold.starts.size, dtype=bool)
+    has_partner[cols] = True
+    partners = np.flatnonzero(has_partner)
+    partner_item = gold.item_of_span[partners]
+    n_partners = np.bincount(partner_item, minlength=pred.n_items)
+    flat = (partners - gold.offsets[:-1][partner_item]).tolist()  # by item, then index within the item
+    ends = np.cumsum(n_partners)
     found: list[tuple[int, ...]] = [
-        tuple(flat[e - n : e]) for n, e in zip(n_matched.tolist(), ends.tolist(), strict=True)
+        tuple(flat[e - n : e]) for n, e in zip(n_partners.tolist(), ends.tolist(), strict=True)
     ]
     # An item's pairs are its preds x its golds, row by row: its IoU matrix is one slice of ``ious``.
     first_pair = np.r_[0, np.cumsum(pred.counts * gold.counts)]
-    for i in np.flatnonzero(competing).tolist():
+    for i in np.flatnonzero(n_matched < n_partners).tolist():
         block = ious[first_pair[i] : first_pair[i + 1]].reshape(int(pred.counts[i]), int(gold.counts[i]))
         chosen = matching_pairs(block, threshold)
         n_matched[i] = len(chosen)
         found[i] = tuple(sorted(g for _, g in chosen))
-    return ItemMatchings(n_matched, n_boundary, found)
+    f1_iou = _f1_from_matches(n_matched, pred.counts, gold.counts)
+    return ItemMatchings(n_matched, n_boundary, found, f1_iou, _f1_m_scores(pred, gold, pairs))

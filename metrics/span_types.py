@@ -16,13 +16,20 @@ from itertools import chain
 import numpy as np
 
 from metrics._validation import Span, check_threshold
-from metrics.span_batches import _format_mask, _same_item_pairs, f1_iou_per_item, pack_spans, read_predictions
+from metrics.span_batches import (
+    PackedSpans,
+    _format_mask,
+    _same_item_pairs,
+    f1_iou_per_item,
+    pack_spans,
+    scored_predictions,
+)
 
 
 def f1_iou_by_type(
-    preds: Sequence[Sequence[Span] | None],
-    golds: Sequence[Sequence[Span]],
-    gold_types: Sequence[Sequence[Hashable]],
+    preds: Sequence[Sequence[Span] | None] | PackedSpans,
+    golds: Sequence[Sequence[Span]] | PackedSpans,
+    gold_types: Sequence[Sequence[Hashable]] | np.ndarray,
     pred_types: Sequence[Sequence[Hashable]] | None = None,
     threshold: float = 0.5,
     follows_format: Sequence[bool] | np.ndarray | None = None,
@@ -41,17 +48,15 @@ def f1_iou_by_type(
     - ``n_items``: the number of items in that mean (``None`` with untyped predictions).
 
     Items whose ``follows_format`` is false detect nothing and score 0, as in MHALO section 4.1.
-    ``gold_types[i]`` (and ``pred_types[i]``) hold one label per span of item ``i``.
+    ``gold_types[i]`` (and ``pred_types[i]``) hold one label per span of item ``i``; ``gold_types`` may
+    also be a 1-D numpy array with one label per gold span, in packed order (as for packed ``golds``).
     """
     threshold = check_threshold(threshold)
     gold = pack_spans(golds, "golds")
     ok = _format_mask(follows_format, gold.n_items)
-    pred_lists = list(preds)
-    if len(pred_lists) != gold.n_items:
-        raise ValueError(
-            f"preds and golds must have one entry per item, got {len(pred_lists)} and {gold.n_items}"
-        )
-    pred = pack_spans(read_predictions(pred_lists, ok), "preds")
+    if len(preds) != gold.n_items:
+        raise ValueError(f"preds and golds must have one entry per item, got {len(preds)} and {gold.n_items}")
+    pred = scored_predictions(preds, ok)
 
     codes: dict[Hashable, int] = {}
     gold_code = _type_codes(gold_types, gold.counts, codes, "gold_types")
@@ -97,8 +102,13 @@ def _as_lists(values: Sequence[Sequence[Hashable]], n_items: int, what: str) -> 
 
 
 def _type_codes(
-    types: Sequence[Sequence[Hashable]], span_counts: np.ndarray, codes: dict[Hashable, int], what: str
+    types: Sequence[Sequence[Hashable]] | np.ndarray,
+    span_counts: np.ndarray,
+    codes: dict[Hashable, int],
+    what: str,
 ) -> np.ndarray:
+    if isinstance(types, np.ndarray):
+        return _flat_type_codes(types, int(span_counts.sum()), codes, what)
     lists = _as_lists(types, span_counts.size, what)
     for i, (labels, count) in enumerate(zip(lists, span_counts.tolist(), strict=True)):
         if len(labels) != count:
@@ -108,6 +118,25 @@ def _type_codes(
             (codes.setdefault(t, len(codes)) for t in chain.from_iterable(lists)),
             dtype=np.int64,
             count=int(span_counts.sum()),
+        )
+    except TypeError:
+        raise ValueError(f"{what} must hold hashable labels") from None
+
+
+def _flat_type_codes(types: np.ndarray, n_spans: int, codes: dict[Hashable, int], what: str) -> np.ndarray:
+    """Codes of one label per span, given flat: each distinct label is coded once, in order of first
+    appearance, as for per-item lists."""
+    if types.ndim != 1 or types.size != n_spans:
+        raise ValueError(f"{what} must hold one label per span ({n_spans}), got shape {types.shape}")
+    if types.dtype.kind in "US":  # text labels: numpy finds the distinct ones without a Python loop
+        labels, first, inverse = np.unique(types, return_index=True, return_inverse=True)
+        mapped = np.empty(labels.size, dtype=np.int64)
+        for k in np.argsort(first, kind="stable").tolist():
+            mapped[k] = codes.setdefault(labels[k].item(), len(codes))
+        return mapped[inverse.reshape(-1)]
+    try:
+        return np.fromiter(
+            (codes.setdefault(t, len(codes)) for t in types.tolist()), dtype=np.int64, count=n_spans
         )
     except TypeError:
         raise ValueError(f"{what} must hold hashable labels") from None

@@ -6,7 +6,7 @@ from dataclasses import dataclass
 
 import numpy as np
 import pytest
-from hypothesis import given, settings
+from hypothesis import assume, given, settings
 from hypothesis import strategies as st
 
 from metrics import aggregate_spans, clean_response_accuracy, f1_iou, f1_m, pack_spans, span_detection_table
@@ -129,3 +129,15 @@ class TestCleanResponseAccuracy:
     def test_needs_a_clean_item(self):
         with pytest.raises(ValueError, match="no item without gold spans"):
             clean_response_accuracy([[]], [[(0, 1)]])
+
+
+@settings(max_examples=100, deadline=None)
+@given(st.lists(st.tuples(span_lists, st.booleans(), st.booleans()), min_size=1, max_size=10))
+def test_clean_accuracy_of_packed_spans_equals_that_of_lists(rows):
+    preds = [p for p, _, _ in rows]
+    golds = [[] if clean else [(0, 1)] for _, clean, _ in rows]
+    ok = [good for _, _, good in rows]
+    assume(any(clean for _, clean, _ in rows))
+    assert clean_response_accuracy(pack_spans(preds), pack_spans(golds), ok) == clean_response_accuracy(
+        preds, golds, ok
+    )

@@ -142,6 +142,8 @@ def test_item_matchings_equal_match_spans_item_by_item(pairs, threshold):
         assert found.n_matched[k] == matching.n_matched
         assert found.found[k] == tuple(sorted(matching.matched_gold))
         assert found.n_boundary[k] == sum(0.2 <= iou < 0.5 for _, iou in matching.best_for_pred)
+        assert found.f1_iou[k] == f1_iou(p, g, threshold)
+        assert found.f1_m[k] == pytest.approx(f1_m(p, g), abs=1e-15)
 
 
 def test_item_matchings_solve_items_whose_spans_compete():
@@ -151,3 +153,26 @@ def test_item_matchings_solve_items_whose_spans_compete():
     found = item_matchings(preds, golds, 0.5)
     assert found.n_matched.tolist() == [2, 1] and found.found[1] == (0,) and 2 in found.found[0]
     assert found.found[0] == tuple(sorted(match_spans(preds[0], golds[0], 0.5).matched_gold))
+
+
+@settings(max_examples=200, deadline=None)
+@given(st.lists(span_lists, max_size=8), st.data())
+def test_take_keeps_the_chosen_items_spans_in_their_order(lists, data):
+    packed = pack_spans(lists)
+    chosen = data.draw(st.lists(st.integers(0, len(lists) - 1), max_size=10)) if lists else []
+    taken = packed.take(np.array(chosen, dtype=np.int64))
+    assert [taken.item(k) for k in range(taken.n_items)] == [[tuple(s) for s in lists[i]] for i in chosen]
+    rows = packed.span_rows(np.array(chosen, dtype=np.int64))
+    assert packed.starts[rows].tolist() == [s[0] for i in chosen for s in lists[i]]
+
+
+def test_packed_predictions_lose_their_spans_where_the_format_failed():
+    preds = pack_spans([[(0, 2)], [(1, 3)], []])
+    golds = [[(0, 2)], [(1, 3)], []]
+    from metrics import span_detection_table
+
+    listed = span_detection_table(["a", "a", "b"], [[(0, 2)], None, []], golds, [True, False, True])
+    packed = span_detection_table(["a", "a", "b"], preds, golds, [True, False, True])
+    assert packed == listed and packed["a"]["f1_iou"] == 0.5
+    with pytest.raises(ValueError, match="one entry per item"):
+        span_detection_table(["a"], preds, [[]], [True])

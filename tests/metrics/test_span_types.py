@@ -84,3 +84,20 @@ def test_equals_literal_definition(rows, threshold):
         hits = [any(iou(p, g) >= threshold for p in preds[i]) for i in range(len(rows)) for g in gold_of[i]]
         if hits:
             assert result[label]["recall"] == pytest.approx(sum(hits) / len(hits))
+
+
+@pytest.mark.parametrize("dtype", [str, object])
+def test_flat_gold_labels_with_packed_spans_give_the_same_table(dtype):
+    import numpy as np
+
+    from metrics import pack_spans
+
+    preds = [[(0, 2), (5, 6)], [(1, 3)], [(0, 1)]]
+    ok = [True, False, True]
+    flat = np.array([t for types in GOLD_TYPES for t in types], dtype=dtype)
+    listed = f1_iou_by_type(preds, GOLDS, GOLD_TYPES, follows_format=ok)
+    packed = f1_iou_by_type(pack_spans(preds), pack_spans(GOLDS), flat, follows_format=ok)
+    assert packed == listed and list(packed) == list(listed)
+    assert all(type(label) is str for label in packed)
+    with pytest.raises(ValueError, match="one label per span"):
+        f1_iou_by_type(preds, GOLDS, flat[:-1])

@@ -148,19 +148,26 @@ def _assign(ious: FloatArray, rows: IntArray, cols: IntArray) -> list[tuple[int,
     gain in IoU (``(k + 1)·K > k·(K + 1)`` for ``k < K``), so the optimum is a maximum matching first
     and the one with the most IoU second.
     """
-    allowed = list(zip(rows.tolist(), cols.tolist(), strict=True))
-    if len(set(rows.tolist())) == len(allowed) and len(set(cols.tolist())) == len(allowed):
+    row_list, col_list = rows.tolist(), cols.tolist()
+    allowed = list(zip(row_list, col_list, strict=True))
+    used_rows, used_cols = sorted(set(row_list)), sorted(set(col_list))
+    if len(used_rows) == len(allowed) and len(used_cols) == len(allowed):
         return allowed  # no span has two candidates: every candidate pair is in the matching
-    used_rows, row_of = np.unique(rows, return_inverse=True)
-    used_cols, col_of = np.unique(cols, return_inverse=True)
-    weights = np.zeros((used_rows.size, used_cols.size))
-    weights[row_of, col_of] = min(weights.shape) + 1 + ious[rows, cols]
+    # Items hold a handful of spans, so plain lists index the small matrix faster than numpy would.
+    row_at = {r: k for k, r in enumerate(used_rows)}
+    col_at = {c: k for k, c in enumerate(used_cols)}
+    weights = np.zeros((len(used_rows), len(used_cols)))
+    weights[[row_at[r] for r in row_list], [col_at[c] for c in col_list]] = (
+        min(weights.shape) + 1 + ious[rows, cols]
+    )
     from scipy.optimize import linear_sum_assignment  # here: the formats use metrics, and need no scipy
 
     chosen = set(allowed)
     found_rows, found_cols = linear_sum_assignment(weights, maximize=True)
-    pairs = zip(used_rows[found_rows].tolist(), used_cols[found_cols].tolist(), strict=True)
-    return [(int(r), int(c)) for r, c in pairs if (r, c) in chosen]
+    pairs = (
+        (used_rows[r], used_cols[c]) for r, c in zip(found_rows.tolist(), found_cols.tolist(), strict=True)
+    )
+    return [pair for pair in pairs if pair in chosen]
 
 
 def matching_pairs(ious: FloatArray, threshold: float) -> list[tuple[int, int]]:
@@ -204,17 +211,25 @@ def matched_per_group(
     union of the per-item maximum matchings, so one call to SciPy's Hopcroft-Karp scores every item.
     """
     n_rows = group_of_row.size
-    # When no span has two candidate partners every candidate pair is its own component: count them.
-    if rows.size == 0 or (
-        np.bincount(rows, minlength=n_rows).max() <= 1 and np.bincount(cols, minlength=n_cols).max() <= 1
-    ):
+    # A pair whose two spans have no other candidate partner is its own component: it is in every
+    # maximum matching, so groups without competing spans just count their pairs.
+    row_degree = np.bincount(rows, minlength=n_rows)
+    col_degree = np.bincount(cols, minlength=n_cols)
+    contested = (row_degree[rows] > 1) | (col_degree[cols] > 1)
+    if not contested.any():
         return np.bincount(group_of_row[rows], minlength=n_groups)
+    in_contest = np.zeros(n_groups, dtype=bool)
+    in_contest[group_of_row[rows[contested]]] = True
+    hard = in_contest[group_of_row[rows]]  # the pairs of the groups where spans compete
+    counts = np.bincount(group_of_row[rows[~hard]], minlength=n_groups)
     from scipy.sparse import csr_matrix
     from scipy.sparse.csgraph import maximum_bipartite_matching
 
-    graph = csr_matrix((np.ones(rows.size, dtype=np.int8), (rows, cols)), shape=(n_rows, n_cols))
+    graph = csr_matrix(
+        (np.ones(int(hard.sum()), dtype=np.int8), (rows[hard], cols[hard])), shape=(n_rows, n_cols)
+    )
     partner = maximum_bipartite_matching(graph, perm_type="column")
-    return np.bincount(group_of_row[partner >= 0], minlength=n_groups)
+    return counts + np.bincount(group_of_row[partner >= 0], minlength=n_groups)
 
 
 def tokens_of_char_span(text: str, start: int, end: int) -> Span | None:

@@ -1,46 +1,124 @@
 """Gold and detector spans of a whole dataset, in token units, ready for the MHALO measures.
 
 MHALO scores spans in whitespace tokens (section 2.3), so character offsets from the store are mapped
-with :func:`metrics.token_spans` once per label set and item, then reused by the comparison page, the
+to tokens once, every label set's spans in one vectorised pass, then reused by the comparison page, the
 failure finder and the dashboards. Plain reads and arrays: the pages cache the result per store
 revision (see :mod:`components.span_cache`), the command line and the tests call it directly.
 """
 
 from __future__ import annotations
 
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
+from functools import cached_property
+from typing import Any
 
 import numpy as np
 import pandas as pd
 from sqlalchemy import Engine
 
 from db.repositories.label_sets import LabelSetView, list_label_sets
-from db.repositories.report_inputs import ItemIndex, format_flags, item_index, spans_by_label_set
-from metrics import f1_iou_per_item, f1_m_per_item, pack_spans
-from metrics.tagged_text import TokenBounds
+from db.repositories.report_inputs import ItemIndex, SpanColumns, format_flags, item_index, span_columns
+from metrics import PackedSpans
+from metrics.span_batches import item_matchings
+from metrics.token_batches import token_spans_many
 
 CharSpan = tuple[int, int, str | None]
+TokenSpan = tuple[int, int]
+
+
+@dataclass(frozen=True)
+class LabelSetSpans:
+    """One label set's spans on the dataset's items (in dataset order), packed (:class:`PackedSpans`)."""
+
+    chars: PackedSpans  # character spans, per item sorted by offsets
+    types: np.ndarray  # object: each character span's type, None when untyped
+    tokens: PackedSpans  # those character spans that cover a token, in tokens
+    token_types: np.ndarray  # object: each token span's type
+
+
+class _PerItem(Mapping[int, list[list[Any]]]):
+    """label set id → per item, a list of its spans, made from the packed spans when first asked for."""
+
+    def __init__(self, packed: Mapping[int, LabelSetSpans], make: Callable[[LabelSetSpans], list[list[Any]]]):
+        self._packed, self._make = packed, make
+        self._made: dict[int, list[list[Any]]] = {}
+
+    def __getitem__(self, label_set_id: int) -> list[list[Any]]:
+        made = self._made.get(label_set_id)
+        if made is None:  # two sessions racing here both make the same lists; either is kept
+            made = self._made[label_set_id] = self._make(self._packed[label_set_id])
+        return made
+
+    def __iter__(self) -> Iterator[int]:
+        return iter(self._packed)
+
+    def __len__(self) -> int:
+        return len(self._packed)
+
+
+def per_item(values: list[Any], offsets: np.ndarray) -> list[list[Any]]:
+    """``values`` (one per span, packed order) split into one list per item at packed ``offsets``."""
+    bounds = offsets.tolist()
+    return [values[a:b] for a, b in zip(bounds[:-1], bounds[1:], strict=True)]
+
+
+def _char_lists(spans: LabelSetSpans) -> list[list[CharSpan]]:
+    chars = spans.chars
+    return per_item(
+        list(zip(chars.starts.tolist(), chars.ends.tolist(), spans.types.tolist(), strict=True)),
+        chars.offsets,
+    )
+
+
+def _token_lists(spans: LabelSetSpans) -> list[list[TokenSpan]]:
+    tokens = spans.tokens
+    return per_item(list(zip(tokens.starts.tolist(), tokens.ends.tolist(), strict=True)), tokens.offsets)
 
 
 @dataclass(frozen=True)
 class DatasetSpans:
-    """Everything the span measures need, aligned with ``items`` (one entry per item, dataset order)."""
+    """Everything the span measures need, aligned with ``items`` (one entry per item, dataset order).
+
+    ``packed`` holds every label set's spans as arrays, which the dataset-wide measures use as they are;
+    :attr:`char_spans` and :attr:`token_spans` give them per item as lists, for the pages that show a
+    few items (made for a label set when first asked for).
+    """
 
     items: ItemIndex
     gold: LabelSetView | None
     detectors: tuple[LabelSetView, ...]
     humans: tuple[LabelSetView, ...]
-    # label set id → per item: character spans (start, end, type) and token spans (start, end)
-    char_spans: dict[int, list[list[CharSpan]]] = field(default_factory=dict)
-    token_spans: dict[int, list[list[tuple[int, int]]]] = field(default_factory=dict)
+    packed: dict[int, LabelSetSpans] = field(default_factory=dict)
     # label set id → per item: whether the raw output followed the format (True when there is none)
     follows_format: dict[int, np.ndarray] = field(default_factory=dict)
 
+    @cached_property
+    def char_spans(self) -> Mapping[int, list[list[CharSpan]]]:
+        """label set id → per item: character spans ``(start, end, type)``."""
+        return _PerItem(self.packed, _char_lists)
+
+    @cached_property
+    def token_spans(self) -> Mapping[int, list[list[TokenSpan]]]:
+        """label set id → per item: token spans ``(start, end)``."""
+        return _PerItem(self.packed, _token_lists)
+
     @property
-    def gold_tokens(self) -> list[list[tuple[int, int]]]:
+    def gold_tokens(self) -> list[list[TokenSpan]]:
         if self.gold is None:
             return [[] for _ in self.items.ids]
         return self.token_spans[self.gold.id]
+
+    @property
+    def gold_packed(self) -> PackedSpans:
+        """The gold token spans, packed (no spans at all without a gold label set)."""
+        if self.gold is None:
+            return _no_spans(len(self.items.ids))
+        return self.packed[self.gold.id].tokens
+
+    def has_spans(self, label_set_id: int) -> bool:
+        found = self.packed.get(label_set_id)
+        return found is not None and found.chars.starts.size > 0
 
     def label_set(self, label_set_id: int) -> LabelSetView:
         for view in (self.gold, *self.detectors, *self.humans):
@@ -49,29 +127,56 @@ class DatasetSpans:
         raise KeyError(label_set_id)
 
 
+def _no_spans(n_items: int) -> PackedSpans:
+    empty = np.zeros(0, dtype=np.int64)
+    return PackedSpans(empty, empty, np.zeros(n_items + 1, dtype=np.int64))
+
+
 def load_dataset_spans(engine: Engine, dataset_id: int) -> DatasetSpans:
     """The dataset's spans for every label set, in characters and in tokens, with the format flags."""
-    items = item_index(engine, dataset_id)
-    label_sets = list_label_sets(engine, dataset_id)
-    spans = spans_by_label_set(engine, dataset_id)
-    flags = format_flags(engine, dataset_id)
-    char_spans: dict[int, list[list[CharSpan]]] = {}
-    tokens: dict[int, list[list[tuple[int, int]]]] = {}
+    return dataset_spans(
+        item_index(engine, dataset_id),
+        list_label_sets(engine, dataset_id),
+        span_columns(engine, dataset_id),
+        format_flags(engine, dataset_id),
+    )
+
+
+def dataset_spans(
+    items: ItemIndex,
+    label_sets: Sequence[LabelSetView],
+    columns: SpanColumns,
+    flags: Mapping[int, Mapping[int, bool]],
+) -> DatasetSpans:
+    """The :class:`DatasetSpans` of what :func:`load_dataset_spans` reads: every span placed on its item
+    and mapped to tokens in one vectorised pass (:func:`metrics.token_batches.token_spans_many`).
+    Spans of items missing from ``items`` (written between the reads) are left out."""
+    ids = np.asarray(items.ids, dtype=np.int64)
+    n_items = ids.size
+    by_id = np.argsort(ids, kind="stable")
+    at = np.minimum(np.searchsorted(ids[by_id], columns.item_ids), max(n_items - 1, 0))
+    known = ids[by_id][at] == columns.item_ids if n_items else np.zeros(columns.item_ids.size, dtype=bool)
+    rows = by_id[at][known]
+    label_set_of = columns.label_set_ids[known]
+    starts, ends, types = columns.starts[known], columns.ends[known], columns.types[known]
+    order = np.lexsort((ends, starts, rows, label_set_of))  # per label set, per item in dataset order
+    rows, label_set_of, starts, ends, types = (a[order] for a in (rows, label_set_of, starts, ends, types))
+    first, stop, kept = token_spans_many(items.responses, rows, starts, ends)
+
+    packed: dict[int, LabelSetSpans] = {}
     follows: dict[int, np.ndarray] = {}
-    bounds: dict[int, TokenBounds] = {}  # item row → its response's tokens, found once for all label sets
     for view in label_sets:
-        by_item = spans.get(view.id, {})
-        char_spans[view.id] = [by_item.get(item_id, []) for item_id in items.ids]
-        per_item: list[list[tuple[int, int]]] = []
-        for row, item_spans in enumerate(char_spans[view.id]):
-            if not item_spans:
-                per_item.append([])
-                continue
-            found = bounds.get(row)
-            if found is None:
-                found = bounds[row] = TokenBounds(items.responses[row])
-            per_item.append(found.token_spans([(s, e) for s, e, _ in item_spans]))
-        tokens[view.id] = per_item
+        lo, hi = np.searchsorted(label_set_of, [view.id, view.id + 1]).tolist()
+        part = slice(lo, hi)
+        mapped = kept[part]
+        packed[view.id] = LabelSetSpans(
+            chars=PackedSpans(starts[part], ends[part], _offsets(rows[part], n_items)),
+            types=types[part],
+            tokens=PackedSpans(
+                first[part][mapped], stop[part][mapped], _offsets(rows[part][mapped], n_items)
+            ),
+            token_types=types[part][mapped],
+        )
         item_flags = flags.get(view.id, {})
         follows[view.id] = np.array([item_flags.get(item_id, True) for item_id in items.ids], dtype=bool)
     return DatasetSpans(
@@ -79,26 +184,46 @@ def load_dataset_spans(engine: Engine, dataset_id: int) -> DatasetSpans:
         gold=next((v for v in label_sets if v.kind == "gold"), None),
         detectors=tuple(v for v in label_sets if v.kind == "detector"),
         humans=tuple(v for v in label_sets if v.kind == "human"),
-        char_spans=char_spans,
-        token_spans=tokens,
+        packed=packed,
         follows_format=follows,
     )
 
 
-def per_item_scores(spans: DatasetSpans, threshold: float = 0.5) -> pd.DataFrame:
-    """One row per (item, detector): F1_IoU and F1_M in tokens, the format flag and span counts.
+def _offsets(rows: np.ndarray, n_items: int) -> np.ndarray:
+    offsets = np.zeros(n_items + 1, dtype=np.int64)
+    np.cumsum(np.bincount(rows, minlength=n_items), out=offsets[1:])
+    return offsets
 
-    The F1 values here are the raw per-item scores; dataset-level tables score a format failure 0
-    (MHALO section 4.1) via :func:`metrics.span_detection_table`.
-    """
-    gold = pack_spans(spans.gold_tokens, "gold spans")
-    gold_types = [
+
+def gold_types(spans: DatasetSpans) -> list[tuple[str, ...]]:
+    """Per item, the sorted hallucination types of its gold spans ("untyped" for a span without one)."""
+    if spans.gold is None:
+        return [() for _ in spans.items.ids]
+    return [
         tuple(sorted({t or "untyped" for _, _, t in item_spans}))
-        for item_spans in (spans.char_spans[spans.gold.id] if spans.gold else [[] for _ in spans.items.ids])
+        for item_spans in spans.char_spans[spans.gold.id]
     ]
+
+
+def per_item_scores(
+    spans: DatasetSpans, threshold: float = 0.5, boundary: tuple[float, float] = (0.2, 0.5)
+) -> pd.DataFrame:
+    """One row per (item, detector): F1_IoU and F1_M in tokens, the format flag, span counts and what
+    the F1_IoU matching says (:func:`metrics.span_batches.item_matchings`).
+
+    Matching columns: ``n_matched`` (size of the maximum matching), ``n_boundary`` (predictions whose
+    largest IoU with a gold span lies in ``boundary``) and ``found`` (sorted indices of the gold spans
+    the matching pairs with a prediction). The F1 values here are the raw per-item scores;
+    dataset-level tables score a format failure 0 (MHALO section 4.1) via
+    :func:`metrics.span_detection_table`.
+    """
+    gold = spans.gold_packed
+    types = gold_types(spans)
+    n_gold = gold.counts
     frames = []
-    for detector in spans.detectors:
-        preds = spans.token_spans[detector.id]
+    for detector in spans.detectors:  # every item of a detector at once, as match_spans would find them
+        preds = spans.packed[detector.id].tokens
+        matchings = item_matchings(preds, gold, threshold, boundary)
         frames.append(
             pd.DataFrame(
                 {
@@ -108,12 +233,15 @@ def per_item_scores(spans: DatasetSpans, threshold: float = 0.5) -> pd.DataFrame
                     "source_model": spans.items.source_models,
                     "detector": detector.name,
                     "label_set_id": detector.id,
-                    "f1_iou": f1_iou_per_item(preds, gold, threshold),
-                    "f1_m": f1_m_per_item(preds, gold),
+                    "f1_iou": matchings.f1_iou,
+                    "f1_m": matchings.f1_m,
                     "follows_format": spans.follows_format[detector.id],
-                    "n_pred": [len(p) for p in preds],
-                    "n_gold": [len(g) for g in spans.gold_tokens],
-                    "gold_types": gold_types,
+                    "n_pred": preds.counts,
+                    "n_gold": n_gold,
+                    "gold_types": types,
+                    "n_matched": matchings.n_matched,
+                    "n_boundary": matchings.n_boundary,
+                    "found": pd.Series(matchings.found, dtype=object),
                 }
             )
         )
@@ -122,6 +250,7 @@ def per_item_scores(spans: DatasetSpans, threshold: float = 0.5) -> pd.DataFrame
             columns=[
                 "item_id", "external_id", "subset", "source_model", "detector", "label_set_id",
                 "f1_iou", "f1_m", "follows_format", "n_pred", "n_gold", "gold_types",
+                "n_matched", "n_boundary", "found",
             ]
         )  # fmt: skip
     return pd.concat(frames, ignore_index=True)

@@ -35,9 +35,8 @@ import numpy as np
 import pandas as pd
 from sqlalchemy import Engine
 
-from analysis.dataset_spans import DatasetSpans, load_dataset_spans, per_item_scores
-from metrics import f1_iou_per_item, pack_spans
-from metrics.span_batches import item_matchings
+from analysis.dataset_spans import DatasetSpans, gold_types, load_dataset_spans, per_item_scores
+from metrics import f1_iou_per_item
 
 ANY = "any"
 BOUNDARY_IOU = (0.2, 0.5)
@@ -64,6 +63,8 @@ TAIL_COLUMNS = (
 )
 ITEM_COLUMNS = LEAD_COLUMNS + TAIL_COLUMNS
 PER_DETECTOR = ("F1_IoU", "F1_M", "FP")
+# The columns of :func:`detector_rows` after those of :func:`per_item_scores`, in this order.
+MATCHING_COLUMNS = ("clean", "n_matched", "n_false_positives", "n_boundary", "found")
 
 
 def table_columns(detectors: Sequence[str]) -> list[str]:
@@ -80,28 +81,15 @@ def detector_column(detector: str, measure: str) -> str:
 
 
 def detector_rows(spans: DatasetSpans, threshold: float = 0.5) -> pd.DataFrame:
-    """One row per (item, detector): :func:`per_item_scores` plus what the matching says.
-
-    Added columns: ``clean``, ``n_matched``, ``n_false_positives``, ``n_boundary`` (predictions with
-    a boundary error) and ``found`` (sorted indices of the gold spans this detector found).
-    """
-    rows = per_item_scores(spans, threshold)
-    gold = pack_spans(spans.gold_tokens, "gold spans")
-    matched, boundary, found = [], [], []
-    for detector in spans.detectors:  # every item of a detector at once, as match_spans would find them
-        matchings = item_matchings(spans.token_spans[detector.id], gold, threshold, BOUNDARY_IOU)
-        matched.append(matchings.n_matched)
-        boundary.append(matchings.n_boundary)
-        found.extend(matchings.found)
+    """One row per (item, detector): :func:`per_item_scores` (with its matching columns, boundary errors
+    at IoU in :data:`BOUNDARY_IOU`) plus ``clean`` and ``n_false_positives``."""
+    rows = per_item_scores(spans, threshold, BOUNDARY_IOU)
     rows["clean"] = (rows["n_gold"] == 0) & (spans.gold is not None)
-    rows["n_matched"] = np.concatenate(matched).astype(np.int64) if matched else np.zeros(0, dtype=np.int64)
     # A prediction is a false positive exactly when the matching leaves it unmatched.
-    rows["n_false_positives"] = rows["n_pred"].to_numpy(dtype=np.int64) - rows["n_matched"].to_numpy()
-    rows["n_boundary"] = (
-        np.concatenate(boundary).astype(np.int64) if boundary else np.zeros(0, dtype=np.int64)
+    rows["n_false_positives"] = rows["n_pred"].to_numpy(dtype=np.int64) - rows["n_matched"].to_numpy(
+        dtype=np.int64
     )
-    rows["found"] = pd.Series(found, index=rows.index, dtype=object)
-    return rows
+    return rows[[*(c for c in rows.columns if c not in MATCHING_COLUMNS), *MATCHING_COLUMNS]]
 
 
 def disagreement(spans: DatasetSpans, threshold: float = 0.5) -> np.ndarray:
@@ -110,36 +98,30 @@ def disagreement(spans: DatasetSpans, threshold: float = 0.5) -> np.ndarray:
     detectors = spans.detectors
     if len(detectors) < 2:
         return np.full(n_items, np.nan)
-    packed = {d.id: pack_spans(spans.token_spans[d.id]) for d in detectors}  # pack once, pair many
     total = np.zeros(n_items)
     pairs = list(itertools.combinations(detectors, 2))
     for a, b in pairs:
-        total += 1.0 - f1_iou_per_item(packed[a.id], packed[b.id], threshold)
+        total += 1.0 - f1_iou_per_item(spans.packed[a.id].tokens, spans.packed[b.id].tokens, threshold)
     return total / len(pairs)
 
 
 def _names(rows: pd.DataFrame, mask: pd.Series, index: pd.Index) -> list[tuple[str, ...]]:
     """Per item of ``index``, the detectors (in detector order) for which ``mask`` holds."""
     names: dict[str, list[str]] = {}
-    for external_id, detector in zip(rows["external_id"][mask], rows["detector"][mask], strict=True):
+    chosen = mask.to_numpy(dtype=bool)
+    for external_id, detector in zip(
+        rows["external_id"].to_numpy(dtype=object)[chosen].tolist(),
+        rows["detector"].to_numpy(dtype=object)[chosen].tolist(),
+        strict=True,
+    ):
         names.setdefault(external_id, []).append(detector)
     return [tuple(names.get(external_id, ())) for external_id in index]
-
-
-def gold_types(spans: DatasetSpans) -> list[tuple[str, ...]]:
-    """Per item, the sorted hallucination types of its gold spans ("untyped" for a span without one)."""
-    if spans.gold is None:
-        return [() for _ in spans.items.ids]
-    return [
-        tuple(sorted({t or "untyped" for _, _, t in item_spans}))
-        for item_spans in spans.char_spans[spans.gold.id]
-    ]
 
 
 def item_table(spans: DatasetSpans, rows: pd.DataFrame, threshold: float = 0.5) -> pd.DataFrame:
     """One row per item (dataset order, indexed by external id) with every detector's scores."""
     items = spans.items
-    gold_counts = [len(item_spans) for item_spans in spans.gold_tokens]
+    gold_counts = spans.gold_packed.counts
     table = pd.DataFrame(
         {
             "item": items.external_ids,
@@ -147,7 +129,7 @@ def item_table(spans: DatasetSpans, rows: pd.DataFrame, threshold: float = 0.5) 
             "source model": items.source_models,
             "gold types": gold_types(spans),
             "gold spans": gold_counts,
-            "clean": [n == 0 and spans.gold is not None for n in gold_counts],
+            "clean": (gold_counts == 0) & (spans.gold is not None),
             "disagreement": disagreement(spans, threshold),
         },
         index=pd.Index(items.external_ids, name="external_id"),

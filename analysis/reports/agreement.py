@@ -111,9 +111,7 @@ def _holds(inputs: AgreementInputs, view: LabelSetView, kind: str) -> bool:
     """Whether the label set holds labels of ``kind`` (for spans: a span, or an item marked done on the
     spans page — an annotator who found nothing anywhere)."""
     if kind == "spans":
-        return any(inputs.spans.spans.char_spans.get(view.id, ())) or bool(
-            inputs.done.get("spans", {}).get(view.id)
-        )
+        return inputs.spans.spans.has_spans(view.id) or bool(inputs.done.get("spans", {}).get(view.id))
     if kind == "sentences":
         return view.id in inputs.sentences.labels
     if kind == "claims":

@@ -11,21 +11,22 @@ import math
 import numpy as np
 import pandas as pd
 
+from analysis.dataset_spans import per_item
 from analysis.reports.base import Report, Table
 from analysis.reports.data import (
+    UNTYPED,
     ReportFilter,
     chosen_detectors,
     item_mask,
     typed_item_mask,
 )
 from analysis.reports.provenance import Provenance, fingerprint
-from analysis.reports.spans import SpanInputs, TokenSpan, typed_token_spans
+from analysis.reports.spans import SpanInputs
 from metrics import (
     DEFAULT_CURVE_THRESHOLDS,
     clean_response_accuracy,
     f1_iou_by_type,
     f1_iou_curve,
-    pack_spans,
 )
 from metrics import span_detection_table as detection_table
 from metrics.span_batches import PackedSpans
@@ -44,15 +45,17 @@ def build(inputs: SpanInputs, flt: ReportFilter, threshold: float = 0.5) -> Repo
     ev = inputs.spans
     if ev.gold is None or not available(inputs):
         raise ValueError("the dataset has no gold spans or no detector run")
-    gold_typed = typed_token_spans(ev, ev.gold.id)
-    keep = item_mask(inputs.items, flt) & typed_item_mask([[t for *_, t in g] for g in gold_typed], flt)
+    gold_spans = ev.packed[ev.gold.id]
+    gold_types = [t or UNTYPED for t in gold_spans.token_types.tolist()]
+    keep = item_mask(inputs.items, flt) & typed_item_mask(
+        per_item(gold_types, gold_spans.tokens.offsets), flt
+    )
     rows = np.flatnonzero(keep)
     detectors = chosen_detectors(ev.detectors, flt)
     subsets = inputs.items["subset"].to_numpy()[rows]
-    gold = [[(s, e) for s, e, _ in gold_typed[i]] for i in rows]
-    gold_types = [[t for *_, t in gold_typed[i]] for i in rows]
-    packed_gold = pack_spans(gold, "gold spans")
-    predictions = {d.id: pack_spans([ev.token_spans[d.id][i] for i in rows]) for d in detectors}
+    packed_gold = gold_spans.tokens.take(rows)
+    kept_types = np.asarray(gold_types, dtype=str)[gold_spans.tokens.span_rows(rows)]
+    predictions = {d.id: ev.packed[d.id].tokens.take(rows) for d in detectors}
     provenance = Provenance(
         dataset=inputs.dataset,
         label_sets=("gold", *(d.name for d in detectors)),
@@ -60,7 +63,7 @@ def build(inputs: SpanInputs, flt: ReportFilter, threshold: float = 0.5) -> Repo
         digest=fingerprint(  # spans as flat arrays: hashed by their bytes, not span by span
             inputs.items["item_id"].to_numpy()[rows],
             _arrays(packed_gold),
-            [t for types in gold_types for t in types],
+            kept_types.tolist(),
             {d.name: (*_arrays(predictions[d.id]), ev.follows_format[d.id][rows]) for d in detectors},
             threshold,
         ),
@@ -72,7 +75,7 @@ def build(inputs: SpanInputs, flt: ReportFilter, threshold: float = 0.5) -> Repo
     table3, curve, by_type, clean = [], [], [], []
     names = _subset_names(subsets)
     for detector in detectors:
-        preds = [ev.token_spans[detector.id][i] for i in rows]
+        preds = predictions[detector.id]
         ok = ev.follows_format[detector.id][rows]
         scores = detection_table(names, preds, packed_gold, ok, threshold)
         row: dict[str, object] = {"detector": detector.name}
@@ -84,14 +87,14 @@ def build(inputs: SpanInputs, flt: ReportFilter, threshold: float = 0.5) -> Repo
         table3.append(row)
         for t, value in zip(
             DEFAULT_CURVE_THRESHOLDS,
-            f1_iou_curve(predictions[detector.id], packed_gold, follows_format=ok),
+            f1_iou_curve(preds, packed_gold, follows_format=ok),
             strict=True,
         ):
             curve.append({"detector": detector.name, "iou_threshold": t, "f1_iou": value * 100})
         per_type = f1_iou_by_type(
             preds,
-            gold,
-            gold_types,
+            packed_gold,
+            kept_types,
             threshold=threshold,
             follows_format=ok,
         )
@@ -106,7 +109,7 @@ def build(inputs: SpanInputs, flt: ReportFilter, threshold: float = 0.5) -> Repo
                         "detected": math.nan if recall is None else recall * 100,
                     }
                 )
-        clean.extend(_clean_rows(detector.name, preds, gold, ok, subsets))
+        clean.extend(_clean_rows(detector.name, preds, packed_gold, ok, subsets))
 
     n_per_subset = pd.Series(names).value_counts(sort=False)
     frame3 = pd.DataFrame(table3)
@@ -160,12 +163,12 @@ def _subset_names(subsets: np.ndarray) -> list[str]:
 
 def _clean_rows(
     detector: str,
-    preds: list[list[TokenSpan]],
-    gold: list[list[TokenSpan]],
+    preds: PackedSpans,
+    gold: PackedSpans,
     ok: np.ndarray,
     subsets: np.ndarray,
 ) -> list[dict[str, object]]:
-    clean = np.array([not g for g in gold], dtype=bool)
+    clean = gold.counts == 0
     rows = []
     groups = [*dict.fromkeys(subsets[clean].tolist()), ALL_CLEAN]
     for subset in groups:
@@ -173,11 +176,7 @@ def _clean_rows(
         idx = np.flatnonzero(members)
         if idx.size == 0:
             continue
-        accuracy = clean_response_accuracy(
-            [preds[i] for i in idx],
-            [gold[i] for i in idx],
-            ok[idx],
-        )
+        accuracy = clean_response_accuracy(preds.take(idx), gold.take(idx), ok[idx])
         rows.append(
             {"detector": detector, "subset": subset, "n_clean": int(idx.size), "accuracy": accuracy * 100}
         )

@@ -7,13 +7,10 @@ from dataclasses import dataclass
 import pandas as pd
 from sqlalchemy import Engine
 
-from analysis.dataset_spans import DatasetSpans, load_dataset_spans
+from analysis.dataset_spans import DatasetSpans, load_dataset_spans, per_item
 from analysis.reports.data import UNTYPED, items_frame
 from db.repositories.label_sets import LabelSetView
 from db.repositories.report_inputs import dataset_name
-from metrics import token_spans
-
-TokenSpan = tuple[int, int]
 
 
 @dataclass(frozen=True)
@@ -28,7 +25,7 @@ class SpanInputs:
         return tuple(v for v in (spans.gold, *spans.humans, *spans.detectors) if v is not None)
 
     def has_spans(self, label_set: LabelSetView | None) -> bool:
-        return label_set is not None and any(self.spans.char_spans.get(label_set.id, []))
+        return label_set is not None and self.spans.has_spans(label_set.id)
 
 
 def load_span_inputs(engine: Engine, dataset_id: int) -> SpanInputs:
@@ -43,21 +40,19 @@ def load_span_inputs(engine: Engine, dataset_id: int) -> SpanInputs:
 def typed_token_spans(spans: DatasetSpans, label_set_id: int) -> list[list[tuple[int, int, str]]]:
     """Per item, the label set's spans in tokens with their type (``"untyped"`` when it has none).
 
-    :attr:`DatasetSpans.token_spans` drops a span that covers no token (only whitespace); then the
-    item's spans are mapped one by one so each token span keeps its own type.
+    A character span that covers no token (only whitespace) has no token span, as in
+    :attr:`DatasetSpans.token_spans`; every other keeps its own type.
     """
-    out = []
-    chars = spans.char_spans.get(label_set_id, [])
-    tokens = spans.token_spans.get(label_set_id, [])
-    for text, item_chars, item_tokens in zip(spans.items.responses, chars, tokens, strict=True):
-        if len(item_chars) == len(item_tokens):
-            out.append(
-                [(s, e, t or UNTYPED) for (s, e), (_, _, t) in zip(item_tokens, item_chars, strict=True)]
-            )
-            continue
-        typed = []
-        for start, end, type_ in item_chars:
-            for s, e in token_spans(text, [(start, end)]):
-                typed.append((s, e, type_ or UNTYPED))
-        out.append(typed)
-    return out
+    found = spans.packed.get(label_set_id)
+    if found is None:
+        return [[] for _ in spans.items.ids]
+    tokens = found.tokens
+    typed: list[tuple[int, int, str]] = list(
+        zip(
+            tokens.starts.tolist(),
+            tokens.ends.tolist(),
+            [t or UNTYPED for t in found.token_types.tolist()],
+            strict=True,
+        )
+    )
+    return per_item(typed, tokens.offsets)

@@ -10,10 +10,10 @@ import pandas as pd
 import pytest
 
 from analysis import failure_finder as ff
-from analysis.dataset_spans import DatasetSpans
+from analysis.dataset_spans import DatasetSpans, dataset_spans
 from db.repositories.label_sets import LabelSetView
-from db.repositories.report_inputs import ItemIndex
-from metrics import f1_iou, token_spans
+from db.repositories.report_inputs import ItemIndex, SpanColumns
+from metrics import f1_iou
 
 # Ten one-letter tokens: token k covers characters [2k, 2k + 1).
 TEXT = "a b c d e f g h i j"
@@ -55,26 +55,24 @@ def make_evaluation(detectors: tuple[str, ...] = ("A", "B", "C"), with_gold: boo
     views = tuple(
         LabelSetView(k + 2, 1, "detector", name, None, "v1", "vanilla") for k, name in enumerate(detectors)
     )
-    char_spans = {gold.id: [GOLD[i] for i in ids]}
-    follows = {gold.id: np.ones(len(ids), dtype=bool)}
+    per_label_set = {gold.id: GOLD} if with_gold else {}
+    flags: dict[int, dict[int, bool]] = {}
     for view in views:
-        char_spans[view.id] = [PREDS[view.name][i] for i in ids]
-        follows[view.id] = np.array([(view.name, i) not in BROKEN for i in ids])
-    tokens = {
-        ls: [token_spans(TEXT, [(s, e) for s, e, _ in spans]) for spans in per_item]
-        for ls, per_item in char_spans.items()
-    }
-    if not with_gold:
-        del char_spans[gold.id], tokens[gold.id], follows[gold.id]
-    return DatasetSpans(
-        items=items,
-        gold=gold if with_gold else None,
-        detectors=views,
-        humans=(),
-        char_spans=char_spans,
-        token_spans=tokens,
-        follows_format=follows,
+        per_label_set[view.id] = PREDS[view.name]
+        flags[view.id] = {
+            item_id: (view.name, i) not in BROKEN for item_id, i in zip(items.ids, ids, strict=True)
+        }
+    rows = [
+        (ls, item_id, start, end, type_)
+        for ls, spans in per_label_set.items()
+        for item_id, i in zip(items.ids, ids, strict=True)
+        for start, end, type_ in spans[i]
+    ]
+    columns = SpanColumns(
+        *(np.array([row[k] for row in rows], dtype=np.int64) for k in range(4)),
+        np.array([row[4] for row in rows] + [None], dtype=object)[:-1],
     )
+    return dataset_spans(items, (gold, *views) if with_gold else views, columns, flags)
 
 
 @pytest.fixture(scope="module")

@@ -273,6 +273,8 @@ def dashboards(args: argparse.Namespace) -> None:
 
     from bench.bench_dashboards import timed
 
+    _quiet_streamlit()  # again: importing streamlit sets its loggers' levels
+
     def clear() -> None:
         st.cache_data.clear()
         st.cache_resource.clear()

@@ -353,6 +353,7 @@ class Page:
         self.at = AppTest.from_file(str(ROOT / "app.py"), default_timeout=300)
         self.at.query_params.update({"dataset": ALIGNBENCH_DATASET, "item": self.items[0], "user": USER})
         self.at.run()
+        _quiet_streamlit()  # the app's first run sets Streamlit's loggers' levels again
         self.at.switch_page(page).run()
         self.check()
 

@@ -246,10 +246,15 @@ def f1_iou_curve(
     checked = [check_threshold(t, "each threshold") for t in thresholds]
     ok = _format_mask(follows_format, pred.n_items)
     pairs = _same_item_pairs(pred, gold)
-    iou = pairs.iou
+    # Most pairs of an item's spans do not overlap: keep those any threshold lets through, once.
+    kept = pairs.iou >= min(checked, default=1.0)
+    rows, cols, iou = pairs.pred[kept], pairs.gold[kept], pairs.iou[kept]
     curve = np.empty(len(checked), dtype=np.float64)
     for k, threshold in enumerate(checked):
-        matched = _matched_per_item(pred, gold, pairs, iou >= threshold)
+        valid = iou >= threshold
+        matched = matched_per_group(
+            rows[valid], cols[valid], pred.item_of_span, gold.starts.size, pred.n_items
+        )
         scores = _f1_from_matches(matched, pred.counts, gold.counts)
         curve[k] = np.where(ok, scores, 0.0).mean()
     return curve

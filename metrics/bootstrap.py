@@ -9,12 +9,13 @@ seeded explicitly, so the same call always gives the same interval.
 
 from __future__ import annotations
 
-from collections.abc import Callable
+import hashlib
+from collections.abc import Callable, Hashable
 from typing import Any
 
 import numpy as np
 
-from metrics._validation import check_confidence, check_positive_int
+from metrics._validation import as_int, check_confidence, check_positive_int
 
 
 def percentile_interval(values: np.ndarray, confidence: float = 0.95) -> tuple[float, float]:
@@ -30,6 +31,21 @@ def percentile_interval(values: np.ndarray, confidence: float = 0.95) -> tuple[f
     alpha = (1.0 - confidence) / 2.0
     low, high = np.quantile(finite, [alpha, 1.0 - alpha])
     return float(low), float(high)
+
+
+def cell_seed(seed: int, *names: Hashable) -> list[int]:
+    """A seed for one cell of a table of intervals: ``seed`` followed by 32-bit words of the SHA-256 of
+    each name's text.
+
+    Drawing each cell from its own stream keeps its interval the same whichever other cells a table
+    holds (a detector added, a captioner filtered out), and lets the cells be drawn in any order or at
+    once. The text, not Python's ``hash``, keeps the seed the same in every process.
+    """
+    words = [as_int(seed, "seed")]
+    for name in names:
+        digest = hashlib.sha256(str(name).encode("utf-8", "surrogatepass")).digest()
+        words.extend(int.from_bytes(digest[k : k + 4], "little") for k in range(0, 16, 4))
+    return words
 
 
 def bootstrap_indices(n_items: int, n_resamples: int = 1000, seed: int = 0) -> np.ndarray:

@@ -8,14 +8,16 @@ captioner matrix normalised by each detector's average AUROC. AUROC here is the 
 
 from __future__ import annotations
 
+import os
 from collections.abc import Hashable, Mapping, Sequence
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
 
 from metrics._validation import as_1d_float_array, as_binary_labels, as_int, check_confidence
-from metrics.bootstrap import percentile_interval
+from metrics.bootstrap import cell_seed, percentile_interval
 
 # Bootstrap resamples are drawn in chunks so memory stays near chunk x group size.
 _RESAMPLE_CHUNK_CELLS = 4_000_000
@@ -167,7 +169,9 @@ def auroc_table(
     and captioners as rows and columns this is the self-preference matrix of Figure 8). For the
     intervals, each cell's sentences are resampled with replacement, ``n_resamples`` times (percentile
     bootstrap; each cell's interval is marginal, drawn independently of the other cells); resamples that
-    miss a class are skipped. ``n_resamples=0`` skips the bootstrap.
+    miss a class are skipped. ``n_resamples=0`` skips the bootstrap. Each cell draws from its own random
+    stream, seeded by ``seed`` and the cell's detector and group names (:func:`~metrics.bootstrap.cell_seed`):
+    a cell's interval is the same whichever other detectors or groups share the table.
 
     ``labels`` and every score array have one entry per sentence; ``groups`` names each sentence's
     group (e.g. its captioning model). Sentences labelled "unknown" in AlignBench should be left out
@@ -198,7 +202,7 @@ def auroc_table(
     high = np.full(shape, np.nan)
     n_pos = np.zeros(len(names), dtype=np.int64)
     n_neg = np.zeros(len(names), dtype=np.int64)
-    rng = np.random.default_rng(seed)
+    jobs: list[tuple[int, int, np.ndarray, np.ndarray]] = []
     for g in range(len(names)):
         members = order[bounds[g] : bounds[g + 1]]
         yg = y[members]
@@ -209,10 +213,19 @@ def auroc_table(
         for d in range(len(detectors)):
             scores = score_rows[d][members]
             point[d, g] = _auroc_sorted(yg, scores, int(n_pos[g]), int(n_neg[g]))
-            if n_resamples:
-                key, n_keys = _dense_rank(scores)
-                boot = _bootstrap_auroc(yg, key, n_keys, n_resamples, rng)
-                low[d, g], high[d, g] = percentile_interval(boot, confidence)
+            jobs.append((d, g, yg, scores))
+
+    def interval(job: tuple[int, int, np.ndarray, np.ndarray]) -> tuple[float, float]:
+        d, g, yg, scores = job
+        key, n_keys = _dense_rank(scores)
+        rng = np.random.default_rng(cell_seed(seed, detectors[d], names[g]))
+        return percentile_interval(_bootstrap_auroc(yg, key, n_keys, n_resamples, rng), confidence)
+
+    if n_resamples and jobs:
+        # numpy draws the resamples without holding the GIL, so the cells' bootstraps share the cores.
+        with ThreadPoolExecutor(max_workers=min(len(jobs), os.cpu_count() or 1)) as pool:
+            for (d, g, _, _), (lo, hi) in zip(jobs, pool.map(interval, jobs), strict=True):
+                low[d, g], high[d, g] = lo, hi
     return AurocTable(detectors, names, point, low, high, n_pos, n_neg, confidence, n_resamples)
 
 

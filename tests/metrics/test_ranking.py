@@ -132,6 +132,20 @@ class TestAurocTable:
         assert (first.low <= first.auroc).all() and (first.auroc <= first.high).all()
         assert (first.high - first.low < 0.3).all()
 
+    def test_a_cells_interval_does_not_depend_on_the_other_cells(self):
+        labels, scores, groups = _table_data()
+        both = auroc_table(labels, scores, groups, n_resamples=200, seed=3)
+        keep = groups != "llava"
+        alone = auroc_table(
+            labels[keep], {"gpt4o": scores["gpt4o"][keep]}, groups[keep], n_resamples=200, seed=3
+        )
+        for j, group in enumerate(alone.groups):
+            k = both.groups.index(group)
+            assert (alone.low[0, j], alone.high[0, j]) == (both.low[1, k], both.high[1, k])
+        np.testing.assert_array_equal(
+            both.low, auroc_table(labels, scores, groups, n_resamples=200, seed=3).low
+        )
+
     def test_self_preference_normalisation(self):
         labels, scores, groups = _table_data()
         table = auroc_table(labels, scores, groups, n_resamples=0)

@@ -137,3 +137,29 @@ def test_item_facets_leave_the_responses_out(engine) -> None:
     assert facets["subset"] == index.subsets and facets["source_model"] == index.source_models
     assert facets["image_ref"] == ["0.png", "1.png", "0.png", "1.png"]
     assert "response" not in facets
+
+
+def test_scores_that_text_would_round_arrive_exactly(engine) -> None:
+    odd = [0.1 + 0.2, 1e-300, 100.0, 99.99999999999999, 1 / 3, 0.0, 50.5, 95.0]
+    items = [ItemRecord(f"i{k}", f"Sentence {k}. Another one.") for k in range(4)]
+    run = LabelSetRecord(
+        "detector",
+        "odd",
+        annotations=[
+            Annotations(f"i{k}", sentence_scores=[SentenceScoreRecord(s, odd[2 * k + s]) for s in range(2)])
+            for k in range(4)
+        ],
+    )
+    import_bundle(engine, Bundle(DatasetRecord("odd", "canonical"), items, [run]), actor=OPERATOR)
+    scores = reads.sentence_arrays(engine, 1)["scores"]
+    table = reads.sentence_table(engine, 1)
+    assert scores["sentence_id"].tolist() == sorted(table["sentence_id"].tolist())
+    order = {sid: k for k, sid in enumerate(table["sentence_id"].tolist())}
+    got = [
+        score
+        for _, score in sorted(
+            zip(scores["sentence_id"].tolist(), scores["score"].tolist(), strict=True),
+            key=lambda p: order[p[0]],
+        )
+    ]
+    assert got == odd

@@ -24,7 +24,7 @@ from operator import itemgetter
 from typing import Any, TypeVarTuple
 
 import numpy as np
-from sqlalchemy import BigInteger, Connection, Engine, Select, Text, case, cast, func, select
+from sqlalchemy import BigInteger, Connection, Engine, Integer, Select, Text, case, cast, func, select
 
 from db import models as m
 from db.engine import read_session
@@ -128,19 +128,24 @@ class SpanColumns:
 
 
 def span_columns(engine: Engine, dataset_id: int, label_set_ids: Sequence[int] | None = None) -> SpanColumns:
-    """Every span of the dataset's label sets as numpy columns. Read on the driver cursor and taken
-    apart a column at a time: half a million spans (a dozen detectors) arrive in about the time the
-    driver needs to make their rows. Unsorted, as its callers sort them their own way."""
+    """Every span of the dataset's label sets as numpy columns, each read as one joined text
+    (:func:`_joined_columns`): half a million spans (a dozen detectors) arrive in about half the time
+    the driver needs to make their rows. Unsorted, as its callers sort them their own way."""
     query = (
         select(m.Span.label_set_id, m.Span.item_id, m.Span.start, m.Span.end, m.Span.type)
         .join(m.LabelSet, m.LabelSet.id == m.Span.label_set_id)
         .where(m.LabelSet.dataset_id == dataset_id)
     )
+    query = _label_set_filter(query, m.Span.label_set_id, label_set_ids)
     with _snapshot(engine) as connection:
-        rows = _rows(connection, _label_set_filter(query, m.Span.label_set_id, label_set_ids))
-    label_sets, items, starts, ends = (_ints(list(map(itemgetter(k), rows))) for k in range(4))
-    types = np.empty(len(rows), dtype=object)
-    types[:] = list(map(itemgetter(4), rows))
+        ints, texts = _joined_columns(connection, query)
+        if texts is None:  # a type holds the separator: take the rows as they are
+            rows = _rows(connection, query)
+            ints = [_ints(list(map(itemgetter(k), rows))) for k in range(4)]
+            texts = list(map(itemgetter(4), rows))
+    types = np.empty(len(texts), dtype=object)
+    types[:] = texts
+    label_sets, items, starts, ends = ints
     return SpanColumns(label_sets, items, starts, ends, types)
 
 
@@ -404,20 +409,52 @@ def _int_columns(connection: Connection, statement: Select[Any]) -> list[np.ndar
     in a hundredth. Every column is joined in the same pass over the rows, so the k-th number of each
     text comes from the same row. Values must be integers and never NULL.
     """
-    inner = statement.subquery()
-    if connection.dialect.name == "postgresql":
-        joined = [func.string_agg(cast(column, Text), ",") for column in inner.c]
-    else:
-        joined = [func.group_concat(column, ",") for column in inner.c]
-    texts = _rows(connection, select(func.count(), *joined).select_from(inner))[0]
-    n_rows = int(texts[0])
-    columns = []
-    for text in texts[1:]:
-        values = np.fromstring(text, dtype=np.int64, sep=",") if n_rows else np.zeros(0, dtype=np.int64)
-        if values.size != n_rows:
-            raise ValueError(f"expected {n_rows} integers in a joined column, parsed {values.size}")
-        columns.append(values)
+    columns, _ = _joined_columns(connection, statement, with_text=False)
     return columns
+
+
+# Separates the texts of a joined text column; a text holding it makes the caller read rows instead.
+_TEXT_SEPARATOR = "\x1f"
+
+
+def _joined_columns(
+    connection: Connection, statement: Any, *, with_text: bool = True
+) -> tuple[list[np.ndarray], list[str | None] | None]:
+    """:func:`_int_columns` of every column of ``statement`` but the last, and (``with_text``) the last
+    column's texts (NULL as None) in the same row order; None for the texts when one of them holds the
+    separator, so they cannot be told apart."""
+    inner = statement.subquery()
+    numbers = list(inner.c)[:-1] if with_text else list(inner.c)
+    postgres = connection.dialect.name == "postgresql"
+
+    def join(value: Any, separator: str = ",") -> Any:
+        return (
+            func.string_agg(cast(value, Text), separator) if postgres else func.group_concat(value, separator)
+        )
+
+    joined = [join(c) for c in numbers]
+    if with_text:
+        last = list(inner.c)[-1]
+        joined += [join(cast(last.is_(None), Integer)), join(func.coalesce(last, ""), _TEXT_SEPARATOR)]
+    found = _rows(connection, select(func.count(), *joined).select_from(inner))[0]
+    n_rows = int(found[0])
+    columns = [_parsed_ints(text, n_rows) for text in found[1 : 1 + len(numbers) + with_text]]
+    if not with_text:
+        return columns, None
+    missing = columns.pop()
+    texts: list[str | None] = found[-1].split(_TEXT_SEPARATOR) if n_rows else []
+    if len(texts) != n_rows:
+        return columns, None
+    for k in np.flatnonzero(missing).tolist():
+        texts[k] = None
+    return columns, texts
+
+
+def _parsed_ints(text: str | None, n_rows: int) -> np.ndarray:
+    values = np.fromstring(text or "", dtype=np.int64, sep=",") if n_rows else np.zeros(0, dtype=np.int64)
+    if values.size != n_rows:
+        raise ValueError(f"expected {n_rows} integers in a joined column, parsed {values.size}")
+    return values
 
 
 def _sorted_by_first(columns: list[np.ndarray]) -> list[np.ndarray]:

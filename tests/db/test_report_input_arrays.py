@@ -163,3 +163,49 @@ def test_scores_that_text_would_round_arrive_exactly(engine) -> None:
         )
     ]
     assert got == odd
+
+
+def _spans_bundle(types: list[str | None]) -> Bundle:
+    items = [ItemRecord(f"i{k}", "A red cube sits on a blue ball.") for k in range(3)]
+    run = LabelSetRecord(
+        "detector",
+        "typed",
+        annotations=[
+            Annotations(f"i{k}", spans=[SpanRecord(2 + s, 5 + s, t) for s, t in enumerate(types)])
+            for k in range(3)
+        ],
+    )
+    return Bundle(DatasetRecord("spans", "canonical"), items, [run])
+
+
+def _span_rows(engine) -> list[tuple]:
+    from sqlalchemy import select
+
+    from db import models as m
+    from db.engine import read_session
+
+    with read_session(engine) as session:
+        return sorted(
+            session.execute(
+                select(m.Span.label_set_id, m.Span.item_id, m.Span.start, m.Span.end, m.Span.type)
+            ).all(),
+            key=repr,
+        )
+
+
+@pytest.mark.parametrize(
+    "types", [[None, "Object", "", 'ünï 🙂, "q"'], ["Object", "a\x1fb", None]], ids=["plain", "separator"]
+)
+def test_span_columns_match_the_stored_rows(engine, types) -> None:
+    import_bundle(engine, _spans_bundle(types), actor=OPERATOR)
+    columns = reads.span_columns(engine, 1)
+    got = zip(
+        columns.label_set_ids.tolist(),
+        columns.item_ids.tolist(),
+        columns.starts.tolist(),
+        columns.ends.tolist(),
+        columns.types.tolist(),
+        strict=True,
+    )
+    assert sorted(got, key=repr) == [tuple(row) for row in _span_rows(engine)]
+    assert len(columns.types) == 3 * len(types)

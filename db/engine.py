@@ -27,7 +27,7 @@ try:
 except ImportError:  # not on Windows: writers there queue on SQLite's busy timeout alone
     fcntl = None  # type: ignore[assignment]  # the module is optional; checked before use
 
-from sqlalchemy import Engine, create_engine, event
+from sqlalchemy import Connection, Engine, create_engine, event
 from sqlalchemy.dialects import postgresql, sqlite
 from sqlalchemy.engine import make_url
 from sqlalchemy.orm import Session
@@ -161,5 +161,10 @@ def bump_revision(session: Session) -> None:
 def store_revision(engine: Engine) -> int:
     """The current store revision: changes whenever any write commits."""
     with engine.connect() as connection:
-        value = connection.exec_driver_sql("SELECT COALESCE(SUM(revision), 0) FROM store_revision").scalar()
+        return revision_of(connection)
+
+
+def revision_of(connection: Connection) -> int:
+    """The store revision ``connection`` sees (in a transaction: as of its snapshot)."""
+    value = connection.exec_driver_sql("SELECT COALESCE(SUM(revision), 0) FROM store_revision").scalar()
     return int(value or 0)

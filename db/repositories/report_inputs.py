@@ -16,23 +16,26 @@ Metrics run on plain arrays (see ``metrics``), so nothing here builds per-row ob
 from __future__ import annotations
 
 import itertools
+import os
 from collections import defaultdict
-from collections.abc import Iterator, Sequence
+from collections.abc import Callable, Iterator, Sequence
+from concurrent.futures import ThreadPoolExecutor
 from contextlib import contextmanager
 from dataclasses import dataclass
 from operator import itemgetter
-from typing import Any, TypeVarTuple
+from typing import Any, Generic, TypeVar, TypeVarTuple
 
 import numpy as np
 from sqlalchemy import BigInteger, Connection, Engine, Integer, Select, Text, case, cast, func, select
 
 from db import models as m
-from db.engine import read_session
+from db.engine import read_session, revision_of
 from db.repositories.label_sets import gold_raters
 
 Columns = dict[str, list[Any]]
 SpanTuple = tuple[int, int, str | None]
 Row = TypeVarTuple("Row")  # the column types of a statement's rows
+Combined = TypeVar("Combined")  # what a set of reads is combined into
 
 # Whole scores up to this size are exact as float64 and travel as integers (:func:`_scores`); the
 # others arrive as the marker, which no such score can equal.
@@ -481,27 +484,29 @@ def sentence_table(engine: Engine, dataset_id: int) -> dict[str, np.ndarray]:
 
 
 def sentence_columns(engine: Engine, dataset_id: int) -> dict[str, dict[str, np.ndarray]]:
-    """Sentence labels and detector scores of every label set of the dataset, in one snapshot.
+    """Sentence labels and detector scores of every label set of the dataset, as of one state of the
+    store (:func:`_consistent_reads`).
 
     Returns ``{"labels": {label_set_id, sentence_id, code}, "scores": {label_set_id, sentence_id, score,
     parsed}, "error_types": {label_set_id, sentence_id, error_type}}`` where ``code`` follows
     :data:`SENTENCE_CODES` and ``error_types`` lists only labels that carry a type (object array).
     """
-    with _snapshot(engine) as connection:
-        return _label_columns(connection, dataset_id)
+    return _consistent_reads(engine, lambda connection: _label_reads(connection, dataset_id))
 
 
 def sentence_arrays(
     engine: Engine, dataset_id: int, *, offsets: bool = False
 ) -> dict[str, dict[str, np.ndarray]]:
     """:func:`sentence_columns` plus ``"sentences"``: every sentence of the dataset in sentence-id order,
-    ``sentence_id``, ``item_id``, ``index`` (and ``start``, ``end`` with ``offsets``), all in one snapshot.
+    ``sentence_id``, ``item_id``, ``index`` (and ``start``, ``end`` with ``offsets``), all as of one
+    state of the store.
 
     A million sentences with five detectors is six million rows, so every column travels as joined
     text (:func:`_int_columns`) and each row carries as much as it can: a sentence's item and index
     are one integer, a label and its sentence another.
     """
-    with _snapshot(engine) as connection:
+
+    def plan(connection: Connection) -> _Reads[dict[str, dict[str, np.ndarray]]]:
         width = int(_rows(connection, select(func.coalesce(func.max(m.Sentence.index), 0) + 1))[0][0])
         packed = m.Sentence.item_id * width + m.Sentence.index
         columns: list[Any] = [m.Sentence.id, packed]
@@ -511,16 +516,64 @@ def sentence_arrays(
             m.Sentence.item_id.in_(select(m.Item.id).where(m.Item.dataset_id == dataset_id))
         )
         names = ("sentence_id", "packed", "start", "end")[: len(columns)]
-        table = dict(zip(names, _sorted_by_first(_int_columns(connection, statement)), strict=True))
-        out = _label_columns(connection, dataset_id)
-    key = table.pop("packed")
-    table["item_id"], table["index"] = np.divmod(key, width)
-    out["sentences"] = table
-    return out
+
+        def sentences(connection: Connection) -> dict[str, np.ndarray]:
+            table = dict(zip(names, _sorted_by_first(_int_columns(connection, statement)), strict=True))
+            table["item_id"], table["index"] = np.divmod(table.pop("packed"), width)
+            return table
+
+        labels = _label_reads(connection, dataset_id)
+        return _Reads(
+            [sentences, *labels.reads], lambda done: {**labels.combine(done[1:]), "sentences": done[0]}
+        )
+
+    return _consistent_reads(engine, plan)
 
 
-def _label_columns(connection: Connection, dataset_id: int) -> dict[str, dict[str, np.ndarray]]:
-    """The labels, error types and scores of :func:`sentence_columns`.
+@dataclass(frozen=True)
+class _Reads(Generic[Combined]):
+    """Reads that may each run on their own connection, and how their results combine."""
+
+    reads: list[Callable[[Connection], Any]]
+    combine: Callable[[list[Any]], Combined]
+
+
+def _consistent_reads(engine: Engine, plan: Callable[[Connection], _Reads[Combined]]) -> Combined:
+    """The combined results of the reads ``plan`` makes, all as of one state of the store.
+
+    At a million sentences the reads are seconds of the database's own work, so they run at once on
+    as many connections as there are cores. Each connection has its own snapshot; every write bumps
+    the store revision in its own transaction (:func:`db.engine.write_session`), so when every read
+    saw the revision the plan saw, no write landed in between and all saw one state. Otherwise they
+    are read again, one after another, in the plan's own snapshot.
+    """
+    with _snapshot(engine) as connection:
+        revision = revision_of(connection)
+        planned = plan(connection)
+        workers = min(len(planned.reads), os.cpu_count() or 1) if _shared(engine) else 1
+        if workers < 2:
+            return planned.combine([read(connection) for read in planned.reads])
+
+    def run(read: Callable[[Connection], Any]) -> tuple[int, Any]:
+        with _snapshot(engine) as connection:
+            return revision_of(connection), read(connection)
+
+    with ThreadPoolExecutor(max_workers=workers) as pool:
+        done = list(pool.map(run, planned.reads))
+    if all(seen == revision for seen, _ in done):
+        return planned.combine([value for _, value in done])
+    with _snapshot(engine) as connection:
+        planned = plan(connection)
+        return planned.combine([read(connection) for read in planned.reads])
+
+
+def _shared(engine: Engine) -> bool:
+    """Whether every connection of ``engine`` reaches the same store (not so for SQLite in memory)."""
+    return engine.dialect.name != "sqlite" or engine.url.database not in (None, "", ":memory:")
+
+
+def _label_reads(connection: Connection, dataset_id: int) -> _Reads[dict[str, dict[str, np.ndarray]]]:
+    """The reads of :func:`sentence_columns`: which label sets hold labels and scores is read here.
 
     Fetching is paid per row, so labels are read one label set at a time with the sentence and the
     code packed in one integer, and scores one label set at a time (:func:`_scores`), both as joined
@@ -539,61 +592,83 @@ def _label_columns(connection: Connection, dataset_id: int) -> dict[str, dict[st
     unparsed = select(m.SentenceScore.label_set_id, m.SentenceScore.sentence_id).where(
         m.SentenceScore.label_set_id.in_(label_sets), m.SentenceScore.parsed.is_(False)
     )
-    labelled = (
-        select(m.SentenceLabel.label_set_id)
-        .where(m.SentenceLabel.label_set_id.in_(label_sets))
-        .group_by(m.SentenceLabel.label_set_id)
-    )
-    scored = (
-        select(m.SentenceScore.label_set_id)
-        .where(m.SentenceScore.label_set_id.in_(label_sets))
-        .group_by(m.SentenceScore.label_set_id)
-    )
-    label_parts = []
-    for (label_set_id,) in _rows(connection, labelled):
-        (keys,) = _int_columns(
+    labelled = [
+        label_set_id
+        for (label_set_id,) in _rows(
             connection,
-            select(m.SentenceLabel.sentence_id * n_codes + code).where(
-                m.SentenceLabel.label_set_id == label_set_id
-            ),
+            select(m.SentenceLabel.label_set_id)
+            .where(m.SentenceLabel.label_set_id.in_(label_sets))
+            .group_by(m.SentenceLabel.label_set_id),
         )
-        sentence, codes = np.divmod(keys, n_codes)
-        label_parts.append(
-            {
+    ]
+    scored = [
+        label_set_id
+        for (label_set_id,) in _rows(
+            connection,
+            select(m.SentenceScore.label_set_id)
+            .where(m.SentenceScore.label_set_id.in_(label_sets))
+            .group_by(m.SentenceScore.label_set_id),
+        )
+    ]
+
+    def labels_of(label_set_id: int) -> Callable[[Connection], dict[str, np.ndarray]]:
+        def read(connection: Connection) -> dict[str, np.ndarray]:
+            (keys,) = _int_columns(
+                connection,
+                select(m.SentenceLabel.sentence_id * n_codes + code).where(
+                    m.SentenceLabel.label_set_id == label_set_id
+                ),
+            )
+            sentence, codes = np.divmod(keys, n_codes)
+            return {
                 "label_set_id": np.full(sentence.size, label_set_id, dtype=np.int64),
                 "sentence_id": sentence,
                 "code": np.where(codes == len(SENTENCE_CODES), -1, codes).astype(np.int8),
             }
+
+        return read
+
+    def scores_of(label_set_id: int) -> Callable[[Connection], dict[str, np.ndarray]]:
+        def read(connection: Connection) -> dict[str, np.ndarray]:
+            part = _scores(connection, label_set_id)
+            part["label_set_id"] = np.full(part["score"].size, label_set_id, dtype=np.int64)
+            return part
+
+        return read
+
+    def combine(done: list[Any]) -> dict[str, dict[str, np.ndarray]]:
+        type_rows, unparsed_rows = done[0], done[1]
+        label_parts, score_parts = done[2 : 2 + len(labelled)], done[2 + len(labelled) :]
+        scores = _concatenated(
+            score_parts, (("label_set_id", np.int64), ("sentence_id", np.int64), ("score", np.float64))
         )
-    type_rows = _rows(connection, types)
-    score_parts = []
-    for (label_set_id,) in _rows(connection, scored):
-        part = _scores(connection, label_set_id)
-        part["label_set_id"] = np.full(part["score"].size, label_set_id, dtype=np.int64)
-        score_parts.append(part)
-    unparsed_rows = _rows(connection, unparsed)
-    scores = _concatenated(
-        score_parts, (("label_set_id", np.int64), ("sentence_id", np.int64), ("score", np.float64))
-    )
-    parsed = np.ones(scores["score"].size, dtype=bool)
-    if unparsed_rows:
-        key = scores["label_set_id"] * (1 << 32) + scores["sentence_id"]
-        bad = np.array([ls * (1 << 32) + sid for ls, sid in unparsed_rows], dtype=np.int64)
-        parsed[np.isin(key, bad)] = False
-    scores["parsed"] = parsed
-    error_types = np.empty(len(type_rows), dtype=object)
-    error_types[:] = [row[2] for row in type_rows]
-    return {
-        "labels": _concatenated(
-            label_parts, (("label_set_id", np.int64), ("sentence_id", np.int64), ("code", np.int8))
-        ),
-        "scores": scores,
-        "error_types": {
-            "label_set_id": np.array([row[0] for row in type_rows], dtype=np.int64),
-            "sentence_id": np.array([row[1] for row in type_rows], dtype=np.int64),
-            "error_type": error_types,
-        },
-    }
+        parsed = np.ones(scores["score"].size, dtype=bool)
+        if unparsed_rows:
+            key = scores["label_set_id"] * (1 << 32) + scores["sentence_id"]
+            bad = np.array([ls * (1 << 32) + sid for ls, sid in unparsed_rows], dtype=np.int64)
+            parsed[np.isin(key, bad)] = False
+        scores["parsed"] = parsed
+        error_types = np.empty(len(type_rows), dtype=object)
+        error_types[:] = [row[2] for row in type_rows]
+        return {
+            "labels": _concatenated(
+                label_parts, (("label_set_id", np.int64), ("sentence_id", np.int64), ("code", np.int8))
+            ),
+            "scores": scores,
+            "error_types": {
+                "label_set_id": np.array([row[0] for row in type_rows], dtype=np.int64),
+                "sentence_id": np.array([row[1] for row in type_rows], dtype=np.int64),
+                "error_type": error_types,
+            },
+        }
+
+    reads: list[Callable[[Connection], Any]] = [
+        lambda connection: _rows(connection, types),
+        lambda connection: _rows(connection, unparsed),
+        *(labels_of(k) for k in labelled),
+        *(scores_of(k) for k in scored),
+    ]
+    return _Reads(reads, combine)
 
 
 def _scores(connection: Connection, label_set_id: int) -> dict[str, np.ndarray]:

@@ -209,3 +209,36 @@ def test_span_columns_match_the_stored_rows(engine, types) -> None:
     )
     assert sorted(got, key=repr) == [tuple(row) for row in _span_rows(engine)]
     assert len(columns.types) == 3 * len(types)
+
+
+def test_reads_that_a_write_lands_between_are_read_again_as_one_state(engine, monkeypatch) -> None:
+    from sqlalchemy import update
+
+    from db import models as m
+    from db.engine import write_session
+
+    import_bundle(engine, _bundle(), actor=OPERATOR)
+    before = reads.sentence_arrays(engine, 1)
+    assert 2 in before["labels"]["code"].tolist()
+    monkeypatch.setattr(reads.os, "cpu_count", lambda: 2)  # the reads run at once even on one core
+    plans = []
+    original = reads._label_reads
+
+    def plan_then_write(connection, dataset_id):
+        plans.append(dataset_id)
+        if len(plans) == 1:  # an annotator saves after the plan's snapshot began, before the reads
+            with write_session(engine) as session:
+                session.execute(
+                    update(m.SentenceLabel).where(m.SentenceLabel.label == "unknown").values(label="correct")
+                )
+        return original(connection, dataset_id)
+
+    monkeypatch.setattr(reads, "_label_reads", plan_then_write)
+    arrays = reads.sentence_arrays(engine, 1)
+    assert len(plans) == 2  # the reads saw a newer store than the plan: planned and read again
+    monkeypatch.setattr(reads, "_label_reads", original)
+    after = reads.sentence_arrays(engine, 1)
+    assert 2 not in after["labels"]["code"].tolist()
+    for block in ("labels", "scores", "sentences"):
+        for name, column in after[block].items():
+            assert arrays[block][name].tolist() == column.tolist(), (block, name)

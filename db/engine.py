@@ -28,7 +28,6 @@ except ImportError:  # not on Windows: writers there queue on SQLite's busy time
     fcntl = None  # type: ignore[assignment]  # the module is optional; checked before use
 
 from sqlalchemy import Connection, Engine, create_engine, event
-from sqlalchemy.dialects import postgresql, sqlite
 from sqlalchemy.engine import make_url
 from sqlalchemy.orm import Session
 
@@ -140,6 +139,19 @@ def _take_turn(descriptor: int) -> bool:
             time.sleep(_POLL_S)
 
 
+def upsert_insert(session: Session, table: Any) -> Any:
+    """An INSERT into ``table`` that takes ``ON CONFLICT`` clauses, in the session's database's own
+    dialect (PostgreSQL and SQLite spell them alike). The dialect is imported when first needed:
+    PostgreSQL's pulls in asyncio, which a SQLite command has no use for."""
+    if session.get_bind().dialect.name == "postgresql":
+        from sqlalchemy.dialects import postgresql
+
+        return postgresql.insert(table)
+    from sqlalchemy.dialects import sqlite
+
+    return sqlite.insert(table)
+
+
 def bump_revision(session: Session) -> None:
     """Count one write on one of :data:`REVISION_SHARDS` counters, chosen at random.
 
@@ -149,9 +161,8 @@ def bump_revision(session: Session) -> None:
     by exactly one with each commit.
     """
     table = StoreRevision.__table__
-    dialect = postgresql if session.get_bind().dialect.name == "postgresql" else sqlite
     statement = (
-        dialect.insert(table)
+        upsert_insert(session, table)
         .values(id=random.randint(1, REVISION_SHARDS), revision=1)
         .on_conflict_do_update(index_elements=[table.c.id], set_={"revision": table.c.revision + 1})
     )

@@ -35,14 +35,13 @@ from dataclasses import dataclass
 from typing import Any, ParamSpec, TypeVar
 
 from sqlalchemy import Engine, select
-from sqlalchemy.dialects import postgresql, sqlite
 from sqlalchemy.exc import IntegrityError, OperationalError
 from sqlalchemy.orm import Session
 from sqlalchemy.orm.exc import StaleDataError
 
 from db import models as m
 from db.access import Forbidden, check_label_write, require_in
-from db.engine import StoreBusy, read_session, write_session
+from db.engine import StoreBusy, read_session, upsert_insert, write_session
 from db.repositories.annotations import response_scale
 from db.repositories.datasets import settings_in
 from formats.records import RESPONSE_SCALE
@@ -234,9 +233,11 @@ def _locked(session: Session, model: type[m.Base], lookup: dict[str, Any]) -> An
 
 def _insert_new(session: Session, model: type[m.Base], values: dict[str, Any], keys: list[str]) -> int | None:
     """Insert a row unless one with the same ``keys`` exists (or is being inserted); its id, or None."""
-    dialect = postgresql if session.get_bind().dialect.name == "postgresql" else sqlite
     statement = (
-        dialect.insert(model).values(**values).on_conflict_do_nothing(index_elements=keys).returning(model.id)  # type: ignore[attr-defined]  # _ENTITIES models have id, version
+        upsert_insert(session, model)
+        .values(**values)
+        .on_conflict_do_nothing(index_elements=keys)
+        .returning(model.id)  # type: ignore[attr-defined]  # _ENTITIES models have id, version
     )
     return session.execute(statement).scalar()
 

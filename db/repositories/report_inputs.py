@@ -592,24 +592,12 @@ def _label_reads(connection: Connection, dataset_id: int) -> _Reads[dict[str, di
     unparsed = select(m.SentenceScore.label_set_id, m.SentenceScore.sentence_id).where(
         m.SentenceScore.label_set_id.in_(label_sets), m.SentenceScore.parsed.is_(False)
     )
-    labelled = [
-        label_set_id
-        for (label_set_id,) in _rows(
-            connection,
-            select(m.SentenceLabel.label_set_id)
-            .where(m.SentenceLabel.label_set_id.in_(label_sets))
-            .group_by(m.SentenceLabel.label_set_id),
-        )
-    ]
-    scored = [
-        label_set_id
-        for (label_set_id,) in _rows(
-            connection,
-            select(m.SentenceScore.label_set_id)
-            .where(m.SentenceScore.label_set_id.in_(label_sets))
-            .group_by(m.SentenceScore.label_set_id),
-        )
-    ]
+
+    def holding(column: Any) -> list[int]:  # the dataset's label sets with a row in column's table
+        statement = select(column).where(column.in_(label_sets)).group_by(column)
+        return [label_set_id for (label_set_id,) in _rows(connection, statement)]
+
+    labelled, scored = holding(m.SentenceLabel.label_set_id), holding(m.SentenceScore.label_set_id)
 
     def labels_of(label_set_id: int) -> Callable[[Connection], dict[str, np.ndarray]]:
         def read(connection: Connection) -> dict[str, np.ndarray]:

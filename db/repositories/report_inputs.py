@@ -41,6 +41,9 @@ Combined = TypeVar("Combined")  # what a set of reads is combined into
 # others arrive as the marker, which no such score can equal.
 _EXACT = 2**53
 _MARKER = 2**62
+# Connections one call reads on at once (:func:`_consistent_reads`): a few cores' worth, so that several
+# people opening dashboards together stay well inside the engine's connection pool.
+_MAX_READERS = 4
 
 #: Sentence label codes of :func:`sentence_columns`.
 SENTENCE_CODES = {"correct": 0, "incorrect": 1, "unknown": 2}
@@ -550,7 +553,7 @@ def _consistent_reads(engine: Engine, plan: Callable[[Connection], _Reads[Combin
     with _snapshot(engine) as connection:
         revision = revision_of(connection)
         planned = plan(connection)
-        workers = min(len(planned.reads), os.cpu_count() or 1) if _shared(engine) else 1
+        workers = min(len(planned.reads), os.cpu_count() or 1, _MAX_READERS) if _shared(engine) else 1
         if workers < 2:
             return planned.combine([read(connection) for read in planned.reads])
 

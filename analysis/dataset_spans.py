@@ -10,13 +10,14 @@ from __future__ import annotations
 
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
-from functools import cached_property
+from functools import cached_property, partial
 from typing import Any
 
 import numpy as np
 import pandas as pd
 from sqlalchemy import Engine
 
+from db.engine import read_at_once
 from db.repositories.label_sets import LabelSetView, list_label_sets
 from db.repositories.report_inputs import ItemIndex, SpanColumns, format_flags, item_index, span_columns
 from metrics import PackedSpans
@@ -134,12 +135,14 @@ def _no_spans(n_items: int) -> PackedSpans:
 
 def load_dataset_spans(engine: Engine, dataset_id: int) -> DatasetSpans:
     """The dataset's spans for every label set, in characters and in tokens, with the format flags."""
-    return dataset_spans(
-        item_index(engine, dataset_id),
-        list_label_sets(engine, dataset_id),
-        span_columns(engine, dataset_id),
-        format_flags(engine, dataset_id),
+    items, label_sets, columns, flags = read_at_once(
+        engine,
+        partial(item_index, engine, dataset_id),
+        partial(list_label_sets, engine, dataset_id),
+        partial(span_columns, engine, dataset_id),
+        partial(format_flags, engine, dataset_id),
     )
+    return dataset_spans(items, label_sets, columns, flags)
 
 
 def dataset_spans(

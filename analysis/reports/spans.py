@@ -3,12 +3,14 @@
 from __future__ import annotations
 
 from dataclasses import dataclass
+from functools import partial
 
 import pandas as pd
 from sqlalchemy import Engine
 
 from analysis.dataset_spans import DatasetSpans, load_dataset_spans, per_item
 from analysis.reports.data import UNTYPED, items_frame
+from db.engine import read_at_once
 from db.repositories.label_sets import LabelSetView
 from db.repositories.report_inputs import dataset_name
 
@@ -29,12 +31,19 @@ class SpanInputs:
 
 
 def load_span_inputs(engine: Engine, dataset_id: int) -> SpanInputs:
-    spans = load_dataset_spans(engine, dataset_id)
-    items = items_frame(engine, dataset_id)
+    spans, items, name = read_at_once(
+        engine,
+        partial(load_dataset_spans, engine, dataset_id),
+        partial(items_frame, engine, dataset_id),
+        partial(dataset_name, engine, dataset_id),
+    )
     if items["item_id"].tolist() != list(spans.items.ids):
-        # A write landed between the two reads: read the items again from the spans' own index.
-        items = items.set_index("item_id").loc[list(spans.items.ids)].reset_index()
-    return SpanInputs(dataset_name(engine, dataset_id), items, spans)
+        # A write landed while they were read: read the items again, now after the spans, and take
+        # those of the spans' own index.
+        items = items_frame(engine, dataset_id)
+        if items["item_id"].tolist() != list(spans.items.ids):
+            items = items.set_index("item_id").loc[list(spans.items.ids)].reset_index()
+    return SpanInputs(name, items, spans)
 
 
 def typed_token_spans(spans: DatasetSpans, label_set_id: int) -> list[list[tuple[int, int, str]]]:

@@ -29,7 +29,7 @@ import numpy as np
 from sqlalchemy import BigInteger, Connection, Engine, Integer, Select, Text, case, cast, func, select
 
 from db import models as m
-from db.engine import read_session, revision_of
+from db.engine import MAX_READERS, read_session, revision_of, shares_store
 from db.repositories.label_sets import gold_raters
 
 Columns = dict[str, list[Any]]
@@ -41,9 +41,6 @@ Combined = TypeVar("Combined")  # what a set of reads is combined into
 # others arrive as the marker, which no such score can equal.
 _EXACT = 2**53
 _MARKER = 2**62
-# Connections one call reads on at once (:func:`_consistent_reads`): a few cores' worth, so that several
-# people opening dashboards together stay well inside the engine's connection pool.
-_MAX_READERS = 4
 
 #: Sentence label codes of :func:`sentence_columns`.
 SENTENCE_CODES = {"correct": 0, "incorrect": 1, "unknown": 2}
@@ -553,7 +550,7 @@ def _consistent_reads(engine: Engine, plan: Callable[[Connection], _Reads[Combin
     with _snapshot(engine) as connection:
         revision = revision_of(connection)
         planned = plan(connection)
-        workers = min(len(planned.reads), os.cpu_count() or 1, _MAX_READERS) if _shared(engine) else 1
+        workers = min(len(planned.reads), os.cpu_count() or 1, MAX_READERS) if shares_store(engine) else 1
         if workers < 2:
             return planned.combine([read(connection) for read in planned.reads])
 
@@ -568,11 +565,6 @@ def _consistent_reads(engine: Engine, plan: Callable[[Connection], _Reads[Combin
     with _snapshot(engine) as connection:
         planned = plan(connection)
         return planned.combine([read(connection) for read in planned.reads])
-
-
-def _shared(engine: Engine) -> bool:
-    """Whether every connection of ``engine`` reaches the same store (not so for SQLite in memory)."""
-    return engine.dialect.name != "sqlite" or engine.url.database not in (None, "", ":memory:")
 
 
 def _label_reads(connection: Connection, dataset_id: int) -> _Reads[dict[str, dict[str, np.ndarray]]]:

@@ -242,3 +242,19 @@ def test_reads_that_a_write_lands_between_are_read_again_as_one_state(engine, mo
     for block in ("labels", "scores", "sentences"):
         for name, column in after[block].items():
             assert arrays[block][name].tolist() == column.tolist(), (block, name)
+
+
+def test_reads_at_once_keep_their_order_and_run_in_turn_on_a_store_in_memory(engine) -> None:
+    import threading
+
+    from db.engine import make_engine, read_at_once
+
+    def where(k: int):
+        return lambda: (k, threading.get_ident())
+
+    here = threading.get_ident()
+    done = read_at_once(engine, *(where(k) for k in range(5)))
+    assert [k for k, _ in done] == list(range(5))
+    assert all(thread != here for _, thread in done)
+    in_memory = make_engine("sqlite://")
+    assert [thread for _, thread in read_at_once(in_memory, *(where(k) for k in range(3)))] == [here] * 3

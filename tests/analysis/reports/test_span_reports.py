@@ -121,3 +121,22 @@ def test_halloc_calibration_follows_the_guarantees(demo_engine, demo_id) -> None
     typed = calibration.build(calibration.load(demo_engine, demo_id), ReportFilter(types=("OCR",)))
     assert set(typed.tables["by_type"].frame["type"]) == {"OCR"}
     assert set(typed.tables["reliability"].frame["type"]) == {calibration.ALL_TYPES, "OCR"}
+
+
+def test_items_read_while_a_write_landed_are_read_again_after_the_spans(
+    demo_engine, demo_id, monkeypatch
+) -> None:
+    from analysis.reports import spans as span_reports
+
+    fresh = span_reports.items_frame
+    calls = []
+
+    def stale_first(engine, dataset_id):
+        calls.append(dataset_id)
+        frame = fresh(engine, dataset_id)
+        return frame.iloc[:-1] if len(calls) == 1 else frame  # the first read missed the newest item
+
+    monkeypatch.setattr(span_reports, "items_frame", stale_first)
+    inputs = load_span_inputs(demo_engine, demo_id)
+    assert len(calls) == 2
+    assert inputs.items["item_id"].tolist() == list(inputs.spans.items.ids)

@@ -45,7 +45,7 @@ class AlignBenchInputs:
 
 
 def load(engine: Engine, dataset_id: int) -> AlignBenchInputs:
-    counts = annotation_counts(engine, dataset_id)["spans"]
+    counts = annotation_counts(engine, dataset_id, kinds=("spans",))["spans"]
     with_spans = counts.get("gold", 0) > 0 and counts.get("detector", 0) > 0
     return AlignBenchInputs(
         load_sentence_inputs(engine, dataset_id, offsets=with_spans),

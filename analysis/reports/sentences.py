@@ -3,12 +3,14 @@
 from __future__ import annotations
 
 from dataclasses import dataclass
+from functools import partial
 
 import numpy as np
 import pandas as pd
 from sqlalchemy import Engine
 
 from analysis.reports.data import items_frame
+from db.engine import read_at_once
 from db.repositories.label_sets import LabelSetView, list_label_sets
 from db.repositories.report_inputs import dataset_name, sentence_arrays
 
@@ -44,9 +46,12 @@ class SentenceInputs:
 def load_sentence_inputs(engine: Engine, dataset_id: int, *, offsets: bool = True) -> SentenceInputs:
     """Every sentence of the dataset with every label set's labels and scores; ``offsets=False`` leaves
     the sentences' character offsets unread (``start``/``end`` None) when no table needs them."""
-    items = items_frame(engine, dataset_id)
-    arrays = sentence_arrays(engine, dataset_id, offsets=offsets)
-    label_sets = tuple(list_label_sets(engine, dataset_id))
+    items, arrays, label_sets = read_at_once(
+        engine,
+        partial(items_frame, engine, dataset_id),
+        partial(sentence_arrays, engine, dataset_id, offsets=offsets),
+        lambda: tuple(list_label_sets(engine, dataset_id)),
+    )
     table = arrays["sentences"]  # in sentence-id order
     sorted_ids = table["sentence_id"]
     n = sorted_ids.size
@@ -89,7 +94,7 @@ def load_sentence_inputs(engine: Engine, dataset_id: int, *, offsets: bool = Tru
         scores[label_set_id] = values
         parsed[label_set_id] = ok
     # Dataset order: by the item's row in ``items`` (its position), then by the sentence's index.
-    # Sentences of items added after the item read are left out.
+    # Sentences of items the item read did not see (written while the reads ran) are left out.
     item_ids = items["item_id"].to_numpy()
     by_item = np.argsort(item_ids, kind="stable")
     found = np.minimum(np.searchsorted(item_ids[by_item], table["item_id"]), max(item_ids.size - 1, 0))

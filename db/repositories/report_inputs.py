@@ -748,12 +748,15 @@ def rating_scales(engine: Engine, dataset_id: int) -> dict[int, tuple[int, int]]
         return {task: (low, high) for task, low, high in _rows(connection, statement)}
 
 
-def annotation_counts(engine: Engine, dataset_id: int) -> dict[str, dict[str, int]]:
+def annotation_counts(
+    engine: Engine, dataset_id: int, kinds: Sequence[str] | None = None
+) -> dict[str, dict[str, int]]:
     """How many rows of each annotation kind the dataset holds, per label-set kind (gold/human/detector).
 
     Cheap (counts only), so a dashboard can decide which sections to offer before reading any data.
     Kinds: ``spans``, ``raw_outputs``, ``sentence_labels``, ``sentence_scores``, ``claim_labels``,
-    ``triplet_judgments``, ``token_probabilities``, ``response_scores``, ``ratings``.
+    ``triplet_judgments``, ``token_probabilities``, ``response_scores``, ``ratings``; only ``kinds`` when
+    given (counting a million sentences' labels and scores takes a third of a second).
     """
     owners = {
         "spans": m.Span.label_set_id,
@@ -768,6 +771,8 @@ def annotation_counts(engine: Engine, dataset_id: int) -> dict[str, dict[str, in
     out: dict[str, dict[str, int]] = {}
     with _snapshot(engine) as connection:
         for name, owner in owners.items():
+            if kinds is not None and name not in kinds:
+                continue
             statement = (
                 select(m.LabelSet.kind, func.count())
                 .select_from(owner.class_)
@@ -776,13 +781,14 @@ def annotation_counts(engine: Engine, dataset_id: int) -> dict[str, dict[str, in
                 .group_by(m.LabelSet.kind)
             )
             out[name] = {kind: int(n) for kind, n in _rows(connection, statement)}
-        ratings = (
-            select(func.count())
-            .select_from(m.Rating)
-            .join(m.RatingTask, m.RatingTask.id == m.Rating.task_id)
-            .where(m.RatingTask.dataset_id == dataset_id)
-        )
-        out["ratings"] = {"human": int(_rows(connection, ratings)[0][0])}
+        if kinds is None or "ratings" in kinds:
+            ratings = (
+                select(func.count())
+                .select_from(m.Rating)
+                .join(m.RatingTask, m.RatingTask.id == m.Rating.task_id)
+                .where(m.RatingTask.dataset_id == dataset_id)
+            )
+            out["ratings"] = {"human": int(_rows(connection, ratings)[0][0])}
     return out
 
 

@@ -96,6 +96,11 @@ def test_numeric_reads_match_the_bulk_reads(engine) -> None:
     counts = reads.annotation_counts(engine, 1)
     assert counts["spans"] == {"gold": 4} and counts["sentence_scores"] == {"detector": 13}
     assert counts["ratings"] == {"human": 1}
+    assert reads.annotation_counts(engine, 1, kinds=("spans",)) == {"spans": {"gold": 4}}
+    assert reads.annotation_counts(engine, 1, kinds=("ratings", "sentence_scores")) == {
+        "sentence_scores": counts["sentence_scores"],
+        "ratings": counts["ratings"],
+    }
     assert reads.rating_scales(engine, 1) == {1: (1, 5)}
     assert set(reads.item_images(engine, 1).values()) == {"0.png", "1.png"}
     assert reads.gold_types(engine, 1) == ["Color"]

@@ -26,7 +26,7 @@ from operator import itemgetter
 from typing import Any, Generic, TypeVar, TypeVarTuple
 
 import numpy as np
-from sqlalchemy import BigInteger, Connection, Engine, Integer, Select, Text, case, cast, func, select
+from sqlalchemy import BigInteger, Connection, Engine, Integer, Select, Text, case, cast, exists, func, select
 
 from db import models as m
 from db.engine import MAX_READERS, read_session, revision_of, shares_store
@@ -570,44 +570,59 @@ def _consistent_reads(engine: Engine, plan: Callable[[Connection], _Reads[Combin
 def _label_reads(connection: Connection, dataset_id: int) -> _Reads[dict[str, dict[str, np.ndarray]]]:
     """The reads of :func:`sentence_columns`: which label sets hold labels and scores is read here.
 
-    Fetching is paid per row, so labels are read one label set at a time with the sentence and the
-    code packed in one integer, and scores one label set at a time (:func:`_scores`), both as joined
-    columns (:func:`_int_columns`); the ``parsed`` flag is almost always true, so only the exceptions
-    are read.
+    Fetching is paid per row, so each label set is read on its own as joined columns
+    (:func:`_joined_columns`): a label as one integer packing its sentence and code, with its error type
+    beside it, and a score as in :func:`_scores`.
     """
     code = case(
         *((m.SentenceLabel.label == label, value) for label, value in SENTENCE_CODES.items()),
         else_=len(SENTENCE_CODES),
     )
     n_codes = len(SENTENCE_CODES) + 1
-    label_sets = select(m.LabelSet.id).where(m.LabelSet.dataset_id == dataset_id)
-    types = select(
-        m.SentenceLabel.label_set_id, m.SentenceLabel.sentence_id, m.SentenceLabel.error_type
-    ).where(m.SentenceLabel.label_set_id.in_(label_sets), m.SentenceLabel.error_type.is_not(None))
-    unparsed = select(m.SentenceScore.label_set_id, m.SentenceScore.sentence_id).where(
-        m.SentenceScore.label_set_id.in_(label_sets), m.SentenceScore.parsed.is_(False)
-    )
 
-    def holding(column: Any) -> list[int]:  # the dataset's label sets with a row in column's table
-        statement = select(column).where(column.in_(label_sets)).group_by(column)
+    def holding(model: Any) -> list[int]:  # the dataset's label sets with a row in model's table
+        statement = select(m.LabelSet.id).where(
+            m.LabelSet.dataset_id == dataset_id, exists().where(model.label_set_id == m.LabelSet.id)
+        )
         return [label_set_id for (label_set_id,) in _rows(connection, statement)]
 
-    labelled, scored = holding(m.SentenceLabel.label_set_id), holding(m.SentenceScore.label_set_id)
+    labelled, scored = holding(m.SentenceLabel), holding(m.SentenceScore)
 
-    def labels_of(label_set_id: int) -> Callable[[Connection], dict[str, np.ndarray]]:
-        def read(connection: Connection) -> dict[str, np.ndarray]:
-            (keys,) = _int_columns(
+    def labels_of(
+        label_set_id: int,
+    ) -> Callable[[Connection], tuple[dict[str, np.ndarray], dict[str, np.ndarray]]]:
+        def read(connection: Connection) -> tuple[dict[str, np.ndarray], dict[str, np.ndarray]]:
+            mine = m.SentenceLabel.label_set_id == label_set_id
+            ints, texts = _joined_columns(
                 connection,
-                select(m.SentenceLabel.sentence_id * n_codes + code).where(
-                    m.SentenceLabel.label_set_id == label_set_id
-                ),
+                select(m.SentenceLabel.sentence_id * n_codes + code, m.SentenceLabel.error_type).where(mine),
             )
-            sentence, codes = np.divmod(keys, n_codes)
-            return {
+            sentence, codes = np.divmod(ints[0], n_codes)
+            if texts is None:  # an error type holds the separator: the typed labels as rows
+                typed = _rows(
+                    connection,
+                    select(m.SentenceLabel.sentence_id, m.SentenceLabel.error_type).where(
+                        mine, m.SentenceLabel.error_type.is_not(None)
+                    ),
+                )
+                typed_ids = np.array([row[0] for row in typed], dtype=np.int64)
+                types = [row[1] for row in typed]
+            else:
+                at = [k for k, text in enumerate(texts) if text is not None]
+                typed_ids, types = sentence[at], [texts[k] for k in at]
+            error_types = np.empty(len(types), dtype=object)
+            error_types[:] = types
+            labels = {
                 "label_set_id": np.full(sentence.size, label_set_id, dtype=np.int64),
                 "sentence_id": sentence,
                 "code": np.where(codes == len(SENTENCE_CODES), -1, codes).astype(np.int8),
             }
+            typed_labels = {
+                "label_set_id": np.full(typed_ids.size, label_set_id, dtype=np.int64),
+                "sentence_id": typed_ids,
+                "error_type": error_types,
+            }
+            return labels, typed_labels
 
         return read
 
@@ -620,34 +635,28 @@ def _label_reads(connection: Connection, dataset_id: int) -> _Reads[dict[str, di
         return read
 
     def combine(done: list[Any]) -> dict[str, dict[str, np.ndarray]]:
-        type_rows, unparsed_rows = done[0], done[1]
-        label_parts, score_parts = done[2 : 2 + len(labelled)], done[2 + len(labelled) :]
-        scores = _concatenated(
-            score_parts, (("label_set_id", np.int64), ("sentence_id", np.int64), ("score", np.float64))
-        )
-        parsed = np.ones(scores["score"].size, dtype=bool)
-        if unparsed_rows:
-            key = scores["label_set_id"] * (1 << 32) + scores["sentence_id"]
-            bad = np.array([ls * (1 << 32) + sid for ls, sid in unparsed_rows], dtype=np.int64)
-            parsed[np.isin(key, bad)] = False
-        scores["parsed"] = parsed
-        error_types = np.empty(len(type_rows), dtype=object)
-        error_types[:] = [row[2] for row in type_rows]
+        label_parts = [labels for labels, _ in done[: len(labelled)]]
+        typed = [typed_labels for _, typed_labels in done[: len(labelled)]]
+        score_parts = done[len(labelled) :]
         return {
             "labels": _concatenated(
                 label_parts, (("label_set_id", np.int64), ("sentence_id", np.int64), ("code", np.int8))
             ),
-            "scores": scores,
-            "error_types": {
-                "label_set_id": np.array([row[0] for row in type_rows], dtype=np.int64),
-                "sentence_id": np.array([row[1] for row in type_rows], dtype=np.int64),
-                "error_type": error_types,
-            },
+            "scores": _concatenated(
+                score_parts,
+                (
+                    ("label_set_id", np.int64),
+                    ("sentence_id", np.int64),
+                    ("score", np.float64),
+                    ("parsed", bool),
+                ),
+            ),
+            "error_types": _concatenated(
+                typed, (("label_set_id", np.int64), ("sentence_id", np.int64), ("error_type", object))
+            ),
         }
 
     reads: list[Callable[[Connection], Any]] = [
-        lambda connection: _rows(connection, types),
-        lambda connection: _rows(connection, unparsed),
         *(labels_of(k) for k in labelled),
         *(scores_of(k) for k in scored),
     ]
@@ -655,32 +664,32 @@ def _label_reads(connection: Connection, dataset_id: int) -> _Reads[dict[str, di
 
 
 def _scores(connection: Connection, label_set_id: int) -> dict[str, np.ndarray]:
-    """One label set's sentence scores in sentence-id order: ``sentence_id`` and ``score``.
+    """One label set's sentence scores in sentence-id order: ``sentence_id``, ``score`` and ``parsed``.
 
     Detectors mostly answer whole numbers (0-100), which travel as integers in joined text
     (:func:`_int_columns`). Any other score, which that text would round, arrives as a marker and is
     then read as a row, so a run of fractional scores costs a second pass and a run of whole ones
-    does not. A score of -0.0 arrives as 0.0, equal to it in every comparison.
+    does not. A score of -0.0 arrives as 0.0, equal to it in every comparison. The ``parsed`` flag
+    travels in the sentence's integer (twice the id, plus one when the output could not be parsed).
     """
     score = m.SentenceScore.score
     # Only a score within ±2^53 is cast (PostgreSQL refuses to cast past bigint); it is whole when the
     # cast gives it back.
     whole = case((score.between(-_EXACT, _EXACT), score == cast(score, BigInteger)), else_=False)
     mine = m.SentenceScore.label_set_id == label_set_id
-    sentence_id, integral = _sorted_by_first(
+    flagged = m.SentenceScore.sentence_id * 2 + case((m.SentenceScore.parsed, 0), else_=1)
+    key, integral = _sorted_by_first(
         _int_columns(
-            connection,
-            select(m.SentenceScore.sentence_id, case((whole, cast(score, BigInteger)), else_=_MARKER)).where(
-                mine
-            ),
+            connection, select(flagged, case((whole, cast(score, BigInteger)), else_=_MARKER)).where(mine)
         )
     )
+    sentence_id, unparsed = np.divmod(key, 2)
     values = integral.astype(np.float64)
     if (integral == _MARKER).any():
         others = _rows(connection, select(m.SentenceScore.sentence_id, score).where(mine, ~whole))
         ids = np.array([row[0] for row in others], dtype=np.int64)
         values[np.searchsorted(sentence_id, ids)] = [np.nan if row[1] is None else row[1] for row in others]
-    return {"sentence_id": sentence_id, "score": values}
+    return {"sentence_id": sentence_id, "score": values, "parsed": unparsed == 0}
 
 
 def _concatenated(

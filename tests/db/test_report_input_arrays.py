@@ -263,3 +263,36 @@ def test_reads_at_once_keep_their_order_and_run_in_turn_on_a_store_in_memory(eng
     assert all(thread != here for _, thread in done)
     in_memory = make_engine("sqlite://")
     assert [thread for _, thread in read_at_once(in_memory, *(where(k) for k in range(3)))] == [here] * 3
+
+
+@pytest.mark.parametrize("odd_type", ['Ünïcode, "quoted"', "a\x1fb"], ids=["plain", "separator"])
+def test_error_types_arrive_with_their_sentences(engine, odd_type) -> None:
+    items = [ItemRecord(f"i{k}", "One. Two. Three.") for k in range(3)]
+    gold = LabelSetRecord(
+        "gold",
+        "gold",
+        annotations=[
+            Annotations(
+                f"i{k}",
+                sentence_labels=[
+                    SentenceLabelRecord(0, "incorrect", odd_type if k == 1 else "Color"),
+                    SentenceLabelRecord(1, "correct"),
+                    SentenceLabelRecord(2, "incorrect", None),
+                ],
+            )
+            for k in range(3)
+        ],
+    )
+    import_bundle(engine, Bundle(DatasetRecord("types", "canonical"), items, [gold]), actor=OPERATOR)
+    typed = reads.sentence_columns(engine, 1)["error_types"]
+    bulk = reads.sentence_labels(engine, 1)
+    expected = sorted(
+        (ls, sid, t)
+        for ls, sid, t in zip(bulk["label_set_id"], bulk["sentence_id"], bulk["error_type"], strict=True)
+        if t is not None
+    )
+    got = sorted(
+        zip(*(typed[k].tolist() for k in ("label_set_id", "sentence_id", "error_type")), strict=True)
+    )
+    assert got == expected
+    assert [t for _, _, t in got].count(odd_type) == 1 and len(got) == 3

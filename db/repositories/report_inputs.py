@@ -4,13 +4,15 @@ Metrics run on plain arrays (see ``metrics``), so nothing here builds per-row ob
 
 - column reads (spans, claims, triplets, ratings, ...) return dictionaries of name → list, through the
   ORM's read session;
-- the sentence-scale reads (:func:`sentence_table`, :func:`sentence_columns`) and the small lookups
-  after them return numpy arrays or plain values. AlignBench holds 89 K sentences; with five detectors
-  a dashboard reads half a million score rows, and going through ORM rows (and SQLAlchemy's per-value
-  type processing) costs about four times the database's own time, so these run compiled statements on
-  the driver cursor and turn the rows into arrays in one pass. Text only travels where it must (labels
-  arrive as small integer codes, error types only for the sentences that have one). All reads of one
-  call share a transaction, so they see one state of the store.
+- the large reads (:func:`sentence_arrays`, :func:`sentence_columns`, :func:`span_columns`) and the
+  small lookups after them return numpy arrays or plain values. AlignBench holds 89 K sentences; with
+  five detectors a dashboard reads half a million score rows, and going through ORM rows (and
+  SQLAlchemy's per-value type processing) costs about four times the database's own time, so these run
+  compiled statements on the driver cursor. The largest have the database join each column into one
+  text that numpy parses (:func:`_joined_columns`), instead of making a row per sentence or span.
+  Text only travels where it must (labels arrive as small integer codes). The reads of one call see
+  one state of the store: they share a transaction, or run at once on several connections and are
+  kept only when all saw the same store revision (:func:`_consistent_reads`).
 """
 
 from __future__ import annotations

@@ -17,9 +17,15 @@ import numpy as np
 import pandas as pd
 from sqlalchemy import Engine
 
-from db.engine import read_at_once
 from db.repositories.label_sets import LabelSetView, list_label_sets
-from db.repositories.report_inputs import ItemIndex, SpanColumns, format_flags, item_index, span_columns
+from db.repositories.report_inputs import (
+    ItemIndex,
+    SpanColumns,
+    format_flags,
+    item_index,
+    read_at_once,
+    span_columns,
+)
 from metrics import PackedSpans
 from metrics.span_batches import item_matchings
 from metrics.token_batches import token_spans_many

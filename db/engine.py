@@ -17,8 +17,7 @@ from __future__ import annotations
 import os
 import random
 import time
-from collections.abc import Callable, Iterator
-from concurrent.futures import ThreadPoolExecutor
+from collections.abc import Iterator
 from contextlib import contextmanager, nullcontext
 from pathlib import Path
 from typing import Any
@@ -179,17 +178,6 @@ def shares_store(engine: Engine) -> bool:
     """Whether every connection of ``engine`` reaches the same store (not so for SQLite in memory, where
     each thread's connection has a database of its own), so reads may run on several at once."""
     return engine.dialect.name != "sqlite" or engine.url.database not in (None, "", ":memory:")
-
-
-def read_at_once(engine: Engine, *reads: Callable[[], Any]) -> list[Any]:
-    """The results of independent ``reads`` of ``engine`` (each opening its own connection), run on
-    threads at once: the database's work, and the driver's while it steps, leave the GIL free, so the
-    slowest read sets the time. In order when the connections do not share one store. Each read sees
-    the store as of its own start, as it would one after another."""
-    if len(reads) < 2 or not shares_store(engine):
-        return [read() for read in reads]
-    with ThreadPoolExecutor(max_workers=min(len(reads), MAX_READERS)) as pool:
-        return list(pool.map(lambda read: read(), reads))
 
 
 def store_revision(engine: Engine) -> int:

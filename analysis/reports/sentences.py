@@ -10,9 +10,8 @@ import pandas as pd
 from sqlalchemy import Engine
 
 from analysis.reports.data import items_frame
-from db.engine import read_at_once
 from db.repositories.label_sets import LabelSetView, list_label_sets
-from db.repositories.report_inputs import dataset_name, sentence_arrays
+from db.repositories.report_inputs import dataset_name, read_at_once, sentence_arrays
 
 CORRECT, INCORRECT, UNKNOWN, NO_LABEL = 0, 1, 2, -1
 LABEL_NAMES = {CORRECT: "correct", INCORRECT: "incorrect", UNKNOWN: "unknown"}

@@ -10,9 +10,8 @@ from sqlalchemy import Engine
 
 from analysis.dataset_spans import DatasetSpans, load_dataset_spans, per_item
 from analysis.reports.data import UNTYPED, items_frame
-from db.engine import read_at_once
 from db.repositories.label_sets import LabelSetView
-from db.repositories.report_inputs import dataset_name
+from db.repositories.report_inputs import dataset_name, read_at_once
 
 
 @dataclass(frozen=True)

@@ -532,6 +532,17 @@ def sentence_arrays(
     return _consistent_reads(engine, plan)
 
 
+def read_at_once(engine: Engine, *reads: Callable[[], Any]) -> list[Any]:
+    """The results of independent ``reads`` of ``engine`` (each opening its own connection), run on
+    threads at once: the database's work, and the driver's while it steps, leave the GIL free, so the
+    slowest read sets the time. In order when the connections do not share one store. Each read sees
+    the store as of its own start, as it would one after another."""
+    if len(reads) < 2 or not shares_store(engine):
+        return [read() for read in reads]
+    with ThreadPoolExecutor(max_workers=min(len(reads), MAX_READERS)) as pool:
+        return list(pool.map(lambda read: read(), reads))
+
+
 @dataclass(frozen=True)
 class _Reads(Generic[Combined]):
     """Reads that may each run on their own connection, and how their results combine."""

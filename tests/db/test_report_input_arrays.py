@@ -252,7 +252,8 @@ def test_reads_that_a_write_lands_between_are_read_again_as_one_state(engine, mo
 def test_reads_at_once_keep_their_order_and_run_in_turn_on_a_store_in_memory(engine) -> None:
     import threading
 
-    from db.engine import make_engine, read_at_once
+    from db.engine import make_engine
+    from db.repositories.report_inputs import read_at_once
 
     def where(k: int):
         return lambda: (k, threading.get_ident())

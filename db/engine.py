@@ -31,6 +31,7 @@ from sqlalchemy import Connection, Engine, create_engine, event
 from sqlalchemy.engine import make_url
 from sqlalchemy.orm import Session
 
+from db import json_columns
 from db.config import resolve_url
 from db.models import StoreRevision
 
@@ -45,8 +46,10 @@ class StoreBusy(Exception):
 
 
 def make_engine(url: str | None = None, **kwargs: Any) -> Engine:
-    """Create an engine for ``url`` (see :func:`db.config.resolve_url`), creating SQLite's folder."""
+    """Create an engine for ``url`` (see :func:`db.config.resolve_url`), creating SQLite's folder; JSON
+    columns are read by :func:`db.json_columns.loads`."""
     resolved = resolve_url(url)
+    kwargs.setdefault("json_deserializer", json_columns.loads)
     parsed = make_url(resolved)
     if parsed.get_backend_name() != "sqlite":
         kwargs.setdefault("pool_pre_ping", True)

@@ -14,7 +14,7 @@ from collections.abc import Iterator, Sequence
 from itertools import chain
 from typing import Any
 
-from sqlalchemy import Engine, Row, Select, false, select, tuple_
+from sqlalchemy import Engine, Row, Select, exists, false, select, tuple_
 from sqlalchemy.orm import Session
 
 from db import models as m
@@ -126,14 +126,14 @@ def _read_batches(
             )
             if _wanted(ls, label_set_names)
         ]
-        columns = (m.Item.id, m.Item.position, *(getattr(m.Item, name) for name in ITEM_FIELDS))
+        columns = (m.Item.id, m.Item.position, *(getattr(m.Item, name).label(name) for name in ITEM_FIELDS))
         in_order = (
             select(*columns).where(m.Item.dataset_id == dataset.id).order_by(m.Item.position, m.Item.id)
         )
         last: tuple[int, int] | None = None
         while True:
             after = in_order if last is None else in_order.where(tuple_(m.Item.position, m.Item.id) > last)
-            rows = session.execute(after.limit(batch_items)).all()
+            rows = _columns(session, after.limit(batch_items)).all()
             ids = _ids_between(dataset.id, rows)
             batch = Bundle(dataset=record, items=_item_records(session, rows, ids))
             ext_of = {row.id: row.external_id for row in rows}
@@ -235,6 +235,21 @@ def _columns(session: Session, statement: Any) -> Any:
     return session.connection().execute(statement)
 
 
+# The tables of what a label set says. Most label sets say one or two kinds of things, so a table is read
+# only when the label set has a row in it: an outer join of every sentence with a table holding none of
+# the label set's rows cost a large export as much as reading its labels.
+_SAYS = (
+    *(m.Span, m.SentenceLabel, m.ClaimLabel, m.Triplet),
+    *(m.RawOutput, m.SentenceScore, m.TokenProbability, m.ResponseScore),
+)
+
+
+def _tables_holding(session: Session, label_set_id: int) -> set[type[m.Base]]:
+    """The tables of :data:`_SAYS` with a row of the label set, in one query (each an index probe)."""
+    held = session.execute(select(*(exists().where(t.label_set_id == label_set_id) for t in _SAYS))).one()
+    return {table for table, holds in zip(_SAYS, held, strict=True) if holds}
+
+
 def label_set_record(
     session: Session,
     label_set: m.LabelSet,
@@ -259,130 +274,141 @@ def label_set_record(
             found[item_id] = Annotations(item=ext_of[item_id])
         return found[item_id]
 
+    says = _tables_holding(session, ls_id)
     # Columns, not ORM objects: loading entities made re-reading a large label set several times slower.
-    for item_id, start, end, type_, note in _columns(
-        session,
-        select(m.Span.item_id, m.Span.start, m.Span.end, m.Span.type, m.Span.note)
-        .where(m.Span.label_set_id == ls_id, m.Span.item_id.in_(items))
-        .order_by(m.Span.item_id, m.Span.start, m.Span.end, m.Span.id),
-    ):
-        ann(item_id).spans.append(SpanRecord(start, end, type_, note))
-    for item_id, index, label_id, label, error_type, override, meta in _columns(
-        session,
-        select(
-            m.Sentence.item_id,
-            m.Sentence.index,
-            m.SentenceLabel.id,
-            m.SentenceLabel.label,
-            m.SentenceLabel.error_type,
-            m.SentenceLabel.override,
-            m.SentenceLabel.meta,
-        )
-        .outerjoin(
-            m.SentenceLabel,
-            (m.SentenceLabel.sentence_id == m.Sentence.id) & (m.SentenceLabel.label_set_id == ls_id),
-        )
-        .where(m.Sentence.item_id.in_(items))
-        .order_by(m.Sentence.item_id, m.Sentence.index),
-    ):
-        if label_id is None:
-            continue  # a sentence without a label in this label set
-        ann(item_id).sentence_labels.append(
-            SentenceLabelRecord(index, label, error_type, override, dict(meta or {}))
-        )
-    for item_id, index, label_id, label, type_, reason in _columns(
-        session,
-        select(
-            m.Claim.item_id,
-            m.Claim.index,
-            m.ClaimLabel.id,
-            m.ClaimLabel.label,
-            m.ClaimLabel.type,
-            m.ClaimLabel.reason,
-        )
-        .outerjoin(m.ClaimLabel, (m.ClaimLabel.claim_id == m.Claim.id) & (m.ClaimLabel.label_set_id == ls_id))
-        .where(m.Claim.item_id.in_(items))
-        .order_by(m.Claim.item_id, m.Claim.index),
-    ):
-        if label_id is None:
-            continue
-        ann(item_id).claim_labels.append(ClaimLabelRecord(index, label, type_, reason))
-    for item_id, subject, relation, object_, verdict, wrong_part in _columns(
-        session,
-        select(
-            m.Triplet.item_id,
-            m.Triplet.subject,
-            m.Triplet.relation,
-            m.Triplet.object,
-            m.TripletJudgment.verdict,
-            m.TripletJudgment.wrong_part,
-        )
-        .outerjoin(
-            m.TripletJudgment,
-            (m.TripletJudgment.triplet_id == m.Triplet.id) & (m.TripletJudgment.label_set_id == ls_id),
-        )
-        .where(m.Triplet.label_set_id == ls_id, m.Triplet.item_id.in_(items))
-        .order_by(m.Triplet.item_id, m.Triplet.index),
-    ):
-        ann(item_id).triplets.append(TripletRecord(subject, relation, object_, verdict, wrong_part))
-    for item_id, text, follows_format, analysis, parse_error in _columns(
-        session,
-        select(
-            m.RawOutput.item_id,
-            m.RawOutput.text,
-            m.RawOutput.follows_format,
-            m.RawOutput.analysis,
-            m.RawOutput.parse_error,
-        ).where(m.RawOutput.label_set_id == ls_id, m.RawOutput.item_id.in_(items)),
-    ):
-        ann(item_id).raw_output = RawOutputRecord(text, follows_format, analysis, parse_error)
-    for item_id, index, score_id, score, parsed in _columns(
-        session,
-        select(
-            m.Sentence.item_id,
-            m.Sentence.index,
-            m.SentenceScore.id,
-            m.SentenceScore.score,
-            m.SentenceScore.parsed,
-        )
-        .outerjoin(
-            m.SentenceScore,
-            (m.SentenceScore.sentence_id == m.Sentence.id) & (m.SentenceScore.label_set_id == ls_id),
-        )
-        .where(m.Sentence.item_id.in_(items))
-        .order_by(m.Sentence.item_id, m.Sentence.index),
-    ):
-        if score_id is None:
-            continue
-        ann(item_id).sentence_scores.append(SentenceScoreRecord(index, score, parsed))
-    for item_id, token_index, start, end, probability, type_ in _columns(
-        session,
-        select(
-            m.TokenProbability.item_id,
-            m.TokenProbability.token_index,
-            m.TokenProbability.start,
-            m.TokenProbability.end,
-            m.TokenProbability.probability,
-            m.TokenProbability.type,
-        )
-        .where(m.TokenProbability.label_set_id == ls_id, m.TokenProbability.item_id.in_(items))
-        .order_by(m.TokenProbability.item_id, m.TokenProbability.id),
-    ):
-        ann(item_id).token_probabilities.append(
-            TokenProbabilityRecord(token_index, start, end, probability, type_)
-        )
-    for item_id, score, hallucination, rationale, low, high in _columns(
-        session,
-        select(
-            m.ResponseScore.item_id,
-            m.ResponseScore.score,
-            m.ResponseScore.hallucination,
-            m.ResponseScore.rationale,
-            m.ResponseScore.scale_min,
-            m.ResponseScore.scale_max,
-        ).where(m.ResponseScore.label_set_id == ls_id, m.ResponseScore.item_id.in_(items)),
-    ):
-        ann(item_id).response_score = ResponseScoreRecord(score, hallucination, rationale, low, high)
+    if m.Span in says:
+        for item_id, start, end, type_, note in _columns(
+            session,
+            select(m.Span.item_id, m.Span.start, m.Span.end, m.Span.type, m.Span.note)
+            .where(m.Span.label_set_id == ls_id, m.Span.item_id.in_(items))
+            .order_by(m.Span.item_id, m.Span.start, m.Span.end, m.Span.id),
+        ):
+            ann(item_id).spans.append(SpanRecord(start, end, type_, note))
+    if m.SentenceLabel in says:
+        for item_id, index, label_id, label, error_type, override, meta in _columns(
+            session,
+            select(
+                m.Sentence.item_id,
+                m.Sentence.index,
+                m.SentenceLabel.id,
+                m.SentenceLabel.label,
+                m.SentenceLabel.error_type,
+                m.SentenceLabel.override,
+                m.SentenceLabel.meta,
+            )
+            .outerjoin(
+                m.SentenceLabel,
+                (m.SentenceLabel.sentence_id == m.Sentence.id) & (m.SentenceLabel.label_set_id == ls_id),
+            )
+            .where(m.Sentence.item_id.in_(items))
+            .order_by(m.Sentence.item_id, m.Sentence.index),
+        ):
+            if label_id is None:
+                continue  # a sentence without a label in this label set
+            ann(item_id).sentence_labels.append(
+                SentenceLabelRecord(index, label, error_type, override, dict(meta or {}))
+            )
+    if m.ClaimLabel in says:
+        for item_id, index, label_id, label, type_, reason in _columns(
+            session,
+            select(
+                m.Claim.item_id,
+                m.Claim.index,
+                m.ClaimLabel.id,
+                m.ClaimLabel.label,
+                m.ClaimLabel.type,
+                m.ClaimLabel.reason,
+            )
+            .outerjoin(
+                m.ClaimLabel, (m.ClaimLabel.claim_id == m.Claim.id) & (m.ClaimLabel.label_set_id == ls_id)
+            )
+            .where(m.Claim.item_id.in_(items))
+            .order_by(m.Claim.item_id, m.Claim.index),
+        ):
+            if label_id is None:
+                continue
+            ann(item_id).claim_labels.append(ClaimLabelRecord(index, label, type_, reason))
+    if m.Triplet in says:
+        for item_id, subject, relation, object_, verdict, wrong_part in _columns(
+            session,
+            select(
+                m.Triplet.item_id,
+                m.Triplet.subject,
+                m.Triplet.relation,
+                m.Triplet.object,
+                m.TripletJudgment.verdict,
+                m.TripletJudgment.wrong_part,
+            )
+            .outerjoin(
+                m.TripletJudgment,
+                (m.TripletJudgment.triplet_id == m.Triplet.id) & (m.TripletJudgment.label_set_id == ls_id),
+            )
+            .where(m.Triplet.label_set_id == ls_id, m.Triplet.item_id.in_(items))
+            .order_by(m.Triplet.item_id, m.Triplet.index),
+        ):
+            ann(item_id).triplets.append(TripletRecord(subject, relation, object_, verdict, wrong_part))
+    if m.RawOutput in says:
+        for item_id, text, follows_format, analysis, parse_error in _columns(
+            session,
+            select(
+                m.RawOutput.item_id,
+                m.RawOutput.text,
+                m.RawOutput.follows_format,
+                m.RawOutput.analysis,
+                m.RawOutput.parse_error,
+            ).where(m.RawOutput.label_set_id == ls_id, m.RawOutput.item_id.in_(items)),
+        ):
+            ann(item_id).raw_output = RawOutputRecord(text, follows_format, analysis, parse_error)
+    if m.SentenceScore in says:
+        for item_id, index, score_id, score, parsed in _columns(
+            session,
+            select(
+                m.Sentence.item_id,
+                m.Sentence.index,
+                m.SentenceScore.id,
+                m.SentenceScore.score,
+                m.SentenceScore.parsed,
+            )
+            .outerjoin(
+                m.SentenceScore,
+                (m.SentenceScore.sentence_id == m.Sentence.id) & (m.SentenceScore.label_set_id == ls_id),
+            )
+            .where(m.Sentence.item_id.in_(items))
+            .order_by(m.Sentence.item_id, m.Sentence.index),
+        ):
+            if score_id is None:
+                continue
+            ann(item_id).sentence_scores.append(SentenceScoreRecord(index, score, parsed))
+    if m.TokenProbability in says:
+        for item_id, token_index, start, end, probability, type_ in _columns(
+            session,
+            select(
+                m.TokenProbability.item_id,
+                m.TokenProbability.token_index,
+                m.TokenProbability.start,
+                m.TokenProbability.end,
+                m.TokenProbability.probability,
+                m.TokenProbability.type,
+            )
+            .where(m.TokenProbability.label_set_id == ls_id, m.TokenProbability.item_id.in_(items))
+            .order_by(m.TokenProbability.item_id, m.TokenProbability.id),
+        ):
+            ann(item_id).token_probabilities.append(
+                TokenProbabilityRecord(token_index, start, end, probability, type_)
+            )
+    if m.ResponseScore in says:
+        for item_id, score, hallucination, rationale, low, high in _columns(
+            session,
+            select(
+                m.ResponseScore.item_id,
+                m.ResponseScore.score,
+                m.ResponseScore.hallucination,
+                m.ResponseScore.rationale,
+                m.ResponseScore.scale_min,
+                m.ResponseScore.scale_max,
+            ).where(m.ResponseScore.label_set_id == ls_id, m.ResponseScore.item_id.in_(items)),
+        ):
+            ann(item_id).response_score = ResponseScoreRecord(score, hallucination, rationale, low, high)
     return LabelSetRecord(
         kind=label_set.kind,
         name=label_set.name,

@@ -392,35 +392,41 @@ def text_rows(
     """Rows as CSV (with the header row when ``header``) or else JSONL, chosen by ``filename``: a file
     written in parts, each with the rows of one batch, is the same as written at once."""
     if filename.lower().endswith(".csv"):
-        out = io.StringIO(newline="")
-        writer = csv.writer(out, lineterminator="\n")  # a DictWriter's output, a row's cells in order
-        if header:
-            writer.writerow(columns)
-        writer.writerows(map(_csv_cells(columns), rows))
-        return out.getvalue().encode("utf-8")
+        return csv_text(map(_cells_of(columns), rows), columns, header=header)
     return dump_jsonl([{k: row[k] for k in columns if k in row} for row in rows])
+
+
+def csv_text(rows: Iterable[Sequence[Any]], columns: Sequence[str], *, header: bool) -> bytes:
+    """Rows of cells in ``columns`` order as CSV (with the header row when ``header``), as a DictWriter
+    would write them: lists and objects as JSON text."""
+    out = io.StringIO(newline="")
+    writer = csv.writer(out, lineterminator="\n")
+    if header:
+        writer.writerow(columns)
+    writer.writerows(map(_plain_cells, rows))
+    return out.getvalue().encode("utf-8")
 
 
 # Cells the csv module writes as they are; any other value (a list, an object) is written as JSON text.
 _PLAIN_CELLS = frozenset((str, int, float, bool, type(None)))
 
 
-def _csv_cells(columns: Sequence[str]) -> Callable[[dict[str, Any]], Sequence[Any]]:
-    """A row's cells in ``columns`` order (None where it has no such key), lists and objects as JSON
-    text: taken all at once, and looked at one by one only in a row that holds such a value."""
+def _plain_cells(values: Sequence[Any]) -> Sequence[Any]:
+    """``values`` with lists and objects as JSON text: looked at one by one only in a row holding one."""
+    if _PLAIN_CELLS.issuperset(map(type, values)):
+        return values
+    return [json.dumps(v, ensure_ascii=False) if isinstance(v, list | dict) else v for v in values]
+
+
+def _cells_of(columns: Sequence[str]) -> Callable[[dict[str, Any]], Sequence[Any]]:
+    """A row's cells in ``columns`` order (None where it has no such key), taken all at once."""
     take = itemgetter(*columns) if len(columns) > 1 else (lambda row: (row[columns[0]],))
 
     def cells(row: dict[str, Any]) -> Sequence[Any]:
         try:
-            values = take(row)
+            return take(row)
         except KeyError:
-            values = tuple(row.get(k) for k in columns)
-        for value in values:
-            if type(value) not in _PLAIN_CELLS:
-                return [
-                    json.dumps(v, ensure_ascii=False) if isinstance(v, list | dict) else v for v in values
-                ]
-        return values
+            return tuple(row.get(k) for k in columns)
 
     return cells
 
@@ -801,8 +807,12 @@ class AlignBenchFormat(Format):
         if filename.lower().endswith(".parquet"):
             super().write_stream(batches, out, filename=filename)
             return
+        as_csv = filename.lower().endswith(".csv")
         for k, batch in enumerate(batches):
-            out.write(text_rows(_rows(batch), filename, COLUMNS, header=k == 0))
+            if as_csv:
+                out.write(csv_text(_row_values(batch), COLUMNS, header=k == 0))
+            else:
+                out.write(text_rows(_rows(batch), filename, COLUMNS, header=k == 0))
 
     def default_filename(self, dataset: str) -> str:
         return f"{dataset}.jsonl"
@@ -810,29 +820,31 @@ class AlignBenchFormat(Format):
 
 def _rows(bundle: Bundle) -> Iterator[dict[str, Any]]:
     """The rows of each item's sentences with the written label set's labels, in item order."""
+    return (dict(zip(COLUMNS, values, strict=True)) for values in _row_values(bundle))
+
+
+def _row_values(bundle: Bundle) -> Iterator[tuple[Any, ...]]:
+    """:func:`_rows`, each row as its cells in :data:`COLUMNS` order (what a CSV row is made of)."""
     by_item = annotations_by_item(bundle)
     for item in bundle.items:
         annotations = by_item.get(item.external_id)
         labels = {lab.index: lab for lab in annotations.sentence_labels} if annotations else {}
+        model = item.source_model or ""
+        image_name = item.image_ref or item.external_id
+        image_source, image_type, image_url = (item.meta.get(key) for key in ITEM_META)
         for k, (start, end, index) in enumerate(sentence_rows(item)):
             label = labels.get(k)
             meta = label.meta if label else {}
             words = (
                 meta["error_words"] if "error_words" in meta else _span_words(annotations, item, start, end)
             )
-            yield {
-                "model": item.source_model or "",
-                "image_source": item.meta.get("image_source"),
-                "image_name": item.image_ref or item.external_id,
-                "image_type": item.meta.get("image_type"),
-                "sentence_index": index,
-                "caption": item.response[start:end],
-                "annotation": label.label if label else None,
-                "error_type": label.error_type if label else None,
-                "error_words": words,
-                **{c: meta.get(c) for c in LABEL_META[1:]},
-                "image_url": item.meta.get("image_url"),
-            }
+            yield (
+                *(model, image_source, image_name, image_type, index, item.response[start:end]),
+                *((label.label, label.error_type) if label else (None, None)),
+                words,
+                *map(meta.get, LABEL_META[1:]),
+                image_url,
+            )
 
 
 def sentence_rows(item: ItemRecord) -> list[tuple[int, int, int]]:

@@ -24,18 +24,17 @@ from formats.registry import formats
 
 def label_counts(label_set: LabelSetRecord) -> dict[str, int]:
     """How many labels of each kind (:data:`~formats.base.LABEL_KINDS`) a label set has."""
-    counts: Counter[str] = Counter()
-    for a in label_set.annotations:
-        counts.update(
-            span=len(a.spans),
-            sentence=len(a.sentence_labels),
-            claim=len(a.claim_labels),
-            triplet=len(a.triplets),
-            output=a.raw_output is not None,
-            score=len(a.sentence_scores),
-            probability=len(a.token_probabilities),
-        )
-    return {kind: int(counts[kind]) for kind in LABEL_KINDS if counts[kind]}
+    annotations = label_set.annotations
+    counts = {
+        "span": sum(len(a.spans) for a in annotations),
+        "sentence": sum(len(a.sentence_labels) for a in annotations),
+        "claim": sum(len(a.claim_labels) for a in annotations),
+        "triplet": sum(len(a.triplets) for a in annotations),
+        "output": sum(a.raw_output is not None for a in annotations),
+        "score": sum(len(a.sentence_scores) for a in annotations),
+        "probability": sum(len(a.token_probabilities) for a in annotations),
+    }
+    return {kind: counts[kind] for kind in LABEL_KINDS if counts[kind]}
 
 
 def _said(counts: dict[str, int]) -> str:

@@ -1,8 +1,9 @@
-"""Whether text from a file can be stored at all: a NUL or an unpaired surrogate is reported as the
-record's flaw rather than failing the whole write later."""
+"""Whether text from a file can be stored at all: a NUL, an unpaired surrogate or a number JSON cannot
+write (NaN, an infinity) is reported as the record's flaw rather than failing the whole write later."""
 
 from __future__ import annotations
 
+import math
 import re
 from collections import deque
 from collections.abc import Mapping
@@ -17,13 +18,19 @@ _JSON_ESCAPE_UNSTORABLE = re.compile(r"\\u(?:0000|[dD][89a-fA-F])")
 
 
 def may_hold_unstorable(text: str) -> bool:
-    """False when no value parsed from ``text`` (JSON or CSV) can hold a NUL or an unpaired surrogate,
-    so readers can skip checking every record of a large, clean file."""
-    return "\x00" in text or _JSON_ESCAPE_UNSTORABLE.search(text) is not None
+    """False when no value parsed from ``text`` (JSON or CSV) can hold a NUL, an unpaired surrogate or
+    a NaN or infinite number, so readers can skip checking every record of a large, clean file."""
+    return (
+        "\x00" in text
+        or "NaN" in text  # what Python's json reads as NaN and the infinities
+        or "Infinity" in text
+        or _JSON_ESCAPE_UNSTORABLE.search(text) is not None
+    )
 
 
 def unstorable(value: Any, path: str = "") -> tuple[str, str] | None:
-    """``(field, reason)`` for the first string inside ``value`` the database cannot store, else None."""
+    """``(field, reason)`` for the first string inside ``value`` the database cannot store, else None;
+    likewise for a NaN or infinite number, which PostgreSQL's JSON refuses (and JSON has no way to write)."""
     stack: deque[tuple[str, Any]] = deque([(path, value)])
     while stack:
         where, current = stack.popleft()
@@ -34,6 +41,8 @@ def unstorable(value: Any, path: str = "") -> tuple[str, str] | None:
                     "a NUL character" if found.group() == "\x00" else "an unpaired surrogate (broken Unicode)"
                 )
                 return where or "-", f"contains {what} at character {found.start()}, which cannot be stored"
+        elif isinstance(current, float) and not math.isfinite(current):
+            return where or "-", f"is {current!r}, a number JSON cannot hold (write null or a finite number)"
         elif isinstance(current, Mapping):
             for key, item in current.items():
                 if isinstance(key, str) and _UNSTORABLE.search(key):

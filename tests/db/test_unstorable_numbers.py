@@ -1,0 +1,41 @@
+"""A NaN or an infinity in a JSON file's record is refused naming file, record and field, on both stores.
+
+Python's json reads ``NaN`` and ``Infinity``, and SQLite would keep them, but PostgreSQL's JSON refuses
+them mid-write; a file must import, or be refused, the same way on either store.
+"""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+from sqlalchemy import Engine
+
+from db.access import OPERATOR
+from db.repositories.datasets import list_datasets
+from db.transfer import import_file
+
+_DATASET = {"record": "dataset", "format_version": 1, "name": "numbers", "source_format": "canonical"}
+
+
+@pytest.mark.parametrize(
+    ("record", "field"),
+    [
+        (
+            {"record": "item", "external_id": "a", "response": "One.", "meta": {"score": float("nan")}},
+            "meta.score",
+        ),
+        (
+            {"record": "item", "external_id": "a", "response": "One.", "meta": {"x": [1, float("-inf")]}},
+            "meta.x[1]",
+        ),
+    ],
+)
+def test_a_non_finite_number_is_refused_by_name(engine: Engine, record: dict, field: str) -> None:
+    data = "\n".join(json.dumps(r) for r in (_DATASET, record)).encode()
+    outcome = import_file(engine, data, actor=OPERATOR, source="numbers.jsonl", format_name="canonical")
+    assert not outcome.ok
+    (error,) = outcome.errors
+    assert (error.file, error.record, error.field) == ("numbers.jsonl", "line 2", field)
+    assert "JSON cannot hold" in error.reason
+    assert [d.name for d in list_datasets(engine)] == []

@@ -1,0 +1,122 @@
+"""Exports prepared on the server for a browser to download, streamed from disk, never held in memory.
+
+A download button hands the browser bytes the server keeps in memory (in the session, and again in the
+media store): a 1 M-sentence dataset is some hundreds of MB per user who prepared it. Instead the Export
+page writes the file with :func:`db.transfer.export_to`, a batch at a time, into a folder of its own under
+``data/exports`` named by a random ticket, and the server's download route (``server.py``) streams it
+from there.
+
+The ticket is the only key: whoever holds the link can fetch the file until it expires, so the page shows
+it only to the user who prepared it (who holds the export right) and nothing lists the folders. A folder
+is found by its name alone, so a link keeps working after a restart and from any app process sharing the
+data folder. Expired folders are swept whenever a file is prepared or asked for.
+"""
+
+from __future__ import annotations
+
+import re
+import secrets
+import shutil
+import time
+from collections.abc import Sequence
+from dataclasses import dataclass
+from pathlib import Path
+
+from sqlalchemy import Engine
+
+from db.access import Actor
+from db.config import data_dir
+from db.transfer import export_to
+
+# How long a prepared file can be downloaded, in seconds.
+LIFETIME_S = 3600
+# The path, below the server's base URL, of the route that streams a prepared file (``server.py``).
+ROUTE = "/api/download"
+# Where the route is served in this process (set by ``server.py``); None when nothing serves it (the
+# pages run by ``streamlit run app.py``, or in a test), and the page then offers the bytes instead.
+_served_at: list[str] = []
+_TICKET = re.compile(r"[A-Za-z0-9_-]{32}")
+# Characters a file name on disk must not hold; the download keeps the name as given.
+_UNSAFE_IN_NAME = re.compile(r"[/\\\x00-\x1f]")
+
+
+@dataclass(frozen=True)
+class PreparedExport:
+    ticket: str
+    path: Path
+    size: int  # bytes
+
+
+def serve_downloads_at(path: str) -> None:
+    """Say that this process's server streams prepared files at ``path``/<ticket>."""
+    _served_at[:] = [path]
+
+
+def download_link(ticket: str) -> str | None:
+    """The link that downloads the file prepared under ``ticket``, or None when nothing serves it."""
+    return f"{_served_at[0]}/{ticket}" if _served_at else None
+
+
+def exports_folder() -> Path:
+    return data_dir() / "exports"
+
+
+def prepare_export(
+    engine: Engine,
+    dataset: str,
+    format_name: str,
+    *,
+    actor: Actor,
+    label_sets: Sequence[str] | None,
+    filename: str,
+) -> PreparedExport:
+    """Write the dataset (with the chosen label sets) as ``format_name`` into a new ticket's folder,
+    named ``filename`` (made safe for the disk). Raises as :func:`~db.transfer.export_to` does, and then
+    leaves no folder behind."""
+    sweep_exports()
+    ticket = secrets.token_urlsafe(24)  # 32 characters, 192 random bits
+    name = _UNSAFE_IN_NAME.sub("_", filename).lstrip(".") or "export"
+    path = exports_folder() / ticket / name
+    try:
+        size = export_to(
+            engine, dataset, format_name, path, actor=actor, label_sets=label_sets, filename=name
+        )
+    except BaseException:
+        shutil.rmtree(path.parent, ignore_errors=True)
+        raise
+    return PreparedExport(ticket, path, size)
+
+
+def prepared_file(ticket: str) -> Path | None:
+    """The file prepared under ``ticket``, or None when there is none or it has expired."""
+    if not _TICKET.fullmatch(ticket):
+        return None
+    folder = exports_folder() / ticket
+    if not folder.is_dir() or _expired(folder):
+        return None
+    files = [p for p in folder.iterdir() if p.is_file() and not p.name.startswith(".")]
+    return files[0] if len(files) == 1 else None
+
+
+def discard_export(ticket: str) -> None:
+    """Remove the file prepared under ``ticket`` (the page prepared another one instead)."""
+    if _TICKET.fullmatch(ticket):
+        shutil.rmtree(exports_folder() / ticket, ignore_errors=True)
+
+
+def sweep_exports() -> int:
+    """Remove every expired folder; how many were removed."""
+    folder = exports_folder()
+    if not folder.is_dir():
+        return 0
+    expired = [f for f in folder.iterdir() if f.is_dir() and _TICKET.fullmatch(f.name) and _expired(f)]
+    for old in expired:
+        shutil.rmtree(old, ignore_errors=True)
+    return len(expired)
+
+
+def _expired(folder: Path) -> bool:
+    try:
+        return time.time() - folder.stat().st_mtime > LIFETIME_S
+    except FileNotFoundError:
+        return True

@@ -1,0 +1,91 @@
+"""Prepared exports: written whole into a ticket's own folder, found by the ticket alone, gone once expired."""
+
+from __future__ import annotations
+
+import os
+import time
+from pathlib import Path
+
+import pytest
+from sqlalchemy import Engine
+
+from db import prepared_exports as prepared
+from db.access import OPERATOR, Actor, Forbidden
+from db.importer import import_bundle
+from db.repositories.annotators import get_or_create_annotator
+from db.transfer import FormatError, export_file
+from formats.records import Annotations, Bundle, DatasetRecord, ItemRecord, LabelSetRecord, SpanRecord
+
+
+@pytest.fixture
+def data(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    monkeypatch.setenv("SPANLIGHT_DATA_DIR", str(tmp_path / "data"))
+    return tmp_path / "data"
+
+
+def _store(engine: Engine, name: str = "d/../x") -> None:
+    gold = LabelSetRecord("gold", "gold", annotations=[Annotations("a", spans=[SpanRecord(0, 3, "Object")])])
+    bundle = Bundle(DatasetRecord(name, "canonical"), items=[ItemRecord("a", "Two cats.")], label_sets=[gold])
+    import_bundle(engine, bundle, actor=OPERATOR)
+
+
+def test_a_prepared_file_is_the_export_and_is_found_by_its_ticket(engine: Engine, data: Path) -> None:
+    _store(engine)
+    made = prepared.prepare_export(
+        engine, "d/../x", "canonical", actor=OPERATOR, label_sets=None, filename="../d/x.jsonl"
+    )
+    assert made.path.parent == data / "exports" / made.ticket  # the name cannot leave its folder
+    assert made.path.name == "_d_x.jsonl"
+    assert made.path.read_bytes() == export_file(engine, "d/../x", "canonical", actor=OPERATOR)
+    assert made.size == made.path.stat().st_size
+    assert prepared.prepared_file(made.ticket) == made.path
+    for wrong in ("", "..", made.ticket[:-1], made.ticket + "a", "../" + made.ticket[3:]):
+        assert prepared.prepared_file(wrong) is None
+    prepared.discard_export(made.ticket)
+    assert prepared.prepared_file(made.ticket) is None
+    assert not (data / "exports" / made.ticket).exists()
+
+
+def test_an_expired_file_is_not_served_and_is_swept(engine: Engine, data: Path) -> None:
+    _store(engine)
+    old, new = (
+        prepared.prepare_export(
+            engine, "d/../x", "canonical", actor=OPERATOR, label_sets=None, filename="x.jsonl"
+        )
+        for _ in range(2)
+    )
+    past = time.time() - prepared.LIFETIME_S - 1
+    os.utime(old.path.parent, (past, past))
+    assert prepared.prepared_file(old.ticket) is None
+    assert prepared.prepared_file(new.ticket) == new.path
+    assert prepared.sweep_exports() == 1
+    assert sorted(p.name for p in (data / "exports").iterdir()) == [new.ticket]
+
+
+def test_a_refused_export_leaves_no_folder(
+    engine: Engine, data: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    _store(engine)
+    viewer = get_or_create_annotator(engine, "vic", role="viewer")
+    monkeypatch.setenv("SPANLIGHT_MODE", "team")
+    with pytest.raises(FormatError):  # AlignBench holds sentence labels; this dataset has only spans
+        prepared.prepare_export(
+            engine, "d/../x", "alignbench", actor=OPERATOR, label_sets=None, filename="x.csv"
+        )
+    with pytest.raises(Forbidden):
+        prepared.prepare_export(
+            engine,
+            "d/../x",
+            "canonical",
+            actor=Actor(viewer.id, viewer.name, "viewer"),
+            label_sets=None,
+            filename="x",
+        )
+    assert not any((data / "exports").glob("*"))
+
+
+def test_the_link_exists_only_where_the_route_is_served(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(prepared, "_served_at", [])
+    assert prepared.download_link("t") is None
+    prepared.serve_downloads_at("/base/api/download")
+    assert prepared.download_link("t") == "/base/api/download/t"

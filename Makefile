@@ -28,7 +28,7 @@ $(NODE_DEPS): package.json package-lock.json
 ## empty, and serve the app on http://localhost:$(PORT).
 run: $(VENV)/.run-deps
 	$(BIN)/python cli.py init
-	$(BIN)/streamlit run app.py --server.port $(PORT) --server.headless true \
+	$(BIN)/streamlit run server.py --server.port $(PORT) --server.headless true \
 		--browser.gatherUsageStats false
 
 ## Install test dependencies (and Debian chromium / a running PostgreSQL when possible), lint, test.

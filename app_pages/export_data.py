@@ -1,4 +1,9 @@
-"""Export: a dataset, with the label sets you choose, in any format Spanlight writes — as a download."""
+"""Export: a dataset, with the label sets you choose, in any format Spanlight writes — as a download.
+
+The file is written on the server a batch at a time (:mod:`db.prepared_exports`) and, when the server
+serves the download route (``make run``), streamed to the browser from disk: no size of dataset is held
+in memory. Without the route (``streamlit run app.py``) the prepared file is offered as a download button.
+"""
 
 from __future__ import annotations
 
@@ -9,8 +14,8 @@ from components.page_setup import setup_page
 from components.store_cache import cached
 from db.access import Forbidden
 from db.exporter import UnknownDataset
+from db.prepared_exports import discard_export, download_link, prepare_export, prepared_file
 from db.repositories.label_sets import list_label_sets
-from db.transfer import export_file
 from formats.base import FormatError
 from formats.registry import formats
 from render.literal_text import literal
@@ -58,35 +63,43 @@ if not chosen:
     st.info("Choose at least one label set.")
     st.stop()
 
+wanted = (dataset.name, format_name, tuple(chosen), file_name)
 if st.button("Prepare file", type="primary", key="export_prepare"):
+    earlier = st.session_state.pop("export_file", None)
+    if earlier:
+        discard_export(earlier[1])
     try:
         with st.spinner("Writing…"):
-            st.session_state["export_file"] = (
-                (dataset.name, format_name, tuple(chosen), file_name),
-                export_file(
-                    ctx.engine,
-                    dataset.name,
-                    format_name,
-                    actor=ctx.actor,
-                    label_sets=chosen,
-                    filename=file_name,
-                ),
+            prepared = prepare_export(
+                ctx.engine, dataset.name, format_name, actor=ctx.actor, label_sets=chosen, filename=file_name
             )
+        st.session_state["export_file"] = (wanted, prepared.ticket, prepared.size)
     except (FormatError, UnknownDataset) as error:
-        st.session_state.pop("export_file", None)
         st.error(f"Cannot export as {fmt.title}: {literal(error)}")
     except Forbidden as refused:
-        st.session_state.pop("export_file", None)
         st.error(literal(str(refused)))
 
-prepared = st.session_state.get("export_file")
-if prepared and prepared[0] == (dataset.name, format_name, tuple(chosen), file_name):
-    data = prepared[1]
-    st.download_button(
-        f"Download {literal(file_name)} ({len(data):,} bytes)",
-        data=data,
-        file_name=file_name,
-        mime="application/octet-stream",
-        key="export_download",
-        icon=":material/download:",
-    )
+held = st.session_state.get("export_file")
+if held and held[0] == wanted:
+    _, ticket, size = held
+    path = prepared_file(ticket)
+    label = f"Download {literal(file_name)} ({size:,} bytes)"
+    link = download_link(ticket)
+    if path is None:
+        st.session_state.pop("export_file", None)
+        st.info("The prepared file has expired. Prepare it again.")
+    elif link is not None:
+        st.link_button(label, link, type="primary", icon=":material/download:")
+        st.caption(
+            "The link works for an hour. Whoever holds it can download the file, so share it only as you "
+            "would share the file."
+        )
+    else:
+        st.download_button(
+            label,
+            data=path.read_bytes(),
+            file_name=file_name,
+            mime="application/octet-stream",
+            key="export_download",
+            icon=":material/download:",
+        )

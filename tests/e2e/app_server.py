@@ -142,5 +142,5 @@ def running_app(data_dir: Path, database_url: str, env: dict[str, str] | None = 
     its log kept) when the block ends."""
     log_path = data_dir / f"streamlit-{next(_servers)}.log"
     environment = {**_environment(data_dir, database_url), **(env or {})}
-    with streamlit_server("app.py", environment, log_path) as server:
+    with streamlit_server("server.py", environment, log_path) as server:
         yield RunningApp(url=server.url, database_url=database_url, data_dir=data_dir, pid=server.pid)

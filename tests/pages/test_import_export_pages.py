@@ -11,13 +11,14 @@ import pytest
 import streamlit as st
 from streamlit.testing.v1 import AppTest
 
+from db import prepared_exports
 from db.access import OPERATOR
 from db.engine import make_engine
 from db.exporter import export_bundle
 from db.repositories.accounts import set_disabled
 from db.repositories.annotators import get_or_create_annotator
 from db.repositories.datasets import list_dataset_infos
-from db.transfer import import_file
+from db.transfer import export_file, import_file
 from formats.base import ReadOptions
 from tests.formats.mmhal_sample import IDS, sample_bytes
 from tests.pages.conftest import problem_report
@@ -223,6 +224,43 @@ def test_export_page_offers_a_download(store: str) -> None:
     at.button(key="export_prepare").click().run()
     assert "would read back as a tag" in at.error[0].value
     assert not at.get("download_button")
+
+
+def test_export_page_links_to_the_streamed_file_where_the_server_serves_it(
+    store: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    engine = make_engine(store)
+    import_file(
+        engine,
+        json.dumps(RECORDS[:2]).encode(),
+        source="b.json",
+        format_name="mhalo",
+        options=ReadOptions(dataset="bench"),
+        actor=OPERATOR,
+    )
+    monkeypatch.setattr(prepared_exports, "_served_at", ["/api/download"])
+    at = AppTest.from_file(EXPORT_PAGE, default_timeout=TIMEOUT).run()
+    at.selectbox(key="dataset_picker").set_value("bench").run()
+    at.button(key="export_prepare").click().run()
+    assert not at.exception and not at.get("download_button")
+    (link,) = at.get("link_button")
+    assert "bench.json" in link.proto.label
+    ticket = link.proto.url.removeprefix("/api/download/")
+    assert link.proto.url == f"/api/download/{ticket}"
+    first = prepared_exports.prepared_file(ticket)
+    assert first is not None and first.parent.parent == tmp_path / "data" / "exports"
+    assert first.read_bytes() == export_file(engine, "bench", "mhalo", actor=OPERATOR, filename="bench.json")
+    # Prepared again (another format): the earlier file is gone, the link is the new one's.
+    at.selectbox(key="export_format").set_value("canonical").run()
+    at.button(key="export_prepare").click().run()
+    (link,) = at.get("link_button")
+    assert prepared_exports.prepared_file(ticket) is None
+    assert not first.parent.exists()
+    assert (
+        b'"record": "dataset"'
+        in prepared_exports.prepared_file(link.proto.url.rsplit("/", 1)[1]).read_bytes()
+    )
+    engine.dispose()
 
 
 def _count_items_elsewhere(db_file: Path) -> int:

@@ -9,6 +9,7 @@ from pathlib import Path
 
 import pytest
 import streamlit as st
+from sqlalchemy import Engine
 from streamlit.testing.v1 import AppTest
 
 from db import prepared_exports
@@ -69,6 +70,20 @@ def _imports(tmp_path: Path) -> Path:
     folder = tmp_path / "data" / "imports"
     folder.mkdir(parents=True, exist_ok=True)
     return folder
+
+
+def _bench_store(url: str) -> Engine:
+    """The store at ``url`` with the MHALO dataset "bench" of the first two records imported."""
+    engine = make_engine(url)
+    import_file(
+        engine,
+        json.dumps(RECORDS[:2]).encode(),
+        source="b.json",
+        format_name="mhalo",
+        options=ReadOptions(dataset="bench"),
+        actor=OPERATOR,
+    )
+    return engine
 
 
 def _import_page(path: Path) -> AppTest:
@@ -140,15 +155,7 @@ def test_import_page_overrides_the_format_and_names_unreadable_files(store: str,
 
 
 def test_import_page_takes_detector_outputs(store: str, tmp_path: Path) -> None:
-    engine = make_engine(store)
-    import_file(
-        engine,
-        json.dumps(RECORDS[:2]).encode(),
-        source="b.json",
-        format_name="mhalo",
-        options=ReadOptions(dataset="bench"),
-        actor=OPERATOR,
-    )
+    engine = _bench_store(store)
     path = _imports(tmp_path) / "outputs.jsonl"
     outputs = [
         {
@@ -179,15 +186,7 @@ def test_import_page_takes_detector_outputs(store: str, tmp_path: Path) -> None:
 
 
 def test_export_page_offers_a_download(store: str) -> None:
-    engine = make_engine(store)
-    import_file(
-        engine,
-        json.dumps(RECORDS[:2]).encode(),
-        source="b.json",
-        format_name="mhalo",
-        options=ReadOptions(dataset="bench"),
-        actor=OPERATOR,
-    )
+    engine = _bench_store(store)
     segments = [{"start": 0, "end": 9, "text": "Two cats.", "label": "INACCURATE"}]
     import_file(
         engine,
@@ -229,15 +228,7 @@ def test_export_page_offers_a_download(store: str) -> None:
 def test_export_page_links_to_the_streamed_file_where_the_server_serves_it(
     store: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    engine = make_engine(store)
-    import_file(
-        engine,
-        json.dumps(RECORDS[:2]).encode(),
-        source="b.json",
-        format_name="mhalo",
-        options=ReadOptions(dataset="bench"),
-        actor=OPERATOR,
-    )
+    engine = _bench_store(store)
     monkeypatch.setattr(prepared_exports, "_served_at", ["/api/download"])
     at = AppTest.from_file(EXPORT_PAGE, default_timeout=TIMEOUT).run()
     at.selectbox(key="dataset_picker").set_value("bench").run()

@@ -15,6 +15,7 @@ from components.store_cache import cached
 from db.access import Forbidden
 from db.exporter import UnknownDataset
 from db.prepared_exports import discard_export, download_link, prepare_export, prepared_file
+from db.repositories.items import count_items
 from db.repositories.label_sets import list_label_sets
 from formats.base import FormatError
 from formats.registry import formats
@@ -68,16 +69,32 @@ if st.button("Prepare file", type="primary", key="export_prepare"):
     earlier = st.session_state.pop("export_file", None)
     if earlier:
         discard_export(earlier[1])
+    n_items = cached(count_items, ctx.engine, dataset.id)
+    slot = st.empty()
+    bar = slot.progress(0.0, text="Writing…")
+
+    def items_done(done: int) -> None:
+        bar.progress(
+            min(done / n_items, 1.0) if n_items else 1.0, text=f"Written {done:,} of {n_items:,} items…"
+        )
+
     try:
-        with st.spinner("Writing…"):
-            prepared = prepare_export(
-                ctx.engine, dataset.name, format_name, actor=ctx.actor, label_sets=chosen, filename=file_name
-            )
+        prepared = prepare_export(
+            ctx.engine,
+            dataset.name,
+            format_name,
+            actor=ctx.actor,
+            label_sets=chosen,
+            filename=file_name,
+            items_done=items_done,
+        )
         st.session_state["export_file"] = (wanted, prepared.ticket, prepared.size)
     except (FormatError, UnknownDataset) as error:
         st.error(f"Cannot export as {fmt.title}: {literal(error)}")
     except Forbidden as refused:
         st.error(literal(str(refused)))
+    finally:
+        slot.empty()
 
 held = st.session_state.get("export_file")
 if held and held[0] == wanted:

@@ -18,7 +18,7 @@ import re
 import secrets
 import shutil
 import time
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -69,10 +69,11 @@ def prepare_export(
     actor: Actor,
     label_sets: Sequence[str] | None,
     filename: str,
+    items_done: Callable[[int], None] | None = None,
 ) -> PreparedExport:
     """Write the dataset (with the chosen label sets) as ``format_name`` into a new ticket's folder,
-    named ``filename`` (made safe for the disk). Raises as :func:`~db.transfer.export_to` does, and then
-    leaves no folder behind."""
+    named ``filename`` (made safe for the disk); ``items_done`` hears of the items written so far. Raises
+    as :func:`~db.transfer.export_to` does, and then leaves no folder behind."""
     sweep_exports()
     ticket = secrets.token_urlsafe(24)  # 32 characters, 192 random bits
     name = _UNSAFE_IN_NAME.sub("_", filename).lstrip(".") or "export"

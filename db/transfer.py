@@ -471,9 +471,11 @@ def export_to(
     label_sets: Sequence[str] | None = None,
     filename: str = "",
     batch_items: int = BATCH_ITEMS,
+    items_done: Callable[[int], None] | None = None,
 ) -> int:
     """Write the dataset (with the chosen label sets) in ``format_name`` to ``out``, read from the store
     in batches of ``batch_items`` items (:func:`~db.exporter.export_batches`); the bytes written.
+    ``items_done`` is told how many items have been written after each batch (for a progress bar).
 
     ``out`` is a stream, or a file path: the file is written as a temporary file beside it, renamed at
     the end, so a refused or failed export leaves no file, not even half of one. ``filename`` (else the
@@ -489,6 +491,8 @@ def export_to(
     if not fmt.writable:
         raise FormatError(f"{fmt.title} can be read but not written")
     batches = export_batches(engine, dataset, label_sets, actor=actor, batch_items=batch_items)
+    if items_done is not None:
+        batches = _told(batches, items_done)
     name = filename or (out.name if isinstance(out, Path) else "") or fmt.default_filename(dataset)
     if not isinstance(out, Path):
         return _write_checked(fmt, batches, out, name, dataset)
@@ -507,6 +511,16 @@ def export_to(
                 folder.rmdir()
         raise
     return written
+
+
+def _told(batches: Iterator[Bundle], items_done: Callable[[int], None]) -> Iterator[Bundle]:
+    """``batches`` passed on, telling ``items_done`` the items so far each time the writer asks for more
+    (it has written the batch before)."""
+    done = 0
+    for batch in batches:
+        yield batch
+        done += len(batch.items)
+        items_done(done)
 
 
 def _make_folders(folder: Path) -> list[Path]:

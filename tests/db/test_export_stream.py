@@ -76,6 +76,24 @@ def test_the_demo_streamed_in_batches_is_byte_for_byte_the_whole_write(engine: E
         ), (name, filename)
 
 
+def test_the_items_written_are_told_after_each_batch_is_written(engine: Engine):
+    load_demo(engine, actor=OPERATOR)
+    out = io.BytesIO()
+    told: list[tuple[int, int]] = []  # (items so far, bytes written by then)
+    export_to(
+        engine,
+        DEMO_DATASET_NAME,
+        "canonical",
+        out,
+        actor=OPERATOR,
+        batch_items=25,
+        items_done=lambda done: told.append((done, len(out.getvalue()))),
+    )
+    assert [done for done, _ in told] == [25, 50, 60]
+    sizes = [size for _, size in told]
+    assert 0 < sizes[0] < sizes[1] < sizes[2] <= len(out.getvalue())
+
+
 def test_an_alignbench_dataset_streamed_in_batches_is_byte_for_byte_the_whole_write(engine: Engine):
     data = alignbench_csv(25)
     outcome = import_file(

@@ -80,7 +80,14 @@ def prepare_export(
     path = exports_folder() / ticket / name
     try:
         size = export_to(
-            engine, dataset, format_name, path, actor=actor, label_sets=label_sets, filename=name
+            engine,
+            dataset,
+            format_name,
+            path,
+            actor=actor,
+            label_sets=label_sets,
+            filename=name,
+            items_done=items_done,
         )
     except BaseException:
         shutil.rmtree(path.parent, ignore_errors=True)

@@ -31,9 +31,17 @@ def _store(engine: Engine, name: str = "d/../x") -> None:
 
 def test_a_prepared_file_is_the_export_and_is_found_by_its_ticket(engine: Engine, data: Path) -> None:
     _store(engine)
+    told: list[int] = []
     made = prepared.prepare_export(
-        engine, "d/../x", "canonical", actor=OPERATOR, label_sets=None, filename="../d/x.jsonl"
+        engine,
+        "d/../x",
+        "canonical",
+        actor=OPERATOR,
+        label_sets=None,
+        filename="../d/x.jsonl",
+        items_done=told.append,
     )
+    assert told == [1]
     assert made.path.parent == data / "exports" / made.ticket  # the name cannot leave its folder
     assert made.path.name == "_d_x.jsonl"
     assert made.path.read_bytes() == export_file(engine, "d/../x", "canonical", actor=OPERATOR)

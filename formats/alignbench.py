@@ -100,7 +100,7 @@ def load_rows(data: bytes, source: str) -> Rows:
     text, problems = decode_text(data, source)
     if text is None:
         return Rows(None, problems)
-    suspicious = may_hold_unstorable(text)
+    suspicious = may_hold_unstorable(text, json=kind != "csv")
     if kind == "json":
         document, problems = load_json(data, source)
         if document is None:

@@ -39,3 +39,24 @@ def test_a_non_finite_number_is_refused_by_name(engine: Engine, record: dict, fi
     assert (error.file, error.record, error.field) == ("numbers.jsonl", "line 2", field)
     assert "JSON cannot hold" in error.reason
     assert [d.name for d in list_datasets(engine)] == []
+
+
+@pytest.mark.parametrize("value", ["NaN", "-Infinity", "1e999", "1" + "0" * 400 + ".5"])
+def test_an_alignbench_json_row_with_a_number_past_a_float_is_refused_by_name(
+    engine: Engine, value: str
+) -> None:
+    """AlignBench files are checked value by value only when their text may hold such a number: an
+    overflowing number is read as an infinity though neither word is written."""
+    sources = ['"coco"', value]
+    rows = [
+        f'{{"model": "m", "image_name": "a.jpg", "sentence_index": {k}, "caption": "One.", '
+        f'"annotation": "correct", "image_source": {source}}}'
+        for k, source in enumerate(sources)
+    ]
+    outcome = import_file(
+        engine, "\n".join(rows).encode(), actor=OPERATOR, source="rows.jsonl", format_name="alignbench"
+    )
+    assert not outcome.ok
+    (error,) = outcome.errors
+    assert (error.file, error.field) == ("rows.jsonl", "image_source") and "JSON cannot hold" in error.reason
+    assert [d.name for d in list_datasets(engine)] == []

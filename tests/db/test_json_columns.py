@@ -93,3 +93,7 @@ def test_label_metadata_comes_back_exact_from_the_store(engine: Engine) -> None:
     import_bundle(engine, bundle, actor=OPERATOR)
     back = export_bundle(engine, "json", actor=OPERATOR).label_sets[0].annotations[0].sentence_labels[0].meta
     assert _same(back, meta)
+
+
+def test_every_engine_reads_json_columns_this_way(engine: Engine) -> None:
+    assert engine.dialect._json_deserializer is loads  # type: ignore[attr-defined]

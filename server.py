@@ -35,4 +35,5 @@ def _route_path() -> str:
 
 _path = _route_path()
 prepared_exports.serve_downloads_at(_path)
+prepared_exports.sweep_exports()  # what expired while the server was down
 app = st.App("app.py", routes=[Route(f"{_path}/{{ticket}}", download)])

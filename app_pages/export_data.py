@@ -93,6 +93,8 @@ if st.button("Prepare file", type="primary", key="export_prepare"):
         st.error(f"Cannot export as {fmt.title}: {literal(error)}")
     except Forbidden as refused:
         st.error(literal(str(refused)))
+    except OSError as failed:  # the disk is full, or refuses the file
+        st.error(f"Cannot write the file on the server: {literal(failed.strerror or str(failed))}")
     finally:
         slot.empty()
 

@@ -36,8 +36,11 @@ ROUTE = "/api/download"
 # pages run by ``streamlit run app.py``, or in a test), and the page then offers the bytes instead.
 _served_at: list[str] = []
 _TICKET = re.compile(r"[A-Za-z0-9_-]{32}")
-# Characters a file name on disk must not hold; the download keeps the name as given.
+# Characters a file name on disk must not hold (each becomes "_"); the download is named as on disk.
 _UNSAFE_IN_NAME = re.compile(r"[/\\\x00-\x1f]")
+# Bytes of a file name's stem on disk, at most: a name is at most 255 bytes, and export_to writes
+# ".<name>.<8 hex>.part" first.
+_STEM_BYTES = 150
 
 
 @dataclass(frozen=True)
@@ -76,7 +79,7 @@ def prepare_export(
     as :func:`~db.transfer.export_to` does, and then leaves no folder behind."""
     sweep_exports()
     ticket = secrets.token_urlsafe(24)  # 32 characters, 192 random bits
-    name = _UNSAFE_IN_NAME.sub("_", filename).lstrip(".") or "export"
+    name = _disk_name(filename)
     path = exports_folder() / ticket / name
     try:
         size = export_to(
@@ -93,6 +96,19 @@ def prepare_export(
         shutil.rmtree(path.parent, ignore_errors=True)
         raise
     return PreparedExport(ticket, path, size)
+
+
+def _disk_name(filename: str) -> str:
+    """``filename`` as a file in the ticket's folder: no separators or control characters, no leading
+    dot, and a stem short enough for any file system (cut at a character, the extension kept)."""
+    name = _UNSAFE_IN_NAME.sub("_", filename).lstrip(".") or "export"
+    stem, dot, extension = name.rpartition(".")
+    if not dot or len(extension) > 10:
+        stem, extension = name, ""
+    encoded = stem.encode("utf-8", "surrogatepass")
+    if len(encoded) > _STEM_BYTES:
+        stem = encoded[:_STEM_BYTES].decode("utf-8", "ignore")
+    return f"{stem}.{extension}" if extension else stem
 
 
 def prepared_file(ticket: str) -> Path | None:

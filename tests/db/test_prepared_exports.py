@@ -54,6 +54,16 @@ def test_a_prepared_file_is_the_export_and_is_found_by_its_ticket(engine: Engine
     assert not (data / "exports" / made.ticket).exists()
 
 
+def test_a_long_name_is_cut_to_fit_the_disk_keeping_its_extension(engine: Engine, data: Path) -> None:
+    _store(engine)
+    for long_name in ("数" * 120 + ".jsonl", "a" * 300 + ".jsonl"):
+        made = prepared.prepare_export(
+            engine, "d/../x", "canonical", actor=OPERATOR, label_sets=None, filename=long_name
+        )
+        assert made.path.suffix == ".jsonl" and made.path.stem == long_name[: len(made.path.stem)]
+        assert len(made.path.name.encode()) <= 160 and made.path.read_bytes()
+
+
 def test_an_expired_file_is_not_served_and_is_swept(engine: Engine, data: Path) -> None:
     _store(engine)
     old, new = (

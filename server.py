@@ -8,23 +8,31 @@ without the route; the Export page then offers its file as an ordinary download 
 
 from __future__ import annotations
 
+from functools import cache
+
 import streamlit as st
 from starlette.requests import Request
 from starlette.responses import FileResponse, PlainTextResponse, Response
 from starlette.routing import Route
 
 from db import prepared_exports
+from db.access import Forbidden
+from db.engine import make_engine
+
+# One engine for the downloads, on the store the pages use (the configured one).
+_store = cache(make_engine)
 
 
 def download(request: Request) -> Response:
-    """The prepared file of the ticket in the path, streamed in chunks; 404 when expired or unknown."""
+    """The prepared file of the ticket in the path, streamed in chunks; 404 when expired or unknown,
+    403 when the account that prepared it may no longer export."""
     prepared_exports.sweep_exports()
-    path = prepared_exports.prepared_file(request.path_params["ticket"])
-    if path is None:
-        return PlainTextResponse(
-            "This download has expired or does not exist. Prepare the file again on the Export page.",
-            status_code=404,
-        )
+    try:
+        path = prepared_exports.download_file(_store(), request.path_params["ticket"])
+    except prepared_exports.ExportGone as gone:
+        return PlainTextResponse(str(gone), status_code=404)
+    except Forbidden as refused:
+        return PlainTextResponse(str(refused), status_code=403)
     return FileResponse(path, filename=path.name, media_type="application/octet-stream")
 
 

@@ -6,10 +6,12 @@ page writes the file with :func:`db.transfer.export_to`, a batch at a time, into
 ``data/exports`` named by a random ticket, and the server's download route (``server.py``) streams it
 from there.
 
-The ticket is the only key: whoever holds the link can fetch the file until it expires, so the page shows
-it only to the user who prepared it (who holds the export right) and nothing lists the folders. A folder
-is found by its name alone, so a link keeps working after a restart and from any app process sharing the
-data folder. Expired folders are swept whenever a file is prepared or asked for.
+The ticket is the key: whoever holds the link can fetch the file until it expires, so the page shows it
+only to the user who prepared it (who holds the export right) and nothing lists the folders. The folder
+also notes who prepared it, and a download is refused once that account is disabled or has lost the
+export right (:func:`download_file`). A folder is found by its name alone, so a link keeps working after
+a restart and from any app process sharing the data folder and the store. Expired folders are swept
+whenever a file is prepared or asked for, and when the server starts.
 """
 
 from __future__ import annotations
@@ -24,7 +26,7 @@ from pathlib import Path
 
 from sqlalchemy import Engine
 
-from db.access import Actor
+from db.access import Actor, require_now
 from db.config import data_dir
 from db.transfer import export_to
 
@@ -38,6 +40,8 @@ _served_at: list[str] = []
 _TICKET = re.compile(r"[A-Za-z0-9_-]{32}")
 # Characters a file name on disk must not hold (each becomes "_"); the download is named as on disk.
 _UNSAFE_IN_NAME = re.compile(r"[/\\\x00-\x1f]")
+# The file beside a prepared export naming the account that prepared it (empty: the operator).
+_PREPARED_BY = ".prepared-by"
 # Bytes of a file name's stem on disk, at most: a name is at most 255 bytes, and export_to writes
 # ".<name>.<8 hex>.part" first.
 _STEM_BYTES = 150
@@ -82,6 +86,8 @@ def prepare_export(
     name = _disk_name(filename)
     path = exports_folder() / ticket / name
     try:
+        path.parent.mkdir(parents=True)
+        (path.parent / _PREPARED_BY).write_text("" if actor.id is None else str(actor.id))
         size = export_to(
             engine,
             dataset,
@@ -120,6 +126,25 @@ def prepared_file(ticket: str) -> Path | None:
         return None
     files = [p for p in folder.iterdir() if p.is_file() and not p.name.startswith(".")]
     return files[0] if len(files) == 1 else None
+
+
+class ExportGone(LookupError):
+    """No file is prepared under the ticket (never, or it expired)."""
+
+
+def download_file(engine: Engine, ticket: str) -> Path:
+    """The file prepared under ``ticket``, for its download: raises :class:`ExportGone` when there is
+    none, and :class:`~db.access.Forbidden` when the account that prepared it is disabled or may no
+    longer export (read from the store now)."""
+    path = prepared_file(ticket)
+    if path is None:
+        raise ExportGone("This download has expired or does not exist. Prepare the file again.")
+    try:
+        noted = (path.parent / _PREPARED_BY).read_text().strip()
+    except FileNotFoundError:
+        raise ExportGone("This download has expired or does not exist. Prepare the file again.") from None
+    require_now(engine, Actor(int(noted) if noted else None, "", ""), "export")
+    return path
 
 
 def discard_export(ticket: str) -> None:

@@ -12,6 +12,7 @@ from sqlalchemy import Engine
 from db import prepared_exports as prepared
 from db.access import OPERATOR, Actor, Forbidden
 from db.importer import import_bundle
+from db.repositories.accounts import set_disabled, set_role
 from db.repositories.annotators import get_or_create_annotator
 from db.transfer import FormatError, export_file
 from formats.records import Annotations, Bundle, DatasetRecord, ItemRecord, LabelSetRecord, SpanRecord
@@ -100,6 +101,33 @@ def test_a_refused_export_leaves_no_folder(
             filename="x",
         )
     assert not any((data / "exports").glob("*"))
+
+
+def test_a_download_is_refused_once_its_preparer_may_no_longer_export(
+    engine: Engine, data: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    _store(engine)
+    rita = get_or_create_annotator(engine, "rita", role="reviewer")
+    monkeypatch.setenv("SPANLIGHT_MODE", "team")
+    reviewer = Actor(rita.id, rita.name, "reviewer")
+
+    def prepare() -> prepared.PreparedExport:
+        return prepared.prepare_export(
+            engine, "d/../x", "canonical", actor=reviewer, label_sets=None, filename="x"
+        )
+
+    first = prepare()
+    assert prepared.download_file(engine, first.ticket) == first.path
+    set_role(engine, "rita", "annotator", actor=OPERATOR)
+    with pytest.raises(Forbidden, match="annotator role cannot export"):
+        prepared.download_file(engine, first.ticket)
+    set_role(engine, "rita", "reviewer", actor=OPERATOR)
+    second = prepare()
+    set_disabled(engine, "rita", True, actor=OPERATOR)
+    with pytest.raises(Forbidden, match="disabled"):
+        prepared.download_file(engine, second.ticket)
+    with pytest.raises(prepared.ExportGone):
+        prepared.download_file(engine, "x" * 32)
 
 
 def test_the_link_exists_only_where_the_route_is_served(monkeypatch: pytest.MonkeyPatch) -> None:

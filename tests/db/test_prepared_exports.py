@@ -5,6 +5,7 @@ from __future__ import annotations
 import os
 import time
 from pathlib import Path
+from typing import Any
 
 import pytest
 from sqlalchemy import Engine
@@ -30,18 +31,19 @@ def _store(engine: Engine, name: str = "d/../x") -> None:
     import_bundle(engine, bundle, actor=OPERATOR)
 
 
+def _prepare(
+    engine: Engine, filename: str = "x.jsonl", *, fmt: str = "canonical", actor: Actor = OPERATOR, **more: Any
+) -> prepared.PreparedExport:
+    """The dataset of :func:`_store` prepared for download."""
+    return prepared.prepare_export(
+        engine, "d/../x", fmt, actor=actor, label_sets=None, filename=filename, **more
+    )
+
+
 def test_a_prepared_file_is_the_export_and_is_found_by_its_ticket(engine: Engine, data: Path) -> None:
     _store(engine)
     told: list[int] = []
-    made = prepared.prepare_export(
-        engine,
-        "d/../x",
-        "canonical",
-        actor=OPERATOR,
-        label_sets=None,
-        filename="../d/x.jsonl",
-        items_done=told.append,
-    )
+    made = _prepare(engine, "../d/x.jsonl", items_done=told.append)
     assert told == [1]
     assert made.path.parent == data / "exports" / made.ticket  # the name cannot leave its folder
     assert made.path.name == "_d_x.jsonl"
@@ -58,21 +60,14 @@ def test_a_prepared_file_is_the_export_and_is_found_by_its_ticket(engine: Engine
 def test_a_long_name_is_cut_to_fit_the_disk_keeping_its_extension(engine: Engine, data: Path) -> None:
     _store(engine)
     for long_name in ("数" * 120 + ".jsonl", "a" * 300 + ".jsonl"):
-        made = prepared.prepare_export(
-            engine, "d/../x", "canonical", actor=OPERATOR, label_sets=None, filename=long_name
-        )
+        made = _prepare(engine, long_name)
         assert made.path.suffix == ".jsonl" and made.path.stem == long_name[: len(made.path.stem)]
         assert len(made.path.name.encode()) <= 160 and made.path.read_bytes()
 
 
 def test_an_expired_file_is_not_served_and_is_swept(engine: Engine, data: Path) -> None:
     _store(engine)
-    old, new = (
-        prepared.prepare_export(
-            engine, "d/../x", "canonical", actor=OPERATOR, label_sets=None, filename="x.jsonl"
-        )
-        for _ in range(2)
-    )
+    old, new = _prepare(engine), _prepare(engine)
     past = time.time() - prepared.LIFETIME_S - 1
     os.utime(old.path.parent, (past, past))
     assert prepared.prepared_file(old.ticket) is None
@@ -88,18 +83,9 @@ def test_a_refused_export_leaves_no_folder(
     viewer = get_or_create_annotator(engine, "vic", role="viewer")
     monkeypatch.setenv("SPANLIGHT_MODE", "team")
     with pytest.raises(FormatError):  # AlignBench holds sentence labels; this dataset has only spans
-        prepared.prepare_export(
-            engine, "d/../x", "alignbench", actor=OPERATOR, label_sets=None, filename="x.csv"
-        )
+        _prepare(engine, "x.csv", fmt="alignbench")
     with pytest.raises(Forbidden):
-        prepared.prepare_export(
-            engine,
-            "d/../x",
-            "canonical",
-            actor=Actor(viewer.id, viewer.name, "viewer"),
-            label_sets=None,
-            filename="x",
-        )
+        _prepare(engine, actor=Actor(viewer.id, viewer.name, "viewer"))
     assert not any((data / "exports").glob("*"))
 
 
@@ -111,18 +97,13 @@ def test_a_download_is_refused_once_its_preparer_may_no_longer_export(
     monkeypatch.setenv("SPANLIGHT_MODE", "team")
     reviewer = Actor(rita.id, rita.name, "reviewer")
 
-    def prepare() -> prepared.PreparedExport:
-        return prepared.prepare_export(
-            engine, "d/../x", "canonical", actor=reviewer, label_sets=None, filename="x"
-        )
-
-    first = prepare()
+    first = _prepare(engine, actor=reviewer)
     assert prepared.download_file(engine, first.ticket) == first.path
     set_role(engine, "rita", "annotator", actor=OPERATOR)
     with pytest.raises(Forbidden, match="annotator role cannot export"):
         prepared.download_file(engine, first.ticket)
     set_role(engine, "rita", "reviewer", actor=OPERATOR)
-    second = prepare()
+    second = _prepare(engine, actor=reviewer)
     set_disabled(engine, "rita", True, actor=OPERATOR)
     with pytest.raises(Forbidden, match="disabled"):
         prepared.download_file(engine, second.ticket)

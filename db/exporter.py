@@ -126,6 +126,8 @@ def _read_batches(
             )
             if _wanted(ls, label_set_names)
         ]
+        # What each label set says, asked once: the batches are one snapshot, so it cannot change.
+        says = {ls.id: _tables_holding(session, ls.id) for ls in chosen}
         columns = (m.Item.id, m.Item.position, *(getattr(m.Item, name).label(name) for name in ITEM_FIELDS))
         in_order = (
             select(*columns).where(m.Item.dataset_id == dataset.id).order_by(m.Item.position, m.Item.id)
@@ -139,7 +141,11 @@ def _read_batches(
             ext_of = {row.id: row.external_id for row in rows}
             order = {item_id: k for k, item_id in enumerate(ext_of)}
             for label_set in chosen:
-                batch.label_sets.append(label_set_record(session, label_set, annotators, ext_of, order, ids))
+                batch.label_sets.append(
+                    label_set_record(
+                        session, label_set, annotators, ext_of, order, ids, says=says[label_set.id]
+                    )
+                )
             if len(rows) < batch_items:
                 batch.rating_tasks = _rating_tasks(session, dataset.id, chosen, annotators)
                 yield batch
@@ -257,9 +263,12 @@ def label_set_record(
     ext_of: dict[int, str],
     order: dict[int, int],
     items: Select[Any] | None = None,
+    *,
+    says: set[type[m.Base]] | None = None,
 ) -> LabelSetRecord:
     """Everything ``label_set`` says, per item in ``order`` (also how an import sees what it would replace);
     about the items whose ids ``items`` selects (one batch of an export), else about all its dataset's.
+    ``says``: the tables holding its rows (:func:`_tables_holding`), when the caller asked already.
 
     The labels of sentences and claims are read from the items' sentences and claims, each looked up in
     the label set's unique index: filtered on the label set first, SQLite walked every label of the
@@ -274,7 +283,8 @@ def label_set_record(
             found[item_id] = Annotations(item=ext_of[item_id])
         return found[item_id]
 
-    says = _tables_holding(session, ls_id)
+    if says is None:
+        says = _tables_holding(session, ls_id)
     # Columns, not ORM objects: loading entities made re-reading a large label set several times slower.
     if m.Span in says:
         for item_id, start, end, type_, note in _columns(

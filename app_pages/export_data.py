@@ -116,7 +116,7 @@ if held and held[0] == wanted:
     else:
         st.download_button(
             label,
-            data=path.read_bytes(),
+            data=path.read_bytes,  # read when the button is pressed, not on every rerun
             file_name=file_name,
             mime="application/octet-stream",
             key="export_download",

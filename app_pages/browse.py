@@ -6,15 +6,13 @@ counts) only where the dataset's settings let them (``db.repositories.visibility
 
 from __future__ import annotations
 
-import math
-
 import pandas as pd
 import streamlit as st
 
 from components.dataset_picker import pick_dataset
 from components.page_setup import setup_page
 from components.store_cache import cached
-from db.repositories.items import ItemFilter, count_items, facets, item_page
+from db.repositories.items import ItemFilter, browse_page, facets
 from db.repositories.visibility import label_sight, sees_assigned_only
 from render.literal_text import literal
 
@@ -53,14 +51,26 @@ flt = ItemFilter(
 if text != st.query_params.get("q", ""):
     st.query_params["q"] = text
 
+if st.session_state.get("browse_filter") != flt:  # a new search starts at its first page
+    st.session_state["browse_filter"] = flt
+    st.session_state["browse_page"] = 1
+
 size_col, page_col, count_col = st.columns([1, 1, 4])
 page_size = size_col.selectbox("Per page", [25, 50, 100, 200], index=1, key="browse_size")
-total = cached(count_items, ctx.engine, dataset.id, flt)
-pages = max(1, math.ceil(total / page_size))
-page = page_col.number_input("Page", min_value=1, max_value=pages, value=1, step=1, key="browse_page")
-count_col.markdown(f"**{total:,}** matching items · page {page} of {pages}")
+found = cached(
+    browse_page, ctx.engine, dataset.id, flt, int(st.session_state.get("browse_page", 1)), page_size
+)
+# The pager shows the page found: the last one when fewer pages match than the number asked for.
+st.session_state["browse_page"] = found.page
+page_col.number_input("Page", min_value=1, max_value=found.n_pages, step=1, key="browse_page")
+if found.counted_all:
+    count_col.markdown(f"**{found.n_matching:,}** matching items · page {found.page} of {found.n_pages}")
+else:
+    count_col.markdown(
+        f"More than **{found.n_matching:,}** matching items · page {found.page} of {found.n_pages} or more"
+    )
 
-rows = cached(item_page, ctx.engine, dataset.id, flt, (page - 1) * page_size, page_size)
+rows = found.rows
 if not rows:
     st.info("No item matches these filters.")
     st.stop()

@@ -54,6 +54,42 @@ def test_browse_filters_and_pages(app_db: str) -> None:
     assert list(frame["id"]) == ["item-7"]
 
 
+def test_a_broad_search_stops_counting_and_pages_on_past_the_count(
+    sqlite_url: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    import streamlit as st
+
+    from db.importer import import_bundle
+    from db.repositories.items import COUNT_BOUND
+    from formats.records import Bundle, DatasetRecord, ItemRecord
+
+    n_items = COUNT_BOUND + 60
+    items = [ItemRecord(f"cap-{k:04d}", f"Caption {k} of a street.") for k in range(n_items)]
+    engine = make_engine(sqlite_url)
+    import_bundle(engine, Bundle(DatasetRecord("broad", "canonical"), items, []), actor=OPERATOR)
+    engine.dispose()
+    monkeypatch.setenv("DATABASE_URL", sqlite_url)
+    st.cache_resource.clear()
+
+    at = _app(dataset="broad").run()
+    at.switch_page("app_pages/browse.py").run()
+    assert any(f"**{n_items:,}** matching items · page 1 of 22" in m.value for m in at.markdown)
+    at.text_input(key="browse_q").input("STREET").run()
+    assert not at.exception
+    assert any(
+        f"More than **{COUNT_BOUND:,}** matching items · page 1 of 21 or more" in m.value for m in at.markdown
+    )
+    at.number_input(key="browse_page").set_value(21).run()
+    assert any("More than **1,050** matching items · page 21 of 22 or more" in m.value for m in at.markdown)
+    assert at.dataframe[0].value["id"].iloc[0] == "cap-1000"
+    at.number_input(key="browse_page").set_value(22).run()
+    assert any(f"**{n_items:,}** matching items · page 22 of 22" in m.value for m in at.markdown)
+    assert list(at.dataframe[0].value["id"]) == [f"cap-{k:04d}" for k in range(1050, n_items)]
+    at.text_input(key="browse_q").input("caption 99").run()  # a new search starts at its first page
+    assert at.number_input(key="browse_page").value == 1
+    assert any("**11** matching items · page 1 of 1" in m.value for m in at.markdown)
+
+
 def test_item_view_shows_escaped_spans_and_missing_image(app_db: str) -> None:
     at = _app(dataset="pages-test", item="xss").run()
     at.switch_page("app_pages/item.py").run()

@@ -18,10 +18,11 @@ import numpy as np
 from metrics._validation import Span, check_threshold
 from metrics.span_batches import (
     PackedSpans,
+    SpanPairs,
     _f1_iou_scores,
     _f1_m_scores,
     _format_mask,
-    _same_item_pairs,
+    _pairs_of,
     pack_spans,
     scored_predictions,
 )
@@ -35,6 +36,8 @@ def span_detection_table(
     golds: Sequence[Sequence[Span]] | PackedSpans,
     follows_format: Sequence[bool] | np.ndarray,
     threshold: float = 0.5,
+    *,
+    pairs: SpanPairs | None = None,
 ) -> dict[Hashable, dict[str, float]]:
     """Mean F1_M, mean F1_IoU and IF rate of one detector, per subset and overall (MHALO Table 3).
 
@@ -52,6 +55,8 @@ def span_detection_table(
     golds : one span list per item, or a :class:`PackedSpans` packed once for every detector.
     follows_format : one bool per item, usually :func:`metrics.follows_format` of the raw output.
     threshold : IoU threshold of F1_IoU.
+    pairs : the :func:`metrics.span_batches.span_pairs` of the scored predictions
+        (:func:`metrics.span_batches.scored_predictions`) and the packed golds, when already made.
 
     Returns
     -------
@@ -70,7 +75,7 @@ def span_detection_table(
         raise ValueError(f"golds must have one entry per item ({n_items}), got {gold.n_items}")
 
     threshold = check_threshold(threshold)
-    pairs = _same_item_pairs(pred, gold)  # shared by both scores
+    pairs = _pairs_of(pred, gold, pairs)  # shared by both scores
     f1_m_scores = np.where(ok, _f1_m_scores(pred, gold, pairs), 0.0)
     f1_iou_scores = np.where(ok, _f1_iou_scores(pred, gold, pairs, threshold), 0.0)
 

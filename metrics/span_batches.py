@@ -152,10 +152,17 @@ def _raise_first_bad_span(items: list[Any], what: str) -> None:
     raise AssertionError("unreachable: a bad span was detected but not found")
 
 
-@dataclass(frozen=True)
-class _Pairs:
-    """Every (pred, gold) pair of the same item, with what IoU and containment need."""
+@dataclass(frozen=True, eq=False)
+class SpanPairs:
+    """Every (pred, gold) pair of the same item of two packed span lists, with what IoU and
+    containment need: where F1_IoU, F1_M, the F1_IoU curve and the per-type recall all start.
 
+    Scoring one detector several ways (MHALO Table 3, the curve and Figure 5), make it once with
+    :func:`span_pairs` and pass it to each measure instead of letting each pair the spans again.
+    """
+
+    preds: PackedSpans  # the spans it pairs: a measure given these pairs must be given these spans
+    golds: PackedSpans
     pred: np.ndarray  # index into the packed preds
     gold: np.ndarray  # index into the packed golds
     inter: np.ndarray  # |p ∩ g| in units
@@ -167,7 +174,24 @@ class _Pairs:
         return iou(self.inter, self.pred_len, self.gold_len)
 
 
-def _same_item_pairs(pred: PackedSpans, gold: PackedSpans) -> _Pairs:
+def span_pairs(
+    preds: Sequence[Sequence[Span]] | PackedSpans, golds: Sequence[Sequence[Span]] | PackedSpans
+) -> SpanPairs:
+    """The :class:`SpanPairs` of ``preds`` and ``golds`` (packed; pass the packed lists to the measures)."""
+    pred, gold = _check_pair(preds, golds)
+    return _same_item_pairs(pred, gold)
+
+
+def _pairs_of(pred: PackedSpans, gold: PackedSpans, pairs: SpanPairs | None) -> SpanPairs:
+    """``pairs`` when made of these very spans, or the pairs made now when none are given."""
+    if pairs is None:
+        return _same_item_pairs(pred, gold)
+    if pairs.preds is not pred or pairs.golds is not gold:
+        raise ValueError("pairs must be the span_pairs of the (scored) preds and the golds given")
+    return pairs
+
+
+def _same_item_pairs(pred: PackedSpans, gold: PackedSpans) -> SpanPairs:
     pred_item = pred.item_of_span
     per_pred = gold.counts[pred_item]
     total = int(per_pred.sum())
@@ -177,7 +201,7 @@ def _same_item_pairs(pred: PackedSpans, gold: PackedSpans) -> _Pairs:
     pair_gold = np.arange(total) + np.repeat(gold.offsets[:-1][pred_item] - first_pair, per_pred)
     ps, pe = pred.starts[pair_pred], pred.ends[pair_pred]
     gs, ge = gold.starts[pair_gold], gold.ends[pair_gold]
-    return _Pairs(pair_pred, pair_gold, overlap(ps, pe, gs, ge), pe - ps, ge - gs)
+    return SpanPairs(pred, gold, pair_pred, pair_gold, overlap(ps, pe, gs, ge), pe - ps, ge - gs)
 
 
 def _check_pair(preds: Any, golds: Any) -> tuple[PackedSpans, PackedSpans]:
@@ -190,7 +214,9 @@ def _check_pair(preds: Any, golds: Any) -> tuple[PackedSpans, PackedSpans]:
     return pred, gold
 
 
-def _matched_per_item(pred: PackedSpans, gold: PackedSpans, pairs: _Pairs, valid: np.ndarray) -> np.ndarray:
+def _matched_per_item(
+    pred: PackedSpans, gold: PackedSpans, pairs: SpanPairs, valid: np.ndarray
+) -> np.ndarray:
     """Size of the maximum matching of each item over the pairs marked valid."""
     return matched_per_group(
         pairs.pred[valid], pairs.gold[valid], pred.item_of_span, gold.starts.size, pred.n_items
@@ -221,7 +247,7 @@ def f1_iou_per_item(
     return _f1_iou_scores(pred, gold, _same_item_pairs(pred, gold), threshold)
 
 
-def _f1_iou_scores(pred: PackedSpans, gold: PackedSpans, pairs: _Pairs, threshold: float) -> np.ndarray:
+def _f1_iou_scores(pred: PackedSpans, gold: PackedSpans, pairs: SpanPairs, threshold: float) -> np.ndarray:
     matched = _matched_per_item(pred, gold, pairs, pairs.iou >= threshold)
     return _f1_from_matches(matched, pred.counts, gold.counts)
 
@@ -231,12 +257,15 @@ def f1_iou_curve(
     golds: Sequence[Sequence[Span]] | PackedSpans,
     thresholds: Sequence[float] = DEFAULT_CURVE_THRESHOLDS,
     follows_format: Sequence[bool] | np.ndarray | None = None,
+    *,
+    pairs: SpanPairs | None = None,
 ) -> np.ndarray:
     """Mean F1_IoU over items at each IoU threshold (MHALO eq. 6 with the 0.5 of eq. 5 varied).
 
     The curve shows how much of a detector's score depends on boundary precision: a detector whose
     score collapses between 0.5 and 0.9 finds the right places but not the exact words. Items whose
-    ``follows_format`` is false score 0 at every threshold, as in MHALO section 4.1.
+    ``follows_format`` is false score 0 at every threshold, as in MHALO section 4.1. ``pairs``, when
+    given, are the :func:`span_pairs` of these packed ``preds`` and ``golds``.
 
     Returns an array of the same length as ``thresholds`` (default 0.1, 0.2, ..., 0.9).
     """
@@ -245,7 +274,7 @@ def f1_iou_curve(
         raise ValueError("no items to score")
     checked = [check_threshold(t, "each threshold") for t in thresholds]
     ok = _format_mask(follows_format, pred.n_items)
-    pairs = _same_item_pairs(pred, gold)
+    pairs = _pairs_of(pred, gold, pairs)
     # Most pairs of an item's spans do not overlap: keep those any threshold lets through, once.
     kept = pairs.iou >= min(checked, default=1.0)
     rows, cols, iou = pairs.pred[kept], pairs.gold[kept], pairs.iou[kept]
@@ -262,11 +291,13 @@ def f1_iou_curve(
 
 def scored_predictions(preds: Sequence[Sequence[Span] | None] | PackedSpans, ok: np.ndarray) -> PackedSpans:
     """The predictions that are scored, packed: :func:`read_predictions`, also of packed spans (whose
-    format failures lose their spans)."""
+    format failures lose their spans). Packed spans come back as they are, the same object, when no
+    format failure holds a span: scored once, they can be given to each measure with their pairs."""
     if isinstance(preds, PackedSpans):
         if preds.n_items != ok.size:
             raise ValueError(f"preds must have one entry per item ({ok.size}), got {preds.n_items}")
-        return preds if ok.all() else preds.select(ok[preds.item_of_span])
+        kept = ok[preds.item_of_span]
+        return preds if kept.all() else preds.select(kept)  # the same spans when none is dropped
     pred_lists = list(preds)
     if len(pred_lists) != ok.size:
         raise ValueError(f"preds must have one entry per item ({ok.size}), got {len(pred_lists)}")
@@ -309,7 +340,7 @@ def f1_m_per_item(
     return _f1_m_scores(pred, gold, _same_item_pairs(pred, gold))
 
 
-def _f1_m_scores(pred: PackedSpans, gold: PackedSpans, pairs: _Pairs) -> np.ndarray:
+def _f1_m_scores(pred: PackedSpans, gold: PackedSpans, pairs: SpanPairs) -> np.ndarray:
     # p ⊆ g exactly when their intersection is all of p.
     pm_r = np.zeros(gold.starts.size, dtype=np.float64)
     inside_gold = pairs.inter == pairs.pred_len

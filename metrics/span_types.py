@@ -18,8 +18,9 @@ import numpy as np
 from metrics._validation import Span, check_threshold
 from metrics.span_batches import (
     PackedSpans,
+    SpanPairs,
     _format_mask,
-    _same_item_pairs,
+    _pairs_of,
     f1_iou_per_item,
     pack_spans,
     scored_predictions,
@@ -33,6 +34,8 @@ def f1_iou_by_type(
     pred_types: Sequence[Sequence[Hashable]] | None = None,
     threshold: float = 0.5,
     follows_format: Sequence[bool] | np.ndarray | None = None,
+    *,
+    pairs: SpanPairs | None = None,
 ) -> dict[Hashable, dict[str, float | int | None]]:
     """Per hallucination type: detection rate of gold spans and, for typed detectors, F1_IoU.
 
@@ -48,6 +51,8 @@ def f1_iou_by_type(
     - ``n_items``: the number of items in that mean (``None`` with untyped predictions).
 
     Items whose ``follows_format`` is false detect nothing and score 0, as in MHALO section 4.1.
+    ``pairs``, when given, are the :func:`metrics.span_batches.span_pairs` of the scored predictions
+    and the packed golds.
     ``gold_types[i]`` (and ``pred_types[i]``) hold one label per span of item ``i``; ``gold_types`` may
     also be a 1-D numpy array with one label per gold span, in packed order (as for packed ``golds``).
     """
@@ -68,7 +73,7 @@ def f1_iou_by_type(
         ]
         pred_code = _type_codes(typed, pred.counts, codes, "pred_types")
 
-    pairs = _same_item_pairs(pred, gold)
+    pairs = _pairs_of(pred, gold, pairs)
     detected = np.zeros(gold.starts.size, dtype=bool)
     detected[pairs.gold[pairs.iou >= threshold]] = True
     n_types = len(codes)
@@ -128,7 +133,7 @@ def _flat_type_codes(types: np.ndarray, n_spans: int, codes: dict[Hashable, int]
     appearance, as for per-item lists."""
     if types.ndim != 1 or types.size != n_spans:
         raise ValueError(f"{what} must hold one label per span ({n_spans}), got shape {types.shape}")
-    if types.dtype.kind in "US":  # text labels: numpy finds the distinct ones without a Python loop
+    if types.dtype.kind in "USiu":  # text or integer labels: numpy finds the distinct ones at once
         labels, first, inverse = np.unique(types, return_index=True, return_inverse=True)
         mapped = np.empty(labels.size, dtype=np.int64)
         for k in np.argsort(first, kind="stable").tolist():

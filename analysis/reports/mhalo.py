@@ -7,6 +7,7 @@ format scores 0 on every item-level measure (section 4.1) and counts in IF again
 from __future__ import annotations
 
 import math
+from typing import cast
 
 import numpy as np
 import pandas as pd
@@ -29,7 +30,7 @@ from metrics import (
     f1_iou_curve,
 )
 from metrics import span_detection_table as detection_table
-from metrics.span_batches import PackedSpans
+from metrics.span_batches import PackedSpans, scored_predictions, span_pairs
 
 KEY, TITLE = "mhalo", "MHALO · span detection"
 AVERAGE = "Average"
@@ -54,7 +55,10 @@ def build(inputs: SpanInputs, flt: ReportFilter, threshold: float = 0.5) -> Repo
     detectors = chosen_detectors(ev.detectors, flt)
     subsets = inputs.items["subset"].to_numpy()[rows]
     packed_gold = gold_spans.tokens.take(rows)
-    kept_types = np.asarray(gold_types, dtype=str)[gold_spans.tokens.span_rows(rows)]
+    # Each kept gold span's type as a code into ``type_names``: found once, not once per detector.
+    type_names, type_codes = np.unique(
+        np.asarray(gold_types, dtype=str)[gold_spans.tokens.span_rows(rows)], return_inverse=True
+    )
     predictions = {d.id: ev.packed[d.id].tokens.take(rows) for d in detectors}
     provenance = Provenance(
         dataset=inputs.dataset,
@@ -63,7 +67,8 @@ def build(inputs: SpanInputs, flt: ReportFilter, threshold: float = 0.5) -> Repo
         digest=fingerprint(  # spans as flat arrays: hashed by their bytes, not span by span
             inputs.items["item_id"].to_numpy()[rows],
             _arrays(packed_gold),
-            kept_types.tolist(),
+            type_names.tolist(),
+            type_codes,
             {d.name: (*_arrays(predictions[d.id]), ev.follows_format[d.id][rows]) for d in detectors},
             threshold,
         ),
@@ -75,9 +80,10 @@ def build(inputs: SpanInputs, flt: ReportFilter, threshold: float = 0.5) -> Repo
     table3, curve, by_type, clean = [], [], [], []
     names = _subset_names(subsets)
     for detector in detectors:
-        preds = predictions[detector.id]
         ok = ev.follows_format[detector.id][rows]
-        scores = detection_table(names, preds, packed_gold, ok, threshold)
+        preds = scored_predictions(predictions[detector.id], ok)
+        pairs = span_pairs(preds, packed_gold)  # paired once for every measure below
+        scores = detection_table(names, preds, packed_gold, ok, threshold, pairs=pairs)
         row: dict[str, object] = {"detector": detector.name}
         for subset, values in scores.items():
             label = AVERAGE if subset == "overall" else str(subset).removeprefix("subset:")
@@ -87,20 +93,22 @@ def build(inputs: SpanInputs, flt: ReportFilter, threshold: float = 0.5) -> Repo
         table3.append(row)
         for t, value in zip(
             DEFAULT_CURVE_THRESHOLDS,
-            f1_iou_curve(preds, packed_gold, follows_format=ok),
+            f1_iou_curve(preds, packed_gold, follows_format=ok, pairs=pairs),
             strict=True,
         ):
             curve.append({"detector": detector.name, "iou_threshold": t, "f1_iou": value * 100})
         per_type = f1_iou_by_type(
             preds,
             packed_gold,
-            kept_types,
+            type_codes,
             threshold=threshold,
             follows_format=ok,
+            pairs=pairs,
         )
-        for type_, found in per_type.items():
+        for code, found in per_type.items():
+            type_ = str(type_names[cast(int, code)])
             recall = found["recall"]
-            if flt.keeps_type(str(type_)):
+            if flt.keeps_type(type_):
                 by_type.append(
                     {
                         "detector": detector.name,

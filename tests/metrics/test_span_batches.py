@@ -176,3 +176,62 @@ def test_packed_predictions_lose_their_spans_where_the_format_failed():
     assert packed == listed and packed["a"]["f1_iou"] == 0.5
     with pytest.raises(ValueError, match="one entry per item"):
         span_detection_table(["a"], preds, [[]], [True])
+
+
+typed_items = st.lists(
+    st.tuples(
+        span_lists, span_lists, st.lists(st.sampled_from(["object", "count", "attribute"]), max_size=6)
+    ),
+    min_size=1,
+    max_size=10,
+)
+
+
+@settings(max_examples=150, deadline=None)
+@given(typed_items, st.data())
+def test_pairs_made_once_score_as_the_pairs_each_measure_makes(items, data):
+    from metrics import f1_iou_by_type, span_detection_table
+    from metrics.span_batches import scored_predictions, span_pairs
+
+    golds = pack_spans([g for _, g, _ in items])
+    types = [(t * len(g))[: len(g)] or ["object"] * len(g) for _, g, t in items]
+    flat_types = np.array([t for item in types for t in item], dtype=str)
+    ok = np.array(data.draw(st.lists(st.booleans(), min_size=len(items), max_size=len(items))), dtype=bool)
+    preds = scored_predictions(pack_spans([p for p, _, _ in items]), ok)
+    pairs = span_pairs(preds, golds)
+    subsets = ["s"] * len(items)
+
+    assert span_detection_table(subsets, preds, golds, ok, 0.5, pairs=pairs) == span_detection_table(
+        subsets, preds, golds, ok, 0.5
+    )
+    assert (
+        f1_iou_curve(preds, golds, follows_format=ok, pairs=pairs).tolist()
+        == f1_iou_curve(preds, golds, follows_format=ok).tolist()
+    )
+    # Integer codes of the types count as the types do, in the same order.
+    names, codes = np.unique(flat_types, return_inverse=True)
+    by_name = f1_iou_by_type(preds, golds, flat_types, follows_format=ok)
+    by_code = f1_iou_by_type(preds, golds, codes, follows_format=ok, pairs=pairs)
+    assert [names[k] for k in by_code] == list(by_name)
+    assert list(by_code.values()) == list(by_name.values())  # every type here has a gold span: no NaN
+
+
+def test_pairs_of_other_spans_are_refused():
+    from metrics import span_detection_table
+    from metrics.span_batches import span_pairs
+
+    preds, golds = pack_spans([[(0, 2)]]), pack_spans([[(0, 2)]])
+    other = span_pairs(pack_spans([[(0, 2)]]), golds)
+    with pytest.raises(ValueError, match="span_pairs"):
+        span_detection_table(["a"], preds, golds, [True], pairs=other)
+    with pytest.raises(ValueError, match="span_pairs"):
+        f1_iou_curve(preds, golds, pairs=span_pairs(preds, pack_spans([[(0, 2)]])))
+
+
+def test_scored_packed_predictions_are_the_same_spans_when_no_failure_holds_one():
+    from metrics.span_batches import scored_predictions
+
+    preds = pack_spans([[(0, 2)], [], [(1, 3)]])
+    assert scored_predictions(preds, np.array([True, False, True])) is preds
+    dropped = scored_predictions(preds, np.array([True, True, False]))
+    assert dropped is not preds and [dropped.item(k) for k in range(3)] == [[(0, 2)], [], []]

@@ -27,6 +27,7 @@ from db.repositories.report_inputs import (
     span_columns,
 )
 from metrics import PackedSpans
+from metrics.key_order import lex_order
 from metrics.span_batches import item_matchings
 from metrics.token_batches import token_spans_many
 
@@ -168,7 +169,7 @@ def dataset_spans(
     rows = by_id[at][known]
     label_set_of = columns.label_set_ids[known]
     starts, ends, types = columns.starts[known], columns.ends[known], columns.types[known]
-    order = np.lexsort((ends, starts, rows, label_set_of))  # per label set, per item in dataset order
+    order = lex_order((ends, starts, rows, label_set_of))  # per label set, per item in dataset order
     rows, label_set_of, starts, ends, types = (a[order] for a in (rows, label_set_of, starts, ends, types))
     first, stop, kept = token_spans_many(items.responses, rows, starts, ends)
 

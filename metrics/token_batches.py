@@ -13,6 +13,8 @@ from collections.abc import Sequence
 
 import numpy as np
 
+from metrics.key_order import lex_order
+
 # ``str.isspace()`` is true for no code point above U+3000 (IDEOGRAPHIC SPACE); the tests check the whole
 # Unicode range, so a table of the code points up to it says which characters separate tokens.
 _LAST_SPACE = 0x3000
@@ -40,7 +42,7 @@ def token_spans_many(
     kept = np.zeros(starts.size, dtype=bool)
     if starts.size == 0:
         return first, stop, kept
-    order = np.lexsort((starts, text_of_span))  # sorted keys make the binary searches below cheap
+    order = lex_order((starts, text_of_span))  # sorted keys make the binary searches below cheap
     by_text = text_of_span[order]
     needed = np.unique(by_text)  # only texts that carry a span are tokenized
     lengths = np.fromiter((len(texts[t]) for t in needed.tolist()), dtype=np.int64, count=needed.size)

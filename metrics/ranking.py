@@ -3,11 +3,13 @@
 AlignBench (section 4, "Setups") scores every caption sentence 0-100 with each detector and reports the
 AUROC "within each captioner" (Table 3); its self-preference view (Figure 8, left) is the detector x
 captioner matrix normalised by each detector's average AUROC. AUROC here is the Mann-Whitney statistic
-``U / (n_pos · n_neg)`` with ties counted one half, computed from average ranks in O(n log n).
+``U / (n_pos · n_neg)`` with ties counted one half, computed from average ranks in O(n log n), or in
+O(n) by counting each value when the scores are whole numbers in a small range (0-100, a 1-5 rating).
 """
 
 from __future__ import annotations
 
+import math
 import os
 from collections.abc import Hashable, Mapping, Sequence
 from concurrent.futures import ThreadPoolExecutor
@@ -18,11 +20,14 @@ import numpy as np
 
 from metrics._validation import as_1d_float_array, as_binary_labels, as_int, check_confidence
 from metrics.bootstrap import cell_seed, percentile_interval
+from metrics.key_order import first_appearance_codes
 
 # Bootstrap resamples are drawn in chunks so memory stays near chunk x group size.
 _RESAMPLE_CHUNK_CELLS = 4_000_000
 # One multinomial draw per histogram cell costs about as much as resampling ~16 items.
 _MULTINOMIAL_ITEMS_PER_CELL = 16
+# Whole-number scores spanning fewer values than this are counted per value rather than sorted.
+_COUNTED_RANGE = 1 << 16
 
 
 def auroc(labels: Sequence[int], scores: Sequence[float]) -> float:
@@ -48,7 +53,41 @@ def _auroc_checked(y: np.ndarray, s: np.ndarray) -> float:
     n_neg = y.size - n_pos
     if n_pos == 0 or n_neg == 0:
         raise ValueError("AUROC needs both classes: labels contain only " + ("0" if n_pos == 0 else "1"))
-    return _auroc_sorted(y, s, n_pos, n_neg)
+    return _mann_whitney(y, s, n_pos, n_neg)
+
+
+def _mann_whitney(y: np.ndarray, s: np.ndarray, n_pos: int, n_neg: int) -> float:
+    """AUROC of labels ``y`` (both classes present) under scores ``s``: counted per value when the
+    scores are whole numbers in a small range (a detector answering 0-100), else from sorted ranks."""
+    counted = _whole_number_keys(s)
+    if counted is None:
+        return _auroc_sorted(y, s, n_pos, n_neg)
+    key, n_keys = counted
+    hist = np.bincount(key * 2 + y.astype(np.int64), minlength=2 * n_keys).reshape(n_keys, 2)
+    negatives, positives = hist[:, 0], hist[:, 1]
+    below = np.cumsum(negatives) - negatives
+    # The same doubled U as the ranks give, an exact integer: U = Σ_k pos_k · (neg below k + neg_k / 2).
+    u_twice = int(np.dot(positives, 2 * below + negatives))
+    return u_twice / (2 * n_pos * n_neg)
+
+
+def _whole_number_keys(s: np.ndarray) -> tuple[np.ndarray, int] | None:
+    """``s - min(s)`` as integers and how many values that range spans, when every score lies a whole
+    number less than :data:`_COUNTED_RANGE` above the lowest (whole-number scores, or such scores all
+    shifted alike); None otherwise (a fraction apart, NaN, an infinity, a wide range). Equal scores get
+    equal keys, distinct ones distinct keys, in order."""
+    if s.size == 0:
+        return None
+    low, high = float(s.min()), float(s.max())
+    if not (math.isfinite(low) and math.isfinite(high)) or high - low >= _COUNTED_RANGE:
+        return None
+    shifted = s - low
+    key = shifted.astype(np.int64)
+    # Whole differences, and each score exactly the lowest plus its key: distinct scores that round to
+    # one difference (-2.5 and 1.5 + 2**-52 lie "4" apart) cannot both come back, so they are sorted.
+    if not (np.array_equal(key, shifted) and np.array_equal(key + low, s)):
+        return None
+    return key, int(high - low) + 1
 
 
 def _auroc_sorted(y: np.ndarray, s: np.ndarray, n_pos: int, n_neg: int) -> float:
@@ -70,11 +109,8 @@ def _group_index(groups: Sequence[Hashable], n: int) -> tuple[list[Hashable], np
         if groups.size != n:
             raise ValueError(f"groups must have one entry per sentence ({n}), got {groups.size}")
         # Integers and fixed-width strings compare as their Python values do: the same index, in C.
-        uniques, first, inverse = np.unique(groups, return_index=True, return_inverse=True)
-        appearance = np.argsort(first, kind="stable")
-        rank = np.empty(appearance.size, dtype=np.int64)
-        rank[appearance] = np.arange(appearance.size)
-        return uniques[appearance].tolist(), rank[inverse.reshape(-1)]
+        uniques, codes = first_appearance_codes(groups)
+        return uniques.tolist(), codes
     index: dict[Hashable, int] = {}
     values = groups.tolist() if isinstance(groups, np.ndarray) else list(groups)
     if len(values) != n:
@@ -109,7 +145,7 @@ def _grouped_auroc(y: np.ndarray, s: np.ndarray, codes: np.ndarray, n_groups: in
         yg = y[members]
         n_pos = int(yg.sum())
         n_neg = yg.size - n_pos
-        result.append(_auroc_sorted(yg, s[members], n_pos, n_neg) if n_pos and n_neg else float("nan"))
+        result.append(_mann_whitney(yg, s[members], n_pos, n_neg) if n_pos and n_neg else float("nan"))
     return result
 
 
@@ -212,7 +248,7 @@ def auroc_table(
             continue
         for d in range(len(detectors)):
             scores = score_rows[d][members]
-            point[d, g] = _auroc_sorted(yg, scores, int(n_pos[g]), int(n_neg[g]))
+            point[d, g] = _mann_whitney(yg, scores, int(n_pos[g]), int(n_neg[g]))
             jobs.append((d, g, yg, scores))
 
     def interval(job: tuple[int, int, np.ndarray, np.ndarray]) -> tuple[float, float]:
@@ -230,9 +266,16 @@ def auroc_table(
 
 
 def _dense_rank(values: np.ndarray) -> tuple[np.ndarray, int]:
-    """Rank of each value among the distinct values (0-based), and the number of distinct values."""
-    uniques, inverse = np.unique(values, return_inverse=True)
-    return inverse.astype(np.int64), uniques.size
+    """Rank of each value among the distinct values (0-based), and the number of distinct values:
+    ``np.unique``'s inverse, counted instead of sorted for whole-number scores in a small range."""
+    counted = _whole_number_keys(values)
+    if counted is None:
+        uniques, inverse = np.unique(values, return_inverse=True)
+        return inverse.astype(np.int64), uniques.size
+    key, n_keys = counted
+    present = np.bincount(key, minlength=n_keys) > 0
+    rank = np.cumsum(present) - 1
+    return rank[key], int(np.count_nonzero(present))
 
 
 def _bootstrap_auroc(

@@ -235,3 +235,49 @@ def test_bootstrap_draws_skip_empty_cells_without_changing_a_number():
     assert (shares == 0).sum() > 10
     hist = np.random.default_rng(11).multinomial(labels.size, shares, size=400)
     assert got.tolist() == _auroc_from_histograms(hist.reshape(400, n_keys, 2)).tolist()
+
+
+whole_or_not = st.one_of(
+    st.integers(-70_000, 70_000).map(float),
+    st.sampled_from([0.0, -0.0, 0.5, -2.5, 1.5, 1.5 + 2**-52, 1e300, 2.0**60, math.inf, -math.inf, math.nan]),
+)
+
+
+@settings(max_examples=400, deadline=None)
+@given(
+    st.lists(st.tuples(st.integers(0, 1), whole_or_not), min_size=2, max_size=40).filter(
+        lambda rows: len({y for y, _ in rows}) == 2 and not any(math.isnan(s) for _, s in rows)
+    )
+)
+def test_counting_whole_number_scores_gives_the_ranks_auroc(rows):
+    y = np.array([r[0] for r in rows], dtype=np.int8)
+    s = np.array([r[1] for r in rows], dtype=np.float64)
+    n_pos = int(y.sum())
+    assert ranking._mann_whitney(y, s, n_pos, y.size - n_pos) == ranking._auroc_sorted(
+        y, s, n_pos, y.size - n_pos
+    )
+
+
+@settings(max_examples=400, deadline=None)
+@given(st.lists(whole_or_not, min_size=1, max_size=40), st.integers(-3, 3))
+def test_dense_ranks_are_uniques_inverse_counted_or_sorted(values, shift):
+    s = np.array(values, dtype=np.float64) + shift
+    uniques, inverse = np.unique(s, return_inverse=True)
+    key, n_keys = _dense_rank(s)
+    assert key.tolist() == inverse.tolist() and n_keys == uniques.size
+
+
+def test_scores_0_to_100_are_counted_not_sorted(monkeypatch):
+    def no_sort(*args, **kwargs):
+        raise AssertionError("sorted")
+
+    monkeypatch.setattr(ranking, "_auroc_sorted", no_sort)
+    rng = np.random.default_rng(3)
+    y = rng.integers(0, 2, 500)
+    s = rng.integers(0, 101, 500).astype(float)
+    assert auroc(y, s) == brute_auroc(y.tolist(), s.tolist())
+    assert ranking._whole_number_keys(np.array([0.0, 0.5])) is None  # a fraction apart: sorted
+    # 1.5 + 2**-52 minus -2.5 rounds to 4.0, as 1.5 does: two scores must not share a key
+    assert ranking._whole_number_keys(np.array([-2.5, 1.5, 1.5 + 2**-52])) is None
+    assert ranking._whole_number_keys(np.array([-2.5, 1.5]))[1] == 5
+    assert ranking._whole_number_keys(np.array([0.0, float(1 << 16)])) is None  # a range too wide to count

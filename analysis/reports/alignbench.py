@@ -32,6 +32,7 @@ from analysis.reports.spans import SpanInputs, load_span_inputs
 from db.repositories.label_sets import LabelSetView
 from db.repositories.report_inputs import annotation_counts
 from metrics import auroc_table, localization_precision, mean_iou, token_spans
+from metrics.key_order import distinct_values
 
 KEY, TITLE = "alignbench", "AlignBench · sentence-level detection"
 AVG = "Avg"
@@ -105,7 +106,7 @@ def build(inputs: AlignBenchInputs, flt: ReportFilter, n_resamples: int = 1000, 
     provenance = Provenance(
         dataset=s.dataset,
         label_sets=("gold", *(d.name for d in detectors)),
-        n_items=int(np.unique(s.item_pos[part.rows]).size),
+        n_items=int(distinct_values(s.item_pos[part.rows]).size),
         digest=fingerprint(
             s.sentence_id[part.rows],
             part.positive,
@@ -181,7 +182,7 @@ def _ordered_captioners(s: SentenceInputs, part: _Slice) -> list[str]:
     """Image-to-text models first, then text-to-image ones (as Table 3), each by name."""
     pairs = s.items[["source_model", "task_type"]].drop_duplicates()
     task = dict(zip(pairs["source_model"].tolist(), pairs["task_type"].tolist(), strict=True))
-    present = [part.captioners[k] for k in np.unique(part.captioner_code).tolist()]
+    present = [part.captioners[k] for k in distinct_values(part.captioner_code).tolist()]
     return sorted(present, key=lambda name: (task.get(name) != "image-to-text", name))
 
 

@@ -12,6 +12,7 @@ from sqlalchemy import Engine
 from analysis.reports.data import items_frame
 from db.repositories.label_sets import LabelSetView, list_label_sets
 from db.repositories.report_inputs import dataset_name, read_at_once, sentence_arrays
+from metrics.key_order import distinct_values, lex_order
 
 CORRECT, INCORRECT, UNKNOWN, NO_LABEL = 0, 1, 2, -1
 LABEL_NAMES = {CORRECT: "correct", INCORRECT: "incorrect", UNKNOWN: "unknown"}
@@ -63,7 +64,7 @@ def load_sentence_inputs(engine: Engine, dataset_id: int, *, offsets: bool = Tru
 
     labels: dict[int, np.ndarray] = {}
     block = arrays["labels"]
-    for label_set_id in np.unique(block["label_set_id"]).tolist():
+    for label_set_id in distinct_values(block["label_set_id"]).tolist():
         mine = block["label_set_id"] == label_set_id
         rows, known = positions(block["sentence_id"][mine])
         codes = np.full(n, NO_LABEL, dtype=np.int8)
@@ -71,7 +72,7 @@ def load_sentence_inputs(engine: Engine, dataset_id: int, *, offsets: bool = Tru
         labels[label_set_id] = codes
     error_types: dict[int, np.ndarray] = {}
     block = arrays["error_types"]
-    for label_set_id in np.unique(block["label_set_id"]).tolist():
+    for label_set_id in distinct_values(block["label_set_id"]).tolist():
         mine = block["label_set_id"] == label_set_id
         rows, known = positions(block["sentence_id"][mine])
         types = np.full(n, None, dtype=object)
@@ -80,7 +81,7 @@ def load_sentence_inputs(engine: Engine, dataset_id: int, *, offsets: bool = Tru
     scores: dict[int, np.ndarray] = {}
     parsed: dict[int, np.ndarray] = {}
     block = arrays["scores"]
-    for label_set_id in np.unique(block["label_set_id"]).tolist():
+    for label_set_id in distinct_values(block["label_set_id"]).tolist():
         mine = block["label_set_id"] == label_set_id
         if np.count_nonzero(mine) == n and np.array_equal(block["sentence_id"][mine], sorted_ids):
             scores[label_set_id], parsed[label_set_id] = block["score"][mine], block["parsed"][mine]
@@ -99,7 +100,7 @@ def load_sentence_inputs(engine: Engine, dataset_id: int, *, offsets: bool = Tru
     found = np.minimum(np.searchsorted(item_ids[by_item], table["item_id"]), max(item_ids.size - 1, 0))
     known = item_ids[by_item][found] == table["item_id"] if item_ids.size else np.zeros(n, dtype=bool)
     item_row = np.where(known, by_item[found], -1)
-    order = np.lexsort((table["index"], item_row))
+    order = lex_order((table["index"], item_row))
     order = order[item_row[order] >= 0]
     start, end = table.get("start"), table.get("end")
     return SentenceInputs(

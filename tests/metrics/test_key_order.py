@@ -8,7 +8,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from hypothesis.extra import numpy as hnp
 
-from metrics.key_order import lex_order
+from metrics.key_order import distinct_values, first_appearance_codes, lex_order
 
 DTYPES = st.sampled_from([np.int64, np.int32, np.uint8, np.uint64, np.bool_])
 
@@ -52,3 +52,31 @@ def test_keys_must_be_one_dimensional_of_one_length() -> None:
         lex_order((np.arange(3), np.arange(4)))
     with pytest.raises(ValueError, match="at least one key"):
         lex_order(())
+
+
+int_values = st.one_of(
+    hnp.arrays(np.int64, st.integers(0, 50), elements=st.integers(-5, 30)),
+    hnp.arrays(np.uint8, st.integers(0, 50)),
+    hnp.arrays(np.int64, st.integers(0, 50), elements=st.integers(-(2**62), 2**62)),  # too wide: sorted
+    hnp.arrays(np.bool_, st.integers(0, 50)),
+)
+
+
+@settings(max_examples=300, deadline=None)
+@given(int_values)
+def test_distinct_values_are_uniques(values: np.ndarray) -> None:
+    found = distinct_values(values)
+    assert found.dtype == np.unique(values).dtype and found.tolist() == np.unique(values).tolist()
+
+
+@settings(max_examples=300, deadline=None)
+@given(
+    st.one_of(int_values, hnp.arrays("U3", st.integers(0, 30), elements=st.sampled_from(["b", "a", "cc"])))
+)
+def test_first_appearance_codes_number_values_as_they_first_appear(values: np.ndarray) -> None:
+    names, codes = first_appearance_codes(values)
+    expected: dict[object, int] = {}
+    for value in values.tolist():
+        expected.setdefault(value, len(expected))
+    assert names.tolist() == list(expected)
+    assert codes.tolist() == [expected[v] for v in values.tolist()]

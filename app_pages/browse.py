@@ -51,18 +51,22 @@ flt = ItemFilter(
 if text != st.query_params.get("q", ""):
     st.query_params["q"] = text
 
-if st.session_state.get("browse_filter") != flt:  # a new search starts at its first page
-    st.session_state["browse_filter"] = flt
-    st.session_state["browse_page"] = 1
-
 size_col, page_col, count_col = st.columns([1, 1, 4])
 page_size = size_col.selectbox("Per page", [25, 50, 100, 200], index=1, key="browse_size")
-found = cached(
-    browse_page, ctx.engine, dataset.id, flt, int(st.session_state.get("browse_page", 1)), page_size
-)
-# The pager shows the page found: the last one when fewer pages match than the number asked for.
+asked = int(st.session_state.get("browse_page", 1))
+shown = st.session_state.get("browse_view")  # (dataset, filter, page size) of the page shown last
+if shown is not None and shown[:2] != (dataset.id, flt):
+    asked = 1  # another dataset or a new search starts at its first page
+elif shown is not None and shown[2] != page_size:
+    asked = (asked - 1) * shown[2] // page_size + 1  # the page holding the first item shown before
+st.session_state["browse_view"] = (dataset.id, flt, page_size)
+found = cached(browse_page, ctx.engine, dataset.id, flt, asked, page_size)
+# The pager shows the page found: the last one when fewer pages match than the number asked for. Past
+# the counted matches any page may be typed; one past the end shows the last.
 st.session_state["browse_page"] = found.page
-page_col.number_input("Page", min_value=1, max_value=found.n_pages, step=1, key="browse_page")
+page_col.number_input(
+    "Page", min_value=1, max_value=found.n_pages if found.counted_all else None, step=1, key="browse_page"
+)
 if found.counted_all:
     count_col.markdown(f"**{found.n_matching:,}** matching items · page {found.page} of {found.n_pages}")
 else:

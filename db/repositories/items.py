@@ -187,7 +187,7 @@ def item_page(engine: Engine, dataset_id: int, flt: ItemFilter, offset: int, lim
     """One page of matching items in dataset order (count them with :func:`count_items`)."""
     query = (
         _filtered(select(*_row_columns(dataset_id)), dataset_id, flt, engine.dialect.name)
-        .order_by(m.Item.position)
+        .order_by(m.Item.position, m.Item.id)  # positions may tie: the id keeps every page stable
         .offset(offset)
         .limit(limit)
     )
@@ -245,22 +245,30 @@ def browse_page(
         return BrowsePage(rows, page, n_pages, total, True)
     bound = max(count_bound, page * page_size)
     with read_session(engine) as session:  # one snapshot for the matches and their rows
+        if dialect != "sqlite":  # SQLite's read transaction is one snapshot already
+            session.connection(execution_options={"isolation_level": "REPEATABLE READ"})
         ids = list(
             session.scalars(
                 _filtered(select(m.Item.id), dataset_id, flt, dialect)
-                .order_by(m.Item.position)
+                .order_by(m.Item.position, m.Item.id)
                 .limit(bound + 1)
             )
         )
         n_pages = max(1, math.ceil(len(ids) / page_size))
         page = min(page, n_pages)
         chosen = ids[(page - 1) * page_size : page * page_size]
-        rows = [
-            ItemRow(*row)
-            for row in session.execute(
-                select(*_row_columns(dataset_id)).where(m.Item.id.in_(chosen)).order_by(m.Item.position)
-            )
-        ]
+        rows = (
+            [
+                ItemRow(*row)
+                for row in session.execute(
+                    select(*_row_columns(dataset_id))
+                    .where(m.Item.id.in_(chosen))
+                    .order_by(m.Item.position, m.Item.id)
+                )
+            ]
+            if chosen
+            else []
+        )
     counted_all = len(ids) <= bound
     return BrowsePage(rows, page, n_pages, len(ids) if counted_all else bound, counted_all)
 

@@ -85,9 +85,17 @@ def test_a_broad_search_stops_counting_and_pages_on_past_the_count(
     at.number_input(key="browse_page").set_value(22).run()
     assert any(f"**{n_items:,}** matching items · page 22 of 22" in m.value for m in at.markdown)
     assert list(at.dataframe[0].value["id"]) == [f"cap-{k:04d}" for k in range(1050, n_items)]
-    at.text_input(key="browse_q").input("caption 99").run()  # a new search starts at its first page
+    at.text_input(key="browse_q").input("caption 1").run()  # a new search starts at its first page
     assert at.number_input(key="browse_page").value == 1
-    assert any("**11** matching items · page 1 of 1" in m.value for m in at.markdown)
+    assert any("**171** matching items · page 1 of 4" in m.value for m in at.markdown)
+    at.number_input(key="browse_page").set_value(3).run()  # items 101-150 of the matches
+    at.selectbox(key="browse_size").set_value(25).run()  # the page that shows item 101 again
+    assert at.number_input(key="browse_page").value == 5
+    assert any("**171** matching items · page 5 of 7" in m.value for m in at.markdown)
+    at.text_input(key="browse_q").input("STREET").run()
+    at.number_input(key="browse_page").set_value(300).run()  # past the counted matches: any page may be asked
+    assert at.number_input(key="browse_page").value == 43  # the last of 1,060 matches at 25 a page
+    assert any(f"**{n_items:,}** matching items · page 43 of 43" in m.value for m in at.markdown)
 
 
 def test_item_view_shows_escaped_spans_and_missing_image(app_db: str) -> None:

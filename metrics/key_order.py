@@ -13,6 +13,7 @@ captioner codes) are counted with ``np.bincount`` instead of found by sorting mi
 from __future__ import annotations
 
 import numpy as np
+from numpy.typing import ArrayLike
 
 _INT_KINDS = "biu"
 _ROOM = 1 << 63  # an int64 holds every combined value below this
@@ -44,33 +45,55 @@ def lex_order(keys: tuple[np.ndarray, ...] | list[np.ndarray]) -> np.ndarray:
     return np.argsort(combined, kind="stable")
 
 
-# Integer values spanning fewer values than this are found by counting rather than sorting.
+# Integers are counted rather than sorted when they span fewer values than this, and not many more
+# values than there are entries (counting costs a pass over the span as well as one over the entries).
 _COUNTED_SPAN = 1 << 20
+_SPAN_PER_ENTRY = 4
+
+
+def counted_ranks(key: np.ndarray, span: int) -> tuple[np.ndarray, np.ndarray]:
+    """For integer keys in ``[0, span)``: each entry's rank among the distinct keys (0-based) and the
+    distinct keys in order, ``np.unique``'s inverse and values, by counting."""
+    present = np.bincount(key, minlength=span) > 0
+    slot = np.cumsum(present) - 1  # a key's place among the distinct keys, in key order
+    return slot[key], np.flatnonzero(present)
+
+
+def worth_counting(span: int, n_entries: int) -> bool:
+    """Whether counting ``n_entries`` keys spread over ``span`` values beats sorting them."""
+    return span < _COUNTED_SPAN and span <= _SPAN_PER_ENTRY * n_entries + 1024
 
 
 def _small_range(values: np.ndarray) -> tuple[np.ndarray, int, int] | None:
     """``values - min`` as int64, the min and the span, for integers in a range worth counting."""
-    if values.dtype.kind not in _INT_KINDS or values.ndim != 1 or values.size == 0:
+    if values.dtype.kind not in "iu" or values.ndim != 1 or values.size == 0:
         return None
     low, high = int(values.min()), int(values.max())
-    if high - low >= _COUNTED_SPAN:
+    if not worth_counting(high - low + 1, values.size):
         return None
     digits = values if values.dtype.kind == "u" else values.astype(np.int64, copy=False)
     return (digits - low).astype(np.int64, copy=False), low, high - low + 1
 
 
-def distinct_values(values: np.ndarray) -> np.ndarray:
-    """``np.unique(values)``: counted, not sorted, for integers in a small range (a few label set ids
-    among five million score rows)."""
-    counted = _small_range(np.asarray(values))
-    if counted is None:
-        return np.unique(values)
-    key, low, span = counted
-    found: np.ndarray = (np.flatnonzero(np.bincount(key, minlength=span)) + low).astype(values.dtype)
+def _values_of(keys: np.ndarray, low: int, dtype: np.dtype) -> np.ndarray:
+    """``low + keys`` in ``dtype``: computed in the dtype itself, whose wrap-around arithmetic lands on
+    the exact value wherever the true sum fits (as it does: each is one of the values)."""
+    found: np.ndarray = keys.astype(dtype) + dtype.type(low)
     return found
 
 
-def first_appearance_codes(values: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+def distinct_values(values: ArrayLike) -> np.ndarray:
+    """``np.unique(values)``: counted, not sorted, for integers in a small range (a few label set ids
+    among five million score rows)."""
+    values = np.asarray(values)
+    counted = _small_range(values)
+    if counted is None:
+        return np.unique(values)
+    key, low, span = counted
+    return _values_of(np.flatnonzero(np.bincount(key, minlength=span)), low, values.dtype)
+
+
+def first_appearance_codes(values: ArrayLike) -> tuple[np.ndarray, np.ndarray]:
     """The distinct values in order of first appearance, and each entry's index among them; counted,
     not sorted, for integers in a small range (a dozen captioners among a million sentences)."""
     values = np.asarray(values)
@@ -80,12 +103,10 @@ def first_appearance_codes(values: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
         inverse = inverse.reshape(-1)
     else:
         key, low, span = counted
-        present = np.bincount(key, minlength=span) > 0
-        slot = np.cumsum(present) - 1  # a value's place among the distinct values, in value order
-        uniques = (np.flatnonzero(present) + low).astype(values.dtype)
+        inverse, keys = counted_ranks(key, span)
+        uniques = _values_of(keys, low, values.dtype)
         first = np.full(uniques.size, values.size, dtype=np.int64)
-        np.minimum.at(first, slot[key], np.arange(values.size))
-        inverse = slot[key]
+        np.minimum.at(first, inverse, np.arange(values.size))
     appearance = np.argsort(first, kind="stable")
     rank = np.empty(appearance.size, dtype=np.int64)
     rank[appearance] = np.arange(appearance.size)

@@ -20,14 +20,12 @@ import numpy as np
 
 from metrics._validation import as_1d_float_array, as_binary_labels, as_int, check_confidence
 from metrics.bootstrap import cell_seed, percentile_interval
-from metrics.key_order import first_appearance_codes
+from metrics.key_order import counted_ranks, first_appearance_codes, worth_counting
 
 # Bootstrap resamples are drawn in chunks so memory stays near chunk x group size.
 _RESAMPLE_CHUNK_CELLS = 4_000_000
 # One multinomial draw per histogram cell costs about as much as resampling ~16 items.
 _MULTINOMIAL_ITEMS_PER_CELL = 16
-# Whole-number scores spanning fewer values than this are counted per value rather than sorted.
-_COUNTED_RANGE = 1 << 16
 
 
 def auroc(labels: Sequence[int], scores: Sequence[float]) -> float:
@@ -63,23 +61,20 @@ def _mann_whitney(y: np.ndarray, s: np.ndarray, n_pos: int, n_neg: int) -> float
     if counted is None:
         return _auroc_sorted(y, s, n_pos, n_neg)
     key, n_keys = counted
-    hist = np.bincount(key * 2 + y.astype(np.int64), minlength=2 * n_keys).reshape(n_keys, 2)
-    negatives, positives = hist[:, 0], hist[:, 1]
-    below = np.cumsum(negatives) - negatives
-    # The same doubled U as the ranks give, an exact integer: U = Σ_k pos_k · (neg below k + neg_k / 2).
-    u_twice = int(np.dot(positives, 2 * below + negatives))
-    return u_twice / (2 * n_pos * n_neg)
+    hist = np.bincount(key * 2 + y.astype(np.int64), minlength=2 * n_keys).reshape(1, n_keys, 2)
+    # The same doubled U as the ranks give, an exact integer, divided as Python divides integers.
+    return int(_doubled_u(hist)[0]) / (2 * n_pos * n_neg)
 
 
 def _whole_number_keys(s: np.ndarray) -> tuple[np.ndarray, int] | None:
     """``s - min(s)`` as integers and how many values that range spans, when every score lies a whole
-    number less than :data:`_COUNTED_RANGE` above the lowest (whole-number scores, or such scores all
-    shifted alike); None otherwise (a fraction apart, NaN, an infinity, a wide range). Equal scores get
-    equal keys, distinct ones distinct keys, in order."""
+    number above the lowest (whole-number scores, or such scores all shifted alike) and the range is
+    worth counting (:func:`metrics.key_order.worth_counting`); None otherwise (a fraction apart, NaN,
+    an infinity, a wide range). Equal scores get equal keys, distinct ones distinct keys, in order."""
     if s.size == 0:
         return None
     low, high = float(s.min()), float(s.max())
-    if not (math.isfinite(low) and math.isfinite(high)) or high - low >= _COUNTED_RANGE:
+    if not (math.isfinite(low) and math.isfinite(high)) or not worth_counting(int(high - low) + 1, s.size):
         return None
     shifted = s - low
     key = shifted.astype(np.int64)
@@ -272,10 +267,8 @@ def _dense_rank(values: np.ndarray) -> tuple[np.ndarray, int]:
     if counted is None:
         uniques, inverse = np.unique(values, return_inverse=True)
         return inverse.astype(np.int64), uniques.size
-    key, n_keys = counted
-    present = np.bincount(key, minlength=n_keys) > 0
-    rank = np.cumsum(present) - 1
-    return rank[key], int(np.count_nonzero(present))
+    ranks, distinct = counted_ranks(*counted)
+    return ranks, distinct.size
 
 
 def _bootstrap_auroc(
@@ -315,12 +308,20 @@ def _bootstrap_auroc(
     return out
 
 
+def _doubled_u(hist: np.ndarray) -> np.ndarray:
+    """``2U`` per row of ``hist[b, k, c]`` (count of class ``c`` at the k-th smallest score), an exact
+    integer: ``U = Σ_k pos_k · (neg below k + neg_k / 2)``."""
+    negatives, positives = hist[:, :, 0], hist[:, :, 1]
+    below = np.cumsum(negatives, axis=1) - negatives
+    doubled: np.ndarray = (positives * (2 * below + negatives)).sum(axis=1)
+    return doubled
+
+
 def _auroc_from_histograms(hist: np.ndarray) -> np.ndarray:
     """AUROC per row of ``hist[b, k, c]``: count of class ``c`` (0 negative, 1 positive) at the k-th
     smallest distinct score. ``U = Σ_k pos_k · (neg below k + neg_k / 2)``, kept doubled as an integer."""
     negatives, positives = hist[:, :, 0], hist[:, :, 1]
-    below = np.cumsum(negatives, axis=1) - negatives
-    u_twice = (positives * (2 * below + negatives)).sum(axis=1)
+    u_twice = _doubled_u(hist)
     n_pos = positives.sum(axis=1)
     n_neg = negatives.sum(axis=1)
     with np.errstate(invalid="ignore", divide="ignore"):

@@ -67,8 +67,7 @@ def build(inputs: SpanInputs, flt: ReportFilter, threshold: float = 0.5) -> Repo
         digest=fingerprint(  # spans as flat arrays: hashed by their bytes, not span by span
             inputs.items["item_id"].to_numpy()[rows],
             _arrays(packed_gold),
-            type_names.tolist(),
-            type_codes,
+            type_names[type_codes].tolist(),  # the types as text: the digest stays what it was
             {d.name: (*_arrays(predictions[d.id]), ev.follows_format[d.id][rows]) for d in detectors},
             threshold,
         ),

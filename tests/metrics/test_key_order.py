@@ -59,6 +59,9 @@ int_values = st.one_of(
     hnp.arrays(np.uint8, st.integers(0, 50)),
     hnp.arrays(np.int64, st.integers(0, 50), elements=st.integers(-(2**62), 2**62)),  # too wide: sorted
     hnp.arrays(np.bool_, st.integers(0, 50)),
+    hnp.arrays(np.int8, st.integers(0, 50)),  # from -128 to 127: the values come back in their own dtype
+    hnp.arrays(np.uint64, st.integers(0, 50), elements=st.integers(2**64 - 40, 2**64 - 1)),
+    st.lists(st.integers(-3, 3), max_size=20).map(np.array),
 )
 
 
@@ -80,3 +83,9 @@ def test_first_appearance_codes_number_values_as_they_first_appear(values: np.nd
         expected.setdefault(value, len(expected))
     assert names.tolist() == list(expected)
     assert codes.tolist() == [expected[v] for v in values.tolist()]
+
+
+def test_distinct_values_of_a_list_are_uniques() -> None:
+    assert distinct_values([3, 1, 3]).tolist() == [1, 3]
+    names, codes = first_appearance_codes([3, 1, 3])
+    assert (names.tolist(), codes.tolist()) == ([3, 1], [0, 1, 0])

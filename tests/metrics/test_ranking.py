@@ -280,4 +280,5 @@ def test_scores_0_to_100_are_counted_not_sorted(monkeypatch):
     # 1.5 + 2**-52 minus -2.5 rounds to 4.0, as 1.5 does: two scores must not share a key
     assert ranking._whole_number_keys(np.array([-2.5, 1.5, 1.5 + 2**-52])) is None
     assert ranking._whole_number_keys(np.array([-2.5, 1.5]))[1] == 5
-    assert ranking._whole_number_keys(np.array([0.0, float(1 << 16)])) is None  # a range too wide to count
+    assert ranking._whole_number_keys(np.array([0.0, float(1 << 20)])) is None  # a range too wide to count
+    assert ranking._whole_number_keys(np.array([0.0, 5000.0])) is None  # wider than two entries need

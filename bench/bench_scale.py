@@ -21,6 +21,7 @@ Measures, through the same per-revision caches the pages use (``components.live_
   dataset and on a 100-item dataset of the same shape, taking turns, and their ratio.
 
     .venv/bin/python bench/bench_scale.py [--only dashboards|pages] [--repeats 5] [--large 1000000]
+        [--case "browse: search"]
 """
 
 from __future__ import annotations
@@ -382,6 +383,11 @@ def _search(at: Any, k: int) -> object:
     return at.text_input(key="browse_q").set_value(f"cap-{k % 7:03d}" if k % 2 else "street").run()
 
 
+def _rare_search(at: Any, k: int) -> object:
+    # Found nowhere: no early stop, the search reads every item's texts (a new word each time, so no cache).
+    return at.text_input(key="browse_q").set_value(f"zebra {k}").run()
+
+
 def _filter(at: Any, k: int) -> object:
     from bench.bench_dashboards import CAPTIONERS
 
@@ -406,6 +412,7 @@ def pages(args: argparse.Namespace) -> None:
         ("home", "app_pages/home.py", "rerun"),
         ("browse", "app_pages/browse.py", "rerun"),
         ("browse: search", "app_pages/browse.py", _search),
+        ("browse: search, no match", "app_pages/browse.py", _rare_search),
         ("browse: filter", "app_pages/browse.py", _filter),
         ("browse: next page", "app_pages/browse.py", _paging),
         ("item", "app_pages/item.py", "item"),
@@ -420,6 +427,8 @@ def pages(args: argparse.Namespace) -> None:
     )
     print(f"{'page':<30}{'100 items ms':>14}{'1 M ms':>10}{'ratio':>8}  verdict")
     for label, page, action in cases:
+        if args.case and args.case not in label:
+            continue
         sessions = {"small": Page(small, page), "large": Page(large, page)}
         times: dict[str, list[float]] = {name: [] for name in sessions}
         for k in range(args.page_repeats):
@@ -451,6 +460,7 @@ def main() -> None:
     parser.add_argument("--detectors", type=int, default=12)
     parser.add_argument("--repeats", type=int, default=5)
     parser.add_argument("--page-repeats", type=int, default=15)
+    parser.add_argument("--case", default="", help="only the pages whose label holds this text")
     parser.add_argument("--rebuild", action="store_true", help="build the stores again")
     args = parser.parse_args()
     _quiet_streamlit()

@@ -36,7 +36,9 @@ def dataset_id(engine: Engine) -> int:
     gold = [Annotations(f"item-{k:02d}", spans=[SpanRecord(2, 6)]) for k in range(0, N_ITEMS, 2)]
     import_bundle(
         engine,
-        Bundle(DatasetRecord("browse", "canonical"), items, [LabelSetRecord("gold", "gold", annotations=gold)]),
+        Bundle(
+            DatasetRecord("browse", "canonical"), items, [LabelSetRecord("gold", "gold", annotations=gold)]
+        ),
         actor=OPERATOR,
     )
     return next(d.id for d in list_datasets(engine) if d.name == "browse")

@@ -221,9 +221,9 @@ def per_item_scores(
     """One row per (item, detector): F1_IoU and F1_M in tokens, the format flag, span counts and what
     the F1_IoU matching says (:func:`metrics.span_batches.item_matchings`).
 
-    Matching columns: ``n_matched`` (size of the maximum matching), ``n_boundary`` (predictions whose
-    largest IoU with a gold span lies in ``boundary``) and ``found`` (sorted indices of the gold spans
-    the matching pairs with a prediction). The F1 values here are the raw per-item scores;
+    Matching columns: ``n_matched`` (size of the maximum matching) and ``n_boundary`` (predictions whose
+    largest IoU with a gold span lies in ``boundary``); which gold spans the matching pairs is
+    :func:`metrics.span_batches.matched_gold_per_item`. The F1 values here are the raw per-item scores;
     dataset-level tables score a format failure 0 (MHALO section 4.1) via
     :func:`metrics.span_detection_table`.
     """
@@ -251,7 +251,6 @@ def per_item_scores(
                     "gold_types": types,
                     "n_matched": matchings.n_matched,
                     "n_boundary": matchings.n_boundary,
-                    "found": pd.Series(matchings.found, dtype=object),
                 }
             )
         )
@@ -260,7 +259,7 @@ def per_item_scores(
             columns=[
                 "item_id", "external_id", "subset", "source_model", "detector", "label_set_id",
                 "f1_iou", "f1_m", "follows_format", "n_pred", "n_gold", "gold_types",
-                "n_matched", "n_boundary", "found",
+                "n_matched", "n_boundary",
             ]
         )  # fmt: skip
     return pd.concat(frames, ignore_index=True)

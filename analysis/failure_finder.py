@@ -37,6 +37,7 @@ from sqlalchemy import Engine
 
 from analysis.dataset_spans import DatasetSpans, gold_types, load_dataset_spans, per_item_scores
 from metrics import f1_iou_per_item
+from metrics.span_batches import matched_gold_per_item
 
 ANY = "any"
 BOUNDARY_IOU = (0.2, 0.5)
@@ -64,7 +65,7 @@ TAIL_COLUMNS = (
 ITEM_COLUMNS = LEAD_COLUMNS + TAIL_COLUMNS
 PER_DETECTOR = ("F1_IoU", "F1_M", "FP")
 # The columns of :func:`detector_rows` after those of :func:`per_item_scores`, in this order.
-MATCHING_COLUMNS = ("clean", "n_matched", "n_false_positives", "n_boundary", "found")
+MATCHING_COLUMNS = ("clean", "n_matched", "n_false_positives", "n_boundary")
 
 
 def table_columns(detectors: Sequence[str]) -> list[str]:
@@ -115,7 +116,8 @@ def _names(rows: pd.DataFrame, mask: pd.Series, index: pd.Index) -> list[tuple[s
         strict=True,
     ):
         names.setdefault(external_id, []).append(detector)
-    return [tuple(names.get(external_id, ())) for external_id in index]
+    # The ids as a list: iterating a text Index of a hundred thousand entries is many times slower.
+    return [tuple(names.get(external_id, ())) for external_id in index.tolist()]
 
 
 def item_table(spans: DatasetSpans, rows: pd.DataFrame, threshold: float = 0.5) -> pd.DataFrame:
@@ -244,13 +246,16 @@ def problems(query: FinderQuery, detectors: Sequence[str]) -> list[str]:
     return found
 
 
-def preset_mask(query: FinderQuery, rows: pd.DataFrame, table: pd.DataFrame) -> pd.Series:
-    """Which items (indexed like ``table``) the query's preset selects; all of them without a preset."""
+def preset_mask(
+    query: FinderQuery, rows: pd.DataFrame, table: pd.DataFrame, spans: DatasetSpans
+) -> pd.Series:
+    """Which items (indexed like ``table``) the query's preset selects; all of them without a preset.
+    ``rows`` and ``table`` are :func:`failure_tables` of ``spans`` at the query's threshold."""
     everything = pd.Series(True, index=table.index)
     if query.preset is None:
         return everything
     if query.preset == "misses":
-        return _misses(query, rows, table)
+        return _misses(query, rows, table, spans)
     chosen = rows if query.detector == ANY else rows[rows["detector"] == query.detector]
     if query.preset == "clean-flagged":
         hit = chosen["clean"] & (chosen["n_pred"] > 0)
@@ -267,29 +272,51 @@ def _per_item(external_ids: Iterable[str], table: pd.DataFrame) -> pd.Series:
     return pd.Series(table.index.isin(set(external_ids)), index=table.index)
 
 
-def _found_pairs(rows: pd.DataFrame, detectors: Iterable[str]) -> pd.DataFrame:
-    """One row per (item, gold span index) that at least one of ``detectors`` found."""
-    chosen = rows.loc[rows["detector"].isin(list(detectors)) & (rows["found"].map(len) > 0)]
-    pairs = chosen[["external_id", "found"]].explode("found")
-    return pairs.rename(columns={"found": "gold"}).drop_duplicates()
+def found_pairs(spans: DatasetSpans, detectors: Iterable[str], threshold: float = 0.5) -> pd.DataFrame:
+    """One row per (external id, gold span index within the item) that at least one of ``detectors``
+    found at this F1_IoU threshold.
+
+    Worked out only when a view asks, as the "misses" preset does: in items where spans compete it needs
+    each item's matching itself (:func:`metrics.span_batches.matched_gold_per_item`), which is most of
+    the time the per-item tables would otherwise take.
+    """
+    wanted = set(detectors)
+    external_ids = np.asarray(spans.items.external_ids, dtype=object)
+    item_parts, gold_parts = [], []
+    for detector in spans.detectors:
+        if detector.name not in wanted:
+            continue
+        found = matched_gold_per_item(spans.packed[detector.id].tokens, spans.gold_packed, threshold)
+        counts = np.fromiter(map(len, found), dtype=np.int64, count=len(found))
+        item_parts.append(np.repeat(external_ids, counts))
+        gold_parts.append(
+            np.fromiter(itertools.chain.from_iterable(found), dtype=np.int64, count=int(counts.sum()))
+        )
+    if not item_parts:
+        return pd.DataFrame({"external_id": pd.Series(dtype=object), "gold": pd.Series(dtype=np.int64)})
+    pairs = pd.DataFrame({"external_id": np.concatenate(item_parts), "gold": np.concatenate(gold_parts)})
+    return pairs.drop_duplicates(ignore_index=True)
 
 
-def _misses(query: FinderQuery, rows: pd.DataFrame, table: pd.DataFrame) -> pd.Series:
+def _misses(query: FinderQuery, rows: pd.DataFrame, table: pd.DataFrame, spans: DatasetSpans) -> pd.Series:
     """Items with a gold span that Y (or, for "any", another detector) found and X did not."""
     if query.detector == ANY or query.detector == query.other:
         return pd.Series(False, index=table.index)
     others = [d for d in rows["detector"].unique() if d != query.detector]
     if query.other != ANY:
         others = [d for d in others if d == query.other]
-    by_y = _found_pairs(rows, others)
-    by_x = _found_pairs(rows, [query.detector])
+    by_y = found_pairs(spans, others, query.threshold)
+    by_x = found_pairs(spans, [query.detector], query.threshold)
     joined = by_y.merge(by_x, on=["external_id", "gold"], how="left", indicator=True)
     return _per_item(joined.loc[joined["_merge"] == "left_only", "external_id"], table)
 
 
-def select_items(query: FinderQuery, rows: pd.DataFrame, table: pd.DataFrame) -> pd.DataFrame:
-    """The rows of ``table`` the preset and filters keep, sorted as the query asks."""
-    keep = preset_mask(query, rows, table)
+def select_items(
+    query: FinderQuery, rows: pd.DataFrame, table: pd.DataFrame, spans: DatasetSpans
+) -> pd.DataFrame:
+    """The rows of ``table`` the preset and filters keep, sorted as the query asks. ``rows`` and
+    ``table`` are :func:`failure_tables` of ``spans`` at the query's threshold."""
+    keep = preset_mask(query, rows, table, spans)
     if query.subsets:
         keep &= table["subset"].isin(query.subsets)
     if query.models:

@@ -65,6 +65,7 @@ from formats.records import (  # noqa: E402
 BUILDER_VERSION = 1  # bump when what the builders write changes, so cached stores are rebuilt
 MHALO_DATASET = "bench-mhalo"
 MHALO_TOKENS = 72
+MISSES_DETECTOR = "detector-00"  # X of the finder's misses preset: what it misses that the others find
 # Child tables copied with their items, and the columns that point at rows copied alongside.
 _COPIED = (
     ("sentences", {"item_id": "items"}),
@@ -195,7 +196,7 @@ def mhalo_bundle(n_items: int, n_detectors: int, seed: int = 11) -> Bundle:
     detectors = [
         LabelSetRecord(
             "detector",
-            f"detector-{d:02d}",
+            f"detector-{d:02d}",  # detector-00 is MISSES_DETECTOR
             annotations=[
                 Annotations(
                     i,
@@ -262,9 +263,15 @@ def dashboard_calls(url: str, dataset: str, kind: str) -> tuple[Engine, Callable
     if kind == "mhalo":
         return engine, lambda: live.section_report(engine, mhalo.KEY, dataset_id, flt)
 
+    # "finder: misses" opens on the preset that needs every detector's matching itself (which gold
+    # spans it pairs), worked out only when a view asks for it.
+    query = (
+        FinderQuery(preset="misses", detector=MISSES_DETECTOR) if kind == "finder: misses" else FinderQuery()
+    )
+
     def finder() -> object:
         span_cache.finder_tables(engine, dataset_id, 0.5)
-        return span_cache.finder_selection(engine, dataset_id, FinderQuery())
+        return span_cache.finder_selection(engine, dataset_id, query)
 
     return engine, finder
 
@@ -307,6 +314,13 @@ def dashboards(args: argparse.Namespace) -> None:
             mhalo_store(args.mhalo_items, args.detectors, args.rebuild),
             MHALO_DATASET,
             "finder",
+            1.0,
+        ),
+        (
+            f"failure finder, misses, {args.mhalo_items:,} x {args.detectors}",
+            mhalo_store(args.mhalo_items, args.detectors, args.rebuild),
+            MHALO_DATASET,
+            "finder: misses",
             1.0,
         ),
     ]

@@ -32,7 +32,7 @@ def finder_tables(engine: Engine, dataset_id: int, threshold: float) -> tuple[pd
 
 def _selection(engine: Engine, dataset_id: int, query: ff.FinderQuery) -> pd.DataFrame:
     rows, table = finder_tables(engine, dataset_id, query.threshold)
-    return ff.select_items(query, rows, table)
+    return ff.select_items(query, rows, table, dataset_spans(engine, dataset_id))
 
 
 def finder_selection(engine: Engine, dataset_id: int, query: ff.FinderQuery) -> pd.DataFrame:

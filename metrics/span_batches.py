@@ -368,14 +368,14 @@ class ItemMatchings:
     """What :func:`metrics.matching.match_spans` says about every item, computed for all items at once.
 
     ``n_matched``: size of the item's maximum matching; ``n_boundary``: predictions whose largest IoU with
-    a gold span of the item lies in ``[low, high)``; ``found``: sorted indices (within the item) of the
-    gold spans the matching pairs with a prediction; ``f1_iou`` and ``f1_m``: the item's scores, as
-    :func:`f1_iou_per_item` and :func:`f1_m_per_item` give them (from the same pairs of spans).
+    a gold span of the item lies in ``[low, high)``; ``f1_iou`` and ``f1_m``: the item's scores, as
+    :func:`f1_iou_per_item` and :func:`f1_m_per_item` give them (from the same pairs of spans). Which
+    gold spans the matching pairs is :func:`matched_gold_per_item`, asked for apart: it alone needs the
+    matching itself in items where spans compete, and only one view of the failure finder shows it.
     """
 
     n_matched: np.ndarray
     n_boundary: np.ndarray
-    found: list[tuple[int, ...]]
     f1_iou: np.ndarray
     f1_m: np.ndarray
 
@@ -386,14 +386,9 @@ def item_matchings(
     threshold: float = 0.5,
     boundary: tuple[float, float] = (0.2, 0.5),
 ) -> ItemMatchings:
-    """Per item, ``match_spans(preds[i], golds[i], threshold)``'s matching size, matched gold spans and
-    boundary errors, equal to calling it item by item (the tests check this).
-
-    Matching sizes come from one Hopcroft-Karp call over all items. Which gold spans are found is settled
-    where the matching pairs every gold span that has a qualifying partner; only items where it cannot
-    (a gold span must be left out, and the IoU decides which) are solved one by one, with
-    ``match_spans``' own assignment.
-    """
+    """Per item, ``match_spans(preds[i], golds[i], threshold)``'s matching size and boundary errors, and
+    the item's F1_IoU and F1_M, equal to calling them item by item (the tests check this). Matching
+    sizes come from one Hopcroft-Karp call over all items."""
     pred, gold = _check_pair(preds, golds)
     threshold = check_threshold(threshold)
     pairs = _same_item_pairs(pred, gold)
@@ -401,17 +396,33 @@ def item_matchings(
     best = np.zeros(pred.starts.size)  # a prediction's largest IoU, 0 when it overlaps no gold span
     np.maximum.at(best, pairs.pred, ious)
     low, high = boundary
-    pred_item = pred.item_of_span
-    n_boundary = np.bincount(pred_item[(low <= best) & (best < high)], minlength=pred.n_items)
+    n_boundary = np.bincount(pred.item_of_span[(low <= best) & (best < high)], minlength=pred.n_items)
+    n_matched = _matched_per_item(pred, gold, pairs, ious >= threshold)
+    f1_iou = _f1_from_matches(n_matched, pred.counts, gold.counts)
+    return ItemMatchings(n_matched, n_boundary, f1_iou, _f1_m_scores(pred, gold, pairs))
+
+
+def matched_gold_per_item(
+    preds: Sequence[Sequence[Span]] | PackedSpans,
+    golds: Sequence[Sequence[Span]] | PackedSpans,
+    threshold: float = 0.5,
+) -> list[tuple[int, ...]]:
+    """Per item, the sorted indices (within the item) of the gold spans that
+    ``match_spans(preds[i], golds[i], threshold)`` pairs with a prediction.
+
+    Where the matching pairs every gold span that has a qualifying partner, which gold spans it finds is
+    settled whatever the matching (it holds where no two spans compete, and in most items where they
+    do); only the other items are solved one by one, with ``match_spans``' own assignment, as there the
+    IoU decides which gold span is left out.
+    """
+    pred, gold = _check_pair(preds, golds)
+    threshold = check_threshold(threshold)
+    pairs = _same_item_pairs(pred, gold)
+    ious = pairs.iou
     valid = ious >= threshold
-    rows, cols = pairs.pred[valid], pairs.gold[valid]
-    # Every item's maximum matching size at once (Hopcroft-Karp on the union of the items' graphs).
-    n_matched = matched_per_group(rows, cols, pred_item, gold.starts.size, pred.n_items)
-    # Where the matching pairs every gold span that has a qualifying partner, which gold spans it finds
-    # is settled whatever the matching (it holds where no two spans compete, and in most items where
-    # they do); only the others need the matching itself.
+    n_matched = _matched_per_item(pred, gold, pairs, valid)
     has_partner = np.zeros(gold.starts.size, dtype=bool)
-    has_partner[cols] = True
+    has_partner[pairs.gold[valid]] = True
     partners = np.flatnonzero(has_partner)
     partner_item = gold.item_of_span[partners]
     n_partners = np.bincount(partner_item, minlength=pred.n_items)
@@ -424,8 +435,5 @@ def item_matchings(
     first_pair = np.r_[0, np.cumsum(pred.counts * gold.counts)]
     for i in np.flatnonzero(n_matched < n_partners).tolist():
         block = ious[first_pair[i] : first_pair[i + 1]].reshape(int(pred.counts[i]), int(gold.counts[i]))
-        chosen = matching_pairs(block, threshold)
-        n_matched[i] = len(chosen)
-        found[i] = tuple(sorted(g for _, g in chosen))
-    f1_iou = _f1_from_matches(n_matched, pred.counts, gold.counts)
-    return ItemMatchings(n_matched, n_boundary, found, f1_iou, _f1_m_scores(pred, gold, pairs))
+        found[i] = tuple(sorted(g for _, g in matching_pairs(block, threshold)))
+    return found

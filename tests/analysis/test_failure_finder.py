@@ -76,26 +76,30 @@ def make_evaluation(detectors: tuple[str, ...] = ("A", "B", "C"), with_gold: boo
 
 
 @pytest.fixture(scope="module")
-def tables() -> tuple[pd.DataFrame, pd.DataFrame]:
+def tables() -> tuple[pd.DataFrame, pd.DataFrame, DatasetSpans]:
     evaluation = make_evaluation()
     rows = ff.detector_rows(evaluation)
-    return rows, ff.item_table(evaluation, rows)
+    return rows, ff.item_table(evaluation, rows), evaluation
 
 
 def found(tables, **params) -> list[str]:
-    rows, table = tables
-    return list(ff.select_items(ff.FinderQuery.from_params(params), rows, table).index)
+    return list(ff.select_items(ff.FinderQuery.from_params(params), *tables).index)
 
 
 # ------------------------------------------------------------------------------------- detector rows
 
 
 def test_detector_rows_count_what_the_matching_says(tables) -> None:
-    rows, _ = tables
+    rows, _, evaluation = tables
     by = rows.set_index(["detector", "external_id"])
     assert by.loc[("B", "i0"), "n_false_positives"] == 1 and by.loc[("B", "i0"), "n_boundary"] == 1
-    assert by.loc[("B", "i2"), "found"] == (0, 1)
-    assert by.loc[("A", "i2"), "found"] == (1,)
+    found_by = {
+        name: sorted(ff.found_pairs(evaluation, [name]).itertuples(index=False, name=None)) for name in "AB"
+    }
+    assert [g for item, g in found_by["B"] if item == "i2"] == [0, 1]
+    assert [g for item, g in found_by["A"] if item == "i2"] == [1]
+    both = ff.found_pairs(evaluation, ["A", "B"])
+    assert sorted(both.itertuples(index=False, name=None)) == sorted(set(found_by["A"]) | set(found_by["B"]))
     assert by.loc[("B", "i3"), "n_boundary"] == 0  # no overlap at all: a false positive, not a boundary error
     assert not by.loc[("C", "i2"), "follows_format"]
     assert list(rows.loc[rows["detector"] == "A", "clean"]) == [False, True, False, False]
@@ -116,7 +120,7 @@ def test_matching_counts_agree_with_f1_iou_at_other_thresholds() -> None:
 
 
 def test_disagreement_is_the_mean_pairwise_one_minus_f1_iou(tables) -> None:
-    _, table = tables
+    _, table, _ = tables
     # i1: A and C flag nothing (agree), B flags one span (disagrees with both) -> (1 + 0 + 1) / 3
     assert table.loc["i1", "disagreement"] == pytest.approx(2 / 3)
     # i0: A exact, B too wide (IoU 0.4), C nothing: no pair shares a matching span.
@@ -135,7 +139,7 @@ def test_disagreement_needs_two_detectors() -> None:
 
 
 def test_item_table_lists_the_detectors_per_failure(tables) -> None:
-    _, table = tables
+    _, table, _ = tables
     assert table.loc["i1", "clean flagged by"] == ("B",)
     assert table.loc["i2", "format failures"] == ("C",)
     assert table.loc["i0", "boundary errors"] == ("B",)
@@ -174,7 +178,7 @@ def test_presets_without_gold_find_no_clean_items() -> None:
     rows = ff.detector_rows(evaluation)
     table = ff.item_table(evaluation, rows)
     query = ff.FinderQuery(preset="clean-flagged")
-    assert ff.select_items(query, rows, table).empty
+    assert ff.select_items(query, rows, table, evaluation).empty
 
 
 # -------------------------------------------------------------------------------------------- filters
@@ -194,7 +198,7 @@ def test_sorting(tables) -> None:
     assert found(tables, sort="A · F1_IoU") == ["i3", "i2", "i0", "i1"]
     assert found(tables, order="desc") == ["i3", "i2", "i1", "i0"]
     assert found(tables, sort="no such column") == ["i0", "i1", "i2", "i3"]
-    _, table = tables
+    _, table, _ = tables
     assert ff.sort_options(table)[0] == "item" and "disagreement" in ff.sort_options(table)
 
 
@@ -278,8 +282,7 @@ def test_step() -> None:
 
 
 def test_csv_and_jsonl(tables) -> None:
-    rows, table = tables
-    chosen = ff.select_items(ff.FinderQuery(preset="misses", detector="A"), rows, table)
+    chosen = ff.select_items(ff.FinderQuery(preset="misses", detector="A"), *tables)
     csv = ff.to_csv(chosen[ff.table_columns(["A", "B"])])
     lines = csv.strip().splitlines()
     assert lines[0].startswith("item,gold spans,disagreement,A · F1_IoU")

@@ -18,7 +18,7 @@ from metrics import (
     pack_spans,
 )
 from metrics.matching import match_spans
-from metrics.span_batches import item_matchings
+from metrics.span_batches import item_matchings, matched_gold_per_item
 from tests.metrics.metric_reference import span_lists
 
 items = st.lists(st.tuples(span_lists, span_lists), max_size=12)
@@ -137,10 +137,12 @@ def test_item_matchings_equal_match_spans_item_by_item(pairs, threshold):
     preds = [p for p, _ in pairs]
     golds = [g for _, g in pairs]
     found = item_matchings(preds, golds, threshold, (0.2, 0.5))
+    gold_found = matched_gold_per_item(preds, golds, threshold)
+    assert len(gold_found) == len(pairs)
     for k, (p, g) in enumerate(pairs):
         matching = match_spans(p, g, threshold)
         assert found.n_matched[k] == matching.n_matched
-        assert found.found[k] == tuple(sorted(matching.matched_gold))
+        assert gold_found[k] == tuple(sorted(matching.matched_gold))
         assert found.n_boundary[k] == sum(0.2 <= iou < 0.5 for _, iou in matching.best_for_pred)
         assert found.f1_iou[k] == f1_iou(p, g, threshold)
         assert found.f1_m[k] == pytest.approx(f1_m(p, g), abs=1e-15)
@@ -151,8 +153,9 @@ def test_item_matchings_solve_items_whose_spans_compete():
     preds = [[(0, 4), (5, 6)], [(0, 2), (0, 3)]]
     golds = [[(0, 3), (1, 4), (5, 6)], [(0, 2)]]
     found = item_matchings(preds, golds, 0.5)
-    assert found.n_matched.tolist() == [2, 1] and found.found[1] == (0,) and 2 in found.found[0]
-    assert found.found[0] == tuple(sorted(match_spans(preds[0], golds[0], 0.5).matched_gold))
+    gold_found = matched_gold_per_item(preds, golds, 0.5)
+    assert found.n_matched.tolist() == [2, 1] and gold_found[1] == (0,) and 2 in gold_found[0]
+    assert gold_found[0] == tuple(sorted(match_spans(preds[0], golds[0], 0.5).matched_gold))
 
 
 @settings(max_examples=200, deadline=None)

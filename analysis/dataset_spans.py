@@ -24,7 +24,7 @@ from db.repositories.report_inputs import (
     format_flags,
     item_index,
     read_at_once,
-    span_columns,
+    span_column_reads,
 )
 from metrics import PackedSpans
 from metrics.key_order import lex_order
@@ -142,14 +142,14 @@ def _no_spans(n_items: int) -> PackedSpans:
 
 def load_dataset_spans(engine: Engine, dataset_id: int) -> DatasetSpans:
     """The dataset's spans for every label set, in characters and in tokens, with the format flags."""
-    items, label_sets, columns, flags = read_at_once(
+    *span_parts, items, label_sets, flags = read_at_once(
         engine,
+        *span_column_reads(engine, dataset_id),  # the longest reads first
         partial(item_index, engine, dataset_id),
         partial(list_label_sets, engine, dataset_id),
-        partial(span_columns, engine, dataset_id),
         partial(format_flags, engine, dataset_id),
     )
-    return dataset_spans(items, label_sets, columns, flags)
+    return dataset_spans(items, label_sets, SpanColumns.joined(span_parts), flags)
 
 
 def dataset_spans(
@@ -187,8 +187,7 @@ def dataset_spans(
             ),
             token_types=types[part][mapped],
         )
-        item_flags = flags.get(view.id, {})
-        follows[view.id] = np.array([item_flags.get(item_id, True) for item_id in items.ids], dtype=bool)
+        follows[view.id] = _follows_format(flags.get(view.id, {}), ids, by_id)
     return DatasetSpans(
         items=items,
         gold=next((v for v in label_sets if v.kind == "gold"), None),
@@ -197,6 +196,21 @@ def dataset_spans(
         packed=packed,
         follows_format=follows,
     )
+
+
+def _follows_format(flags: Mapping[int, bool], ids: np.ndarray, by_id: np.ndarray) -> np.ndarray:
+    """Per item of ``ids`` (``by_id`` sorts them), its flag in ``flags`` (item id → flag), True where
+    it has none: an item without a raw output broke no format."""
+    follows = np.ones(ids.size, dtype=bool)
+    if not flags or not ids.size:
+        return follows
+    keys = np.fromiter(flags.keys(), dtype=np.int64, count=len(flags))
+    values = np.fromiter(flags.values(), dtype=bool, count=len(flags))
+    sorted_ids = ids[by_id]
+    at = np.minimum(np.searchsorted(sorted_ids, keys), ids.size - 1)
+    known = sorted_ids[at] == keys
+    follows[by_id[at[known]]] = values[known]
+    return follows
 
 
 def _offsets(rows: np.ndarray, n_items: int) -> np.ndarray:

@@ -216,6 +216,29 @@ def test_span_columns_match_the_stored_rows(engine, types) -> None:
     assert len(columns.types) == 3 * len(types)
 
 
+@pytest.mark.parametrize("n", [1, 2, 3, 5])
+def test_span_columns_in_parts_hold_every_span_once(engine, monkeypatch, n) -> None:
+    import_bundle(engine, _spans_bundle([None, "Object", "a\x1fb"]), actor=OPERATOR)
+    monkeypatch.setattr(reads.os, "cpu_count", lambda: n)  # as many parts as this machine would make
+    parts = [read() for read in reads.span_column_reads(engine, 1)]
+    assert len(parts) == min(n, reads.MAX_READERS)
+    for part in parts:  # each part holds whole label sets
+        assert not set(part.label_set_ids.tolist()) & set().union(
+            *(set(p.label_set_ids.tolist()) for p in parts if p is not part)
+        )
+    columns = reads.SpanColumns.joined(parts)
+    got = zip(
+        *(
+            getattr(columns, name).tolist()
+            for name in ("label_set_ids", "item_ids", "starts", "ends", "types")
+        ),
+        strict=True,
+    )
+    assert sorted(got, key=repr) == [tuple(row) for row in _span_rows(engine)]
+    with pytest.raises(ValueError, match="part"):
+        reads.span_columns(engine, 1, part=(2, 2))
+
+
 def test_reads_that_a_write_lands_between_are_read_again_as_one_state(engine, monkeypatch) -> None:
     from sqlalchemy import update
 

@@ -237,7 +237,7 @@ def per_item_scores(
 
     Matching columns: ``n_matched`` (size of the maximum matching) and ``n_boundary`` (predictions whose
     largest IoU with a gold span lies in ``boundary``); which gold spans the matching pairs is
-    :func:`metrics.span_batches.matched_gold_per_item`. The F1 values here are the raw per-item scores;
+    :func:`metrics.span_batches.matched_gold_spans`. The F1 values here are the raw per-item scores;
     dataset-level tables score a format failure 0 (MHALO section 4.1) via
     :func:`metrics.span_detection_table`.
     """

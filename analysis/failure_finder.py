@@ -37,7 +37,7 @@ from sqlalchemy import Engine
 
 from analysis.dataset_spans import DatasetSpans, gold_types, load_dataset_spans, per_item_scores
 from metrics import f1_iou_per_item
-from metrics.span_batches import matched_gold_per_item
+from metrics.span_batches import matched_gold_spans
 
 ANY = "any"
 BOUNDARY_IOU = (0.2, 0.5)
@@ -272,30 +272,21 @@ def _per_item(external_ids: Iterable[str], table: pd.DataFrame) -> pd.Series:
     return pd.Series(table.index.isin(set(external_ids)), index=table.index)
 
 
-def found_pairs(spans: DatasetSpans, detectors: Iterable[str], threshold: float = 0.5) -> pd.DataFrame:
-    """One row per (external id, gold span index within the item) that at least one of ``detectors``
-    found at this F1_IoU threshold.
+def found_gold_spans(spans: DatasetSpans, detectors: Iterable[str], threshold: float = 0.5) -> np.ndarray:
+    """The gold spans that at least one of ``detectors`` found at this F1_IoU threshold, as sorted
+    indices into ``spans.gold_packed`` (whose ``item_of_span`` names their items).
 
     Worked out only when a view asks, as the "misses" preset does: in items where spans compete it needs
-    each item's matching itself (:func:`metrics.span_batches.matched_gold_per_item`), which is most of
-    the time the per-item tables would otherwise take.
+    each item's matching itself (:func:`metrics.span_batches.matched_gold_spans`), which would be most
+    of the time the per-item tables take.
     """
     wanted = set(detectors)
-    external_ids = np.asarray(spans.items.external_ids, dtype=object)
-    item_parts, gold_parts = [], []
-    for detector in spans.detectors:
-        if detector.name not in wanted:
-            continue
-        found = matched_gold_per_item(spans.packed[detector.id].tokens, spans.gold_packed, threshold)
-        counts = np.fromiter(map(len, found), dtype=np.int64, count=len(found))
-        item_parts.append(np.repeat(external_ids, counts))
-        gold_parts.append(
-            np.fromiter(itertools.chain.from_iterable(found), dtype=np.int64, count=int(counts.sum()))
-        )
-    if not item_parts:
-        return pd.DataFrame({"external_id": pd.Series(dtype=object), "gold": pd.Series(dtype=np.int64)})
-    pairs = pd.DataFrame({"external_id": np.concatenate(item_parts), "gold": np.concatenate(gold_parts)})
-    return pairs.drop_duplicates(ignore_index=True)
+    found = [
+        matched_gold_spans(spans.packed[d.id].tokens, spans.gold_packed, threshold)
+        for d in spans.detectors
+        if d.name in wanted
+    ]
+    return np.unique(np.concatenate(found)) if found else np.zeros(0, dtype=np.int64)
 
 
 def _misses(query: FinderQuery, rows: pd.DataFrame, table: pd.DataFrame, spans: DatasetSpans) -> pd.Series:
@@ -305,10 +296,11 @@ def _misses(query: FinderQuery, rows: pd.DataFrame, table: pd.DataFrame, spans: 
     others = [d for d in rows["detector"].unique() if d != query.detector]
     if query.other != ANY:
         others = [d for d in others if d == query.other]
-    by_y = found_pairs(spans, others, query.threshold)
-    by_x = found_pairs(spans, [query.detector], query.threshold)
-    joined = by_y.merge(by_x, on=["external_id", "gold"], how="left", indicator=True)
-    return _per_item(joined.loc[joined["_merge"] == "left_only", "external_id"], table)
+    by_y = found_gold_spans(spans, others, query.threshold)
+    by_x = found_gold_spans(spans, [query.detector], query.threshold)
+    missed = np.setdiff1d(by_y, by_x, assume_unique=True)
+    items = np.unique(spans.gold_packed.item_of_span[missed])
+    return _per_item(np.asarray(spans.items.external_ids, dtype=object)[items].tolist(), table)
 
 
 def select_items(

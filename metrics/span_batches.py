@@ -370,7 +370,7 @@ class ItemMatchings:
     ``n_matched``: size of the item's maximum matching; ``n_boundary``: predictions whose largest IoU with
     a gold span of the item lies in ``[low, high)``; ``f1_iou`` and ``f1_m``: the item's scores, as
     :func:`f1_iou_per_item` and :func:`f1_m_per_item` give them (from the same pairs of spans). Which
-    gold spans the matching pairs is :func:`matched_gold_per_item`, asked for apart: it alone needs the
+    gold spans the matching pairs is :func:`matched_gold_spans`, asked for apart: it alone needs the
     matching itself in items where spans compete, and only one view of the failure finder shows it.
     """
 
@@ -402,13 +402,13 @@ def item_matchings(
     return ItemMatchings(n_matched, n_boundary, f1_iou, _f1_m_scores(pred, gold, pairs))
 
 
-def matched_gold_per_item(
+def matched_gold_spans(
     preds: Sequence[Sequence[Span]] | PackedSpans,
     golds: Sequence[Sequence[Span]] | PackedSpans,
     threshold: float = 0.5,
-) -> list[tuple[int, ...]]:
-    """Per item, the sorted indices (within the item) of the gold spans that
-    ``match_spans(preds[i], golds[i], threshold)`` pairs with a prediction.
+) -> np.ndarray:
+    """The gold spans that ``match_spans(preds[i], golds[i], threshold)`` pairs with a prediction, item
+    by item, as sorted indices into the packed gold spans (``gold.item_of_span`` names their items).
 
     Where the matching pairs every gold span that has a qualifying partner, which gold spans it finds is
     settled whatever the matching (it holds where no two spans compete, and in most items where they
@@ -421,19 +421,22 @@ def matched_gold_per_item(
     ious = pairs.iou
     valid = ious >= threshold
     n_matched = _matched_per_item(pred, gold, pairs, valid)
-    has_partner = np.zeros(gold.starts.size, dtype=bool)
-    has_partner[pairs.gold[valid]] = True
-    partners = np.flatnonzero(has_partner)
-    partner_item = gold.item_of_span[partners]
-    n_partners = np.bincount(partner_item, minlength=pred.n_items)
-    flat = (partners - gold.offsets[:-1][partner_item]).tolist()  # by item, then index within the item
-    ends = np.cumsum(n_partners)
-    found: list[tuple[int, ...]] = [
-        tuple(flat[e - n : e]) for n, e in zip(n_partners.tolist(), ends.tolist(), strict=True)
-    ]
+    found = np.zeros(gold.starts.size, dtype=bool)
+    found[pairs.gold[valid]] = True  # every gold span with a qualifying partner, to begin with
+    gold_item = gold.item_of_span
+    n_partners = np.bincount(gold_item[found], minlength=pred.n_items)
+    solved = np.flatnonzero(n_matched < n_partners)
+    if solved.size == 0:
+        return np.flatnonzero(found)
+    is_solved = np.zeros(pred.n_items, dtype=bool)
+    is_solved[solved] = True
+    found &= ~is_solved[gold_item]
     # An item's pairs are its preds x its golds, row by row: its IoU matrix is one slice of ``ious``.
-    first_pair = np.r_[0, np.cumsum(pred.counts * gold.counts)]
-    for i in np.flatnonzero(n_matched < n_partners).tolist():
-        block = ious[first_pair[i] : first_pair[i + 1]].reshape(int(pred.counts[i]), int(gold.counts[i]))
-        found[i] = tuple(sorted(g for _, g in matching_pairs(block, threshold)))
-    return found
+    first_pair = np.r_[0, np.cumsum(pred.counts * gold.counts)][solved].tolist()
+    n_preds, n_golds = pred.counts[solved].tolist(), gold.counts[solved].tolist()
+    first_gold = gold.offsets[solved].tolist()
+    for lo, rows, cols, at in zip(first_pair, n_preds, n_golds, first_gold, strict=True):
+        block = ious[lo : lo + rows * cols].reshape(rows, cols)
+        for _, g in matching_pairs(block, threshold):
+            found[at + g] = True
+    return np.flatnonzero(found)

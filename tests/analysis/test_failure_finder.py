@@ -93,13 +93,17 @@ def test_detector_rows_count_what_the_matching_says(tables) -> None:
     rows, _, evaluation = tables
     by = rows.set_index(["detector", "external_id"])
     assert by.loc[("B", "i0"), "n_false_positives"] == 1 and by.loc[("B", "i0"), "n_boundary"] == 1
-    found_by = {
-        name: sorted(ff.found_pairs(evaluation, [name]).itertuples(index=False, name=None)) for name in "AB"
-    }
-    assert [g for item, g in found_by["B"] if item == "i2"] == [0, 1]
-    assert [g for item, g in found_by["A"] if item == "i2"] == [1]
-    both = ff.found_pairs(evaluation, ["A", "B"])
-    assert sorted(both.itertuples(index=False, name=None)) == sorted(set(found_by["A"]) | set(found_by["B"]))
+    gold = evaluation.gold_packed
+
+    def found(detectors: list[str]) -> list[tuple[str, int]]:
+        spans = ff.found_gold_spans(evaluation, detectors).tolist()
+        items = gold.item_of_span[spans].tolist()
+        return [(f"i{i}", g - int(gold.offsets[i])) for g, i in zip(spans, items, strict=True)]
+
+    assert [g for item, g in found(["B"]) if item == "i2"] == [0, 1]
+    assert [g for item, g in found(["A"]) if item == "i2"] == [1]
+    assert sorted(found(["A", "B"])) == sorted(set(found(["A"])) | set(found(["B"])))
+    assert found([]) == [] and found(["no such detector"]) == []
     assert by.loc[("B", "i3"), "n_boundary"] == 0  # no overlap at all: a false positive, not a boundary error
     assert not by.loc[("C", "i2"), "follows_format"]
     assert list(rows.loc[rows["detector"] == "A", "clean"]) == [False, True, False, False]

@@ -18,7 +18,7 @@ from metrics import (
     pack_spans,
 )
 from metrics.matching import match_spans
-from metrics.span_batches import item_matchings, matched_gold_per_item
+from metrics.span_batches import item_matchings, matched_gold_spans
 from tests.metrics.metric_reference import span_lists
 
 items = st.lists(st.tuples(span_lists, span_lists), max_size=12)
@@ -131,13 +131,22 @@ class TestCurve:
             f1_iou_curve([[]], [[]], follows_format=[True, False])
 
 
+def _per_item(found: np.ndarray, golds: list[list[tuple[int, int]]]) -> list[tuple[int, ...]]:
+    """Indices into the packed gold spans, as sorted indices within each item."""
+    assert found.tolist() == sorted(set(found.tolist()))
+    packed = pack_spans(golds)
+    item = packed.item_of_span[found]
+    within = found - packed.offsets[:-1][item]
+    return [tuple(within[item == k].tolist()) for k in range(len(golds))]
+
+
 @settings(max_examples=300, deadline=None)
 @given(items, st.sampled_from([0.0, 0.2, 0.5, 0.75, 1.0]))
 def test_item_matchings_equal_match_spans_item_by_item(pairs, threshold):
     preds = [p for p, _ in pairs]
     golds = [g for _, g in pairs]
     found = item_matchings(preds, golds, threshold, (0.2, 0.5))
-    gold_found = matched_gold_per_item(preds, golds, threshold)
+    gold_found = _per_item(matched_gold_spans(preds, golds, threshold), golds)
     assert len(gold_found) == len(pairs)
     for k, (p, g) in enumerate(pairs):
         matching = match_spans(p, g, threshold)
@@ -153,7 +162,7 @@ def test_item_matchings_solve_items_whose_spans_compete():
     preds = [[(0, 4), (5, 6)], [(0, 2), (0, 3)]]
     golds = [[(0, 3), (1, 4), (5, 6)], [(0, 2)]]
     found = item_matchings(preds, golds, 0.5)
-    gold_found = matched_gold_per_item(preds, golds, 0.5)
+    gold_found = _per_item(matched_gold_spans(preds, golds, 0.5), golds)
     assert found.n_matched.tolist() == [2, 1] and gold_found[1] == (0,) and 2 in gold_found[0]
     assert gold_found[0] == tuple(sorted(match_spans(preds[0], golds[0], 0.5).matched_gold))
 

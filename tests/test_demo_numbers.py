@@ -19,8 +19,8 @@ from typing import Any
 import pandas as pd
 import pytest
 
-from analysis.dataset_spans import load_dataset_spans
-from analysis.failure_finder import finder_tables
+from analysis.dataset_spans import DatasetSpans, load_dataset_spans
+from analysis.failure_finder import finder_tables, found_gold_spans
 from analysis.item_comparison import DetectorOutput, compare_item
 from analysis.reports import evaluate
 from db.engine import make_engine
@@ -82,10 +82,27 @@ def collect(url: str) -> dict[str, Any]:
     out["compare"] = _plain(tracks)
     for threshold in (0.5, 0.3):
         rows, table = finder_tables(engine, dataset.id, threshold)
+        # Which gold spans each detector found, per row, as the rows once held them (the misses preset
+        # now works them out when asked).
+        rows = rows.assign(found=_found_per_row(evaluation, rows, threshold))
         out[f"failures/{threshold}/rows"] = _frame(rows)
         out[f"failures/{threshold}/items"] = _frame(table)
     engine.dispose()
     return out
+
+
+def _found_per_row(evaluation: DatasetSpans, rows: pd.DataFrame, threshold: float) -> list[list[int]]:
+    gold = evaluation.gold_packed
+    found: dict[tuple[str, int], list[int]] = {}
+    for detector in evaluation.detectors:
+        for span in found_gold_spans(evaluation, [detector.name], threshold).tolist():
+            item = int(gold.item_of_span[span])
+            found.setdefault((detector.name, item), []).append(span - int(gold.offsets[item]))
+    position = {item_id: k for k, item_id in enumerate(evaluation.items.ids)}
+    return [
+        found.get((detector, position[item_id]), [])
+        for detector, item_id in zip(rows["detector"].tolist(), rows["item_id"].tolist(), strict=True)
+    ]
 
 
 def test_the_pages_numbers_on_the_demo_are_unchanged(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:

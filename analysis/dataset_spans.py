@@ -24,7 +24,7 @@ from db.repositories.report_inputs import (
     format_flags,
     item_index,
     read_at_once,
-    span_column_reads,
+    span_columns,
 )
 from metrics import PackedSpans
 from metrics.key_order import lex_order
@@ -142,14 +142,14 @@ def _no_spans(n_items: int) -> PackedSpans:
 
 def load_dataset_spans(engine: Engine, dataset_id: int) -> DatasetSpans:
     """The dataset's spans for every label set, in characters and in tokens, with the format flags."""
-    *span_parts, items, label_sets, flags = read_at_once(
+    items, label_sets, columns, flags = read_at_once(
         engine,
-        *span_column_reads(engine, dataset_id),  # the longest reads first
         partial(item_index, engine, dataset_id),
         partial(list_label_sets, engine, dataset_id),
+        partial(span_columns, engine, dataset_id),
         partial(format_flags, engine, dataset_id),
     )
-    return dataset_spans(items, label_sets, SpanColumns.joined(span_parts), flags)
+    return dataset_spans(items, label_sets, columns, flags)
 
 
 def dataset_spans(
@@ -199,8 +199,8 @@ def dataset_spans(
 
 
 def _follows_format(flags: Mapping[int, bool], ids: np.ndarray, by_id: np.ndarray) -> np.ndarray:
-    """Per item of ``ids`` (``by_id`` sorts them), its flag in ``flags`` (item id → flag), True where
-    it has none: an item without a raw output broke no format."""
+    """Per item of ``ids`` (unique; ``by_id`` sorts them), its flag in ``flags`` (item id → flag), True
+    where it has none: an item without a raw output broke no format."""
     follows = np.ones(ids.size, dtype=bool)
     if not flags or not ids.size:
         return follows

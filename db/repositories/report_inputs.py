@@ -24,7 +24,6 @@ from collections.abc import Callable, Iterator, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from contextlib import contextmanager
 from dataclasses import dataclass
-from functools import partial
 from operator import itemgetter
 from typing import Any, Generic, TypeVar, TypeVarTuple
 
@@ -134,56 +133,57 @@ class SpanColumns:
 
     @staticmethod
     def joined(parts: Sequence[SpanColumns]) -> SpanColumns:
-        """The spans of several parts as one (:func:`span_column_reads`), in no particular order."""
+        """The spans of several parts as one, in no particular order."""
         if len(parts) == 1:
             return parts[0]
         names = ("label_set_ids", "item_ids", "starts", "ends", "types")
+        if not parts:
+            return SpanColumns(*(np.zeros(0, dtype=object if n == "types" else np.int64) for n in names))
         return SpanColumns(*(np.concatenate([getattr(p, name) for p in parts]) for name in names))
 
 
-def span_columns(
-    engine: Engine,
-    dataset_id: int,
-    label_set_ids: Sequence[int] | None = None,
-    *,
-    part: tuple[int, int] = (0, 1),
-) -> SpanColumns:
+def span_columns(engine: Engine, dataset_id: int, label_set_ids: Sequence[int] | None = None) -> SpanColumns:
     """Every span of the dataset's label sets as numpy columns, each read as one joined text
     (:func:`_joined_columns`): half a million spans (a dozen detectors) arrive in about half the time
     the driver needs to make their rows. Unsorted, as its callers sort them their own way.
 
-    ``part=(k, n)`` reads only the label sets whose id is ``k`` modulo ``n``: see
-    :func:`span_column_reads`."""
+    Joining the texts is the database's own work, which one connection does on one core: on a store
+    whose connections share it, the label sets are split into one part per core (by id modulo the
+    number of parts), read at once on their own connections and kept when all saw one state of the
+    store (:func:`_consistent_reads`)."""
+
+    def plan(connection: Connection) -> _Reads[SpanColumns]:
+        n = max(1, min(os.cpu_count() or 1, MAX_READERS)) if shares_store(engine) else 1
+        return _Reads([_span_part(dataset_id, label_set_ids, k, n) for k in range(n)], SpanColumns.joined)
+
+    return _consistent_reads(engine, plan)
+
+
+def _span_part(
+    dataset_id: int, label_set_ids: Sequence[int] | None, k: int, n: int
+) -> Callable[[Connection], SpanColumns]:
+    """The read of the spans of the label sets whose id is ``k`` modulo ``n``."""
     query = (
         select(m.Span.label_set_id, m.Span.item_id, m.Span.start, m.Span.end, m.Span.type)
         .join(m.LabelSet, m.LabelSet.id == m.Span.label_set_id)
         .where(m.LabelSet.dataset_id == dataset_id)
     )
-    k, n = part
-    if not 0 <= k < n:
-        raise ValueError(f"part must be (k, n) with 0 <= k < n, got {part}")
     if n > 1:  # id modulo n, written with integer division: "%" would reach PostgreSQL doubled here
         query = query.where(m.LabelSet.id - m.LabelSet.id // n * n == k)
     query = _label_set_filter(query, m.Span.label_set_id, label_set_ids)
-    with _snapshot(engine) as connection:
+
+    def read(connection: Connection) -> SpanColumns:
         ints, texts = _joined_columns(connection, query)
         if texts is None:  # a type holds the separator: take the rows as they are
             rows = _rows(connection, query)
-            ints = [_ints(list(map(itemgetter(k), rows))) for k in range(4)]
+            ints = [_ints(list(map(itemgetter(c), rows))) for c in range(4)]
             texts = list(map(itemgetter(4), rows))
-    types = np.empty(len(texts), dtype=object)
-    types[:] = texts
-    label_sets, items, starts, ends = ints
-    return SpanColumns(label_sets, items, starts, ends, types)
+        types = np.empty(len(texts), dtype=object)
+        types[:] = texts
+        label_sets, items, starts, ends = ints
+        return SpanColumns(label_sets, items, starts, ends, types)
 
-
-def span_column_reads(engine: Engine, dataset_id: int) -> list[Callable[[], SpanColumns]]:
-    """:func:`span_columns` of the dataset as reads to run at once (:func:`read_at_once`), one per core
-    on a store whose connections share it, each of some of the label sets: joining half a million spans
-    into texts is the database's own work, which one connection does on one core; give the results to
-    :meth:`SpanColumns.joined`."""
-    n = max(1, min(os.cpu_count() or 1, MAX_READERS)) if shares_store(engine) else 1
-    return [partial(span_columns, engine, dataset_id, part=(k, n)) for k in range(n)]
+    return read
 
 
 def _ints(column: list[int]) -> np.ndarray:

@@ -38,8 +38,9 @@ def test_per_item_lists_equal_mapping_each_item_alone(texts, data):
     )
     rows = [(ls, ids[k], s, s + n, t) for ls, k, (s, n, t) in chosen]
     rows.append((DETECTOR.id, 999, 0, 1, None))  # an item written after the index was read
+    flags = data.draw(st.dictionaries(st.sampled_from([*ids, 0, 999, 10**6]), st.booleans()))
     spans = dataset_spans(
-        _index(texts, ids), [GOLD, DETECTOR], _columns(rows), {DETECTOR.id: {ids[0]: False}}
+        _index(texts, ids), [GOLD, DETECTOR], _columns(rows), {DETECTOR.id: {ids[0]: False}, GOLD.id: flags}
     )
 
     def key(span: tuple[int, int, str | None]) -> tuple[int, int, str]:
@@ -53,5 +54,7 @@ def test_per_item_lists_equal_mapping_each_item_alone(texts, data):
             assert sorted(spans.char_spans[view.id][k], key=key) == mine
             assert spans.token_spans[view.id][k] == token_spans(text, [(s, e) for s, e, _ in mine])
     assert spans.follows_format[DETECTOR.id].tolist() == [False] + [True] * (len(texts) - 1)
+    # Flags of items outside the index (0, 999, 10**6) are left out; an item without a flag followed it.
+    assert spans.follows_format[GOLD.id].tolist() == [flags.get(i, True) for i in ids]
     assert spans.has_spans(GOLD.id) == any(ls == GOLD.id for ls, *_ in chosen)
     assert spans.gold_packed.n_items == len(texts)

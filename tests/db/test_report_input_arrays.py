@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import numpy as np
 import pytest
 
 from db.access import OPERATOR
@@ -216,17 +217,36 @@ def test_span_columns_match_the_stored_rows(engine, types) -> None:
     assert len(columns.types) == 3 * len(types)
 
 
-@pytest.mark.parametrize("n", [1, 2, 3, 5])
-def test_span_columns_in_parts_hold_every_span_once(engine, monkeypatch, n) -> None:
-    import_bundle(engine, _spans_bundle([None, "Object", "a\x1fb"]), actor=OPERATOR)
-    monkeypatch.setattr(reads.os, "cpu_count", lambda: n)  # as many parts as this machine would make
-    parts = [read() for read in reads.span_column_reads(engine, 1)]
-    assert len(parts) == min(n, reads.MAX_READERS)
-    for part in parts:  # each part holds whole label sets
-        assert not set(part.label_set_ids.tolist()) & set().union(
-            *(set(p.label_set_ids.tolist()) for p in parts if p is not part)
+def _many_label_sets_bundle(name: str, n_label_sets: int) -> Bundle:
+    items = [ItemRecord(f"i{k}", "A red cube sits on a blue ball.") for k in range(3)]
+    runs = [
+        LabelSetRecord(
+            "detector",
+            f"run {r}",
+            annotations=[
+                Annotations(f"i{k}", spans=[SpanRecord(r % 5, r % 5 + 3, "Object" if r % 2 else None)])
+                for k in range(r % 3 + 1)
+            ],
         )
-    columns = reads.SpanColumns.joined(parts)
+        for r in range(n_label_sets)
+    ]
+    return Bundle(DatasetRecord(name, "canonical"), items, runs)
+
+
+@pytest.mark.parametrize("n", [1, 2, 3, 4])
+def test_span_columns_read_in_parts_hold_every_span_once(engine, monkeypatch, n) -> None:
+    import_bundle(engine, _many_label_sets_bundle("spans", 7), actor=OPERATOR)
+    import_bundle(engine, _many_label_sets_bundle("other", 3), actor=OPERATOR)  # never read with it
+    monkeypatch.setattr(reads.os, "cpu_count", lambda: n)  # as many parts as a machine of n cores makes
+    parts: list[list[reads.SpanColumns]] = []
+    joined = reads.SpanColumns.joined
+
+    def recorded(given):
+        parts.append(list(given))
+        return joined(given)
+
+    monkeypatch.setattr(reads.SpanColumns, "joined", staticmethod(recorded))
+    columns = reads.span_columns(engine, 1)
     got = zip(
         *(
             getattr(columns, name).tolist()
@@ -234,9 +254,21 @@ def test_span_columns_in_parts_hold_every_span_once(engine, monkeypatch, n) -> N
         ),
         strict=True,
     )
-    assert sorted(got, key=repr) == [tuple(row) for row in _span_rows(engine)]
-    with pytest.raises(ValueError, match="part"):
-        reads.span_columns(engine, 1, part=(2, 2))
+    rows = [row for row in _span_rows(engine) if row[0] <= 7]  # the first dataset's label sets: ids 1-7
+    assert len(rows) == sum(r % 3 + 1 for r in range(7))
+    assert sorted(got, key=repr) == [tuple(row) for row in rows]
+    [read] = parts
+    assert len(read) == n
+    for k, part in enumerate(read):  # part k holds the label sets whose id is k modulo n, all of them
+        assert set(part.label_set_ids.tolist()) == {i for i in range(1, 8) if i % n == k}
+
+
+def test_joined_span_columns_of_no_part_are_empty() -> None:
+    empty = reads.SpanColumns.joined([])
+    assert empty.label_set_ids.dtype == np.int64 and empty.types.dtype == object
+    assert all(
+        getattr(empty, name).size == 0 for name in ("label_set_ids", "item_ids", "starts", "ends", "types")
+    )
 
 
 def test_reads_that_a_write_lands_between_are_read_again_as_one_state(engine, monkeypatch) -> None:

@@ -31,6 +31,14 @@ def _store(engine: Engine, name: str = "d/../x") -> None:
     import_bundle(engine, bundle, actor=OPERATOR)
 
 
+def _team_member(engine: Engine, monkeypatch: pytest.MonkeyPatch, name: str, role: str) -> Actor:
+    """A person of ``role`` in team mode, on the store of :func:`_store`."""
+    _store(engine)
+    person = get_or_create_annotator(engine, name, role=role)
+    monkeypatch.setenv("SPANLIGHT_MODE", "team")
+    return Actor(person.id, person.name, role)
+
+
 def _prepare(
     engine: Engine, filename: str = "x.jsonl", *, fmt: str = "canonical", actor: Actor = OPERATOR, **more: Any
 ) -> prepared.PreparedExport:
@@ -79,23 +87,18 @@ def test_an_expired_file_is_not_served_and_is_swept(engine: Engine, data: Path) 
 def test_a_refused_export_leaves_no_folder(
     engine: Engine, data: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    _store(engine)
-    viewer = get_or_create_annotator(engine, "vic", role="viewer")
-    monkeypatch.setenv("SPANLIGHT_MODE", "team")
+    viewer = _team_member(engine, monkeypatch, "vic", "viewer")
     with pytest.raises(FormatError):  # AlignBench holds sentence labels; this dataset has only spans
         _prepare(engine, "x.csv", fmt="alignbench")
     with pytest.raises(Forbidden):
-        _prepare(engine, actor=Actor(viewer.id, viewer.name, "viewer"))
+        _prepare(engine, actor=viewer)
     assert not any((data / "exports").glob("*"))
 
 
 def test_a_download_is_refused_once_its_preparer_may_no_longer_export(
     engine: Engine, data: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    _store(engine)
-    rita = get_or_create_annotator(engine, "rita", role="reviewer")
-    monkeypatch.setenv("SPANLIGHT_MODE", "team")
-    reviewer = Actor(rita.id, rita.name, "reviewer")
+    reviewer = _team_member(engine, monkeypatch, "rita", "reviewer")
 
     first = _prepare(engine, actor=reviewer)
     assert prepared.download_file(engine, first.ticket) == first.path

@@ -164,9 +164,7 @@ def dataset_spans(
     ids = np.asarray(items.ids, dtype=np.int64)
     n_items = ids.size
     by_id = np.argsort(ids, kind="stable")
-    at = np.minimum(np.searchsorted(ids[by_id], columns.item_ids), max(n_items - 1, 0))
-    known = ids[by_id][at] == columns.item_ids if n_items else np.zeros(columns.item_ids.size, dtype=bool)
-    rows = by_id[at][known]
+    rows, known = _rows_of(ids, by_id, columns.item_ids)
     label_set_of = columns.label_set_ids[known]
     starts, ends, types = columns.starts[known], columns.ends[known], columns.types[known]
     order = lex_order((ends, starts, rows, label_set_of))  # per label set, per item in dataset order
@@ -198,18 +196,23 @@ def dataset_spans(
     )
 
 
+def _rows_of(ids: np.ndarray, by_id: np.ndarray, keys: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """Where each of ``keys`` (item ids) stands in ``ids`` (unique; ``by_id`` sorts them): the rows of
+    the keys found, and which keys were found (an item written after ``ids`` was read is not)."""
+    if not ids.size:
+        return np.zeros(0, dtype=np.int64), np.zeros(keys.size, dtype=bool)
+    at = np.minimum(np.searchsorted(ids[by_id], keys), ids.size - 1)
+    known = ids[by_id][at] == keys
+    return by_id[at][known], known
+
+
 def _follows_format(flags: Mapping[int, bool], ids: np.ndarray, by_id: np.ndarray) -> np.ndarray:
-    """Per item of ``ids`` (unique; ``by_id`` sorts them), its flag in ``flags`` (item id → flag), True
-    where it has none: an item without a raw output broke no format."""
+    """Per item of ``ids`` (``by_id`` sorts them), its flag in ``flags`` (item id → flag), True where
+    it has none: an item without a raw output broke no format."""
     follows = np.ones(ids.size, dtype=bool)
-    if not flags or not ids.size:
-        return follows
-    keys = np.fromiter(flags.keys(), dtype=np.int64, count=len(flags))
-    values = np.fromiter(flags.values(), dtype=bool, count=len(flags))
-    sorted_ids = ids[by_id]
-    at = np.minimum(np.searchsorted(sorted_ids, keys), ids.size - 1)
-    known = sorted_ids[at] == keys
-    follows[by_id[at[known]]] = values[known]
+    if flags:
+        rows, known = _rows_of(ids, by_id, np.fromiter(flags.keys(), dtype=np.int64, count=len(flags)))
+        follows[rows] = np.fromiter(flags.values(), dtype=bool, count=len(flags))[known]
     return follows
 
 

@@ -255,7 +255,7 @@ def preset_mask(
     if query.preset is None:
         return everything
     if query.preset == "misses":
-        return _misses(query, rows, table, spans)
+        return _misses(query, table, spans)
     chosen = rows if query.detector == ANY else rows[rows["detector"] == query.detector]
     if query.preset == "clean-flagged":
         hit = chosen["clean"] & (chosen["n_pred"] > 0)
@@ -289,11 +289,11 @@ def found_gold_spans(spans: DatasetSpans, detectors: Iterable[str], threshold: f
     return np.unique(np.concatenate(found)) if found else np.zeros(0, dtype=np.int64)
 
 
-def _misses(query: FinderQuery, rows: pd.DataFrame, table: pd.DataFrame, spans: DatasetSpans) -> pd.Series:
+def _misses(query: FinderQuery, table: pd.DataFrame, spans: DatasetSpans) -> pd.Series:
     """Items with a gold span that Y (or, for "any", another detector) found and X did not."""
     if query.detector == ANY or query.detector == query.other:
         return pd.Series(False, index=table.index)
-    others = [d for d in rows["detector"].unique() if d != query.detector]
+    others = [d.name for d in spans.detectors if d.name != query.detector]
     if query.other != ANY:
         others = [d for d in others if d == query.other]
     by_y = found_gold_spans(spans, others, query.threshold)

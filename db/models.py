@@ -318,7 +318,11 @@ class SentenceLabel(Versioned, Base):
     __tablename__ = "sentence_labels"
     __table_args__ = (
         UniqueConstraint("label_set_id", "sentence_id", name="uq_sentence_labels"),
-        CheckConstraint("label IN ('correct', 'incorrect', 'unknown')", name="ck_sentence_label"),
+        # Not ``label IN (…)``: SQLite builds a table of the values for that on every row of a bulk
+        # insert (migration 0005).
+        CheckConstraint(
+            "label = 'correct' OR label = 'incorrect' OR label = 'unknown'", name="ck_sentence_label"
+        ),
     )
 
     id: Mapped[int] = mapped_column(primary_key=True)

@@ -4,7 +4,10 @@ from __future__ import annotations
 
 from alembic.autogenerate import compare_metadata
 from alembic.runtime.migration import MigrationContext
+from sqlalchemy import func, insert, select
+from sqlalchemy.exc import IntegrityError
 
+from db import models as m
 from db.migrate import HEAD, current_revision, head_revision, upgrade
 from db.models import Base
 
@@ -44,3 +47,80 @@ def test_a_store_with_no_schema_has_no_revision(tmp_path) -> None:
     assert current_revision(engine) is None
     upgrade(engine)
     assert current_revision(engine) == HEAD
+
+
+def _sentence_label_check(engine) -> str:
+    """The sentence-label CHECK as the database itself holds it."""
+    with engine.connect() as connection:
+        if connection.dialect.name == "sqlite":
+            sql = connection.exec_driver_sql(
+                "SELECT sql FROM sqlite_master WHERE type = 'table' AND name = 'sentence_labels'"
+            ).scalar_one()
+            return next(line for line in sql.splitlines() if "ck_sentence_label" in line)
+        return connection.exec_driver_sql(
+            "SELECT pg_get_constraintdef(oid) FROM pg_constraint WHERE conname = 'ck_sentence_label'"
+        ).scalar_one()
+
+
+def _lists_values(check: str) -> bool:
+    """Whether a CHECK tests a value against a list (PostgreSQL shows ``IN (…)`` as ``= ANY (ARRAY…)``)."""
+    return " IN " in check.upper() or "ANY (" in check.upper()
+
+
+def _gold_ids(engine) -> tuple[int, int, int]:
+    """(item, sentence, label set) of a sentence of the small gold dataset, imported for the test, in a
+    label set of its own with no labels yet (the gold set has one on every sentence)."""
+    from db.access import OPERATOR
+    from db.importer import import_bundle
+    from tests.db.import_samples import gold_bundle
+
+    import_bundle(engine, gold_bundle(), actor=OPERATOR)
+    with engine.connect().execution_options(write=True) as connection, connection.begin():
+        dataset_id = connection.execute(select(m.Dataset.id)).scalar_one()
+        item_id, sentence_id = connection.execute(select(m.Sentence.item_id, m.Sentence.id).limit(1)).one()
+        connection.execute(insert(m.LabelSet).values(dataset_id=dataset_id, kind="human", name="check"))
+        label_set_id = connection.execute(
+            select(m.LabelSet.id).where(m.LabelSet.name == "check")
+        ).scalar_one()
+    return item_id, sentence_id, label_set_id
+
+
+def _label_accepted(engine, ids: tuple[int, int, int], label: str) -> bool:
+    """Whether the store takes a sentence label ``label`` (tried in a transaction that is rolled back)."""
+    item_id, sentence_id, label_set_id = ids
+    row = {"label_set_id": label_set_id, "sentence_id": sentence_id, "item_id": item_id, "label": label}
+    with engine.connect().execution_options(write=True) as connection, connection.begin() as transaction:
+        try:
+            connection.execute(insert(m.SentenceLabel).values(**row))
+        except IntegrityError:
+            return False
+        finally:
+            transaction.rollback()
+    return True
+
+
+def test_the_sentence_label_check_is_written_without_in_and_admits_exactly_the_three_labels(engine) -> None:
+    """Migration 0005: the same values admitted, as comparisons joined by OR (SQLite builds a table
+    of an ``IN`` list's values on every row of a bulk insert)."""
+    from alembic import command
+
+    from db.migrate import alembic_config
+
+    ids = _gold_ids(engine)
+    check = _sentence_label_check(engine)
+    assert not _lists_values(check) and "'unknown'" in check
+    for label in ("correct", "incorrect", "unknown"):
+        assert _label_accepted(engine, ids, label)
+    for label in ("Correct", "wrong", "", "correct "):
+        assert not _label_accepted(engine, ids, label)
+    with engine.connect().execution_options(write=True) as connection, connection.begin():
+        config = alembic_config()
+        config.attributes["connection"] = connection
+        command.downgrade(config, "0004")
+    assert _lists_values(_sentence_label_check(engine))
+    assert _label_accepted(engine, ids, "unknown") and not _label_accepted(engine, ids, "wrong")
+    upgrade(engine)
+    assert not _lists_values(_sentence_label_check(engine))
+    assert _label_accepted(engine, ids, "incorrect") and not _label_accepted(engine, ids, "wrong")
+    with engine.connect() as connection:  # the rebuilt table kept its rows
+        assert connection.execute(select(func.count()).select_from(m.SentenceLabel)).scalar_one() == 16

@@ -24,7 +24,7 @@ from sqlalchemy.orm import Session
 from db import models as m
 from db.access import Actor, require_in
 from db.engine import write_session
-from db.import_changes import ImportChanges, ReplaceRequired, plan_changes
+from db.import_changes import ImportChanges, MetaTexts, ReplaceRequired, plan_changes
 from db.repositories.annotations import response_scale
 from formats.problems import ImportRejected, Problem
 from formats.records import (
@@ -206,8 +206,16 @@ class _Batches:
             self.writing = False
         done = {key: len(items) for key, items in self.changes.label_set_items.items()}
         done_pairs = {key: len(pairs) for key, pairs in self.changes.rating_pairs.items()}
+        meta_texts = MetaTexts()  # this batch's: the plan encodes each label's meta, the writer reuses it
         plan_changes(
-            session, dataset.id, bundle, bad_items, rating_tasks, into=self.changes, fresh=self.fresh
+            session,
+            dataset.id,
+            bundle,
+            bad_items,
+            rating_tasks,
+            into=self.changes,
+            fresh=self.fresh,
+            meta_texts=meta_texts,
         )
         if self.changes.needs_replace and not replace_existing:
             self.writing = False
@@ -217,7 +225,14 @@ class _Batches:
         if self.item_ids is None:
             self.item_ids = {ext: s.id for ext, s in self.stored.items()}
         writer = _Writer(
-            session, dataset, self.stored, bad_items, self.result, fresh=self.fresh, item_ids=self.item_ids
+            session,
+            dataset,
+            self.stored,
+            bad_items,
+            self.result,
+            fresh=self.fresh,
+            item_ids=self.item_ids,
+            meta_texts=meta_texts,
         )
         writer.write_items(bundle.items)
         for label_set in bundle.label_sets:  # this batch's units whose rows differ from the stored ones
@@ -695,8 +710,11 @@ class _Writer:
         result: ImportResult,
         fresh: set[tuple[str, str]] | None = None,
         item_ids: dict[str, int] | None = None,
+        meta_texts: MetaTexts | None = None,
     ) -> None:
         self.session = session
+        # The sentence labels' meta as JSON text, shared with the change plan of the same batch.
+        self.meta_texts = MetaTexts() if meta_texts is None else meta_texts
         # Label sets made by this import: nothing of theirs is stored from before, nothing to clear.
         self.fresh = set() if fresh is None else fresh
         self.dataset = dataset
@@ -719,12 +737,20 @@ class _Writer:
             raise ValueError(f"rows for {model.__tablename__} do not all have the same fields")
         self._insert_tuples(model, keys, [tuple(row[k] for k in keys) for row in rows])
 
-    def _insert_tuples(self, model: type[m.Base], keys: Sequence[str], rows: list[tuple[Any, ...]]) -> None:
+    def _insert_tuples(
+        self,
+        model: type[m.Base],
+        keys: Sequence[str],
+        rows: list[tuple[Any, ...]],
+        *,
+        encoded: Sequence[str] = (),
+    ) -> None:
         """Insert rows given as tuples of ``keys`` values, with one driver-level executemany per chunk.
 
         The ORM's bulk path falls back to one INSERT per row when a table has Python-side defaults, and
         Core's per-row parameter processing still doubled the time of a 100 K-row import; here only the
         columns that need it go through their bind processor (JSON, dates) and defaults are computed once.
+        The values of the ``encoded`` keys are given as the database keeps them (JSON as its text).
         """
         if not rows:
             return
@@ -746,7 +772,8 @@ class _Writer:
         processors = [
             (k, process)
             for k, c in enumerate(columns)
-            if (process := c.type.dialect_impl(dialect).bind_processor(dialect)) is not None
+            if keys[k] not in encoded
+            and (process := c.type.dialect_impl(dialect).bind_processor(dialect)) is not None
         ]
         tail = []
         for column in defaults:
@@ -946,6 +973,7 @@ class _Writer:
         elif (record.kind, record.name) not in self.fresh:
             self._clear(label_set_id, item_ids)
         sentence_ids, claim_ids = self._index_maps(item_ids)
+        stored_meta = self.meta_texts.stored
         spans, sentence_labels, claim_labels, raw, scores, tokens = [], [], [], [], [], []
         response_scores: list[dict[str, Any]] = []
         extracted: list[tuple[int, int, Any]] = []
@@ -960,7 +988,7 @@ class _Writer:
                     lab.label,
                     lab.error_type,
                     lab.override,
-                    lab.meta,
+                    stored_meta(lab.meta),
                 )
                 for lab in a.sentence_labels
             ]
@@ -1025,6 +1053,7 @@ class _Writer:
             m.SentenceLabel,
             ("label_set_id", "item_id", "sentence_id", "label", "error_type", "override", "meta"),
             sentence_labels,
+            encoded=("meta",),
         )
         self._insert(m.ClaimLabel, claim_labels)
         self._insert(m.RawOutput, raw)

@@ -15,7 +15,7 @@ from sqlalchemy.orm import Session
 from db import models as m
 from db.access import OPERATOR
 from db.exporter import export_bundle
-from db.import_changes import ReplaceRequired
+from db.import_changes import MetaTexts, ReplaceRequired
 from db.import_undo import UndoRefused, recent_imports, undo_import
 from db.importer import import_bundle
 from db.transfer import import_file, import_predictions
@@ -225,3 +225,43 @@ def test_an_undo_keeps_what_it_replaced_and_can_be_undone_too(engine):
     assert latest.log_id == undo.log_id and latest.undoable and original.undone
     again = undo_import(engine, undo.log_id, actor=OPERATOR)
     assert again.rows == {"spans": 5, "sentence_labels": 16} and _gold(engine) == gold
+
+
+def test_meta_texts_encode_each_dict_once_and_tell_equal_dicts_apart():
+    texts = MetaTexts()
+    meta = {"n_unknown": 1, "agreement_ratio": 0.5}
+    first = texts(meta)
+    assert first == json.dumps(meta, sort_keys=True) and texts(meta) is first
+    equal = dict(meta)
+    assert texts(equal) == first and texts(equal) is not first  # another dict: encoded on its own
+    meta["n_unknown"] = 2  # a dict is taken as it was when first encoded, within one batch
+    assert texts(meta) is first
+    assert texts({}) == "" and texts.stored({}) == "{}" and texts.stored(equal) == first
+
+
+META = {"n_unknown": 1, "error_words": ["a", "é"], "agreement_ratio": 0.25}
+
+
+def _gold_with_meta():
+    """The small gold dataset, with meta (keys not in order) on the second label of the first item."""
+    bundle = gold_bundle()
+    bundle.label_sets[0].annotations[0].sentence_labels[1].meta = dict(META)
+    return bundle
+
+
+def test_sentence_label_meta_is_stored_as_the_plan_fingerprinted_it_and_undo_accepts_it(engine):
+    """The writer stores the text the change plan encoded (sorted keys); reading it back gives the
+    same rows, so a re-import is a no-op and the import can be undone."""
+    first = import_bundle(engine, _gold_with_meta(), actor=OPERATOR)
+    with Session(engine) as session:
+        stored = session.scalars(select(m.SentenceLabel.meta)).all()
+        text = session.connection().exec_driver_sql(
+            "SELECT CAST(metadata AS TEXT) FROM sentence_labels WHERE CAST(metadata AS TEXT) <> '{}'"
+        ).scalar_one()
+    assert META in stored and stored.count({}) == len(stored) - 1
+    assert text == json.dumps(META, sort_keys=True)
+    again = import_bundle(engine, _gold_with_meta(), actor=OPERATOR)
+    assert again.rows == {} and not again.changes.needs_replace
+    log_id = next(e.log_id for e in recent_imports(engine) if e.rows == first.rows)
+    undo_import(engine, log_id, actor=OPERATOR)
+    assert _counts(engine)[:2] == (0, 0)

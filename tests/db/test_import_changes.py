@@ -255,9 +255,13 @@ def test_sentence_label_meta_is_stored_as_the_plan_fingerprinted_it_and_undo_acc
     first = import_bundle(engine, _gold_with_meta(), actor=OPERATOR)
     with Session(engine) as session:
         stored = session.scalars(select(m.SentenceLabel.meta)).all()
-        text = session.connection().exec_driver_sql(
-            "SELECT CAST(metadata AS TEXT) FROM sentence_labels WHERE CAST(metadata AS TEXT) <> '{}'"
-        ).scalar_one()
+        text = (
+            session.connection()
+            .exec_driver_sql(
+                "SELECT CAST(metadata AS TEXT) FROM sentence_labels WHERE CAST(metadata AS TEXT) <> '{}'"
+            )
+            .scalar_one()
+        )
     assert META in stored and stored.count({}) == len(stored) - 1
     assert text == json.dumps(META, sort_keys=True)
     again = import_bundle(engine, _gold_with_meta(), actor=OPERATOR)

@@ -58,7 +58,8 @@ def _sentence_label_check(engine) -> str:
             ).scalar_one()
             return next(line for line in sql.splitlines() if "ck_sentence_label" in line)
         return connection.exec_driver_sql(
-            "SELECT pg_get_constraintdef(oid) FROM pg_constraint WHERE conname = 'ck_sentence_label'"
+            "SELECT pg_get_constraintdef(oid) FROM pg_constraint"
+            " WHERE conname = 'ck_sentence_label' AND conrelid = 'sentence_labels'::regclass"
         ).scalar_one()
 
 

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from alembic.autogenerate import compare_metadata
 from alembic.runtime.migration import MigrationContext
-from sqlalchemy import func, insert, select
+from sqlalchemy import func, insert, inspect, select
 from sqlalchemy.exc import IntegrityError
 
 from db import models as m
@@ -68,6 +68,15 @@ def _lists_values(check: str) -> bool:
     return " IN " in check.upper() or "ANY (" in check.upper()
 
 
+def _table_shape(engine) -> tuple[list[str], ...]:
+    """The sentence-label table's indexes, unique constraints and foreign keys, in a stable order."""
+    inspector = inspect(engine)
+    return tuple(
+        sorted(repr(entry) for entry in found("sentence_labels"))
+        for found in (inspector.get_indexes, inspector.get_unique_constraints, inspector.get_foreign_keys)
+    )
+
+
 def _gold_ids(engine) -> tuple[int, int, int]:
     """(item, sentence, label set) of a sentence of the small gold dataset, imported for the test, in a
     label set of its own with no labels yet (the gold set has one on every sentence)."""
@@ -114,13 +123,17 @@ def test_the_sentence_label_check_is_written_without_in_and_admits_exactly_the_t
         assert _label_accepted(engine, ids, label)
     for label in ("Correct", "wrong", "", "correct "):
         assert not _label_accepted(engine, ids, label)
-    with engine.connect().execution_options(write=True) as connection, connection.begin():
-        config = alembic_config()
-        config.attributes["connection"] = connection
-        command.downgrade(config, "0004")
-    assert _lists_values(_sentence_label_check(engine))
-    assert _label_accepted(engine, ids, "unknown") and not _label_accepted(engine, ids, "wrong")
-    upgrade(engine)
+    shape = _table_shape(engine)
+    try:
+        with engine.connect().execution_options(write=True) as connection, connection.begin():
+            config = alembic_config()
+            config.attributes["connection"] = connection
+            command.downgrade(config, "0004")
+        assert _lists_values(_sentence_label_check(engine))
+        assert _label_accepted(engine, ids, "unknown") and not _label_accepted(engine, ids, "wrong")
+    finally:
+        upgrade(engine)
+    assert _table_shape(engine) == shape  # SQLite rebuilt the table twice: its keys and indexes are kept
     assert not _lists_values(_sentence_label_check(engine))
     assert _label_accepted(engine, ids, "incorrect") and not _label_accepted(engine, ids, "wrong")
     with engine.connect() as connection:  # the rebuilt table kept its rows

@@ -26,7 +26,8 @@ def test_the_head_upgrade_checks_against_is_the_scripts_head(engine) -> None:
         assert current_revision(engine) == MigrationContext.configure(connection).get_current_revision()
 
 
-def test_a_store_behind_the_head_is_upgraded(engine) -> None:
+def _downgrade(engine, revision: str) -> None:
+    """Take the store back to ``revision`` with Alembic, in one transaction."""
     from alembic import command
 
     from db.migrate import alembic_config
@@ -34,7 +35,11 @@ def test_a_store_behind_the_head_is_upgraded(engine) -> None:
     with engine.connect().execution_options(write=True) as connection, connection.begin():
         config = alembic_config()
         config.attributes["connection"] = connection
-        command.downgrade(config, "0003")
+        command.downgrade(config, revision)
+
+
+def test_a_store_behind_the_head_is_upgraded(engine) -> None:
+    _downgrade(engine, "0003")
     assert current_revision(engine) == "0003"
     upgrade(engine)
     assert current_revision(engine) == HEAD
@@ -112,10 +117,6 @@ def _label_accepted(engine, ids: tuple[int, int, int], label: str) -> bool:
 def test_the_sentence_label_check_is_written_without_in_and_admits_exactly_the_three_labels(engine) -> None:
     """Migration 0005: the same values admitted, as comparisons joined by OR (SQLite builds a table
     of an ``IN`` list's values on every row of a bulk insert)."""
-    from alembic import command
-
-    from db.migrate import alembic_config
-
     ids = _gold_ids(engine)
     check = _sentence_label_check(engine)
     assert not _lists_values(check) and "'unknown'" in check
@@ -125,10 +126,7 @@ def test_the_sentence_label_check_is_written_without_in_and_admits_exactly_the_t
         assert not _label_accepted(engine, ids, label)
     shape = _table_shape(engine)
     try:
-        with engine.connect().execution_options(write=True) as connection, connection.begin():
-            config = alembic_config()
-            config.attributes["connection"] = connection
-            command.downgrade(config, "0004")
+        _downgrade(engine, "0004")
         assert _lists_values(_sentence_label_check(engine))
         assert _label_accepted(engine, ids, "unknown") and not _label_accepted(engine, ids, "wrong")
     finally:

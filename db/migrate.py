@@ -6,14 +6,22 @@ transaction-scoped advisory lock there; on SQLite the write lock of ``BEGIN IMME
 Every command and page start calls :func:`upgrade`, and a store is almost always at the newest schema
 already; that is told by one query against :data:`HEAD`, so Alembic (a tenth of a second to import and
 read its scripts) is only loaded when there is something to apply.
+
+A database with no tables at all (a first start, a first import) is not taken through every migration:
+its schema is created from the models and marked as being at :data:`HEAD`, as Alembic's documentation
+advises for a new database. Running the five migrations took 0.17–0.25 s of a first 100 K-row import;
+creating the tables takes 0.02 s. A test builds one store each way, on both databases, and holds their
+schemas (tables, columns, keys, indexes, checks) and seeded rows equal.
 """
 
 from __future__ import annotations
 
+from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from sqlalchemy import Engine, inspect, text
+from sqlalchemy import Connection, Engine, insert, inspect, text
 
 if TYPE_CHECKING:
     from alembic.config import Config
@@ -49,14 +57,53 @@ def current_revision(engine: Engine) -> str | None:
 
 
 def upgrade(engine: Engine) -> None:
-    """Apply every pending migration in one transaction (no-op when already at head)."""
+    """Bring the store to :data:`HEAD` in one transaction (no-op when already there): a database with no
+    tables gets the newest schema at once, any other store every pending migration."""
     if current_revision(engine) == HEAD:
         return
-    from alembic import command
+    with _locked(engine) as connection:
+        if inspect(connection).get_table_names():
+            _run_migrations(connection, "head")
+        else:
+            _create_newest_schema(connection)
 
-    config = alembic_config()
+
+def upgrade_by_migrations(engine: Engine, revision: str = "head") -> None:
+    """Take the store to ``revision`` through the migration scripts, even from no schema at all: how
+    every store was made before :func:`upgrade` created new ones from the models (the tests compare
+    the two)."""
+    with _locked(engine) as connection:
+        _run_migrations(connection, revision)
+
+
+@contextmanager
+def _locked(engine: Engine) -> Iterator[Connection]:
+    """A write transaction that no other process migrating the same store runs beside."""
     with engine.connect().execution_options(write=True) as connection, connection.begin():
         if connection.dialect.name == "postgresql":
             connection.execute(text("SELECT pg_advisory_xact_lock(:key)"), {"key": _ADVISORY_LOCK_KEY})
-        config.attributes["connection"] = connection
-        command.upgrade(config, "head")
+        yield connection
+
+
+def _run_migrations(connection: Connection, revision: str) -> None:
+    from alembic import command
+
+    config = alembic_config()
+    config.attributes["connection"] = connection
+    command.upgrade(config, revision)
+
+
+def _create_newest_schema(connection: Connection) -> None:
+    """The models' tables, the rows the migrations seed, and Alembic's record that the store is at
+    :data:`HEAD` (its ``alembic_version`` table, as Alembic itself creates it)."""
+    from db.models import Base, StoreRevision
+
+    Base.metadata.create_all(connection)
+    connection.execute(insert(StoreRevision).values(id=1, revision=0))  # as 0001 seeds it
+    connection.execute(
+        text(
+            "CREATE TABLE alembic_version (version_num VARCHAR(32) NOT NULL,"
+            " CONSTRAINT alembic_version_pkc PRIMARY KEY (version_num))"
+        )
+    )
+    connection.execute(text("INSERT INTO alembic_version (version_num) VALUES (:head)"), {"head": HEAD})

@@ -71,6 +71,25 @@ def pg_schema_url() -> Iterator[str]:
     admin.dispose()
 
 
+@pytest.fixture(params=["sqlite", pytest.param("postgres", marks=pytest.mark.postgres)])
+def bare_url(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[str]:
+    """A database with no tables at all, on SQLite and on PostgreSQL (a schema of its own, dropped after)."""
+    if request.param == "sqlite":
+        yield f"sqlite:///{tmp_path / 'bare.db'}"
+        return
+    request.getfixturevalue("pg_schema_url")  # skips, or fails in CI, when PostgreSQL is unreachable
+    schema = f"bare_{uuid.uuid4().hex[:12]}"
+    admin = create_engine(PG_URL)
+    with admin.begin() as connection:
+        connection.execute(text(f'CREATE SCHEMA "{schema}"'))
+    try:
+        yield f"{PG_URL}?options=-csearch_path%3D{schema}"
+    finally:
+        with admin.begin() as connection:
+            connection.execute(text(f'DROP SCHEMA "{schema}" CASCADE'))
+        admin.dispose()
+
+
 def _empty_postgres(engine: Engine) -> None:
     tables = [t.name for t in Base.metadata.sorted_tables if t.name != "store_revision"]
     with engine.begin() as connection:

@@ -1,23 +1,116 @@
-"""The Alembic migrations produce exactly the schema the models describe, on both databases."""
+"""The Alembic migrations produce exactly the schema the models describe, on both databases; a new store,
+created from the models, is the same store the migrations build."""
 
 from __future__ import annotations
 
+import re
+from typing import Any
+
 from alembic.autogenerate import compare_metadata
 from alembic.runtime.migration import MigrationContext
-from sqlalchemy import func, insert, inspect, select
+from sqlalchemy import func, insert, inspect, select, text
 from sqlalchemy.exc import IntegrityError
 
 from db import models as m
-from db.migrate import HEAD, current_revision, head_revision, upgrade
+from db.engine import make_engine
+from db.migrate import HEAD, current_revision, head_revision, upgrade, upgrade_by_migrations
 from db.models import Base
 
 
-def test_migrated_schema_matches_models(engine) -> None:
-    assert current_revision(engine) == head_revision()
-    upgrade(engine)  # idempotent
+def test_migrated_schema_matches_models(bare_url) -> None:
+    engine = make_engine(bare_url)
+    try:
+        upgrade_by_migrations(engine)
+        assert current_revision(engine) == head_revision()
+        upgrade(engine)  # idempotent
+        with engine.connect() as connection:
+            differences = compare_metadata(MigrationContext.configure(connection), Base.metadata)
+        assert differences == []
+    finally:
+        engine.dispose()
+
+
+def _normal_sql(sql: Any) -> str:
+    """A CHECK's or default's text with its spacing and outer brackets evened out."""
+    text_ = re.sub(r"\s+", " ", str(sql)).strip()
+    while text_.startswith("(") and text_.endswith(")") and _balanced(text_[1:-1]):
+        text_ = text_[1:-1].strip()
+    return text_
+
+
+def _balanced(text_: str) -> bool:
+    depth = 0
+    for char in text_:
+        depth += {"(": 1, ")": -1}.get(char, 0)
+        if depth < 0:
+            return False
+    return depth == 0
+
+
+def _schema(engine) -> dict[str, Any]:
+    """Everything a store's schema says, as the database reports it, plus the rows it is made with."""
+    inspector = inspect(engine)
+    tables: dict[str, Any] = {}
+    for name in sorted(inspector.get_table_names()):
+        tables[name] = {
+            # By name: a column a later migration added comes last in a migrated table, and no statement
+            # relies on a column's position (every one names its columns).
+            "columns": sorted(
+                (
+                    c["name"],
+                    str(c["type"]),
+                    c["nullable"],
+                    _normal_sql(c["default"]) if c["default"] else None,
+                )
+                for c in inspector.get_columns(name)
+            ),
+            "primary key": inspector.get_pk_constraint(name),
+            "foreign keys": sorted(map(repr, inspector.get_foreign_keys(name))),
+            "indexes": sorted(map(repr, inspector.get_indexes(name))),
+            "unique": sorted(map(repr, inspector.get_unique_constraints(name))),
+            "checks": sorted(
+                (c["name"], _normal_sql(c["sqltext"])) for c in inspector.get_check_constraints(name)
+            ),
+        }
     with engine.connect() as connection:
-        differences = compare_metadata(MigrationContext.configure(connection), Base.metadata)
-    assert differences == []
+        rows = {
+            table: sorted(map(tuple, connection.execute(text(f"SELECT * FROM {table}"))))
+            for table in ("store_revision", "alembic_version")
+        }
+    return {"tables": tables, "rows": rows}
+
+
+def test_a_new_store_is_created_from_the_models_exactly_as_the_migrations_build_it(
+    bare_url, tmp_path
+) -> None:
+    """:func:`upgrade` of a database with no tables skips the migrations: the store it makes must be the
+    one the migrations make, table by table, with the same seeded rows and the same revision."""
+    if bare_url.startswith("sqlite"):
+        migrated_url = f"sqlite:///{tmp_path / 'migrated.db'}"
+    else:  # a second bare schema: the fixture gives one per test, so make the other by hand
+        migrated_url = bare_url.replace("bare_", "mig_")
+        with make_engine(bare_url.split("?")[0]).begin() as connection:
+            connection.execute(text(f'CREATE SCHEMA "{_schema_name(migrated_url)}"'))
+    created, migrated = make_engine(bare_url), make_engine(migrated_url)
+    try:
+        upgrade(created)
+        upgrade_by_migrations(migrated)
+        assert current_revision(created) == current_revision(migrated) == HEAD
+        with created.connect() as connection:
+            assert MigrationContext.configure(connection).get_current_revision() == HEAD
+        new, old = _schema(created), _schema(migrated)
+        assert len(new["tables"]) == len(Base.metadata.tables) + 1  # and alembic_version
+        assert new == old
+    finally:
+        created.dispose()
+        migrated.dispose()
+        if not migrated_url.startswith("sqlite"):
+            with make_engine(bare_url.split("?")[0]).begin() as connection:
+                connection.execute(text(f'DROP SCHEMA "{_schema_name(migrated_url)}" CASCADE'))
+
+
+def _schema_name(url: str) -> str:
+    return url.rsplit("search_path%3D", 1)[1]
 
 
 def test_the_head_upgrade_checks_against_is_the_scripts_head(engine) -> None:
@@ -136,3 +229,32 @@ def test_the_sentence_label_check_is_written_without_in_and_admits_exactly_the_t
     assert _label_accepted(engine, ids, "incorrect") and not _label_accepted(engine, ids, "wrong")
     with engine.connect() as connection:  # the rebuilt table kept its rows
         assert connection.execute(select(func.count()).select_from(m.SentenceLabel)).scalar_one() == 16
+
+
+def test_processes_starting_together_on_a_new_store_create_it_once(bare_url) -> None:
+    """Several app processes started at once on one new database: one creates the schema, the others
+    wait for its lock and find it there (none fails, the seeded row is there once)."""
+    import subprocess
+    import sys
+    from pathlib import Path
+
+    root = Path(__file__).resolve().parents[2]
+    script = "import sys; from db.engine import make_engine; from db.migrate import upgrade; upgrade(make_engine(sys.argv[1]))"
+    processes = [
+        subprocess.Popen(
+            [sys.executable, "-c", script, bare_url], cwd=root, stderr=subprocess.PIPE, text=True
+        )
+        for _ in range(4)
+    ]
+    failures = [
+        error
+        for process in processes
+        if (error := process.communicate(timeout=300)[1]) and process.returncode
+    ]
+    assert failures == []
+    engine = make_engine(bare_url)
+    try:
+        assert current_revision(engine) == HEAD
+        assert _schema(engine)["rows"] == {"store_revision": [(1, 0)], "alembic_version": [(HEAD,)]}
+    finally:
+        engine.dispose()

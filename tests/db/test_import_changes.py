@@ -9,13 +9,15 @@ from __future__ import annotations
 import json
 
 import pytest
+from hypothesis import given
+from hypothesis import strategies as st
 from sqlalchemy import func, select
 from sqlalchemy.orm import Session
 
 from db import models as m
 from db.access import OPERATOR
 from db.exporter import export_bundle
-from db.import_changes import MetaTexts, ReplaceRequired
+from db.import_changes import MetaTexts, ReplaceRequired, meta_text
 from db.import_undo import UndoRefused, recent_imports, undo_import
 from db.importer import import_bundle
 from db.transfer import import_file, import_predictions
@@ -237,6 +239,33 @@ def test_meta_texts_encode_each_dict_once_and_tell_equal_dicts_apart():
     meta["n_unknown"] = 2  # a dict is taken as it was when first encoded, within one batch
     assert texts(meta) is first
     assert texts({}) == "" and texts.stored({}) == "{}" and texts.stored(equal) == first
+
+
+_JSON_LEAVES = (
+    st.none()
+    | st.booleans()
+    | st.integers()
+    | st.floats()  # NaN and infinities too: json.dumps writes them as NaN and Infinity
+    | st.text()
+)
+_JSON_VALUES = st.recursive(
+    _JSON_LEAVES,
+    lambda inner: st.lists(inner, max_size=4) | st.dictionaries(st.text(), inner, max_size=4),
+    max_leaves=12,
+)
+
+
+@given(st.dictionaries(st.text(), _JSON_VALUES, max_size=6))
+def test_meta_text_is_json_dumps_with_sorted_keys(meta) -> None:
+    """The plan's encoder (built once, not per call) writes exactly what ``json.dumps`` does, so the
+    digests logged by earlier imports still match."""
+    assert meta_text(meta) == (json.dumps(meta, sort_keys=True) if meta else "")
+
+
+def test_meta_text_refuses_what_json_dumps_refuses() -> None:
+    for meta in ({"a": object()}, {"a": {1: 2, "b": 3}}):
+        with pytest.raises(TypeError):
+            meta_text(meta)
 
 
 META = {"n_unknown": 1, "error_words": ["a", "é"], "agreement_ratio": 0.25}

@@ -14,7 +14,7 @@ from sqlalchemy import Engine, func, select
 from db import models as m
 from db.access import OPERATOR
 from db.exporter import export_bundle
-from db.transfer import ImportOutcome, import_file, import_path
+from db.transfer import ImportOutcome, import_file, import_path, import_predictions
 from formats import alignbench
 from formats.base import ReadOptions
 from formats.records import SentenceLabelRecord, SpanRecord
@@ -477,3 +477,82 @@ def test_a_postgresql_import_gives_the_planner_its_tables_sizes(engine: Engine, 
             ).all()
         )
     assert estimates["items"] > 0 and estimates["sentence_labels"] > 0
+
+
+def _sentences_agree(engine: Engine) -> list[tuple[str, int, int]]:
+    """Every sentence label and score whose sentence is not the one of its item and index, as
+    (table, row id, sentence id): none, when the ids the writer took are the sentences' own."""
+    wrong: list[tuple[str, int, int]] = []
+    with engine.connect() as connection:
+        for model in (m.SentenceLabel, m.SentenceScore):
+            rows = connection.execute(
+                select(model.id, model.sentence_id)
+                .join(m.Sentence, m.Sentence.id == model.sentence_id)
+                .where(m.Sentence.item_id != model.item_id)
+            )
+            wrong += [(model.__tablename__, row_id, sentence_id) for row_id, sentence_id in rows]
+        orphans = connection.scalar(
+            select(func.count())
+            .select_from(m.SentenceLabel)
+            .outerjoin(m.Sentence, m.Sentence.id == m.SentenceLabel.sentence_id)
+            .where(m.Sentence.id.is_(None))
+        )
+    assert orphans == 0
+    return wrong
+
+
+def test_sentence_ids_taken_before_the_insert_are_the_sentences_own(
+    engine: Engine, small_batches: None
+) -> None:
+    """The writer gives new sentences their ids before inserting them, and each label the id of its
+    sentence without reading it back: after a dataset holding the newest ids was deleted, after another
+    connection drew ids from PostgreSQL's sequence, in batches, and beside labels given to sentences
+    stored before (a detector's scores of a stored dataset)."""
+    assert run(engine, rows_csv(6), dataset="first").ok
+    assert run(engine, rows_csv(6), dataset="gone").ok
+    with engine.begin() as connection:  # the newest sentences go with their dataset
+        connection.execute(m.Dataset.__table__.delete().where(m.Dataset.name == "gone"))
+    if engine.dialect.name == "postgresql":  # another writer's draws: never ours to take
+        with engine.begin() as connection:
+            taken = (
+                connection.exec_driver_sql(
+                    "SELECT nextval(pg_get_serial_sequence('sentences', 'id')) FROM generate_series(1, 5)"
+                )
+                .scalars()
+                .all()
+            )
+        assert len(taken) == 5
+    outcome = run(engine, rows_csv(40), dataset="ab")
+    assert outcome.ok and outcome.result is not None and outcome.result.rows["sentences"] == 120
+    scores = "model,image_name,sentence_index,score\n" + "".join(
+        f"m{c % 3},img{c}.jpg,{s},{10 * s}\n" for c in range(40) for s in range(3)
+    )
+    scored = import_predictions(
+        engine,
+        scores.encode(),
+        actor=OPERATOR,
+        source="scores.csv",
+        dataset="ab",
+        detector="scorer",
+        format_name="alignbench-scores",
+    )
+    assert scored.ok, scored.problems
+    assert _sentences_agree(engine) == []
+    with (
+        engine.begin() as connection
+    ):  # a sentence added later, by the database's own ids, collides with none
+        item_id = connection.scalar(select(func.min(m.Item.id)))
+        connection.execute(
+            m.Sentence.__table__.insert().values(item_id=item_id, index=99, start=0, end=1, source="splitter")
+        )
+    stored = export_bundle(engine, "ab", actor=OPERATOR)
+    whole = alignbench.FORMAT.read(rows_csv(40), source="rows.csv", options=ReadOptions(dataset="ab")).bundle
+    assert whole is not None
+    gold = next(s for s in stored.label_sets if s.kind == "gold")
+    assert [a.sentence_labels for a in gold.annotations] == [
+        a.sentence_labels for a in whole.label_sets[0].annotations
+    ]
+    detector = next(s for s in stored.label_sets if s.name == "scorer")
+    assert [[(s.index, s.score) for s in a.sentence_scores] for a in detector.annotations] == [
+        [(s, 10.0 * s) for s in range(3)] for _ in range(40)
+    ]

@@ -39,7 +39,12 @@ from formats.records import (
     RatingRecord,
     RatingTaskRecord,
 )
-from formats.storable import unstorable
+from formats.storable import (
+    bytes_may_hold_unstorable,
+    file_may_hold_unstorable,
+    may_hold_unstorable,
+    unstorable,
+)
 from formats.text import decode_text, head_text, scan_text_file, utf8_problems
 
 FORMAT_VERSION = 1
@@ -268,7 +273,7 @@ class CanonicalFormat(Format):
         if shape is not None:
             problems.append(Problem(source, shape[0], "-", shape[1]))
             return ReadResult(None, problems)
-        lines = _Lines(source, options, problems)
+        lines = _Lines(source, options, problems, check_storable=may_hold_unstorable(text, json=True))
         for index, row in iter_jsonl(text, source, problems):
             if not lines.take(index, row):
                 return ReadResult(None, problems)
@@ -290,7 +295,8 @@ class CanonicalFormat(Format):
             or _splits_annotations(_data_lines(data))
         ):
             return self.read(data, source=source, options=options)
-        return _batched(_json_lines(_data_lines(data), source, problems), source, options, problems)
+        rows = _json_lines(_data_lines(data), source, problems)
+        return _batched(rows, source, options, problems, bytes_may_hold_unstorable(data, json=True))
 
     def read_file_batches(
         self, path: Path, head: bytes, *, source: str, options: ReadOptions | None = None
@@ -309,14 +315,20 @@ class CanonicalFormat(Format):
         ):
             return None
         rows = _json_lines(_file_lines(path), source, problems)
-        return _batched(rows, source, options or ReadOptions(), problems)
+        suspicious = file_may_hold_unstorable(path, json=True)
+        return _batched(rows, source, options or ReadOptions(), problems, suspicious)
 
 
 def _batched(
-    rows: Iterator[tuple[int, Any]], source: str, options: ReadOptions, problems: list[Problem]
+    rows: Iterator[tuple[int, Any]],
+    source: str,
+    options: ReadOptions,
+    problems: list[Problem],
+    suspicious: bool,
 ) -> ReadResult:
-    """The records of ``rows`` (line index, value) in bundles of about :data:`BATCH_RECORDS` lines."""
-    lines = _Lines(source, options, problems)
+    """The records of ``rows`` (line index, value) in bundles of about :data:`BATCH_RECORDS` lines;
+    each record is checked for what a store cannot keep only when the input is ``suspicious``."""
+    lines = _Lines(source, options, problems, check_storable=suspicious)
     for index, row in rows:
         if not lines.take(index, row):
             return ReadResult(None, problems)
@@ -445,8 +457,12 @@ def _file_holds(path: Path, marks: Iterable[bytes], part: int = 1 << 22) -> bool
 class _Lines:
     """The records of a canonical file taken line by line into a bundle (or into batches of one)."""
 
-    def __init__(self, source: str, options: ReadOptions, problems: list[Problem]) -> None:
+    def __init__(
+        self, source: str, options: ReadOptions, problems: list[Problem], *, check_storable: bool = True
+    ) -> None:
         self.source, self.options, self.problems = source, options, problems
+        # False when the whole input was found to hold nothing a store cannot keep (no record is walked).
+        self.check_storable = check_storable
         self.bundle: Bundle | None = None
         self.label_sets: dict[tuple[str, str], LabelSetRecord] = {}
         self.tasks: dict[str, RatingTaskRecord] = {}
@@ -468,7 +484,7 @@ class _Lines:
             )
             return True
         kind = row.pop("record")
-        bad = unstorable(row)
+        bad = unstorable(row) if self.check_storable else None
         if bad:
             problems.append(Problem(source, where, *bad))
             return True

@@ -60,3 +60,42 @@ def test_an_alignbench_json_row_with_a_number_past_a_float_is_refused_by_name(
     (error,) = outcome.errors
     assert (error.file, error.field) == ("rows.jsonl", "image_source") and "JSON cannot hold" in error.reason
     assert [d.name for d in list_datasets(engine)] == []
+
+
+@pytest.mark.parametrize(
+    ("written", "field", "says"),
+    [
+        ('{"score": NaN}', "meta.score", "JSON cannot hold"),
+        ('{"x": [1, -Infinity]}', "meta.x[1]", "JSON cannot hold"),
+        ('{"x": 1e999}', "meta.x", "JSON cannot hold"),
+        ('{"note": "a\\u0000b"}', "meta.note", "NUL"),
+        ('{"note": "\\ud800"}', "meta.note", "surrogate"),
+    ],
+)
+@pytest.mark.parametrize("from_disk", [False, True])
+def test_a_canonical_file_read_in_batches_refuses_a_late_unstorable_value_by_name(
+    engine: Engine, tmp_path, monkeypatch, written: str, field: str, says: str, from_disk: bool
+) -> None:
+    """The records of a file in batches are walked for such values only when its bytes may hold one;
+    one on the 40th item, in a later batch, is still refused naming its line and field."""
+    from db.transfer import import_path
+    from formats import canonical
+
+    monkeypatch.setattr(canonical, "BATCH_RECORDS", 8)
+    lines = [json.dumps(_DATASET)] + [
+        json.dumps({"record": "item", "external_id": f"i{k}", "response": "One.", "meta": {"k": k}})
+        for k in range(60)
+    ]
+    lines[40] = f'{{"record": "item", "external_id": "i39", "response": "One.", "meta": {written}}}'
+    data = ("\n".join(lines) + "\n").encode()
+    if from_disk:
+        path = tmp_path / "late.jsonl"
+        path.write_bytes(data)
+        outcome = import_path(engine, path, actor=OPERATOR, source="late.jsonl", format_name="canonical")
+    else:
+        outcome = import_file(engine, data, actor=OPERATOR, source="late.jsonl", format_name="canonical")
+    assert not outcome.ok
+    (error,) = outcome.errors
+    assert (error.file, error.record, error.field) == ("late.jsonl", "line 41", field)
+    assert says in error.reason
+    assert [d.name for d in list_datasets(engine)] == []

@@ -73,11 +73,22 @@ def _schema(engine) -> dict[str, Any]:
             ),
         }
     with engine.connect() as connection:
-        rows = {
-            table: sorted(map(tuple, connection.execute(text(f"SELECT * FROM {table}"))))
-            for table in ("store_revision", "alembic_version")
+        rows = {  # every table's: a new store holds only what a migration seeds
+            table: sorted(map(tuple, connection.execute(text(f'SELECT * FROM "{table}"'))))
+            for table in tables
         }
-    return {"tables": tables, "rows": rows}
+        extra = {"views": sorted(inspector.get_view_names())}
+        if connection.dialect.name == "postgresql":
+            extra["sequences"] = sorted(inspector.get_sequence_names())
+            extra["triggers"] = sorted(
+                connection.execute(
+                    text(
+                        "SELECT c.relname, t.tgname FROM pg_trigger t JOIN pg_class c ON c.oid = t.tgrelid"
+                        " WHERE NOT t.tgisinternal AND c.relnamespace = current_schema()::regnamespace"
+                    )
+                ).all()
+            )
+    return {"tables": tables, "rows": {table: found for table, found in rows.items() if found}, **extra}
 
 
 def test_a_new_store_is_created_from_the_models_exactly_as_the_migrations_build_it(
@@ -88,7 +99,8 @@ def test_a_new_store_is_created_from_the_models_exactly_as_the_migrations_build_
     if bare_url.startswith("sqlite"):
         migrated_url = f"sqlite:///{tmp_path / 'migrated.db'}"
     else:  # a second bare schema: the fixture gives one per test, so make the other by hand
-        migrated_url = bare_url.replace("bare_", "mig_")
+        bare_schema = _schema_name(bare_url)
+        migrated_url = bare_url.removesuffix(bare_schema) + "mig_" + bare_schema.removeprefix("bare_")
         with make_engine(bare_url.split("?")[0]).begin() as connection:
             connection.execute(text(f'CREATE SCHEMA "{_schema_name(migrated_url)}"'))
     created, migrated = make_engine(bare_url), make_engine(migrated_url)
@@ -100,6 +112,7 @@ def test_a_new_store_is_created_from_the_models_exactly_as_the_migrations_build_
             assert MigrationContext.configure(connection).get_current_revision() == HEAD
         new, old = _schema(created), _schema(migrated)
         assert len(new["tables"]) == len(Base.metadata.tables) + 1  # and alembic_version
+        assert set(new["rows"]) == {"store_revision", "alembic_version"}
         assert new == old
     finally:
         created.dispose()
@@ -231,27 +244,34 @@ def test_the_sentence_label_check_is_written_without_in_and_admits_exactly_the_t
         assert connection.execute(select(func.count()).select_from(m.SentenceLabel)).scalar_one() == 16
 
 
+_TOGETHER = """
+import sys, time
+from db.engine import make_engine
+from db.migrate import upgrade
+engine = make_engine(sys.argv[1])
+time.sleep(max(0.0, float(sys.argv[2]) - time.time()))  # all start at one moment, imports done
+upgrade(engine)
+"""
+
+
 def test_processes_starting_together_on_a_new_store_create_it_once(bare_url) -> None:
     """Several app processes started at once on one new database: one creates the schema, the others
     wait for its lock and find it there (none fails, the seeded row is there once)."""
     import subprocess
     import sys
+    import time
     from pathlib import Path
 
     root = Path(__file__).resolve().parents[2]
-    script = "import sys; from db.engine import make_engine; from db.migrate import upgrade; upgrade(make_engine(sys.argv[1]))"
+    start = str(time.time() + 5)  # past every process's start-up, even on a busy machine
     processes = [
         subprocess.Popen(
-            [sys.executable, "-c", script, bare_url], cwd=root, stderr=subprocess.PIPE, text=True
+            [sys.executable, "-c", _TOGETHER, bare_url, start], cwd=root, stderr=subprocess.PIPE, text=True
         )
         for _ in range(4)
     ]
-    failures = [
-        error
-        for process in processes
-        if (error := process.communicate(timeout=300)[1]) and process.returncode
-    ]
-    assert failures == []
+    outcomes = [(process.communicate(timeout=300)[1], process.returncode) for process in processes]
+    assert [code for _, code in outcomes] == [0, 0, 0, 0], outcomes
     engine = make_engine(bare_url)
     try:
         assert current_revision(engine) == HEAD

@@ -38,7 +38,7 @@ from formats.records import (
     SpanRecord,
 )
 from formats.sentences import split_sentences
-from formats.storable import may_hold_unstorable, unstorable
+from formats.storable import bytes_may_hold_unstorable, unstorable
 from formats.text import decode_text, head_text, looks_like_json, scan_text_file, utf8_problems
 
 KEY_COLUMNS = ("model", "image_name", "sentence_index")
@@ -100,7 +100,7 @@ def load_rows(data: bytes, source: str) -> Rows:
     text, problems = decode_text(data, source)
     if text is None:
         return Rows(None, problems)
-    suspicious = may_hold_unstorable(text, json=kind != "csv")
+    suspicious = bytes_may_hold_unstorable(bytes(data), json=kind != "csv")
     if kind == "json":
         document, problems = load_json(data, source)
         if document is None:

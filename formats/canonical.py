@@ -42,7 +42,6 @@ from formats.records import (
 from formats.storable import (
     bytes_may_hold_unstorable,
     file_may_hold_unstorable,
-    may_hold_unstorable,
     unstorable,
 )
 from formats.text import decode_text, head_text, scan_text_file, utf8_problems
@@ -273,7 +272,9 @@ class CanonicalFormat(Format):
         if shape is not None:
             problems.append(Problem(source, shape[0], "-", shape[1]))
             return ReadResult(None, problems)
-        lines = _Lines(source, options, problems, check_storable=may_hold_unstorable(text, json=True))
+        lines = _Lines(
+            source, options, problems, check_storable=bytes_may_hold_unstorable(bytes(data), json=True)
+        )
         for index, row in iter_jsonl(text, source, problems):
             if not lines.take(index, row):
                 return ReadResult(None, problems)

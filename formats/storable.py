@@ -26,15 +26,11 @@ _NUMBER_SHAPES = bytes.maketrans(b"123456789E", b"000000000e")
 _LONGEST_MARK = 200  # the run of digits; every other mark is shorter
 
 
-def may_hold_unstorable(text: str, *, json: bool = False) -> bool:
-    """False when no value parsed from ``text`` (CSV, or JSON when ``json``) can hold a NUL, an unpaired
-    surrogate or a NaN or infinite number, so readers can skip checking every record of a large, clean
-    file. (A CSV cell is text until a reader converts it, and the conversion refuses what is not finite.)"""
-    return bytes_may_hold_unstorable(text.encode("utf-8", "surrogatepass"), json=json)
-
-
 def bytes_may_hold_unstorable(data: bytes, *, json: bool = False) -> bool:
-    """:func:`may_hold_unstorable` of UTF-8 bytes, read as they are (the marks are all ASCII)."""
+    """False when no value parsed from the UTF-8 ``data`` (CSV, or JSON when ``json``) can hold a NUL, an
+    unpaired surrogate or a NaN or infinite number, so readers can skip checking every record of a
+    large, clean file. (A CSV cell is text until a reader converts it, and the conversion refuses what
+    is not finite. Every mark is ASCII, so the bytes are searched as they are, not decoded.)"""
     return (
         b"\x00" in data
         or b"NaN" in data  # what Python's json reads as NaN and the infinities

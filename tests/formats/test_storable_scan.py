@@ -41,9 +41,30 @@ _VALUES = st.recursive(
 
 @given(_VALUES)
 def test_json_holding_an_unstorable_value_is_never_called_clean(value) -> None:
-    """Sound for what ``json.dumps`` writes (NaN, infinities, NUL, lone surrogates as escapes) and for an
-    overflowing number written as digits, which ``json.loads`` reads as an infinity."""
+    """Sound for what ``json.dumps`` writes: NaN, infinities, and NUL and lone surrogates as escapes."""
     text = json.dumps(value)
+    if unstorable(json.loads(text)) is not None:
+        assert bytes_may_hold_unstorable(text.encode(), json=True)
+
+
+_NUMBERS = st.builds(
+    "{}{}{}{}".format,
+    st.sampled_from(["", "-"]),
+    st.one_of(  # short, or near the length past which a float overflows (309 digits)
+        st.text("0123456789", min_size=1, max_size=20),
+        st.integers(min_value=180, max_value=420).map(lambda n: "9" * n),
+    ).map(lambda digits: digits.lstrip("0") or "0"),
+    st.sampled_from(["", ".5", "." + "9" * 250]),
+    st.sampled_from(["", "e", "E", "e+", "E-", "e-"]).flatmap(
+        lambda e: st.just("") if not e else st.text("0123456789", min_size=1, max_size=4).map(lambda x: e + x)
+    ),
+)
+
+
+@given(_NUMBERS)
+def test_a_number_json_reads_as_an_infinity_is_never_called_clean(number: str) -> None:
+    """Written as digits, with no word: a long mantissa or a large exponent overflows a float."""
+    text = f'{{"x": [{number}]}}'
     if unstorable(json.loads(text)) is not None:
         assert bytes_may_hold_unstorable(text.encode(), json=True)
 

@@ -402,10 +402,12 @@ def _validate(
             len(item.sentences) if item.sentences is not None else len(split_sentences(item.response))
         )
         old = stored.get(item.external_id)
+        # A stored item keeps its sentences and claims (an import adds none to it, even where it has
+        # none): annotations are checked against those.
         shape[item.external_id] = (
             len(item.response),
-            old.n_sentences if old and old.n_sentences else n_sentences,
-            old.n_claims if old and old.n_claims else len(item.claims),
+            old.n_sentences if old else n_sentences,
+            old.n_claims if old else len(item.claims),
         )
 
     def shape_of(ext: str) -> tuple[int, int, int] | None:
@@ -724,7 +726,7 @@ class _Writer:
         self.bad = bad_items
         self.result = result
         # The ids of the sentences this writer adds, by item id, in index order: taken before the insert
-        # (:meth:`_new_ids`), so the labels of the same batch find them without reading them back.
+        # (:meth:`_new_sentence_ids`), so the labels of the same batch find them without reading them back.
         self.written_sentences: dict[int, Sequence[int]] = {}
 
     def _count(self, table: str, n: int) -> None:
@@ -912,7 +914,7 @@ class _Writer:
                 }
                 for k, t in enumerate(item.reference_triplets)
             ]
-        ids = self._new_ids(m.Sentence, len(sentences))
+        ids = self._new_sentence_ids(len(sentences))
         at = 0
         for item_id, n in counts:
             self.written_sentences[item_id] = ids[at : at + n]
@@ -956,8 +958,8 @@ class _Writer:
         self.session.flush()
         return label_set.id, True
 
-    def _new_ids(self, model: type[m.Sentence], n: int) -> Sequence[int]:
-        """``n`` ids for new rows of ``model``'s table, taken before they are inserted.
+    def _new_sentence_ids(self, n: int) -> Sequence[int]:
+        """``n`` ids for new sentences, taken before they are inserted.
 
         Reading a million sentences' ids back after inserting them, to give each label its sentence,
         cost a tenth of a second per 100 K. On PostgreSQL the ids come from the table's own sequence, so
@@ -971,12 +973,12 @@ class _Writer:
             return (
                 connection.execute(
                     text("SELECT nextval(pg_get_serial_sequence(:table, 'id')) FROM generate_series(1, :n)"),
-                    {"table": model.__tablename__, "n": n},
+                    {"table": m.Sentence.__tablename__, "n": n},
                 )
                 .scalars()
                 .all()
             )
-        last = connection.execute(select(func.max(model.id))).scalar_one_or_none() or 0
+        last = connection.execute(select(func.max(m.Sentence.id))).scalar() or 0
         return range(last + 1, last + 1 + n)
 
     def _ids_by_index(

@@ -165,6 +165,23 @@ def test_predictions_for_existing_items_add_a_label_set(engine) -> None:
         )
 
 
+def test_annotations_are_checked_against_a_stored_items_own_sentences_and_claims(engine) -> None:
+    """An item stored with no sentences and no claims keeps none when a file gives it some (an import
+    adds none to a stored item): labels of its sentences or claims are refused by name, not written."""
+    bare = ItemRecord(external_id="x1", response=RESPONSE, sentences=[], claims=[])
+    import_bundle(engine, Bundle(dataset=DatasetRecord("tiny", "canonical"), items=[bare]), actor=OPERATOR)
+    before = (_count(engine, m.Sentence), _count(engine, m.Claim), _count(engine, m.LabelSet))
+    assert before == (0, 0, 0)
+    fuller = _bundle()
+    fuller.items[0].sentences = None  # split by Spanlight: two sentences in a new item
+    with pytest.raises(ImportRejected) as refused:
+        import_bundle(engine, fuller, actor=OPERATOR)
+    fields = {(p.record, p.field) for p in refused.value.problems}
+    assert ("#0 (id=x1)", "gold.sentence_labels[0].index") in fields
+    assert ("#0 (id=x1)", "gold.claim_labels[0].index") in fields
+    assert (_count(engine, m.Sentence), _count(engine, m.Claim), _count(engine, m.LabelSet)) == before
+
+
 def test_metadata_survives_the_bulk_insert(engine) -> None:
     """``meta`` is stored in the column "metadata": the bulk path must not drop it."""
     bundle = _bundle()

@@ -107,17 +107,18 @@ def disagreement(spans: DatasetSpans, threshold: float = 0.5) -> np.ndarray:
 
 
 def _names(rows: pd.DataFrame, mask: pd.Series, index: pd.Index) -> list[tuple[str, ...]]:
-    """Per item of ``index``, the detectors (in detector order) for which ``mask`` holds."""
-    names: dict[str, list[str]] = {}
+    """Per item of ``index`` (unique external ids), the detectors for which ``mask`` holds, in the order
+    of ``rows``.
+
+    The chosen rows are put in item order by one stable sort and cut at each item's first: walking them
+    one by one took a tenth of a second at 10 K items x 12 detectors, where most rows hold a boundary
+    error."""
     chosen = mask.to_numpy(dtype=bool)
-    for external_id, detector in zip(
-        rows["external_id"].to_numpy(dtype=object)[chosen].tolist(),
-        rows["detector"].to_numpy(dtype=object)[chosen].tolist(),
-        strict=True,
-    ):
-        names.setdefault(external_id, []).append(detector)
-    # The ids as a list: iterating a text Index of a hundred thousand entries is many times slower.
-    return [tuple(names.get(external_id, ())) for external_id in index.tolist()]
+    at = index.get_indexer(rows["external_id"].to_numpy(dtype=object)[chosen])
+    order = np.argsort(at, kind="stable")
+    at, names = at[order], rows["detector"].to_numpy(dtype=object)[chosen][order]
+    bounds = np.searchsorted(at, np.arange(len(index) + 1)).tolist()  # rows of another item (-1) first
+    return [tuple(names[start:end]) for start, end in zip(bounds[:-1], bounds[1:], strict=True)]
 
 
 def item_table(spans: DatasetSpans, rows: pd.DataFrame, threshold: float = 0.5) -> pd.DataFrame:

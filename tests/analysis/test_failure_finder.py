@@ -8,6 +8,8 @@ import math
 import numpy as np
 import pandas as pd
 import pytest
+from hypothesis import given
+from hypothesis import strategies as st
 
 from analysis import failure_finder as ff
 from analysis.dataset_spans import DatasetSpans, dataset_spans
@@ -304,3 +306,23 @@ def test_jsonl_writes_missing_disagreement_as_null() -> None:
     rows = ff.detector_rows(evaluation)
     record = json.loads(ff.to_jsonl(ff.item_table(evaluation, rows)).splitlines()[0])
     assert record["disagreement"] is None and not math.isnan(record["detectors"]["A"]["F1_IoU"])
+
+
+@given(
+    st.lists(
+        st.tuples(
+            st.sampled_from(["a", "b", "c", "gone"]), st.sampled_from(["d1", "d2", "d3"]), st.booleans()
+        ),
+        max_size=30,
+    )
+)
+def test_names_per_item_are_the_chosen_rows_detectors_in_row_order(rows: list[tuple[str, str, bool]]) -> None:
+    """Each item's detectors where the mask holds, in the order of the rows; an item no row names gets
+    none, and rows of an item not in the index ("gone") are left out."""
+    frame = pd.DataFrame(
+        {"external_id": [r[0] for r in rows], "detector": [r[1] for r in rows]}, dtype="string"
+    )
+    mask = pd.Series([r[2] for r in rows], dtype=bool)
+    index = pd.Index(["c", "a", "b"], name="external_id")
+    expected = {ext: tuple(d for e, d, chosen in rows if e == ext and chosen) for ext in index}
+    assert ff._names(frame, mask, index) == [expected[ext] for ext in index]

@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import os
 import random
+import sqlite3
 import time
 from collections.abc import Iterator
 from contextlib import contextmanager, nullcontext
@@ -67,9 +68,9 @@ def _tune_sqlite(engine: Engine) -> None:
         # Take transaction control from the sqlite3 module so BEGIN is ours to emit (see below).
         dbapi_connection.isolation_level = None
         cursor = dbapi_connection.cursor()
-        cursor.execute("PRAGMA journal_mode=WAL")
-        cursor.execute("PRAGMA foreign_keys=ON")
         cursor.execute(f"PRAGMA busy_timeout={SQLITE_BUSY_TIMEOUT_MS}")
+        _write_ahead_log(cursor)
+        cursor.execute("PRAGMA foreign_keys=ON")
         cursor.execute("PRAGMA synchronous=NORMAL")
         cursor.close()
 
@@ -77,6 +78,24 @@ def _tune_sqlite(engine: Engine) -> None:
     def _on_begin(connection: Any) -> None:
         mode = "IMMEDIATE" if connection.get_execution_options().get("write") else "DEFERRED"
         connection.exec_driver_sql(f"BEGIN {mode}")
+
+
+def _write_ahead_log(cursor: Any) -> None:
+    """Put the store's journal in WAL mode (a no-op once it is).
+
+    Turning a new store's journal to WAL takes the file's lock for a moment, and SQLite reports a
+    process that finds it taken as busy at once, without its busy timeout: app processes started
+    together on a new store failed with "database is locked". Such a process tries again until the
+    busy timeout has passed."""
+    deadline = time.monotonic() + SQLITE_BUSY_TIMEOUT_MS / 1000
+    while True:
+        try:
+            cursor.execute("PRAGMA journal_mode=WAL")
+            return
+        except sqlite3.OperationalError as error:
+            if "locked" not in str(error) or time.monotonic() > deadline:
+                raise
+            time.sleep(0.005)
 
 
 def is_sqlite(engine: Engine) -> bool:

@@ -40,7 +40,6 @@ import random
 import sys
 import tempfile
 import time
-import uuid
 from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, field
@@ -50,7 +49,7 @@ from typing import Any
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
-from sqlalchemy import create_engine, select, text  # noqa: E402
+from sqlalchemy import select  # noqa: E402
 
 from db import models as m  # noqa: E402
 from db.access import OPERATOR  # noqa: E402
@@ -64,6 +63,7 @@ from db.repositories.datasets import list_datasets  # noqa: E402
 from db.repositories.items import get_item  # noqa: E402
 from db.repositories.label_sets import human_label_set  # noqa: E402
 from formats.records import Bundle, DatasetRecord, ItemRecord  # noqa: E402
+from tests.pg_schemas import own_schema  # noqa: E402
 
 PG_URL = "postgresql+psycopg://postgres@127.0.0.1:5432/test"
 P95_TARGET_MS = 250.0
@@ -135,16 +135,8 @@ def sqlite_store() -> Iterator[str]:
 @contextmanager
 def postgres_store(base_url: str) -> Iterator[str]:
     """A schema made for this run in the PostgreSQL database, dropped afterwards."""
-    schema = f"bench_{uuid.uuid4().hex[:12]}"
-    admin = create_engine(base_url)
-    with admin.begin() as connection:
-        connection.execute(text(f'CREATE SCHEMA "{schema}"'))
-    try:
-        yield f"{base_url}?options=-csearch_path%3D{schema}"
-    finally:
-        with admin.begin() as connection:
-            connection.execute(text(f'DROP SCHEMA "{schema}" CASCADE'))
-        admin.dispose()
+    with own_schema(base_url, "bench") as url:
+        yield url
 
 
 @dataclass(frozen=True)

@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import os
 import shutil
-import uuid
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -21,6 +20,7 @@ from db.engine import make_engine
 from db.migrate import upgrade
 from db.models import Base
 from tests.cpu_hog import cpu_hog, requested
+from tests.pg_schemas import own_schema
 
 PG_URL = os.environ.get("SPANLIGHT_TEST_PG_URL", "postgresql+psycopg://postgres@127.0.0.1:5432/test")
 IN_CI = os.environ.get("CI", "").lower() == "true"
@@ -58,17 +58,12 @@ def pg_schema_url() -> Iterator[str]:
         if IN_CI:
             pytest.fail(message)
         pytest.skip(message)
-    schema = f"test_{uuid.uuid4().hex[:12]}"
-    with admin.begin() as connection:
-        connection.execute(text(f'CREATE SCHEMA "{schema}"'))
-    url = f"{PG_URL}?options=-csearch_path%3D{schema}"
-    engine = make_engine(url)
-    upgrade(engine)
-    engine.dispose()
-    yield url
-    with admin.begin() as connection:
-        connection.execute(text(f'DROP SCHEMA "{schema}" CASCADE'))
     admin.dispose()
+    with own_schema(PG_URL, "test") as url:
+        engine = make_engine(url)
+        upgrade(engine)
+        engine.dispose()
+        yield url
 
 
 @pytest.fixture(params=["sqlite", pytest.param("postgres", marks=pytest.mark.postgres)])
@@ -78,16 +73,8 @@ def bare_url(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[str]:
         yield f"sqlite:///{tmp_path / 'bare.db'}"
         return
     request.getfixturevalue("pg_schema_url")  # skips, or fails in CI, when PostgreSQL is unreachable
-    schema = f"bare_{uuid.uuid4().hex[:12]}"
-    admin = create_engine(PG_URL)
-    with admin.begin() as connection:
-        connection.execute(text(f'CREATE SCHEMA "{schema}"'))
-    try:
-        yield f"{PG_URL}?options=-csearch_path%3D{schema}"
-    finally:
-        with admin.begin() as connection:
-            connection.execute(text(f'DROP SCHEMA "{schema}" CASCADE'))
-        admin.dispose()
+    with own_schema(PG_URL, "bare") as url:
+        yield url
 
 
 def _empty_postgres(engine: Engine) -> None:

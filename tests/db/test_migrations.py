@@ -4,6 +4,7 @@ created from the models, is the same store the migrations build."""
 from __future__ import annotations
 
 import re
+from contextlib import ExitStack
 from typing import Any
 
 from alembic.autogenerate import compare_metadata
@@ -15,6 +16,7 @@ from db import models as m
 from db.engine import make_engine
 from db.migrate import HEAD, current_revision, head_revision, upgrade, upgrade_by_migrations
 from db.models import Base
+from tests.pg_schemas import own_schema
 
 
 def test_migrated_schema_matches_models(bare_url) -> None:
@@ -96,15 +98,14 @@ def test_a_new_store_is_created_from_the_models_exactly_as_the_migrations_build_
 ) -> None:
     """:func:`upgrade` of a database with no tables skips the migrations: the store it makes must be the
     one the migrations make, table by table, with the same seeded rows and the same revision."""
-    if bare_url.startswith("sqlite"):
-        migrated_url = f"sqlite:///{tmp_path / 'migrated.db'}"
-    else:  # a second bare schema: the fixture gives one per test, so make the other by hand
-        bare_schema = _schema_name(bare_url)
-        migrated_url = bare_url.removesuffix(bare_schema) + "mig_" + bare_schema.removeprefix("bare_")
-        with make_engine(bare_url.split("?")[0]).begin() as connection:
-            connection.execute(text(f'CREATE SCHEMA "{_schema_name(migrated_url)}"'))
-    created, migrated = make_engine(bare_url), make_engine(migrated_url)
-    try:
+    with ExitStack() as stack:
+        if bare_url.startswith("sqlite"):
+            migrated_url = f"sqlite:///{tmp_path / 'migrated.db'}"
+        else:  # a second bare schema beside the fixture's
+            migrated_url = stack.enter_context(own_schema(bare_url.split("?")[0], "mig"))
+        created, migrated = make_engine(bare_url), make_engine(migrated_url)
+        stack.callback(created.dispose)
+        stack.callback(migrated.dispose)
         upgrade(created)
         upgrade_by_migrations(migrated)
         assert current_revision(created) == current_revision(migrated) == HEAD
@@ -114,16 +115,6 @@ def test_a_new_store_is_created_from_the_models_exactly_as_the_migrations_build_
         assert len(new["tables"]) == len(Base.metadata.tables) + 1  # and alembic_version
         assert set(new["rows"]) == {"store_revision", "alembic_version"}
         assert new == old
-    finally:
-        created.dispose()
-        migrated.dispose()
-        if not migrated_url.startswith("sqlite"):
-            with make_engine(bare_url.split("?")[0]).begin() as connection:
-                connection.execute(text(f'DROP SCHEMA "{_schema_name(migrated_url)}" CASCADE'))
-
-
-def _schema_name(url: str) -> str:
-    return url.rsplit("search_path%3D", 1)[1]
 
 
 def test_the_head_upgrade_checks_against_is_the_scripts_head(engine) -> None:

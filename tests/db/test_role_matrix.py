@@ -17,14 +17,13 @@ import json
 import random
 import shutil
 import tempfile
-import uuid
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 
 import pytest
-from sqlalchemy import Engine, create_engine, func, select, text
+from sqlalchemy import Engine, func, select
 from sqlalchemy.engine import make_url
 from sqlalchemy.orm import Session
 
@@ -62,6 +61,7 @@ from formats.records import Annotations, Bundle, DatasetRecord, ItemRecord, Labe
 from tests.conftest import PG_URL
 from tests.db.import_samples import canonical, gold_bundle
 from tests.db.test_importer import RESPONSE, _bundle
+from tests.pg_schemas import own_schema, schema_of
 
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -795,21 +795,15 @@ class PostgresCopy:
 
 @pytest.fixture(scope="module")
 def postgres_world(pg_schema_url: str) -> Iterator[PostgresCopy]:
-    schema = f"world_{uuid.uuid4().hex[:12]}"
-    admin = create_engine(PG_URL)
-    with admin.begin() as connection:
-        connection.execute(text(f'CREATE SCHEMA "{schema}"'))
-    built = make_engine(f"{PG_URL}?options=-csearch_path%3D{schema}")
-    engine = make_engine(pg_schema_url)
-    try:
-        upgrade(built)
-        yield PostgresCopy(engine, schema, _build_quietly(built))
-    finally:
-        built.dispose()
-        engine.dispose()
-        with admin.begin() as connection:
-            connection.execute(text(f'DROP SCHEMA "{schema}" CASCADE'))
-        admin.dispose()
+    with own_schema(PG_URL, "world") as url:
+        built = make_engine(url)
+        engine = make_engine(pg_schema_url)
+        try:
+            upgrade(built)
+            yield PostgresCopy(engine, schema_of(url), _build_quietly(built))
+        finally:
+            built.dispose()
+            engine.dispose()
 
 
 @pytest.fixture(params=["sqlite", pytest.param("postgres", marks=pytest.mark.postgres)])

@@ -26,7 +26,7 @@ from typing import Any
 from formats import taxonomies
 from formats.base import Format, ReadOptions, ReadResult, Sink
 from formats.bundles import annotations_by_item, gold_bundle
-from formats.fields import RecordError, get_int, type_name
+from formats.fields import RecordError, as_float, get_int, type_name
 from formats.json_documents import dump_jsonl, iter_jsonl, load_json
 from formats.problems import Problem
 from formats.records import (
@@ -467,6 +467,8 @@ def typed_cell(row: dict[str, Any], column: str, kind: type) -> Any:
     if kind is float:
         if isinstance(value, bool):
             raise RecordError(column, "expected a number, got true/false")
+        if isinstance(value, int):
+            return as_float(value, column)
         try:
             number = float(value)
         except (TypeError, ValueError):

@@ -27,7 +27,7 @@ from pathlib import Path
 from typing import IO, Any, TypeVar, Union
 
 from formats.base import LABEL_KINDS, Format, ReadOptions, ReadResult, Sink
-from formats.fields import RecordError, get_int, type_name
+from formats.fields import RecordError, as_float, get_int, type_name
 from formats.json_documents import dump_jsonl, iter_jsonl
 from formats.problems import Problem
 from formats.records import (
@@ -148,7 +148,7 @@ def _boolean(value: Any, path: str) -> bool:
 def _number(value: Any, path: str) -> float:
     if isinstance(value, bool) or not isinstance(value, int | float):
         raise RecordError(path, f"expected a number, got {type_name(value)}")
-    return float(value)
+    return as_float(value, path)
 
 
 def _text(value: Any, path: str) -> str:

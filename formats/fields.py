@@ -90,6 +90,15 @@ def get_int(value: Any, field: str) -> int:
     return int(value)
 
 
+def as_float(value: int | float, field: str) -> float:
+    """A JSON number as a float. JSON reads a whole number written in full (1 and 400 zeros) as an exact
+    integer, which no float holds: that is the record's flaw, named, rather than an internal error."""
+    try:
+        return float(value)
+    except OverflowError:
+        raise RecordError(field, "is a number too large to hold (beyond about 1.8e308)") from None
+
+
 def get_list(record: Mapping[str, Any], key: str, *, required: bool = True) -> list[Any]:
     value = record.get(key)
     if value is None:

@@ -16,7 +16,7 @@ from typing import Any
 
 from formats.base import KnownItem, ReadOptions
 from formats.bundles import detector_outputs, raw_output_json
-from formats.fields import RecordError, get_int, get_list, type_name
+from formats.fields import RecordError, as_float, get_int, get_list, type_name
 from formats.json_documents import dump_jsonl
 from formats.record_formats import PredictionRecordsFormat, Warnings, kept_without
 from formats.record_loops import ITEM_ID_KEYS
@@ -27,7 +27,11 @@ _WORD = re.compile(r"\S+")
 
 
 def _probability(value: Any, field: str) -> float:
-    if isinstance(value, bool) or not isinstance(value, int | float) or not math.isfinite(value):
+    if (
+        isinstance(value, bool)
+        or not isinstance(value, int | float)
+        or not math.isfinite(as_float(value, field))
+    ):
         raise RecordError(field, f"expected a probability, got {value!r}")
     if not 0.0 <= value <= 1.0:
         raise RecordError(field, f"{value!r} is not in [0, 1]")

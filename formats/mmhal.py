@@ -31,7 +31,7 @@ from typing import Any
 from urllib.parse import urlparse
 
 from formats.base import Format, ReadOptions, ReadResult
-from formats.fields import RecordError, get_str, storable_object, type_name
+from formats.fields import RecordError, as_float, get_str, storable_object, type_name
 from formats.ids import external_id
 from formats.json_documents import dump_json, load_records
 from formats.record_loops import benchmark_items
@@ -82,7 +82,7 @@ def _number(value: Any, field: str) -> float:
     elif isinstance(value, bool) or not isinstance(value, int | float):
         raise RecordError(field, f"expected a rating from 0 to 6, got {type_name(value)}")
     else:
-        number = float(value)
+        number = as_float(value, field)
     if not math.isfinite(number):
         raise RecordError(field, f"expected a finite rating, got {value!r}")
     low, high = RESPONSE_SCALE

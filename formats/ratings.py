@@ -32,7 +32,7 @@ from dataclasses import dataclass, field
 from typing import Any, ClassVar
 
 from formats.base import Format, ReadOptions, ReadResult
-from formats.fields import RecordError, get_int, get_str, type_name
+from formats.fields import RecordError, as_float, get_int, get_str, type_name
 from formats.ids import external_id
 from formats.json_documents import dump_jsonl, iter_jsonl
 from formats.problems import Problem
@@ -146,7 +146,7 @@ def _opt_score(row: Mapping[str, Any]) -> float | None:
     elif isinstance(value, bool) or not isinstance(value, int | float):
         raise RecordError("score", f"expected a number, got {type_name(value)}")
     else:
-        number = float(value)
+        number = as_float(value, "score")
     if not math.isfinite(number):
         raise RecordError("score", f"expected a finite number, got {value!r}")
     return number

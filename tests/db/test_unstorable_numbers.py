@@ -99,3 +99,25 @@ def test_a_canonical_file_read_in_batches_refuses_a_late_unstorable_value_by_nam
     assert (error.file, error.record, error.field) == ("late.jsonl", "line 41", field)
     assert says in error.reason
     assert [d.name for d in list_datasets(engine)] == []
+
+
+def test_a_whole_number_past_a_floats_range_is_refused_by_name(engine: Engine) -> None:
+    """JSON reads ``1`` followed by 400 zeros as an exact integer; a number field cannot hold it."""
+    lines = [
+        _DATASET,
+        {"record": "item", "external_id": "a", "response": "One."},
+        {"record": "label_set", "kind": "detector", "name": "scorer"},
+        {
+            "record": "annotations",
+            "label_set": {"kind": "detector", "name": "scorer"},
+            "item": "a",
+            "sentence_scores": [{"index": 0, "score": 10**400}],
+        },
+    ]
+    data = "\n".join(json.dumps(line) for line in lines).encode()
+    outcome = import_file(engine, data, actor=OPERATOR, source="big.jsonl", format_name="canonical")
+    assert not outcome.ok
+    (error,) = outcome.errors
+    assert (error.file, error.record, error.field) == ("big.jsonl", "line 4", "sentence_scores[0].score")
+    assert "too large" in error.reason
+    assert [d.name for d in list_datasets(engine)] == []

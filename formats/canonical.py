@@ -44,7 +44,7 @@ from formats.storable import (
     file_may_hold_unstorable,
     unstorable,
 )
-from formats.text import decode_text, head_text, scan_text_file, utf8_problems
+from formats.text import decode_text, file_windows, head_text, scan_text_file, utf8_problems
 
 FORMAT_VERSION = 1
 T = TypeVar("T")
@@ -444,15 +444,8 @@ def _file_lines(path: Path) -> Iterator[bytes]:
 def _file_holds(path: Path, marks: Iterable[bytes], part: int = 1 << 22) -> bool:
     """Whether the file holds any of ``marks`` (each shorter than ``part``), read a part at a time."""
     marks = tuple(marks)
-    overlap = max(map(len, marks)) - 1
-    tail = b""
-    with path.open("rb") as handle:
-        while chunk := handle.read(part):
-            window = tail + chunk
-            if any(mark in window for mark in marks):
-                return True
-            tail = window[-overlap:] if overlap else b""
-    return False
+    windows = file_windows(path, max(map(len, marks)) - 1, part=part)
+    return any(mark in window for window in windows for mark in marks)
 
 
 class _Lines:

@@ -10,6 +10,8 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
+from formats.text import file_windows
+
 # Characters the stores cannot hold: PostgreSQL text refuses NUL, and an unpaired surrogate (possible in
 # JSON through "\ud800") is not encodable as UTF-8 at all.
 _UNSTORABLE = re.compile("[\x00\ud800-\udfff]")
@@ -46,14 +48,8 @@ def file_may_hold_unstorable(path: Path, *, json: bool = False, part: int = 1 <<
 
     A canonical JSON Lines file of 120 K items spent a sixth of its import walking every record for
     such values; a clean file is told in one pass over its bytes instead."""
-    tail = b""
-    with path.open("rb") as handle:
-        while chunk := handle.read(part):
-            window = tail + chunk
-            if bytes_may_hold_unstorable(window, json=json):
-                return True
-            tail = window[-(_LONGEST_MARK - 1) :]
-    return False
+    windows = file_windows(path, _LONGEST_MARK - 1, part=part)
+    return any(bytes_may_hold_unstorable(window, json=json) for window in windows)
 
 
 def _may_overflow(data: bytes) -> bool:

@@ -44,6 +44,18 @@ def scan_text_file(path: Path, source: str, *, part: int = 1 << 22) -> tuple[lis
     return ([] if bad is None else [_not_utf8_byte(*bad, source)]), holds_nul
 
 
+def file_windows(path: Path, overlap: int, *, part: int = 1 << 22) -> Iterator[bytes]:
+    """A file's bytes read from disk a part at a time, each part with the last ``overlap`` bytes of the
+    one before in front: a search for marks up to ``overlap + 1`` bytes long in every window sees a mark
+    that two parts split."""
+    tail = b""
+    with path.open("rb") as handle:
+        while chunk := handle.read(part):
+            window = tail + chunk
+            yield window
+            tail = window[-overlap:] if overlap else b""
+
+
 def _first_undecodable(parts: Iterable[bytes | memoryview]) -> tuple[int, int] | None:
     """The offset and value of the first byte of ``parts`` (a file's bytes in order) that is not UTF-8."""
     decoder = codecs.getincrementaldecoder("utf-8")()

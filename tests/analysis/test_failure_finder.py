@@ -325,4 +325,6 @@ def test_names_per_item_are_the_chosen_rows_detectors_in_row_order(rows: list[tu
     mask = pd.Series([r[2] for r in rows], dtype=bool)
     index = pd.Index(["c", "a", "b"], name="external_id")
     expected = {ext: tuple(d for e, d, chosen in rows if e == ext and chosen) for ext in index}
-    assert ff._names(frame, mask, index) == [expected[ext] for ext in index]
+    at = index.get_indexer(frame["external_id"].to_numpy(dtype=object))
+    got = ff._names(at, frame["detector"].to_numpy(dtype=object), mask.to_numpy(dtype=bool), len(index))
+    assert got == [expected[ext] for ext in index]

@@ -10,7 +10,13 @@ from pathlib import Path
 from hypothesis import given
 from hypothesis import strategies as st
 
-from formats.storable import bytes_may_hold_unstorable, file_may_hold_unstorable, unstorable
+from formats.records import Annotations, ItemRecord, SentenceLabelRecord, SpanRecord
+from formats.storable import (
+    bytes_may_hold_unstorable,
+    file_may_hold_unstorable,
+    records_may_hold_unstorable,
+    unstorable,
+)
 
 MARKS = ["\x00", "NaN", "-Infinity", "\\u0000", "\\ud800", "\\uDBff", "1e999", "2E+400", "9" * 200]
 
@@ -74,3 +80,54 @@ def test_numbers_json_reads_as_infinities_are_seen_though_no_word_is_written() -
         assert unstorable(json.loads(text)) is not None
         assert bytes_may_hold_unstorable(text.encode(), json=True)
     assert not bytes_may_hold_unstorable(b'{"x": 1e99, "y": "caf\\u00e9"}', json=True)
+
+
+_TEXT_WITH_MARKS = st.text() | st.builds(
+    "{}{}{}".format,
+    st.text(max_size=3),
+    st.sampled_from(["\x00", "\ud800", "\udfff", "\\u0000"]),
+    st.text(max_size=3),
+)
+_RECORDS = st.builds(
+    Annotations,
+    st.text(),
+    spans=st.lists(
+        st.builds(SpanRecord, st.integers(0, 9), st.integers(10, 20), type=st.none() | _TEXT_WITH_MARKS),
+        max_size=3,
+    ),
+    sentence_labels=st.lists(
+        st.builds(
+            SentenceLabelRecord,
+            st.integers(0, 5),
+            _TEXT_WITH_MARKS,
+            meta=st.dictionaries(_TEXT_WITH_MARKS, _VALUES | _TEXT_WITH_MARKS, max_size=3),
+        ),
+        max_size=3,
+    ),
+)
+
+
+@given(
+    st.lists(
+        _RECORDS
+        | st.builds(
+            ItemRecord,
+            _TEXT_WITH_MARKS,
+            _TEXT_WITH_MARKS,
+            meta=st.dictionaries(st.text(), _VALUES, max_size=3),
+        ),
+        max_size=4,
+    )
+)
+def test_records_holding_an_unstorable_value_are_never_called_clean(records) -> None:
+    """The screen of a bundle built in memory is sound: whatever the walk finds, the screen suspects."""
+    if unstorable(records) is not None:
+        assert records_may_hold_unstorable(records)
+
+
+def test_the_walk_names_a_records_fields_as_a_dicts_keys() -> None:
+    record = Annotations(
+        "a", sentence_labels=[SentenceLabelRecord(0, "correct", meta={"p": [1.0, float("inf")]})]
+    )
+    assert unstorable([record], "run")[0] == "run[0].sentence_labels[0].meta.p[1]"
+    assert records_may_hold_unstorable(record) and not records_may_hold_unstorable(Annotations("a"))

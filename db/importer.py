@@ -26,6 +26,7 @@ from db.access import Actor, require_in
 from db.engine import write_session
 from db.import_changes import ImportChanges, MetaTexts, ReplaceRequired, plan_changes
 from db.repositories.annotations import response_scale
+from db.value_check import unstorable_values
 from formats.problems import ImportRejected, Problem
 from formats.records import (
     Annotations,
@@ -115,6 +116,7 @@ def import_bundle(
         allow_skip=allow_skip,
         annotator=annotator,
         replace_existing=replace_existing,
+        check_values=True,
     )
 
 
@@ -128,6 +130,7 @@ def import_bundles(
     allow_skip: bool = False,
     annotator: str | None = None,
     replace_existing: bool = False,
+    check_values: bool = False,
 ) -> ImportResult:
     """:func:`import_bundle` of one input given in batches (a large file read as it is imported): each
     batch is validated against the store and the batches before it, and written in the import's one
@@ -137,10 +140,13 @@ def import_bundles(
     appending to as it reads. Every batch is validated even after an error, so the report is whole; once
     an error (without ``allow_skip``) or a change needing ``replace_existing`` is found nothing more is
     written, and raising at the end rolls back what was: a refused import leaves the store as it was.
+
+    ``check_values``: walk every record for values no store can keep (:mod:`db.value_check`), as
+    :func:`import_bundle` does; a file's reader has done so already, naming its lines.
     """
     with write_session(engine) as session:
         require_in(session, actor.id, "manage_data")
-        batches = _Batches(session, source, problems)
+        batches = _Batches(session, source, problems, check_values=check_values)
         for bundle in bundles:
             batches.add(bundle, allow_skip=allow_skip, replace_existing=replace_existing)
         if batches.dataset is None:
@@ -174,8 +180,11 @@ class _Batches:
     """The state of an import across its batches: the dataset, the items stored so far (before the
     import, and written by it), the label sets it made, and the changes and rows summed up."""
 
-    def __init__(self, session: Session, source: str, problems: list[Problem]) -> None:
+    def __init__(
+        self, session: Session, source: str, problems: list[Problem], *, check_values: bool = False
+    ) -> None:
         self.session, self.source, self.problems = session, source, problems
+        self.check_values = check_values
         self.dataset: m.Dataset | None = None
         self.stored: dict[str, _StoredItem] = {}
         self.seen: set[str] = set()
@@ -197,7 +206,19 @@ class _Batches:
             _keep_settings(self.dataset, bundle)
         dataset = self.dataset
         shapes: dict[str, tuple[int, int, int]] = {}
+        values = (
+            unstorable_values(bundle, self.source, self.counted.get(("", ""), 0))
+            if self.check_values
+            else None
+        )
+        if values is not None and values.whole_input:
+            raise ImportRejected([*problems, *values.whole_input])
         bad_items = _validate(bundle, self.stored, self.source, problems, self.seen, shapes, self.counted)
+        if values is not None and values.bad_items:
+            problems.extend(values.items)
+            bad_items |= values.bad_items
+            for external_id in values.bad_items:
+                shapes.pop(external_id, None)
         _response_scale_problems(session, dataset.id, bundle, bad_items, self.source, problems)
         rating_tasks = _sound_rating_tasks(
             session, dataset.id, bundle, self.stored, bad_items, self.source, problems

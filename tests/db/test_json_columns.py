@@ -9,6 +9,7 @@ from typing import Any
 from hypothesis import given
 from hypothesis import strategies as st
 from sqlalchemy import Engine
+from sqlalchemy import text as sql
 
 from db.access import OPERATOR
 from db.exporter import export_bundle
@@ -75,8 +76,6 @@ def test_label_metadata_comes_back_exact_from_the_store(engine: Engine) -> None:
         "ratio": 0.1 + 0.2,
         "id": "img_00000000000000000001",
     }
-    if engine.dialect.name == "sqlite":  # PostgreSQL's json type holds none of these
-        meta |= {"nan": math.nan, "inf": -math.inf, "surrogate": "\ud800"}
     bundle = Bundle(
         dataset=DatasetRecord("json", "canonical"),
         items=[ItemRecord("a", "One. Two.")],
@@ -91,6 +90,11 @@ def test_label_metadata_comes_back_exact_from_the_store(engine: Engine) -> None:
         ],
     )
     import_bundle(engine, bundle, actor=OPERATOR)
+    if engine.dialect.name == "sqlite":  # PostgreSQL's json type holds none of these
+        # An import refuses them now (db.value_check), but a SQLite store written before may hold them.
+        meta |= {"nan": math.nan, "inf": -math.inf, "surrogate": "\ud800"}
+        with engine.begin() as connection:
+            connection.execute(sql("UPDATE sentence_labels SET metadata = :meta"), {"meta": json.dumps(meta)})
     back = export_bundle(engine, "json", actor=OPERATOR).label_sets[0].annotations[0].sentence_labels[0].meta
     assert _same(back, meta)
 

@@ -82,7 +82,11 @@ class ResponseCache:
         return self._answers.get(key)
 
     def put(self, key: str, answer: CachedAnswer) -> None:
-        """Keep ``answer`` and make it durable before returning (flush, then fsync)."""
+        """Keep ``answer`` and make it durable before returning (flush, then fsync).
+
+        Written as ASCII JSON: a reply may hold broken Unicode (a lone surrogate, which JSON carries as
+        ``\\ud800``), and the line must be written and read back as it came, so that the import can refuse
+        the reply by name; written raw, it could not be encoded and the whole run failed."""
         line = json.dumps(
             {
                 "key": key,
@@ -90,8 +94,7 @@ class ResponseCache:
                 "prompt_tokens": answer.prompt_tokens,
                 "completion_tokens": answer.completion_tokens,
                 "finish_reason": answer.finish_reason,
-            },
-            ensure_ascii=False,
+            }
         )
         with self._lock:
             self._answers[key] = answer

@@ -209,6 +209,26 @@ def test_an_item_whose_call_keeps_failing_is_left_for_the_next_run(data):
     assert again.ok and again.complete and again.saved == 1 and len(server.requests) == 1
 
 
+def test_a_reply_no_store_can_keep_is_reported_and_the_other_items_are_written(data):
+    """A model's reply holding a NUL or broken Unicode (JSON can carry both) is untrusted text like any
+    other: its item is reported by field and not written; before, the whole run failed (broken Unicode
+    could not be cached) or PostgreSQL refused the NUL mid-write."""
+
+    def script(text: str, attempt: int):
+        k = item_number(text)
+        if k == 2:
+            return answer(tagged(k, "red cube") + "\x00")
+        return answer(tagged(k, "red cube") + ("\ud800" if k == 6 else ""))
+
+    with ChatServer(script) as server:
+        result = run(data, spec(server))
+    assert not result.ok and not result.complete
+    assert set(result.failed) == {"item-2", "item-6"}
+    assert "judge.raw_output.text" in result.failed["item-2"] and "NUL" in result.failed["item-2"]
+    assert "surrogate" in result.failed["item-6"]
+    assert set(stored(data, "judge")) == {f"item-{k}" for k in range(N_ITEMS)} - {"item-2", "item-6"}
+
+
 def test_cancel_stops_new_calls_and_a_resume_asks_only_what_was_never_answered(data):
     cancel = threading.Event()
     slow = lambda text, n: answer(tagged(item_number(text), "red cube"), delay_s=0.15)  # noqa: E731

@@ -8,7 +8,7 @@ import math
 import re
 from collections import deque
 from collections.abc import Mapping
-from dataclasses import is_dataclass
+from dataclasses import fields, is_dataclass
 from pathlib import Path
 from typing import Any
 
@@ -53,11 +53,30 @@ def records_may_hold_unstorable(value: Any) -> bool:
     value of another type, a key that is not text) counts as suspect. The walk this spares took 40 %
     of importing a bundle of 26 K annotations."""
     try:
-        text = _json.dumps(value, default=vars, ensure_ascii=False, allow_nan=False, check_circular=False)
+        text = _json.dumps(
+            value, default=_as_walked, ensure_ascii=False, allow_nan=False, check_circular=False
+        )
         text.encode("utf-8")
-    except (TypeError, ValueError):  # UnicodeEncodeError is a ValueError
+    except (TypeError, ValueError, RecursionError):  # UnicodeEncodeError is a ValueError
         return True
     return "\\u0000" in text
+
+
+def _as_walked(value: Any) -> dict[Any, Any]:
+    """What :func:`unstorable` walks of a value JSON cannot write as it is: a mapping's items, a
+    record's fields (anything else is not JSON, and so suspect)."""
+    if isinstance(value, Mapping):
+        return dict(value.items())
+    if is_dataclass(value) and not isinstance(value, type):
+        return _fields_of(value)
+    raise TypeError(f"{type(value).__name__} is not JSON")
+
+
+def _fields_of(record: Any) -> dict[str, Any]:
+    """A record's fields by name: its ``__dict__`` (a third of the time of asking ``fields()``), or,
+    for a record with slots, each field."""
+    held: dict[str, Any] | None = getattr(record, "__dict__", None)
+    return held if held is not None else {f.name: getattr(record, f.name) for f in fields(record)}
 
 
 def file_may_hold_unstorable(path: Path, *, json: bool = False, part: int = 1 << 22) -> bool:
@@ -99,5 +118,7 @@ def unstorable(value: Any, path: str = "") -> tuple[str, str] | None:
         elif isinstance(current, list | tuple):
             stack.extend((f"{where}[{k}]", item) for k, item in enumerate(current))
         elif is_dataclass(current) and not isinstance(current, type):  # a record: walked as its fields
-            stack.extend((f"{where}.{key}" if where else key, item) for key, item in vars(current).items())
+            stack.extend(
+                (f"{where}.{key}" if where else key, item) for key, item in _fields_of(current).items()
+            )
     return None

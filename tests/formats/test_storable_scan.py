@@ -5,6 +5,8 @@ from __future__ import annotations
 
 import json
 import tempfile
+from collections.abc import Iterator, Mapping
+from dataclasses import dataclass
 from pathlib import Path
 
 from hypothesis import given
@@ -131,3 +133,27 @@ def test_the_walk_names_a_records_fields_as_a_dicts_keys() -> None:
     )
     assert unstorable([record], "run")[0] == "run[0].sentence_labels[0].meta.p[1]"
     assert records_may_hold_unstorable(record) and not records_may_hold_unstorable(Annotations("a"))
+
+
+def test_records_with_slots_and_mappings_of_other_kinds_are_read_as_the_walk_reads_them() -> None:
+    @dataclass(slots=True)
+    class Slotted:
+        text: str
+
+    class Lazy(Mapping):  # a mapping whose items are not its attributes
+        def __getitem__(self, key: str) -> str:
+            return "a\x00b"
+
+        def __iter__(self) -> Iterator[str]:
+            return iter(["k"])
+
+        def __len__(self) -> int:
+            return 1
+
+    for value, field in ((Slotted("a\x00b"), "text"), ({"outer": Lazy()}, "outer.k")):
+        assert unstorable(value)[0] == field and records_may_hold_unstorable(value)
+    assert not records_may_hold_unstorable(Slotted("fine"))
+    deep: list = []
+    for _ in range(5000):  # deeper than JSON's recursion: suspect, not an error
+        deep = [deep]
+    assert records_may_hold_unstorable(deep)

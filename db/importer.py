@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import hashlib
 import math
-from collections.abc import Iterable, Sequence
+from collections.abc import Collection, Iterable, Sequence
 from dataclasses import dataclass, field, replace
 from typing import Any
 
@@ -199,6 +199,13 @@ class _Batches:
 
     def add(self, bundle: Bundle, *, allow_skip: bool, replace_existing: bool) -> None:
         session, problems = self.session, self.problems
+        values = (
+            unstorable_values(bundle, self.source, self.counted, IMPORTED_SETTINGS)
+            if self.check_values
+            else None
+        )
+        if values is not None and values.whole_input:  # before the dataset is looked up or made
+            raise ImportRejected([*problems, *values.whole_input])
         if self.dataset is None:
             self.dataset = _get_or_create_dataset(session, bundle)
             self.stored = _stored_items(session, self.dataset.id)
@@ -206,22 +213,22 @@ class _Batches:
             _keep_settings(self.dataset, bundle)
         dataset = self.dataset
         shapes: dict[str, tuple[int, int, int]] = {}
-        values = (
-            unstorable_values(bundle, self.source, self.counted.get(("", ""), 0))
-            if self.check_values
-            else None
-        )
-        if values is not None and values.whole_input:
-            raise ImportRejected([*problems, *values.whole_input])
         bad_items = _validate(bundle, self.stored, self.source, problems, self.seen, shapes, self.counted)
-        if values is not None and values.bad_items:
+        if values is not None:
             problems.extend(values.items)
             bad_items |= values.bad_items
             for external_id in values.bad_items:
                 shapes.pop(external_id, None)
         _response_scale_problems(session, dataset.id, bundle, bad_items, self.source, problems)
         rating_tasks = _sound_rating_tasks(
-            session, dataset.id, bundle, self.stored, bad_items, self.source, problems
+            session,
+            dataset.id,
+            bundle,
+            self.stored,
+            bad_items,
+            self.source,
+            problems,
+            unsound=values.bad_ratings if values is not None else frozenset(),
         )
         if any(p.severity == "error" for p in problems) and not allow_skip:
             self.writing = False
@@ -624,11 +631,13 @@ def _sound_rating_tasks(
     bad_items: set[str],
     source: str,
     problems: list[Problem],
+    unsound: Collection[tuple[int, int]] = frozenset(),
 ) -> list[RatingTaskRecord]:
     """Check every rating task and rating against the store and the bundle, appending to ``problems``.
 
     Returns the tasks with only their sound ratings; a task whose definition is wrong (no such detector,
-    a scale that is not one, a different scale than the stored task of that name) keeps none.
+    a scale that is not one, a different scale than the stored task of that name) keeps none. Ratings
+    in ``unsound`` (``(task position, rating position)``, reported already) are left out too.
     """
     if not bundle.rating_tasks:
         return []
@@ -649,7 +658,7 @@ def _sound_rating_tasks(
     }
     sound: list[RatingTaskRecord] = []
     names: set[str] = set()
-    for task in bundle.rating_tasks:
+    for position, task in enumerate(bundle.rating_tasks):
         where = f"rating task {task.name!r}"
         reasons = []
         if task.name in names:
@@ -678,8 +687,8 @@ def _sound_rating_tasks(
         keep: list[RatingRecord] = []
         seen: set[tuple[str, str, int, int]] = set()
         for index, rating in enumerate(task.ratings):
-            if rating.item in bad_items:
-                continue  # the item's own problem is reported already
+            if rating.item in bad_items or (position, index) in unsound:
+                continue  # the item's own problem, or the rating's, is reported already
             key = (rating.item, rating.rater, rating.segment_start, rating.segment_end)
             flaw = _rating_problem(rating, task, lengths) or (
                 ("rater", "the same rater rates the same segment twice") if key in seen else None

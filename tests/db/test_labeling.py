@@ -121,6 +121,22 @@ def test_claims_triplets_and_statuses(setup) -> None:
         labeling.set_claim_label(engine, ls, claim_id, "maybe", who)
 
 
+@pytest.mark.parametrize(("text", "says"), [("no\x00cats", "NUL"), ("\ud800", "surrogate")])
+def test_typed_text_no_store_can_keep_is_refused_with_a_message(setup, text: str, says: str) -> None:
+    """PostgreSQL refused a NUL mid-write, and the page could only say "try again"; now the action is
+    refused with what is wrong, on either store, and nothing is written."""
+    engine, who, ls = setup
+    with Session(engine) as session:
+        claim_id = session.scalar(select(m.Claim.id).where(m.Claim.index == 1))
+    with pytest.raises(ValueError, match=f"The reason contains .*{says}"):
+        labeling.set_claim_label(engine, ls, claim_id, "hallucination", who, reason=text)
+    with pytest.raises(ValueError, match=f"The note contains .*{says}"):
+        labeling.set_item_status(engine, ls, 1, "spans", "unsure", who, note=text)
+    with Session(engine) as session:
+        for model in (m.ClaimLabel, m.ItemStatus):
+            assert session.scalar(select(func.count()).where(model.label_set_id == ls)) == 0
+
+
 def test_queue_walks_unfinished_items_in_order(setup) -> None:
     engine, who, ls = setup
     more = [ItemRecord(external_id=f"y{k}", response=f"Item {k}.") for k in range(3)]

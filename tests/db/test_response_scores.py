@@ -213,6 +213,14 @@ def test_scoring_a_response_is_logged_version_checked_and_undoable(rater) -> Non
     assert _mine(engine, ls) is None
 
 
+@pytest.mark.parametrize(("rationale", "says"), [("wrong\x00colour", "NUL"), ("\udc00", "surrogate")])
+def test_a_rationale_no_store_can_keep_is_refused_with_a_message(rater, rationale: str, says: str) -> None:
+    engine, who, ls = rater
+    with pytest.raises(ValueError, match=f"The rationale contains .*{says}"):
+        labeling.set_response_score(engine, ls, 1, 4, who, rationale=rationale)
+    assert _mine(engine, ls) is None
+
+
 def test_a_score_off_the_scale_or_in_gold_is_refused(rater) -> None:
     engine, who, ls = rater
     with pytest.raises(ValueError, match="from 0 to 6; got 7"):

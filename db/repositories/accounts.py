@@ -27,6 +27,7 @@ from db import models as m
 from db.access import Actor, require_in, require_now
 from db.engine import read_session, write_session
 from db.repositories.annotators import InvalidName, clean_name, validate_name
+from formats.storable import unstorable
 
 MIN_PASSWORD_LENGTH = 8
 MAX_FAILURES = 5
@@ -95,6 +96,8 @@ def _check_password(password: str) -> None:
 
 
 def _find(session: Session, name: str) -> m.Annotator | None:
+    if unstorable(name) is not None:  # no account has such a name; PostgreSQL refuses it mid-query
+        return None
     return session.scalar(select(m.Annotator).where(m.Annotator.name == clean_name(name)))
 
 
@@ -224,6 +227,10 @@ def authenticate(engine: Engine, name: str, password: str) -> UserView:
     (even the right password is refused meanwhile); a success resets the count.
     """
     wrong = LoginRefused("Wrong name or password.")
+    if unstorable(name) is not None or unstorable(password) is not None:
+        # Typed by anyone at the login page: no account has such a name or password (a NUL failed
+        # PostgreSQL's query, and broken Unicode cannot even be hashed), so the answer is the same.
+        raise wrong
     now = m.utcnow()
     with write_session(engine) as session:
         row = _find(session, name)
@@ -321,6 +328,8 @@ def end_session(engine: Engine, token: str | None) -> None:
 
 def user_for_email(engine: Engine, email: str) -> UserView | None:
     """The enabled account an identity provider's verified e-mail maps onto (OIDC login), if any."""
+    if unstorable(email) is not None:
+        return None
     with read_session(engine) as session:
         row = session.scalar(select(m.Annotator).where(m.Annotator.email == email))
         return None if row is None or row.disabled else _view(row)

@@ -18,6 +18,7 @@ from sqlalchemy.exc import IntegrityError
 from db import models as m
 from db.access import Forbidden, team_mode
 from db.engine import read_session, write_session
+from formats.storable import unstorable
 
 MAX_NAME_LENGTH = 200
 
@@ -40,7 +41,7 @@ def clean_name(name: str) -> str:
 
 def validate_name(engine: Engine, name: str) -> str:
     """The cleaned name, or :class:`InvalidName` for an empty, reserved or unprintable one."""
-    if any(unicodedata.category(c) in ("Cc", "Cf") for c in name):
+    if any(unicodedata.category(c) in ("Cc", "Cf", "Cs") for c in name):  # Cs: broken Unicode
         raise InvalidName("A name cannot hold control or invisible characters.")
     cleaned = clean_name(name)
     if not cleaned:
@@ -62,6 +63,8 @@ def validate_name(engine: Engine, name: str) -> str:
 
 def find_annotator(engine: Engine, name: str) -> AnnotatorView | None:
     """The annotator of this name, if they have saved anything yet (reads only)."""
+    if unstorable(name) is not None:  # no annotator has such a name; PostgreSQL refuses it mid-query
+        return None
     with read_session(engine) as session:
         found = session.scalar(select(m.Annotator).where(m.Annotator.name == clean_name(name)))
         return None if found is None else AnnotatorView(found.id, found.name, found.role)

@@ -88,7 +88,7 @@ with left:
             if st.button("Save image root") and root != (dataset.image_root or ""):
                 try:
                     set_image_root(ctx.engine, dataset.id, root.strip() or None, actor=ctx.actor)
-                except Forbidden as refused:
+                except (Forbidden, ValueError) as refused:
                     st.error(literal(str(refused)))
                 else:
                     st.rerun()

@@ -1,5 +1,6 @@
-"""Values of an in-memory bundle that no store can keep: a NUL character, broken Unicode (a lone
-surrogate), or a NaN or infinite number in a JSON column.
+"""Values no store can keep (a NUL character, broken Unicode such as a lone surrogate, a NaN or an
+infinite number in a JSON column), arriving where no file reader has checked them: a bundle built in
+memory, or text typed into a page.
 
 A file's reader refuses such values itself, naming line and field (:mod:`formats.storable`). A bundle
 built in memory has had no reader: a live detector run turns a model's reply into records, and code
@@ -7,7 +8,8 @@ may call :func:`db.importer.import_bundle` directly. Unchecked, such a value fai
 Unicode on either store, a NUL or a NaN on PostgreSQL, with an internal error) or was kept as a NaN
 no JSON reader takes back (SQLite). Here each record is walked before anything of the bundle is
 written, so it is refused like any other flaw of its record; a bundle whose JSON shows no such value,
-as nearly every one, is not walked.
+as nearly every one, is not walked. Text a person types into a page has had no reader either:
+:func:`refuse_unstorable_text` refuses it with a message before a repository writes it.
 """
 
 from __future__ import annotations
@@ -84,3 +86,13 @@ def unstorable_values(
             if flaw(f"{where} #{index} (id={rating.item})", rating):
                 found.bad_ratings.add((position, index))
     return found
+
+
+def refuse_unstorable_text(text: object, what: str) -> None:
+    """Refuse text a person typed (a reason, a note, a task's name, a folder) that no store can keep,
+    with a message for the page (:class:`ValueError`), before anything is written: PostgreSQL refused
+    a NUL mid-write, and the page could only say "try again"; SQLite kept it, to fail later (a folder
+    holding a NUL cannot even be opened)."""
+    bad = unstorable(text)
+    if bad is not None:
+        raise ValueError(f"The {what} {bad[1]}; remove it and save again.")

@@ -15,6 +15,7 @@ from sqlalchemy.orm import Session
 from db import models as m
 from db.access import Actor, require_in
 from db.engine import read_session, write_session
+from db.value_check import refuse_unstorable_text
 
 
 @dataclass(frozen=True)
@@ -126,6 +127,7 @@ def dataset_names(engine: Engine) -> list[str]:
 
 def set_image_root(engine: Engine, dataset_id: int, image_root: str | None, *, actor: Actor) -> None:
     """Point a dataset at the folder its relative image references are resolved against."""
+    refuse_unstorable_text(image_root, "folder")
     with write_session(engine) as session:
         require_in(session, actor.id, "manage_data")
         dataset = session.get_one(m.Dataset, dataset_id)
@@ -145,6 +147,7 @@ def set_image_root(engine: Engine, dataset_id: int, image_root: str | None, *, a
 
 def set_taxonomy(engine: Engine, dataset_id: int, taxonomy: list[str], *, actor: Actor) -> None:
     """Replace the hallucination types annotators choose from (a custom list is allowed)."""
+    refuse_unstorable_text(taxonomy, "list of types")
     cleaned = list(dict.fromkeys(t.strip() for t in taxonomy if t.strip()))
     with write_session(engine) as session:
         require_in(session, actor.id, "manage_data")

@@ -44,8 +44,8 @@ from db.access import Forbidden, check_label_write, require_in
 from db.engine import StoreBusy, read_session, upsert_insert, write_session
 from db.repositories.annotations import response_scale
 from db.repositories.datasets import settings_in
+from db.value_check import refuse_unstorable_text
 from formats.records import RESPONSE_SCALE
-from formats.storable import unstorable
 from formats.word_spans import snap_to_words
 
 __all__ = ["ABSENT", "RESPONSE_SCORES", "Action", "Forbidden", "InconsistentLabel", "StaleEdit", "StoreBusy"]
@@ -204,14 +204,6 @@ def _check_version(row: m.Base | None, expected: int | None, what: str) -> None:
         raise StaleEdit(f"The {what} no longer exists; someone removed it meanwhile — reload the item.")
     if expected is not None and row.version != expected:  # type: ignore[attr-defined]  # _ENTITIES models have id, version
         raise _changed_meanwhile(what)
-
-
-def _storable(text: str | None, what: str) -> None:
-    """Refuse typed text no store can keep (a NUL, broken Unicode) with a message for the page, before
-    anything is written: PostgreSQL refused a NUL mid-write, and the page could only say "try again"."""
-    bad = unstorable(text)
-    if bad is not None:
-        raise ValueError(f"The {what} {bad[1]}; remove it and save again.")
 
 
 def task_of_page(page: str) -> str:
@@ -487,7 +479,7 @@ def set_claim_label(
 ) -> Action:
     if label not in m.CLAIM_LABELS:
         raise ValueError(f"{label!r} is not one of {', '.join(m.CLAIM_LABELS)}.")
-    _storable(reason, "reason")
+    refuse_unstorable_text(reason, "reason")
     with write_session(engine) as session:
         claim = session.get_one(m.Claim, claim_id)
         _guard(session, annotator_id, label_set_id, claim.item_id, "claims")
@@ -554,7 +546,7 @@ def set_item_status(
     """Mark an item done, skipped or unsure (with a note) for one annotation task."""
     if status not in m.ITEM_STATUSES:
         raise ValueError(f"{status!r} is not one of {', '.join(m.ITEM_STATUSES)}.")
-    _storable(note, "note")
+    refuse_unstorable_text(note, "note")
     with write_session(engine) as session:
         _guard(session, annotator_id, label_set_id, item_id, task_of_page(page))
         return _upsert(
@@ -694,7 +686,7 @@ def set_response_score(
     their own label set, and in team mode only items assigned to them on the ratings task."""
     if isinstance(score, bool) or not isinstance(score, int | float) or not math.isfinite(score):
         raise ValueError(f"A response score is a number; got {score!r}.")
-    _storable(rationale, "rationale")
+    refuse_unstorable_text(rationale, "rationale")
     with write_session(engine) as session:
         check_label_write(session, annotator_id, label_set_id, item_id, _RATINGS_TASK)
         low, high = response_scale(session, label_set_id) or RESPONSE_SCALE

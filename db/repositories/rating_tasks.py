@@ -29,6 +29,7 @@ from db.repositories import labeling
 from db.repositories.label_sets import gold_raters
 from db.repositories.report_inputs import Columns
 from db.rubrics import MHALO_TABLE_4, TRI_HE_TABLE_9
+from db.value_check import refuse_unstorable_text
 from formats.problems import ImportRejected, Problem
 from formats.ratings import RatingTarget, read_ratings, write_ratings
 
@@ -237,6 +238,8 @@ def segments_of(spans: Any) -> list[tuple[int, int]]:
 
 
 def _check_spec(session: Session, dataset_id: int, spec: TaskSpec, task_id: int | None) -> TaskSpec:
+    refuse_unstorable_text(spec.name, "task's name")
+    refuse_unstorable_text(spec.rubric, "rubric")
     name = " ".join(spec.name.split())
     if not name:
         raise ValueError("A rating task needs a name.")

@@ -18,6 +18,7 @@ from pathlib import Path
 from sqlalchemy.engine import make_url
 
 from db.config import data_dir, resolve_url, setting
+from formats.storable import unstorable
 from formats.tables import shards
 
 SQLITE_HEADER = b"SQLite format 3\x00"
@@ -95,6 +96,8 @@ def _inside_import_dir(typed: str, what: str) -> Path:
         raise ImportPathRefused(
             "Reading files on the server is switched off (SPANLIGHT_IMPORT_DIR=off): upload."
         )
+    if unstorable(typed) is not None:  # no path holds one; resolving it raised "embedded null byte"
+        raise ImportPathRefused(f"{typed!r} cannot name a {what}: it holds a NUL or broken Unicode.")
     root = folder.resolve()
     candidate = Path(typed.strip()).expanduser()
     if not candidate.is_absolute():

@@ -29,9 +29,10 @@ from db.config import data_dir
 from db.exporter import BATCH_ITEMS, UnknownDataset, export_batches
 from db.images import extract_image_zip, image_problems
 from db.import_changes import ImportChanges, ReplaceRequired
-from db.importer import ImportResult, import_bundles
+from db.importer import IMPORTED_SETTINGS, ImportResult, import_bundles
 from db.repositories.datasets import set_image_root
 from db.repositories.exchange import dataset_image_root, known_items
+from db.value_check import unstorable_headers
 from formats.base import Format, FormatError, ReadOptions, ReadResult, Sink
 from formats.export_check import checked_batches, empty_file
 from formats.gc_pause import without_gc_pauses
@@ -39,6 +40,7 @@ from formats.mapping import ImportMapping, read_table
 from formats.problems import ImportRejected, Problem
 from formats.records import Bundle
 from formats.registry import UnknownFormat, choose_format, get_format, read_file, read_file_from_disk
+from formats.storable import unstorable
 from formats.tables import TableSource
 
 Progress = Callable[[float, str], None]
@@ -332,6 +334,12 @@ def _import_read(
     if read.more is None and not bundle.items and not any(ls.annotations for ls in bundle.label_sets):
         if not outcome.errors:
             outcome.problems.append(Problem(source, "-", "-", "the file holds no records"))
+        return outcome
+    typed = unstorable_headers(bundle, source, IMPORTED_SETTINGS)  # names typed on the page, say
+    if image_root is not None and (bad := unstorable(image_root)) is not None:
+        typed.append(Problem(source, "-", "image folder", bad[1]))
+    if typed:
+        outcome.problems += typed
         return outcome
     # A file read whole is one batch: the same checks and the same write as a file read in batches.
     first, more, problems = bundle, read.more if read.more is not None else iter(()), read.problems

@@ -8,8 +8,10 @@ may call :func:`db.importer.import_bundle` directly. Unchecked, such a value fai
 Unicode on either store, a NUL or a NaN on PostgreSQL, with an internal error) or was kept as a NaN
 no JSON reader takes back (SQLite). Here each record is walked before anything of the bundle is
 written, so it is refused like any other flaw of its record; a bundle whose JSON shows no such value,
-as nearly every one, is not walked. Text a person types into a page has had no reader either:
-:func:`refuse_unstorable_text` refuses it with a message before a repository writes it.
+as nearly every one, is not walked. Text a person types into a page has had no reader either: the
+names typed for an import are checked with the bundle's headers (:func:`unstorable_headers`), and
+the repositories that write typed text (annotation notes and reasons, rating tasks, a dataset's
+folder and types) refuse it with a message first (:func:`refuse_unstorable_text`).
 """
 
 from __future__ import annotations
@@ -41,6 +43,28 @@ def _own_fields(record: Any, nested: str) -> dict[str, Any]:
     return {name: value for name, value in vars(record).items() if name != nested}
 
 
+def unstorable_headers(bundle: Bundle, source: str, kept_settings: Collection[str] = ()) -> list[Problem]:
+    """Problems of the parts of ``bundle`` that concern the whole input (the dataset record and the
+    settings of it that are kept, each label set's and rating task's own fields), which refuse it.
+
+    Cheap, so asked of every import: a file's reader checks its records, but the dataset's name or a
+    detector run's name may have been typed into the import page rather than read from the file."""
+    problems: list[Problem] = []
+
+    def whole(where: str, value: object, prefix: str = "") -> None:
+        bad = unstorable(value, prefix)
+        if bad is not None:
+            problems.append(Problem(source, where, *bad))
+
+    whole("dataset", bundle.dataset)
+    whole("dataset", {k: v for k, v in bundle.dataset_settings.items() if k in kept_settings}, "settings")
+    for label_set in bundle.label_sets:
+        whole(f"label set {label_set.name!r}", _own_fields(label_set, "annotations"))
+    for task in bundle.rating_tasks:
+        whole(f"rating task {task.name!r}", _own_fields(task, "ratings"))
+    return problems
+
+
 def unstorable_values(
     bundle: Bundle,
     source: str,
@@ -51,15 +75,10 @@ def unstorable_values(
     records (``#k (id=…)``): ``counted`` holds the records of the batches before, as
     :func:`db.importer._validate` counts them (items under ``("", "")``, annotations under the label
     set's ``(kind, name)``). Of the dataset's settings only ``kept_settings`` are stored, and checked."""
-    found = ValueProblems()
+    found = ValueProblems(whole_input=unstorable_headers(bundle, source, kept_settings))
     if not records_may_hold_unstorable(bundle):
         return found
     counted = counted or {}
-
-    def whole(where: str, value: object, prefix: str = "") -> None:
-        bad = unstorable(value, prefix)
-        if bad is not None:
-            found.whole_input.append(Problem(source, where, *bad))
 
     def flaw(where: str, value: object, prefix: str = "") -> bool:
         bad = unstorable(value, prefix)
@@ -67,23 +86,18 @@ def unstorable_values(
             found.items.append(Problem(source, where, *bad))
         return bad is not None
 
-    whole("dataset", bundle.dataset)
-    whole("dataset", {k: v for k, v in bundle.dataset_settings.items() if k in kept_settings}, "settings")
     for index, item in enumerate(bundle.items, counted.get(("", ""), 0)):
         if flaw(f"#{index} (id={item.external_id})", item):
             found.bad_items.add(str(item.external_id))
     for label_set in bundle.label_sets:
-        whole(f"label set {label_set.name!r}", _own_fields(label_set, "annotations"))
         first = counted.get((label_set.kind, label_set.name), 0)
         prefix = label_set.name if isinstance(label_set.name, str) else ""
         for index, given in enumerate(label_set.annotations, first):
             if flaw(f"#{index} (id={given.item})", given, prefix):
                 found.bad_items.add(str(given.item))
     for position, task in enumerate(bundle.rating_tasks):
-        where = f"rating task {task.name!r}"
-        whole(where, _own_fields(task, "ratings"))
         for index, rating in enumerate(task.ratings):
-            if flaw(f"{where} #{index} (id={rating.item})", rating):
+            if flaw(f"rating task {task.name!r} #{index} (id={rating.item})", rating):
                 found.bad_ratings.add((position, index))
     return found
 

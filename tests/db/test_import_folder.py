@@ -60,6 +60,14 @@ def test_paths_outside_the_folder_and_links_out_of_it_are_refused(folders: Path,
         read_import_file("missing.json")
 
 
+@pytest.mark.parametrize("typed", ["a\x00.json", "pictures\ud800"])
+def test_a_path_holding_a_nul_or_broken_unicode_is_refused_by_name(folders: Path, typed: str) -> None:
+    """Typed on the import page: resolving it raised "embedded null byte", an error on the page."""
+    for call in (read_import_file, image_folder_path):
+        with pytest.raises(ImportPathRefused, match="holds a NUL or broken Unicode"):
+            call(typed)
+
+
 def test_the_store_is_refused_without_opening_it(folders: Path, monkeypatch) -> None:
     monkeypatch.setenv("SPANLIGHT_IMPORT_DIR", str(folders))
     (folders / "imports" / "store-link.db").symlink_to(folders / "spanlight.db")

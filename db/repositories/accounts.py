@@ -124,6 +124,8 @@ def add_user(
     """
     _check_role(role)
     _check_password(password)
+    if email is not None and unstorable(email) is not None:
+        raise AccountError("An e-mail address cannot hold control characters or broken Unicode.")
     try:
         cleaned = validate_name(engine, name)
     except InvalidName as refused:
@@ -224,7 +226,9 @@ def authenticate(engine: Engine, name: str, password: str) -> UserView:
     """The user whose name and password these are, or :class:`LoginRefused`.
 
     After :data:`MAX_FAILURES` wrong passwords in a row the account is locked for :data:`LOCKOUT`
-    (even the right password is refused meanwhile); a success resets the count.
+    (even the right password is refused meanwhile); a success resets the count. A name or password
+    holding a NUL or broken Unicode is refused at once, uncounted: no account has such a name, and no
+    password can hold it.
     """
     wrong = LoginRefused("Wrong name or password.")
     if unstorable(name) is not None or unstorable(password) is not None:

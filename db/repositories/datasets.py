@@ -126,7 +126,8 @@ def dataset_names(engine: Engine) -> list[str]:
 
 
 def set_image_root(engine: Engine, dataset_id: int, image_root: str | None, *, actor: Actor) -> None:
-    """Point a dataset at the folder its relative image references are resolved against."""
+    """Point a dataset at the folder its relative image references are resolved against (ValueError,
+    with a message, for a folder no store can hold)."""
     refuse_unstorable_text(image_root, "folder")
     with write_session(engine) as session:
         require_in(session, actor.id, "manage_data")
@@ -146,7 +147,8 @@ def set_image_root(engine: Engine, dataset_id: int, image_root: str | None, *, a
 
 
 def set_taxonomy(engine: Engine, dataset_id: int, taxonomy: list[str], *, actor: Actor) -> None:
-    """Replace the hallucination types annotators choose from (a custom list is allowed)."""
+    """Replace the hallucination types annotators choose from (a custom list is allowed; ValueError,
+    with a message, for a type no store can hold)."""
     refuse_unstorable_text(taxonomy, "list of types")
     cleaned = list(dict.fromkeys(t.strip() for t in taxonomy if t.strip()))
     with write_session(engine) as session:

@@ -6,11 +6,12 @@ import math
 from dataclasses import dataclass, field
 from typing import Any
 
-from sqlalchemy import Engine, Select, exists, func, or_, select
+from sqlalchemy import Engine, Select, exists, false, func, or_, select
 
 from db import models as m
 from db.engine import read_session
 from db.repositories.visibility import assigned_items
+from formats.storable import unstorable
 
 
 @dataclass(frozen=True)
@@ -115,6 +116,9 @@ def _gold_span_exists() -> Any:
 
 def _filtered(query: Select[Any], dataset_id: int, flt: ItemFilter, dialect: str) -> Select[Any]:
     query = query.where(m.Item.dataset_id == dataset_id)
+    if unstorable([flt.text, flt.subsets, flt.source_models, flt.external_ids]) is not None:
+        # Typed or from the address: text no store holds matches nothing (PostgreSQL refused the query).
+        return query.where(false())
     if flt.text.strip():
         needle = flt.text.strip()
         query = query.where(
@@ -286,6 +290,8 @@ def facets(engine: Engine, dataset_id: int) -> Facets:
 
 def get_item(engine: Engine, dataset_id: int, external_id: str) -> ItemView | None:
     """One item with its sentences, claims and reference triplets, or None."""
+    if unstorable(external_id) is not None:  # typed in a jump box or an address: no item has such an id
+        return None
     with read_session(engine) as session:
         item = session.scalar(
             select(m.Item).where(m.Item.dataset_id == dataset_id, m.Item.external_id == external_id)

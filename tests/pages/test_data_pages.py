@@ -121,6 +121,18 @@ def test_missing_image_names_file_and_root_setting(app_db: str) -> None:
     assert "not found under the image root `/nowhere`" in at.warning[0].value
 
 
+def test_an_image_root_no_store_can_hold_is_refused_on_the_page(app_db: str) -> None:
+    at = _app(dataset="pages-test", item="item-4").run()
+    at.switch_page("app_pages/item.py").run()
+    at.text_input(key="item_image_root").input("/images\x00").run()
+    [b for b in at.button if b.label == "Save image root"][0].click().run()
+    assert not at.exception
+    assert [e.value for e in at.error] == [
+        "The folder contains a NUL character at character 7, which cannot be stored; remove it and save again."
+    ]
+    assert "no image root" in at.warning[0].value  # nothing was saved
+
+
 def test_item_view_navigates_and_switches_label_set(app_db: str) -> None:
     at = _app(dataset="pages-test", item="item-0").run()
     at.switch_page("app_pages/item.py").run()

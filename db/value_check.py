@@ -22,7 +22,7 @@ from typing import Any
 
 from formats.problems import Problem
 from formats.records import Bundle
-from formats.storable import records_may_hold_unstorable, unstorable
+from formats.storable import record_fields, records_may_hold_unstorable, unstorable
 
 
 @dataclass
@@ -40,7 +40,7 @@ class ValueProblems:
 
 def _own_fields(record: Any, nested: str) -> dict[str, Any]:
     """A record's fields but the list of records it holds (checked one by one, by their own number)."""
-    return {name: value for name, value in vars(record).items() if name != nested}
+    return {name: value for name, value in record_fields(record).items() if name != nested}
 
 
 def unstorable_headers(bundle: Bundle, source: str, kept_settings: Collection[str] = ()) -> list[Problem]:

@@ -313,8 +313,10 @@ def add_span(
 
     Unless the dataset's settings allow character precision, the span is stored snapped to the whole
     words it touches (:func:`formats.word_spans.snap_to_words`): the selector snaps already, and a
-    request that did not cannot store half a word either.
+    request that did not cannot store half a word either. The page offers only the dataset's types, but
+    a type comes in a request, so it is checked as typed text.
     """
+    refuse_unstorable_text(type_, "type")
     with write_session(engine) as session:
         _guard(session, annotator_id, label_set_id, item_id, "spans")
         item = session.get_one(m.Item, item_id)
@@ -346,6 +348,7 @@ def add_span(
 def retype_span(
     engine: Engine, span_id: int, type_: str | None, annotator_id: int, expected_version: int | None = None
 ) -> Action:
+    refuse_unstorable_text(type_, "type")
     with write_session(engine) as session:
         row = session.get(m.Span, span_id, with_for_update=True)
         if row is not None:
@@ -429,6 +432,7 @@ def set_sentence_label(
     """
     if label not in m.SENTENCE_LABELS:
         raise ValueError(f"{label!r} is not one of {', '.join(m.SENTENCE_LABELS)}.")
+    refuse_unstorable_text(error_type, "error type")
     with write_session(engine) as session:
         _guard(session, annotator_id, label_set_id, item_id, "sentences")
         sentence = session.scalar(
@@ -479,6 +483,7 @@ def set_claim_label(
 ) -> Action:
     if label not in m.CLAIM_LABELS:
         raise ValueError(f"{label!r} is not one of {', '.join(m.CLAIM_LABELS)}.")
+    refuse_unstorable_text(type_, "type")
     refuse_unstorable_text(reason, "reason")
     with write_session(engine) as session:
         claim = session.get_one(m.Claim, claim_id)

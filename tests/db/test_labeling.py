@@ -130,11 +130,22 @@ def test_typed_text_no_store_can_keep_is_refused_with_a_message(setup, text: str
         claim_id = session.scalar(select(m.Claim.id).where(m.Claim.index == 1))
     with pytest.raises(ValueError, match=f"The reason contains .*{says}"):
         labeling.set_claim_label(engine, ls, claim_id, "hallucination", who, reason=text)
+    with pytest.raises(ValueError, match=f"The type contains .*{says}"):
+        labeling.set_claim_label(engine, ls, claim_id, "hallucination", who, type_=text)
     with pytest.raises(ValueError, match=f"The note contains .*{says}"):
         labeling.set_item_status(engine, ls, 1, "spans", "unsure", who, note=text)
+    # A type comes in a request: the page offers only the dataset's types, a hand-made request anything.
+    with pytest.raises(ValueError, match=f"The type contains .*{says}"):
+        labeling.add_span(engine, ls, 1, 0, 3, text, who)
+    with pytest.raises(ValueError, match=f"The error type contains .*{says}"):
+        labeling.set_sentence_label(engine, ls, 1, 0, "incorrect", who, error_type=text)
+    span = labeling.add_span(engine, ls, 1, 0, 3, "object", who)
+    with pytest.raises(ValueError, match=f"The type contains .*{says}"):
+        labeling.retype_span(engine, span.entity_id, text, who)
     with Session(engine) as session:
-        for model in (m.ClaimLabel, m.ItemStatus):
+        for model in (m.ClaimLabel, m.ItemStatus, m.SentenceLabel):
             assert session.scalar(select(func.count()).where(model.label_set_id == ls)) == 0
+        assert session.scalars(select(m.Span.type).where(m.Span.label_set_id == ls)).all() == ["object"]
 
 
 def test_queue_walks_unfinished_items_in_order(setup) -> None:

@@ -1000,10 +1000,15 @@ class _Writer:
             return []
         connection = self.session.connection()
         if connection.dialect.name == "postgresql":
+            # The sequence is named once: looked up in every row, the catalog lookup took four fifths of
+            # the time (0.25 s against 0.05 s for 100 K ids).
+            sequence = connection.execute(
+                text("SELECT pg_get_serial_sequence(:table, 'id')"), {"table": m.Sentence.__tablename__}
+            ).scalar_one()
             return (
                 connection.execute(
-                    text("SELECT nextval(pg_get_serial_sequence(:table, 'id')) FROM generate_series(1, :n)"),
-                    {"table": m.Sentence.__tablename__, "n": n},
+                    text("SELECT nextval(CAST(:sequence AS regclass)) FROM generate_series(1, :n)"),
+                    {"sequence": sequence, "n": n},
                 )
                 .scalars()
                 .all()

@@ -10,9 +10,10 @@ no JSON reader takes back (SQLite). Here each record is walked before anything o
 written, so it is refused like any other flaw of its record; a bundle whose JSON shows no such value,
 as nearly every one, is not walked. Text a person types into a page has had no reader either: the
 names typed for an import are checked with the bundle's headers (:func:`unstorable_headers`), and
-the repositories that write typed text (annotation notes and reasons, rating tasks, a dataset's
-folder and types) refuse it with a message first (:func:`refuse_unstorable_text`).
-"""
+the repositories that write typed text (annotation notes and reasons, the types of spans, claims
+and sentences that come in a request, rating tasks, a dataset's folder and types) refuse it with a
+message first (:func:`refuse_unstorable_text`); a live run's typed names are checked with its other
+settings (:meth:`detectors.runner.RunSpec.problems`)."""
 
 from __future__ import annotations
 
@@ -103,10 +104,10 @@ def unstorable_values(
 
 
 def refuse_unstorable_text(text: object, what: str) -> None:
-    """Refuse text a person typed (a reason, a note, a task's name, a folder) that no store can keep,
-    with a message for the page (:class:`ValueError`), before anything is written: PostgreSQL refused
-    a NUL mid-write, and the page could only say "try again"; SQLite kept it, to fail later (a folder
-    holding a NUL cannot even be opened)."""
+    """Refuse text a person typed or a request sent (a reason, a note, a type, a task's name, a folder)
+    that no store can keep, with a message for the page (:class:`ValueError`), before anything is
+    written: PostgreSQL refused a NUL mid-write, and the page could only say "try again"; SQLite kept
+    it, to fail later (a folder holding a NUL cannot even be opened)."""
     bad = unstorable(text)
     if bad is not None:
         raise ValueError(f"The {what} {bad[1]}; remove it and save again.")

@@ -45,6 +45,7 @@ from db.engine import StoreBusy, read_session, upsert_insert, write_session
 from db.repositories.annotations import response_scale
 from db.repositories.datasets import settings_in
 from db.value_check import refuse_unstorable_text
+from formats.fields import type_name
 from formats.records import RESPONSE_SCALE
 from formats.word_spans import snap_to_words
 
@@ -299,6 +300,13 @@ def _upsert(
 # ----------------------------------------------------------------------------------------------- spans
 
 
+def _check_type(type_: object) -> None:
+    """Refuse a span type that is not text, or text no store can keep (it comes in a request)."""
+    if type_ is not None and not isinstance(type_, str):
+        raise ValueError(f"A span's type must be text; got {type_name(type_)}.")
+    refuse_unstorable_text(type_, "type")
+
+
 @_retried
 def add_span(
     engine: Engine,
@@ -314,9 +322,13 @@ def add_span(
     Unless the dataset's settings allow character precision, the span is stored snapped to the whole
     words it touches (:func:`formats.word_spans.snap_to_words`): the selector snaps already, and a
     request that did not cannot store half a word either. The page offers only the dataset's types, but
-    a type comes in a request, so it is checked as typed text.
+    a type comes in a request, so it is checked as typed text, and the offsets as whole numbers.
     """
-    refuse_unstorable_text(type_, "type")
+    if not all(type(offset) is int for offset in (start, end)):
+        raise ValueError(
+            f"A span's offsets must be whole numbers; got {type_name(start)} and {type_name(end)}."
+        )
+    _check_type(type_)
     with write_session(engine) as session:
         _guard(session, annotator_id, label_set_id, item_id, "spans")
         item = session.get_one(m.Item, item_id)
@@ -348,7 +360,7 @@ def add_span(
 def retype_span(
     engine: Engine, span_id: int, type_: str | None, annotator_id: int, expected_version: int | None = None
 ) -> Action:
-    refuse_unstorable_text(type_, "type")
+    _check_type(type_)
     with write_session(engine) as session:
         row = session.get(m.Span, span_id, with_for_update=True)
         if row is not None:

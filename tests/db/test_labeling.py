@@ -148,6 +148,24 @@ def test_typed_text_no_store_can_keep_is_refused_with_a_message(setup, text: str
         assert session.scalars(select(m.Span.type).where(m.Span.label_set_id == ls)).all() == ["object"]
 
 
+def test_a_span_from_a_hand_made_request_must_have_whole_offsets_and_a_text_type(setup) -> None:
+    """The selector sends offsets and a type; a hand-made request may send a list, an object or a
+    fraction. PostgreSQL stored a list type as an array's text and SQLite failed on it (the page said
+    "try again"); now each is refused with what is wrong, and nothing is written."""
+    engine, who, ls = setup
+    for type_ in (["Object"], {"t": 1}, 7):
+        with pytest.raises(ValueError, match="A span's type must be text"):
+            labeling.add_span(engine, ls, 1, 0, 3, type_, who)  # type: ignore[arg-type]
+    for start, end in ((0.5, 3), (0, "3"), (True, 3)):
+        with pytest.raises(ValueError, match="offsets must be whole numbers"):
+            labeling.add_span(engine, ls, 1, start, end, None, who)  # type: ignore[arg-type]
+    span = labeling.add_span(engine, ls, 1, 0, 3, "object", who)
+    with pytest.raises(ValueError, match="A span's type must be text"):
+        labeling.retype_span(engine, span.entity_id, ["Object"], who)  # type: ignore[arg-type]
+    with Session(engine) as session:
+        assert session.scalars(select(m.Span.type).where(m.Span.label_set_id == ls)).all() == ["object"]
+
+
 def test_queue_walks_unfinished_items_in_order(setup) -> None:
     engine, who, ls = setup
     more = [ItemRecord(external_id=f"y{k}", response=f"Item {k}.") for k in range(3)]

@@ -28,6 +28,7 @@ from detectors.client import RetryPolicy, base_url_problem, redacted_endpoint
 from detectors.ledger import Prices
 from detectors.runner import Progress, RunRefused, RunResult, RunSpec
 from detectors.strategies import STRATEGIES
+from formats.storable import unstorable
 from render.literal_text import literal
 
 ctx = setup_page("Run detector")
@@ -107,6 +108,9 @@ if dataset is not None:
 
     if start:
         problems = [p for p in [base_url_problem(base_url)] if p]
+        if (unsound := unstorable(key_variable)) is not None:  # no environment variable has such a name
+            problems.append(f"the environment variable's name {unsound[1]}")
+            key_variable = ""
         api_key = os.environ.get(key_variable.strip()) if key_variable.strip() else None
         if key_variable.strip() and not api_key:
             problems.append(f"the server has no environment variable {key_variable.strip()!r} set")

@@ -37,6 +37,7 @@ from detectors.judge_bias import NOTE, self_judged
 from detectors.ledger import Ledger, Prices
 from detectors.strategies import get_strategy
 from formats.records import Annotations
+from formats.storable import unstorable
 
 MAX_CONCURRENCY = 256
 
@@ -122,6 +123,14 @@ class RunSpec:
             found.append("name the detector run")
         if not self.model.strip():
             found.append("name the model")
+        # Typed on the page: written to the store (the run's label set) before any reply is imported.
+        for what, value in (
+            ("the detector run's name", self.detector),
+            ("the model's name", self.model),
+            ("the endpoint", self.base_url),
+        ):
+            if (bad := unstorable(value)) is not None:
+                found.append(f"{what} {bad[1]}")
         return found
 
     def settings(self, strategy: Strategy) -> dict[str, Any]:

@@ -229,6 +229,21 @@ def test_a_reply_no_store_can_keep_is_reported_and_the_other_items_are_written(d
     assert set(stored(data, "judge")) == {f"item-{k}" for k in range(N_ITEMS)} - {"item-2", "item-6"}
 
 
+@pytest.mark.parametrize("bad", ["judge\x00x", "judge\ud800"])
+def test_a_run_named_with_text_no_store_can_keep_is_refused_before_anything_is_asked_or_written(data, bad):
+    """The detector run's and the model's names are typed on the page and written to the store (the
+    run's label set) before any reply is imported: PostgreSQL refused a NUL mid-write, SQLite kept it,
+    and broken Unicode failed on both. Now the run is refused as a usage error, naming the field."""
+    with ChatServer(mhalo_script) as server:
+        with pytest.raises(RunRefused, match="detector run's name contains"):
+            run(data, spec(server, detector=bad))
+        with pytest.raises(RunRefused, match="model's name contains"):
+            run(data, spec(server, model=bad.replace("judge", "gpt")))
+    assert server.requests == []
+    with read_session(data) as session:
+        assert session.scalars(select(m.LabelSet.name).where(m.LabelSet.kind == "detector")).all() == []
+
+
 def test_cancel_stops_new_calls_and_a_resume_asks_only_what_was_never_answered(data):
     cancel = threading.Event()
     slow = lambda text, n: answer(tagged(item_number(text), "red cube"), delay_s=0.15)  # noqa: E731

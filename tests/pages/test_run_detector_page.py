@@ -154,7 +154,15 @@ def test_the_form_refuses_what_cannot_run_before_calling_anything(page_store, mo
         assert "Not started" in errors and "no environment variable" in errors
         fill_form(at, server, "", run_detector_key_env="")
         assert "name the detector run" in " ".join(e.value for e in at.error)
-    assert server.requests == [] and not [r for r in run_registry().runs() if r.spec.detector == "refused"]
+        # Typed text no store can keep (the run's name) nor any environment holds (the variable's name):
+        # refused by field, where the name was written mid-run and the variable's lookup broke the page.
+        fill_form(at, server, "refused\x00", run_detector_key_env="KEY\x00X")
+        errors = " ".join(e.value for e in at.error)
+        assert "the detector run's name contains a NUL character" in errors
+        assert "the environment variable's name contains a NUL character" in errors
+    assert server.requests == [] and not [
+        r for r in run_registry().runs() if r.spec.detector.startswith("refused")
+    ]
 
 
 def test_detector_cells_of_a_self_judging_detector_are_marked():

@@ -108,12 +108,13 @@ if dataset is not None:
 
     if start:
         problems = [p for p in [base_url_problem(base_url)] if p]
-        if (unsound := unstorable(key_variable)) is not None:  # no environment variable has such a name
+        key_name, api_key = key_variable.strip(), None
+        if (unsound := unstorable(key_name)) is not None:  # no environment variable has such a name
             problems.append(f"the environment variable's name {unsound[1]}")
-            key_variable = ""
-        api_key = os.environ.get(key_variable.strip()) if key_variable.strip() else None
-        if key_variable.strip() and not api_key:
-            problems.append(f"the server has no environment variable {key_variable.strip()!r} set")
+        elif key_name:
+            api_key = os.environ.get(key_name)
+            if not api_key:
+                problems.append(f"the server has no environment variable {key_name!r} set")
         spec = RunSpec(
             dataset=dataset.name,
             detector=detector.strip(),

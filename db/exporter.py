@@ -37,6 +37,7 @@ from formats.records import (
     SentenceScoreRecord,
     SpanRecord,
     TokenProbabilityRecord,
+    TripletJudgmentRecord,
     TripletRecord,
     merge_batches,
 )
@@ -245,7 +246,7 @@ def _columns(session: Session, statement: Any) -> Any:
 # only when the label set has a row in it: an outer join of every sentence with a table holding none of
 # the label set's rows cost a large export as much as reading its labels.
 _SAYS = (
-    *(m.Span, m.SentenceLabel, m.ClaimLabel, m.Triplet),
+    *(m.Span, m.SentenceLabel, m.ClaimLabel, m.Triplet, m.TripletJudgment),
     *(m.RawOutput, m.SentenceScore, m.TokenProbability, m.ResponseScore),
 )
 
@@ -357,6 +358,29 @@ def label_set_record(
             .order_by(m.Triplet.item_id, m.Triplet.index),
         ):
             ann(item_id).triplets.append(TripletRecord(subject, relation, object_, verdict, wrong_part))
+    if m.TripletJudgment in says:  # its verdicts on triplets other label sets extracted
+        for item_id, kind, name, index, verdict, wrong_part in _columns(
+            session,
+            select(
+                m.TripletJudgment.item_id,
+                m.LabelSet.kind,
+                m.LabelSet.name,
+                m.Triplet.index,
+                m.TripletJudgment.verdict,
+                m.TripletJudgment.wrong_part,
+            )
+            .join(m.Triplet, m.Triplet.id == m.TripletJudgment.triplet_id)
+            .join(m.LabelSet, m.LabelSet.id == m.Triplet.label_set_id)
+            .where(
+                m.TripletJudgment.label_set_id == ls_id,
+                m.Triplet.label_set_id != ls_id,
+                m.TripletJudgment.item_id.in_(items),
+            )
+            .order_by(m.TripletJudgment.item_id, m.LabelSet.id, m.Triplet.index),
+        ):
+            ann(item_id).triplet_judgments.append(
+                TripletJudgmentRecord(kind, name, index, verdict, wrong_part)
+            )
     if m.RawOutput in says:
         for item_id, text, follows_format, analysis, parse_error in _columns(
             session,

@@ -4,9 +4,10 @@ An import replaces what a label set says about each item it mentions (and each r
 item it holds). Adding to an item that had nothing, or re-importing the same content, loses nothing; any
 other difference removes or changes someone's work, so the import is refused unless replacing was chosen
 (:class:`ReplaceRequired`). The plan compares stored and incoming annotations row by row — spans by their
-offsets, sentence labels and scores by sentence, claim labels by claim, triplets by position, ratings by
-segment, a response score by its item — and keeps the stored state of every unit it will rewrite, so
-the edit log can hold it and the import can be undone (:mod:`db.import_undo`).
+offsets, sentence labels and scores by sentence, claim labels by claim, triplets by position, verdicts on
+another label set's triplets by that label set and position, ratings by segment, a response score by its
+item — and keeps the stored state of every unit it will rewrite, so the edit log can hold it and the
+import can be undone (:mod:`db.import_undo`).
 """
 
 from __future__ import annotations
@@ -73,6 +74,11 @@ def annotation_rows(
     if a.triplets:
         rows["triplets"] = _grouped(
             (k, (t.subject, t.relation, t.object, t.verdict, t.wrong_part)) for k, t in enumerate(a.triplets)
+        )
+    if a.triplet_judgments:
+        rows["triplet_judgments"] = _grouped(
+            ((j.label_set_kind, j.label_set_name, j.index), (j.verdict, j.wrong_part))
+            for j in a.triplet_judgments
         )
     if a.raw_output is not None:
         r = a.raw_output
@@ -200,6 +206,8 @@ class Fingerprint:
         # Each unit's rows by table name, each table's by the repr of its keys (integers, or tuples of
         # integers and None): as one repr never begins another's unless the shorter is an integer and
         # the longer goes on in digits, this is the order of the reprs of the (key, rows) pairs too.
+        # (The keys of verdicts on another label set's triplets hold its kind and name as well: that
+        # table came later, so no digest logged before it was sorted otherwise.)
         body = [sorted((t, sorted(g.items(), key=_key_repr)) for t, g in unit.items()) for unit in units]
         if not body:
             return
@@ -400,6 +408,7 @@ def _by_item(annotations: Iterable[Annotations]) -> dict[str, Annotations]:
             sentence_labels=[*seen.sentence_labels, *given.sentence_labels],
             claim_labels=[*seen.claim_labels, *given.claim_labels],
             triplets=[*seen.triplets, *given.triplets],
+            triplet_judgments=[*seen.triplet_judgments, *given.triplet_judgments],
             raw_output=given.raw_output or seen.raw_output,
             sentence_scores=[*seen.sentence_scores, *given.sentence_scores],
             token_probabilities=[*seen.token_probabilities, *given.token_probabilities],

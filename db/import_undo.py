@@ -29,6 +29,7 @@ from db.import_changes import (
 )
 from db.importer import write_annotations
 from formats.canonical import records_from_dicts
+from formats.problems import ImportRejected
 from formats.records import Annotations, LabelSetRecord, RatingRecord, RatingTaskRecord
 
 # Entries that replaced annotations and keep what they replaced: imports, and undos of imports.
@@ -147,7 +148,13 @@ def undo_import(engine: Engine, log_id: int, annotator: str | None = None, *, ac
                 f"import {log_id} cannot be undone: {', '.join(back.changed)} changed since; "
                 "undoing would overwrite that newer work"
             )
-        rows = write_annotations(session, dataset, back.label_sets, back.tasks)
+        try:
+            rows = write_annotations(session, dataset, back.label_sets, back.tasks)
+        except ImportRejected as refused:
+            raise UndoRefused(
+                f"import {log_id} cannot be undone: "
+                + "; ".join(f"{p.record} {p.field}: {p.reason}" for p in refused.problems)
+            ) from None
         source = (entry.after or {}).get("source", "")
         who = actor.id
         if who is None and annotator:

@@ -26,6 +26,7 @@ from db.access import Actor, require_in
 from db.engine import write_session
 from db.import_changes import ImportChanges, MetaTexts, ReplaceRequired, plan_changes
 from db.repositories.annotations import response_scale
+from db.triplet_verdicts import PendingVerdicts, verdict_problems
 from db.value_check import unstorable_values
 from formats.problems import ImportRejected, Problem
 from formats.records import (
@@ -151,6 +152,7 @@ def import_bundles(
             batches.add(bundle, allow_skip=allow_skip, replace_existing=replace_existing)
         if batches.dataset is None:
             raise ImportRejected([*problems, Problem(source, "-", "-", "the input holds no dataset")])
+        batches.finish(allow_skip=allow_skip)
         if any(p.severity == "error" for p in problems) and not allow_skip:
             raise ImportRejected(problems)
         changes = batches.changes
@@ -196,6 +198,8 @@ class _Batches:
         self.writing = True
         self.item_ids: dict[str, int] | None = None  # the writers' ids of stored items, once writing
         self.written = 0  # batches written
+        # Verdicts on other label sets' triplets: written once every label set is (see finish).
+        self.verdicts = PendingVerdicts()
 
     def add(self, bundle: Bundle, *, allow_skip: bool, replace_existing: bool) -> None:
         session, problems = self.session, self.problems
@@ -213,6 +217,7 @@ class _Batches:
             _keep_settings(self.dataset, bundle)
         dataset = self.dataset
         shapes: dict[str, tuple[int, int, int]] = {}
+        firsts = {(ls.kind, ls.name): self.counted.get((ls.kind, ls.name), 0) for ls in bundle.label_sets}
         bad_items = _validate(bundle, self.stored, self.source, problems, self.seen, shapes, self.counted)
         if values is not None:
             problems.extend(values.items)
@@ -247,6 +252,13 @@ class _Batches:
         )
         if self.changes.needs_replace and not replace_existing:
             self.writing = False
+        rewritten: dict[
+            tuple[str, str], set[str]
+        ] = {}  # this batch's units whose rows differ from the stored ones
+        for label_set in bundle.label_sets:
+            key = (label_set.kind, label_set.name)
+            rewritten[key] = items = set(self.changes.label_set_items.get(key, [])[done.get(key, 0) :])
+            self.verdicts.note(label_set, firsts[key], (a for a in label_set.annotations if a.item in items))
         if not self.writing:
             self._remember_items(bundle, shapes, written={})
             return
@@ -263,9 +275,8 @@ class _Batches:
             meta_texts=meta_texts,
         )
         writer.write_items(bundle.items)
-        for label_set in bundle.label_sets:  # this batch's units whose rows differ from the stored ones
-            key = (label_set.kind, label_set.name)
-            items = set(self.changes.label_set_items.get(key, [])[done.get(key, 0) :])
+        for label_set in bundle.label_sets:
+            items = rewritten[(label_set.kind, label_set.name)]
             writer.write_label_set(
                 replace(label_set, annotations=[a for a in label_set.annotations if a.item in items])
             )
@@ -279,6 +290,20 @@ class _Batches:
         self.written += 1
         if self.written & (self.written - 1) == 0:  # after the 1st, 2nd, 4th, 8th … batch written
             self._refresh_statistics()
+
+    def finish(self, *, allow_skip: bool) -> None:
+        """After the last batch: check the verdicts on other label sets' triplets against those triplets
+        (every label set of the input written by now), and write the sound ones."""
+        assert self.dataset is not None
+        item_ids = {ext: s.id for ext, s in self.stored.items() if s.id >= 0}
+        rows, problems = self.verdicts.resolve(self.session, self.dataset.id, item_ids, self.source)
+        self.problems.extend(problems)
+        if problems and not allow_skip:
+            self.writing = False
+        if self.writing and rows:
+            _Writer(self.session, self.dataset, {}, set(), self.result, item_ids=item_ids).write_verdicts(
+                rows
+            )
 
     def _refresh_statistics(self) -> None:
         """PostgreSQL: ANALYZE the tables this import writes to, inside its transaction.
@@ -317,11 +342,19 @@ def write_annotations(
     of the (rater, external id) pairs given with each (cleared first); the rows written, per table.
 
     Used to put back the state an import replaced; the caller checked the records against the store.
+    Raises :class:`ImportRejected` when a verdict on another label set's triplet finds no such triplet
+    now (the caller's transaction is then rolled back).
     """
     result = ImportResult(dataset=dataset.name)
     writer = _Writer(session, dataset, _stored_items(session, dataset.id), set(), result)
+    verdicts = PendingVerdicts()
     for label_set in label_sets:
         writer.write_label_set(label_set)
+        verdicts.note(label_set, 0, label_set.annotations)
+    rows, problems = verdicts.resolve(session, dataset.id, writer.item_ids, "<stored state>")
+    if problems:
+        raise ImportRejected(problems)
+    writer.write_verdicts(rows)
     for task, pairs in rating_tasks:
         writer.write_rating_task(task, clear=pairs)
     return result.rows
@@ -548,6 +581,7 @@ def _annotation_problems(
             yield f"triplets[{k}].verdict", f"{triplet.verdict!r} is not yes, no or empty"
         if triplet.wrong_part not in (None, *m.TRIPLET_WRONG_PARTS):
             yield f"triplets[{k}].wrong_part", f"{triplet.wrong_part!r} is not object1, object2 or relation"
+    yield from verdict_problems(annotations)
     for k, token in enumerate(annotations.token_probabilities):
         if not 0 <= token.start < token.end <= length:
             yield f"token_probabilities[{k}]", f"offsets {token.start}-{token.end} outside the response"
@@ -758,6 +792,9 @@ class _Writer:
         # The ids of the sentences this writer adds, by item id, in index order: taken before the insert
         # (:meth:`_new_sentence_ids`), so the labels of the same batch find them without reading them back.
         self.written_sentences: dict[int, Sequence[int]] = {}
+        # Other label sets' verdicts on the triplets a rewritten label set had, by that label set's id:
+        # taken before its triplets are cleared, put back on the triplets it writes again unchanged.
+        self.others_verdicts: dict[int, list[tuple[Any, ...]]] = {}
 
     def _count(self, table: str, n: int) -> None:
         if n:
@@ -1143,6 +1180,7 @@ class _Writer:
         self._insert(m.TokenProbability, tokens)
         self._insert(m.ResponseScore, response_scores)
         self._write_triplets(label_set_id, extracted)
+        self.others_verdicts.pop(label_set_id, None)
 
     def cover_gold(self, record: LabelSetRecord) -> None:
         """Record that a gold label set's spans are complete on every item it has a record for.
@@ -1200,6 +1238,27 @@ class _Writer:
                 )
             )
         }
+        # A triplet written again as it was (same position, same words) keeps the verdicts other label
+        # sets gave it: a new run of a detector that only adds triplets loses nobody's judging.
+        again = {(item_id, k): (t.subject, t.relation, t.object) for item_id, k, t in extracted}
+        self._insert(
+            m.TripletJudgment,
+            [
+                {
+                    "label_set_id": judge,
+                    "triplet_id": ids[(item_id, index)],
+                    "item_id": item_id,
+                    "verdict": verdict,
+                    "wrong_part": wrong_part,
+                    "updated_at": updated_at,
+                    "version": version,
+                }
+                for item_id, index, *said, judge, verdict, wrong_part, updated_at, version in (
+                    self.others_verdicts.get(label_set_id, ())
+                )
+                if again.get((item_id, index)) == tuple(said)
+            ],
+        )
         self._insert(
             m.TripletJudgment,
             [
@@ -1216,8 +1275,41 @@ class _Writer:
             ],
         )
 
+    def write_verdicts(self, rows: list[dict[str, Any]]) -> None:
+        """Write verdicts on other label sets' triplets, resolved to those triplets' ids."""
+        self._insert(m.TripletJudgment, rows)
+
+    def _take_others_verdicts(self, label_set_id: int, item_ids: list[int]) -> None:
+        """Keep the verdicts other label sets gave on this label set's triplets of these items, with
+        each triplet's text, before the triplets are cleared (their verdicts would go with them)."""
+        self.others_verdicts.setdefault(label_set_id, []).extend(
+            self.session.execute(
+                select(
+                    m.Triplet.item_id,
+                    m.Triplet.index,
+                    m.Triplet.subject,
+                    m.Triplet.relation,
+                    m.Triplet.object,
+                    m.TripletJudgment.label_set_id,
+                    m.TripletJudgment.verdict,
+                    m.TripletJudgment.wrong_part,
+                    m.TripletJudgment.updated_at,
+                    m.TripletJudgment.version,
+                )
+                .join(m.TripletJudgment, m.TripletJudgment.triplet_id == m.Triplet.id)
+                .where(
+                    m.Triplet.label_set_id == label_set_id,
+                    m.Triplet.item_id.in_(item_ids),
+                    m.TripletJudgment.label_set_id != label_set_id,
+                )
+            ).all()
+        )
+
     def _clear(self, label_set_id: int, item_ids: list[int]) -> None:
-        """Remove what this label set said about these items, so a re-import replaces it."""
+        """Remove what this label set said about these items, so a re-import replaces it: its verdicts on
+        label sets' triplets too (its own and others', which the import writes back, see
+        :mod:`db.triplet_verdicts`). Its verdicts on the dataset's reference triplets stay: no file
+        carries them."""
         owned = (
             m.Span,
             m.SentenceLabel,
@@ -1227,16 +1319,15 @@ class _Writer:
             m.TokenProbability,
             m.ResponseScore,
         )
-        # Judgments of the dataset's reference triplets are made in the app and no file carries them,
-        # so only the judgments of the label set's own triplets go (with those triplets).
-        own_triplets = select(m.Triplet.id).where(m.Triplet.label_set_id == label_set_id)
+        extracted = select(m.Triplet.id).where(m.Triplet.label_set_id.is_not(None))
         for start in range(0, len(item_ids), _CHUNK):
             chunk = item_ids[start : start + _CHUNK]
+            self._take_others_verdicts(label_set_id, chunk)
             self.session.execute(
                 delete(m.TripletJudgment).where(
                     m.TripletJudgment.label_set_id == label_set_id,
                     m.TripletJudgment.item_id.in_(chunk),
-                    m.TripletJudgment.triplet_id.in_(own_triplets),
+                    m.TripletJudgment.triplet_id.in_(extracted),
                 )
             )
             for model in (*owned, m.Triplet):

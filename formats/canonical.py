@@ -210,7 +210,12 @@ def _label_set_row(label_set: LabelSetRecord) -> dict[str, Any]:
 
 def _annotations_rows(label_set: LabelSetRecord) -> Iterator[dict[str, Any]]:
     key = {"kind": label_set.kind, "name": label_set.name}
-    return ({"record": "annotations", "label_set": key, **_plain(a)} for a in label_set.annotations)
+    for record in label_set.annotations:
+        row = {"record": "annotations", "label_set": key, **_plain(record)}
+        if not row["triplet_judgments"]:
+            # Written only where there are some: a file without any reads in an earlier Spanlight too.
+            del row["triplet_judgments"]
+        yield row
 
 
 def _rating_rows(tasks: list[RatingTaskRecord]) -> Iterator[dict[str, Any]]:

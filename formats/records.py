@@ -52,6 +52,20 @@ class TripletRecord:
 
 
 @dataclass
+class TripletJudgmentRecord:
+    """A verdict on a triplet that another label set extracted from the same item (a person judging a
+    detector's triplets, Tri-HE): that label set by kind and name, the triplet by its 0-based index
+    among that label set's triplets of the item. The judged triplet stays the other label set's; only
+    the verdict belongs to the label set holding this record."""
+
+    label_set_kind: str
+    label_set_name: str
+    index: int
+    verdict: str | None = None  # "yes" / "no" / None
+    wrong_part: str | None = None  # "object1" / "object2" / "relation" when verdict == "no"
+
+
+@dataclass
 class ItemRecord:
     external_id: str
     response: str
@@ -136,6 +150,8 @@ class Annotations:
     claim_labels: list[ClaimLabelRecord] = field(default_factory=list)
     # Triplets extracted from this label set's answer, with their judgments (Tri-HE).
     triplets: list[TripletRecord] = field(default_factory=list)
+    # Its verdicts on triplets other label sets extracted from the item.
+    triplet_judgments: list[TripletJudgmentRecord] = field(default_factory=list)
     raw_output: RawOutputRecord | None = None
     sentence_scores: list[SentenceScoreRecord] = field(default_factory=list)
     token_probabilities: list[TokenProbabilityRecord] = field(default_factory=list)

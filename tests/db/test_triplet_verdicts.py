@@ -1,0 +1,334 @@
+"""A person's verdicts on a detector's triplets go out with an export and come back with its import.
+
+The Judge triplets page stores each verdict in the judge's own label set, pointing at the detector's
+triplet. These tests judge through the same repository call the page makes, on real SQLite and
+PostgreSQL, then move the dataset as a canonical file: the verdicts must arrive on the copy's detector
+triplets, a second import of the same file must change nothing, and a file naming a triplet that does
+not exist must be refused by record and field with nothing written.
+"""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+from sqlalchemy import func, select
+from sqlalchemy.orm import Session
+
+from db import models as m
+from db.access import OPERATOR
+from db.exporter import export_bundle
+from db.import_changes import ReplaceRequired
+from db.import_undo import UndoRefused, undo_import
+from db.importer import import_bundle
+from db.repositories import labeling
+from db.repositories.annotators import get_or_create_annotator
+from db.repositories.label_sets import human_label_set
+from db.transfer import import_file
+from formats.base import ReadOptions
+from formats.records import (
+    Annotations,
+    Bundle,
+    DatasetRecord,
+    ItemRecord,
+    LabelSetRecord,
+    TripletJudgmentRecord,
+    TripletRecord,
+)
+from formats.registry import get_format
+
+
+def _bundle() -> Bundle:
+    items = [
+        ItemRecord(
+            external_id=ext,
+            response="A cube sits left of a ball.",
+            reference_triplets=[TripletRecord("cube", "left of", "ball")],
+        )
+        for ext in ("q1", "q2")
+    ]
+    extracted = {
+        "q1": [TripletRecord("cube", "left of", "ball"), TripletRecord("cube", "is", "red")],
+        "q2": [TripletRecord("ball", "is", "blue")],
+    }
+    detector = LabelSetRecord(
+        kind="detector",
+        name="extractor",
+        annotations=[Annotations(ext, triplets=triplets) for ext, triplets in extracted.items()],
+    )
+    return Bundle(
+        dataset=DatasetRecord(name="scenes", source_format="canonical", label_kinds=["triplet"]),
+        items=items,
+        label_sets=[detector],
+    )
+
+
+@pytest.fixture
+def judged(engine):
+    """The dataset with alice's verdicts on the extractor's triplets (two of q1's, one of q2's), given
+    as the page gives them; the engine and alice's label set id."""
+    import_bundle(engine, _bundle(), actor=OPERATOR)
+    alice = get_or_create_annotator(engine, "alice")
+    label_set = human_label_set(engine, 1, alice.id)
+    with Session(engine) as session:
+        triplets = {
+            (ext, index): triplet_id
+            for triplet_id, ext, index in session.execute(
+                select(m.Triplet.id, m.Item.external_id, m.Triplet.index)
+                .join(m.Item, m.Item.id == m.Triplet.item_id)
+                .where(m.Triplet.label_set_id.is_not(None))
+            )
+        }
+    judge = labeling.set_triplet_judgment
+    judge(engine, label_set.id, triplets[("q1", 0)], "yes", alice.id)
+    judge(engine, label_set.id, triplets[("q1", 1)], "no", alice.id, wrong_part="object2")
+    judge(engine, label_set.id, triplets[("q2", 0)], "no", alice.id, wrong_part="relation")
+    return engine, label_set.id
+
+
+def _verdicts(engine, dataset: str) -> set[tuple[str, str, int, str | None, str | None]]:
+    """Every stored verdict of a human label set on another label set's triplet, as (judge, item,
+    triplet index, verdict, wrong part), with the triplet checked to be the extractor's."""
+    with Session(engine) as session:
+        judge = m.LabelSet.__table__.alias("judge")
+        rows = session.execute(
+            select(
+                judge.c.name,
+                m.Item.external_id,
+                m.Triplet.index,
+                m.TripletJudgment.verdict,
+                m.TripletJudgment.wrong_part,
+                m.LabelSet.name,
+            )
+            .join(m.Triplet, m.Triplet.id == m.TripletJudgment.triplet_id)
+            .join(m.LabelSet, m.LabelSet.id == m.Triplet.label_set_id)
+            .join(judge, judge.c.id == m.TripletJudgment.label_set_id)
+            .join(m.Item, m.Item.id == m.TripletJudgment.item_id)
+            .join(m.Dataset, m.Dataset.id == m.Item.dataset_id)
+            .where(m.Dataset.name == dataset)
+        ).all()
+    assert {row[-1] for row in rows} <= {"extractor"}
+    return {tuple(row[:-1]) for row in rows}
+
+
+def _canonical(engine, dataset: str = "scenes") -> bytes:
+    return get_format("canonical").write(export_bundle(engine, dataset, actor=OPERATOR))
+
+
+JUDGED = {
+    ("alice", "q1", 0, "yes", None),
+    ("alice", "q1", 1, "no", "object2"),
+    ("alice", "q2", 0, "no", "relation"),
+}
+
+
+def test_the_export_carries_the_verdicts_by_label_set_and_position(judged) -> None:
+    engine, _ = judged
+    lines = [json.loads(line) for line in _canonical(engine).splitlines()]
+    alice = {
+        row["item"]: row["triplet_judgments"]
+        for row in lines
+        if row["record"] == "annotations" and row["label_set"]["name"] == "alice"
+    }
+    assert alice["q1"] == [
+        {
+            "label_set_kind": "detector",
+            "label_set_name": "extractor",
+            "index": 0,
+            "verdict": "yes",
+            "wrong_part": None,
+        },
+        {
+            "label_set_kind": "detector",
+            "label_set_name": "extractor",
+            "index": 1,
+            "verdict": "no",
+            "wrong_part": "object2",
+        },
+    ]
+    assert [v["wrong_part"] for v in alice["q2"]] == ["relation"]
+    # Records with no such verdicts are written as before (an earlier Spanlight reads the file).
+    assert all(
+        "triplet_judgments" not in row for row in lines if row.get("label_set", {}).get("name") == "extractor"
+    )
+
+
+def test_the_verdicts_arrive_on_the_copys_triplets_and_a_second_import_changes_nothing(judged) -> None:
+    engine, _ = judged
+    data = _canonical(engine)
+    first = import_file(
+        engine, data, source="scenes.jsonl", actor=OPERATOR, options=ReadOptions(dataset="copy")
+    )
+    assert first.ok, first.problems
+    assert first.result.rows["triplet_judgments"] == 3
+    assert _verdicts(engine, "copy") == JUDGED
+    assert _verdicts(engine, "scenes") == JUDGED
+
+    again = import_file(
+        engine, data, source="scenes.jsonl", actor=OPERATOR, options=ReadOptions(dataset="copy")
+    )
+    assert again.ok, again.problems
+    assert "triplet_judgments" not in again.result.rows
+    assert again.result.changes.unchanged["triplet_judgments"] == 3
+    assert _verdicts(engine, "copy") == JUDGED
+    # And the copy exports as the original did.
+    assert _canonical(engine, "copy") == data.replace(b'"name": "scenes"', b'"name": "copy"')
+
+
+def test_verdicts_listed_before_the_label_set_that_extracted_the_triplets_are_imported(judged) -> None:
+    engine, _ = judged
+    bundle = export_bundle(engine, "scenes", actor=OPERATOR)
+    bundle.dataset.name = "reversed"
+    bundle.label_sets.reverse()  # alice's verdicts first, the extractor's triplets after them
+    assert [ls.name for ls in bundle.label_sets] == ["alice", "extractor"]
+    result = import_bundle(engine, bundle, actor=OPERATOR)
+    assert result.rows["triplet_judgments"] == 3
+    assert _verdicts(engine, "reversed") == JUDGED
+
+
+def test_a_changed_verdict_needs_replacing_and_the_import_can_be_undone(judged) -> None:
+    engine, _ = judged
+    bundle = export_bundle(engine, "scenes", actor=OPERATOR)
+    alice = next(ls for ls in bundle.label_sets if ls.name == "alice")
+    alice.annotations[0].triplet_judgments[0].verdict = "no"
+    alice.annotations[0].triplet_judgments[0].wrong_part = "object1"
+    with pytest.raises(ReplaceRequired) as refused:
+        import_bundle(engine, bundle, actor=OPERATOR)
+    assert refused.value.changes.counts["human:alice"]["triplet_judgments"] == {
+        "removed": 0,
+        "changed": 1,
+        "added": 0,
+    }
+    assert _verdicts(engine, "scenes") == JUDGED
+
+    import_bundle(engine, bundle, actor=OPERATOR, replace_existing=True)
+    changed = (JUDGED - {("alice", "q1", 0, "yes", None)}) | {("alice", "q1", 0, "no", "object1")}
+    assert _verdicts(engine, "scenes") == changed
+    with Session(engine) as session:
+        log_id = session.scalar(select(func.max(m.EditLog.id)).where(m.EditLog.action == "import"))
+    undo_import(engine, log_id, actor=OPERATOR)
+    assert _verdicts(engine, "scenes") == JUDGED
+
+
+def test_an_undo_whose_judged_triplet_is_gone_is_refused_and_writes_nothing(judged) -> None:
+    engine, _ = judged
+    bundle = export_bundle(engine, "scenes", actor=OPERATOR)
+    alice = next(ls for ls in bundle.label_sets if ls.name == "alice")
+    alice.annotations[0].triplet_judgments.pop()  # the import takes back alice's verdict on q1's triplet 1
+    import_bundle(engine, Bundle(bundle.dataset, label_sets=[alice]), actor=OPERATOR, replace_existing=True)
+    with Session(engine) as session:
+        log_id = session.scalar(select(func.max(m.EditLog.id)).where(m.EditLog.action == "import"))
+    # Then that triplet goes: a new run of the extractor finds one triplet in q1.
+    extractor = next(ls for ls in bundle.label_sets if ls.name == "extractor")
+    extractor.annotations[0].triplets = extractor.annotations[0].triplets[:1]
+    import_bundle(
+        engine, Bundle(bundle.dataset, label_sets=[extractor]), actor=OPERATOR, replace_existing=True
+    )
+    before = _verdicts(engine, "scenes")
+    with pytest.raises(UndoRefused, match=r"detector:extractor has no triplet 1 on this item \(it has 1\)"):
+        undo_import(engine, log_id, actor=OPERATOR)
+    assert _verdicts(engine, "scenes") == before
+
+
+@pytest.mark.parametrize(
+    ("verdict", "field", "says"),
+    [
+        (
+            TripletJudgmentRecord("detector", "extractor", 2, "yes"),
+            "[0]",
+            "has no triplet 2 on this item (it has 2)",
+        ),
+        (TripletJudgmentRecord("detector", "nobody", 0, "yes"), "[0]", "has no label set detector:nobody"),
+        (TripletJudgmentRecord("human", "alice", 0, "yes"), "[0]", "names its own label set"),
+        (
+            TripletJudgmentRecord("detector", "extractor", 0, "maybe"),
+            "[0].verdict",
+            "'maybe' is not yes, no or empty",
+        ),
+        (
+            TripletJudgmentRecord("critic", "extractor", 0, "yes"),
+            "[0].label_set_kind",
+            "'critic' is not one of",
+        ),
+        (
+            TripletJudgmentRecord("detector", "extractor", -1, "yes"),
+            "[0].index",
+            "is not a triplet's position",
+        ),
+        (TripletJudgmentRecord("detector", "extractor", 1, "yes"), "[1]", "the same triplet is judged twice"),
+    ],
+)
+def test_a_verdict_that_fits_no_triplet_is_refused_by_record_and_field_and_nothing_is_written(
+    judged, verdict: TripletJudgmentRecord, field: str, says: str
+) -> None:
+    engine, _ = judged
+    bundle = export_bundle(engine, "scenes", actor=OPERATOR)
+    bundle.dataset.name = "copy"
+    alice = next(ls for ls in bundle.label_sets if ls.name == "alice")
+    alice.annotations[0].triplet_judgments[0] = verdict  # q1's verdict on the extractor's triplet 0
+    data = get_format("canonical").write(bundle)
+    outcome = import_file(engine, data, source="scenes.jsonl", actor=OPERATOR)
+    assert not outcome.ok
+    [problem] = [p for p in outcome.problems if p.severity == "error"]
+    assert (problem.file, problem.record, problem.field) == (
+        "scenes.jsonl",
+        "#0 (id=q1)",
+        f"alice.triplet_judgments{field}",
+    )
+    assert says in problem.reason
+    with Session(engine) as session:
+        assert (
+            session.scalar(select(func.count()).select_from(m.Dataset).where(m.Dataset.name == "copy")) == 0
+        )
+    assert _verdicts(engine, "scenes") == JUDGED
+
+
+def test_skipping_bad_records_writes_the_sound_verdicts_and_reports_the_other(judged) -> None:
+    engine, _ = judged
+    bundle = export_bundle(engine, "scenes", actor=OPERATOR)
+    bundle.dataset.name = "copy"
+    alice = next(ls for ls in bundle.label_sets if ls.name == "alice")
+    alice.annotations[1].triplet_judgments.append(TripletJudgmentRecord("detector", "extractor", 5, "yes"))
+    data = get_format("canonical").write(bundle)
+    outcome = import_file(engine, data, source="scenes.jsonl", actor=OPERATOR, allow_skip=True)
+    assert outcome.ok
+    assert [(p.record, p.field) for p in outcome.problems] == [("#1 (id=q2)", "alice.triplet_judgments[1]")]
+    assert _verdicts(engine, "copy") == JUDGED
+
+
+def test_a_reimport_replacing_a_label_set_keeps_its_verdicts_on_reference_triplets(judged) -> None:
+    engine, alice_set = judged
+    with Session(engine) as session:
+        reference = session.scalar(select(m.Triplet.id).where(m.Triplet.label_set_id.is_(None)))
+        alice_id = session.scalar(select(m.Annotator.id).where(m.Annotator.name == "alice"))
+    labeling.set_triplet_judgment(engine, alice_set, reference, "yes", alice_id)
+    bundle = export_bundle(engine, "scenes", actor=OPERATOR)
+    alice = next(ls for ls in bundle.label_sets if ls.name == "alice")
+    alice.annotations[0].triplet_judgments.pop()
+    import_bundle(engine, Bundle(bundle.dataset, label_sets=[alice]), actor=OPERATOR, replace_existing=True)
+    with Session(engine) as session:
+        kept = session.scalar(
+            select(m.TripletJudgment.verdict).where(
+                m.TripletJudgment.triplet_id == reference, m.TripletJudgment.label_set_id == alice_set
+            )
+        )
+    assert kept == "yes"
+    assert _verdicts(engine, "scenes") == JUDGED - {("alice", "q1", 1, "no", "object2")}
+
+
+def test_a_new_run_of_the_extractor_keeps_the_verdicts_on_the_triplets_it_finds_again(judged) -> None:
+    engine, _ = judged
+    bundle = export_bundle(engine, "scenes", actor=OPERATOR)
+    extractor = next(ls for ls in bundle.label_sets if ls.name == "extractor")
+    q1, q2 = extractor.annotations
+    q1.triplets.append(TripletRecord("ball", "is", "small"))  # a triplet more: only adds
+    result = import_bundle(engine, Bundle(bundle.dataset, label_sets=[extractor]), actor=OPERATOR)
+    assert result.rows["triplets"] == 3
+    assert _verdicts(engine, "scenes") == JUDGED
+
+    q1.triplets[1] = TripletRecord("cube", "is", "green")  # triplet 1 is another one now
+    q2.triplets = []
+    import_bundle(
+        engine, Bundle(bundle.dataset, label_sets=[extractor]), actor=OPERATOR, replace_existing=True
+    )
+    assert _verdicts(engine, "scenes") == {("alice", "q1", 0, "yes", None)}

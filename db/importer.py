@@ -258,7 +258,7 @@ class _Batches:
         for label_set in bundle.label_sets:
             key = (label_set.kind, label_set.name)
             rewritten[key] = items = set(self.changes.label_set_items.get(key, [])[done.get(key, 0) :])
-            self.verdicts.note(label_set, firsts[key], (a for a in label_set.annotations if a.item in items))
+            self.verdicts.note(label_set, firsts[key], items)
         if not self.writing:
             self._remember_items(bundle, shapes, written={})
             return
@@ -350,7 +350,7 @@ def write_annotations(
     verdicts = PendingVerdicts()
     for label_set in label_sets:
         writer.write_label_set(label_set)
-        verdicts.note(label_set, 0, label_set.annotations)
+        verdicts.note(label_set, 0)
     rows, problems = verdicts.resolve(session, dataset.id, writer.item_ids, "<stored state>")
     if problems:
         raise ImportRejected(problems)

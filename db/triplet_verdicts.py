@@ -14,7 +14,7 @@ triplet's id. A verdict whose triplet does not exist is reported by record and f
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Collection, Iterable
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -63,24 +63,28 @@ class _Held:
 class PendingVerdicts:
     """The verdicts of an input on other label sets' triplets, held until every label set is written.
 
-    ``extracted`` counts the triplets the input gives each label set on each item (its annotations on
-    an item replace the stored ones, so the input's count is what a verdict must fit)."""
+    ``extracted`` counts the triplets the input gives a label set on an item, where it gives some: an
+    import that is refused writes none of them, and its verdicts are checked against these. (A record
+    without triplets is not counted, so that a million sentence labels add nothing here; where such a
+    record empties a label set's stored triplets, its verdicts are checked once the import is written.)
+    """
 
     held: list[_Held] = field(default_factory=list)
     extracted: dict[tuple[str, str, str], int] = field(default_factory=dict)
     named: set[Key] = field(default_factory=set)  # the input's label sets (written or not)
 
-    def note(self, label_set: LabelSetRecord, first: int, sound: Iterable[Annotations]) -> None:
-        """Take the triplets and verdicts of ``label_set``'s ``sound`` records (numbered from ``first`` as
-        the label set's records of the whole input are); its other records are not written."""
-        wanted = {id(a) for a in sound}
+    def note(self, label_set: LabelSetRecord, first: int, items: Collection[str] | None = None) -> None:
+        """Take the triplets and verdicts of ``label_set``'s records (numbered from ``first`` as the label
+        set's records of the whole input are) on ``items`` (None: on every item); its records on other
+        items are not written."""
         key = (label_set.kind, label_set.name)
         self.named.add(key)
         for index, record in enumerate(label_set.annotations, first):
-            if id(record) not in wanted:
+            if items is not None and record.item not in items:
                 continue
-            extracted = (*key, record.item)
-            self.extracted[extracted] = self.extracted.get(extracted, 0) + len(record.triplets)
+            if record.triplets:
+                extracted = (*key, record.item)
+                self.extracted[extracted] = self.extracted.get(extracted, 0) + len(record.triplets)
             if record.triplet_judgments:
                 self.held.append(_Held(key, f"#{index} (id={record.item})", label_set.name, record))
 

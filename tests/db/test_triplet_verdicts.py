@@ -332,3 +332,19 @@ def test_a_new_run_of_the_extractor_keeps_the_verdicts_on_the_triplets_it_finds_
         engine, Bundle(bundle.dataset, label_sets=[extractor]), actor=OPERATOR, replace_existing=True
     )
     assert _verdicts(engine, "scenes") == {("alice", "q1", 0, "yes", None)}
+
+
+def test_an_import_refused_for_another_record_reports_only_that_record(judged) -> None:
+    engine, _ = judged
+    bundle = export_bundle(engine, "scenes", actor=OPERATOR)
+    bundle.dataset.name = "copy"
+    bundle.items.append(ItemRecord(external_id="q3", response=""))
+    bundle.items.append(ItemRecord(external_id="q3", response="Again."))  # the same id twice
+    outcome = import_file(
+        engine, get_format("canonical").write(bundle), source="scenes.jsonl", actor=OPERATOR
+    )
+    assert not outcome.ok
+    assert [(p.record, p.field) for p in outcome.problems if p.severity == "error"] == [
+        ("#3 (id=q3)", "external_id")
+    ]
+    assert _verdicts(engine, "copy") == set()

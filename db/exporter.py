@@ -10,7 +10,7 @@ batch, not per item.
 from __future__ import annotations
 
 from collections import defaultdict
-from collections.abc import Iterator, Sequence
+from collections.abc import Collection, Iterator, Sequence
 from itertools import chain
 from typing import Any
 
@@ -79,6 +79,7 @@ def export_batches(
     *,
     actor: Actor,
     batch_items: int = BATCH_ITEMS,
+    verdicts: bool = True,
 ) -> Iterator[Bundle]:
     """The dataset in batches of ``batch_items`` items in dataset order, so a writer holds one batch at a
     time. Each batch has the dataset, its items and every chosen label set (the same ones, in the same
@@ -86,12 +87,14 @@ def export_batches(
     detectors (few) come whole with the last batch. An empty dataset is one batch without items.
 
     A label set is named by its name or by ``kind:name`` (``gold:gold``, ``detector:eager``).
+    ``verdicts``: with each label set's verdicts on the triplets of the other chosen label sets (for a
+    format that holds them, :attr:`~formats.base.Format.holds_verdicts`).
     Raises :class:`UnknownDataset` when there is no such dataset, and :class:`~db.access.Forbidden`
     unless ``actor`` holds the ``export`` right (an export hands out everyone's labels) — both when
     this is called, before any batch is taken. All batches are read in one transaction, so they are
     one state of the store.
     """
-    batches = _read_batches(engine, dataset_name, label_set_names, actor, batch_items)
+    batches = _read_batches(engine, dataset_name, label_set_names, actor, batch_items, verdicts)
     first = next(batches)  # the right and the dataset are checked now, not when a writer starts
     return chain([first], batches)
 
@@ -102,6 +105,7 @@ def _read_batches(
     label_set_names: Sequence[str] | None,
     actor: Actor,
     batch_items: int,
+    verdicts: bool,
 ) -> Iterator[Bundle]:
     with read_session(engine) as session:
         if not is_sqlite(engine):  # SQLite's read transaction is one snapshot already
@@ -129,6 +133,7 @@ def _read_batches(
         ]
         # What each label set says, asked once: the batches are one snapshot, so it cannot change.
         says = {ls.id: _tables_holding(session, ls.id) for ls in chosen}
+        judged = {ls.id for ls in chosen} if verdicts else set()
         columns = (m.Item.id, m.Item.position, *(getattr(m.Item, name).label(name) for name in ITEM_FIELDS))
         in_order = (
             select(*columns).where(m.Item.dataset_id == dataset.id).order_by(m.Item.position, m.Item.id)
@@ -144,7 +149,14 @@ def _read_batches(
             for label_set in chosen:
                 batch.label_sets.append(
                     label_set_record(
-                        session, label_set, annotators, ext_of, order, ids, says=says[label_set.id]
+                        session,
+                        label_set,
+                        annotators,
+                        ext_of,
+                        order,
+                        ids,
+                        says=says[label_set.id],
+                        judged=judged,
                     )
                 )
             if len(rows) < batch_items:
@@ -266,10 +278,12 @@ def label_set_record(
     items: Select[Any] | None = None,
     *,
     says: set[type[m.Base]] | None = None,
+    judged: Collection[int] | None = None,
 ) -> LabelSetRecord:
     """Everything ``label_set`` says, per item in ``order`` (also how an import sees what it would replace);
     about the items whose ids ``items`` selects (one batch of an export), else about all its dataset's.
     ``says``: the tables holding its rows (:func:`_tables_holding`), when the caller asked already.
+    ``judged``: the label sets whose triplets its verdicts are read on (None: every label set's).
 
     The labels of sentences and claims are read from the items' sentences and claims, each looked up in
     the label set's unique index: filtered on the label set first, SQLite walked every label of the
@@ -358,7 +372,7 @@ def label_set_record(
             .order_by(m.Triplet.item_id, m.Triplet.index),
         ):
             ann(item_id).triplets.append(TripletRecord(subject, relation, object_, verdict, wrong_part))
-    if m.TripletJudgment in says:  # its verdicts on triplets other label sets extracted
+    if m.TripletJudgment in says and (judged is None or judged):  # on triplets others extracted
         for item_id, kind, name, index, verdict, wrong_part in _columns(
             session,
             select(
@@ -375,6 +389,7 @@ def label_set_record(
                 m.TripletJudgment.label_set_id == ls_id,
                 m.Triplet.label_set_id != ls_id,
                 m.TripletJudgment.item_id.in_(items),
+                *(() if judged is None else (m.Triplet.label_set_id.in_(sorted(judged)),)),
             )
             .order_by(m.TripletJudgment.item_id, m.LabelSet.id, m.Triplet.index),
         ):

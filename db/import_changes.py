@@ -16,7 +16,7 @@ import hashlib
 import json
 from collections import defaultdict
 from collections.abc import Callable, Hashable, Iterable, Sequence
-from dataclasses import asdict, dataclass, field
+from dataclasses import asdict, dataclass, field, replace
 from typing import Any
 
 from sqlalchemy import select
@@ -231,6 +231,9 @@ class ImportChanges:
     # (kind, name) -> external ids whose annotations differ; stored annotations of those items.
     label_set_items: dict[tuple[str, str], list[str]] = field(default_factory=dict)
     label_set_before: dict[tuple[str, str], list[Annotations]] = field(default_factory=dict)
+    # (kind, name) -> those of its rewritten items whose verdicts on other label sets' triplets it
+    # replaces: the input's record gives some (a record giving none leaves them as they are).
+    verdict_items: dict[tuple[str, str], list[str]] = field(default_factory=dict)
     # task name -> (rater, external id) pairs whose ratings differ; stored ratings of those pairs.
     rating_pairs: dict[str, list[tuple[str, str]]] = field(default_factory=dict)
     rating_before: dict[str, list[RatingRecord]] = field(default_factory=dict)
@@ -280,7 +283,11 @@ class ImportChanges:
     def log_before(self) -> dict[str, Any]:
         """The stored state of every unit the import rewrites, as the edit log keeps it."""
         return logged_state(
-            self.label_set_items, self.label_set_before, self.rating_pairs, self.rating_before
+            self.label_set_items,
+            self.label_set_before,
+            self.rating_pairs,
+            self.rating_before,
+            self.verdict_items,
         )
 
     def add_units(self, owner: str, units: Sequence[Rows]) -> None:
@@ -324,9 +331,11 @@ def logged_state(
     label_set_annotations: dict[tuple[str, str], list[Annotations]],
     rating_pairs: dict[str, list[tuple[str, str]]],
     ratings: dict[str, list[RatingRecord]],
+    verdict_items: dict[tuple[str, str], list[str]],
 ) -> dict[str, Any]:
     """Units (a label set on some items, a rating task for some rater and item pairs) with their rows,
-    in the JSON shape an edit-log entry keeps them."""
+    in the JSON shape an edit-log entry keeps them; ``verdict_items``: the items of each label set whose
+    verdicts on other label sets' triplets the change replaced (the rows kept hold those verdicts)."""
     return {
         "label_sets": [
             {
@@ -334,6 +343,7 @@ def logged_state(
                 "name": name,
                 "items": items,
                 "annotations": [asdict(a) for a in label_set_annotations.get((kind, name), [])],
+                "verdict_items": verdict_items.get((kind, name), []),
             }
             for (kind, name), items in label_set_items.items()
         ],
@@ -346,6 +356,30 @@ def logged_state(
             for task, pairs in rating_pairs.items()
         ],
     }
+
+
+def kept_verdicts(stored: Annotations) -> Annotations:
+    """A stored unit without its verdicts on other label sets' triplets, as a change that leaves them as
+    they are sees it (a file in a format without them, or whose record gives none)."""
+    return replace(stored, triplet_judgments=[])
+
+
+def units_now(
+    session: Session,
+    dataset_id: int,
+    key: tuple[str, str],
+    items: Sequence[str],
+    verdict_items: Iterable[str],
+) -> tuple[dict[str, Annotations], str]:
+    """What label set ``key`` says now about ``items`` — with its verdicts on other label sets' triplets
+    on ``verdict_items`` only — and the digest of those units, as an import that wrote them fingerprinted
+    them (an undo compares the two)."""
+    replaced = set(verdict_items)
+    now = {
+        ext: a if ext in replaced else kept_verdicts(a)
+        for ext, a in (stored_annotations(session, dataset_id, *key, set(items)) or {}).items()
+    }
+    return now, digest([annotation_rows(now[ext]) if ext in now else {} for ext in items])
 
 
 def stored_annotations(
@@ -447,12 +481,16 @@ def plan_changes(
         items, before, units = [], [], []
         for ext, given in incoming.items():
             old = stored.get(ext)
+            if old is not None and old.triplet_judgments and not given.triplet_judgments:
+                old = kept_verdicts(old)
             old_rows, new_rows = annotation_rows(old) if old else {}, annotation_rows(given, meta_texts)
             if old_rows == new_rows:
                 changes._same(new_rows)
                 continue
             items.append(ext)
             units.append(new_rows)
+            if given.triplet_judgments:
+                changes.verdict_items.setdefault((record.kind, record.name), []).append(ext)
             if old is not None:
                 before.append(old)
             if changes._count(owner, old_rows, new_rows):

@@ -24,8 +24,8 @@ from db.import_changes import (
     digest,
     logged_state,
     rating_rows,
-    stored_annotations,
     stored_ratings,
+    units_now,
 )
 from db.importer import write_annotations
 from formats.canonical import records_from_dicts
@@ -149,7 +149,7 @@ def undo_import(engine: Engine, log_id: int, annotator: str | None = None, *, ac
                 "undoing would overwrite that newer work"
             )
         try:
-            rows = write_annotations(session, dataset, back.label_sets, back.tasks)
+            rows = write_annotations(session, dataset, back.label_sets, back.tasks, back.verdict_items)
         except ImportRejected as refused:
             raise UndoRefused(
                 f"import {log_id} cannot be undone: "
@@ -164,7 +164,9 @@ def undo_import(engine: Engine, log_id: int, annotator: str | None = None, *, ac
             action="undo",
             entity="datasets",
             entity_id=dataset.id,
-            before=logged_state(back.items, back.current, back.pairs, back.current_ratings),
+            before=logged_state(
+                back.items, back.current, back.pairs, back.current_ratings, back.verdict_items
+            ),
             after={
                 "undid": log_id,
                 "description": f"undid import {log_id} ({source})",
@@ -189,6 +191,8 @@ class _Back:
         self.tasks: list[tuple[RatingTaskRecord, list[tuple[str, str]]]] = []
         self.items: dict[tuple[str, str], list[str]] = {}
         self.current: dict[tuple[str, str], list[Annotations]] = {}
+        # Per label set, the items whose verdicts on other label sets' triplets the entry replaced.
+        self.verdict_items: dict[tuple[str, str], list[str]] = {}
         self.pairs: dict[str, list[tuple[str, str]]] = {}
         self.current_ratings: dict[str, list[RatingRecord]] = {}
         self.digests: dict[str, str] = {}
@@ -196,16 +200,16 @@ class _Back:
     def label_set(self, unit: dict[str, Any]) -> None:
         key, owner = (unit["kind"], unit["name"]), f"{unit['kind']}:{unit['name']}"
         items: list[str] = unit["items"]
-        now = stored_annotations(self.session, self.dataset_id, *key, set(items)) or {}
-        if digest(
-            [annotation_rows(now[ext]) if ext in now else {} for ext in items]
-        ) != self.logged_digests.get(owner):
+        verdict_items: list[str] = unit.get("verdict_items", [])  # none in an entry made before them
+        now, fingerprint = units_now(self.session, self.dataset_id, key, items, verdict_items)
+        if fingerprint != self.logged_digests.get(owner):
             self.changed.append(f"label set {owner}")
             return
         old = {a.item: a for a in records_from_dicts(Annotations, unit["annotations"])}
         annotations = [old.get(ext, Annotations(item=ext)) for ext in items]
         self.label_sets.append(LabelSetRecord(kind=key[0], name=key[1], annotations=annotations))
         self.items[key], self.current[key] = items, [now[ext] for ext in items if ext in now]
+        self.verdict_items[key] = verdict_items
         self.digests[owner] = digest([annotation_rows(a) for a in annotations])
 
     def ratings(self, unit: dict[str, Any]) -> None:

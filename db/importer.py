@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import hashlib
 import math
-from collections.abc import Collection, Iterable, Sequence
+from collections.abc import Collection, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from typing import Any
 
@@ -24,7 +24,7 @@ from sqlalchemy.orm import Session
 from db import models as m
 from db.access import Actor, require_in
 from db.engine import write_session
-from db.import_changes import ImportChanges, MetaTexts, ReplaceRequired, plan_changes
+from db.import_changes import ImportChanges, MetaTexts, ReplaceRequired, plan_changes, units_now
 from db.repositories.annotations import response_scale
 from db.triplet_verdicts import PendingVerdicts, verdict_problems
 from db.value_check import unstorable_values
@@ -224,6 +224,7 @@ class _Batches:
             bad_items |= values.bad_items
             for external_id in values.bad_items:
                 shapes.pop(external_id, None)
+        self.verdicts.refused |= bad_items
         _response_scale_problems(session, dataset.id, bundle, bad_items, self.source, problems)
         rating_tasks = _sound_rating_tasks(
             session,
@@ -298,11 +299,23 @@ class _Batches:
         item_ids = {ext: s.id for ext, s in self.stored.items() if s.id >= 0}
         rows, problems = self.verdicts.resolve(self.session, self.dataset.id, item_ids, self.source)
         self.problems.extend(problems)
-        if problems and not allow_skip:
+        if any(p.severity == "error" for p in problems) and not allow_skip:
             self.writing = False
-        if self.writing and rows:
+        if not self.writing:
+            return
+        if rows:
             _Writer(self.session, self.dataset, {}, set(), self.result, item_ids=item_ids).write_verdicts(
                 rows
+            )
+        changes = self.changes
+        for key in self.verdicts.dropped & changes.label_set_items.keys():
+            # Planned with the verdicts left out since: fingerprinted as written, so it can be undone.
+            _, changes.digests[f"{key[0]}:{key[1]}"] = units_now(
+                self.session,
+                self.dataset.id,
+                key,
+                changes.label_set_items[key],
+                changes.verdict_items.get(key, []),
             )
 
     def _refresh_statistics(self) -> None:
@@ -337,11 +350,13 @@ def write_annotations(
     dataset: m.Dataset,
     label_sets: Sequence[LabelSetRecord],
     rating_tasks: Sequence[tuple[RatingTaskRecord, Sequence[tuple[str, str]]]],
+    verdict_items: Mapping[tuple[str, str], Collection[str]],
 ) -> dict[str, int]:
     """Rewrite what these label sets say about the items they mention, and these rating tasks' ratings
     of the (rater, external id) pairs given with each (cleared first); the rows written, per table.
 
     Used to put back the state an import replaced; the caller checked the records against the store.
+    A label set's verdicts on other label sets' triplets are replaced on its ``verdict_items`` only.
     Raises :class:`ImportRejected` when a verdict on another label set's triplet finds no such triplet
     now (the caller's transaction is then rolled back).
     """
@@ -349,7 +364,7 @@ def write_annotations(
     writer = _Writer(session, dataset, _stored_items(session, dataset.id), set(), result)
     verdicts = PendingVerdicts()
     for label_set in label_sets:
-        writer.write_label_set(label_set)
+        writer.write_label_set(label_set, verdict_items.get((label_set.kind, label_set.name), ()))
         verdicts.note(label_set, 0)
     rows, problems = verdicts.resolve(session, dataset.id, writer.item_ids, "<stored state>")
     if problems:
@@ -1070,17 +1085,26 @@ class _Writer:
                 found.setdefault(item_id, {})[index] = row_id
         return found
 
-    def write_label_set(self, record: LabelSetRecord) -> None:
+    def write_label_set(self, record: LabelSetRecord, verdict_items: Collection[str] | None = None) -> None:
+        """Write what ``record`` says about its items, replacing what the label set said about them.
+
+        Its verdicts on other label sets' triplets are replaced on ``verdict_items`` only (None: the items
+        whose record gives some), and written once every label set is (:mod:`db.triplet_verdicts`); on
+        its other items they stay as they are, as no file but the canonical one carries them."""
         label_set_id, created = self._label_set(record)
         if (record.kind, record.name) not in self.result.written_label_sets:  # once, however many batches
             self.result.written_label_sets.add((record.kind, record.name))
             self.result.label_sets.append(record.name)
         annotations = [a for a in record.annotations if a.item not in self.bad]
         item_ids = [self.item_ids[a.item] for a in annotations]
+        if verdict_items is None:
+            verdict_items = {a.item for a in annotations if a.triplet_judgments}
         if created:
             self.fresh.add((record.kind, record.name))
         elif (record.kind, record.name) not in self.fresh:
-            self._clear(label_set_id, item_ids)
+            self._clear(
+                label_set_id, item_ids, [self.item_ids[e] for e in verdict_items if e in self.item_ids]
+            )
         by_item = list(zip(annotations, item_ids, strict=True))
         written = self.written_sentences  # the items this batch added; the others' are read
         sentence_ids: dict[int, Sequence[int] | dict[int, int]] = {
@@ -1300,16 +1324,17 @@ class _Writer:
                 .where(
                     m.Triplet.label_set_id == label_set_id,
                     m.Triplet.item_id.in_(item_ids),
+                    m.TripletJudgment.item_id.in_(item_ids),
                     m.TripletJudgment.label_set_id != label_set_id,
                 )
             ).all()
         )
 
-    def _clear(self, label_set_id: int, item_ids: list[int]) -> None:
-        """Remove what this label set said about these items, so a re-import replaces it: its verdicts on
-        label sets' triplets too (its own and others', which the import writes back, see
-        :mod:`db.triplet_verdicts`). Its verdicts on the dataset's reference triplets stay: no file
-        carries them."""
+    def _clear(self, label_set_id: int, item_ids: list[int], verdict_item_ids: list[int]) -> None:
+        """Remove what this label set said about these items, so a re-import replaces it, with its
+        verdicts on its own triplets; its verdicts on other label sets' triplets only on
+        ``verdict_item_ids`` (the import writes them back, see :mod:`db.triplet_verdicts`). Its verdicts
+        on the dataset's reference triplets stay: no file carries them."""
         owned = (
             m.Span,
             m.SentenceLabel,
@@ -1319,7 +1344,19 @@ class _Writer:
             m.TokenProbability,
             m.ResponseScore,
         )
-        extracted = select(m.Triplet.id).where(m.Triplet.label_set_id.is_not(None))
+        own = select(m.Triplet.id).where(m.Triplet.label_set_id == label_set_id)
+        for start in range(0, len(verdict_item_ids), _CHUNK):
+            chunk = verdict_item_ids[start : start + _CHUNK]
+            others = select(m.Triplet.id).where(
+                m.Triplet.item_id.in_(chunk), m.Triplet.label_set_id.is_not(None)
+            )
+            self.session.execute(
+                delete(m.TripletJudgment).where(
+                    m.TripletJudgment.label_set_id == label_set_id,
+                    m.TripletJudgment.item_id.in_(chunk),
+                    m.TripletJudgment.triplet_id.in_(others),
+                )
+            )
         for start in range(0, len(item_ids), _CHUNK):
             chunk = item_ids[start : start + _CHUNK]
             self._take_others_verdicts(label_set_id, chunk)
@@ -1327,7 +1364,7 @@ class _Writer:
                 delete(m.TripletJudgment).where(
                     m.TripletJudgment.label_set_id == label_set_id,
                     m.TripletJudgment.item_id.in_(chunk),
-                    m.TripletJudgment.triplet_id.in_(extracted),
+                    m.TripletJudgment.triplet_id.in_(own),
                 )
             )
             for model in (*owned, m.Triplet):

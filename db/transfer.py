@@ -498,7 +498,9 @@ def export_to(
     fmt = get_format(format_name)
     if not fmt.writable:
         raise FormatError(f"{fmt.title} can be read but not written")
-    batches = export_batches(engine, dataset, label_sets, actor=actor, batch_items=batch_items)
+    batches = export_batches(
+        engine, dataset, label_sets, actor=actor, batch_items=batch_items, verdicts=fmt.holds_verdicts
+    )
     if items_done is not None:
         batches = _told(batches, items_done)
     name = filename or (out.name if isinstance(out, Path) else "") or fmt.default_filename(dataset)

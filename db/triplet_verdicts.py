@@ -72,6 +72,8 @@ class PendingVerdicts:
     held: list[_Held] = field(default_factory=list)
     extracted: dict[tuple[str, str, str], int] = field(default_factory=dict)
     named: set[Key] = field(default_factory=set)  # the input's label sets (written or not)
+    refused: set[str] = field(default_factory=set)  # items whose records were refused, in any batch
+    dropped: set[Key] = field(default_factory=set)  # label sets with a verdict left out by resolve
 
     def note(self, label_set: LabelSetRecord, first: int, items: Collection[str] | None = None) -> None:
         """Take the triplets and verdicts of ``label_set``'s records (numbered from ``first`` as the label
@@ -112,6 +114,18 @@ class PendingVerdicts:
         written: set[tuple[Key, int]] = set()
         for held in self.held:
             ext = held.annotations.item
+            if ext in self.refused:  # the judged triplets may be among the records refused
+                problems.append(
+                    Problem(
+                        source,
+                        held.where,
+                        f"{held.name}.triplet_judgments",
+                        "not written: a record of this item was refused, so its triplets may not be there",
+                        "warning",
+                    )
+                )
+                self.dropped.add(held.judge)
+                continue
             for k, given in enumerate(held.annotations.triplet_judgments):
                 judged = (given.label_set_kind, given.label_set_name)
                 owner = f"{given.label_set_kind}:{given.label_set_name}"
@@ -131,6 +145,7 @@ class PendingVerdicts:
                 if reason is not None:
                     field_name = f"{held.name}.triplet_judgments[{k}]"
                     problems.append(Problem(source, held.where, field_name, reason))
+                    self.dropped.add(held.judge)
                     continue
                 triplet_id = ids[given.index]
                 written.add((held.judge, triplet_id))

@@ -230,6 +230,7 @@ class CanonicalFormat(Format):
     name = "canonical"
     holds = tuple(LABEL_KINDS)
     writes_every_label_set = True
+    holds_verdicts = True
     title = "Spanlight JSONL (canonical, lossless)"
     extensions = (".jsonl", ".spanlight.jsonl")
     description = "One JSON object per line: dataset, items, label sets, annotations, rating tasks, ratings."

@@ -32,6 +32,7 @@ from formats.records import (
     DatasetRecord,
     ItemRecord,
     LabelSetRecord,
+    SpanRecord,
     TripletJudgmentRecord,
     TripletRecord,
 )
@@ -348,3 +349,88 @@ def test_an_import_refused_for_another_record_reports_only_that_record(judged) -
         ("#3 (id=q3)", "external_id")
     ]
     assert _verdicts(engine, "copy") == set()
+
+
+def _alice_spans(engine) -> Bundle:
+    """alice's record of q1 as a file in a format without verdicts gives it: a span only."""
+    dataset = export_bundle(engine, "scenes", actor=OPERATOR).dataset
+    alice = LabelSetRecord(kind="human", name="alice", annotations=[Annotations("q1", [SpanRecord(2, 6)])])
+    return Bundle(dataset, label_sets=[alice])
+
+
+def test_a_file_without_verdicts_leaves_them_as_they_are_and_its_import_can_be_undone(judged) -> None:
+    engine, _ = judged
+    result = import_bundle(engine, _alice_spans(engine), actor=OPERATOR)  # adds a span: no replacing
+    assert result.rows == {"spans": 1}
+    assert _verdicts(engine, "scenes") == JUDGED
+    again = import_bundle(engine, _alice_spans(engine), actor=OPERATOR)
+    assert again.rows == {} and not again.changes.needs_replace
+    with Session(engine) as session:
+        log_id = session.scalar(
+            select(func.min(m.EditLog.id)).where(m.EditLog.action == "import", m.EditLog.id > 1)
+        )
+    undo_import(engine, log_id, actor=OPERATOR)
+    assert _verdicts(engine, "scenes") == JUDGED
+    with Session(engine) as session:
+        assert session.scalar(select(func.count()).select_from(m.Span)) == 0
+
+
+def test_an_export_of_some_label_sets_carries_the_verdicts_on_those_only(judged) -> None:
+    engine, _ = judged
+    bundle = export_bundle(engine, "scenes", ["alice"], actor=OPERATOR)
+    assert [ls.name for ls in bundle.label_sets] == ["alice"]
+    assert all(not a.triplet_judgments for a in bundle.label_sets[0].annotations)
+    bundle.dataset.name = "copy"
+    assert import_bundle(engine, bundle, actor=OPERATOR).dataset == "copy"
+
+
+def test_only_a_format_that_holds_verdicts_gets_records_of_nothing_but_verdicts(judged) -> None:
+    from db.exporter import export_batches
+    from formats.registry import FORMATS
+
+    engine, _ = judged
+    assert [name for name, fmt in FORMATS.items() if fmt.holds_verdicts] == ["canonical"]
+    [batch] = export_batches(engine, "scenes", ["alice"], actor=OPERATOR, verdicts=False)
+    assert batch.label_sets[0].annotations == []  # not "alice found nothing in q1 and q2"
+
+
+def test_a_verdict_left_out_when_skipping_bad_records_does_not_stop_the_undo(judged) -> None:
+    engine, _ = judged
+    bundle = export_bundle(engine, "scenes", actor=OPERATOR)
+    alice = next(ls for ls in bundle.label_sets if ls.name == "alice")
+    alice.annotations[1].triplet_judgments[0].verdict = "yes"
+    alice.annotations[1].triplet_judgments.append(TripletJudgmentRecord("detector", "extractor", 5, "yes"))
+    result = import_bundle(
+        engine,
+        Bundle(bundle.dataset, label_sets=[alice]),
+        actor=OPERATOR,
+        allow_skip=True,
+        replace_existing=True,
+    )
+    assert [p.field for p in result.problems] == ["alice.triplet_judgments[1]"]
+    assert ("alice", "q2", 0, "yes", "relation") in _verdicts(engine, "scenes")
+    with Session(engine) as session:
+        log_id = session.scalar(select(func.max(m.EditLog.id)).where(m.EditLog.action == "import"))
+    undo_import(engine, log_id, actor=OPERATOR)
+    assert _verdicts(engine, "scenes") == JUDGED
+
+
+def test_a_file_read_in_batches_reports_a_refused_record_once(judged, monkeypatch) -> None:
+    from formats import canonical
+
+    engine, _ = judged
+    bundle = export_bundle(engine, "scenes", actor=OPERATOR)
+    bundle.dataset.name = "copy"
+    extractor = next(ls for ls in bundle.label_sets if ls.name == "extractor")
+    extractor.annotations[0].triplets[0].verdict = "maybe"
+    data = get_format("canonical").write(bundle)
+    reports = []
+    for batch_records in (2, 10_000):  # alice's q1 record in a later batch than the extractor's, and not
+        monkeypatch.setattr(canonical, "BATCH_RECORDS", batch_records)
+        outcome = import_file(engine, data, source="scenes.jsonl", actor=OPERATOR)
+        reports.append([(p.record, p.field) for p in outcome.problems if p.severity == "error"])
+    assert (
+        [field for _, field in reports[0]]
+        == [field for _, field in reports[1]]
+        == ["extractor.triplets[0].verdict"]
+    )

@@ -224,7 +224,6 @@ class _Batches:
             bad_items |= values.bad_items
             for external_id in values.bad_items:
                 shapes.pop(external_id, None)
-        self.verdicts.refused |= bad_items
         _response_scale_problems(session, dataset.id, bundle, bad_items, self.source, problems)
         rating_tasks = _sound_rating_tasks(
             session,
@@ -236,6 +235,7 @@ class _Batches:
             problems,
             unsound=values.bad_ratings if values is not None else frozenset(),
         )
+        self.verdicts.refused |= bad_items  # every check of the batch's records made
         if any(p.severity == "error" for p in problems) and not allow_skip:
             self.writing = False
         done = {key: len(items) for key, items in self.changes.label_set_items.items()}

@@ -434,3 +434,63 @@ def test_a_file_read_in_batches_reports_a_refused_record_once(judged, monkeypatc
         == [field for _, field in reports[1]]
         == ["extractor.triplets[0].verdict"]
     )
+
+
+def test_an_item_refused_in_a_later_batch_for_its_score_scale_gets_no_follow_on_verdict_error(judged) -> None:
+    from db.importer import import_bundles
+    from formats.records import ResponseScoreRecord
+
+    engine, _ = judged
+    dataset = export_bundle(engine, "scenes", actor=OPERATOR).dataset
+    three = [
+        TripletRecord("cube", "left of", "ball"),
+        TripletRecord("cube", "is", "red"),
+        TripletRecord("a", "b", "c"),
+    ]
+    first = Bundle(
+        dataset,
+        label_sets=[
+            LabelSetRecord(
+                "human",
+                "alice",
+                annotations=[
+                    Annotations(
+                        "q1", triplet_judgments=[TripletJudgmentRecord("detector", "extractor", 2, "yes")]
+                    )
+                ],
+            ),
+            LabelSetRecord(
+                "detector",
+                "scorer",
+                annotations=[
+                    Annotations("q2", response_score=ResponseScoreRecord(0.5, scale_min=0, scale_max=1))
+                ],
+            ),
+        ],
+    )
+    second = Bundle(
+        dataset,
+        label_sets=[
+            LabelSetRecord("human", "alice"),
+            LabelSetRecord("detector", "extractor", annotations=[Annotations("q1", triplets=three)]),
+            LabelSetRecord(
+                "detector",
+                "scorer",
+                annotations=[
+                    Annotations("q1", response_score=ResponseScoreRecord(7, scale_min=0, scale_max=10))
+                ],
+            ),
+        ],
+    )
+    problems: list = []
+    result = import_bundles(
+        engine, [first, second], actor=OPERATOR, problems=problems, allow_skip=True, replace_existing=True
+    )
+    assert [(p.field, p.severity) for p in result.problems] == [
+        ("scorer.response_score.scale_min", "error"),
+        ("alice.triplet_judgments", "warning"),
+    ]
+    assert _verdicts(engine, "scenes") == JUDGED - {
+        ("alice", "q1", 0, "yes", None),
+        ("alice", "q1", 1, "no", "object2"),
+    }

@@ -375,6 +375,13 @@ def write_annotations(
     return result.rows
 
 
+def _only_verdicts(annotations: Annotations) -> bool:
+    """Whether a record holds nothing but verdicts on other label sets' triplets."""
+    return bool(annotations.triplet_judgments) and annotations == Annotations(
+        annotations.item, triplet_judgments=annotations.triplet_judgments
+    )
+
+
 def _annotator_id(session: Session, name: str | None) -> int | None:
     if not name:
         return None
@@ -1218,7 +1225,11 @@ class _Writer:
         if record.kind != "gold" or "span" not in self.dataset.label_kinds:
             return
         label_set_id, _ = self._label_set(record)
-        found = (self.item_ids.get(a.item) for a in record.annotations if a.item not in self.bad)
+        found = (
+            self.item_ids.get(a.item)
+            for a in record.annotations
+            if a.item not in self.bad and not _only_verdicts(a)  # verdicts on triplets say nothing of spans
+        )
         item_ids = list(dict.fromkeys(i for i in found if i is not None))
         marked: set[int] = set()
         for start in range(0, len(item_ids), _CHUNK):

@@ -494,3 +494,25 @@ def test_an_item_refused_in_a_later_batch_for_its_score_scale_gets_no_follow_on_
         ("alice", "q1", 0, "yes", None),
         ("alice", "q1", 1, "no", "object2"),
     }
+
+
+def test_a_gold_record_of_verdicts_only_does_not_mark_the_item_as_checked_for_spans(judged) -> None:
+    engine, _ = judged
+    bundle = export_bundle(engine, "scenes", actor=OPERATOR)
+    bundle.dataset.name = "copy"
+    bundle.dataset.label_kinds = ["span", "triplet"]
+    alice = next(ls for ls in bundle.label_sets if ls.name == "alice")
+    alice.kind = "gold"  # as an adjudicated verdict promoted to gold is exported
+    bundle.label_sets.append(
+        LabelSetRecord(kind="gold", name="spans", annotations=[Annotations("q2", [SpanRecord(2, 6)])])
+    )
+    import_bundle(engine, bundle, actor=OPERATOR)
+    with Session(engine) as session:
+        covered = session.scalars(
+            select(m.Item.external_id)
+            .join(m.ItemStatus, m.ItemStatus.item_id == m.Item.id)
+            .join(m.Dataset, m.Dataset.id == m.Item.dataset_id)
+            .where(m.Dataset.name == "copy", m.ItemStatus.status == "done")
+        ).all()
+    assert covered == ["q2"]
+    assert {v[1:] for v in _verdicts(engine, "copy")} == {v[1:] for v in JUDGED}

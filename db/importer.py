@@ -253,9 +253,8 @@ class _Batches:
         )
         if self.changes.needs_replace and not replace_existing:
             self.writing = False
-        rewritten: dict[
-            tuple[str, str], set[str]
-        ] = {}  # this batch's units whose rows differ from the stored ones
+        # This batch's units whose rows differ from the stored ones, by label set.
+        rewritten: dict[tuple[str, str], set[str]] = {}
         for label_set in bundle.label_sets:
             key = (label_set.kind, label_set.name)
             rewritten[key] = items = set(self.changes.label_set_items.get(key, [])[done.get(key, 0) :])

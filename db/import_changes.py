@@ -15,7 +15,7 @@ from __future__ import annotations
 import hashlib
 import json
 from collections import defaultdict
-from collections.abc import Callable, Hashable, Iterable, Sequence
+from collections.abc import Callable, Collection, Hashable, Iterable, Mapping, Sequence
 from dataclasses import asdict, dataclass, field, replace
 from typing import Any
 
@@ -29,6 +29,10 @@ from formats.records import Annotations, Bundle, RatingRecord, RatingTaskRecord
 
 SHOWN_ITEMS = 10
 Rows = dict[str, dict[Hashable, list[tuple[Any, ...]]]]
+Key = tuple[str, str]  # a label set's (kind, name)
+# Per external id, the label sets on whose triplets a unit's verdicts are replaced (None: every label
+# set's, as an edit-log entry made before the scope was kept says).
+VerdictScope = Mapping[str, Collection[Key] | None]
 
 
 class ReplaceRequired(Exception):
@@ -232,8 +236,10 @@ class ImportChanges:
     label_set_items: dict[tuple[str, str], list[str]] = field(default_factory=dict)
     label_set_before: dict[tuple[str, str], list[Annotations]] = field(default_factory=dict)
     # (kind, name) -> those of its rewritten items whose verdicts on other label sets' triplets it
-    # replaces: the input's record gives some (a record giving none leaves them as they are).
-    verdict_items: dict[tuple[str, str], list[str]] = field(default_factory=dict)
+    # replaces, with the label sets whose triplets those are: the ones its record of the item gives
+    # verdicts on. Its verdicts on any other label set's triplets stay as they are, and so does every
+    # verdict of an item whose record gives none.
+    verdict_scope: dict[Key, dict[str, frozenset[Key] | None]] = field(default_factory=dict)
     # task name -> (rater, external id) pairs whose ratings differ; stored ratings of those pairs.
     rating_pairs: dict[str, list[tuple[str, str]]] = field(default_factory=dict)
     rating_before: dict[str, list[RatingRecord]] = field(default_factory=dict)
@@ -287,7 +293,7 @@ class ImportChanges:
             self.label_set_before,
             self.rating_pairs,
             self.rating_before,
-            self.verdict_items,
+            self.verdict_scope,
         )
 
     def add_units(self, owner: str, units: Sequence[Rows]) -> None:
@@ -331,11 +337,12 @@ def logged_state(
     label_set_annotations: dict[tuple[str, str], list[Annotations]],
     rating_pairs: dict[str, list[tuple[str, str]]],
     ratings: dict[str, list[RatingRecord]],
-    verdict_items: dict[tuple[str, str], list[str]],
+    verdict_scope: Mapping[Key, VerdictScope],
 ) -> dict[str, Any]:
     """Units (a label set on some items, a rating task for some rater and item pairs) with their rows,
-    in the JSON shape an edit-log entry keeps them; ``verdict_items``: the items of each label set whose
-    verdicts on other label sets' triplets the change replaced (the rows kept hold those verdicts)."""
+    in the JSON shape an edit-log entry keeps them; ``verdict_scope``: per label set, the items whose
+    verdicts on other label sets' triplets the change replaced and on which label sets' triplets (the
+    rows kept hold those verdicts; :func:`logged_scope` reads them back)."""
     return {
         "label_sets": [
             {
@@ -343,7 +350,7 @@ def logged_state(
                 "name": name,
                 "items": items,
                 "annotations": [asdict(a) for a in label_set_annotations.get((kind, name), [])],
-                "verdict_items": verdict_items.get((kind, name), []),
+                **_scope_entry(verdict_scope.get((kind, name), {})),
             }
             for (kind, name), items in label_set_items.items()
         ],
@@ -358,25 +365,56 @@ def logged_state(
     }
 
 
-def kept_verdicts(stored: Annotations) -> Annotations:
-    """A stored unit without its verdicts on other label sets' triplets, as a change that leaves them as
-    they are sees it (a file in a format without them, or whose record gives none)."""
-    return replace(stored, triplet_judgments=[])
+def _scope_entry(scope: VerdictScope) -> dict[str, Any]:
+    """``scope`` as an edit-log entry keeps it: the items whose every verdict was replaced (only an undo
+    of an entry made before scopes gives such), and the others' label sets as ``[kind, name]`` pairs."""
+    entry: dict[str, Any] = {}
+    every = [ext for ext, keys in scope.items() if keys is None]
+    if every:
+        entry["verdict_items"] = every
+    scoped = {ext: sorted(map(list, keys)) for ext, keys in scope.items() if keys is not None}
+    if scoped:
+        entry["verdict_scope"] = scoped
+    return entry
+
+
+def logged_scope(unit: Mapping[str, Any]) -> dict[str, frozenset[Key] | None]:
+    """The verdict scope of one logged label set unit (:func:`logged_state`). An entry made before the
+    scope was kept lists its items in ``verdict_items``: each record replaced every verdict of its item."""
+    scope: dict[str, frozenset[Key] | None] = dict.fromkeys(unit.get("verdict_items", []))
+    for ext, keys in unit.get("verdict_scope", {}).items():
+        scope[ext] = frozenset((kind, name) for kind, name in keys)
+    return scope
+
+
+def judged_label_sets(annotations: Annotations) -> frozenset[Key]:
+    """The label sets on whose triplets a record gives verdicts."""
+    return frozenset((j.label_set_kind, j.label_set_name) for j in annotations.triplet_judgments)
+
+
+def verdicts_within(stored: Annotations, scope: Collection[Key] | None) -> Annotations:
+    """A stored unit with only its verdicts on the triplets of the label sets in ``scope`` (None: every
+    label set's): what a change that replaces those verdicts compares, keeps and puts back. The others it
+    leaves as they are — a file in a format without verdicts, a record giving none, or an export of only
+    some label sets, which carries the verdicts on those label sets' triplets alone."""
+    if scope is None or not stored.triplet_judgments:
+        return stored
+    kept = [j for j in stored.triplet_judgments if (j.label_set_kind, j.label_set_name) in scope]
+    return stored if len(kept) == len(stored.triplet_judgments) else replace(stored, triplet_judgments=kept)
 
 
 def units_now(
     session: Session,
     dataset_id: int,
-    key: tuple[str, str],
+    key: Key,
     items: Sequence[str],
-    verdict_items: Iterable[str],
+    verdict_scope: VerdictScope,
 ) -> tuple[dict[str, Annotations], str]:
     """What label set ``key`` says now about ``items`` — with its verdicts on other label sets' triplets
-    on ``verdict_items`` only — and the digest of those units, as an import that wrote them fingerprinted
-    them (an undo compares the two)."""
-    replaced = set(verdict_items)
+    as far as ``verdict_scope`` reaches only — and the digest of those units, as an import that wrote them
+    fingerprinted them (an undo compares the two)."""
     now = {
-        ext: a if ext in replaced else kept_verdicts(a)
+        ext: verdicts_within(a, verdict_scope.get(ext, ()))
         for ext, a in (stored_annotations(session, dataset_id, *key, set(items)) or {}).items()
     }
     return now, digest([annotation_rows(now[ext]) if ext in now else {} for ext in items])
@@ -481,16 +519,17 @@ def plan_changes(
         items, before, units = [], [], []
         for ext, given in incoming.items():
             old = stored.get(ext)
-            if old is not None and old.triplet_judgments and not given.triplet_judgments:
-                old = kept_verdicts(old)
+            scope = judged_label_sets(given) if given.triplet_judgments else frozenset()
+            if old is not None:
+                old = verdicts_within(old, scope)
             old_rows, new_rows = annotation_rows(old) if old else {}, annotation_rows(given, meta_texts)
             if old_rows == new_rows:
                 changes._same(new_rows)
                 continue
             items.append(ext)
             units.append(new_rows)
-            if given.triplet_judgments:
-                changes.verdict_items.setdefault((record.kind, record.name), []).append(ext)
+            if scope:
+                changes.verdict_scope.setdefault((record.kind, record.name), {})[ext] = scope
             if old is not None:
                 before.append(old)
             if changes._count(owner, old_rows, new_rows):

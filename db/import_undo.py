@@ -22,6 +22,7 @@ from db.engine import read_session, write_session
 from db.import_changes import (
     annotation_rows,
     digest,
+    logged_scope,
     logged_state,
     rating_rows,
     stored_ratings,
@@ -149,7 +150,7 @@ def undo_import(engine: Engine, log_id: int, annotator: str | None = None, *, ac
                 "undoing would overwrite that newer work"
             )
         try:
-            rows = write_annotations(session, dataset, back.label_sets, back.tasks, back.verdict_items)
+            rows = write_annotations(session, dataset, back.label_sets, back.tasks, back.verdict_scope)
         except ImportRejected as refused:
             raise UndoRefused(
                 f"import {log_id} cannot be undone: "
@@ -165,7 +166,7 @@ def undo_import(engine: Engine, log_id: int, annotator: str | None = None, *, ac
             entity="datasets",
             entity_id=dataset.id,
             before=logged_state(
-                back.items, back.current, back.pairs, back.current_ratings, back.verdict_items
+                back.items, back.current, back.pairs, back.current_ratings, back.verdict_scope
             ),
             after={
                 "undid": log_id,
@@ -191,8 +192,9 @@ class _Back:
         self.tasks: list[tuple[RatingTaskRecord, list[tuple[str, str]]]] = []
         self.items: dict[tuple[str, str], list[str]] = {}
         self.current: dict[tuple[str, str], list[Annotations]] = {}
-        # Per label set, the items whose verdicts on other label sets' triplets the entry replaced.
-        self.verdict_items: dict[tuple[str, str], list[str]] = {}
+        # Per label set, the items whose verdicts on other label sets' triplets the entry replaced, and
+        # on which label sets' triplets.
+        self.verdict_scope: dict[tuple[str, str], dict[str, frozenset[tuple[str, str]] | None]] = {}
         self.pairs: dict[str, list[tuple[str, str]]] = {}
         self.current_ratings: dict[str, list[RatingRecord]] = {}
         self.digests: dict[str, str] = {}
@@ -200,8 +202,8 @@ class _Back:
     def label_set(self, unit: dict[str, Any]) -> None:
         key, owner = (unit["kind"], unit["name"]), f"{unit['kind']}:{unit['name']}"
         items: list[str] = unit["items"]
-        verdict_items: list[str] = unit.get("verdict_items", [])  # none in an entry made before them
-        now, fingerprint = units_now(self.session, self.dataset_id, key, items, verdict_items)
+        scope = logged_scope(unit)
+        now, fingerprint = units_now(self.session, self.dataset_id, key, items, scope)
         if fingerprint != self.logged_digests.get(owner):
             self.changed.append(f"label set {owner}")
             return
@@ -209,7 +211,7 @@ class _Back:
         annotations = [old.get(ext, Annotations(item=ext)) for ext in items]
         self.label_sets.append(LabelSetRecord(kind=key[0], name=key[1], annotations=annotations))
         self.items[key], self.current[key] = items, [now[ext] for ext in items if ext in now]
-        self.verdict_items[key] = verdict_items
+        self.verdict_scope[key] = scope
         self.digests[owner] = digest([annotation_rows(a) for a in annotations])
 
     def ratings(self, unit: dict[str, Any]) -> None:

@@ -24,7 +24,16 @@ from sqlalchemy.orm import Session
 from db import models as m
 from db.access import Actor, require_in
 from db.engine import write_session
-from db.import_changes import ImportChanges, MetaTexts, ReplaceRequired, plan_changes, units_now
+from db.import_changes import (
+    ImportChanges,
+    Key,
+    MetaTexts,
+    ReplaceRequired,
+    VerdictScope,
+    judged_label_sets,
+    plan_changes,
+    units_now,
+)
 from db.repositories.annotations import response_scale
 from db.triplet_verdicts import PendingVerdicts, verdict_problems
 from db.value_check import unstorable_values
@@ -314,7 +323,7 @@ class _Batches:
                 self.dataset.id,
                 key,
                 changes.label_set_items[key],
-                changes.verdict_items.get(key, []),
+                changes.verdict_scope.get(key, {}),
             )
 
     def _refresh_statistics(self) -> None:
@@ -349,13 +358,14 @@ def write_annotations(
     dataset: m.Dataset,
     label_sets: Sequence[LabelSetRecord],
     rating_tasks: Sequence[tuple[RatingTaskRecord, Sequence[tuple[str, str]]]],
-    verdict_items: Mapping[tuple[str, str], Collection[str]],
+    verdict_scope: Mapping[Key, VerdictScope],
 ) -> dict[str, int]:
     """Rewrite what these label sets say about the items they mention, and these rating tasks' ratings
     of the (rater, external id) pairs given with each (cleared first); the rows written, per table.
 
     Used to put back the state an import replaced; the caller checked the records against the store.
-    A label set's verdicts on other label sets' triplets are replaced on its ``verdict_items`` only.
+    A label set's verdicts on other label sets' triplets are replaced as far as its ``verdict_scope``
+    reaches only (the items, and on each the label sets whose triplets they judge).
     Raises :class:`ImportRejected` when a verdict on another label set's triplet finds no such triplet
     now (the caller's transaction is then rolled back).
     """
@@ -363,7 +373,7 @@ def write_annotations(
     writer = _Writer(session, dataset, _stored_items(session, dataset.id), set(), result)
     verdicts = PendingVerdicts()
     for label_set in label_sets:
-        writer.write_label_set(label_set, verdict_items.get((label_set.kind, label_set.name), ()))
+        writer.write_label_set(label_set, verdict_scope.get((label_set.kind, label_set.name), {}))
         verdicts.note(label_set, 0)
     rows, problems = verdicts.resolve(session, dataset.id, writer.item_ids, "<stored state>")
     if problems:
@@ -1091,25 +1101,29 @@ class _Writer:
                 found.setdefault(item_id, {})[index] = row_id
         return found
 
-    def write_label_set(self, record: LabelSetRecord, verdict_items: Collection[str] | None = None) -> None:
+    def write_label_set(self, record: LabelSetRecord, verdict_scope: VerdictScope | None = None) -> None:
         """Write what ``record`` says about its items, replacing what the label set said about them.
 
-        Its verdicts on other label sets' triplets are replaced on ``verdict_items`` only (None: the items
-        whose record gives some), and written once every label set is (:mod:`db.triplet_verdicts`); on
-        its other items they stay as they are, as no file but the canonical one carries them."""
+        Its verdicts on other label sets' triplets are replaced as far as ``verdict_scope`` reaches (None:
+        on the items whose record gives some, on the triplets of the label sets it gives them on), and
+        written once every label set is (:mod:`db.triplet_verdicts`). The others stay as they are: no
+        file but the canonical one carries verdicts, and an export of some label sets carries only the
+        verdicts on their triplets."""
         label_set_id, created = self._label_set(record)
         if (record.kind, record.name) not in self.result.written_label_sets:  # once, however many batches
             self.result.written_label_sets.add((record.kind, record.name))
             self.result.label_sets.append(record.name)
         annotations = [a for a in record.annotations if a.item not in self.bad]
         item_ids = [self.item_ids[a.item] for a in annotations]
-        if verdict_items is None:
-            verdict_items = {a.item for a in annotations if a.triplet_judgments}
+        if verdict_scope is None:
+            verdict_scope = {a.item: judged_label_sets(a) for a in annotations if a.triplet_judgments}
         if created:
             self.fresh.add((record.kind, record.name))
         elif (record.kind, record.name) not in self.fresh:
             self._clear(
-                label_set_id, item_ids, [self.item_ids[e] for e in verdict_items if e in self.item_ids]
+                label_set_id,
+                item_ids,
+                {self.item_ids[e]: keys for e, keys in verdict_scope.items() if e in self.item_ids},
             )
         by_item = list(zip(annotations, item_ids, strict=True))
         written = self.written_sentences  # the items this batch added; the others' are read
@@ -1340,11 +1354,14 @@ class _Writer:
             ).all()
         )
 
-    def _clear(self, label_set_id: int, item_ids: list[int], verdict_item_ids: list[int]) -> None:
+    def _clear(
+        self, label_set_id: int, item_ids: list[int], verdict_scope: Mapping[int, Collection[Key] | None]
+    ) -> None:
         """Remove what this label set said about these items, so a re-import replaces it, with its
-        verdicts on its own triplets; its verdicts on other label sets' triplets only on
-        ``verdict_item_ids`` (the import writes them back, see :mod:`db.triplet_verdicts`). Its verdicts
-        on the dataset's reference triplets stay: no file carries them."""
+        verdicts on its own triplets; its verdicts on other label sets' triplets only as far as
+        ``verdict_scope`` (by item id) reaches (the import writes them back, see
+        :mod:`db.triplet_verdicts`). Its verdicts on the dataset's reference triplets stay: no file
+        carries them."""
         owned = (
             m.Span,
             m.SentenceLabel,
@@ -1355,18 +1372,22 @@ class _Writer:
             m.ResponseScore,
         )
         own = select(m.Triplet.id).where(m.Triplet.label_set_id == label_set_id)
-        for start in range(0, len(verdict_item_ids), _CHUNK):
-            chunk = verdict_item_ids[start : start + _CHUNK]
-            others = select(m.Triplet.id).where(
-                m.Triplet.item_id.in_(chunk), m.Triplet.label_set_id.is_not(None)
-            )
-            self.session.execute(
-                delete(m.TripletJudgment).where(
-                    m.TripletJudgment.label_set_id == label_set_id,
-                    m.TripletJudgment.item_id.in_(chunk),
-                    m.TripletJudgment.triplet_id.in_(others),
+        for judged, verdict_item_ids in self._by_judged(verdict_scope).items():
+            for start in range(0, len(verdict_item_ids), _CHUNK):
+                chunk = verdict_item_ids[start : start + _CHUNK]
+                others = select(m.Triplet.id).where(
+                    m.Triplet.item_id.in_(chunk),
+                    m.Triplet.label_set_id.is_not(None)
+                    if judged is None
+                    else m.Triplet.label_set_id.in_(judged),
                 )
-            )
+                self.session.execute(
+                    delete(m.TripletJudgment).where(
+                        m.TripletJudgment.label_set_id == label_set_id,
+                        m.TripletJudgment.item_id.in_(chunk),
+                        m.TripletJudgment.triplet_id.in_(others),
+                    )
+                )
         for start in range(0, len(item_ids), _CHUNK):
             chunk = item_ids[start : start + _CHUNK]
             self._take_others_verdicts(label_set_id, chunk)
@@ -1381,6 +1402,24 @@ class _Writer:
                 self.session.execute(
                     delete(model).where(model.label_set_id == label_set_id, model.item_id.in_(chunk))
                 )
+
+    def _by_judged(
+        self, verdict_scope: Mapping[int, Collection[Key] | None]
+    ) -> dict[tuple[int, ...] | None, list[int]]:
+        """The item ids of ``verdict_scope`` grouped by the ids of the label sets whose triplets their
+        verdicts are replaced on (None: every label set's); a label set not stored has no triplets."""
+        ids: dict[Key, int] = {}
+        if any(keys is not None for keys in verdict_scope.values()):
+            query = select(m.LabelSet.id, m.LabelSet.kind, m.LabelSet.name).where(
+                m.LabelSet.dataset_id == self.dataset.id
+            )
+            ids = {(kind, name): ls_id for ls_id, kind, name in self.session.execute(query)}
+        groups: dict[tuple[int, ...] | None, list[int]] = {}
+        for item_id, keys in verdict_scope.items():
+            judged = None if keys is None else tuple(sorted(ids[k] for k in keys if k in ids))
+            if judged != ():
+                groups.setdefault(judged, []).append(item_id)
+        return groups
 
     def write_rating_task(self, record: RatingTaskRecord, clear: Iterable[tuple[str, str]] = ()) -> None:
         detector_id = self.session.scalar(

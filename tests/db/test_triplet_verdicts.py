@@ -516,3 +516,136 @@ def test_a_gold_record_of_verdicts_only_does_not_mark_the_item_as_checked_for_sp
         ).all()
     assert covered == ["q2"]
     assert {v[1:] for v in _verdicts(engine, "copy")} == {v[1:] for v in JUDGED}
+
+
+# ------------------------------------------------------- verdicts on the triplets of several detectors
+
+
+@pytest.fixture
+def two_judged(judged):
+    """``judged``, with a second detector (``parser``) whose one triplet of q1 alice judged too."""
+    engine, alice_set = judged
+    parser = LabelSetRecord(
+        kind="detector",
+        name="parser",
+        annotations=[Annotations("q1", triplets=[TripletRecord("ball", "is", "round")])],
+    )
+    import_bundle(engine, Bundle(_bundle().dataset, label_sets=[parser]), actor=OPERATOR)
+    with Session(engine) as session:
+        triplet = session.scalar(
+            select(m.Triplet.id)
+            .join(m.LabelSet, m.LabelSet.id == m.Triplet.label_set_id)
+            .where(m.LabelSet.name == "parser")
+        )
+        alice_id = session.scalar(select(m.Annotator.id).where(m.Annotator.name == "alice"))
+    labeling.set_triplet_judgment(engine, alice_set, triplet, "no", alice_id, wrong_part="object2")
+    return engine, alice_set
+
+
+def _all_verdicts(engine) -> set[tuple[str, str, int, str | None, str | None]]:
+    """Every stored verdict on a detector's triplet in ``scenes``, as (judged detector, item, triplet
+    index, verdict, wrong part)."""
+    with Session(engine) as session:
+        rows = session.execute(
+            select(
+                m.LabelSet.name,
+                m.Item.external_id,
+                m.Triplet.index,
+                m.TripletJudgment.verdict,
+                m.TripletJudgment.wrong_part,
+            )
+            .join(m.Triplet, m.Triplet.id == m.TripletJudgment.triplet_id)
+            .join(m.LabelSet, m.LabelSet.id == m.Triplet.label_set_id)
+            .join(m.Item, m.Item.id == m.TripletJudgment.item_id)
+            .where(m.TripletJudgment.label_set_id != m.Triplet.label_set_id)
+        ).all()
+    return {tuple(row) for row in rows}
+
+
+ALL_JUDGED = {("extractor", *verdict[1:]) for verdict in JUDGED} | {("parser", "q1", 0, "no", "object2")}
+
+
+def _last_import(engine) -> int:
+    with Session(engine) as session:
+        return session.scalar(select(func.max(m.EditLog.id)).where(m.EditLog.action == "import"))
+
+
+def test_an_export_of_some_label_sets_imports_back_without_touching_the_verdicts_it_leaves_out(
+    two_judged,
+) -> None:
+    engine, _ = two_judged
+    assert _all_verdicts(engine) == ALL_JUDGED
+    data = get_format("canonical").write(
+        export_bundle(engine, "scenes", ["alice", "extractor"], actor=OPERATOR)
+    )
+    # It carries alice's verdicts on the extractor's triplets, not on the parser's; importing it back
+    # into the same dataset changes nothing (it needed replacing and then deleted the parser verdict).
+    again = import_file(engine, data, source="scenes.jsonl", actor=OPERATOR)
+    assert again.ok, again.problems
+    assert not again.result.changes.needs_replace
+    assert again.result.changes.unchanged["triplet_judgments"] == 3
+    assert _all_verdicts(engine) == ALL_JUDGED
+
+
+def test_a_changed_verdict_in_such_an_export_replaces_that_verdict_alone_and_undoes(two_judged) -> None:
+    engine, _ = two_judged
+    bundle = export_bundle(engine, "scenes", ["alice", "extractor"], actor=OPERATOR)
+    alice = next(ls for ls in bundle.label_sets if ls.name == "alice")
+    alice.annotations[0].triplet_judgments[0].verdict = "no"  # q1, the extractor's triplet 0
+    with pytest.raises(ReplaceRequired) as refused:
+        import_bundle(engine, bundle, actor=OPERATOR)
+    assert refused.value.changes.counts["human:alice"] == {
+        "triplet_judgments": {"removed": 0, "changed": 1, "added": 0}
+    }
+    import_bundle(engine, bundle, actor=OPERATOR, replace_existing=True)
+    changed = ALL_JUDGED - {("extractor", "q1", 0, "yes", None)} | {("extractor", "q1", 0, "no", None)}
+    assert _all_verdicts(engine) == changed
+    logged = _last_import(engine)
+    undo = undo_import(engine, logged, actor=OPERATOR)
+    assert _all_verdicts(engine) == ALL_JUDGED
+    undo_import(engine, undo.log_id, actor=OPERATOR)  # and the undo undoes
+    assert _all_verdicts(engine) == changed
+
+
+def test_a_verdict_changed_on_another_detectors_triplet_since_the_import_does_not_stop_its_undo(
+    two_judged,
+) -> None:
+    engine, alice_set = two_judged
+    bundle = export_bundle(engine, "scenes", ["alice", "extractor"], actor=OPERATOR)
+    alice = next(ls for ls in bundle.label_sets if ls.name == "alice")
+    alice.annotations[0].triplet_judgments[0].verdict = "no"
+    import_bundle(engine, bundle, actor=OPERATOR, replace_existing=True)
+    logged = _last_import(engine)
+    # alice then changes her verdict on the parser's triplet of q1: not what the import replaced.
+    with Session(engine) as session:
+        triplet = session.scalar(
+            select(m.Triplet.id)
+            .join(m.LabelSet, m.LabelSet.id == m.Triplet.label_set_id)
+            .where(m.LabelSet.name == "parser")
+        )
+        alice_id = session.scalar(select(m.Annotator.id).where(m.Annotator.name == "alice"))
+    labeling.set_triplet_judgment(engine, alice_set, triplet, "yes", alice_id)
+    undo_import(engine, logged, actor=OPERATOR)
+    assert _all_verdicts(engine) == (
+        ALL_JUDGED - {("parser", "q1", 0, "no", "object2")} | {("parser", "q1", 0, "yes", None)}
+    )
+
+
+def test_an_import_logged_before_the_scope_was_kept_still_undoes_every_verdict_it_replaced(judged) -> None:
+    engine, _ = judged
+    bundle = export_bundle(engine, "scenes", actor=OPERATOR)
+    alice = next(ls for ls in bundle.label_sets if ls.name == "alice")
+    alice.annotations[0].triplet_judgments[0].verdict = "no"
+    import_bundle(engine, bundle, actor=OPERATOR, replace_existing=True)
+    logged = _last_import(engine)
+    with Session(engine) as session:  # as such an entry was written: the items, without label sets
+        entry = session.get(m.EditLog, logged)
+        before = json.loads(json.dumps(entry.before))
+        [unit] = [u for u in before["label_sets"] if u["name"] == "alice"]
+        unit["verdict_items"] = list(unit.pop("verdict_scope"))
+        entry.before = before
+        session.commit()
+    undo = undo_import(engine, logged, actor=OPERATOR)
+    assert _verdicts(engine, "scenes") == JUDGED
+    undo_import(engine, undo.log_id, actor=OPERATOR)
+    assert ("alice", "q1", 0, "no", None) in _verdicts(engine, "scenes")

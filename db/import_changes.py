@@ -24,12 +24,12 @@ from sqlalchemy.orm import Session
 
 from db import models as m
 from db.exporter import label_set_record
+from db.triplet_verdicts import Key, LostVerdict, lost_verdicts
 from formats.problems import Problem
-from formats.records import Annotations, Bundle, RatingRecord, RatingTaskRecord
+from formats.records import Annotations, Bundle, RatingRecord, RatingTaskRecord, TripletRecord
 
 SHOWN_ITEMS = 10
 Rows = dict[str, dict[Hashable, list[tuple[Any, ...]]]]
-Key = tuple[str, str]  # a label set's (kind, name)
 # Per external id, the label sets on whose triplets a unit's verdicts are replaced (None: every label
 # set's, as an edit-log entry made before the scope was kept says).
 VerdictScope = Mapping[str, Collection[Key] | None]
@@ -240,6 +240,9 @@ class ImportChanges:
     # verdicts on. Its verdicts on any other label set's triplets stay as they are, and so does every
     # verdict of an item whose record gives none.
     verdict_scope: dict[Key, dict[str, frozenset[Key] | None]] = field(default_factory=dict)
+    # (kind, name) -> the verdicts other label sets gave on its triplets that the import removes, as a
+    # triplet does not come back as it was: counted as their judges' work removed, and logged for undo.
+    lost_verdicts: dict[Key, list[LostVerdict]] = field(default_factory=dict)
     # task name -> (rater, external id) pairs whose ratings differ; stored ratings of those pairs.
     rating_pairs: dict[str, list[tuple[str, str]]] = field(default_factory=dict)
     rating_before: dict[str, list[RatingRecord]] = field(default_factory=dict)
@@ -294,6 +297,7 @@ class ImportChanges:
             self.rating_pairs,
             self.rating_before,
             self.verdict_scope,
+            self.lost_verdicts,
         )
 
     def add_units(self, owner: str, units: Sequence[Rows]) -> None:
@@ -305,6 +309,14 @@ class ImportChanges:
     def _same(self, rows: Rows) -> None:
         for table, grouped in rows.items():
             self.unchanged[table] = self.unchanged.get(table, 0) + sum(len(v) for v in grouped.values())
+
+    def _lose(self, lost: LostVerdict) -> None:
+        """Count a verdict another label set gave on a triplet the import does not write again."""
+        owner = f"{lost[1]}:{lost[2]}"
+        total = self.counts.setdefault(owner, {}).setdefault(
+            "triplet_judgments", {"removed": 0, "changed": 0, "added": 0}
+        )
+        total["removed"] += 1
 
     def _count(self, owner: str, old: Rows, new: Rows) -> bool:
         """Add the differences of one unit to the counts; True when something stored is removed or changed."""
@@ -338,11 +350,13 @@ def logged_state(
     rating_pairs: dict[str, list[tuple[str, str]]],
     ratings: dict[str, list[RatingRecord]],
     verdict_scope: Mapping[Key, VerdictScope],
+    lost: Mapping[Key, Sequence[LostVerdict]],
 ) -> dict[str, Any]:
     """Units (a label set on some items, a rating task for some rater and item pairs) with their rows,
     in the JSON shape an edit-log entry keeps them; ``verdict_scope``: per label set, the items whose
     verdicts on other label sets' triplets the change replaced and on which label sets' triplets (the
-    rows kept hold those verdicts; :func:`logged_scope` reads them back)."""
+    rows kept hold those verdicts; :func:`logged_scope` reads them back); ``lost``: per label set, the
+    verdicts others gave on its triplets that the change removed with those triplets."""
     return {
         "label_sets": [
             {
@@ -351,6 +365,9 @@ def logged_state(
                 "items": items,
                 "annotations": [asdict(a) for a in label_set_annotations.get((kind, name), [])],
                 **_scope_entry(verdict_scope.get((kind, name), {})),
+                **(
+                    {"verdicts_lost": [list(v) for v in lost[(kind, name)]]} if lost.get((kind, name)) else {}
+                ),
             }
             for (kind, name), items in label_set_items.items()
         ],
@@ -517,6 +534,7 @@ def plan_changes(
         )
         owner = f"{record.kind}:{record.name}"
         items, before, units = [], [], []
+        rewritten_triplets: dict[str, list[TripletRecord]] = {}  # where stored triplets are written again
         for ext, given in incoming.items():
             old = stored.get(ext)
             scope = judged_label_sets(given) if given.triplet_judgments else frozenset()
@@ -532,8 +550,15 @@ def plan_changes(
                 changes.verdict_scope.setdefault((record.kind, record.name), {})[ext] = scope
             if old is not None:
                 before.append(old)
+                if old.triplets:
+                    rewritten_triplets[ext] = given.triplets
             if changes._count(owner, old_rows, new_rows):
                 losing.add(ext)
+        key = (record.kind, record.name)
+        for lost in lost_verdicts(session, dataset_id, key, rewritten_triplets):
+            changes.lost_verdicts.setdefault(key, []).append(lost)
+            changes._lose(lost)
+            losing.add(lost[0])
         if items:
             changes.label_set_items.setdefault((record.kind, record.name), []).extend(items)
             changes.label_set_before.setdefault((record.kind, record.name), []).extend(before)

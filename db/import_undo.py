@@ -29,6 +29,7 @@ from db.import_changes import (
     units_now,
 )
 from db.importer import write_annotations
+from db.triplet_verdicts import Key, LostVerdict, lost_verdicts
 from formats.canonical import records_from_dicts
 from formats.problems import ImportRejected
 from formats.records import Annotations, LabelSetRecord, RatingRecord, RatingTaskRecord
@@ -150,7 +151,9 @@ def undo_import(engine: Engine, log_id: int, annotator: str | None = None, *, ac
                 "undoing would overwrite that newer work"
             )
         try:
-            rows = write_annotations(session, dataset, back.label_sets, back.tasks, back.verdict_scope)
+            rows = write_annotations(
+                session, dataset, back.label_sets, back.tasks, back.verdict_scope, back.lost_back
+            )
         except ImportRejected as refused:
             raise UndoRefused(
                 f"import {log_id} cannot be undone: "
@@ -166,7 +169,12 @@ def undo_import(engine: Engine, log_id: int, annotator: str | None = None, *, ac
             entity="datasets",
             entity_id=dataset.id,
             before=logged_state(
-                back.items, back.current, back.pairs, back.current_ratings, back.verdict_scope
+                back.items,
+                back.current,
+                back.pairs,
+                back.current_ratings,
+                back.verdict_scope,
+                back.lost_now,
             ),
             after={
                 "undid": log_id,
@@ -194,7 +202,11 @@ class _Back:
         self.current: dict[tuple[str, str], list[Annotations]] = {}
         # Per label set, the items whose verdicts on other label sets' triplets the entry replaced, and
         # on which label sets' triplets.
-        self.verdict_scope: dict[tuple[str, str], dict[str, frozenset[tuple[str, str]] | None]] = {}
+        self.verdict_scope: dict[Key, dict[str, frozenset[Key] | None]] = {}
+        # Verdicts others gave on a label set's triplets that the entry removed with them (put back), and
+        # those the undo removes in turn (which its own entry keeps), by the judged label set.
+        self.lost_back: list[tuple[Key, LostVerdict]] = []
+        self.lost_now: dict[Key, list[LostVerdict]] = {}
         self.pairs: dict[str, list[tuple[str, str]]] = {}
         self.current_ratings: dict[str, list[RatingRecord]] = {}
         self.digests: dict[str, str] = {}
@@ -212,6 +224,12 @@ class _Back:
         self.label_sets.append(LabelSetRecord(kind=key[0], name=key[1], annotations=annotations))
         self.items[key], self.current[key] = items, [now[ext] for ext in items if ext in now]
         self.verdict_scope[key] = scope
+        self.lost_back += [
+            (key, (ext, kind, name, index, verdict, wrong))
+            for ext, kind, name, index, verdict, wrong in unit.get("verdicts_lost", [])
+        ]
+        written = {ext: a.triplets for ext, a in zip(items, annotations, strict=True)}
+        self.lost_now[key] = lost_verdicts(self.session, self.dataset_id, key, written)
         self.digests[owner] = digest([annotation_rows(a) for a in annotations])
 
     def ratings(self, unit: dict[str, Any]) -> None:

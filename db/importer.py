@@ -26,7 +26,6 @@ from db.access import Actor, require_in
 from db.engine import write_session
 from db.import_changes import (
     ImportChanges,
-    Key,
     MetaTexts,
     ReplaceRequired,
     VerdictScope,
@@ -35,7 +34,7 @@ from db.import_changes import (
     units_now,
 )
 from db.repositories.annotations import response_scale
-from db.triplet_verdicts import PendingVerdicts, verdict_problems
+from db.triplet_verdicts import Key, LostVerdict, PendingVerdicts, verdict_problems
 from db.value_check import unstorable_values
 from formats.problems import ImportRejected, Problem
 from formats.records import (
@@ -359,13 +358,16 @@ def write_annotations(
     label_sets: Sequence[LabelSetRecord],
     rating_tasks: Sequence[tuple[RatingTaskRecord, Sequence[tuple[str, str]]]],
     verdict_scope: Mapping[Key, VerdictScope],
+    lost: Iterable[tuple[Key, LostVerdict]] = (),
 ) -> dict[str, int]:
     """Rewrite what these label sets say about the items they mention, and these rating tasks' ratings
     of the (rater, external id) pairs given with each (cleared first); the rows written, per table.
 
     Used to put back the state an import replaced; the caller checked the records against the store.
     A label set's verdicts on other label sets' triplets are replaced as far as its ``verdict_scope``
-    reaches only (the items, and on each the label sets whose triplets they judge).
+    reaches only (the items, and on each the label sets whose triplets they judge). ``lost``: verdicts
+    other label sets gave on these label sets' triplets, which the change being undone removed with
+    those triplets, by the judged label set; each is put back on the triplet at its position.
     Raises :class:`ImportRejected` when a verdict on another label set's triplet finds no such triplet
     now (the caller's transaction is then rolled back).
     """
@@ -379,6 +381,7 @@ def write_annotations(
     if problems:
         raise ImportRejected(problems)
     writer.write_verdicts(rows)
+    writer.restore_lost_verdicts(lost)
     for task, pairs in rating_tasks:
         writer.write_rating_task(task, clear=pairs)
     return result.rows
@@ -1327,6 +1330,61 @@ class _Writer:
         """Write verdicts on other label sets' triplets, resolved to those triplets' ids."""
         self._insert(m.TripletJudgment, rows)
 
+    def restore_lost_verdicts(self, lost: Iterable[tuple[Key, LostVerdict]]) -> None:
+        """Put back verdicts other label sets gave on a label set's triplets that a change removed with
+        those triplets (an undo does, once it has written that label set's triplets back): each on the
+        triplet at its position, unless its judge's label set is gone (its verdicts with it) or has a
+        verdict there already."""
+        lost = list(lost)
+        if not lost:
+            return
+        ids = self._label_set_ids()
+        places: list[tuple[int, int, int, int, str | None, str | None]] = []
+        for key, (ext, kind, name, index, verdict, wrong_part) in lost:
+            judged, judge, item_id = ids.get(key), ids.get((kind, name)), self.item_ids.get(ext)
+            if judged is not None and judge is not None and item_id is not None:
+                places.append((judged, judge, item_id, index, verdict, wrong_part))
+        item_ids = sorted({place[2] for place in places})
+        triplets: dict[tuple[int, int, int], int] = {}
+        judging: set[tuple[int, int]] = set()
+        for start in range(0, len(item_ids), _CHUNK):
+            chunk = item_ids[start : start + _CHUNK]
+            found = select(m.Triplet.id, m.Triplet.label_set_id, m.Triplet.item_id, m.Triplet.index).where(
+                m.Triplet.label_set_id.in_(sorted({place[0] for place in places})),
+                m.Triplet.item_id.in_(chunk),
+            )
+            for triplet_id, ls_id, item_id, index in self.session.execute(found):
+                if ls_id is not None:
+                    triplets[(ls_id, item_id, index)] = triplet_id
+            given = select(m.TripletJudgment.label_set_id, m.TripletJudgment.triplet_id).where(
+                m.TripletJudgment.item_id.in_(chunk)
+            )
+            judging.update((judge, triplet_id) for judge, triplet_id in self.session.execute(given))
+        rows = []
+        for judged, judge, item_id, index, verdict, wrong_part in places:
+            on = triplets.get((judged, item_id, index))
+            if on is None or (judge, on) in judging:
+                continue
+            judging.add((judge, on))
+            rows.append(
+                {
+                    "label_set_id": judge,
+                    "triplet_id": on,
+                    "item_id": item_id,
+                    "verdict": verdict,
+                    "wrong_part": wrong_part,
+                    "version": 1,
+                }
+            )
+        self._insert(m.TripletJudgment, rows)
+
+    def _label_set_ids(self) -> dict[Key, int]:
+        """The dataset's label sets' ids by kind and name."""
+        query = select(m.LabelSet.id, m.LabelSet.kind, m.LabelSet.name).where(
+            m.LabelSet.dataset_id == self.dataset.id
+        )
+        return {(kind, name): ls_id for ls_id, kind, name in self.session.execute(query)}
+
     def _take_others_verdicts(self, label_set_id: int, item_ids: list[int]) -> None:
         """Keep the verdicts other label sets gave on this label set's triplets of these items, with
         each triplet's text, before the triplets are cleared (their verdicts would go with them)."""
@@ -1408,12 +1466,7 @@ class _Writer:
     ) -> dict[tuple[int, ...] | None, list[int]]:
         """The item ids of ``verdict_scope`` grouped by the ids of the label sets whose triplets their
         verdicts are replaced on (None: every label set's); a label set not stored has no triplets."""
-        ids: dict[Key, int] = {}
-        if any(keys is not None for keys in verdict_scope.values()):
-            query = select(m.LabelSet.id, m.LabelSet.kind, m.LabelSet.name).where(
-                m.LabelSet.dataset_id == self.dataset.id
-            )
-            ids = {(kind, name): ls_id for ls_id, kind, name in self.session.execute(query)}
+        ids = self._label_set_ids() if any(keys is not None for keys in verdict_scope.values()) else {}
         groups: dict[tuple[int, ...] | None, list[int]] = {}
         for item_id, keys in verdict_scope.items():
             judged = None if keys is None else tuple(sorted(ids[k] for k in keys if k in ids))

@@ -10,23 +10,85 @@ order, and a large one is read in batches), so the verdicts are held until every
 written: each is then checked against the judged label set's triplets of the item — as the input gives
 them where it gives that label set's annotations on the item, else as stored — and written by the
 triplet's id. A verdict whose triplet does not exist is reported by record and field.
+
+A label set written again keeps the verdicts others gave on its triplets only where a triplet comes back
+at its position with the same words; the others go with their triplet. :func:`lost_verdicts` tells an
+import's plan (and an undo) which those are, so that the report counts them as their judges' work
+removed and the edit log keeps them for an undo to put back.
 """
 
 from __future__ import annotations
 
-from collections.abc import Collection, Iterable
+from collections.abc import Collection, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
 from sqlalchemy import select
-from sqlalchemy.orm import Session
+from sqlalchemy.orm import Session, aliased
 
 from db import models as m
 from formats.problems import Problem
-from formats.records import Annotations, LabelSetRecord
+from formats.records import Annotations, LabelSetRecord, TripletRecord
 
 _CHUNK = 5_000
 Key = tuple[str, str]  # a label set's (kind, name)
+# A verdict another label set gave on one of a label set's triplets: (external id, judge's kind, judge's
+# name, the triplet's index, verdict, wrong part).
+LostVerdict = tuple[str, str, str, int, str | None, str | None]
+
+
+def lost_verdicts(
+    session: Session, dataset_id: int, key: Key, written: Mapping[str, Sequence[TripletRecord]]
+) -> list[LostVerdict]:
+    """The verdicts other label sets gave on label set ``key``'s stored triplets of the items in
+    ``written`` that writing its triplets of each item as ``written`` gives them removes: those on a
+    triplet that does not come back at its position with the same words (the writer keeps the rest)."""
+    if not written:
+        return []
+    label_set_id = session.scalar(
+        select(m.LabelSet.id).where(
+            m.LabelSet.dataset_id == dataset_id, m.LabelSet.kind == key[0], m.LabelSet.name == key[1]
+        )
+    )
+    if label_set_id is None:
+        return []
+    judge = aliased(m.LabelSet)
+    items = sorted(written)
+    lost: list[LostVerdict] = []
+    for start in range(0, len(items), _CHUNK):
+        query = (
+            select(
+                m.Item.external_id,
+                judge.kind,
+                judge.name,
+                m.Triplet.index,
+                m.Triplet.subject,
+                m.Triplet.relation,
+                m.Triplet.object,
+                m.TripletJudgment.verdict,
+                m.TripletJudgment.wrong_part,
+            )
+            .join(m.Triplet, m.Triplet.id == m.TripletJudgment.triplet_id)
+            .join(judge, judge.id == m.TripletJudgment.label_set_id)
+            .join(m.Item, m.Item.id == m.Triplet.item_id)
+            .where(
+                m.Triplet.label_set_id == label_set_id,
+                m.TripletJudgment.label_set_id != label_set_id,
+                m.Item.dataset_id == dataset_id,
+                m.Item.external_id.in_(items[start : start + _CHUNK]),
+            )
+            .order_by(m.Item.id, m.Triplet.index, judge.id)
+        )
+        for ext, kind, name, index, subject, relation, object_, verdict, wrong_part in session.execute(query):
+            again = written[ext]
+            if index < len(again) and _words(again[index]) == (subject, relation, object_):
+                continue  # written again as it was: the writer keeps its verdicts
+            lost.append((ext, kind, name, index, verdict, wrong_part))
+    return lost
+
+
+def _words(triplet: TripletRecord) -> tuple[str, str, str]:
+    return triplet.subject, triplet.relation, triplet.object
 
 
 def verdict_problems(annotations: Annotations) -> Iterable[tuple[str, str]]:

@@ -12,7 +12,7 @@ from __future__ import annotations
 import json
 
 import pytest
-from sqlalchemy import func, select
+from sqlalchemy import delete, func, select
 from sqlalchemy.orm import Session
 
 from db import models as m
@@ -649,3 +649,64 @@ def test_an_import_logged_before_the_scope_was_kept_still_undoes_every_verdict_i
     assert _verdicts(engine, "scenes") == JUDGED
     undo_import(engine, undo.log_id, actor=OPERATOR)
     assert ("alice", "q1", 0, "no", None) in _verdicts(engine, "scenes")
+
+
+def test_verdicts_on_triplets_a_new_run_changes_are_counted_as_removed_and_come_back_with_its_undo(
+    judged,
+) -> None:
+    engine, alice_set = judged
+    bundle = export_bundle(engine, "scenes", actor=OPERATOR)
+    extractor = next(ls for ls in bundle.label_sets if ls.name == "extractor")
+    q1, q2 = extractor.annotations
+    q1.triplets[1] = TripletRecord("cube", "is", "green")  # triplet 1 of q1 is another one now
+    q2.triplets = []  # and q2 has none
+    run = Bundle(bundle.dataset, label_sets=[extractor])
+    with pytest.raises(ReplaceRequired) as refused:
+        import_bundle(engine, run, actor=OPERATOR)
+    # The report names whose judging goes with the triplets, not only the detector's own rows.
+    assert refused.value.changes.counts["human:alice"] == {
+        "triplet_judgments": {"removed": 2, "changed": 0, "added": 0}
+    }
+    assert refused.value.changes.items == ["q1", "q2"]
+    assert _verdicts(engine, "scenes") == JUDGED
+
+    import_bundle(engine, run, actor=OPERATOR, replace_existing=True)
+    assert _verdicts(engine, "scenes") == {("alice", "q1", 0, "yes", None)}
+    logged = _last_import(engine)
+    # alice judges the new triplet 1 of q1; undoing the run takes that triplet away, and her verdict on
+    # it, and puts back the old triplets with her verdicts on them.
+    with Session(engine) as session:
+        new_triplet = session.scalar(
+            select(m.Triplet.id).where(m.Triplet.subject == "cube", m.Triplet.object == "green")
+        )
+        alice_id = session.scalar(select(m.Annotator.id).where(m.Annotator.name == "alice"))
+    labeling.set_triplet_judgment(engine, alice_set, new_triplet, "yes", alice_id)
+    undo = undo_import(engine, logged, actor=OPERATOR)
+    assert _verdicts(engine, "scenes") == JUDGED
+    assert undo.rows["triplet_judgments"] >= 2
+    # Undoing the undo brings back the run and alice's verdict on its new triplet.
+    undo_import(engine, undo.log_id, actor=OPERATOR)
+    assert _verdicts(engine, "scenes") == {("alice", "q1", 0, "yes", None), ("alice", "q1", 1, "yes", None)}
+
+
+def test_a_lost_verdict_whose_judge_is_gone_is_not_put_back(judged) -> None:
+    engine, alice_set = judged
+    bundle = export_bundle(engine, "scenes", actor=OPERATOR)
+    extractor = next(ls for ls in bundle.label_sets if ls.name == "extractor")
+    extractor.annotations[1].triplets = []
+    import_bundle(
+        engine, Bundle(bundle.dataset, label_sets=[extractor]), actor=OPERATOR, replace_existing=True
+    )
+    logged = _last_import(engine)
+    with Session(engine) as session:  # alice's label set goes, and her verdicts with it
+        session.execute(delete(m.LabelSet).where(m.LabelSet.id == alice_set))
+        session.commit()
+    undo_import(engine, logged, actor=OPERATOR)
+    assert _verdicts(engine, "scenes") == set()
+    with Session(engine) as session:
+        assert (
+            session.scalar(
+                select(func.count()).select_from(m.Triplet).where(m.Triplet.label_set_id.is_not(None))
+            )
+            == 3
+        )

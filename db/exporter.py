@@ -10,7 +10,7 @@ batch, not per item.
 from __future__ import annotations
 
 from collections import defaultdict
-from collections.abc import Collection, Iterator, Sequence
+from collections.abc import Collection, Iterator, Mapping, Sequence
 from itertools import chain
 from typing import Any
 
@@ -27,6 +27,7 @@ from formats.records import (
     ClaimRecord,
     DatasetRecord,
     ItemRecord,
+    ItemStatusRecord,
     LabelSetRecord,
     RatingRecord,
     RatingTaskRecord,
@@ -79,7 +80,7 @@ def export_batches(
     *,
     actor: Actor,
     batch_items: int = BATCH_ITEMS,
-    verdicts: bool = True,
+    lossless: bool = True,
 ) -> Iterator[Bundle]:
     """The dataset in batches of ``batch_items`` items in dataset order, so a writer holds one batch at a
     time. Each batch has the dataset, its items and every chosen label set (the same ones, in the same
@@ -87,14 +88,14 @@ def export_batches(
     detectors (few) come whole with the last batch. An empty dataset is one batch without items.
 
     A label set is named by its name or by ``kind:name`` (``gold:gold``, ``detector:eager``).
-    ``verdicts``: with each label set's verdicts on the triplets of the other chosen label sets (for a
-    format that holds them, :attr:`~formats.base.Format.holds_verdicts`).
+    ``lossless``: with each label set's verdicts on the triplets of the other chosen label sets, and its
+    items' statuses (for a format that holds them, :attr:`~formats.base.Format.lossless`).
     Raises :class:`UnknownDataset` when there is no such dataset, and :class:`~db.access.Forbidden`
     unless ``actor`` holds the ``export`` right (an export hands out everyone's labels) — both when
     this is called, before any batch is taken. All batches are read in one transaction, so they are
     one state of the store.
     """
-    batches = _read_batches(engine, dataset_name, label_set_names, actor, batch_items, verdicts)
+    batches = _read_batches(engine, dataset_name, label_set_names, actor, batch_items, lossless)
     first = next(batches)  # the right and the dataset are checked now, not when a writer starts
     return chain([first], batches)
 
@@ -105,7 +106,7 @@ def _read_batches(
     label_set_names: Sequence[str] | None,
     actor: Actor,
     batch_items: int,
-    verdicts: bool,
+    lossless: bool,
 ) -> Iterator[Bundle]:
     with read_session(engine) as session:
         if not is_sqlite(engine):  # SQLite's read transaction is one snapshot already
@@ -133,7 +134,7 @@ def _read_batches(
         ]
         # What each label set says, asked once: the batches are one snapshot, so it cannot change.
         says = {ls.id: _tables_holding(session, ls.id) for ls in chosen}
-        judged = {ls.id for ls in chosen} if verdicts else set()
+        judged = {ls.id for ls in chosen} if lossless else set()
         columns = (m.Item.id, m.Item.position, *(getattr(m.Item, name).label(name) for name in ITEM_FIELDS))
         in_order = (
             select(*columns).where(m.Item.dataset_id == dataset.id).order_by(m.Item.position, m.Item.id)
@@ -157,6 +158,7 @@ def _read_batches(
                         ids,
                         says=says[label_set.id],
                         judged=judged,
+                        statuses=lossless,
                     )
                 )
             if len(rows) < batch_items:
@@ -259,7 +261,7 @@ def _columns(session: Session, statement: Any) -> Any:
 # the label set's rows cost a large export as much as reading its labels.
 _SAYS = (
     *(m.Span, m.SentenceLabel, m.ClaimLabel, m.Triplet, m.TripletJudgment),
-    *(m.RawOutput, m.SentenceScore, m.TokenProbability, m.ResponseScore),
+    *(m.RawOutput, m.SentenceScore, m.TokenProbability, m.ResponseScore, m.ItemStatus),
 )
 
 
@@ -279,11 +281,14 @@ def label_set_record(
     *,
     says: set[type[m.Base]] | None = None,
     judged: Collection[int] | None = None,
+    statuses: bool = True,
 ) -> LabelSetRecord:
     """Everything ``label_set`` says, per item in ``order`` (also how an import sees what it would replace);
     about the items whose ids ``items`` selects (one batch of an export), else about all its dataset's.
     ``says``: the tables holding its rows (:func:`_tables_holding`), when the caller asked already.
     ``judged``: the label sets whose triplets its verdicts are read on (None: every label set's).
+    ``statuses``: with where it stands on each item per task (a rating campaign's queue named by the
+    campaign's name, which another store knows it by; a status left by a campaign since deleted is not).
 
     The labels of sentences and claims are read from the items' sentences and claims, each looked up in
     the label set's unique index: filtered on the label set first, SQLite walked every label of the
@@ -458,6 +463,20 @@ def label_set_record(
             ).where(m.ResponseScore.label_set_id == ls_id, m.ResponseScore.item_id.in_(items)),
         ):
             ann(item_id).response_score = ResponseScoreRecord(score, hallucination, rationale, low, high)
+    if m.ItemStatus in says and statuses:
+        query = select(m.RatingTask.id, m.RatingTask.name).where(
+            m.RatingTask.dataset_id == label_set.dataset_id
+        )
+        campaigns = {task_id: name for task_id, name in session.execute(query)}
+        for item_id, page, status, note in _columns(
+            session,
+            select(m.ItemStatus.item_id, m.ItemStatus.page, m.ItemStatus.status, m.ItemStatus.note)
+            .where(m.ItemStatus.label_set_id == ls_id, m.ItemStatus.item_id.in_(items))
+            .order_by(m.ItemStatus.item_id, m.ItemStatus.page),
+        ):
+            task = status_task(page, campaigns)
+            if task is not None:
+                ann(item_id).statuses.append(ItemStatusRecord(task, status, note))
     return LabelSetRecord(
         kind=label_set.kind,
         name=label_set.name,
@@ -467,6 +486,20 @@ def label_set_record(
         meta=dict(label_set.meta or {}),
         annotations=[found[item_id] for item_id in sorted(found, key=order.__getitem__)],
     )
+
+
+def status_task(page: str, campaigns: Mapping[int, str]) -> str | None:
+    """The task a stored status's ``page`` names, as a file names it: a rating campaign's queue
+    (``rating:<task id>``) by the campaign's name (``campaigns``: name by id), None when it is gone."""
+    if not page.startswith(RATING_QUEUE):
+        return page
+    number = page[len(RATING_QUEUE) :]
+    name = campaigns.get(int(number)) if number.isdigit() else None
+    return None if name is None else RATING_QUEUE + name
+
+
+# The page of a rating campaign's statuses begins so; then its id in the store, its name in a file.
+RATING_QUEUE = "rating:"
 
 
 def _rating_task(

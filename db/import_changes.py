@@ -5,8 +5,8 @@ item it holds). Adding to an item that had nothing, or re-importing the same con
 other difference removes or changes someone's work, so the import is refused unless replacing was chosen
 (:class:`ReplaceRequired`). The plan compares stored and incoming annotations row by row — spans by their
 offsets, sentence labels and scores by sentence, claim labels by claim, triplets by position, verdicts on
-another label set's triplets by that label set and position, ratings by segment, a response score by its
-item — and keeps the stored state of every unit it will rewrite, so the edit log can hold it and the
+another label set's triplets by that label set and position, statuses by task, ratings by segment, a
+response score by its item — and keeps the stored state of every unit it will rewrite, so the edit log can hold it and the
 import can be undone (:mod:`db.import_undo`).
 """
 
@@ -15,7 +15,7 @@ from __future__ import annotations
 import hashlib
 import json
 from collections import defaultdict
-from collections.abc import Callable, Collection, Hashable, Iterable, Mapping, Sequence
+from collections.abc import Callable, Hashable, Iterable, Mapping, Sequence
 from dataclasses import asdict, dataclass, field, replace
 from typing import Any
 
@@ -24,15 +24,20 @@ from sqlalchemy.orm import Session
 
 from db import models as m
 from db.exporter import label_set_record
+from db.record_reach import NOTHING, Reach, logged_reach, reach_of, within
 from db.triplet_verdicts import Key, LostVerdict, lost_verdicts
 from formats.problems import Problem
-from formats.records import Annotations, Bundle, RatingRecord, RatingTaskRecord, TripletRecord
+from formats.records import (
+    Annotations,
+    Bundle,
+    RatingRecord,
+    RatingTaskRecord,
+    TripletJudgmentRecord,
+    TripletRecord,
+)
 
 SHOWN_ITEMS = 10
 Rows = dict[str, dict[Hashable, list[tuple[Any, ...]]]]
-# Per external id, the label sets on whose triplets a unit's verdicts are replaced (None: every label
-# set's, as an edit-log entry made before the scope was kept says).
-VerdictScope = Mapping[str, Collection[Key] | None]
 
 
 class ReplaceRequired(Exception):
@@ -84,6 +89,8 @@ def annotation_rows(
             ((j.label_set_kind, j.label_set_name, j.index), (j.verdict, j.wrong_part))
             for j in a.triplet_judgments
         )
+    if a.statuses:
+        rows["item_statuses"] = _grouped((s.task, (s.status, s.note)) for s in a.statuses)
     if a.raw_output is not None:
         r = a.raw_output
         rows["raw_outputs"] = {0: [(r.text, r.analysis, bool(r.follows_format), r.parse_error)]}
@@ -235,14 +242,14 @@ class ImportChanges:
     # (kind, name) -> external ids whose annotations differ; stored annotations of those items.
     label_set_items: dict[tuple[str, str], list[str]] = field(default_factory=dict)
     label_set_before: dict[tuple[str, str], list[Annotations]] = field(default_factory=dict)
-    # (kind, name) -> those of its rewritten items whose verdicts on other label sets' triplets it
-    # replaces, with the label sets whose triplets those are: the ones its record of the item gives
-    # verdicts on. Its verdicts on any other label set's triplets stay as they are, and so does every
-    # verdict of an item whose record gives none.
-    verdict_scope: dict[Key, dict[str, frozenset[Key] | None]] = field(default_factory=dict)
-    # (kind, name) -> the verdicts other label sets gave on its triplets that the import removes, as a
-    # triplet does not come back as it was: counted as their judges' work removed, and logged for undo.
-    lost_verdicts: dict[Key, list[LostVerdict]] = field(default_factory=dict)
+    # (kind, name) -> those of its rewritten items whose verdicts on other label sets' triplets or
+    # statuses it replaces, with how far (:mod:`db.record_reach`): the rest stay as they are.
+    reach: dict[Key, dict[str, Reach]] = field(default_factory=dict)
+    # (judged label set, external id, judge) -> the judge's verdicts on the judged label set's triplets of
+    # the item that the import removes, as a triplet does not come back as it was: counted as the judge's
+    # work removed, and logged for undo. (Where the input rewrites the judge's own record of the item,
+    # reaching that label set, the record decides instead: see plan_changes.)
+    lost: dict[tuple[Key, str, Key], list[LostVerdict]] = field(default_factory=dict)
     # task name -> (rater, external id) pairs whose ratings differ; stored ratings of those pairs.
     rating_pairs: dict[str, list[tuple[str, str]]] = field(default_factory=dict)
     rating_before: dict[str, list[RatingRecord]] = field(default_factory=dict)
@@ -296,9 +303,16 @@ class ImportChanges:
             self.label_set_before,
             self.rating_pairs,
             self.rating_before,
-            self.verdict_scope,
-            self.lost_verdicts,
+            self.reach,
+            self.lost_verdicts(),
         )
+
+    def lost_verdicts(self) -> dict[Key, list[LostVerdict]]:
+        """The verdicts the import removes with other label sets' triplets, by the judged label set."""
+        found: dict[Key, list[LostVerdict]] = {}
+        for (judged, _, _), lost in self.lost.items():
+            found.setdefault(judged, []).extend(lost)
+        return found
 
     def add_units(self, owner: str, units: Sequence[Rows]) -> None:
         """Fold the units ``owner`` rewrites into its digest (batch after batch, in input order)."""
@@ -310,13 +324,36 @@ class ImportChanges:
         for table, grouped in rows.items():
             self.unchanged[table] = self.unchanged.get(table, 0) + sum(len(v) for v in grouped.values())
 
-    def _lose(self, lost: LostVerdict) -> None:
-        """Count a verdict another label set gave on a triplet the import does not write again."""
-        owner = f"{lost[1]}:{lost[2]}"
+    def _lose(self, judged: Key, lost: LostVerdict) -> None:
+        """Count and keep a verdict another label set gave on a triplet the import does not write again."""
+        ext, judge = lost[0], (lost[1], lost[2])
+        self.lost.setdefault((judged, ext, judge), []).append(lost)
+        owner = f"{judge[0]}:{judge[1]}"
         total = self.counts.setdefault(owner, {}).setdefault(
             "triplet_judgments", {"removed": 0, "changed": 0, "added": 0}
         )
         total["removed"] += 1
+
+    def _lost_by(self, judge: Key, ext: str, reach: Reach) -> list[tuple[Key, LostVerdict]]:
+        """The verdicts of ``judge`` on item ``ext`` that a label set earlier in the input removes with its
+        triplets, where ``reach`` (a record's, naming the label sets it judges) covers that label set."""
+        return [
+            (judged, lost)
+            for judged in sorted(reach.judged or ())
+            for lost in self.lost.get((judged, ext, judge), ())
+        ]
+
+    def _unlose(self, judge: Key, ext: str, taken: Sequence[tuple[Key, LostVerdict]]) -> None:
+        """Take back verdicts counted as lost: the judge's rewritten record of the item accounts for them."""
+        for judged in {judged for judged, _ in taken}:
+            del self.lost[(judged, ext, judge)]
+        owner = f"{judge[0]}:{judge[1]}"
+        total = self.counts[owner]["triplet_judgments"]
+        total["removed"] -= len(taken)
+        if not any(total.values()):
+            del self.counts[owner]["triplet_judgments"]
+            if not self.counts[owner]:
+                del self.counts[owner]
 
     def _count(self, owner: str, old: Rows, new: Rows) -> bool:
         """Add the differences of one unit to the counts; True when something stored is removed or changed."""
@@ -349,14 +386,14 @@ def logged_state(
     label_set_annotations: dict[tuple[str, str], list[Annotations]],
     rating_pairs: dict[str, list[tuple[str, str]]],
     ratings: dict[str, list[RatingRecord]],
-    verdict_scope: Mapping[Key, VerdictScope],
+    reach: Mapping[Key, Mapping[str, Reach]],
     lost: Mapping[Key, Sequence[LostVerdict]],
 ) -> dict[str, Any]:
     """Units (a label set on some items, a rating task for some rater and item pairs) with their rows,
-    in the JSON shape an edit-log entry keeps them; ``verdict_scope``: per label set, the items whose
-    verdicts on other label sets' triplets the change replaced and on which label sets' triplets (the
-    rows kept hold those verdicts; :func:`logged_scope` reads them back); ``lost``: per label set, the
-    verdicts others gave on its triplets that the change removed with those triplets."""
+    in the JSON shape an edit-log entry keeps them; ``reach``: per label set, the items whose verdicts
+    on other label sets' triplets or statuses the change replaced, and how far (the rows kept hold
+    those; :func:`db.record_reach.reach_from_log` reads it back); ``lost``: per label set, the verdicts
+    others gave on its triplets that the change removed with those triplets."""
     return {
         "label_sets": [
             {
@@ -364,7 +401,7 @@ def logged_state(
                 "name": name,
                 "items": items,
                 "annotations": [asdict(a) for a in label_set_annotations.get((kind, name), [])],
-                **_scope_entry(verdict_scope.get((kind, name), {})),
+                **logged_reach(reach.get((kind, name), {})),
                 **(
                     {"verdicts_lost": [list(v) for v in lost[(kind, name)]]} if lost.get((kind, name)) else {}
                 ),
@@ -382,56 +419,18 @@ def logged_state(
     }
 
 
-def _scope_entry(scope: VerdictScope) -> dict[str, Any]:
-    """``scope`` as an edit-log entry keeps it: the items whose every verdict was replaced (only an undo
-    of an entry made before scopes gives such), and the others' label sets as ``[kind, name]`` pairs."""
-    entry: dict[str, Any] = {}
-    every = [ext for ext, keys in scope.items() if keys is None]
-    if every:
-        entry["verdict_items"] = every
-    scoped = {ext: sorted(map(list, keys)) for ext, keys in scope.items() if keys is not None}
-    if scoped:
-        entry["verdict_scope"] = scoped
-    return entry
-
-
-def logged_scope(unit: Mapping[str, Any]) -> dict[str, frozenset[Key] | None]:
-    """The verdict scope of one logged label set unit (:func:`logged_state`). An entry made before the
-    scope was kept lists its items in ``verdict_items``: each record replaced every verdict of its item."""
-    scope: dict[str, frozenset[Key] | None] = dict.fromkeys(unit.get("verdict_items", []))
-    for ext, keys in unit.get("verdict_scope", {}).items():
-        scope[ext] = frozenset((kind, name) for kind, name in keys)
-    return scope
-
-
-def judged_label_sets(annotations: Annotations) -> frozenset[Key]:
-    """The label sets on whose triplets a record gives verdicts."""
-    return frozenset((j.label_set_kind, j.label_set_name) for j in annotations.triplet_judgments)
-
-
-def verdicts_within(stored: Annotations, scope: Collection[Key] | None) -> Annotations:
-    """A stored unit with only its verdicts on the triplets of the label sets in ``scope`` (None: every
-    label set's): what a change that replaces those verdicts compares, keeps and puts back. The others it
-    leaves as they are — a file in a format without verdicts, a record giving none, or an export of only
-    some label sets, which carries the verdicts on those label sets' triplets alone."""
-    if scope is None or not stored.triplet_judgments:
-        return stored
-    kept = [j for j in stored.triplet_judgments if (j.label_set_kind, j.label_set_name) in scope]
-    return stored if len(kept) == len(stored.triplet_judgments) else replace(stored, triplet_judgments=kept)
-
-
 def units_now(
     session: Session,
     dataset_id: int,
     key: Key,
     items: Sequence[str],
-    verdict_scope: VerdictScope,
+    reach: Mapping[str, Reach],
 ) -> tuple[dict[str, Annotations], str]:
     """What label set ``key`` says now about ``items`` — with its verdicts on other label sets' triplets
-    as far as ``verdict_scope`` reaches only — and the digest of those units, as an import that wrote them
-    fingerprinted them (an undo compares the two)."""
+    and its statuses as far as ``reach`` goes only — and the digest of those units, as an import that
+    wrote them fingerprinted them (an undo compares the two)."""
     now = {
-        ext: verdicts_within(a, verdict_scope.get(ext, ()))
+        ext: within(a, reach.get(ext, NOTHING))
         for ext, a in (stored_annotations(session, dataset_id, *key, set(items)) or {}).items()
     }
     return now, digest([annotation_rows(now[ext]) if ext in now else {} for ext in items])
@@ -498,12 +497,25 @@ def _by_item(annotations: Iterable[Annotations]) -> dict[str, Annotations]:
             claim_labels=[*seen.claim_labels, *given.claim_labels],
             triplets=[*seen.triplets, *given.triplets],
             triplet_judgments=[*seen.triplet_judgments, *given.triplet_judgments],
+            statuses=[*seen.statuses, *given.statuses],
             raw_output=given.raw_output or seen.raw_output,
             sentence_scores=[*seen.sentence_scores, *given.sentence_scores],
             token_probabilities=[*seen.token_probabilities, *given.token_probabilities],
             response_score=given.response_score or seen.response_score,
         )
     return found
+
+
+def _with_verdicts(stored: Annotations, lost: Sequence[tuple[Key, LostVerdict]]) -> Annotations:
+    """A stored unit with its verdicts that another label set's rewritten triplets took put back (by the
+    judged label set), where the store no longer holds them."""
+    held = {(j.label_set_kind, j.label_set_name, j.index) for j in stored.triplet_judgments}
+    back = [
+        TripletJudgmentRecord(kind, name, index, verdict, wrong_part)
+        for (kind, name), (_, _, _, index, verdict, wrong_part) in lost
+        if (kind, name, index) not in held
+    ]
+    return replace(stored, triplet_judgments=[*stored.triplet_judgments, *back]) if back else stored
 
 
 def plan_changes(
@@ -535,29 +547,38 @@ def plan_changes(
         owner = f"{record.kind}:{record.name}"
         items, before, units = [], [], []
         rewritten_triplets: dict[str, list[TripletRecord]] = {}  # where stored triplets are written again
+        key = (record.kind, record.name)
         for ext, given in incoming.items():
             old = stored.get(ext)
-            scope = judged_label_sets(given) if given.triplet_judgments else frozenset()
+            reach = reach_of(given)
             if old is not None:
-                old = verdicts_within(old, scope)
+                old = within(old, reach)
+            # Its verdicts that a label set written before it in this input removes with its triplets
+            # were stored before the import: compared as such (the store may have lost them already).
+            taken = changes._lost_by(key, ext, reach) if given.triplet_judgments else []
+            if taken:
+                old = _with_verdicts(old or Annotations(ext), taken)
             old_rows, new_rows = annotation_rows(old) if old else {}, annotation_rows(given, meta_texts)
             if old_rows == new_rows:
                 changes._same(new_rows)
-                continue
+                continue  # as stored: what it loses with another label set's triplets stays lost
+            if taken:
+                changes._unlose(key, ext, taken)  # rewritten: this record says what it keeps of them
             items.append(ext)
             units.append(new_rows)
-            if scope:
-                changes.verdict_scope.setdefault((record.kind, record.name), {})[ext] = scope
+            if reach:
+                changes.reach.setdefault((record.kind, record.name), {})[ext] = reach
             if old is not None:
                 before.append(old)
                 if old.triplets:
                     rewritten_triplets[ext] = given.triplets
             if changes._count(owner, old_rows, new_rows):
                 losing.add(ext)
-        key = (record.kind, record.name)
         for lost in lost_verdicts(session, dataset_id, key, rewritten_triplets):
-            changes.lost_verdicts.setdefault(key, []).append(lost)
-            changes._lose(lost)
+            said = changes.reach.get((lost[1], lost[2]), {}).get(lost[0])
+            if said is not None and (said.judged is None or key in said.judged):
+                continue  # the judge's record of the item, rewritten by this input, decides
+            changes._lose(key, lost)
             losing.add(lost[0])
         if items:
             changes.label_set_items.setdefault((record.kind, record.name), []).extend(items)

@@ -22,13 +22,13 @@ from db.engine import read_session, write_session
 from db.import_changes import (
     annotation_rows,
     digest,
-    logged_scope,
     logged_state,
     rating_rows,
     stored_ratings,
     units_now,
 )
 from db.importer import write_annotations
+from db.record_reach import Reach, reach_from_log
 from db.triplet_verdicts import Key, LostVerdict, lost_verdicts
 from formats.canonical import records_from_dicts
 from formats.problems import ImportRejected
@@ -152,13 +152,19 @@ def undo_import(engine: Engine, log_id: int, annotator: str | None = None, *, ac
             )
         try:
             rows = write_annotations(
-                session, dataset, back.label_sets, back.tasks, back.verdict_scope, back.lost_back
+                session, dataset, back.label_sets, back.tasks, back.reach, back.lost_back
             )
         except ImportRejected as refused:
             raise UndoRefused(
                 f"import {log_id} cannot be undone: "
                 + "; ".join(f"{p.record} {p.field}: {p.reason}" for p in refused.problems)
             ) from None
+        for key in {(kind, name) for _, (_, kind, name, *_) in back.lost_back} & back.items.keys():
+            # A judge's unit also got back verdicts its entry did not hold (they went with another label
+            # set's triplets in an earlier batch): fingerprinted as written, so the undo can be undone.
+            _, back.digests[f"{key[0]}:{key[1]}"] = units_now(
+                session, dataset.id, key, back.items[key], back.reach[key]
+            )
         source = (entry.after or {}).get("source", "")
         who = actor.id
         if who is None and annotator:
@@ -173,7 +179,7 @@ def undo_import(engine: Engine, log_id: int, annotator: str | None = None, *, ac
                 back.current,
                 back.pairs,
                 back.current_ratings,
-                back.verdict_scope,
+                back.reach,
                 back.lost_now,
             ),
             after={
@@ -200,9 +206,9 @@ class _Back:
         self.tasks: list[tuple[RatingTaskRecord, list[tuple[str, str]]]] = []
         self.items: dict[tuple[str, str], list[str]] = {}
         self.current: dict[tuple[str, str], list[Annotations]] = {}
-        # Per label set, the items whose verdicts on other label sets' triplets the entry replaced, and
-        # on which label sets' triplets.
-        self.verdict_scope: dict[Key, dict[str, frozenset[Key] | None]] = {}
+        # Per label set, the items whose verdicts on other label sets' triplets or statuses the entry
+        # replaced, and how far (:mod:`db.record_reach`).
+        self.reach: dict[Key, dict[str, Reach]] = {}
         # Verdicts others gave on a label set's triplets that the entry removed with them (put back), and
         # those the undo removes in turn (which its own entry keeps), by the judged label set.
         self.lost_back: list[tuple[Key, LostVerdict]] = []
@@ -214,8 +220,8 @@ class _Back:
     def label_set(self, unit: dict[str, Any]) -> None:
         key, owner = (unit["kind"], unit["name"]), f"{unit['kind']}:{unit['name']}"
         items: list[str] = unit["items"]
-        scope = logged_scope(unit)
-        now, fingerprint = units_now(self.session, self.dataset_id, key, items, scope)
+        reach = reach_from_log(unit)
+        now, fingerprint = units_now(self.session, self.dataset_id, key, items, reach)
         if fingerprint != self.logged_digests.get(owner):
             self.changed.append(f"label set {owner}")
             return
@@ -223,7 +229,7 @@ class _Back:
         annotations = [old.get(ext, Annotations(item=ext)) for ext in items]
         self.label_sets.append(LabelSetRecord(kind=key[0], name=key[1], annotations=annotations))
         self.items[key], self.current[key] = items, [now[ext] for ext in items if ext in now]
-        self.verdict_scope[key] = scope
+        self.reach[key] = reach
         self.lost_back += [
             (key, (ext, kind, name, index, verdict, wrong))
             for ext, kind, name, index, verdict, wrong in unit.get("verdicts_lost", [])

@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import hashlib
 import math
-from collections.abc import Collection, Iterable, Mapping, Sequence
+from collections.abc import Collection, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from typing import Any
 
@@ -24,15 +24,9 @@ from sqlalchemy.orm import Session
 from db import models as m
 from db.access import Actor, require_in
 from db.engine import write_session
-from db.import_changes import (
-    ImportChanges,
-    MetaTexts,
-    ReplaceRequired,
-    VerdictScope,
-    judged_label_sets,
-    plan_changes,
-    units_now,
-)
+from db.import_changes import ImportChanges, MetaTexts, ReplaceRequired, plan_changes, units_now
+from db.item_statuses import PendingStatuses, StatusRow, campaign_ids, campaign_name, pages, status_problems
+from db.record_reach import Reach, reach_by_item
 from db.repositories.annotations import response_scale
 from db.triplet_verdicts import Key, LostVerdict, PendingVerdicts, verdict_problems
 from db.value_check import unstorable_values
@@ -206,8 +200,10 @@ class _Batches:
         self.writing = True
         self.item_ids: dict[str, int] | None = None  # the writers' ids of stored items, once writing
         self.written = 0  # batches written
-        # Verdicts on other label sets' triplets: written once every label set is (see finish).
+        # Verdicts on other label sets' triplets, statuses on rating campaigns' queues: written once every
+        # label set and rating task is (see finish).
         self.verdicts = PendingVerdicts()
+        self.statuses = PendingStatuses()
 
     def add(self, bundle: Bundle, *, allow_skip: bool, replace_existing: bool) -> None:
         session, problems = self.session, self.problems
@@ -267,6 +263,7 @@ class _Batches:
             key = (label_set.kind, label_set.name)
             rewritten[key] = items = set(self.changes.label_set_items.get(key, [])[done.get(key, 0) :])
             self.verdicts.note(label_set, firsts[key], items)
+            self.statuses.note(label_set, firsts[key], items)
         if not self.writing:
             self._remember_items(bundle, shapes, written={})
             return
@@ -300,29 +297,33 @@ class _Batches:
             self._refresh_statistics()
 
     def finish(self, *, allow_skip: bool) -> None:
-        """After the last batch: check the verdicts on other label sets' triplets against those triplets
-        (every label set of the input written by now), and write the sound ones."""
+        """After the last batch: check the verdicts on other label sets' triplets against those triplets,
+        and the statuses on rating campaigns' queues against the campaigns (every label set and rating
+        task of the input written by now), and write the sound ones."""
         assert self.dataset is not None
         item_ids = {ext: s.id for ext, s in self.stored.items() if s.id >= 0}
         rows, problems = self.verdicts.resolve(self.session, self.dataset.id, item_ids, self.source)
+        statuses, status_problems = self.statuses.resolve(
+            self.session, self.dataset.id, item_ids, self.source
+        )
+        problems += status_problems
         self.problems.extend(problems)
         if any(p.severity == "error" for p in problems) and not allow_skip:
             self.writing = False
         if not self.writing:
             return
-        if rows:
-            _Writer(self.session, self.dataset, {}, set(), self.result, item_ids=item_ids).write_verdicts(
-                rows
-            )
+        writer = _Writer(self.session, self.dataset, {}, set(), self.result, item_ids=item_ids)
+        writer.write_verdicts(rows)
+        writer.write_statuses(statuses)
         changes = self.changes
-        for key in self.verdicts.dropped & changes.label_set_items.keys():
-            # Planned with the verdicts left out since: fingerprinted as written, so it can be undone.
+        for key in (self.verdicts.dropped | self.statuses.dropped) & changes.label_set_items.keys():
+            # Planned with a verdict or status left out since: fingerprinted as written, so it can be undone.
             _, changes.digests[f"{key[0]}:{key[1]}"] = units_now(
                 self.session,
                 self.dataset.id,
                 key,
                 changes.label_set_items[key],
-                changes.verdict_scope.get(key, {}),
+                changes.reach.get(key, {}),
             )
 
     def _refresh_statistics(self) -> None:
@@ -357,40 +358,44 @@ def write_annotations(
     dataset: m.Dataset,
     label_sets: Sequence[LabelSetRecord],
     rating_tasks: Sequence[tuple[RatingTaskRecord, Sequence[tuple[str, str]]]],
-    verdict_scope: Mapping[Key, VerdictScope],
+    reach: Mapping[Key, Mapping[str, Reach]],
     lost: Iterable[tuple[Key, LostVerdict]] = (),
 ) -> dict[str, int]:
     """Rewrite what these label sets say about the items they mention, and these rating tasks' ratings
     of the (rater, external id) pairs given with each (cleared first); the rows written, per table.
 
     Used to put back the state an import replaced; the caller checked the records against the store.
-    A label set's verdicts on other label sets' triplets are replaced as far as its ``verdict_scope``
-    reaches only (the items, and on each the label sets whose triplets they judge). ``lost``: verdicts
+    A label set's verdicts on other label sets' triplets and its statuses are replaced as far as its
+    ``reach`` goes only (:mod:`db.record_reach`). ``lost``: verdicts
     other label sets gave on these label sets' triplets, which the change being undone removed with
     those triplets, by the judged label set; each is put back on the triplet at its position.
     Raises :class:`ImportRejected` when a verdict on another label set's triplet finds no such triplet
-    now (the caller's transaction is then rolled back).
+    now, or a status no such rating campaign (the caller's transaction is then rolled back).
     """
     result = ImportResult(dataset=dataset.name)
     writer = _Writer(session, dataset, _stored_items(session, dataset.id), set(), result)
-    verdicts = PendingVerdicts()
+    verdicts, statuses = PendingVerdicts(), PendingStatuses()
     for label_set in label_sets:
-        writer.write_label_set(label_set, verdict_scope.get((label_set.kind, label_set.name), {}))
+        writer.write_label_set(label_set, reach.get((label_set.kind, label_set.name), {}))
         verdicts.note(label_set, 0)
+        statuses.note(label_set, 0)
     rows, problems = verdicts.resolve(session, dataset.id, writer.item_ids, "<stored state>")
-    if problems:
-        raise ImportRejected(problems)
+    status_rows, status_problems = statuses.resolve(session, dataset.id, writer.item_ids, "<stored state>")
+    if problems or status_problems:
+        raise ImportRejected([*problems, *status_problems])
     writer.write_verdicts(rows)
+    writer.write_statuses(status_rows)
     writer.restore_lost_verdicts(lost)
     for task, pairs in rating_tasks:
         writer.write_rating_task(task, clear=pairs)
     return result.rows
 
 
-def _only_verdicts(annotations: Annotations) -> bool:
-    """Whether a record holds nothing but verdicts on other label sets' triplets."""
-    return bool(annotations.triplet_judgments) and annotations == Annotations(
-        annotations.item, triplet_judgments=annotations.triplet_judgments
+def _only_standing(annotations: Annotations) -> bool:
+    """Whether a record holds nothing but verdicts on other label sets' triplets and statuses (which say
+    nothing of the item's spans)."""
+    return bool(annotations.triplet_judgments or annotations.statuses) and annotations == Annotations(
+        annotations.item, triplet_judgments=annotations.triplet_judgments, statuses=annotations.statuses
     )
 
 
@@ -525,6 +530,7 @@ def _validate(
         names.add((label_set.kind, label_set.name))
         first = counted.get((label_set.kind, label_set.name), 0)
         counted[(label_set.kind, label_set.name)] = first + len(label_set.annotations)
+        earlier: dict[str, list[Annotations]] = {}  # per item, the label set's records before
         for index, ann in enumerate(label_set.annotations, first):
             where = f"#{index} (id={ann.item})"
             if ann.item in bad:
@@ -536,10 +542,59 @@ def _validate(
                 )
                 bad.add(ann.item)
                 continue
-            for field_name, reason in _annotation_problems(ann, *known):
+            before = earlier.setdefault(ann.item, [])
+            reasons = [*_annotation_problems(ann, *known), *_repeats(before, ann)]
+            before.append(ann)
+            for field_name, reason in reasons:
                 problems.append(Problem(source, where, f"{label_set.name}.{field_name}", reason))
                 bad.add(ann.item)
     return bad
+
+
+def _repeats(before: Sequence[Annotations], record: Annotations) -> Iterable[tuple[str, str]]:
+    """What ``record`` gives a second time for its item, in itself or after the same label set's records
+    ``before`` of the item: the store keeps one label per sentence or claim, one score per sentence, one
+    raw output and response score, and one status per task."""
+    if not before and _distinct(record):
+        return  # nearly always: a record of its own, giving nothing twice
+    given: set[tuple[str, Any]] = set()
+    for k, a in enumerate((*before, record)):
+        for field_name, key, reason in _keyed(a):
+            if key in given and k == len(before):
+                yield field_name, f"{reason} by this label set"
+            given.add(key)
+
+
+def _distinct(a: Annotations) -> bool:
+    return all(
+        len(set(keys)) == len(keys)
+        for keys in (
+            [s.index for s in a.sentence_labels],
+            [c.index for c in a.claim_labels],
+            [s.index for s in a.sentence_scores],
+            [s.task for s in a.statuses],
+        )
+    )
+
+
+def _keyed(a: Annotations) -> Iterator[tuple[str, tuple[str, Any], str]]:
+    """What a record gives that the store keeps one of per item: (field, key, what is given twice)."""
+    for k, label in enumerate(a.sentence_labels):
+        yield f"sentence_labels[{k}]", ("label", label.index), f"sentence {label.index} is labeled twice"
+    for k, claim in enumerate(a.claim_labels):
+        yield f"claim_labels[{k}]", ("claim", claim.index), f"claim {claim.index} is labeled twice"
+    for k, score in enumerate(a.sentence_scores):
+        yield f"sentence_scores[{k}]", ("score", score.index), f"sentence {score.index} is scored twice"
+    for k, status in enumerate(a.statuses):
+        yield (
+            f"statuses[{k}].task",
+            ("status", status.task),
+            f"the task {status.task!r} is given two statuses",
+        )
+    if a.raw_output is not None:
+        yield "raw_output", ("raw output", None), "the item is given two raw outputs"
+    if a.response_score is not None:
+        yield "response_score", ("response score", None), "the item is given two response scores"
 
 
 def _item_problems(item: ItemRecord, old: _StoredItem | None) -> list[tuple[str, str]]:
@@ -616,6 +671,7 @@ def _annotation_problems(
         if triplet.wrong_part not in (None, *m.TRIPLET_WRONG_PARTS):
             yield f"triplets[{k}].wrong_part", f"{triplet.wrong_part!r} is not object1, object2 or relation"
     yield from verdict_problems(annotations)
+    yield from status_problems(annotations)
     for k, token in enumerate(annotations.token_probabilities):
         if not 0 <= token.start < token.end <= length:
             yield f"token_probabilities[{k}]", f"offsets {token.start}-{token.end} outside the response"
@@ -1104,29 +1160,26 @@ class _Writer:
                 found.setdefault(item_id, {})[index] = row_id
         return found
 
-    def write_label_set(self, record: LabelSetRecord, verdict_scope: VerdictScope | None = None) -> None:
+    def write_label_set(self, record: LabelSetRecord, reach: Mapping[str, Reach] | None = None) -> None:
         """Write what ``record`` says about its items, replacing what the label set said about them.
 
-        Its verdicts on other label sets' triplets are replaced as far as ``verdict_scope`` reaches (None:
-        on the items whose record gives some, on the triplets of the label sets it gives them on), and
-        written once every label set is (:mod:`db.triplet_verdicts`). The others stay as they are: no
-        file but the canonical one carries verdicts, and an export of some label sets carries only the
-        verdicts on their triplets."""
+        Its verdicts on other label sets' triplets and its statuses are replaced as far as ``reach`` goes
+        (None: as each record reaches, :mod:`db.record_reach`); the others stay as they are. Verdicts,
+        and statuses on a rating campaign's queue, are written once every label set and rating task is
+        (:mod:`db.triplet_verdicts`, :mod:`db.item_statuses`)."""
         label_set_id, created = self._label_set(record)
         if (record.kind, record.name) not in self.result.written_label_sets:  # once, however many batches
             self.result.written_label_sets.add((record.kind, record.name))
             self.result.label_sets.append(record.name)
         annotations = [a for a in record.annotations if a.item not in self.bad]
         item_ids = [self.item_ids[a.item] for a in annotations]
-        if verdict_scope is None:
-            verdict_scope = {a.item: judged_label_sets(a) for a in annotations if a.triplet_judgments}
+        if reach is None:
+            reach = reach_by_item(annotations)
         if created:
             self.fresh.add((record.kind, record.name))
         elif (record.kind, record.name) not in self.fresh:
             self._clear(
-                label_set_id,
-                item_ids,
-                {self.item_ids[e]: keys for e, keys in verdict_scope.items() if e in self.item_ids},
+                label_set_id, item_ids, {self.item_ids[e]: r for e, r in reach.items() if e in self.item_ids}
             )
         by_item = list(zip(annotations, item_ids, strict=True))
         written = self.written_sentences  # the items this batch added; the others' are read
@@ -1228,6 +1281,14 @@ class _Writer:
         self._insert(m.ResponseScore, response_scores)
         self._write_triplets(label_set_id, extracted)
         self.others_verdicts.pop(label_set_id, None)
+        self.write_statuses(
+            [
+                (label_set_id, item_id, s.task, s.status, s.note)
+                for a, item_id in zip(annotations, item_ids, strict=True)
+                for s in a.statuses
+                if campaign_name(s.task) is None  # a campaign's queue: once every rating task is written
+            ]
+        )
 
     def cover_gold(self, record: LabelSetRecord) -> None:
         """Record that a gold label set's spans are complete on every item it has a record for.
@@ -1244,7 +1305,7 @@ class _Writer:
         found = (
             self.item_ids.get(a.item)
             for a in record.annotations
-            if a.item not in self.bad and not _only_verdicts(a)  # verdicts on triplets say nothing of spans
+            if a.item not in self.bad and not _only_standing(a)  # they say nothing of spans
         )
         item_ids = list(dict.fromkeys(i for i in found if i is not None))
         marked: set[int] = set()
@@ -1325,6 +1386,10 @@ class _Writer:
                 if t.verdict is not None or t.wrong_part is not None
             ],
         )
+
+    def write_statuses(self, rows: Sequence[StatusRow]) -> None:
+        """Write statuses, each on its stored page."""
+        self._insert_tuples(m.ItemStatus, ("label_set_id", "item_id", "page", "status", "note"), list(rows))
 
     def write_verdicts(self, rows: list[dict[str, Any]]) -> None:
         """Write verdicts on other label sets' triplets, resolved to those triplets' ids."""
@@ -1412,14 +1477,11 @@ class _Writer:
             ).all()
         )
 
-    def _clear(
-        self, label_set_id: int, item_ids: list[int], verdict_scope: Mapping[int, Collection[Key] | None]
-    ) -> None:
+    def _clear(self, label_set_id: int, item_ids: list[int], reach: Mapping[int, Reach]) -> None:
         """Remove what this label set said about these items, so a re-import replaces it, with its
-        verdicts on its own triplets; its verdicts on other label sets' triplets only as far as
-        ``verdict_scope`` (by item id) reaches (the import writes them back, see
-        :mod:`db.triplet_verdicts`). Its verdicts on the dataset's reference triplets stay: no file
-        carries them."""
+        verdicts on its own triplets; its verdicts on other label sets' triplets and its statuses only as
+        far as ``reach`` (by item id) goes (the import writes them back). Its verdicts on the dataset's
+        reference triplets stay: no file carries them."""
         owned = (
             m.Span,
             m.SentenceLabel,
@@ -1430,7 +1492,7 @@ class _Writer:
             m.ResponseScore,
         )
         own = select(m.Triplet.id).where(m.Triplet.label_set_id == label_set_id)
-        for judged, verdict_item_ids in self._by_judged(verdict_scope).items():
+        for judged, verdict_item_ids in self._by_judged(reach).items():
             for start in range(0, len(verdict_item_ids), _CHUNK):
                 chunk = verdict_item_ids[start : start + _CHUNK]
                 others = select(m.Triplet.id).where(
@@ -1460,15 +1522,32 @@ class _Writer:
                 self.session.execute(
                     delete(model).where(model.label_set_id == label_set_id, model.item_id.in_(chunk))
                 )
+        self._clear_statuses(label_set_id, reach)
 
-    def _by_judged(
-        self, verdict_scope: Mapping[int, Collection[Key] | None]
-    ) -> dict[tuple[int, ...] | None, list[int]]:
-        """The item ids of ``verdict_scope`` grouped by the ids of the label sets whose triplets their
-        verdicts are replaced on (None: every label set's); a label set not stored has no triplets."""
-        ids = self._label_set_ids() if any(keys is not None for keys in verdict_scope.values()) else {}
+    def _clear_statuses(self, label_set_id: int, reach: Mapping[int, Reach]) -> None:
+        """Remove this label set's statuses of the tasks ``reach`` (by item id) names on each item."""
+        by_tasks: dict[frozenset[str], list[int]] = {}
+        for item_id, r in reach.items():
+            if r.tasks:
+                by_tasks.setdefault(r.tasks, []).append(item_id)
+        campaigns = campaign_ids(self.session, self.dataset.id) if by_tasks else {}
+        for tasks, status_item_ids in by_tasks.items():
+            for start in range(0, len(status_item_ids), _CHUNK):
+                self.session.execute(
+                    delete(m.ItemStatus).where(
+                        m.ItemStatus.label_set_id == label_set_id,
+                        m.ItemStatus.item_id.in_(status_item_ids[start : start + _CHUNK]),
+                        m.ItemStatus.page.in_(pages(tasks, campaigns)),
+                    )
+                )
+
+    def _by_judged(self, reach: Mapping[int, Reach]) -> dict[tuple[int, ...] | None, list[int]]:
+        """The item ids of ``reach`` grouped by the ids of the label sets whose triplets their verdicts
+        are replaced on (None: every label set's); a label set not stored has no triplets."""
+        ids = self._label_set_ids() if any(r.judged for r in reach.values()) else {}
         groups: dict[tuple[int, ...] | None, list[int]] = {}
-        for item_id, keys in verdict_scope.items():
+        for item_id, r in reach.items():
+            keys = r.judged
             judged = None if keys is None else tuple(sorted(ids[k] for k in keys if k in ids))
             if judged != ():
                 groups.setdefault(judged, []).append(item_id)

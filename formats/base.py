@@ -118,9 +118,10 @@ class Format:
     # Whether a written file holds every chosen label set; else the one of
     # :func:`formats.bundles.pick_label_set` (the gold one, or the detector run, or the only one chosen).
     writes_every_label_set: ClassVar[bool] = False
-    # Whether a written file holds a label set's verdicts on other label sets' triplets (records that
-    # say nothing else would read as "nothing found" in a format without them).
-    holds_verdicts: ClassVar[bool] = False
+    # Whether a written file holds what no benchmark format has a place for: a label set's verdicts on
+    # other label sets' triplets, and where it stands on each item per task (done, skipped, unsure).
+    # (Records saying nothing else would read as "nothing found" in a format without them.)
+    lossless: ClassVar[bool] = False
 
     def sniff(self, data: bytes, filename: str = "") -> float:
         """How sure this format is that ``data`` is its own, from 0 (not mine) to 1 (certainly mine)."""

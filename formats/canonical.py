@@ -212,9 +212,10 @@ def _annotations_rows(label_set: LabelSetRecord) -> Iterator[dict[str, Any]]:
     key = {"kind": label_set.kind, "name": label_set.name}
     for record in label_set.annotations:
         row = {"record": "annotations", "label_set": key, **_plain(record)}
-        if not row["triplet_judgments"]:
-            # Written only where there are some: a file without any reads in an earlier Spanlight too.
-            del row["triplet_judgments"]
+        for later in ("triplet_judgments", "statuses"):
+            if not row[later]:
+                # Written only where there are some: a file without any reads in an earlier Spanlight too.
+                del row[later]
         yield row
 
 
@@ -230,7 +231,7 @@ class CanonicalFormat(Format):
     name = "canonical"
     holds = tuple(LABEL_KINDS)
     writes_every_label_set = True
-    holds_verdicts = True
+    lossless = True
     title = "Spanlight JSONL (canonical, lossless)"
     extensions = (".jsonl", ".spanlight.jsonl")
     description = "One JSON object per line: dataset, items, label sets, annotations, rating tasks, ratings."

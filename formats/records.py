@@ -66,6 +66,17 @@ class TripletJudgmentRecord:
 
 
 @dataclass
+class ItemStatusRecord:
+    """Where a label set stands on an item for one annotation task: ``done`` (finished, also when it found
+    nothing), ``skipped`` or ``unsure`` (with a note). ``task``: ``spans``, ``sentences``, ``claims``,
+    ``triplets``, ``response_scores``, or ``rating:`` and a rating task's name (a campaign's own queue)."""
+
+    task: str
+    status: str
+    note: str | None = None
+
+
+@dataclass
 class ItemRecord:
     external_id: str
     response: str
@@ -156,6 +167,8 @@ class Annotations:
     sentence_scores: list[SentenceScoreRecord] = field(default_factory=list)
     token_probabilities: list[TokenProbabilityRecord] = field(default_factory=list)
     response_score: ResponseScoreRecord | None = None
+    # Where it stands on the item per annotation task (a person's "done", "skipped", "unsure").
+    statuses: list[ItemStatusRecord] = field(default_factory=list)
 
 
 @dataclass

@@ -68,7 +68,11 @@ def test_mapped_import_writes_saves_its_mapping_and_is_idempotent(engine: Engine
     assert {a.item: [(s.start, s.end, s.type) for s in a.spans] for a in gold.annotations} == {
         "q1": [(2, 5, "Color")],
         "q2": [(0, 3, "Number")],
+        "q3": [],  # gold looked at it and found nothing: its spans are marked done
     }
+    assert {a.item: [(s.task, s.status) for s in a.statuses] for a in gold.annotations}["q3"] == [
+        ("spans", "done")
+    ]
     before = counts(engine)
     again = import_table(engine, open_file(jsonl(RECORDS), "bench.jsonl"), mapping=MAPPING, actor=OPERATOR)
     assert again.ok and again.result is not None

@@ -20,7 +20,7 @@ from db.access import OPERATOR
 from db.exporter import export_bundle
 from db.import_changes import ReplaceRequired
 from db.import_undo import UndoRefused, undo_import
-from db.importer import import_bundle
+from db.importer import import_bundle, import_bundles
 from db.repositories import labeling
 from db.repositories.annotators import get_or_create_annotator
 from db.repositories.label_sets import human_label_set
@@ -389,8 +389,8 @@ def test_only_a_format_that_holds_verdicts_gets_records_of_nothing_but_verdicts(
     from formats.registry import FORMATS
 
     engine, _ = judged
-    assert [name for name, fmt in FORMATS.items() if fmt.holds_verdicts] == ["canonical"]
-    [batch] = export_batches(engine, "scenes", ["alice"], actor=OPERATOR, verdicts=False)
+    assert [name for name, fmt in FORMATS.items() if fmt.lossless] == ["canonical"]
+    [batch] = export_batches(engine, "scenes", ["alice"], actor=OPERATOR, lossless=False)
     assert batch.label_sets[0].annotations == []  # not "alice found nothing in q1 and q2"
 
 
@@ -642,7 +642,7 @@ def test_an_import_logged_before_the_scope_was_kept_still_undoes_every_verdict_i
         entry = session.get(m.EditLog, logged)
         before = json.loads(json.dumps(entry.before))
         [unit] = [u for u in before["label_sets"] if u["name"] == "alice"]
-        unit["verdict_items"] = list(unit.pop("verdict_scope"))
+        unit["verdict_items"] = list(unit.pop("reach"))
         entry.before = before
         session.commit()
     undo = undo_import(engine, logged, actor=OPERATOR)
@@ -710,3 +710,92 @@ def test_a_lost_verdict_whose_judge_is_gone_is_not_put_back(judged) -> None:
             )
             == 3
         )
+
+
+def _extractor_and_alice(engine) -> tuple[Bundle, LabelSetRecord, LabelSetRecord]:
+    bundle = export_bundle(engine, "scenes", actor=OPERATOR)
+    extractor = next(ls for ls in bundle.label_sets if ls.name == "extractor")
+    alice = next(ls for ls in bundle.label_sets if ls.name == "alice")
+    return bundle, extractor, alice
+
+
+def test_an_item_given_in_two_records_of_a_judge_replaces_the_verdicts_both_reach(two_judged) -> None:
+    engine, _ = two_judged
+    alice = LabelSetRecord(
+        kind="human",
+        name="alice",
+        annotations=[
+            Annotations("q1", triplet_judgments=[TripletJudgmentRecord("detector", "extractor", 0, "no")]),
+            Annotations("q1", triplet_judgments=[TripletJudgmentRecord("detector", "parser", 0, "yes")]),
+        ],
+    )
+    import_bundle(
+        engine, Bundle(_bundle().dataset, label_sets=[alice]), actor=OPERATOR, replace_existing=True
+    )
+    assert _all_verdicts(engine) == {
+        ("extractor", "q1", 0, "no", None),
+        ("parser", "q1", 0, "yes", None),
+        ("extractor", "q2", 0, "no", "relation"),
+    }
+    undo_import(engine, _last_import(engine), actor=OPERATOR)
+    assert _all_verdicts(engine) == ALL_JUDGED
+
+
+@pytest.mark.parametrize("extractor_first", [True, False])
+def test_a_judge_rewritten_beside_a_detector_whose_triplet_changes_counts_each_verdict_once(
+    judged, extractor_first
+) -> None:
+    """The extractor's triplet 1 of q1 gets other words, and alice's record changes her verdict on it:
+    one verdict changed, whichever batch comes first, planned alone or written; and the import, its undo
+    and the undo of that undo each leave exactly what they should."""
+    engine, _ = judged
+    bundle, extractor, alice = _extractor_and_alice(engine)
+    extractor.annotations[0].triplets[1] = TripletRecord("cube", "is", "green")
+    verdict = next(j for j in alice.annotations[0].triplet_judgments if j.index == 1)
+    verdict.verdict, verdict.wrong_part = "yes", None
+    first, second = (extractor, alice) if extractor_first else (alice, extractor)
+
+    def batches() -> list[Bundle]:
+        return [
+            Bundle(bundle.dataset, items=bundle.items, label_sets=[first]),
+            Bundle(bundle.dataset, label_sets=[second]),
+        ]
+
+    with pytest.raises(ReplaceRequired) as planned:
+        import_bundles(engine, batches(), actor=OPERATOR, problems=[])
+    done = import_bundles(engine, batches(), actor=OPERATOR, problems=[], replace_existing=True)
+    for changes in (planned.value.changes, done.changes):
+        assert changes.counts["human:alice"] == {
+            "triplet_judgments": {"removed": 0, "changed": 1, "added": 0}
+        }
+    after = JUDGED - {("alice", "q1", 1, "no", "object2")} | {("alice", "q1", 1, "yes", None)}
+    assert _verdicts(engine, "scenes") == after
+    undo = undo_import(engine, _last_import(engine), actor=OPERATOR)
+    assert _verdicts(engine, "scenes") == JUDGED
+    again = undo_import(engine, undo.log_id, actor=OPERATOR)
+    assert _verdicts(engine, "scenes") == after
+    undo_import(engine, again.log_id, actor=OPERATOR)
+    assert _verdicts(engine, "scenes") == JUDGED
+
+
+@pytest.mark.parametrize("extractor_first", [True, False])
+def test_a_verdict_a_judges_unchanged_record_gives_on_a_triplet_that_changes_is_lost_either_way(
+    judged, extractor_first
+) -> None:
+    """A verdict judged the triplet's words: where the input gives the judge's record of the item as
+    stored, the verdict on a triplet it changes goes with it (counted, and undone), in any batch order."""
+    engine, _ = judged
+    bundle, extractor, alice = _extractor_and_alice(engine)
+    extractor.annotations[0].triplets[1] = TripletRecord("cube", "is", "green")
+    first, second = (extractor, alice) if extractor_first else (alice, extractor)
+    batches = [
+        Bundle(bundle.dataset, items=bundle.items, label_sets=[first]),
+        Bundle(bundle.dataset, label_sets=[second]),
+    ]
+    done = import_bundles(engine, batches, actor=OPERATOR, problems=[], replace_existing=True)
+    assert done.changes.counts["human:alice"] == {
+        "triplet_judgments": {"removed": 1, "changed": 0, "added": 0}
+    }
+    assert _verdicts(engine, "scenes") == JUDGED - {("alice", "q1", 1, "no", "object2")}
+    undo_import(engine, _last_import(engine), actor=OPERATOR)
+    assert _verdicts(engine, "scenes") == JUDGED

@@ -531,6 +531,13 @@ def two_judged(judged):
         annotations=[Annotations("q1", triplets=[TripletRecord("ball", "is", "round")])],
     )
     import_bundle(engine, Bundle(_bundle().dataset, label_sets=[parser]), actor=OPERATOR)
+    triplet, alice_id = _parser_triplet_and_alice(engine)
+    labeling.set_triplet_judgment(engine, alice_set, triplet, "no", alice_id, wrong_part="object2")
+    return engine, alice_set
+
+
+def _parser_triplet_and_alice(engine) -> tuple[int, int]:
+    """The id of the parser's triplet, and alice's annotator id."""
     with Session(engine) as session:
         triplet = session.scalar(
             select(m.Triplet.id)
@@ -538,8 +545,7 @@ def two_judged(judged):
             .where(m.LabelSet.name == "parser")
         )
         alice_id = session.scalar(select(m.Annotator.id).where(m.Annotator.name == "alice"))
-    labeling.set_triplet_judgment(engine, alice_set, triplet, "no", alice_id, wrong_part="object2")
-    return engine, alice_set
+    return triplet, alice_id
 
 
 def _all_verdicts(engine) -> set[tuple[str, str, int, str | None, str | None]]:
@@ -617,13 +623,7 @@ def test_a_verdict_changed_on_another_detectors_triplet_since_the_import_does_no
     import_bundle(engine, bundle, actor=OPERATOR, replace_existing=True)
     logged = _last_import(engine)
     # alice then changes her verdict on the parser's triplet of q1: not what the import replaced.
-    with Session(engine) as session:
-        triplet = session.scalar(
-            select(m.Triplet.id)
-            .join(m.LabelSet, m.LabelSet.id == m.Triplet.label_set_id)
-            .where(m.LabelSet.name == "parser")
-        )
-        alice_id = session.scalar(select(m.Annotator.id).where(m.Annotator.name == "alice"))
+    triplet, alice_id = _parser_triplet_and_alice(engine)
     labeling.set_triplet_judgment(engine, alice_set, triplet, "yes", alice_id)
     undo_import(engine, logged, actor=OPERATOR)
     assert _all_verdicts(engine) == (

@@ -37,6 +37,7 @@ from formats.records import (
 )
 
 SHOWN_ITEMS = 10
+_CHUNK = 5_000  # external ids per query, well within every store's limit on bound values
 Rows = dict[str, dict[Hashable, list[tuple[Any, ...]]]]
 
 
@@ -439,7 +440,11 @@ def units_now(
 def stored_annotations(
     session: Session, dataset_id: int, kind: str, name: str, items: set[str]
 ) -> dict[str, Annotations] | None:
-    """What the stored label set says about ``items`` (None when there is no such label set)."""
+    """What the stored label set says about ``items`` (None when there is no such label set).
+
+    Read for those items only, a chunk at a time: an import plans each batch through here, and reading
+    the whole label set for each batch made a re-import take time growing with the square of its size
+    (100 K sentences: 20 batches each read 100 K labels)."""
     label_set = session.scalar(
         select(m.LabelSet).where(
             m.LabelSet.dataset_id == dataset_id, m.LabelSet.kind == kind, m.LabelSet.name == name
@@ -447,11 +452,20 @@ def stored_annotations(
     )
     if label_set is None:
         return None
-    query = select(m.Item.id, m.Item.external_id).where(m.Item.dataset_id == dataset_id)
-    ext_of = {item_id: ext for item_id, ext in session.execute(query)}
-    order = {item_id: k for k, item_id in enumerate(sorted(ext_of))}
-    record = label_set_record(session, label_set, {}, ext_of, order)
-    return {a.item: a for a in record.annotations if a.item in items}
+    wanted = sorted(items)
+    found: dict[str, Annotations] = {}
+    for start in range(0, len(wanted), _CHUNK):
+        query = select(m.Item.id, m.Item.external_id).where(
+            m.Item.dataset_id == dataset_id, m.Item.external_id.in_(wanted[start : start + _CHUNK])
+        )
+        ext_of = {item_id: ext for item_id, ext in session.execute(query)}
+        if not ext_of:
+            continue
+        ids = sorted(ext_of)
+        chunk = select(m.Item.id).where(m.Item.id.in_(ids))
+        record = label_set_record(session, label_set, {}, ext_of, {i: k for k, i in enumerate(ids)}, chunk)
+        found.update((a.item, a) for a in record.annotations)
+    return found
 
 
 def stored_ratings(

@@ -135,6 +135,17 @@ def _read_batches(
         # What each label set says, asked once: the batches are one snapshot, so it cannot change.
         says = {ls.id: _tables_holding(session, ls.id) for ls in chosen}
         judged = {ls.id for ls in chosen} if lossless else set()
+        # The rating campaigns the export holds (those of its detector runs): a status on another's queue
+        # would name a campaign the file does not have.
+        detectors = [ls.id for ls in chosen if ls.kind == "detector"]
+        campaigns = {
+            task_id: name
+            for task_id, name in session.execute(
+                select(m.RatingTask.id, m.RatingTask.name).where(
+                    m.RatingTask.dataset_id == dataset.id, m.RatingTask.detector_label_set_id.in_(detectors)
+                )
+            )
+        }
         columns = (m.Item.id, m.Item.position, *(getattr(m.Item, name).label(name) for name in ITEM_FIELDS))
         in_order = (
             select(*columns).where(m.Item.dataset_id == dataset.id).order_by(m.Item.position, m.Item.id)
@@ -159,6 +170,7 @@ def _read_batches(
                         says=says[label_set.id],
                         judged=judged,
                         statuses=lossless,
+                        campaigns=campaigns,
                     )
                 )
             if len(rows) < batch_items:
@@ -282,13 +294,15 @@ def label_set_record(
     says: set[type[m.Base]] | None = None,
     judged: Collection[int] | None = None,
     statuses: bool = True,
+    campaigns: Mapping[int, str] | None = None,
 ) -> LabelSetRecord:
     """Everything ``label_set`` says, per item in ``order`` (also how an import sees what it would replace);
     about the items whose ids ``items`` selects (one batch of an export), else about all its dataset's.
     ``says``: the tables holding its rows (:func:`_tables_holding`), when the caller asked already.
     ``judged``: the label sets whose triplets its verdicts are read on (None: every label set's).
     ``statuses``: with where it stands on each item per task (a rating campaign's queue named by the
-    campaign's name, which another store knows it by; a status left by a campaign since deleted is not).
+    campaign's name, which another store knows it by); ``campaigns``: the campaigns whose queues' statuses
+    are read, name by id (None: every campaign of the dataset; a campaign since deleted has none).
 
     The labels of sentences and claims are read from the items' sentences and claims, each looked up in
     the label set's unique index: filtered on the label set first, SQLite walked every label of the
@@ -464,10 +478,11 @@ def label_set_record(
         ):
             ann(item_id).response_score = ResponseScoreRecord(score, hallucination, rationale, low, high)
     if m.ItemStatus in says and statuses:
-        query = select(m.RatingTask.id, m.RatingTask.name).where(
-            m.RatingTask.dataset_id == label_set.dataset_id
-        )
-        campaigns = {task_id: name for task_id, name in session.execute(query)}
+        if campaigns is None:
+            query = select(m.RatingTask.id, m.RatingTask.name).where(
+                m.RatingTask.dataset_id == label_set.dataset_id
+            )
+            campaigns = {task_id: name for task_id, name in session.execute(query)}
         for item_id, page, status, note in _columns(
             session,
             select(m.ItemStatus.item_id, m.ItemStatus.page, m.ItemStatus.status, m.ItemStatus.note)

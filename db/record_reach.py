@@ -99,8 +99,11 @@ def logged_reach(reach: Mapping[str, Reach]) -> dict[str, Any]:
 def reach_from_log(unit: Mapping[str, Any]) -> dict[str, Reach]:
     """The reach of one logged label set unit (:func:`logged_reach`). An entry made before it was kept
     lists its items in ``verdict_items``: each record replaced every verdict of its item (and, as no file
-    carried statuses then, none of them)."""
+    carried statuses then, none of them); one made before statuses were carried keeps the judged label
+    sets alone, in ``verdict_scope``."""
     found = dict.fromkeys(unit.get("verdict_items", []), Reach(judged=None))
+    for ext, keys in unit.get("verdict_scope", {}).items():
+        found[ext] = Reach(frozenset((kind, name) for kind, name in keys))
     for ext, kept in unit.get("reach", {}).items():
         judged = frozenset((kind, name) for kind, name in kept.get("judged", []))
         found[ext] = Reach(found[ext].judged if ext in found else judged, frozenset(kept.get("tasks", [])))

@@ -274,3 +274,19 @@ def test_a_skipping_import_leaves_out_a_status_on_an_unknown_campaign_and_still_
     assert ("alice", "b", "spans", "done", None) in _statuses(marked, "cats")
     undo_import(marked, _last_import(marked), actor=OPERATOR)
     assert _statuses(marked, "cats") == MARKED
+
+
+def test_an_export_of_some_label_sets_names_only_the_campaigns_it_holds_and_imports(marked) -> None:
+    """alice's label set without the tagger's run: the file holds no rating campaign, so it carries no
+    status on one's queue (it would name a campaign the file does not have); it imports into a new
+    dataset, and back into its own leaves the campaign's status as it is."""
+    data = get_format("canonical").write(export_bundle(marked, "cats", ["alice"], actor=OPERATOR))
+    assert b"rating:" not in data
+    copy = import_file(
+        marked, data, source="alice.jsonl", actor=OPERATOR, options=ReadOptions(dataset="copy")
+    )
+    assert copy.ok, copy.problems
+    assert _statuses(marked, "copy") == {s for s in MARKED if not s[2].startswith("rating:")}
+    back = import_file(marked, data, source="alice.jsonl", actor=OPERATOR)
+    assert back.ok and not back.result.changes.needs_replace
+    assert _statuses(marked, "cats") == MARKED

@@ -631,18 +631,25 @@ def test_a_verdict_changed_on_another_detectors_triplet_since_the_import_does_no
     )
 
 
-def test_an_import_logged_before_the_scope_was_kept_still_undoes_every_verdict_it_replaced(judged) -> None:
+@pytest.mark.parametrize("logged_as", ["verdict_items", "verdict_scope"])
+def test_an_import_logged_before_the_reach_was_kept_still_undoes_every_verdict_it_replaced(
+    judged, logged_as
+) -> None:
     engine, _ = judged
     bundle = export_bundle(engine, "scenes", actor=OPERATOR)
     alice = next(ls for ls in bundle.label_sets if ls.name == "alice")
     alice.annotations[0].triplet_judgments[0].verdict = "no"
     import_bundle(engine, bundle, actor=OPERATOR, replace_existing=True)
     logged = _last_import(engine)
-    with Session(engine) as session:  # as such an entry was written: the items, without label sets
+    with Session(engine) as session:  # as such an entry was written: without the tasks of statuses
         entry = session.get(m.EditLog, logged)
         before = json.loads(json.dumps(entry.before))
         [unit] = [u for u in before["label_sets"] if u["name"] == "alice"]
-        unit["verdict_items"] = list(unit.pop("reach"))
+        reach = unit.pop("reach")
+        if logged_as == "verdict_items":  # the items alone: every verdict of each
+            unit["verdict_items"] = list(reach)
+        else:  # the items with the label sets judged
+            unit["verdict_scope"] = {ext: kept["judged"] for ext, kept in reach.items()}
         entry.before = before
         session.commit()
     undo = undo_import(engine, logged, actor=OPERATOR)

@@ -15,7 +15,7 @@ from __future__ import annotations
 import hashlib
 import json
 from collections import defaultdict
-from collections.abc import Callable, Hashable, Iterable, Mapping, Sequence
+from collections.abc import Callable, Hashable, Iterable, Iterator, Mapping, Sequence
 from dataclasses import asdict, dataclass, field, replace
 from typing import Any
 
@@ -251,6 +251,9 @@ class ImportChanges:
     # work removed, and logged for undo. (Where the input rewrites the judge's own record of the item,
     # reaching that label set, the record decides instead: see plan_changes.)
     lost: dict[tuple[Key, str, Key], list[LostVerdict]] = field(default_factory=dict)
+    # Those of them that the judge's record, given as stored, gives again on the new triplet at that
+    # position: (judged label set, external id, judge's kind and name, index). Counted as changed.
+    regiven: set[tuple[Key, str, str, str, int]] = field(default_factory=set)
     # task name -> (rater, external id) pairs whose ratings differ; stored ratings of those pairs.
     rating_pairs: dict[str, list[tuple[str, str]]] = field(default_factory=dict)
     rating_before: dict[str, list[RatingRecord]] = field(default_factory=dict)
@@ -335,6 +338,20 @@ class ImportChanges:
         )
         total["removed"] += 1
 
+    def still_lost(self) -> Iterator[tuple[Key, LostVerdict]]:
+        """The verdicts lost with rewritten triplets that no record of the input gives again (yet)."""
+        for (judged, _, _), found in self.lost.items():
+            for lost in found:
+                if (judged, *lost[:4]) not in self.regiven:
+                    yield judged, lost
+
+    def regive(self, judged: Key, lost: LostVerdict) -> None:
+        """Count a lost verdict as changed: the judge's record gives it again on the new triplet."""
+        self.regiven.add((judged, *lost[:4]))
+        total = self.counts[f"{lost[1]}:{lost[2]}"]["triplet_judgments"]
+        total["removed"] -= 1
+        total["changed"] += 1
+
     def _lost_by(self, judge: Key, ext: str, reach: Reach) -> list[tuple[Key, LostVerdict]]:
         """The verdicts of ``judge`` on item ``ext`` that a label set earlier in the input removes with its
         triplets, where ``reach`` (a record's, naming the label sets it judges) covers that label set."""
@@ -350,7 +367,10 @@ class ImportChanges:
             del self.lost[(judged, ext, judge)]
         owner = f"{judge[0]}:{judge[1]}"
         total = self.counts[owner]["triplet_judgments"]
-        total["removed"] -= len(taken)
+        for judged, lost in taken:
+            regiven = (judged, *lost[:4])
+            total["changed" if regiven in self.regiven else "removed"] -= 1
+            self.regiven.discard(regiven)
         if not any(total.values()):
             del self.counts[owner]["triplet_judgments"]
             if not self.counts[owner]:

@@ -264,6 +264,9 @@ class _Batches:
             rewritten[key] = items = set(self.changes.label_set_items.get(key, [])[done.get(key, 0) :])
             self.verdicts.note(label_set, firsts[key], items)
             self.statuses.note(label_set, firsts[key], items)
+        for judged, lost in list(self.changes.still_lost()):
+            if self.verdicts.regive(judged, lost):  # a record as stored gives it again on the new triplet
+                self.changes.regive(judged, lost)
         if not self.writing:
             self._remember_items(bundle, shapes, written={})
             return

@@ -26,6 +26,7 @@ from db.repositories.annotators import get_or_create_annotator
 from db.repositories.label_sets import human_label_set
 from db.transfer import import_file
 from formats.base import ReadOptions
+from formats.problems import ImportRejected
 from formats.records import (
     Annotations,
     Bundle,
@@ -786,23 +787,65 @@ def test_a_judge_rewritten_beside_a_detector_whose_triplet_changes_counts_each_v
 
 
 @pytest.mark.parametrize("extractor_first", [True, False])
-def test_a_verdict_a_judges_unchanged_record_gives_on_a_triplet_that_changes_is_lost_either_way(
+def test_a_judges_record_given_as_stored_keeps_its_verdict_on_a_triplet_whose_words_change(
     judged, extractor_first
 ) -> None:
-    """A verdict judged the triplet's words: where the input gives the judge's record of the item as
-    stored, the verdict on a triplet it changes goes with it (counted, and undone), in any batch order."""
+    """The input gives the extractor's triplet 1 of q1 other words and alice's record as stored, with
+    her verdict on triplet 1: the verdict is written on the new triplet (the file says she judged it),
+    counted as changed, in either batch order; importing the same input again changes nothing, and the
+    undo puts back the old triplet with her verdict on it."""
     engine, _ = judged
     bundle, extractor, alice = _extractor_and_alice(engine)
     extractor.annotations[0].triplets[1] = TripletRecord("cube", "is", "green")
     first, second = (extractor, alice) if extractor_first else (alice, extractor)
-    batches = [
-        Bundle(bundle.dataset, items=bundle.items, label_sets=[first]),
-        Bundle(bundle.dataset, label_sets=[second]),
-    ]
-    done = import_bundles(engine, batches, actor=OPERATOR, problems=[], replace_existing=True)
-    assert done.changes.counts["human:alice"] == {
-        "triplet_judgments": {"removed": 1, "changed": 0, "added": 0}
-    }
-    assert _verdicts(engine, "scenes") == JUDGED - {("alice", "q1", 1, "no", "object2")}
-    undo_import(engine, _last_import(engine), actor=OPERATOR)
+
+    def batches() -> list[Bundle]:
+        return [
+            Bundle(bundle.dataset, items=bundle.items, label_sets=[first]),
+            Bundle(bundle.dataset, label_sets=[second]),
+        ]
+
+    with pytest.raises(ReplaceRequired) as planned:
+        import_bundles(engine, batches(), actor=OPERATOR, problems=[])
+    done = import_bundles(engine, batches(), actor=OPERATOR, problems=[], replace_existing=True)
+    for changes in (planned.value.changes, done.changes):
+        assert changes.counts["human:alice"] == {
+            "triplet_judgments": {"removed": 0, "changed": 1, "added": 0}
+        }
     assert _verdicts(engine, "scenes") == JUDGED
+    with Session(engine) as session:  # on the new triplet
+        words = session.execute(
+            select(m.Triplet.subject, m.Triplet.relation, m.Triplet.object)
+            .join(m.TripletJudgment, m.TripletJudgment.triplet_id == m.Triplet.id)
+            .where(m.TripletJudgment.verdict == "no", m.TripletJudgment.wrong_part == "object2")
+        ).one()
+    assert tuple(words) == ("cube", "is", "green")
+    logged = _last_import(engine)
+    again = import_bundles(engine, batches(), actor=OPERATOR, problems=[])
+    assert again.rows == {} and not again.changes.needs_replace
+    undo_import(engine, logged, actor=OPERATOR)
+    assert _verdicts(engine, "scenes") == JUDGED
+    with Session(engine) as session:
+        assert session.scalar(select(func.count()).where(m.Triplet.object == "green")) == 0
+
+
+def test_a_judges_record_as_stored_judging_a_triplet_the_input_drops_is_refused(judged) -> None:
+    engine, _ = judged
+    bundle, extractor, alice = _extractor_and_alice(engine)
+    extractor.annotations[0].triplets = extractor.annotations[0].triplets[:1]  # q1's triplet 1 goes
+    before = _verdicts(engine, "scenes")
+    with pytest.raises(ImportRejected) as refused:
+        import_bundle(
+            engine,
+            Bundle(bundle.dataset, label_sets=[extractor, alice]),
+            actor=OPERATOR,
+            replace_existing=True,
+        )
+    assert [(p.record, p.field, p.reason) for p in refused.value.problems] == [
+        (
+            "#0 (id=q1)",
+            "alice.triplet_judgments[1]",
+            "detector:extractor has no triplet 1 on this item (it has 1)",
+        )
+    ]
+    assert _verdicts(engine, "scenes") == before

@@ -27,7 +27,7 @@ from db.import_changes import (
     stored_ratings,
     units_now,
 )
-from db.importer import write_annotations
+from db.importer import logged_coverage, set_coverage, write_annotations
 from db.record_reach import Reach, reach_from_log
 from db.triplet_verdicts import Key, LostVerdict, lost_verdicts
 from formats.canonical import records_from_dicts
@@ -159,6 +159,20 @@ def undo_import(engine: Engine, log_id: int, annotator: str | None = None, *, ac
                 f"import {log_id} cannot be undone: "
                 + "; ".join(f"{p.record} {p.field}: {p.reason}" for p in refused.problems)
             ) from None
+        # The gold coverage marks the entry added go, and those it took away come back.
+        logged = (entry.after or {}).get("coverage", {})
+        added = {
+            (mark["kind"], mark["name"]): set_coverage(
+                session, dataset.id, (mark["kind"], mark["name"]), mark["items"], covered=True
+            )
+            for mark in logged.get("removed", [])
+        }
+        removed = {
+            (mark["kind"], mark["name"]): set_coverage(
+                session, dataset.id, (mark["kind"], mark["name"]), mark["items"], covered=False
+            )
+            for mark in logged.get("added", [])
+        }
         for key in {(kind, name) for _, (_, kind, name, *_) in back.lost_back} & back.items.keys():
             # A judge's unit also got back verdicts its entry did not hold (they went with another label
             # set's triplets in an earlier batch): fingerprinted as written, so the undo can be undone.
@@ -188,6 +202,7 @@ def undo_import(engine: Engine, log_id: int, annotator: str | None = None, *, ac
                 "source": f"undo of {log_id} ({source})",
                 "rows": rows,
                 "digests": back.digests,
+                **logged_coverage(added=added, removed=removed),
             },
         )
         session.add(undo)

@@ -17,7 +17,7 @@ from collections.abc import Collection, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from typing import Any
 
-from sqlalchemy import Connection, Engine, delete, func, select, text
+from sqlalchemy import Connection, Engine, delete, func, insert, select, text
 from sqlalchemy import inspect as sa_inspect
 from sqlalchemy.orm import Session
 
@@ -174,6 +174,7 @@ def import_bundles(
                     "skipped": len(result.skipped),
                     "changes": changes.to_dict(),
                     "digests": changes.digests,
+                    **logged_coverage(added=batches.marked),
                 },
             )
         )
@@ -204,6 +205,7 @@ class _Batches:
         # label set and rating task is (see finish).
         self.verdicts = PendingVerdicts()
         self.statuses = PendingStatuses()
+        self.marked: dict[Key, list[str]] = {}  # the items each gold label set's coverage marks were added to
 
     def add(self, bundle: Bundle, *, allow_skip: bool, replace_existing: bool) -> None:
         session, problems = self.session, self.problems
@@ -288,7 +290,9 @@ class _Batches:
             writer.write_label_set(
                 replace(label_set, annotations=[a for a in label_set.annotations if a.item in items])
             )
-            writer.cover_gold(label_set)
+            marked = writer.cover_gold(label_set)
+            if marked:
+                self.marked.setdefault((label_set.kind, label_set.name), []).extend(marked)
         for task in rating_tasks:
             pairs = set(self.changes.rating_pairs.get(task.name, [])[done_pairs.get(task.name, 0) :])
             writer.write_rating_task(
@@ -392,6 +396,85 @@ def write_annotations(
     for task, pairs in rating_tasks:
         writer.write_rating_task(task, clear=pairs)
     return result.rows
+
+
+def logged_coverage(
+    added: Mapping[Key, Sequence[str]], removed: Mapping[Key, Sequence[str]] | None = None
+) -> dict[str, Any]:
+    """The gold coverage marks a change added and took away, per gold label set, as its edit-log entry
+    keeps them (nothing when it changed none)."""
+    kept = {
+        what: [
+            {"kind": kind, "name": name, "items": list(items)}
+            for (kind, name), items in marks.items()
+            if items
+        ]
+        for what, marks in (("added", added), ("removed", removed or {}))
+    }
+    return {"coverage": kept} if any(kept.values()) else {}
+
+
+def set_coverage(
+    session: Session, dataset_id: int, key: Key, items: Sequence[str], covered: bool
+) -> list[str]:
+    """Add (``covered``) or take away the "done" mark of gold label set ``key`` on the spans task of these
+    items, where the item is without a status there, or has the mark; the items changed.
+
+    An import marks the gold items it brings as checked (:meth:`_Writer.cover_gold`) and logs which; its
+    undo takes those marks away — left behind, they read as "gold checked this item and found nothing",
+    in the metrics and in every export — and an undo of that undo puts them back."""
+    label_set_id = session.scalar(
+        select(m.LabelSet.id).where(
+            m.LabelSet.dataset_id == dataset_id, m.LabelSet.kind == key[0], m.LabelSet.name == key[1]
+        )
+    )
+    if label_set_id is None or not items:
+        return []
+    changed: list[str] = []
+    for start in range(0, len(items), _CHUNK):
+        chunk = items[start : start + _CHUNK]
+        ids = {
+            ext: item_id
+            for item_id, ext in session.execute(
+                select(m.Item.id, m.Item.external_id).where(
+                    m.Item.dataset_id == dataset_id, m.Item.external_id.in_(chunk)
+                )
+            )
+        }
+        statuses = {
+            item_id: status
+            for item_id, status in session.execute(
+                select(m.ItemStatus.item_id, m.ItemStatus.status).where(
+                    m.ItemStatus.label_set_id == label_set_id,
+                    m.ItemStatus.page == GOLD_COVERAGE_PAGE,
+                    m.ItemStatus.item_id.in_(list(ids.values())),
+                )
+            )
+        }
+        wanted = [
+            ext for ext in chunk if ext in ids and statuses.get(ids[ext]) == (None if covered else "done")
+        ]
+        if wanted and covered:
+            rows = [
+                {
+                    "label_set_id": label_set_id,
+                    "item_id": ids[ext],
+                    "page": GOLD_COVERAGE_PAGE,
+                    "status": "done",
+                }
+                for ext in wanted
+            ]
+            session.execute(insert(m.ItemStatus), rows)
+        elif wanted:
+            session.execute(
+                delete(m.ItemStatus).where(
+                    m.ItemStatus.label_set_id == label_set_id,
+                    m.ItemStatus.page == GOLD_COVERAGE_PAGE,
+                    m.ItemStatus.item_id.in_([ids[ext] for ext in wanted]),
+                )
+            )
+        changed += wanted
+    return changed
 
 
 def _only_standing(annotations: Annotations) -> bool:
@@ -1293,17 +1376,18 @@ class _Writer:
             ]
         )
 
-    def cover_gold(self, record: LabelSetRecord) -> None:
+    def cover_gold(self, record: LabelSetRecord) -> list[str]:
         """Record that a gold label set's spans are complete on every item it has a record for.
 
         A gold record with no span says the response has no hallucination (MHALO: no tag at all); without
         this mark such an item would look as if gold never looked at it. The mark is the "done" status a
         person gives an item they finished, on the spans task, so coverage reads the same for both. It
         is added for every item of the file, changed or not, so importing a file again also covers
-        items an earlier import left unmarked.
+        items an earlier import left unmarked. The items marked, which the import's edit log keeps, so
+        that its undo takes the marks away again (:func:`set_coverage`).
         """
         if record.kind != "gold" or "span" not in self.dataset.label_kinds:
-            return
+            return []
         label_set_id, _ = self._label_set(record)
         found = (
             self.item_ids.get(a.item)
@@ -1322,11 +1406,14 @@ class _Writer:
                     )
                 )
             )
+        added = [i for i in item_ids if i not in marked]
         self._insert_tuples(
             m.ItemStatus,
             ("label_set_id", "item_id", "page", "status"),
-            [(label_set_id, i, GOLD_COVERAGE_PAGE, "done") for i in item_ids if i not in marked],
+            [(label_set_id, i, GOLD_COVERAGE_PAGE, "done") for i in added],
         )
+        ext_of = {item_id: ext for ext, item_id in self.item_ids.items()} if added else {}
+        return [ext_of[i] for i in added]
 
     def _write_triplets(self, label_set_id: int, extracted: list[tuple[int, int, Any]]) -> None:
         if not extracted:

@@ -290,3 +290,38 @@ def test_an_export_of_some_label_sets_names_only_the_campaigns_it_holds_and_impo
     back = import_file(marked, data, source="alice.jsonl", actor=OPERATOR)
     assert back.ok and not back.result.changes.needs_replace
     assert _statuses(marked, "cats") == MARKED
+
+
+def _gold_marks(engine) -> list[tuple[str, str]]:
+    with Session(engine) as session:
+        return sorted(
+            session.execute(
+                select(m.Item.external_id, m.ItemStatus.status)
+                .join(m.Item, m.Item.id == m.ItemStatus.item_id)
+                .join(m.LabelSet, m.LabelSet.id == m.ItemStatus.label_set_id)
+                .where(m.LabelSet.kind == "gold", m.ItemStatus.page == "spans")
+            ).all()
+        )
+
+
+def test_undoing_a_gold_import_takes_away_the_coverage_marks_it_added(engine) -> None:
+    """A gold import marks its items checked; left behind by its undo, the marks read as "gold checked
+    this item and found nothing" in the metrics and in every export."""
+    dataset = DatasetRecord(name="cats", source_format="mhalo", label_kinds=["span"])
+    items = [ItemRecord(external_id=ext, response="A cat sits on a red mat.") for ext in ("a", "b", "c")]
+    import_bundle(engine, Bundle(dataset, items=items), actor=OPERATOR)
+    first = LabelSetRecord(kind="gold", name="gold", annotations=[Annotations("c")])
+    import_bundle(engine, Bundle(dataset, label_sets=[first]), actor=OPERATOR)  # c: checked, nothing found
+    gold = LabelSetRecord(
+        kind="gold",
+        name="gold",
+        annotations=[Annotations("a", spans=[SpanRecord(2, 5, "object")]), Annotations("b")],
+    )
+    import_bundle(engine, Bundle(dataset, label_sets=[gold]), actor=OPERATOR)
+    assert _gold_marks(engine) == [("a", "done"), ("b", "done"), ("c", "done")]
+    undo = undo_import(engine, _last_import(engine), actor=OPERATOR)
+    assert _gold_marks(engine) == [("c", "done")]  # the earlier import's mark stays
+    exported = export_bundle(engine, "cats", actor=OPERATOR)
+    assert [a.item for ls in exported.label_sets for a in ls.annotations] == ["c"]
+    undo_import(engine, undo.log_id, actor=OPERATOR)
+    assert _gold_marks(engine) == [("a", "done"), ("b", "done"), ("c", "done")]

@@ -1390,11 +1390,12 @@ class _Writer:
             return []
         label_set_id, _ = self._label_set(record)
         found = (
-            self.item_ids.get(a.item)
+            (self.item_ids.get(a.item), a.item)
             for a in record.annotations
             if a.item not in self.bad and not _only_standing(a)  # they say nothing of spans
         )
-        item_ids = list(dict.fromkeys(i for i in found if i is not None))
+        ext_of = {i: ext for i, ext in found if i is not None}
+        item_ids = list(ext_of)
         marked: set[int] = set()
         for start in range(0, len(item_ids), _CHUNK):
             marked.update(
@@ -1412,7 +1413,6 @@ class _Writer:
             ("label_set_id", "item_id", "page", "status"),
             [(label_set_id, i, GOLD_COVERAGE_PAGE, "done") for i in added],
         )
-        ext_of = {item_id: ext for ext, item_id in self.item_ids.items()} if added else {}
         return [ext_of[i] for i in added]
 
     def _write_triplets(self, label_set_id: int, extracted: list[tuple[int, int, Any]]) -> None:

@@ -27,7 +27,7 @@ from db.import_changes import (
     stored_ratings,
     units_now,
 )
-from db.importer import logged_coverage, set_coverage, write_annotations
+from db.importer import coverage_items, logged_coverage, set_coverage, write_annotations
 from db.record_reach import Reach, reach_from_log
 from db.triplet_verdicts import Key, LostVerdict, lost_verdicts
 from formats.canonical import records_from_dicts
@@ -87,8 +87,9 @@ def _undone(session: Session) -> set[int]:
 
 
 def _has_units(entry: m.EditLog) -> bool:
+    """Whether the entry changed anything an undo puts back: annotations, ratings or coverage marks."""
     before = entry.before or {}
-    return bool(before.get("label_sets") or before.get("ratings"))
+    return bool(before.get("label_sets") or before.get("ratings") or (entry.after or {}).get("coverage"))
 
 
 def recent_imports(engine: Engine, limit: int = 20) -> list[ImportEntry]:
@@ -163,13 +164,13 @@ def undo_import(engine: Engine, log_id: int, annotator: str | None = None, *, ac
         logged = (entry.after or {}).get("coverage", {})
         added = {
             (mark["kind"], mark["name"]): set_coverage(
-                session, dataset.id, (mark["kind"], mark["name"]), mark["items"], covered=True
+                session, dataset.id, (mark["kind"], mark["name"]), coverage_items(mark, before), covered=True
             )
             for mark in logged.get("removed", [])
         }
         removed = {
             (mark["kind"], mark["name"]): set_coverage(
-                session, dataset.id, (mark["kind"], mark["name"]), mark["items"], covered=False
+                session, dataset.id, (mark["kind"], mark["name"]), coverage_items(mark, before), covered=False
             )
             for mark in logged.get("added", [])
         }

@@ -174,7 +174,7 @@ def import_bundles(
                     "skipped": len(result.skipped),
                     "changes": changes.to_dict(),
                     "digests": changes.digests,
-                    **logged_coverage(added=batches.marked),
+                    **logged_coverage(added=batches.marked, units=changes.label_set_items),
                 },
             )
         )
@@ -399,19 +399,39 @@ def write_annotations(
 
 
 def logged_coverage(
-    added: Mapping[Key, Sequence[str]], removed: Mapping[Key, Sequence[str]] | None = None
+    added: Mapping[Key, Sequence[str]],
+    removed: Mapping[Key, Sequence[str]] | None = None,
+    units: Mapping[Key, Sequence[str]] | None = None,
 ) -> dict[str, Any]:
     """The gold coverage marks a change added and took away, per gold label set, as its edit-log entry
-    keeps them (nothing when it changed none)."""
+    keeps them (nothing when it changed none). Marks added on exactly the items of the label set's unit
+    in ``units`` (a new gold label set's: every item) are kept as ``"unit_items": true``, not listed
+    again: a million items listed twice made the entry megabytes larger."""
+
+    def entry(key: Key, items: Sequence[str]) -> dict[str, Any]:
+        if units is not None and list(units.get(key, ())) == list(items):
+            return {"kind": key[0], "name": key[1], "unit_items": True}
+        return {"kind": key[0], "name": key[1], "items": list(items)}
+
     kept = {
-        what: [
-            {"kind": kind, "name": name, "items": list(items)}
-            for (kind, name), items in marks.items()
-            if items
-        ]
+        what: [entry(key, items) for key, items in marks.items() if items]
         for what, marks in (("added", added), ("removed", removed or {}))
     }
     return {"coverage": kept} if any(kept.values()) else {}
+
+
+def coverage_items(mark: Mapping[str, Any], before: Mapping[str, Any]) -> list[str]:
+    """The items of one logged coverage mark (:func:`logged_coverage`), given its entry's ``before``."""
+    if not mark.get("unit_items"):
+        return list(mark["items"])
+    return next(
+        (
+            list(unit["items"])
+            for unit in before.get("label_sets", [])
+            if (unit["kind"], unit["name"]) == (mark["kind"], mark["name"])
+        ),
+        [],
+    )
 
 
 def set_coverage(

@@ -12,7 +12,7 @@ from __future__ import annotations
 import json
 
 import pytest
-from sqlalchemy import func, select
+from sqlalchemy import delete, func, select
 from sqlalchemy.orm import Session
 
 from db import models as m
@@ -325,3 +325,27 @@ def test_undoing_a_gold_import_takes_away_the_coverage_marks_it_added(engine) ->
     assert [a.item for ls in exported.label_sets for a in ls.annotations] == ["c"]
     undo_import(engine, undo.log_id, actor=OPERATOR)
     assert _gold_marks(engine) == [("a", "done"), ("b", "done"), ("c", "done")]
+
+
+def test_a_mark_added_to_an_item_the_import_leaves_as_it_was_is_logged_and_undone(engine) -> None:
+    """Importing a gold file again marks the items an earlier import left unmarked; those are not among
+    the units the import rewrites, so the entry lists them, and its undo takes them away."""
+    dataset = DatasetRecord(name="cats", source_format="mhalo", label_kinds=["span"])
+    items = [ItemRecord(external_id=ext, response="A cat sits on a red mat.") for ext in ("a", "b")]
+    gold = LabelSetRecord(kind="gold", name="gold", annotations=[Annotations("a"), Annotations("b")])
+    import_bundle(engine, Bundle(dataset, items=items, label_sets=[gold]), actor=OPERATOR)
+    with Session(engine) as session:  # as a store written before the marks were made
+        session.execute(
+            delete(m.ItemStatus).where(
+                m.ItemStatus.item_id == select(m.Item.id).where(m.Item.external_id == "b").scalar_subquery()
+            )
+        )
+        session.commit()
+    again = import_bundle(engine, Bundle(dataset, items=items, label_sets=[gold]), actor=OPERATOR)
+    assert again.rows == {"item_statuses": 1}  # the mark, and nothing else
+    with Session(engine) as session:
+        logged = session.get(m.EditLog, _last_import(engine)).after["coverage"]
+    assert logged == {"added": [{"kind": "gold", "name": "gold", "items": ["b"]}], "removed": []}
+    assert _gold_marks(engine) == [("a", "done"), ("b", "done")]
+    undo_import(engine, _last_import(engine), actor=OPERATOR)
+    assert _gold_marks(engine) == [("a", "done")]

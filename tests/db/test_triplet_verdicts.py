@@ -10,6 +10,7 @@ not exist must be refused by record and field with nothing written.
 from __future__ import annotations
 
 import json
+from collections.abc import Callable
 
 import pytest
 from sqlalchemy import delete, func, select
@@ -720,6 +721,26 @@ def test_a_lost_verdict_whose_judge_is_gone_is_not_put_back(judged) -> None:
         )
 
 
+def _in_two_batches(
+    bundle: Bundle, first: LabelSetRecord, second: LabelSetRecord
+) -> Callable[[], list[Bundle]]:
+    """The input of ``first`` and ``second`` as two batches, the items with the first (afresh each call)."""
+    return lambda: [
+        Bundle(bundle.dataset, items=bundle.items, label_sets=[first]),
+        Bundle(bundle.dataset, label_sets=[second]),
+    ]
+
+
+def _planned_then_imported(engine, batches: Callable[[], list[Bundle]], alice: dict[str, int]) -> None:
+    """Plan the batches (refused: they need replacing), then import them: both count alice's verdicts
+    as ``alice`` says."""
+    with pytest.raises(ReplaceRequired) as planned:
+        import_bundles(engine, batches(), actor=OPERATOR, problems=[])
+    done = import_bundles(engine, batches(), actor=OPERATOR, problems=[], replace_existing=True)
+    for changes in (planned.value.changes, done.changes):
+        assert changes.counts["human:alice"] == {"triplet_judgments": alice}
+
+
 def _extractor_and_alice(engine) -> tuple[Bundle, LabelSetRecord, LabelSetRecord]:
     bundle = export_bundle(engine, "scenes", actor=OPERATOR)
     extractor = next(ls for ls in bundle.label_sets if ls.name == "extractor")
@@ -761,21 +782,8 @@ def test_a_judge_rewritten_beside_a_detector_whose_triplet_changes_counts_each_v
     extractor.annotations[0].triplets[1] = TripletRecord("cube", "is", "green")
     verdict = next(j for j in alice.annotations[0].triplet_judgments if j.index == 1)
     verdict.verdict, verdict.wrong_part = "yes", None
-    first, second = (extractor, alice) if extractor_first else (alice, extractor)
-
-    def batches() -> list[Bundle]:
-        return [
-            Bundle(bundle.dataset, items=bundle.items, label_sets=[first]),
-            Bundle(bundle.dataset, label_sets=[second]),
-        ]
-
-    with pytest.raises(ReplaceRequired) as planned:
-        import_bundles(engine, batches(), actor=OPERATOR, problems=[])
-    done = import_bundles(engine, batches(), actor=OPERATOR, problems=[], replace_existing=True)
-    for changes in (planned.value.changes, done.changes):
-        assert changes.counts["human:alice"] == {
-            "triplet_judgments": {"removed": 0, "changed": 1, "added": 0}
-        }
+    batches = _in_two_batches(bundle, *((extractor, alice) if extractor_first else (alice, extractor)))
+    _planned_then_imported(engine, batches, {"removed": 0, "changed": 1, "added": 0})
     after = JUDGED - {("alice", "q1", 1, "no", "object2")} | {("alice", "q1", 1, "yes", None)}
     assert _verdicts(engine, "scenes") == after
     undo = undo_import(engine, _last_import(engine), actor=OPERATOR)
@@ -797,21 +805,8 @@ def test_a_judges_record_given_as_stored_keeps_its_verdict_on_a_triplet_whose_wo
     engine, _ = judged
     bundle, extractor, alice = _extractor_and_alice(engine)
     extractor.annotations[0].triplets[1] = TripletRecord("cube", "is", "green")
-    first, second = (extractor, alice) if extractor_first else (alice, extractor)
-
-    def batches() -> list[Bundle]:
-        return [
-            Bundle(bundle.dataset, items=bundle.items, label_sets=[first]),
-            Bundle(bundle.dataset, label_sets=[second]),
-        ]
-
-    with pytest.raises(ReplaceRequired) as planned:
-        import_bundles(engine, batches(), actor=OPERATOR, problems=[])
-    done = import_bundles(engine, batches(), actor=OPERATOR, problems=[], replace_existing=True)
-    for changes in (planned.value.changes, done.changes):
-        assert changes.counts["human:alice"] == {
-            "triplet_judgments": {"removed": 0, "changed": 1, "added": 0}
-        }
+    batches = _in_two_batches(bundle, *((extractor, alice) if extractor_first else (alice, extractor)))
+    _planned_then_imported(engine, batches, {"removed": 0, "changed": 1, "added": 0})
     assert _verdicts(engine, "scenes") == JUDGED
     with Session(engine) as session:  # on the new triplet
         words = session.execute(

@@ -15,7 +15,7 @@ from __future__ import annotations
 import hashlib
 import json
 from collections import defaultdict
-from collections.abc import Callable, Hashable, Iterable, Iterator, Mapping, Sequence
+from collections.abc import Callable, Hashable, Iterable, Mapping, Sequence
 from dataclasses import asdict, dataclass, field, replace
 from typing import Any
 
@@ -251,9 +251,11 @@ class ImportChanges:
     # work removed, and logged for undo. (Where the input rewrites the judge's own record of the item,
     # reaching that label set, the record decides instead: see plan_changes.)
     lost: dict[tuple[Key, str, Key], list[LostVerdict]] = field(default_factory=dict)
-    # Those of them that the judge's record, given as stored, gives again on the new triplet at that
-    # position: (judged label set, external id, judge's kind and name, index). Counted as changed.
-    regiven: set[tuple[Key, str, str, str, int]] = field(default_factory=set)
+    # The positions (judged label set, external id, index) whose triplet comes back with other words.
+    renamed: set[tuple[Key, str, int]] = field(default_factory=set)
+    # The lost verdicts that a judge's record given as stored, later in the input, gives again: written
+    # on the new triplet at that position once the input is (counted as changed, still logged as lost).
+    regiven: list[tuple[Key, LostVerdict]] = field(default_factory=list)
     # task name -> (rater, external id) pairs whose ratings differ; stored ratings of those pairs.
     rating_pairs: dict[str, list[tuple[str, str]]] = field(default_factory=dict)
     rating_before: dict[str, list[RatingRecord]] = field(default_factory=dict)
@@ -338,20 +340,6 @@ class ImportChanges:
         )
         total["removed"] += 1
 
-    def still_lost(self) -> Iterator[tuple[Key, LostVerdict]]:
-        """The verdicts lost with rewritten triplets that no record of the input gives again (yet)."""
-        for (judged, _, _), found in self.lost.items():
-            for lost in found:
-                if (judged, *lost[:4]) not in self.regiven:
-                    yield judged, lost
-
-    def regive(self, judged: Key, lost: LostVerdict) -> None:
-        """Count a lost verdict as changed: the judge's record gives it again on the new triplet."""
-        self.regiven.add((judged, *lost[:4]))
-        total = self.counts[f"{lost[1]}:{lost[2]}"]["triplet_judgments"]
-        total["removed"] -= 1
-        total["changed"] += 1
-
     def _lost_by(self, judge: Key, ext: str, reach: Reach) -> list[tuple[Key, LostVerdict]]:
         """The verdicts of ``judge`` on item ``ext`` that a label set earlier in the input removes with its
         triplets, where ``reach`` (a record's, naming the label sets it judges) covers that label set."""
@@ -359,7 +347,19 @@ class ImportChanges:
             (judged, lost)
             for judged in sorted(reach.judged or ())
             for lost in self.lost.get((judged, ext, judge), ())
+            if (judged, lost) not in self.regiven
         ]
+
+    def _regive(self, taken: Sequence[tuple[Key, LostVerdict]]) -> None:
+        """The judge's record, given as stored, gives these lost verdicts again: those whose triplet comes
+        back (with other words) get them on the new triplet, as the record says; counted as changed.
+        (One whose triplet the input drops stays lost: it has nothing left to judge.)"""
+        for judged, lost in taken:
+            if (judged, lost[0], lost[3]) in self.renamed:
+                self.regiven.append((judged, lost))
+                total = self.counts[f"{lost[1]}:{lost[2]}"]["triplet_judgments"]
+                total["removed"] -= 1
+                total["changed"] += 1
 
     def _unlose(self, judge: Key, ext: str, taken: Sequence[tuple[Key, LostVerdict]]) -> None:
         """Take back verdicts counted as lost: the judge's rewritten record of the item accounts for them."""
@@ -367,10 +367,7 @@ class ImportChanges:
             del self.lost[(judged, ext, judge)]
         owner = f"{judge[0]}:{judge[1]}"
         total = self.counts[owner]["triplet_judgments"]
-        for judged, lost in taken:
-            regiven = (judged, *lost[:4])
-            total["changed" if regiven in self.regiven else "removed"] -= 1
-            self.regiven.discard(regiven)
+        total["removed"] -= len(taken)
         if not any(total.values()):
             del self.counts[owner]["triplet_judgments"]
             if not self.counts[owner]:
@@ -595,7 +592,8 @@ def plan_changes(
             old_rows, new_rows = annotation_rows(old) if old else {}, annotation_rows(given, meta_texts)
             if old_rows == new_rows:
                 changes._same(new_rows)
-                continue  # as stored: what it loses with another label set's triplets stays lost
+                changes._regive(taken)  # as stored: it judges the triplets at those positions still
+                continue
             if taken:
                 changes._unlose(key, ext, taken)  # rewritten: this record says what it keeps of them
             items.append(ext)
@@ -612,6 +610,8 @@ def plan_changes(
             said = changes.reach.get((lost[1], lost[2]), {}).get(lost[0])
             if said is not None and (said.judged is None or key in said.judged):
                 continue  # the judge's record of the item, rewritten by this input, decides
+            if lost[3] < len(rewritten_triplets[lost[0]]):
+                changes.renamed.add((key, lost[0], lost[3]))
             changes._lose(key, lost)
             losing.add(lost[0])
         if items:

@@ -266,9 +266,6 @@ class _Batches:
             rewritten[key] = items = set(self.changes.label_set_items.get(key, [])[done.get(key, 0) :])
             self.verdicts.note(label_set, firsts[key], items)
             self.statuses.note(label_set, firsts[key], items)
-        for judged, lost in list(self.changes.still_lost()):
-            if self.verdicts.regive(judged, lost):  # a record as stored gives it again on the new triplet
-                self.changes.regive(judged, lost)
         if not self.writing:
             self._remember_items(bundle, shapes, written={})
             return
@@ -323,6 +320,7 @@ class _Batches:
         writer.write_verdicts(rows)
         writer.write_statuses(statuses)
         changes = self.changes
+        writer.restore_lost_verdicts(changes.regiven)  # on the new triplets, as the judges' records say
         for key in (self.verdicts.dropped | self.statuses.dropped) & changes.label_set_items.keys():
             # Planned with a verdict or status left out since: fingerprinted as written, so it can be undone.
             _, changes.digests[f"{key[0]}:{key[1]}"] = units_now(

@@ -20,7 +20,7 @@ removed and the edit log keeps them for an undo to put back.
 from __future__ import annotations
 
 from collections.abc import Collection, Iterable, Mapping, Sequence
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, field
 from typing import Any
 
 from sqlalchemy import select
@@ -119,7 +119,6 @@ class _Held:
     where: str  # the record, as a problem names it
     name: str  # the judging label set's name, which starts the problem's field
     annotations: Annotations
-    only: frozenset[int] | None = None  # the positions of the verdicts of the record to write (None: all)
 
 
 @dataclass
@@ -136,8 +135,6 @@ class PendingVerdicts:
     extracted: dict[tuple[str, str, str], int] = field(default_factory=dict)
     named: set[Key] = field(default_factory=set)  # the input's label sets (written or not)
     refused: set[str] = field(default_factory=set)  # items whose records were refused, in any batch
-    # The records giving verdicts that the input leaves as stored (not rewritten), by judge and item.
-    kept: dict[tuple[Key, str], _Held] = field(default_factory=dict)
     dropped: set[Key] = field(default_factory=set)  # label sets with a verdict left out by resolve
 
     def note(self, label_set: LabelSetRecord, first: int, items: Collection[str] | None = None) -> None:
@@ -148,35 +145,12 @@ class PendingVerdicts:
         self.named.add(key)
         for index, record in enumerate(label_set.annotations, first):
             if items is not None and record.item not in items:
-                if record.triplet_judgments:
-                    held = _Held(key, f"#{index} (id={record.item})", label_set.name, record)
-                    self.kept[(key, record.item)] = held
                 continue
             if record.triplets:
                 extracted = (*key, record.item)
                 self.extracted[extracted] = self.extracted.get(extracted, 0) + len(record.triplets)
             if record.triplet_judgments:
                 self.held.append(_Held(key, f"#{index} (id={record.item})", label_set.name, record))
-
-    def regive(self, judged: Key, lost: LostVerdict) -> bool:
-        """Whether the judge's record of the item, which the input gives as stored, gives again a verdict
-        that another label set's rewritten triplets take (``lost``: on ``judged``'s triplet whose words
-        change); if so it is held to be written on the new triplet, as the record says.
-
-        Without this the verdict went with the old triplet, and only a second import of the same input
-        wrote it: an import must leave the store as its input says the first time."""
-        ext, judge, index = lost[0], (lost[1], lost[2]), lost[3]
-        kept = self.kept.get((judge, ext))
-        if kept is None:
-            return False
-        again = frozenset(
-            k
-            for k, given in enumerate(kept.annotations.triplet_judgments)
-            if (given.label_set_kind, given.label_set_name, given.index) == (*judged, index)
-        )
-        if again:
-            self.held.append(replace(kept, only=again))
-        return bool(again)
 
     def resolve(
         self, session: Session, dataset_id: int, item_ids: dict[str, int], source: str
@@ -215,8 +189,6 @@ class PendingVerdicts:
                 self.dropped.add(held.judge)
                 continue
             for k, given in enumerate(held.annotations.triplet_judgments):
-                if held.only is not None and k not in held.only:
-                    continue
                 judged = (given.label_set_kind, given.label_set_name)
                 owner = f"{given.label_set_kind}:{given.label_set_name}"
                 reason = None

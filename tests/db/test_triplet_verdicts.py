@@ -794,18 +794,16 @@ def test_a_judge_rewritten_beside_a_detector_whose_triplet_changes_counts_each_v
     assert _verdicts(engine, "scenes") == JUDGED
 
 
-@pytest.mark.parametrize("extractor_first", [True, False])
-def test_a_judges_record_given_as_stored_keeps_its_verdict_on_a_triplet_whose_words_change(
-    judged, extractor_first
-) -> None:
+def test_a_judges_record_given_as_stored_keeps_its_verdict_on_a_triplet_whose_words_change(judged) -> None:
     """The input gives the extractor's triplet 1 of q1 other words and alice's record as stored, with
     her verdict on triplet 1: the verdict is written on the new triplet (the file says she judged it),
-    counted as changed, in either batch order; importing the same input again changes nothing, and the
-    undo puts back the old triplet with her verdict on it."""
+    counted as changed, whether her record comes in the same batch as the extractor's or a later one (as an
+    export orders them: a detector's label set before the judges'); importing the same input again
+    changes nothing, and the undo puts back the old triplet with her verdict on it."""
     engine, _ = judged
     bundle, extractor, alice = _extractor_and_alice(engine)
     extractor.annotations[0].triplets[1] = TripletRecord("cube", "is", "green")
-    batches = _in_two_batches(bundle, *((extractor, alice) if extractor_first else (alice, extractor)))
+    batches = _in_two_batches(bundle, extractor, alice)
     _planned_then_imported(engine, batches, {"removed": 0, "changed": 1, "added": 0})
     assert _verdicts(engine, "scenes") == JUDGED
     with Session(engine) as session:  # on the new triplet
@@ -824,18 +822,39 @@ def test_a_judges_record_given_as_stored_keeps_its_verdict_on_a_triplet_whose_wo
         assert session.scalar(select(func.count()).where(m.Triplet.object == "green")) == 0
 
 
-def test_a_judges_record_as_stored_judging_a_triplet_the_input_drops_is_refused(judged) -> None:
+def test_a_judges_record_as_stored_before_the_detector_whose_triplet_changes_loses_that_verdict(
+    judged,
+) -> None:
+    """The other order (the judge's record before the detector's): the verdict goes with the old triplet,
+    counted as removed, and the undo puts it back."""
     engine, _ = judged
     bundle, extractor, alice = _extractor_and_alice(engine)
-    extractor.annotations[0].triplets = extractor.annotations[0].triplets[:1]  # q1's triplet 1 goes
-    before = _verdicts(engine, "scenes")
+    extractor.annotations[0].triplets[1] = TripletRecord("cube", "is", "green")
+    _planned_then_imported(
+        engine, _in_two_batches(bundle, alice, extractor), {"removed": 1, "changed": 0, "added": 0}
+    )
+    assert _verdicts(engine, "scenes") == JUDGED - {("alice", "q1", 1, "no", "object2")}
+    undo_import(engine, _last_import(engine), actor=OPERATOR)
+    assert _verdicts(engine, "scenes") == JUDGED
+
+
+def test_a_judges_record_as_stored_judging_a_triplet_the_input_drops_loses_it_and_is_refused_again(
+    judged,
+) -> None:
+    """The input drops the extractor's triplet 1 of q1 and gives alice's record as stored, with her
+    verdict on it: the verdict goes (it has nothing left to judge), and the same input imported again is
+    refused by record and field, as it judges a triplet the extractor does not have."""
+    engine, _ = judged
+    bundle, extractor, alice = _extractor_and_alice(engine)
+    extractor.annotations[0].triplets = extractor.annotations[0].triplets[:1]
+    both = Bundle(bundle.dataset, label_sets=[extractor, alice])
+    done = import_bundle(engine, both, actor=OPERATOR, replace_existing=True)
+    assert done.changes.counts["human:alice"] == {
+        "triplet_judgments": {"removed": 1, "changed": 0, "added": 0}
+    }
+    assert _verdicts(engine, "scenes") == JUDGED - {("alice", "q1", 1, "no", "object2")}
     with pytest.raises(ImportRejected) as refused:
-        import_bundle(
-            engine,
-            Bundle(bundle.dataset, label_sets=[extractor, alice]),
-            actor=OPERATOR,
-            replace_existing=True,
-        )
+        import_bundle(engine, both, actor=OPERATOR, replace_existing=True)
     assert [(p.record, p.field, p.reason) for p in refused.value.problems] == [
         (
             "#0 (id=q1)",
@@ -843,4 +862,3 @@ def test_a_judges_record_as_stored_judging_a_triplet_the_input_drops_is_refused(
             "detector:extractor has no triplet 1 on this item (it has 1)",
         )
     ]
-    assert _verdicts(engine, "scenes") == before

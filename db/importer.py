@@ -43,6 +43,11 @@ from formats.records import (
 from formats.sentences import split_sentences
 
 _CHUNK = 5_000
+# The tables of what a label set says about an item, each row carrying both.
+_OWNED = (
+    *(m.Span, m.SentenceLabel, m.ClaimLabel, m.RawOutput, m.SentenceScore, m.TokenProbability),
+    *(m.ResponseScore, m.Triplet),
+)
 # The task whose "done" status marks the items a gold label set covers (see _write_gold_coverage).
 GOLD_COVERAGE_PAGE = "spans"
 
@@ -402,14 +407,20 @@ def logged_coverage(
     units: Mapping[Key, Sequence[str]] | None = None,
 ) -> dict[str, Any]:
     """The gold coverage marks a change added and took away, per gold label set, as its edit-log entry
-    keeps them (nothing when it changed none). Marks added on exactly the items of the label set's unit
-    in ``units`` (a new gold label set's: every item) are kept as ``"unit_items": true``, not listed
-    again: a million items listed twice made the entry megabytes larger."""
+    keeps them (nothing when it changed none). Marks on every item of the label set's unit in ``units``
+    (a new gold label set's, say) are kept as ``"unit_items": true`` with only the others listed: a
+    million items listed twice made the entry megabytes larger."""
 
     def entry(key: Key, items: Sequence[str]) -> dict[str, Any]:
-        if units is not None and list(units.get(key, ())) == list(items):
-            return {"kind": key[0], "name": key[1], "unit_items": True}
-        return {"kind": key[0], "name": key[1], "items": list(items)}
+        unit = set(units.get(key, ())) if units is not None else set()
+        if not unit or not unit <= set(items):
+            return {"kind": key[0], "name": key[1], "items": list(items)}
+        return {
+            "kind": key[0],
+            "name": key[1],
+            "unit_items": True,
+            "items": [i for i in items if i not in unit],
+        }
 
     kept = {
         what: [entry(key, items) for key, items in marks.items() if items]
@@ -420,9 +431,10 @@ def logged_coverage(
 
 def coverage_items(mark: Mapping[str, Any], before: Mapping[str, Any]) -> list[str]:
     """The items of one logged coverage mark (:func:`logged_coverage`), given its entry's ``before``."""
+    listed = list(mark.get("items", []))
     if not mark.get("unit_items"):
-        return list(mark["items"])
-    return next(
+        return listed
+    unit = next(
         (
             list(unit["items"])
             for unit in before.get("label_sets", [])
@@ -430,13 +442,16 @@ def coverage_items(mark: Mapping[str, Any], before: Mapping[str, Any]) -> list[s
         ),
         [],
     )
+    return [*unit, *listed]
 
 
 def set_coverage(
     session: Session, dataset_id: int, key: Key, items: Sequence[str], covered: bool
 ) -> list[str]:
     """Add (``covered``) or take away the "done" mark of gold label set ``key`` on the spans task of these
-    items, where the item is without a status there, or has the mark; the items changed.
+    items, where the item is without a status there, or has the mark; the items changed. A mark is taken
+    away only where the label set says nothing of the item now: where a later import gave it spans or
+    labels there, that import's record still says the item was checked.
 
     An import marks the gold items it brings as checked (:meth:`_Writer.cover_gold`) and logs which; its
     undo takes those marks away — left behind, they read as "gold checked this item and found nothing",
@@ -472,6 +487,17 @@ def set_coverage(
         wanted = [
             ext for ext in chunk if ext in ids and statuses.get(ids[ext]) == (None if covered else "done")
         ]
+        if wanted and not covered:
+            said = {
+                item_id
+                for table in _OWNED
+                for item_id in session.scalars(
+                    select(table.item_id).where(
+                        table.label_set_id == label_set_id, table.item_id.in_([ids[ext] for ext in wanted])
+                    )
+                )
+            }
+            wanted = [ext for ext in wanted if ids[ext] not in said]
         if wanted and covered:
             rows = [
                 {
@@ -1590,15 +1616,6 @@ class _Writer:
         verdicts on its own triplets; its verdicts on other label sets' triplets and its statuses only as
         far as ``reach`` (by item id) goes (the import writes them back). Its verdicts on the dataset's
         reference triplets stay: no file carries them."""
-        owned = (
-            m.Span,
-            m.SentenceLabel,
-            m.ClaimLabel,
-            m.RawOutput,
-            m.SentenceScore,
-            m.TokenProbability,
-            m.ResponseScore,
-        )
         own = select(m.Triplet.id).where(m.Triplet.label_set_id == label_set_id)
         for judged, verdict_item_ids in self._by_judged(reach).items():
             for start in range(0, len(verdict_item_ids), _CHUNK):
@@ -1626,7 +1643,7 @@ class _Writer:
                     m.TripletJudgment.triplet_id.in_(own),
                 )
             )
-            for model in (*owned, m.Triplet):
+            for model in _OWNED:
                 self.session.execute(
                     delete(model).where(model.label_set_id == label_set_id, model.item_id.in_(chunk))
                 )

@@ -349,3 +349,39 @@ def test_a_mark_added_to_an_item_the_import_leaves_as_it_was_is_logged_and_undon
     assert _gold_marks(engine) == [("a", "done"), ("b", "done")]
     undo_import(engine, _last_import(engine), actor=OPERATOR)
     assert _gold_marks(engine) == [("a", "done")]
+
+
+def test_undoing_an_older_gold_import_keeps_a_mark_a_later_import_stands_behind(engine) -> None:
+    dataset = DatasetRecord(name="cats", source_format="mhalo", label_kinds=["span"])
+    items = [ItemRecord(external_id=ext, response="A cat sits on a red mat.") for ext in ("a", "b")]
+    first = LabelSetRecord(kind="gold", name="gold", annotations=[Annotations("a"), Annotations("b")])
+    import_bundle(engine, Bundle(dataset, items=items, label_sets=[first]), actor=OPERATOR)
+    older = _last_import(engine)
+    with Session(engine) as session:  # records that hold nothing are no units: the marks are listed
+        coverage = session.get(m.EditLog, older).after["coverage"]
+    assert coverage["added"] == [{"kind": "gold", "name": "gold", "items": ["a", "b"]}]
+    later = LabelSetRecord(
+        kind="gold", name="gold", annotations=[Annotations("b", spans=[SpanRecord(2, 5, "object")])]
+    )
+    import_bundle(engine, Bundle(dataset, label_sets=[later]), actor=OPERATOR)
+    undo_import(engine, older, actor=OPERATOR)
+    assert _gold_marks(engine) == [("b", "done")]  # b's spans come from the later import, which checked it
+
+
+def test_a_new_gold_label_sets_marks_are_logged_as_its_units_items_and_the_others(engine) -> None:
+    dataset = DatasetRecord(name="cats", source_format="mhalo", label_kinds=["span"])
+    items = [ItemRecord(external_id=ext, response="A cat sits on a red mat.") for ext in ("a", "b")]
+    gold = LabelSetRecord(
+        kind="gold",
+        name="gold",
+        annotations=[Annotations("a", spans=[SpanRecord(2, 5, "object")]), Annotations("b")],
+    )
+    import_bundle(engine, Bundle(dataset, items=items, label_sets=[gold]), actor=OPERATOR)
+    with Session(engine) as session:
+        coverage = session.get(m.EditLog, _last_import(engine)).after["coverage"]
+    # a is a unit the import wrote; b, found to hold nothing, is not: it is listed.
+    assert coverage["added"] == [{"kind": "gold", "name": "gold", "unit_items": True, "items": ["b"]}]
+    undo = undo_import(engine, _last_import(engine), actor=OPERATOR)
+    assert _gold_marks(engine) == []
+    undo_import(engine, undo.log_id, actor=OPERATOR)
+    assert _gold_marks(engine) == [("a", "done"), ("b", "done")]

@@ -378,11 +378,10 @@ def cmd_undo_import(args: argparse.Namespace) -> int:
         else:
             print(f"error: {refused}", file=sys.stderr)
         return 1
-    rows = ", ".join(f"{n} {table}" for table, n in sorted(result.rows.items())) or "no rows"
     _emit(
         args,
         {"ok": True, **result.to_dict()},
-        f"Undid import {result.undid} on {result.dataset!r} (log id {result.log_id}): restored {rows}",
+        f"Undid import {result.undid} on {result.dataset!r} (log id {result.log_id}): {result.summary()}",
     )
     return 0
 

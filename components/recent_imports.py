@@ -21,8 +21,7 @@ def _undo(engine: Engine, log_id: int, annotator: str | None, actor: Actor) -> N
     except (UndoRefused, Forbidden) as refused:
         st.session_state[_MESSAGE] = (False, str(refused))
         return
-    rows = ", ".join(f"{n} {table}" for table, n in sorted(result.rows.items())) or "no rows"
-    st.session_state[_MESSAGE] = (True, f"Import {log_id} undone on {result.dataset!r}: restored {rows}.")
+    st.session_state[_MESSAGE] = (True, f"Import {log_id} undone on {result.dataset!r}: {result.summary()}.")
 
 
 def _line(entry: ImportEntry) -> str:
@@ -31,7 +30,10 @@ def _line(entry: ImportEntry) -> str:
         for counts in tables.values():
             for what in totals:
                 totals[what] += int(counts.get(what, 0))
-    changed = ", ".join(f"{n} {what}" for what, n in totals.items() if n) or "no annotations changed"
+    said = [f"{n} {what}" for what, n in totals.items() if n]
+    if entry.marks:  # items gold was marked as having checked, or no longer
+        said.append(f"{entry.marks} gold coverage marks")
+    changed = ", ".join(said) or "no annotations changed"
     by = f" · by {entry.annotator}" if entry.annotator else ""
     state = " · undone" if entry.undone else ""
     return (

@@ -53,6 +53,7 @@ class ImportEntry:
     changes: dict[str, Any]
     undone: bool
     undoable: bool
+    marks: int = 0  # gold coverage marks the change added or took away (annotations say nothing of them)
 
     def to_dict(self) -> dict[str, Any]:
         return {
@@ -65,6 +66,7 @@ class ImportEntry:
             "changes": self.changes,
             "undone": self.undone,
             "undoable": self.undoable,
+            "coverage_marks": self.marks,
         }
 
 
@@ -74,9 +76,22 @@ class UndoResult:
     undid: int
     dataset: str
     rows: dict[str, int] = field(default_factory=dict)
+    marks: dict[str, int] = field(default_factory=dict)  # gold coverage marks "taken away" and "put back"
 
     def to_dict(self) -> dict[str, Any]:
-        return {"log_id": self.log_id, "undid": self.undid, "dataset": self.dataset, "rows": self.rows}
+        return {
+            "log_id": self.log_id,
+            "undid": self.undid,
+            "dataset": self.dataset,
+            "rows": self.rows,
+            "coverage_marks": self.marks,
+        }
+
+    def summary(self) -> str:
+        """What the undo wrote, in words: the rows it restored, and the gold coverage marks it changed."""
+        rows = ", ".join(f"{n} {table}" for table, n in sorted(self.rows.items())) or "no rows"
+        marks = "".join(f"; {what} {n} gold coverage marks" for what, n in self.marks.items() if n)
+        return f"restored {rows}{marks}"
 
 
 def _undone(session: Session) -> set[int]:
@@ -115,6 +130,11 @@ def recent_imports(engine: Engine, limit: int = 20) -> list[ImportEntry]:
                 changes=dict((entry.after or {}).get("changes") or {}),
                 undone=entry.id in undone,
                 undoable=entry.id not in undone and dataset is not None and _has_units(entry),
+                marks=sum(
+                    len(coverage_items(mark, entry.before or {}))
+                    for marks in ((entry.after or {}).get("coverage") or {}).values()
+                    for mark in marks
+                ),
             )
             for entry, dataset, annotator in session.execute(query)
         ]
@@ -208,7 +228,11 @@ def undo_import(engine: Engine, log_id: int, annotator: str | None = None, *, ac
         )
         session.add(undo)
         session.flush()
-        return UndoResult(undo.id, log_id, dataset.name, rows)
+        marks = {
+            "took away": sum(len(items) for items in removed.values()),
+            "put back": sum(len(items) for items in added.values()),
+        }
+        return UndoResult(undo.id, log_id, dataset.name, rows, {what: n for what, n in marks.items() if n})
 
 
 class _Back:

@@ -19,7 +19,7 @@ from db import models as m
 from db.access import OPERATOR
 from db.exporter import export_batches, export_bundle
 from db.import_changes import ReplaceRequired
-from db.import_undo import undo_import
+from db.import_undo import recent_imports, undo_import
 from db.importer import import_bundle
 from db.repositories import labeling
 from db.repositories.annotators import get_or_create_annotator
@@ -347,8 +347,14 @@ def test_a_mark_added_to_an_item_the_import_leaves_as_it_was_is_logged_and_undon
         logged = session.get(m.EditLog, _last_import(engine)).after["coverage"]
     assert logged == {"added": [{"kind": "gold", "name": "gold", "items": ["b"]}], "removed": []}
     assert _gold_marks(engine) == [("a", "done"), ("b", "done")]
-    undo_import(engine, _last_import(engine), actor=OPERATOR)
+    [entry, *_] = recent_imports(engine)
+    assert (
+        entry.undoable and entry.marks == 1
+    )  # listed as "1 gold coverage marks", not "no annotations changed"
+    undo = undo_import(engine, _last_import(engine), actor=OPERATOR)
     assert _gold_marks(engine) == [("a", "done")]
+    assert undo.rows == {} and undo.marks == {"took away": 1}
+    assert undo.summary() == "restored no rows; took away 1 gold coverage marks"
 
 
 def test_undoing_an_older_gold_import_keeps_a_mark_a_later_import_stands_behind(engine) -> None:

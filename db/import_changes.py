@@ -24,8 +24,9 @@ from sqlalchemy.orm import Session
 
 from db import models as m
 from db.exporter import label_set_record
+from db.label_set_keys import Key
 from db.record_reach import NOTHING, Reach, logged_reach, reach_of, within
-from db.triplet_verdicts import Key, LostVerdict, lost_verdicts
+from db.triplet_verdicts import LostVerdict, lost_verdicts
 from formats.problems import Problem
 from formats.records import (
     Annotations,

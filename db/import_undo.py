@@ -28,8 +28,9 @@ from db.import_changes import (
     units_now,
 )
 from db.importer import coverage_items, logged_coverage, set_coverage, write_annotations
+from db.label_set_keys import Key
 from db.record_reach import Reach, reach_from_log
-from db.triplet_verdicts import Key, LostVerdict, lost_verdicts
+from db.triplet_verdicts import LostVerdict, lost_verdicts
 from formats.canonical import records_from_dicts
 from formats.problems import ImportRejected
 from formats.records import Annotations, LabelSetRecord, RatingRecord, RatingTaskRecord

@@ -26,9 +26,10 @@ from db.access import Actor, require_in
 from db.engine import write_session
 from db.import_changes import ImportChanges, MetaTexts, ReplaceRequired, plan_changes, units_now
 from db.item_statuses import PendingStatuses, StatusRow, campaign_ids, campaign_name, pages, status_problems
+from db.label_set_keys import Key, label_set_id, label_set_ids
 from db.record_reach import Reach, reach_by_item
 from db.repositories.annotations import response_scale
-from db.triplet_verdicts import Key, LostVerdict, PendingVerdicts, verdict_problems
+from db.triplet_verdicts import LostVerdict, PendingVerdicts, verdict_problems
 from db.value_check import unstorable_values
 from formats.problems import ImportRejected, Problem
 from formats.records import (
@@ -456,12 +457,8 @@ def set_coverage(
     An import marks the gold items it brings as checked (:meth:`_Writer.cover_gold`) and logs which; its
     undo takes those marks away — left behind, they read as "gold checked this item and found nothing",
     in the metrics and in every export — and an undo of that undo puts them back."""
-    label_set_id = session.scalar(
-        select(m.LabelSet.id).where(
-            m.LabelSet.dataset_id == dataset_id, m.LabelSet.kind == key[0], m.LabelSet.name == key[1]
-        )
-    )
-    if label_set_id is None or not items:
+    gold_id = label_set_id(session, dataset_id, key)
+    if gold_id is None or not items:
         return []
     changed: list[str] = []
     for start in range(0, len(items), _CHUNK):
@@ -478,7 +475,7 @@ def set_coverage(
             item_id: status
             for item_id, status in session.execute(
                 select(m.ItemStatus.item_id, m.ItemStatus.status).where(
-                    m.ItemStatus.label_set_id == label_set_id,
+                    m.ItemStatus.label_set_id == gold_id,
                     m.ItemStatus.page == GOLD_COVERAGE_PAGE,
                     m.ItemStatus.item_id.in_(list(ids.values())),
                 )
@@ -493,7 +490,7 @@ def set_coverage(
                 for table in _OWNED
                 for item_id in session.scalars(
                     select(table.item_id).where(
-                        table.label_set_id == label_set_id, table.item_id.in_([ids[ext] for ext in wanted])
+                        table.label_set_id == gold_id, table.item_id.in_([ids[ext] for ext in wanted])
                     )
                 )
             }
@@ -501,7 +498,7 @@ def set_coverage(
         if wanted and covered:
             rows = [
                 {
-                    "label_set_id": label_set_id,
+                    "label_set_id": gold_id,
                     "item_id": ids[ext],
                     "page": GOLD_COVERAGE_PAGE,
                     "status": "done",
@@ -512,7 +509,7 @@ def set_coverage(
         elif wanted:
             session.execute(
                 delete(m.ItemStatus).where(
-                    m.ItemStatus.label_set_id == label_set_id,
+                    m.ItemStatus.label_set_id == gold_id,
                     m.ItemStatus.page == GOLD_COVERAGE_PAGE,
                     m.ItemStatus.item_id.in_([ids[ext] for ext in wanted]),
                 )
@@ -1537,7 +1534,7 @@ class _Writer:
         lost = list(lost)
         if not lost:
             return
-        ids = self._label_set_ids()
+        ids = label_set_ids(self.session, self.dataset.id)
         places: list[tuple[int, int, int, int, str | None, str | None]] = []
         for key, (ext, kind, name, index, verdict, wrong_part) in lost:
             judged, judge, item_id = ids.get(key), ids.get((kind, name)), self.item_ids.get(ext)
@@ -1576,13 +1573,6 @@ class _Writer:
                 }
             )
         self._insert(m.TripletJudgment, rows)
-
-    def _label_set_ids(self) -> dict[Key, int]:
-        """The dataset's label sets' ids by kind and name."""
-        query = select(m.LabelSet.id, m.LabelSet.kind, m.LabelSet.name).where(
-            m.LabelSet.dataset_id == self.dataset.id
-        )
-        return {(kind, name): ls_id for ls_id, kind, name in self.session.execute(query)}
 
     def _take_others_verdicts(self, label_set_id: int, item_ids: list[int]) -> None:
         """Keep the verdicts other label sets gave on this label set's triplets of these items, with
@@ -1669,7 +1659,7 @@ class _Writer:
     def _by_judged(self, reach: Mapping[int, Reach]) -> dict[tuple[int, ...] | None, list[int]]:
         """The item ids of ``reach`` grouped by the ids of the label sets whose triplets their verdicts
         are replaced on (None: every label set's); a label set not stored has no triplets."""
-        ids = self._label_set_ids() if any(r.judged for r in reach.values()) else {}
+        ids = label_set_ids(self.session, self.dataset.id) if any(r.judged for r in reach.values()) else {}
         groups: dict[tuple[int, ...] | None, list[int]] = {}
         for item_id, r in reach.items():
             keys = r.judged

@@ -19,7 +19,7 @@ from sqlalchemy.orm import Session
 
 from db import models as m
 from db.exporter import RATING_QUEUE
-from db.triplet_verdicts import Key
+from db.label_set_keys import Key, label_set_ids
 from formats.problems import Problem
 from formats.records import Annotations, ItemStatusRecord, LabelSetRecord
 
@@ -106,10 +106,7 @@ class PendingStatuses:
         if not self.held:
             return [], []
         campaigns = campaign_ids(session, dataset_id)
-        query = select(m.LabelSet.id, m.LabelSet.kind, m.LabelSet.name).where(
-            m.LabelSet.dataset_id == dataset_id
-        )
-        label_sets = {(kind, name): ls_id for ls_id, kind, name in session.execute(query)}
+        label_sets = label_set_ids(session, dataset_id)
         rows: list[StatusRow] = []
         problems: list[Problem] = []
         for held in self.held:

@@ -16,7 +16,7 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, replace
 from typing import Any
 
-from db.triplet_verdicts import Key
+from db.label_set_keys import Key
 from formats.records import Annotations
 
 

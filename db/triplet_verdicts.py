@@ -27,11 +27,11 @@ from sqlalchemy import select
 from sqlalchemy.orm import Session, aliased
 
 from db import models as m
+from db.label_set_keys import Key, label_set_id, label_set_ids
 from formats.problems import Problem
 from formats.records import Annotations, LabelSetRecord, TripletRecord
 
 _CHUNK = 5_000
-Key = tuple[str, str]  # a label set's (kind, name)
 # A verdict another label set gave on one of a label set's triplets: (external id, judge's kind, judge's
 # name, the triplet's index, verdict, wrong part).
 LostVerdict = tuple[str, str, str, int, str | None, str | None]
@@ -45,12 +45,8 @@ def lost_verdicts(
     triplet that does not come back at its position with the same words (the writer keeps the rest)."""
     if not written:
         return []
-    label_set_id = session.scalar(
-        select(m.LabelSet.id).where(
-            m.LabelSet.dataset_id == dataset_id, m.LabelSet.kind == key[0], m.LabelSet.name == key[1]
-        )
-    )
-    if label_set_id is None:
+    judged_id = label_set_id(session, dataset_id, key)
+    if judged_id is None:
         return []
     judge = aliased(m.LabelSet)
     items = sorted(written)
@@ -72,8 +68,8 @@ def lost_verdicts(
             .join(judge, judge.id == m.TripletJudgment.label_set_id)
             .join(m.Item, m.Item.id == m.Triplet.item_id)
             .where(
-                m.Triplet.label_set_id == label_set_id,
-                m.TripletJudgment.label_set_id != label_set_id,
+                m.Triplet.label_set_id == judged_id,
+                m.TripletJudgment.label_set_id != judged_id,
                 m.Item.dataset_id == dataset_id,
                 m.Item.external_id.in_(items[start : start + _CHUNK]),
             )
@@ -163,14 +159,7 @@ class PendingVerdicts:
         problems: list[Problem] = []
         if not self.held:
             return [], problems
-        label_sets = {
-            (kind, name): ls_id
-            for ls_id, kind, name in session.execute(
-                select(m.LabelSet.id, m.LabelSet.kind, m.LabelSet.name).where(
-                    m.LabelSet.dataset_id == dataset_id
-                )
-            )
-        }
+        label_sets = label_set_ids(session, dataset_id)
         stored = self._stored_triplets(session, label_sets, item_ids)
         rows: list[dict[str, Any]] = []
         written: set[tuple[Key, int]] = set()

@@ -216,25 +216,14 @@ def _caption_batches(
     if len(set(header)) != len(header) or not set(KEY_COLUMNS) <= set(header):
         return None
     try:
-        closed: set[tuple[str, str]] = set()
-        last: tuple[str, str] | None = None
-        for batch in _csv_blocks(opened(), header, KEY_COLUMNS):
-            keys = _clean_keys(batch)
-            if keys is None:
-                return None
-            for key in keys:  # the caption of each run of rows, in order
-                if key == last:
-                    continue
-                if key in closed:
-                    return None
-                if last is not None:
-                    closed.add(last)
-                last = key
+        contiguous = _captions_contiguous(_csv_blocks(opened(), header, KEY_COLUMNS))
     except (pa.ArrowException, ValueError):
         return None
-    if last is None:
+    # The first pass's blocks are freed; the allocator would keep their memory for the second pass's
+    # Python rows, which cannot use it (a million rows: 80 MB more at the import's peak).
+    pa.default_memory_pool().release_unused()
+    if not contiguous:
         return None
-    del closed
     return _row_batches(opened(), header, rows or BATCH_ROWS)
 
 
@@ -259,9 +248,49 @@ def _csv_blocks(source: Any, header: list[str], columns: Sequence[str]) -> Itera
     yield from reader
 
 
-def _clean_keys(batch: Any) -> list[tuple[str, str]] | None:
-    """The ``(model, image_name)`` of each run of rows of a block, or None when a key cell is missing,
-    blank or (``sentence_index``) not an integer.
+def _captions_contiguous(blocks: Iterable[Any]) -> bool:
+    """Whether every caption's rows follow one another in the key-column ``blocks`` of a file (and it has
+    rows, each with its key cells): the caption of each run of rows is kept as arrow text, and the runs
+    must all be of different captions. (Kept as Python tuples, the captions of a million rows took 36 MB
+    more.)"""
+    import pyarrow as pa
+
+    models: list[Any] = []
+    images: list[Any] = []
+    last: tuple[str, str] | None = None
+    for batch in blocks:
+        runs = _caption_runs(batch)
+        if runs is None:
+            return False
+        model, image_name = runs
+        if not len(model):
+            continue
+        if last == (model[0].as_py(), image_name[0].as_py()):  # the run goes on from the block before
+            model, image_name = model[1:], image_name[1:]
+        if len(model):
+            models.append(model)
+            images.append(image_name)
+            last = (model[-1].as_py(), image_name[-1].as_py())
+    if last is None:
+        return False
+    import pyarrow.compute as pc
+
+    model, image_name = pa.concat_arrays(models), pa.concat_arrays(images)
+    del models, images
+    # Sorted, a caption with two runs has two equal neighbours. (Neither group_by nor a Python value
+    # such as a separator is used: either makes pyarrow import pandas, 45 MB.)
+    order = pc.sort_indices(
+        pa.table({"model": model, "image_name": image_name}),
+        sort_keys=[("model", "ascending"), ("image_name", "ascending")],
+    )
+    model, image_name = pc.take(model, order), pc.take(image_name, order)
+    again = pc.and_(pc.equal(model[1:], model[:-1]), pc.equal(image_name[1:], image_name[:-1]))
+    return not pc.any(again).as_py()
+
+
+def _caption_runs(batch: Any) -> tuple[Any, Any] | None:
+    """The ``model`` and ``image_name`` of each run of rows of a block, as arrow arrays; None when a key
+    cell is missing, blank or (``sentence_index``) not an integer.
 
     (No Python value is handed to pyarrow here: converting one makes pyarrow import pandas, 45 MB.)"""
     import pyarrow as pa
@@ -269,7 +298,7 @@ def _clean_keys(batch: Any) -> list[tuple[str, str]] | None:
 
     model, image_name, index = (batch.column(batch.schema.get_field_index(c)) for c in KEY_COLUMNS)
     if len(model) == 0:
-        return []
+        return model, image_name
     for column in (model, image_name, index):
         if column.null_count or pc.any(pc.utf8_is_space(column)).as_py():
             return None
@@ -280,10 +309,11 @@ def _clean_keys(batch: Any) -> list[tuple[str, str]] | None:
     except pa.ArrowException:
         return None
     changes = pc.or_(pc.not_equal(model[1:], model[:-1]), pc.not_equal(image_name[1:], image_name[:-1]))
-    starts = pc.indices_nonzero(changes)
-    models = [model[0].as_py(), *pc.take(model[1:], starts).to_pylist()]
-    images = [image_name[0].as_py(), *pc.take(image_name[1:], starts).to_pylist()]
-    return list(zip(models, images, strict=True))
+    starts = pc.indices_nonzero(changes)  # of the runs after the first, in the rows after the first
+    return (
+        pa.concat_arrays([model[:1], pc.take(model[1:], starts)]),
+        pa.concat_arrays([image_name[:1], pc.take(image_name[1:], starts)]),
+    )
 
 
 def _row_batches(source: Any, header: list[str], rows: int) -> Iterator[list[tuple[int, dict[str, Any]]]]:

@@ -296,3 +296,32 @@ def test_csv_quoted_newlines_and_more_cells_than_columns():
     result = FORMAT.read((CSV_HEAD + "m,i.jpg,0,A cat.,correct,2,0.25,extra\n").encode(), source="a.csv")
     (error,) = result.errors
     assert (error.record, error.reason) == ("row 2", "more cells than header columns")
+
+
+def _caption_rows(captions: list[tuple[str, int]]) -> bytes:
+    """A CSV file with ``n`` sentence rows for each ``(image, n)``, in the order given."""
+    lines = ["model,image_name,sentence_index,caption,annotation\n"]
+    for image, n in captions:
+        lines += [f"m,{image},{k},The sentence {k} of {image} is here.,correct\n" for k in range(n)]
+    return "".join(lines).encode()
+
+
+@pytest.mark.parametrize("block", [64, 256, 1 << 19])
+def test_captions_across_blocks_are_read_in_batches(monkeypatch, block):
+    """The first pass finds each caption's rows together even where a caption's run of rows goes on from
+    one block into the next, and finds a caption that comes back later in the file, in any block."""
+    import formats.alignbench as alignbench
+
+    monkeypatch.setattr(alignbench, "BLOCK_BYTES", block)
+    together = _caption_rows([(f"img{c}.jpg", 7) for c in range(30)])
+    batches = alignbench.caption_batches(together, rows=20)
+    assert batches is not None
+    read = [[(row["image_name"], row["sentence_index"]) for _, row in batch] for batch in batches]
+    assert sum(len(batch) for batch in read) == 210
+    for batch in read:  # no caption split between batches
+        assert batch[0][1] == 0 and batch[-1][1] == 6
+    apart = _caption_rows([*((f"img{c}.jpg", 7) for c in range(30)), ("img3.jpg", 1)])
+    assert alignbench.caption_batches(apart) is None
+    again = _caption_rows([("img0.jpg", 3), ("img1.jpg", 3), ("img0.jpg", 3)])
+    assert alignbench.caption_batches(again) is None
+    assert alignbench.caption_batches(_caption_rows([])) is None

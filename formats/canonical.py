@@ -423,10 +423,13 @@ def _json_lines(lines: Iterable[bytes], source: str, problems: list[Problem]) ->
     (:func:`~formats.json_documents.iter_jsonl` of each line, with its line number)."""
     for index, line in enumerate(lines):
         known = len(problems)
-        for _, row in iter_jsonl(line.decode("utf-8"), source, problems):
-            yield index, row
-        for k in range(known, len(problems)):  # iter_jsonl numbers its one line 1: give the file's number
+        rows = [row for _, row in iter_jsonl(line.decode("utf-8"), source, problems)]
+        # iter_jsonl numbers its one line 1: give the file's number, before yielding, as the importer
+        # appends its own problems of the batch to the same list while this waits for the next line.
+        for k in range(known, len(problems)):
             problems[k] = dataclasses.replace(problems[k], record=f"line {index + 1}")
+        for row in rows:
+            yield index, row
 
 
 def _data_lines(data: bytes) -> Iterator[bytes]:

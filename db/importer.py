@@ -25,6 +25,7 @@ from db import models as m
 from db.access import Actor, require_in
 from db.engine import write_session
 from db.import_changes import ImportChanges, MetaTexts, ReplaceRequired, plan_changes, units_now
+from db.import_items import StoredItem, StoredItems
 from db.item_statuses import PendingStatuses, StatusRow, campaign_ids, campaign_name, pages, status_problems
 from db.label_set_keys import Key, label_set_id, label_set_ids
 from db.record_reach import Reach, reach_by_item
@@ -82,16 +83,6 @@ class ImportResult:
             "problems": [p.to_dict() for p in self.problems],
             "changes": self.changes.to_dict(),
         }
-
-
-@dataclass(slots=True)
-class _StoredItem:
-    id: int
-    # "" for an item this import wrote: a later record with its id is refused as a repeat, text aside.
-    text_hash: str
-    length: int
-    n_sentences: int
-    n_claims: int
 
 
 def import_bundle(
@@ -197,7 +188,7 @@ class _Batches:
         self.session, self.source, self.problems = session, source, problems
         self.check_values = check_values
         self.dataset: m.Dataset | None = None
-        self.stored: dict[str, _StoredItem] = {}
+        self.stored: StoredItems | None = None  # the items each batch names (read as it comes)
         self.seen: set[str] = set()
         self.fresh: set[tuple[str, str]] = set()  # label sets this import created
         self.counted: dict[tuple[str, str], int] = {}  # records of the batches before, for numbering
@@ -205,7 +196,6 @@ class _Batches:
         self.changes = ImportChanges()
         self.result = ImportResult(dataset="", problems=problems, changes=self.changes)
         self.writing = True
-        self.item_ids: dict[str, int] | None = None  # the writers' ids of stored items, once writing
         self.written = 0  # batches written
         # Verdicts on other label sets' triplets, statuses on rating campaigns' queues: written once every
         # label set and rating task is (see finish).
@@ -224,13 +214,17 @@ class _Batches:
             raise ImportRejected([*problems, *values.whole_input])
         if self.dataset is None:
             self.dataset = _get_or_create_dataset(session, bundle)
-            self.stored = _stored_items(session, self.dataset.id)
+            self.stored = StoredItems(session, self.dataset.id)
             self.result.dataset = self.dataset.name
             _keep_settings(self.dataset, bundle)
-        dataset = self.dataset
+        dataset, stored = self.dataset, self.stored
+        assert stored is not None
+        stored.load(_named_items(bundle))
         shapes: dict[str, tuple[int, int, int]] = {}
         firsts = {(ls.kind, ls.name): self.counted.get((ls.kind, ls.name), 0) for ls in bundle.label_sets}
-        bad_items = _validate(bundle, self.stored, self.source, problems, self.seen, shapes, self.counted)
+        bad_items = _validate(
+            bundle, stored, self.source, problems, self.seen, shapes, self.counted, self.verdicts.refused
+        )
         if values is not None:
             problems.extend(values.items)
             bad_items |= values.bad_items
@@ -241,7 +235,7 @@ class _Batches:
             session,
             dataset.id,
             bundle,
-            self.stored,
+            stored,
             bad_items,
             self.source,
             problems,
@@ -275,17 +269,8 @@ class _Batches:
         if not self.writing:
             self._remember_items(bundle, shapes, written={})
             return
-        if self.item_ids is None:
-            self.item_ids = {ext: s.id for ext, s in self.stored.items()}
         writer = _Writer(
-            session,
-            dataset,
-            self.stored,
-            bad_items,
-            self.result,
-            fresh=self.fresh,
-            item_ids=self.item_ids,
-            meta_texts=meta_texts,
+            session, dataset, stored, bad_items, self.result, fresh=self.fresh, meta_texts=meta_texts
         )
         writer.write_items(bundle.items)
         for label_set in bundle.label_sets:
@@ -310,8 +295,15 @@ class _Batches:
         """After the last batch: check the verdicts on other label sets' triplets against those triplets,
         and the statuses on rating campaigns' queues against the campaigns (every label set and rating
         task of the input written by now), and write the sound ones."""
-        assert self.dataset is not None
-        item_ids = {ext: s.id for ext, s in self.stored.items() if s.id >= 0}
+        assert self.dataset is not None and self.stored is not None
+        self.stored.load(  # the items of the verdicts and statuses held, and of the verdicts given again
+            [
+                *self.verdicts.named_items(),
+                *self.statuses.named_items(),
+                *(lost[0] for _, lost in self.changes.regiven),
+            ]
+        )
+        item_ids = self.stored.ids()
         rows, problems = self.verdicts.resolve(self.session, self.dataset.id, item_ids, self.source)
         statuses, status_problems = self.statuses.resolve(
             self.session, self.dataset.id, item_ids, self.source
@@ -355,13 +347,17 @@ class _Batches:
         self, bundle: Bundle, shapes: dict[str, tuple[int, int, int]], written: dict[str, int]
     ) -> None:
         """The batch's sound new items count as stored for the batches after it (their annotations may
-        refer to them); an item not written (the import is refused already) gets no id."""
+        refer to them): those written are read back from the store; one not written (the import is
+        refused already) is kept with its shape."""
+        assert self.stored is not None
         for item in bundle.items:
             ext = item.external_id
             if ext in self.stored or ext not in shapes:
                 continue
-            length, n_sentences, n_claims = shapes[ext]
-            self.stored[ext] = _StoredItem(written.get(ext, -1), "", length, n_sentences, n_claims)
+            if ext in written:
+                self.stored.wrote(ext)
+            else:
+                self.stored.remember(ext, shapes[ext])
 
 
 def write_annotations(
@@ -384,7 +380,15 @@ def write_annotations(
     now, or a status no such rating campaign (the caller's transaction is then rolled back).
     """
     result = ImportResult(dataset=dataset.name)
-    writer = _Writer(session, dataset, _stored_items(session, dataset.id), set(), result)
+    stored = StoredItems(session, dataset.id)
+    stored.load(
+        [
+            *(a.item for label_set in label_sets for a in label_set.annotations),
+            *(r.item for task, pairs in rating_tasks for r in task.ratings),
+            *(ext for _, pairs in rating_tasks for _, ext in pairs),
+        ]
+    )
+    writer = _Writer(session, dataset, stored, set(), result)
     verdicts, statuses = PendingVerdicts(), PendingStatuses()
     for label_set in label_sets:
         writer.write_label_set(label_set, reach.get((label_set.kind, label_set.name), {}))
@@ -571,24 +575,13 @@ def _keep_settings(dataset: m.Dataset, bundle: Bundle) -> None:
         dataset.settings = {**current, **given}
 
 
-def _stored_items(session: Session, dataset_id: int) -> dict[str, _StoredItem]:
-
-    n_sentences = select(m.Sentence.item_id, func.count().label("n")).group_by(m.Sentence.item_id).subquery()
-    n_claims = select(m.Claim.item_id, func.count().label("n")).group_by(m.Claim.item_id).subquery()
-    rows = session.execute(
-        select(
-            m.Item.external_id,
-            m.Item.id,
-            m.Item.text_hash,
-            func.length(m.Item.response),
-            func.coalesce(n_sentences.c.n, 0),
-            func.coalesce(n_claims.c.n, 0),
-        )
-        .outerjoin(n_sentences, n_sentences.c.item_id == m.Item.id)
-        .outerjoin(n_claims, n_claims.c.item_id == m.Item.id)
-        .where(m.Item.dataset_id == dataset_id)
-    )
-    return {ext: _StoredItem(i, h, int(n or 0), int(s), int(c)) for ext, i, h, n, s, c in rows}
+def _named_items(bundle: Bundle) -> list[str]:
+    """The external ids a batch's items, records and ratings name (those its checks read stored)."""
+    return [
+        *(i.external_id for i in bundle.items),
+        *(a.item for label_set in bundle.label_sets for a in label_set.annotations),
+        *(r.item for task in bundle.rating_tasks for r in task.ratings),
+    ]
 
 
 # ----------------------------------------------------------------------------------------------- validation
@@ -596,19 +589,21 @@ def _stored_items(session: Session, dataset_id: int) -> dict[str, _StoredItem]:
 
 def _validate(
     bundle: Bundle,
-    stored: dict[str, _StoredItem],
+    stored: Mapping[str, StoredItem],
     source: str,
     problems: list[Problem],
     seen: set[str],
     new_shapes: dict[str, tuple[int, int, int]],
     counted: dict[tuple[str, str], int] | None = None,
+    refused: Collection[str] = (),
 ) -> set[str]:
     """Append every problem of ``bundle`` to ``problems``; return the external ids of rejected items.
 
     ``seen`` holds the ids of the batches before (and gets this batch's); ``new_shapes`` gets the text
     length, sentence and claim counts of each sound item. ``counted``: the items (key ``("", "")``)
     and each label set's annotations of the batches before, so a record is numbered as in the file;
-    this batch's are added."""
+    this batch's are added. ``refused``: the items refused in the batches before, whose records here
+    are left out as well, without a word more (as in a whole file, where they are in one batch)."""
     counted = {} if counted is None else counted
     first_item = counted.get(("", ""), 0)
     counted[("", "")] = first_item + len(bundle.items)
@@ -660,7 +655,8 @@ def _validate(
         earlier: dict[str, list[Annotations]] = {}  # per item, the label set's records before
         for index, ann in enumerate(label_set.annotations, first):
             where = f"#{index} (id={ann.item})"
-            if ann.item in bad:
+            if ann.item in bad or ann.item in refused:
+                bad.add(ann.item)
                 continue
             known = shape_of(ann.item)
             if known is None:
@@ -724,7 +720,7 @@ def _keyed(a: Annotations) -> Iterator[tuple[str, tuple[str, Any], str]]:
         yield "response_score", ("response score", None), "the item is given two response scores"
 
 
-def _item_problems(item: ItemRecord, old: _StoredItem | None) -> list[tuple[str, str]]:
+def _item_problems(item: ItemRecord, old: StoredItem | None) -> list[tuple[str, str]]:
     reasons: list[tuple[str, str]] = []
     if not isinstance(item.external_id, str) or not item.external_id.strip():
         reasons.append(("external_id", "missing or empty"))
@@ -878,7 +874,7 @@ def _sound_rating_tasks(
     session: Session,
     dataset_id: int,
     bundle: Bundle,
-    stored: dict[str, _StoredItem],
+    stored: Mapping[str, StoredItem],
     bad_items: set[str],
     source: str,
     problems: list[Problem],
@@ -988,7 +984,7 @@ class _Writer:
         self,
         session: Session,
         dataset: m.Dataset,
-        stored: dict[str, _StoredItem],
+        stored: Mapping[str, StoredItem],
         bad_items: set[str],
         result: ImportResult,
         fresh: set[tuple[str, str]] | None = None,

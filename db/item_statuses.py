@@ -98,6 +98,10 @@ class PendingStatuses:
                     where = f"#{number} (id={record.item})"
                     self.held.append(_Held(key, where, label_set.name, record.item, k, status))
 
+    def named_items(self) -> list[str]:
+        """The external ids of the items the statuses held are on."""
+        return [held.item for held in self.held]
+
     def resolve(
         self, session: Session, dataset_id: int, item_ids: Mapping[str, int], source: str
     ) -> tuple[list[StatusRow], list[Problem]]:

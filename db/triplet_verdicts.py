@@ -148,6 +148,10 @@ class PendingVerdicts:
             if record.triplet_judgments:
                 self.held.append(_Held(key, f"#{index} (id={record.item})", label_set.name, record))
 
+    def named_items(self) -> list[str]:
+        """The external ids of the items whose records give the verdicts held."""
+        return [held.annotations.item for held in self.held]
+
     def resolve(
         self, session: Session, dataset_id: int, item_ids: dict[str, int], source: str
     ) -> tuple[list[dict[str, Any]], list[Problem]]:

@@ -556,3 +556,58 @@ def test_sentence_ids_taken_before_the_insert_are_the_sentences_own(
     assert [[(s.index, s.score) for s in a.sentence_scores] for a in detector.annotations] == [
         [(s, 10.0 * s) for s in range(3)] for _ in range(40)
     ]
+
+
+def test_items_named_in_other_batches_are_checked_as_in_a_whole_file(
+    engine: Engine, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The stored items a batch's records name are read as the batch comes (not held for the whole
+    import): an item the import wrote in an earlier batch, given again with other words, is refused as a
+    repeat only; the records of a refused import's later batches are checked against the items of its
+    earlier ones, which it did not write. The same problems as when the file is read whole, named alike
+    (the reader named the importer's problems by the line it was reading) and with no follow-on error
+    for a refused item's records in a later batch."""
+    from formats import canonical
+
+    monkeypatch.setattr(canonical, "BATCH_RECORDS", 4)
+    gold = {"kind": "gold", "name": "gold"}
+    lines: list[dict[str, object]] = [
+        {"record": "dataset", "format_version": 1, "name": "d", "source_format": "canonical"},
+        *(
+            {
+                "record": "item",
+                "external_id": f"i{k:02d}",
+                "response": "A dog sits. It is red.",
+                "sentences": [{"start": 0, "end": 11}, {"start": 12, "end": 22}],
+            }
+            for k in range(12)
+        ),
+        {"record": "label_set", **gold},
+        *(
+            {
+                "record": "annotations",
+                "label_set": gold,
+                "item": f"i{k:02d}",
+                "sentence_labels": [{"index": 1, "label": "incorrect"}],
+            }
+            for k in range(12)
+        ),
+    ]
+    repeated = [*lines[:13], {**lines[3], "response": "A cat sits. It is red."}, *lines[13:]]
+    bad_first = [dict(line) for line in lines]
+    bad_first[1]["sentences"] = [{"start": 0, "end": 99}]  # i00 refused; i01… are sound, not written
+    expected = {
+        "repeated": [("#12 (id=i02)", "external_id", "the same id appears twice in this input")],
+        "bad_first": [("#0 (id=i00)", "sentences[0]", "offsets 0-99 outside 0-22")],
+    }
+    for name, file_lines in (("repeated", repeated), ("bad_first", bad_first)):
+        data = "".join(json.dumps(line) + "\n" for line in file_lines).encode()
+        assert canonical.FORMAT.read_batches(data, source="d.jsonl").more is not None  # read in batches
+        batched = import_split(engine, data, f"{name}-batched")
+        whole = import_split(engine, data, f"{name}-whole", whole=True)
+        assert [(p.record, p.field, p.reason) for p in batched.errors] == expected[name]
+        assert not batched.ok and batched.problems == whole.problems
+        assert counts(engine)["items"] == 0  # nothing written by either
+    data = "".join(json.dumps(line) + "\n" for line in lines).encode()
+    written = import_split(engine, data, "sound")
+    assert written.ok and written.result is not None and written.result.rows["sentence_labels"] == 12

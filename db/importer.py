@@ -603,7 +603,9 @@ def _validate(
     length, sentence and claim counts of each sound item. ``counted``: the items (key ``("", "")``)
     and each label set's annotations of the batches before, so a record is numbered as in the file;
     this batch's are added. ``refused``: the items refused in the batches before, whose records here
-    are left out as well, without a word more (as in a whole file, where they are in one batch)."""
+    are left out as well, without a word more (as in a whole file, where they are in one batch); an item
+    given in this batch is checked afresh (a record of it may have come before its line, refused then
+    for naming no item)."""
     counted = {} if counted is None else counted
     first_item = counted.get(("", ""), 0)
     counted[("", "")] = first_item + len(bundle.items)
@@ -655,7 +657,9 @@ def _validate(
         earlier: dict[str, list[Annotations]] = {}  # per item, the label set's records before
         for index, ann in enumerate(label_set.annotations, first):
             where = f"#{index} (id={ann.item})"
-            if ann.item in bad or ann.item in refused:
+            if ann.item in bad:
+                continue
+            if ann.item in refused and ann.item not in shape:  # refused in a batch before, not given here
                 bad.add(ann.item)
                 continue
             known = shape_of(ann.item)
@@ -997,9 +1001,11 @@ class _Writer:
         # Label sets made by this import: nothing of theirs is stored from before, nothing to clear.
         self.fresh = set() if fresh is None else fresh
         self.dataset = dataset
-        # The stored items' ids by external id, given by an import of several batches, which keeps them
-        # across its writers (each adds the items it writes) rather than copying every id per batch.
-        self.item_ids = {ext: s.id for ext, s in stored.items()} if item_ids is None else item_ids
+        # The ids of the stored items the batch names, by external id (the writer adds those it writes);
+        # not an item of a refused import's batch before, which has none (id -1).
+        self.item_ids = (
+            {ext: s.id for ext, s in stored.items() if s.id >= 0} if item_ids is None else item_ids
+        )
         self.bad = bad_items
         self.result = result
         # The ids of the sentences this writer adds, by item id, in index order: taken before the insert

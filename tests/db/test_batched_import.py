@@ -611,3 +611,75 @@ def test_items_named_in_other_batches_are_checked_as_in_a_whole_file(
     data = "".join(json.dumps(line) + "\n" for line in lines).encode()
     written = import_split(engine, data, "sound")
     assert written.ok and written.result is not None and written.result.rows["sentence_labels"] == 12
+
+
+def _canonical_lines(lines: list[dict[str, object]]) -> bytes:
+    return "".join(json.dumps(line) + "\n" for line in lines).encode()
+
+
+def test_skipping_a_record_leaves_its_items_ratings_out_in_a_later_batch(
+    engine: Engine, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """With skipping allowed, an item whose record is refused is not written; a rating of it in a later
+    batch is left out with it (it failed the store's foreign key, and the import with it), the other
+    item's rating is written."""
+    from formats import canonical
+
+    monkeypatch.setattr(canonical, "BATCH_RECORDS", 4)
+    detector = {"kind": "detector", "name": "det"}
+    data = _canonical_lines(
+        [
+            {"record": "dataset", "format_version": 1, "name": "d", "source_format": "canonical"},
+            {"record": "item", "external_id": "x", "response": "A dog. A cat."},
+            {"record": "item", "external_id": "y", "response": "A dog. A cat."},
+            {"record": "label_set", **detector},
+            {
+                "record": "annotations",
+                "label_set": detector,
+                "item": "x",
+                "sentence_labels": [{"index": 5, "label": "correct"}],
+            },
+            {"record": "rating_task", "name": "rt", "detector": "det", "granularity": "response"},
+            {"record": "rating", "task": "rt", "item": "x", "rater": "r", "score": 3},
+            {"record": "rating", "task": "rt", "item": "y", "rater": "r", "score": 2},
+        ]
+    )
+    assert canonical.FORMAT.read_batches(data, source="d.jsonl").more is not None
+    outcome = import_file(
+        engine, data, actor=OPERATOR, source="d.jsonl", format_name="canonical", allow_skip=True
+    )
+    assert outcome.ok and outcome.result is not None, outcome.problems
+    assert outcome.result.rows == {"items": 1, "sentences": 2, "ratings": 1}
+    assert [(p.record, p.reason) for p in outcome.problems] == [
+        ("#0 (id=x)", "sentence 5 does not exist (2 sentences)")
+    ]
+
+
+def test_an_item_given_after_a_record_of_it_is_written_with_its_later_records(
+    engine: Engine, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A record naming an item whose line comes in a later batch is refused (no such item yet); the
+    item and its records in that later batch are written, with skipping allowed."""
+    from formats import canonical
+
+    monkeypatch.setattr(canonical, "BATCH_RECORDS", 3)
+    gold, human = {"kind": "gold", "name": "g"}, {"kind": "human", "name": "h"}
+    data = _canonical_lines(
+        [
+            {"record": "dataset", "format_version": 1, "name": "d", "source_format": "canonical"},
+            {"record": "label_set", **gold},
+            {"record": "label_set", **human},
+            {"record": "annotations", "label_set": gold, "item": "x", "spans": [{"start": 0, "end": 3}]},
+            {"record": "item", "external_id": "x", "response": "A dog. A cat."},
+            {"record": "annotations", "label_set": human, "item": "x", "spans": [{"start": 2, "end": 5}]},
+        ]
+    )
+    assert canonical.FORMAT.read_batches(data, source="d.jsonl").more is not None
+    outcome = import_file(
+        engine, data, actor=OPERATOR, source="d.jsonl", format_name="canonical", allow_skip=True
+    )
+    assert outcome.ok and outcome.result is not None, outcome.problems
+    assert outcome.result.rows == {"items": 1, "sentences": 2, "spans": 1}
+    assert [(p.record, p.reason) for p in outcome.problems] == [
+        ("#0 (id=x)", "no item with id 'x' in this dataset")
+    ]

@@ -617,6 +617,18 @@ def _canonical_lines(lines: list[dict[str, object]]) -> bytes:
     return "".join(json.dumps(line) + "\n" for line in lines).encode()
 
 
+def _import_batched_skipping(engine: Engine, data: bytes) -> ImportOutcome:
+    """Import a canonical file read in batches, skipping the records refused; it must succeed."""
+    from formats import canonical
+
+    assert canonical.FORMAT.read_batches(data, source="d.jsonl").more is not None
+    outcome = import_file(
+        engine, data, actor=OPERATOR, source="d.jsonl", format_name="canonical", allow_skip=True
+    )
+    assert outcome.ok, outcome.problems
+    return outcome
+
+
 def test_skipping_a_record_leaves_its_items_ratings_out_in_a_later_batch(
     engine: Engine, monkeypatch: pytest.MonkeyPatch
 ) -> None:
@@ -644,11 +656,8 @@ def test_skipping_a_record_leaves_its_items_ratings_out_in_a_later_batch(
             {"record": "rating", "task": "rt", "item": "y", "rater": "r", "score": 2},
         ]
     )
-    assert canonical.FORMAT.read_batches(data, source="d.jsonl").more is not None
-    outcome = import_file(
-        engine, data, actor=OPERATOR, source="d.jsonl", format_name="canonical", allow_skip=True
-    )
-    assert outcome.ok and outcome.result is not None, outcome.problems
+    outcome = _import_batched_skipping(engine, data)
+    assert outcome.result is not None
     assert outcome.result.rows == {"items": 1, "sentences": 2, "ratings": 1}
     assert [(p.record, p.reason) for p in outcome.problems] == [
         ("#0 (id=x)", "sentence 5 does not exist (2 sentences)")
@@ -674,11 +683,8 @@ def test_an_item_given_after_a_record_of_it_is_written_with_its_later_records(
             {"record": "annotations", "label_set": human, "item": "x", "spans": [{"start": 2, "end": 5}]},
         ]
     )
-    assert canonical.FORMAT.read_batches(data, source="d.jsonl").more is not None
-    outcome = import_file(
-        engine, data, actor=OPERATOR, source="d.jsonl", format_name="canonical", allow_skip=True
-    )
-    assert outcome.ok and outcome.result is not None, outcome.problems
+    outcome = _import_batched_skipping(engine, data)
+    assert outcome.result is not None
     assert outcome.result.rows == {"items": 1, "sentences": 2, "spans": 1}
     assert [(p.record, p.reason) for p in outcome.problems] == [
         ("#0 (id=x)", "no item with id 'x' in this dataset")

@@ -384,7 +384,7 @@ def write_annotations(
     stored.load(
         [
             *(a.item for label_set in label_sets for a in label_set.annotations),
-            *(r.item for task, pairs in rating_tasks for r in task.ratings),
+            *(r.item for task, _ in rating_tasks for r in task.ratings),
             *(ext for _, pairs in rating_tasks for _, ext in pairs),
         ]
     )

@@ -254,6 +254,7 @@ def _captions_contiguous(blocks: Iterable[Any]) -> bool:
     must all be of different captions. (Kept as Python tuples, the captions of a million rows took 36 MB
     more.)"""
     import pyarrow as pa
+    import pyarrow.compute as pc
 
     models: list[Any] = []
     images: list[Any] = []
@@ -273,8 +274,6 @@ def _captions_contiguous(blocks: Iterable[Any]) -> bool:
             last = (model[-1].as_py(), image_name[-1].as_py())
     if last is None:
         return False
-    import pyarrow.compute as pc
-
     model, image_name = pa.concat_arrays(models), pa.concat_arrays(images)
     del models, images
     # Sorted, a caption with two runs has two equal neighbours. (Neither group_by nor a Python value

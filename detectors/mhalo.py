@@ -7,8 +7,9 @@ examples), Criteria (the twelve hallucination types of Table 1 in the prompt), A
 the image. The item's prompt and response follow the instruction as in the appendix's example input.
 
 Answers are read by the file formats' own readers: tagged text by :func:`formats.mhalo_outputs.read_output`
-(the IF flag: the tags parse and the text is the response up to whitespace) and word indices by
-:func:`formats.word_index.place_words`; an answer that breaks the format is kept, with no spans.
+(the IF flag: the tags parse and the text holds the response's words, whitespace aside) and word
+indices by :func:`formats.word_index.place_words`; an answer that breaks the format is kept, with no
+spans.
 """
 
 from __future__ import annotations

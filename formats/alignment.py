@@ -1,7 +1,8 @@
 """Moving spans between two texts that differ only in whitespace, and saying where two texts differ.
 
-:func:`spans_on_copy` is the one rule by which a tagged copy of a response counts as that response,
-for benchmark files (MHALO's gold tags) and detector outputs alike.
+:func:`spans_on_copy` is the rule by which a benchmark file's tagged copy of a response (MHALO's gold
+tags) counts as that response. A detector output is held to the stricter rule of MHALO's IF (the same
+words, :func:`metrics.follows_format`); its spans are then placed by the same function.
 """
 
 from __future__ import annotations
@@ -60,6 +61,17 @@ def first_difference(a: str, b: str, *, context: int = 25) -> str:
 
 def norm_ws(text: str) -> str:
     return " ".join(text.split())
+
+
+def first_word_difference(copy: str, original: str) -> str:
+    """Where the words of ``copy`` (split at whitespace) first differ from those of ``original``: the
+    word's number and a few words of each from the one before it, quoted."""
+    a, b = copy.split(), original.split()
+    k = 0
+    while k < min(len(a), len(b)) and a[k] == b[k]:
+        k += 1
+    lo = max(0, k - 1)
+    return f"at word {k + 1}: {' '.join(a[lo : k + 2])!r} vs {' '.join(b[lo : k + 2])!r}"
 
 
 class NotACopy(ValueError):

@@ -8,13 +8,14 @@ taken from markup the response itself holds (``<strong>``), and is ``hallucinati
 Records are ``{id, output}`` (also ``response``, ``prediction``, ``raw_output``, ``model_output``) in a
 JSON list or JSON lines, or one object mapping item id -> output.
 
-The output is stored exactly as produced, with its analysis and whether it followed the format (MHALO's
-IF: the tags parse and the text is the response up to whitespace). "Up to whitespace" is the one rule
-gold files are held to as well (:func:`formats.alignment.spans_on_copy`): the same non-whitespace
-characters in the same order, so ``awindow`` for ``a window`` passes in both — where
-:func:`metrics.follows_format`, which compares whitespace-normalised words, would not. Spans are placed
-on the stored response character by character ignoring whitespace. An output that does not follow the
-format is kept, visible and counted, with no spans — never dropped.
+The output is stored exactly as produced, with its analysis and whether it followed the format: MHALO's
+IF (section 4.1) as the metrics contract defines it (:func:`metrics.follows_format`): the tags parse and
+the text holds the response's words, whitespace aside. A copy that joins or splits a word
+(``is<hallucination>sitting</hallucination>`` for ``is sitting``, ``awindow`` for ``a window``) does not
+follow it, though a gold file's copy may (:func:`formats.alignment.spans_on_copy`: a benchmark's own
+tags are its data; a detector's copy is what IF measures). Spans are placed on the stored response
+character by character, ignoring whitespace. An output that does not follow the format is kept, visible
+and counted (as 0 in the tables), with no spans — never dropped.
 """
 
 from __future__ import annotations
@@ -23,7 +24,7 @@ import re
 from collections import Counter
 from typing import Any
 
-from formats.alignment import NotACopy, spans_on_copy
+from formats.alignment import NotACopy, first_word_difference, norm_ws, spans_on_copy
 from formats.base import FormatError, KnownItem, ReadOptions
 from formats.bundles import detector_outputs
 from formats.fields import get_first_str
@@ -100,6 +101,13 @@ def read_output(output: str, response: str, tag: str | None) -> tuple[list[tuple
     except NotACopy as difference:
         return [], RawOutputRecord(
             output, False, analysis, f"the tagged text is not the response {difference}"
+        )
+    if norm_ws(text) != norm_ws(response):  # the same characters, but words joined or split
+        return [], RawOutputRecord(
+            output,
+            False,
+            analysis,
+            f"the tagged text joins or splits words of the response {first_word_difference(text, response)}",
         )
     return [span for span in placed if span is not None], RawOutputRecord(output, True, analysis)
 

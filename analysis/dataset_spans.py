@@ -98,8 +98,32 @@ class DatasetSpans:
     detectors: tuple[LabelSetView, ...]
     humans: tuple[LabelSetView, ...]
     packed: dict[int, LabelSetSpans] = field(default_factory=dict)
-    # label set id → per item: whether the raw output followed the format (True when there is none)
+    # label set id → per item: whether the raw output followed the format. A run that leaves raw outputs
+    # (a detector answering in text) and left none on an item did not do the task there: False, scored 0
+    # as MHALO section 4.1 scores a failed sample. True throughout for a label set without raw outputs.
     follows_format: dict[int, np.ndarray] = field(default_factory=dict)
+    # label set id → per item: whether the run left a raw output there (label sets with raw outputs only)
+    outputs: dict[int, np.ndarray] = field(default_factory=dict)
+
+    @property
+    def span_detectors(self) -> tuple[LabelSetView, ...]:
+        """The detector runs that locate spans: those holding a span or a raw output. A run of sentence
+        scores or token probabilities alone is left out of the span measures rather than scored as a
+        detector that flagged nothing."""
+        return tuple(d for d in self.detectors if self.has_spans(d.id) or d.id in self.outputs)
+
+    def answered(self, label_set_id: int, row: int) -> bool:
+        """Whether the label set gave the item at ``row`` an answer: False only where a run that leaves
+        raw outputs left none."""
+        found = self.outputs.get(label_set_id)
+        return found is None or bool(found[row])
+
+    def missing_outputs(self, label_set_id: int, rows: np.ndarray | None = None) -> int:
+        """How many of the items (of ``rows``, else all) a run that leaves raw outputs left none on."""
+        found = self.outputs.get(label_set_id)
+        if found is None:
+            return 0
+        return int((~(found if rows is None else found[rows])).sum())
 
     @cached_property
     def char_spans(self) -> Mapping[int, list[list[CharSpan]]]:
@@ -173,6 +197,7 @@ def dataset_spans(
 
     packed: dict[int, LabelSetSpans] = {}
     follows: dict[int, np.ndarray] = {}
+    outputs: dict[int, np.ndarray] = {}
     for view in label_sets:
         lo, hi = np.searchsorted(label_set_of, [view.id, view.id + 1]).tolist()
         part = slice(lo, hi)
@@ -185,7 +210,9 @@ def dataset_spans(
             ),
             token_types=types[part][mapped],
         )
-        follows[view.id] = _follows_format(flags.get(view.id, {}), ids, by_id)
+        follows[view.id], has_output = _follows_format(flags.get(view.id, {}), ids, by_id)
+        if has_output is not None:
+            outputs[view.id] = has_output
     return DatasetSpans(
         items=items,
         gold=next((v for v in label_sets if v.kind == "gold"), None),
@@ -193,6 +220,7 @@ def dataset_spans(
         humans=tuple(v for v in label_sets if v.kind == "human"),
         packed=packed,
         follows_format=follows,
+        outputs=outputs,
     )
 
 
@@ -206,14 +234,20 @@ def _rows_of(ids: np.ndarray, by_id: np.ndarray, keys: np.ndarray) -> tuple[np.n
     return by_id[at][known], known
 
 
-def _follows_format(flags: Mapping[int, bool], ids: np.ndarray, by_id: np.ndarray) -> np.ndarray:
-    """Per item of ``ids`` (``by_id`` sorts them), its flag in ``flags`` (item id → flag), True where
-    it has none: an item without a raw output broke no format."""
-    follows = np.ones(ids.size, dtype=bool)
-    if flags:
-        rows, known = _rows_of(ids, by_id, np.fromiter(flags.keys(), dtype=np.int64, count=len(flags)))
-        follows[rows] = np.fromiter(flags.values(), dtype=bool, count=len(flags))[known]
-    return follows
+def _follows_format(
+    flags: Mapping[int, bool], ids: np.ndarray, by_id: np.ndarray
+) -> tuple[np.ndarray, np.ndarray | None]:
+    """Per item of ``ids`` (``by_id`` sorts them), its flag in ``flags`` (item id → flag), and which
+    items have one. Without any flag (a run of spans alone) every item followed the format, and None is
+    given for the second; a run with flags that has none on an item gave no answer there: False."""
+    if not flags:
+        return np.ones(ids.size, dtype=bool), None
+    follows = np.zeros(ids.size, dtype=bool)
+    has_output = np.zeros(ids.size, dtype=bool)
+    rows, known = _rows_of(ids, by_id, np.fromiter(flags.keys(), dtype=np.int64, count=len(flags)))
+    follows[rows] = np.fromiter(flags.values(), dtype=bool, count=len(flags))[known]
+    has_output[rows] = True
+    return follows, has_output
 
 
 def _offsets(rows: np.ndarray, n_items: int) -> np.ndarray:
@@ -235,7 +269,7 @@ def gold_types(spans: DatasetSpans) -> list[tuple[str, ...]]:
 def per_item_scores(
     spans: DatasetSpans, threshold: float = 0.5, boundary: tuple[float, float] = (0.2, 0.5)
 ) -> pd.DataFrame:
-    """One row per (item, detector): F1_IoU and F1_M in tokens, the format flag, span counts and what
+    """One row per (item, span detector): F1_IoU and F1_M in tokens, the format flag, span counts and what
     the F1_IoU matching says (:func:`metrics.span_batches.item_matchings`).
 
     Matching columns: ``n_matched`` (size of the maximum matching) and ``n_boundary`` (predictions whose
@@ -248,7 +282,7 @@ def per_item_scores(
     types = gold_types(spans)
     n_gold = gold.counts
     frames = []
-    for detector in spans.detectors:  # every item of a detector at once, as match_spans would find them
+    for detector in spans.span_detectors:  # all items of a detector at once, as match_spans finds them
         preds = spans.packed[detector.id].tokens
         matchings = item_matchings(preds, gold, threshold, boundary)
         frames.append(

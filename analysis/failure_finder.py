@@ -96,7 +96,7 @@ def detector_rows(spans: DatasetSpans, threshold: float = 0.5) -> pd.DataFrame:
 def disagreement(spans: DatasetSpans, threshold: float = 0.5) -> np.ndarray:
     """Per item, the mean over detector pairs of ``1 − F1_IoU`` between their predictions."""
     n_items = len(spans.items.ids)
-    detectors = spans.detectors
+    detectors = spans.span_detectors
     if len(detectors) < 2:
         return np.full(n_items, np.nan)
     total = np.zeros(n_items)
@@ -290,7 +290,7 @@ def found_gold_spans(spans: DatasetSpans, detectors: Iterable[str], threshold: f
     wanted = set(detectors)
     found = [
         matched_gold_spans(spans.packed[d.id].tokens, spans.gold_packed, threshold)
-        for d in spans.detectors
+        for d in spans.span_detectors
         if d.name in wanted
     ]
     return np.unique(np.concatenate(found)) if found else np.zeros(0, dtype=np.int64)
@@ -300,7 +300,7 @@ def _misses(query: FinderQuery, table: pd.DataFrame, spans: DatasetSpans) -> pd.
     """Items with a gold span that Y (or, for "any", another detector) found and X did not."""
     if query.detector == ANY or query.detector == query.other:
         return pd.Series(False, index=table.index)
-    others = [d.name for d in spans.detectors if d.name != query.detector]
+    others = [d.name for d in spans.span_detectors if d.name != query.detector]
     if query.other != ANY:
         others = [d for d in others if d == query.other]
     by_y = found_gold_spans(spans, others, query.threshold)

@@ -169,6 +169,7 @@ def _outputs(chosen: list[str]) -> list[DetectorOutput]:
             evaluation.char_spans[by_name[name].id][position],
             bool(evaluation.follows_format[by_name[name].id][position]),
             by_name[name].id,
+            has_output=evaluation.answered(by_name[name].id, position),
         )
         for name in chosen
     ]

@@ -25,14 +25,17 @@ dataset = pick_dataset(ctx.engine)
 if dataset is None:
     st.stop()
 evaluation = dataset_spans(ctx.engine, dataset.id)
-names = [d.name for d in evaluation.detectors]
-if not names:
-    st.info("This dataset has no detector outputs yet: import a detector run to look for its failures.")
-    st.stop()
+names = [d.name for d in evaluation.span_detectors]
 if "span" not in dataset.label_kinds:
     st.info(
         "The failure finder compares span predictions, and this dataset has no span labels; "
         "its sentence and claim outputs are compared on the comparison page."
+    )
+    st.stop()
+if not names:
+    st.info(
+        "This dataset has no detector run that marks spans yet: import one (or run a detector) to look "
+        "for its failures."
     )
     st.stop()
 if evaluation.gold is None:

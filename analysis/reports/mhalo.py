@@ -23,6 +23,7 @@ from analysis.reports.data import (
 )
 from analysis.reports.provenance import Provenance, fingerprint
 from analysis.reports.spans import SpanInputs
+from db.repositories.label_sets import LabelSetView
 from metrics import (
     DEFAULT_CURVE_THRESHOLDS,
     clean_response_accuracy,
@@ -39,7 +40,7 @@ ALL_CLEAN = "All clean items"
 
 def available(inputs: SpanInputs) -> bool:
     ev = inputs.spans
-    return inputs.has_spans(ev.gold) and bool(ev.detectors)
+    return inputs.has_spans(ev.gold) and bool(ev.span_detectors)
 
 
 def build(inputs: SpanInputs, flt: ReportFilter, threshold: float = 0.5) -> Report:
@@ -52,7 +53,7 @@ def build(inputs: SpanInputs, flt: ReportFilter, threshold: float = 0.5) -> Repo
         per_item(gold_types, gold_spans.tokens.offsets), flt
     )
     rows = np.flatnonzero(keep)
-    detectors = chosen_detectors(ev.detectors, flt)
+    detectors = chosen_detectors(ev.span_detectors, flt)
     subsets = inputs.items["subset"].to_numpy()[rows]
     packed_gold = gold_spans.tokens.take(rows)
     # Each kept gold span's type as a code into ``type_names``: found once, not once per detector.
@@ -124,6 +125,7 @@ def build(inputs: SpanInputs, flt: ReportFilter, threshold: float = 0.5) -> Repo
         KEY,
         TITLE,
         provenance,
+        notes=_coverage_notes(inputs, detectors, rows, flt),
         tables={
             "table3": Table(
                 "table3",
@@ -157,6 +159,29 @@ def build(inputs: SpanInputs, flt: ReportFilter, threshold: float = 0.5) -> Repo
             ),
         },
     )
+
+
+def _coverage_notes(
+    inputs: SpanInputs, detectors: list[LabelSetView], rows: np.ndarray, flt: ReportFilter
+) -> tuple[str, ...]:
+    """What the tables count that a reader would not guess: runs that left some items without an
+    answer (each scores 0 there, as a failed sample does in MHALO section 4.1), and detector runs left
+    out because they locate no spans."""
+    ev = inputs.spans
+    notes = [
+        f"{d.name} gave no output on {n:,} of these {rows.size:,} items: each scores 0 there and counts "
+        "against its IF, as a failed output does."
+        for d in detectors
+        if (n := ev.missing_outputs(d.id, rows))
+    ]
+    spanless = [d.name for d in chosen_detectors(ev.detectors, flt) if d not in ev.span_detectors]
+    if spanless:
+        notes.append(
+            "Not in these tables (no spans or tagged outputs, so nothing to score as spans): "
+            + ", ".join(spanless)
+            + "."
+        )
+    return tuple(notes)
 
 
 def _arrays(packed: PackedSpans) -> tuple[np.ndarray, np.ndarray, np.ndarray]:

@@ -44,9 +44,11 @@ from sqlalchemy.exc import IntegrityError, SQLAlchemyError
 from components.dataset_picker import pick_dataset
 from components.dead_ends import missing_item
 from components.empty_queue import show_nothing_to_do
-from components.page_setup import PageContext
+from components.login import still_signed_in
+from components.page_setup import PageContext, engine_for
 from components.store_cache import cached
-from db.access import Forbidden
+from db.access import Forbidden, team_mode
+from db.config import resolve_url
 from db.repositories import labeling, queue
 from db.repositories.datasets import DatasetInfo
 from db.repositories.items import ItemView, get_item
@@ -57,6 +59,9 @@ _SAVED = "annotation_saved"
 _REFUSED = "annotation_refused"
 _TOTAL = "annotation_queue_total"
 _FLAG_NOTE = "frame_flag_note"  # the note typed in "Skip / unsure"
+_SIGNED_OUT = (
+    "You are no longer logged in (logged out in another tab, or the login ended): nothing was saved."
+)
 # What the page reads as the annotator's own label set before their first save: no row has id 0.
 NO_LABEL_SET = 0
 _NOBODY = 0  # no annotator has id 0: an annotator without a row has nothing assigned
@@ -123,8 +128,12 @@ class Workspace:
 def act(action: Callable[..., labeling.Action | None], *args: Any, **kwargs: Any) -> labeling.Action | None:
     """Run one annotator action now; remember what was saved (or why it was refused) for the page.
 
-    None when the action was refused, or did nothing (an undo with nothing left to undo).
+    None when the action was refused, or did nothing (an undo with nothing left to undo). In team mode
+    the login is checked first: a logout in another tab must stop this one too.
     """
+    if team_mode() and not still_signed_in(engine_for(resolve_url())):
+        st.session_state[_REFUSED] = _SIGNED_OUT
+        return None
     try:
         done = action(*args, **kwargs)
     except (
@@ -381,6 +390,9 @@ def _sync_done(ws: Workspace, complete: bool | None) -> queue.ItemStatusView | N
 
 @st.fragment
 def _unit(ws: Workspace, draw: Callable[[], bool | None]) -> None:
+    if st.session_state.get(_REFUSED) == _SIGNED_OUT:
+        del st.session_state[_REFUSED]
+        st.rerun(scope="app")  # the whole page, which shows the login form
     if ws.header_status is not _NOT_DRAWN and st.query_params.get("item") != ws.item.external_id:
         st.rerun(scope="app")  # the item changed under the unit (e.g. a link): show the new one whole
     row = _receipt()

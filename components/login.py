@@ -38,6 +38,7 @@ from render.literal_text import literal
 COOKIE = "spanlight_session"
 _TOKEN = "spanlight_session_token"
 _REFUSED = "spanlight_login_refused"
+_DRAWN_FOR = "spanlight_page_user"  # the account id the page on screen was drawn for
 _COOKIE = BrowserCookie(
     COOKIE, component="spanlight_session_cookie", max_age=int(SESSION_LIMIT.total_seconds())
 )
@@ -69,6 +70,21 @@ def signed_in_user(engine: Engine) -> UserView | None:
     if user is None and sso_configured():
         user = _sso_user(engine)
     return user
+
+
+def drawn_for(user: UserView) -> None:
+    """Remember that the page now drawn acts for ``user`` (see :func:`still_signed_in`)."""
+    st.session_state[_DRAWN_FOR] = user.id
+
+
+def still_signed_in(engine: Engine) -> bool:
+    """Whether this browser session is still signed in as the user its page was drawn for.
+
+    A click on a part of the page that reruns alone (an annotation unit) does not pass the login check
+    at the top of the page, and its callback runs before any page code: without this, a tab left open
+    after a logout in another tab (or after the login ended) would go on saving as that user."""
+    user = signed_in_user(engine)
+    return user is not None and user.id == st.session_state.get(_DRAWN_FOR)
 
 
 def _cookie() -> str | None:

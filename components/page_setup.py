@@ -27,7 +27,7 @@ from sqlalchemy import Engine
 
 from components import page_controls
 from components.dataset_picker import LOCAL_OWNER, remember_for
-from components.login import login_gate, signed_in_panel, signed_in_user
+from components.login import drawn_for, login_gate, signed_in_panel, signed_in_user
 from db.access import Actor, Forbidden, may, require, team_mode
 from db.config import redact, resolve_url, setting
 from db.engine import make_engine
@@ -156,6 +156,7 @@ def setup_page(title: str, *, layout: Literal["centered", "wide"] = "wide") -> P
     engine = engine_for(url)
     if team_mode():
         user = signed_in_user(engine) or login_gate(engine)
+        drawn_for(user)
         page_controls.reserve()
         remember_for(f"u{user.id}")
         signed_in_panel(engine, user)

@@ -21,7 +21,7 @@ from db.repositories.annotations import item_annotations
 from db.repositories.items import get_item
 from db.repositories.label_sets import list_label_sets
 from tests.pages.demo_store import DEMO, demo_store
-from tests.pages.team_store import PASSWORD, fresh_app, is_login_form, log_in, signed_in
+from tests.pages.team_store import PASSWORD, assign, fresh_app, is_login_form, log_in, signed_in
 
 TOKEN_KEY = "spanlight_session_token"  # where the login keeps its token in session state
 SSO_SECRETS = {
@@ -240,3 +240,26 @@ def test_refreshing_a_logins_last_seen_leaves_the_store_revision_and_caches_alon
         seen = session.scalar(select(m.LoginSession.last_seen))
     assert seen is not None and accounts._aware(seen) > m.utcnow() - timedelta(minutes=1)  # refreshed
     assert store_revision(engine) == before
+
+
+def _sentence_labels(url: str, name: str, external_id: str) -> dict[int, str]:
+    engine = make_engine(url)
+    item = get_item(engine, 1, external_id)
+    assert item is not None
+    [mine] = [v.id for v in list_label_sets(engine, 1) if v.kind == "human" and v.name == name]
+    return {i: v.label for i, v in item_annotations(engine, item.id, [mine])[mine].sentence_labels.items()}
+
+
+def test_a_tab_left_open_after_logging_out_elsewhere_saves_nothing(store: str) -> None:
+    """A label click runs its callback before any page code (and in a unit that reruns alone, the page's
+    login check does not run at all): the action itself checks that the login still stands."""
+    assign(store, "alice", "sentences", "demo-001")
+    tab = signed_in("alice", item="demo-001")
+    tab.switch_page("app_pages/sentences.py").run()
+    assert not tab.exception and not is_login_form(tab)
+    before = _sentence_labels(store, "alice", "demo-001")
+    button = "sentence_now_unknown" if before.get(0) != "unknown" else "sentence_now_incorrect"
+    accounts.end_session(make_engine(store), tab.session_state[TOKEN_KEY])  # "Log out" in another tab
+    next(b for b in tab.button if b.key == button).click().run()
+    assert is_login_form(tab)
+    assert _sentence_labels(store, "alice", "demo-001") == before

@@ -47,6 +47,7 @@ from components.empty_queue import show_nothing_to_do
 from components.login import still_signed_in
 from components.page_setup import PageContext, engine_for
 from components.store_cache import cached
+from components.unit_keys import JUMP_LABEL
 from db.access import Forbidden, team_mode
 from db.config import resolve_url
 from db.repositories import labeling, queue
@@ -59,6 +60,8 @@ _SAVED = "annotation_saved"
 _REFUSED = "annotation_refused"
 _TOTAL = "annotation_queue_total"
 _FLAG_NOTE = "frame_flag_note"  # the note typed in "Skip / unsure"
+_JUMP = "frame_jump"
+_JUMP_MISSING = "frame_jump_missing"  # an id typed in the jump box that the dataset does not have
 _SIGNED_OUT = (
     "You are no longer logged in (logged out in another tab, or the login ended): nothing was saved."
 )
@@ -160,6 +163,19 @@ def _go_to(external_id: str | None) -> None:
         st.query_params["item"] = external_id
 
 
+def _jump(engine: Engine, dataset_id: int) -> None:
+    """The jump box's Enter: open the typed item, and empty the box. A value left in it would be read
+    again on every run, taking Next and N back to the item jumped to."""
+    wanted = str(st.session_state.get(_JUMP) or "").strip()
+    st.session_state[_JUMP] = ""
+    if not wanted:
+        return
+    if get_item(engine, dataset_id, wanted) is None:
+        st.session_state[_JUMP_MISSING] = wanted
+    else:
+        _go_to(wanted)
+
+
 def open_workspace(ctx: PageContext, task: str, page_path: str) -> Workspace | None:
     """Pick dataset and item (deep link, else the annotator's next unfinished item); reserve the header."""
     dataset = pick_dataset(ctx.engine)
@@ -245,15 +261,17 @@ def _header(ws: Workspace) -> None:
         key="frame_next",
         width="stretch",
     )
-    jump = top[2].text_input(
-        "Jump to item id", key="frame_jump", placeholder="jump to item id…", label_visibility="collapsed"
+    top[2].text_input(
+        JUMP_LABEL,
+        key=_JUMP,
+        placeholder="jump to item id…",
+        label_visibility="collapsed",
+        on_change=_jump,
+        args=(engine, ws.dataset.id),
     )
-    if jump and jump != ws.item.external_id:
-        if get_item(engine, ws.dataset.id, jump) is None:
-            top[2].error(f"No item {literal(repr(jump))}.")
-        else:
-            _go_to(jump)
-            st.rerun()
+    missing = st.session_state.pop(_JUMP_MISSING, None)
+    if missing is not None:
+        top[2].error(f"No item {literal(repr(missing))}.")
     link = "?" + urlencode({"dataset": ws.dataset.name, "item": ws.item.external_id})
     top[3].caption(
         f"Item **{literal(ws.item.external_id)}** ({ws.item.position} of {done.total}) · as **{literal(ws.ctx.annotator.name)}** · "

@@ -3,8 +3,9 @@
 A key press moves the cursor to the next unit, and the next unit may lie below the window's edge
 (Error type boxes and wrong-part rows make the list grow): :func:`unit_keys` scrolls the current unit
 into view after every run of the unit. It also lets keys open the unit's fields (``E`` the sentence's
-Error type, ``T`` a claim's Type: a select box then filters as you type, Enter picks), and ``?`` shows
-every key of the page in an overlay (Esc closes it).
+Error type, ``T`` a claim's Type: a select box then filters as you type, Enter picks), gives the keys
+back after Enter in the header's jump box, and ``?`` shows every key of the page in an overlay (Esc
+closes it).
 
 Built on Streamlit's components v2 API like the span selector (no iframe): the script, ``unit_keys.js``,
 runs in the page itself.
@@ -23,6 +24,9 @@ _mount = st.components.v2.component(
     js=(Path(__file__).parent / "unit_keys.js").read_text(encoding="utf-8"),
 )
 _RUNS = "unit_keys_runs"
+# The annotation header's box for an item id: Enter there opens the item and gives the keys back to the
+# page (focus left in the box would take the next label key as typing).
+JUMP_LABEL = "Jump to item id"
 
 
 def container_class(container_key: str) -> str:
@@ -47,6 +51,7 @@ def unit_keys(
             "current": container_class(current) if current else None,
             "keys": [[key, what] for key, what in [*keys, ("?", "show or hide this list of keys")]],
             "fields": {key.lower(): label for key, label in (fields or {}).items()},
+            "release": [JUMP_LABEL],
             "run": runs,
         },
     )

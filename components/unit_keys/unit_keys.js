@@ -3,7 +3,8 @@
 //
 // Streamlit mounts this once per page run of the unit (no iframe): `data.current` is the CSS class of
 // the current unit's container, `data.fields` maps a key to the accessible name of a field inside it
-// (an "Error type" box, a claim's "Type"), `data.keys` lists [key, what it does] for the overlay.
+// (an "Error type" box, a claim's "Type"), `data.keys` lists [key, what it does] for the overlay,
+// `data.release` names boxes that give the keys back after Enter.
 // Every text is written with `textContent`, never parsed as HTML.
 
 const OVERLAY_ID = "spanlight-keys-overlay";
@@ -128,8 +129,17 @@ const shared = (window.spanlightUnitKeys ??= {
   listening: false,
 });
 
+function releaseAfterEnter(data, event) {
+  // Enter in a box that only leads elsewhere (the jump box) is done with it: blur it once Streamlit
+  // has taken the value, so the next label key reaches the page instead of the box.
+  const target = event.composedPath()[0];
+  if (event.key !== "Enter" || !(target instanceof HTMLInputElement)) return;
+  if (data.release?.includes(target.getAttribute("aria-label"))) setTimeout(() => target.blur(), 0);
+}
+
 function onKeyDown(event) {
   const data = shared.data;
+  if (data) releaseAfterEnter(data, event);
   if (!data || event.ctrlKey || event.metaKey || event.altKey || typing(event)) return;
   const open = document.getElementById(OVERLAY_ID) !== null;
   if (event.key === "?" || (open && event.key === "Escape")) {

@@ -283,6 +283,28 @@ def test_label_sentences_with_the_keyboard_only(annotator: Annotator, store: Eng
     me.shoot(artifacts / "annotate-sentences.png")
 
 
+def test_jump_to_an_item_then_label_it_and_move_on_by_keys(
+    annotator: Annotator, store: Engine, artifacts: Path
+) -> None:
+    """Enter in the jump box opens the item, empties the box and gives the keys back to the page: the
+    next key labels the item jumped to, and N then moves on from it (not back to it)."""
+    user = "e2e-jump"
+    me, page = annotator, annotator.page
+    me.open("sentences", user, "demo-002")
+    box = page.get_by_placeholder("jump to item id…")
+    box.click()
+    box.fill("demo-012")
+    me.after_run(lambda: box.press("Enter"))
+    expect(page.get_by_text("Item demo-012", exact=False).first).to_be_visible()
+    expect(box).to_have_value("")
+    expect(box).not_to_be_focused()
+    me.press("1", (sentence_row(page, 0), "Sentence 1 · ✓ Correct"))
+    assert {i: v.label for i, v in mine(store, user, "demo-012")[1].sentence_labels.items()} == {0: "correct"}
+    me.press("n")
+    expect(page.get_by_text("Item demo-013", exact=False).first).to_be_visible()
+    me.shoot(artifacts / "annotate-after-jump.png")
+
+
 def test_a_drag_begun_before_the_last_save_is_answered_marks_the_words_dragged(
     annotator: Annotator, store: Engine
 ) -> None:

@@ -135,3 +135,16 @@ def test_a_refused_label_is_shown_and_not_saved(store: str) -> None:
     assert not at.exception
     assert [e.value for e in at.error] == ["The account 'tester' is disabled."]
     assert not any(v.kind == "human" and v.name == "tester" for v in list_label_sets(engine, 1))
+
+
+def test_jumping_to_an_item_empties_the_box_so_next_moves_on(store: str) -> None:
+    at = _open()
+    jump = next(t for t in at.text_input if t.key == "frame_jump")
+    jump.input("demo-012").run()
+    assert not at.exception and at.query_params["item"] == "demo-012"
+    assert next(t for t in at.text_input if t.key == "frame_jump").value == ""
+    _button(at, "frame_next").click().run()
+    assert at.query_params["item"] == "demo-013"  # not back to the item jumped to
+    next(t for t in at.text_input if t.key == "frame_jump").input("no-such-item").run()
+    assert at.query_params["item"] == "demo-013"
+    assert [e.value for e in at.error] == ["No item 'no-such-item'."]

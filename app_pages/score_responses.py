@@ -14,9 +14,10 @@ from typing import Any
 
 import streamlit as st
 
-from components.annotation_frame import act, finish, open_workspace, still_showing
+from components.annotation_frame import FRAME_KEYS, act, finish, open_workspace, still_showing
 from components.item_parts import show_image, show_text
 from components.page_setup import setup_page
+from components.unit_keys import unit_keys
 from db.repositories import labeling
 from db.repositories.annotations import item_annotations, response_scale_of
 from formats.mmhal import RUBRIC, image_contents
@@ -105,6 +106,15 @@ with right:
                 kwargs={"hallucination": None if chosen else value},
                 help="Score the response first" if mine is None else "Click again to leave it unsaid",
             )
+    # Keys pressed before the page has answered the one before (a score, then at once H) wait their turn.
+    unit_keys(
+        None,
+        [
+            *([(f"{low}–{high}", "score the response")] if high - low < 10 else []),
+            *((key, f"the response: {title.lower()} (once scored)") for _, title, key in FLAGS),
+            *FRAME_KEYS,
+        ],
+    )
     st.text_input(
         "Note (optional)",
         value=(mine.rationale or "") if mine else "",

@@ -5,7 +5,8 @@ A key press moves the cursor to the next unit, and the next unit may lie below t
 into view after every run of the unit. It also lets keys open the unit's fields (``E`` the sentence's
 Error type, ``T`` a claim's Type: a select box then filters as you type, Enter picks), gives the keys
 back after Enter in the header's jump box, and ``?`` shows every key of the page in an overlay (Esc
-closes it).
+closes it). A key pressed while the page is still answering an earlier one waits and is pressed once
+the page is drawn again: Streamlit merges two quick presses of one button into a single click.
 
 Built on Streamlit's components v2 API like the span selector (no iframe): the script, ``unit_keys.js``,
 runs in the page itself.

@@ -1,5 +1,5 @@
 // The keyboard around an annotation page's current unit: keep it in view, reach its fields by key,
-// and list the page's keys on `?`.
+// list the page's keys on `?`, and hold a key pressed while the page still answers the one before.
 //
 // Streamlit mounts this once per page run of the unit (no iframe): `data.current` is the CSS class of
 // the current unit's container, `data.fields` maps a key to the accessible name of a field inside it
@@ -137,10 +137,106 @@ function releaseAfterEnter(data, event) {
   if (data.release?.includes(target.getAttribute("aria-label"))) setTimeout(() => target.blur(), 0);
 }
 
+// Keys pressed while the page is still answering an earlier key. Streamlit merges two presses of one
+// button that reach the server before its run starts into a single click, so a quick second "1" was
+// lost without a word. Such a key is held here and pressed (as a click on the button it names) once
+// the page is drawn again, in the order typed.
+const ARROWS = { ArrowUp: "↑", ArrowDown: "↓", ArrowLeft: "←", ArrowRight: "→" };
+const queue = (window.spanlightKeyQueue ??= {
+  keys: [],
+  awaiting: false,
+  since: 0,
+  draining: false,
+  watching: false,
+});
+
+function scriptState() {
+  return document.querySelector('[data-testid="stApp"]')?.dataset.testScriptState;
+}
+
+function shortcutKeys(key) {
+  // The <kbd> hints of the buttons whose shortcut is `key` (Streamlit labels them "Shortcut 1").
+  const label = `shortcut ${ARROWS[key] ?? key}`.toLowerCase();
+  return [...document.querySelectorAll("kbd[aria-label]")].filter(
+    (kbd) => kbd.getAttribute("aria-label").toLowerCase() === label && kbd.closest("button"),
+  );
+}
+
+function shortcutButton(key) {
+  // The enabled button on the page now (not a stale element of the run before) whose shortcut is `key`.
+  const kbd = shortcutKeys(key).find(
+    (found) => !found.closest("button").disabled && !found.closest('[data-stale="true"]'),
+  );
+  return kbd ? kbd.closest("button") : null;
+}
+
+function busy() {
+  // Still answering: a run goes on, or a key just let through has not started its run yet (given up
+  // after a second without one: that key changed nothing).
+  if (scriptState() === "running") return true;
+  if (queue.awaiting && performance.now() - queue.since > 1000) queue.awaiting = false;
+  return queue.awaiting;
+}
+
+function watchRuns() {
+  // A run that starts takes over from `awaiting`: from then on the script state says whether it is busy.
+  if (queue.watching) return;
+  queue.watching = true;
+  new MutationObserver(() => {
+    if (scriptState() === "running") queue.awaiting = false;
+  }).observe(document.body, { attributes: true, subtree: true, attributeFilter: ["data-test-script-state"] });
+}
+
+function drain() {
+  if (queue.draining) return;
+  queue.draining = true;
+  let idleFrames = 0;
+  const step = () => {
+    if (!queue.keys.length) {
+      queue.draining = false;
+      return;
+    }
+    const settled = !busy() && !document.querySelector('[data-stale="true"]');
+    idleFrames = settled ? idleFrames + 1 : 0;
+    if (idleFrames >= 2) {
+      // the page is drawn: its buttons now act on the unit the key would have found
+      idleFrames = 0;
+      const button = shortcutButton(queue.keys.shift());
+      if (button) {
+        queue.awaiting = true;
+        queue.since = performance.now();
+        button.click();
+      }
+    }
+    requestAnimationFrame(step);
+  };
+  requestAnimationFrame(step);
+}
+
+function holdIfBusy(event) {
+  // True when the key was held for later (the page is busy with an earlier one).
+  if (!shortcutKeys(event.key).length) return false;
+  watchRuns();
+  if (busy() || queue.keys.length) {
+    queue.keys.push(event.key);
+    event.preventDefault();
+    event.stopPropagation();
+    drain();
+    return true;
+  }
+  // Let it through to its button; until its run starts, the next key waits behind it.
+  if (shortcutButton(event.key)) {
+    queue.awaiting = true;
+    queue.since = performance.now();
+  }
+  return false;
+}
+
 function onKeyDown(event) {
   const data = shared.data;
   if (data) releaseAfterEnter(data, event);
   if (!data || event.ctrlKey || event.metaKey || event.altKey || typing(event)) return;
+  if (document.getElementById(OVERLAY_ID) === null && holdIfBusy(event)) return;
   const open = document.getElementById(OVERLAY_ID) !== null;
   if (event.key === "?" || (open && event.key === "Escape")) {
     if (open) closeOverlay();

@@ -305,6 +305,28 @@ def test_jump_to_an_item_then_label_it_and_move_on_by_keys(
     me.shoot(artifacts / "annotate-after-jump.png")
 
 
+def test_label_keys_typed_faster_than_the_page_answers_are_all_saved(
+    annotator: Annotator, store: Engine
+) -> None:
+    """Streamlit merges two presses of one button that reach the server before its run starts into one
+    click; a key pressed while the page still answers the one before waits its turn instead."""
+    user, item_id = "e2e-quick-keys", "demo-005"
+    me, page = annotator, annotator.page
+    me.open("sentences", user, item_id)
+    item, _ = mine(store, user, item_id)
+    n = len(item.sentences)
+    expect(sentence_row(page, 0)).to_contain_text("▶ Sentence 1 · —")
+    for key in "1" * (n - 1) + "2":
+        page.keyboard.press(key, delay=20)  # one key after another, as fast as a held-down key repeats
+    expect(page.get_by_text(f"{n} / {n} sentences labeled")).to_be_visible()
+    me.idle()
+    saved = mine(store, user, item_id)[1].sentence_labels
+    assert {i: v.label for i, v in saved.items()} == {
+        **{i: "correct" for i in range(n - 1)},
+        n - 1: "incorrect",
+    }
+
+
 def test_a_drag_begun_before_the_last_save_is_answered_marks_the_words_dragged(
     annotator: Annotator, store: Engine
 ) -> None:

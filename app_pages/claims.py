@@ -17,6 +17,7 @@ from components.annotation_frame import (
     finish,
     labeling_unit,
     open_workspace,
+    place_cursor,
     still_showing,
 )
 from components.item_parts import show_image, show_text
@@ -42,7 +43,14 @@ if not item.claims:
     st.stop()
 
 cursor_key = f"claim_cursor_{item.id}"
-st.session_state.setdefault(cursor_key, 0)
+
+
+def labeled_claims() -> list[bool]:
+    labels = item_annotations(engine, item.id, [ws.view_id])[ws.view_id].claim_labels
+    return [k in labels for k in range(len(item.claims))]
+
+
+place_cursor(cursor_key, labeled_claims)
 mine: dict[int, ClaimLabelView] = {}
 
 
@@ -65,7 +73,9 @@ def judge(claim_index: int | None, label: str) -> None:
         claim_id,
         label,
         ws.who,
-        type_=existing.type if existing else None,
+        # A type says what kind of hallucination: it goes when the claim is no longer one (as a
+        # sentence's error type does). The reason stays: MHaluBench gives one for either verdict.
+        type_=existing.type if existing and label == "hallucination" else None,
         reason=existing.reason if existing else None,
         expected_version=existing.version if existing else labeling.ABSENT,
     )

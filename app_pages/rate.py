@@ -15,7 +15,7 @@ from urllib.parse import urlencode
 
 import streamlit as st
 
-from components.annotation_frame import FRAME_KEYS, act, finish, labeling_unit, open_workspace
+from components.annotation_frame import FRAME_KEYS, act, finish, labeling_unit, open_workspace, place_cursor
 from components.dataset_picker import current_dataset, pick_dataset
 from components.item_parts import show_image, show_text
 from components.page_setup import setup_page
@@ -95,8 +95,7 @@ def is_rated(unit: tuple[int, int] | None) -> bool:
 
 
 cursor_key = f"rate_cursor_{task.id}_{item.id}"
-if cursor_key not in st.session_state:
-    st.session_state[cursor_key] = next((k for k, u in enumerate(units) if not is_rated(u)), 0)
+place_cursor(cursor_key, lambda: [is_rated(u) for u in units])
 current = min(st.session_state[cursor_key], len(units) - 1)
 
 

@@ -18,6 +18,7 @@ from components.annotation_frame import (
     finish,
     labeling_unit,
     open_workspace,
+    place_cursor,
     still_showing,
 )
 from components.item_parts import show_image, show_text
@@ -52,7 +53,14 @@ if not item.sentences:
     st.stop()
 
 cursor_key = f"sentence_cursor_{item.id}"
-st.session_state.setdefault(cursor_key, 0)
+
+
+def labeled_sentences() -> list[bool]:
+    labels = item_annotations(engine, item.id, [ws.view_id])[ws.view_id].sentence_labels
+    return [s.index in labels for s in item.sentences]
+
+
+place_cursor(cursor_key, labeled_sentences)
 
 
 def move(step: int) -> None:

@@ -31,7 +31,7 @@ arrives while the next item loads is refused (:func:`still_showing`), never appl
 from __future__ import annotations
 
 import contextlib
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Any
@@ -384,6 +384,14 @@ def still_showing(ws: Workspace) -> bool:
         st.session_state[_REFUSED] = "That key arrived while the next item was loading; press it again."
         return False
     return True
+
+
+def place_cursor(cursor_key: str, labeled: Callable[[], Sequence[bool]]) -> None:
+    """Start the cursor on the item's first unit without a label, the first time this browser session
+    shows the item (``labeled``: per unit, whether the annotator has labeled it). After a reload the
+    next key must not land on unit 1 and overwrite a label there."""
+    if cursor_key not in st.session_state:
+        st.session_state[cursor_key] = next((k for k, done in enumerate(labeled()) if not done), 0)
 
 
 def current_unit(cursor_key: str, n_units: int) -> int:

@@ -53,6 +53,21 @@ def test_claims_verdict_type_reason_and_done(store: str) -> None:
     assert item_status(engine, ls.id, item.id, "claims").status == "done"
 
 
+def test_a_claim_judged_again_as_no_hallucination_loses_its_type_and_keeps_its_reason(store: str) -> None:
+    engine = make_engine(store)
+    item = get_item(engine, 1, "demo-003")
+    at = _open("app_pages/claims.py", "demo-003")
+    first = item.claims[0]
+    _click(at, "claim_now_hallucination")
+    at.selectbox(key=f"claim_type_{first.id}").set_value("object").run()
+    at.text_input(key=f"claim_reason_{first.id}").input("the sign says CAFE").run()
+    _click(at, "claim_prev")
+    _click(at, "claim_now_non-hallucination")
+    ls = _tester(engine)
+    saved = item_annotations(engine, item.id, [ls.id])[ls.id].claim_labels[0]
+    assert (saved.label, saved.type, saved.reason) == ("non-hallucination", None, "the sign says CAFE")
+
+
 def test_text_to_image_claims_say_where_they_come_from(store: str) -> None:
     at = _open("app_pages/claims.py", "demo-007")
     assert any("image is the model's output" in i.value for i in at.info)

@@ -148,3 +148,18 @@ def test_jumping_to_an_item_empties_the_box_so_next_moves_on(store: str) -> None
     next(t for t in at.text_input if t.key == "frame_jump").input("no-such-item").run()
     assert at.query_params["item"] == "demo-013"
     assert [e.value for e in at.error] == ["No item 'no-such-item'."]
+
+
+def test_a_new_session_starts_on_the_first_sentence_without_a_label(store: str) -> None:
+    """After a reload the cursor must not sit on sentence 1, where the next key would overwrite a label."""
+    first = _open()
+    _button(first, "sentence_now_correct").click().run()
+    _button(first, "sentence_now_incorrect").click().run()
+    again = _open()  # a reload: a new browser session
+    _button(again, "sentence_now_unknown").click().run()
+    _, mine = _mine(store, "demo-001")
+    assert {i: v.label for i, v in mine.sentence_labels.items()} == {
+        0: "correct",
+        1: "incorrect",
+        2: "unknown",
+    }

@@ -92,6 +92,7 @@ class _RowPredictions(Format):
         per_item: dict[str, Annotations] = {}
         texts: dict[str, dict[str, str]] = {}
         failures: dict[str, list[str]] = {}
+        failed_rows: list[int] = []
         for number, row in enumerate(loaded.rows):
             if row is None:
                 continue
@@ -110,6 +111,7 @@ class _RowPredictions(Format):
                 texts.setdefault(ext, {})[str(index)] = output
             if failure:
                 failures.setdefault(ext, []).append(f"sentence {index}: {failure}")
+                failed_rows.append(number)
         for ext, annotations in per_item.items():
             if ext in texts or ext in failures:
                 failed = failures.get(ext, [])
@@ -118,9 +120,16 @@ class _RowPredictions(Format):
                     follows_format=not failed,
                     parse_error="; ".join(failed) or None,
                 )
-        n_failed = sum(len(f) for f in failures.values())
-        if n_failed:
-            problems.append(Problem(source, "-", "output", self.failure_summary(n_failed), "warning"))
+        if failed_rows:
+            problems.append(
+                Problem(
+                    source,
+                    _rows_named(failed_rows),
+                    "output",
+                    self.failure_summary(len(failed_rows)),
+                    "warning",
+                )
+            )
         return ReadResult(detector_bundle(options, list(per_item.values()), "alignbench"), problems)
 
     def read_row(
@@ -210,6 +219,13 @@ class AlignBenchScores(_RowPredictions):
         if value is not None and math.isfinite(value) and value.is_integer():
             value = int(value)
         return {"score": value, "output": text}
+
+
+def _rows_named(numbers: list[int], shown: int = 10) -> str:
+    """The rows of one warning as a record name: "rows 3, 8, 12" (the first ``shown``, then how many more)."""
+    head = ", ".join(map(str, numbers[:shown]))
+    more = f" and {len(numbers) - shown:,} more" if len(numbers) > shown else ""
+    return f"row {head}" if len(numbers) == 1 else f"rows {head}{more}"
 
 
 def localized_spans(output: str, sentence: str) -> tuple[list[tuple[int, int]], str | None]:

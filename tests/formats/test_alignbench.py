@@ -325,3 +325,19 @@ def test_captions_across_blocks_are_read_in_batches(monkeypatch, block):
     again = _caption_rows([("img0.jpg", 3), ("img1.jpg", 3), ("img0.jpg", 3)])
     assert alignbench.caption_batches(again) is None
     assert alignbench.caption_batches(_caption_rows([])) is None
+
+
+def test_outputs_without_a_score_are_named_by_row():
+    from formats.alignbench_scores import AlignBenchScores
+    from formats.base import KnownItem, ReadOptions
+
+    known = {"m/i.jpg": KnownItem("A. B. C.", ((0, 2), (3, 5), (6, 8)), (), {"sentence_index": [0, 1, 2]})}
+    rows = [
+        {"model": "m", "image_name": "i.jpg", "sentence_index": 0, "output": "Score: 80"},
+        {"model": "m", "image_name": "i.jpg", "sentence_index": 1, "output": "I cannot tell."},
+        {"model": "m", "image_name": "i.jpg", "sentence_index": 2, "output": "no idea"},
+    ]
+    read = AlignBenchScores().read(jsonl(rows), source="s.jsonl", options=ReadOptions(known=known))
+    [warning] = read.problems
+    assert (warning.record, warning.field, warning.severity) == ("rows 1, 2", "output", "warning")
+    assert warning.reason.startswith("2 output(s) held no score from 0 to 100")

@@ -76,7 +76,7 @@ default = next((t for t, ls in by_title.items() if ls.kind == "gold"), None)
 
 left, right = st.columns([2, 3], gap="large")
 with left:
-    show_image(dataset, item)
+    show_image(dataset, item, settings_below=ctx.may("manage_data"))
     if ctx.may("manage_data"):
         with st.expander("Image settings"):
             root = st.text_input(

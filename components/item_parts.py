@@ -24,7 +24,7 @@ def _display_copy(path: str, mtime_ns: int, size: int) -> Image.Image | str:
         return str(error)
 
 
-def show_image(dataset: DatasetInfo, item: ItemView) -> None:
+def show_image(dataset: DatasetInfo, item: ItemView, *, settings_below: bool = False) -> None:
     """The item's image (a copy at most 2048 px on the long side), zoomable via the fullscreen button,
     or a placeholder naming what is missing or wrong (never a server path beyond the image reference)."""
     caption = "Model output image (text-to-image)" if item.task_type == "text-to-image" else None
@@ -52,7 +52,11 @@ def show_image(dataset: DatasetInfo, item: ItemView) -> None:
         'color:#555;background:#f6f6f6">🖼️ No image</div>'
     )
     if path is None and item.image_ref:
-        reason += " Set the image root below (Image settings) to the folder holding the images."
+        reason += (
+            " Set the image root below (Image settings) to the folder holding the images."
+            if settings_below
+            else " The image root is set on the Item page (Image settings), by whoever manages the data."
+        )
     st.warning(reason)
 
 

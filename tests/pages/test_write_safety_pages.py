@@ -54,7 +54,8 @@ def test_a_stale_session_cannot_overwrite_a_label_it_never_saw(store: str) -> No
 def test_undo_refuses_when_another_session_acted_since(store: str) -> None:
     first = _open("sentences", item="demo-001")
     _button(first, "sentence_now_correct").click().run()
-    second = _open("sentences", item="demo-001")
+    second = _open("sentences", item="demo-001")  # it starts on sentence 2, the first without a label
+    _button(second, "sent_prev").click().run()
     _button(second, "sentence_now_incorrect").click().run()  # sentence 1, shown as "correct" there
     assert _sentence_labels(store, "demo-001") == {0: "incorrect"}
     _button(first, "frame_undo").click().run()  # the first session still offers to undo its own label

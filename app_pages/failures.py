@@ -200,15 +200,15 @@ if event.selection.rows:
         "app_pages/compare.py", query_params=ff.compare_params(query, dataset.name, chosen, tracks)
     )
 
-actions = st.columns([2.2, 1, 1, 3])
+actions = st.container(horizontal=True, vertical_alignment="center", gap="small")  # natural widths
 if len(found):
-    actions[0].page_link(
+    actions.page_link(
         "app_pages/compare.py",
         label=f"Step through these {len(found)} in the comparison",
         icon=":material/compare:",
         query_params=ff.compare_params(query, dataset.name, found.index[0], tracks),
     )
-actions[1].download_button(
+actions.download_button(
     "CSV",
     data=lambda: ff.to_csv(found[columns]),
     file_name="failures.csv",
@@ -217,7 +217,7 @@ actions[1].download_button(
     on_click="ignore",
     disabled=not len(found),
 )
-actions[2].download_button(
+actions.download_button(
     "JSONL",
     data=lambda: ff.to_jsonl(found),
     file_name="failures.jsonl",
@@ -226,7 +226,7 @@ actions[2].download_button(
     on_click="ignore",
     disabled=not len(found),
 )
-with actions[3].popover("Share this list", icon=":material/link:"):
+with actions.popover("Share this list", icon=":material/link:"):
     st.caption("Anyone with this link sees the same preset, filters and order.")
     here = st.context.url or "failures"  # the page's address as the browser sees it, without the query
     st.code(f"{here}?{urlencode(wanted_params, doseq=True)}", language=None, wrap_lines=True)

@@ -293,9 +293,12 @@ class _ToolsRow:
 def _receipt() -> _ToolsRow:
     """Lay out the tools row and show the receipt of the last action (or why it was refused) in it now:
     the action is saved before the unit is drawn, so its receipt need not wait for the drawing."""
-    tools = st.columns([2, 2, 5])
-    with tools[2]:
-        row = _ToolsRow(tools[0], tools[1], st.empty())
+    # One row at the buttons' own widths (fixed columns cut "Undo" and "Skip / unsure" to "U…", "Sk…").
+    with st.container(horizontal=True, vertical_alignment="center", gap="small"):
+        undo, flag = st.empty(), st.empty()
+        receipt = st.container(width="stretch")
+    with receipt:
+        row = _ToolsRow(undo, flag, st.empty())
         saved = st.session_state.get(_SAVED)
         if saved:
             st.caption(f"✓ Saved · {literal(saved[0])} · {literal(saved[1])}")
@@ -325,9 +328,9 @@ def _tools(ws: Workspace, row: _ToolsRow, status: queue.ItemStatusView | None) -
         on_click=_undo,
         args=(ws, undoable.log_id if undoable else None),
         key="frame_undo",
-        width="stretch",
+        width="content",
     )
-    with row.flag.popover("Skip / unsure", icon=":material/flag:", width="stretch"):
+    with row.flag.popover("Skip / unsure", icon=":material/flag:", width="content"):
         st.text_input("Note", value=(status.note or "") if status else "", key=_FLAG_NOTE)
         for label, value in (("Skip this item", "skipped"), ("Mark unsure", "unsure")):
             st.button(

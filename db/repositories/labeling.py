@@ -322,7 +322,9 @@ def add_span(
     Unless the dataset's settings allow character precision, the span is stored snapped to the whole
     words it touches (:func:`formats.word_spans.snap_to_words`): the selector snaps already, and a
     request that did not cannot store half a word either. The page offers only the dataset's types, but
-    a type comes in a request, so it is checked as typed text, and the offsets as whole numbers.
+    a type comes in a request, so it is checked as typed text, and the offsets as whole numbers. The
+    same words marked twice in one label set are refused (:class:`StaleEdit`): a second tab that had not
+    seen the first mark would otherwise store it again.
     """
     if not all(type(offset) is int for offset in (start, end)):
         raise ValueError(
@@ -331,7 +333,7 @@ def add_span(
     _check_type(type_)
     with write_session(engine) as session:
         _guard(session, annotator_id, label_set_id, item_id, "spans")
-        item = session.get_one(m.Item, item_id)
+        item = session.get_one(m.Item, item_id, with_for_update=True)  # one span add per item at a time
         if not 0 <= start < end <= len(item.response):
             raise ValueError(
                 f"A span must lie inside the response (0-{len(item.response)}); got {start}-{end}."
@@ -341,6 +343,19 @@ def add_span(
             if words is None:
                 raise ValueError(f"The span {start}-{end} holds no word, only white space.")
             start, end = words
+        if session.scalar(
+            select(m.Span.id).where(
+                m.Span.label_set_id == label_set_id,
+                m.Span.item_id == item_id,
+                m.Span.start == start,
+                m.Span.end == end,
+            )
+        ):
+            # Another tab (or session) marked these words a moment ago; this page has not seen it.
+            raise StaleEdit(
+                f"{_quoted(item.response, start, end)} is marked already (in another tab or session) — "
+                "reload the item."
+            )
         row = m.Span(label_set_id=label_set_id, item_id=item_id, start=start, end=end, type=type_)
         session.add(row)
         session.flush()

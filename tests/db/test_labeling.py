@@ -70,6 +70,22 @@ def test_a_span_from_mid_word_is_stored_as_whole_words(setup) -> None:
         labeling.add_span(engine, ls, 1, red + 3, red + 4, None, who)  # only the space after it
 
 
+def test_the_same_words_marked_again_from_a_stale_tab_are_refused(setup) -> None:
+    """Two tabs of one annotator double-click the same word: the second, which had not seen the first
+    mark, must not store it twice (snapped to the same words, even from inside the word)."""
+    engine, who, ls = setup
+    with Session(engine) as session:
+        response = session.get_one(m.Item, 1).response
+    red = response.index("red")
+    labeling.add_span(engine, ls, 1, red, red + 3, "Object", who)
+    with pytest.raises(labeling.StaleEdit, match="“red” is marked already"):
+        labeling.add_span(engine, ls, 1, red + 1, red + 2, "OCR", who)
+    assert [(s.start, s.end, s.type) for s in item_annotations(engine, 1, [ls])[ls].spans] == [
+        (red, red + 3, "Object")
+    ]
+    labeling.add_span(engine, ls, 1, red, red + 7, "OCR", who)  # other words: a span of its own
+
+
 def test_character_precision_is_a_dataset_setting(setup) -> None:
     engine, who, ls = setup
     with Session(engine) as session:

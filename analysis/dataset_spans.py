@@ -98,32 +98,18 @@ class DatasetSpans:
     detectors: tuple[LabelSetView, ...]
     humans: tuple[LabelSetView, ...]
     packed: dict[int, LabelSetSpans] = field(default_factory=dict)
-    # label set id → per item: whether the raw output followed the format. A run that leaves raw outputs
-    # (a detector answering in text) and left none on an item did not do the task there: False, scored 0
-    # as MHALO section 4.1 scores a failed sample. True throughout for a label set without raw outputs.
+    # label set id → per item: whether the raw output followed the format (True when there is none)
     follows_format: dict[int, np.ndarray] = field(default_factory=dict)
-    # label set id → per item: whether the run left a raw output there (label sets with raw outputs only)
-    outputs: dict[int, np.ndarray] = field(default_factory=dict)
+    # the label sets holding raw outputs (a detector's answers as text)
+    with_outputs: frozenset[int] = frozenset()
 
     @property
     def span_detectors(self) -> tuple[LabelSetView, ...]:
-        """The detector runs that locate spans: those holding a span or a raw output. A run of sentence
-        scores or token probabilities alone is left out of the span measures rather than scored as a
-        detector that flagged nothing."""
-        return tuple(d for d in self.detectors if self.has_spans(d.id) or d.id in self.outputs)
-
-    def answered(self, label_set_id: int, row: int) -> bool:
-        """Whether the label set gave the item at ``row`` an answer: False only where a run that leaves
-        raw outputs left none."""
-        found = self.outputs.get(label_set_id)
-        return found is None or bool(found[row])
-
-    def missing_outputs(self, label_set_id: int, rows: np.ndarray | None = None) -> int:
-        """How many of the items (of ``rows``, else all) a run that leaves raw outputs left none on."""
-        found = self.outputs.get(label_set_id)
-        if found is None:
-            return 0
-        return int((~(found if rows is None else found[rows])).sum())
+        """The detector runs that may locate spans: those holding a span or a raw output. A run of
+        sentence scores or token probabilities alone is left out of the span measures rather than scored
+        as a detector that flagged nothing. (A run whose raw outputs are sentence answers still counts:
+        the store does not say what a run was asked for.)"""
+        return tuple(d for d in self.detectors if self.has_spans(d.id) or d.id in self.with_outputs)
 
     @cached_property
     def char_spans(self) -> Mapping[int, list[list[CharSpan]]]:
@@ -197,7 +183,6 @@ def dataset_spans(
 
     packed: dict[int, LabelSetSpans] = {}
     follows: dict[int, np.ndarray] = {}
-    outputs: dict[int, np.ndarray] = {}
     for view in label_sets:
         lo, hi = np.searchsorted(label_set_of, [view.id, view.id + 1]).tolist()
         part = slice(lo, hi)
@@ -210,9 +195,7 @@ def dataset_spans(
             ),
             token_types=types[part][mapped],
         )
-        follows[view.id], has_output = _follows_format(flags.get(view.id, {}), ids, by_id)
-        if has_output is not None:
-            outputs[view.id] = has_output
+        follows[view.id] = _follows_format(flags.get(view.id, {}), ids, by_id)
     return DatasetSpans(
         items=items,
         gold=next((v for v in label_sets if v.kind == "gold"), None),
@@ -220,7 +203,7 @@ def dataset_spans(
         humans=tuple(v for v in label_sets if v.kind == "human"),
         packed=packed,
         follows_format=follows,
-        outputs=outputs,
+        with_outputs=frozenset(ls for ls, found in flags.items() if found),
     )
 
 
@@ -234,20 +217,16 @@ def _rows_of(ids: np.ndarray, by_id: np.ndarray, keys: np.ndarray) -> tuple[np.n
     return by_id[at][known], known
 
 
-def _follows_format(
-    flags: Mapping[int, bool], ids: np.ndarray, by_id: np.ndarray
-) -> tuple[np.ndarray, np.ndarray | None]:
-    """Per item of ``ids`` (``by_id`` sorts them), its flag in ``flags`` (item id → flag), and which
-    items have one. Without any flag (a run of spans alone) every item followed the format, and None is
-    given for the second; a run with flags that has none on an item gave no answer there: False."""
-    if not flags:
-        return np.ones(ids.size, dtype=bool), None
-    follows = np.zeros(ids.size, dtype=bool)
-    has_output = np.zeros(ids.size, dtype=bool)
-    rows, known = _rows_of(ids, by_id, np.fromiter(flags.keys(), dtype=np.int64, count=len(flags)))
-    follows[rows] = np.fromiter(flags.values(), dtype=bool, count=len(flags))[known]
-    has_output[rows] = True
-    return follows, has_output
+def _follows_format(flags: Mapping[int, bool], ids: np.ndarray, by_id: np.ndarray) -> np.ndarray:
+    """Per item of ``ids`` (``by_id`` sorts them), its flag in ``flags`` (item id → flag), True where
+    it has none: an item without a raw output broke no format. (Whether a run was given an item at all
+    the store does not say: a run over one subset, a live run still going and a span list all leave
+    items without an output.)"""
+    follows = np.ones(ids.size, dtype=bool)
+    if flags:
+        rows, known = _rows_of(ids, by_id, np.fromiter(flags.keys(), dtype=np.int64, count=len(flags)))
+        follows[rows] = np.fromiter(flags.values(), dtype=bool, count=len(flags))[known]
+    return follows
 
 
 def _offsets(rows: np.ndarray, n_items: int) -> np.ndarray:

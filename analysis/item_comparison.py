@@ -52,7 +52,6 @@ class Track:
     f1_m: float | None = None
     follows_format: bool | None = None
     label_set_id: int | None = None
-    has_output: bool = True  # False: a run answering in text gave no answer on this item
 
     @property
     def n_matched(self) -> int:
@@ -69,10 +68,7 @@ class Track:
             found = f" · {missed} found by no detector shown" if missed else ""
             return f"{len(self.spans)} gold span(s){found}"
         parts = [f"F1_IoU {self.f1_iou:.2f}", f"F1_M {self.f1_m:.2f}"]
-        if not self.has_output:
-            parts.append("no output (scored 0 in tables)")
-        else:
-            parts.append("format ✓" if self.follows_format else "format ✗ (scored 0 in tables)")
+        parts.append("format ✓" if self.follows_format else "format ✗ (scored 0 in tables)")
         parts.append(
             f"{len(self.spans)} span(s): {self.n_matched} matched, {self.n_false_positives} false positive(s),"
             f" {len(self.missed)} gold missed"
@@ -88,7 +84,6 @@ class DetectorOutput:
     spans: Sequence[CharSpan]
     follows_format: bool = True
     label_set_id: int | None = None
-    has_output: bool = True  # False: a run answering in text gave no answer on this item
 
 
 @dataclass(frozen=True)
@@ -249,7 +244,6 @@ def compare_item(
                 f1_m=f1_m(scored_preds, scored_gold),
                 follows_format=detector.follows_format,
                 label_set_id=detector.label_set_id,
-                has_output=detector.has_output,
             )
         )
     gold_spans = []

@@ -144,17 +144,18 @@ def claims_unit() -> bool:
                     + (f" · segment {claim.segment + 1}" if claim.segment is not None else ""),
                     width="content",
                 )
-            if existing is not None and existing.label == "hallucination":
+            if existing is not None:  # a reason for either verdict (as MHaluBench gives), a type for one
                 a, b = st.columns([1, 2])
-                a.selectbox(
-                    "Type",
-                    types,
-                    index=types.index(existing.type) if existing.type in types else 0,
-                    key=f"claim_type_{claim.id}",
-                    on_change=save_details,
-                    args=(claim.index, claim.id),
-                    format_func=lambda t: t or "— choose —",
-                )
+                if existing.label == "hallucination":
+                    a.selectbox(
+                        "Type",
+                        types,
+                        index=types.index(existing.type) if existing.type in types else 0,
+                        key=f"claim_type_{claim.id}",
+                        on_change=save_details,
+                        args=(claim.index, claim.id),
+                        format_func=lambda t: t or "— choose —",
+                    )
                 b.text_input(
                     "Reason (optional)",
                     value=existing.reason or "",

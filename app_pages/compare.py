@@ -169,7 +169,6 @@ def _outputs(chosen: list[str]) -> list[DetectorOutput]:
             evaluation.char_spans[by_name[name].id][position],
             bool(evaluation.follows_format[by_name[name].id][position]),
             by_name[name].id,
-            has_output=evaluation.answered(by_name[name].id, position),
         )
         for name in chosen
     ]

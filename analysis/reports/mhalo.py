@@ -23,7 +23,6 @@ from analysis.reports.data import (
 )
 from analysis.reports.provenance import Provenance, fingerprint
 from analysis.reports.spans import SpanInputs
-from db.repositories.label_sets import LabelSetView
 from metrics import (
     DEFAULT_CURVE_THRESHOLDS,
     clean_response_accuracy,
@@ -125,7 +124,7 @@ def build(inputs: SpanInputs, flt: ReportFilter, threshold: float = 0.5) -> Repo
         KEY,
         TITLE,
         provenance,
-        notes=_coverage_notes(inputs, detectors, rows, flt),
+        notes=_left_out(inputs, flt),
         tables={
             "table3": Table(
                 "table3",
@@ -161,27 +160,17 @@ def build(inputs: SpanInputs, flt: ReportFilter, threshold: float = 0.5) -> Repo
     )
 
 
-def _coverage_notes(
-    inputs: SpanInputs, detectors: list[LabelSetView], rows: np.ndarray, flt: ReportFilter
-) -> tuple[str, ...]:
-    """What the tables count that a reader would not guess: runs that left some items without an
-    answer (each scores 0 there, as a failed sample does in MHALO section 4.1), and detector runs left
-    out because they locate no spans."""
+def _left_out(inputs: SpanInputs, flt: ReportFilter) -> tuple[str, ...]:
+    """A note naming the detector runs left out of the span tables because they locate no spans."""
     ev = inputs.spans
-    notes = [
-        f"{d.name} gave no output on {n:,} of these {rows.size:,} items: each scores 0 there and counts "
-        "against its IF, as a failed output does."
-        for d in detectors
-        if (n := ev.missing_outputs(d.id, rows))
-    ]
     spanless = [d.name for d in chosen_detectors(ev.detectors, flt) if d not in ev.span_detectors]
-    if spanless:
-        notes.append(
-            "Not in these tables (no spans or tagged outputs, so nothing to score as spans): "
-            + ", ".join(spanless)
-            + "."
-        )
-    return tuple(notes)
+    if not spanless:
+        return ()
+    return (
+        "Not in these tables (no spans or tagged outputs, so nothing to score as spans): "
+        + ", ".join(spanless)
+        + ".",
+    )
 
 
 def _arrays(packed: PackedSpans) -> tuple[np.ndarray, np.ndarray, np.ndarray]:

@@ -214,8 +214,9 @@ function drain() {
 }
 
 function holdIfBusy(event) {
-  // True when the key was held for later (the page is busy with an earlier one).
-  if (!shortcutKeys(event.key).length) return false;
+  // True when the key was held for later (the page is busy with an earlier one). A key with Shift is
+  // no button's shortcut here: it goes its own way, as before.
+  if (event.shiftKey || !shortcutKeys(event.key).length) return false;
   watchRuns();
   if (busy() || queue.keys.length) {
     queue.keys.push(event.key);

@@ -53,17 +53,9 @@ def test_per_item_lists_equal_mapping_each_item_alone(texts, data):
             )
             assert sorted(spans.char_spans[view.id][k], key=key) == mine
             assert spans.token_spans[view.id][k] == token_spans(text, [(s, e) for s, e, _ in mine])
-    # A run with raw outputs that has none on an item gave no answer there: it did not follow the format.
-    assert spans.follows_format[DETECTOR.id].tolist() == [False] * len(texts)
-    assert spans.outputs[DETECTOR.id].tolist() == [True] + [False] * (len(texts) - 1)
-    assert spans.missing_outputs(DETECTOR.id) == len(texts) - 1
-    assert [spans.answered(DETECTOR.id, k) for k in range(len(texts))] == spans.outputs[DETECTOR.id].tolist()
-    # Flags of items outside the index (0, 999, 10**6) are left out; without any flag, every item followed.
-    if flags:
-        assert spans.follows_format[GOLD.id].tolist() == [flags.get(i, False) for i in ids]
-        assert spans.outputs[GOLD.id].tolist() == [i in flags for i in ids]
-    else:
-        assert spans.follows_format[GOLD.id].tolist() == [True] * len(texts)
-        assert GOLD.id not in spans.outputs and spans.answered(GOLD.id, 0)
+    assert spans.follows_format[DETECTOR.id].tolist() == [False] + [True] * (len(texts) - 1)
+    # Flags of items outside the index (0, 999, 10**6) are left out; an item without a flag followed it.
+    assert spans.follows_format[GOLD.id].tolist() == [flags.get(i, True) for i in ids]
+    assert spans.with_outputs == ({DETECTOR.id, GOLD.id} if flags else {DETECTOR.id})
     assert spans.has_spans(GOLD.id) == any(ls == GOLD.id for ls, *_ in chosen)
     assert spans.gold_packed.n_items == len(texts)

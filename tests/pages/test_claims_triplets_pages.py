@@ -66,6 +66,12 @@ def test_a_claim_judged_again_as_no_hallucination_loses_its_type_and_keeps_its_r
     ls = _tester(engine)
     saved = item_annotations(engine, item.id, [ls.id])[ls.id].claim_labels[0]
     assert (saved.label, saved.type, saved.reason) == ("non-hallucination", None, "the sign says CAFE")
+    # The reason stays in sight, and can be changed: no type box for a claim that is no hallucination.
+    assert at.text_input(key=f"claim_reason_{first.id}").value == "the sign says CAFE"
+    assert not [b for b in at.selectbox if b.key == f"claim_type_{first.id}"]
+    at.text_input(key=f"claim_reason_{first.id}").input("the sign does say CAFE").run()
+    saved = item_annotations(engine, item.id, [ls.id])[ls.id].claim_labels[0]
+    assert (saved.label, saved.type, saved.reason) == ("non-hallucination", None, "the sign does say CAFE")
 
 
 def test_text_to_image_claims_say_where_they_come_from(store: str) -> None:

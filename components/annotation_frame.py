@@ -293,19 +293,20 @@ class _ToolsRow:
 def _receipt() -> _ToolsRow:
     """Lay out the tools row and show the receipt of the last action (or why it was refused) in it now:
     the action is saved before the unit is drawn, so its receipt need not wait for the drawing."""
-    # One row at the buttons' own widths (fixed columns cut "Undo" and "Skip / unsure" to "U…", "Sk…").
+    # The buttons at their own widths (fixed columns cut "Undo" and "Skip / unsure" to "U…", "Sk…"), the
+    # receipt on a line of its own under them.
     with st.container(horizontal=True, vertical_alignment="center", gap="small"):
-        undo, flag = st.empty(), st.empty()
-        receipt = st.container(width="stretch")
-    with receipt:
-        row = _ToolsRow(undo, flag, st.empty())
-        saved = st.session_state.get(_SAVED)
-        if saved:
-            st.caption(f"✓ Saved · {literal(saved[0])} · {literal(saved[1])}")
-        refused = st.session_state.pop(_REFUSED, None)
-        if refused:
-            st.error(literal(refused))
-    return row
+        undo, flag, status = st.empty(), st.empty(), st.empty()
+    saved = st.session_state.get(_SAVED)
+    # A line before the first receipt too, so the text under it does not move when one appears: a drag
+    # begun in that moment must end on the words it was dragged over.
+    st.caption(
+        f"✓ Saved · {literal(saved[0])} · {literal(saved[1])}" if saved else "Each action is saved at once."
+    )
+    refused = st.session_state.pop(_REFUSED, None)
+    if refused:
+        st.error(literal(refused))
+    return _ToolsRow(undo, flag, status)
 
 
 def _tools(ws: Workspace, row: _ToolsRow, status: queue.ItemStatusView | None) -> None:

@@ -293,20 +293,17 @@ class _ToolsRow:
 def _receipt() -> _ToolsRow:
     """Lay out the tools row and show the receipt of the last action (or why it was refused) in it now:
     the action is saved before the unit is drawn, so its receipt need not wait for the drawing."""
-    # The buttons at their own widths (fixed columns cut "Undo" and "Skip / unsure" to "U…", "Sk…"), the
-    # receipt on a line of its own under them.
-    with st.container(horizontal=True, vertical_alignment="center", gap="small"):
-        undo, flag, status = st.empty(), st.empty(), st.empty()
-    saved = st.session_state.get(_SAVED)
-    # A line before the first receipt too, so the text under it does not move when one appears: a drag
-    # begun in that moment must end on the words it was dragged over.
-    st.caption(
-        f"✓ Saved · {literal(saved[0])} · {literal(saved[1])}" if saved else "Each action is saved at once."
-    )
-    refused = st.session_state.pop(_REFUSED, None)
-    if refused:
-        st.error(literal(refused))
-    return _ToolsRow(undo, flag, status)
+    # Undo and Skip / unsure wide enough for their labels (narrower, they read "U…" and "Sk…").
+    tools = st.columns([2.4, 3.4, 3.2])
+    with tools[2]:
+        row = _ToolsRow(tools[0], tools[1], st.empty())
+        saved = st.session_state.get(_SAVED)
+        if saved:
+            st.caption(f"✓ Saved · {literal(saved[0])} · {literal(saved[1])}")
+        refused = st.session_state.pop(_REFUSED, None)
+        if refused:
+            st.error(literal(refused))
+    return row
 
 
 def _tools(ws: Workspace, row: _ToolsRow, status: queue.ItemStatusView | None) -> None:
@@ -329,9 +326,9 @@ def _tools(ws: Workspace, row: _ToolsRow, status: queue.ItemStatusView | None) -
         on_click=_undo,
         args=(ws, undoable.log_id if undoable else None),
         key="frame_undo",
-        width="content",
+        width="stretch",
     )
-    with row.flag.popover("Skip / unsure", icon=":material/flag:", width="content"):
+    with row.flag.popover("Skip / unsure", icon=":material/flag:", width="stretch"):
         st.text_input("Note", value=(status.note or "") if status else "", key=_FLAG_NOTE)
         for label, value in (("Skip this item", "skipped"), ("Mark unsure", "unsure")):
             st.button(

@@ -23,8 +23,8 @@ import streamlit as st
 from sqlalchemy import Engine
 
 from components.browser_cookies import BrowserCookie
+from db.login_sessions import SESSION_LIMIT
 from db.repositories.accounts import (
-    SESSION_LIMIT,
     LoginRefused,
     UserView,
     authenticate,

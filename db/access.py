@@ -28,6 +28,7 @@ from sqlalchemy.orm import Session
 from db import models as m
 from db.config import setting
 from db.engine import read_session
+from db.login_sessions import is_live
 
 LOCAL: Final = "local"
 TEAM: Final = "team"
@@ -76,11 +77,16 @@ def team_mode() -> bool:
 
 @dataclass(frozen=True)
 class Actor:
-    """The user an action is done for. ``id`` is None only for :data:`OPERATOR`."""
+    """The user an action is done for. ``id`` is None only for :data:`OPERATOR`.
+
+    ``login`` is the team-mode login session a page acts through (None for the command line and in
+    local mode): every write checks it is still live, so a click in a tab whose login has ended is
+    refused even when it comes from a callback that runs before the page's own login check."""
 
     id: int | None
     name: str
     role: str
+    login: int | None = None
 
     @property
     def is_operator(self) -> bool:
@@ -115,9 +121,11 @@ def require(actor: Actor, permission: str) -> None:
         raise Forbidden(f"The {actor.role} role cannot {_WHAT[permission]}; ask an admin.")
 
 
-def acting(session: Session, annotator_id: int | None) -> Actor:
-    """The actor behind an annotator id, as stored now (role, disabled) — read in the writing
-    transaction so a change of role takes effect on the next action. None is the operator."""
+def acting(session: Session, who: Actor | int | None) -> Actor:
+    """The actor as stored now (role, disabled) — read in the writing transaction so a change of role
+    takes effect on the next action. ``who`` is an :class:`Actor` (whose login session, if it has one,
+    must still be live) or, from the labeling functions, an annotator id; None is the operator."""
+    annotator_id = who.id if isinstance(who, Actor) else who
     if annotator_id is None:
         return OPERATOR
     row = session.get(m.Annotator, annotator_id)
@@ -125,12 +133,17 @@ def acting(session: Session, annotator_id: int | None) -> Actor:
         raise Forbidden(f"There is no user with id {annotator_id}.")
     if row.disabled:
         raise Forbidden(f"The account {row.name!r} is disabled.")
-    return Actor(row.id, row.name, row.role)
+    login = who.login if isinstance(who, Actor) else None
+    if login is not None:
+        held = session.get(m.LoginSession, login)
+        if held is None or held.annotator_id != row.id or not is_live(held, m.utcnow()):
+            raise Forbidden("You are no longer logged in here (logged out or timed out); log in again.")
+    return Actor(row.id, row.name, row.role, login=login)
 
 
-def require_in(session: Session, annotator_id: int | None, permission: str) -> Actor:
+def require_in(session: Session, who: Actor | int | None, permission: str) -> Actor:
     """:func:`acting` then :func:`require`: the one-line check of a write function."""
-    actor = acting(session, annotator_id)
+    actor = acting(session, who)
     require(actor, permission)
     return actor
 
@@ -182,4 +195,4 @@ def require_now(engine: Engine, actor: Actor, permission: str) -> Actor:
     """:func:`require_in` in a read of its own: for a function that would otherwise read a file, unpack
     images or hand out data before its writing transaction (which checks again) or without one."""
     with read_session(engine) as session:
-        return require_in(session, actor.id, permission)
+        return require_in(session, actor, permission)

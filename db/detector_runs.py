@@ -20,6 +20,7 @@ import base64
 import hashlib
 import io
 from collections import defaultdict
+from dataclasses import replace
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
@@ -224,7 +225,10 @@ class DetectorRunStore:
     def open_run(self, settings: dict[str, Any]) -> None:
         now = _now()
         with write_session(self.engine) as session:
-            require_in(session, self.actor.id, "manage_data")
+            require_in(session, self.actor, "manage_data")
+            # Started from a live login, the run goes on after that tab logs out or idles: its later
+            # writes check the account (role, enabled), not the login session.
+            self.actor = replace(self.actor, login=None)
             dataset = session.scalar(select(m.Dataset).where(m.Dataset.name == self.dataset))
             if dataset is None:
                 raise RunRefused(f"there is no dataset named {self.dataset!r}")
@@ -247,7 +251,7 @@ class DetectorRunStore:
 
     def _record(self, session: Session, run: dict[str, Any], **changes: Any) -> None:
         """Put ``run`` (this run's line, by its id) and ``changes`` into the label set's meta."""
-        require_in(session, self.actor.id, "manage_data")
+        require_in(session, self.actor, "manage_data")
         label_set = self._label_set(session)
         if label_set is None:
             raise RunRefused(f"the label set {self.detector!r} was deleted during the run")

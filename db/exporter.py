@@ -111,7 +111,7 @@ def _read_batches(
     with read_session(engine) as session:
         if not is_sqlite(engine):  # SQLite's read transaction is one snapshot already
             session.connection(execution_options={"isolation_level": "REPEATABLE READ"})
-        require_in(session, actor.id, "export")
+        require_in(session, actor, "export")
         dataset = session.scalar(select(m.Dataset).where(m.Dataset.name == dataset_name))
         if dataset is None:
             raise UnknownDataset(f"no dataset named {dataset_name!r}")

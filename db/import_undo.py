@@ -150,7 +150,7 @@ def undo_import(engine: Engine, log_id: int, annotator: str | None = None, *, ac
     may manage data (nothing is written then).
     """
     with write_session(engine) as session:
-        require_in(session, actor.id, "manage_data")
+        require_in(session, actor, "manage_data")
         entry = session.get(m.EditLog, log_id)
         if entry is None or entry.action not in _UNDOABLE or entry.entity != "datasets":
             raise UndoRefused(f"there is no import with log id {log_id}")

@@ -145,7 +145,7 @@ def import_bundles(
     :func:`import_bundle` does; a file's reader has done so already, naming its lines.
     """
     with write_session(engine) as session:
-        require_in(session, actor.id, "manage_data")
+        require_in(session, actor, "manage_data")
         batches = _Batches(session, source, problems, check_values=check_values)
         for bundle in bundles:
             batches.add(bundle, allow_skip=allow_skip, replace_existing=replace_existing)

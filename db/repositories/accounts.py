@@ -3,8 +3,8 @@ failures, and login sessions that expire.
 
 A login session is a random token held by the browser; the store keeps only its SHA-256, so neither a
 copy of the store nor a page's HTML can be turned into a login. Sessions end after
-:data:`IDLE_LIMIT` without use or :data:`SESSION_LIMIT` after login, whichever comes first, and when
-the account is disabled or its role changes.
+:data:`~db.login_sessions.IDLE_LIMIT` without use or :data:`~db.login_sessions.SESSION_LIMIT` after
+login, whichever comes first, and when the account is disabled or its role changes.
 
 Changing accounts needs the ``manage_team`` permission of the acting user, whom every such function
 takes (:mod:`db.access`); the command line acts as the operator, which is how the first admin is created.
@@ -15,7 +15,7 @@ from __future__ import annotations
 import contextlib
 import hashlib
 import secrets
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from datetime import datetime, timedelta
 
 from argon2 import PasswordHasher
@@ -26,14 +26,13 @@ from sqlalchemy.orm import Session
 from db import models as m
 from db.access import Actor, require_in, require_now
 from db.engine import read_session, write_session
+from db.login_sessions import SESSION_LIMIT, aware, is_live
 from db.repositories.annotators import InvalidName, clean_name, validate_name
 from formats.storable import unstorable
 
 MIN_PASSWORD_LENGTH = 8
 MAX_FAILURES = 5
 LOCKOUT = timedelta(minutes=15)
-IDLE_LIMIT = timedelta(hours=2)
-SESSION_LIMIT = timedelta(hours=12)
 # ``last_seen`` is written at most this often, so reading pages does not turn into a stream of writes.
 _TOUCH_EVERY = timedelta(minutes=1)
 
@@ -51,9 +50,11 @@ class UserView:
     has_password: bool
     locked_until: datetime | None
     email: str | None
+    login: int | None = None  # the login session this view was read through (None: a listing)
 
     def as_actor(self) -> Actor:
-        return Actor(self.id, self.name, self.role)
+        """The actor for writes, bound to this view's login session: once it ends, they are refused."""
+        return Actor(self.id, self.name, self.role, login=self.login)
 
 
 class AccountError(ValueError):
@@ -74,13 +75,6 @@ def _view(row: m.Annotator) -> UserView:
         row.locked_until,
         row.email,
     )
-
-
-def _aware(moment: datetime | None) -> datetime | None:
-    """SQLite hands timestamps back without their zone; they are stored as UTC."""
-    if moment is None or moment.tzinfo is not None:
-        return moment
-    return moment.replace(tzinfo=m.utcnow().tzinfo)
 
 
 def _check_role(role: str) -> None:
@@ -133,7 +127,7 @@ def add_user(
     require_now(engine, actor, "manage_team")  # before the deliberately slow hash; checked again below
     hashed = _hasher.hash(password)
     with write_session(engine) as session:
-        require_in(session, actor.id, "manage_team")
+        require_in(session, actor, "manage_team")
         row = _find(session, cleaned)
         if row is not None and row.password_hash is not None:
             raise AccountError(f"The user {cleaned!r} exists already.")
@@ -165,7 +159,7 @@ def set_role(engine: Engine, name: str, role: str, *, actor: Actor) -> UserView:
     """Give the user another role; their open sessions end, so the new rights apply at once."""
     _check_role(role)
     with write_session(engine) as session:
-        require_in(session, actor.id, "manage_team")
+        require_in(session, actor, "manage_team")
         row = _find(session, name)
         if row is None:
             raise AccountError(f"There is no user {clean_name(name)!r}.")
@@ -180,7 +174,7 @@ def set_role(engine: Engine, name: str, role: str, *, actor: Actor) -> UserView:
 def set_disabled(engine: Engine, name: str, disabled: bool, *, actor: Actor) -> UserView:
     """Disable (or enable again) an account; a disabled account cannot log in and its sessions end."""
     with write_session(engine) as session:
-        require_in(session, actor.id, "manage_team")
+        require_in(session, actor, "manage_team")
         row = _find(session, name)
         if row is None:
             raise AccountError(f"There is no user {clean_name(name)!r}.")
@@ -202,7 +196,7 @@ def _password_target(session: Session, name: str, actor: Actor) -> m.Annotator:
     if row is None:
         raise AccountError(f"There is no user {clean_name(name)!r}.")
     if actor.id != row.id:
-        require_in(session, actor.id, "manage_team")
+        require_in(session, actor, "manage_team")
     return row
 
 
@@ -242,7 +236,7 @@ def authenticate(engine: Engine, name: str, password: str) -> UserView:
             with contextlib.suppress(VerificationError):
                 _hasher.verify(_DUMMY_HASH, password)
             raise wrong
-        locked_until = _aware(row.locked_until)
+        locked_until = aware(row.locked_until)
         if locked_until is not None and locked_until > now:
             minutes = max(1, int((locked_until - now).total_seconds() // 60) + 1)
             raise LoginRefused(
@@ -300,16 +294,14 @@ def session_user(engine: Engine, token: str | None) -> UserView | None:
     now = m.utcnow()
     with read_session(engine) as session:
         row = session.scalar(select(m.LoginSession).where(m.LoginSession.token_hash == _token_hash(token)))
-        if row is None or row.ended:
-            return None
-        expires_at, last_seen = _aware(row.expires_at), _aware(row.last_seen)
-        assert expires_at is not None and last_seen is not None
-        if expires_at <= now or last_seen + IDLE_LIMIT <= now:
+        if row is None or not is_live(row, now):
             return None
         user = session.get(m.Annotator, row.annotator_id)
         if user is None or user.disabled:
             return None
-        view = _view(user)
+        view = replace(_view(user), login=row.id)
+        last_seen = aware(row.last_seen)
+        assert last_seen is not None
         stale = last_seen + _TOUCH_EVERY <= now
         session_id = row.id
     if stale:

@@ -1021,7 +1021,7 @@ def promote_item(
     if method not in MANUAL_METHODS:
         raise ValueError(f"Unknown method {method!r}; choose one of {', '.join(MANUAL_METHODS)}.")
     with write_session(engine) as session:
-        acting = require_in(session, actor.id, "adjudicate")
+        acting = require_in(session, actor, "adjudicate")
         found = _load(session, dataset_id, task, [item_id])
         if not found:
             raise ValueError(f"Dataset {dataset_id} has no item with id {item_id}.")
@@ -1057,7 +1057,7 @@ def promote_by_rule(
         raise ValueError(f"The IoU threshold lies in [0, 1]; got {threshold}.")
     opened = read_session(engine) if dry_run else write_session(engine)
     with opened as session:
-        acting = require_in(session, actor.id, "adjudicate")
+        acting = require_in(session, actor, "adjudicate")
         gold = _gold_set(session, dataset_id) if dry_run else _gold_for_write(session, dataset_id, acting.id)
         everything = _load(session, dataset_id, task)
         weights = _weights(session, dataset_id)

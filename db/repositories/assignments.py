@@ -226,7 +226,7 @@ def _assign_once(
     engine: Engine, dataset_id: int, task: str, chosen: list[int], k: int, actor: Actor
 ) -> AssignCounts:
     with write_session(engine) as session:
-        require_in(session, actor.id, "manage_team")
+        require_in(session, actor, "manage_team")
         _check_task(task)
         if session.get(m.Dataset, dataset_id) is None:
             raise AssignmentError(f"There is no dataset with id {dataset_id}.")
@@ -338,7 +338,7 @@ def unassign(
     """Take the annotator's items on the task away (by default only those they have not finished, so
     their finished work keeps counting); how many assignments were removed."""
     with write_session(engine) as session:
-        require_in(session, actor.id, "manage_team")
+        require_in(session, actor, "manage_team")
         _check_task(task)
         conditions = [
             m.Assignment.dataset_id == dataset_id,
@@ -500,7 +500,7 @@ def set_weight(
     if weight < 0:
         raise AssignmentError(f"A weight is 0 or more; got {weight}.")
     with write_session(engine) as session:
-        require_in(session, actor.id, "manage_team")
+        require_in(session, actor, "manage_team")
         if session.get(m.Dataset, dataset_id) is None:
             raise AssignmentError(f"There is no dataset with id {dataset_id}.")
         annotator = session.get(m.Annotator, annotator_id)

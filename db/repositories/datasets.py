@@ -130,7 +130,7 @@ def set_image_root(engine: Engine, dataset_id: int, image_root: str | None, *, a
     with a message, for a folder no store can hold)."""
     refuse_unstorable_text(image_root, "folder")
     with write_session(engine) as session:
-        require_in(session, actor.id, "manage_data")
+        require_in(session, actor, "manage_data")
         dataset = session.get_one(m.Dataset, dataset_id)
         before = dataset.image_root
         dataset.image_root = image_root or None
@@ -152,7 +152,7 @@ def set_taxonomy(engine: Engine, dataset_id: int, taxonomy: list[str], *, actor:
     refuse_unstorable_text(taxonomy, "list of types")
     cleaned = list(dict.fromkeys(t.strip() for t in taxonomy if t.strip()))
     with write_session(engine) as session:
-        require_in(session, actor.id, "manage_data")
+        require_in(session, actor, "manage_data")
         dataset = session.get_one(m.Dataset, dataset_id)
         before = list(dataset.taxonomy)
         dataset.taxonomy = cleaned
@@ -171,7 +171,7 @@ def set_taxonomy(engine: Engine, dataset_id: int, taxonomy: list[str], *, actor:
 def delete_dataset(engine: Engine, name: str, *, actor: Actor) -> bool:
     """Remove a dataset and everything hanging off it; False when there was none."""
     with write_session(engine) as session:
-        require_in(session, actor.id, "manage_data")
+        require_in(session, actor, "manage_data")
         dataset = session.scalar(select(m.Dataset).where(m.Dataset.name == name))
         if dataset is None:
             return False
@@ -234,7 +234,7 @@ def set_dataset_settings(
 ) -> DatasetSettings:
     """Change the settings given (None keeps one as it is), logged; returns the settings now in force."""
     with write_session(engine) as session:
-        require_in(session, actor.id, "manage_data")
+        require_in(session, actor, "manage_data")
         dataset = session.get_one(m.Dataset, dataset_id)
         before = _settings_of(dataset.settings)
         after = DatasetSettings(

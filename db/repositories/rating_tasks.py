@@ -288,7 +288,7 @@ def create_rating_task(
 ) -> int:
     """Create a task and return its id; raises ValueError with a message for the user."""
     with write_session(engine) as session:
-        require_in(session, actor.id, "manage_data")
+        require_in(session, actor, "manage_data")
         spec = _check_spec(session, dataset_id, spec, None)
         task = m.RatingTask(
             dataset_id=dataset_id,
@@ -325,7 +325,7 @@ def update_rating_task(
     """Change a task. Scale, granularity and detector are locked once the task holds ratings
     (:class:`TaskLocked`); a colleague's newer change is never overwritten (:class:`labeling.StaleEdit`)."""
     with write_session(engine) as session:
-        require_in(session, actor.id, "manage_data")
+        require_in(session, actor, "manage_data")
         task = session.get(m.RatingTask, task_id)
         if task is None:
             raise labeling.StaleEdit("This rating task no longer exists.")

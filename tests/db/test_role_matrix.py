@@ -19,6 +19,7 @@ import shutil
 import tempfile
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, replace
+from datetime import timedelta
 from pathlib import Path
 from typing import Any
 
@@ -34,9 +35,17 @@ from db.engine import make_engine, store_revision, write_session
 from db.exporter import export_bundle
 from db.import_undo import recent_imports, undo_import
 from db.importer import import_bundle, import_bundles
+from db.login_sessions import IDLE_LIMIT
 from db.migrate import upgrade
 from db.repositories import adjudication, assignments, history, labeling, preannotation
-from db.repositories.accounts import add_user, set_disabled, set_password, set_role
+from db.repositories.accounts import (
+    add_user,
+    end_session,
+    set_disabled,
+    set_password,
+    set_role,
+    start_session,
+)
 from db.repositories.annotators import find_annotator, get_or_create_annotator
 from db.repositories.datasets import (
     dataset_settings,
@@ -83,12 +92,15 @@ ASSIGNED = ("ann", "ben")
 @dataclass(frozen=True)
 class Case:
     """Who acts (a user's name, or None for the command line), in which mode, and on whose labels:
-    ``own`` (the actor's human label set), ``ann`` (another annotator's), ``gold`` or ``detector``."""
+    ``own`` (the actor's human label set), ``ann`` (another annotator's), ``gold`` or ``detector``.
+    ``login``: the actor acts through a login session (as a page does) that is ``live``, ``ended``
+    (logged out) or ``idle`` (past its idle limit); None, as the command line and scripts do."""
 
     title: str
     team: bool
     user: str | None
     target: str = "own"
+    login: str | None = None
 
 
 ADMIN = Case("admin", True, "ada")
@@ -101,6 +113,12 @@ DISABLED = Case("disabled admin", True, "gus")
 TEAM_GOLD = Case("admin on gold", True, "ada", "gold")
 TEAM_DETECTOR = Case("admin on a detector run", True, "ada", "detector")
 COMMAND_LINE = Case("command line", True, None)
+# A page's actor carries its login session: a tab whose login has ended cannot write through the actor
+# it was drawn with. (The labeling functions take an annotator id; their pages check the login first.)
+SIGNED_IN = Case("admin through a live login", True, "ada", login="live")
+LOGGED_OUT = Case("admin whose login has ended", True, "ada", login="ended")
+IDLE = Case("admin whose login has idled out", True, "ada", login="idle")
+THROUGH_LOGINS = {SIGNED_IN: True, LOGGED_OUT: False, IDLE: False}
 LOCAL_OWN = Case("local: own label set", False, "lou")
 LOCAL_FOREIGN = Case("local: someone else's label set", False, "ben", "ann")
 LOCAL_GOLD = Case("local: gold", False, "lou", "gold")
@@ -137,8 +155,20 @@ EXPECTED: dict[str, dict[Case, bool]] = {
         UNASSIGNED: True,
         LOCAL_ANYONE: True,
     },
-    "manage_data": {**dict.fromkeys(TEAM_USERS, False), ADMIN: True, COMMAND_LINE: True, LOCAL_ANYONE: True},
-    "manage_team": {**dict.fromkeys(TEAM_USERS, False), ADMIN: True, COMMAND_LINE: True, LOCAL_ANYONE: True},
+    "manage_data": {
+        **dict.fromkeys(TEAM_USERS, False),
+        ADMIN: True,
+        COMMAND_LINE: True,
+        LOCAL_ANYONE: True,
+        **THROUGH_LOGINS,
+    },
+    "manage_team": {
+        **dict.fromkeys(TEAM_USERS, False),
+        ADMIN: True,
+        COMMAND_LINE: True,
+        LOCAL_ANYONE: True,
+        **THROUGH_LOGINS,
+    },
     # writing gold by adjudication: reviewers and admins (everyone in local mode)
     "adjudicate": {
         **dict.fromkeys(TEAM_USERS, False),
@@ -146,6 +176,7 @@ EXPECTED: dict[str, dict[Case, bool]] = {
         REVIEWER: True,
         COMMAND_LINE: True,
         LOCAL_ANYONE: True,
+        **THROUGH_LOGINS,
     },
     # undoing one's latest action: as labeling, except that an adjudicator undoes their own change to gold
     "undo": {
@@ -193,6 +224,7 @@ EXPECTED: dict[str, dict[Case, bool]] = {
         REVIEWER: True,
         COMMAND_LINE: True,
         LOCAL_ANYONE: True,
+        **THROUGH_LOGINS,
     },
 }
 
@@ -328,7 +360,26 @@ def _act(world: World, case: Case) -> Act:
                     },
                 )
             )
-    return Act(Actor(uid, case.user, role), label_set, span)
+    return Act(Actor(uid, case.user, role, login=_login(world.engine, uid, case.login)), label_set, span)
+
+
+def _login(engine: Engine, uid: int, state: str | None) -> int | None:
+    """A login session of the user in the given state (see :class:`Case`), as a page would hold it."""
+    if state is None:
+        return None
+    token = start_session(engine, uid)
+    if state == "ended":
+        end_session(engine, token)
+    with write_session(engine) as session:
+        row = session.scalars(
+            select(m.LoginSession)
+            .where(m.LoginSession.annotator_id == uid)
+            .order_by(m.LoginSession.id.desc())
+        ).first()
+        assert row is not None
+        if state == "idle":
+            row.last_seen = m.utcnow() - IDLE_LIMIT - timedelta(minutes=1)
+        return row.id
 
 
 # ------------------------------------------------------------------------------------------ the table
@@ -417,11 +468,14 @@ LIVE_RUN = {"id": "r1", "updated": "2026-01-01T00:00:00+00:00", "status": "done"
 def _live_store(w: World, a: Act, opened: bool) -> Any:
     """A live run's store on dataset ``tiny``. ``opened``: the run is begun first (by the command line)
     when the actor may run detectors at all; a refused call must fail on its own check, writing nothing."""
-    from db.access import may
+    from db.access import require_now
     from db.detector_runs import DetectorRunStore
 
-    disabled = a.actor.id is not None and USERS[a.actor.name][1]
-    if opened and may(a.actor, "manage_data") and not disabled:
+    try:
+        require_now(w.engine, a.actor, "manage_data")
+    except Forbidden:
+        opened = False
+    if opened:
         DetectorRunStore(w.engine, "tiny", "live", OPERATOR).open_run(LIVE_SETTINGS)
     return DetectorRunStore(w.engine, "tiny", "live", a.actor)
 
@@ -955,3 +1009,25 @@ def test_every_write_function_has_a_row() -> None:
     )
     assert set(NOT_BY_ACTOR) <= found, "NOT_BY_ACTOR names a function that no longer writes"
     assert not covered & set(NOT_BY_ACTOR)
+
+
+def test_a_live_run_started_through_a_login_goes_on_after_it_ends(
+    world: World, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Writes check the login session, but a detector run begun from a page is a job of the account:
+    it keeps writing after that tab logs out, as long as the account may still run detectors."""
+    from db.detector_runs import DetectorRunStore
+
+    monkeypatch.setenv("SPANLIGHT_MODE", "team")
+    ada = world.users["ada"]
+    login = _login(world.engine, ada, "live")
+    store = DetectorRunStore(world.engine, "tiny", "live", Actor(ada, "ada", "admin", login=login))
+    store.open_run(LIVE_SETTINGS)
+    with write_session(world.engine) as session:
+        session.get_one(m.LoginSession, login).ended = True  # logged out in the meantime
+    before = _footprint(world.engine)
+    store.close_run(LIVE_RUN, True)
+    assert _footprint(world.engine)[0] > before[0]
+    set_disabled(world.engine, "ada", True, actor=OPERATOR)  # but not once the account is disabled
+    with pytest.raises(Forbidden, match="disabled"):
+        store.close_run(LIVE_RUN, True)

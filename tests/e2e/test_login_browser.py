@@ -19,7 +19,8 @@ from components.login import COOKIE
 from components.navigation import pages
 from db import models as m
 from db.engine import make_engine, read_session
-from db.repositories.accounts import SESSION_LIMIT, session_user
+from db.login_sessions import SESSION_LIMIT
+from db.repositories.accounts import session_user
 from tests.e2e.app_server import ROOT, RunningApp, prepare_store, running_app
 from tests.e2e.browser import AppTab
 

@@ -13,6 +13,7 @@ from streamlit.testing.v1 import AppTest
 
 from components.login import COOKIE
 from components.span_selector.apptest import simulate_action
+from db import login_sessions
 from db import models as m
 from db.access import OPERATOR
 from db.engine import make_engine, read_session, store_revision, write_session
@@ -142,7 +143,7 @@ def test_a_login_that_ends_in_the_store_shows_the_form_at_the_next_click(store: 
     if change == "expired":
         _expire(store, expires_at=now - timedelta(seconds=1))
     elif change == "idle too long":
-        _expire(store, last_seen=now - accounts.IDLE_LIMIT - timedelta(minutes=1))
+        _expire(store, last_seen=now - login_sessions.IDLE_LIMIT - timedelta(minutes=1))
     elif change == "account disabled":
         accounts.set_disabled(engine, "alice", True, actor=OPERATOR)
     elif change == "role changed":
@@ -238,7 +239,7 @@ def test_refreshing_a_logins_last_seen_leaves_the_store_revision_and_caches_alon
     assert accounts.session_user(engine, token) is not None
     with read_session(engine) as session:
         seen = session.scalar(select(m.LoginSession.last_seen))
-    assert seen is not None and accounts._aware(seen) > m.utcnow() - timedelta(minutes=1)  # refreshed
+    assert seen is not None and login_sessions.aware(seen) > m.utcnow() - timedelta(minutes=1)  # refreshed
     assert store_revision(engine) == before
 
 
@@ -263,3 +264,17 @@ def test_a_tab_left_open_after_logging_out_elsewhere_saves_nothing(store: str) -
     next(b for b in tab.button if b.key == button).click().run()
     assert is_login_form(tab)
     assert _sentence_labels(store, "alice", "demo-001") == before
+
+
+def test_an_admin_tab_left_open_after_logging_out_elsewhere_changes_no_account(store: str) -> None:
+    """The Team page's buttons write from callbacks, which run before the page's login check: the
+    store's write itself refuses an actor whose login session has ended."""
+    tab = signed_in("adm")
+    tab.switch_page("app_pages/team.py").run()
+    assert not tab.exception and not is_login_form(tab)
+    tab.text_input(key="team_new_name").input("carol")
+    tab.text_input(key="team_new_password").input("long enough secret")
+    accounts.end_session(make_engine(store), tab.session_state[TOKEN_KEY])  # "Log out" in another tab
+    next(b for b in tab.button if b.label == "Create user").click().run()
+    assert is_login_form(tab)
+    assert "carol" not in [u.name for u in accounts.list_users(make_engine(store))]

@@ -17,18 +17,28 @@ Model runs added to the same file (``<model>_triplets``, ``<model>_triplets_judg
 
 from __future__ import annotations
 
+from collections import Counter
+from collections.abc import Iterator
 from typing import Any
 
-from formats.base import Format, ReadOptions, ReadResult
+from formats.base import Format, FormatError, ReadOptions, ReadResult
+from formats.bundles import raw_output_json
 from formats.fields import RecordError, get_list, get_str, type_name
 from formats.json_documents import dump_json, load_document
 from formats.problems import Problem
-from formats.records import Bundle, DatasetRecord, ItemRecord, TripletRecord
+from formats.records import Bundle, DatasetRecord, ItemRecord, LabelSetRecord, TripletRecord
 from formats.storable import unstorable
 from formats.text import file_stem, head_text, looks_like_json
 
 IMAGE_KEYS = ("instance", "triplets", "all_object", "object")
 INSTANCE_KEYS = ("question", "answer", "triplet")
+# A model's run, per instance: ``<model>_triplets`` extracted from its answer, the judge's
+# ``<model>_triplets_judgements`` and (from some scripts) ``<model>_triplets_error_parts``.
+SUFFIX_TRIPLETS = "_triplets"
+SUFFIX_JUDGEMENTS = "_triplets_judgements"
+SUFFIX_PARTS = "_triplets_error_parts"
+# The label-set meta key naming the model whose answers a run judged (the ``<model>`` of its keys).
+ANSWERING_MODEL = "answering_model"
 
 
 def parse_triplet(text: Any) -> tuple[str, str, str] | None:
@@ -89,11 +99,16 @@ def write_scene_graph(triplets: list[TripletRecord], texts: dict[str, Any]) -> l
 
 
 class TriHEFormat(Format):
+    """The benchmark file, with every chosen label set that has triplets added as a model run in the
+    file's own keys (as the Tri-HE scripts add them), so a detector's run is never silently left out."""
+
     name = "trihe"
-    holds = ("triplet",)
+    holds = ("triplet", "output")
+    writes_every_label_set = True
     title = "Tri-HE (questions, reference triplets, scene objects)"
     description = (
-        "One object keyed by image id: instance [{question, answer, triplet}], triplets, all_object, object."
+        "One object keyed by image id: instance [{question, answer, triplet}], triplets, all_object, object;"
+        " with <model>_triplets and <model>_triplets_judgements for each model run."
     )
 
     def sniff(self, data: bytes, filename: str = "") -> float:
@@ -182,7 +197,19 @@ class TriHEFormat(Format):
         return items
 
     def write(self, bundle: Bundle, *, filename: str = "") -> bytes:
-        return dump_json(build_document(bundle), indent=1)
+        document = build_document(bundle)
+        runs = [ls for ls in bundle.label_sets if any(a.triplets or a.raw_output for a in ls.annotations)]
+        keys = [run_key(ls) for ls in runs]
+        twice = sorted({k for k in keys if keys.count(k) > 1})
+        if twice:
+            raise FormatError(
+                f"two chosen label sets would both be written as the model {twice[0]!r} "
+                f"({', '.join(f'{ls.kind}:{ls.name}' for ls in runs if run_key(ls) == twice[0])}): "
+                "choose one of them"
+            )
+        for label_set in runs:
+            add_run(document, bundle, label_set)
+        return dump_json(document, indent=1)
 
 
 def build_document(bundle: Bundle) -> dict[str, Any]:
@@ -190,7 +217,7 @@ def build_document(bundle: Bundle) -> dict[str, Any]:
     document: dict[str, Any] = {}
     for item in bundle.items:
         meta = item.meta
-        image_id = str(meta.get("image_id") or item.external_id.rsplit("/", 1)[0])
+        image_id = _image_of(item)
         if image_id not in document:
             values = {
                 "instance": [],
@@ -210,6 +237,62 @@ def build_document(bundle: Bundle) -> dict[str, Any]:
         keys = meta.get("instance_keys") or list(INSTANCE_KEYS)
         document[image_id]["instance"].append({k: values[k] if k in values else fields.get(k) for k in keys})
     return document
+
+
+def _image_of(item: ItemRecord) -> str:
+    return str(item.meta.get("image_id") or item.external_id.rsplit("/", 1)[0])
+
+
+def _instances(
+    document: dict[str, Any], items: list[ItemRecord]
+) -> Iterator[tuple[ItemRecord, dict[str, Any]]]:
+    """Each item with its instance in :func:`build_document`'s ``document`` of these items (the k-th item
+    of an image is its k-th instance, whatever its number in the file it came from)."""
+    seen: Counter[str] = Counter()
+    for item in items:
+        image_id = _image_of(item)
+        yield item, document[image_id]["instance"][seen[image_id]]
+        seen[image_id] += 1
+
+
+def run_key(label_set: LabelSetRecord) -> str:
+    """The ``<model>`` a label set's run is written under: the answering model it was read with, else its
+    name."""
+    model = label_set.meta.get(ANSWERING_MODEL)
+    return model if isinstance(model, str) and model else label_set.name
+
+
+def add_run(document: dict[str, Any], bundle: Bundle, label_set: LabelSetRecord) -> None:
+    """Add ``label_set``'s triplets and verdicts to :func:`build_document`'s ``document`` as a model run
+    (``<model>_triplets`` …); a run read from a Tri-HE file gives back its raw keys exactly."""
+    model = run_key(label_set)
+    by_item = {a.item: a for a in label_set.annotations}
+    for item, instance in _instances(document, bundle.items):
+        detected = by_item.get(item.external_id)
+        if detected is None:
+            continue
+        for key in [k for k in instance if k.startswith(f"{model}_") or k == model]:
+            del instance[key]
+        raw = raw_output_json(detected, {})
+        if raw:
+            values = {
+                SUFFIX_TRIPLETS: raw.get("triplets"),
+                SUFFIX_JUDGEMENTS: raw.get("judgements"),
+                SUFFIX_PARTS: raw.get("error_parts"),
+            }
+        else:
+            values = {
+                SUFFIX_TRIPLETS: [[t.subject, t.relation, t.object] for t in detected.triplets],
+                SUFFIX_JUDGEMENTS: [t.verdict for t in detected.triplets],
+                SUFFIX_PARTS: [t.wrong_part for t in detected.triplets]
+                if any(t.wrong_part for t in detected.triplets)
+                else None,
+            }
+        if isinstance(raw.get("answer"), str):
+            instance[f"{model}_answer"] = raw["answer"]
+        for suffix, value in values.items():
+            if value is not None:
+                instance[f"{model}{suffix}"] = value
 
 
 FORMAT = TriHEFormat()

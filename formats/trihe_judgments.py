@@ -18,18 +18,23 @@ import re
 from typing import Any
 
 from formats.base import Format, ReadOptions, ReadResult
-from formats.bundles import detector_bundle, detector_outputs, pick_label_set, raw_output_json
+from formats.bundles import detector_bundle, pick_label_set
 from formats.fields import RecordError, type_name
 from formats.json_documents import dump_json, load_document
 from formats.problems import Problem
 from formats.records import Annotations, Bundle, RawOutputRecord, TripletRecord
 from formats.storable import unstorable
 from formats.text import head_text, looks_like_json
-from formats.trihe import build_document, parse_triplet
+from formats.trihe import (
+    ANSWERING_MODEL,
+    SUFFIX_JUDGEMENTS,
+    SUFFIX_PARTS,
+    SUFFIX_TRIPLETS,
+    add_run,
+    build_document,
+    parse_triplet,
+)
 
-SUFFIX_TRIPLETS = "_triplets"
-SUFFIX_JUDGEMENTS = "_triplets_judgements"
-SUFFIX_PARTS = "_triplets_error_parts"
 _VERDICT = re.compile(r"my answer is\s*['\"]?(yes|no)['\"]?", re.IGNORECASE)
 _PART = re.compile(r"related to\s*['\"]?(object1|object2|relation)['\"]?", re.IGNORECASE)
 
@@ -117,7 +122,9 @@ class TriHEJudgmentsFormat(Format):
                     problems.append(Problem(source, where, *bad))
                     continue
                 annotations.append(self._instance(ext, model, instance, source, where, problems))
-        return ReadResult(detector_bundle(options, annotations, "trihe"), problems)
+        bundle = detector_bundle(options, annotations, "trihe")
+        bundle.label_sets[0].meta[ANSWERING_MODEL] = model  # whose answers: the file's keys, on export too
+        return ReadResult(bundle, problems)
 
     @staticmethod
     def _instance(
@@ -172,34 +179,10 @@ class TriHEJudgmentsFormat(Format):
         return Annotations(ext, triplets=triplets, raw_output=RawOutputRecord(raw_text, True))
 
     def write(self, bundle: Bundle, *, filename: str = "") -> bytes:
-        label_set = pick_label_set(bundle, "detector")
-        model = label_set.name if label_set else "model"
         document = build_document(bundle)
-        for item, detected in detector_outputs(bundle):
-            image_id, _, n = item.external_id.rpartition("/")
-            instance = document[str(item.meta.get("image_id") or image_id)]["instance"][int(n)]
-            for key in [k for k in instance if k.startswith(f"{model}_") or k == model]:
-                del instance[key]
-            raw = raw_output_json(detected, {})
-            if raw:
-                values = {
-                    SUFFIX_TRIPLETS: raw.get("triplets"),
-                    SUFFIX_JUDGEMENTS: raw.get("judgements"),
-                    SUFFIX_PARTS: raw.get("error_parts"),
-                }
-            else:
-                values = {
-                    SUFFIX_TRIPLETS: [[t.subject, t.relation, t.object] for t in detected.triplets],
-                    SUFFIX_JUDGEMENTS: [t.verdict for t in detected.triplets],
-                    SUFFIX_PARTS: [t.wrong_part for t in detected.triplets]
-                    if any(t.wrong_part for t in detected.triplets)
-                    else None,
-                }
-            if isinstance(raw.get("answer"), str):
-                instance[f"{model}_answer"] = raw["answer"]
-            for suffix, value in values.items():
-                if value is not None:
-                    instance[f"{model}{suffix}"] = value
+        label_set = pick_label_set(bundle, "detector")
+        if label_set is not None:
+            add_run(document, bundle, label_set)
         return dump_json(document, indent=1)
 
     def default_filename(self, dataset: str) -> str:

@@ -1,8 +1,9 @@
 """Tri-HE (triplet-level hallucination): HalluI / HalluQ overall, for objects and for relations.
 
 Tri-HE's Table 2 compares the answering models (rows) as judged by each judge (column groups). Here
-the answering model is the item's source model and every label set that judged triplets is a judge
-(gold, annotators, detector runs). Each item is one answer (a question); items sharing an image are
+the answering model is the item's source model, or for a run read from a Tri-HE file (whose items are
+the benchmark's questions) the ``<model>`` whose answers it holds. Every label set that judged triplets
+is a judge (gold, annotators, detector runs). Each item is one answer (a question); items sharing an image are
 averaged together for HalluI. A triplet is hallucinated when its verdict is "no"; it is an object
 hallucination when the wrong part is an object, a relation one when it is the relation. Triplets the
 judge could not decide (no verdict) are left out of the counts.
@@ -10,16 +11,16 @@ judge could not decide (no verdict) are left out of the counts.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 import pandas as pd
 from sqlalchemy import Engine
 
 from analysis.reports.base import Report, Table
-from analysis.reports.data import ReportFilter, item_mask, items_frame
+from analysis.reports.data import NO_VALUE, ReportFilter, item_mask, items_frame
 from analysis.reports.provenance import Provenance, fingerprint
 from db.repositories.label_sets import LabelSetView, list_label_sets
-from db.repositories.report_inputs import dataset_name, triplet_judgments
+from db.repositories.report_inputs import answering_models, dataset_name, triplet_judgments
 from metrics import cohen_kappa, hallu_rates
 
 KEY, TITLE = "trihe", "Tri-HE · triplet-level hallucination"
@@ -38,6 +39,8 @@ class TripletInputs:
     items: pd.DataFrame
     label_sets: tuple[LabelSetView, ...]
     judgments: pd.DataFrame  # label_set_id, item_id, index, subject, relation, object, verdict, wrong_part
+    # label set id -> whose answers it judged, where the run says so (a Tri-HE file's ``<model>``)
+    answering_models: dict[int, str] = field(default_factory=dict)
 
 
 def load(engine: Engine, dataset_id: int) -> TripletInputs:
@@ -46,6 +49,7 @@ def load(engine: Engine, dataset_id: int) -> TripletInputs:
         items_frame(engine, dataset_id),
         tuple(list_label_sets(engine, dataset_id)),
         pd.DataFrame(triplet_judgments(engine, dataset_id)),
+        answering_models(engine, dataset_id),
     )
 
 
@@ -88,6 +92,9 @@ def build(inputs: TripletInputs, flt: ReportFilter) -> Report:
         if mine.empty:
             continue
         per_answer = _answer_counts(mine, info)
+        answered = inputs.answering_models.get(judge.id)
+        if answered:  # the items are the benchmark's questions; the run names the model that answered
+            per_answer["source_model"] = per_answer["source_model"].replace(NO_VALUE, answered)
         models = sorted(per_answer["source_model"].unique())
         for model in [*models, ALL_MODELS]:
             answers = per_answer if model == ALL_MODELS else per_answer[per_answer["source_model"] == model]

@@ -33,6 +33,7 @@ from sqlalchemy import BigInteger, Connection, Engine, Integer, Select, Text, ca
 from db import models as m
 from db.engine import MAX_READERS, read_session, revision_of, shares_store
 from db.repositories.label_sets import gold_raters
+from formats.trihe import ANSWERING_MODEL
 
 Columns = dict[str, list[Any]]
 SpanTuple = tuple[int, int, str | None]
@@ -316,6 +317,17 @@ def triplet_judgments(engine: Engine, dataset_id: int, label_set_ids: Sequence[i
         _label_set_filter(query, m.Triplet.label_set_id, label_set_ids),
         ["label_set_id", "item_id", "index", "subject", "relation", "object", "verdict", "wrong_part"],
     )
+
+
+def answering_models(engine: Engine, dataset_id: int) -> dict[int, str]:
+    """Label set id -> the model whose answers the run judged, for runs read from a Tri-HE judgments
+    file (:data:`formats.trihe.ANSWERING_MODEL` in the label set's meta)."""
+    with read_session(engine) as session:
+        rows = session.execute(
+            select(m.LabelSet.id, m.LabelSet.meta).where(m.LabelSet.dataset_id == dataset_id)
+        )
+        found = {label_set_id: (meta or {}).get(ANSWERING_MODEL) for label_set_id, meta in rows}
+    return {label_set_id: model for label_set_id, model in found.items() if isinstance(model, str) and model}
 
 
 def token_probabilities(

@@ -1,0 +1,132 @@
+"""Tri-HE model runs through the store: a run keeps the name of the model whose answers it judged, so
+its export gives the file's own ``<model>_…`` keys back whatever the run was named, the benchmark
+format writes every chosen run in those keys (choosing a run and exporting as Tri-HE never silently
+leaves it out), and Table 2's rows name that model."""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+import pytest
+from sqlalchemy import Engine
+
+from analysis.reports import triplets
+from analysis.reports.data import ReportFilter
+from db.access import OPERATOR
+from db.repositories.datasets import get_dataset
+from db.transfer import export_file, import_file, import_predictions
+from formats.base import FormatError, ReadOptions
+
+BENCH: dict[str, Any] = {
+    "42": {
+        "instance": [
+            {"question": "Why bright?", "answer": "A lamp is on.", "triplet": ["(lamp, is, on)"]},
+            {"question": "What is there?", "answer": "A desk.", "triplet": []},
+        ],
+        "triplets": ["(lamp, is, on)", "(laptop, on, desk)"],
+        "all_object": ["lamp", "laptop", "desk"],
+        "object": ["lamp"],
+    },
+    "7": {
+        "instance": [{"question": "Who sits?", "answer": "A man.", "triplet": ["(man, sits on, bench)"]}],
+        "triplets": ["(man, sits on, bench)"],
+        "all_object": ["man", "bench"],
+        "object": ["man"],
+    },
+}
+
+
+def _run(model: str, verdicts: tuple[str, str, str]) -> dict[str, Any]:
+    """The benchmark with ``model``'s answers, extracted triplets and the judge's verdicts added."""
+    document = json.loads(json.dumps(BENCH))
+    first, second = document["42"]["instance"]
+    first.update(
+        {
+            f"{model}_answer": "The lamp is on and a cat sleeps.",
+            f"{model}_triplets": ["(lamp, is, on)", "(cat, sleeps on, desk)"],
+            f"{model}_triplets_judgements": list(verdicts[:2]),
+        }
+    )
+    second.update({f"{model}_triplets": ["(desk, is, brown)"], f"{model}_triplets_judgements": [verdicts[2]]})
+    return document
+
+
+def _store(engine: Engine, **runs: dict[str, Any]) -> None:
+    """The benchmark as dataset ``d``, then each run as the detector of that name."""
+    base = import_file(
+        engine,
+        json.dumps(BENCH).encode(),
+        source="tri-he.json",
+        format_name="trihe",
+        actor=OPERATOR,
+        options=ReadOptions(dataset="d"),
+    )
+    assert base.ok, [str(p) for p in base.problems]
+    for detector, document in runs.items():
+        outcome = import_predictions(
+            engine,
+            json.dumps(document).encode(),
+            source=f"{detector}.json",
+            dataset="d",
+            detector=detector,
+            format_name="trihe-judgments",
+            actor=OPERATOR,
+        )
+        assert outcome.ok, [str(p) for p in outcome.problems]
+
+
+def _exported(engine: Engine, fmt: str, label_sets: list[str] | None = None) -> Any:
+    return json.loads(export_file(engine, "d", fmt, actor=OPERATOR, label_sets=label_sets))
+
+
+def test_a_run_exports_under_the_model_it_judged_not_the_name_it_was_given(engine: Engine) -> None:
+    llava = _run("llava", ("yes", "no", "yes"))
+    _store(engine, gpt4_judge=llava)
+    assert _exported(engine, "trihe-judgments", ["detector:gpt4_judge"]) == llava
+    # The benchmark format holds the run too: chosen alone, or among all label sets.
+    assert _exported(engine, "trihe", ["detector:gpt4_judge"]) == llava
+    assert _exported(engine, "trihe") == llava
+
+
+def test_the_benchmark_format_writes_every_chosen_run_and_each_reads_back(engine: Engine) -> None:
+    llava, minigpt = _run("llava", ("yes", "no", "yes")), _run("minigpt4", ("no", "no", "yes"))
+    _store(engine, judge_a=llava, judge_b=minigpt)
+    both = _exported(engine, "trihe")
+    instance = both["42"]["instance"][0]
+    assert instance["llava_triplets_judgements"] == ["yes", "no"]
+    assert instance["minigpt4_triplets_judgements"] == ["no", "no"]
+    assert both["7"] == BENCH["7"]  # an instance no run answered is as the benchmark gives it
+    # Such a file is read back run by run, each picked by its model's name.
+    again = import_predictions(
+        engine,
+        json.dumps(both).encode(),
+        source="both.json",
+        dataset="d",
+        detector="minigpt4",
+        format_name="trihe-judgments",
+        actor=OPERATOR,
+    )
+    assert again.ok, [str(p) for p in again.problems]
+    assert _exported(engine, "trihe-judgments", ["detector:minigpt4"]) == minigpt
+
+
+def test_two_runs_of_one_model_are_refused_by_name_not_merged(engine: Engine) -> None:
+    _store(engine, judge_a=_run("llava", ("yes", "no", "yes")), judge_b=_run("llava", ("no", "no", "no")))
+    with pytest.raises(FormatError, match=r"'llava' \(detector:judge_a, detector:judge_b\)"):
+        export_file(engine, "d", "trihe", actor=OPERATOR)
+    assert _exported(engine, "trihe", ["detector:judge_b"])["42"]["instance"][1][
+        "llava_triplets_judgements"
+    ] == ["no"]
+
+
+def test_table_2_names_the_answering_model_of_a_run_read_from_a_file(engine: Engine) -> None:
+    _store(engine, gpt4_judge=_run("llava", ("yes", "no", "yes")))
+    dataset = get_dataset(engine, "d")
+    assert dataset is not None
+    table = triplets.build(triplets.load(engine, dataset.id), ReportFilter()).tables["table2"].frame
+    assert table[["judge", "model", "answers", "triplets"]].values.tolist() == [
+        ["gpt4_judge", "llava", 2, 3],
+        ["gpt4_judge", triplets.ALL_MODELS, 2, 3],
+    ]
+    assert table["Overall · HalluQ"].tolist() == [25.0, 25.0]  # (1/2 + 0/1) / 2

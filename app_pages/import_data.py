@@ -23,7 +23,7 @@ from pathlib import Path
 
 import streamlit as st
 
-from components.import_views import show_outcome, show_preview
+from components.import_views import show_outcome, show_preview, with_image_check
 from components.mapped_import import mapped_import_panel
 from components.page_setup import setup_page
 from components.recent_imports import recent_imports_panel
@@ -204,14 +204,13 @@ preview_key = (
     options.faithscore_polarity,
     options.label_set_kind,
     name,
+    image_root,
 )
 stored = st.session_state.get("import_preview")
 if stored is None or stored[0] != preview_key:
     with st.spinner("Reading the file…"):
-        stored = (
-            preview_key,
-            preview_file(format_name, head, source=name, options=options, complete=size <= len(head)),
-        )
+        read = preview_file(format_name, head, source=name, options=options, complete=size <= len(head))
+        stored = (preview_key, with_image_check(read, image_root, name))
     st.session_state["import_preview"] = stored
 preview: Preview = stored[1]
 

@@ -8,14 +8,24 @@ literally, never as Markdown.
 
 from __future__ import annotations
 
+import dataclasses
+
 import streamlit as st
 from streamlit.delta_generator import DeltaGenerator
 
+from db.images import image_problems
 from db.transfer import ImportOutcome
 from formats.preview import Preview, problem_rows
 from render.literal_text import literal
 from render.problem_table import problems_html
 from render.span_html import render_spans_html
+
+
+def with_image_check(preview: Preview, image_root: str | None, source: str) -> Preview:
+    """The preview with the import's own image warnings for its items (none without an image folder),
+    so the counts shown before an import are the ones it will report."""
+    found = image_problems(image_root, dict(preview.image_refs), source)
+    return dataclasses.replace(preview, problems=preview.problems + tuple(found)) if found else preview
 
 
 def show_preview(preview: Preview, *, noun: str = "Items", partial_note: str = "") -> None:

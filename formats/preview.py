@@ -44,6 +44,9 @@ class Preview:
     items: tuple[PreviewItem, ...]
     problems: tuple[Problem, ...] = field(default_factory=tuple)
     partial: bool = False  # only the head of the file was read: counts and problems cover that part
+    # Each item's image reference, by external id, for the page to check against the image folder chosen
+    # (a store matter, as the import's own check is): benchmark files only.
+    image_refs: tuple[tuple[str, str | None], ...] = ()
 
     @property
     def n_errors(self) -> int:
@@ -157,6 +160,7 @@ def preview_of(
             for item in bundle.items[:limit]
         )
         n_items = len(bundle.items)
+        image_refs = tuple((item.external_id, item.image_ref) for item in bundle.items)
     else:
         annotations = bundle.label_sets[0].annotations if bundle.label_sets else []
         items = tuple(
@@ -170,8 +174,10 @@ def preview_of(
             for a in annotations[:limit]
         )
         n_items = len(annotations)
+        image_refs = ()
     names = tuple(f"{ls.kind}:{ls.name}" for ls in bundle.label_sets)
-    return Preview(format_name, bundle.dataset.name, n_items, names, items, tuple(result.problems), partial)
+    problems = tuple(result.problems)
+    return Preview(format_name, bundle.dataset.name, n_items, names, items, problems, partial, image_refs)
 
 
 def _drawn(item: ItemRecord, gold: Annotations | None) -> tuple[tuple[int, int, str | None], ...]:

@@ -459,3 +459,42 @@ def test_a_large_server_file_read_from_disk_imports_past_the_default_cap(
     at = _import_page(rows)
     assert "more than the import limit" in at.error[0].value
     assert not [b for b in at.button if b.key == "import_go"]
+
+
+def test_import_page_preview_counts_the_missing_images_the_import_will_report(
+    store: str, tmp_path: Path
+) -> None:
+    """The image folder is checked in the preview as the import checks it: one warning per item whose
+    image is missing, so the preview's counts are the import's (before, the preview said 0 and the
+    import gave one warning per item of every missing image)."""
+    from PIL import Image
+
+    folder = _imports(tmp_path)
+    images = folder / "images"
+    images.mkdir()
+    Image.new("RGB", (4, 4)).save(images / "1.jpg")
+    entry = {"triplets": ["(cat, on, mat)"], "all_object": ["cat"], "object": ["cat"]}
+    document = {
+        "1": {"instance": [{"question": "Where?", "answer": "On a mat.", "triplet": []}], **entry},
+        "2": {
+            "instance": [
+                {"question": "What?", "answer": "A cat.", "triplet": []},
+                {"question": "Which?", "answer": "The cat.", "triplet": []},
+            ],
+            **entry,
+        },
+    }
+    path = folder / "tri-he.json"
+    path.write_text(json.dumps(document))
+    at = _import_page(path)
+    assert at.selectbox(key="import_format_benchmark").value == "trihe"
+    assert {m.label: m.value for m in at.metric}["Warnings"] == "0"
+    at.text_input(key="import_image_root").input(str(images)).run()
+    assert not at.exception
+    assert {m.label: m.value for m in at.metric}["Warnings"] == "2"
+    report = problem_report(at)
+    assert list(report["record"]) == ["id=2/0", "id=2/1"]
+    assert set(report["reason"]) == {"image '2.jpg': not found under the image folder"}
+    at.button(key="import_go").click().run()
+    assert not at.exception and "3 new items" in at.success[0].value
+    assert list(problem_report(at)["record"]) == ["id=2/0", "id=2/1"]  # what the import reported

@@ -43,6 +43,7 @@ if not item.claims:
     st.stop()
 
 cursor_key = f"claim_cursor_{item.id}"
+recent_key = f"claim_recent_{item.id}"  # the claim the last verdict key judged (T and W open its fields)
 
 
 def labeled_claims() -> list[bool]:
@@ -55,6 +56,7 @@ mine: dict[int, ClaimLabelView] = {}
 
 
 def move(step: int) -> None:
+    st.session_state.pop(recent_key, None)  # moved on: T and W are for the claim the cursor is on
     st.session_state[cursor_key] = max(0, min(len(item.claims) - 1, st.session_state[cursor_key] + step))
 
 
@@ -81,6 +83,7 @@ def judge(claim_index: int | None, label: str) -> None:
     )
     if done is not None:
         st.session_state[cursor_key] = min(claim_index + 1, len(item.claims) - 1)
+        st.session_state[recent_key] = claim_index
 
 
 def save_details(claim_index: int, claim_id: int) -> None:
@@ -173,13 +176,18 @@ def claims_unit() -> bool:
         f"claim_row_{current}",
         [
             *((key, f"the current claim: {title.lower()}") for _, title, key in VERDICTS),
-            ("T", "choose the current claim's type (once a hallucination): type to filter, Enter picks"),
-            ("W", "write why (the reason) for the current claim, Enter saves"),
+            (
+                "T",
+                "choose the type of the claim just judged a hallucination, else of the current one: "
+                "type to filter, Enter picks",
+            ),
+            ("W", "write why (the reason) for the claim just judged, else the current one; Enter saves"),
             ("J", "next claim"),
             ("K", "previous claim"),
             *FRAME_KEYS,
         ],
         {"T": "Type", "W": "Reason"},
+        recent=f"claim_row_{st.session_state[recent_key]}" if recent_key in st.session_state else None,
     )
     complete = len(mine) == len(item.claims)
     if complete:

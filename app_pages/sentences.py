@@ -53,6 +53,7 @@ if not item.sentences:
     st.stop()
 
 cursor_key = f"sentence_cursor_{item.id}"
+recent_key = f"sentence_recent_{item.id}"  # the sentence the last label key labeled (its E box opens)
 
 
 def labeled_sentences() -> list[bool]:
@@ -64,6 +65,7 @@ place_cursor(cursor_key, labeled_sentences)
 
 
 def move(step: int) -> None:
+    st.session_state.pop(recent_key, None)  # moved on: E is for the sentence the cursor is on
     st.session_state[cursor_key] = max(0, min(len(item.sentences) - 1, st.session_state[cursor_key] + step))
 
 
@@ -96,6 +98,7 @@ def label(index: int | None, value: str, *, override: bool = False) -> None:
         st.session_state[PENDING] = index  # offer the explicit override
     elif done is not None:  # advance to the next sentence, as a keyboard labeler expects
         st.session_state[cursor_key] = min(index + 1, len(item.sentences) - 1)
+        st.session_state[recent_key] = index
 
 
 def my_spans_in(sentence: SentenceView) -> list[SpanView]:
@@ -223,12 +226,17 @@ def sentences_unit() -> bool | None:
         f"sentence_row_{current}",
         [
             *((key, f"the current sentence is {title.lower()}") for _, title, key, _ in LABELS),
-            ("E", "choose the current sentence's error type (once incorrect): type to filter, Enter picks"),
+            (
+                "E",
+                "choose the error type of the sentence just marked incorrect, else of the current one: "
+                "type to filter, Enter picks",
+            ),
             ("J / ↓", "next sentence"),
             ("K / ↑", "previous sentence"),
             *FRAME_KEYS,
         ],
         {"E": "Error type"},
+        recent=f"sentence_row_{st.session_state[recent_key]}" if recent_key in st.session_state else None,
     )
     complete = len(mine.sentence_labels) == len(item.sentences)
     if complete and not draft:

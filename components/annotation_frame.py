@@ -47,7 +47,7 @@ from components.empty_queue import show_nothing_to_do
 from components.login import still_signed_in
 from components.page_setup import PageContext, engine_for
 from components.store_cache import cached
-from components.unit_keys import JUMP_LABEL
+from components.unit_keys import FLAG_LABEL, JUMP_LABEL
 from db.access import Forbidden, team_mode
 from db.config import resolve_url
 from db.repositories import labeling, queue
@@ -72,7 +72,11 @@ _NOT_DRAWN = object()
 
 
 # The keys the frame gives every annotation page (listed with the page's own on `?`).
-FRAME_KEYS = (("N", "next item for me"), ("U", "undo the last action on this item"))
+FRAME_KEYS = (
+    ("N", "next item for me"),
+    ("U", "undo the last action on this item"),
+    ("S", "skip this item or mark it unsure: type a note if you like, Tab to your choice, Enter"),
+)
 
 
 def assigned_to(ctx: PageContext) -> int | None:
@@ -328,7 +332,7 @@ def _tools(ws: Workspace, row: _ToolsRow, status: queue.ItemStatusView | None) -
         key="frame_undo",
         width="stretch",
     )
-    with row.flag.popover("Skip / unsure", icon=":material/flag:", width="stretch"):
+    with row.flag.popover(FLAG_LABEL, icon=":material/flag:", width="stretch"):
         st.text_input("Note", value=(status.note or "") if status else "", key=_FLAG_NOTE)
         for label, value in (("Skip this item", "skipped"), ("Mark unsure", "unsure")):
             st.button(

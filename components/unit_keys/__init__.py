@@ -3,8 +3,9 @@
 A key press moves the cursor to the next unit, and the next unit may lie below the window's edge
 (Error type boxes and wrong-part rows make the list grow): :func:`unit_keys` scrolls the current unit
 into view after every run of the unit. It also lets keys open the unit's fields (``E`` the sentence's
-Error type, ``T`` a claim's Type: a select box then filters as you type, Enter picks), gives the keys
-back after Enter in the header's jump box, and ``?`` shows every key of the page in an overlay (Esc
+Error type, ``T`` a claim's Type: a select box then filters as you type, Enter picks; the unit just
+labeled first, as the cursor has moved on from it), gives the keys
+back after Enter in the header's jump box, opens "Skip / unsure" on ``S``, and ``?`` shows every key of the page in an overlay (Esc
 closes it). A key pressed while the page is still answering an earlier one waits and is pressed once
 the page is drawn again: Streamlit merges two quick presses of one button into a single click.
 
@@ -28,6 +29,9 @@ _RUNS = "unit_keys_runs"
 # The annotation header's box for an item id: Enter there opens the item and gives the keys back to the
 # page (focus left in the box would take the next label key as typing).
 JUMP_LABEL = "Jump to item id"
+# The annotation frame's popover for skipping an item or marking it unsure: ``S`` opens it with the
+# cursor in its note box (then Tab reaches its two buttons, Enter presses one).
+FLAG_LABEL = "Skip / unsure"
 
 
 def container_class(container_key: str) -> str:
@@ -39,9 +43,14 @@ def unit_keys(
     current: str | None,
     keys: Sequence[tuple[str, str]],
     fields: Mapping[str, str] | None = None,
+    recent: str | None = None,
 ) -> None:
     """Keep the container keyed ``current`` in view, open its ``fields`` (key → the field's label) by
-    key, and list ``keys`` (key, what it does) on ``?``. Call it once per run of the unit."""
+    key, and list ``keys`` (key, what it does) on ``?``. Call it once per run of the unit.
+
+    ``recent`` is the container of the unit labeled by the last key, when the cursor moved on from it:
+    a field key opens that unit's field first. Marking a sentence incorrect moves the cursor to the
+    next sentence, and its Error type box opens under the one just marked, so ``E`` is meant for it."""
     # A new value each run, so the browser keeps the unit in view after every action, not only when
     # the cursor moved (an Error type box opening under the current sentence makes it taller).
     runs = st.session_state.get(_RUNS, 0) + 1
@@ -50,9 +59,11 @@ def unit_keys(
         key="unit_keys",
         data={
             "current": container_class(current) if current else None,
+            "recent": container_class(recent) if recent and recent != current else None,
             "keys": [[key, what] for key, what in [*keys, ("?", "show or hide this list of keys")]],
             "fields": {key.lower(): label for key, label in (fields or {}).items()},
             "release": [JUMP_LABEL],
+            "openers": {"s": FLAG_LABEL},
             "run": runs,
         },
     )

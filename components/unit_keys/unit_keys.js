@@ -3,8 +3,10 @@
 //
 // Streamlit mounts this once per page run of the unit (no iframe): `data.current` is the CSS class of
 // the current unit's container, `data.fields` maps a key to the accessible name of a field inside it
-// (an "Error type" box, a claim's "Type"), `data.keys` lists [key, what it does] for the overlay,
-// `data.release` names boxes that give the keys back after Enter.
+// (an "Error type" box, a claim's "Type"), looked for first in `data.recent` (the unit labeled by the
+// last key, which the cursor has left), `data.keys` lists [key, what it does] for the overlay,
+// `data.release` names boxes that give the keys back after Enter, `data.openers` maps a key to the
+// label of a popover it opens (its first field then takes the keys).
 // Every text is written with `textContent`, never parsed as HTML.
 
 const OVERLAY_ID = "spanlight-keys-overlay";
@@ -18,12 +20,17 @@ function typing(event) {
   return target.closest("input, textarea, select, [contenteditable='true'], [role='combobox']") !== null;
 }
 
-function currentUnit(data) {
-  if (!data.current) return null;
-  const found = [...document.getElementsByClassName(data.current)].filter(
+function unitOf(className) {
+  // The container of that class drawn by the newest run (not a stale element of the run before).
+  if (!className) return null;
+  const found = [...document.getElementsByClassName(className)].filter(
     (element) => !element.closest('[data-stale="true"]'),
   );
   return found.length ? found[found.length - 1] : null;
+}
+
+function currentUnit(data) {
+  return unitOf(data.current);
 }
 
 function outOfView(unit) {
@@ -52,13 +59,17 @@ function keepInView(data, signal) {
   requestAnimationFrame(step);
 }
 
-function focusField(data, name) {
-  // Open the field named `name` in the current unit: a select box opens its list (type to filter).
-  const unit = currentUnit(data);
-  if (!unit) return false;
-  const field = [...unit.querySelectorAll("input, textarea")].find(
+function fieldIn(unit, name) {
+  if (!unit) return undefined;
+  return [...unit.querySelectorAll("input, textarea")].find(
     (input) => input.getAttribute("aria-label")?.includes(name) || input.closest("[data-testid]")?.textContent?.startsWith(name),
   );
+}
+
+function focusField(data, name) {
+  // Open the field named `name` of the unit just labeled, else of the current unit: a select box opens
+  // its list (type to filter).
+  const field = fieldIn(unitOf(data.recent), name) ?? fieldIn(currentUnit(data), name);
   if (!field) return false;
   field.scrollIntoView({ block: "nearest" });
   field.focus();
@@ -70,6 +81,23 @@ function focusField(data, name) {
     setTimeout(() => field.blur(), 0);
   };
   field.addEventListener("keydown", done);
+  return true;
+}
+
+function openPopover(label) {
+  // Open the popover whose button reads `label` and put the cursor in its first field (once drawn).
+  const button = [...document.querySelectorAll('[data-testid="stPopover"] button')].find(
+    (found) => !found.disabled && !found.closest('[data-stale="true"]') && found.textContent.includes(label),
+  );
+  if (!button) return false;
+  if (button.getAttribute("aria-expanded") !== "true") button.click();
+  let frames = 0;
+  const step = () => {
+    const field = document.querySelector('[data-testid="stPopoverBody"] input, [data-testid="stPopoverBody"] textarea');
+    if (field) field.focus();
+    else if (++frames < SETTLE_FRAMES) requestAnimationFrame(step);
+  };
+  requestAnimationFrame(step);
   return true;
 }
 
@@ -244,6 +272,8 @@ function onKeyDown(event) {
     else showOverlay(data);
   } else if (!open && Object.hasOwn(data.fields, event.key.toLowerCase())) {
     if (!focusField(data, data.fields[event.key.toLowerCase()])) return;
+  } else if (!open && !event.shiftKey && Object.hasOwn(data.openers ?? {}, event.key.toLowerCase())) {
+    if (!openPopover(data.openers[event.key.toLowerCase()])) return;
   } else {
     return;
   }

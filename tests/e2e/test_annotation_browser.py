@@ -584,6 +584,18 @@ def test_every_type_and_error_type_has_a_key_and_question_mark_lists_them(
     expect(page.get_by_text("✓ Saved · sentence 1 → incorrect")).to_be_visible()
     saved = mine(store, user, "demo-002")[1].sentence_labels[0]
     assert (saved.label, saved.error_type) == ("incorrect", "Spatial Relation")
+    # Right after 2 the cursor is on the next sentence, and the Error type box opens under the one just
+    # marked: E opens that one (before, E found no box on the current sentence and did nothing).
+    me.press("j", (sentence_row(page, 1), "▶ Sentence 2"))
+    me.press("j", (sentence_row(page, 2), "▶ Sentence 3"))
+    me.press("2", (sentence_row(page, 3), "▶ Sentence 4"))
+    page.keyboard.press("e")
+    page.keyboard.type("color")
+    me.after_run(lambda: page.keyboard.press("Enter"))
+    expect(page.get_by_text("✓ Saved · sentence 3 → incorrect")).to_be_visible()
+    saved = mine(store, user, "demo-002")[1].sentence_labels[2]
+    assert (saved.label, saved.error_type) == ("incorrect", "Color Attribute")
+    assert 3 not in mine(store, user, "demo-002")[1].sentence_labels  # the current one is untouched
     page.keyboard.press("?")
     expect(page.get_by_role("dialog", name="Keys of this page")).to_contain_text("error type")
     me.shoot(artifacts / "keys-overlay-sentences.png")
@@ -598,3 +610,31 @@ def test_every_type_and_error_type_has_a_key_and_question_mark_lists_them(
     page.keyboard.type("object")
     me.after_run(lambda: page.keyboard.press("Enter"))
     assert mine(store, user, "demo-003")[1].claim_labels[0].type == "object"
+    # … and right after 1, T and W open the fields of the claim just judged, not of the next one.
+    me.press("j", (page.locator(".st-key-claim_row_1"), "▶ 2."))
+    me.press("1", (page.locator(".st-key-claim_row_2"), "▶ 3."))
+    page.keyboard.press("w")
+    page.keyboard.type("no such sign")
+    me.after_run(lambda: page.keyboard.press("Enter"))
+    judged = mine(store, user, "demo-003")[1].claim_labels
+    assert (judged[1].label, judged[1].reason) == ("hallucination", "no such sign")
+    assert 2 not in judged
+
+
+def test_s_skips_an_item_with_a_note_by_keyboard_alone(annotator: Annotator, store: Engine) -> None:
+    """S opens "Skip / unsure" with the cursor in its note; Tab reaches the choice, Enter presses it."""
+    from db.repositories.queue import item_status
+
+    me, page = annotator, annotator.page
+    user, item_id = "e2e-skip", "demo-005"
+    me.open("sentences", user, item_id)
+    page.keyboard.press("s")
+    note = page.get_by_role("textbox", name="Note")
+    expect(note).to_be_focused()
+    page.keyboard.type("image too dark")
+    me.after_run(lambda: page.keyboard.press("Tab"))  # leaving the box hands its text to the server
+    expect(page.get_by_role("button", name="Skip this item")).to_be_focused()
+    me.after_run(lambda: page.keyboard.press("Enter"))
+    item, annotations = mine(store, user, item_id)
+    status = item_status(store, annotations.label_set_id, item.id, "sentences")
+    assert status is not None and (status.status, status.note) == ("skipped", "image too dark")

@@ -16,6 +16,7 @@ import math
 import streamlit as st
 from sqlalchemy import Engine
 
+from components.login import still_signed_in
 from components.page_setup import PageContext
 from components.store_cache import cached
 from db.access import Forbidden
@@ -109,6 +110,11 @@ def _entry(
 
 def _restore(ctx: PageContext, item: ItemView, entry: history.HistoryEntry, latest: int) -> None:
     assert entry.label_set_id is not None
+    # The restore takes the annotator's id, not the page's actor, so the login is checked here: this
+    # callback runs before the page's own check, in a tab that may have logged out elsewhere.
+    if ctx.team and not still_signed_in(ctx.engine):
+        st.session_state[_MESSAGE] = ("error", "You are no longer logged in here; log in again.")
+        return
     try:
         done = history.restore_state(
             ctx.engine,

@@ -17,10 +17,11 @@ from db import login_sessions
 from db import models as m
 from db.access import OPERATOR
 from db.engine import make_engine, read_session, store_revision, write_session
-from db.repositories import accounts
+from db.repositories import accounts, labeling
 from db.repositories.annotations import item_annotations
+from db.repositories.annotators import find_annotator
 from db.repositories.items import get_item
-from db.repositories.label_sets import list_label_sets
+from db.repositories.label_sets import human_label_set, list_label_sets
 from tests.pages.demo_store import DEMO, demo_store
 from tests.pages.team_store import PASSWORD, assign, fresh_app, is_login_form, log_in, signed_in
 
@@ -278,3 +279,23 @@ def test_an_admin_tab_left_open_after_logging_out_elsewhere_changes_no_account(s
     next(b for b in tab.button if b.label == "Create user").click().run()
     assert is_login_form(tab)
     assert "carol" not in [u.name for u in accounts.list_users(make_engine(store))]
+
+
+def test_restoring_an_earlier_state_in_a_tab_logged_out_elsewhere_changes_nothing(store: str) -> None:
+    """The Item page's "Restore this state" writes from a callback, by the annotator's id."""
+    assign(store, "alice", "spans", "demo-001")
+    engine = make_engine(store)
+    who = find_annotator(engine, "alice")
+    item = get_item(engine, 1, "demo-001")
+    assert who is not None and item is not None
+    mine = human_label_set(engine, 1, who.id).id
+    first = labeling.add_span(engine, mine, item.id, 0, 3, None, who.id)
+    labeling.add_span(engine, mine, item.id, 5, 9, None, who.id)
+    before = [(s.start, s.end) for s in item_annotations(engine, item.id, [mine])[mine].spans]
+    tab = signed_in("alice", item="demo-001")
+    tab.switch_page("app_pages/item.py").run()
+    assert not tab.exception and not is_login_form(tab)
+    accounts.end_session(engine, tab.session_state[TOKEN_KEY])  # "Log out" in another tab
+    tab.button(key=f"item_history_restore_{first.log_id}_{mine}").click().run()
+    assert is_login_form(tab)
+    assert [(s.start, s.end) for s in item_annotations(engine, item.id, [mine])[mine].spans] == before

@@ -32,6 +32,7 @@ from db.import_changes import ImportChanges, ReplaceRequired
 from db.importer import IMPORTED_SETTINGS, ImportResult, import_bundles
 from db.repositories.datasets import set_image_root
 from db.repositories.exchange import dataset_image_root, known_items
+from db.repositories.label_sets import label_set_meta
 from db.value_check import unstorable_headers
 from formats.base import Format, FormatError, ReadOptions, ReadResult, Sink
 from formats.export_check import checked_batches, empty_file
@@ -435,6 +436,10 @@ def import_predictions(
         if not outcome.errors:
             outcome.problems.append(Problem(source, "-", "-", "the file holds no outputs for this dataset"))
         return outcome
+    other_run = _other_run(engine, dataset, read.bundle, source)
+    if other_run:  # the whole file is another run: nothing of it is written, skipping or not
+        outcome.problems += other_run
+        return outcome
     progress(0.5, f"Checking and writing {outcome.items_read:,} outputs…")
     if not _write(
         engine,
@@ -450,6 +455,26 @@ def import_predictions(
     outcome.ok = True
     progress(1.0, outcome.summary())
     return outcome
+
+
+def _other_run(engine: Engine, dataset: str, bundle: Bundle, source: str) -> list[Problem]:
+    """A run's own description (e.g. a Tri-HE run's answering model) that differs from what the stored
+    label set of that name says: the file is another run, whose outputs would be read as this one's."""
+    problems = []
+    for label_set in bundle.label_sets:
+        stored = label_set_meta(engine, dataset, label_set.kind, label_set.name) or {}
+        for key, value in label_set.meta.items():
+            if key in stored and stored[key] != value:
+                problems.append(
+                    Problem(
+                        source,
+                        "-",
+                        key,
+                        f"{label_set.kind}:{label_set.name} holds a run of {stored[key]!r} and this file's is "
+                        f"{value!r}: import it under another detector name",
+                    )
+                )
+    return problems
 
 
 def export_file(

@@ -80,13 +80,17 @@ class ExportTally:
         assert head is not None, "no batch was taken"
         if not self.items:
             return f"the dataset {head.dataset.name!r} holds no items: there is nothing to write"
-        if fmt.writes_every_label_set:
-            return None
         counts_of = {  # in LABEL_KINDS order, as label_counts gives them
             id(ls): {kind: counts[kind] for kind in LABEL_KINDS if counts[kind]}
             for ls, counts in zip(head.label_sets, self.counts, strict=True)
         }
         labelled = [ls for ls in head.label_sets if counts_of[id(ls)]]
+        if fmt.writes_every_label_set:
+            # Such a file keeps what it can of each label set: refused only when it keeps nothing of any.
+            kept = any(set(counts_of[id(ls)]) & set(fmt.holds) for ls in labelled)
+            return (
+                None if kept or not labelled else self._nothing_kept(labelled[0], counts_of[id(labelled[0])])
+            )
         wanted = "detector" if fmt.kind == "predictions" else "gold"
         written = pick_label_set(head, wanted)
         if written is None:
@@ -103,6 +107,10 @@ class ExportTally:
         counts = counts_of[id(written)]
         if not counts or set(counts) & set(fmt.holds):
             return None
+        return self._nothing_kept(written, counts)
+
+    def _nothing_kept(self, written: LabelSetRecord, counts: dict[str, int]) -> str:
+        fmt = self.fmt
         others = [
             f.name
             for f in formats(fmt.kind, writable=True)

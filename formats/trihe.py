@@ -26,7 +26,7 @@ from formats.bundles import raw_output_json
 from formats.fields import RecordError, get_list, get_str, type_name
 from formats.json_documents import dump_json, load_document
 from formats.problems import Problem
-from formats.records import Bundle, DatasetRecord, ItemRecord, LabelSetRecord, TripletRecord
+from formats.records import Annotations, Bundle, DatasetRecord, ItemRecord, LabelSetRecord, TripletRecord
 from formats.storable import unstorable
 from formats.text import file_stem, head_text, looks_like_json
 
@@ -37,6 +37,7 @@ INSTANCE_KEYS = ("question", "answer", "triplet")
 SUFFIX_TRIPLETS = "_triplets"
 SUFFIX_JUDGEMENTS = "_triplets_judgements"
 SUFFIX_PARTS = "_triplets_error_parts"
+RUN_SUFFIXES = (SUFFIX_TRIPLETS, SUFFIX_JUDGEMENTS, SUFFIX_PARTS)
 # The label-set meta key naming the model whose answers a run judged (the ``<model>`` of its keys).
 ANSWERING_MODEL = "answering_model"
 
@@ -103,7 +104,7 @@ class TriHEFormat(Format):
     file's own keys (as the Tri-HE scripts add them), so a detector's run is never silently left out."""
 
     name = "trihe"
-    holds = ("triplet", "output")
+    holds = ("triplet",)
     writes_every_label_set = True
     title = "Tri-HE (questions, reference triplets, scene objects)"
     description = (
@@ -198,7 +199,7 @@ class TriHEFormat(Format):
 
     def write(self, bundle: Bundle, *, filename: str = "") -> bytes:
         document = build_document(bundle)
-        runs = [ls for ls in bundle.label_sets if any(a.triplets or a.raw_output for a in ls.annotations)]
+        runs = [ls for ls in bundle.label_sets if any(a.triplets or _run_output(a) for a in ls.annotations)]
         keys = [run_key(ls) for ls in runs]
         twice = sorted({k for k in keys if keys.count(k) > 1})
         if twice:
@@ -218,6 +219,14 @@ def build_document(bundle: Bundle) -> dict[str, Any]:
     for item in bundle.items:
         meta = item.meta
         image_id = _image_of(item)
+        position = len(document[image_id]["instance"]) if image_id in document else 0
+        if item.external_id.startswith(f"{image_id}/") and item.external_id != f"{image_id}/{position}":
+            # A Tri-HE file numbers an image's questions by position: read back, this one would be
+            # another item (an instance the dataset lacks, skipped at import, shifts the rest).
+            raise FormatError(
+                f"item {item.external_id!r} would be read back as {image_id}/{position}: the dataset "
+                f"lacks an earlier question of image {image_id}. Export it as canonical"
+            )
         if image_id not in document:
             values = {
                 "instance": [],
@@ -255,6 +264,12 @@ def _instances(
         seen[image_id] += 1
 
 
+def _run_output(annotations: Annotations) -> dict[str, Any]:
+    """A raw output in the Tri-HE run's own shape (an object with its ``triplets``), else empty."""
+    raw = raw_output_json(annotations, {})
+    return raw if isinstance(raw, dict) and "triplets" in raw else {}
+
+
 def run_key(label_set: LabelSetRecord) -> str:
     """The ``<model>`` a label set's run is written under: the answering model it was read with, else its
     name."""
@@ -266,14 +281,19 @@ def add_run(document: dict[str, Any], bundle: Bundle, label_set: LabelSetRecord)
     """Add ``label_set``'s triplets and verdicts to :func:`build_document`'s ``document`` as a model run
     (``<model>_triplets`` …); a run read from a Tri-HE file gives back its raw keys exactly."""
     model = run_key(label_set)
+    if model in INSTANCE_KEYS:
+        raise FormatError(
+            f"a run named {model!r} would overwrite the questions' own {model!r} field: "
+            "export it as canonical, or under another name"
+        )
     by_item = {a.item: a for a in label_set.annotations}
     for item, instance in _instances(document, bundle.items):
         detected = by_item.get(item.external_id)
         if detected is None:
             continue
-        for key in [k for k in instance if k.startswith(f"{model}_") or k == model]:
-            del instance[key]
-        raw = raw_output_json(detected, {})
+        for key in (model, f"{model}_answer", *(f"{model}{suffix}" for suffix in RUN_SUFFIXES)):
+            instance.pop(key, None)  # a run the benchmark file already carried gives way to the stored one
+        raw = _run_output(detected)
         if raw:
             values = {
                 SUFFIX_TRIPLETS: raw.get("triplets"),

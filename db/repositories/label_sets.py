@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import Any
 
 from sqlalchemy import Engine, Select, select
 from sqlalchemy.orm import Session
@@ -96,6 +97,17 @@ def human_label_set(engine: Engine, dataset_id: int, annotator_id: int) -> Label
         session.add(label_set)
         session.flush()
         return LabelSetView(label_set.id, dataset_id, "human", label_set.name, annotator.name, None, None)
+
+
+def label_set_meta(engine: Engine, dataset: str, kind: str, name: str) -> dict[str, Any] | None:
+    """The stored meta of the dataset's label set ``kind:name``; None when there is no such label set."""
+    with read_session(engine) as session:
+        meta = session.scalar(
+            select(m.LabelSet.meta)
+            .join(m.Dataset, m.Dataset.id == m.LabelSet.dataset_id)
+            .where(m.Dataset.name == dataset, m.LabelSet.kind == kind, m.LabelSet.name == name)
+        )
+        return None if meta is None else dict(meta)
 
 
 def gold_raters() -> Select[int | None]:

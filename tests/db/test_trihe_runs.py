@@ -17,6 +17,18 @@ from db.access import OPERATOR
 from db.repositories.datasets import get_dataset
 from db.transfer import export_file, import_file, import_predictions
 from formats.base import FormatError, ReadOptions
+from formats.export_check import export_refusal
+from formats.records import (
+    Annotations,
+    Bundle,
+    DatasetRecord,
+    ItemRecord,
+    LabelSetRecord,
+    RawOutputRecord,
+    SpanRecord,
+    TripletRecord,
+)
+from formats.trihe import FORMAT as TRIHE
 
 BENCH: dict[str, Any] = {
     "42": {
@@ -130,3 +142,82 @@ def test_table_2_names_the_answering_model_of_a_run_read_from_a_file(engine: Eng
         ["gpt4_judge", triplets.ALL_MODELS, 2, 3],
     ]
     assert table["Overall · HalluQ"].tolist() == [25.0, 25.0]  # (1/2 + 0/1) / 2
+
+
+# ------------------------------------------------------------------ the writer on bundles a store could hold
+
+
+def _bundle(*label_sets: LabelSetRecord, ids: tuple[str, ...] = ("42/0", "42/1", "7/0")) -> Bundle:
+    items = [
+        ItemRecord(external_id=i, response="r", prompt="q", meta={"image_id": i.split("/")[0]}) for i in ids
+    ]
+    return Bundle(
+        dataset=DatasetRecord(name="d", source_format="trihe"), items=items, label_sets=list(label_sets)
+    )
+
+
+def _triplets(name: str, kind: str = "detector") -> LabelSetRecord:
+    return LabelSetRecord(
+        kind, name, annotations=[Annotations("42/0", triplets=[TripletRecord("a", "b", "c", "yes")])]
+    )
+
+
+def test_a_label_set_of_spans_alone_is_refused_not_written_as_a_bare_benchmark() -> None:
+    spans = LabelSetRecord("human", "alice", annotations=[Annotations("42/0", spans=[SpanRecord(0, 1)])])
+    assert "human:alice has none: it has 1 spans" in (export_refusal(TRIHE, _bundle(spans)) or "")
+    # beside a run, the run is written and the spans are what the format cannot keep
+    assert export_refusal(TRIHE, _bundle(spans, _triplets("llava"))) is None
+
+
+def test_raw_outputs_not_in_a_runs_shape_are_no_run_and_no_crash() -> None:
+    odd = LabelSetRecord(
+        "detector",
+        "spotter",
+        annotations=[Annotations("42/0", raw_output=RawOutputRecord('["A"]', True))],
+    )
+    written = json.loads(TRIHE.write(_bundle(odd, _triplets("llava"))))
+    assert sorted(k for k in written["42"]["instance"][0] if k.startswith(("spotter", "llava"))) == [
+        "llava_triplets",
+        "llava_triplets_judgements",
+    ]
+
+
+def test_a_run_whose_name_starts_another_keeps_both() -> None:
+    written = json.loads(TRIHE.write(_bundle(_triplets("gpt_4v"), _triplets("gpt"))))
+    first = written["42"]["instance"][0]
+    assert first["gpt_4v_triplets"] == first["gpt_triplets"] == [["a", "b", "c"]]
+
+
+def test_a_run_named_after_a_question_field_is_refused() -> None:
+    with pytest.raises(FormatError, match="overwrite the questions' own 'answer' field"):
+        TRIHE.write(_bundle(_triplets("answer")))
+
+
+def test_a_dataset_lacking_a_question_is_refused_not_renumbered() -> None:
+    """Its file would read back 42/1 as 42/0 and put its verdicts on another item."""
+    with pytest.raises(FormatError, match="item '42/1' would be read back as 42/0"):
+        TRIHE.write(_bundle(ids=("42/1", "42/2")))
+
+
+def test_another_models_run_under_a_stored_runs_name_is_refused(engine: Engine) -> None:
+    """Read as that run, gpt's verdicts would be exported under llava's keys and counted as llava's."""
+    _store(engine, judge=_run("llava", ("yes", "no", "yes")))
+    again = import_predictions(
+        engine,
+        json.dumps(_run("gpt", ("no", "no", "no"))).encode(),
+        source="gpt.json",
+        dataset="d",
+        detector="judge",
+        format_name="trihe-judgments",
+        actor=OPERATOR,
+        allow_skip=True,
+        replace_existing=True,
+    )
+    assert not again.ok
+    assert [(p.field, p.reason) for p in again.errors] == [
+        (
+            "answering_model",
+            "detector:judge holds a run of 'llava' and this file's is 'gpt': import it under another detector name",
+        )
+    ]
+    assert _exported(engine, "trihe-judgments", ["detector:judge"]) == _run("llava", ("yes", "no", "yes"))

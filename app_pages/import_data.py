@@ -205,12 +205,15 @@ preview_key = (
     options.label_set_kind,
     name,
     image_root,
+    image_zip is not None,
 )
 stored = st.session_state.get("import_preview")
 if stored is None or stored[0] != preview_key:
     with st.spinner("Reading the file…"):
         read = preview_file(format_name, head, source=name, options=options, complete=size <= len(head))
-        stored = (preview_key, with_image_check(read, image_root, name))
+        if image_zip is None:  # a ZIP's images are checked by the import, once unpacked
+            read = with_image_check(ctx.engine, read, image_root, name)
+        stored = (preview_key, read)
     st.session_state["import_preview"] = stored
 preview: Preview = stored[1]
 

@@ -11,9 +11,11 @@ from __future__ import annotations
 import dataclasses
 
 import streamlit as st
+from sqlalchemy import Engine
 from streamlit.delta_generator import DeltaGenerator
 
-from db.images import image_problems
+from db.images import checked_image_root, image_problems
+from db.repositories.exchange import dataset_image_root
 from db.transfer import ImportOutcome
 from formats.preview import Preview, problem_rows
 from render.literal_text import literal
@@ -21,10 +23,13 @@ from render.problem_table import problems_html
 from render.span_html import render_spans_html
 
 
-def with_image_check(preview: Preview, image_root: str | None, source: str) -> Preview:
-    """The preview with the import's own image warnings for its items (none without an image folder),
-    so the counts shown before an import are the ones it will report."""
-    found = image_problems(image_root, dict(preview.image_refs), source)
+def with_image_check(engine: Engine, preview: Preview, chosen: str | None, source: str) -> Preview:
+    """The preview with the import's own image warnings for its items, in the folder the import will
+    check (:func:`~db.images.checked_image_root`), so the counts shown before an import are the ones
+    it will report. (Images in a ZIP are checked once it is unpacked, by the import.)"""
+    stored = dataset_image_root(engine, preview.dataset) if preview.dataset else None
+    root = checked_image_root(chosen, preview.image_root, stored[1] if stored else None)
+    found = image_problems(root, dict(preview.image_refs), source)
     return dataclasses.replace(preview, problems=preview.problems + tuple(found)) if found else preview
 
 

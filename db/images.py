@@ -101,6 +101,12 @@ def check_image_file(path: Path, *, max_pixels: int = MAX_IMAGE_PIXELS) -> Image
         return ImageCheck(f"cannot be opened: {error.strerror or 'error'}")
 
 
+def checked_image_root(chosen: str | None, file_root: str | None, stored: str | None) -> str | None:
+    """The image folder an import checks its items' images in: the one chosen for it, else the one the
+    file names, else the dataset's own (a file imported into a dataset that has images)."""
+    return chosen or file_root or stored
+
+
 def image_problems(image_root: str | None, refs: Mapping[str, str | None], source: str) -> list[Problem]:
     """One warning per item whose image is not under ``image_root`` or is unsafe or unreadable (none
     when no root is set); each distinct image is checked once."""

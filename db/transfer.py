@@ -27,7 +27,7 @@ from sqlalchemy import Engine
 from db.access import Actor, require_now
 from db.config import data_dir
 from db.exporter import BATCH_ITEMS, UnknownDataset, export_batches
-from db.images import extract_image_zip, image_problems
+from db.images import checked_image_root, extract_image_zip, image_problems
 from db.import_changes import ImportChanges, ReplaceRequired
 from db.importer import IMPORTED_SETTINGS, ImportResult, import_bundles
 from db.repositories.datasets import set_image_root
@@ -356,7 +356,7 @@ def _import_read(
         outcome.images_extracted = len(report.extracted)
         image_root = image_root or str(folder)
     existing = dataset_image_root(engine, first.dataset.name)
-    root = image_root or first.dataset.image_root or (existing[1] if existing else None)
+    root = checked_image_root(image_root, first.dataset.image_root, existing[1] if existing else None)
     if image_root:
         first.dataset.image_root = image_root
 

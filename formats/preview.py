@@ -47,6 +47,7 @@ class Preview:
     # Each item's image reference, by external id, for the page to check against the image folder chosen
     # (a store matter, as the import's own check is): benchmark files only.
     image_refs: tuple[tuple[str, str | None], ...] = ()
+    image_root: str | None = None  # the image folder the file names (a canonical file may)
 
     @property
     def n_errors(self) -> int:
@@ -177,7 +178,17 @@ def preview_of(
         image_refs = ()
     names = tuple(f"{ls.kind}:{ls.name}" for ls in bundle.label_sets)
     problems = tuple(result.problems)
-    return Preview(format_name, bundle.dataset.name, n_items, names, items, problems, partial, image_refs)
+    return Preview(
+        format_name,
+        bundle.dataset.name,
+        n_items,
+        names,
+        items,
+        problems,
+        partial,
+        image_refs,
+        bundle.dataset.image_root,
+    )
 
 
 def _drawn(item: ItemRecord, gold: Annotations | None) -> tuple[tuple[int, int, str | None], ...]:

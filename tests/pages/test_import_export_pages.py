@@ -498,3 +498,6 @@ def test_import_page_preview_counts_the_missing_images_the_import_will_report(
     at.button(key="import_go").click().run()
     assert not at.exception and "3 new items" in at.success[0].value
     assert list(problem_report(at)["record"]) == ["id=2/0", "id=2/1"]  # what the import reported
+    # The same file again, no folder chosen: the import checks the dataset's own folder, so does the preview.
+    again = _import_page(path)
+    assert {m.label: m.value for m in again.metric}["Warnings"] == "2"

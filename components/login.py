@@ -106,14 +106,16 @@ def _sso_user(engine: Engine) -> UserView | None:
     if user is None:
         st.session_state[_REFUSED] = f"No enabled account has the e-mail {email}; ask an admin to add it."
         return None
-    _signed_in(engine, user)
-    return user
+    # As read through the new login session, so this run's writes are bound to it too.
+    return session_user(engine, _signed_in(engine, user))
 
 
-def _signed_in(engine: Engine, user: UserView) -> None:
+def _signed_in(engine: Engine, user: UserView) -> str:
+    """Start a login session for ``user``, keep its token here and in the cookie; the token."""
     token = start_session(engine, user.id)
     st.session_state[_TOKEN] = token
     _ask_cookie(token)
+    return token
 
 
 def _ask_cookie(token: str) -> None:

@@ -112,6 +112,12 @@ class Workspace:
         """The annotator's own label set, created with the annotator by their first save: writes only."""
         if self.own is not None:
             return self.own
+        if self._created is None and self.ctx.team and not still_signed_in(self.ctx.engine):
+            # Evaluated as an argument before :func:`act` checks the login: a tab logged out elsewhere
+            # must not create the label set either. ``act`` then refuses the action itself.
+            return LabelSetView(
+                NO_LABEL_SET, self.dataset.id, "human", self.ctx.annotator.name, None, None, None
+            )
         if self._created is None:
             try:
                 self._created = human_label_set(self.ctx.engine, self.dataset.id, self.who)

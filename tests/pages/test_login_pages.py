@@ -299,3 +299,15 @@ def test_restoring_an_earlier_state_in_a_tab_logged_out_elsewhere_changes_nothin
     tab.button(key=f"item_history_restore_{first.log_id}_{mine}").click().run()
     assert is_login_form(tab)
     assert [(s.start, s.end) for s in item_annotations(engine, item.id, [mine])[mine].spans] == before
+
+
+def test_a_first_label_in_a_tab_logged_out_elsewhere_makes_no_label_set(store: str) -> None:
+    """The label set is made by the first save, as an argument of the action, before its login check."""
+    engine = make_engine(store)
+    tab = signed_in("rev", item="demo-001")
+    tab.switch_page("app_pages/sentences.py").run()
+    assert not tab.exception and not is_login_form(tab)
+    accounts.end_session(engine, tab.session_state[TOKEN_KEY])  # "Log out" in another tab
+    next(b for b in tab.button if b.key == "sentence_now_unknown").click().run()
+    assert is_login_form(tab)
+    assert not [v for v in list_label_sets(engine, 1) if v.kind == "human" and v.name == "rev"]

@@ -51,6 +51,7 @@ from components.unit_keys import FLAG_LABEL, JUMP_LABEL
 from db.access import Forbidden, team_mode
 from db.config import resolve_url
 from db.repositories import labeling, queue
+from db.repositories.assignments import is_item_assigned
 from db.repositories.datasets import DatasetInfo
 from db.repositories.items import ItemView, get_item
 from db.repositories.label_sets import LabelSetView, human_label_set, list_label_sets
@@ -220,6 +221,21 @@ def open_workspace(ctx: PageContext, task: str, page_path: str) -> Workspace | N
     if item is None:
         missing_item(dataset, wanted, f"app_pages/{page_path}.py", None)
         return None
+    if mine is not None and not is_item_assigned(ctx.engine, mine, item.id, task):
+        # A link to an item assigned to someone else: it may be read, but every label would be refused.
+        # Say so before the first click, and offer the annotator's own next item.
+        with st.container(horizontal=True, vertical_alignment="center"):
+            st.warning(
+                f"Item {literal(repr(item.external_id))} is not assigned to you on the "
+                f"{literal(queue.assignment_task(task))} task: you can read it, not label it.",
+                icon=":material/lock:",
+            )
+            st.page_link(
+                f"app_pages/{page_path}.py",
+                label="Open my next item",
+                icon=":material/arrow_forward:",
+                query_params={"dataset": dataset.name},
+            )
     if st.query_params.get("item") != item.external_id:
         st.query_params["item"] = item.external_id
     return Workspace(ctx, dataset, item, own, task, page_path, st.container())

@@ -33,7 +33,7 @@ from sqlalchemy.exc import IntegrityError
 from sqlalchemy.orm import Session
 
 from db import models as m
-from db.access import PERMISSIONS, Actor, require_in
+from db.access import PERMISSIONS, Actor, is_assigned, require_in
 from db.engine import read_session, write_session
 from db.repositories import queue
 from db.repositories.queue import assignment_task, in_queue
@@ -385,6 +385,12 @@ def assigned_items(engine: Engine, dataset_id: int, task: str, annotator_id: int
                 .order_by(m.Item.position, m.Item.id)
             )
         )
+
+
+def is_item_assigned(engine: Engine, annotator_id: int, item_id: int, task: str) -> bool:
+    """Whether the item is assigned to the annotator on the task's queue (``rating:<id>``: ``ratings``)."""
+    with read_session(engine) as session:
+        return is_assigned(session, annotator_id, item_id, queue.assignment_task(task))
 
 
 def next_assigned_item(

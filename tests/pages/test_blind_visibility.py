@@ -93,3 +93,13 @@ def test_rating_shows_the_detector_to_every_rater_and_gold_only_to_who_may_see_i
     assert any(md.value == "**Response** with the predicted spans of **eager**" for md in at.markdown)
     assert "rate_show_gold" not in [t.key for t in at.toggle]
     assert "rate_show_gold" in [t.key for t in _page("rev", "rate", item="demo-001").toggle]
+
+
+@pytest.mark.parametrize("page", ["spans", "sentences", "claims"])
+def test_a_link_to_an_item_assigned_to_someone_else_says_it_cannot_be_labeled(store: str, page: str) -> None:
+    """Read, yes; but the page says so before the annotator's first label is refused."""
+    assign(store, "alice", page, "demo-002")
+    notice = "Item 'demo-004' is not assigned to you on the " + page + " task: you can read it, not label it."
+    assert [w.value for w in _page("alice", page, item="demo-004").warning] == [notice]
+    assert not _page("alice", page, item="demo-002").warning  # an item of her own
+    assert not _page("rev", page, item="demo-004").warning  # reviewers label any item

@@ -310,17 +310,31 @@ def cmd_export(args: argparse.Namespace) -> int:
         )
         return USAGE
     out = Path(args.out)
+    left_out: list[str] = []
     try:
         size = export_to(
-            _engine(args), args.dataset, args.format, out, actor=OPERATOR, label_sets=args.label_set or None
+            _engine(args),
+            args.dataset,
+            args.format,
+            out,
+            actor=OPERATOR,
+            label_sets=args.label_set or None,
+            left_out=left_out,
         )
     except (UnknownDataset, FormatError) as error:
         print(f"error: {error.args[0] if error.args else error}", file=sys.stderr)
         return 1
     _emit(
         args,
-        {"dataset": args.dataset, "format": args.format, "out": str(out), "bytes": size},
-        f"Wrote {args.dataset!r} as {args.format} to {out} ({size:,} bytes)",
+        {
+            "dataset": args.dataset,
+            "format": args.format,
+            "out": str(out),
+            "bytes": size,
+            "left_out": left_out,
+        },
+        f"Wrote {args.dataset!r} as {args.format} to {out} ({size:,} bytes)"
+        + "".join(f"\nnote: {line}" for line in left_out),
     )
     return 0
 

@@ -88,7 +88,7 @@ if st.button("Prepare file", type="primary", key="export_prepare"):
             filename=file_name,
             items_done=items_done,
         )
-        st.session_state["export_file"] = (wanted, prepared.ticket, prepared.size)
+        st.session_state["export_file"] = (wanted, prepared.ticket, prepared.size, prepared.left_out)
     except (FormatError, UnknownDataset) as error:
         st.error(f"Cannot export as {fmt.title}: {literal(error)}")
     except Forbidden as refused:
@@ -100,8 +100,15 @@ if st.button("Prepare file", type="primary", key="export_prepare"):
 
 held = st.session_state.get("export_file")
 if held and held[0] == wanted:
-    _, ticket, size = held
+    _, ticket, size, left_out = held
     path = prepared_file(ticket)
+    if path is not None and left_out:
+        # Label sets are chosen from the store's names: shown as text, never as Markdown.
+        st.warning(
+            literal(f"{fmt.title} does not keep everything chosen (the canonical JSONL does):"),
+            icon=":material/info:",
+        )
+        st.text("\n".join(f"• {line}" for line in left_out))
     label = f"Download {literal(file_name)} ({size:,} bytes)"
     link = download_link(ticket)
     if path is None:

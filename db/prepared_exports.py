@@ -52,6 +52,7 @@ class PreparedExport:
     ticket: str
     path: Path
     size: int  # bytes
+    left_out: tuple[str, ...] = ()  # what the format does not keep of the chosen label sets, a line each
 
 
 def serve_downloads_at(path: str) -> None:
@@ -88,6 +89,7 @@ def prepare_export(
     try:
         path.parent.mkdir(parents=True)
         (path.parent / _PREPARED_BY).write_text("" if actor.id is None else str(actor.id))
+        left_out: list[str] = []
         size = export_to(
             engine,
             dataset,
@@ -97,11 +99,12 @@ def prepare_export(
             label_sets=label_sets,
             filename=name,
             items_done=items_done,
+            left_out=left_out,
         )
     except BaseException:
         shutil.rmtree(path.parent, ignore_errors=True)
         raise
-    return PreparedExport(ticket, path, size)
+    return PreparedExport(ticket, path, size, tuple(left_out))
 
 
 def _disk_name(filename: str) -> str:

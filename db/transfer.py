@@ -35,7 +35,7 @@ from db.repositories.exchange import dataset_image_root, known_items
 from db.repositories.label_sets import label_set_meta
 from db.value_check import unstorable_headers
 from formats.base import Format, FormatError, ReadOptions, ReadResult, Sink
-from formats.export_check import checked_batches, empty_file
+from formats.export_check import ExportTally, checked_batches, empty_file
 from formats.gc_pause import without_gc_pauses
 from formats.mapping import ImportMapping, read_table
 from formats.problems import ImportRejected, Problem
@@ -505,10 +505,13 @@ def export_to(
     filename: str = "",
     batch_items: int = BATCH_ITEMS,
     items_done: Callable[[int], None] | None = None,
+    left_out: list[str] | None = None,
 ) -> int:
     """Write the dataset (with the chosen label sets) in ``format_name`` to ``out``, read from the store
     in batches of ``batch_items`` items (:func:`~db.exporter.export_batches`); the bytes written.
     ``items_done`` is told how many items have been written after each batch (for a progress bar).
+    ``left_out`` is given a line per label set, or kind of label, the format does not keep
+    (:meth:`~formats.export_check.ExportTally.left_out`), for the user to read beside the file.
 
     ``out`` is a stream, or a file path: the file is written as a temporary file beside it, renamed at
     the end, so a refused or failed export leaves no file, not even half of one. ``filename`` (else the
@@ -530,14 +533,14 @@ def export_to(
         batches = _told(batches, items_done)
     name = filename or (out.name if isinstance(out, Path) else "") or fmt.default_filename(dataset)
     if not isinstance(out, Path):
-        return _write_checked(fmt, batches, out, name, dataset)
+        return _write_checked(fmt, batches, out, name, dataset, left_out)
     made = _make_folders(out.parent)
     # Opened as any new file is (not as a private temporary file), so the export gets the usual
     # permissions once renamed.
     part = out.parent / f".{out.name}.{secrets.token_hex(4)}.part"
     try:
         with part.open("xb") as stream:
-            written = _write_checked(fmt, batches, stream, name, dataset)
+            written = _write_checked(fmt, batches, stream, name, dataset, left_out)
         os.replace(part, out)
     except BaseException:
         part.unlink(missing_ok=True)
@@ -583,11 +586,21 @@ class _Tally:
         return self.out.write(data)
 
 
-def _write_checked(fmt: Format, batches: Iterator[Bundle], out: Sink, filename: str, dataset: str) -> int:
+def _write_checked(
+    fmt: Format,
+    batches: Iterator[Bundle],
+    out: Sink,
+    filename: str,
+    dataset: str,
+    left_out: list[str] | None,
+) -> int:
     tally = _Tally(out)
-    fmt.write_stream(checked_batches(fmt, batches), tally, filename=filename)
+    counted = ExportTally(fmt)
+    fmt.write_stream(checked_batches(fmt, batches, counted), tally, filename=filename)
     if not tally.content:
         raise empty_file(fmt, dataset)
+    if left_out is not None:
+        left_out += counted.left_out()
     return tally.size
 
 

@@ -21,6 +21,9 @@ from formats.bundles import pick_label_set
 from formats.records import Bundle, LabelSetRecord
 from formats.registry import formats
 
+# What only a detector run has: its raw outputs, sentence scores and token probabilities.
+RUN_KINDS = ("output", "score", "probability")
+
 
 def label_counts(label_set: LabelSetRecord) -> dict[str, int]:
     """How many labels of each kind (:data:`~formats.base.LABEL_KINDS`) a label set has."""
@@ -109,6 +112,39 @@ class ExportTally:
             return None
         return self._nothing_kept(written, counts)
 
+    def left_out(self) -> list[str]:
+        """What the file leaves out of the chosen label sets, a line each: the label sets a
+        one-label-set format does not write, and a detector run's own output the format has no place
+        for (:data:`RUN_KINDS`: raw outputs in Label Studio read back as outputs that followed their
+        format, and change the run's metrics). Which label kinds a benchmark format keeps is what
+        choosing it means, and some it gives back in another shape (AlignBench's error words are its
+        spans), so those are not listed. Nothing for a lossless format."""
+        fmt, head = self.fmt, self.head
+        if head is None or fmt.lossless:
+            return []
+        written = (
+            head.label_sets
+            if fmt.writes_every_label_set
+            else [
+                ls for ls in [pick_label_set(head, "detector" if fmt.kind == "predictions" else "gold")] if ls
+            ]
+        )
+        notes = []
+        for label_set, counts in zip(head.label_sets, self.counts, strict=True):
+            kinds = {kind: counts[kind] for kind in LABEL_KINDS if counts[kind]}
+            if not kinds:
+                continue
+            if not any(label_set is w for w in written):
+                one = f", {_name(written[0])}" if written else ""
+                notes.append(f"{_name(label_set)} is not in the file: {fmt.title} writes one label set{one}")
+                continue
+            lost = {kind: n for kind, n in kinds.items() if kind in RUN_KINDS and kind not in fmt.holds}
+            if lost:
+                notes.append(
+                    f"{_name(label_set)}: its {_said(lost)} are not in the file ({fmt.title} holds {_holds(fmt)})"
+                )
+        return notes
+
     def _nothing_kept(self, written: LabelSetRecord, counts: dict[str, int]) -> str:
         fmt = self.fmt
         others = [
@@ -124,11 +160,14 @@ class ExportTally:
         )
 
 
-def checked_batches(fmt: Format, batches: Iterable[Bundle]) -> Iterator[Bundle]:
+def checked_batches(
+    fmt: Format, batches: Iterable[Bundle], tally: ExportTally | None = None
+) -> Iterator[Bundle]:
     """``batches`` passed on one by one, then :class:`FormatError` with :func:`export_refusal`'s reason
     of them all, when there is one, as the writer asks for more: a refused export never finishes its
-    file (a format that merges the batches never starts writing)."""
-    tally = ExportTally(fmt)
+    file (a format that merges the batches never starts writing). ``tally`` (else a new one) counts
+    them, for :meth:`ExportTally.left_out` once the file is written."""
+    tally = tally or ExportTally(fmt)
     for batch in batches:
         tally.take(batch)
         yield batch

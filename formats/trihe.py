@@ -104,7 +104,7 @@ class TriHEFormat(Format):
     file's own keys (as the Tri-HE scripts add them), so a detector's run is never silently left out."""
 
     name = "trihe"
-    holds = ("triplet",)
+    holds = ("triplet", "output")
     writes_every_label_set = True
     title = "Tri-HE (questions, reference triplets, scene objects)"
     description = (

@@ -4,6 +4,8 @@ missing; and no export is an empty file."""
 
 from __future__ import annotations
 
+import io
+
 import pytest
 
 from db.access import OPERATOR
@@ -104,3 +106,29 @@ def test_an_empty_file_is_never_written():
     with pytest.raises(FormatError, match="empty"):
         refuse_empty(get_format("mhalo-outputs"), b"  \n", "d")
     assert refuse_empty(get_format("mhalo-outputs"), b'{"id": "a"}\n', "d") == b'{"id": "a"}\n'
+
+
+def _left_out(engine, fmt: str, label_sets: list[str] | None = None) -> list[str]:
+    from db.transfer import export_to
+
+    notes: list[str] = []
+    export_to(engine, "d", fmt, io.BytesIO(), actor=OPERATOR, label_sets=label_sets, left_out=notes)
+    return notes
+
+
+def test_an_export_names_the_label_sets_and_labels_its_format_leaves_out(engine) -> None:
+    """Written, but not everything: a detector's raw outputs in Label Studio (read back, the run's
+    outputs would all seem to follow their format), the label sets a one-label-set format does not write."""
+    from formats.records import RawOutputRecord
+
+    run = spans("eager", "detector")
+    run.annotations[0].raw_output = RawOutputRecord("A <hallucination>red</hallucination> cube.", True)
+    store(engine, spans(), run)
+    assert _left_out(engine, "label-studio") == [
+        "detector:eager: its 1 raw outputs are not in the file (Label Studio JSON (tasks with labels) holds spans)"
+    ]
+    assert _left_out(engine, "mhalo") == [
+        "detector:eager is not in the file: MHALO (tagged JSON) writes one label set, gold:gold"
+    ]
+    assert _left_out(engine, "mhalo", ["gold:gold"]) == []
+    assert _left_out(engine, "canonical") == []  # keeps everything

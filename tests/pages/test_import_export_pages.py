@@ -19,7 +19,7 @@ from db.exporter import export_bundle
 from db.repositories.accounts import set_disabled
 from db.repositories.annotators import get_or_create_annotator
 from db.repositories.datasets import list_dataset_infos
-from db.transfer import export_file, import_file
+from db.transfer import export_file, import_file, import_predictions
 from formats.base import ReadOptions
 from tests.formats.mmhal_sample import IDS, sample_bytes
 from tests.pages.conftest import problem_report
@@ -501,3 +501,28 @@ def test_import_page_preview_counts_the_missing_images_the_import_will_report(
     # The same file again, no folder chosen: the import checks the dataset's own folder, so does the preview.
     again = _import_page(path)
     assert {m.label: m.value for m in again.metric}["Warnings"] == "2"
+
+
+def test_export_page_says_what_the_format_leaves_out(store: str) -> None:
+    engine = _bench_store(store)
+    outputs = [{"id": "b", "output": "<hallucination>Two</hallucination> cats."}]
+    ran = import_predictions(
+        engine,
+        json.dumps(outputs).encode(),
+        source="o.json",
+        dataset="bench",
+        detector="eager <b>",
+        format_name="mhalo-outputs",
+        actor=OPERATOR,
+    )
+    assert ran.ok, ran.summary()
+    engine.dispose()
+    at = AppTest.from_file(EXPORT_PAGE, default_timeout=TIMEOUT).run()
+    at.selectbox(key="dataset_picker").set_value("bench").run()
+    assert at.multiselect(key="export_label_sets").value == ["gold:gold", "detector:eager <b>"]
+    at.button(key="export_prepare").click().run()
+    assert not at.exception and at.get("download_button")
+    assert "does not keep everything chosen" in at.warning[0].value
+    assert [t.value for t in at.text] == [
+        "• detector:eager <b> is not in the file: MHALO (tagged JSON) writes one label set, gold:gold"
+    ]

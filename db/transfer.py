@@ -37,6 +37,7 @@ from db.value_check import unstorable_headers
 from formats.base import Format, FormatError, ReadOptions, ReadResult, Sink
 from formats.export_check import ExportTally, checked_batches, empty_file
 from formats.gc_pause import without_gc_pauses
+from formats.layouts import own_layouts
 from formats.mapping import ImportMapping, read_table
 from formats.problems import ImportRejected, Problem
 from formats.records import Bundle
@@ -596,7 +597,7 @@ def _write_checked(
 ) -> int:
     tally = _Tally(out)
     counted = ExportTally(fmt)
-    fmt.write_stream(checked_batches(fmt, batches, counted), tally, filename=filename)
+    fmt.write_stream(checked_batches(fmt, own_layouts(fmt, batches), counted), tally, filename=filename)
     if not tally.content:
         raise empty_file(fmt, dataset)
     if left_out is not None:

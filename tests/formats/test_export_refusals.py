@@ -5,6 +5,7 @@ missing; and no export is an empty file."""
 from __future__ import annotations
 
 import io
+import json
 
 import pytest
 
@@ -132,3 +133,54 @@ def test_an_export_names_the_label_sets_and_labels_its_format_leaves_out(engine)
     ]
     assert _left_out(engine, "mhalo", ["gold:gold"]) == []
     assert _left_out(engine, "canonical") == []  # keeps everything
+
+
+@pytest.mark.parametrize(
+    ("source", "fmt"),
+    [("mhalo", "typed-tags"), ("mhalo", "ragtruth"), ("mhalo", "halloc"), ("ragtruth", "mhalo")],
+)
+def test_a_dataset_read_from_another_format_is_written_in_this_ones_own_layout(engine, source, fmt) -> None:
+    """A record's field names are its own format's: a MHALO dataset as typed tags had ``test_solution``
+    and the rest, empty, and its file could not be read back."""
+    from db.exporter import export_bundle
+    from db.transfer import import_file
+    from formats.base import ReadOptions
+
+    mhalo = [
+        {
+            "id": "a",
+            "test_solution": "Two cats.",
+            "hallucinated_solution": "<hallucination>Two</hallucination> cats.",
+        },
+        {"id": "b", "test_solution": "A dog.", "hallucinated_solution": "A dog."},
+    ]
+    data = json.dumps(mhalo).encode()
+    if source == "ragtruth":  # the same records, as a dataset read from RAGTruth
+        store(engine)  # (another dataset beside it changes nothing)
+        first = import_file(
+            engine,
+            data,
+            source="m.json",
+            format_name="mhalo",
+            options=ReadOptions(dataset="m"),
+            actor=OPERATOR,
+        )
+        assert first.ok, first.summary()
+        data = export_file(engine, "m", "ragtruth", actor=OPERATOR)
+    first = import_file(
+        engine, data, source="s", format_name=source, options=ReadOptions(dataset="s"), actor=OPERATOR
+    )
+    assert first.ok, first.summary()
+    written = export_file(engine, "s", fmt, actor=OPERATOR)
+    foreign = b'"hallucinated_solution"' if source == "mhalo" else b'"labels"'
+    assert foreign not in written  # the source format's own field names
+    back = import_file(
+        engine, written, source="x", format_name=fmt, options=ReadOptions(dataset="x"), actor=OPERATOR
+    )
+    assert back.ok, back.summary()
+    bundle = export_bundle(engine, "x", actor=OPERATOR)
+    gold = {a.item: [(sp.start, sp.end) for sp in a.spans] for a in bundle.label_sets[0].annotations}
+    assert [(i.response, gold.get(i.external_id, [])) for i in bundle.items] == [
+        ("Two cats.", [(0, 3)]),
+        ("A dog.", []),
+    ]

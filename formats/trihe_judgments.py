@@ -1,8 +1,8 @@
 """Tri-HE model runs: triplets extracted from a model's answers, and the judge's verdict on each.
 
 The Tri-HE scripts add to each instance of ``tri-he.json`` the keys ``<model>_triplets`` (the extracted
-triplets) and ``<model>_triplets_judgements`` (``yes`` / ``no`` / null per triplet; ``"null"`` too); the
-model's answer may be under ``<model>`` or ``<model>_answer``. A ``no`` may name the wrong part
+triplets) and ``<model>_triplets_judgements`` (``yes`` / ``no`` / null per triplet; ``"null"`` too; or
+the judge's sentence, which says "My answer is no" or begins "No." / "Yes,"); the model's answer may be under ``<model>`` or ``<model>_answer``. A ``no`` may name the wrong part
 (``object1``, ``object2``, ``relation``): read from the judge's sentence ("The error is related to
 'object1'") or from ``<model>_triplets_error_parts``. ``<model>`` is found in the file; when it holds
 several runs, the detector name picks one.
@@ -36,6 +36,8 @@ from formats.trihe import (
 )
 
 _VERDICT = re.compile(r"my answer is\s*['\"]?(yes|no)['\"]?", re.IGNORECASE)
+# A judge that answers first, then explains ("No. The error is related to 'object2'.").
+_LEADING = re.compile(r"\s*['\"]?(yes|no)['\"]?\s*(?:[.,;:!]|$)", re.IGNORECASE)
 _PART = re.compile(r"related to\s*['\"]?(object1|object2|relation)['\"]?", re.IGNORECASE)
 
 
@@ -63,7 +65,7 @@ def verdict_of(value: Any, part: Any = None) -> tuple[str | None, str | None]:
         text = value.strip().lower()
         if text in ("yes", "no"):
             return text, wrong if text == "no" else None
-        said = _VERDICT.search(value)
+        said = _VERDICT.search(value) or _LEADING.match(value)
         if said:
             verdict = said.group(1).lower()
             named = _PART.search(value)

@@ -11,6 +11,7 @@ from db.access import OPERATOR
 from db.repositories.exchange import known_items, responses_by_external_id
 from db.transfer import import_file, import_predictions
 from formats.base import ReadOptions
+from formats.fields import RecordError
 from formats.mhalo_outputs import find_tag, read_output
 from formats.registry import best_guess
 from formats.trihe_judgments import verdict_of
@@ -252,10 +253,18 @@ def test_trihe_judgments_round_trip(prediction_round_trip):
         (None, (None, None)),
         ("My answer is \"no\". The error is related to 'relation'", ("no", "relation")),
         ({"verdict": "no", "wrong_part": "object2"}, ("no", "object2")),
+        ("No. The error is related to 'object2'.", ("no", "object2")),  # the answer first, then why
+        ("Yes, the triplet matches the image.", ("yes", None)),
     ],
 )
 def test_trihe_verdicts(value, expected):
     assert verdict_of(value) == expected
+
+
+@pytest.mark.parametrize("value", ["No idea, sorry", "Nothing is wrong", "maybe"])
+def test_trihe_verdicts_not_guessed_from_a_leading_word(value):
+    with pytest.raises(RecordError):
+        verdict_of(value)
 
 
 def test_halloc_probabilities_round_trip(prediction_round_trip):

@@ -28,18 +28,20 @@ from formats.storable import unstorable
 from formats.text import head_text
 
 UNPARSED_SCORE = 50.0
-_SCORE_FIELD = re.compile(r"[\"']?score[\"']?\s*[:=]\s*[\"']?(-?\d+(?:\.\d+)?)", re.IGNORECASE)
+_SCORE_FIELD = re.compile(r"[\"']?score[\"']?\s*[:=]\s*[\"']?(-?\d+(?:\.\d+)?)(?![\w.])", re.IGNORECASE)
 _NUMBER = re.compile(r"(?<![\w.])(-?\d+(?:\.\d+)?)(?![\w.])")
 _MARKER = re.compile(r"\*{0,2}\[red\]\*{0,2}", re.IGNORECASE)
 _FENCE = re.compile(r"^```(?:json)?\s*|\s*```$", re.IGNORECASE)
 
 
 def parse_score(output: str) -> float | None:
-    """The 0–100 score in a detector's text: a ``"score": N`` field first, else the first number."""
-    found = _SCORE_FIELD.search(output) or _NUMBER.search(output)
-    if not found:
+    """The 0–100 score in a detector's text: a ``"score": N`` field, else the text's only number. A text
+    of several numbers without a score field ("Sentence 1 is fine, I give it 85") is not guessed at."""
+    found = _SCORE_FIELD.search(output)
+    numbers = [found.group(1)] if found else _NUMBER.findall(output)
+    if len(numbers) != 1:
         return None
-    value = float(found.group(1))
+    value = float(numbers[0])
     return value if 0 <= value <= 100 else None
 
 
@@ -187,16 +189,16 @@ class AlignBenchScores(_RowPredictions):
         if output is not None and not isinstance(output, str):
             raise RecordError("output", f"expected text, got {type_name(output)}")
         if score is not None and not isinstance(score, bool):
+            # A number column: anything else in it is refused, as a number out of range is (a
+            # detector's text goes in ``output``, where a text without a score counts as unparsed).
             try:
                 value = typed_cell(row, "score", float)
             except RecordError:
                 value = None
-            if value is not None and 0 <= value <= 100:
-                annotations.sentence_scores.append(SentenceScoreRecord(k, value, True))
-                return output, None
-            if value is not None:
-                raise RecordError("score", f"{score!r} is not from 0 to 100")
-            output = output if output is not None else str(score)
+            if value is None or not 0 <= value <= 100:
+                raise RecordError("score", f"{score!r} is not a number from 0 to 100")
+            annotations.sentence_scores.append(SentenceScoreRecord(k, value, True))
+            return output, None
         if output is None:
             raise RecordError("score", "missing (give score or output)")
         value = parse_score(output)

@@ -6,6 +6,7 @@ No public copy of AlignBench is available offline, so the rows here are hand-mad
 from __future__ import annotations
 
 import json
+from typing import Any
 
 import pytest
 
@@ -341,3 +342,37 @@ def test_outputs_without_a_score_are_named_by_row():
     [warning] = read.problems
     assert (warning.record, warning.field, warning.severity) == ("rows 1, 2", "output", "warning")
     assert warning.reason.startswith("2 output(s) held no score from 0 to 100")
+
+
+def _score_rows(rows: list[dict]) -> Any:
+    from formats.alignbench_scores import AlignBenchScores
+    from formats.base import KnownItem, ReadOptions
+
+    known = {"m/i.jpg": KnownItem("A. B.", ((0, 2), (3, 5)), (), {"sentence_index": [0, 1]})}
+    return AlignBenchScores().read(jsonl(rows), source="s.jsonl", options=ReadOptions(known=known))
+
+
+@pytest.mark.parametrize("bad", ["abc", "inf", "NaN", "1e400", 101, -5])
+def test_a_score_that_is_no_number_from_0_to_100_is_an_error_on_that_field(bad):
+    """Before, text and non-finite numbers in the score column were scored 50 with a warning on a field
+    the file did not have ('output'); numbers out of range were errors."""
+    read = _score_rows([{"model": "m", "image_name": "i.jpg", "sentence_index": 0, "score": bad}])
+    [problem] = read.problems
+    assert (problem.field, problem.severity) == ("score", "error")
+    assert problem.reason == f"{bad!r} is not a number from 0 to 100"
+
+
+@pytest.mark.parametrize(
+    ("output", "score"),
+    [
+        ("Score: 80", 80.0),
+        ('{"score": 20} wrong', 20.0),
+        ("I give it 85", 85.0),
+        ("Sentence 1 is fine, I give it 85", None),  # two numbers, no score field: not guessed (was 1)
+        ("score = 1e2", None),  # was read as 1
+    ],
+)
+def test_a_score_is_read_from_an_output_only_where_it_is_unambiguous(output, score):
+    from formats.alignbench_scores import parse_score
+
+    assert parse_score(output) == score

@@ -32,6 +32,8 @@ class StoredItem:
     length: int
     n_sentences: int
     n_claims: int
+    prompt: str | None = None  # as stored (None: not read, for an item of a refused import)
+    image_ref: str | None = None
 
 
 class StoredItems(Mapping[str, StoredItem]):
@@ -57,9 +59,14 @@ class StoredItems(Mapping[str, StoredItem]):
 
     def _read(self, chunk: list[str]) -> dict[str, StoredItem]:
         rows = self._session.execute(
-            select(m.Item.external_id, m.Item.id, m.Item.text_hash, func.length(m.Item.response)).where(
-                m.Item.dataset_id == self._dataset_id, m.Item.external_id.in_(chunk)
-            )
+            select(
+                m.Item.external_id,
+                m.Item.id,
+                m.Item.text_hash,
+                func.length(m.Item.response),
+                m.Item.prompt,
+                m.Item.image_ref,
+            ).where(m.Item.dataset_id == self._dataset_id, m.Item.external_id.in_(chunk))
         ).all()
         if not rows:
             return {}
@@ -80,8 +87,10 @@ class StoredItems(Mapping[str, StoredItem]):
                 int(length or 0),
                 sentences.get(item_id, 0),
                 claims.get(item_id, 0),
+                prompt,
+                image_ref,
             )
-            for ext, item_id, text_hash, length in rows
+            for ext, item_id, text_hash, length, prompt, image_ref in rows
         }
 
     def wrote(self, external_id: str) -> None:

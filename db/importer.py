@@ -622,6 +622,7 @@ def _validate(
         if reasons:
             bad.add(item.external_id)
             continue
+        problems += _kept_item_warnings(item, stored.get(item.external_id), source, where)
         n_sentences = (
             len(item.sentences) if item.sentences is not None else len(split_sentences(item.response))
         )
@@ -722,6 +723,37 @@ def _keyed(a: Annotations) -> Iterator[tuple[str, tuple[str, Any], str]]:
         yield "raw_output", ("raw output", None), "the item is given two raw outputs"
     if a.response_score is not None:
         yield "response_score", ("response score", None), "the item is given two response scores"
+
+
+def _kept_item_warnings(item: ItemRecord, old: StoredItem | None, source: str, where: str) -> list[Problem]:
+    """A stored item's prompt or image that the file gives otherwise: an import writes labels, never a
+    stored item's own fields, so the stored value stays — said, not silently (a corrected question
+    re-imported changed nothing and said nothing)."""
+    if old is None or old.id < 0 or not old.text_hash:  # new, or written by this very import
+        return []
+    warnings = []
+    for field_name, given, kept in (
+        ("prompt", item.prompt, old.prompt),
+        ("image", item.image_ref, old.image_ref),
+    ):
+        if given and given != kept:
+            warnings.append(
+                Problem(
+                    source,
+                    where,
+                    field_name,
+                    f"{_clipped(given)} differs from the stored {_clipped(kept)}; an import does not change a "
+                    "stored item, so the stored one stays (import into a new dataset to use the file's)",
+                    "warning",
+                )
+            )
+    return warnings
+
+
+def _clipped(text: str | None, limit: int = 60) -> str:
+    if text is None:
+        return "none"
+    return repr(text if len(text) <= limit else text[: limit - 1] + "…")
 
 
 def _item_problems(item: ItemRecord, old: StoredItem | None) -> list[tuple[str, str]]:

@@ -1,0 +1,45 @@
+"""An import writes labels, never a stored item's own fields: a file that gives a stored item another
+prompt or image is imported, the stored ones stay, and the report says so by record and field."""
+
+from __future__ import annotations
+
+import json
+
+from sqlalchemy import Engine
+
+from db.access import OPERATOR
+from db.repositories.datasets import get_dataset
+from db.repositories.items import get_item
+from db.transfer import import_file
+from formats.base import ReadOptions
+
+RECORD = {
+    "id": "a",
+    "question": "Describe.",
+    "image": "x.jpg",
+    "test_solution": "Two cats.",
+    "hallucinated_solution": "<hallucination>Two</hallucination> cats.",
+}
+
+
+def _import(engine: Engine, **changes: str):
+    data = json.dumps([{**RECORD, **changes}]).encode()
+    return import_file(
+        engine, data, source="m.json", format_name="mhalo", options=ReadOptions(dataset="d"), actor=OPERATOR
+    )
+
+
+def test_a_changed_prompt_or_image_is_reported_and_the_stored_item_kept(engine: Engine) -> None:
+    assert _import(engine).ok
+    again = _import(engine, question="Describe it.", image="y.jpg")
+    assert again.ok
+    assert [(p.record, p.field, p.severity) for p in again.problems] == [
+        ("#0 (id=a)", "prompt", "warning"),
+        ("#0 (id=a)", "image", "warning"),
+    ]
+    assert again.problems[0].reason.startswith("'Describe it.' differs from the stored 'Describe.'")
+    dataset = get_dataset(engine, "d")
+    assert dataset is not None
+    item = get_item(engine, dataset.id, "a")
+    assert item is not None and (item.prompt, item.image_ref) == ("Describe.", "x.jpg")
+    assert not _import(engine).problems  # the stored values again: nothing to say

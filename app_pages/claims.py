@@ -55,6 +55,16 @@ place_cursor(cursor_key, labeled_claims)
 mine: dict[int, ClaimLabelView] = {}
 
 
+def back_to_undone() -> None:
+    """After U, the cursor goes back to the claim the last key labeled, whose label the undo took back
+    (else the next key would label the claim after it)."""
+    if recent_key in st.session_state:
+        st.session_state[cursor_key] = st.session_state.pop(recent_key)
+
+
+ws.on_undo = back_to_undone
+
+
 def move(step: int) -> None:
     st.session_state.pop(recent_key, None)  # moved on: T and W are for the claim the cursor is on
     st.session_state[cursor_key] = max(0, min(len(item.claims) - 1, st.session_state[cursor_key] + step))

@@ -64,6 +64,16 @@ def labeled_sentences() -> list[bool]:
 place_cursor(cursor_key, labeled_sentences)
 
 
+def back_to_undone() -> None:
+    """After U, the cursor goes back to the sentence the last key labeled, whose label the undo took back
+    (else the next key would label the sentence after it)."""
+    if recent_key in st.session_state:
+        st.session_state[cursor_key] = st.session_state.pop(recent_key)
+
+
+ws.on_undo = back_to_undone
+
+
 def move(step: int) -> None:
     st.session_state.pop(recent_key, None)  # moved on: E is for the sentence the cursor is on
     st.session_state[cursor_key] = max(0, min(len(item.sentences) - 1, st.session_state[cursor_key] + step))

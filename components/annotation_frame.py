@@ -44,7 +44,7 @@ from sqlalchemy.exc import IntegrityError, SQLAlchemyError
 from components.dataset_picker import pick_dataset
 from components.dead_ends import missing_item
 from components.empty_queue import show_nothing_to_do
-from components.login import still_signed_in
+from components.login import say_at_login, still_signed_in
 from components.page_setup import PageContext, engine_for
 from components.store_cache import cached
 from components.unit_keys import FLAG_LABEL, JUMP_LABEL
@@ -100,6 +100,8 @@ class Workspace:
     # The item's status when the header was drawn (``_NOT_DRAWN`` before): a unit's rerun compares it.
     header_status: str | None | object = field(default=_NOT_DRAWN, repr=False)
     unit_drawn: bool = field(default=False, repr=False)  # the tools are drawn by the unit's fragment
+    # Called after an undo on this item: a page puts its cursor back on the unit the undo took back.
+    on_undo: Callable[[], None] | None = field(default=None, repr=False)
 
     @property
     def view_id(self) -> int:
@@ -147,6 +149,7 @@ def act(action: Callable[..., labeling.Action | None], *args: Any, **kwargs: Any
     """
     if team_mode() and not still_signed_in(engine_for(resolve_url())):
         st.session_state[_REFUSED] = _SIGNED_OUT
+        say_at_login(_SIGNED_OUT)  # the page shows the login form in its place
         return None
     try:
         done = action(*args, **kwargs)
@@ -164,7 +167,11 @@ def act(action: Callable[..., labeling.Action | None], *args: Any, **kwargs: Any
         return None
     if done is None:  # nothing was left to do (an undo with nothing to undo)
         return None
-    st.session_state[_SAVED] = (done.description, datetime.now().strftime("%H:%M:%S"))
+    st.session_state[_SAVED] = (
+        done.description,
+        datetime.now().strftime("%H:%M:%S"),
+        st.query_params.get("item"),
+    )
     st.session_state.pop(_REFUSED, None)
     return done
 
@@ -215,7 +222,8 @@ def open_workspace(ctx: PageContext, task: str, page_path: str) -> Workspace | N
         elif mine is not None and not queue.queue_size(ctx.engine, dataset.id, task, assigned_to=mine):
             st.info("No item of this dataset is assigned to you for this task yet; ask an admin.")
         else:
-            st.success("Every item of this dataset is done for this task. 🎉")
+            whose = "assigned to you" if mine is not None else "of this dataset"
+            st.success(f"Every item {whose} is done for this task. 🎉")
         return None
     item = get_item(ctx.engine, dataset.id, wanted)
     if item is None:
@@ -299,8 +307,14 @@ def _header(ws: Workspace) -> None:
     if missing is not None:
         top[2].error(f"No item {literal(repr(missing))}.")
     link = "?" + urlencode({"dataset": ws.dataset.name, "item": ws.item.external_id})
+    # The queue of an annotator in team mode is their assigned items: the item's place is in the dataset.
+    where = (
+        f"{ws.item.position} of {done.total}"
+        if assigned_to(ws.ctx) is None
+        else f"at {ws.item.position} in the dataset · {done.total} assigned to you"
+    )
     top[3].caption(
-        f"Item **{literal(ws.item.external_id)}** ({ws.item.position} of {done.total}) · as **{literal(ws.ctx.annotator.name)}** · "
+        f"Item **{literal(ws.item.external_id)}** ({where}) · as **{literal(ws.ctx.annotator.name)}** · "
         f"[deep link]({ws.page_path}{link})"
     )
     status = queue.item_status(engine, ws.view_id, ws.item.id, ws.task)
@@ -316,15 +330,16 @@ class _ToolsRow:
     status: Any
 
 
-def _receipt() -> _ToolsRow:
-    """Lay out the tools row and show the receipt of the last action (or why it was refused) in it now:
-    the action is saved before the unit is drawn, so its receipt need not wait for the drawing."""
+def _receipt(item: str) -> _ToolsRow:
+    """Lay out the tools row and show the receipt of the last action on ``item`` (or why an action was
+    refused) in it now: the action is saved before the unit is drawn, so its receipt need not wait for
+    the drawing. The receipt of an action on another item stays behind (the next item is fresh)."""
     # Undo and Skip / unsure wide enough for their labels (narrower, they read "U…" and "Sk…").
     tools = st.columns([2.4, 3.4, 3.2])
     with tools[2]:
         row = _ToolsRow(tools[0], tools[1], st.empty())
         saved = st.session_state.get(_SAVED)
-        if saved:
+        if saved and saved[2] == item:
             st.caption(f"✓ Saved · {literal(saved[0])} · {literal(saved[1])}")
         refused = st.session_state.pop(_REFUSED, None)
         if refused:
@@ -401,8 +416,10 @@ def _undo(ws: Workspace, log_id: int | None) -> None:
         expected_log_id=log_id,
     )
     if done is not None:
+        if ws.on_undo is not None:
+            ws.on_undo()
         what = f"{done.description} (item {done.item or ws.item.external_id})"
-        st.session_state[_SAVED] = (what, datetime.now().strftime("%H:%M:%S"))
+        st.session_state[_SAVED] = (what, datetime.now().strftime("%H:%M:%S"), ws.item.external_id)
 
 
 def still_showing(ws: Workspace) -> bool:
@@ -448,7 +465,7 @@ def _unit(ws: Workspace, draw: Callable[[], bool | None]) -> None:
         st.rerun(scope="app")  # the whole page, which shows the login form
     if ws.header_status is not _NOT_DRAWN and st.query_params.get("item") != ws.item.external_id:
         st.rerun(scope="app")  # the item changed under the unit (e.g. a link): show the new one whole
-    row = _receipt()
+    row = _receipt(ws.item.external_id)
     status = _sync_done(ws, draw())
     _tools(ws, row, status)
     # A rerun of the unit alone: if the item became done (or not), the progress bar must say so.
@@ -472,4 +489,4 @@ def finish(ws: Workspace, complete: bool | None = None) -> None:
     with ws.header:
         _header(ws)
         if not ws.unit_drawn:
-            _tools(ws, _receipt(), status)
+            _tools(ws, _receipt(ws.item.external_id), status)

@@ -39,6 +39,7 @@ COOKIE = "spanlight_session"
 _TOKEN = "spanlight_session_token"
 _REFUSED = "spanlight_login_refused"
 _DRAWN_FOR = "spanlight_page_user"  # the account id the page on screen was drawn for
+_AT_LOGIN = "spanlight_login_note"  # what the login form says first (why an action was not saved)
 _COOKIE = BrowserCookie(
     COOKIE, component="spanlight_session_cookie", max_age=int(SESSION_LIMIT.total_seconds())
 )
@@ -85,6 +86,12 @@ def still_signed_in(engine: Engine) -> bool:
     after a logout in another tab (or after the login ended) would go on saving as that user."""
     user = signed_in_user(engine)
     return user is not None and user.id == st.session_state.get(_DRAWN_FOR)
+
+
+def say_at_login(note: str) -> None:
+    """Have the login form, drawn in place of the page, say ``note`` (an action refused because the
+    login had ended: without it, the click's work vanished without a word)."""
+    st.session_state[_AT_LOGIN] = note
 
 
 def _cookie() -> str | None:
@@ -158,6 +165,9 @@ def login_gate(engine: Engine) -> NoReturn:
     refused = st.session_state.pop(_REFUSED, None)
     if refused:
         st.error(literal(refused))
+    note = st.session_state.pop(_AT_LOGIN, None)
+    if note:
+        st.warning(literal(note))
     if sso_configured():
         if st.user.get("is_logged_in") is True:
             if st.button("Log out of SSO", help="Then log in with another SSO account."):

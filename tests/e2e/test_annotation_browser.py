@@ -638,3 +638,22 @@ def test_s_skips_an_item_with_a_note_by_keyboard_alone(annotator: Annotator, sto
     item, annotations = mine(store, user, item_id)
     status = item_status(store, annotations.label_set_id, item.id, "sentences")
     assert status is not None and (status.status, status.note) == ("skipped", "image too dark")
+
+
+def test_undo_puts_the_cursor_back_and_the_next_item_starts_without_a_receipt(
+    annotator: Annotator, store: Engine
+) -> None:
+    """2 then U then 1: the 1 is for the sentence the undo took back (it went to the next one). And the
+    receipt of the last save stays with its item: N opens the next item without it."""
+    me, page = annotator, annotator.page
+    user, item_id = "e2e-undo", "demo-031"
+    me.open("sentences", user, item_id)
+    row = lambda i: sentence_row(page, i)  # noqa: E731
+    me.press("2", (row(1), "▶ Sentence 2"))
+    me.press("u", (row(0), "▶ Sentence 1"))
+    me.press("1", (row(1), "▶ Sentence 2"))
+    labels = mine(store, user, item_id)[1].sentence_labels
+    assert {i: lab.label for i, lab in labels.items()} == {0: "correct"}
+    expect(page.get_by_text("✓ Saved · sentence 1 → correct")).to_be_visible()
+    me.press("n")
+    expect(page.get_by_text("✓ Saved")).to_have_count(0)

@@ -103,3 +103,10 @@ def test_a_link_to_an_item_assigned_to_someone_else_says_it_cannot_be_labeled(st
     assert [w.value for w in _page("alice", page, item="demo-004").warning] == [notice]
     assert not _page("alice", page, item="demo-002").warning  # an item of her own
     assert not _page("rev", page, item="demo-004").warning  # reviewers label any item
+
+
+def test_an_annotators_header_places_the_item_in_the_dataset_beside_their_queue(store: str) -> None:
+    """It read "(5 of 2)": the item's place in the dataset over the size of the annotator's queue."""
+    assign(store, "alice", "sentences", "demo-002", "demo-005")
+    captions = [c.value for c in _page("alice", "sentences", item="demo-005").caption]
+    assert any("(at 5 in the dataset · 2 assigned to you)" in c for c in captions), captions

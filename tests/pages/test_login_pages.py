@@ -265,6 +265,8 @@ def test_a_tab_left_open_after_logging_out_elsewhere_saves_nothing(store: str) -
     next(b for b in tab.button if b.key == button).click().run()
     assert is_login_form(tab)
     assert _sentence_labels(store, "alice", "demo-001") == before
+    # The login form says why the click's work is not there (it vanished without a word before).
+    assert len(tab.warning) == 1 and "nothing was saved" in tab.warning[0].value
 
 
 def test_an_admin_tab_left_open_after_logging_out_elsewhere_changes_no_account(store: str) -> None:

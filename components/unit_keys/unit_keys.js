@@ -68,9 +68,9 @@ function fieldIn(unit, name) {
 
 function focusField(data, name) {
   // Open the field named `name` of the unit just labeled, else of the current unit: a select box opens
-  // its list (type to filter).
+  // its list (type to filter). The field, or null when the unit has none.
   const field = fieldIn(unitOf(data.recent), name) ?? fieldIn(currentUnit(data), name);
-  if (!field) return false;
+  if (!field) return null;
   field.scrollIntoView({ block: "nearest" });
   field.focus();
   field.select(); // what is typed replaces the shown value (and filters a select box's list)
@@ -81,7 +81,19 @@ function focusField(data, name) {
     setTimeout(() => field.blur(), 0);
   };
   field.addEventListener("keydown", done);
-  return true;
+  return field;
+}
+
+function typeInto(field, typed) {
+  // What was typed for a field while it could not open yet, given to it as typing (the list filters),
+  // then its Enter, a frame later, once the list has followed the text.
+  if (typed.text) document.execCommand("insertText", false, typed.text);
+  if (!typed.enter) return;
+  requestAnimationFrame(() =>
+    requestAnimationFrame(() =>
+      field.dispatchEvent(new KeyboardEvent("keydown", { key: "Enter", code: "Enter", keyCode: 13, bubbles: true })),
+    ),
+  );
 }
 
 function openPopover(label) {
@@ -229,11 +241,18 @@ function drain() {
     if (idleFrames >= 2) {
       // the page is drawn: its buttons now act on the unit the key would have found
       idleFrames = 0;
-      const button = shortcutButton(queue.keys.shift());
-      if (button) {
-        queue.awaiting = true;
-        queue.since = performance.now();
-        button.click();
+      const next = queue.keys.shift();
+      if (typeof next === "object") {
+        // a field key: open the field now drawn, and give it what was typed meanwhile (never to the page)
+        const field = shared.data ? focusField(shared.data, next.field) : null;
+        if (field) typeInto(field, next);
+      } else {
+        const button = shortcutButton(next);
+        if (button) {
+          queue.awaiting = true;
+          queue.since = performance.now();
+          button.click();
+        }
       }
     }
     requestAnimationFrame(step);
@@ -241,9 +260,35 @@ function drain() {
   requestAnimationFrame(step);
 }
 
-function holdIfBusy(event) {
+function typingAhead(event) {
+  // True when the key is typing for a field key still waiting in the queue (E right after 2, and then
+  // "Query"): kept for that field. Without this the letters acted as the page's keys (U undid the label).
+  const last = queue.keys[queue.keys.length - 1];
+  if (typeof last !== "object" || last.enter) return false;
+  if (event.key === "Enter") last.enter = true;
+  else if (event.key === "Escape") queue.keys.pop();
+  else if (event.key === "Backspace") last.text = last.text.slice(0, -1);
+  else if (event.key.length === 1) last.text += event.key;
+  else return false;
+  event.preventDefault();
+  event.stopPropagation();
+  return true;
+}
+
+function holdIfBusy(event, data) {
   // True when the key was held for later (the page is busy with an earlier one). A key with Shift is
-  // no button's shortcut here: it goes its own way, as before.
+  // no button's shortcut here: it goes its own way, as before. A field key (E) waits too: the field it
+  // opens may be drawn only by the run the key before asked for.
+  if (typingAhead(event)) return true;
+  const field = !event.shiftKey && Object.hasOwn(data.fields, event.key.toLowerCase());
+  if (field && (busy() || queue.keys.length)) {
+    watchRuns();
+    queue.keys.push({ field: data.fields[event.key.toLowerCase()], text: "", enter: false });
+    event.preventDefault();
+    event.stopPropagation();
+    drain();
+    return true;
+  }
   if (event.shiftKey || !shortcutKeys(event.key).length) return false;
   watchRuns();
   if (busy() || queue.keys.length) {
@@ -265,13 +310,13 @@ function onKeyDown(event) {
   const data = shared.data;
   if (data) releaseAfterEnter(data, event);
   if (!data || event.ctrlKey || event.metaKey || event.altKey || typing(event)) return;
-  if (document.getElementById(OVERLAY_ID) === null && holdIfBusy(event)) return;
+  if (document.getElementById(OVERLAY_ID) === null && holdIfBusy(event, data)) return;
   const open = document.getElementById(OVERLAY_ID) !== null;
   if (event.key === "?" || (open && event.key === "Escape")) {
     if (open) closeOverlay();
     else showOverlay(data);
   } else if (!open && Object.hasOwn(data.fields, event.key.toLowerCase())) {
-    if (!focusField(data, data.fields[event.key.toLowerCase()])) return;
+    if (focusField(data, data.fields[event.key.toLowerCase()]) === null) return;
   } else if (!open && !event.shiftKey && Object.hasOwn(data.openers ?? {}, event.key.toLowerCase())) {
     if (!openPopover(data.openers[event.key.toLowerCase()])) return;
   } else {

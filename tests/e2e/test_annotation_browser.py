@@ -657,3 +657,28 @@ def test_undo_puts_the_cursor_back_and_the_next_item_starts_without_a_receipt(
     expect(page.get_by_text("✓ Saved · sentence 1 → correct")).to_be_visible()
     me.press("n")
     expect(page.get_by_text("✓ Saved")).to_have_count(0)
+
+
+def test_e_typed_right_after_2_opens_the_error_type_once_it_is_drawn(
+    annotator: Annotator, store: Engine
+) -> None:
+    """2, then at once E and the type's name: E waits for the Error type box the 2 brings, and what is
+    typed meanwhile goes into it. Before, E was dropped and the letters acted as keys (the u of "Query"
+    undid the label)."""
+    me, page = annotator, annotator.page
+    user, item_id = "e2e-fast-e", "demo-007"
+    me.open("sentences", user, item_id)
+    expect(sentence_row(page, 0)).to_contain_text("▶ Sentence 1")
+
+    def burst() -> None:
+        page.keyboard.press("2")
+        page.keyboard.press("e")
+        page.keyboard.type("query")
+        page.keyboard.press("Enter")
+
+    me.after_run(burst)
+    expect(page.get_by_text("✓ Saved · sentence 1 → incorrect (Query Misunderstanding)")).to_be_visible()
+    saved = mine(store, user, item_id)[1].sentence_labels
+    assert {i: (lab.label, lab.error_type) for i, lab in saved.items()} == {
+        0: ("incorrect", "Query Misunderstanding")
+    }

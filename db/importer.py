@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import hashlib
 import math
+from collections import Counter
 from collections.abc import Collection, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from typing import Any
@@ -32,6 +33,7 @@ from db.record_reach import Reach, reach_by_item
 from db.repositories.annotations import response_scale
 from db.triplet_verdicts import LostVerdict, PendingVerdicts, verdict_problems
 from db.value_check import unstorable_values
+from formats.layouts import with_format
 from formats.problems import ImportRejected, Problem
 from formats.records import (
     Annotations,
@@ -272,7 +274,7 @@ class _Batches:
         writer = _Writer(
             session, dataset, stored, bad_items, self.result, fresh=self.fresh, meta_texts=meta_texts
         )
-        writer.write_items(bundle.items)
+        writer.write_items(bundle.items, bundle.dataset.source_format)
         for label_set in bundle.label_sets:
             items = rewritten[(label_set.kind, label_set.name)]
             writer.write_label_set(
@@ -610,6 +612,7 @@ def _validate(
     first_item = counted.get(("", ""), 0)
     counted[("", "")] = first_item + len(bundle.items)
     bad: set[str] = set()
+    kept: Counter[str] = Counter()  # stored items' fields the file gives otherwise, by field
     shape = new_shapes  # external id -> (text length, sentences, claims)
     for index, item in enumerate(bundle.items, first_item):
         where = f"#{index} (id={item.external_id})"
@@ -622,7 +625,10 @@ def _validate(
         if reasons:
             bad.add(item.external_id)
             continue
-        problems += _kept_item_warnings(item, stored.get(item.external_id), source, where)
+        for warning in _kept_item_warnings(item, stored.get(item.external_id), source, where):
+            kept[warning.field] += 1
+            if kept[warning.field] <= _KEPT_NAMED:
+                problems.append(warning)
         n_sentences = (
             len(item.sentences) if item.sentences is not None else len(split_sentences(item.response))
         )
@@ -634,6 +640,19 @@ def _validate(
             old.n_sentences if old else n_sentences,
             old.n_claims if old else len(item.claims),
         )
+
+    for field_name, n in kept.items():  # a file that moved every image is one more line, not thousands
+        if n > _KEPT_NAMED:
+            problems.append(
+                Problem(
+                    source,
+                    "-",
+                    field_name,
+                    f"and {n - _KEPT_NAMED:,} more stored items whose {field_name} the file gives otherwise; "
+                    "the stored ones stay",
+                    "warning",
+                )
+            )
 
     def shape_of(ext: str) -> tuple[int, int, int] | None:
         found = shape.get(ext)
@@ -723,6 +742,9 @@ def _keyed(a: Annotations) -> Iterator[tuple[str, tuple[str, Any], str]]:
         yield "raw_output", ("raw output", None), "the item is given two raw outputs"
     if a.response_score is not None:
         yield "response_score", ("response score", None), "the item is given two response scores"
+
+
+_KEPT_NAMED = 10  # kept-item warnings named one by one per field and batch; the rest are counted
 
 
 def _kept_item_warnings(item: ItemRecord, old: StoredItem | None, source: str, where: str) -> list[Problem]:
@@ -1152,7 +1174,9 @@ class _Writer:
                 else:
                     copy.write_row((*row, *fixed))
 
-    def write_items(self, items: list[ItemRecord]) -> None:
+    def write_items(self, items: list[ItemRecord], source_format: str | None = None) -> None:
+        """Insert the items not stored yet. An item's source layout is marked with the format it was read
+        as (:func:`formats.layouts.with_format`), so an export in another format does not follow it."""
         new = [i for i in items if i.external_id not in self.bad and i.external_id not in self.item_ids]
         self.result.items_existing += sum(
             1 for i in items if i.external_id not in self.bad and i.external_id in self.item_ids
@@ -1179,7 +1203,7 @@ class _Writer:
                     "response": i.response,
                     "reference": i.reference,
                     "image_ref": i.image_ref,
-                    "meta": i.meta,
+                    "meta": with_format(i.meta, source_format),
                     "text_hash": text_hash(i.response),
                     "version": 1,
                 }

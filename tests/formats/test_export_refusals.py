@@ -184,3 +184,39 @@ def test_a_dataset_read_from_another_format_is_written_in_this_ones_own_layout(e
         ("Two cats.", [(0, 3)]),
         ("A dog.", []),
     ]
+
+
+def test_items_of_two_formats_in_one_dataset_each_keep_their_own_layout(engine) -> None:
+    """A dataset first read from MHALO, then given a typed-tags file: each item's layout is its file's."""
+    from db.transfer import import_file
+    from formats.base import ReadOptions
+
+    mhalo = [
+        {
+            "id": "m1",
+            "test_solution": "A dog.",
+            "hallucinated_solution": "A <hallucination>dog</hallucination>.",
+        }
+    ]
+    typed = b'{"id": "t1", "prompt": "Count.", "tagged": "<Number>Two</Number> cats."}\n'
+    for data, fmt in ((json.dumps(mhalo).encode(), "mhalo"), (typed, "typed-tags")):
+        done = import_file(
+            engine,
+            data,
+            source=f"f.{fmt}",
+            format_name=fmt,
+            options=ReadOptions(dataset="mix"),
+            actor=OPERATOR,
+        )
+        assert done.ok, done.summary()
+    for fmt in ("mhalo", "typed-tags"):
+        written = export_file(engine, "mix", fmt, actor=OPERATOR)
+        back = import_file(
+            engine,
+            written,
+            source="x",
+            format_name=fmt,
+            options=ReadOptions(dataset=f"x-{fmt}"),
+            actor=OPERATOR,
+        )
+        assert back.ok, (fmt, back.summary())

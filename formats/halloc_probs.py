@@ -87,7 +87,7 @@ def read_probabilities(record: dict[str, Any], response: str) -> list[TokenProba
 
 class HalLocProbabilitiesFormat(PredictionRecordsFormat[None]):
     name = "halloc-probs"
-    holds = ("probability",)
+    holds = ("probability", "output")  # a record kept without probabilities is written back as it came
     title = "Token probabilities (HalLoc-style)"
     source_format = "halloc"
     description = (

@@ -200,6 +200,12 @@ class TriHEFormat(Format):
     def write(self, bundle: Bundle, *, filename: str = "") -> bytes:
         document = build_document(bundle)
         runs = [ls for ls in bundle.label_sets if any(a.triplets or _run_output(a) for a in ls.annotations)]
+        outputs = [ls for ls in bundle.label_sets if any(a.raw_output for a in ls.annotations)]
+        if not runs and outputs:  # raw outputs, but none a Tri-HE run's: the file would carry none of them
+            raise FormatError(
+                f"{outputs[0].kind}:{outputs[0].name}'s raw outputs are not Tri-HE runs (no triplets): "
+                "the file would carry none of them. Export it as canonical (keeps everything)"
+            )
         keys = [run_key(ls) for ls in runs]
         twice = sorted({k for k in keys if keys.count(k) > 1})
         if twice:

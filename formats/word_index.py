@@ -78,7 +78,7 @@ def word_spans(response: str, spans: list[tuple[int, int]]) -> list[dict[str, An
 
 class WordIndexFormat(PredictionRecordsFormat[str]):
     name = "word-index"
-    holds = ("span",)
+    holds = ("span", "output")  # an output that could not be read is written back as it came
     title = "Word-index spans (JSON list of {start, end, text})"
     source_format = "word-index"
     description = (

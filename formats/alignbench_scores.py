@@ -28,21 +28,35 @@ from formats.storable import unstorable
 from formats.text import head_text
 
 UNPARSED_SCORE = 50.0
-_SCORE_FIELD = re.compile(r"[\"']?score[\"']?\s*[:=]\s*[\"']?(-?\d+(?:\.\d+)?)(?![\w.])", re.IGNORECASE)
-_NUMBER = re.compile(r"(?<![\w.])(-?\d+(?:\.\d+)?)(?![\w.])")
+# A number ends at a sentence's full stop too ("Score: 85."), not at a decimal point or an exponent.
+_SCORE_FIELD = re.compile(r"[\"']?score[\"']?\s*[:=]\s*[\"']?(-?\d+(?:\.\d+)?)(?!\w|\.\d)", re.IGNORECASE)
+_OUT_OF_100 = re.compile(r"(?<![\w.])(\d+(?:\.\d+)?)\s*(?:/|out of)\s*100(?!\w|\.\d)", re.IGNORECASE)
+_NUMBER = re.compile(r"(?<![\w.])(-?\d+(?:\.\d+)?)(?!\w|\.\d)")
 _MARKER = re.compile(r"\*{0,2}\[red\]\*{0,2}", re.IGNORECASE)
 _FENCE = re.compile(r"^```(?:json)?\s*|\s*```$", re.IGNORECASE)
 
 
 def parse_score(output: str) -> float | None:
-    """The 0–100 score in a detector's text: a ``"score": N`` field, else the text's only number. A text
-    of several numbers without a score field ("Sentence 1 is fine, I give it 85") is not guessed at."""
-    found = _SCORE_FIELD.search(output)
+    """The 0–100 score in a detector's text: a ``"score": N`` field, else ``N/100`` or ``N out of 100``,
+    else the text's only number. A text of several numbers without one of those ("Sentence 1 is fine, I
+    give it 85") is not guessed at."""
+    found = _SCORE_FIELD.search(output) or _OUT_OF_100.search(output)
     numbers = [found.group(1)] if found else _NUMBER.findall(output)
     if len(numbers) != 1:
         return None
     value = float(numbers[0])
     return value if 0 <= value <= 100 else None
+
+
+def _is_number(cell: Any) -> bool:
+    """Whether a cell is a number, or text Python reads as one ("85", "1e400", "inf", "NaN")."""
+    if isinstance(cell, int | float):
+        return True
+    try:
+        float(str(cell))
+    except ValueError:
+        return False
+    return True
 
 
 def _sentence_of(known: Mapping[str, KnownItem], row: Any) -> tuple[str, int, tuple[int, int], int]:
@@ -189,16 +203,18 @@ class AlignBenchScores(_RowPredictions):
         if output is not None and not isinstance(output, str):
             raise RecordError("output", f"expected text, got {type_name(output)}")
         if score is not None and not isinstance(score, bool):
-            # A number column: anything else in it is refused, as a number out of range is (a
-            # detector's text goes in ``output``, where a text without a score counts as unparsed).
-            try:
-                value = typed_cell(row, "score", float)
-            except RecordError:
-                value = None
-            if value is None or not 0 <= value <= 100:
-                raise RecordError("score", f"{score!r} is not a number from 0 to 100")
-            annotations.sentence_scores.append(SentenceScoreRecord(k, value, True))
-            return output, None
+            # A number must be one from 0 to 100 (inf, NaN and 1e400 are numbers no score can be); text
+            # in the column ("85/100", "N/A") is read as the detector's output, when the row has none.
+            if _is_number(score):
+                try:
+                    value = typed_cell(row, "score", float)
+                except RecordError:
+                    value = None
+                if value is None or not 0 <= value <= 100:
+                    raise RecordError("score", f"{score!r} is not a number from 0 to 100")
+                annotations.sentence_scores.append(SentenceScoreRecord(k, value, True))
+                return output, None
+            output = output if output is not None else str(score)
         if output is None:
             raise RecordError("score", "missing (give score or output)")
         value = parse_score(output)

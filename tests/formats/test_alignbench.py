@@ -352,10 +352,10 @@ def _score_rows(rows: list[dict]) -> Any:
     return AlignBenchScores().read(jsonl(rows), source="s.jsonl", options=ReadOptions(known=known))
 
 
-@pytest.mark.parametrize("bad", ["abc", "inf", "NaN", "1e400", 101, -5])
+@pytest.mark.parametrize("bad", ["inf", "NaN", "1e400", 101, -5, "101"])
 def test_a_score_that_is_no_number_from_0_to_100_is_an_error_on_that_field(bad):
-    """Before, text and non-finite numbers in the score column were scored 50 with a warning on a field
-    the file did not have ('output'); numbers out of range were errors."""
+    """Before, non-finite numbers in the score column were scored 50 with a warning on a field the file
+    did not have ('output'); numbers out of range were errors."""
     read = _score_rows([{"model": "m", "image_name": "i.jpg", "sentence_index": 0, "score": bad}])
     [problem] = read.problems
     assert (problem.field, problem.severity) == ("score", "error")
@@ -370,9 +370,33 @@ def test_a_score_that_is_no_number_from_0_to_100_is_an_error_on_that_field(bad):
         ("I give it 85", 85.0),
         ("Sentence 1 is fine, I give it 85", None),  # two numbers, no score field: not guessed (was 1)
         ("score = 1e2", None),  # was read as 1
+        ("Score: 85.", 85.0),  # a sentence's full stop ends the number
+        ("Rating: 85/100", 85.0),
+        ("85 out of 100", 85.0),
     ],
 )
 def test_a_score_is_read_from_an_output_only_where_it_is_unambiguous(output, score):
     from formats.alignbench_scores import parse_score
 
     assert parse_score(output) == score
+
+
+def test_text_in_the_score_column_is_read_as_the_detectors_output():
+    read = _score_rows(
+        [
+            {"model": "m", "image_name": "i.jpg", "sentence_index": 0, "score": "85/100"},
+            {
+                "model": "m",
+                "image_name": "i.jpg",
+                "sentence_index": 1,
+                "score": "N/A",
+                "output": "Score: 70.",
+            },
+        ]
+    )
+    assert not read.problems
+    [run] = read.bundle.label_sets
+    assert [(s.index, s.score, s.parsed) for s in run.annotations[0].sentence_scores] == [
+        (0, 85.0, True),
+        (1, 70.0, True),
+    ]

@@ -43,3 +43,22 @@ def test_a_changed_prompt_or_image_is_reported_and_the_stored_item_kept(engine: 
     item = get_item(engine, dataset.id, "a")
     assert item is not None and (item.prompt, item.image_ref) == ("Describe.", "x.jpg")
     assert not _import(engine).problems  # the stored values again: nothing to say
+
+
+def test_a_file_that_moves_every_image_names_ten_and_counts_the_rest(engine: Engine) -> None:
+    records = [{**RECORD, "id": f"i{k}", "image": f"{k}.jpg"} for k in range(25)]
+    data = json.dumps(records).encode()
+    first = import_file(
+        engine, data, source="m.json", format_name="mhalo", options=ReadOptions(dataset="d"), actor=OPERATOR
+    )
+    assert first.ok
+    moved = json.dumps([{**r, "image": f"imgs/{r['image']}"} for r in records]).encode()
+    again = import_file(
+        engine, moved, source="m.json", format_name="mhalo", options=ReadOptions(dataset="d"), actor=OPERATOR
+    )
+    assert again.ok
+    assert [p.record for p in again.problems] == [f"#{k} (id=i{k})" for k in range(10)] + ["-"]
+    assert (
+        again.problems[-1].reason
+        == "and 15 more stored items whose image the file gives otherwise; the stored ones stay"
+    )

@@ -221,3 +221,11 @@ def test_another_models_run_under_a_stored_runs_name_is_refused(engine: Engine) 
         )
     ]
     assert _exported(engine, "trihe-judgments", ["detector:judge"]) == _run("llava", ("yes", "no", "yes"))
+
+
+def test_a_run_of_text_outputs_alone_is_refused_not_dropped() -> None:
+    text = LabelSetRecord(
+        "detector", "captioner", annotations=[Annotations("42/0", raw_output=RawOutputRecord("A cat.", True))]
+    )
+    with pytest.raises(FormatError, match="detector:captioner's raw outputs are not Tri-HE runs"):
+        TRIHE.write(_bundle(text))

@@ -13,7 +13,7 @@ import { codePointStarts, excerpt, selectionToSpan } from "./offsets.js";
 import { nextSelected, sameSpan } from "./spans.js";
 import { abutsAt, assignLanes, coveringSpans, laneCount, segmentBackground, segmentBounds } from "./layout.js";
 import { typeIndexOfKey, typeKeyLabel } from "./keys.js";
-import { createState, drainQueue, perform, readData, receive, stopWaiting } from "./state.js";
+import { createState, drainQueue, perform, readData, receive, stopWaiting, typeQueuedSpan } from "./state.js";
 
 const instances = new WeakMap();
 const ACK_TIMEOUT_MS = 5000;
@@ -162,7 +162,9 @@ function act(view, action) {
 function chooseType(view, index) {
   const type = view.types[index];
   if (type === undefined) return;
-  if (view.ui.selected) {
+  if (typeQueuedSpan(view.ui, type)) {
+    render(view);
+  } else if (view.ui.selected) {
     act(view, { kind: "retype", target: view.ui.selected, type });
   } else {
     view.ui.activeType = type;

@@ -80,6 +80,17 @@ export function perform(ui, action) {
   return { spans: result.spans, rev, event: { ...result.event, rev } };
 }
 
+export function typeQueuedSpan(ui, type) {
+  // A type key right after a span was marked, while that mark still waits in the queue (the save
+  // before it not answered yet): the key is for that span, which takes the type before it is sent.
+  // Returns whether there was one. (Else the key found no span selected, and only changed the type of
+  // the next span marked.)
+  const last = ui.queue[ui.queue.length - 1];
+  if (last?.kind !== "add") return false;
+  last.span = { ...last.span, type };
+  return true;
+}
+
 export function drainQueue(ui) {
   // Perform queued actions while not waiting; returns the first message to send, or null.
   while (!ui.pendingRev && ui.queue.length) {

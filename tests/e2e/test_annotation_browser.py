@@ -360,6 +360,31 @@ def test_a_drag_begun_before_the_last_save_is_answered_marks_the_words_dragged(
     expect(page.locator(".hs-seg.hs-marked")).to_have_count(2)
 
 
+def test_a_type_key_right_after_a_quick_second_mark_types_that_mark(
+    annotator: Annotator, store: Engine
+) -> None:
+    """Two words double-clicked in quick succession, then at once a type key: the key is for the word
+    just marked, whose save waits behind the first (it used to change only the next span's type)."""
+    user, item_id = "e2e-quick-type", "demo-004"
+    me, page = annotator, annotator.page
+    me.open("spans", user, item_id)
+    item, _ = mine(store, user, item_id)
+    text = SpanText(page)
+    green, purple = item.response.index("green"), item.response.index("purple")
+
+    def burst() -> None:
+        text.click("green", double=True)
+        text.click("purple", double=True)
+        page.keyboard.press("3")
+
+    me.after_run(burst)
+    expect(page.get_by_text("✓ Saved · added span “purple” (Numerical Attribute)")).to_be_visible()
+    assert spans_of(store, user, item_id) == [
+        (green, green + len("green"), "Object"),
+        (purple, purple + len("purple"), "Numerical Attribute"),
+    ]
+
+
 def test_a_first_visit_asks_for_no_run_but_the_annotators_own(annotator: Annotator, store: Engine) -> None:
     """Opening a page remembers its dataset in a cookie without asking for a run: a run asked for
     right after the first one used to take over the run of a key pressed in that moment, which lost the

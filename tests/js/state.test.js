@@ -8,6 +8,7 @@ import {
   readData,
   receive,
   stopWaiting,
+  typeQueuedSpan,
 } from "../../components/span_selector/state.js";
 
 const TYPES = ["Object", "OCR"];
@@ -148,5 +149,26 @@ describe("the exchange with Python", () => {
     stopWaiting(ui);
     assert.equal(ui.pendingRev, 0);
     assert.deepEqual(ui.spans, [span(8, 13)]);
+  });
+});
+
+describe("typeQueuedSpan", () => {
+  test("a type key right after a mark that waits in the queue types that span, not the next one", () => {
+    const ui = started();
+    perform(ui, { kind: "add", span: span(0, 3) }); // sent; its answer not in yet
+    ui.selected = null; // the double-click's first click on plain text deselected
+    ui.queue.push({ kind: "add", span: span(4, 7) });
+    assert.equal(typeQueuedSpan(ui, "OCR"), true);
+    assert.equal(ui.activeType, "Object"); // the next span's type is unchanged
+    receive(ui, fromPython({ spans: [span(0, 3)], rev: 1 }));
+    const message = drainQueue(ui);
+    assert.deepEqual(message.spans, [span(0, 3), span(4, 7, "OCR")]);
+  });
+
+  test("with nothing queued the key is not taken here", () => {
+    const ui = started();
+    assert.equal(typeQueuedSpan(ui, "OCR"), false);
+    ui.queue.push({ kind: "delete", target: span(0, 3) });
+    assert.equal(typeQueuedSpan(ui, "OCR"), false);
   });
 });

@@ -169,7 +169,7 @@ def do_unassign(dataset: DatasetInfo, people: dict[int, UserView]) -> None:
 
     def remove() -> str:
         removed = unassign(engine, dataset.id, task, who, actor=ctx.actor, only_unfinished=unfinished)
-        return f"Removed {removed} of {people[who].name!r}'s assignment(s) on {task}."
+        return f"Removed {removed} assignment(s) of {people[who].name!r} on {task}."
 
     run(remove)
 

@@ -535,7 +535,7 @@ def set_weight(
                     "annotator_id": annotator_id,
                     "weight": row.weight,
                     "trusted": row.trusted,
-                    "description": f"set {annotator.name!r}'s weight to {row.weight:g}"
+                    "description": f"set the weight of {annotator.name!r} to {row.weight:g}"
                     + ("" if row.trusted else ", not trusted"),
                 },
             )

@@ -81,6 +81,7 @@ def export_batches(
     actor: Actor,
     batch_items: int = BATCH_ITEMS,
     lossless: bool = True,
+    statuses: bool | None = None,
 ) -> Iterator[Bundle]:
     """The dataset in batches of ``batch_items`` items in dataset order, so a writer holds one batch at a
     time. Each batch has the dataset, its items and every chosen label set (the same ones, in the same
@@ -89,13 +90,17 @@ def export_batches(
 
     A label set is named by its name or by ``kind:name`` (``gold:gold``, ``detector:eager``).
     ``lossless``: with each label set's verdicts on the triplets of the other chosen label sets, and its
-    items' statuses (for a format that holds them, :attr:`~formats.base.Format.lossless`).
+    items' statuses (for a format that holds them, :attr:`~formats.base.Format.lossless`); ``statuses``
+    (None: as ``lossless``): with the statuses alone (:attr:`~formats.base.Format.holds_statuses`).
     Raises :class:`UnknownDataset` when there is no such dataset, and :class:`~db.access.Forbidden`
     unless ``actor`` holds the ``export`` right (an export hands out everyone's labels) — both when
     this is called, before any batch is taken. All batches are read in one transaction, so they are
     one state of the store.
     """
-    batches = _read_batches(engine, dataset_name, label_set_names, actor, batch_items, lossless)
+    with_statuses = lossless if statuses is None else statuses
+    batches = _read_batches(
+        engine, dataset_name, label_set_names, actor, batch_items, lossless, with_statuses
+    )
     first = next(batches)  # the right and the dataset are checked now, not when a writer starts
     return chain([first], batches)
 
@@ -107,6 +112,7 @@ def _read_batches(
     actor: Actor,
     batch_items: int,
     lossless: bool,
+    statuses: bool,
 ) -> Iterator[Bundle]:
     with read_session(engine) as session:
         if not is_sqlite(engine):  # SQLite's read transaction is one snapshot already
@@ -169,7 +175,7 @@ def _read_batches(
                         ids,
                         says=says[label_set.id],
                         judged=judged,
-                        statuses=lossless,
+                        statuses=statuses,
                         campaigns=campaigns,
                     )
                 )

@@ -528,7 +528,13 @@ def export_to(
     if not fmt.writable:
         raise FormatError(f"{fmt.title} can be read but not written")
     batches = export_batches(
-        engine, dataset, label_sets, actor=actor, batch_items=batch_items, lossless=fmt.lossless
+        engine,
+        dataset,
+        label_sets,
+        actor=actor,
+        batch_items=batch_items,
+        lossless=fmt.lossless,
+        statuses=fmt.lossless or fmt.holds_statuses,
     )
     if items_done is not None:
         batches = _told(batches, items_done)

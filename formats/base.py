@@ -122,6 +122,9 @@ class Format:
     # other label sets' triplets, and where it stands on each item per task (done, skipped, unsure).
     # (Records saying nothing else would read as "nothing found" in a format without them.)
     lossless: ClassVar[bool] = False
+    # Whether a written file has a place for "checked, found nothing" (Label Studio's annotation with an
+    # empty result): its writer is given the items' statuses too, though it is not lossless.
+    holds_statuses: ClassVar[bool] = False
 
     def sniff(self, data: bytes, filename: str = "") -> float:
         """How sure this format is that ``data`` is its own, from 0 (not mine) to 1 (certainly mine)."""

@@ -71,6 +71,7 @@ def _who(value: Any) -> str:
 
 class LabelStudioFormat(Format):
     name = "label-studio"
+    holds_statuses = True  # an annotation with an empty result: the item was checked, nothing found
     holds = ("span",)
     writes_every_label_set = True
     title = "Label Studio JSON (tasks with labels)"
@@ -217,8 +218,8 @@ class LabelStudioFormat(Format):
             task: dict[str, Any] = {"id": index + 1, "data": data, "annotations": [], "predictions": []}
             for label_set, by_item in by_set:
                 said = by_item.get(item.external_id)
-                if said is None or not said.spans:
-                    continue
+                if said is None or not (said.spans or (label_set.kind != "detector" and _checked(said))):
+                    continue  # (an item checked and found clean is an annotation with an empty result)
                 result = [
                     {
                         "id": f"{label_set.kind[0]}{k}",
@@ -246,6 +247,11 @@ class LabelStudioFormat(Format):
                     )
             tasks.append(task)
         return dump_json(tasks)
+
+
+def _checked(said: Annotations) -> bool:
+    """Whether the label set marked the item's spans done: checked, whether or not it found any."""
+    return any(s.task == "spans" and s.status == "done" for s in said.statuses)
 
 
 FORMAT = LabelStudioFormat()

@@ -220,3 +220,39 @@ def test_items_of_two_formats_in_one_dataset_each_keep_their_own_layout(engine) 
             actor=OPERATOR,
         )
         assert back.ok, (fmt, back.summary())
+
+
+def test_label_studio_keeps_an_item_checked_and_found_clean(engine) -> None:
+    """An annotation with an empty result: without it, the item read back as never checked by gold,
+    and every metric over gold-checked items changed after a round trip."""
+    from db.exporter import export_bundle
+    from db.transfer import import_file
+    from formats.base import ReadOptions
+    from formats.records import ItemStatusRecord
+
+    gold = LabelSetRecord(
+        "gold",
+        "gold",
+        annotations=[
+            Annotations("a", [SpanRecord(2, 5)]),
+            Annotations("b", statuses=[ItemStatusRecord("spans", "done", None)]),
+        ],
+    )
+    store(engine, gold)
+    tasks = json.loads(export_file(engine, "d", "label-studio", actor=OPERATOR))
+    assert [len(t["annotations"]) for t in tasks] == [1, 1]
+    assert tasks[1]["annotations"][0]["result"] == []
+    back = import_file(
+        engine,
+        json.dumps(tasks).encode(),
+        source="ls.json",
+        format_name="label-studio",
+        options=ReadOptions(dataset="copy"),
+        actor=OPERATOR,
+    )
+    assert back.ok, back.summary()
+    copy = export_bundle(engine, "copy", actor=OPERATOR)
+    checked = {
+        a.item: [s.status for s in a.statuses if s.task == "spans"] for a in copy.label_sets[0].annotations
+    }
+    assert checked == {"a": ["done"], "b": ["done"]}

@@ -9,6 +9,7 @@ what it replaced in the same way, so an undo can itself be undone and nothing is
 
 from __future__ import annotations
 
+from collections import Counter
 from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Any
@@ -31,7 +32,9 @@ from db.importer import coverage_items, logged_coverage, set_coverage, write_ann
 from db.label_set_keys import Key
 from db.record_reach import Reach, reach_from_log
 from db.triplet_verdicts import LostVerdict, lost_verdicts
+from formats.base import LABEL_KINDS
 from formats.canonical import records_from_dicts
+from formats.export_check import label_counts
 from formats.problems import ImportRejected
 from formats.records import Annotations, LabelSetRecord, RatingRecord, RatingTaskRecord
 
@@ -78,6 +81,8 @@ class UndoResult:
     dataset: str
     rows: dict[str, int] = field(default_factory=dict)
     marks: dict[str, int] = field(default_factory=dict)  # gold coverage marks "taken away" and "put back"
+    # What the undo took away of the labels the import had written, by kind (:data:`LABEL_KINDS`' names).
+    removed: dict[str, int] = field(default_factory=dict)
 
     def to_dict(self) -> dict[str, Any]:
         return {
@@ -85,14 +90,18 @@ class UndoResult:
             "undid": self.undid,
             "dataset": self.dataset,
             "rows": self.rows,
+            "removed": self.removed,
             "coverage_marks": self.marks,
         }
 
     def summary(self) -> str:
-        """What the undo wrote, in words: the rows it restored, and the gold coverage marks it changed."""
+        """What the undo did, in words: the labels it took away, the rows it restored, and the gold
+        coverage marks it changed. (An undo of a detector run's first import restores nothing and takes
+        its whole run away: it read "restored no rows".)"""
         rows = ", ".join(f"{n} {table}" for table, n in sorted(self.rows.items())) or "no rows"
+        removed = ", ".join(f"{n:,} {LABEL_KINDS[kind]}" for kind, n in self.removed.items())
         marks = "".join(f"; {what} {n} gold coverage marks" for what, n in self.marks.items() if n)
-        return f"restored {rows}{marks}"
+        return (f"took away {removed}; " if removed else "") + f"restored {rows}{marks}"
 
 
 def _undone(session: Session) -> set[int]:
@@ -172,6 +181,9 @@ def undo_import(engine: Engine, log_id: int, annotator: str | None = None, *, ac
                 f"import {log_id} cannot be undone: {', '.join(back.changed)} changed since; "
                 "undoing would overwrite that newer work"
             )
+        taken: Counter[str] = Counter()  # the labels written since, which the undo takes away
+        for key, units in back.current.items():
+            taken.update(label_counts(LabelSetRecord(key[0], key[1], annotations=units)))
         try:
             rows = write_annotations(
                 session, dataset, back.label_sets, back.tasks, back.reach, back.lost_back
@@ -233,7 +245,14 @@ def undo_import(engine: Engine, log_id: int, annotator: str | None = None, *, ac
             "took away": sum(len(items) for items in removed.values()),
             "put back": sum(len(items) for items in added.values()),
         }
-        return UndoResult(undo.id, log_id, dataset.name, rows, {what: n for what, n in marks.items() if n})
+        return UndoResult(
+            undo.id,
+            log_id,
+            dataset.name,
+            rows,
+            {what: n for what, n in marks.items() if n},
+            {kind: taken[kind] for kind in LABEL_KINDS if taken[kind]},
+        )
 
 
 class _Back:

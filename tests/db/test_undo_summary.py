@@ -1,0 +1,47 @@
+"""What an undo says it did: the labels it took away as well as the rows it put back (an undo of a
+detector run's first import said only "restored no rows")."""
+
+from __future__ import annotations
+
+import json
+
+from sqlalchemy import Engine
+
+from db.access import OPERATOR
+from db.import_undo import recent_imports, undo_import
+from db.transfer import import_file, import_predictions
+from formats.base import ReadOptions
+
+GOLD = [
+    {
+        "id": "a",
+        "test_solution": "Two cats.",
+        "hallucinated_solution": "<hallucination>Two</hallucination> cats.",
+    }
+]
+RUN = [{"id": "a", "output": "Two <hallucination>cats</hallucination>."}]
+
+
+def test_undoing_a_first_run_says_what_it_took_away(engine: Engine) -> None:
+    assert import_file(
+        engine,
+        json.dumps(GOLD).encode(),
+        source="g.json",
+        format_name="mhalo",
+        options=ReadOptions(dataset="d"),
+        actor=OPERATOR,
+    ).ok
+    assert import_predictions(
+        engine,
+        json.dumps(RUN).encode(),
+        source="o.json",
+        dataset="d",
+        detector="det",
+        format_name="mhalo-outputs",
+        actor=OPERATOR,
+    ).ok
+    newest = recent_imports(engine)[0]
+    done = undo_import(engine, newest.log_id, actor=OPERATOR)
+    assert done.removed == {"span": 1, "output": 1}
+    assert done.summary() == "took away 1 spans, 1 raw outputs; restored no rows"
+    assert done.to_dict()["removed"] == {"span": 1, "output": 1}

@@ -72,6 +72,10 @@ def back_to_undone() -> None:
 
 
 ws.on_undo = back_to_undone
+# The unit just labeled is this visit's: coming back to the item later, E/T/W are for the current one.
+if st.session_state.get("sentences_item_shown") != item.id:
+    st.session_state.pop(recent_key, None)
+    st.session_state["sentences_item_shown"] = item.id
 
 
 def move(step: int) -> None:

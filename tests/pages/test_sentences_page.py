@@ -163,3 +163,17 @@ def test_a_new_session_starts_on_the_first_sentence_without_a_label(store: str) 
         1: "incorrect",
         2: "unknown",
     }
+
+
+def test_the_sentence_just_labeled_is_forgotten_when_the_item_is_left(store: str) -> None:
+    """E opens the Error type of the sentence the last key labeled, in this visit of the item only."""
+    at = _open()
+    item, _ = _mine(store, "demo-001")
+    recent = f"sentence_recent_{item.id}"
+    _button(at, "sentence_now_incorrect").click().run()
+    assert at.session_state[recent] == 0
+    _button(at, "frame_next").click().run()
+    assert at.query_params["item"] == "demo-002"
+    at.query_params["item"] = "demo-001"
+    at.run()
+    assert not at.exception and recent not in at.session_state

@@ -19,6 +19,7 @@ from components.annotation_frame import (
     open_workspace,
     place_cursor,
     still_showing,
+    track_labeled_unit,
 )
 from components.item_parts import show_image, show_text
 from components.page_setup import setup_page
@@ -55,18 +56,7 @@ place_cursor(cursor_key, labeled_claims)
 mine: dict[int, ClaimLabelView] = {}
 
 
-def back_to_undone() -> None:
-    """After U, the cursor goes back to the claim the last key labeled, whose label the undo took back
-    (else the next key would label the claim after it)."""
-    if recent_key in st.session_state:
-        st.session_state[cursor_key] = st.session_state.pop(recent_key)
-
-
-ws.on_undo = back_to_undone
-# The unit just labeled is this visit's: coming back to the item later, E/T/W are for the current one.
-if st.session_state.get("claims_item_shown") != item.id:
-    st.session_state.pop(recent_key, None)
-    st.session_state["claims_item_shown"] = item.id
+track_labeled_unit(ws, cursor_key, recent_key)
 
 
 def move(step: int) -> None:

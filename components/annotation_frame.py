@@ -438,6 +438,23 @@ def place_cursor(cursor_key: str, labeled: Callable[[], Sequence[bool]]) -> None
         st.session_state[cursor_key] = next((k for k, done in enumerate(labeled()) if not done), 0)
 
 
+def track_labeled_unit(ws: Workspace, cursor_key: str, recent_key: str) -> None:
+    """Keep ``recent_key`` (the unit the last label key labeled, which the cursor has left) for this
+    visit of the item only, and have U put the cursor back on it: the undo takes that label back, and
+    the next key must not label the unit after it. Coming back to the item later, E/T/W are for the
+    current unit again."""
+    shown = f"labeled_unit_item_{ws.page_path}"
+    if st.session_state.get(shown) != ws.item.id:
+        st.session_state.pop(recent_key, None)
+        st.session_state[shown] = ws.item.id
+
+    def back_to_undone() -> None:
+        if recent_key in st.session_state:
+            st.session_state[cursor_key] = st.session_state.pop(recent_key)
+
+    ws.on_undo = back_to_undone
+
+
 def current_unit(cursor_key: str, n_units: int) -> int:
     """The unit (sentence, claim, triplet …) the cursor is on now, clamped to the item's units."""
     return max(0, min(int(st.session_state.get(cursor_key, 0)), n_units - 1))

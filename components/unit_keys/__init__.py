@@ -3,11 +3,14 @@
 A key press moves the cursor to the next unit, and the next unit may lie below the window's edge
 (Error type boxes and wrong-part rows make the list grow): :func:`unit_keys` scrolls the current unit
 into view after every run of the unit. It also lets keys open the unit's fields (``E`` the sentence's
-Error type, ``T`` a claim's Type: a select box then filters as you type, Enter picks; the unit just
-labeled first, as the cursor has moved on from it), gives the keys
-back after Enter in the header's jump box, opens "Skip / unsure" on ``S``, and ``?`` shows every key of the page in an overlay (Esc
-closes it). A key pressed while the page is still answering an earlier one waits and is pressed once
-the page is drawn again: Streamlit merges two quick presses of one button into a single click.
+Error type, ``T`` a claim's Type: a select box then filters as you type, Enter picks), those of the
+unit just labeled first, as the cursor has moved on from it. It gives the keys back after Enter in the
+header's jump box, opens "Skip / unsure" on ``S``, and ``?`` shows every key of the page in an overlay
+(Esc closes it).
+
+A key pressed while the page is still answering an earlier one waits and is pressed once the page is
+drawn again: Streamlit merges two quick presses of one button into a single click. A field key waits
+too, for the field that run draws, and what is typed meanwhile goes into that field, not to the page.
 
 Built on Streamlit's components v2 API like the span selector (no iframe): the script, ``unit_keys.js``,
 runs in the page itself.

@@ -37,7 +37,7 @@ from formats.trihe import (
 
 _VERDICT = re.compile(r"my answer is\s*['\"]?(yes|no)['\"]?", re.IGNORECASE)
 # A judge that answers first, then explains ("No. The error is related to 'object2'.").
-_LEADING = re.compile(r"\s*['\"]?(yes|no)['\"]?\s*(?:[.,;:!]|$)", re.IGNORECASE)
+_LEADING = re.compile(r"\s*['\"]?(yes|no)['\"]?(?:\s*[.,;:!]|\s*$|[ \t]*\r?\n)", re.IGNORECASE)
 _PART = re.compile(r"related to\s*['\"]?(object1|object2|relation)['\"]?", re.IGNORECASE)
 
 

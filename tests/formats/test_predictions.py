@@ -255,6 +255,7 @@ def test_trihe_judgments_round_trip(prediction_round_trip):
         ({"verdict": "no", "wrong_part": "object2"}, ("no", "object2")),
         ("No. The error is related to 'object2'.", ("no", "object2")),  # the answer first, then why
         ("Yes, the triplet matches the image.", ("yes", None)),
+        ("No\nThe error is related to 'relation'", ("no", "relation")),  # the answer on a line of its own
     ],
 )
 def test_trihe_verdicts(value, expected):

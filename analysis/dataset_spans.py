@@ -24,6 +24,7 @@ from db.repositories.report_inputs import (
     format_flags,
     item_index,
     read_at_once,
+    scoring_label_sets,
     span_columns,
 )
 from metrics import PackedSpans
@@ -102,14 +103,22 @@ class DatasetSpans:
     follows_format: dict[int, np.ndarray] = field(default_factory=dict)
     # the label sets holding raw outputs (a detector's answers as text)
     with_outputs: frozenset[int] = frozenset()
+    # the label sets holding sentence scores (an AlignBench-style scorer, whose raw outputs are its
+    # score texts)
+    scorers: frozenset[int] = frozenset()
 
     @property
     def span_detectors(self) -> tuple[LabelSetView, ...]:
-        """The detector runs that may locate spans: those holding a span or a raw output. A run of
-        sentence scores or token probabilities alone is left out of the span measures rather than scored
-        as a detector that flagged nothing. (A run whose raw outputs are sentence answers still counts:
-        the store does not say what a run was asked for.)"""
-        return tuple(d for d in self.detectors if self.has_spans(d.id) or d.id in self.with_outputs)
+        """The detector runs that may locate spans: those holding a span, or a raw output that is not a
+        scorer's. A run of sentence scores or token probabilities is left out of the span measures rather
+        than scored as a detector that flagged nothing (a scorer's texts read its score per sentence, and
+        it stood in MHALO's Table 3 with F1 0). (A run whose raw outputs are other sentence answers still
+        counts: the store does not say what a run was asked for.)"""
+        return tuple(
+            d
+            for d in self.detectors
+            if self.has_spans(d.id) or (d.id in self.with_outputs and d.id not in self.scorers)
+        )
 
     @cached_property
     def char_spans(self) -> Mapping[int, list[list[CharSpan]]]:
@@ -152,14 +161,15 @@ def _no_spans(n_items: int) -> PackedSpans:
 
 def load_dataset_spans(engine: Engine, dataset_id: int) -> DatasetSpans:
     """The dataset's spans for every label set, in characters and in tokens, with the format flags."""
-    items, label_sets, columns, flags = read_at_once(
+    items, label_sets, columns, flags, scorers = read_at_once(
         engine,
         partial(item_index, engine, dataset_id),
         partial(list_label_sets, engine, dataset_id),
         partial(span_columns, engine, dataset_id),
         partial(format_flags, engine, dataset_id),
+        partial(scoring_label_sets, engine, dataset_id),
     )
-    return dataset_spans(items, label_sets, columns, flags)
+    return dataset_spans(items, label_sets, columns, flags, scorers)
 
 
 def dataset_spans(
@@ -167,6 +177,7 @@ def dataset_spans(
     label_sets: Sequence[LabelSetView],
     columns: SpanColumns,
     flags: Mapping[int, Mapping[int, bool]],
+    scorers: frozenset[int] = frozenset(),
 ) -> DatasetSpans:
     """The :class:`DatasetSpans` of what :func:`load_dataset_spans` reads: every span placed on its item
     and mapped to tokens in one vectorised pass (:func:`metrics.token_batches.token_spans_many`).
@@ -204,6 +215,7 @@ def dataset_spans(
         packed=packed,
         follows_format=follows,
         with_outputs=frozenset(ls for ls, found in flags.items() if found),
+        scorers=scorers,
     )
 
 

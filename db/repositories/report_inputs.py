@@ -208,6 +208,16 @@ def format_flags(
     return dict(out)
 
 
+def scoring_label_sets(engine: Engine, dataset_id: int) -> frozenset[int]:
+    """The dataset's label sets holding a sentence score (one index probe per label set)."""
+    query = select(m.LabelSet.id).where(
+        m.LabelSet.dataset_id == dataset_id,
+        exists().where(m.SentenceScore.label_set_id == m.LabelSet.id),
+    )
+    with _snapshot(engine) as connection:
+        return frozenset(row[0] for row in _rows(connection, query))
+
+
 def sentence_rows(engine: Engine, dataset_id: int) -> Columns:
     """Every sentence of the dataset: item id, index within the item, offsets."""
     return _columns(

@@ -1,0 +1,58 @@
+"""A run of sentence scores is no span detector, even when it kept its texts as raw outputs: it stood in
+MHALO's Table 3 and the failure finder with F1 0 and an IF of its texts' parse rate."""
+
+from __future__ import annotations
+
+from sqlalchemy import Engine
+
+from analysis.dataset_spans import load_dataset_spans
+from db.access import OPERATOR
+from db.repositories.datasets import get_dataset
+from db.transfer import import_file, import_predictions
+from formats.base import ReadOptions
+from tests.formats.test_alignbench import ROWS, jsonl
+
+
+def test_a_scorer_with_output_texts_is_left_out_of_the_span_detectors(engine: Engine) -> None:
+    assert import_file(
+        engine,
+        jsonl(ROWS),
+        source="a.jsonl",
+        format_name="alignbench",
+        options=ReadOptions(dataset="d"),
+        actor=OPERATOR,
+    ).ok
+    rows = [
+        {
+            "model": r["model"],
+            "image_name": r["image_name"],
+            "sentence_index": r["sentence_index"],
+            "output": text,
+        }
+        for r, text in zip(ROWS, ["Score: 20.", "I cannot tell.", "Score: 90."], strict=False)
+    ]
+    scored = import_predictions(
+        engine,
+        jsonl(rows),
+        source="s.jsonl",
+        dataset="d",
+        detector="scorer",
+        format_name="alignbench-scores",
+        actor=OPERATOR,
+    )
+    assert scored.ok, scored.summary()
+    located = import_predictions(
+        engine,
+        jsonl([{**rows[0], "output": "Two **[red]** cars are parked."}]),
+        source="l.jsonl",
+        dataset="d",
+        detector="locator",
+        format_name="alignbench-localization",
+        actor=OPERATOR,
+    )
+    assert located.ok, located.summary()
+    dataset = get_dataset(engine, "d")
+    assert dataset is not None
+    spans = load_dataset_spans(engine, dataset.id)
+    assert sorted(d.name for d in spans.detectors) == ["locator", "scorer"]
+    assert [d.name for d in spans.span_detectors] == ["locator"]

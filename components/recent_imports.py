@@ -32,7 +32,7 @@ def _line(entry: ImportEntry) -> str:
                 totals[what] += int(counts.get(what, 0))
     said = [f"{n} {what}" for what, n in totals.items() if n]
     if entry.marks:  # items gold was marked as having checked, or no longer
-        said.append(f"{entry.marks} gold coverage marks")
+        said.append(f"{entry.marks} coverage marks")
     changed = ", ".join(said) or "no annotations changed"
     by = f" · by {entry.annotator}" if entry.annotator else ""
     state = " · undone" if entry.undone else ""

@@ -57,7 +57,7 @@ class ImportEntry:
     changes: dict[str, Any]
     undone: bool
     undoable: bool
-    marks: int = 0  # gold coverage marks the change added or took away (annotations say nothing of them)
+    marks: int = 0  # coverage marks the change added or took away (annotations say nothing of them)
 
     def to_dict(self) -> dict[str, Any]:
         return {
@@ -80,7 +80,7 @@ class UndoResult:
     undid: int
     dataset: str
     rows: dict[str, int] = field(default_factory=dict)
-    marks: dict[str, int] = field(default_factory=dict)  # gold coverage marks "taken away" and "put back"
+    marks: dict[str, int] = field(default_factory=dict)  # coverage marks "took away" and "put back"
     # What the undo took away of the labels the import had written, by kind (:data:`LABEL_KINDS`' names).
     removed: dict[str, int] = field(default_factory=dict)
 
@@ -98,10 +98,14 @@ class UndoResult:
         """What the undo did, in words: the labels it took away, the rows it restored, and the gold
         coverage marks it changed. (An undo of a detector run's first import restores nothing and takes
         its whole run away: it read "restored no rows".)"""
-        rows = ", ".join(f"{n} {table}" for table, n in sorted(self.rows.items())) or "no rows"
-        removed = ", ".join(f"{n:,} {LABEL_KINDS[kind]}" for kind, n in self.removed.items())
-        marks = "".join(f"; {what} {n} gold coverage marks" for what, n in self.marks.items() if n)
-        return (f"took away {removed}; " if removed else "") + f"restored {rows}{marks}"
+        took = [f"{n:,} {LABEL_KINDS[kind]}" for kind, n in self.removed.items()]
+        restored = [f"{n} {table}" for table, n in sorted(self.rows.items())]
+        for what, listed in (("took away", took), ("put back", restored)):
+            if self.marks.get(what):
+                listed.append(f"{self.marks[what]:,} coverage marks")
+        return (
+            f"took away {', '.join(took)}; " if took else ""
+        ) + f"restored {', '.join(restored) or 'no rows'}"
 
 
 def _undone(session: Session) -> set[int]:
@@ -193,7 +197,7 @@ def undo_import(engine: Engine, log_id: int, annotator: str | None = None, *, ac
                 f"import {log_id} cannot be undone: "
                 + "; ".join(f"{p.record} {p.field}: {p.reason}" for p in refused.problems)
             ) from None
-        # The gold coverage marks the entry added go, and those it took away come back.
+        # The coverage marks the entry added go, and those it took away come back.
         logged = (entry.after or {}).get("coverage", {})
         added = {
             (mark["kind"], mark["name"]): set_coverage(

@@ -52,8 +52,8 @@ _OWNED = (
     *(m.Span, m.SentenceLabel, m.ClaimLabel, m.RawOutput, m.SentenceScore, m.TokenProbability),
     *(m.ResponseScore, m.Triplet),
 )
-# The task whose "done" status marks the items a gold label set covers (see _write_gold_coverage).
-GOLD_COVERAGE_PAGE = "spans"
+# The label sets an import marks coverage for: what they say of an item is whole once given.
+COVERED_KINDS = ("gold", "detector")
 
 
 def text_hash(text: str) -> str:
@@ -203,7 +203,7 @@ class _Batches:
         # label set and rating task is (see finish).
         self.verdicts = PendingVerdicts()
         self.statuses = PendingStatuses()
-        self.marked: dict[Key, list[str]] = {}  # the items each gold label set's coverage marks were added to
+        self.marked: dict[Key, list[str]] = {}  # the items each label set's coverage marks were added to
 
     def add(self, bundle: Bundle, *, allow_skip: bool, replace_existing: bool) -> None:
         session, problems = self.session, self.problems
@@ -280,7 +280,7 @@ class _Batches:
             writer.write_label_set(
                 replace(label_set, annotations=[a for a in label_set.annotations if a.item in items])
             )
-            marked = writer.cover_gold(label_set)
+            marked = writer.cover(label_set)
             if marked:
                 self.marked.setdefault((label_set.kind, label_set.name), []).extend(marked)
         for task in rating_tasks:
@@ -413,7 +413,7 @@ def logged_coverage(
     removed: Mapping[Key, Sequence[str]] | None = None,
     units: Mapping[Key, Sequence[str]] | None = None,
 ) -> dict[str, Any]:
-    """The gold coverage marks a change added and took away, per gold label set, as its edit-log entry
+    """The coverage marks a change added and took away, per gold label set or detector run, as its edit-log entry
     keeps them (nothing when it changed none). Marks on every item of the label set's unit in ``units``
     (a new gold label set's, say) are kept as ``"unit_items": true`` with only the others listed: a
     million items listed twice made the entry megabytes larger."""
@@ -455,16 +455,17 @@ def coverage_items(mark: Mapping[str, Any], before: Mapping[str, Any]) -> list[s
 def set_coverage(
     session: Session, dataset_id: int, key: Key, items: Sequence[str], covered: bool
 ) -> list[str]:
-    """Add (``covered``) or take away the "done" mark of gold label set ``key`` on the spans task of these
-    items, where the item is without a status there, or has the mark; the items changed. A mark is taken
-    away only where the label set says nothing of the item now: where a later import gave it spans or
-    labels there, that import's record still says the item was checked.
+    """Add (``covered``) or take away the "done" mark of label set ``key`` (gold, or a detector run) on the
+    spans task of these items, where the item is without a status there, or has the mark; the items
+    changed. A mark is taken away only where the label set says nothing of the item now: where a later
+    import gave it spans or labels there, that import's record still says the item was checked.
 
-    An import marks the gold items it brings as checked (:meth:`_Writer.cover_gold`) and logs which; its
-    undo takes those marks away — left behind, they read as "gold checked this item and found nothing",
-    in the metrics and in every export — and an undo of that undo puts them back."""
-    gold_id = label_set_id(session, dataset_id, key)
-    if gold_id is None or not items:
+    An import marks the items it brings as covered (:meth:`_Writer.cover`) and logs which; its undo takes
+    those marks away — left behind, they read as "gold checked this item and found nothing", or "the run
+    was given this item and flagged nothing", in the metrics and in every export — and an undo of that
+    undo puts them back."""
+    owner_id = label_set_id(session, dataset_id, key)
+    if owner_id is None or not items:
         return []
     changed: list[str] = []
     for start in range(0, len(items), _CHUNK):
@@ -481,8 +482,8 @@ def set_coverage(
             item_id: status
             for item_id, status in session.execute(
                 select(m.ItemStatus.item_id, m.ItemStatus.status).where(
-                    m.ItemStatus.label_set_id == gold_id,
-                    m.ItemStatus.page == GOLD_COVERAGE_PAGE,
+                    m.ItemStatus.label_set_id == owner_id,
+                    m.ItemStatus.page == m.COVERAGE_PAGE,
                     m.ItemStatus.item_id.in_(list(ids.values())),
                 )
             )
@@ -496,7 +497,7 @@ def set_coverage(
                 for table in _OWNED
                 for item_id in session.scalars(
                     select(table.item_id).where(
-                        table.label_set_id == gold_id, table.item_id.in_([ids[ext] for ext in wanted])
+                        table.label_set_id == owner_id, table.item_id.in_([ids[ext] for ext in wanted])
                     )
                 )
             }
@@ -504,9 +505,9 @@ def set_coverage(
         if wanted and covered:
             rows = [
                 {
-                    "label_set_id": gold_id,
+                    "label_set_id": owner_id,
                     "item_id": ids[ext],
-                    "page": GOLD_COVERAGE_PAGE,
+                    "page": m.COVERAGE_PAGE,
                     "status": "done",
                 }
                 for ext in wanted
@@ -515,13 +516,28 @@ def set_coverage(
         elif wanted:
             session.execute(
                 delete(m.ItemStatus).where(
-                    m.ItemStatus.label_set_id == gold_id,
-                    m.ItemStatus.page == GOLD_COVERAGE_PAGE,
+                    m.ItemStatus.label_set_id == owner_id,
+                    m.ItemStatus.page == m.COVERAGE_PAGE,
                     m.ItemStatus.item_id.in_([ids[ext] for ext in wanted]),
                 )
             )
         changed += wanted
     return changed
+
+
+def _span_answer(annotations: Annotations) -> bool:
+    """Whether a detector's record answers with spans: it has spans, or holds no other kind of answer
+    (none at all: it flagged nothing). A scorer's sentence scores, a claim detector's labels or token
+    probabilities say nothing of spans, and their runs are no span detectors to cover."""
+    a = annotations
+    return bool(a.spans) or not (
+        a.sentence_labels
+        or a.claim_labels
+        or a.triplets
+        or a.sentence_scores
+        or a.token_probabilities
+        or a.response_score
+    )
 
 
 def _only_standing(annotations: Annotations) -> bool:
@@ -1475,23 +1491,29 @@ class _Writer:
             ]
         )
 
-    def cover_gold(self, record: LabelSetRecord) -> list[str]:
-        """Record that a gold label set's spans are complete on every item it has a record for.
+    def cover(self, record: LabelSetRecord) -> list[str]:
+        """Record that a gold label set's or a detector run's spans are complete on every item it has a
+        record for.
 
         A gold record with no span says the response has no hallucination (MHALO: no tag at all); without
-        this mark such an item would look as if gold never looked at it. The mark is the "done" status a
-        person gives an item they finished, on the spans task, so coverage reads the same for both. It
-        is added for every item of the file, changed or not, so importing a file again also covers
-        items an earlier import left unmarked. The items marked, which the import's edit log keeps, so
-        that its undo takes the marks away again (:func:`set_coverage`).
+        this mark such an item would look as if gold never looked at it. A detector's record with no span
+        says the run was given the item and flagged nothing; without the mark an item the run was never
+        given would read the same, and count against it as a miss (a run over one subset of the items).
+        The mark is the "done" status a person gives an item they finished, on the spans task, so
+        coverage reads the same for all three. It is added for every item of the file, changed or not,
+        so importing a file again also covers items an earlier import left unmarked. The items marked,
+        which the import's edit log keeps, so that its undo takes the marks away again
+        (:func:`set_coverage`).
         """
-        if record.kind != "gold" or "span" not in self.dataset.label_kinds:
+        if record.kind not in COVERED_KINDS or "span" not in self.dataset.label_kinds:
             return []
         label_set_id, _ = self._label_set(record)
         found = (
             (self.item_ids.get(a.item), a.item)
             for a in record.annotations
-            if a.item not in self.bad and not _only_standing(a)  # they say nothing of spans
+            if a.item not in self.bad
+            and not _only_standing(a)  # they say nothing of spans
+            and (record.kind != "detector" or _span_answer(a))
         )
         ext_of = {i: ext for i, ext in found if i is not None}
         item_ids = list(ext_of)
@@ -1501,7 +1523,7 @@ class _Writer:
                 self.session.scalars(
                     select(m.ItemStatus.item_id).where(
                         m.ItemStatus.label_set_id == label_set_id,
-                        m.ItemStatus.page == GOLD_COVERAGE_PAGE,
+                        m.ItemStatus.page == m.COVERAGE_PAGE,
                         m.ItemStatus.item_id.in_(item_ids[start : start + _CHUNK]),
                     )
                 )
@@ -1510,7 +1532,7 @@ class _Writer:
         self._insert_tuples(
             m.ItemStatus,
             ("label_set_id", "item_id", "page", "status"),
-            [(label_set_id, i, GOLD_COVERAGE_PAGE, "done") for i in added],
+            [(label_set_id, i, m.COVERAGE_PAGE, "done") for i in added],
         )
         return [ext_of[i] for i in added]
 

@@ -488,6 +488,11 @@ class Rating(Versioned, Base):
     updated_at: Mapped[datetime] = mapped_column(DateTime(timezone=True), default=utcnow, onupdate=utcnow)
 
 
+# The task whose "done" status also marks the items a gold label set or a detector run covers: gold
+# checked them (and found nothing where it has no span), the run was given them (db.importer's cover).
+COVERAGE_PAGE = "spans"
+
+
 class ItemStatus(Versioned, Base):
     """Where one label set stands on one item: done, skipped or unsure (with a note)."""
 

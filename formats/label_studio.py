@@ -218,8 +218,9 @@ class LabelStudioFormat(Format):
             task: dict[str, Any] = {"id": index + 1, "data": data, "annotations": [], "predictions": []}
             for label_set, by_item in by_set:
                 said = by_item.get(item.external_id)
-                if said is None or not (said.spans or (label_set.kind != "detector" and _checked(said))):
-                    continue  # (an item checked and found clean is an annotation with an empty result)
+                if said is None or not (said.spans or _checked(said)):
+                    continue  # (an item checked and found clean, or given to a run that flagged nothing,
+                    # is an annotation or prediction with an empty result)
                 result = [
                     {
                         "id": f"{label_set.kind[0]}{k}",
@@ -250,7 +251,8 @@ class LabelStudioFormat(Format):
 
 
 def _checked(said: Annotations) -> bool:
-    """Whether the label set marked the item's spans done: checked, whether or not it found any."""
+    """Whether the label set marked the item's spans done: checked (or, for a detector run, given the
+    item), whether or not it found any."""
     return any(s.task == "spans" and s.status == "done" for s in said.statuses)
 
 

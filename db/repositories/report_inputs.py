@@ -208,6 +208,27 @@ def format_flags(
     return dict(out)
 
 
+def run_coverage(engine: Engine, dataset_id: int) -> dict[int, np.ndarray]:
+    """Detector label set id → the items the run is marked as given (``m.COVERAGE_PAGE`` "done"), item
+    ids in no order. A run imported before runs were marked has none (its raw outputs, where it kept
+    them, say the same)."""
+    statement = (
+        select(m.ItemStatus.label_set_id, m.ItemStatus.item_id)
+        .join(m.LabelSet, m.LabelSet.id == m.ItemStatus.label_set_id)
+        .where(
+            m.LabelSet.dataset_id == dataset_id,
+            m.LabelSet.kind == "detector",
+            m.ItemStatus.page == m.COVERAGE_PAGE,
+            m.ItemStatus.status == "done",
+        )
+    )
+    found: dict[int, list[int]] = defaultdict(list)
+    with _snapshot(engine) as connection:
+        for label_set_id, item_id in _rows(connection, statement):
+            found[label_set_id].append(item_id)
+    return {ls: np.asarray(items, dtype=np.int64) for ls, items in found.items()}
+
+
 def scoring_label_sets(engine: Engine, dataset_id: int) -> frozenset[int]:
     """The dataset's label sets holding a sentence score (one index probe per label set)."""
     query = select(m.LabelSet.id).where(

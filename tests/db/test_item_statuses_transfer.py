@@ -122,8 +122,9 @@ def test_the_export_carries_each_status_with_its_task_and_a_campaign_by_name(mar
     ]
     assert alice["b"]["statuses"] == [{"task": "spans", "status": "unsure", "note": "is that a cat?"}]
     assert alice["a"]["spans"] == []  # done, and found nothing
-    # A record without statuses is written as before this field existed.
-    assert all("statuses" not in row for row in lines if row.get("label_set", {}).get("name") == "tagger")
+    # The detector's one record carries its run's coverage mark: the run was given item a.
+    tagger = [row for row in lines if row.get("label_set", {}).get("name") == "tagger"]
+    assert [row["statuses"] for row in tagger] == [[{"task": "spans", "status": "done", "note": None}]]
 
 
 def test_the_statuses_arrive_in_the_copy_and_a_second_import_changes_nothing(marked) -> None:
@@ -132,7 +133,7 @@ def test_the_statuses_arrive_in_the_copy_and_a_second_import_changes_nothing(mar
         marked, data, source="cats.jsonl", actor=OPERATOR, options=ReadOptions(dataset="copy")
     )
     assert first.ok, first.problems
-    assert first.result.rows["item_statuses"] == 4
+    assert first.result.rows["item_statuses"] == 5  # alice's four, and the detector run's coverage of a
     assert _statuses(marked, "copy") == MARKED
     with Session(marked) as session:  # the copy's own campaign, not the original's
         pages = set(
@@ -350,11 +351,11 @@ def test_a_mark_added_to_an_item_the_import_leaves_as_it_was_is_logged_and_undon
     [entry, *_] = recent_imports(engine)
     assert (
         entry.undoable and entry.marks == 1
-    )  # listed as "1 gold coverage marks", not "no annotations changed"
+    )  # listed as "1 coverage marks", not "no annotations changed"
     undo = undo_import(engine, _last_import(engine), actor=OPERATOR)
     assert _gold_marks(engine) == [("a", "done")]
     assert undo.rows == {} and undo.marks == {"took away": 1}
-    assert undo.summary() == "restored no rows; took away 1 gold coverage marks"
+    assert undo.summary() == "took away 1 coverage marks; restored no rows"
 
 
 def test_undoing_an_older_gold_import_keeps_a_mark_a_later_import_stands_behind(engine) -> None:

@@ -24,6 +24,7 @@ from db.repositories.report_inputs import (
     format_flags,
     item_index,
     read_at_once,
+    run_coverage,
     scoring_label_sets,
     span_columns,
 )
@@ -106,6 +107,18 @@ class DatasetSpans:
     # the label sets holding sentence scores (an AlignBench-style scorer, whose raw outputs are its
     # score texts)
     scorers: frozenset[int] = frozenset()
+    # detector label set id → per item: whether the run was given the item, for the runs given only some
+    # (see :meth:`ran_on`)
+    given: dict[int, np.ndarray] = field(default_factory=dict)
+
+    def ran_on(self, label_set_id: int) -> np.ndarray:
+        """Per item, whether the detector run was given it: an item it has a coverage mark, a raw output
+        or a span on. A run recording neither marks nor outputs (imported before runs were marked) is
+        taken as given every item. An item a run was not given is left out of its scores, not scored as
+        one where it flagged nothing: a run over one subset read as missing every hallucination of the
+        rest."""
+        found = self.given.get(label_set_id)
+        return found if found is not None else np.ones(len(self.items.ids), dtype=bool)
 
     @property
     def span_detectors(self) -> tuple[LabelSetView, ...]:
@@ -161,15 +174,16 @@ def _no_spans(n_items: int) -> PackedSpans:
 
 def load_dataset_spans(engine: Engine, dataset_id: int) -> DatasetSpans:
     """The dataset's spans for every label set, in characters and in tokens, with the format flags."""
-    items, label_sets, columns, flags, scorers = read_at_once(
+    items, label_sets, columns, flags, scorers, coverage = read_at_once(
         engine,
         partial(item_index, engine, dataset_id),
         partial(list_label_sets, engine, dataset_id),
         partial(span_columns, engine, dataset_id),
         partial(format_flags, engine, dataset_id),
         partial(scoring_label_sets, engine, dataset_id),
+        partial(run_coverage, engine, dataset_id),
     )
-    return dataset_spans(items, label_sets, columns, flags, scorers)
+    return dataset_spans(items, label_sets, columns, flags, scorers, coverage)
 
 
 def dataset_spans(
@@ -178,10 +192,12 @@ def dataset_spans(
     columns: SpanColumns,
     flags: Mapping[int, Mapping[int, bool]],
     scorers: frozenset[int] = frozenset(),
+    coverage: Mapping[int, np.ndarray] | None = None,
 ) -> DatasetSpans:
     """The :class:`DatasetSpans` of what :func:`load_dataset_spans` reads: every span placed on its item
     and mapped to tokens in one vectorised pass (:func:`metrics.token_batches.token_spans_many`).
-    Spans of items missing from ``items`` (written between the reads) are left out."""
+    Spans of items missing from ``items`` (written between the reads) are left out. ``coverage``: per
+    detector label set, the item ids its run is marked as given (:func:`run_coverage`)."""
     ids = np.asarray(items.ids, dtype=np.int64)
     n_items = ids.size
     by_id = np.argsort(ids, kind="stable")
@@ -194,6 +210,7 @@ def dataset_spans(
 
     packed: dict[int, LabelSetSpans] = {}
     follows: dict[int, np.ndarray] = {}
+    given: dict[int, np.ndarray] = {}
     for view in label_sets:
         lo, hi = np.searchsorted(label_set_of, [view.id, view.id + 1]).tolist()
         part = slice(lo, hi)
@@ -207,6 +224,10 @@ def dataset_spans(
             token_types=types[part][mapped],
         )
         follows[view.id] = _follows_format(flags.get(view.id, {}), ids, by_id)
+        if view.kind == "detector":
+            mask = _given((coverage or {}).get(view.id), flags.get(view.id, {}), packed[view.id], ids, by_id)
+            if mask is not None:
+                given[view.id] = mask
     return DatasetSpans(
         items=items,
         gold=next((v for v in label_sets if v.kind == "gold"), None),
@@ -216,7 +237,28 @@ def dataset_spans(
         follows_format=follows,
         with_outputs=frozenset(ls for ls, found in flags.items() if found),
         scorers=scorers,
+        given=given,
     )
+
+
+def _given(
+    marked: np.ndarray | None,
+    flags: Mapping[int, bool],
+    spans: LabelSetSpans,
+    ids: np.ndarray,
+    by_id: np.ndarray,
+) -> np.ndarray | None:
+    """Per item of ``ids``, whether a detector run was given it: it is ``marked`` (item ids), has a raw
+    output (``flags``' keys) or a span. None when the run was given every item, or records neither marks
+    nor outputs (a run imported before runs were marked: every item, as it was read then)."""
+    outputs = np.fromiter(flags.keys(), dtype=np.int64, count=len(flags))
+    if (marked is None or not marked.size) and not outputs.size:
+        return None
+    mask = spans.chars.counts > 0
+    for found in (marked, outputs):
+        if found is not None and found.size:
+            mask[_rows_of(ids, by_id, found)[0]] = True
+    return None if mask.all() else mask
 
 
 def _rows_of(ids: np.ndarray, by_id: np.ndarray, keys: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
@@ -231,9 +273,8 @@ def _rows_of(ids: np.ndarray, by_id: np.ndarray, keys: np.ndarray) -> tuple[np.n
 
 def _follows_format(flags: Mapping[int, bool], ids: np.ndarray, by_id: np.ndarray) -> np.ndarray:
     """Per item of ``ids`` (``by_id`` sorts them), its flag in ``flags`` (item id → flag), True where
-    it has none: an item without a raw output broke no format. (Whether a run was given an item at all
-    the store does not say: a run over one subset, a live run still going and a span list all leave
-    items without an output.)"""
+    it has none: an item without a raw output broke no format. (Whether the run was given the item at
+    all is :meth:`DatasetSpans.ran_on`.)"""
     follows = np.ones(ids.size, dtype=bool)
     if flags:
         rows, known = _rows_of(ids, by_id, np.fromiter(flags.keys(), dtype=np.int64, count=len(flags)))
@@ -267,7 +308,8 @@ def per_item_scores(
     largest IoU with a gold span lies in ``boundary``); which gold spans the matching pairs is
     :func:`metrics.span_batches.matched_gold_spans`. The F1 values here are the raw per-item scores;
     dataset-level tables score a format failure 0 (MHALO section 4.1) via
-    :func:`metrics.span_detection_table`.
+    :func:`metrics.span_detection_table`. An item a run was not given (:meth:`DatasetSpans.ran_on`) has
+    no row for that detector.
     """
     gold = spans.gold_packed
     types = gold_types(spans)
@@ -276,26 +318,26 @@ def per_item_scores(
     for detector in spans.span_detectors:  # all items of a detector at once, as match_spans finds them
         preds = spans.packed[detector.id].tokens
         matchings = item_matchings(preds, gold, threshold, boundary)
-        frames.append(
-            pd.DataFrame(
-                {
-                    "item_id": spans.items.ids,
-                    "external_id": spans.items.external_ids,
-                    "subset": spans.items.subsets,
-                    "source_model": spans.items.source_models,
-                    "detector": detector.name,
-                    "label_set_id": detector.id,
-                    "f1_iou": matchings.f1_iou,
-                    "f1_m": matchings.f1_m,
-                    "follows_format": spans.follows_format[detector.id],
-                    "n_pred": preds.counts,
-                    "n_gold": n_gold,
-                    "gold_types": types,
-                    "n_matched": matchings.n_matched,
-                    "n_boundary": matchings.n_boundary,
-                }
-            )
+        frame = pd.DataFrame(
+            {
+                "item_id": spans.items.ids,
+                "external_id": spans.items.external_ids,
+                "subset": spans.items.subsets,
+                "source_model": spans.items.source_models,
+                "detector": detector.name,
+                "label_set_id": detector.id,
+                "f1_iou": matchings.f1_iou,
+                "f1_m": matchings.f1_m,
+                "follows_format": spans.follows_format[detector.id],
+                "n_pred": preds.counts,
+                "n_gold": n_gold,
+                "gold_types": types,
+                "n_matched": matchings.n_matched,
+                "n_boundary": matchings.n_boundary,
+            }
         )
+        given = spans.given.get(detector.id)
+        frames.append(frame if given is None else frame[given])
     if not frames:
         return pd.DataFrame(
             columns=[

@@ -94,16 +94,21 @@ def detector_rows(spans: DatasetSpans, threshold: float = 0.5) -> pd.DataFrame:
 
 
 def disagreement(spans: DatasetSpans, threshold: float = 0.5) -> np.ndarray:
-    """Per item, the mean over detector pairs of ``1 − F1_IoU`` between their predictions."""
+    """Per item, the mean over detector pairs of ``1 − F1_IoU`` between their predictions: the pairs of
+    runs both given the item (NaN where fewer than two were)."""
     n_items = len(spans.items.ids)
     detectors = spans.span_detectors
     if len(detectors) < 2:
         return np.full(n_items, np.nan)
     total = np.zeros(n_items)
-    pairs = list(itertools.combinations(detectors, 2))
-    for a, b in pairs:
-        total += 1.0 - f1_iou_per_item(spans.packed[a.id].tokens, spans.packed[b.id].tokens, threshold)
-    return total / len(pairs)
+    counted = np.zeros(n_items, dtype=np.int64)
+    for a, b in itertools.combinations(detectors, 2):
+        both = spans.ran_on(a.id) & spans.ran_on(b.id)
+        apart = 1.0 - f1_iou_per_item(spans.packed[a.id].tokens, spans.packed[b.id].tokens, threshold)
+        total += np.where(both, apart, 0.0)
+        counted += both
+    with np.errstate(invalid="ignore", divide="ignore"):
+        return np.where(counted > 0, total / counted, np.nan)
 
 
 def _names(at: np.ndarray, detectors: np.ndarray, chosen: np.ndarray, n_items: int) -> list[tuple[str, ...]]:
@@ -297,7 +302,8 @@ def found_gold_spans(spans: DatasetSpans, detectors: Iterable[str], threshold: f
 
 
 def _misses(query: FinderQuery, table: pd.DataFrame, spans: DatasetSpans) -> pd.Series:
-    """Items with a gold span that Y (or, for "any", another detector) found and X did not."""
+    """Items with a gold span that Y (or, for "any", another detector) found and X did not, among the
+    items X was given."""
     if query.detector == ANY or query.detector == query.other:
         return pd.Series(False, index=table.index)
     others = [d.name for d in spans.span_detectors if d.name != query.detector]
@@ -307,6 +313,9 @@ def _misses(query: FinderQuery, table: pd.DataFrame, spans: DatasetSpans) -> pd.
     by_x = found_gold_spans(spans, [query.detector], query.threshold)
     missed = np.setdiff1d(by_y, by_x, assume_unique=True)
     items = np.unique(spans.gold_packed.item_of_span[missed])
+    x = next((d for d in spans.span_detectors if d.name == query.detector), None)
+    if x is not None:
+        items = items[spans.ran_on(x.id)[items]]
     return _per_item(np.asarray(spans.items.external_ids, dtype=object)[items].tolist(), table)
 
 

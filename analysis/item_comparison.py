@@ -52,6 +52,7 @@ class Track:
     f1_m: float | None = None
     follows_format: bool | None = None
     label_set_id: int | None = None
+    given: bool = True  # detector tracks: whether the run was given this item (else it has no scores)
 
     @property
     def n_matched(self) -> int:
@@ -67,6 +68,8 @@ class Track:
             missed = sum(span.fate == "missed" for span in self.spans)
             found = f" · {missed} found by no detector shown" if missed else ""
             return f"{len(self.spans)} gold span(s){found}"
+        if not self.given:
+            return "not run on this item: left out of its scores"
         parts = [f"F1_IoU {self.f1_iou:.2f}", f"F1_M {self.f1_m:.2f}"]
         parts.append("format ✓" if self.follows_format else "format ✗ (scored 0 in tables)")
         parts.append(
@@ -84,6 +87,7 @@ class DetectorOutput:
     spans: Sequence[CharSpan]
     follows_format: bool = True
     label_set_id: int | None = None
+    given: bool = True  # whether the run was given the item (:meth:`DatasetSpans.ran_on`)
 
 
 @dataclass(frozen=True)
@@ -217,13 +221,19 @@ def compare_item(
     detectors: Sequence[DetectorOutput],
     threshold: float = 0.5,
 ) -> ItemComparison:
-    """The gold track and one track per detector (in the given order) for one item."""
+    """The gold track and one track per detector (in the given order) for one item. A detector whose run
+    was not given the item has an empty track without scores, and finds no gold span."""
     gold = [(s, e, t) for s, e, t in gold]
     gold_tokens, gold_index = _scored(response, gold)
     scored_gold = [t for t in gold_tokens if t is not None]
     detector_tracks = []
     found_by: dict[int, list[str]] = {}
     for detector in detectors:
+        if not detector.given:
+            detector_tracks.append(
+                Track(detector.name, "detector", (), label_set_id=detector.label_set_id, given=False)
+            )
+            continue
         preds = [(s, e, t) for s, e, t in detector.spans]
         pred_tokens, pred_index = _scored(response, preds)
         scored_preds = [t for t in pred_tokens if t is not None]
@@ -251,8 +261,11 @@ def compare_item(
         head = f"gold #{g + 1} «{quote(response, start, end)}» · type: {_type(type_)}"
         if gold_tokens[g] is None:
             fate, why = None, "not scored: covers no token"
-        elif not detectors:
-            fate, why = None, "no detector shown"
+        elif not any(d.given for d in detectors):
+            fate, why = (
+                None,
+                "no detector shown" if not detectors else "no detector shown was run on this item",
+            )
         elif g in found_by:
             fate, why = "matched", "found by " + ", ".join(found_by[g])
         else:

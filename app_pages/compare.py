@@ -169,6 +169,7 @@ def _outputs(chosen: list[str]) -> list[DetectorOutput]:
             evaluation.char_spans[by_name[name].id][position],
             bool(evaluation.follows_format[by_name[name].id][position]),
             by_name[name].id,
+            bool(evaluation.ran_on(by_name[name].id)[position]),
         )
         for name in chosen
     ]
@@ -284,7 +285,7 @@ def _draw_track(k: int, track: Track) -> None:
             on_click=_collapse,
             args=([track_id], not collapsed),
         )
-        if collapsed:
+        if collapsed or not track.given:  # a run not given the item has no text of its own to show
             return
         st.html(track_html(comparison, track, show_missed=show_missed))
         if track.kind == "detector":

@@ -361,11 +361,12 @@ def _localization(
         preds = [
             _clip(ev.token_spans[detector.id][i], t) for i, t in zip(item_rows, sentence_tokens, strict=True)
         ]
+        ran = ev.ran_on(detector.id)[item_rows]  # a run given only some items: the sentences of those
         row: dict[str, object] = {"detector": detector.name}
         ap: list[float] = []
         miou: list[float] = []
         for name in _ordered_captioners(s, part):
-            idx = np.flatnonzero(captioner == name)
+            idx = np.flatnonzero((captioner == name) & ran)
             if idx.size == 0:
                 continue
             ap.append(
@@ -374,8 +375,8 @@ def _localization(
             )
             miou.append(mean_iou([preds[i] for i in idx], [gold[i] for i in idx]) * 100)
             row[f"{name} · AP"], row[f"{name} · mIoU"] = ap[-1], miou[-1]
-        row[f"{AVG} · AP"] = float(np.mean(ap))
-        row[f"{AVG} · mIoU"] = float(np.mean(miou))
+        row[f"{AVG} · AP"] = float(np.mean(ap)) if ap else np.nan
+        row[f"{AVG} · mIoU"] = float(np.mean(miou)) if miou else np.nan
         records.append(row)
     frame = pd.DataFrame(records)
     return Table(

@@ -68,7 +68,7 @@ def build(inputs: SpanInputs, flt: ReportFilter, threshold: float = 0.5) -> Repo
             inputs.items["item_id"].to_numpy()[rows],
             _arrays(packed_gold),
             type_names[type_codes].tolist(),  # the types as text: the digest stays what it was
-            {d.name: (*_arrays(predictions[d.id]), ev.follows_format[d.id][rows]) for d in detectors},
+            {d.name: _digested(inputs, d.id, predictions[d.id], rows) for d in detectors},
             threshold,
         ),
         filters=flt.describe(),
@@ -77,13 +77,20 @@ def build(inputs: SpanInputs, flt: ReportFilter, threshold: float = 0.5) -> Repo
         return Report(KEY, TITLE, provenance, notes=("No item or detector matches the filters.",))
 
     table3, curve, by_type, clean = [], [], [], []
-    names = _subset_names(subsets)
+    names = np.asarray(_subset_names(subsets), dtype=object)
+    given = {d.id: ev.given[d.id][rows] for d in detectors if d.id in ev.given}
     for detector in detectors:
-        ok = ev.follows_format[detector.id][rows]
-        preds = scored_predictions(predictions[detector.id], ok)
-        pairs = span_pairs(preds, packed_gold)  # paired once for every measure below
-        scores = detection_table(names, preds, packed_gold, ok, threshold, pairs=pairs)
+        # A run given only some items is scored on those (DatasetSpans.ran_on): positions in ``rows``.
+        within = np.flatnonzero(given[detector.id]) if detector.id in given else np.arange(rows.size)
+        gold = packed_gold.take(within)
+        codes = type_codes[packed_gold.span_rows(within)]
+        ok = ev.follows_format[detector.id][rows][within]
+        preds = scored_predictions(predictions[detector.id].take(within), ok)
+        pairs = span_pairs(preds, gold)  # paired once for every measure below
+        scores = detection_table(names[within].tolist(), preds, gold, ok, threshold, pairs=pairs)
         row: dict[str, object] = {"detector": detector.name}
+        if given:
+            row["items"] = int(within.size)
         for subset, values in scores.items():
             label = AVERAGE if subset == "overall" else str(subset).removeprefix("subset:")
             row[f"{label} · F1_M"] = values["f1_m"] * 100
@@ -92,14 +99,14 @@ def build(inputs: SpanInputs, flt: ReportFilter, threshold: float = 0.5) -> Repo
         table3.append(row)
         for t, value in zip(
             DEFAULT_CURVE_THRESHOLDS,
-            f1_iou_curve(preds, packed_gold, follows_format=ok, pairs=pairs),
+            f1_iou_curve(preds, gold, follows_format=ok, pairs=pairs),
             strict=True,
         ):
             curve.append({"detector": detector.name, "iou_threshold": t, "f1_iou": value * 100})
         per_type = f1_iou_by_type(
             preds,
-            packed_gold,
-            type_codes,
+            gold,
+            codes,
             threshold=threshold,
             follows_format=ok,
             pairs=pairs,
@@ -116,9 +123,12 @@ def build(inputs: SpanInputs, flt: ReportFilter, threshold: float = 0.5) -> Repo
                         "detected": math.nan if recall is None else recall * 100,
                     }
                 )
-        clean.extend(_clean_rows(detector.name, preds, packed_gold, ok, subsets))
+        clean.extend(_clean_rows(detector.name, preds, gold, ok, subsets[within]))
 
     n_per_subset = pd.Series(names).value_counts(sort=False)
+    partly = [
+        f"{d.name} {int(given[d.id].sum())}" for d in detectors if d.id in given
+    ]  # runs given only some of the kept items
     frame3 = pd.DataFrame(table3)
     return Report(
         KEY,
@@ -135,8 +145,15 @@ def build(inputs: SpanInputs, flt: ReportFilter, threshold: float = 0.5) -> Repo
                     "Average pools all items (item-weighted, as MHALO). Items per subset: "
                     + ", ".join(f"{str(k).removeprefix('subset:')} {v}" for k, v in n_per_subset.items())
                     + f"; all {rows.size}."
+                    + (
+                        " Runs given only some of these items are scored on those alone (items): "
+                        + ", ".join(partly)
+                        + "."
+                        if partly
+                        else ""
+                    )
                 ),
-                mark_columns=tuple(c for c in frame3.columns if c != "detector"),
+                mark_columns=tuple(c for c in frame3.columns if c not in ("detector", "items")),
             ),
             "curve": Table(
                 "curve",
@@ -171,6 +188,17 @@ def _left_out(inputs: SpanInputs, flt: ReportFilter) -> tuple[str, ...]:
         + ", ".join(spanless)
         + ".",
     )
+
+
+def _digested(
+    inputs: SpanInputs, label_set_id: int, predictions: PackedSpans, rows: np.ndarray
+) -> tuple[np.ndarray, ...]:
+    """What a detector's scores rest on, for the provenance digest: its spans, format flags and, for a
+    run given only some items, which (left out for the others, so their digests stay what they were)."""
+    ev = inputs.spans
+    found = (*_arrays(predictions), ev.follows_format[label_set_id][rows])
+    given = ev.given.get(label_set_id)
+    return found if given is None else (*found, given[rows])
 
 
 def _arrays(packed: PackedSpans) -> tuple[np.ndarray, np.ndarray, np.ndarray]:

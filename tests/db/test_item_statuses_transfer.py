@@ -349,9 +349,7 @@ def test_a_mark_added_to_an_item_the_import_leaves_as_it_was_is_logged_and_undon
     assert logged == {"added": [{"kind": "gold", "name": "gold", "items": ["b"]}], "removed": []}
     assert _gold_marks(engine) == [("a", "done"), ("b", "done")]
     [entry, *_] = recent_imports(engine)
-    assert (
-        entry.undoable and entry.marks == 1
-    )  # listed as "1 coverage marks", not "no annotations changed"
+    assert entry.undoable and entry.marks == 1  # listed as "1 coverage marks", not "no annotations changed"
     undo = undo_import(engine, _last_import(engine), actor=OPERATOR)
     assert _gold_marks(engine) == [("a", "done")]
     assert undo.rows == {} and undo.marks == {"took away": 1}

@@ -7,8 +7,9 @@ the judge's sentence, which says "My answer is no" or begins "No." / "Yes,"); th
 'object1'") or from ``<model>_triplets_error_parts``. ``<model>`` is found in the file; when it holds
 several runs, the detector name picks one.
 
-A triplet that is not three parts, or a verdict that is none of the above, is reported and kept as the
-model's raw output; the item's judgments are then not imported (their format was not followed).
+A triplet that is not three parts, or a verdict that is none of the above (a leading answer the judge
+takes back, "No, I cannot tell.", among them), is reported and kept as the model's raw output; the
+item's judgments are then not imported (their format was not followed).
 """
 
 from __future__ import annotations
@@ -38,6 +39,13 @@ from formats.trihe import (
 _VERDICT = re.compile(r"my answer is\s*['\"]?(yes|no)['\"]?", re.IGNORECASE)
 # A judge that answers first, then explains ("No. The error is related to 'object2'.").
 _LEADING = re.compile(r"\s*['\"]?(yes|no)['\"]?(?:\s*[.,;:!]|\s*$|[ \t]*\r?\n)", re.IGNORECASE)
+# A leading answer the judge then takes back ("No, I cannot tell."): no verdict. ("My answer is no" is
+# the judge's own verdict line, whatever its reasons say.)
+_HEDGE = re.compile(
+    r"\b(?:(?:cannot|can't|can not|could not|couldn't|unable to) (?:tell|determine|judge|say|decide|verify"
+    r"|be (?:sure|determined|verified))|not (?:sure|certain)|unsure|(?:don't|do not) know|no idea)\b",
+    re.IGNORECASE,
+)
 _PART = re.compile(r"related to\s*['\"]?(object1|object2|relation)['\"]?", re.IGNORECASE)
 
 
@@ -66,6 +74,10 @@ def verdict_of(value: Any, part: Any = None) -> tuple[str | None, str | None]:
         if text in ("yes", "no"):
             return text, wrong if text == "no" else None
         said = _VERDICT.search(value) or _LEADING.match(value)
+        if said and said.re is _LEADING and _HEDGE.search(value):
+            raise RecordError(
+                "judgement", f"{value!r} takes its answer back (the judge cannot tell): not yes, no or null"
+            )
         if said:
             verdict = said.group(1).lower()
             named = _PART.search(value)

@@ -256,13 +256,26 @@ def test_trihe_judgments_round_trip(prediction_round_trip):
         ("No. The error is related to 'object2'.", ("no", "object2")),  # the answer first, then why
         ("Yes, the triplet matches the image.", ("yes", None)),
         ("No\nThe error is related to 'relation'", ("no", "relation")),  # the answer on a line of its own
+        ("No, the dog cannot be seen in the image.", ("no", None)),  # "cannot" of the image, not the judge
+        ("My answer is no. I cannot tell which part is wrong.", ("no", None)),  # its own verdict line
     ],
 )
 def test_trihe_verdicts(value, expected):
     assert verdict_of(value) == expected
 
 
-@pytest.mark.parametrize("value", ["No idea, sorry", "Nothing is wrong", "maybe"])
+@pytest.mark.parametrize(
+    "value",
+    [
+        "No idea, sorry",
+        "Nothing is wrong",
+        "maybe",
+        # An answer the judge takes back is no verdict (it read as "no").
+        "No, I cannot tell.",
+        "Yes, but I am not sure.",
+        "No.\nI can't determine it from the image.",
+    ],
+)
 def test_trihe_verdicts_not_guessed_from_a_leading_word(value):
     with pytest.raises(RecordError):
         verdict_of(value)

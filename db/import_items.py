@@ -14,7 +14,7 @@ refused already, which writes nothing more but checks the rest of its input agai
 from __future__ import annotations
 
 from collections.abc import Collection, Iterator, Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 from sqlalchemy import func, select
 from sqlalchemy.orm import Session
@@ -34,6 +34,8 @@ class StoredItem:
     n_claims: int
     prompt: str | None = None  # as stored (None: not read, for an item of a refused import)
     image_ref: str | None = None
+    # (subject, relation, object) of each reference triplet, in order; None: not read (a batch giving none)
+    reference: tuple[tuple[str, str, str], ...] | None = None
 
 
 class StoredItems(Mapping[str, StoredItem]):
@@ -49,13 +51,28 @@ class StoredItems(Mapping[str, StoredItem]):
         self._unwritten: dict[str, StoredItem] = {}
         self._written: set[str] = set()
 
-    def load(self, external_ids: Collection[str]) -> None:
-        """Read the stored items among ``external_ids``, in place of the batch before's."""
+    def load(self, external_ids: Collection[str], *, with_reference: bool = False) -> None:
+        """Read the stored items among ``external_ids``, in place of the batch before's; with
+        ``with_reference``, their reference triplets too (for a batch that gives some, to compare)."""
         wanted = sorted({e for e in external_ids if isinstance(e, str) and e not in self._unwritten})
         found: dict[str, StoredItem] = {}
         for start in range(0, len(wanted), _CHUNK):
             found.update(self._read(wanted[start : start + _CHUNK]))
+        if with_reference and found:
+            found = self._with_reference(found)
         self._batch = found
+
+    def _with_reference(self, found: dict[str, StoredItem]) -> dict[str, StoredItem]:
+        by_id: dict[int, list[tuple[str, str, str]]] = {item.id: [] for item in found.values()}
+        ids = list(by_id)
+        for start in range(0, len(ids), _CHUNK):
+            for item_id, subject, relation, object_ in self._session.execute(
+                select(m.Triplet.item_id, m.Triplet.subject, m.Triplet.relation, m.Triplet.object)
+                .where(m.Triplet.item_id.in_(ids[start : start + _CHUNK]), m.Triplet.label_set_id.is_(None))
+                .order_by(m.Triplet.item_id, m.Triplet.index)
+            ):
+                by_id[item_id].append((subject, relation, object_))
+        return {ext: replace(item, reference=tuple(by_id[item.id])) for ext, item in found.items()}
 
     def _read(self, chunk: list[str]) -> dict[str, StoredItem]:
         rows = self._session.execute(

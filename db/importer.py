@@ -221,7 +221,7 @@ class _Batches:
             _keep_settings(self.dataset, bundle)
         dataset, stored = self.dataset, self.stored
         assert stored is not None
-        stored.load(_named_items(bundle))
+        stored.load(_named_items(bundle), with_reference=any(i.reference_triplets for i in bundle.items))
         shapes: dict[str, tuple[int, int, int]] = {}
         firsts = {(ls.kind, ls.name): self.counted.get((ls.kind, ls.name), 0) for ls in bundle.label_sets}
         bad_items = _validate(
@@ -764,16 +764,25 @@ _KEPT_NAMED = 10  # kept-item warnings named one by one per field and batch; the
 
 
 def _kept_item_warnings(item: ItemRecord, old: StoredItem | None, source: str, where: str) -> list[Problem]:
-    """A stored item's prompt or image that the file gives otherwise: an import writes labels, never a
-    stored item's own fields, so the stored value stays — said, not silently (a corrected question
-    re-imported changed nothing and said nothing)."""
+    """A stored item's prompt, image or reference triplets that the file gives otherwise: an import
+    writes labels, never a stored item's own fields, so the stored value stays — said, not silently (a
+    corrected question, or a corrected Tri-HE scene graph, re-imported changed nothing and said
+    nothing)."""
     if old is None or old.id < 0 or not old.text_hash:  # new, or written by this very import
         return []
     warnings = []
+    given_triplets = [(t.subject, t.relation, t.object) for t in item.reference_triplets]
     for field_name, given, kept in (
         ("prompt", item.prompt, old.prompt),
         ("image", item.image_ref, old.image_ref),
+        (
+            "reference triplets",
+            _triplets_text(given_triplets),
+            _triplets_text(old.reference) if old.reference is not None else None,
+        ),
     ):
+        if field_name == "reference triplets" and (not given_triplets or old.reference is None):
+            continue
         if given and given != kept:
             warnings.append(
                 Problem(
@@ -786,6 +795,11 @@ def _kept_item_warnings(item: ItemRecord, old: StoredItem | None, source: str, w
                 )
             )
     return warnings
+
+
+def _triplets_text(triplets: Iterable[tuple[str, str, str]]) -> str:
+    """Triplets as one line, to compare and to quote: "(a, on, b); (c, near, d)"."""
+    return "; ".join(f"({s}, {r}, {o})" for s, r, o in triplets)
 
 
 def _clipped(text: str | None, limit: int = 60) -> str:

@@ -62,3 +62,30 @@ def test_a_file_that_moves_every_image_names_ten_and_counts_the_rest(engine: Eng
         again.problems[-1].reason
         == "and 15 more stored items whose image the file gives otherwise; the stored ones stay"
     )
+
+
+def test_changed_reference_triplets_are_reported_and_the_stored_ones_kept(engine: Engine) -> None:
+    """A corrected Tri-HE scene graph re-imported into the same dataset changed nothing and said nothing."""
+    from tests.db.test_trihe_runs import BENCH
+
+    def trihe(document: dict) -> object:
+        return import_file(
+            engine,
+            json.dumps(document).encode(),
+            source="tri-he.json",
+            format_name="trihe",
+            options=ReadOptions(dataset="t"),
+            actor=OPERATOR,
+        )
+
+    assert trihe(BENCH).ok
+    assert not trihe(BENCH).problems  # the same scene graph: nothing to say
+    changed = json.loads(json.dumps(BENCH))
+    changed["42"]["triplets"] = ["(lamp, is, off)", "(laptop, on, desk)"]
+    again = trihe(changed)
+    assert again.ok
+    assert [(p.record, p.field, p.severity) for p in again.problems] == [
+        ("#0 (id=42/0)", "reference triplets", "warning"),
+        ("#1 (id=42/1)", "reference triplets", "warning"),
+    ]
+    assert again.problems[0].reason.startswith("'(lamp, is, off); (laptop, on, desk)' differs from the stored")

@@ -224,6 +224,7 @@ def open_workspace(ctx: PageContext, task: str, page_path: str) -> Workspace | N
         else:
             whose = "assigned to you" if mine is not None else "of this dataset"
             st.success(f"Every item {whose} is done for this task. 🎉")
+            _skipped_link(ctx, dataset.id, own_id, task, page_path, dataset.name, mine)
         return None
     item = get_item(ctx.engine, dataset.id, wanted)
     if item is None:
@@ -247,6 +248,31 @@ def open_workspace(ctx: PageContext, task: str, page_path: str) -> Workspace | N
     if st.query_params.get("item") != item.external_id:
         st.query_params["item"] = item.external_id
     return Workspace(ctx, dataset, item, own, task, page_path, st.container())
+
+
+def _skipped_link(
+    ctx: PageContext,
+    dataset_id: int,
+    label_set_id: int,
+    task: str,
+    page_path: str,
+    dataset_name: str,
+    mine: int | None,
+) -> None:
+    """Under "every item is done": how many of them were skipped, with a link to the first. The queue
+    passes skipped items over, so nothing else leads back to them."""
+    done = queue.progress(ctx.engine, dataset_id, label_set_id, task, assigned_to=mine)
+    first = queue.next_skipped(ctx.engine, dataset_id, label_set_id, task, assigned_to=mine)
+    if not done.skipped or first is None:
+        return
+    with st.container(horizontal=True, vertical_alignment="center"):
+        st.caption(f"{done.skipped} of them skipped, not done.")
+        st.page_link(
+            f"app_pages/{page_path}.py",
+            label="Open the first skipped item",
+            icon=":material/flag:",
+            query_params={"dataset": dataset_name, "item": first},
+        )
 
 
 def _counted_queue(engine: Engine, dataset_id: int, task: str, mine: int | None) -> int:
@@ -313,9 +339,17 @@ def _header(ws: Workspace) -> None:
         if assigned_to(ws.ctx) is None
         else f"at {ws.item.position} in the dataset · {done.total} assigned to you"
     )
+    skipped = ""
+    if done.skipped:  # the queue passes skipped items over: the way back to them
+        back = queue.next_skipped(
+            engine, ws.dataset.id, ws.view_id, ws.task, after_position=ws.item.position, assigned_to=mine
+        )
+        if back is not None and back != ws.item.external_id:
+            to = "?" + urlencode({"dataset": ws.dataset.name, "item": back})
+            skipped = f" · {done.skipped} skipped: [next skipped]({ws.page_path}{to})"
     top[3].caption(
         f"Item **{literal(ws.item.external_id)}** ({where}) · as **{literal(ws.ctx.annotator.name)}** · "
-        f"[deep link]({ws.page_path}{link})"
+        f"[deep link]({ws.page_path}{link}){skipped}"
     )
     status = queue.item_status(engine, ws.view_id, ws.item.id, ws.task)
     ws.header_status = status.status if status else None
@@ -378,6 +412,13 @@ def _tools(ws: Workspace, row: _ToolsRow, status: queue.ItemStatusView | None) -
                 on_click=_flag,
                 args=(ws, value, status.version if status else labeling.ABSENT),
             )
+        if status is not None and status.status in ("skipped", "unsure"):
+            st.button(
+                f"Clear {status.status}: back in my queue",
+                key="frame_flag_clear",
+                on_click=_clear_flag,
+                args=(ws, status.version),
+            )
     if status is not None:
         row.status.caption(
             f"Status: **{literal(status.status)}**" + (f" — {literal(status.note)}" if status.note else "")
@@ -398,6 +439,19 @@ def _flag(ws: Workspace, status: str, shown_version: int) -> None:
         status,
         ws.who,
         note=note,
+        expected_version=shown_version,
+    )
+
+
+def _clear_flag(ws: Workspace, shown_version: int) -> None:
+    """Take the item's skipped or unsure mark away, unless its status changed since the page showed it."""
+    act(
+        labeling.clear_item_status,
+        ws.ctx.engine,
+        ws.label_set.id,
+        ws.item.id,
+        ws.task,
+        ws.who,
         expected_version=shown_version,
     )
 

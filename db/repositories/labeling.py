@@ -109,8 +109,32 @@ class StaleEdit(Exception):
     """The row changed (or vanished) since the annotator loaded it; reload before editing again."""
 
 
-def _changed_meanwhile(what: str) -> StaleEdit:
-    return StaleEdit(f"The {what} was changed by someone else meanwhile — reload the item.")
+def _changed_meanwhile(what: str, by_you: bool = False) -> StaleEdit:
+    who = "by you in another tab or window" if by_you else "by someone else"
+    return StaleEdit(f"The {what} was changed {who} meanwhile — reload the item.")
+
+
+def _changed_by(session: Session, entity: str, row: m.Base, annotator_id: int | None) -> bool:
+    """Whether the row is as the annotator's own last logged change left it (a second tab of theirs):
+    the refusal then says so, not "someone else". An import writes no per-row entries, and may give a
+    replaced row's id to another row, so the row's content must match that change too."""
+    row_id: int = row.id  # type: ignore[attr-defined]  # _ENTITIES models have id, version
+    last = session.scalar(
+        select(m.EditLog)
+        .where(
+            m.EditLog.entity == entity,
+            m.EditLog.entity_id == row_id,
+            m.EditLog.action.in_(("create", "update")),
+        )
+        .order_by(m.EditLog.id.desc())
+        .limit(1)
+    )
+    return (
+        annotator_id is not None
+        and last is not None
+        and last.annotator_id == annotator_id
+        and _as_left(session, last, row)
+    )
 
 
 class InconsistentLabel(ValueError):
@@ -200,11 +224,14 @@ def _log(
     return Action(entry.id, entity, row.id, action, description)  # type: ignore[attr-defined]  # _ENTITIES models have id, version
 
 
-def _check_version(row: m.Base | None, expected: int | None, what: str) -> None:
+def _check_version(
+    session: Session, row: m.Base | None, expected: int | None, entity: str, annotator_id: int
+) -> None:
+    what = entity.replace("_", " ")[:-1]
     if row is None:
-        raise StaleEdit(f"The {what} no longer exists; someone removed it meanwhile — reload the item.")
+        raise StaleEdit(f"The {what} no longer exists; it was removed meanwhile — reload the item.")
     if expected is not None and row.version != expected:  # type: ignore[attr-defined]  # _ENTITIES models have id, version
-        raise _changed_meanwhile(what)
+        raise _changed_meanwhile(what, _changed_by(session, entity, row, annotator_id))
 
 
 def task_of_page(page: str) -> str:
@@ -279,7 +306,7 @@ def _upsert(
         if row is None:
             raise _changed_meanwhile(what)
     if expected_version is not None and row.version != expected_version:
-        raise _changed_meanwhile(what)
+        raise _changed_meanwhile(what, _changed_by(session, entity, row, annotator_id))
     before = _snapshot(row, entity)
     for key, value in values.items():
         setattr(row, key, value)
@@ -380,7 +407,7 @@ def retype_span(
         row = session.get(m.Span, span_id, with_for_update=True)
         if row is not None:
             _guard(session, annotator_id, row.label_set_id, row.item_id, "spans")
-        _check_version(row, expected_version, "span")
+        _check_version(session, row, expected_version, "spans", annotator_id)
         assert row is not None
         before = _snapshot(row, "spans")
         row.type = type_
@@ -405,7 +432,7 @@ def delete_span(
         row = session.get(m.Span, span_id, with_for_update=True)
         if row is not None:
             _guard(session, annotator_id, row.label_set_id, row.item_id, "spans")
-        _check_version(row, expected_version, "span")
+        _check_version(session, row, expected_version, "spans", annotator_id)
         assert row is not None
         before = _snapshot(row, "spans")
         action = _log(
@@ -593,6 +620,41 @@ def set_item_status(
 
 
 @_retried
+def clear_item_status(
+    engine: Engine,
+    label_set_id: int,
+    item_id: int,
+    page: str,
+    annotator_id: int,
+    *,
+    expected_version: int | None = None,
+) -> Action:
+    """Take an item's skipped or unsure mark away for one task: the item is back in the annotator's
+    queue (done again as soon as every unit is labeled, where the task marks that by itself). A skipped
+    item left the queue for good before: nothing led back to it. Logged, so Undo puts the mark back."""
+    lookup = {"label_set_id": label_set_id, "item_id": item_id, "page": page}
+    with write_session(engine) as session:
+        _guard(session, annotator_id, label_set_id, item_id, task_of_page(page))
+        row = _locked(session, m.ItemStatus, lookup)
+        _check_version(session, row, expected_version, "item_statuses", annotator_id)
+        assert row is not None
+        if row.status not in ("skipped", "unsure"):
+            raise ValueError(f"The item is {row.status}, not skipped or unsure: nothing to clear.")
+        action = _log(
+            session,
+            annotator_id=annotator_id,
+            action="delete",
+            entity="item_statuses",
+            row=row,
+            before=_snapshot(row, "item_statuses"),
+            after=None,
+            description=f"{row.status} mark cleared",
+        )
+        session.delete(row)
+        return action
+
+
+@_retried
 def sync_done(
     engine: Engine, label_set_id: int, item_id: int, page: str, complete: bool, annotator_id: int
 ) -> None:
@@ -753,8 +815,9 @@ def _undone_ids(session: Session, annotator_id: int) -> set[int]:
 
 
 def _task_of(entry: m.EditLog) -> str | None:
-    """The annotation task (page queue) an action belongs to."""
-    state = entry.after or entry.before or {}
+    """The annotation task (page queue) an action belongs to (a removal's ``after`` holds only its
+    description: the row's own values are in ``before``)."""
+    state = {**(entry.before or {}), **(entry.after or {})}
     if entry.entity == "item_statuses":
         return state.get("page")
     if entry.entity == "ratings":
@@ -893,17 +956,19 @@ def undo_last(
     with write_session(engine) as session:
         require_in(session, annotator_id, "label")
         entry = _last_entry(session, annotator_id, label_set_ids, item_id, task)
+        # The latest of the annotator's own actions is not the one shown: their other tab acted since.
         if entry is None:
             if expected_log_id is not None:
-                raise _changed_meanwhile("item")
+                raise _changed_meanwhile("item", by_you=True)
             return None
         if expected_log_id is not None and entry.id != expected_log_id:
-            raise _changed_meanwhile("item")
+            raise _changed_meanwhile("item", by_you=True)
         _guard_undo(session, annotator_id, entry)
         model, columns = _ENTITIES[entry.entity]
         row = session.get(model, entry.entity_id, with_for_update=True)
         if not _as_left(session, entry, row):
-            raise _changed_meanwhile(entry.entity.replace("_", " ")[:-1])
+            mine = row is not None and _changed_by(session, entry.entity, row, annotator_id)
+            raise _changed_meanwhile(entry.entity.replace("_", " ")[:-1], mine)
         state: dict[str, Any] | None
         if entry.action == "create":
             session.delete(row)

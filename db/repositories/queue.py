@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-from sqlalchemy import ColumnElement, Engine, Exists, exists, func, select
+from sqlalchemy import ColumnElement, Engine, Exists, Select, exists, func, select
 from sqlalchemy.orm import InstrumentedAttribute
 
 from db import models as m
@@ -20,6 +20,7 @@ class Progress:
     finished: int  # done or skipped
     flagged: int  # skipped or unsure
     total: int
+    skipped: int = 0  # of the finished, those skipped (left the queue without being done)
 
     @property
     def fraction(self) -> float:
@@ -93,6 +94,11 @@ def next_item(
     base = select(m.Item.external_id).where(
         *in_queue(dataset_id, page, assigned_to=assigned_to), _unfinished(label_set_id, page)
     )
+    return _first_after(engine, base, after_position)
+
+
+def _first_after(engine: Engine, base: Select[str], after_position: int | None) -> str | None:
+    """The first item of ``base`` in dataset order after ``after_position``, wrapping around."""
     with read_session(engine) as session:
         if after_position is not None:
             found = session.scalar(
@@ -138,7 +144,32 @@ def progress(
         finished=counts.get("done", 0) + counts.get("skipped", 0),
         flagged=counts.get("skipped", 0) + counts.get("unsure", 0),
         total=total,
+        skipped=counts.get("skipped", 0),
     )
+
+
+def next_skipped(
+    engine: Engine,
+    dataset_id: int,
+    label_set_id: int,
+    page: str,
+    *,
+    after_position: int | None = None,
+    assigned_to: int | None = None,
+) -> str | None:
+    """The next item this label set skipped on this task (of its queue), in dataset order after
+    ``after_position``, wrapping around; None when it skipped none. The way back to skipped items, which
+    :func:`next_item` passes over."""
+    base = select(m.Item.external_id).where(
+        *in_queue(dataset_id, page, assigned_to=assigned_to),
+        exists().where(
+            m.ItemStatus.item_id == m.Item.id,
+            m.ItemStatus.label_set_id == label_set_id,
+            m.ItemStatus.page == page,
+            m.ItemStatus.status == "skipped",
+        ),
+    )
+    return _first_after(engine, base, after_position)
 
 
 def own_progress(engine: Engine, dataset_id: int, annotator_id: int, *, assigned_only: bool) -> Progress:

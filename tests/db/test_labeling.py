@@ -194,8 +194,21 @@ def test_queue_walks_unfinished_items_in_order(setup) -> None:
     assert queue.next_item(engine, 1, ls, "sentences", after_position=2) == "y2"
     assert queue.next_item(engine, 1, ls, "sentences", after_position=4) == "y0"  # wraps around
     labeling.set_item_status(engine, ls, 4, "sentences", "unsure", who, note="?")
-    assert queue.progress(engine, 1, ls, "sentences") == queue.Progress(finished=2, flagged=2, total=4)
+    assert queue.progress(engine, 1, ls, "sentences") == queue.Progress(
+        finished=2, flagged=2, total=4, skipped=1
+    )
     assert queue.item_status(engine, ls, 3, "sentences") == queue.ItemStatusView("skipped", "blurry")
+    # The way back to a skipped item, which the queue passes over; clearing the mark puts it back.
+    assert queue.next_skipped(engine, 1, ls, "sentences", after_position=3) == "y1"  # wraps around
+    status = queue.item_status(engine, ls, 3, "sentences")
+    assert status is not None
+    with pytest.raises(labeling.StaleEdit):
+        labeling.clear_item_status(engine, ls, 3, "sentences", who, expected_version=status.version + 1)
+    labeling.clear_item_status(engine, ls, 3, "sentences", who, expected_version=status.version)
+    assert queue.next_skipped(engine, 1, ls, "sentences") is None
+    assert queue.next_item(engine, 1, ls, "sentences", after_position=2) == "y1"
+    with pytest.raises(ValueError, match="nothing to clear"):
+        labeling.clear_item_status(engine, ls, 1, "sentences", who)  # done, not skipped
 
 
 def test_ratings_respect_the_scale_and_undo(setup) -> None:

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from urllib.parse import urlencode
+
 import pytest
 from streamlit.testing.v1 import AppTest
 
@@ -94,6 +96,48 @@ def test_skip_with_a_note_moves_the_queue(store: str) -> None:
     at.text_input(key="frame_flag_note").input("image too small").run()
     _button(at, "frame_flag_skipped").click().run()
     assert any("skipped" in c.value and "image too small" in c.value for c in at.caption)
+
+
+def test_skipped_items_can_be_found_again_and_put_back_in_the_queue(store: str) -> None:
+    """The queue passes skipped items over; the header links to the next one, and clearing the mark puts
+    the item back in the queue (before, nothing led back to a skipped item)."""
+    at = _open(item="demo-003")
+    _button(at, "frame_flag_skipped").click().run()
+    at.query_params["item"] = "demo-001"
+    at.run()
+    header = next(c.value for c in at.caption if "deep link" in c.value)
+    assert "1 skipped: [next skipped](sentences?dataset=" in header and "item=demo-003" in header
+    at.query_params["item"] = "demo-003"
+    at.run()
+    _button(at, "frame_flag_clear").click().run()
+    assert not any("Status: **skipped**" in c.value for c in at.caption)
+    assert not any("skipped: [next skipped]" in c.value for c in at.caption)
+    _button(at, "frame_undo").click().run()  # the clear is undone like any action: skipped again
+    assert any("Status: **skipped**" in c.value for c in at.caption)
+
+
+def test_a_finished_queue_links_to_the_items_skipped(store: str) -> None:
+    from db.repositories import labeling
+    from db.repositories.annotators import get_or_create_annotator
+    from db.repositories.label_sets import human_label_set
+    from db.repositories.queue import queue_size
+
+    engine = make_engine(store)
+    who = get_or_create_annotator(engine, "tester").id
+    own = human_label_set(engine, 1, who).id
+    for item_id in range(1, queue_size(engine, 1, "sentences") + 1):
+        labeling.set_item_status(
+            engine, own, item_id, "sentences", "skipped" if item_id in (4, 9) else "done", who
+        )
+    engine.dispose()
+    at = AppTest.from_file(APP, default_timeout=30)
+    at.query_params.update({"dataset": DEMO, "user": "tester"})
+    at.run()
+    at.switch_page("app_pages/sentences.py").run()
+    assert any("Every item of this dataset is done" in s.value for s in at.success)
+    assert any("2 of them skipped, not done." in c.value for c in at.caption)
+    links = [link.proto for link in at.get("page_link") if "skipped" in link.proto.label]
+    assert [link.query_string for link in links] == [urlencode({"dataset": DEMO, "item": "demo-004"})]
 
 
 def test_a_note_typed_just_before_skip_is_kept(store: str) -> None:

@@ -42,7 +42,7 @@ def setup(engine):
 def test_expected_absent_refuses_a_label_someone_saved_meanwhile(setup) -> None:
     engine, who, ls = setup
     labeling.set_sentence_label(engine, ls, 1, 0, "correct", who, expected_version=labeling.ABSENT)
-    with pytest.raises(labeling.StaleEdit, match="changed by someone else meanwhile"):
+    with pytest.raises(labeling.StaleEdit, match="changed by you in another tab or window meanwhile"):
         labeling.set_sentence_label(engine, ls, 1, 0, "incorrect", who, expected_version=labeling.ABSENT)
     claim = 1
     labeling.set_claim_label(engine, ls, claim, "hallucination", who, expected_version=labeling.ABSENT)
@@ -90,7 +90,7 @@ def test_undo_refuses_when_the_shown_action_is_no_longer_the_last(setup) -> None
     engine, who, ls = setup
     shown = labeling.set_sentence_label(engine, ls, 1, 0, "correct", who)
     labeling.set_sentence_label(engine, ls, 1, 0, "incorrect", who)  # another session of alice
-    with pytest.raises(labeling.StaleEdit, match="changed by someone else meanwhile"):
+    with pytest.raises(labeling.StaleEdit, match="changed by you in another tab or window meanwhile"):
         labeling.undo_last(engine, who, [ls], item_id=1, expected_log_id=shown.log_id)
     assert item_annotations(engine, 1, [ls])[ls].sentence_labels[0].label == "incorrect"
 
@@ -111,7 +111,7 @@ def test_undo_refuses_when_someone_else_changed_the_row(setup) -> None:
         annotations=[Annotations(item="x1", sentence_labels=labels)],
     )
     import_bundle(engine, _bundle(label_sets=[replaced]), actor=OPERATOR, replace_existing=True)
-    with pytest.raises(labeling.StaleEdit):
+    with pytest.raises(labeling.StaleEdit, match="changed by someone else meanwhile"):
         labeling.undo_last(engine, who, [ls], item_id=1)
     stored = item_annotations(engine, 1, [ls])[ls].sentence_labels
     assert {k: v.label for k, v in stored.items()} == {0: "unknown", 1: "correct"}

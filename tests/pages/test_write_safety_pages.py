@@ -47,7 +47,7 @@ def test_a_stale_session_cannot_overwrite_a_label_it_never_saw(store: str) -> No
     _button(second, "sentence_now_incorrect").click().run()
     assert not second.exception
     assert _sentence_labels(store, "demo-001") == {0: "correct"}  # not overwritten
-    assert any("changed by someone else meanwhile" in e.value for e in second.error)
+    assert any("changed by you in another tab or window meanwhile" in e.value for e in second.error)
     assert not any("✓ Saved" in c.value for c in second.caption)
 
 
@@ -60,7 +60,7 @@ def test_undo_refuses_when_another_session_acted_since(store: str) -> None:
     assert _sentence_labels(store, "demo-001") == {0: "incorrect"}
     _button(first, "frame_undo").click().run()  # the first session still offers to undo its own label
     assert _sentence_labels(store, "demo-001") == {0: "incorrect"}  # the second session's edit stays
-    assert any("changed by someone else meanwhile" in e.value for e in first.error)
+    assert any("changed by you in another tab or window meanwhile" in e.value for e in first.error)
 
 
 def test_undo_acts_on_the_item_on_screen_and_says_which(store: str) -> None:

@@ -88,4 +88,6 @@ def test_changed_reference_triplets_are_reported_and_the_stored_ones_kept(engine
         ("#0 (id=42/0)", "reference triplets", "warning"),
         ("#1 (id=42/1)", "reference triplets", "warning"),
     ]
-    assert again.problems[0].reason.startswith("'(lamp, is, off); (laptop, on, desk)' differs from the stored")
+    assert again.problems[0].reason.startswith(
+        "'(lamp, is, off); (laptop, on, desk)' differs from the stored"
+    )

@@ -339,18 +339,21 @@ def _header(ws: Workspace) -> None:
         if assigned_to(ws.ctx) is None
         else f"at {ws.item.position} in the dataset · {done.total} assigned to you"
     )
-    skipped = ""
+    top[3].caption(
+        f"Item **{literal(ws.item.external_id)}** ({where}) · as **{literal(ws.ctx.annotator.name)}** · "
+        f"[deep link]({ws.page_path}{link})"
+    )
     if done.skipped:  # the queue passes skipped items over: the way back to them
         back = queue.next_skipped(
             engine, ws.dataset.id, ws.view_id, ws.task, after_position=ws.item.position, assigned_to=mine
         )
         if back is not None and back != ws.item.external_id:
-            to = "?" + urlencode({"dataset": ws.dataset.name, "item": back})
-            skipped = f" · {done.skipped} skipped: [next skipped]({ws.page_path}{to})"
-    top[3].caption(
-        f"Item **{literal(ws.item.external_id)}** ({where}) · as **{literal(ws.ctx.annotator.name)}** · "
-        f"[deep link]({ws.page_path}{link}){skipped}"
-    )
+            top[3].page_link(
+                f"app_pages/{ws.page_path}.py",
+                label=f"Next skipped ({done.skipped} skipped)",
+                icon=":material/flag:",
+                query_params={"dataset": ws.dataset.name, "item": back},
+            )
     status = queue.item_status(engine, ws.view_id, ws.item.id, ws.task)
     ws.header_status = status.status if status else None
 

@@ -665,6 +665,32 @@ def test_s_skips_an_item_with_a_note_by_keyboard_alone(annotator: Annotator, sto
     assert status is not None and (status.status, status.note) == ("skipped", "image too dark")
 
 
+def test_a_skipped_item_is_found_again_and_put_back_in_the_queue(
+    annotator: Annotator, store: Engine, artifacts: Path
+) -> None:
+    """The queue passes a skipped item over; the header's "next skipped" opens it, and "Clear skipped"
+    puts it back in the queue."""
+    from db.repositories.queue import item_status
+
+    me, page = annotator, annotator.page
+    user = "e2e-skip-back"
+    me.open("sentences", user, "demo-007")
+    page.keyboard.press("s")
+    me.after_run(lambda: page.get_by_role("button", name="Skip this item").click())
+    me.open("sentences", user, "demo-002")
+    back = page.get_by_role("link", name="Next skipped (1 skipped)")
+    expect(back).to_be_visible()
+    me.shoot(artifacts / "annotate-next-skipped.png")
+    me.after_run(back.click)
+    expect(page.get_by_text("Item demo-007", exact=False).first).to_be_visible()
+    page.keyboard.press("s")
+    clear = page.get_by_role("button", name="Clear skipped: back in my queue")
+    me.after_run(clear.click)
+    expect(page.get_by_role("link", name="Next skipped", exact=False)).to_have_count(0)
+    item, annotations = mine(store, user, "demo-007")
+    assert item_status(store, annotations.label_set_id, item.id, "sentences") is None
+
+
 def test_undo_puts_the_cursor_back_and_the_next_item_starts_without_a_receipt(
     annotator: Annotator, store: Engine
 ) -> None:

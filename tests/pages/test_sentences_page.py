@@ -105,13 +105,15 @@ def test_skipped_items_can_be_found_again_and_put_back_in_the_queue(store: str) 
     _button(at, "frame_flag_skipped").click().run()
     at.query_params["item"] = "demo-001"
     at.run()
-    header = next(c.value for c in at.caption if "deep link" in c.value)
-    assert "1 skipped: [next skipped](sentences?dataset=" in header and "item=demo-003" in header
+    links = [link.proto for link in at.get("page_link") if "skipped" in link.proto.label]
+    assert [(link.label, link.query_string) for link in links] == [
+        ("Next skipped (1 skipped)", urlencode({"dataset": DEMO, "item": "demo-003"}))
+    ]
     at.query_params["item"] = "demo-003"
     at.run()
     _button(at, "frame_flag_clear").click().run()
     assert not any("Status: **skipped**" in c.value for c in at.caption)
-    assert not any("skipped: [next skipped]" in c.value for c in at.caption)
+    assert not [link for link in at.get("page_link") if "skipped" in link.proto.label]
     _button(at, "frame_undo").click().run()  # the clear is undone like any action: skipped again
     assert any("Status: **skipped**" in c.value for c in at.caption)
 

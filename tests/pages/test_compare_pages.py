@@ -446,6 +446,37 @@ def test_twelve_detectors_stay_manageable(twelve: str) -> None:
     assert len(widget(finder_page.multiselect, "Score columns for").value) == 4
 
 
+def test_a_run_given_some_items_shows_not_run_on_the_others(sqlite_url: str, monkeypatch) -> None:
+    """Detector 00 given only t-0 and t-1: on t-3 its track says it was not run there, has no score and
+    finds no gold span, and the finder scores it only where it ran."""
+    bundle = twelve_detectors()
+    partial = bundle.label_sets[1]
+    partial.annotations = [a for a in partial.annotations if a.item in ("t-0", "t-1")]
+    bundle.label_sets = bundle.label_sets[:3]  # gold, detector 00 (partial), detector 01
+    engine = make_engine(sqlite_url)
+    import_bundle(engine, bundle, source="test", actor=OPERATOR)
+    engine.dispose()
+    monkeypatch.setenv("DATABASE_URL", sqlite_url)
+    st.cache_resource.clear()
+    at = AppTest.from_file(APP, default_timeout=TIMEOUT)
+    at.query_params["dataset"] = "twelve"
+    at.run()
+    at.query_params.update({"item": "t-3", "detectors": "detector 00,detector 01"})
+    at.switch_page("app_pages/compare.py").run()
+    assert not at.exception, at.exception
+    heads = [m.value for m in at.markdown if m.value.startswith("**detector")]
+    assert heads[0] == "**detector 00** · not run on this item: left out of its scores"
+    assert heads[1].startswith("**detector 01** · F1_IoU")
+    assert re.findall(r'data-track="([^"]+)"', _html(at)) == ["Gold", "detector 01"]
+    found = AppTest.from_file(APP, default_timeout=TIMEOUT)
+    found.query_params["dataset"] = "twelve"
+    found.run()
+    found.switch_page("app_pages/failures.py").run()
+    assert not found.exception, found.exception
+    table = found.dataframe[0].value.set_index("item")
+    assert table["detector 00 · F1_IoU"].isna().tolist() == [False, False, True, True, True]
+
+
 def sentences_only() -> Bundle:
     items = [
         ItemRecord(external_id=f"s-{k}", response="The cat is red. The dog is blue.", prompt="Describe.")

@@ -7,6 +7,7 @@ detector keeps its colour across figures.
 
 from __future__ import annotations
 
+import math
 from collections.abc import Callable, Hashable, Iterable, Sequence
 from dataclasses import dataclass
 from typing import Any
@@ -187,6 +188,10 @@ def _empty(title: str, provenance: Provenance, message: str) -> go.Figure:
 # --------------------------------------------------------------------------------------------- MHALO
 
 
+def _one_decimal(value: float) -> str:
+    return "" if math.isnan(value) else f"{value:.1f}"
+
+
 def mhalo_subsets(report: Report) -> go.Figure:
     """Table 3 at a glance: F1_IoU of every detector per subset and on average."""
     title = "MHALO Table 3 · F1_IoU per subset"
@@ -203,7 +208,8 @@ def mhalo_subsets(report: Report) -> go.Figure:
             x=subsets,
             y=[row[f"{s} · F1_IoU"] for s in subsets],
             marker_color=palette[row["detector"]],
-            text=[f"{row[f'{s} · F1_IoU']:.1f}" for s in subsets],
+            # A run given no item of a subset has no bar there, and no "nan" over it.
+            text=[_one_decimal(row[f"{s} · F1_IoU"]) for s in subsets],
             textposition="outside",
             customdata=np.array([[row[f"{s} · F1_M"], row[f"{s} · IF"]] for s in subsets]),
             hovertemplate="%{x}<br>F1_IoU %{y:.2f}<br>F1_M %{customdata[0]:.2f}<br>IF %{customdata[1]:.2f}<extra>%{fullData.name}</extra>",

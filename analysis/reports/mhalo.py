@@ -79,9 +79,13 @@ def build(inputs: SpanInputs, flt: ReportFilter, threshold: float = 0.5) -> Repo
     table3, curve, by_type, clean = [], [], [], []
     names = np.asarray(_subset_names(subsets), dtype=object)
     given = {d.id: ev.given[d.id][rows] for d in detectors if d.id in ev.given}
+    unscored = []  # runs given none of the kept items
     for detector in detectors:
         # A run given only some items is scored on those (DatasetSpans.ran_on): positions in ``rows``.
         within = np.flatnonzero(given[detector.id]) if detector.id in given else np.arange(rows.size)
+        if within.size == 0:
+            unscored.append(detector.name)
+            continue
         gold = packed_gold.take(within)
         codes = type_codes[packed_gold.span_rows(within)]
         ok = ev.follows_format[detector.id][rows][within]
@@ -89,13 +93,12 @@ def build(inputs: SpanInputs, flt: ReportFilter, threshold: float = 0.5) -> Repo
         pairs = span_pairs(preds, gold)  # paired once for every measure below
         scores = detection_table(names[within].tolist(), preds, gold, ok, threshold, pairs=pairs)
         row: dict[str, object] = {"detector": detector.name}
-        if given:
-            row["items"] = int(within.size)
         for subset, values in scores.items():
-            label = AVERAGE if subset == "overall" else str(subset).removeprefix("subset:")
+            label = _label(subset)
             row[f"{label} · F1_M"] = values["f1_m"] * 100
             row[f"{label} · F1_IoU"] = values["f1_iou"] * 100
             row[f"{label} · IF"] = values["if_rate"] * 100
+            row[f"{label} · items"] = values["n"]  # a run given some items: how many each cell scores
         table3.append(row)
         for t, value in zip(
             DEFAULT_CURVE_THRESHOLDS,
@@ -125,16 +128,35 @@ def build(inputs: SpanInputs, flt: ReportFilter, threshold: float = 0.5) -> Repo
                 )
         clean.extend(_clean_rows(detector.name, preds, gold, ok, subsets[within]))
 
+    if not table3:
+        return Report(
+            KEY,
+            TITLE,
+            provenance,
+            notes=(f"No detector was given an item the filters keep ({', '.join(unscored)}).",),
+        )
     n_per_subset = pd.Series(names).value_counts(sort=False)
     partly = [
-        f"{d.name} {int(given[d.id].sum())}" for d in detectors if d.id in given
+        f"{d.name} {int(given[d.id].sum())}" for d in detectors if d.id in given and given[d.id].any()
     ]  # runs given only some of the kept items
-    frame3 = pd.DataFrame(table3)
+    # Every subset's columns in the order of the items, the Average last, whichever run comes first (a
+    # run given no item of the first subset put its columns after the Average); cells a run was given
+    # no item of are empty. The item counts only when some run was given only some items.
+    measures = ("F1_M", "F1_IoU", "IF", *(("items",) if given else ()))
+    groups = [*dict.fromkeys(_label(n) for n in names), AVERAGE]
+    frame3 = pd.DataFrame(table3).reindex(
+        columns=["detector", *(f"{g} · {measure}" for g in groups for measure in measures)]
+    )
     return Report(
         KEY,
         TITLE,
         provenance,
-        notes=_left_out(inputs, flt),
+        notes=_left_out(inputs, flt)
+        + (
+            ("Not in these tables (given none of the items the filters keep): " + ", ".join(unscored) + ".",)
+            if unscored
+            else ()
+        ),
         tables={
             "table3": Table(
                 "table3",
@@ -153,7 +175,9 @@ def build(inputs: SpanInputs, flt: ReportFilter, threshold: float = 0.5) -> Repo
                         else ""
                     )
                 ),
-                mark_columns=tuple(c for c in frame3.columns if c not in ("detector", "items")),
+                mark_columns=tuple(
+                    c for c in frame3.columns if c != "detector" and not c.endswith("· items")
+                ),
             ),
             "curve": Table(
                 "curve",
@@ -203,6 +227,11 @@ def _digested(
 
 def _arrays(packed: PackedSpans) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     return packed.starts, packed.ends, packed.offsets
+
+
+def _label(subset: object) -> str:
+    """A subset's name in the table's columns (the pooled "overall" row is the Average)."""
+    return AVERAGE if subset == "overall" else str(subset).removeprefix("subset:")
 
 
 def _subset_names(subsets: np.ndarray) -> list[str]:

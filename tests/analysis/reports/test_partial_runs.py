@@ -117,7 +117,7 @@ def test_table_3_scores_a_run_on_the_items_it_was_given(store) -> None:
     # half: a exact, c rightly clean; b and d were never given to it. (It read 75: b a miss.)
     assert table.at["half", "Average · F1_IoU"] == pytest.approx(100)
     assert table.at["full", "Average · F1_IoU"] == pytest.approx(100)
-    assert table.at["half", "items"] == 2 and table.at["full", "items"] == 4
+    assert table.at["half", "Average · items"] == 2 and table.at["full", "Average · items"] == 4
     assert "scored on those alone (items): half 2." in report.tables["table3"].caption
     clean = report.tables["clean"].frame.set_index(["detector", "subset"])
     assert clean.at[("half", mhalo.ALL_CLEAN), "n_clean"] == 1  # c, not d
@@ -136,9 +136,40 @@ def test_a_run_given_every_item_keeps_its_table_and_digest(engine) -> None:
             delete(m.ItemStatus).where(m.ItemStatus.label_set_id == _ids(engine, dataset_id)["full"])
         )
     after = mhalo.build(load_span_inputs(engine, dataset_id), ReportFilter())
-    assert "items" not in before.tables["table3"].frame.columns
+    assert not [c for c in before.tables["table3"].frame.columns if "items" in c]
     assert before.provenance.digest == after.provenance.digest
     assert after.tables["table3"].frame.at[0, "Average · F1_IoU"] == pytest.approx(75)
+
+
+def test_table_3_counts_each_subsets_items_and_keeps_its_columns_in_order(engine) -> None:
+    """A run given no item of the first subset: its row has empty cells there (the columns keep the
+    items' order, the Average last), each cell's item count is its own, and a filter that leaves a run
+    no item leaves it out with a note (it crashed the page)."""
+    gold = LabelSetRecord(
+        kind="gold", name="gold", annotations=[Annotations(ext, spans=[RED]) for ext in ("a", "c")]
+    )
+    items = [
+        ItemRecord(external_id=ext, response=RESPONSE, subset=s) for ext, s in zip(ITEMS, "PPQQ", strict=True)
+    ]
+    record = DatasetRecord(name="bench", source_format="canonical", label_kinds=["span", "sentence"])
+    import_bundle(engine, Bundle(record, items=items, label_sets=[gold]), actor=OPERATOR)
+    _run(engine, "early", {"c": [RED], "d": []})
+    _run(engine, "late", {"a": [RED], "b": [], "c": [], "d": []})
+    dataset = get_dataset(engine, "bench")
+    assert dataset is not None
+    inputs = load_span_inputs(engine, dataset.id)
+    table = mhalo.build(inputs, ReportFilter()).tables["table3"].frame.set_index("detector")
+    assert [c for c in table.columns if c.endswith("F1_IoU")] == [
+        "P · F1_IoU",
+        "Q · F1_IoU",
+        "Average · F1_IoU",
+    ]
+    assert table.index.tolist() == ["early", "late"]
+    assert np.isnan(table.at["early", "P · F1_IoU"]) and table.at["early", "Q · F1_IoU"] == pytest.approx(100)
+    assert table.at["early", "Q · items"] == 2 and table.at["late", "P · items"] == 2
+    only_p = mhalo.build(inputs, ReportFilter(subsets=("P",)))
+    assert only_p.tables["table3"].frame["detector"].tolist() == ["late"]
+    assert "given none of the items the filters keep): early." in only_p.notes[-1]
 
 
 def test_the_failure_finder_leaves_out_the_items_a_run_was_not_given(store) -> None:

@@ -81,7 +81,7 @@ def _summary(session: Session, dataset: m.Dataset) -> DatasetSummary:
         .join(m.LabelSet, m.LabelSet.id == m.ItemStatus.label_set_id)
         .where(
             m.LabelSet.dataset_id == dataset.id,
-            m.LabelSet.kind != "gold",  # people's progress, not what a gold file covers
+            m.LabelSet.kind == "human",  # people's progress, not what a gold file or a detector run covers
             m.ItemStatus.status == "done",
         )
     )

@@ -28,7 +28,7 @@ from db.access import OPERATOR
 from db.exporter import export_bundle
 from db.import_undo import recent_imports, undo_import
 from db.importer import import_bundle
-from db.repositories.datasets import get_dataset
+from db.repositories.datasets import get_dataset, list_datasets
 from db.repositories.report_inputs import run_coverage
 from db.transfer import import_file, import_predictions
 from formats.base import ReadOptions
@@ -108,6 +108,13 @@ def test_an_import_marks_the_items_a_run_was_given(store) -> None:
     spans = load_dataset_spans(engine, dataset_id)
     assert spans.ran_on(ids["half"]).tolist() == [True, False, True, False]
     assert spans.ran_on(ids["full"]).all() and ids["full"] not in spans.given
+
+
+def test_a_runs_marks_are_not_peoples_progress(store) -> None:
+    """The Datasets page read the runs' marks as items people finished ("4 / 4 items done")."""
+    engine, _ = store
+    summary = next(d for d in list_datasets(engine) if d.name == "bench")
+    assert (summary.n_done_items, summary.n_gold_items, summary.n_detectors) == (0, 2, 2)  # gold gave a and b
 
 
 def test_table_3_scores_a_run_on_the_items_it_was_given(store) -> None:

@@ -172,7 +172,9 @@ def build(inputs: AlignBenchInputs, flt: ReportFilter, n_resamples: int = 1000, 
         ),
     }
     if inputs.spans is not None:
-        localization = _localization(s, inputs.spans, detectors, part)
+        # Every chosen run that locates spans, not only the scorers: a localization run is a label set of
+        # its own (a file of tagged outputs), which holds no sentence score.
+        localization = _localization(s, inputs.spans, chosen_detectors(s.label_sets, flt), part)
         if localization is not None:
             tables["localization"] = localization
     return Report(KEY, TITLE, provenance, tables=tables)

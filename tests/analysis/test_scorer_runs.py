@@ -56,3 +56,27 @@ def test_a_scorer_with_output_texts_is_left_out_of_the_span_detectors(engine: En
     spans = load_dataset_spans(engine, dataset.id)
     assert sorted(d.name for d in spans.detectors) == ["locator", "scorer"]
     assert [d.name for d in spans.span_detectors] == ["locator"]
+
+
+def test_a_localization_run_of_its_own_gets_table_5(engine: Engine) -> None:
+    """Table 5 / H scores the runs that locate spans. A localization run is a label set of its own,
+    which holds no sentence score: the table only looked at the scorers, and never appeared."""
+    from analysis.reports import alignbench
+    from analysis.reports.data import ReportFilter
+
+    test_a_scorer_with_output_texts_is_left_out_of_the_span_detectors(engine)
+    row = {k: ROWS[0][k] for k in ("model", "image_name", "sentence_index")}
+    located = import_predictions(
+        engine,
+        jsonl([{**row, "output": "[red] Two red cars are parked."}]),
+        source="m.jsonl",
+        dataset="d",
+        detector="marker",
+        format_name="alignbench-localization",
+        actor=OPERATOR,
+    )
+    assert located.ok, located.summary()
+    dataset = get_dataset(engine, "d")
+    assert dataset is not None
+    report = alignbench.build(alignbench.load(engine, dataset.id), ReportFilter(), n_resamples=0)
+    assert report.tables["localization"].frame["detector"].tolist() == ["marker"]

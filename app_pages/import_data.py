@@ -23,6 +23,7 @@ from pathlib import Path
 
 import streamlit as st
 
+from components.dataset_picker import current_dataset
 from components.import_views import show_outcome, show_preview, with_image_check
 from components.mapped_import import mapped_import_panel
 from components.page_setup import setup_page
@@ -160,8 +161,13 @@ else:
     if not infos:
         st.info("Import the benchmark first: detector outputs are read against its stored items.")
         st.stop()
+    names = [d.name for d in infos]
+    current = current_dataset(ctx.engine)  # the dataset the user works on, not the first one
     options.dataset = st.selectbox(
-        "Dataset the outputs are about", [d.name for d in infos], key="import_target"
+        "Dataset the outputs are about",
+        names,
+        index=names.index(current.name) if current is not None and current.name in names else 0,
+        key="import_target",
     )
     left, mid, right = st.columns(3)
     options.detector = left.text_input("Detector run name", key="import_detector").strip() or None

@@ -701,7 +701,12 @@ def _validate(
             known = shape_of(ann.item)
             if known is None:
                 problems.append(
-                    Problem(source, where, "item", f"no item with id {ann.item!r} in this dataset")
+                    Problem(
+                        source,
+                        where,
+                        "item",
+                        f"no item with id {ann.item!r} in dataset {bundle.dataset.name!r}",
+                    )
                 )
                 bad.add(ann.item)
                 continue

@@ -93,7 +93,7 @@ class MMHalRatingsFormat(Format):
             return ReadResult(None, problems)
         annotations = []
         for label, ext, _, (rated, warnings) in prediction_items(
-            records, source, problems, options.known, _rating, output="rating"
+            records, source, problems, options.known, _rating, output="rating", dataset=options.dataset
         ):
             annotations.append(Annotations(item=ext, response_score=rated))
             problems.extend(Problem(source, label, field, reason, "warning") for field, reason in warnings)

@@ -161,6 +161,7 @@ class PredictionRecordsFormat(Format, Generic[T]):
             self.record_fields,
             output=self.output,
             read_before_repeat=self.read_before_repeat,
+            dataset=options.dataset,
         ):
             warnings: Warnings = []
             annotations[ext] = self.annotate(ext, record, fields, options.known[ext], options, warnings)

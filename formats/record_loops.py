@@ -72,13 +72,19 @@ def prediction_records(data: bytes, source: str) -> tuple[list[tuple[str, Any]] 
     return [(record_of(0, document[0]), document[0])], []
 
 
-def item_of(record: Mapping[str, Any], known: Mapping[str, Any]) -> str:
-    """The stored item a prediction record is about (by its id); RecordError naming the problem."""
+def in_dataset(dataset: str | None) -> str:
+    """How a missing item's message names the dataset looked in ("this dataset" without a name)."""
+    return f"dataset {dataset!r}" if dataset else "this dataset"
+
+
+def item_of(record: Mapping[str, Any], known: Mapping[str, Any], dataset: str | None = None) -> str:
+    """The stored item a prediction record is about (by its id); RecordError naming the problem (and
+    ``dataset``, the one looked in: a run read against the wrong dataset misses every item)."""
     ext, found = external_id(record, ITEM_ID_KEYS, "")
     if not found:
         raise RecordError("id", f"missing: give the item's id in one of {', '.join(ITEM_ID_KEYS)}")
     if ext not in known:
-        raise RecordError("id", f"no item {ext!r} in this dataset")
+        raise RecordError("id", f"no item {ext!r} in {in_dataset(dataset)}")
     return ext
 
 
@@ -91,6 +97,7 @@ def prediction_items(
     *,
     output: str = "output",
     read_before_repeat: bool = False,
+    dataset: str | None = None,
 ) -> Iterator[tuple[str, str, dict[str, Any], T]]:
     """``(record label, item id, record, read(record))`` of each usable record of a predictions file.
 
@@ -105,7 +112,7 @@ def prediction_items(
     for label, record in records:
         try:
             storable_object(record)
-            ext = item_of(record, known)
+            ext = item_of(record, known, dataset)
             if read_before_repeat:
                 value = read(record)
             if ext in seen:

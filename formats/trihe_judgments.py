@@ -23,6 +23,7 @@ from formats.bundles import detector_bundle, pick_label_set
 from formats.fields import RecordError, type_name
 from formats.json_documents import dump_json, load_document
 from formats.problems import Problem
+from formats.record_loops import in_dataset
 from formats.records import Annotations, Bundle, RawOutputRecord, TripletRecord
 from formats.storable import unstorable
 from formats.text import head_text, looks_like_json
@@ -129,7 +130,9 @@ class TriHEJudgmentsFormat(Format):
                     continue
                 ext = f"{image_id}/{n}"
                 if ext not in options.known:
-                    problems.append(Problem(source, where, "-", f"no item {ext!r} in this dataset"))
+                    problems.append(
+                        Problem(source, where, "-", f"no item {ext!r} in {in_dataset(options.dataset)}")
+                    )
                     continue
                 bad = unstorable(instance)
                 if bad:

@@ -687,5 +687,5 @@ def test_an_item_given_after_a_record_of_it_is_written_with_its_later_records(
     assert outcome.result is not None
     assert outcome.result.rows == {"items": 1, "sentences": 2, "spans": 1}
     assert [(p.record, p.reason) for p in outcome.problems] == [
-        ("#0 (id=x)", "no item with id 'x' in this dataset")
+        ("#0 (id=x)", "no item with id 'x' in dataset 'd'")
     ]

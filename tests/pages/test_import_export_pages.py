@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import html
 import json
 import subprocess
 import sys
@@ -183,6 +184,32 @@ def test_import_page_takes_detector_outputs(store: str, tmp_path: Path) -> None:
     tagger = {a.item: a for a in sets["tagger"].annotations}
     assert tagger["b"].raw_output.analysis == "Counted wrong."
     assert tagger["a"].raw_output.follows_format is False
+
+
+def test_detector_outputs_go_to_the_dataset_the_user_works_on(store: str, tmp_path: Path) -> None:
+    """The page opened on a dataset offers it for the outputs, not the first one by name; a record
+    naming no item of it says which dataset was looked in."""
+    engine = _bench_store(store)
+    import_file(
+        engine,
+        json.dumps(RECORDS[:1]).encode(),
+        source="a.json",
+        format_name="mhalo",
+        options=ReadOptions(dataset="another"),  # before "bench" by name
+        actor=OPERATOR,
+    )
+    engine.dispose()
+    path = _imports(tmp_path) / "outputs.jsonl"
+    path.write_text(json.dumps({"id": "zzz", "output": "<Tagged_Text>Two cats.</Tagged_Text>"}) + "\n")
+    at = AppTest.from_file(IMPORT_PAGE, default_timeout=TIMEOUT)
+    at.query_params["dataset"] = "bench"
+    at.run()
+    at.radio(key="import_kind").set_value("Detector outputs").run()
+    at.radio(key="import_mode").set_value("Path on the server").run()
+    at.text_input(key="import_path").input(str(path)).run()
+    assert at.selectbox(key="import_target").value == "bench"
+    at.text_input(key="import_detector").input("tagger").run()
+    assert "no item 'zzz' in dataset 'bench'" in html.unescape(_html(at))
 
 
 def test_export_page_offers_a_download(store: str) -> None:

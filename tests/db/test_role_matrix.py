@@ -297,6 +297,8 @@ def _build(engine: Engine) -> World:
         added = labeling.add_span(engine, label_sets[name], item, 2, 5, None, users[name])
         spans[label_sets[name]] = added.entity_id
         labeling.add_span(engine, label_sets[name], item, 6, 9, None, users[name])  # restore takes it away
+        # a skipped item, for clear_item_status
+        labeling.set_item_status(engine, label_sets[name], item, "sentences", "skipped", users[name])
     task = create_rating_task(
         engine, dataset, TaskSpec("judged", shared["detector"], "response", 1, 5), None, actor=OPERATOR
     )
@@ -563,6 +565,11 @@ WRITES = [
             w.engine, a.label_set, w.item, f"rating:{w.rating_task}", "skipped", a.uid
         ),
         variant="rating queue",
+    ),
+    Write(
+        L + "clear_item_status",
+        "label",
+        lambda w, a: labeling.clear_item_status(w.engine, a.label_set, w.item, "sentences", a.uid),
     ),
     Write(
         L + "sync_done",

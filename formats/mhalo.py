@@ -41,6 +41,10 @@ TAG = "hallucination"
 TAGGED = "hallucinated_solution"
 RESPONSE = "test_solution"
 SPANS = "hallucination_spans"
+# Not in the released files, whose subset is their file's name: written by an export to a named file
+# where an item's subset is not the one that name gives (a dataset of several subsets in one file, or a
+# subset written under another name), so a round trip keeps it.
+SUBSET = "subset"
 ID_KEYS = ("id",)
 PROMPT_KEYS = ("prompt", "question", "query")
 IMAGE_KEYS = ("image_path", "image")
@@ -123,8 +127,11 @@ def _check_listed_spans(record: dict[str, Any], response: str, tag_spans: list[t
 
 
 def read_record(
-    record: Any, *, stem: str, index: int, subset: str
+    record: Any, *, stem: str, index: int, subset: str, own_subset: bool = False
 ) -> tuple[ItemRecord, list[tuple[int, int]], str | None]:
+    """One record's item, gold spans and whitespace warning. ``own_subset``: a record's ``subset``
+    field (which a Spanlight export writes where the file's name would say otherwise) names its subset
+    instead of ``subset``."""
     storable_object(record)
     ext, has_id = external_id(record, ID_KEYS, f"{stem}-{index}")
     response = get_str(record, RESPONSE)
@@ -138,8 +145,14 @@ def read_record(
     prompt_key, prompt = get_first_str(record, PROMPT_KEYS, required=False)
     image_key, image = get_first_str(record, IMAGE_KEYS, required=False)
     reference_key, reference = get_first_str(record, REFERENCE_KEYS, required=False)
+    _, named = get_first_str(record, (SUBSET,), required=False)
+    if own_subset and named:
+        subset = named
     roles = {
-        k for k in (*ID_KEYS[:has_id], RESPONSE, TAGGED, SPANS, prompt_key, image_key, reference_key) if k
+        k
+        for k in (*ID_KEYS[:has_id], RESPONSE, TAGGED, SPANS, prompt_key, image_key, reference_key)
+        + ((SUBSET,) if own_subset and named else ())
+        if k
     }
     layout: dict[str, Any] = {
         "keys": keys_with_id(record),
@@ -188,7 +201,9 @@ class MhaloFormat(Format):
         subset = options.subset or subset_for(stem)
 
         def read(record: Any, index: int, warnings: list[tuple[str, str]]) -> tuple[ItemRecord, Annotations]:
-            item, spans, warning = read_record(record, stem=stem, index=index, subset=subset)
+            item, spans, warning = read_record(
+                record, stem=stem, index=index, subset=subset, own_subset=not options.subset
+            )
             if warning:
                 warnings.append((TAGGED, warning))
             return item, Annotations(item=item.external_id, spans=[SpanRecord(s, e) for s, e in spans])
@@ -199,6 +214,8 @@ class MhaloFormat(Format):
 
     def write(self, bundle: Bundle, *, filename: str = "") -> bytes:
         spans_of = spans_by_item(bundle)
+        # What the file's name will say when read back; not knowing the name, a record is written as read.
+        named = subset_for(file_stem(filename)) if filename else None
         records = []
         for item in bundle.items:
             spans = spans_of.get(item.external_id, [])
@@ -212,7 +229,10 @@ class MhaloFormat(Format):
                 raise FormatError(
                     f"item {item.external_id}: its text contains a <{TAG}> marker, which would read back as a tag"
                 )
-            records.append(self._record(item, spans))
+            record = self._record(item, spans)
+            if named is not None and item.subset and item.subset != named:
+                record[SUBSET] = item.subset
+            records.append(record)
         return dump_json(records, indent=1)
 
     @staticmethod

@@ -440,7 +440,7 @@ def test_canonical_files_on_disk_the_batch_reader_cannot_take_are_read_whole(
     path = tmp_path / "s.jsonl"
     path.write_bytes(data)
     assert canonical.FORMAT.read_file_batches(path, data[:4096], source="s.jsonl") is None
-    outcome = run_from_disk(engine, path, format_name="canonical")
+    outcome = run_from_disk(engine, path, "split", format_name="canonical")  # the file's own dataset
     whole = import_file(engine, data, actor=OPERATOR, source="s.jsonl", format_name="canonical")
     assert (outcome.ok, [p.reason for p in outcome.problems]) == (
         whole.ok,

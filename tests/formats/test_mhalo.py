@@ -12,7 +12,7 @@ from db.importer import import_bundle
 from db.repositories.datasets import get_dataset
 from db.transfer import export_file, import_file
 from formats.base import ReadOptions
-from formats.mhalo import FORMAT
+from formats.mhalo import FORMAT, subset_for
 from formats.registry import best_guess
 
 # What the real files hold and what Spanlight must say about them (checked by reading them by hand).
@@ -102,6 +102,9 @@ def test_real_file_imports_and_export_reproduces_each_record(engine, shared_data
     assert len(exported) == len(kept)
     stem = name.removesuffix(".json")
     for written, (index, record) in zip(exported, kept, strict=True):
+        # Written under the dataset's name, a record names the subset its file's name gave it, so a
+        # re-import keeps it (the one field the released record lacks).
+        assert written.pop("subset") == subset_for(stem)
         if "id" not in record:
             # The item's derived id is written first, so a re-import finds the same items.
             assert list(written) == ["id", *record] and written.pop("id") == f"{stem}-{index}"
@@ -306,3 +309,33 @@ def test_untagged_records_are_gold_covered_clean_items(shared_data, engine):
     import_bundle(engine, result.bundle, actor=OPERATOR, problems=result.problems, allow_skip=True)
     again = get_dataset(engine, result.bundle.dataset.name)
     assert again is not None and again.n_gold_items == 149
+
+
+def test_a_round_trip_through_a_named_file_keeps_each_items_subset(engine, tmp_path):
+    """A dataset of two subsets exported as bench.json read back with every item's subset "bench"."""
+    from db.repositories.items import get_item
+    from db.transfer import export_to
+
+    record = {"test_solution": "A cat.", "hallucinated_solution": "A <hallucination>cat</hallucination>."}
+    for source, ext in (("processed_test.json", "t"), ("processed_geo_170k.json", "g")):
+        data = json.dumps([{**record, "id": ext}]).encode()
+        assert import_file(engine, data, source=source, options=ReadOptions(dataset="two"), actor=OPERATOR).ok
+    out = tmp_path / "bench.json"
+    export_to(engine, "two", "mhalo", out, actor=OPERATOR)
+    written = json.loads(out.read_text())
+    assert [r.get("subset") for r in written] == ["MC", "Geo170K"]
+    assert import_file(
+        engine, out.read_bytes(), source="bench.json", options=ReadOptions(dataset="copy"), actor=OPERATOR
+    ).ok
+    copy = get_dataset(engine, "copy")
+    assert copy is not None
+    assert [get_item(engine, copy.id, ext).subset for ext in ("t", "g")] == ["MC", "Geo170K"]
+    # Written under a name that gives the subset already, a record stays as the released file has it.
+    only = tmp_path / "processed_test.json"
+    export_to(engine, "copy", "mhalo", only, actor=OPERATOR)
+    assert [r.get("subset") for r in json.loads(only.read_text())] == [None, "Geo170K"]
+    # A subset chosen at import wins over the records' own.
+    chosen = ReadOptions(dataset="chosen", subset="mine")
+    assert import_file(engine, out.read_bytes(), source="bench.json", options=chosen, actor=OPERATOR).ok
+    mine = get_dataset(engine, "chosen")
+    assert mine is not None and get_item(engine, mine.id, "t").subset == "mine"

@@ -25,15 +25,7 @@ def _undo(engine: Engine, log_id: int, annotator: str | None, actor: Actor) -> N
 
 
 def _line(entry: ImportEntry) -> str:
-    totals = {"removed": 0, "changed": 0, "added": 0}
-    for tables in entry.changes.get("counts", {}).values():
-        for counts in tables.values():
-            for what in totals:
-                totals[what] += int(counts.get(what, 0))
-    said = [f"{n} {what}" for what, n in totals.items() if n]
-    if entry.marks:  # items gold was marked as having checked, or no longer
-        said.append(f"{entry.marks} coverage marks")
-    changed = ", ".join(said) or "no annotations changed"
+    changed = entry.summary()
     by = f" · by {entry.annotator}" if entry.annotator else ""
     state = " · undone" if entry.undone else ""
     return (

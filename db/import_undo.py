@@ -58,6 +58,27 @@ class ImportEntry:
     undone: bool
     undoable: bool
     marks: int = 0  # coverage marks the change added or took away (annotations say nothing of them)
+    # An undo's: what it took away of the labels the import had written, by kind (LABEL_KINDS' names)
+    removed: dict[str, int] = field(default_factory=dict)
+    undid: int | None = None  # an undo's: the entry it undid
+    marks_moved: dict[str, int] = field(default_factory=dict)  # an undo's marks "took away", "put back"
+
+    def summary(self) -> str:
+        """What the change did, in words: an import's rows added, changed and removed; an undo's labels
+        taken away and rows restored (an undo's line read only its coverage marks)."""
+        if self.undid is not None:
+            return UndoResult(
+                self.log_id, self.undid, self.dataset or "", self.rows, self.marks_moved, self.removed
+            ).summary()
+        totals = {"removed": 0, "changed": 0, "added": 0}
+        for tables in self.changes.get("counts", {}).values():
+            for counts in tables.values():
+                for what in totals:
+                    totals[what] += int(counts.get(what, 0))
+        said = [f"{n} {what}" for what, n in totals.items() if n]
+        if self.marks:  # items gold checked or a run was given, marked as such
+            said.append(f"{self.marks} coverage marks")
+        return ", ".join(said) or "no annotations changed"
 
     def to_dict(self) -> dict[str, Any]:
         return {
@@ -71,6 +92,7 @@ class ImportEntry:
             "undone": self.undone,
             "undoable": self.undoable,
             "coverage_marks": self.marks,
+            **({"undid": self.undid, "removed": self.removed} if self.undid is not None else {}),
         }
 
 
@@ -149,6 +171,18 @@ def recent_imports(engine: Engine, limit: int = 20) -> list[ImportEntry]:
                     for marks in ((entry.after or {}).get("coverage") or {}).values()
                     for mark in marks
                 ),
+                removed=dict((entry.after or {}).get("removed") or {}),
+                undid=(entry.after or {}).get("undid") if entry.action == "undo" else None,
+                marks_moved={
+                    what: n
+                    for what, logged in (("took away", "removed"), ("put back", "added"))
+                    if (
+                        n := sum(
+                            len(coverage_items(mark, entry.before or {}))
+                            for mark in ((entry.after or {}).get("coverage") or {}).get(logged, [])
+                        )
+                    )
+                },
             )
             for entry, dataset, annotator in session.execute(query)
         ]
@@ -239,6 +273,7 @@ def undo_import(engine: Engine, log_id: int, annotator: str | None = None, *, ac
                 "description": f"undid import {log_id} ({source})",
                 "source": f"undo of {log_id} ({source})",
                 "rows": rows,
+                "removed": {kind: taken[kind] for kind in LABEL_KINDS if taken[kind]},
                 "digests": back.digests,
                 **logged_coverage(added=added, removed=removed),
             },

@@ -45,3 +45,8 @@ def test_undoing_a_first_run_says_what_it_took_away(engine: Engine) -> None:
     assert done.removed == {"span": 1, "output": 1}
     assert done.summary() == "took away 1 spans, 1 raw outputs, 1 coverage marks; restored no rows"
     assert done.to_dict()["removed"] == {"span": 1, "output": 1}
+    # The list of recent imports says the same of the undo (it read only "1 coverage marks").
+    listed = recent_imports(engine)[0]
+    assert listed.undid == newest.log_id
+    assert listed.summary() == done.summary()
+    assert listed.to_dict()["removed"] == {"span": 1, "output": 1}

@@ -73,7 +73,8 @@ def comparison_html(
         parts.append(
             f'<section class="hs-block"><h2>{e(track.name)}</h2>'
             f'<p class="hs-summary">{e(track.summary())}</p>'
-            f"{track_html(comparison, track, show_missed=show_missed)}</section>"
+            # a run not given the item has no text of its own, as on the page
+            f"{track_html(comparison, track, show_missed=show_missed) if track.given else ''}</section>"
         )
     parts += [f"<footer>{e(_footer(comparison, generated))}</footer>", "</body></html>"]
     return "\n".join(parts)
@@ -306,7 +307,8 @@ def _track_block(canvas: _Canvas, comparison: ItemComparison, track: Track, show
     canvas.ops.append(("rect", (MARGIN - 16, canvas.y - 8, MARGIN - 10, canvas.y + 30), "#BBBBBB"))
     canvas.text(MARGIN, track.name, head, gap=2)
     canvas.text(MARGIN, track.summary(), small, fill="#555555", gap=6)
-    _draw_spans(canvas, MARGIN, comparison.response, track_styles(track, show_missed=show_missed), body)
+    if track.given:  # a run not given the item has no text of its own, as on the page
+        _draw_spans(canvas, MARGIN, comparison.response, track_styles(track, show_missed=show_missed), body)
     canvas.y += 14
 
 

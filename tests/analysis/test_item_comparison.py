@@ -240,3 +240,29 @@ def test_thumbnail(tmp_path) -> None:
     (tmp_path / "broken.png").write_bytes(b"not an image")
     assert thumbnail(tmp_path / "broken.png") is None
     assert thumbnail(None) is None and png_bytes(None) is None
+
+
+def test_the_exports_draw_no_text_for_a_run_not_given_the_item() -> None:
+    """As on the page: the track of a run not given the item says so, without the response under it."""
+    from analysis.item_comparison import DetectorOutput, compare_item
+
+    comparison = compare_item(
+        dataset="d",
+        item="b",
+        prompt="",
+        response="A red bench.",
+        gold=[(2, 5, None)],
+        detectors=[DetectorOutput("partial", [], given=False)],
+    )
+    document = comparison_html(comparison, generated=WHEN)
+    section = document.split("<h2>partial</h2>", 1)[1].split("</section>", 1)[0]
+    assert "not run on this item" in section and "bench" not in section
+    given = compare_item(
+        dataset="d",
+        item="b",
+        prompt="",
+        response="A red bench.",
+        gold=[(2, 5, None)],
+        detectors=[DetectorOutput("partial", [])],
+    )
+    assert len(comparison_png(comparison, generated=WHEN)) < len(comparison_png(given, generated=WHEN))

@@ -170,14 +170,15 @@ def build(inputs: SpanInputs, flt: ReportFilter, threshold: float = 0.5) -> Repo
                     + (
                         " Runs given only some of these items are scored on those alone (items): "
                         + ", ".join(partly)
-                        + "."
+                        + "; so no best value is marked."
                         if partly
                         else ""
                     )
                 ),
-                mark_columns=tuple(
-                    c for c in frame3.columns if c != "detector" and not c.endswith("· items")
-                ),
+                # Best and second best compare runs scored alike: not a run on ten items with one on all.
+                mark_columns=()
+                if partly
+                else tuple(c for c in frame3.columns if c != "detector" and not c.endswith("· items")),
             ),
             "curve": Table(
                 "curve",

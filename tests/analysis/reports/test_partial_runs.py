@@ -125,7 +125,11 @@ def test_table_3_scores_a_run_on_the_items_it_was_given(store) -> None:
     assert table.at["half", "Average · F1_IoU"] == pytest.approx(100)
     assert table.at["full", "Average · F1_IoU"] == pytest.approx(100)
     assert table.at["half", "Average · items"] == 2 and table.at["full", "Average · items"] == 4
-    assert "scored on those alone (items): half 2." in report.tables["table3"].caption
+    assert (
+        "scored on those alone (items): half 2; so no best value is marked."
+        in report.tables["table3"].caption
+    )
+    assert not report.tables["table3"].mark_columns
     clean = report.tables["clean"].frame.set_index(["detector", "subset"])
     assert clean.at[("half", mhalo.ALL_CLEAN), "n_clean"] == 1  # c, not d
     assert clean.at[("full", mhalo.ALL_CLEAN), "n_clean"] == 2

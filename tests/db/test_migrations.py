@@ -269,3 +269,52 @@ def test_processes_starting_together_on_a_new_store_create_it_once(bare_url) -> 
         assert _schema(engine)["rows"] == {"store_revision": [(1, 0)], "alembic_version": [(HEAD,)]}
     finally:
         engine.dispose()
+
+
+def test_runs_stored_before_runs_were_marked_are_marked_as_given_every_item(engine) -> None:
+    """Migration 0006: a span run without marks or raw outputs was read as given every item; it gets the
+    marks that say so, so a later partial import into it keeps its first import's items. A run with raw
+    outputs, one that already has marks and a scorer (no span) are left as they are."""
+    from analysis.dataset_spans import load_dataset_spans
+    from db.access import OPERATOR
+    from db.importer import import_bundle
+    from formats.records import (
+        Annotations,
+        Bundle,
+        DatasetRecord,
+        ItemRecord,
+        LabelSetRecord,
+        RawOutputRecord,
+        SentenceScoreRecord,
+        SpanRecord,
+    )
+
+    def run(name: str, **given: Annotations) -> LabelSetRecord:
+        return LabelSetRecord("detector", name, annotations=list(given.values()))
+
+    red = [SpanRecord(2, 5)]
+    items = [ItemRecord(ext, "A red cat.") for ext in "abc"]
+    old, later = run("old", a=Annotations("a", spans=red)), run("marked", a=Annotations("a", spans=red))
+    output = run("output", a=Annotations("a", spans=red, raw_output=RawOutputRecord("A [red] cat.", True)))
+    scorer = run("scorer", a=Annotations("a", sentence_scores=[SentenceScoreRecord(0, 10.0)]))
+    record = DatasetRecord("d", "canonical", label_kinds=["span", "sentence"])
+    import_bundle(engine, Bundle(record, items, [old, later, output, scorer]), actor=OPERATOR)
+    with engine.connect().execution_options(write=True) as connection, connection.begin():
+        ids = dict(connection.execute(select(m.LabelSet.name, m.LabelSet.id)).all())
+        for name in ("old", "output"):  # as stored before runs were marked
+            connection.execute(m.ItemStatus.__table__.delete().where(m.ItemStatus.label_set_id == ids[name]))
+    _downgrade(engine, "0005")
+    upgrade(engine)
+    with engine.connect() as connection:
+        marked = {
+            name: connection.execute(
+                select(func.count()).where(
+                    m.ItemStatus.label_set_id == ids[name], m.ItemStatus.page == "spans"
+                )
+            ).scalar_one()
+            for name in ("old", "marked", "output", "scorer")
+        }
+    assert marked == {"old": 3, "marked": 1, "output": 0, "scorer": 0}
+    spans = load_dataset_spans(engine, 1)
+    assert spans.ran_on(ids["old"]).all() and spans.ran_on(ids["marked"]).tolist() == [True, False, False]
+    assert spans.ran_on(ids["output"]).tolist() == [True, False, False]

@@ -276,6 +276,7 @@ try:
             annotator=ctx.annotator.name,
             progress=progress,
             replace_existing=replace_existing,
+            confine_image_root=True,  # a file's own image folder, like a typed one, within the import folder
         )
     else:
         outcome = import_predictions(

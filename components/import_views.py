@@ -15,9 +15,11 @@ from sqlalchemy import Engine
 from streamlit.delta_generator import DeltaGenerator
 
 from db.images import checked_image_root, image_problems
+from db.import_folder import confined_image_root
 from db.repositories.exchange import dataset_image_root
 from db.transfer import ImportOutcome
 from formats.preview import Preview, problem_rows
+from formats.problems import Problem
 from render.literal_text import literal
 from render.problem_table import problems_html
 from render.span_html import render_spans_html
@@ -26,10 +28,14 @@ from render.span_html import render_spans_html
 def with_image_check(engine: Engine, preview: Preview, chosen: str | None, source: str) -> Preview:
     """The preview with the import's own image warnings for its items, in the folder the import will
     check (:func:`~db.images.checked_image_root`), so the counts shown before an import are the ones
-    it will report. (Images in a ZIP are checked once it is unpacked, by the import.)"""
+    it will report. (Images in a ZIP are checked once it is unpacked, by the import.) A folder the file
+    names outside the import and data folders is not probed, as the page's import will not use it."""
     stored = dataset_image_root(engine, preview.dataset) if preview.dataset else None
-    root = checked_image_root(chosen, preview.image_root, stored[1] if stored else None)
+    file_root, refused = confined_image_root(preview.image_root) if preview.image_root else (None, None)
+    root = checked_image_root(chosen, file_root, stored[1] if stored else None)
     found = image_problems(root, dict(preview.image_refs), source)
+    if refused:
+        found.insert(0, Problem(source, "-", "image_root", refused, "warning"))
     return dataclasses.replace(preview, problems=preview.problems + tuple(found)) if found else preview
 
 

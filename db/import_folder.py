@@ -131,6 +131,23 @@ def import_file_path(typed: str, *, capped: bool = True) -> Path:
     return path
 
 
+def confined_image_root(root: str) -> tuple[str | None, str | None]:
+    """An image folder a file names, for an import from the web page: kept when it lies inside the import
+    folder or the data folder (where the demo's and uploaded ZIPs' images are), else dropped with the
+    reason. A folder typed on the page must lie in the import folder; one named inside the file would
+    otherwise have let the pages show images, and the import probe files, anywhere on the server."""
+    if unstorable(root) is None:
+        resolved = Path(root).expanduser().resolve()
+        allowed = [folder.resolve() for folder in (import_dir(), data_dir()) if folder is not None]
+        if any(resolved.is_relative_to(folder) for folder in allowed):
+            return root, None
+    where = " or ".join(str(f) for f in (import_dir(), data_dir()) if f is not None)
+    return None, (
+        f"the file's image folder {root!r} is outside {where}; not used (choose an image folder on the "
+        "Import page)"
+    )
+
+
 def names_import_folder(typed: str) -> bool:
     """Whether ``typed`` names a folder (not a file) inside the import folder; never raises."""
     try:
@@ -202,6 +219,7 @@ def image_folder_path(typed: str) -> Path:
 
 __all__ = [
     "ImportPathRefused",
+    "confined_image_root",
     "dataset_folder_path",
     "dataset_folder_problem",
     "image_folder_path",

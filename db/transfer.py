@@ -29,6 +29,7 @@ from db.config import data_dir
 from db.exporter import BATCH_ITEMS, UnknownDataset, export_batches
 from db.images import checked_image_root, extract_image_zip, image_problems
 from db.import_changes import ImportChanges, ReplaceRequired
+from db.import_folder import confined_image_root
 from db.importer import IMPORTED_SETTINGS, ImportResult, import_bundles
 from db.repositories.datasets import set_image_root
 from db.repositories.exchange import dataset_image_root, known_items
@@ -167,6 +168,7 @@ def import_file(
     annotator: str | None = None,
     progress: Progress = _no_progress,
     replace_existing: bool = False,
+    confine_image_root: bool = False,
 ) -> ImportOutcome:
     """Import one benchmark file (and optionally its images) into the store, all or nothing."""
     require_now(engine, actor, "manage_data")  # before images are unpacked
@@ -186,6 +188,7 @@ def import_file(
         annotator=annotator,
         progress=progress,
         replace_existing=replace_existing,
+        confine_image_root=confine_image_root,
     )
 
 
@@ -223,6 +226,7 @@ def import_path(
     annotator: str | None = None,
     progress: Progress = _no_progress,
     replace_existing: bool = False,
+    confine_image_root: bool = False,
     too_large: Callable[[int], str | None] | None = None,
 ) -> ImportOutcome:
     """:func:`import_file` of a file on disk. A format that can read a file as it goes (AlignBench CSV
@@ -254,6 +258,7 @@ def import_path(
         annotator=annotator,
         progress=progress,
         replace_existing=replace_existing,
+        confine_image_root=confine_image_root,
     )
 
 
@@ -289,6 +294,7 @@ def import_table(
     annotator: str | None = None,
     progress: Progress = _no_progress,
     replace_existing: bool = False,
+    confine_image_root: bool = False,
 ) -> ImportOutcome:
     """Import a table file or a dataset folder read by a field mapping (saved with the dataset), or with
     no mapping by the reader of the benchmark its columns are (AlignBench, M-HalDetect); all or nothing,
@@ -308,6 +314,7 @@ def import_table(
         annotator=annotator,
         progress=progress,
         replace_existing=replace_existing,
+        confine_image_root=confine_image_root,
     )
 
 
@@ -324,11 +331,14 @@ def _import_read(
     annotator: str | None,
     progress: Progress,
     replace_existing: bool,
+    confine_image_root: bool = False,
 ) -> ImportOutcome:
     """What a benchmark reader returned, with its images checked, written by the one importer: the
     first bundle and the batches after it (none for a file read whole), each batch's images checked and
     the batch written as it is read, all in the importer's one transaction. The reader goes on appending
-    its problems to ``read.problems`` as it reads."""
+    its problems to ``read.problems`` as it reads. ``confine_image_root`` (an import from the web page):
+    an image folder the file itself names is used only inside the import or data folder
+    (:func:`~db.import_folder.confined_image_root`), like one typed on the page."""
     outcome = ImportOutcome(source, format_name, None, False, problems=list(read.problems))
     bundle = read.bundle
     if bundle is None:
@@ -356,6 +366,10 @@ def _import_read(
             return outcome
         outcome.images_extracted = len(report.extracted)
         image_root = image_root or str(folder)
+    if confine_image_root and first.dataset.image_root:
+        first.dataset.image_root, refused = confined_image_root(first.dataset.image_root)
+        if refused:
+            problems.append(Problem(source, "-", "image_root", refused, "warning"))
     existing = dataset_image_root(engine, first.dataset.name)
     root = checked_image_root(image_root, first.dataset.image_root, existing[1] if existing else None)
     if image_root:

@@ -19,7 +19,7 @@ from db.engine import make_engine
 from db.exporter import export_bundle
 from db.repositories.accounts import set_disabled
 from db.repositories.annotators import get_or_create_annotator
-from db.repositories.datasets import list_dataset_infos
+from db.repositories.datasets import get_dataset, list_dataset_infos
 from db.transfer import export_file, import_file, import_predictions
 from formats.base import ReadOptions
 from tests.formats.mmhal_sample import IDS, sample_bytes
@@ -210,6 +210,37 @@ def test_detector_outputs_go_to_the_dataset_the_user_works_on(store: str, tmp_pa
     assert at.selectbox(key="import_target").value == "bench"
     at.text_input(key="import_detector").input("tagger").run()
     assert "no item 'zzz' in dataset 'bench'" in html.unescape(_html(at))
+
+
+def test_a_files_own_image_folder_outside_the_import_folder_is_not_used(store: str, tmp_path: Path) -> None:
+    """A canonical file names its image folder. From the page it is used only inside the import (or
+    data) folder, like a folder typed there: the preview does not probe one elsewhere, the import does
+    not keep it, and both say why. (The command line, run by whoever holds the store, keeps it.)"""
+    outside = tmp_path / "elsewhere"
+    outside.mkdir()
+    lines = [
+        {"record": "dataset", "format_version": 1, "name": "far", "source_format": "canonical",
+         "image_root": str(outside)},
+        {"record": "item", "external_id": "a", "response": "A cat.", "image_ref": "secret.jpg"},
+    ]  # fmt: skip
+    path = _imports(tmp_path) / "far.jsonl"
+    path.write_text("".join(json.dumps(line) + "\n" for line in lines))
+    at = _import_page(path)
+    page = html.unescape(_html(at))
+    assert f"the file's image folder {str(outside)!r} is outside" in page
+    assert "secret.jpg" not in page  # not probed there
+    at.button(key="import_go").click().run()
+    assert not at.exception and at.success
+    engine = make_engine(store)
+    try:
+        far = get_dataset(engine, "far")
+        assert far is not None and far.image_root is None
+        kept = import_file(engine, path.read_bytes(), source="far.jsonl", actor=OPERATOR,
+                           options=ReadOptions(dataset="cli"))  # fmt: skip
+        cli = get_dataset(engine, "cli")
+        assert kept.ok and cli is not None and cli.image_root == str(outside)
+    finally:
+        engine.dispose()
 
 
 def test_export_page_offers_a_download(store: str) -> None:

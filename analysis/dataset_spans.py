@@ -192,12 +192,13 @@ def dataset_spans(
     columns: SpanColumns,
     flags: Mapping[int, Mapping[int, bool]],
     scorers: frozenset[int] = frozenset(),
-    coverage: Mapping[int, np.ndarray] | None = None,
+    coverage: Mapping[int, np.ndarray | None] | None = None,
 ) -> DatasetSpans:
     """The :class:`DatasetSpans` of what :func:`load_dataset_spans` reads: every span placed on its item
     and mapped to tokens in one vectorised pass (:func:`metrics.token_batches.token_spans_many`).
     Spans of items missing from ``items`` (written between the reads) are left out. ``coverage``: per
-    detector label set, the item ids its run is marked as given (:func:`run_coverage`)."""
+    detector label set, the item ids its run is marked as given, None for every item
+    (:func:`run_coverage`)."""
     ids = np.asarray(items.ids, dtype=np.int64)
     n_items = ids.size
     by_id = np.argsort(ids, kind="stable")
@@ -225,7 +226,12 @@ def dataset_spans(
         )
         follows[view.id] = _follows_format(flags.get(view.id, {}), ids, by_id)
         if view.kind == "detector":
-            mask = _given((coverage or {}).get(view.id), flags.get(view.id, {}), packed[view.id], ids, by_id)
+            marks = coverage or {}
+            mask = (
+                None  # marked on every item
+                if view.id in marks and marks[view.id] is None
+                else _given(marks.get(view.id), flags.get(view.id, {}), packed[view.id], ids, by_id)
+            )
             if mask is not None:
                 given[view.id] = mask
     return DatasetSpans(

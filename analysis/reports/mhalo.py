@@ -78,7 +78,9 @@ def build(inputs: SpanInputs, flt: ReportFilter, threshold: float = 0.5) -> Repo
 
     table3, curve, by_type, clean = [], [], [], []
     names = np.asarray(_subset_names(subsets), dtype=object)
+    # The runs given only some of the kept items (a run given every item the filters keep is not partial)
     given = {d.id: ev.given[d.id][rows] for d in detectors if d.id in ev.given}
+    given = {d: mask for d, mask in given.items() if not mask.all()}
     unscored = []  # runs given none of the kept items
     for detector in detectors:
         # A run given only some items is scored on those (DatasetSpans.ran_on): positions in ``rows``.
@@ -138,7 +140,7 @@ def build(inputs: SpanInputs, flt: ReportFilter, threshold: float = 0.5) -> Repo
     n_per_subset = pd.Series(names).value_counts(sort=False)
     partly = [
         f"{d.name} {int(given[d.id].sum())}" for d in detectors if d.id in given and given[d.id].any()
-    ]  # runs given only some of the kept items
+    ]  # runs given only some of the kept items (those given none are left out, with a note)
     # Every subset's columns in the order of the items, the Average last, whichever run comes first (a
     # run given no item of the first subset put its columns after the Average); cells a run was given
     # no item of are empty. The item counts only when some run was given only some items.

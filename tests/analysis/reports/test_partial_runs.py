@@ -104,7 +104,7 @@ def test_an_import_marks_the_items_a_run_was_given(store) -> None:
     ids = _ids(engine, dataset_id)
     coverage = run_coverage(engine, dataset_id)
     assert _externals(engine, dataset_id, coverage[ids["half"]]) == {"a", "c"}
-    assert _externals(engine, dataset_id, coverage[ids["full"]]) == set(ITEMS)
+    assert coverage[ids["full"]] is None  # marked on every item: counted, not read item by item
     spans = load_dataset_spans(engine, dataset_id)
     assert spans.ran_on(ids["half"]).tolist() == [True, False, True, False]
     assert spans.ran_on(ids["full"]).all() and ids["full"] not in spans.given
@@ -178,6 +178,11 @@ def test_table_3_counts_each_subsets_items_and_keeps_its_columns_in_order(engine
     assert table.index.tolist() == ["early", "late"]
     assert np.isnan(table.at["early", "P · F1_IoU"]) and table.at["early", "Q · F1_IoU"] == pytest.approx(100)
     assert table.at["early", "Q · items"] == 2 and table.at["late", "P · items"] == 2
+    only_q = mhalo.build(inputs, ReportFilter(subsets=("Q",)))  # both runs given every kept item
+    assert (
+        only_q.tables["table3"].mark_columns and "Runs given only some" not in only_q.tables["table3"].caption
+    )
+    assert not [c for c in only_q.tables["table3"].frame.columns if c.endswith("items")]
     only_p = mhalo.build(inputs, ReportFilter(subsets=("P",)))
     assert only_p.tables["table3"].frame["detector"].tolist() == ["late"]
     assert "given none of the items the filters keep): early." in only_p.notes[-1]

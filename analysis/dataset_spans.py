@@ -23,9 +23,9 @@ from db.repositories.report_inputs import (
     SpanColumns,
     format_flags,
     item_index,
+    other_answer_label_sets,
     read_at_once,
     run_coverage,
-    scoring_label_sets,
     span_columns,
 )
 from metrics import PackedSpans
@@ -104,9 +104,9 @@ class DatasetSpans:
     follows_format: dict[int, np.ndarray] = field(default_factory=dict)
     # the label sets holding raw outputs (a detector's answers as text)
     with_outputs: frozenset[int] = frozenset()
-    # the label sets holding sentence scores (an AlignBench-style scorer, whose raw outputs are its
-    # score texts)
-    scorers: frozenset[int] = frozenset()
+    # the label sets holding answers of another kind than spans (sentence scores, token probabilities,
+    # claim labels, …), whose raw outputs are those answers' texts
+    other_answers: frozenset[int] = frozenset()
     # detector label set id → per item: whether the run was given the item, for the runs given only some
     # (see :meth:`ran_on`)
     given: dict[int, np.ndarray] = field(default_factory=dict)
@@ -122,15 +122,14 @@ class DatasetSpans:
 
     @property
     def span_detectors(self) -> tuple[LabelSetView, ...]:
-        """The detector runs that may locate spans: those holding a span, or a raw output that is not a
-        scorer's. A run of sentence scores or token probabilities is left out of the span measures rather
-        than scored as a detector that flagged nothing (a scorer's texts read its score per sentence, and
-        it stood in MHALO's Table 3 with F1 0). (A run whose raw outputs are other sentence answers still
-        counts: the store does not say what a run was asked for.)"""
+        """The detector runs that may locate spans: those holding a span, or a raw output that is not an
+        answer of another kind. A run of sentence scores, token probabilities or claim labels is left out
+        of the span measures rather than scored as a detector that flagged nothing (a scorer's texts read
+        its score per sentence, and it stood in MHALO's Table 3 with F1 0)."""
         return tuple(
             d
             for d in self.detectors
-            if self.has_spans(d.id) or (d.id in self.with_outputs and d.id not in self.scorers)
+            if self.has_spans(d.id) or (d.id in self.with_outputs and d.id not in self.other_answers)
         )
 
     @cached_property
@@ -174,16 +173,16 @@ def _no_spans(n_items: int) -> PackedSpans:
 
 def load_dataset_spans(engine: Engine, dataset_id: int) -> DatasetSpans:
     """The dataset's spans for every label set, in characters and in tokens, with the format flags."""
-    items, label_sets, columns, flags, scorers, coverage = read_at_once(
+    items, label_sets, columns, flags, other_answers, coverage = read_at_once(
         engine,
         partial(item_index, engine, dataset_id),
         partial(list_label_sets, engine, dataset_id),
         partial(span_columns, engine, dataset_id),
         partial(format_flags, engine, dataset_id),
-        partial(scoring_label_sets, engine, dataset_id),
+        partial(other_answer_label_sets, engine, dataset_id),
         partial(run_coverage, engine, dataset_id),
     )
-    return dataset_spans(items, label_sets, columns, flags, scorers, coverage)
+    return dataset_spans(items, label_sets, columns, flags, other_answers, coverage)
 
 
 def dataset_spans(
@@ -191,7 +190,7 @@ def dataset_spans(
     label_sets: Sequence[LabelSetView],
     columns: SpanColumns,
     flags: Mapping[int, Mapping[int, bool]],
-    scorers: frozenset[int] = frozenset(),
+    other_answers: frozenset[int] = frozenset(),
     coverage: Mapping[int, np.ndarray | None] | None = None,
 ) -> DatasetSpans:
     """The :class:`DatasetSpans` of what :func:`load_dataset_spans` reads: every span placed on its item
@@ -242,7 +241,7 @@ def dataset_spans(
         packed=packed,
         follows_format=follows,
         with_outputs=frozenset(ls for ls, found in flags.items() if found),
-        scorers=scorers,
+        other_answers=other_answers,
         given=given,
     )
 

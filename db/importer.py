@@ -525,12 +525,12 @@ def set_coverage(
     return changed
 
 
-def _span_answer(annotations: Annotations) -> bool:
-    """Whether a detector's record answers with spans: it has spans, or holds no other kind of answer
-    (none at all: it flagged nothing). A scorer's sentence scores, a claim detector's labels or token
-    probabilities say nothing of spans, and their runs are no span detectors to cover."""
+def _other_answer(annotations: Annotations) -> bool:
+    """Whether a detector's record answers in another kind than spans, and with no span: a scorer's
+    sentence scores, a claim detector's labels, token probabilities. Such a run is no span detector to
+    cover — not even on an item whose output failed to parse, which holds no answer at all."""
     a = annotations
-    return bool(a.spans) or not (
+    return not a.spans and bool(
         a.sentence_labels
         or a.claim_labels
         or a.triplets
@@ -1526,13 +1526,13 @@ class _Writer:
         """
         if record.kind not in COVERED_KINDS or "span" not in self.dataset.label_kinds:
             return []
+        if record.kind == "detector" and any(_other_answer(a) for a in record.annotations):
+            return []  # a run answering in another kind (its failed outputs are no span answers either)
         label_set_id, _ = self._label_set(record)
         found = (
             (self.item_ids.get(a.item), a.item)
             for a in record.annotations
-            if a.item not in self.bad
-            and not _only_standing(a)  # they say nothing of spans
-            and (record.kind != "detector" or _span_answer(a))
+            if a.item not in self.bad and not _only_standing(a)  # they say nothing of spans
         )
         ext_of = {i: ext for i, ext in found if i is not None}
         item_ids = list(ext_of)

@@ -28,7 +28,20 @@ from operator import itemgetter
 from typing import Any, Generic, TypeVar, TypeVarTuple
 
 import numpy as np
-from sqlalchemy import BigInteger, Connection, Engine, Integer, Select, Text, case, cast, exists, func, select
+from sqlalchemy import (
+    BigInteger,
+    Connection,
+    Engine,
+    Integer,
+    Select,
+    Text,
+    case,
+    cast,
+    exists,
+    func,
+    or_,
+    select,
+)
 
 from db import models as m
 from db.engine import MAX_READERS, read_session, revision_of, shares_store
@@ -248,11 +261,25 @@ def run_coverage(engine: Engine, dataset_id: int) -> dict[int, np.ndarray | None
     return found
 
 
-def scoring_label_sets(engine: Engine, dataset_id: int) -> frozenset[int]:
-    """The dataset's label sets holding a sentence score (one index probe per label set)."""
+def other_answer_label_sets(engine: Engine, dataset_id: int) -> frozenset[int]:
+    """The dataset's label sets holding answers of another kind than spans: sentence scores or labels,
+    token probabilities, claim labels, response scores or extracted triplets (an index probe per label set and
+    kind). A run of those whose raw outputs are its answers' texts is no span detector."""
     query = select(m.LabelSet.id).where(
         m.LabelSet.dataset_id == dataset_id,
-        exists().where(m.SentenceScore.label_set_id == m.LabelSet.id),
+        or_(
+            *(
+                exists().where(table.label_set_id == m.LabelSet.id)
+                for table in (
+                    m.SentenceScore,
+                    m.SentenceLabel,
+                    m.TokenProbability,
+                    m.ClaimLabel,
+                    m.ResponseScore,
+                    m.Triplet,
+                )
+            )
+        ),
     )
     with _snapshot(engine) as connection:
         return frozenset(row[0] for row in _rows(connection, query))

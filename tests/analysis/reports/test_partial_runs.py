@@ -38,8 +38,10 @@ from formats.records import (
     DatasetRecord,
     ItemRecord,
     LabelSetRecord,
+    RawOutputRecord,
     SentenceScoreRecord,
     SpanRecord,
+    TokenProbabilityRecord,
 )
 from formats.registry import get_format
 
@@ -241,6 +243,24 @@ def test_a_scorer_is_not_marked_as_a_span_run(engine) -> None:
         actor=OPERATOR,
     )
     assert run_coverage(engine, dataset_id) == {}
+
+
+def test_a_run_of_another_kind_with_a_failed_output_is_no_span_run(engine) -> None:
+    """A run of token probabilities whose output for one item failed to parse (a raw output, nothing
+    else) got a mark there, and stood in Table 3 scored on that item."""
+    dataset_id = _dataset(engine)
+    probs = LabelSetRecord(
+        kind="detector",
+        name="probs",
+        annotations=[
+            Annotations("a", token_probabilities=[TokenProbabilityRecord(0, 0, 1, 0.9)]),
+            Annotations("b", raw_output=RawOutputRecord("not a list", False, parse_error="not a list")),
+        ],
+    )
+    import_bundle(engine, Bundle(DatasetRecord("bench", "canonical"), label_sets=[probs]), actor=OPERATOR)
+    assert run_coverage(engine, dataset_id) == {}
+    spans = load_dataset_spans(engine, dataset_id)
+    assert [d.name for d in spans.detectors] == ["probs"] and spans.span_detectors == ()
 
 
 def test_raw_outputs_say_which_items_a_run_was_given(engine) -> None:

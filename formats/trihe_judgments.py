@@ -40,11 +40,19 @@ from formats.trihe import (
 _VERDICT = re.compile(r"my answer is\s*['\"]?(yes|no)['\"]?", re.IGNORECASE)
 # A judge that answers first, then explains ("No. The error is related to 'object2'.").
 _LEADING = re.compile(r"\s*['\"]?(yes|no)['\"]?(?:\s*[.,;:!]|\s*$|[ \t]*\r?\n)", re.IGNORECASE)
-# A leading answer the judge then takes back ("No, I cannot tell."): no verdict. ("My answer is no" is
-# the judge's own verdict line, whatever its reasons say.)
+# A leading answer the judge then takes back ("No, I cannot tell."): no verdict. Only the judge speaking
+# of its own judgement counts ("I cannot tell", "it is impossible to say", "not enough information"); the
+# words of a reason about the image do not ("we cannot say he is sitting", "the woman looks unsure").
+# ("My answer is no" is the judge's own verdict line, whatever its reasons say.)
 _HEDGE = re.compile(
-    r"\b(?:(?:cannot|can't|can not|could not|couldn't|unable to) (?:tell|determine|judge|say|decide|verify"
-    r"|be (?:sure|determined|verified))|not (?:sure|certain)|unsure|(?:don't|do not) know|no idea)\b",
+    r"\bI\s*(?:cannot|can't|can not|could not|couldn't|am unable to|'m unable to)\s+"
+    r"(?:tell|determine|judge|say|decide|verify|be sure)\b"
+    r"|\b(?:I am|I'm)\s+(?:not\s+(?:sure|certain)|unsure)\b"
+    r"|\bI\s+(?:don't|do not)\s+know\b"
+    r"|\b(?:it is|it's)\s+(?:impossible|not possible|hard|difficult|unclear)\s+to\s+(?:tell|determine|judge|say)\b"
+    r"|\b(?:it is|it's)\s+unclear\b"
+    r"|\bnot enough (?:information|evidence|detail)\b"
+    r"|\bcannot be (?:determined|told|judged)\b",
     re.IGNORECASE,
 )
 _PART = re.compile(r"related to\s*['\"]?(object1|object2|relation)['\"]?", re.IGNORECASE)

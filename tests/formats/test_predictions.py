@@ -258,6 +258,10 @@ def test_trihe_judgments_round_trip(prediction_round_trip):
         ("No\nThe error is related to 'relation'", ("no", "relation")),  # the answer on a line of its own
         ("No, the dog cannot be seen in the image.", ("no", None)),  # "cannot" of the image, not the judge
         ("My answer is no. I cannot tell which part is wrong.", ("no", None)),  # its own verdict line
+        # The words of a reason about the image are no hedge of the judge's.
+        ("No. The man is standing, so we cannot say he is sitting.", ("no", None)),
+        ("No, the image cannot be verified to show a cat; related to 'object2'.", ("no", "object2")),
+        ("Yes, the woman looks unsure of herself.", ("yes", None)),
     ],
 )
 def test_trihe_verdicts(value, expected):
@@ -274,6 +278,8 @@ def test_trihe_verdicts(value, expected):
         "No, I cannot tell.",
         "Yes, but I am not sure.",
         "No.\nI can't determine it from the image.",
+        "No, it is impossible to tell.",
+        "No, there is not enough information to determine this.",
     ],
 )
 def test_trihe_verdicts_not_guessed_from_a_leading_word(value):

@@ -145,13 +145,15 @@ def read_record(
     prompt_key, prompt = get_first_str(record, PROMPT_KEYS, required=False)
     image_key, image = get_first_str(record, IMAGE_KEYS, required=False)
     reference_key, reference = get_first_str(record, REFERENCE_KEYS, required=False)
-    _, named = get_first_str(record, (SUBSET,), required=False)
-    if own_subset and named:
+    named = record.get(SUBSET) if own_subset else None
+    if not (isinstance(named, str) and named.strip()):
+        named = None  # not a subset's name: kept as one of the record's own fields
+    if named:
         subset = named
     roles = {
         k
         for k in (*ID_KEYS[:has_id], RESPONSE, TAGGED, SPANS, prompt_key, image_key, reference_key)
-        + ((SUBSET,) if own_subset and named else ())
+        + ((SUBSET,) if named else ())
         if k
     }
     layout: dict[str, Any] = {

@@ -334,6 +334,9 @@ def test_a_round_trip_through_a_named_file_keeps_each_items_subset(engine, tmp_p
     only = tmp_path / "processed_test.json"
     export_to(engine, "copy", "mhalo", only, actor=OPERATOR)
     assert [r.get("subset") for r in json.loads(only.read_text())] == [None, "Geo170K"]
+    # A "subset" that is not text is one of the record's own fields, as before the field was read.
+    odd = json.dumps([{**record, "id": "n", "subset": 3}]).encode()
+    assert import_file(engine, odd, source="odd.json", options=ReadOptions(dataset="odd"), actor=OPERATOR).ok
     # A subset chosen at import wins over the records' own.
     chosen = ReadOptions(dataset="chosen", subset="mine")
     assert import_file(engine, out.read_bytes(), source="bench.json", options=chosen, actor=OPERATOR).ok

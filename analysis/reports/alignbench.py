@@ -17,6 +17,7 @@ import numpy as np
 import pandas as pd
 from sqlalchemy import Engine
 
+from analysis.dataset_spans import DatasetSpans
 from analysis.reports.base import Report, Table
 from analysis.reports.data import (
     UNKNOWN_AS_CORRECT,
@@ -103,9 +104,16 @@ def build(inputs: AlignBenchInputs, flt: ReportFilter, n_resamples: int = 1000, 
         raise ValueError("the dataset has no gold sentence labels or no detector scores")
     detectors = [d for d in chosen_detectors(s.label_sets, flt) if d.id in s.scores]
     part = _slice(s, flt, flt.unknown)
+    # Runs that only locate spans (Table 5 / H alone): named, and their spans in the digest, as well.
+    ev = inputs.spans.spans if inputs.spans is not None else None
+    locators = [
+        d
+        for d in chosen_detectors(s.label_sets, flt)
+        if d.id not in s.scores and ev is not None and ev.has_spans(d.id)
+    ]
     provenance = Provenance(
         dataset=s.dataset,
-        label_sets=("gold", *(d.name for d in detectors)),
+        label_sets=("gold", *(d.name for d in detectors), *(d.name for d in locators)),
         n_items=int(distinct_values(s.item_pos[part.rows]).size),
         digest=fingerprint(
             s.sentence_id[part.rows],
@@ -114,6 +122,7 @@ def build(inputs: AlignBenchInputs, flt: ReportFilter, n_resamples: int = 1000, 
             flt.unknown,
             n_resamples,
             seed,
+            *([{d.name: _located(ev, d.id) for d in locators}] if ev is not None and locators else []),
         ),
         filters=_describe(flt),
     )
@@ -359,11 +368,14 @@ def _localization(
     captioner = part.captioner[part.positive == 1]
     gold = [_clip(ev.token_spans[ev.gold.id][i], t) for i, t in zip(item_rows, sentence_tokens, strict=True)]
     records = []
+    partly = []  # runs given only some of these sentences' items
     for detector in with_spans:
         preds = [
             _clip(ev.token_spans[detector.id][i], t) for i, t in zip(item_rows, sentence_tokens, strict=True)
         ]
         ran = ev.ran_on(detector.id)[item_rows]  # a run given only some items: the sentences of those
+        if not ran.all():
+            partly.append(f"{detector.name} {int(ran.sum()):,}")
         row: dict[str, object] = {"detector": detector.name}
         ap: list[float] = []
         miou: list[float] = []
@@ -388,9 +400,23 @@ def _localization(
         caption=(
             f"On the {wrong.size:,} incorrect sentences, spans clipped to the sentence, in tokens. AP: share of "
             f"predicted spans with IoU ≥ {LOCALIZATION_IOU:g} with a gold span; mIoU: mean IoU of covered tokens."
+            + (
+                " Runs given only some of the items are scored on their sentences alone (sentences): "
+                + ", ".join(partly)
+                + "; so no best value is marked."
+                if partly
+                else ""
+            )
         ),
-        mark_columns=tuple(c for c in frame.columns if c != "detector"),
+        # Best and second best compare runs scored on the same sentences only.
+        mark_columns=() if partly else tuple(c for c in frame.columns if c != "detector"),
     )
+
+
+def _located(ev: DatasetSpans, label_set_id: int) -> tuple[np.ndarray, ...]:
+    """A locating run's token spans and the items it was given, for the provenance digest."""
+    tokens = ev.packed[label_set_id].tokens
+    return tokens.starts, tokens.ends, tokens.offsets, ev.ran_on(label_set_id)
 
 
 def _clip(spans: list[tuple[int, int]], window: tuple[int, int]) -> list[tuple[int, int]]:

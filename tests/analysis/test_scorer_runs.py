@@ -80,3 +80,4 @@ def test_a_localization_run_of_its_own_gets_table_5(engine: Engine) -> None:
     assert dataset is not None
     report = alignbench.build(alignbench.load(engine, dataset.id), ReportFilter(), n_resamples=0)
     assert report.tables["localization"].frame["detector"].tolist() == ["marker"]
+    assert report.provenance.label_sets[-1] == "marker"  # named where its numbers come from

@@ -190,12 +190,14 @@ def _compare(chosen: list[str]) -> ItemComparison:
 def _arrange(how: str) -> None:
     """Re-order the chosen tracks (a callback: runs before the widgets are drawn)."""
     chosen = list(st.session_state[_ORDER])
-    # Detector tracks always carry F1_IoU; the 0.0 only keeps the sort key a number for the checker.
-    scores = {t.name: t.f1_iou or 0.0 for t in _compare(chosen).detectors}
+    # A run not given the item has no F1_IoU: it goes last either way, not first among the worst.
+    tracks = {t.name: t for t in _compare(chosen).detectors}
+    unscored = {n: not tracks[n].given or tracks[n].f1_iou is None for n in chosen}
+    scores = {n: tracks[n].f1_iou or 0.0 for n in chosen}
     if how == "best":
-        chosen.sort(key=lambda n: -scores[n])
+        chosen.sort(key=lambda n: (unscored[n], -scores[n]))
     elif how == "worst":
-        chosen.sort(key=lambda n: scores[n])
+        chosen.sort(key=lambda n: (unscored[n], scores[n]))
     else:
         chosen.sort(key=str.lower)
     st.session_state[_ORDER] = chosen

@@ -468,6 +468,8 @@ def test_a_run_given_some_items_shows_not_run_on_the_others(sqlite_url: str, mon
     assert heads[0] == "**detector 00** · not run on this item: left out of its scores"
     assert heads[1].startswith("**detector 01** · F1_IoU")
     assert re.findall(r'data-track="([^"]+)"', _html(at)) == ["Gold", "detector 01"]
+    widget(at.button, "Worst F1_IoU first").click().run()  # the run not given t-3 goes last, not first
+    assert param(at, "detectors") == ["detector 01,detector 00"]
     found = AppTest.from_file(APP, default_timeout=TIMEOUT)
     found.query_params["dataset"] = "twelve"
     found.run()

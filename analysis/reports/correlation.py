@@ -95,9 +95,12 @@ def build(
     ev = inputs.spans.spans
     detector = ev.label_set(detector_id)
     items = inputs.spans.items
-    keep = item_mask(items, flt)
+    # Only items the run was given: on another, the metrics would score an output it never gave.
+    given = ev.ran_on(detector_id)
+    keep = item_mask(items, flt) & given
     human = human_scores(inputs, task, nothing_flagged)
     position = {item_id: k for k, item_id in enumerate(items["item_id"])}
+    not_given = 0 if human.empty else sum(not given[position[i]] for i in human["item_id"])
     human = human[[keep[position[i]] for i in human["item_id"]]] if not human.empty else human
     idx = [position[i] for i in human["item_id"]]
     frame = pd.DataFrame(
@@ -123,6 +126,8 @@ def build(
         filters=flt.describe(),
     )
     notes = [] if len(frame) >= 3 else ["Correlation needs at least three rated items."]
+    if not_given:
+        notes.append(f"{not_given} rated items left out: {detector.name} was not given them.")
     table_rows, subset_rows = [], []
     for key, label in METRICS.items():
         if key not in frame:

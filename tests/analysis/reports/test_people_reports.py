@@ -107,3 +107,23 @@ def test_span_agreement_matches_whole_spans_with_the_metrics_engine(people) -> N
     assert row["F1_IoU"] == pytest.approx(100 * sum(scores) / len(scores))
     assert 0 < row["F1_IoU"] < 100  # the demo's annotators agree often, not always
     assert "span_matching" not in agreement.build(people, ReportFilter(), "sentences").tables
+
+
+def test_correlation_leaves_out_rated_items_the_run_was_not_given(demo_engine, demo_id) -> None:
+    """Items the rated run was not given have no output of its to score: they are left out, and said."""
+    from dataclasses import replace
+
+    import numpy as np
+
+    inputs = correlation.load(demo_engine, demo_id)
+    ev = inputs.spans.spans
+    rated = int(correlation.build(inputs, ReportFilter(), n_resamples=0).tables["items"].frame.shape[0])
+    eager = next(d for d in ev.detectors if d.name == "eager")
+    given = np.ones(len(ev.items.ids), dtype=bool)
+    given[:10] = False  # as if the run had been given all but the first ten items
+    partial = replace(inputs, spans=replace(inputs.spans, spans=replace(ev, given={eager.id: given})))
+    report = correlation.build(partial, ReportFilter(), n_resamples=0)
+    items = report.tables["items"].frame
+    first_ten = set(ev.items.ids[:10])
+    assert not first_ten & set(items["item_id"]) and len(items) < rated
+    assert f"{rated - len(items)} rated items left out: eager was not given them." in report.notes

@@ -416,8 +416,8 @@ def _tools(ws: Workspace, row: _ToolsRow, status: queue.ItemStatusView | None) -
                 args=(ws, value, status.version if status else labeling.ABSENT),
             )
         if status is not None and status.status in ("skipped", "unsure"):
-            st.button(
-                f"Clear {status.status}: back in my queue",
+            st.button(  # an unsure item never left the queue: only a skipped one goes back
+                "Clear skipped: back in my queue" if status.status == "skipped" else "Clear unsure",
                 key="frame_flag_clear",
                 on_click=_clear_flag,
                 args=(ws, status.version),

@@ -109,6 +109,13 @@ class StaleEdit(Exception):
     """The row changed (or vanished) since the annotator loaded it; reload before editing again."""
 
 
+def _row_name(entity: str) -> str:
+    """One row of a table, in words: "sentence label" of ``sentence_labels``, "item status" of
+    ``item_statuses`` (not "item statuse")."""
+    words = entity.replace("_", " ")
+    return words[:-2] if words.endswith("uses") else words[:-1]
+
+
 def _changed_meanwhile(what: str, by_you: bool = False) -> StaleEdit:
     who = "by you in another tab or window" if by_you else "by someone else"
     return StaleEdit(f"The {what} was changed {who} meanwhile — reload the item.")
@@ -227,7 +234,7 @@ def _log(
 def _check_version(
     session: Session, row: m.Base | None, expected: int | None, entity: str, annotator_id: int
 ) -> None:
-    what = entity.replace("_", " ")[:-1]
+    what = _row_name(entity)
     if row is None:
         raise StaleEdit(f"The {what} no longer exists; it was removed meanwhile — reload the item.")
     if expected is not None and row.version != expected:  # type: ignore[attr-defined]  # _ENTITIES models have id, version
@@ -283,7 +290,7 @@ def _upsert(
     log_label_set_id: int | None = None,
 ) -> Action:
     model = _ENTITIES[entity][0]
-    what = entity.replace("_", " ")[:-1]
+    what = _row_name(entity)
     row = _locked(session, model, lookup)
     if row is None:
         if expected_version not in (None, ABSENT):
@@ -968,7 +975,7 @@ def undo_last(
         row = session.get(model, entry.entity_id, with_for_update=True)
         if not _as_left(session, entry, row):
             mine = row is not None and _changed_by(session, entry.entity, row, annotator_id)
-            raise _changed_meanwhile(entry.entity.replace("_", " ")[:-1], mine)
+            raise _changed_meanwhile(_row_name(entry.entity), mine)
         state: dict[str, Any] | None
         if entry.action == "create":
             session.delete(row)

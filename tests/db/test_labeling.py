@@ -202,7 +202,7 @@ def test_queue_walks_unfinished_items_in_order(setup) -> None:
     assert queue.next_skipped(engine, 1, ls, "sentences", after_position=3) == "y1"  # wraps around
     status = queue.item_status(engine, ls, 3, "sentences")
     assert status is not None
-    with pytest.raises(labeling.StaleEdit):
+    with pytest.raises(labeling.StaleEdit, match="^The item status was changed by you in another tab"):
         labeling.clear_item_status(engine, ls, 3, "sentences", who, expected_version=status.version + 1)
     labeling.clear_item_status(engine, ls, 3, "sentences", who, expected_version=status.version)
     assert queue.next_skipped(engine, 1, ls, "sentences") is None

@@ -117,8 +117,8 @@ class UndoResult:
         }
 
     def summary(self) -> str:
-        """What the undo did, in words: the labels it took away, the rows it restored, and the gold
-        coverage marks it changed. (An undo of a detector run's first import restores nothing and takes
+        """What the undo did, in words: the labels it took away, the rows it restored, and the coverage
+        marks (gold's, a detector run's) it took away or put back. (An undo of a detector run's first import restores nothing and takes
         its whole run away: it read "restored no rows".)"""
         took = [f"{n:,} {LABEL_KINDS[kind]}" for kind, n in self.removed.items()]
         restored = [f"{n} {table}" for table, n in sorted(self.rows.items())]

@@ -61,6 +61,7 @@ _SAVED = "annotation_saved"
 _REFUSED = "annotation_refused"
 _TOTAL = "annotation_queue_total"
 _FLAG_NOTE = "frame_flag_note"  # the note typed in "Skip / unsure"
+_FLAG_NOTE_ITEM = "frame_flag_note_item"  # the item whose note it is
 _JUMP = "frame_jump"
 _JUMP_MISSING = "frame_jump_missing"  # an id typed in the jump box that the dataset does not have
 _SIGNED_OUT = (
@@ -224,7 +225,7 @@ def open_workspace(ctx: PageContext, task: str, page_path: str) -> Workspace | N
         else:
             whose = "assigned to you" if mine is not None else "of this dataset"
             st.success(f"Every item {whose} is done for this task. 🎉")
-            _skipped_link(ctx, dataset.id, own_id, task, page_path, dataset.name, mine)
+            _skipped_link(ctx, dataset.id, own_id, task, mine)
         return None
     item = get_item(ctx.engine, dataset.id, wanted)
     if item is None:
@@ -255,8 +256,6 @@ def _skipped_link(
     dataset_id: int,
     label_set_id: int,
     task: str,
-    page_path: str,
-    dataset_name: str,
     mine: int | None,
 ) -> None:
     """Under "every item is done": how many of them were skipped, with a link to the first. The queue
@@ -267,11 +266,14 @@ def _skipped_link(
         return
     with st.container(horizontal=True, vertical_alignment="center"):
         st.caption(f"{done.skipped} of them skipped, not done.")
-        st.page_link(
-            f"app_pages/{page_path}.py",
-            label="Open the first skipped item",
+        # A button that sets the address, as Next does: a link to the same page changed the page but not
+        # the address, and the first label on the item was refused as one for another item.
+        st.button(
+            "Open the first skipped item",
             icon=":material/flag:",
-            query_params={"dataset": dataset_name, "item": first},
+            on_click=_go_to,
+            args=(first,),
+            key="frame_first_skipped",
         )
 
 
@@ -348,11 +350,13 @@ def _header(ws: Workspace) -> None:
             engine, ws.dataset.id, ws.view_id, ws.task, after_position=ws.item.position, assigned_to=mine
         )
         if back is not None and back != ws.item.external_id:
-            top[3].page_link(
-                f"app_pages/{ws.page_path}.py",
-                label=f"Next skipped ({done.skipped} skipped)",
+            top[3].button(
+                f"Next skipped ({done.skipped} skipped)",
                 icon=":material/flag:",
-                query_params={"dataset": ws.dataset.name, "item": back},
+                on_click=_go_to,
+                args=(back,),
+                key="frame_next_skipped",
+                help="The next item you skipped, in dataset order (Next item for me passes them over)",
             )
     status = queue.item_status(engine, ws.view_id, ws.item.id, ws.task)
     ws.header_status = status.status if status else None
@@ -406,8 +410,16 @@ def _tools(ws: Workspace, row: _ToolsRow, status: queue.ItemStatusView | None) -
         key="frame_undo",
         width="stretch",
     )
-    with row.flag.popover(FLAG_LABEL, icon=":material/flag:", width="stretch"):
-        st.text_input("Note", value=(status.note or "") if status else "", key=_FLAG_NOTE)
+    # One popover per item: one left open by a skip closes with its item, instead of following the
+    # annotator to the next one with "Skip this item" focused (Space then skipped that item unseen).
+    # The note starts from the item's own, not the one typed on the item before.
+    if st.session_state.get(_FLAG_NOTE_ITEM) != ws.item.id:
+        st.session_state[_FLAG_NOTE_ITEM] = ws.item.id
+        st.session_state[_FLAG_NOTE] = (status.note or "") if status else ""
+    with row.flag.popover(
+        FLAG_LABEL, icon=":material/flag:", width="stretch", key=f"frame_flag_{ws.item.id}"
+    ):
+        st.text_input("Note", key=_FLAG_NOTE)
         for label, value in (("Skip this item", "skipped"), ("Mark unsure", "unsure")):
             st.button(
                 label,

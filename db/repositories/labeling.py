@@ -44,6 +44,7 @@ from db.access import Forbidden, check_label_write, require_in
 from db.engine import StoreBusy, read_session, upsert_insert, write_session
 from db.repositories.annotations import response_scale
 from db.repositories.datasets import settings_in
+from db.repositories.queue import assignment_task
 from db.value_check import refuse_unstorable_text
 from formats.fields import type_name
 from formats.records import RESPONSE_SCALE
@@ -239,12 +240,6 @@ def _check_version(
         raise StaleEdit(f"The {what} no longer exists; it was removed meanwhile — reload the item.")
     if expected is not None and row.version != expected:  # type: ignore[attr-defined]  # _ENTITIES models have id, version
         raise _changed_meanwhile(what, _changed_by(session, entity, row, annotator_id))
-
-
-def task_of_page(page: str) -> str:
-    """The assignment task of an annotation page's queue: a rating campaign's queue
-    (``rating:<task id>``) is the ``ratings`` task; the others are named after their task."""
-    return "ratings" if page.startswith("rating:") else page
 
 
 def _guard(
@@ -614,7 +609,7 @@ def set_item_status(
         raise ValueError(f"{status!r} is not one of {', '.join(m.ITEM_STATUSES)}.")
     refuse_unstorable_text(note, "note")
     with write_session(engine) as session:
-        _guard(session, annotator_id, label_set_id, item_id, task_of_page(page))
+        _guard(session, annotator_id, label_set_id, item_id, assignment_task(page))
         return _upsert(
             session,
             "item_statuses",
@@ -641,7 +636,7 @@ def clear_item_status(
     item left the queue for good before: nothing led back to it. Logged, so Undo puts the mark back."""
     lookup = {"label_set_id": label_set_id, "item_id": item_id, "page": page}
     with write_session(engine) as session:
-        _guard(session, annotator_id, label_set_id, item_id, task_of_page(page))
+        _guard(session, annotator_id, label_set_id, item_id, assignment_task(page))
         row = _locked(session, m.ItemStatus, lookup)
         _check_version(session, row, expected_version, "item_statuses", annotator_id)
         assert row is not None
@@ -672,7 +667,7 @@ def sync_done(
     """
     lookup = {"label_set_id": label_set_id, "item_id": item_id, "page": page}
     with write_session(engine) as session:
-        _guard(session, annotator_id, label_set_id, item_id, task_of_page(page))
+        _guard(session, annotator_id, label_set_id, item_id, assignment_task(page))
         row = _locked(session, m.ItemStatus, lookup)
         if complete and row is None:
             new_id = _insert_new(session, m.ItemStatus, {**lookup, "status": "done"}, list(lookup))
@@ -938,7 +933,7 @@ def _guard_undo(session: Session, annotator_id: int, entry: m.EditLog) -> None:
         require_in(session, annotator_id, "adjudicate")
         return
     task = _task_of(entry) or ""
-    _guard(session, annotator_id, entry.label_set_id, entry.item_id, task_of_page(task))
+    _guard(session, annotator_id, entry.label_set_id, entry.item_id, assignment_task(task))
 
 
 @_retried

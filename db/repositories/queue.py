@@ -38,10 +38,17 @@ def _has_units(page: str) -> Exists | None:
     return None
 
 
+# Queues whose work is assigned as another task: scoring whole responses is rating work, assigned (and
+# checked at every write) as the ratings task, which the Team page and the command line offer.
+_ASSIGNED_AS = {"response_scores": "ratings"}
+
+
 def assignment_task(page: str) -> str:
-    """The assignment task a queue belongs to: every rating campaign's queue (``rating:<id>``) is part
-    of the ``ratings`` task; the other queues are named after their task."""
-    return "ratings" if page.startswith("rating:") else page
+    """The assignment task a queue belongs to: every rating campaign's queue (``rating:<id>``) and the
+    response scores queue are part of the ``ratings`` task; the other queues are named after their task.
+    (Score responses had a queue of its own name, which nothing could assign: an annotator in team mode
+    was always told nothing was assigned to them.)"""
+    return "ratings" if page.startswith("rating:") else _ASSIGNED_AS.get(page, page)
 
 
 def _assigned(annotator_id: int, dataset_id: int, page: str, item_id: InstrumentedAttribute[int]) -> Exists:

@@ -136,3 +136,17 @@ def test_the_item_page_lists_every_rating_of_the_response(store: str) -> None:
     (table,) = [d.value for d in at.dataframe if "rationale" in d.value.columns]
     assert list(table["by"]) == ["Gold", "Detector · gpt-4"]
     assert list(table["score"]) == [0.0, 1.0] and list(table["hallucination"]) == ["", "yes"]
+
+
+def test_an_annotator_scores_the_items_assigned_to_them_for_ratings(team_db: str) -> None:
+    """Scoring responses is rating work: assigned as the ratings task, which the Team page offers and
+    every score's write checks. Its queue looked for a task of its own name that nothing could assign,
+    so an annotator was always told nothing was assigned to them."""
+    from tests.pages.team_store import assign, signed_in
+
+    assign(team_db, "alice", "ratings", "demo-004", "demo-009")
+    at = signed_in("alice")
+    at.switch_page("app_pages/score_responses.py").run()
+    assert not at.exception, at.exception
+    assert not any("assigned to you for this task yet" in i.value for i in at.info)
+    assert any("Item **demo-004**" in c.value and "2 assigned to you" in c.value for c in at.caption)

@@ -536,7 +536,12 @@ def _sync_done(ws: Workspace, complete: bool | None) -> queue.ItemStatusView | N
     if complete is None:
         return status
     is_done = status is not None and status.status == "done"
-    if complete != is_done and (status is None or is_done) and ws.view_id != NO_LABEL_SET:
+    skipped_now_whole = complete and status is not None and status.status == "skipped"
+    if (
+        complete != is_done
+        and (status is None or is_done or skipped_now_whole)
+        and ws.view_id != NO_LABEL_SET
+    ):
         # Refused when the user may no longer write here: the status stays as it was, like their labels.
         with contextlib.suppress(Forbidden):
             labeling.sync_done(ws.ctx.engine, ws.label_set.id, ws.item.id, ws.task, complete, ws.who)

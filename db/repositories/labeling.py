@@ -660,7 +660,8 @@ def clear_item_status(
 def sync_done(
     engine: Engine, label_set_id: int, item_id: int, page: str, complete: bool, annotator_id: int
 ) -> None:
-    """Keep the automatic "done" status in step with whether every unit of the item is labeled.
+    """Keep the automatic "done" status in step with whether every unit of the item is labeled (an item
+    skipped and then labeled whole is done too).
 
     These entries are marked automatic and are not offered to undo: undoing a label that completed an
     item reverts the label, and the status follows on the next render.
@@ -679,6 +680,12 @@ def sync_done(
         elif not complete and row is not None and row.status == "done":
             action, before, after = "delete", _snapshot(row, "item_statuses"), None
             session.delete(row)
+        elif complete and row is not None and row.status == "skipped":
+            # Skipped, then labeled after all: done, not led back to as skipped (it stayed "skipped").
+            action, before = "update", _snapshot(row, "item_statuses")
+            row.status = "done"
+            session.flush()
+            after = {**_snapshot(row, "item_statuses"), "version": row.version}
         else:
             return
         session.add(

@@ -119,6 +119,17 @@ def test_skipped_items_can_be_found_again_and_put_back_in_the_queue(store: str) 
     assert any("Status: **skipped**" in c.value for c in at.caption)
 
 
+def test_a_skipped_item_labeled_whole_is_done(store: str) -> None:
+    """Skipped, then every sentence labeled after all: done, no longer led back to as skipped."""
+    at = _open(item="demo-003")
+    _button(at, "frame_flag_skipped").click().run()
+    item, _ = _mine(store, "demo-003")
+    for _ in item.sentences:
+        _button(at, "sentence_now_correct").click().run()
+    assert any("Status: **done**" in c.value for c in at.caption)
+    assert not [b for b in at.button if b.key == "frame_next_skipped"]
+
+
 def test_a_finished_queue_links_to_the_items_skipped(store: str) -> None:
     from db.repositories import labeling
     from db.repositories.annotators import get_or_create_annotator

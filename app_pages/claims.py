@@ -18,6 +18,7 @@ from components.annotation_frame import (
     labeling_unit,
     open_workspace,
     place_cursor,
+    say_item_finished,
     still_showing,
     track_labeled_unit,
 )
@@ -195,7 +196,7 @@ def claims_unit() -> bool:
     )
     complete = len(mine) == len(item.claims)
     if complete:
-        st.success("Every claim is judged. Press **N** (Next item for me) to continue.")
+        say_item_finished(ws, "Every claim is judged.")
     return complete
 
 

@@ -15,7 +15,15 @@ from urllib.parse import urlencode
 
 import streamlit as st
 
-from components.annotation_frame import FRAME_KEYS, act, finish, labeling_unit, open_workspace, place_cursor
+from components.annotation_frame import (
+    FRAME_KEYS,
+    act,
+    finish,
+    labeling_unit,
+    open_workspace,
+    place_cursor,
+    say_item_finished,
+)
 from components.dataset_picker import current_dataset, pick_dataset
 from components.item_parts import show_image, show_text
 from components.page_setup import setup_page
@@ -290,7 +298,7 @@ def rating_unit() -> bool:
         ],
     )
     if complete:
-        st.success("Everything on this item is rated. Press **N** (Next item for me) to continue.")
+        say_item_finished(ws, "Everything on this item is rated.")
     return complete
 
 

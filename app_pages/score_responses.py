@@ -14,7 +14,14 @@ from typing import Any
 
 import streamlit as st
 
-from components.annotation_frame import FRAME_KEYS, act, finish, open_workspace, still_showing
+from components.annotation_frame import (
+    FRAME_KEYS,
+    act,
+    finish,
+    open_workspace,
+    say_item_finished,
+    still_showing,
+)
 from components.item_parts import show_image, show_text
 from components.page_setup import setup_page
 from components.unit_keys import unit_keys
@@ -126,4 +133,4 @@ with right:
 
 finish(ws, mine is not None)
 if mine is not None:
-    st.success("This response is scored. Press **N** (Next item for me) to continue.")
+    say_item_finished(ws, "This response is scored.")

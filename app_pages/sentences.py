@@ -19,6 +19,7 @@ from components.annotation_frame import (
     labeling_unit,
     open_workspace,
     place_cursor,
+    say_item_finished,
     still_showing,
     track_labeled_unit,
 )
@@ -244,7 +245,7 @@ def sentences_unit() -> bool | None:
     )
     complete = len(mine.sentence_labels) == len(item.sentences)
     if complete and not draft:
-        st.success("Every sentence is labeled. Press **N** (Next item for me) to continue.")
+        say_item_finished(ws, "Every sentence is labeled.")
     return None if draft else complete  # a detector's draft is done when the annotator says so
 
 

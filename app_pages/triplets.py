@@ -20,6 +20,7 @@ from components.annotation_frame import (
     finish,
     labeling_unit,
     open_workspace,
+    say_item_finished,
     still_showing,
 )
 from components.item_parts import show_image, show_text
@@ -189,7 +190,7 @@ def triplets_unit() -> bool:
     )
     complete = bool(triplets) and judged == len(triplets)
     if complete:
-        st.success("Every triplet is judged. Press **N** (Next item for me) to continue.")
+        say_item_finished(ws, "Every triplet is judged.")
     return complete
 
 

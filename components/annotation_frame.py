@@ -101,6 +101,8 @@ class Workspace:
     # The item's status when the header was drawn (``_NOT_DRAWN`` before): a unit's rerun compares it.
     header_status: str | None | object = field(default=_NOT_DRAWN, repr=False)
     unit_drawn: bool = field(default=False, repr=False)  # the tools are drawn by the unit's fragment
+    # The item N opens, found when the header was drawn (None, or this item itself: none is left).
+    following: str | None = field(default=None, repr=False)
     # Called after an undo on this item: a page puts its cursor back on the unit the undo took back.
     on_undo: Callable[[], None] | None = field(default=None, repr=False)
 
@@ -277,6 +279,16 @@ def _skipped_link(
         )
 
 
+def say_item_finished(ws: Workspace, what: str) -> None:
+    """Say the item is finished (``what``: "Every sentence is labeled."), and where to go: N, or, on the
+    last item left, that none is (it said "Press N" with N disabled)."""
+    if ws.following is not None and ws.following != ws.item.external_id:
+        st.success(f"{what} Press **N** (Next item for me) to continue.")
+    else:
+        whose = "assigned to you" if assigned_to(ws.ctx) is not None else "of this dataset"
+        st.success(f"{what} That was the last item left: every item {whose} is done for this task. 🎉")
+
+
 def _counted_queue(engine: Engine, dataset_id: int, task: str, mine: int | None) -> int:
     return queue.queue_size(engine, dataset_id, task, assigned_to=mine)
 
@@ -309,6 +321,7 @@ def _header(ws: Workspace) -> None:
         if total
         else None
     )
+    ws.following = following
     top = st.columns([2, 2, 2, 3])
     top[0].progress(done.fraction, text=f"{done.finished} / {done.total} done")
     top[1].button(

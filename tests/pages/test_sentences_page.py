@@ -130,6 +130,31 @@ def test_a_skipped_item_labeled_whole_is_done(store: str) -> None:
     assert not [b for b in at.button if b.key == "frame_next_skipped"]
 
 
+def test_the_last_item_left_says_so_instead_of_pressing_n(store: str) -> None:
+    """Finishing the last item left said "Press N to continue" with N disabled."""
+    from db.repositories import labeling
+    from db.repositories.annotators import get_or_create_annotator
+    from db.repositories.label_sets import human_label_set
+    from db.repositories.queue import queue_size
+
+    engine = make_engine(store)
+    who = get_or_create_annotator(engine, "tester").id
+    own = human_label_set(engine, 1, who).id
+    last = get_item(engine, 1, "demo-003")
+    for item_id in range(1, queue_size(engine, 1, "sentences") + 1):
+        if item_id != last.id:
+            labeling.set_item_status(engine, own, item_id, "sentences", "done", who)
+    engine.dispose()
+    at = _open(item="demo-003")
+    for _ in last.sentences:
+        _button(at, "sentence_now_correct").click().run()
+    said = [s.value for s in at.success if "Every sentence is labeled" in s.value]
+    assert said == [
+        "Every sentence is labeled. That was the last item left: every item of this dataset is done for "
+        "this task. 🎉"
+    ]
+
+
 def test_a_finished_queue_links_to_the_items_skipped(store: str) -> None:
     from db.repositories import labeling
     from db.repositories.annotators import get_or_create_annotator

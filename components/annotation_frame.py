@@ -323,7 +323,9 @@ def _header(ws: Workspace) -> None:
     )
     ws.following = following
     top = st.columns([2, 2, 2, 3])
-    top[0].progress(done.fraction, text=f"{done.finished} / {done.total} done")
+    # The bar is how far the queue is through; the words keep skipped items apart from done ones.
+    skipped = f" · {done.skipped} skipped" if done.skipped else ""
+    top[0].progress(done.fraction, text=f"{done.finished - done.skipped} / {done.total} done{skipped}")
     top[1].button(
         "Next item for me",
         icon=":material/skip_next:",

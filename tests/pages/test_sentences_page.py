@@ -105,6 +105,7 @@ def test_skipped_items_can_be_found_again_and_put_back_in_the_queue(store: str) 
     at.query_params["item"] = "demo-001"
     at.run()
     assert at.text_input(key="frame_flag_note").value == ""  # the note stays with its item
+    assert [p.proto.text for p in at.get("progress")] == ["0 / 60 done · 1 skipped"]  # not "1 / 60 done"
     assert _button(at, "frame_next_skipped").label == "Next skipped (1 skipped)"
     _button(at, "frame_next_skipped").click().run()  # it sets the address, as Next does
     assert at.query_params["item"] == "demo-003"

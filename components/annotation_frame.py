@@ -101,8 +101,6 @@ class Workspace:
     # The item's status when the header was drawn (``_NOT_DRAWN`` before): a unit's rerun compares it.
     header_status: str | None | object = field(default=_NOT_DRAWN, repr=False)
     unit_drawn: bool = field(default=False, repr=False)  # the tools are drawn by the unit's fragment
-    # The item N opens, found when the header was drawn (None, or this item itself: none is left).
-    following: str | None = field(default=None, repr=False)
     # Called after an undo on this item: a page puts its cursor back on the unit the undo took back.
     on_undo: Callable[[], None] | None = field(default=None, repr=False)
 
@@ -281,11 +279,16 @@ def _skipped_link(
 
 def say_item_finished(ws: Workspace, what: str) -> None:
     """Say the item is finished (``what``: "Every sentence is labeled."), and where to go: N, or, on the
-    last item left, that none is (it said "Press N" with N disabled)."""
-    if ws.following is not None and ws.following != ws.item.external_id:
+    last item left, that none is (it said "Press N" with N disabled). Looked up here, not taken from the
+    header, which is drawn after the unit."""
+    mine = assigned_to(ws.ctx)
+    following = queue.next_item(
+        ws.ctx.engine, ws.dataset.id, ws.view_id, ws.task, after_position=ws.item.position, assigned_to=mine
+    )
+    if following is not None and following != ws.item.external_id:
         st.success(f"{what} Press **N** (Next item for me) to continue.")
     else:
-        whose = "assigned to you" if assigned_to(ws.ctx) is not None else "of this dataset"
+        whose = "assigned to you" if mine is not None else "of this dataset"
         st.success(f"{what} That was the last item left: every item {whose} is done for this task. 🎉")
 
 
@@ -321,7 +324,6 @@ def _header(ws: Workspace) -> None:
         if total
         else None
     )
-    ws.following = following
     top = st.columns([2, 2, 2, 3])
     # The bar is how far the queue is through; the words keep skipped items apart from done ones.
     skipped = f" · {done.skipped} skipped" if done.skipped else ""

@@ -48,8 +48,10 @@ def test_label_every_sentence_then_done_and_undo(store: str) -> None:
     assert {i: v.label for i, v in mine.sentence_labels.items()} == {
         s.index: "unknown" for s in item.sentences
     }
-    assert any("Every sentence is labeled" in s.value for s in at.success)
+    assert any("Every sentence is labeled. Press **N**" in s.value for s in at.success)
     assert any("✓ Saved" in c.value for c in at.caption)
+    at.run()  # opened again, complete: the unit is drawn before the header, and still says N
+    assert any("Every sentence is labeled. Press **N**" in s.value for s in at.success)
     _button(at, "frame_undo").click().run()
     _, mine = _mine(store, "demo-001")
     assert len(mine.sentence_labels) == len(item.sentences) - 1

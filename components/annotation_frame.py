@@ -573,11 +573,14 @@ def _unit(ws: Workspace, draw: Callable[[], bool | None]) -> None:
         st.rerun(scope="app")  # the whole page, which shows the login form
     if ws.header_status is not _NOT_DRAWN and st.query_params.get("item") != ws.item.external_id:
         st.rerun(scope="app")  # the item changed under the unit (e.g. a link): show the new one whole
+    refused = st.session_state.get(_REFUSED)  # shown (and taken) by the receipt
     row = _receipt(ws.item.external_id)
     status = _sync_done(ws, draw())
     _tools(ws, row, status)
     # A rerun of the unit alone: if the item became done (or not), the progress bar must say so.
     if ws.header_status is not _NOT_DRAWN and (status.status if status else None) != ws.header_status:
+        if refused is not None:  # refused because the status changed elsewhere: said on the redrawn page
+            st.session_state[_REFUSED] = refused
         st.rerun(scope="app")
 
 

@@ -34,7 +34,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any, ParamSpec, TypeVar
 
-from sqlalchemy import Engine, select
+from sqlalchemy import Engine, func, select
 from sqlalchemy.exc import IntegrityError, OperationalError
 from sqlalchemy.orm import Session
 from sqlalchemy.orm.exc import StaleDataError
@@ -115,6 +115,29 @@ def _row_name(entity: str) -> str:
     ``item_statuses`` (not "item statuse")."""
     words = entity.replace("_", " ")
     return words[:-2] if words.endswith("uses") else words[:-1]
+
+
+def _removed_by(session: Session, entity: str, keys: dict[str, Any], annotator_id: int | None) -> bool:
+    """Whether the last logged change to the label set's rows of ``entity`` on the item (``keys``) is
+    the annotator's own: a row their other tab took away (an import's removal logs no row)."""
+    if annotator_id is None or keys.get("item_id") is None or keys.get("label_set_id") is None:
+        return False
+    last = session.execute(
+        select(m.EditLog.id, m.EditLog.annotator_id)
+        .where(
+            m.EditLog.entity == entity,
+            m.EditLog.label_set_id == keys["label_set_id"],
+            m.EditLog.item_id == keys["item_id"],
+        )
+        .order_by(m.EditLog.id.desc())
+        .limit(1)
+    ).first()
+    latest_import = session.scalar(
+        select(func.max(m.EditLog.id)).where(
+            m.EditLog.entity == "datasets", m.EditLog.action.in_(("import", "undo"))
+        )
+    )
+    return last is not None and last[1] == annotator_id and last[0] > (latest_import or 0)
 
 
 def _changed_meanwhile(what: str, by_you: bool = False) -> StaleEdit:
@@ -289,7 +312,9 @@ def _upsert(
     row = _locked(session, model, lookup)
     if row is None:
         if expected_version not in (None, ABSENT):
-            raise StaleEdit(f"The {what} was removed by someone else meanwhile — reload the item.")
+            mine = _removed_by(session, entity, {**values, **lookup}, annotator_id)
+            who = "by you in another tab or window" if mine else "by someone else"
+            raise StaleEdit(f"The {what} was removed {who} meanwhile — reload the item.")
         new_id = _insert_new(session, model, {**lookup, **values}, list(lookup))
         if new_id is not None:
             row = session.get_one(model, new_id)

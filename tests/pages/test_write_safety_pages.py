@@ -97,3 +97,16 @@ def test_visiting_pages_creates_no_annotator_until_a_label_is_saved(store: str) 
     _button(at, "sentence_now_unknown").click().run()
     assert {a.name for a in list_annotators(make_engine(store))} == before | {"zzz123"}
     assert _sentence_labels(store, "demo-001", "zzz123") == {0: "unknown"}
+
+
+def test_a_refused_skip_from_a_stale_tab_says_why(store: str) -> None:
+    """Tab A clears the skip tab B still shows; B's "Mark unsure" is refused, and B says so. The page
+    redrew itself for the changed status and dropped the refusal: it looked as if it had worked."""
+    first = _open("sentences", item="demo-005")
+    _button(first, "frame_flag_skipped").click().run()
+    second = _open("sentences", item="demo-005")  # shows it skipped, as the first does
+    _button(first, "frame_flag_clear").click().run()
+    _button(second, "frame_flag_unsure").click().run()
+    assert not second.exception
+    # (and not "by someone else": the annotator's own first tab took the mark away)
+    assert any("removed by you in another tab or window meanwhile" in e.value for e in second.error)

@@ -527,8 +527,10 @@ def set_coverage(
 
 def _other_answer(annotations: Annotations) -> bool:
     """Whether a detector's record answers in another kind than spans, and with no span: a scorer's
-    sentence scores, a claim detector's labels, token probabilities. Such a run is no span detector to
-    cover — not even on an item whose output failed to parse, which holds no answer at all."""
+    sentence scores, a claim detector's labels, token probabilities. A run whose records answer so, and
+    none with a span, is no span detector to cover — not even on an item whose output failed to parse,
+    which holds no answer at all. (A run answering in spans and another kind covers every item it gives:
+    where it found no span it flagged nothing.)"""
     a = annotations
     return not a.spans and bool(
         a.sentence_labels
@@ -1526,7 +1528,11 @@ class _Writer:
         """
         if record.kind not in COVERED_KINDS or "span" not in self.dataset.label_kinds:
             return []
-        if record.kind == "detector" and any(_other_answer(a) for a in record.annotations):
+        if (
+            record.kind == "detector"
+            and not any(a.spans for a in record.annotations)
+            and any(_other_answer(a) for a in record.annotations)
+        ):
             return []  # a run answering in another kind (its failed outputs are no span answers either)
         label_set_id, _ = self._label_set(record)
         found = (

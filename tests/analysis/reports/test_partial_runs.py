@@ -263,6 +263,23 @@ def test_a_run_of_another_kind_with_a_failed_output_is_no_span_run(engine) -> No
     assert [d.name for d in spans.detectors] == ["probs"] and spans.span_detectors == ()
 
 
+def test_a_run_of_spans_and_sentence_scores_covers_every_item_it_gives(engine) -> None:
+    """A run answering in both kinds (the demo's detectors, a canonical export of them): an item where it
+    found no span but gave scores was given to it, and flagged nothing."""
+    dataset_id = _dataset(engine)
+    both = LabelSetRecord(
+        kind="detector",
+        name="both",
+        annotations=[
+            Annotations("a", spans=[RED], sentence_scores=[SentenceScoreRecord(0, 10.0)]),
+            Annotations("c", sentence_scores=[SentenceScoreRecord(0, 90.0)]),
+        ],
+    )
+    import_bundle(engine, Bundle(DatasetRecord("bench", "canonical"), label_sets=[both]), actor=OPERATOR)
+    ids = _ids(engine, dataset_id)
+    assert _externals(engine, dataset_id, run_coverage(engine, dataset_id)[ids["both"]]) == {"a", "c"}
+
+
 def test_raw_outputs_say_which_items_a_run_was_given(engine) -> None:
     """A run that kept raw outputs (a live run, or one stored before runs were marked) was given the
     items it has an output on."""

@@ -28,7 +28,8 @@ from db.import_changes import (
     stored_ratings,
     units_now,
 )
-from db.importer import coverage_items, logged_coverage, set_coverage, write_annotations
+from db.importer import coverage_items, logged_coverage, logged_created, set_coverage, write_annotations
+from db.label_set_drops import as_made, drop_empty
 from db.label_set_keys import Key
 from db.record_reach import Reach, reach_from_log
 from db.triplet_verdicts import LostVerdict, lost_verdicts
@@ -62,13 +63,20 @@ class ImportEntry:
     removed: dict[str, int] = field(default_factory=dict)
     undid: int | None = None  # an undo's: the entry it undid
     marks_moved: dict[str, int] = field(default_factory=dict)  # an undo's marks "took away", "put back"
+    dropped: list[str] = field(default_factory=list)  # an undo's: the emptied label sets it took away
 
     def summary(self) -> str:
         """What the change did, in words: an import's rows added, changed and removed; an undo's labels
         taken away and rows restored (an undo's line read only its coverage marks)."""
         if self.undid is not None:
             return UndoResult(
-                self.log_id, self.undid, self.dataset or "", self.rows, self.marks_moved, self.removed
+                self.log_id,
+                self.undid,
+                self.dataset or "",
+                self.rows,
+                self.marks_moved,
+                self.removed,
+                self.dropped,
             ).summary()
         totals = {"removed": 0, "changed": 0, "added": 0}
         for tables in self.changes.get("counts", {}).values():
@@ -92,7 +100,11 @@ class ImportEntry:
             "undone": self.undone,
             "undoable": self.undoable,
             "coverage_marks": self.marks,
-            **({"undid": self.undid, "removed": self.removed} if self.undid is not None else {}),
+            **(
+                {"undid": self.undid, "removed": self.removed, "label_sets_removed": self.dropped}
+                if self.undid is not None
+                else {}
+            ),
         }
 
 
@@ -105,6 +117,8 @@ class UndoResult:
     marks: dict[str, int] = field(default_factory=dict)  # coverage marks "took away" and "put back"
     # What the undo took away of the labels the import had written, by kind (:data:`LABEL_KINDS`' names).
     removed: dict[str, int] = field(default_factory=dict)
+    # The label sets the import had made, taken away with it ("kind:name"): they held nothing else.
+    dropped: list[str] = field(default_factory=list)
 
     def to_dict(self) -> dict[str, Any]:
         return {
@@ -114,6 +128,7 @@ class UndoResult:
             "rows": self.rows,
             "removed": self.removed,
             "coverage_marks": self.marks,
+            "label_sets_removed": self.dropped,
         }
 
     def summary(self) -> str:
@@ -125,9 +140,12 @@ class UndoResult:
         for what, listed in (("took away", took), ("put back", restored)):
             if self.marks.get(what):
                 listed.append(f"{self.marks[what]:,} coverage marks")
-        return (
+        said = (
             f"took away {', '.join(took)}; " if took else ""
         ) + f"restored {', '.join(restored) or 'no rows'}"
+        if self.dropped:
+            said += f"; removed the label sets it had made, now empty: {', '.join(self.dropped)}"
+        return said
 
 
 def _undone(session: Session) -> set[int]:
@@ -172,6 +190,7 @@ def recent_imports(engine: Engine, limit: int = 20) -> list[ImportEntry]:
                     for mark in marks
                 ),
                 removed=dict((entry.after or {}).get("removed") or {}),
+                dropped=[f"{d['kind']}:{d['name']}" for d in (entry.after or {}).get("dropped", [])],
                 undid=(entry.after or {}).get("undid") if entry.action == "undo" else None,
                 marks_moved={
                     what: n
@@ -222,9 +241,13 @@ def undo_import(engine: Engine, log_id: int, annotator: str | None = None, *, ac
         taken: Counter[str] = Counter()  # the labels written since, which the undo takes away
         for key, units in back.current.items():
             taken.update(label_counts(LabelSetRecord(key[0], key[1], annotations=units)))
+        # An undo of an undo makes again, as they were, the label sets that undo took away.
+        was = {(d["kind"], d["name"]): d for d in (entry.after or {}).get("dropped", [])}
+        label_sets = [as_made(record, was.get((record.kind, record.name))) for record in back.label_sets]
+        made: set[Key] = set()
         try:
             rows = write_annotations(
-                session, dataset, back.label_sets, back.tasks, back.reach, back.lost_back
+                session, dataset, label_sets, back.tasks, back.reach, back.lost_back, created=made
             )
         except ImportRejected as refused:
             raise UndoRefused(
@@ -251,6 +274,9 @@ def undo_import(engine: Engine, log_id: int, annotator: str | None = None, *, ac
             _, back.digests[f"{key[0]}:{key[1]}"] = units_now(
                 session, dataset.id, key, back.items[key], back.reach[key]
             )
+        # The label sets the entry made go, once nothing is left in them.
+        created = [(c["kind"], c["name"]) for c in (entry.after or {}).get("created", [])]
+        dropped = drop_empty(session, dataset.id, created)
         source = (entry.after or {}).get("source", "")
         who = actor.id
         if who is None and annotator:
@@ -276,6 +302,8 @@ def undo_import(engine: Engine, log_id: int, annotator: str | None = None, *, ac
                 "removed": {kind: taken[kind] for kind in LABEL_KINDS if taken[kind]},
                 "digests": back.digests,
                 **logged_coverage(added=added, removed=removed),
+                **logged_created(made),
+                **({"dropped": dropped} if dropped else {}),
             },
         )
         session.add(undo)
@@ -291,6 +319,7 @@ def undo_import(engine: Engine, log_id: int, annotator: str | None = None, *, ac
             rows,
             {what: n for what, n in marks.items() if n},
             {kind: taken[kind] for kind in LABEL_KINDS if taken[kind]},
+            [f"{d['kind']}:{d['name']}" for d in dropped],
         )
 
 

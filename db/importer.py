@@ -174,6 +174,7 @@ def import_bundles(
                     "changes": changes.to_dict(),
                     "digests": changes.digests,
                     **logged_coverage(added=batches.marked, units=changes.label_set_items),
+                    **logged_created(batches.fresh),
                 },
             )
         )
@@ -369,6 +370,7 @@ def write_annotations(
     rating_tasks: Sequence[tuple[RatingTaskRecord, Sequence[tuple[str, str]]]],
     reach: Mapping[Key, Mapping[str, Reach]],
     lost: Iterable[tuple[Key, LostVerdict]] = (),
+    created: set[Key] | None = None,
 ) -> dict[str, int]:
     """Rewrite what these label sets say about the items they mention, and these rating tasks' ratings
     of the (rater, external id) pairs given with each (cleared first); the rows written, per table.
@@ -380,6 +382,8 @@ def write_annotations(
     those triplets, by the judged label set; each is put back on the triplet at its position.
     Raises :class:`ImportRejected` when a verdict on another label set's triplet finds no such triplet
     now, or a status no such rating campaign (the caller's transaction is then rolled back).
+    ``created`` receives the label sets that were not stored and are made here (an undo of an undo
+    that had taken them away), with the attributes their records give.
     """
     result = ImportResult(dataset=dataset.name)
     stored = StoredItems(session, dataset.id)
@@ -390,7 +394,7 @@ def write_annotations(
             *(ext for _, pairs in rating_tasks for _, ext in pairs),
         ]
     )
-    writer = _Writer(session, dataset, stored, set(), result)
+    writer = _Writer(session, dataset, stored, set(), result, fresh=created)
     verdicts, statuses = PendingVerdicts(), PendingStatuses()
     for label_set in label_sets:
         writer.write_label_set(label_set, reach.get((label_set.kind, label_set.name), {}))
@@ -406,6 +410,14 @@ def write_annotations(
     for task, pairs in rating_tasks:
         writer.write_rating_task(task, clear=pairs)
     return result.rows
+
+
+def logged_created(created: Iterable[Key]) -> dict[str, Any]:
+    """The label sets a change made, as its edit-log entry keeps them (nothing when it made none): an
+    undo that leaves one of them holding nothing takes it away too, rather than leaving an empty run
+    in every list of detectors."""
+    made = sorted(created)
+    return {"created": [{"kind": kind, "name": name} for kind, name in made]} if made else {}
 
 
 def logged_coverage(

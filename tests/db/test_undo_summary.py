@@ -43,7 +43,10 @@ def test_undoing_a_first_run_says_what_it_took_away(engine: Engine) -> None:
     newest = recent_imports(engine)[0]
     done = undo_import(engine, newest.log_id, actor=OPERATOR)
     assert done.removed == {"span": 1, "output": 1}
-    assert done.summary() == "took away 1 spans, 1 raw outputs, 1 coverage marks; restored no rows"
+    assert done.summary() == (
+        "took away 1 spans, 1 raw outputs, 1 coverage marks; restored no rows; "
+        "removed the label sets it had made, now empty: detector:det"
+    )
     assert done.to_dict()["removed"] == {"span": 1, "output": 1}
     # The list of recent imports says the same of the undo (it read only "1 coverage marks").
     listed = recent_imports(engine)[0]

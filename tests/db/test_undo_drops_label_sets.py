@@ -1,0 +1,121 @@
+"""An undo takes away the label sets its import made once they hold nothing (a detector run's first
+import, undone, left an empty run in every list of detectors), and an undo of that undo makes them again
+as they were."""
+
+from __future__ import annotations
+
+import json
+
+from sqlalchemy import Engine, select
+
+from db import models as m
+from db.access import OPERATOR
+from db.engine import read_session, write_session
+from db.import_undo import recent_imports, undo_import
+from db.transfer import import_file, import_predictions
+from formats.base import ReadOptions
+
+GOLD = [
+    {
+        "id": "a",
+        "test_solution": "Two cats.",
+        "hallucinated_solution": "<hallucination>Two</hallucination> cats.",
+    },
+    {"id": "b", "test_solution": "A dog.", "hallucinated_solution": "A dog."},
+]
+RUN = [{"id": "a", "output": "Two <hallucination>cats</hallucination>."}]
+MORE = [{"id": "b", "output": "A <hallucination>dog</hallucination>."}]
+
+
+def _gold(engine: Engine) -> None:
+    assert import_file(
+        engine,
+        json.dumps(GOLD).encode(),
+        source="g.json",
+        format_name="mhalo",
+        options=ReadOptions(dataset="d"),
+        actor=OPERATOR,
+    ).ok
+
+
+def _run(engine: Engine, records: list[dict[str, str]], source: str = "o.json") -> int:
+    assert import_predictions(
+        engine,
+        json.dumps(records).encode(),
+        source=source,
+        dataset="d",
+        detector="det",
+        format_name="mhalo-outputs",
+        actor=OPERATOR,
+    ).ok
+    return recent_imports(engine)[0].log_id
+
+
+def _label_sets(engine: Engine) -> dict[tuple[str, str], dict[str, object]]:
+    with read_session(engine) as session:
+        return {
+            (ls.kind, ls.name): dict(ls.meta or {})
+            for ls in session.scalars(select(m.LabelSet).order_by(m.LabelSet.id))
+        }
+
+
+def test_undoing_a_runs_first_import_takes_the_run_away(engine: Engine) -> None:
+    _gold(engine)
+    first = _run(engine, RUN)
+    with read_session(engine) as session:  # a live run or a judgments file gives a run such attributes
+        run = session.scalar(select(m.LabelSet).where(m.LabelSet.name == "det"))
+        assert run is not None
+    with write_session(engine) as session:
+        stored = session.get(m.LabelSet, run.id)
+        assert stored is not None
+        stored.meta = {"answering_model": "llava"}
+        stored.detector_version = "v2"
+    done = undo_import(engine, first, actor=OPERATOR)
+    assert ("detector", "det") not in _label_sets(engine)
+    assert ("gold", "gold") in _label_sets(engine)  # the gold import's own label set stays
+    assert done.dropped == ["detector:det"]
+    assert done.summary().endswith("removed the label sets it had made, now empty: detector:det")
+    assert recent_imports(engine)[0].summary() == done.summary()
+    assert done.to_dict()["label_sets_removed"] == ["detector:det"]
+
+    # Undoing the undo makes the run again, with its attributes and its span.
+    again = undo_import(engine, done.log_id, actor=OPERATOR)
+    assert again.dropped == []
+    assert _label_sets(engine)[("detector", "det")] == {"answering_model": "llava"}
+    with read_session(engine) as session:
+        run = session.scalar(select(m.LabelSet).where(m.LabelSet.name == "det"))
+        assert run is not None and run.detector_version == "v2"
+        assert session.scalar(select(m.Span.id).where(m.Span.label_set_id == run.id)) is not None
+    # …and undoing that takes it away once more.
+    thrice = undo_import(engine, again.log_id, actor=OPERATOR)
+    assert thrice.dropped == ["detector:det"]
+    assert ("detector", "det") not in _label_sets(engine)
+
+
+def test_a_run_that_holds_a_later_imports_rows_stays(engine: Engine) -> None:
+    _gold(engine)
+    first = _run(engine, RUN)
+    _run(engine, MORE, source="more.json")  # the run now holds item b's output as well
+    done = undo_import(engine, first, actor=OPERATOR)
+    assert done.dropped == []
+    assert ("detector", "det") in _label_sets(engine)
+    assert "removed the label sets" not in done.summary()
+
+
+def test_undoing_a_later_import_into_a_stored_run_keeps_the_run(engine: Engine) -> None:
+    _gold(engine)
+    _run(engine, RUN)
+    later = _run(engine, MORE, source="more.json")
+    done = undo_import(engine, later, actor=OPERATOR)
+    assert done.dropped == []
+    assert ("detector", "det") in _label_sets(engine)
+
+
+def test_undoing_a_datasets_first_import_drops_its_gold_only_when_empty(engine: Engine) -> None:
+    _gold(engine)
+    gold_import = recent_imports(engine)[0].log_id
+    _run(engine, RUN)
+    done = undo_import(engine, gold_import, actor=OPERATOR)
+    # Gold's spans and marks are gone and nothing else is in it: it goes; the run stays.
+    assert done.dropped == ["gold:gold"]
+    assert set(_label_sets(engine)) == {("detector", "det")}

@@ -46,7 +46,11 @@ view = by_title[
 ]
 # Tri-HE's triplets and MMHal's ratings carry no hallucination type, so that filter is not offered there.
 flt = report_filter(
-    ctx.engine, dataset, types=view not in (triplets.KEY, mmhal.KEY), unknown=view == alignbench.KEY
+    ctx.engine,
+    dataset,
+    types=view not in (triplets.KEY, mmhal.KEY),
+    unknown=view == alignbench.KEY,
+    answering_models=view == triplets.KEY,
 )
 options: dict[str, object] = {}
 if view == mhalo.KEY:

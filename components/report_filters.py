@@ -14,6 +14,7 @@ from components.store_cache import cached
 from db.repositories.datasets import DatasetInfo
 from db.repositories.items import facets
 from db.repositories.label_sets import list_label_sets
+from db.repositories.report_inputs import answering_models as answering_models_of
 from db.repositories.report_inputs import gold_types
 
 
@@ -24,11 +25,17 @@ def report_filter(
     detectors: bool = True,
     types: bool = True,
     unknown: bool = False,
+    answering_models: bool = False,
 ) -> ReportFilter:
-    """Draw the filters that apply to the page and return the choice."""
+    """Draw the filters that apply to the page and return the choice. ``answering_models``: the source
+    models offered include the models whose answers a run judged (Tri-HE's runs name them; its items,
+    the benchmark's questions, do not)."""
     options = cached(facets, engine, dataset.id)
     subsets = list(options.subsets)
     models = list(options.source_models)
+    if answering_models:
+        named = cached(answering_models_of, engine, dataset.id).values()
+        models += sorted(set(named) - set(models))
     names = [v.name for v in cached(list_label_sets, engine, dataset.id, "detector")]
     kinds = cached(gold_types, engine, dataset.id)
     shown = [True, True, detectors and bool(names), types and bool(kinds)]

@@ -11,7 +11,7 @@ judge could not decide (no verdict) are left out of the counts.
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 
 import pandas as pd
 from sqlalchemy import Engine
@@ -69,11 +69,16 @@ def judges(inputs: TripletInputs, flt: ReportFilter) -> list[LabelSetView]:
 def build(inputs: TripletInputs, flt: ReportFilter) -> Report:
     if not available(inputs):
         raise ValueError("the dataset has no triplet judgments")
-    kept = inputs.items[item_mask(inputs.items, flt)]
+    # The source-model filter chooses answers: an item's own model, or, for the benchmark's questions,
+    # the model whose answers the run judged (the items do not say it).
+    kept = inputs.items[item_mask(inputs.items, replace(flt, source_models=()))]
     info = kept.set_index("item_id")
     decided = inputs.judgments[
         inputs.judgments["verdict"].notna() & inputs.judgments["item_id"].isin(info.index)
     ]
+    decided = decided.assign(source_model=_answer_models(decided, info, inputs.answering_models))
+    if flt.source_models:
+        decided = decided[decided["source_model"].isin(flt.source_models)]
     chosen = judges(inputs, flt)
     provenance = Provenance(
         dataset=inputs.dataset,
@@ -92,9 +97,6 @@ def build(inputs: TripletInputs, flt: ReportFilter) -> Report:
         if mine.empty:
             continue
         per_answer = _answer_counts(mine, info)
-        answered = inputs.answering_models.get(judge.id)
-        if answered:  # the items are the benchmark's questions; the run names the model that answered
-            per_answer["source_model"] = per_answer["source_model"].replace(NO_VALUE, answered)
         models = sorted(per_answer["source_model"].unique())
         for model in [*models, ALL_MODELS]:
             answers = per_answer if model == ALL_MODELS else per_answer[per_answer["source_model"] == model]
@@ -183,5 +185,18 @@ def _answer_counts(judged: pd.DataFrame, info: pd.DataFrame) -> pd.DataFrame:
     )
     per_answer = counts.groupby("item_id", sort=True).sum().reset_index()
     per_answer["image"] = info.loc[per_answer["item_id"], "image"].to_numpy()
-    per_answer["source_model"] = info.loc[per_answer["item_id"], "source_model"].to_numpy()
+    per_answer["source_model"] = (
+        judged.drop_duplicates("item_id")
+        .set_index("item_id")
+        .loc[per_answer["item_id"], "source_model"]
+        .to_numpy()
+    )
     return per_answer
+
+
+def _answer_models(judged: pd.DataFrame, info: pd.DataFrame, answering: dict[int, str]) -> pd.Series:
+    """The model of each judged answer: its item's source model, or where the item names none (the
+    benchmark's questions), the model whose answers the judging run says it judged."""
+    own = judged["item_id"].map(info["source_model"])
+    named = judged["label_set_id"].map(answering)
+    return own.where((own != NO_VALUE) | named.isna(), named)

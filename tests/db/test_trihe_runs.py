@@ -144,6 +144,26 @@ def test_table_2_names_the_answering_model_of_a_run_read_from_a_file(engine: Eng
     assert table["Overall · HalluQ"].tolist() == [25.0, 25.0]  # (1/2 + 0/1) / 2
 
 
+def test_the_source_model_filter_chooses_the_answering_model_a_run_names(engine: Engine) -> None:
+    # The items are the benchmark's questions (no source model): the model is the one each run judged.
+    _store(engine, judge_a=_run("llava", ("yes", "no", "yes")), judge_b=_run("gpt4v", ("no", "no", "no")))
+    dataset = get_dataset(engine, "d")
+    assert dataset is not None
+    inputs = triplets.load(engine, dataset.id)
+    report = triplets.build(inputs, ReportFilter(source_models=("gpt4v",)))
+    table = report.tables["table2"].frame
+    assert table[["judge", "model", "answers", "triplets"]].values.tolist() == [
+        ["judge_b", "gpt4v", 2, 3],
+        ["judge_b", triplets.ALL_MODELS, 2, 3],
+    ]
+    assert table["Overall · HalluQ"].tolist() == [100.0, 100.0]
+    assert report.provenance.label_sets == ("judge_a", "judge_b")
+    assert report.provenance.n_items == 2
+    # A model nobody answered with leaves nothing, with the note, not every run.
+    none = triplets.build(inputs, ReportFilter(source_models=("qwen",)))
+    assert "table2" not in none.tables
+
+
 # ------------------------------------------------------------------ the writer on bundles a store could hold
 
 

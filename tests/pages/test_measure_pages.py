@@ -262,3 +262,47 @@ def test_mhalo_table3_is_shown_a_row_per_subset_average_first(store: str) -> Non
     assert list(table3.columns) == ["detector", "subset", "F1_M", "F1_IoU", "IF"]
     n_detectors = table3["detector"].nunique()
     assert list(table3["subset"][:n_detectors]) == ["Average"] * n_detectors
+
+
+def test_trihe_source_model_filter_offers_the_model_a_run_judged(tmp_path, monkeypatch) -> None:
+    """Tri-HE's items are the benchmark's questions; a run read from a judgments file names whose
+    answers it judged. That model is offered as a source model on the Tri-HE view, and choosing it keeps
+    that run's answers (it could not be chosen: Table 2 named a model the filter did not offer)."""
+    from sqlalchemy import select
+
+    from db import models as m
+    from db.engine import write_session
+    from formats.trihe import ANSWERING_MODEL
+
+    url = load_demo_store(tmp_path, monkeypatch)
+    engine = make_engine(url)
+    dataset = get_dataset(engine, DEMO)
+    with write_session(engine) as session:
+        judges = session.scalars(
+            select(m.LabelSet)
+            .join(m.TripletJudgment, m.TripletJudgment.label_set_id == m.LabelSet.id)
+            .where(m.LabelSet.dataset_id == dataset.id, m.LabelSet.kind == "detector")
+            .distinct()
+        ).all()
+        assert judges
+        for judge in judges:
+            judge.meta = {**(judge.meta or {}), ANSWERING_MODEL: "llava *demo*"}
+        judged = select(m.Triplet.item_id).join(
+            m.TripletJudgment, m.TripletJudgment.triplet_id == m.Triplet.id
+        )
+        for item in session.scalars(select(m.Item).where(m.Item.id.in_(judged))):
+            item.source_model = None  # as the benchmark's questions, which no model answered
+    engine.dispose()
+    monkeypatch.setenv("DATABASE_URL", url)
+    st.cache_resource.clear()
+    st.cache_data.clear()
+    at = _page("app_pages/paper_metrics.py", view="Tri-HE")
+    assert "llava *demo*" in at.multiselect(key="model").options
+    at.multiselect(key="model").set_value(["llava *demo*"]).run()
+    assert not at.exception, at.exception
+    models = set(
+        _frame(at, "Table 2 · hallucination rates per answering model and judge (%, lower is better)")[
+            "model"
+        ]
+    )
+    assert "llava *demo*" in models

@@ -75,9 +75,11 @@ head: bytes | None = None
 size, name = 0, ""
 load: Callable[[], bytes] = bytes  # the whole file, read only when Import is pressed
 on_server: Path | None = None  # a server file, which a benchmark import reads from disk
+source_id = ""  # which upload or path: a new one is recognised afresh
 if mode == "Upload":
     uploaded = st.file_uploader("File", key="import_upload")
     if uploaded is not None:
+        source_id = uploaded.file_id
         upload_problem = size_problem(uploaded.size)
         if upload_problem is not None:
             st.error(literal(f"{uploaded.name}: {upload_problem}."))
@@ -92,6 +94,7 @@ else:
     typed = st.text_input(
         "File path on the server", key="import_path", help=f"A file inside the import folder {import_dir()}."
     )
+    source_id = typed
     if typed.strip():
         try:
             head, size, on_server = read_import_head(typed, PREVIEW_HEAD_BYTES)
@@ -106,6 +109,14 @@ else:
 if head is None:
     st.info("Choose a file. Its format is recognised from its content; you can override it.")
     st.stop()
+
+# A new file is recognised afresh: the format and the dataset name chosen for the last file go (kept,
+# they sent a second file in the first one's format, into the first one's dataset).
+chosen_file = (mode, name, size, source_id)
+if st.session_state.get("import_chosen_file") != chosen_file:
+    for stale in (f"import_format_{kind}", "import_dataset"):
+        st.session_state.pop(stale, None)
+    st.session_state["import_chosen_file"] = chosen_file
 
 found = detect(head, name, kind)
 names = [f.name for f in formats(kind)]

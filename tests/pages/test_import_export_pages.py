@@ -155,6 +155,32 @@ def test_import_page_overrides_the_format_and_names_unreadable_files(store: str,
     assert at.button(key="import_go").disabled
 
 
+def test_a_new_file_is_recognised_afresh_not_read_as_the_last_ones_format_and_dataset(
+    store: str, tmp_path: Path
+) -> None:
+    """The format and dataset chosen for one file went with the next file chosen: an AlignBench CSV
+    after a MHALO file was read as MHALO, into the MHALO file's dataset."""
+    first = _imports(tmp_path) / "processed_custom.json"
+    first.write_text(json.dumps(RECORDS[:2]))
+    second = _imports(tmp_path) / "captions.csv"
+    second.write_text(
+        "model,image_source,image_name,sentence_index,caption,annotation\n"
+        "m,s,a.jpg,0,A cat.,correct\n"
+    )
+    at = _import_page(first)
+    assert at.selectbox(key="import_format_benchmark").value == "mhalo"
+    assert at.text_input(key="import_dataset").value == "processed_custom"
+    at.text_input(key="import_path").input(str(second)).run()
+    assert not at.exception
+    assert at.selectbox(key="import_format_benchmark").value == "alignbench"
+    assert at.text_input(key="import_dataset").value == "captions"
+    # A choice made for the file stays while it is the file chosen.
+    at.text_input(key="import_dataset").input("mine").run()
+    at.selectbox(key="import_format_benchmark").set_value("canonical").run()
+    assert at.text_input(key="import_dataset").value == "mine"
+    assert at.selectbox(key="import_format_benchmark").value == "canonical"
+
+
 def test_import_page_takes_detector_outputs(store: str, tmp_path: Path) -> None:
     engine = _bench_store(store)
     path = _imports(tmp_path) / "outputs.jsonl"

@@ -21,6 +21,7 @@ from components.navigation import origin
 from components.page_setup import setup_page
 from components.presenter_slides import Slide, iter_slides
 from components.report_views import figure_of
+from components.unit_keys import unit_keys
 from render import figures
 from render.literal_text import literal
 
@@ -41,6 +42,12 @@ section[data-testid="stSidebar"], header[data-testid="stHeader"],
 .st-key-presenter-keys { display: none; }
 </style>
 """
+
+PRESENTER_KEYS = (
+    ("→ or PageDown", "next slide"),
+    ("← or PageUp", "previous slide"),
+    ("Esc", "back to the page presenter mode was opened from"),
+)
 
 ctx = setup_page("Presenter mode")
 ctx.require("view_reports")
@@ -150,3 +157,6 @@ with st.container(key="presenter"):
     with st.container(key="presenter-keys"):  # the second keys of the same steps (hidden)
         st.button("Previous", shortcut="PageUp", on_click=_step, args=(-1, count), key="presenter-pageup")
         st.button("Next", shortcut="PageDown", on_click=_step, args=(1, count), key="presenter-pagedown")
+        # Four quick presses of → are four slides: a key pressed while the page still answers the one
+        # before waits for it (Streamlit merged quick presses of one button into one click).
+        unit_keys(None, PRESENTER_KEYS)

@@ -1,4 +1,5 @@
-"""The keyboard around an annotation page's current unit (a sentence, claim, triplet or segment).
+"""The keyboard around an annotation page's current unit (a sentence, claim, triplet or segment), and
+of presenter mode (no unit: its keys step through slides, held the same way while the page answers).
 
 A key press moves the cursor to the next unit, and the next unit may lie below the window's edge
 (Error type boxes and wrong-part rows make the list grow): :func:`unit_keys` scrolls the current unit

@@ -180,6 +180,23 @@ def test_presenter_keys_and_slide_list(live_app: RunningApp, tab: AppTab) -> Non
     expect(page.locator(".st-key-presenter h2").first).to_have_text(fifth.split(" · ", 1)[1])
 
 
+def test_quick_presses_each_step_a_slide(live_app: RunningApp, tab: AppTab) -> None:
+    """Four presses of → as fast as a presenter clicks are four slides: a press that came while the page
+    still answered the one before was merged into it (it ended on slide 3 of 5)."""
+    page = tab.page
+    _open(tab, live_app, "presenter", {"slide": "1"})
+    _figure(page)
+    status = re.search(r"Slide 1 of (\d+)", page.get_by_text(re.compile(r"^Slide 1 of")).inner_text())
+    assert status is not None and int(status[1]) >= 5
+    tab.press("ArrowRight")  # once the page's keys are attached…
+    for _ in range(3):
+        page.keyboard.press("ArrowRight")  # …three more, with no wait between them
+    expect(page).to_have_url(re.compile(r"[?&]slide=5(&|$)"))
+    expect(page.get_by_text(re.compile(rf"^Slide 5 of {status[1]}"))).to_be_visible()
+    tab.idle()
+    assert re.search(r"[?&]slide=5(&|$)", page.url), page.url  # and no press is still to come
+
+
 def test_esc_goes_back_to_the_page_presenter_mode_was_opened_from(live_app: RunningApp, tab: AppTab) -> None:
     page = tab.page
     _open(tab, live_app, "agreement", {"kind": "Sentence labels"})

@@ -250,7 +250,11 @@ def mhalo_types(report: Report) -> go.Figure:
     if table is None or table.frame.empty:
         return _empty(title, report.provenance, "No gold span of the chosen types.")
     frame = table.frame
-    order = frame.groupby("type")["n_gold_spans"].max().sort_values().index.tolist()
+    # One row per type, named with its most gold spans: a run given only some items counts fewer, and
+    # naming the row by each run's own count drew a row per run ("Spatial (2)", "Spatial (15)").
+    most = frame.groupby("type")["n_gold_spans"].max().sort_values()
+    order = most.index.tolist()
+    rows = [f"{t} ({int(n)})" for t, n in most.items()]
     palette = colors(frame["detector"])
     fig = go.Figure()
     # Horizontal groups draw their first trace at the bottom: add in reverse, list the legend reversed.
@@ -258,8 +262,9 @@ def mhalo_types(report: Report) -> go.Figure:
         part = part.set_index("type").reindex(order)
         fig.add_bar(
             name=name,
-            y=[f"{t} ({int(n)})" for t, n in zip(order, part["n_gold_spans"].fillna(0), strict=True)],
+            y=rows,
             x=part["detected"],
+            customdata=part["n_gold_spans"].fillna(0).astype(int),
             orientation="h",
             marker_color=palette[name],
             text=[f"{v:.0f}" for v in part["detected"].fillna(0)],
@@ -267,7 +272,8 @@ def mhalo_types(report: Report) -> go.Figure:
             textfont={"color": palette[name]},
             constraintext="none",
             cliponaxis=False,
-            hovertemplate="%{y}: %{x:.1f} % detected<extra>%{fullData.name}</extra>",
+            hovertemplate="%{y}: %{x:.1f} % of the run's %{customdata} gold spans detected"
+            "<extra>%{fullData.name}</extra>",
         )
     fig.update_layout(
         barmode="group",
@@ -286,16 +292,21 @@ def mhalo_clean(report: Report) -> go.Figure:
         return _empty(title, report.provenance, "No clean response among the chosen items.")
     frame = table.frame
     palette = colors(frame["detector"])
+    # One group per subset, named with its most clean responses (a run given some items has fewer).
+    most = frame.groupby("subset", sort=False)["n_clean"].max()
+    named = {subset: f"{subset} ({int(n)})" for subset, n in most.items()}
     fig = go.Figure()
     for name, part in frame.groupby("detector", sort=False):
         fig.add_bar(
             name=name,
-            x=[f"{s} ({n})" for s, n in zip(part["subset"], part["n_clean"], strict=True)],
+            x=[named[s] for s in part["subset"]],
             y=part["accuracy"],
+            customdata=part["n_clean"],
             marker_color=palette[name],
             text=[f"{v:.0f}" for v in part["accuracy"]],
             textposition="outside",
-            hovertemplate="%{x}: %{y:.1f} % flagged nothing<extra>%{fullData.name}</extra>",
+            hovertemplate="%{x}: %{y:.1f} % of the run's %{customdata} clean responses flagged nothing"
+            "<extra>%{fullData.name}</extra>",
         )
     fig.update_layout(
         barmode="group",

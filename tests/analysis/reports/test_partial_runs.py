@@ -139,6 +139,23 @@ def test_table_3_scores_a_run_on_the_items_it_was_given(store) -> None:
     assert found.at["half", "n_gold_spans"] == 1 and found.at["half", "detected"] == pytest.approx(100)
 
 
+def test_figures_5_and_6_draw_a_row_per_type_and_subset_whatever_each_run_was_given(store) -> None:
+    """Each row was named by the run's own count, so a run given some items drew rows of its own
+    ("None (1)" beside "None (2)"): duplicated types, thin bars, labels on top of each other."""
+    from render import figures
+
+    engine, dataset_id = store
+    report = mhalo.build(load_span_inputs(engine, dataset_id), ReportFilter())
+    for key, axis in (("mhalo-types", "y"), ("mhalo-clean", "x")):
+        spec = next(s for s in figures.figures_for(report) if s.key == key)
+        fig = spec.make(report)
+        categories = [list(trace[axis]) for trace in fig.data]
+        assert len(categories) == 2 and categories[0] == categories[1], (key, categories)
+        assert len(set(categories[0])) == len(categories[0]), (key, categories)
+        # each run's own count is in its hover
+        assert sorted(int(trace.customdata[0]) for trace in fig.data) == [1, 2]
+
+
 def test_a_run_given_every_item_keeps_its_table_and_digest(engine) -> None:
     """No "items" column and the same digest as before runs were marked, when every run covers all."""
     dataset_id = _dataset(engine)

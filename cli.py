@@ -41,6 +41,8 @@ from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from render.terminal_text import VisibleControls, terminal_of
+
 if TYPE_CHECKING:  # the store and the formats are imported only by the commands that use them
     from sqlalchemy import Engine
 
@@ -575,11 +577,11 @@ def _progress_line(progress: Any) -> None:
     if not sys.stderr.isatty():
         return
     eta = "—" if progress.eta_s is None else f"{progress.eta_s:,.0f} s"
-    print(
+    print(  # the carriage return on purpose: the terminal itself, not through VisibleControls
         f"\r{progress.finished}/{progress.total} items · {progress.rate:.1f}/s · ETA {eta} · "
         f"{progress.ledger['calls']} calls · {progress.ledger['prompt_tokens'] + progress.ledger['completion_tokens']:,} tokens",
         end="",
-        file=sys.stderr,
+        file=terminal_of(sys.stderr),
         flush=True,
     )
 
@@ -916,14 +918,21 @@ def build_parser(only: str | None = None) -> argparse.ArgumentParser:
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    given = list(sys.argv[1:] if argv is None else argv)
-    args = build_parser(next((a for a in given if not a.startswith("-")), "")).parse_args(given)
-    handler = COMMANDS[args.command][0]
+    # Ids, names and reasons from files are printed as their characters: an ESC or a carriage return
+    # in a file must not recolour the terminal or overwrite a line.
+    streams = sys.stdout, sys.stderr
+    sys.stdout, sys.stderr = VisibleControls(sys.stdout), VisibleControls(sys.stderr)
     try:
-        return handler(args)
-    except Exception as error:  # noqa: BLE001 - the CLI reports every failure the same way
-        print(f"error: {error}", file=sys.stderr)
-        return 1
+        given = list(sys.argv[1:] if argv is None else argv)
+        args = build_parser(next((a for a in given if not a.startswith("-")), "")).parse_args(given)
+        handler = COMMANDS[args.command][0]
+        try:
+            return handler(args)
+        except Exception as error:  # noqa: BLE001 - the CLI reports every failure the same way
+            print(f"error: {error}", file=sys.stderr)
+            return 1
+    finally:
+        sys.stdout, sys.stderr = streams
 
 
 if __name__ == "__main__":

@@ -174,3 +174,22 @@ def test_image_zip_with_path_traversal_refuses_the_import(capsys, db_url, tmp_pa
     code, out, _ = run(capsys, "import", "--db", db_url, "--json", "--images", str(good), str(bench))
     report = json.loads(out)["files"][0]
     assert code == 0 and report["images_extracted"] == 1 and report["warnings"] == []
+
+
+def test_control_characters_from_a_file_are_printed_visibly_not_sent_to_the_terminal(
+    capsys, db_url, tmp_path
+):
+    """An id holding ESC [31m and BEL recoloured and rang the terminal in the record's name of a refusal;
+    a carriage return could overwrite the line. They are printed as \\u001b-style escapes, also in C1
+    (\\x9b starts an escape sequence as well), and --json stays valid JSON holding the characters."""
+    hostile = "zz\x1b[31mRED\x07\r\x9b2J"
+    source = tmp_path / "esc.json"
+    source.write_text(json.dumps([{"id": hostile, "test_solution": "A cat.", "hallucinated_solution": "<h"}]))
+    code, out, err = run(capsys, "import", "--db", db_url, "--dataset", "d", str(source))
+    assert code == 1
+    printed = out + err
+    assert not any(c in printed for c in "\x1b\x07\r\x9b"), printed
+    assert "id=zz\\u001b[31mRED\\u0007\\u000d\\u009b2J" in printed
+    code, out, _ = run(capsys, "import", "--db", db_url, "--json", "--dataset", "d", str(source))
+    assert code == 1 and "\x9b" not in out
+    assert hostile in json.loads(out)["files"][0]["rejected"][0]["record"]

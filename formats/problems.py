@@ -20,7 +20,12 @@ class Problem:
     severity: str = "error"  # "error" or "warning"
 
     def __str__(self) -> str:
-        return f"{self.file}: record {self.record}: field '{self.field}': {self.reason}"
+        # "-" names no record or field: a problem of the whole file ("record -: field '-'" read as a
+        # record named "-"), or of a whole record.
+        where = "" if self.record == "-" else f"record {self.record}: "
+        if self.field != "-":
+            where += f"field '{self.field}': "
+        return f"{self.file}: {where}{self.reason}"
 
     def to_dict(self) -> dict[str, Any]:
         return asdict(self)

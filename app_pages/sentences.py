@@ -19,6 +19,7 @@ from components.annotation_frame import (
     labeling_unit,
     open_workspace,
     place_cursor,
+    refused_as,
     say_item_finished,
     still_showing,
     track_labeled_unit,
@@ -99,8 +100,8 @@ def label(index: int | None, value: str, *, override: bool = False) -> None:
         override=override,
         expected_version=existing.version if existing else labeling.ABSENT,
     )
-    if done is None and value == "correct" and not override:
-        st.session_state[PENDING] = index  # offer the explicit override
+    if done is None and value == "correct" and not override and refused_as(labeling.InconsistentLabel):
+        st.session_state[PENDING] = index  # offer the explicit override (not for any other refusal)
     elif done is not None:  # advance to the next sentence, as a keyboard labeler expects
         st.session_state[cursor_key] = min(index + 1, len(item.sentences) - 1)
         st.session_state[recent_key] = index

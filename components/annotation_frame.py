@@ -59,6 +59,7 @@ from render.literal_text import literal
 
 _SAVED = "annotation_saved"
 _REFUSED = "annotation_refused"
+_REFUSED_AS = "annotation_refused_as"  # the refusal's exception class
 _TOTAL = "annotation_queue_total"
 _FLAG_NOTE = "frame_flag_note"  # the note typed in "Skip / unsure"
 _FLAG_NOTE_ITEM = "frame_flag_note_item"  # the item whose note it is
@@ -148,6 +149,7 @@ def act(action: Callable[..., labeling.Action | None], *args: Any, **kwargs: Any
     None when the action was refused, or did nothing (an undo with nothing left to undo). In team mode
     the login is checked first: a logout in another tab must stop this one too.
     """
+    st.session_state.pop(_REFUSED_AS, None)
     if team_mode() and not still_signed_in(engine_for(resolve_url())):
         st.session_state[_REFUSED] = _SIGNED_OUT
         say_at_login(_SIGNED_OUT)  # the page shows the login form in its place
@@ -162,6 +164,7 @@ def act(action: Callable[..., labeling.Action | None], *args: Any, **kwargs: Any
         Forbidden,
     ) as refused:
         st.session_state[_REFUSED] = str(refused)
+        st.session_state[_REFUSED_AS] = type(refused)
         return None
     except SQLAlchemyError:
         st.session_state[_REFUSED] = "The store could not save this just now; nothing changed. Try again."
@@ -175,6 +178,14 @@ def act(action: Callable[..., labeling.Action | None], *args: Any, **kwargs: Any
     )
     st.session_state.pop(_REFUSED, None)
     return done
+
+
+def refused_as(kind: type[Exception]) -> bool:
+    """Whether the last :func:`act` was refused for that reason (a sentence labeled correct over the
+    annotator's own span is refused with an override to offer; a stale edit, an item not assigned or
+    a login gone are refused with nothing to override)."""
+    refusal = st.session_state.get(_REFUSED_AS)
+    return isinstance(refusal, type) and issubclass(refusal, kind)
 
 
 def _go_to(external_id: str | None) -> None:

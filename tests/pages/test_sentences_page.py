@@ -82,6 +82,35 @@ def test_correct_with_a_span_needs_an_override(store: str) -> None:
     assert (saved.label, saved.override) == ("correct", True)
 
 
+def test_a_stale_correct_is_refused_as_stale_with_no_override_offered(store: str) -> None:
+    """A Correct refused because another tab changed the label was also explained as a span conflict
+    ("a span you marked ()"), and its "Save as correct anyway" overwrote the other tab's label with a
+    false override flag."""
+    from db.repositories import labeling
+    from db.repositories.annotators import get_or_create_annotator
+    from db.repositories.label_sets import human_label_set
+
+    at = _open()
+    item, _ = _mine(store, "demo-001")
+    _button(at, "sentence_now_unknown").click().run()  # sentence 1, this tab; the cursor moves on
+    engine = make_engine(store)
+    who = get_or_create_annotator(engine, "tester")
+    ls = human_label_set(engine, 1, who.id)
+    saved = _mine(store, "demo-001")[1].sentence_labels[0]
+    # The annotator's other tab marks the sentence incorrect meanwhile.
+    labeling.set_sentence_label(
+        engine, ls.id, item.id, 0, "incorrect", who.id, expected_version=saved.version
+    )
+    _button(at, f"label_{item.id}_0_correct").click().run()
+    assert not at.exception
+    shown = [e.value for e in [*at.error, *at.warning]]
+    assert any("another tab or window" in text for text in shown), shown
+    assert not any("contains a span" in text for text in shown), shown
+    assert not [b for b in at.button if b.key == f"override_{item.id}_0"]
+    kept = _mine(store, "demo-001")[1].sentence_labels[0]
+    assert (kept.label, kept.override) == ("incorrect", False)
+
+
 def test_incorrect_takes_an_error_type(store: str) -> None:
     at = _open()
     item, _ = _mine(store, "demo-001")

@@ -48,6 +48,9 @@ dataset = picked_dataset  # bound after the check, so the functions below see a 
 follow_runs(ctx.engine)  # a detector run going on this server: redraw as its answers arrive
 evaluation = dataset_spans(ctx.engine, dataset.id)
 names = [d.name for d in evaluation.detectors]
+# Runs that locate spans get a track; a run of sentence scores, token probabilities or claim labels
+# only its table below (a track read as a run that flagged nothing, scored F1 0 against gold).
+span_names = {d.name for d in evaluation.span_detectors}
 ids = evaluation.items.external_ids
 if not ids:
     st.info("This dataset has no items yet.")
@@ -172,6 +175,7 @@ def _outputs(chosen: list[str]) -> list[DetectorOutput]:
             bool(evaluation.ran_on(by_name[name].id)[position]),
         )
         for name in chosen
+        if name in span_names
     ]
 
 
@@ -192,8 +196,8 @@ def _arrange(how: str) -> None:
     chosen = list(st.session_state[_ORDER])
     # A run not given the item has no F1_IoU: it goes last either way, not first among the worst.
     tracks = {t.name: t for t in _compare(chosen).detectors}
-    unscored = {n: not tracks[n].given or tracks[n].f1_iou is None for n in chosen}
-    scores = {n: tracks[n].f1_iou or 0.0 for n in chosen}
+    unscored = {n: n not in tracks or not tracks[n].given or tracks[n].f1_iou is None for n in chosen}
+    scores = {n: (tracks[n].f1_iou or 0.0) if n in tracks else 0.0 for n in chosen}
     if how == "best":
         chosen.sort(key=lambda n: (unscored[n], -scores[n]))
     elif how == "worst":
@@ -207,8 +211,12 @@ def _move(name: str, by: int) -> None:
     chosen = list(st.session_state[_ORDER])
     if name not in chosen:  # removed in the same rerun as the click
         return
-    k = chosen.index(name)
-    j = min(max(k + by, 0), len(chosen) - 1)
+    # past the chosen runs that have no track, to the next track up or down
+    with_tracks = [k for k, n in enumerate(chosen) if n in span_names]
+    here = with_tracks.index(chosen.index(name)) if name in span_names else None
+    if here is None or not 0 <= here + by < len(with_tracks):
+        return
+    k, j = with_tracks[here], with_tracks[here + by]
     chosen[k], chosen[j] = chosen[j], chosen[k]
     st.session_state[_ORDER] = chosen
 
@@ -326,6 +334,13 @@ with right:
         )
         for k, track in enumerate(comparison.tracks):
             _draw_track(k, track)
+        trackless = [n for n in chosen if n not in span_names]
+        if trackless:
+            st.caption(
+                f"No span track for {', '.join(literal(n) for n in trackless)}: "
+                f"{'these runs give' if len(trackless) > 1 else 'this run gives'} no spans; "
+                "see the tables below."
+            )
     else:
         show_text(item.response, label="Response")
         st.info("This dataset has no span labels: compare its detectors in the tables below.")

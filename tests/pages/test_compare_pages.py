@@ -531,3 +531,42 @@ def test_a_sentence_dataset_compares_scores_not_spans(
     assert list(grid["judge"]) == [12.0, 40.0] and list(grid["gold"]) == ["✗ incorrect", "✓ correct"]
     at.switch_page("app_pages/failures.py").run()
     assert not at.exception and any("no span labels" in i.value for i in at.info)
+
+
+def test_a_run_of_sentence_scores_gets_its_table_not_a_span_track(
+    sqlite_url: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """In a dataset with gold spans, a run of sentence scores stood as a track of no spans: "F1_IoU 0.00
+    · 1 gold missed", beside the Metrics page leaving it out of the span measures."""
+    bundle = sentences_only()
+    bundle.dataset.label_kinds = ["span", "sentence"]
+    bundle.label_sets[0].annotations = [
+        Annotations(item=a.item, spans=[SpanRecord(8, 11)], sentence_labels=a.sentence_labels)
+        for a in bundle.label_sets[0].annotations
+    ]
+    spotter = LabelSetRecord(
+        kind="detector",
+        name="spotter",
+        annotations=[Annotations(item=f"s-{k}", spans=[SpanRecord(8, 11)]) for k in range(3)],
+    )
+    bundle.label_sets.append(spotter)
+    engine = make_engine(sqlite_url)
+    import_bundle(engine, bundle, source="test", actor=OPERATOR)
+    engine.dispose()
+    monkeypatch.setenv("DATABASE_URL", sqlite_url)
+    st.cache_resource.clear()
+    at = AppTest.from_file(APP, default_timeout=TIMEOUT)
+    at.query_params["dataset"] = "sentences"
+    at.run()
+    at.query_params.update({"item": "s-0", "detectors": "judge,spotter"})
+    at.switch_page("app_pages/compare.py").run()
+    assert not at.exception, at.exception
+    assert re.findall(r'data-track="([^"]+)"', _html(at)) == ["Gold", "spotter"]
+    assert not any(m.value.startswith("**judge**") for m in at.markdown)
+    assert any("No span track for judge" in c.value for c in at.caption)
+    grid = next(d.value for d in at.dataframe if "sentence" in d.value.columns)
+    assert list(grid["judge"]) == [12.0, 40.0]
+    # Sorting by F1_IoU puts the run with no track last.
+    widget(at.button, "Worst F1_IoU first").click().run()
+    assert not at.exception
+    assert param(at, "detectors") == ["spotter,judge"]

@@ -16,13 +16,16 @@ from render.literal_text import literal
 
 ctx = setup_page("Metrics")
 ctx.require("view_reports")
-dataset = pick_dataset(ctx.engine)
-if dataset is None:
+picked_dataset = pick_dataset(ctx.engine)
+if picked_dataset is None:
     st.stop()
+dataset = picked_dataset  # bound after the check, so the function below sees a dataset
 follow_store(ctx.engine)  # another session's labels, or a detector run's answers: redraw as they arrive
 
 st.title(f"Metrics · {literal(dataset.name)}")
-offered = offered_sections(live.counts(ctx.engine, dataset.id))
+offered = offered_sections(
+    live.counts(ctx.engine, dataset.id), lambda key: live.section_available(ctx.engine, key, dataset.id)
+)
 if not offered:
     st.info(
         "This dataset has nothing to measure yet: the tables need gold labels and at least one detector run "

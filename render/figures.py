@@ -403,8 +403,10 @@ def alignbench_self_preference(report: Report) -> go.Figure:
     detectors = list(dict.fromkeys(frame["detector"]))
     captioners = [c for c in report.tables["table3"].frame.columns if c not in ("detector", alignbench.AVG)]
     matrix = matrix.reindex(index=detectors, columns=captioners)
-    spread = float(np.nanmax(np.abs(matrix.to_numpy() - 1))) if matrix.size else 0.1
-    spread = max(spread, 0.05)
+    if not np.isfinite(matrix.to_numpy(dtype=float)).any():
+        # no captioner has both correct and incorrect sentences for a detector: nothing to normalise
+        return _empty(title, report.provenance, "No AUROC per captioner to normalise.")
+    spread = max(float(np.nanmax(np.abs(matrix.to_numpy(dtype=float) - 1))), 0.05)
     fig = go.Figure(
         go.Heatmap(
             z=matrix.to_numpy(),

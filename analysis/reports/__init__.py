@@ -119,9 +119,21 @@ SECTIONS: dict[str, Section] = {
 RESAMPLED = (alignbench.KEY, mmhal.KEY)
 
 
-def offered_sections(counts: Counts) -> list[str]:
-    """Keys of the sections the dataset has data for, in page order."""
-    return [key for key, section in SECTIONS.items() if section.offered(counts)]
+def offered_sections(counts: Counts, check: Callable[[str], bool] | None = None) -> list[str]:
+    """Keys of the sections the dataset has data for, in page order.
+
+    The counts cannot tell whether detectors' raw outputs locate spans or are a scorer's texts (an
+    AlignBench run keeps its outputs): MHALO offered on such outputs alone is kept only if ``check``
+    (given: whether the section's inputs are available) says so. Offered first and then found empty, it
+    opened the Metrics page of an AlignBench dataset on "this paper's data is gone"."""
+    keys = []
+    for key, section in SECTIONS.items():
+        if not section.offered(counts):
+            continue
+        if check is not None and key == mhalo.KEY and not _n(counts, "spans", "detector") and not check(key):
+            continue
+        keys.append(key)
+    return keys
 
 
 def evaluate(

@@ -306,3 +306,69 @@ def test_trihe_source_model_filter_offers_the_model_a_run_judged(tmp_path, monke
         ]
     )
     assert "llava *demo*" in models
+
+
+def test_metrics_opens_on_a_paper_it_can_show(tmp_path, monkeypatch) -> None:
+    """An AlignBench dataset: gold spans (its error words) and a scorer that kept its texts. MHALO was
+    offered first, on the raw outputs, and the page opened on "this paper's data is gone"."""
+    from formats.records import (
+        Annotations,
+        DatasetRecord,
+        ItemRecord,
+        LabelSetRecord,
+        RawOutputRecord,
+        SentenceLabelRecord,
+        SentenceScoreRecord,
+        SpanRecord,
+    )
+
+    url = f"sqlite:///{tmp_path / 'store.db'}"
+    monkeypatch.setenv("SPANLIGHT_DATA_DIR", str(tmp_path))
+    items = [ItemRecord(f"c{k}", "A red cat. A dog.", prompt="Describe.") for k in range(4)]
+    gold = LabelSetRecord(
+        "gold",
+        "gold",
+        annotations=[
+            Annotations(
+                f"c{k}",
+                spans=[SpanRecord(2, 5)] if k % 2 else [],
+                sentence_labels=[
+                    SentenceLabelRecord(0, "incorrect" if k % 2 else "correct"),
+                    SentenceLabelRecord(1, "correct"),
+                ],
+            )
+            for k in range(4)
+        ],
+    )
+    scorer = LabelSetRecord(
+        "detector",
+        "scorer",
+        annotations=[
+            Annotations(
+                f"c{k}",
+                sentence_scores=[SentenceScoreRecord(0, 10.0 + 50 * (k % 2)), SentenceScoreRecord(1, 5.0)],
+                raw_output=RawOutputRecord(f"Score: {10 + 50 * (k % 2)}", True),
+            )
+            for k in range(4)
+        ],
+    )
+    engine = make_engine(url)
+    from db.migrate import upgrade
+
+    upgrade(engine)
+    bundle = Bundle(
+        DatasetRecord("ab", "alignbench", label_kinds=["span", "sentence"]), items, [gold, scorer]
+    )
+    assert import_bundle(engine, bundle, actor=OPERATOR).rows
+    engine.dispose()
+    monkeypatch.setenv("DATABASE_URL", url)
+    st.cache_resource.clear()
+    st.cache_data.clear()
+    at = AppTest.from_file(APP, default_timeout=TIMEOUT)
+    at.query_params.update({"dataset": "ab"})
+    at.run()
+    at.switch_page("app_pages/paper_metrics.py").run()
+    assert not at.exception, at.exception
+    assert at.segmented_control(key="view").options == ["AlignBench"]
+    assert not any("data is gone" in i.value for i in at.info)
+    assert _provenance(at)

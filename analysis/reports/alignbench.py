@@ -138,6 +138,13 @@ def build(inputs: AlignBenchInputs, flt: ReportFilter, n_resamples: int = 1000, 
     table3 = wide.reset_index()
     table3.columns.name = None
     normalized = _self_preference(wide[captioners])
+    # Runs that scored only some of the kept sentences (a run over a subset, or stopped half way): each
+    # is measured on its own sentences, so best and second best would compare unlike runs.
+    partly = [
+        f"{d.name} {n:,}"
+        for d in detectors
+        if (n := int((~np.isnan(s.scores[d.id][part.rows])).sum())) < part.rows.size
+    ]
     tables = {
         "table3": Table(
             "table3",
@@ -147,8 +154,15 @@ def build(inputs: AlignBenchInputs, flt: ReportFilter, n_resamples: int = 1000, 
                 "Positive class: incorrect sentences, scored 100 − correctness. Within each captioner; Avg is the "
                 f"mean over captioners. Unknown sentences {_unknown_words(flt.unknown)}. "
                 f"{int(part.positive.sum()):,} incorrect and {int((1 - part.positive).sum()):,} other sentences."
+                + (
+                    " Runs that scored only some of these sentences are measured on those alone (sentences): "
+                    + ", ".join(partly)
+                    + "; so no best value is marked."
+                    if partly
+                    else ""
+                )
             ),
-            mark_columns=(*captioners, AVG),
+            mark_columns=() if partly else (*captioners, AVG),
         ),
         "table3_ci": Table(
             "table3_ci",

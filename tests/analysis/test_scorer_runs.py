@@ -81,3 +81,39 @@ def test_a_localization_run_of_its_own_gets_table_5(engine: Engine) -> None:
     report = alignbench.build(alignbench.load(engine, dataset.id), ReportFilter(), n_resamples=0)
     assert report.tables["localization"].frame["detector"].tolist() == ["marker"]
     assert report.provenance.label_sets[-1] == "marker"  # named where its numbers come from
+
+
+def test_a_scorer_given_some_sentences_marks_no_best_value(engine: Engine) -> None:
+    """AlignBench Table 3 measures each run on the sentences it scored; with a run over some of them
+    beside one over all, it still marked best and second best as if both were scored alike."""
+    from analysis.reports import alignbench
+    from analysis.reports.data import ReportFilter
+
+    assert import_file(
+        engine,
+        jsonl(ROWS),
+        source="a.jsonl",
+        format_name="alignbench",
+        options=ReadOptions(dataset="d"),
+        actor=OPERATOR,
+    ).ok
+    keys = [{k: r[k] for k in ("model", "image_name", "sentence_index")} for r in ROWS]
+    for name, scored in (("all", keys), ("some", [keys[0], keys[2]])):  # 2 is unknown: left out
+        outcome = import_predictions(
+            engine,
+            jsonl([{**key, "score": 30 + 20 * k} for k, key in enumerate(scored)]),
+            source=f"{name}.jsonl",
+            dataset="d",
+            detector=name,
+            format_name="alignbench-scores",
+            actor=OPERATOR,
+        )
+        assert outcome.ok, outcome.summary()
+    dataset = get_dataset(engine, "d")
+    assert dataset is not None
+    table = alignbench.build(alignbench.load(engine, dataset.id), ReportFilter(), n_resamples=0).tables[
+        "table3"
+    ]
+    assert table.mark_columns == ()
+    assert "(sentences): some 1; so no best value is marked." in table.caption
+    assert "all " not in table.caption.split("(sentences):")[1]

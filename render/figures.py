@@ -366,7 +366,8 @@ def alignbench_positional(report: Report) -> go.Figure:
     table = report.table("positional")
     if table is None or table.frame.empty:
         return _empty(title, report.provenance, "No data.")
-    frame = table.frame[table.frame["n"] >= 3]
+    frame = table.frame[table.frame["n"] >= 3]  # a mean of one or two sentences is noise
+    hidden = len(table.frame) - len(frame)
     detectors = list(dict.fromkeys(table.frame["detector"]))
     fig = make_subplots(rows=1, cols=len(detectors), shared_yaxes=True, subplot_titles=detectors)
     styles = {"correct": ("#0072B2", "solid"), "incorrect": ("#D55E00", "dash")}
@@ -389,6 +390,12 @@ def alignbench_positional(report: Report) -> go.Figure:
                 hovertemplate=f"position %{{x}}: mean %{{y:.1f}} (%{{customdata}} {label})<extra>%{{meta}}</extra>",
             )
         fig.update_xaxes(title_text="sentence position", dtick=1, row=1, col=k)
+    if hidden:  # said, not hidden silently: the table holds every position
+        fig.update_xaxes(
+            title_text=f"sentence position · {hidden} point(s) of fewer than 3 sentences not drawn",
+            row=1,
+            col=1,
+        )
     fig.update_yaxes(title_text="mean correctness score", range=[0, 100], row=1, col=1)
     return finish(fig, title, report.provenance, panels=True)
 

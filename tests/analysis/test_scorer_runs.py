@@ -117,3 +117,19 @@ def test_a_scorer_given_some_sentences_marks_no_best_value(engine: Engine) -> No
     assert table.mark_columns == ()
     assert "(sentences): some 1; so no best value is marked." in table.caption
     assert "all " not in table.caption.split("(sentences):")[1]
+
+
+def test_figure_7_says_how_many_points_it_leaves_out(engine: Engine) -> None:
+    """Positions scored on fewer than 3 sentences are not drawn; the figure said nothing of them."""
+    from analysis.reports import alignbench
+    from analysis.reports.data import ReportFilter
+    from render import figures
+
+    test_a_scorer_given_some_sentences_marks_no_best_value(engine)
+    dataset = get_dataset(engine, "d")
+    assert dataset is not None
+    report = alignbench.build(alignbench.load(engine, dataset.id), ReportFilter(), n_resamples=0)
+    spec = next(s for s in figures.figures_for(report) if s.key == "alignbench-positional")
+    shown = report.tables["positional"].frame
+    title = spec.make(report).layout.xaxis.title.text
+    assert f"{int((shown['n'] < 3).sum())} point(s) of fewer than 3 sentences not drawn" in title

@@ -104,10 +104,12 @@ class ImportOutcome:
         assert self.result is not None
         rows = ", ".join(f"{n} {table}" for table, n in sorted(self.result.rows.items())) or "no new rows"
         skipped = f"; {len(self.errors)} record(s) skipped" if self.errors else ""
-        return (
-            f"{self.source}: {self.format} → dataset {self.dataset!r}: {self.result.items_created} new items, "
-            f"{self.result.items_existing} already stored; {rows}{skipped}"
+        items = (
+            f"{self.result.items_created} new items, {self.result.items_existing} already stored; "
+            if self.result.items_created or self.result.items_existing
+            else ""  # a detector's outputs bring no items ("0 new items, 0 already stored" misled)
         )
+        return f"{self.source}: {self.format} → dataset {self.dataset!r}: {items}{rows}{skipped}"
 
 
 def dataset_image_folder(dataset: str) -> Path:

@@ -199,6 +199,7 @@ def build(
     wide = frame.pivot_table(index="unit", columns="rater", values="label", aggfunc="first")
     wide = wide.reindex(columns=[r for r in chosen if r in wide.columns])
     columns = {r: [None if _missing(v) else v for v in wide[r].tolist()] for r in wide.columns}
+    disagreements = _disagreements(frame, inputs.spans.items)
     tables = {
         "pairs": Table(
             "pairs",
@@ -230,8 +231,10 @@ def build(
         ),
         "disagreements": Table(
             "disagreements",
-            f"The {TOP_DISAGREEMENTS} items with the most disagreement",
-            _disagreements(frame, inputs.spans.items),
+            f"The {len(disagreements)} items with the most disagreement"
+            if len(disagreements) < TOP_DISAGREEMENTS
+            else f"The {TOP_DISAGREEMENTS} items with the most disagreement",
+            disagreements,
             caption="Share of the item's units (with two or more ratings) on which the raters do not all agree.",
         ),
     }

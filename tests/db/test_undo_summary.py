@@ -53,3 +53,27 @@ def test_undoing_a_first_run_says_what_it_took_away(engine: Engine) -> None:
     assert listed.undid == newest.log_id
     assert listed.summary() == done.summary()
     assert listed.to_dict()["removed"] == {"span": 1, "output": 1}
+
+
+def test_a_runs_import_says_no_new_or_stored_items(engine: Engine) -> None:
+    """A detector's outputs bring no items: the summary read "0 new items, 0 already stored"."""
+    assert import_file(
+        engine,
+        json.dumps(GOLD).encode(),
+        source="g.json",
+        format_name="mhalo",
+        options=ReadOptions(dataset="d"),
+        actor=OPERATOR,
+    ).ok
+    outcome = import_predictions(
+        engine,
+        json.dumps(RUN).encode(),
+        source="o.json",
+        dataset="d",
+        detector="det",
+        format_name="mhalo-outputs",
+        actor=OPERATOR,
+    )
+    assert outcome.ok
+    assert "new items" not in outcome.summary() and "already stored" not in outcome.summary()
+    assert outcome.summary().startswith("o.json: mhalo-outputs → dataset 'd': ")

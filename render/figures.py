@@ -54,7 +54,12 @@ def finish(
     """
     top = 120 if panels else 92
     margin_bottom = bottom + FOOTER_PX
+    _short_ticks(fig)
     _literal_labels(fig)
+    if any(trace.type == "bar" for trace in fig.data):
+        # A bar's value that does not fit over it is left out (its hover has it), not run into its
+        # neighbours' ("66.766.766.7" over eleven groups of three runs).
+        fig.update_layout(uniformtext={"mode": "hide", "minsize": BASE_FONT - 4})
     fig.update_layout(
         title={
             "text": plotly_literal(title),
@@ -130,6 +135,37 @@ def _literal_labels(fig: go.Figure) -> None:
     for annotation in fig.layout.annotations or ():  # subplot titles and messages
         if annotation.text is not None:
             annotation.text = plotly_literal(annotation.text)
+
+
+TICK_CHARS = 28  # the longest category label drawn whole on an axis
+
+
+def _short_ticks(fig: go.Figure) -> None:
+    """Category labels longer than :data:`TICK_CHARS` drawn shortened, with an ellipsis (the hover
+    keeps the whole name): a subset or type named by a file at any length ran over the plot's footer
+    and out of the window. Called before the labels are escaped; the shortened ones are escaped here."""
+    for axis in ("x", "y"):
+        labels: dict[str, None] = {}
+        for trace in fig.data:
+            values = getattr(trace, axis, None)
+            if values is not None and trace.type in ("bar", "scatter", "box"):
+                labels.update(dict.fromkeys(v for v in values if isinstance(v, str)))
+        short = [_shortened(label) for label in labels]
+        if short == list(labels):
+            continue
+        for name in {trace[f"{axis}axis"] or axis for trace in fig.data}:
+            fig.layout[f"{name.replace(axis, axis + 'axis', 1)}"].update(
+                tickmode="array",
+                tickvals=[plotly_literal(label) for label in labels],
+                ticktext=[plotly_literal(label) for label in short],
+            )
+
+
+def _shortened(label: str) -> str:
+    """Each line of ``label`` (see :func:`wrap`) at most :data:`TICK_CHARS` long."""
+    return LINE_BREAK.join(
+        line if len(line) <= TICK_CHARS else line[: TICK_CHARS - 1] + "…" for line in label.split(LINE_BREAK)
+    )
 
 
 def _place_footer(fig: go.Figure) -> None:

@@ -75,3 +75,20 @@ def test_numbers_and_series_are_left_as_they_are() -> None:
     done = figures.finish(fig, "t", provenance)
     assert list(done.data[0].x) == ["&lt;i&gt;a&lt;/i&gt;", "b"]
     assert list(done.data[0].y) == [1.5, 2.0] and done.data[0].name == "&lt;i&gt;n&lt;/i&gt;"
+
+
+def test_long_category_names_are_shortened_on_the_axis_and_whole_in_the_hover(reports: list[Report]) -> None:
+    """A subset or type name of any length from a file ran over the footer and out of the window."""
+    long = "<b>A subset named at great length</b> by its file"
+    fig = go.Figure()
+    fig.add_bar(name="run", x=[long, "short"], y=[50.0, 60.0], text=["50", "60"])
+    fig = figures.finish(fig, "t", reports[0].provenance)
+    axis = fig.layout.xaxis
+    assert list(axis.tickvals) == [plotly_literal(long), "short"]  # the bars' own (escaped) categories
+    assert list(axis.ticktext) == [plotly_literal(long[: figures.TICK_CHARS - 1] + "…"), "short"]
+    assert list(fig.data[0].x)[0] == plotly_literal(long)  # the hover's %{x}: the whole name
+    assert fig.layout.uniformtext.mode == "hide"
+    # A short figure keeps plotly's own ticks.
+    plain = go.Figure()
+    plain.add_bar(name="run", x=["a", "b"], y=[1.0, 2.0])
+    assert figures.finish(plain, "t", reports[0].provenance).layout.xaxis.ticktext is None

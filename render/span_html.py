@@ -282,7 +282,10 @@ def _legend_html(
             f"background:{_tint(colour) if tint else 'transparent'};border-bottom:2px {line} {colour}"
         )
         items.append(
-            f'<span class="hs-legend-item" style="margin-right:1em;white-space:nowrap">'
+            # A whole item moves to the next line; one wider than the page (a type named at any length
+            # by a file) wraps inside itself instead of running off the page's edge.
+            '<span class="hs-legend-item" style="margin-right:1em;display:inline-block;max-width:100%;'
+            'overflow-wrap:anywhere;vertical-align:top">'
             f'<span style="{swatch}"></span>{html.escape(label)}</span>'
         )
 

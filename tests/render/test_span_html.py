@@ -224,3 +224,14 @@ def test_sentences_are_escaped_and_badged() -> None:
     assert "data-current" in items[1] and "data-current" not in items[0]
     with pytest.raises(ValueError):
         render_sentences_html(text, [(0, 18)], ["wrong"])
+
+
+def test_a_legend_item_wider_than_the_page_wraps_inside_itself() -> None:
+    """A span type 120 characters long with no space ran off the right edge of the item page: legend
+    items were kept on one line whatever their length."""
+    long_type = "T" * 120
+    tree = parse(render_spans_html("abc", [SpanStyle(0, 3, type=long_type)]))
+    item = next(a for t, a in zip(tree.tags, tree.attrs, strict=True) if a.get("class") == "hs-legend-item")
+    style = item["style"].replace(" ", "")
+    assert "white-space:nowrap" not in style
+    assert "overflow-wrap:anywhere" in style and "max-width:100%" in style

@@ -28,6 +28,7 @@ from formats.field_paths import (
 )
 from formats.fields import RecordError, type_name
 from formats.mapping_spec import CLAIM_LABELS, SENTENCE_LABELS, VERDICTS, GoldSpec
+from formats.problems import outside
 from formats.records import (
     ClaimLabelRecord,
     ClaimRecord,
@@ -226,7 +227,7 @@ def place_offsets(
     if s is None or e is None:
         raise RecordError(f"{where}.{'start' if s is None else 'end'}", "missing")
     if not inside:
-        raise RecordError(where, f"offsets {s}-{e} are not a span of the response (0-{n})")
+        raise RecordError(where, outside(s, e, "the response", n))
     raise RecordError(
         f"{where}.text",
         f"{text!r} is not the response text at {s}-{e}: {response[s:e]!r} "

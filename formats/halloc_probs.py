@@ -18,6 +18,7 @@ from formats.base import KnownItem, ReadOptions
 from formats.bundles import detector_outputs, raw_output_json
 from formats.fields import RecordError, as_float, get_int, get_list, type_name
 from formats.json_documents import dump_jsonl
+from formats.problems import outside
 from formats.record_formats import PredictionRecordsFormat, Warnings, kept_without
 from formats.record_loops import ITEM_ID_KEYS
 from formats.records import Annotations, Bundle, TokenProbabilityRecord
@@ -58,7 +59,7 @@ def read_probabilities(record: dict[str, Any], response: str) -> list[TokenProba
             else:
                 raise RecordError(field, f"word {index} does not exist ({len(words)} words)")
             if not 0 <= start < end <= len(response):
-                raise RecordError(field, f"offsets {start}-{end} outside the response (0-{len(response)})")
+                raise RecordError(field, outside(start, end, "the response", len(response)))
             text = token.get("token")
             if text is not None and text != response[start:end]:
                 raise RecordError(f"{field}.token", f"{text!r} is not the response at {start}-{end}")

@@ -19,7 +19,7 @@ from formats.base import Format, ReadOptions, ReadResult
 from formats.fields import RecordError, get_first_str, get_int, get_list, type_name
 from formats.ids import external_id
 from formats.json_documents import dump_json, load_json
-from formats.problems import Problem
+from formats.problems import Problem, outside
 from formats.record_loops import benchmark_items
 from formats.records import Annotations, Bundle, DatasetRecord, ItemRecord, LabelSetRecord, SpanRecord
 from formats.storable import unstorable
@@ -60,7 +60,7 @@ def place(text: str, value: dict[str, Any], field: str) -> tuple[tuple[int, int]
         raise RecordError(
             field, f"{quoted!r} is not the task text at {start}-{end} (in code points or UTF-16)"
         )
-    raise RecordError(field, f"offsets {start}-{end} outside the text (0-{len(text)})")
+    raise RecordError(field, outside(start, end, "the text", len(text)))
 
 
 def _who(value: Any) -> str:

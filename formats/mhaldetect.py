@@ -16,6 +16,7 @@ from formats.bundles import annotations_by_item
 from formats.fields import RecordError, get_int, get_list, get_str, storable_object, type_name
 from formats.ids import external_id, id_was_int, keys_with_id, written_id
 from formats.json_documents import dump_json
+from formats.problems import outside
 from formats.record_formats import BenchmarkRecordsFormat, Warnings
 from formats.records import (
     Annotations,
@@ -55,7 +56,7 @@ def read_record(record: Any, index: int, stem: str) -> tuple[ItemRecord, Annotat
         start = get_int(segment.get("start"), f"{field}.start")
         end = get_int(segment.get("end"), f"{field}.end")
         if not 0 <= start < end <= len(response):
-            raise RecordError(field, f"offsets {start}-{end} outside the response (0-{len(response)})")
+            raise RecordError(field, outside(start, end, "the response", len(response)))
         text = segment.get("text")
         if text is not None and text != response[start:end]:
             raise RecordError(

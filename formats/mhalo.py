@@ -31,7 +31,7 @@ from formats.fields import RecordError, get_first_str, get_int, get_list, get_st
 from formats.ids import external_id, id_was_int, keys_with_id, written_id
 from formats.json_documents import dump_json, load_document
 from formats.markers import explain_broken_tags, insert_markers, overlapping
-from formats.problems import record_label
+from formats.problems import outside, record_label
 from formats.record_loops import benchmark_items
 from formats.records import Annotations, Bundle, ItemRecord, SpanRecord
 from formats.text import file_stem, head_text, looks_like_json
@@ -113,7 +113,7 @@ def _check_listed_spans(record: dict[str, Any], response: str, tag_spans: list[t
             get_int(entry.get("end"), f"{field}.end"),
         )
         if not 0 <= start < end <= len(response):
-            raise RecordError(field, f"offsets {start}-{end} outside {RESPONSE} (0-{len(response)})")
+            raise RecordError(field, outside(start, end, RESPONSE, len(response)))
         text = entry.get("text")
         if text is not None and text != response[start:end]:
             raise RecordError(

@@ -31,6 +31,11 @@ class Problem:
         return asdict(self)
 
 
+def outside(start: object, end: object, what: str, length: int) -> str:
+    """The reason offsets are refused: named apart, as "-5-3" read like a range from 5 to 3."""
+    return f"offsets (start {start}, end {end}) are not a span of {what}, which is {length} characters long"
+
+
 def record_label(index: int, record_id: str | None = None) -> str:
     """How a record is named in messages: its 0-based index, and its id when it has one."""
     return f"#{index}" if record_id is None else f"#{index} (id={record_id})"

@@ -32,6 +32,7 @@ from formats.bundles import annotations_by_item
 from formats.fields import RecordError, get_first_str, get_int, get_list, get_str, storable_object, type_name
 from formats.ids import external_id, id_was_int, keys_with_id, written_id
 from formats.json_documents import dump_jsonl
+from formats.problems import outside
 from formats.record_formats import BenchmarkRecordsFormat, Warnings
 from formats.records import Annotations, Bundle, ItemRecord, SpanRecord
 from formats.text import head_text, looks_like_json
@@ -51,7 +52,7 @@ def read_label(label: Any, k: int, response: str) -> SpanRecord | None:
         raise RecordError(field, f"expected an object with start, end and text, got {type_name(label)}")
     start, end = get_int(label.get("start"), f"{field}.start"), get_int(label.get("end"), f"{field}.end")
     if not 0 <= start < end <= len(response):
-        raise RecordError(field, f"offsets {start}-{end} are not a span of the response (0-{len(response)})")
+        raise RecordError(field, outside(start, end, "the response", len(response)))
     text = label.get("text")
     if text is not None and text != response[start:end]:
         raise RecordError(

@@ -65,7 +65,7 @@ def test_mhaldetect_segments_become_sentences_labels_and_spans(round_trip):
             "annotations[0].text",
             "is not the response",
         ),
-        ({"start": 0, "end": 99, "label": "ACCURATE"}, "annotations[0]", "outside the response"),
+        ({"start": 0, "end": 99, "label": "ACCURATE"}, "annotations[0]", "not a span of the response"),
         ({"start": 0, "end": 5, "label": "MAYBE"}, "annotations[0].label", "is not one of"),
     ],
 )

@@ -222,7 +222,8 @@ def test_offsets_outside_the_response_and_missing_fields_are_reported() -> None:
     ]
     spec = mapping({"id": "id", "response": "response"}, {"shape": "offsets", "field": "spans"})
     assert errors(read(jsonl(records), "x.jsonl", spec)) == [
-        "x.jsonl|#0 (id=far)|spans[0]|offsets 2-50 are not a span of the response (0-6)",
+        "x.jsonl|#0 (id=far)|spans[0]|offsets (start 2, end 50) are not a span of the response, "
+        "which is 6 characters long",
         "x.jsonl|#1 (id=nothing)|response|missing",
     ]
 

@@ -191,7 +191,7 @@ def test_hand_made_round_trip_keeps_types_fields_and_emoji(round_trip):
                 "hallucination_spans": [{"start": 0, "end": 9}],
             },
             "hallucination_spans[0]",
-            "outside",
+            "not a span of test_solution",
         ),
         ("not an object", "-", "expected an object"),
         ({"test_solution": "a\x00", "hallucinated_solution": "a\x00"}, "test_solution", "NUL"),

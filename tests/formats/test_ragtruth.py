@@ -120,7 +120,7 @@ def test_the_taxonomy_is_ragtruths_then_the_files_own():
         (
             {"start": 70, "end": 90, "text": "x"},
             "labels[0]",
-            "offsets 70-90 are not a span of the response (0-78)",
+            "offsets (start 70, end 90) are not a span of the response, which is 78 characters long",
         ),
         ({"start": 5, "end": 5}, "labels[0]", "not a span"),
         ({"start": "21", "end": 25}, "labels[0].start", "expected an integer"),

@@ -211,6 +211,9 @@ def undo_import(engine: Engine, log_id: int, annotator: str | None = None, *, ac
     """Put back what the import (or undo of an import) logged as ``log_id`` replaced, as a new logged
     change that keeps the rows it replaces in turn, so it can be undone as well.
 
+    A label set the entry made goes too once the undo leaves it holding nothing
+    (:mod:`db.label_set_drops`); an undo of that undo makes it again.
+
     Raises :class:`UndoRefused` when there is no such entry, it was undone already, it changed no stored
     annotations, or the rows it wrote changed since, and :class:`~db.access.Forbidden` unless ``actor``
     may manage data (nothing is written then).
@@ -244,6 +247,13 @@ def undo_import(engine: Engine, log_id: int, annotator: str | None = None, *, ac
         # An undo of an undo makes again, as they were, the label sets that undo took away.
         was = {(d["kind"], d["name"]): d for d in (entry.after or {}).get("dropped", [])}
         label_sets = [as_made(record, was.get((record.kind, record.name))) for record in back.label_sets]
+        # …also one that held nothing to put back but coverage marks (gold of an all-clean file): made
+        # here, its marks below find it.
+        label_sets += [
+            as_made(LabelSetRecord(kind, name), dropped)
+            for (kind, name), dropped in was.items()
+            if (kind, name) not in {(r.kind, r.name) for r in label_sets}
+        ]
         made: set[Key] = set()
         try:
             rows = write_annotations(

@@ -2,9 +2,10 @@
 
 Undoing a detector run's first import took every row of the run away but left the run itself: a
 detector with nothing in every picker, on the Compare page and in the Metrics notes. A label set the
-import made goes with the undo when nothing in the store refers to it any more. Its attributes (the
-annotator, version, prompt strategy and meta a live run or a Tri-HE judgment file gave it) are kept in
-the undo's log entry, so undoing the undo makes it again as it was.
+import made goes with the undo when no row of the store belongs to it any more (the edit log, which
+keeps what was, may still name its id). Its attributes (the annotator, version, prompt strategy and
+meta a live run or a Tri-HE judgment file gave it) are kept in the undo's log entry, so undoing the
+undo makes it again as it was (under a new id).
 """
 
 from __future__ import annotations
@@ -47,10 +48,13 @@ def drop_empty(session: Session, dataset_id: int, keys: Iterable[Key]) -> list[d
     """Delete those of these label sets that hold nothing; each one deleted, as its log entry keeps it."""
     dropped = []
     for kind, name in sorted(set(keys)):
+        # Locked before it is looked into (PostgreSQL): a row another session is adding to it meanwhile
+        # then either shows, and the label set stays, or waits for the delete and fails on its key. Not
+        # locked, the delete's cascade took that row with it once it was committed.
         label_set = session.scalar(
-            select(m.LabelSet).where(
-                m.LabelSet.dataset_id == dataset_id, m.LabelSet.kind == kind, m.LabelSet.name == name
-            )
+            select(m.LabelSet)
+            .where(m.LabelSet.dataset_id == dataset_id, m.LabelSet.kind == kind, m.LabelSet.name == name)
+            .with_for_update()
         )
         if label_set is None or not holds_nothing(session, label_set.id):
             continue

@@ -5,6 +5,7 @@ as they were."""
 from __future__ import annotations
 
 import json
+import threading
 
 from sqlalchemy import Engine, select
 
@@ -119,3 +120,108 @@ def test_undoing_a_datasets_first_import_drops_its_gold_only_when_empty(engine: 
     # Gold's spans and marks are gone and nothing else is in it: it goes; the run stays.
     assert done.dropped == ["gold:gold"]
     assert set(_label_sets(engine)) == {("detector", "det")}
+
+
+def test_a_gold_of_marks_alone_comes_back_with_its_marks(engine: Engine) -> None:
+    """An all-clean file's gold holds nothing but its coverage marks. The undo of its undo found no
+    label set to put the marks on, said "restored no rows", and the marks were lost for good."""
+
+    clean = [{"id": k, "test_solution": "A dog.", "hallucinated_solution": "A dog."} for k in ("a", "b")]
+    assert import_file(
+        engine,
+        json.dumps(clean).encode(),
+        source="clean.json",
+        format_name="mhalo",
+        options=ReadOptions(dataset="d"),
+        actor=OPERATOR,
+    ).ok
+    first = recent_imports(engine)[0].log_id
+
+    def marks() -> int:
+        with read_session(engine) as session:
+            return len(
+                session.scalars(
+                    select(m.ItemStatus.id)
+                    .join(m.LabelSet, m.LabelSet.id == m.ItemStatus.label_set_id)
+                    .where(m.LabelSet.kind == "gold")
+                ).all()
+            )
+
+    assert marks() == 2
+    undone = undo_import(engine, first, actor=OPERATOR)
+    assert undone.dropped == ["gold:gold"] and marks() == 0
+    again = undo_import(engine, undone.log_id, actor=OPERATOR)
+    assert ("gold", "gold") in _label_sets(engine) and marks() == 2
+    assert "2 coverage marks" in again.summary()
+    thrice = undo_import(engine, again.log_id, actor=OPERATOR)
+    assert thrice.dropped == ["gold:gold"] and marks() == 0
+
+
+def test_a_row_added_meanwhile_keeps_the_label_set_on_postgresql(engine: Engine) -> None:
+    """Another session adds a span to the label set while an undo checks it is empty. Not locked, the
+    delete waited for that insert and its cascade then removed the span just committed."""
+    import pytest
+
+    from db.label_set_drops import drop_empty
+
+    if engine.dialect.name != "postgresql":
+        pytest.skip("SQLite runs one writer at a time")
+    _gold(engine)
+    _run(engine, RUN)
+    with write_session(engine) as session:
+        run = session.scalar(select(m.LabelSet).where(m.LabelSet.name == "det"))
+        assert run is not None
+        session.execute(m.Span.__table__.delete().where(m.Span.label_set_id == run.id))
+        session.execute(m.RawOutput.__table__.delete().where(m.RawOutput.label_set_id == run.id))
+        session.execute(m.ItemStatus.__table__.delete().where(m.ItemStatus.label_set_id == run.id))
+        item_id = session.scalar(select(m.Item.id).where(m.Item.external_id == "a"))
+        run_id = run.id
+    dataset_id = _dataset_id(engine)
+    adding = engine.connect()
+    writer = adding.begin()
+    adding.execute(
+        m.Span.__table__.insert().values(label_set_id=run_id, item_id=item_id, start=0, end=3, version=1)
+    )
+    dropped: list[list[dict[str, object]]] = []
+
+    def undo_side() -> None:
+        with write_session(engine) as session:
+            dropped.append(drop_empty(session, dataset_id, [("detector", "det")]))
+
+    thread = threading.Thread(target=undo_side)
+    thread.start()
+    _wait_until_blocked(engine, thread)  # the undo waits on the other session's insert…
+    writer.commit()  # …which then commits
+    adding.close()
+    thread.join(timeout=60)
+    assert dropped == [[]]
+    with read_session(engine) as session:
+        assert session.scalar(select(m.Span.id).where(m.Span.label_set_id == run_id)) is not None
+
+
+def _dataset_id(engine: Engine) -> int:
+    with read_session(engine) as session:
+        found = session.scalar(select(m.Dataset.id).where(m.Dataset.name == "d"))
+        assert found is not None
+        return found
+
+
+def _wait_until_blocked(engine: Engine, thread: threading.Thread) -> None:
+    """Until a session of the store waits on a lock (or the thread has finished: the check then failed)."""
+    import time
+
+    from sqlalchemy import text
+
+    deadline = time.monotonic() + 120
+    with engine.connect() as watching:
+        while time.monotonic() < deadline and thread.is_alive():
+            waiting = watching.execute(
+                text(
+                    "SELECT count(*) FROM pg_stat_activity "
+                    "WHERE wait_event_type = 'Lock' AND datname = current_database()"
+                )
+            ).scalar_one()
+            watching.rollback()
+            if waiting:
+                return
+    raise AssertionError("the undo never waited for the other session")

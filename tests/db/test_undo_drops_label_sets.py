@@ -7,7 +7,7 @@ from __future__ import annotations
 import json
 import threading
 
-from sqlalchemy import Engine, select
+from sqlalchemy import Engine, delete, insert, select
 
 from db import models as m
 from db.access import OPERATOR
@@ -171,17 +171,15 @@ def test_a_row_added_meanwhile_keeps_the_label_set_on_postgresql(engine: Engine)
     with write_session(engine) as session:
         run = session.scalar(select(m.LabelSet).where(m.LabelSet.name == "det"))
         assert run is not None
-        session.execute(m.Span.__table__.delete().where(m.Span.label_set_id == run.id))
-        session.execute(m.RawOutput.__table__.delete().where(m.RawOutput.label_set_id == run.id))
-        session.execute(m.ItemStatus.__table__.delete().where(m.ItemStatus.label_set_id == run.id))
+        session.execute(delete(m.Span).where(m.Span.label_set_id == run.id))
+        session.execute(delete(m.RawOutput).where(m.RawOutput.label_set_id == run.id))
+        session.execute(delete(m.ItemStatus).where(m.ItemStatus.label_set_id == run.id))
         item_id = session.scalar(select(m.Item.id).where(m.Item.external_id == "a"))
         run_id = run.id
     dataset_id = _dataset_id(engine)
     adding = engine.connect()
     writer = adding.begin()
-    adding.execute(
-        m.Span.__table__.insert().values(label_set_id=run_id, item_id=item_id, start=0, end=3, version=1)
-    )
+    adding.execute(insert(m.Span).values(label_set_id=run_id, item_id=item_id, start=0, end=3, version=1))
     dropped: list[list[dict[str, object]]] = []
 
     def undo_side() -> None:

@@ -110,11 +110,17 @@ if head is None:
     st.info("Choose a file. Its format is recognised from its content; you can override it.")
     st.stop()
 
-# A new file is recognised afresh: the format and the dataset name chosen for the last file go (kept,
-# they sent a second file in the first one's format, into the first one's dataset).
+# A new file is recognised afresh: the format, dataset, subset and run name chosen for the last file go
+# (kept, they sent a second file in the first one's format into the first one's dataset or run).
 chosen_file = (mode, name, size, source_id)
 if st.session_state.get("import_chosen_file") != chosen_file:
-    for stale in (f"import_format_{kind}", "import_dataset"):
+    for stale in (
+        f"import_format_{kind}",
+        "import_dataset",
+        "import_subset",
+        "import_detector",
+        "import_version",
+    ):
         st.session_state.pop(stale, None)
     st.session_state["import_chosen_file"] = chosen_file
 

@@ -315,7 +315,11 @@ def mhalo_types(report: Report) -> go.Figure:
         barmode="group",
         bargap=0.25,
         xaxis={"title": "gold spans detected (%)", "range": [0, 108]},
-        yaxis={"title": "type (number of gold spans)"},
+        yaxis={
+            "title": "type (number of gold spans)"
+            if len(set(zip(frame["type"], frame["n_gold_spans"], strict=True))) == len(order)
+            else "type (gold spans of the run given the most items)"
+        },
         legend={"traceorder": "reversed"},
     )
     return finish(fig, title, report.provenance, height=max(460, 190 + 15 * len(order) * len(palette)))

@@ -10,6 +10,7 @@ strings ``--json`` prints (``json`` escapes C0 characters itself, but not C1 one
 from __future__ import annotations
 
 import re
+from collections.abc import Iterable
 from typing import TextIO
 
 # C0 controls but tab and newline, DEL, and C1 controls (0x9b alone starts an escape sequence).
@@ -30,6 +31,10 @@ class VisibleControls:
     def write(self, text: str) -> int:
         return self.terminal.write(visible_controls(text))
 
+    def writelines(self, lines: Iterable[str]) -> None:
+        for line in lines:
+            self.write(line)
+
     def flush(self) -> None:
         self.terminal.flush()
 
@@ -37,6 +42,8 @@ class VisibleControls:
         return self.terminal.isatty()
 
     def __getattr__(self, name: str) -> object:  # encoding, fileno, … of the stream underneath
+        if name == "buffer":  # bytes written there would pass unescaped
+            raise AttributeError(name)
         return getattr(self.terminal, name)
 
 

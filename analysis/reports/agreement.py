@@ -231,9 +231,7 @@ def build(
         ),
         "disagreements": Table(
             "disagreements",
-            f"The {len(disagreements)} items with the most disagreement"
-            if len(disagreements) < TOP_DISAGREEMENTS
-            else f"The {TOP_DISAGREEMENTS} items with the most disagreement",
+            _disagreement_title(len(disagreements)),
             disagreements,
             caption="Share of the item's units (with two or more ratings) on which the raters do not all agree.",
         ),
@@ -427,3 +425,12 @@ def _disagreements(frame: pd.DataFrame, items: pd.DataFrame) -> pd.DataFrame:
             "disagreement": out["disagreement"].to_numpy(),
         }
     )
+
+
+def _disagreement_title(shown: int) -> str:
+    """The list's title counts the items it shows (it said 15 over a list of 4)."""
+    if shown == 0:
+        return "No item with disagreement"
+    if shown == 1:
+        return "The one item with disagreement"
+    return f"The {shown} items with the most disagreement"

@@ -82,7 +82,8 @@ def build(inputs: TripletInputs, flt: ReportFilter) -> Report:
     chosen = judges(inputs, flt)
     provenance = Provenance(
         dataset=inputs.dataset,
-        label_sets=tuple(j.name for j in chosen),
+        # the judges whose judgments the filters keep (a model filter can leave one with none)
+        label_sets=tuple(j.name for j in chosen if j.id in set(decided["label_set_id"])),
         n_items=int(decided["item_id"].nunique()),
         digest=fingerprint(
             decided.sort_values(["label_set_id", "item_id", "index"])[

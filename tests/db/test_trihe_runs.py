@@ -157,7 +157,7 @@ def test_the_source_model_filter_chooses_the_answering_model_a_run_names(engine:
         ["judge_b", triplets.ALL_MODELS, 2, 3],
     ]
     assert table["Overall · HalluQ"].tolist() == [100.0, 100.0]
-    assert report.provenance.label_sets == ("judge_a", "judge_b")
+    assert report.provenance.label_sets == ("judge_b",)  # judge_a judged no gpt4v answer
     assert report.provenance.n_items == 2
     # A model nobody answered with leaves nothing, with the note, not every run.
     none = triplets.build(inputs, ReportFilter(source_models=("qwen",)))

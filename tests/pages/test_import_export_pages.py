@@ -164,13 +164,14 @@ def test_a_new_file_is_recognised_afresh_not_read_as_the_last_ones_format_and_da
     first.write_text(json.dumps(RECORDS[:2]))
     second = _imports(tmp_path) / "captions.csv"
     second.write_text(
-        "model,image_source,image_name,sentence_index,caption,annotation\n"
-        "m,s,a.jpg,0,A cat.,correct\n"
+        "model,image_source,image_name,sentence_index,caption,annotation\nm,s,a.jpg,0,A cat.,correct\n"
     )
     at = _import_page(first)
     assert at.selectbox(key="import_format_benchmark").value == "mhalo"
     assert at.text_input(key="import_dataset").value == "processed_custom"
+    at.text_input(key="import_subset").input("first-subset").run()
     at.text_input(key="import_path").input(str(second)).run()
+    assert at.text_input(key="import_subset").value == ""
     assert not at.exception
     assert at.selectbox(key="import_format_benchmark").value == "alignbench"
     assert at.text_input(key="import_dataset").value == "captions"

@@ -146,6 +146,7 @@ def claims_unit() -> bool:
                         type="primary" if existing and existing.label == value else "secondary",
                         on_click=judge,
                         args=(None if is_current else claim.index, value),
+                        disabled=ws.read_only,
                     )
                 st.caption(
                     f"from the {literal(claim.source)}"

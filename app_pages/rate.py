@@ -156,6 +156,7 @@ def score_button(point: int, index: int, is_current: bool, given: MyRating | Non
         args=(None if is_current else index,),
         kwargs={"score": point},
         width="stretch",
+        disabled=ws.read_only,
     )
 
 
@@ -259,6 +260,7 @@ def rating_unit() -> bool:
                         args=(None,),
                         kwargs={"judged": value},
                         width="stretch",
+                        disabled=ws.read_only,
                     )
                 continue
             if unit is None:

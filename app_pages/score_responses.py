@@ -97,6 +97,7 @@ with right:
             on_click=save,
             args=(float(point),),
             width="stretch",
+            disabled=ws.read_only,
         )
     if mine is not None and not float(mine.score).is_integer():
         st.caption(f"Stored score: {mine.score:g} (imported)")
@@ -108,7 +109,7 @@ with right:
                 key=f"score_flag_{key}",
                 shortcut=key,
                 type="primary" if chosen else "secondary",
-                disabled=mine is None,
+                disabled=mine is None or ws.read_only,
                 on_click=save,
                 kwargs={"hallucination": None if chosen else value},
                 help="Score the response first" if mine is None else "Click again to leave it unsaid",
@@ -126,7 +127,7 @@ with right:
         "Note (optional)",
         value=(mine.rationale or "") if mine else "",
         key=note_key,
-        disabled=mine is None,
+        disabled=mine is None or ws.read_only,
         on_change=save_note,
         help="Why this score: saved with the rating.",
     )

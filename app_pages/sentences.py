@@ -187,6 +187,7 @@ def sentences_unit() -> bool | None:
                         type="primary" if existing and existing.label == value else "secondary",
                         on_click=label,
                         args=(None if is_current else index, value),
+                        disabled=ws.read_only,
                     )
                 caption = f"{'▶ ' if is_current else ''}Sentence {index + 1} · **{badge}**"
                 if existing and existing.override:

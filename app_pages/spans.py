@@ -118,6 +118,7 @@ def spans_unit() -> None:
         on_change=save_action,
         active_type=taxonomy[0] if taxonomy else None,
         char_precision=char_precision,
+        disabled=ws.read_only,
     )
     status = item_status(engine, ws.view_id, item.id, "spans")
     done = status is not None and status.status == "done"
@@ -125,7 +126,7 @@ def spans_unit() -> None:
         "Item done" if not done else "Done ✓",
         icon=":material/task_alt:",
         shortcut="D",
-        disabled=done,
+        disabled=done or ws.read_only,
         help="No span left to mark (an item may have none). Key D.",
         on_click=mark_done,
         args=(status.version if status else labeling.ABSENT,),

@@ -150,6 +150,7 @@ def triplets_unit() -> bool:
                     type="primary" if t.verdict == "yes" else "secondary",
                     on_click=judge,
                     args=(None if is_current else t.index, "yes"),
+                    disabled=ws.read_only,
                 )
                 st.button(
                     "No",
@@ -158,6 +159,7 @@ def triplets_unit() -> bool:
                     type="primary" if t.verdict == "no" else "secondary",
                     on_click=judge,
                     args=(None if is_current else t.index, "no"),
+                    disabled=ws.read_only,
                 )
             if t.verdict == "no":
                 with st.container(horizontal=True, vertical_alignment="center", gap="small"):
@@ -170,6 +172,7 @@ def triplets_unit() -> bool:
                             type="primary" if t.wrong_part == part else "secondary",
                             on_click=judge,
                             args=(None if is_current else t.index, "no", part),
+                            disabled=ws.read_only,
                         )
     nav = st.columns(2)
     nav[0].button(

@@ -104,6 +104,9 @@ class Workspace:
     unit_drawn: bool = field(default=False, repr=False)  # the tools are drawn by the unit's fragment
     # Called after an undo on this item: a page puts its cursor back on the unit the undo took back.
     on_undo: Callable[[], None] | None = field(default=None, repr=False)
+    # The item is someone else's to label (team mode, a link to an item not assigned to this annotator):
+    # the pages draw their label buttons disabled and their keys unbound; the store refuses labels too.
+    read_only: bool = False
 
     @property
     def view_id(self) -> int:
@@ -242,7 +245,8 @@ def open_workspace(ctx: PageContext, task: str, page_path: str) -> Workspace | N
     if item is None:
         missing_item(dataset, wanted, f"app_pages/{page_path}.py", None)
         return None
-    if mine is not None and not is_item_assigned(ctx.engine, mine, item.id, task):
+    read_only = mine is not None and not is_item_assigned(ctx.engine, mine, item.id, task)
+    if read_only:
         # A link to an item assigned to someone else: it may be read, but every label would be refused.
         # Say so before the first click, and offer the annotator's own next item.
         with st.container(horizontal=True, vertical_alignment="center"):
@@ -259,7 +263,7 @@ def open_workspace(ctx: PageContext, task: str, page_path: str) -> Workspace | N
             )
     if st.query_params.get("item") != item.external_id:
         st.query_params["item"] = item.external_id
-    return Workspace(ctx, dataset, item, own, task, page_path, st.container())
+    return Workspace(ctx, dataset, item, own, task, page_path, st.container(), read_only=read_only)
 
 
 def _skipped_link(

@@ -105,6 +105,32 @@ def test_a_link_to_an_item_assigned_to_someone_else_says_it_cannot_be_labeled(st
     assert not _page("rev", page, item="demo-004").warning  # reviewers label any item
 
 
+@pytest.mark.parametrize(
+    ("page", "label_keys", "mine", "theirs"),
+    [
+        (
+            "sentences",
+            ("sentence_now_correct", "sentence_now_incorrect", "sentence_now_unknown"),
+            "002",
+            "004",
+        ),
+        ("claims", ("claim_now_hallucination", "claim_now_non-hallucination"), "003", "007"),
+        ("triplets", ("triplet_now_yes", "triplet_now_no"), "001", "005"),
+        ("spans", ("spans_done",), "002", "004"),
+    ],
+)
+def test_an_item_assigned_to_someone_else_draws_its_label_buttons_disabled(
+    store: str, page: str, label_keys: tuple[str, ...], mine: str, theirs: str
+) -> None:
+    """The buttons looked active and their keys were taken, each press then refused."""
+    assign(store, "alice", page, f"demo-{mine}")
+    other = _page("alice", page, item=f"demo-{theirs}")
+    own = _page("alice", page, item=f"demo-{mine}")
+    for key in label_keys:
+        assert next(b for b in other.button if b.key == key).disabled, key
+        assert not next(b for b in own.button if b.key == key).disabled, key
+
+
 def test_an_annotators_header_places_the_item_in_the_dataset_beside_their_queue(store: str) -> None:
     """It read "(5 of 2)": the item's place in the dataset over the size of the annotator's queue."""
     assign(store, "alice", "sentences", "demo-002", "demo-005")

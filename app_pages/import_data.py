@@ -50,7 +50,7 @@ from render.literal_text import literal
 ctx = setup_page("Import")
 ctx.require("manage_data")
 st.title("Import")
-recent_imports_panel(ctx.engine, ctx.annotator.name, actor=ctx.actor)
+list_recent_imports_again = recent_imports_panel(ctx.engine, ctx.annotator.name, actor=ctx.actor)
 
 kind_label = st.radio(
     "What are you importing?",
@@ -61,7 +61,7 @@ kind_label = st.radio(
     "read by saying which field is what.",
 )
 if kind_label == "Map fields":
-    mapped_import_panel(ctx)
+    mapped_import_panel(ctx, list_recent_imports_again)
     st.stop()
 kind: Kind = "benchmark" if kind_label == "Benchmark file" else "predictions"
 
@@ -316,3 +316,5 @@ except Forbidden as refused:
     st.stop()
 st.session_state.pop("import_preview", None)
 show_outcome(outcome, bar, key_prefix="import")
+if outcome.ok:
+    list_recent_imports_again()

@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
@@ -441,8 +442,8 @@ def _mapping(ctx: PageContext, records: list[Any]) -> ImportMapping | None:
     return mapping
 
 
-def mapped_import_panel(ctx: PageContext) -> None:
-    """The whole "Map fields" mode of the Import page."""
+def mapped_import_panel(ctx: PageContext, imported: Callable[[], None] | None = None) -> None:
+    """The whole "Map fields" mode of the Import page; ``imported`` is called after an import wrote."""
     loaded = _choose_source()
     if loaded is None:
         st.info(
@@ -529,6 +530,8 @@ def mapped_import_panel(ctx: PageContext) -> None:
         return
     st.session_state.pop("map_preview", None)
     show_outcome(outcome, bar, key_prefix="map")
+    if outcome.ok and imported is not None:
+        imported()  # the page's list of recent imports, with this one
 
 
 def _preview(loaded: _Loaded, mapping: ImportMapping | None, options: ReadOptions) -> Preview:

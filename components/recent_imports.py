@@ -6,6 +6,8 @@ shown as plain text, never as Markdown.
 
 from __future__ import annotations
 
+from collections.abc import Callable
+
 import streamlit as st
 from sqlalchemy import Engine
 
@@ -34,8 +36,26 @@ def _line(entry: ImportEntry) -> str:
     )
 
 
-def recent_imports_panel(engine: Engine, annotator: str | None, *, actor: Actor, limit: int = 10) -> None:
-    """The latest imports (and undos), newest first; Undo on each that can still be taken back."""
+def recent_imports_panel(
+    engine: Engine, annotator: str | None, *, actor: Actor, limit: int = 10
+) -> Callable[[], None]:
+    """The latest imports (and undos), newest first; Undo on each that can still be taken back.
+
+    Drawn at the top of the page, before an import the page runs further down: the function returned
+    draws the list again in the same place, with that import in it (it was missing, with its count,
+    until the next click)."""
+    place = st.empty()
+    with place.container():
+        _panel(engine, annotator, actor, limit, "import_undo")
+
+    def again() -> None:
+        with place.container():
+            _panel(engine, annotator, actor, limit, "import_undo_again")  # other widget keys this run
+
+    return again
+
+
+def _panel(engine: Engine, annotator: str | None, actor: Actor, limit: int, key_prefix: str) -> None:
     message = st.session_state.pop(_MESSAGE, None)
     if message is not None:
         ok, text = message
@@ -51,7 +71,7 @@ def recent_imports_panel(engine: Engine, annotator: str | None, *, actor: Actor,
             if entry.undoable:
                 right.button(
                     "Undo",
-                    key=f"import_undo_{entry.log_id}",
+                    key=f"{key_prefix}_{entry.log_id}",
                     on_click=_undo,
                     args=(engine, entry.log_id, annotator, actor),
                     help="Put back the annotations this import replaced (refused if they changed since).",

@@ -121,6 +121,23 @@ def test_import_page_previews_reports_and_imports(store: str, tmp_path: Path) ->
     assert [i.external_id for i in bundle.items] == ["a", "b"]
 
 
+def test_the_recent_imports_list_holds_the_import_just_made(store: str, tmp_path: Path) -> None:
+    """Drawn above the Import button, the list still said "Recent imports (0)" after the import, and
+    offered no Undo for it until the next click."""
+    path = _imports(tmp_path) / "processed_custom.json"
+    path.write_text(json.dumps(RECORDS[:2]))
+    at = _import_page(path)
+    assert [e.label for e in at.expander if e.label.startswith("Recent imports")] == ["Recent imports (0)"]
+    at.button(key="import_go").click().run()
+    assert not at.exception, at.exception
+    assert [e.label for e in at.expander if e.label.startswith("Recent imports")] == ["Recent imports (1)"]
+    undo = [b for b in at.button if (b.key or "").startswith("import_undo")]
+    assert len(undo) == 1
+    undo[0].click().run()
+    assert not at.exception, at.exception
+    assert any("undone" in s.value.lower() for s in at.success), [s.value for s in at.success]
+
+
 def test_import_page_shows_a_refusal_and_writes_nothing(
     store: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:

@@ -4,7 +4,6 @@ as they were."""
 
 from __future__ import annotations
 
-import json
 import threading
 
 from sqlalchemy import Engine, delete, insert, select
@@ -13,8 +12,7 @@ from db import models as m
 from db.access import OPERATOR
 from db.engine import read_session, write_session
 from db.import_undo import recent_imports, undo_import
-from db.transfer import import_file, import_predictions
-from formats.base import ReadOptions
+from tests.db.test_undo_summary import import_run, store_gold
 
 GOLD = [
     {
@@ -29,26 +27,11 @@ MORE = [{"id": "b", "output": "A <hallucination>dog</hallucination>."}]
 
 
 def _gold(engine: Engine) -> None:
-    assert import_file(
-        engine,
-        json.dumps(GOLD).encode(),
-        source="g.json",
-        format_name="mhalo",
-        options=ReadOptions(dataset="d"),
-        actor=OPERATOR,
-    ).ok
+    store_gold(engine, GOLD)
 
 
 def _run(engine: Engine, records: list[dict[str, str]], source: str = "o.json") -> int:
-    assert import_predictions(
-        engine,
-        json.dumps(records).encode(),
-        source=source,
-        dataset="d",
-        detector="det",
-        format_name="mhalo-outputs",
-        actor=OPERATOR,
-    ).ok
+    assert import_run(engine, records, source).ok
     return recent_imports(engine)[0].log_id
 
 
@@ -126,15 +109,9 @@ def test_a_gold_of_marks_alone_comes_back_with_its_marks(engine: Engine) -> None
     """An all-clean file's gold holds nothing but its coverage marks. The undo of its undo found no
     label set to put the marks on, said "restored no rows", and the marks were lost for good."""
 
-    clean = [{"id": k, "test_solution": "A dog.", "hallucinated_solution": "A dog."} for k in ("a", "b")]
-    assert import_file(
-        engine,
-        json.dumps(clean).encode(),
-        source="clean.json",
-        format_name="mhalo",
-        options=ReadOptions(dataset="d"),
-        actor=OPERATOR,
-    ).ok
+    store_gold(
+        engine, [{"id": k, "test_solution": "A dog.", "hallucinated_solution": "A dog."} for k in ("a", "b")]
+    )
     first = recent_imports(engine)[0].log_id
 
     def marks() -> int:

@@ -9,7 +9,7 @@ from sqlalchemy import Engine
 
 from db.access import OPERATOR
 from db.import_undo import recent_imports, undo_import
-from db.transfer import import_file, import_predictions
+from db.transfer import ImportOutcome, import_file, import_predictions
 from formats.base import ReadOptions
 
 GOLD = [
@@ -22,24 +22,43 @@ GOLD = [
 RUN = [{"id": "a", "output": "Two <hallucination>cats</hallucination>."}]
 
 
-def test_undoing_a_first_run_says_what_it_took_away(engine: Engine) -> None:
+def store_gold(engine: Engine, records: list[dict[str, str]] = GOLD) -> None:
+    """Dataset ``d`` from a MHALO file of ``records``."""
     assert import_file(
         engine,
-        json.dumps(GOLD).encode(),
+        json.dumps(records).encode(),
         source="g.json",
         format_name="mhalo",
         options=ReadOptions(dataset="d"),
         actor=OPERATOR,
     ).ok
-    assert import_predictions(
+
+
+def import_run(engine: Engine, records: list[dict[str, str]] = RUN, source: str = "o.json") -> ImportOutcome:
+    """Detector ``det``'s MHALO outputs of ``records`` into dataset ``d``."""
+    return import_predictions(
         engine,
-        json.dumps(RUN).encode(),
-        source="o.json",
+        json.dumps(records).encode(),
+        source=source,
         dataset="d",
         detector="det",
         format_name="mhalo-outputs",
         actor=OPERATOR,
-    ).ok
+    )
+
+
+def test_a_runs_import_says_no_new_or_stored_items(engine: Engine) -> None:
+    """A detector's outputs bring no items: the summary read "0 new items, 0 already stored"."""
+    store_gold(engine)
+    outcome = import_run(engine)
+    assert outcome.ok
+    assert "new items" not in outcome.summary() and "already stored" not in outcome.summary()
+    assert outcome.summary().startswith("o.json: mhalo-outputs → dataset 'd': ")
+
+
+def test_undoing_a_first_run_says_what_it_took_away(engine: Engine) -> None:
+    store_gold(engine)
+    assert import_run(engine).ok
     newest = recent_imports(engine)[0]
     done = undo_import(engine, newest.log_id, actor=OPERATOR)
     assert done.removed == {"span": 1, "output": 1}
@@ -53,27 +72,3 @@ def test_undoing_a_first_run_says_what_it_took_away(engine: Engine) -> None:
     assert listed.undid == newest.log_id
     assert listed.summary() == done.summary()
     assert listed.to_dict()["removed"] == {"span": 1, "output": 1}
-
-
-def test_a_runs_import_says_no_new_or_stored_items(engine: Engine) -> None:
-    """A detector's outputs bring no items: the summary read "0 new items, 0 already stored"."""
-    assert import_file(
-        engine,
-        json.dumps(GOLD).encode(),
-        source="g.json",
-        format_name="mhalo",
-        options=ReadOptions(dataset="d"),
-        actor=OPERATOR,
-    ).ok
-    outcome = import_predictions(
-        engine,
-        json.dumps(RUN).encode(),
-        source="o.json",
-        dataset="d",
-        detector="det",
-        format_name="mhalo-outputs",
-        actor=OPERATOR,
-    )
-    assert outcome.ok
-    assert "new items" not in outcome.summary() and "already stored" not in outcome.summary()
-    assert outcome.summary().startswith("o.json: mhalo-outputs → dataset 'd': ")

@@ -14,14 +14,7 @@ from tests.formats.test_alignbench import ROWS, jsonl
 
 
 def test_a_scorer_with_output_texts_is_left_out_of_the_span_detectors(engine: Engine) -> None:
-    assert import_file(
-        engine,
-        jsonl(ROWS),
-        source="a.jsonl",
-        format_name="alignbench",
-        options=ReadOptions(dataset="d"),
-        actor=OPERATOR,
-    ).ok
+    _benchmark(engine)
     rows = [
         {
             "model": r["model"],
@@ -89,14 +82,7 @@ def test_a_scorer_given_some_sentences_marks_no_best_value(engine: Engine) -> No
     from analysis.reports import alignbench
     from analysis.reports.data import ReportFilter
 
-    assert import_file(
-        engine,
-        jsonl(ROWS),
-        source="a.jsonl",
-        format_name="alignbench",
-        options=ReadOptions(dataset="d"),
-        actor=OPERATOR,
-    ).ok
+    _benchmark(engine)
     keys = [{k: r[k] for k in ("model", "image_name", "sentence_index")} for r in ROWS]
     for name, scored in (("all", keys), ("some", [keys[0], keys[2]])):  # 2 is unknown: left out
         outcome = import_predictions(
@@ -133,3 +119,15 @@ def test_figure_7_says_how_many_points_it_leaves_out(engine: Engine) -> None:
     shown = report.tables["positional"].frame
     title = spec.make(report).layout.xaxis.title.text
     assert f"{int((shown['n'] < 3).sum())} point(s) of fewer than 3 sentences not drawn" in title
+
+
+def _benchmark(engine: Engine) -> None:
+    """The AlignBench rows as dataset ``d``."""
+    assert import_file(
+        engine,
+        jsonl(ROWS),
+        source="a.jsonl",
+        format_name="alignbench",
+        options=ReadOptions(dataset="d"),
+        actor=OPERATOR,
+    ).ok

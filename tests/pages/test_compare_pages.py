@@ -453,17 +453,7 @@ def test_a_run_given_some_items_shows_not_run_on_the_others(sqlite_url: str, mon
     partial = bundle.label_sets[1]
     partial.annotations = [a for a in partial.annotations if a.item in ("t-0", "t-1")]
     bundle.label_sets = bundle.label_sets[:3]  # gold, detector 00 (partial), detector 01
-    engine = make_engine(sqlite_url)
-    import_bundle(engine, bundle, source="test", actor=OPERATOR)
-    engine.dispose()
-    monkeypatch.setenv("DATABASE_URL", sqlite_url)
-    st.cache_resource.clear()
-    at = AppTest.from_file(APP, default_timeout=TIMEOUT)
-    at.query_params["dataset"] = "twelve"
-    at.run()
-    at.query_params.update({"item": "t-3", "detectors": "detector 00,detector 01"})
-    at.switch_page("app_pages/compare.py").run()
-    assert not at.exception, at.exception
+    at = _compare_bundle(sqlite_url, monkeypatch, bundle, item="t-3", detectors="detector 00,detector 01")
     heads = [m.value for m in at.markdown if m.value.startswith("**detector")]
     assert heads[0] == "**detector 00** · not run on this item: left out of its scores"
     assert heads[1].startswith("**detector 01** · F1_IoU")
@@ -550,17 +540,7 @@ def test_a_run_of_sentence_scores_gets_its_table_not_a_span_track(
         annotations=[Annotations(item=f"s-{k}", spans=[SpanRecord(8, 11)]) for k in range(3)],
     )
     bundle.label_sets.append(spotter)
-    engine = make_engine(sqlite_url)
-    import_bundle(engine, bundle, source="test", actor=OPERATOR)
-    engine.dispose()
-    monkeypatch.setenv("DATABASE_URL", sqlite_url)
-    st.cache_resource.clear()
-    at = AppTest.from_file(APP, default_timeout=TIMEOUT)
-    at.query_params["dataset"] = "sentences"
-    at.run()
-    at.query_params.update({"item": "s-0", "detectors": "judge,spotter"})
-    at.switch_page("app_pages/compare.py").run()
-    assert not at.exception, at.exception
+    at = _compare_bundle(sqlite_url, monkeypatch, bundle, item="s-0", detectors="judge,spotter")
     assert re.findall(r'data-track="([^"]+)"', _html(at)) == ["Gold", "spotter"]
     assert not any(m.value.startswith("**judge**") for m in at.markdown)
     assert any("No span track for judge" in c.value for c in at.caption)
@@ -570,3 +550,19 @@ def test_a_run_of_sentence_scores_gets_its_table_not_a_span_track(
     widget(at.button, "Worst F1_IoU first").click().run()
     assert not at.exception
     assert param(at, "detectors") == ["spotter,judge"]
+
+
+def _compare_bundle(url: str, monkeypatch: pytest.MonkeyPatch, bundle: Bundle, **query: str) -> AppTest:
+    """The Compare page of ``bundle`` imported into the store at ``url``, opened with ``query``."""
+    engine = make_engine(url)
+    import_bundle(engine, bundle, source="test", actor=OPERATOR)
+    engine.dispose()
+    monkeypatch.setenv("DATABASE_URL", url)
+    st.cache_resource.clear()
+    at = AppTest.from_file(APP, default_timeout=TIMEOUT)
+    at.query_params["dataset"] = bundle.dataset.name
+    at.run()
+    at.query_params.update(query)
+    at.switch_page("app_pages/compare.py").run()
+    assert not at.exception, at.exception
+    return at

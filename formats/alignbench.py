@@ -626,6 +626,7 @@ def error_spans(words: Any, sentence: str) -> tuple[list[tuple[int, int]], list[
 class AlignBenchFormat(Format):
     name = "alignbench"
     holds = ("sentence",)
+    keeps_as_well = ("span",)  # gold's spans as the error words of its incorrect sentences
     title = "AlignBench sentence rows (CSV, JSONL, Parquet)"
     extensions = (".jsonl", ".csv", ".parquet")
     description = "One row per caption sentence: model, image_name, sentence_index, caption, annotation, …"

@@ -32,6 +32,7 @@ LABEL_KINDS = {
     "output": "raw outputs",
     "score": "sentence scores",
     "probability": "token probabilities",
+    "response": "response scores",
 }
 
 
@@ -115,6 +116,9 @@ class Format:
     # What a written file keeps of the label set it writes, among :data:`LABEL_KINDS`; an export that would
     # keep none of what that label set has is refused (see :mod:`formats.export_check`).
     holds: ClassVar[tuple[str, ...]] = ()
+    # Kinds a written file gives back in another shape, though it is not written for them (AlignBench's
+    # error words are its gold spans): not listed as left out, and no reason to choose the format.
+    keeps_as_well: ClassVar[tuple[str, ...]] = ()
     # Whether a written file holds every chosen label set; else the one of
     # :func:`formats.bundles.pick_label_set` (the gold one, or the detector run, or the only one chosen).
     writes_every_label_set: ClassVar[bool] = False

@@ -21,9 +21,6 @@ from formats.bundles import pick_label_set
 from formats.records import Bundle, LabelSetRecord
 from formats.registry import formats
 
-# What only a detector run has: its raw outputs, sentence scores and token probabilities.
-RUN_KINDS = ("output", "score", "probability")
-
 
 def label_counts(label_set: LabelSetRecord) -> dict[str, int]:
     """How many labels of each kind (:data:`~formats.base.LABEL_KINDS`) a label set has."""
@@ -36,6 +33,7 @@ def label_counts(label_set: LabelSetRecord) -> dict[str, int]:
         "output": sum(a.raw_output is not None for a in annotations),
         "score": sum(len(a.sentence_scores) for a in annotations),
         "probability": sum(len(a.token_probabilities) for a in annotations),
+        "response": sum(a.response_score is not None for a in annotations),
     }
     return {kind: counts[kind] for kind in LABEL_KINDS if counts[kind]}
 
@@ -114,11 +112,11 @@ class ExportTally:
 
     def left_out(self) -> list[str]:
         """What the file leaves out of the chosen label sets, a line each: the label sets a
-        one-label-set format does not write, and a detector run's own output the format has no place
-        for (:data:`RUN_KINDS`: raw outputs in Label Studio read back as outputs that followed their
-        format, and change the run's metrics). Which label kinds a benchmark format keeps is what
-        choosing it means, and some it gives back in another shape (AlignBench's error words are its
-        spans), so those are not listed. Nothing for a lossless format."""
+        one-label-set format does not write, and the kinds of labels of those it writes that the format
+        has no place for (a Label Studio file of gold's spans leaves out its sentence labels and claims;
+        a run's raw outputs there read back as outputs that followed their format). Kinds the format
+        gives back in another shape (:attr:`~formats.base.Format.keeps_as_well`) are not listed.
+        Nothing for a lossless format."""
         fmt, head = self.fmt, self.head
         if head is None or fmt.lossless:
             return []
@@ -138,7 +136,8 @@ class ExportTally:
                 one = f", {_name(written[0])}" if written else ""
                 notes.append(f"{_name(label_set)} is not in the file: {fmt.title} writes one label set{one}")
                 continue
-            lost = {kind: n for kind, n in kinds.items() if kind in RUN_KINDS and kind not in fmt.holds}
+            kept = {*fmt.holds, *fmt.keeps_as_well}
+            lost = {kind: n for kind, n in kinds.items() if kind not in kept}
             if lost:
                 notes.append(
                     f"{_name(label_set)}: its {_said(lost)} are not in the file ({fmt.title} holds {_holds(fmt)})"

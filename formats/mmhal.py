@@ -237,6 +237,7 @@ class MMHalFormat(Format):
     name = "mmhal"
     title = "MMHal-Bench (questions, answers and 0-6 ratings)"
     extensions = (".json", ".jsonl")
+    holds = ("response",)
     description = (
         "A JSON array of {question_type, image_id, image_src, image_content, question, gt_answer, "
         "model_answer}, optionally with a judge's rating, hallucination or review."

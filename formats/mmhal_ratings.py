@@ -69,6 +69,7 @@ class MMHalRatingsFormat(Format):
     name = "mmhal-ratings"
     title = "MMHal-Bench ratings (item id -> 0-6 rating)"
     kind = "predictions"
+    holds = ("response",)
     extensions = (".jsonl", ".csv")
     description = (
         "Records {id, rating, hallucination, rationale} (JSON lines, JSON or CSV), or one object "

@@ -135,6 +135,34 @@ def test_an_export_names_the_label_sets_and_labels_its_format_leaves_out(engine)
     assert _left_out(engine, "canonical") == []  # keeps everything
 
 
+def test_every_kind_of_label_a_format_has_no_place_for_is_named(engine) -> None:
+    """The list named only a run's outputs, scores and probabilities: gold's sentence labels and
+    response scores went from a Label Studio file without a word. AlignBench's error words are its spans,
+    so spans are not named for it."""
+    from formats.records import ResponseScoreRecord, SentenceLabelRecord
+
+    gold = spans()
+    gold.annotations[0].sentence_labels = [
+        SentenceLabelRecord(0, "incorrect"),
+        SentenceLabelRecord(1, "correct"),
+    ]
+    gold.annotations[1].response_score = ResponseScoreRecord(2.0)
+    store(engine, gold)
+    assert _left_out(engine, "label-studio") == [
+        "gold:gold: its 2 sentence labels, 1 response scores are not in the file "
+        "(Label Studio JSON (tasks with labels) holds spans)"
+    ]
+    assert _left_out(engine, "alignbench") == [
+        "gold:gold: its 1 response scores are not in the file "
+        "(AlignBench sentence rows (CSV, JSONL, Parquet) holds sentence labels)"
+    ]
+    # MMHal holds response scores: written, with what it cannot hold named (it was refused outright).
+    assert _left_out(engine, "mmhal") == [
+        "gold:gold: its 3 spans, 2 sentence labels are not in the file "
+        "(MMHal-Bench (questions, answers and 0-6 ratings) holds response scores)"
+    ]
+
+
 @pytest.mark.parametrize(
     ("source", "fmt"),
     [("mhalo", "typed-tags"), ("mhalo", "ragtruth"), ("mhalo", "halloc"), ("ragtruth", "mhalo")],

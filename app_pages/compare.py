@@ -48,9 +48,13 @@ dataset = picked_dataset  # bound after the check, so the functions below see a 
 follow_runs(ctx.engine)  # a detector run going on this server: redraw as its answers arrive
 evaluation = dataset_spans(ctx.engine, dataset.id)
 names = [d.name for d in evaluation.detectors]
-# Runs that locate spans get a track; a run of sentence scores, token probabilities or claim labels
-# only its table below (a track read as a run that flagged nothing, scored F1 0 against gold).
-span_names = {d.name for d in evaluation.span_detectors}
+# Runs that locate spans get a track, and so does a run with no answer yet (a live run just started);
+# a run of sentence scores, token probabilities or claim labels only its table below (a track read as a
+# run that flagged nothing, scored F1 0 against gold).
+spotting = {d.id for d in evaluation.span_detectors}
+span_names = {
+    d.name for d in evaluation.detectors if d.id in spotting or d.id not in evaluation.other_answers
+}
 ids = evaluation.items.external_ids
 if not ids:
     st.info("This dataset has no items yet.")

@@ -5,7 +5,8 @@ connection per worker thread (a new connection per call costs more than the call
 A call is retried on 429, 408, 409, 425 and 5xx answers, on connection errors (refused, reset, closed
 early), on timeouts and on a body that is cut short or is not the JSON a completion is, waiting between
 attempts with exponential backoff and jitter — or as long as the server's ``Retry-After`` asks, up to a
-cap — and never more than :attr:`RetryPolicy.attempts` times in all. Other 4xx answers (a bad request,
+cap — and never more than :attr:`RetryPolicy.attempts` times in all. The timeout bounds each attempt
+as a whole, however slowly its answer comes, and an answer over :data:`MAX_ANSWER_BYTES` fails the call. Other 4xx answers (a bad request,
 a wrong key) are not retried: trying again would only fail again.
 
 The API key is sent only in the ``Authorization`` header. It is never part of a message: errors and log
@@ -30,10 +31,18 @@ from urllib.parse import SplitResult, urlsplit, urlunsplit
 log = logging.getLogger("spanlight.detectors")
 
 RETRY_STATUSES = frozenset({408, 409, 425, 429})
+# The largest answer read: an endpoint that ignores max_tokens must not fill the memory (a 20 MB answer
+# took a gigabyte, and froze the browser showing it). Far above any completion a detector asks for.
+MAX_ANSWER_BYTES = 8 * 2**20
+_CHUNK_BYTES = 64 * 1024
+
+
+class _TooLarge(Exception):
+    """The answer's body went past :data:`MAX_ANSWER_BYTES`."""
 
 
 class Cancelled(Exception):
-    """The run was cancelled while this call waited to try again."""
+    """The run was cancelled while this call waited to try again, or between reads of its answer."""
 
 
 class CallFailed(Exception):
@@ -228,11 +237,37 @@ class ChatClient:
         }
         if self._key:
             headers["Authorization"] = f"Bearer {self._key}"
+        # The timeout bounds the whole call, not each read: a server trickling its answer a byte at a
+        # time kept a call (and its run, even cancelled) going for good.
+        deadline = time.monotonic() + self.timeout_s
         connection = self._connection()
+        self._left(connection, deadline)  # a kept-alive socket still has the last call's time left
         connection.request("POST", self._path, body=payload, headers=headers)
+        self._left(connection, deadline)
         response = connection.getresponse()
-        data = response.read()
-        return response.status, {k.lower(): v for k, v in response.getheaders()}, data
+        chunks: list[bytes] = []
+        size = 0
+        while chunk := (self._left(connection, deadline) and response.read1(_CHUNK_BYTES)):
+            size += len(chunk)
+            if size > MAX_ANSWER_BYTES:
+                raise _TooLarge()
+            chunks.append(chunk)
+        if response.length:  # the connection closed before the promised Content-Length
+            raise http.client.IncompleteRead(b"".join(chunks), response.length)
+        response.read()  # nothing is left: this marks the response read, so the connection takes the next
+        return response.status, {k.lower(): v for k, v in response.getheaders()}, b"".join(chunks)
+
+    def _left(self, connection: http.client.HTTPConnection, deadline: float) -> bool:
+        """Give the next read of the call only the time left (TimeoutError once none is), and stop
+        between reads when the run is cancelled."""
+        if self._cancel.is_set():
+            raise Cancelled()
+        left = deadline - time.monotonic()
+        if left <= 0:
+            raise TimeoutError()
+        if connection.sock is not None:
+            connection.sock.settimeout(left)
+        return True
 
     def complete(self, body: Mapping[str, Any]) -> Answer:
         """The answer to one chat-completions request body; raises CallFailed or Cancelled."""
@@ -243,6 +278,14 @@ class ChatClient:
             retry_after: float | None = None
             try:
                 status, headers, data = self._post(payload)
+            except Cancelled:
+                self._drop_connection()
+                raise
+            except _TooLarge:
+                self._drop_connection()  # asked again, it would answer as much again
+                raise CallFailed(
+                    f"the answer is larger than {MAX_ANSWER_BYTES // 2**20} MB", attempt
+                ) from None
             except TimeoutError:
                 self._drop_connection()
                 problem = f"no answer within {self.timeout_s:g} s"

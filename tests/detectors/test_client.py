@@ -128,3 +128,70 @@ def test_endpoints_are_shown_without_credentials_and_checked():
     )
     assert base_url_problem("ftp://example.com") is not None
     assert base_url_problem("http://127.0.0.1:8000/v1") is None
+
+
+class _Trickle:
+    """A raw HTTP server that sends its headers, then its body one byte at a time, a byte every
+    ``gap_s``: each read gets a byte well within the timeout, the whole answer never does."""
+
+    def __init__(self, body: bytes, gap_s: float = 0.05) -> None:
+        import socket
+
+        self.body, self.gap_s = body, gap_s
+        self.listener = socket.create_server(("127.0.0.1", 0))
+        self.stop = threading.Event()
+        self.thread = threading.Thread(target=self._serve, daemon=True)
+
+    @property
+    def base_url(self) -> str:
+        return f"http://127.0.0.1:{self.listener.getsockname()[1]}/v1"
+
+    def _serve(self) -> None:
+        connection, _ = self.listener.accept()
+        with connection:
+            connection.recv(65536)
+            head = f"HTTP/1.1 200 OK\r\nContent-Type: application/json\r\nContent-Length: {len(self.body)}\r\n\r\n"
+            try:
+                connection.sendall(head.encode())
+                for byte in self.body:
+                    if self.stop.wait(self.gap_s):
+                        return
+                    connection.sendall(bytes([byte]))
+            except OSError:  # the client gave up
+                return
+
+    def __enter__(self) -> _Trickle:
+        self.thread.start()
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.stop.set()
+        self.listener.close()
+
+
+def test_the_timeout_bounds_a_whole_answer_however_slowly_it_comes():
+    """A server trickling its answer a byte at a time kept the call, and its run, going for good: the
+    timeout applied to each read, and each read got a byte in time."""
+    with _Trickle(b'{"choices": [{"message": {"content": "' + b"x" * 4000 + b'"}}]}') as server:
+        slow = ChatClient(server.base_url, KEY, timeout_s=0.5, policy=RetryPolicy(attempts=1))
+        with pytest.raises(CallFailed, match=r"no answer within 0.5 s \(gave up after 1 attempts\)"):
+            slow.complete(BODY)
+
+
+def test_a_cancelled_run_stops_a_call_between_reads():
+    cancel = threading.Event()
+    with _Trickle(b'{"choices": [{"message": {"content": "' + b"x" * 4000 + b'"}}]}') as server:
+        slow = ChatClient(server.base_url, KEY, timeout_s=600, policy=RetryPolicy(attempts=1), cancel=cancel)
+        threading.Timer(0.3, cancel.set).start()
+        with pytest.raises(Cancelled):
+            slow.complete(BODY)
+
+
+def test_an_answer_larger_than_the_cap_fails_without_a_retry(monkeypatch):
+    import detectors.client as chat
+
+    monkeypatch.setattr(chat, "MAX_ANSWER_BYTES", 1000)
+    with ChatServer(lambda text, n: answer("A" * 5000)) as server:
+        with pytest.raises(CallFailed, match="larger than"):
+            client(server).complete(BODY)
+        assert len(server.requests) == 1

@@ -44,6 +44,7 @@ from formats.records import Annotations, Bundle, DatasetRecord, LabelSetRecord
 
 META_KEY = "live_run"
 MAX_RUNS_KEPT = 50
+OLDER_RUNS_LEDGER = "ledger_of_older_runs"  # the summed ledgers of the runs no longer listed
 # Images sent as they are: the formats every OpenAI-compatible vision endpoint reads, up to this size.
 SENT_AS_IS = {
     ".png": "image/png",
@@ -257,9 +258,16 @@ class DetectorRunStore:
             raise RunRefused(f"the label set {self.detector!r} was deleted during the run")
         live = dict(label_set.meta.get(META_KEY) or {})
         runs = [r for r in live.get("runs", []) if r.get("id") != run["id"]] + [run]
+        # The runs past the last MAX_RUNS_KEPT leave the list, not the totals: their ledgers are summed
+        # apart (the 51st run's cost was dropped from the label set's total).
+        older: dict[str, Any] = dict(live.get(OLDER_RUNS_LEDGER) or {})
+        for dropped in runs[:-MAX_RUNS_KEPT]:
+            older = add_ledgers(older, dropped.get("ledger", {}))
         runs = runs[-MAX_RUNS_KEPT:]
         live |= {"runs": runs, "updated": run["updated"], **changes}
-        totals: dict[str, Any] = {}
+        if older:
+            live[OLDER_RUNS_LEDGER] = older
+        totals = older
         for earlier in runs:
             totals = add_ledgers(totals, earlier.get("ledger", {}))
         live["ledger"] = totals

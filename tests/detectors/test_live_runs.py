@@ -449,3 +449,22 @@ def test_only_a_user_who_may_manage_data_starts_a_run(data, monkeypatch):
 def stored_names(engine) -> list[str]:
     with read_session(engine) as session:
         return list(session.scalars(select(m.LabelSet.name)))
+
+
+def test_the_ledger_counts_every_run_past_the_listed_ones(data, monkeypatch):
+    """The label set's totals summed only the runs still listed: past the 50th run, each new run's cost
+    pushed the oldest one's out of the total."""
+    import db.detector_runs as runs_module
+
+    monkeypatch.setattr(runs_module, "MAX_RUNS_KEPT", 3)
+    store = DetectorRunStore(data, DATASET, "ledgered", OPERATOR)
+    store.open_run({"model": "m", "strategy": "mhalo-vanilla", "prompt_hash": "h"})
+    for k in range(5):
+        with runs_module.write_session(data) as session:
+            store._record(
+                session,
+                {"id": f"run-{k}", "updated": f"2026-01-0{k + 1}", "ledger": {"calls": 1, "cost": 2.0}},
+            )
+    live = live_meta(data, "ledgered")
+    assert [r["id"] for r in live["runs"]] == ["run-2", "run-3", "run-4"]
+    assert live["ledger"]["calls"] == 5 and live["ledger"]["cost"] == 10.0

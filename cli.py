@@ -504,15 +504,18 @@ def cmd_run_detector(args: argparse.Namespace) -> int:
 
     from db.access import OPERATOR
     from db.detector_runs import default_prices, run_live
-    from detectors.client import RetryPolicy, base_url_problem
+    from detectors.client import RetryPolicy, base_url_problem, key_variable_problem
     from detectors.ledger import Prices
     from detectors.runner import RunRefused, RunSpec
     from detectors.strategies import STRATEGIES
 
     usage = [] if args.strategy in STRATEGIES else [f"--strategy must be one of: {', '.join(STRATEGIES)}"]
     usage += [p for p in [base_url_problem(args.base_url)] if p]
-    api_key = os.environ.get(args.api_key_env) if args.api_key_env else None
-    if args.api_key_env and not api_key:
+    named = key_variable_problem(args.api_key_env or "")
+    api_key = os.environ.get(args.api_key_env) if args.api_key_env and named is None else None
+    if named is not None:
+        usage.append(f"--api-key-env: {named}")
+    elif args.api_key_env and not api_key:
         usage.append(f"--api-key-env: the environment variable {args.api_key_env!r} is not set")
     try:
         prices = default_prices()

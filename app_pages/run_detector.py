@@ -24,11 +24,10 @@ from components.page_setup import setup_page
 from components.run_registry import run_registry
 from db.detector_runs import default_prices, run_live
 from detectors.background import LiveRun
-from detectors.client import RetryPolicy, base_url_problem, redacted_endpoint
+from detectors.client import RetryPolicy, base_url_problem, key_variable_problem, redacted_endpoint
 from detectors.ledger import Prices
 from detectors.runner import Progress, RunRefused, RunResult, RunSpec
 from detectors.strategies import STRATEGIES
-from formats.storable import unstorable
 from render.literal_text import literal
 
 ctx = setup_page("Run detector")
@@ -109,8 +108,8 @@ if dataset is not None:
     if start:
         problems = [p for p in [base_url_problem(base_url)] if p]
         key_name, api_key = key_variable.strip(), None
-        if (unsound := unstorable(key_name)) is not None:  # no environment variable has such a name
-            problems.append(f"the environment variable's name {unsound[1]}")
+        if (named := key_variable_problem(key_name)) is not None:  # never the field's value: a key?
+            problems.append(named)
         elif key_name:
             api_key = os.environ.get(key_name)
             if not api_key:

@@ -20,6 +20,7 @@ import http.client
 import json
 import logging
 import random
+import re
 import threading
 import time
 from collections.abc import Callable, Mapping
@@ -91,6 +92,20 @@ def _split(base_url: str) -> SplitResult:
             f"the base URL must be http:// or https:// with a host, got {redacted_endpoint(base_url)!r}"
         )
     return parts
+
+
+_ENV_NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
+
+
+def key_variable_problem(name: str) -> str | None:
+    """Why ``name`` cannot be the name of the environment variable holding the key, or None. Such a
+    field filled with the key itself ("sk-proj-…") must not be repeated back on the screen."""
+    if not name or _ENV_NAME.fullmatch(name):
+        return None
+    return (
+        "the API key's environment variable is named with letters, digits and underscores only "
+        "(a key itself is never typed here: set it in the server's environment)"
+    )
 
 
 def base_url_problem(base_url: str) -> str | None:

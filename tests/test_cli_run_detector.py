@@ -113,6 +113,7 @@ def test_usage_errors_exit_2_naming_the_problem(store, capsys, monkeypatch):
         cases = [
             (["--strategy", "nope"], "--strategy must be one of: mhalo-vanilla"),
             (["--api-key-env", "NO_SUCH_KEY_VARIABLE"], "'NO_SUCH_KEY_VARIABLE' is not set"),
+            (["--api-key-env", "sk-proj-REALKEY-1"], "letters, digits and underscores only"),
             (["--concurrency", "0"], "concurrency must be from 1 to 256"),
             (["--samples", "0"], "samples must be at least 1"),
             (["--temperature", "3"], "temperature must be from 0 to 2"),
@@ -121,6 +122,7 @@ def test_usage_errors_exit_2_naming_the_problem(store, capsys, monkeypatch):
         for extra, message in cases:
             code, out, err = run(capsys, *arguments(store, server), *extra)
             assert code == 2 and message in err, (extra, err)
+            assert "REALKEY" not in out + err
         monkeypatch.setenv("SPANLIGHT_PRICE_IN", "cheap")
         code, _, err = run(capsys, *arguments(store, server))
         assert code == 2 and "SPANLIGHT_PRICE_IN must be a number" in err

@@ -159,7 +159,11 @@ def test_the_form_refuses_what_cannot_run_before_calling_anything(page_store, mo
         fill_form(at, server, "refused\x00", run_detector_key_env="KEY\x00X")
         errors = " ".join(e.value for e in at.error)
         assert "the detector run's name contains a NUL character" in errors
-        assert "the environment variable's name contains a NUL character" in errors
+        assert "named with letters, digits and underscores only" in errors
+        # A key pasted into the field is refused without being shown back.
+        fill_form(at, server, "refused", run_detector_key_env="sk-proj-REALKEY-abc123")
+        errors = " ".join(e.value for e in at.error)
+        assert "named with letters, digits and underscores only" in errors and "REALKEY" not in errors
     assert server.requests == [] and not [
         r for r in run_registry().runs() if r.spec.detector.startswith("refused")
     ]

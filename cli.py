@@ -37,6 +37,7 @@ from __future__ import annotations
 import argparse
 import json
 import sys
+import threading
 from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -500,7 +501,6 @@ def _evaluate_arguments(parser: argparse.ArgumentParser) -> None:
 
 def cmd_run_detector(args: argparse.Namespace) -> int:
     import os
-    import threading
 
     from db.access import OPERATOR
     from db.detector_runs import default_prices, run_live
@@ -547,9 +547,11 @@ def cmd_run_detector(args: argparse.Namespace) -> int:
         print(f"error: {'; '.join(usage)}", file=sys.stderr)
         return USAGE
     engine = _engine(args)
+    cancel = threading.Event()
     try:
-        result = run_live(
-            engine, spec, OPERATOR, api_key=api_key, cancel=threading.Event(), progress=_progress_line
+        result = _until_interrupted(
+            lambda: run_live(engine, spec, OPERATOR, api_key=api_key, cancel=cancel, progress=_progress_line),
+            cancel,
         )
     except RunRefused as refused:
         if args.json:
@@ -573,6 +575,37 @@ def cmd_run_detector(args: argparse.Namespace) -> int:
     lines += [f"Failed {ext}: {reason}" for ext, reason in result.failed.items()]
     _emit(args, result.to_dict(), "\n".join(lines))
     return 0 if result.ok else 1
+
+
+def _until_interrupted(work: Callable[[], Any], cancel: threading.Event) -> Any:
+    """``work()`` in a thread of its own; Ctrl-C cancels it, and it ends as a cancelled run does: what
+    arrived is stored, the label set says where it stands, the summary is printed. (Ctrl-C ended the
+    process with a traceback and left the run marked running.) A second Ctrl-C stops at once."""
+    done: list[Any] = []
+    finished = threading.Event()  # not Thread.join: a join cut short by Ctrl-C can return at once later
+
+    def run() -> None:
+        try:
+            done.append(work())
+        except BaseException as error:  # noqa: BLE001 - raised again in the main thread
+            done.append(error)
+        finally:
+            finished.set()
+
+    threading.Thread(target=run, name="detector-run", daemon=True).start()
+    try:
+        while not finished.wait(0.5):
+            pass
+    except KeyboardInterrupt:
+        cancel.set()
+        print(
+            "\ncancelling: the calls in flight end, what arrived is kept (Ctrl-C again to stop at once)",
+            file=sys.stderr,
+        )
+        finished.wait()
+    if isinstance(done[0], BaseException):
+        raise done[0]
+    return done[0]
 
 
 def _progress_line(progress: Any) -> None:

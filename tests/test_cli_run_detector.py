@@ -151,3 +151,45 @@ def test_a_refused_or_failed_run_exits_1_with_the_reason(store, capsys):
     report = json.loads(out)
     assert code == 0 and report["items_saved"] == 2 and not report["complete"]
     assert report["ledger"]["cost"] == pytest.approx(2 * (0.1 * 2 + 0.02 * 4))
+
+
+def test_ctrl_c_cancels_the_run_keeping_what_arrived(store, tmp_path):
+    """Ctrl-C ended the process with a traceback and left the label set marked running. Now it cancels:
+    the answers that came are stored, the run says it was cancelled, the summary is printed."""
+    import signal
+    import threading
+
+    from db.repositories.label_sets import label_set_meta
+
+    held = threading.Event()  # item 5's answer waits until the process was interrupted
+    asked = threading.Event()
+
+    def holding(text: str, attempt: int):
+        k = item_number(text)
+        if k == 5:
+            asked.set()
+            held.wait(60)
+        return answer(tagged(k, *SPANS[k]))
+
+    env = {**os.environ, "SPANLIGHT_DATA_DIR": str(tmp_path / "data")}
+    with ChatServer(holding) as server:
+        process = subprocess.Popen(
+            [sys.executable, "cli.py", *arguments(store, server, "--concurrency", "1", "--timeout", "60")],
+            cwd=ROOT,
+            env=env,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+            text=True,
+        )
+        assert asked.wait(120), "the run never reached item 5"
+        process.send_signal(signal.SIGINT)
+        held.set()
+        out, err = process.communicate(timeout=120)
+    assert "Traceback" not in err, err
+    assert "cancelling" in err
+    assert "cancelled" in out, (out, err)
+    engine = make_engine(store)
+    live = (label_set_meta(engine, DATASET, "detector", "judge") or {})["live_run"]
+    engine.dispose()
+    assert live["status"] != "running"
+    assert set(stored(make_engine(store), "judge")) >= {f"item-{k}" for k in range(5)}

@@ -37,7 +37,7 @@ from detectors.judge_bias import NOTE, self_judged
 from detectors.ledger import Ledger, Prices
 from detectors.strategies import get_strategy
 from formats.records import Annotations
-from formats.storable import unstorable
+from formats.storable import storable_text, unstorable
 
 MAX_CONCURRENCY = 256
 
@@ -343,7 +343,7 @@ class _Run:
             self.failed[job.item.external_id] = reason
 
     def _answered(self, job: _Job, call: Call, sample: int, text: str) -> list[tuple[_Job, Call, int]]:
-        job.answers[(call.unit, sample)] = text
+        job.answers[(call.unit, sample)] = storable_text(text)  # a NUL in an answer failed its item for good
         job.waiting -= 1
         if job.waiting or job.failure is not None:
             return []

@@ -22,6 +22,13 @@ _UNSTORABLE = re.compile("[\x00\ud800-\udfff]")
 _JSON_ESCAPE_UNSTORABLE = re.compile(rb"\\u(?:0000|[dD][89a-fA-F])")
 
 
+def storable_text(text: str) -> str:
+    """``text`` with each character no store can hold replaced by U+FFFD (one for one, so offsets into
+    it stay). For a model's answer, which no one can correct at the source: refused, its item failed on
+    every run, the cached answer being replayed each time."""
+    return _UNSTORABLE.sub("\ufffd", text)
+
+
 # JSON numbers Python reads as an infinity though neither "NaN" nor "Infinity" is written: an exponent of
 # three digits or more (1e999), or a run of 200 digits or more (a mantissa that long overflows even with a
 # two-digit exponent). Looked for in the text's bytes with every digit made "0", "E" made "e" and "+"

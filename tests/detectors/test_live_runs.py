@@ -468,3 +468,18 @@ def test_the_ledger_counts_every_run_past_the_listed_ones(data, monkeypatch):
     live = live_meta(data, "ledgered")
     assert [r["id"] for r in live["runs"]] == ["run-2", "run-3", "run-4"]
     assert live["ledger"]["calls"] == 5 and live["ledger"]["cost"] == 10.0
+
+
+def test_an_answer_holding_a_nul_is_stored_with_the_character_replaced(data):
+    """The store refuses a NUL: the item failed, and on every later run too, its cached answer replayed."""
+
+    def with_nul(text: str, attempt: int):
+        k = item_number(text)
+        return answer(tagged(k, "red cube") + ("\x00 trailing" if k == 2 else ""))
+
+    with ChatServer(with_nul) as server:
+        result = run(data, spec(server))
+    assert result.ok and not result.failed, result.failed
+    outputs = stored(data, "judge")
+    assert outputs["item-2"].raw_output.text.endswith("\ufffd trailing")
+    assert span_words(outputs)[2] == ["red cube"]

@@ -151,7 +151,11 @@ class RagTruthFormat(BenchmarkRecordsFormat):
             }
             if item.image_ref is not None:
                 values[layout.get("image") or "image"] = item.image_ref
-            keys = keys_with_id(layout.get("keys") or ("id", "prompt", RESPONSE, LABELS))
+            # A dataset read from another format has no RAGTruth layout: its model, split, subset and
+            # image go in the fields RAGTruth reads them from (they were left out, and read back as a
+            # text-only item of no model).
+            given = [k for k in (*COLUMNS, layout.get("image") or "image") if values.get(k) is not None]
+            keys = keys_with_id(layout.get("keys") or ("id", "prompt", RESPONSE, LABELS, *given))
             row = {key: values[key] if key in values else fields.get(key) for key in keys}
             rows.append(row)
         return dump_jsonl(rows)

@@ -161,3 +161,31 @@ def test_spans_edited_since_the_import_are_written_with_the_labels_kept():
         RECORDS[0]["labels"][2],
         {"start": 36, "end": 41, "text": "4,000", "meta": None, "label_type": "Subtle Conflict"},
     ]
+
+
+def test_an_item_from_another_format_keeps_its_model_split_subset_and_image():
+    """Written in RAGTruth, a dataset read from MHALO or canonical lost them: the file held id, prompt,
+    response and labels only, and read back every item as text-only, of no model."""
+    from formats.records import Bundle, DatasetRecord, ItemRecord
+    from formats.registry import get_format
+
+    fmt = get_format("ragtruth")
+    item = ItemRecord(
+        "x1",
+        "A red cube.",
+        prompt="Describe.",
+        source_model="llava",
+        split="test",
+        subset="captions",
+        image_ref="img/1.png",
+    )
+    data = fmt.write(Bundle(DatasetRecord("d", "canonical"), items=[item]))
+    back = fmt.read(data, source="d.jsonl").bundle
+    assert back is not None
+    (read,) = back.items
+    assert (read.source_model, read.split, read.subset, read.image_ref) == (
+        "llava",
+        "test",
+        "captions",
+        "img/1.png",
+    )

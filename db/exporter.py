@@ -10,8 +10,7 @@ batch, not per item.
 from __future__ import annotations
 
 from collections import defaultdict
-from collections.abc import Collection, Iterator, Mapping, Sequence
-from itertools import chain
+from collections.abc import Collection, Generator, Mapping, Sequence
 from typing import Any
 
 from sqlalchemy import Engine, Row, Select, exists, false, select, tuple_
@@ -82,7 +81,7 @@ def export_batches(
     batch_items: int = BATCH_ITEMS,
     lossless: bool = True,
     statuses: bool | None = None,
-) -> Iterator[Bundle]:
+) -> Generator[Bundle, None, None]:
     """The dataset in batches of ``batch_items`` items in dataset order, so a writer holds one batch at a
     time. Each batch has the dataset, its items and every chosen label set (the same ones, in the same
     order, in every batch) with its annotations of those items only; the rating tasks of the exported
@@ -102,7 +101,16 @@ def export_batches(
         engine, dataset_name, label_set_names, actor, batch_items, lossless, with_statuses
     )
     first = next(batches)  # the right and the dataset are checked now, not when a writer starts
-    return chain([first], batches)
+    return _then(first, batches)
+
+
+def _then(first: Bundle, rest: Generator[Bundle, None, None]) -> Generator[Bundle, None, None]:
+    """``first``, then ``rest``; closing this closes ``rest`` and so its read transaction."""
+    try:
+        yield first
+        yield from rest
+    finally:
+        rest.close()
 
 
 def _read_batches(
@@ -113,7 +121,7 @@ def _read_batches(
     batch_items: int,
     lossless: bool,
     statuses: bool,
-) -> Iterator[Bundle]:
+) -> Generator[Bundle, None, None]:
     with read_session(engine) as session:
         if not is_sqlite(engine):  # SQLite's read transaction is one snapshot already
             session.connection(execution_options={"isolation_level": "REPEATABLE READ"})

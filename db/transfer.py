@@ -543,7 +543,7 @@ def export_to(
     fmt = get_format(format_name)
     if not fmt.writable:
         raise FormatError(f"{fmt.title} can be read but not written")
-    batches = export_batches(
+    source = export_batches(
         engine,
         dataset,
         label_sets,
@@ -552,8 +552,21 @@ def export_to(
         lossless=fmt.lossless,
         statuses=fmt.lossless or fmt.holds_statuses,
     )
-    if items_done is not None:
-        batches = _told(batches, items_done)
+    # Closed however the writing ends: a writer that refuses a batch half way (FormatError) left the
+    # reading transaction open until the garbage collector came by, holding PostgreSQL's locks.
+    with contextlib.closing(source):
+        batches = source if items_done is None else _told(source, items_done)
+        return _export_into(fmt, batches, out, filename, dataset, left_out)
+
+
+def _export_into(
+    fmt: Format,
+    batches: Iterator[Bundle],
+    out: Path | Sink,
+    filename: str | None,
+    dataset: str,
+    left_out: list[str] | None,
+) -> int:
     name = filename or (out.name if isinstance(out, Path) else "") or fmt.default_filename(dataset)
     if not isinstance(out, Path):
         return _write_checked(fmt, batches, out, name, dataset, left_out)

@@ -24,7 +24,7 @@ from pathlib import Path
 from typing import Any
 
 from formats import taxonomies
-from formats.base import Format, ReadOptions, ReadResult, Sink
+from formats.base import Format, FormatError, ReadOptions, ReadResult, Sink
 from formats.bundles import annotations_by_item, gold_bundle
 from formats.fields import RecordError, as_float, get_int, type_name
 from formats.json_documents import dump_jsonl, iter_jsonl, load_json
@@ -831,7 +831,11 @@ class AlignBenchFormat(Format):
         return item, Annotations(item=ext, spans=spans, sentence_labels=labels)
 
     def write(self, bundle: Bundle, *, filename: str = "") -> bytes:
-        return rows_to_bytes(list(_rows(bundle)), filename, COLUMNS)
+        refused: list[str] = []
+        rows = list(_rows(bundle, set(), refused))
+        if refused:
+            raise FormatError(refused[0])
+        return rows_to_bytes(rows, filename, COLUMNS)
 
     def write_stream(self, batches: Iterable[Bundle], out: Sink, *, filename: str = "") -> None:
         """CSV and JSONL a batch at a time (each caption's rows depend on that caption alone); Parquet
@@ -840,29 +844,54 @@ class AlignBenchFormat(Format):
             super().write_stream(batches, out, filename=filename)
             return
         as_csv = filename.lower().endswith(".csv")
+        captions: set[tuple[str, str]] = set()
+        refused: list[str] = []  # every batch is still taken, so a refusal of the whole export comes first
         for k, batch in enumerate(batches):
             if as_csv:
-                out.write(csv_text(_row_values(batch), COLUMNS, header=k == 0))
+                out.write(csv_text(_row_values(batch, captions, refused), COLUMNS, header=k == 0))
             else:
-                out.write(text_rows(_rows(batch), filename, COLUMNS, header=k == 0))
+                out.write(text_rows(_rows(batch, captions, refused), filename, COLUMNS, header=k == 0))
+        if refused:
+            raise FormatError(refused[0])
 
     def default_filename(self, dataset: str) -> str:
         return f"{dataset}.jsonl"
 
 
-def _rows(bundle: Bundle) -> Iterator[dict[str, Any]]:
+def _rows(bundle: Bundle, captions: set[tuple[str, str]], refused: list[str]) -> Iterator[dict[str, Any]]:
     """The rows of each item's sentences with the written label set's labels, in item order."""
-    return (dict(zip(COLUMNS, values, strict=True)) for values in _row_values(bundle))
+    return (dict(zip(COLUMNS, values, strict=True)) for values in _row_values(bundle, captions, refused))
 
 
-def _row_values(bundle: Bundle) -> Iterator[tuple[Any, ...]]:
-    """:func:`_rows`, each row as its cells in :data:`COLUMNS` order (what a CSV row is made of)."""
+def _row_values(
+    bundle: Bundle, captions: set[tuple[str, str]], refused: list[str]
+) -> Iterator[tuple[Any, ...]]:
+    """:func:`_rows`, each row as its cells in :data:`COLUMNS` order (what a CSV row is made of).
+
+    A caption is named by its model and image, so an item without a model, or two items of one model
+    and image (M-HalDetect has several answers per image), are said in ``refused`` and not written: the
+    writer then refuses the file (:class:`FormatError`) rather than one that reads back refused, or as
+    one caption. ``captions``: those written so far, across batches."""
     by_item = annotations_by_item(bundle)
     for item in bundle.items:
         annotations = by_item.get(item.external_id)
         labels = {lab.index: lab for lab in annotations.sentence_labels} if annotations else {}
         model = item.source_model or ""
         image_name = item.image_ref or item.external_id
+        if not model:
+            refused.append(
+                f"AlignBench names a caption by its model and image, and item {item.external_id!r} has no "
+                "source model: the file could not be read back. Export the dataset as canonical"
+            )
+            continue
+        if (model, image_name) in captions:
+            refused.append(
+                f"AlignBench names a caption by its model and image, and item {item.external_id!r} is a "
+                f"second caption of model {model!r} for image {image_name!r}: the two would read back as "
+                "one. Export the dataset as canonical"
+            )
+            continue
+        captions.add((model, image_name))
         image_source, image_type, image_url = (item.meta.get(key) for key in ITEM_META)
         for k, (start, end, index) in enumerate(sentence_rows(item)):
             label = labels.get(k)

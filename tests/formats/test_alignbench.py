@@ -400,3 +400,30 @@ def test_text_in_the_score_column_is_read_as_the_detectors_output():
         (0, 85.0, True),
         (1, 70.0, True),
     ]
+
+
+@pytest.mark.parametrize("filename", ["d.jsonl", "d.csv"])
+def test_an_item_no_caption_key_can_name_is_refused_not_written_unreadable(filename):
+    """AlignBench names a caption by its model and image. An M-HalDetect dataset (no model) was written
+    with an empty model column, refused on every row when read back; two answers of one model for one
+    image were written as a single caption."""
+    import io
+
+    from formats.base import FormatError
+    from formats.records import Bundle, DatasetRecord, ItemRecord
+
+    def written(*items: ItemRecord) -> None:
+        bundle = Bundle(DatasetRecord("d", "mhaldetect"), items=list(items))
+        FORMAT.write_stream([bundle], io.BytesIO(), filename=filename)
+
+    with pytest.raises(FormatError, match="item 'a' has no source model"):
+        written(ItemRecord("a", "A cat.", image_ref="1.jpg"))
+    with pytest.raises(FormatError, match="item 'b' is a second caption of model 'm' for image '1.jpg'"):
+        written(
+            ItemRecord("a", "A cat.", image_ref="1.jpg", source_model="m"),
+            ItemRecord("b", "A dog.", image_ref="1.jpg", source_model="m"),
+        )
+    written(  # another model's caption of the same image is another caption
+        ItemRecord("a", "A cat.", image_ref="1.jpg", source_model="m"),
+        ItemRecord("b", "A dog.", image_ref="1.jpg", source_model="n"),
+    )

@@ -289,12 +289,18 @@ def test_a_files_own_image_folder_outside_the_import_folder_is_not_used(store: s
 
 def test_export_page_offers_a_download(store: str) -> None:
     engine = _bench_store(store)
-    segments = [{"start": 0, "end": 9, "text": "Two cats.", "label": "INACCURATE"}]
+    row = {
+        "model": "m",
+        "image_name": "a.jpg",
+        "sentence_index": 0,
+        "caption": "Two cats.",
+        "annotation": "incorrect",
+    }
     import_file(
         engine,
-        json.dumps([{"id": "s", "response": "Two cats.", "annotations": segments}]).encode(),
+        json.dumps([row]).encode(),
         source="s.json",
-        format_name="mhaldetect",
+        format_name="alignbench",
         options=ReadOptions(dataset="sentences"),
         actor=OPERATOR,
     )

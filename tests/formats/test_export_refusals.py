@@ -4,6 +4,7 @@ missing; and no export is an empty file."""
 
 from __future__ import annotations
 
+import dataclasses
 import io
 import json
 
@@ -147,7 +148,10 @@ def test_every_kind_of_label_a_format_has_no_place_for_is_named(engine) -> None:
         SentenceLabelRecord(1, "correct"),
     ]
     gold.annotations[1].response_score = ResponseScoreRecord(2.0)
-    store(engine, gold)
+    items = [
+        dataclasses.replace(item, source_model="m") for item in ITEMS
+    ]  # AlignBench names captions by model
+    import_bundle(engine, Bundle(DatasetRecord("d", "mhalo"), items, [gold]), actor=OPERATOR)
     assert _left_out(engine, "label-studio") == [
         "gold:gold: its 2 sentence labels, 1 response scores are not in the file "
         "(Label Studio JSON (tasks with labels) holds spans)"

@@ -173,14 +173,24 @@ def test_ctrl_c_cancels_the_run_keeping_what_arrived(store, tmp_path):
 
     env = {**os.environ, "SPANLIGHT_DATA_DIR": str(tmp_path / "data")}
     with ChatServer(holding) as server:
-        process = subprocess.Popen(
-            [sys.executable, "cli.py", *arguments(store, server, "--concurrency", "1", "--timeout", "60")],
-            cwd=ROOT,
-            env=env,
-            stdout=subprocess.PIPE,
-            stderr=subprocess.PIPE,
-            text=True,
-        )
+        # A test run started as a background job ignores Ctrl-C, and a child inherits that (its Python then
+        # makes no KeyboardInterrupt of it): the child starts with Ctrl-C's default, as in a terminal.
+        ignoring = signal.signal(signal.SIGINT, signal.default_int_handler)
+        try:
+            process = subprocess.Popen(
+                [
+                    sys.executable,
+                    "cli.py",
+                    *arguments(store, server, "--concurrency", "1", "--timeout", "60"),
+                ],
+                cwd=ROOT,
+                env=env,
+                stdout=subprocess.PIPE,
+                stderr=subprocess.PIPE,
+                text=True,
+            )
+        finally:
+            signal.signal(signal.SIGINT, ignoring)
         assert asked.wait(120), "the run never reached item 5"
         process.send_signal(signal.SIGINT)
         held.set()

@@ -2,25 +2,37 @@
 
 Every public metric converts its inputs through these helpers so that the metric bodies only hold the
 formula, and so that every bad input fails with a ``ValueError`` that names the argument.
+
+numpy is imported by the array checks alone: the span and integer checks serve the text parsers
+(:mod:`metrics.tagged_text`), which every file reader uses, and a value can only be one of numpy's once
+numpy is loaded, so they ask :func:`_loaded_numpy` instead of loading it.
 """
 
 from __future__ import annotations
 
 import math
 import numbers
+import sys
 from collections.abc import Iterable, Sequence
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-import numpy as np
+if TYPE_CHECKING:
+    import numpy as np
 
 Span = tuple[int, int]
+
+
+def _loaded_numpy() -> Any:
+    """The numpy module if something has loaded it, else None (then no value is a numpy value)."""
+    return sys.modules.get("numpy")
 
 
 def as_int(value: Any, what: str) -> int:
     """Return ``value`` as a Python int; integral floats are accepted, bools and fractions are not."""
     if type(value) is int:
         return value
-    if isinstance(value, bool | np.bool_):
+    numpy = _loaded_numpy()
+    if isinstance(value, bool) or (numpy is not None and isinstance(value, numpy.bool_)):
         raise ValueError(f"{what} must be an integer, got the boolean {value!r}")
     if isinstance(value, numbers.Integral):
         return int(value)
@@ -68,7 +80,8 @@ def as_list(values: Any, what: str) -> list[Any]:
     """Materialise a sequence argument (strings are rejected: they are almost always a mistake)."""
     if values is None or isinstance(values, str | bytes):
         raise ValueError(f"{what} must be a sequence, got {values!r}")
-    if isinstance(values, np.ndarray):
+    numpy = _loaded_numpy()
+    if numpy is not None and isinstance(values, numpy.ndarray):
         if values.ndim != 1:
             raise ValueError(f"{what} must be one-dimensional, got shape {values.shape}")
         return list(values.tolist())
@@ -89,6 +102,8 @@ def check_same_length(**sequences: Sequence[Any]) -> int:
 
 def as_1d_float_array(values: Any, what: str, *, allow_inf: bool = True) -> np.ndarray:
     """Return a 1-D float64 array without NaN (and without infinities unless allowed)."""
+    import numpy as np
+
     if isinstance(values, str | bytes):
         raise ValueError(f"{what} must be a sequence of numbers, got a string")
     try:
@@ -106,6 +121,8 @@ def as_1d_float_array(values: Any, what: str, *, allow_inf: bool = True) -> np.n
 
 def as_binary_labels(labels: Any, what: str = "labels") -> np.ndarray:
     """Return 0/1 labels as an int8 array; booleans and 0.0/1.0 floats are accepted."""
+    import numpy as np
+
     if isinstance(labels, str | bytes):
         raise ValueError(f"{what} must be a sequence of 0/1 labels, got a string")
     try:

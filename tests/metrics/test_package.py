@@ -62,3 +62,26 @@ def test_public_functions_document_their_source(name):
 def test_docstring_examples_run(module):
     result = doctest.testmod(importlib.import_module(module), optionflags=doctest.ELLIPSIS)
     assert result.failed == 0
+
+
+def test_the_names_typed_are_the_names_loaded_on_use():
+    """The imports a type checker reads and the table the package loads its names from at run time say
+    the same: each name from the same module."""
+    import ast
+    from pathlib import Path
+
+    tree = ast.parse(Path(metrics.__file__).read_text(encoding="utf-8"))
+    (typed,) = [node for node in tree.body if isinstance(node, ast.If)]
+    imported = {
+        node.module.removeprefix("metrics."): tuple(alias.name for alias in node.names) for node in typed.body
+    }
+    assert imported == metrics._EXPORTS
+
+
+def test_one_function_loads_its_module_alone():
+    code = "import sys\nfrom metrics import parse_tagged\nprint('numpy' in sys.modules, 'metrics.ranking' in sys.modules)\n"
+    result = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    assert result.stdout.split() == ["False", "False"]
+    assert "parse_tagged" in dir(metrics) and "no_such_name" not in dir(metrics)
+    with pytest.raises(AttributeError, match="no_such_name"):
+        metrics.no_such_name  # noqa: B018 - the lookup is what is tested

@@ -117,12 +117,13 @@ def _format_or_usage(name: str | None, kind: Kind) -> str | None:
         return None
     from formats.registry import FORMATS, formats
 
-    known = sorted(f.name for f in formats(kind))
-    if name in FORMATS and name not in known:
-        other = "import-predictions" if kind == "benchmark" else "import"
-        return f"--format {name!r} is a {FORMATS[name].kind} format: use {other}"
-    if name not in known:
+    fmt = FORMATS.get(name)  # that format's module alone: the others are loaded only to list them
+    if fmt is None:
+        known = sorted(f.name for f in formats(kind))
         return f"--format {name!r} is not a known format; choose one of: {', '.join(known)}"
+    if fmt.kind != kind:
+        other = "import-predictions" if kind == "benchmark" else "import"
+        return f"--format {name!r} is a {fmt.kind} format: use {other}"
     return None
 
 
@@ -301,8 +302,8 @@ def cmd_import_predictions(args: argparse.Namespace) -> int:
 
 def cmd_export(args: argparse.Namespace) -> int:
     from db.access import OPERATOR
+    from db.export_files import export_to
     from db.exporter import UnknownDataset
-    from db.transfer import export_to
     from formats.base import FormatError
     from formats.registry import FORMATS
 

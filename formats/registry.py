@@ -3,7 +3,7 @@ that reports instead of crashing."""
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Iterator, Mapping
 from dataclasses import replace
 from importlib import import_module
 from pathlib import Path
@@ -11,40 +11,60 @@ from pathlib import Path
 from formats.base import Format, Kind, ReadOptions, ReadResult
 from formats.problems import Problem
 
-# One module per format; each exposes FORMAT (or FORMATS when one module holds closely related ones).
-_MODULES = (
-    "canonical",
-    "mhalo",
-    "mhaldetect",
-    "alignbench",
-    "mhalubench",
-    "trihe",
-    "halloc",
-    "mmhal",
-    "typed_tags",
-    "label_studio",
-    "faithscore",
-    "ragtruth",
-    "mhalo_outputs",
-    "word_index",
-    "alignbench_scores",
-    "mhalubench_predictions",
-    "trihe_judgments",
-    "halloc_probs",
-    "mmhal_ratings",
-)
+# Every format's name and the module that defines it (as its FORMAT, or among its FORMATS when one module
+# holds closely related ones), in the order formats are offered. A module is imported when one of its
+# formats is first asked for: an import or export that names its format loads that module alone (loading
+# every module, and the numerical libraries some of them use, took a tenth of a second of each command).
+_MODULE_OF = {
+    "canonical": "canonical",
+    "mhalo": "mhalo",
+    "mhaldetect": "mhaldetect",
+    "alignbench": "alignbench",
+    "mhalubench": "mhalubench",
+    "trihe": "trihe",
+    "halloc": "halloc",
+    "mmhal": "mmhal",
+    "typed-tags": "typed_tags",
+    "label-studio": "label_studio",
+    "faithscore": "faithscore",
+    "ragtruth": "ragtruth",
+    "mhalo-outputs": "mhalo_outputs",
+    "word-index": "word_index",
+    "alignbench-scores": "alignbench_scores",
+    "alignbench-localization": "alignbench_scores",
+    "mhalubench-predictions": "mhalubench_predictions",
+    "trihe-judgments": "trihe_judgments",
+    "halloc-probs": "halloc_probs",
+    "mmhal-ratings": "mmhal_ratings",
+}
 
 
-def _load() -> dict[str, Format]:
-    found: dict[str, Format] = {}
-    for module_name in _MODULES:
-        module = import_module(f"formats.{module_name}")
-        for fmt in getattr(module, "FORMATS", None) or (module.FORMAT,):
-            found[fmt.name] = fmt
-    return found
+def module_formats(module_name: str) -> dict[str, Format]:
+    """The formats the module ``formats.<module_name>`` defines, by name."""
+    module = import_module(f"formats.{module_name}")
+    return {fmt.name: fmt for fmt in getattr(module, "FORMATS", None) or (module.FORMAT,)}
 
 
-FORMATS: dict[str, Format] = _load()
+class _Registry(Mapping[str, Format]):
+    """Every format by name (see :data:`_MODULE_OF`), its module imported on first use."""
+
+    def __init__(self) -> None:
+        self._loaded: dict[str, Format] = {}
+
+    def __getitem__(self, name: str) -> Format:
+        if name not in self._loaded:
+            module_name = _MODULE_OF[name]  # KeyError: no such format
+            self._loaded.update(module_formats(module_name))
+        return self._loaded[name]
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(_MODULE_OF)
+
+    def __len__(self) -> int:
+        return len(_MODULE_OF)
+
+
+FORMATS: Mapping[str, Format] = _Registry()
 
 
 class UnknownFormat(LookupError):

@@ -10,7 +10,8 @@ batch, not per item.
 from __future__ import annotations
 
 from collections import defaultdict
-from collections.abc import Collection, Generator, Mapping, Sequence
+from collections.abc import Collection, Generator, Iterator, Mapping, Sequence
+from itertools import chain
 from typing import Any
 
 from sqlalchemy import Engine, Row, Select, exists, false, select, tuple_
@@ -49,6 +50,8 @@ class UnknownDataset(LookupError):
 
 # Items per batch of :func:`export_batches`: a batch with its labels takes a few MB until it is written.
 BATCH_ITEMS = 2_000
+# Rows fetched from the driver at a time when a batch's rows are read (:func:`_columns`).
+_FETCHED = 1_000
 
 
 def _wanted(label_set: m.LabelSet, names: Sequence[str] | None) -> bool:
@@ -167,7 +170,7 @@ def _read_batches(
         last: tuple[int, int] | None = None
         while True:
             after = in_order if last is None else in_order.where(tuple_(m.Item.position, m.Item.id) > last)
-            rows = _columns(session, after.limit(batch_items)).all()
+            rows = list(_columns(session, after.limit(batch_items)))
             ids = _ids_between(dataset.id, rows)
             batch = Bundle(dataset=record, items=_item_records(session, rows, ids))
             ext_of = {row.id: row.external_id for row in rows}
@@ -276,10 +279,12 @@ def _rating_tasks(
     ]
 
 
-def _columns(session: Session, statement: Any) -> Any:
+def _columns(session: Session, statement: Any) -> Iterator[Any]:
     """The rows of a select of columns, run on the session's connection (its transaction): the ORM's
-    row loading, which column rows do not need, took a third of a large export's time."""
-    return session.connection().execute(statement)
+    row loading, which column rows do not need, took a third of a large export's time. Fetched many at
+    a time: fetched one by one, the driver's calls took a tenth of it."""
+    result = session.connection().execute(statement)
+    return chain.from_iterable(result.partitions(_FETCHED))
 
 
 # The tables of what a label set says. Most label sets say one or two kinds of things, so a table is read
@@ -364,7 +369,7 @@ def label_set_record(
             if label_id is None:
                 continue  # a sentence without a label in this label set
             ann(item_id).sentence_labels.append(
-                SentenceLabelRecord(index, label, error_type, override, dict(meta or {}))
+                SentenceLabelRecord(index, label, error_type, override, meta or {})
             )
     if m.ClaimLabel in says:
         for item_id, index, label_id, label, type_, reason in _columns(

@@ -2,7 +2,7 @@
 
 A download button hands the browser bytes the server keeps in memory (in the session, and again in the
 media store): a 1 M-sentence dataset is some hundreds of MB per user who prepared it. Instead the Export
-page writes the file with :func:`db.transfer.export_to`, a batch at a time, into a folder of its own under
+page writes the file with :func:`db.export_files.export_to`, a batch at a time, into a folder of its own under
 ``data/exports`` named by a random ticket, and the server's download route (``server.py``) streams it
 from there.
 
@@ -28,7 +28,7 @@ from sqlalchemy import Engine
 
 from db.access import Actor, require_now
 from db.config import data_dir
-from db.transfer import export_to
+from db.export_files import export_to
 
 # How long a prepared file can be downloaded, in seconds.
 LIFETIME_S = 3600
@@ -81,7 +81,7 @@ def prepare_export(
 ) -> PreparedExport:
     """Write the dataset (with the chosen label sets) as ``format_name`` into a new ticket's folder,
     named ``filename`` (made safe for the disk); ``items_done`` hears of the items written so far. Raises
-    as :func:`~db.transfer.export_to` does, and then leaves no folder behind."""
+    as :func:`~db.export_files.export_to` does, and then leaves no folder behind."""
     sweep_exports()
     ticket = secrets.token_urlsafe(24)  # 32 characters, 192 random bits
     name = _disk_name(filename)

@@ -1,23 +1,19 @@
-"""Whole imports and exports, as the CLI and the Import/Export pages run them.
+"""Whole imports, as the CLI and the Import page run them (exports: :mod:`db.export_files`).
 
 An import reads the file with its format (named, or guessed from the bytes), checks the images, and hands
 the bundle with every problem found so far to :func:`db.importer.import_bundles`, which validates against
 the store and writes in one transaction. The outcome says what was written and lists every problem with
 file, record, field and reason. Nothing here raises for bad input: a failed import is an outcome.
 
-Importing needs the acting user's ``manage_data`` right and exporting their ``export`` right
-(:mod:`db.access`); a refusal raises :class:`~db.access.Forbidden` before anything is read or written
-(an import's own transaction checks again, so a right taken away meanwhile still stops it).
+Importing needs the acting user's ``manage_data`` right (:mod:`db.access`); a refusal raises
+:class:`~db.access.Forbidden` before anything is read or written (an import's own transaction checks
+again, so a right taken away meanwhile still stops it).
 """
 
 from __future__ import annotations
 
-import contextlib
-import io
-import os
 import re
-import secrets
-from collections.abc import Callable, Iterable, Iterator, Sequence
+from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -26,7 +22,7 @@ from sqlalchemy import Engine
 
 from db.access import Actor, require_now
 from db.config import data_dir
-from db.exporter import BATCH_ITEMS, UnknownDataset, export_batches
+from db.exporter import UnknownDataset
 from db.images import checked_image_root, extract_image_zip, image_problems
 from db.import_changes import ImportChanges, ReplaceRequired
 from db.import_folder import confined_image_root
@@ -35,14 +31,12 @@ from db.repositories.datasets import set_image_root
 from db.repositories.exchange import dataset_image_root, known_items
 from db.repositories.label_sets import label_set_meta
 from db.value_check import unstorable_headers
-from formats.base import Format, FormatError, ReadOptions, ReadResult, Sink
-from formats.export_check import ExportTally, checked_batches, empty_file
+from formats.base import FormatError, ReadOptions, ReadResult
 from formats.gc_pause import without_gc_pauses
-from formats.layouts import own_layouts
 from formats.mapping import ImportMapping, read_table
 from formats.problems import ImportRejected, Problem
 from formats.records import Bundle
-from formats.registry import UnknownFormat, choose_format, get_format, read_file, read_file_from_disk
+from formats.registry import UnknownFormat, choose_format, read_file, read_file_from_disk
 from formats.storable import unstorable
 from formats.tables import TableSource
 
@@ -494,160 +488,12 @@ def _other_run(engine: Engine, dataset: str, bundle: Bundle, source: str) -> lis
     return problems
 
 
-def export_file(
-    engine: Engine,
-    dataset: str,
-    format_name: str,
-    *,
-    actor: Actor,
-    label_sets: Sequence[str] | None = None,
-    filename: str = "",
-) -> bytes:
-    """The dataset (with the chosen label sets) written in ``format_name``, as bytes (for a download):
-    :func:`export_to` an in-memory stream."""
-    out = io.BytesIO()
-    export_to(engine, dataset, format_name, out, actor=actor, label_sets=label_sets, filename=filename)
-    return out.getvalue()
-
-
-@without_gc_pauses
-def export_to(
-    engine: Engine,
-    dataset: str,
-    format_name: str,
-    out: Path | Sink,
-    *,
-    actor: Actor,
-    label_sets: Sequence[str] | None = None,
-    filename: str = "",
-    batch_items: int = BATCH_ITEMS,
-    items_done: Callable[[int], None] | None = None,
-    left_out: list[str] | None = None,
-) -> int:
-    """Write the dataset (with the chosen label sets) in ``format_name`` to ``out``, read from the store
-    in batches of ``batch_items`` items (:func:`~db.exporter.export_batches`); the bytes written.
-    ``items_done`` is told how many items have been written after each batch (for a progress bar).
-    ``left_out`` is given a line per label set, or kind of label, the format does not keep
-    (:meth:`~formats.export_check.ExportTally.left_out`), for the user to read beside the file.
-
-    ``out`` is a stream, or a file path: the file is written as a temporary file beside it, renamed at
-    the end, so a refused or failed export leaves no file, not even half of one. ``filename`` (else the
-    path's name, else the format's default) may choose the encoding (``.csv`` / ``.parquet``).
-
-    Raises UnknownFormat, UnknownDataset or FormatError with a message for the user — also when the
-    format cannot hold any of the labels it would write, or the file would be empty
-    (:mod:`formats.export_check`): an export never loses every label or writes nothing silently,
-    and :class:`~db.access.Forbidden` unless ``actor`` may export. The format and the store are
-    checked before any file is made.
-    """
-    fmt = get_format(format_name)
-    if not fmt.writable:
-        raise FormatError(f"{fmt.title} can be read but not written")
-    source = export_batches(
-        engine,
-        dataset,
-        label_sets,
-        actor=actor,
-        batch_items=batch_items,
-        lossless=fmt.lossless,
-        statuses=fmt.lossless or fmt.holds_statuses,
-    )
-    # Closed however the writing ends: a writer that refuses a batch half way (FormatError) left the
-    # reading transaction open until the garbage collector came by, holding PostgreSQL's locks.
-    with contextlib.closing(source):
-        batches = source if items_done is None else _told(source, items_done)
-        return _export_into(fmt, batches, out, filename, dataset, left_out)
-
-
-def _export_into(
-    fmt: Format,
-    batches: Iterator[Bundle],
-    out: Path | Sink,
-    filename: str | None,
-    dataset: str,
-    left_out: list[str] | None,
-) -> int:
-    name = filename or (out.name if isinstance(out, Path) else "") or fmt.default_filename(dataset)
-    if not isinstance(out, Path):
-        return _write_checked(fmt, batches, out, name, dataset, left_out)
-    made = _make_folders(out.parent)
-    # Opened as any new file is (not as a private temporary file), so the export gets the usual
-    # permissions once renamed.
-    part = out.parent / f".{out.name}.{secrets.token_hex(4)}.part"
-    try:
-        with part.open("xb") as stream:
-            written = _write_checked(fmt, batches, stream, name, dataset, left_out)
-        os.replace(part, out)
-    except BaseException:
-        part.unlink(missing_ok=True)
-        for folder in reversed(made):  # the folders made for it go too, deepest first
-            with contextlib.suppress(OSError):  # not empty (someone wrote there meanwhile): kept
-                folder.rmdir()
-        raise
-    return written
-
-
-def _told(batches: Iterator[Bundle], items_done: Callable[[int], None]) -> Iterator[Bundle]:
-    """``batches`` passed on, telling ``items_done`` the items so far each time the writer asks for more
-    (it has written the batch before)."""
-    done = 0
-    for batch in batches:
-        yield batch
-        done += len(batch.items)
-        items_done(done)
-
-
-def _make_folders(folder: Path) -> list[Path]:
-    """Make ``folder`` and any missing parent; the folders made, outermost first."""
-    missing = []
-    while not folder.exists() and folder != folder.parent:
-        missing.append(folder)
-        folder = folder.parent
-    made = []
-    for new in reversed(missing):
-        new.mkdir(exist_ok=True)
-        made.append(new)
-    return made
-
-
-class _Tally:
-    """A sink passing bytes on to ``out``, counting them and noting whether any is not whitespace."""
-
-    def __init__(self, out: Sink) -> None:
-        self.out, self.size, self.content = out, 0, False
-
-    def write(self, data: bytes, /) -> int:
-        self.size += len(data)
-        self.content = self.content or bool(bytes(data).strip())
-        return self.out.write(data)
-
-
-def _write_checked(
-    fmt: Format,
-    batches: Iterator[Bundle],
-    out: Sink,
-    filename: str,
-    dataset: str,
-    left_out: list[str] | None,
-) -> int:
-    tally = _Tally(out)
-    counted = ExportTally(fmt)
-    fmt.write_stream(checked_batches(fmt, own_layouts(fmt, batches), counted), tally, filename=filename)
-    if not tally.content:
-        raise empty_file(fmt, dataset)
-    if left_out is not None:
-        left_out += counted.left_out()
-    return tally.size
-
-
 __all__ = [
     "FormatError",
     "ImportOutcome",
     "UnknownDataset",
     "UnknownFormat",
     "dataset_image_folder",
-    "export_file",
-    "export_to",
     "import_file",
     "import_path",
     "import_predictions",

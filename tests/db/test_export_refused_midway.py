@@ -11,7 +11,8 @@ import pytest
 from sqlalchemy import Engine, text
 
 from db.access import OPERATOR
-from db.transfer import export_to, import_file
+from db.export_files import export_to
+from db.transfer import import_file
 from formats.base import FormatError, ReadOptions
 
 

@@ -13,8 +13,9 @@ import pytest
 from sqlalchemy import Engine
 
 from db.access import OPERATOR
+from db.export_files import export_file, export_to
 from db.exporter import UnknownDataset, export_batches, export_bundle
-from db.transfer import export_file, export_to, import_file
+from db.transfer import import_file
 from demo.build import DEMO_DATASET_NAME
 from demo.load import load_demo
 from formats.alignbench import COLUMNS

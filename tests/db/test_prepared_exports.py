@@ -12,10 +12,10 @@ from sqlalchemy import Engine
 
 from db import prepared_exports as prepared
 from db.access import OPERATOR, Actor, Forbidden
+from db.export_files import FormatError, export_file
 from db.importer import import_bundle
 from db.repositories.accounts import set_disabled, set_role
 from db.repositories.annotators import get_or_create_annotator
-from db.transfer import FormatError, export_file
 from formats.records import Annotations, Bundle, DatasetRecord, ItemRecord, LabelSetRecord, SpanRecord
 
 

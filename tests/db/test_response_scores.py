@@ -11,6 +11,7 @@ from sqlalchemy.orm import Session
 
 from db import models as m
 from db.access import OPERATOR, Forbidden
+from db.export_files import export_file
 from db.exporter import export_bundle
 from db.import_undo import recent_imports, undo_import
 from db.importer import import_bundle
@@ -19,7 +20,7 @@ from db.repositories.annotations import item_annotations
 from db.repositories.annotators import get_or_create_annotator
 from db.repositories.items import get_item
 from db.repositories.label_sets import human_label_set, list_label_sets
-from db.transfer import export_file, import_file, import_predictions
+from db.transfer import import_file, import_predictions
 from formats.base import ReadOptions
 from formats.problems import ImportRejected
 from formats.records import Annotations, Bundle, DatasetRecord, LabelSetRecord, ResponseScoreRecord

@@ -32,6 +32,7 @@ from analysis.adjudication import RULES
 from db import models as m
 from db.access import OPERATOR, Actor, Forbidden
 from db.engine import make_engine, store_revision, write_session
+from db.export_files import export_file
 from db.exporter import export_bundle
 from db.import_undo import recent_imports, undo_import
 from db.importer import import_bundle, import_bundles
@@ -64,7 +65,7 @@ from db.repositories.rating_tasks import (
     rate,
     update_rating_task,
 )
-from db.transfer import export_file, import_file, import_path, import_predictions, import_table
+from db.transfer import import_file, import_path, import_predictions, import_table
 from demo.load import ensure_demo, load_demo
 from formats.records import Annotations, Bundle, DatasetRecord, ItemRecord, LabelSetRecord, SpanRecord
 from tests.conftest import PG_URL
@@ -760,7 +761,7 @@ WRITES = [
         writes=False,
     ),
     Write(
-        "db.transfer.export_file",
+        "db.export_files.export_file",
         "export",
         lambda w, a: export_file(w.engine, "tiny", "canonical", actor=a.actor),
         writes=False,

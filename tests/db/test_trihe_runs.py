@@ -14,8 +14,9 @@ from sqlalchemy import Engine
 from analysis.reports import triplets
 from analysis.reports.data import ReportFilter
 from db.access import OPERATOR
+from db.export_files import export_file
 from db.repositories.datasets import get_dataset
-from db.transfer import export_file, import_file, import_predictions
+from db.transfer import import_file, import_predictions
 from formats.base import FormatError, ReadOptions
 from formats.export_check import export_refusal
 from formats.records import (

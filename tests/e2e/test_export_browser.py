@@ -13,8 +13,8 @@ from playwright.sync_api import expect
 
 from db.access import OPERATOR
 from db.engine import make_engine
+from db.export_files import export_file
 from db.repositories.datasets import get_dataset
-from db.transfer import export_file
 from formats.registry import formats
 from tests.e2e.app_server import RunningApp
 from tests.e2e.browser import AppTab

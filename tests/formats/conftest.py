@@ -12,8 +12,9 @@ import pytest
 from sqlalchemy import Engine
 
 from db.access import OPERATOR
+from db.export_files import export_file
 from db.exporter import export_bundle
-from db.transfer import export_file, import_file, import_predictions
+from db.transfer import import_file, import_predictions
 from formats.base import ReadOptions
 
 # The shared data folder sits beside the repository (see the project README).

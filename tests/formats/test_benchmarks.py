@@ -8,7 +8,8 @@ import json
 import pytest
 
 from db.access import OPERATOR
-from db.transfer import export_file, import_file
+from db.export_files import export_file
+from db.transfer import import_file
 from formats.base import ReadOptions
 from formats.canonical import FORMAT as CANONICAL
 from formats.halloc import FORMAT as HALLOC

@@ -8,8 +8,9 @@ import json
 import pytest
 
 from db.access import OPERATOR
+from db.export_files import export_file
 from db.exporter import UnknownDataset, export_bundle
-from db.transfer import export_file, import_file
+from db.transfer import import_file
 from formats.base import ReadOptions
 from formats.canonical import FORMAT as CANONICAL
 from formats.registry import read_file

@@ -8,8 +8,9 @@ import json
 import pytest
 
 from db.access import OPERATOR
+from db.export_files import export_file
 from db.exporter import export_bundle
-from db.transfer import export_file, import_file
+from db.transfer import import_file
 from formats.base import ReadOptions
 
 # One record per format with no id of its own; the file is [good, not-a-record, good].

@@ -11,8 +11,8 @@ import json
 import pytest
 
 from db.access import OPERATOR
+from db.export_files import FormatError, export_file
 from db.importer import import_bundle
-from db.transfer import FormatError, export_file
 from formats.export_check import refuse_empty
 from formats.records import (
     Annotations,
@@ -111,7 +111,7 @@ def test_an_empty_file_is_never_written():
 
 
 def _left_out(engine, fmt: str, label_sets: list[str] | None = None) -> list[str]:
-    from db.transfer import export_to
+    from db.export_files import export_to
 
     notes: list[str] = []
     export_to(engine, "d", fmt, io.BytesIO(), actor=OPERATOR, label_sets=label_sets, left_out=notes)

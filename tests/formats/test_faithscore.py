@@ -10,8 +10,9 @@ import pytest
 
 import cli
 from db.access import OPERATOR
+from db.export_files import export_file
 from db.exporter import export_bundle
-from db.transfer import export_file, import_file
+from db.transfer import import_file
 from formats.base import ReadOptions
 from formats.faithscore import FORMAT as FAITHSCORE
 from formats.registry import best_guess

@@ -7,10 +7,11 @@ import json
 import pytest
 
 from db.access import OPERATOR
+from db.export_files import export_file
 from db.exporter import export_bundle
 from db.importer import import_bundle
 from db.repositories.datasets import get_dataset
-from db.transfer import export_file, import_file
+from db.transfer import import_file
 from formats.base import ReadOptions
 from formats.mhalo import FORMAT, subset_for
 from formats.registry import best_guess
@@ -313,8 +314,8 @@ def test_untagged_records_are_gold_covered_clean_items(shared_data, engine):
 
 def test_a_round_trip_through_a_named_file_keeps_each_items_subset(engine, tmp_path):
     """A dataset of two subsets exported as bench.json read back with every item's subset "bench"."""
+    from db.export_files import export_to
     from db.repositories.items import get_item
-    from db.transfer import export_to
 
     record = {"test_solution": "A cat.", "hallucinated_solution": "A <hallucination>cat</hallucination>."}
     for source, ext in (("processed_test.json", "t"), ("processed_geo_170k.json", "g")):

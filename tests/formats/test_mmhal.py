@@ -7,7 +7,8 @@ import json
 import pytest
 
 from db.access import OPERATOR
-from db.transfer import export_file, import_file
+from db.export_files import export_file
+from db.transfer import import_file
 from formats.base import KnownItem, ReadOptions
 from formats.mmhal import RUBRIC, image_contents
 from formats.preview import preview_file

@@ -16,11 +16,12 @@ from streamlit.testing.v1 import AppTest
 from db import prepared_exports
 from db.access import OPERATOR
 from db.engine import make_engine
+from db.export_files import export_file
 from db.exporter import export_bundle
 from db.repositories.accounts import set_disabled
 from db.repositories.annotators import get_or_create_annotator
 from db.repositories.datasets import get_dataset, list_dataset_infos
-from db.transfer import export_file, import_file, import_predictions
+from db.transfer import import_file, import_predictions
 from formats.base import ReadOptions
 from tests.formats.mmhal_sample import IDS, sample_bytes
 from tests.pages.conftest import problem_report

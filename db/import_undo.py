@@ -155,6 +155,28 @@ def _undone(session: Session) -> set[int]:
     return {int(after["undid"]) for after in rows if after and "undid" in after}
 
 
+def _making_undone(session: Session, dataset_id: int, keys: set[Key]) -> list[Key]:
+    """Those of ``keys`` whose label set was made by a change since undone: the latest change of the
+    dataset that logged making it (an import, or an undo of the undo that had taken it away) is undone.
+    Its undo left the label set because a later import's rows were in it; once those go, nothing holds
+    it there any more."""
+    made_by: dict[Key, int] = {}
+    entries = session.execute(
+        select(m.EditLog.id, m.EditLog.after)
+        .where(
+            m.EditLog.action.in_(_UNDOABLE),
+            m.EditLog.entity == "datasets",
+            m.EditLog.entity_id == dataset_id,
+        )
+        .order_by(m.EditLog.id)
+    )
+    for log_id, after in entries:
+        for made in (after or {}).get("created", []):
+            made_by[(made["kind"], made["name"])] = log_id
+    undone = _undone(session)
+    return sorted(key for key in keys if made_by.get(key) in undone)
+
+
 def _has_units(entry: m.EditLog) -> bool:
     """Whether the entry changed anything an undo puts back: annotations, ratings or coverage marks."""
     before = entry.before or {}
@@ -284,9 +306,11 @@ def undo_import(engine: Engine, log_id: int, annotator: str | None = None, *, ac
             _, back.digests[f"{key[0]}:{key[1]}"] = units_now(
                 session, dataset.id, key, back.items[key], back.reach[key]
             )
-        # The label sets the entry made go, once nothing is left in them.
+        # The label sets the entry made go, once nothing is left in them; so do those it emptied whose
+        # own making was undone before (a later import's rows kept them then).
         created = [(c["kind"], c["name"]) for c in (entry.after or {}).get("created", [])]
-        dropped = drop_empty(session, dataset.id, created)
+        unmade = _making_undone(session, dataset.id, {(r.kind, r.name) for r in back.label_sets})
+        dropped = drop_empty(session, dataset.id, [*created, *unmade])
         source = (entry.after or {}).get("source", "")
         who = actor.id
         if who is None and annotator:

@@ -86,6 +86,39 @@ def test_a_run_that_holds_a_later_imports_rows_stays(engine: Engine) -> None:
     assert "removed the label sets" not in done.summary()
 
 
+def test_the_run_goes_once_the_import_that_made_it_and_every_later_one_are_undone(engine: Engine) -> None:
+    """Undoing the run's first import while a later one's rows kept it, then the later one: the run,
+    holding nothing and made by an import since undone, goes (it stayed, empty, in every detector list);
+    undoing that undo makes it again with the later import's rows."""
+    _gold(engine)
+    first = _run(engine, RUN)
+    later = _run(engine, MORE, source="more.json")
+    assert undo_import(engine, first, actor=OPERATOR).dropped == []  # item b's output still holds it
+    done = undo_import(engine, later, actor=OPERATOR)
+    assert done.dropped == ["detector:det"]
+    assert ("detector", "det") not in _label_sets(engine)
+    again = undo_import(engine, done.log_id, actor=OPERATOR)
+    assert ("detector", "det") in _label_sets(engine)
+    with read_session(engine) as session:
+        run = session.scalar(select(m.LabelSet).where(m.LabelSet.name == "det"))
+        assert run is not None
+        assert session.scalars(select(m.Span.item_id).where(m.Span.label_set_id == run.id)).all()
+    assert undo_import(engine, again.log_id, actor=OPERATOR).dropped == ["detector:det"]
+
+
+def test_a_run_made_again_by_a_later_import_stays_when_that_one_is_not_undone(engine: Engine) -> None:
+    """The run's first import undone took it away; a later import made it afresh: undoing an import in
+    between that held nothing of it leaves it alone."""
+    _gold(engine)
+    first = _run(engine, RUN)
+    assert undo_import(engine, first, actor=OPERATOR).dropped == ["detector:det"]
+    _run(engine, MORE, source="more.json")  # makes the run again
+    assert ("detector", "det") in _label_sets(engine)
+    redo = undo_import(engine, recent_imports(engine)[1].log_id, actor=OPERATOR)  # the undo of the first
+    assert redo.dropped == []
+    assert ("detector", "det") in _label_sets(engine)
+
+
 def test_undoing_a_later_import_into_a_stored_run_keeps_the_run(engine: Engine) -> None:
     _gold(engine)
     _run(engine, RUN)

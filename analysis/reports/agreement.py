@@ -30,7 +30,7 @@ from sqlalchemy import Engine
 from analysis.reports import claims as claim_report
 from analysis.reports.base import Report, Table
 from analysis.reports.claims import ClaimInputs
-from analysis.reports.data import ReportFilter, item_mask
+from analysis.reports.data import UNTYPED, ReportFilter, item_mask
 from analysis.reports.provenance import Provenance, fingerprint
 from analysis.reports.sentences import LABEL_NAMES, NO_LABEL, SentenceInputs, load_sentence_inputs
 from analysis.reports.spans import SpanInputs, load_span_inputs, typed_token_spans
@@ -98,6 +98,9 @@ class Units:
 
     frame: pd.DataFrame  # unit, item_id, rater, label
     level: str  # "nominal" or "interval"
+    # Spans: the items whose tokens are labelled "inside" rather than with a type, because a rater's span
+    # there has none (a detector's tags) or gives a token two types.
+    untyped_items: int = 0
 
 
 def raters_for(inputs: AgreementInputs, kind: str) -> list[str]:
@@ -236,7 +239,15 @@ def build(
             caption="Share of the item's units (with two or more ratings) on which the raters do not all agree.",
         ),
     }
-    return Report(f"{KEY}.{kind}", title, provenance, tables=tables)
+    notes = (
+        (
+            f"On {units.untyped_items} item(s) a rater's spans carry no type (or give a word two types): "
+            "there the raters are compared on where their spans are, not on their types.",
+        )
+        if units.untyped_items
+        else ()
+    )
+    return Report(f"{KEY}.{kind}", title, provenance, tables=tables, notes=notes)
 
 
 def _missing(value: object) -> bool:
@@ -267,22 +278,32 @@ def _units(inputs: AgreementInputs, kind: str, raters: list[str], kept_items: se
     if kind == "spans":
         ev = inputs.spans.spans
         typed = {name: typed_token_spans(ev, by_name[name].id) for name in raters if name in by_name}
+        untyped_items = 0
         covered = {name: _items_of(inputs, by_name[name].id) & kept_items for name in typed}
         for k, (item_id, text) in enumerate(zip(ev.items.ids, ev.items.responses, strict=True)):
             who = [name for name in typed if item_id in covered[name]]
             n_tokens = len(text.split())
             if len(who) < 1 or n_tokens == 0:
                 continue
-            try:
-                per_unit = spans_to_unit_labels({n: typed[n][k] for n in who}, n_tokens, outside=OUTSIDE)
-            except ValueError:  # one rater gave a token two types: compare presence only on this item
+            given = {n: typed[n][k] for n in who}
+            per_unit = None
+            if all(t != UNTYPED for spans in given.values() for _, _, t in spans):
+                try:
+                    per_unit = spans_to_unit_labels({n: typed[n][k] for n in who}, n_tokens, outside=OUTSIDE)
+                except ValueError:  # one rater gave a token two types
+                    per_unit = None
+            if per_unit is None:  # compare where the spans are on this item, not their types
+                untyped_items += 1
                 per_unit = spans_to_unit_labels(
-                    {n: [(s, e) for s, e, _ in typed[n][k]] for n in who}, n_tokens, outside=OUTSIDE
+                    {n: [(s, e) for s, e, _ in spans] for n, spans in given.items()},
+                    n_tokens,
+                    outside=OUTSIDE,
                 )
             for unit, unit_labels in enumerate(per_unit):
                 for name, label in zip(who, unit_labels, strict=True):
                     records.append(((item_id, unit), item_id, name, INSIDE if label == 1 else label))
-        return Units(pd.DataFrame(records, columns=["unit", "item_id", "rater", "label"]), "nominal")
+        frame = pd.DataFrame(records, columns=["unit", "item_id", "rater", "label"])
+        return Units(frame, "nominal", untyped_items)
     if kind == "sentences":
         s = inputs.sentences
         item_ids = s.items["item_id"].to_numpy()[s.item_pos]

@@ -375,3 +375,22 @@ def test_metrics_opens_on_a_paper_it_can_show(tmp_path, monkeypatch) -> None:
     assert at.segmented_control(key="view").options == ["AlignBench"]
     assert not any("data is gone" in i.value for i in at.info)
     assert _provenance(at)
+
+
+def test_span_agreement_page_says_where_types_were_not_compared(tmp_path, monkeypatch) -> None:
+    """A rater whose spans carry no type is compared on where the spans are; the page says on how many
+    items, beside the kappa that reads it."""
+    from tests.analysis.reports.test_agreement_untyped import _copy_untyped
+
+    url = load_demo_store(tmp_path, monkeypatch)
+    engine = make_engine(url)
+    dataset = get_dataset(engine, DEMO)
+    _copy_untyped(engine, dataset.id, "alice", "carol", 5)
+    engine.dispose()
+    monkeypatch.setenv("DATABASE_URL", url)
+    st.cache_resource.clear()
+    st.cache_data.clear()
+    at = _page("app_pages/agreement.py", kind="Spans (per token)")
+    at.multiselect(key="raters-spans").set_value(["alice", "carol"]).run()
+    notes = [i.value for i in at.info]
+    assert any(n.startswith("On 5 item(s) a rater's spans carry no type") for n in notes), notes

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Iterator
+from pathlib import Path
 
 import pytest
 from sqlalchemy import Engine
@@ -27,3 +28,13 @@ def demo_id(demo_engine: Engine) -> int:
     dataset = get_dataset(demo_engine, DEMO_DATASET_NAME)
     assert dataset is not None
     return dataset.id
+
+
+@pytest.fixture
+def demo(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[tuple[Engine, int]]:
+    """A demo store of the test's own, to write labels into, and the demo dataset's id."""
+    engine = make_engine(load_demo_store(tmp_path, monkeypatch))
+    dataset = get_dataset(engine, DEMO_DATASET_NAME)
+    assert dataset is not None
+    yield engine, dataset.id
+    engine.dispose()

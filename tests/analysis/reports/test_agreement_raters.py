@@ -8,32 +8,17 @@ demo's span Fleiss' kappa fell from 0.86 to below 0.5.
 
 from __future__ import annotations
 
-from collections.abc import Iterator
-
 import pytest
 from sqlalchemy import Engine
 
 from analysis.reports import agreement
 from analysis.reports.data import ReportFilter
-from db.engine import make_engine
 from db.repositories import labeling
 from db.repositories.annotations import item_annotations
 from db.repositories.annotators import get_or_create_annotator
-from db.repositories.datasets import get_dataset
 from db.repositories.items import get_item, item_at
 from db.repositories.label_sets import human_label_set
 from db.repositories.rating_tasks import list_rating_tasks, rate, segments_of
-from demo.build import DEMO_DATASET_NAME
-from tests.analysis.reports.demo_store import load_demo_store
-
-
-@pytest.fixture
-def demo(tmp_path, monkeypatch) -> Iterator[tuple[Engine, int]]:
-    engine = make_engine(load_demo_store(tmp_path, monkeypatch))
-    dataset = get_dataset(engine, DEMO_DATASET_NAME)
-    assert dataset is not None
-    yield engine, dataset.id
-    engine.dispose()
 
 
 def rate_like_the_page(engine: Engine, dataset_id: int, name: str, n_items: int) -> None:

@@ -24,6 +24,12 @@ from sqlalchemy.orm import Session
 
 from db import models as m
 from db.access import Actor, require_in
+from db.column_lengths import (
+    overlong_annotation_fields,
+    overlong_headers,
+    overlong_item_fields,
+    overlong_rater,
+)
 from db.engine import write_session
 from db.import_changes import ImportChanges, MetaTexts, ReplaceRequired, plan_changes, units_now
 from db.import_items import StoredItem, StoredItems
@@ -215,6 +221,8 @@ class _Batches:
         )
         if values is not None and values.whole_input:  # before the dataset is looked up or made
             raise ImportRejected([*problems, *values.whole_input])
+        if overlong := overlong_headers(bundle):  # a name typed on a page, say: refuses the whole input
+            raise ImportRejected([*problems, *(Problem(self.source, *found) for found in overlong)])
         if self.dataset is None:
             self.dataset = _get_or_create_dataset(session, bundle)
             self.stored = StoredItems(session, self.dataset.id)
@@ -831,6 +839,7 @@ def _item_problems(item: ItemRecord, old: StoredItem | None) -> list[tuple[str, 
     reasons: list[tuple[str, str]] = []
     if not isinstance(item.external_id, str) or not item.external_id.strip():
         reasons.append(("external_id", "missing or empty"))
+    reasons += overlong_item_fields(item)
     if not isinstance(item.response, str):
         return [*reasons, ("response", f"expected text, got {type(item.response).__name__}")]
     if not isinstance(item.prompt, str):
@@ -900,6 +909,7 @@ def _annotation_problems(
             yield f"triplets[{k}].verdict", f"{triplet.verdict!r} is not yes, no or empty"
         if triplet.wrong_part not in (None, *m.TRIPLET_WRONG_PARTS):
             yield f"triplets[{k}].wrong_part", f"{triplet.wrong_part!r} is not object1, object2 or relation"
+    yield from overlong_annotation_fields(annotations)
     yield from verdict_problems(annotations)
     yield from status_problems(annotations)
     for k, token in enumerate(annotations.token_probabilities):
@@ -1063,6 +1073,8 @@ def _rating_problem(
         return "item", f"no item with id {rating.item!r} in this dataset"
     if not isinstance(rating.rater, str) or not rating.rater.strip():
         return "rater", "missing or empty"
+    if (overlong := overlong_rater(rating.rater)) is not None:
+        return "rater", overlong
     score, judged = rating.score, rating.nothing_flagged_correct
     if score is not None and (isinstance(score, bool) or not isinstance(score, int | float)):
         return "score", f"expected a number, got {score!r}"

@@ -14,6 +14,7 @@ from sqlalchemy.orm import Session
 
 from db import models as m
 from db.access import Actor, require_in
+from db.column_lengths import refuse_too_long
 from db.engine import read_session, write_session
 from db.value_check import refuse_unstorable_text
 
@@ -129,6 +130,7 @@ def set_image_root(engine: Engine, dataset_id: int, image_root: str | None, *, a
     """Point a dataset at the folder its relative image references are resolved against (ValueError,
     with a message, for a folder no store can hold)."""
     refuse_unstorable_text(image_root, "folder")
+    refuse_too_long(image_root, m.Dataset.image_root, "folder")
     with write_session(engine) as session:
         require_in(session, actor, "manage_data")
         dataset = session.get_one(m.Dataset, dataset_id)
@@ -151,6 +153,9 @@ def set_taxonomy(engine: Engine, dataset_id: int, taxonomy: list[str], *, actor:
     with a message, for a type no store can hold)."""
     refuse_unstorable_text(taxonomy, "list of types")
     cleaned = list(dict.fromkeys(t.strip() for t in taxonomy if t.strip()))
+    for type_ in cleaned:  # each is a span's type once chosen
+        shown = type_ if len(type_) <= 40 else f"{type_[:40]}…"
+        refuse_too_long(type_, m.Span.type, f"type {shown!r}")
     with write_session(engine) as session:
         require_in(session, actor, "manage_data")
         dataset = session.get_one(m.Dataset, dataset_id)

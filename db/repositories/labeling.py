@@ -41,6 +41,7 @@ from sqlalchemy.orm.exc import StaleDataError
 
 from db import models as m
 from db.access import Forbidden, check_label_write, require_in
+from db.column_lengths import refuse_too_long
 from db.engine import StoreBusy, read_session, upsert_insert, write_session
 from db.repositories.annotations import response_scale
 from db.repositories.datasets import settings_in
@@ -359,6 +360,7 @@ def _check_type(type_: object) -> None:
     if type_ is not None and not isinstance(type_, str):
         raise ValueError(f"A span's type must be text; got {type_name(type_)}.")
     refuse_unstorable_text(type_, "type")
+    refuse_too_long(type_, m.Span.type, "type")
 
 
 @_retried
@@ -514,6 +516,7 @@ def set_sentence_label(
     if label not in m.SENTENCE_LABELS:
         raise ValueError(f"{label!r} is not one of {', '.join(m.SENTENCE_LABELS)}.")
     refuse_unstorable_text(error_type, "error type")
+    refuse_too_long(error_type, m.SentenceLabel.error_type, "error type")
     with write_session(engine) as session:
         _guard(session, annotator_id, label_set_id, item_id, "sentences")
         sentence = session.scalar(
@@ -565,6 +568,7 @@ def set_claim_label(
     if label not in m.CLAIM_LABELS:
         raise ValueError(f"{label!r} is not one of {', '.join(m.CLAIM_LABELS)}.")
     refuse_unstorable_text(type_, "type")
+    refuse_too_long(type_, m.ClaimLabel.type, "type")
     refuse_unstorable_text(reason, "reason")
     with write_session(engine) as session:
         claim = session.get_one(m.Claim, claim_id)

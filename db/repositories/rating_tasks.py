@@ -22,6 +22,7 @@ from sqlalchemy.orm import Session
 
 from db import models as m
 from db.access import Actor, require_in, require_now
+from db.column_lengths import refuse_too_long
 from db.engine import read_session, write_session
 from db.import_changes import ReplaceRequired
 from db.importer import ImportResult, import_bundle
@@ -239,6 +240,7 @@ def segments_of(spans: Any) -> list[tuple[int, int]]:
 
 def _check_spec(session: Session, dataset_id: int, spec: TaskSpec, task_id: int | None) -> TaskSpec:
     refuse_unstorable_text(spec.name, "task's name")
+    refuse_too_long(spec.name, m.RatingTask.name, "task's name")
     refuse_unstorable_text(spec.rubric, "rubric")
     name = " ".join(spec.name.split())
     if not name:

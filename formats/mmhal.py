@@ -20,6 +20,11 @@ or the judge's review text ending in ``Rating: N`` (``review``, ``gpt4_review``,
 ``rationale``; a ``Hallucination: yes/no`` in it is read too) — brings it as a response score of a
 detector label set named after the judge (``judge`` field, else the detector name given, else
 ``judge``). A rating outside 0-6, or a review with no rating in it, is an error of that record.
+
+A rating need not be a judge's: a dataset's gold ratings, or an annotator's, are written with
+``rated_by`` (``gold`` or ``annotator``; ``judge``, the default, for a judge's), so that they read back
+as the gold label set or as that annotator's rather than as a detector run named ``gold``. The
+annotator's name is then the ``judge`` field (gold's name too, when it is not ``gold``).
 """
 
 from __future__ import annotations
@@ -64,6 +69,10 @@ REVIEW_KEYS = ("review", "gpt4_review", "evaluation", "rationale")
 JUDGE_KEYS = ("judge", "judge_model")
 # Everything a judge's rating brings; these belong to the judge's label set, not to the item.
 RATING_FIELDS = (*RATING_KEYS, "hallucination", *REVIEW_KEYS, *JUDGE_KEYS)
+# Whose rating a record carries (a judge's when the field is absent), and the kind of label set it is.
+RATED_BY = "rated_by"
+RATERS = {"judge": "detector", "gold": "gold", "annotator": "human"}
+_RATER_OF_KIND = {kind: rater for rater, kind in RATERS.items()}
 _RATING_IN_TEXT = re.compile(r"rating\s*[:：]\s*(-?\d+(?:\.\d+)?)", re.IGNORECASE)
 _HALLUCINATION_IN_TEXT = re.compile(r"hallucination\s*[:：]\s*(yes|no)\b", re.IGNORECASE)
 _YES = {"yes", "true", "1"}
@@ -148,6 +157,36 @@ def judge_of(record: Mapping[str, Any], default: str) -> str:
     return " ".join(name.split())
 
 
+def rater_of(record: Mapping[str, Any], default_judge: str) -> tuple[str, str]:
+    """The kind and name of the label set a record's rating belongs to (see :data:`RATERS`)."""
+    rater = record.get(RATED_BY)
+    if rater is None:
+        return "detector", judge_of(record, default_judge)
+    if rater not in RATERS:
+        raise RecordError(RATED_BY, f"expected {', '.join(RATERS)}, got {rater!r}")
+    kind = RATERS[rater]
+    if kind == "detector":
+        return kind, judge_of(record, default_judge)
+    if kind == "gold":
+        return kind, judge_of(record, "gold")
+    if not any(record.get(k) is not None for k in JUDGE_KEYS):
+        raise RecordError("judge", "missing: name the annotator whose rating this is")
+    return kind, judge_of(record, "")
+
+
+def rater_fields(label_set: LabelSetRecord, judge_key: str | None) -> dict[str, str]:
+    """The fields naming whose rating a written record carries: ``rated_by`` unless a judge's, and the
+    judge's or annotator's name (under ``judge_key``, the file's own name for it) unless it goes
+    without saying (a judge called ``judge``, gold called ``gold``)."""
+    fields = {}
+    if label_set.kind != "detector":
+        fields[RATED_BY] = _RATER_OF_KIND[label_set.kind]
+    said = {"detector": "judge", "gold": "gold"}.get(label_set.kind)
+    if judge_key or label_set.name != said:
+        fields[judge_key or "judge"] = label_set.name
+    return fields
+
+
 def rating_fields(rated: ResponseScoreRecord) -> dict[str, Any]:
     """A response score as the fields an MMHal record or ratings row carries."""
     score: float | int = int(rated.score) if float(rated.score).is_integer() else rated.score
@@ -187,7 +226,7 @@ def _image_ref(source: str | None) -> str | None:
 
 def read_record(
     record: Any, index: int, default_judge: str, warnings: list[tuple[str, str]]
-) -> tuple[ItemRecord, tuple[str, ResponseScoreRecord] | None]:
+) -> tuple[ItemRecord, tuple[str, str, ResponseScoreRecord] | None]:
     storable_object(record)
     image_id, _ = external_id(record, ("image_id",), "")
     fallback = f"{index:03d}-{image_id}" if image_id else f"{index:03d}"
@@ -204,7 +243,7 @@ def read_record(
         raise RecordError("image_content", f"expected a list of labels, got {type_name(contents)}")
     source = get_str(record, "image_src", required=False)
     rated = rating_of(record, warnings)
-    judge = judge_of(record, default_judge) if rated is not None else ""
+    kind, judge = rater_of(record, default_judge) if rated is not None else ("", "")
     item = ItemRecord(
         external_id=ext,
         response=answer,
@@ -213,7 +252,11 @@ def read_record(
         reference=get_str(record, "gt_answer", required=False),
         image_ref=_image_ref(source),
         meta={
-            "fields": {k: v for k, v in record.items() if k not in ITEM_KEYS and k not in RATING_FIELDS},
+            "fields": {
+                k: v
+                for k, v in record.items()
+                if k not in ITEM_KEYS and k not in RATING_FIELDS and k != RATED_BY
+            },
             "layout": {
                 "keys": list(record),
                 "rating_key": next((k for k in RATING_KEYS if record.get(k) is not None), None),
@@ -222,15 +265,18 @@ def read_record(
             },
         },
     )
-    return item, ((judge, rated) if rated is not None else None)
+    return item, ((kind, judge, rated) if rated is not None else None)
 
 
-def _label_sets(rated: list[tuple[str, str, ResponseScoreRecord]]) -> list[LabelSetRecord]:
-    by_judge: dict[str, LabelSetRecord] = {}
-    for ext, judge, score in rated:
-        label_set = by_judge.setdefault(judge, LabelSetRecord(kind="detector", name=judge))
+def _label_sets(rated: list[tuple[str, str, str, ResponseScoreRecord]]) -> list[LabelSetRecord]:
+    by_rater: dict[tuple[str, str], LabelSetRecord] = {}
+    for ext, kind, name, score in rated:
+        label_set = by_rater.setdefault(
+            (kind, name),
+            LabelSetRecord(kind=kind, name=name, annotator=name if kind == "human" else None),
+        )
         label_set.annotations.append(Annotations(item=ext, response_score=score))
-    return list(by_judge.values())
+    return list(by_rater.values())
 
 
 class MMHalFormat(Format):
@@ -291,8 +337,8 @@ class MMHalFormat(Format):
                     and _said_flag(rated) == rated.hallucination
                 ):
                     extra.pop("hallucination", None)
-                if scored is not None and (layout.get("judge_key") or scored.name != "judge"):
-                    extra[layout.get("judge_key") or "judge"] = scored.name
+                if scored is not None:
+                    extra.update(rater_fields(scored, layout.get("judge_key")))
             rows.append(self._record(item, extra))
         return dump_json(rows)
 

@@ -237,3 +237,55 @@ def test_response_scores_survive_the_canonical_format(engine) -> None:
         actor=OPERATOR,
     ).ok
     assert comparable(engine, "two") == comparable(engine, "one")
+
+
+@pytest.mark.parametrize(("kind", "name"), [("gold", "gold"), ("human", "alice"), ("detector", "gold")])
+def test_ratings_that_are_not_a_judges_read_back_as_whose_they_are(engine, kind, name) -> None:
+    """Gold's ratings were written as a judge named 'gold', and read back as a detector run of that name
+    (an annotator's as a run named after them): the dataset came back with no gold ratings."""
+    from db.transfer import import_predictions
+
+    unrated = {"rating": None, "hallucination": None, "gpt4_review": None, "judge": None}
+    plain = sample_bytes(r0=unrated, r1=unrated, r2=unrated)
+    assert import_file(
+        engine,
+        plain,
+        source="m.json",
+        format_name="mmhal",
+        options=ReadOptions(dataset="one"),
+        actor=OPERATOR,
+    ).ok
+    ratings = json.dumps({IDS[0]: {"rating": 1, "hallucination": True, "rationale": "no"}, IDS[2]: 4})
+    assert import_predictions(
+        engine,
+        ratings.encode(),
+        source="r.json",
+        dataset="one",
+        detector=name,
+        format_name="mmhal-ratings",
+        options=ReadOptions(label_set_kind=kind),
+        actor=OPERATOR,
+    ).ok
+    exported = export_file(engine, "one", "mmhal", actor=OPERATOR)
+    again = import_file(
+        engine,
+        exported,
+        source="m.json",
+        format_name="mmhal",
+        options=ReadOptions(dataset="two"),
+        actor=OPERATOR,
+    )
+    assert again.ok, again.summary()
+    content, back = comparable(engine, "one"), comparable(engine, "two")
+    assert set(content["label_sets"]) == {(kind, name)}
+    assert back["label_sets"] == content["label_sets"]
+    # The items are the same but for the rating fields their records now have (their layout).
+    for item in (*content["items"], *back["items"]):
+        del item["meta"]["layout"]
+    assert back == content
+
+
+def test_whose_rating_a_record_says_it_is_must_be_known() -> None:
+    result = _read(sample_bytes(r0={"rated_by": "teacher"}, r1={"rated_by": "annotator", "judge": None}))
+    assert [(e.record, e.field) for e in result.errors] == [("#0", "rated_by"), ("#1", "judge")]
+    assert "expected judge, gold, annotator, got 'teacher'" in result.errors[0].reason

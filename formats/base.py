@@ -14,13 +14,14 @@ Formats whose file is one record per item share one ``read`` template (:mod:`for
 
 from __future__ import annotations
 
+from collections import Counter
 from collections.abc import Iterable, Iterator, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, ClassVar, Literal, Protocol
 
 from formats.problems import Problem
-from formats.records import Bundle, merge_batches
+from formats.records import Bundle, LabelSetRecord, merge_batches
 
 Kind = Literal["benchmark", "predictions"]
 # What a label set can say about an item, as :attr:`Format.holds` names it, with how a report calls it.
@@ -148,6 +149,14 @@ class Format:
 
     def read(self, data: bytes, *, source: str, options: ReadOptions | None = None) -> ReadResult:
         raise NotImplementedError
+
+    def changed_in_writing(self, batch: Bundle, label_set: LabelSetRecord) -> Counter[str]:
+        """What a written file says otherwise than ``label_set`` does of ``batch``'s items, within the
+        kinds of labels it holds: a span type it has no place for, a span it can only widen. Each
+        change is a phrase that follows its count ("spans widened to whole words"), counted; the export
+        lists them with what it leaves out (:meth:`~formats.export_check.ExportTally.left_out`), so
+        no label is changed without a word. Nothing, for a format that writes what it holds as it is."""
+        return Counter()
 
     def write(self, bundle: Bundle, *, filename: str = "") -> bytes:
         """The bundle in this format; ``filename`` may choose an encoding (``.csv`` / ``.parquet``)."""

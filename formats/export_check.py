@@ -66,15 +66,30 @@ class ExportTally:
         self.head: Bundle | None = None  # the dataset and the chosen label sets, without annotations
         self.items = 0
         self.counts: list[Counter[str]] = []
+        # Per chosen label set, what the file says otherwise (Format.changed_in_writing), if it writes it.
+        self.changed: list[Counter[str] | None] = []
 
     def take(self, batch: Bundle) -> None:
         if self.head is None:
             label_sets = [dataclasses.replace(ls, annotations=[]) for ls in batch.label_sets]
             self.head = Bundle(dataset=batch.dataset, label_sets=label_sets)
             self.counts = [Counter() for _ in label_sets]
+            written = self._written()
+            self.changed = [Counter() if any(ls is w for w in written) else None for ls in label_sets]
         self.items += len(batch.items)
-        for counts, label_set in zip(self.counts, batch.label_sets, strict=True):
+        for counts, changed, label_set in zip(self.counts, self.changed, batch.label_sets, strict=True):
             counts.update(label_counts(label_set))
+            if changed is not None:
+                changed.update(self.fmt.changed_in_writing(batch, label_set))
+
+    def _written(self) -> list[LabelSetRecord]:
+        """The chosen label sets the file holds: every one, or the one a one-label-set format writes."""
+        fmt, head = self.fmt, self.head
+        assert head is not None, "no batch was taken"
+        if fmt.writes_every_label_set:
+            return head.label_sets
+        picked = pick_label_set(head, "detector" if fmt.kind == "predictions" else "gold")
+        return [picked] if picked else []
 
     def refusal(self) -> str | None:
         fmt, head = self.fmt, self.head
@@ -114,21 +129,16 @@ class ExportTally:
         """What the file leaves out of the chosen label sets, a line each: the label sets a
         one-label-set format does not write, and the kinds of labels of those it writes that the format
         has no place for (a Label Studio file of gold's spans leaves out its sentence labels and claims;
-        a run's raw outputs there read back as outputs that followed their format). Kinds the format
-        gives back in another shape (:attr:`~formats.base.Format.keeps_as_well`) are not listed.
-        Nothing for a lossless format."""
+        a run's raw outputs there read back as outputs that followed their format), and what the file
+        says otherwise of the labels it holds (:meth:`~formats.base.Format.changed_in_writing`: a span
+        type HalLoc has no group for). Kinds the format gives back in another shape
+        (:attr:`~formats.base.Format.keeps_as_well`) are not listed. Nothing for a lossless format."""
         fmt, head = self.fmt, self.head
         if head is None or fmt.lossless:
             return []
-        written = (
-            head.label_sets
-            if fmt.writes_every_label_set
-            else [
-                ls for ls in [pick_label_set(head, "detector" if fmt.kind == "predictions" else "gold")] if ls
-            ]
-        )
+        written = self._written()
         notes = []
-        for label_set, counts in zip(head.label_sets, self.counts, strict=True):
+        for label_set, counts, changed in zip(head.label_sets, self.counts, self.changed, strict=True):
             kinds = {kind: counts[kind] for kind in LABEL_KINDS if counts[kind]}
             if not kinds:
                 continue
@@ -142,6 +152,7 @@ class ExportTally:
                 notes.append(
                     f"{_name(label_set)}: its {_said(lost)} are not in the file ({fmt.title} holds {_holds(fmt)})"
                 )
+            notes += [f"{_name(label_set)}: {n:,} {change}" for change, n in (changed or {}).items()]
         return notes
 
     def _nothing_kept(self, written: LabelSetRecord, counts: dict[str, int]) -> str:

@@ -9,11 +9,16 @@ becomes a gold span typed by its group, its note ``<role>#<element>`` keeping th
 
 A part is placed by ``char_index`` and must spell its ``name`` there; failing that, by ``word_index``
 (whitespace words, end exclusive) with the name found inside those words. Anything else is reported.
+
+A file has no place for a span of another type, nor for an untyped one: such a span is written in the
+group its type names in other letter case (``Object``), else as an ``object`` part, and the export says
+so (:meth:`HalLocFormat.changed_in_writing`), since it reads back typed by that group.
 """
 
 from __future__ import annotations
 
 import re
+from collections import Counter
 from collections.abc import Sequence
 from typing import Any
 
@@ -23,7 +28,7 @@ from formats.fields import RecordError, get_str, storable_object, type_name
 from formats.ids import external_id, id_was_int, keys_with_id, written_id
 from formats.json_documents import dump_json
 from formats.record_formats import BenchmarkRecordsFormat, Warnings
-from formats.records import Annotations, Bundle, ItemRecord, SpanRecord
+from formats.records import Annotations, Bundle, ItemRecord, LabelSetRecord, SpanRecord
 from formats.text import head_text, looks_like_json
 
 GROUPS = ("object", "attribute", "relationship", "scene")
@@ -122,6 +127,13 @@ def read_record(record: Any, index: int, stem: str) -> tuple[ItemRecord, Annotat
     return item, Annotations(item=ext, spans=spans)
 
 
+def group_of(span_type: str | None) -> str:
+    """The group a span of ``span_type`` is written in: the one it names (in any letter case), else
+    ``object``."""
+    named = (span_type or "").lower()
+    return named if named in GROUPS else "object"
+
+
 def subset_for(stem: str) -> str:
     return stem.removeprefix("halloc_") or stem
 
@@ -148,6 +160,18 @@ class HalLocFormat(BenchmarkRecordsFormat):
     def taxonomy(self, annotations: Sequence[Annotations]) -> Sequence[str]:
         return taxonomies.HALLOC
 
+    def changed_in_writing(self, batch: Bundle, label_set: LabelSetRecord) -> Counter[str]:
+        """The spans whose type is not a group's name, by type: they read back typed by their group."""
+        regrouped = Counter(s.type for a in label_set.annotations for s in a.spans if s.type not in GROUPS)
+        groups = ", ".join(GROUPS)
+        return Counter(
+            {
+                f"{'untyped spans' if t is None else f'spans of type {t!r}'} are written as HalLoc "
+                f"{group_of(t)!r} parts (its groups: {groups})": n
+                for t, n in regrouped.items()
+            }
+        )
+
     def write(self, bundle: Bundle, *, filename: str = "") -> bytes:
         gold = pick_label_set(bundle)
         by_item = {a.item: a.spans for a in gold.annotations} if gold else {}
@@ -160,7 +184,7 @@ class HalLocFormat(BenchmarkRecordsFormat):
         groups: dict[str, dict[int, dict[str, Any]]] = {g: {} for g in layout.get("groups") or GROUPS}
         extra = 10_000  # spans added in the app have no element number: give them their own
         for span in sorted(spans, key=lambda s: (s.start, s.end)):
-            group = span.type if span.type in GROUPS else "object"
+            group = group_of(span.type)
             role, _, number = (span.note or "").partition("#")
             if not role or not number.isdigit():
                 role, number, extra = DEFAULT_ROLE[group], str(extra), extra + 1

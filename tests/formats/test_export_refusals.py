@@ -111,10 +111,14 @@ def test_an_empty_file_is_never_written():
 
 
 def _left_out(engine, fmt: str, label_sets: list[str] | None = None) -> list[str]:
+    return _left_out_of(engine, "d", fmt, label_sets)
+
+
+def _left_out_of(engine, dataset: str, fmt: str, label_sets: list[str] | None = None) -> list[str]:
     from db.export_files import export_to
 
     notes: list[str] = []
-    export_to(engine, "d", fmt, io.BytesIO(), actor=OPERATOR, label_sets=label_sets, left_out=notes)
+    export_to(engine, dataset, fmt, io.BytesIO(), actor=OPERATOR, label_sets=label_sets, left_out=notes)
     return notes
 
 
@@ -288,3 +292,29 @@ def test_label_studio_keeps_an_item_checked_and_found_clean(engine) -> None:
         a.item: [s.status for s in a.statuses if s.task == "spans"] for a in copy.label_sets[0].annotations
     }
     assert checked == {"a": ["done"], "b": ["done"]}
+
+
+def test_halloc_names_the_spans_it_can_only_write_in_another_group(engine) -> None:
+    """HalLoc has four groups and no untyped part: a span typed 'Color Attribute' (or not typed) was
+    written as an 'object' part without a word, and read back typed 'object'."""
+    gold = spans()
+    gold.annotations[0].spans = [SpanRecord(2, 5, "Color Attribute"), SpanRecord(14, 18, "Attribute")]
+    gold.annotations[1].spans = [SpanRecord(0, 3)]
+    store(engine, gold)
+    groups = "(its groups: object, attribute, relationship, scene)"
+    assert _left_out(engine, "halloc") == [
+        f"gold:gold: 1 spans of type 'Color Attribute' are written as HalLoc 'object' parts {groups}",
+        f"gold:gold: 1 spans of type 'Attribute' are written as HalLoc 'attribute' parts {groups}",
+        f"gold:gold: 1 untyped spans are written as HalLoc 'object' parts {groups}",
+    ]
+    written = json.loads(export_file(engine, "d", "halloc", actor=OPERATOR))
+    assert [{g: len(parts) for g, parts in r["annotations"].items() if parts} for r in written] == [
+        {"object": 1, "attribute": 1},
+        {"object": 1},
+    ]
+    # Spans typed by a group are written as they are, and nothing is said.
+    gold.annotations[0].spans = [SpanRecord(2, 5, "attribute")]
+    import_bundle(engine, Bundle(DatasetRecord("e", "halloc"), list(ITEMS), [gold]), actor=OPERATOR)
+    assert _left_out_of(engine, "e", "halloc") == [
+        f"gold:gold: 1 untyped spans are written as HalLoc 'object' parts {groups}"
+    ]

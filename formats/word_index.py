@@ -4,12 +4,19 @@ Words are the maximal runs of non-whitespace characters of the stored response, 
 metrics contract's tokens). A span becomes the characters from its first word's start to its last word's
 end. When a span carries ``text``, it must be those words (up to whitespace); a span that cannot be placed
 exactly is reported and the output kept without spans (its format not followed), never dropped.
+
+A run is written back as it was read: each output as it came, when it reads back as the same spans and
+the same output. Any other run — its outputs in another format's shape, or its spans not of whole words —
+is written as the word-index spans of its spans: a span inside a word is widened to the whole word, the
+outputs are not in the file, an output that failed its format is written as its text (so it reads back
+failed still) and span types are dropped. The export lists each of these (:func:`written_output`).
 """
 
 from __future__ import annotations
 
 import json
 import re
+from collections import Counter
 from typing import Any
 
 from formats.alignment import norm_ws
@@ -18,7 +25,7 @@ from formats.bundles import detector_outputs, raw_output_json
 from formats.fields import RecordError, get_int, type_name
 from formats.json_documents import dump_jsonl
 from formats.record_formats import PredictionRecordsFormat, Warnings, kept_without
-from formats.records import Annotations, Bundle, RawOutputRecord, SpanRecord
+from formats.records import Annotations, Bundle, LabelSetRecord, RawOutputRecord, SpanRecord
 from formats.text import head_text, looks_like_json
 
 SPAN_KEYS = ("spans", "prediction", "predictions", "hallucination_spans", "value")
@@ -76,6 +83,51 @@ def word_spans(response: str, spans: list[tuple[int, int]]) -> list[dict[str, An
     return out
 
 
+def read_output(ext: str, value: Any, response: str, warnings: Warnings) -> Annotations:
+    """A record's spans value as the detector's annotations of ``response``: its spans and the value as
+    the raw output, or, when it cannot be placed, the raw output alone (not following the format)."""
+    raw_text = json.dumps(value, ensure_ascii=False)
+    try:
+        spans = place_words(value, response)
+    except RecordError as error:
+        return kept_without("spans", ext, raw_text, error, warnings)
+    return Annotations(ext, [SpanRecord(s, e) for s, e in spans], raw_output=RawOutputRecord(raw_text, True))
+
+
+_NOT_JSON = object()
+
+
+def _placed(spans: list[SpanRecord]) -> list[tuple[int, int, str | None, str | None]]:
+    return sorted((s.start, s.end, s.type, s.note) for s in spans)
+
+
+def written_output(response: str, detected: Annotations) -> tuple[Any, Counter[str]]:
+    """The ``spans`` value a record holds for a detector's annotations of ``response``, and what reads
+    back otherwise than they say, as :meth:`~formats.base.Format.changed_in_writing` counts it."""
+    raw = detected.raw_output
+    value = raw_output_json(detected, _NOT_JSON)
+    if raw is not None and value is not _NOT_JSON:
+        back = read_output(detected.item, value, response, [])
+        if back.raw_output == raw and _placed(back.spans) == _placed(detected.spans):
+            return value, Counter()  # the output as it came
+    if raw is not None and not raw.follows_format:
+        return raw.text, Counter(
+            ["outputs that failed their format are written as their text (read back, they fail still)"]
+        )
+    value = word_spans(response, [(s.start, s.end) for s in detected.spans])
+    changed: Counter[str] = Counter()
+    if raw is not None:
+        changed["raw outputs are replaced by the word-index spans of their spans"] += 1
+    back_spans = {(s.start, s.end) for s in read_output(detected.item, value, response, []).spans}
+    changed["spans are widened to whole words"] += sum(
+        (s.start, s.end) not in back_spans for s in detected.spans
+    )
+    changed["typed spans are written untyped (word-index spans have no type)"] += sum(
+        s.type is not None for s in detected.spans
+    )
+    return value, +changed
+
+
 class WordIndexFormat(PredictionRecordsFormat[str]):
     name = "word-index"
     holds = ("span", "output")  # an output that could not be read is written back as it came
@@ -103,22 +155,21 @@ class WordIndexFormat(PredictionRecordsFormat[str]):
         options: ReadOptions,
         warnings: Warnings,
     ) -> Annotations:
-        raw_text = json.dumps(record[key], ensure_ascii=False)
-        try:
-            spans = place_words(record[key], item.response)
-        except RecordError as error:
-            return kept_without("spans", ext, raw_text, error, warnings)
-        return Annotations(
-            ext, [SpanRecord(s, e) for s, e in spans], raw_output=RawOutputRecord(raw_text, True)
-        )
+        return read_output(ext, record[key], item.response, warnings)
+
+    def changed_in_writing(self, batch: Bundle, label_set: LabelSetRecord) -> Counter[str]:
+        by_item = {a.item: a for a in label_set.annotations}
+        changed: Counter[str] = Counter()
+        for item in batch.items:
+            if item.external_id in by_item:
+                changed += written_output(item.response, by_item[item.external_id])[1]
+        return changed
 
     def write(self, bundle: Bundle, *, filename: str = "") -> bytes:
-        rows = []
-        for item, detected in detector_outputs(bundle):
-            spans = raw_output_json(detected)
-            if not isinstance(spans, list):
-                spans = word_spans(item.response, [(s.start, s.end) for s in detected.spans])
-            rows.append({"id": item.external_id, "spans": spans})
+        rows = [
+            {"id": item.external_id, "spans": written_output(item.response, detected)[0]}
+            for item, detected in detector_outputs(bundle)
+        ]
         return dump_jsonl(rows)
 
     def default_filename(self, dataset: str) -> str:

@@ -161,6 +161,54 @@ def test_word_index_round_trip_and_misplaced_spans_kept(prediction_round_trip):
     )
 
 
+def test_word_index_names_what_it_writes_otherwise_than_a_run_says(engine):
+    """A run read from another format was written as word-index spans without a word: a span inside a
+    word came back widened, every output came back replaced by those spans, and an output that had
+    failed its format came back as one that followed it and flagged nothing."""
+    import io
+
+    from db.export_files import export_to
+
+    import_file(
+        engine, BENCH, source="b.json", format_name="mhalo", options=ReadOptions(dataset="d"), actor=OPERATOR
+    )
+    outputs = [
+        {
+            "id": "a",
+            "output": "<Tagged_Text>The cat sits on a <h>re</h>d mat. It looks happy 🐱.</Tagged_Text>",
+        },
+        {"id": "b", "output": "I refuse to tag this."},
+        {"id": "c", "output": "<Tagged_Text><A>A sign</A> says OPEN.</Tagged_Text>"},
+    ]
+    assert import_predictions(
+        engine, jsonl(outputs), source="o.jsonl", dataset="d", detector="run1", actor=OPERATOR
+    ).ok
+    notes: list[str] = []
+    out = io.BytesIO()
+    export_to(engine, "d", "word-index", out, actor=OPERATOR, label_sets=["detector:run1"], left_out=notes)
+    assert notes == [
+        "detector:run1: 2 raw outputs are replaced by the word-index spans of their spans",
+        "detector:run1: 1 spans are widened to whole words",
+        "detector:run1: 1 outputs that failed their format are written as their text (read back, they fail still)",
+    ]
+    again = import_predictions(
+        engine,
+        out.getvalue(),
+        source="w.jsonl",
+        dataset="d",
+        detector="run2",
+        format_name="word-index",
+        actor=OPERATOR,
+    )
+    assert again.ok, again.summary()
+    from tests.formats.conftest import comparable
+
+    run2 = comparable(engine, "d")["label_sets"][("detector", "run2")]["annotations"]
+    assert [RESPONSE[s["start"] : s["end"]] for s in run2["a"]["spans"]] == ["red"]
+    assert run2["b"]["spans"] == [] and run2["b"]["raw_output"]["follows_format"] is False
+    assert json.loads(run2["b"]["raw_output"]["text"]) == "I refuse to tag this."
+
+
 MHALUBENCH = json.dumps(
     [
         {

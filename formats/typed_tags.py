@@ -4,8 +4,13 @@ The most readable way to hand typed spans to and from a language model. Records 
 lines of ``{id, prompt, image, tagged}`` (``tagged`` may also be called ``tagged_text``, ``text`` or
 ``output``). Every ``<name>…</name>`` pair is a span of type ``name``; ``<hallucination>`` is an untyped
 span. Tags may not nest or cross, every opened tag must be closed, and text that merely contains ``<`` is
-fine. Type names with spaces are written with underscores (``<Numerical_Attribute>``) and read back as
-written, since a tag name cannot hold a space.
+fine.
+
+A tag name is a letter, then letters, digits, ``_``, ``.`` or ``-``, so a type such as ``Color Attribute``
+cannot be one. Such a type is written under a tag name made of it (``<Color_Attribute>``), and the record
+says which type each such tag stands for in ``tag_types`` (``{"Color_Attribute": "Color Attribute"}``),
+so the type reads back as it was; a tag without an entry there is a type of its own name, as a language
+model or a person writes it.
 """
 
 from __future__ import annotations
@@ -26,8 +31,10 @@ from formats.text import head_text, looks_like_json
 
 UNTYPED = "hallucination"
 TEXT_KEYS = ("tagged", "tagged_text", "text", "output")
-KNOWN_KEYS = ("id", "prompt", "image", *TEXT_KEYS)
+TYPES_KEY = "tag_types"
+KNOWN_KEYS = ("id", "prompt", "image", *TEXT_KEYS, TYPES_KEY)
 _MARKER = re.compile(r"<(/?)([A-Za-z][\w.-]{0,63})>")
+_TAG = re.compile(r"[A-Za-z][\w.-]{0,63}")
 
 
 def parse_typed(tagged: str) -> tuple[str, list[tuple[int, int, str]]]:
@@ -60,14 +67,51 @@ def parse_typed(tagged: str) -> tuple[str, list[tuple[int, int, str]]]:
     return "".join(pieces), spans
 
 
-def tag_name(span_type: str | None) -> str:
-    name = re.sub(r"\s+", "_", (span_type or UNTYPED).strip())
-    return name if re.fullmatch(r"[A-Za-z][\w.-]{0,63}", name) else UNTYPED
+def _made_tag(span_type: str) -> str:
+    """A tag name made of a type that is none: other characters as ``_``, a leading ``t_`` when it does
+    not start with a letter, at most 64 characters."""
+    name = re.sub(r"[^\w.-]+", "_", span_type.strip()) or "_"
+    return (name if re.match(r"[A-Za-z]", name) else f"t_{name}")[:64]
 
 
-def write_typed(text: str, spans: list[SpanRecord]) -> str:
-    marks = [(s.start, s.end, f"<{tag_name(s.type)}>", f"</{tag_name(s.type)}>") for s in spans]
-    return insert_markers(text, marks)
+def tag_names(span_types: set[str | None]) -> dict[str | None, str]:
+    """A distinct tag name for each type of one record's spans (None, untyped: ``hallucination``).
+
+    A type that is a tag name other than ``hallucination`` is its own; any other gets one made of it,
+    numbered (``Color_Attribute.2``) when another type has that name already.
+    """
+    names: dict[str | None, str] = {None: UNTYPED}
+    own = sorted(t for t in span_types if t is not None and t != UNTYPED and _TAG.fullmatch(t))
+    names.update((t, t) for t in own)
+    used = set(names.values())
+    for span_type in sorted(t for t in span_types if t is not None and t not in names):
+        base = name = _made_tag(span_type)
+        number = 2
+        while name in used:
+            suffix = f".{number}"
+            name, number = base[: 64 - len(suffix)] + suffix, number + 1
+        names[span_type] = name
+        used.add(name)
+    return names
+
+
+def write_typed(text: str, spans: list[SpanRecord]) -> tuple[str, dict[str, str]]:
+    """``text`` with each span inside the tags of its type, and the types whose tag is not their own
+    name, by tag name (what :data:`TYPES_KEY` holds)."""
+    names = tag_names({s.type for s in spans})
+    marks = [(s.start, s.end, f"<{names[s.type]}>", f"</{names[s.type]}>") for s in spans]
+    renamed = {name: t for t, name in names.items() if t is not None and name != t}
+    return insert_markers(text, marks), renamed
+
+
+def _tag_types(record: dict[str, Any]) -> dict[str, str]:
+    """The record's ``tag_types``: the type each tag named there stands for."""
+    value = record.get(TYPES_KEY)
+    if value is None:
+        return {}
+    if not isinstance(value, dict) or not all(isinstance(t, str) and t.strip() for t in value.values()):
+        raise RecordError(TYPES_KEY, "expected an object of tag names and the type each stands for")
+    return value
 
 
 class TypedTagsFormat(BenchmarkRecordsFormat):
@@ -99,6 +143,7 @@ class TypedTagsFormat(BenchmarkRecordsFormat):
             text, spans = parse_typed(tagged or "")
         except ValueError as error:
             raise RecordError(key or "tagged", f"broken tags: {error}") from None
+        types = _tag_types(record)
         item = ItemRecord(
             external_id=ext,
             response=text,
@@ -113,8 +158,8 @@ class TypedTagsFormat(BenchmarkRecordsFormat):
                 },
             },
         )
-        gold = Annotations(ext, [SpanRecord(s, e, None if t == UNTYPED else t) for s, e, t in spans])
-        return item, gold
+        typed = [(s, e, types.get(t, None if t == UNTYPED else t)) for s, e, t in spans]
+        return item, Annotations(ext, [SpanRecord(s, e, t) for s, e, t in typed])
 
     def write(self, bundle: Bundle, *, filename: str = "") -> bytes:
         gold = pick_label_set(bundle)
@@ -137,15 +182,21 @@ class TypedTagsFormat(BenchmarkRecordsFormat):
             layout = item.meta.get("layout") or {}
             fields = item.meta.get("fields") or {}
             text_key = layout.get("text_key") or "tagged"
+            tagged, renamed = write_typed(item.response, spans)
             values = {
                 "id": written_id(item.external_id, layout),
                 "prompt": item.prompt,
                 "image": item.image_ref,
-                text_key: write_typed(item.response, spans),
+                text_key: tagged,
             }
             row = {}
             for key in keys_with_id(layout.get("keys") or ["id", "prompt", "image", "tagged"]):
-                row[key] = values[key] if key in values else fields.get(key)
+                if key != TYPES_KEY:
+                    row[key] = values[key] if key in values else fields.get(key)
+                elif renamed:
+                    row[key] = renamed
+            if renamed:
+                row[TYPES_KEY] = renamed
             rows.append(row)
         return dump_jsonl(rows)
 

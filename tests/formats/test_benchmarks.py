@@ -326,6 +326,50 @@ def test_typed_tags_parse_and_round_trip(round_trip):
     assert [s["type"] for s in gold["b"]["spans"]] == [None]
 
 
+def test_typed_tags_keep_types_no_tag_name_can_hold(engine, round_trip):
+    """A type with a space was written as a tag with an underscore and read back so: 'Color Attribute'
+    came back 'Color_Attribute', a second type beside the first. A type that cannot start a tag name was
+    written untyped."""
+    from db.importer import import_bundle
+    from formats.records import Annotations, Bundle, DatasetRecord, ItemRecord, LabelSetRecord, SpanRecord
+
+    text = "A red cube, a big ball and a blue bird."
+    types = ["Color Attribute", "Color_Attribute", "3D shape", "hallucination", None]
+    places = [(2, 5), (14, 17), (18, 22), (29, 33), (34, 38)]
+    gold = LabelSetRecord(
+        "gold",
+        "gold",
+        annotations=[
+            Annotations("a", [SpanRecord(s, e, t) for (s, e), t in zip(places, types, strict=True)])
+        ],
+    )
+    dataset = DatasetRecord("src", "canonical", label_kinds=["span"])
+    import_bundle(engine, Bundle(dataset, [ItemRecord("a", text)], [gold]), actor=OPERATOR)
+    exported = export_file(engine, "src", "typed-tags", actor=OPERATOR)
+    (record,) = [json.loads(line) for line in exported.splitlines()]
+    assert record["tagged"] == (
+        "A <Color_Attribute.2>red</Color_Attribute.2> cube, a <Color_Attribute>big</Color_Attribute> "
+        "<t_3D_shape>ball</t_3D_shape> and a <hallucination.2>blue</hallucination.2> "
+        "<hallucination>bird</hallucination>."
+    )
+    assert record["tag_types"] == {
+        "Color_Attribute.2": "Color Attribute",
+        "t_3D_shape": "3D shape",
+        "hallucination.2": "hallucination",
+    }
+    content, _ = round_trip("typed-tags", exported, source="t.jsonl")
+    spans = content["label_sets"][("gold", "gold")]["annotations"]["a"]["spans"]
+    assert [(s["start"], s["end"], s["type"]) for s in spans] == [
+        (s, e, t) for (s, e), t in zip(places, types, strict=True)
+    ]
+
+
+def test_typed_tags_refuse_tag_types_that_are_not_names_of_types():
+    record = {"id": "a", "tagged": "A <x>red</x> cube.", "tag_types": {"x": 3}}
+    result = TYPED.read(dumps([record]), source="t.json")
+    assert [(p.record, p.field) for p in result.errors] == [("#0 (id=a)", "tag_types")]
+
+
 @pytest.mark.parametrize(
     ("tagged", "reason"),
     [

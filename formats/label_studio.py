@@ -4,7 +4,9 @@ A task is ``{id, data: {text, image, …}, annotations: [{completed_by, ground_t
 predictions: [{model_version, result: […]}]}``; a ``labels`` result is ``{from_name, to_name, type:
 "labels", value: {start, end, text, labels: [type]}}``. Annotations marked ``ground_truth`` become the gold
 label set, other annotations one human label set per ``completed_by``, predictions one detector label set
-per ``model_version``. The label ``Hallucination`` stands for an untyped span.
+per ``model_version``. The label ``Hallucination`` stands for an untyped span. Besides the text, prompt
+and image, a task's ``data`` carries the item's ``reference`` answer, ``subset``, ``split``,
+``source_model`` and ``task_type`` (when not image-to-text), so that they read back as they were.
 
 Label Studio counts offsets in code points since 2021 (earlier versions counted UTF-16 units, so an
 emoji shifted everything after it). Each span is checked against the ``text`` it carries: code points
@@ -29,7 +31,9 @@ UNTYPED = "Hallucination"
 TEXT_KEYS = ("text", "response", "caption")
 PROMPT_KEYS = ("prompt", "question")
 IMAGE_KEYS = ("image", "image_url", "img")
-DATA_KNOWN = (*TEXT_KEYS, *PROMPT_KEYS, *IMAGE_KEYS, "external_id", "subset", "source_model")
+# The item's fields a task's data carries beside its text, prompt and image.
+ITEM_FIELDS = ("reference", "subset", "split", "source_model", "task_type")
+DATA_KNOWN = (*TEXT_KEYS, *PROMPT_KEYS, *IMAGE_KEYS, "external_id", *ITEM_FIELDS)
 
 
 def utf16_to_code_points(text: str, offset: int) -> int | None:
@@ -189,14 +193,21 @@ class LabelStudioFormat(Format):
                     spans += [SpanRecord(start, end, None if name == UNTYPED else name) for name in kinds]
         _, prompt = get_first_str(values, PROMPT_KEYS, required=False)
         _, image = get_first_str(values, IMAGE_KEYS, required=False)
+        # Another tool's task may use these names for something else: only text is taken as the item's.
+        fields = {k: values[k] for k in ITEM_FIELDS if isinstance(values.get(k), str)}
         item = ItemRecord(
             external_id=ext,
             response=text,
             prompt=prompt or "",
             image_ref=image,
-            subset=values.get("subset") if isinstance(values.get("subset"), str) else None,
-            source_model=values.get("source_model") if isinstance(values.get("source_model"), str) else None,
-            meta={"data": {k: v for k, v in values.items() if k not in DATA_KNOWN}},
+            meta={
+                "data": {
+                    k: v
+                    for k, v in values.items()
+                    if k not in DATA_KNOWN or (k in ITEM_FIELDS and k not in fields)
+                }
+            },
+            **fields,
         )
         return item, said
 
@@ -211,10 +222,11 @@ class LabelStudioFormat(Format):
                 "image": item.image_ref,
                 "external_id": item.external_id,
             }
-            if item.subset:
-                data["subset"] = item.subset
-            if item.source_model:
-                data["source_model"] = item.source_model
+            data.update(
+                (k, getattr(item, k))
+                for k in ITEM_FIELDS
+                if getattr(item, k) is not None and (k != "task_type" or item.task_type != "image-to-text")
+            )
             task: dict[str, Any] = {"id": index + 1, "data": data, "annotations": [], "predictions": []}
             for label_set, by_item in by_set:
                 said = by_item.get(item.external_id)

@@ -451,6 +451,43 @@ def test_label_studio_round_trip(round_trip):
     assert {a["completed_by"] for a in task["annotations"]} == {"ann@example.org", "gold"}
 
 
+def test_label_studio_keeps_the_items_reference_split_and_task_type(engine):
+    """An item's reference answer (MMHal's standard answer, MHALO's correct one), split and task type
+    were not written: read back, the item had none."""
+    from db.importer import import_bundle
+    from formats.records import Bundle, DatasetRecord, ItemRecord
+
+    items = [
+        ItemRecord("a", "A red cube.", reference="A blue cube.", split="test", subset="s", source_model="m"),
+        ItemRecord("b", "Two cats.", task_type="text-to-image", reference=""),
+    ]
+    import_bundle(engine, Bundle(DatasetRecord("src", "canonical"), items), actor=OPERATOR)
+    exported = export_file(engine, "src", "label-studio", actor=OPERATOR)
+    assert json.loads(exported)[0]["data"]["reference"] == "A blue cube."
+    back = import_file(
+        engine,
+        exported,
+        source="ls.json",
+        format_name="label-studio",
+        options=ReadOptions(dataset="copy"),
+        actor=OPERATOR,
+    )
+    assert back.ok, back.summary()
+    from tests.formats.conftest import comparable
+
+    fields = ("reference", "split", "subset", "source_model", "task_type")
+    assert [[i[k] for k in fields] for i in comparable(engine, "copy")["items"]] == [
+        ["A blue cube.", "test", "s", "m", "image-to-text"],
+        ["", None, None, None, "text-to-image"],
+    ]
+
+
+def test_label_studio_data_fields_of_another_shape_stay_data():
+    task = {"data": {"text": "A cat.", "split": 3, "reference": "A dog."}, "annotations": []}
+    (item,) = LABEL_STUDIO.read(dumps([task]), source="ls.json").bundle.items
+    assert (item.reference, item.split, item.meta["data"]) == ("A dog.", None, {"split": 3})
+
+
 def test_label_studio_misplaced_span_is_rejected():
     task = json.loads(json.dumps(LS_TASKS[0]))
     task["annotations"][0]["result"][0]["value"]["text"] = "blue"

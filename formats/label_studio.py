@@ -8,6 +8,11 @@ per ``model_version``. The label ``Hallucination`` stands for an untyped span. B
 and image, a task's ``data`` carries the item's ``reference`` answer, ``subset``, ``split``,
 ``source_model`` and ``task_type`` (when not image-to-text), so that they read back as they were.
 
+Label Studio takes ``completed_by`` as one of its users: their id, or ``{id, email, …}`` (an import
+finds the user by the e-mail address, an older one by the id). An annotator (and gold) is written as
+``{id, email}``, the id numbered in the file and the name as the address, and read back by that name; a
+name that is a number, a Label Studio user id read from its file, is written as that id.
+
 Label Studio counts offsets in code points since 2021 (earlier versions counted UTF-16 units, so an
 emoji shifted everything after it). Each span is checked against the ``text`` it carries: code points
 first, UTF-16 units second (reported as a warning), otherwise the span is rejected as misplaced.
@@ -15,6 +20,8 @@ first, UTF-16 units second (reported as a warning), otherwise the span is reject
 
 from __future__ import annotations
 
+import re
+from itertools import count
 from typing import Any
 
 from formats.base import Format, ReadOptions, ReadResult
@@ -65,6 +72,19 @@ def place(text: str, value: dict[str, Any], field: str) -> tuple[tuple[int, int]
             field, f"{quoted!r} is not the task text at {start}-{end} (in code points or UTF-16)"
         )
     raise RecordError(field, outside(start, end, "the text", len(text)))
+
+
+def user_ids(label_sets: list[LabelSetRecord]) -> dict[tuple[str, str], Any]:
+    """The ``completed_by`` of each gold and human label set, by kind and name: a distinct id with the
+    name, or the id the name is."""
+    people = [ls for ls in label_sets if ls.kind != "detector"]
+    own = {ls.name: int(ls.name) for ls in people if re.fullmatch(r"[1-9][0-9]{0,8}", ls.name)}
+    numbers = (n for n in count(1) if n not in own.values())
+    users: dict[tuple[str, str], Any] = {}
+    for label_set in people:
+        name = label_set.name
+        users[label_set.kind, name] = own[name] if name in own else {"id": next(numbers), "email": name}
+    return users
 
 
 def _who(value: Any) -> str:
@@ -213,6 +233,7 @@ class LabelStudioFormat(Format):
 
     def write(self, bundle: Bundle, *, filename: str = "") -> bytes:
         by_set = [(ls, {a.item: a for a in ls.annotations}) for ls in bundle.label_sets]
+        users = user_ids(bundle.label_sets)
         tasks = []
         for index, item in enumerate(bundle.items):
             data = {
@@ -253,7 +274,7 @@ class LabelStudioFormat(Format):
                 else:
                     task["annotations"].append(
                         {
-                            "completed_by": label_set.name,
+                            "completed_by": users[label_set.kind, label_set.name],
                             "ground_truth": label_set.kind == "gold",
                             "result": result,
                         }

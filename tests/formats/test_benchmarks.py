@@ -448,7 +448,11 @@ def test_label_studio_round_trip(round_trip):
     }
     task = json.loads(exported)[0]
     assert task["data"]["external_id"] == "1" and task["predictions"][0]["model_version"] == "det-v1"
-    assert {a["completed_by"] for a in task["annotations"]} == {"ann@example.org", "gold"}
+    # Label Studio's user ids, each with the name it is read back by.
+    assert [a["completed_by"] for a in task["annotations"]] == [
+        {"id": 1, "email": "ann@example.org"},
+        {"id": 2, "email": "gold"},
+    ]
 
 
 def test_label_studio_keeps_the_items_reference_split_and_task_type(engine):
@@ -486,6 +490,28 @@ def test_label_studio_data_fields_of_another_shape_stay_data():
     task = {"data": {"text": "A cat.", "split": 3, "reference": "A dog."}, "annotations": []}
     (item,) = LABEL_STUDIO.read(dumps([task]), source="ls.json").bundle.items
     assert (item.reference, item.split, item.meta["data"]) == ("A dog.", None, {"split": 3})
+
+
+def test_label_studio_completed_by_is_a_user_id_that_reads_back_as_its_annotator(round_trip):
+    """completed_by was written as the annotator's name, where Label Studio takes a user id."""
+    text = "A red cube."
+    tasks = [
+        {
+            "data": {"text": text},
+            "annotations": [
+                {"completed_by": who, "result": [{"type": "labels", "value": {"start": 2, "end": 5}}]}
+                for who in (10, {"email": "ann@example.org"}, {"id": 4, "username": "bob"}, "1")
+            ],
+        }
+    ]
+    content, exported = round_trip("label-studio", dumps(tasks), source="ls.json")
+    assert set(content["label_sets"]) == {("human", n) for n in ("10", "ann@example.org", "bob", "1")}
+    written = [a["completed_by"] for a in json.loads(exported)[0]["annotations"]]
+    # A name that is an id stays that id; the others get ids of their own, beside their names (as the
+    # e-mail address, which Label Studio finds its users by).
+    assert sorted(w if isinstance(w, int) else w["id"] for w in written) == [1, 2, 3, 10]
+    assert [w for w in written if isinstance(w, int)] == [10, 1]
+    assert sorted(w["email"] for w in written if isinstance(w, dict)) == ["ann@example.org", "bob"]
 
 
 def test_label_studio_misplaced_span_is_rejected():

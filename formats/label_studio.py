@@ -8,6 +8,12 @@ per ``model_version``. The label ``Hallucination`` stands for an untyped span. B
 and image, a task's ``data`` carries the item's ``reference`` answer, ``subset``, ``split``,
 ``source_model`` and ``task_type`` (when not image-to-text), so that they read back as they were.
 
+Where an annotator stands on an item is said as Label Studio says it: a submitted annotation is the item
+done (an empty result: checked, nothing found), a cancelled one (``was_cancelled``) the item skipped, and
+a draft (``drafts: [{user, was_postponed, result}]``) spans not marked done yet, or, postponed, the item
+marked unsure. A note beside a mark has no place, nor has gold's "skipped" or "unsure": the export says
+so. Gold and a detector run are an annotation and a prediction of each item they cover.
+
 Label Studio takes ``completed_by`` as one of its users: their id, or ``{id, email, …}`` (an import
 finds the user by the e-mail address, an older one by the id). An annotator (and gold) is written as
 ``{id, email}``, the id numbered in the file and the name as the address, and read back by that name; a
@@ -21,6 +27,7 @@ first, UTF-16 units second (reported as a warning), otherwise the span is reject
 from __future__ import annotations
 
 import re
+from collections import Counter
 from itertools import count
 from typing import Any
 
@@ -30,11 +37,20 @@ from formats.ids import external_id
 from formats.json_documents import dump_json, load_json
 from formats.problems import Problem, outside
 from formats.record_loops import benchmark_items
-from formats.records import Annotations, Bundle, DatasetRecord, ItemRecord, LabelSetRecord, SpanRecord
+from formats.records import (
+    Annotations,
+    Bundle,
+    DatasetRecord,
+    ItemRecord,
+    ItemStatusRecord,
+    LabelSetRecord,
+    SpanRecord,
+)
 from formats.storable import unstorable
 from formats.text import file_stem, head_text, looks_like_json
 
 UNTYPED = "Hallucination"
+SPANS = "spans"  # the task whose statuses a file holds
 TEXT_KEYS = ("text", "response", "caption")
 PROMPT_KEYS = ("prompt", "question")
 IMAGE_KEYS = ("image", "image_url", "img")
@@ -87,6 +103,41 @@ def user_ids(label_sets: list[LabelSetRecord]) -> dict[tuple[str, str], Any]:
     return users
 
 
+def _whose(group: str, entry: dict[str, Any]) -> tuple[tuple[str, str] | None, str | None]:
+    """The label set an annotation, prediction or draft belongs to, and where its annotator stands on
+    the item (see the module docstring); no label set for a cancelled gold annotation."""
+    if group == "predictions":
+        return ("detector", str(entry.get("model_version") or "label-studio-predictions")), None
+    if group == "drafts":
+        return ("human", _who(entry.get("user"))), "unsure" if entry.get("was_postponed") else None
+    if entry.get("ground_truth"):
+        return (None, None) if entry.get("was_cancelled") else (("gold", "gold"), None)
+    return ("human", _who(entry.get("completed_by"))), "skipped" if entry.get("was_cancelled") else "done"
+
+
+def _spans(text: str, results: list[Any], field: str, warnings: list[tuple[str, str]]) -> list[SpanRecord]:
+    """The spans of an entry's ``labels`` results (other results are named in a warning)."""
+    spans = []
+    for r, result in enumerate(results):
+        rfield = f"{field}.result[{r}]"
+        if not isinstance(result, dict):
+            raise RecordError(rfield, f"expected an object, got {type_name(result)}")
+        if result.get("type") != "labels":
+            warnings.append((rfield, f"a {result.get('type')!r} result; only 'labels' results are read"))
+            continue
+        value = result.get("value")
+        if not isinstance(value, dict):
+            raise RecordError(f"{rfield}.value", f"expected an object, got {type_name(value)}")
+        (start, end), converted = place(text, value, f"{rfield}.value")
+        if converted:
+            warnings.append((rfield, "offsets were UTF-16 units (an older Label Studio); converted"))
+        labels = value.get("labels") or []
+        if not isinstance(labels, list) or not all(isinstance(x, str) for x in labels):
+            raise RecordError(f"{rfield}.value.labels", "expected a list of label names")
+        spans += [SpanRecord(start, end, None if name == UNTYPED else name) for name in labels or [UNTYPED]]
+    return spans
+
+
 def _who(value: Any) -> str:
     if isinstance(value, dict):
         return str(value.get("email") or value.get("username") or value.get("id") or "label-studio")
@@ -95,7 +146,7 @@ def _who(value: Any) -> str:
 
 class LabelStudioFormat(Format):
     name = "label-studio"
-    holds_statuses = True  # an annotation with an empty result: the item was checked, nothing found
+    holds_statuses = True  # an annotation, a cancelled one, a draft: done, skipped, not yet or unsure
     holds = ("span",)
     writes_every_label_set = True
     title = "Label Studio JSON (tasks with labels)"
@@ -132,11 +183,12 @@ class LabelStudioFormat(Format):
         )
         for item, said in zip(items, said_by_task, strict=True):
             item.subset = options.subset or item.subset
-            for key, spans in said.items():
+            for key, given in said.items():
                 annotations = label_sets.setdefault(key, {}).setdefault(
                     item.external_id, Annotations(item.external_id)
                 )
-                annotations.spans += spans
+                annotations.spans += given.spans
+                annotations.statuses += given.statuses
         types = sorted(
             {s.type for sets in label_sets.values() for a in sets.values() for s in a.spans if s.type}
         )
@@ -159,7 +211,7 @@ class LabelStudioFormat(Format):
 
     def _task(
         self, task: Any, index: int, stem: str, warnings: list[tuple[str, str]]
-    ) -> tuple[ItemRecord, dict[tuple[str, str], list[SpanRecord]]]:
+    ) -> tuple[ItemRecord, dict[tuple[str, str], Annotations]]:
         if not isinstance(task, dict):
             raise RecordError("-", f"expected a task object, got {type_name(task)}")
         bad = unstorable(task)
@@ -173,44 +225,23 @@ class LabelStudioFormat(Format):
         ext, _ = external_id(values, ("external_id",), "")
         if not ext:
             ext, _ = external_id(task, ("id",), f"{stem}-{index}")
-        said: dict[tuple[str, str], list[SpanRecord]] = {}
-        for group, kind_of in (("annotations", None), ("predictions", "detector")):
+        said: dict[tuple[str, str], Annotations] = {}
+        for group in ("annotations", "predictions", "drafts"):
             for a, entry in enumerate(get_list(task, group, required=False)):
                 field = f"{group}[{a}]"
                 if not isinstance(entry, dict):
                     raise RecordError(field, f"expected an object, got {type_name(entry)}")
-                if entry.get("was_cancelled"):
-                    warnings.append((field, "a cancelled annotation; skipped"))
+                key, status = _whose(group, entry)
+                if key is None:
+                    warnings.append((field, "a cancelled gold annotation; skipped"))
                     continue
-                if kind_of == "detector":
-                    key = ("detector", str(entry.get("model_version") or "label-studio-predictions"))
-                elif entry.get("ground_truth"):
-                    key = ("gold", "gold")
-                else:
-                    key = ("human", _who(entry.get("completed_by")))
-                spans = said.setdefault(key, [])
-                for r, result in enumerate(get_list(entry, "result", required=False)):
-                    rfield = f"{field}.result[{r}]"
-                    if not isinstance(result, dict):
-                        raise RecordError(rfield, f"expected an object, got {type_name(result)}")
-                    if result.get("type") != "labels":
-                        warnings.append(
-                            (rfield, f"a {result.get('type')!r} result; only 'labels' results are read")
-                        )
-                        continue
-                    value = result.get("value")
-                    if not isinstance(value, dict):
-                        raise RecordError(f"{rfield}.value", f"expected an object, got {type_name(value)}")
-                    (start, end), converted = place(text, value, f"{rfield}.value")
-                    if converted:
-                        warnings.append(
-                            (rfield, "offsets were UTF-16 units (an older Label Studio); converted")
-                        )
-                    labels = value.get("labels") or []
-                    if not isinstance(labels, list) or not all(isinstance(x, str) for x in labels):
-                        raise RecordError(f"{rfield}.value.labels", "expected a list of label names")
-                    kinds = labels or [UNTYPED]
-                    spans += [SpanRecord(start, end, None if name == UNTYPED else name) for name in kinds]
+                if group == "drafts" and key in said:
+                    warnings.append((field, "a draft beside the annotation of the same annotator; skipped"))
+                    continue
+                given = said.setdefault(key, Annotations(ext))
+                if status and not given.statuses:
+                    given.statuses.append(ItemStatusRecord(SPANS, status))
+                given.spans += _spans(text, get_list(entry, "result", required=False), field, warnings)
         _, prompt = get_first_str(values, PROMPT_KEYS, required=False)
         _, image = get_first_str(values, IMAGE_KEYS, required=False)
         # Another tool's task may use these names for something else: only text is taken as the item's.
@@ -230,6 +261,20 @@ class LabelStudioFormat(Format):
             **fields,
         )
         return item, said
+
+    def changed_in_writing(self, batch: Bundle, label_set: LabelSetRecord) -> Counter[str]:
+        """The marks on items a file has no place for: a note beside an annotator's mark, and gold's
+        "skipped" or "unsure" (only an annotator's are kept, in a cancelled annotation or a draft)."""
+        changed: Counter[str] = Counter()
+        for said in label_set.annotations:
+            mark = next((s for s in said.statuses if s.task == SPANS), None)
+            if mark is None:
+                continue
+            if _status(said, label_set) != mark.status:
+                changed[f"items marked {mark.status} are written without the mark"] += 1
+            elif mark.note:
+                changed[f"notes of items marked {mark.status} are not in the file"] += 1
+        return changed
 
     def write(self, bundle: Bundle, *, filename: str = "") -> bytes:
         by_set = [(ls, {a.item: a for a in ls.annotations}) for ls in bundle.label_sets]
@@ -251,9 +296,11 @@ class LabelStudioFormat(Format):
             task: dict[str, Any] = {"id": index + 1, "data": data, "annotations": [], "predictions": []}
             for label_set, by_item in by_set:
                 said = by_item.get(item.external_id)
-                if said is None or not (said.spans or _checked(said)):
-                    continue  # (an item checked and found clean, or given to a run that flagged nothing,
-                    # is an annotation or prediction with an empty result)
+                if said is None:
+                    continue
+                status = _status(said, label_set)
+                if not (said.spans or status):
+                    continue
                 result = [
                     {
                         "id": f"{label_set.kind[0]}{k}",
@@ -269,24 +316,38 @@ class LabelStudioFormat(Format):
                     }
                     for k, s in enumerate(said.spans)
                 ]
+                user = users.get((label_set.kind, label_set.name))
                 if label_set.kind == "detector":
+                    # (a run given the item, flagged nothing: an empty result)
                     task["predictions"].append({"model_version": label_set.name, "result": result})
-                else:
-                    task["annotations"].append(
-                        {
-                            "completed_by": users[label_set.kind, label_set.name],
-                            "ground_truth": label_set.kind == "gold",
-                            "result": result,
-                        }
-                    )
+                elif label_set.kind == "human" and status in (None, "unsure"):
+                    draft = {"user": _address(user), "was_postponed": status == "unsure", "result": result}
+                    task.setdefault("drafts", []).append(draft)
+                elif label_set.kind == "gold" or status in ("done", "skipped"):
+                    # (an item checked and found clean is an annotation with an empty result)
+                    annotation = {
+                        "completed_by": user,
+                        "ground_truth": label_set.kind == "gold",
+                        "result": result,
+                    }
+                    if label_set.kind == "human" and status == "skipped":
+                        annotation["was_cancelled"] = True
+                    task["annotations"].append(annotation)
             tasks.append(task)
         return dump_json(tasks)
 
 
-def _checked(said: Annotations) -> bool:
-    """Whether the label set marked the item's spans done: checked (or, for a detector run, given the
-    item), whether or not it found any."""
-    return any(s.task == "spans" and s.status == "done" for s in said.statuses)
+def _status(said: Annotations, label_set: LabelSetRecord) -> str | None:
+    """Where the label set stands on the item's spans, as a file says it: ``done`` (checked, whether or
+    not it found any; for a detector run or gold, given the item), an annotator's ``skipped`` or
+    ``unsure``, or nowhere yet."""
+    status = next((s.status for s in said.statuses if s.task == SPANS), None)
+    return status if label_set.kind == "human" or status == "done" else None
+
+
+def _address(user: Any) -> str:
+    """A draft's user as Label Studio writes it: the e-mail address (or the id, as text)."""
+    return str(user["email"] if isinstance(user, dict) else user)
 
 
 FORMAT = LabelStudioFormat()

@@ -514,6 +514,41 @@ def test_label_studio_completed_by_is_a_user_id_that_reads_back_as_its_annotator
     assert sorted(w["email"] for w in written if isinstance(w, dict)) == ["ann@example.org", "bob"]
 
 
+def test_label_studio_drafts_and_skips_are_where_annotators_stand():
+    red = [{"type": "labels", "value": {"start": 2, "end": 5, "labels": ["Color"]}}]
+    task = {
+        "data": {"text": "A red cube."},
+        "annotations": [
+            {"completed_by": {"id": 7, "email": "ann@example.org"}, "result": red},
+            {"completed_by": 8, "was_cancelled": True, "result": []},
+            {"ground_truth": True, "was_cancelled": True, "result": red},
+        ],
+        "drafts": [
+            {"user": "ann@example.org", "result": []},
+            {"user": "bob@example.org", "was_postponed": True, "result": red},
+            {"user": "cy@example.org", "result": red},
+        ],
+    }
+    result = LABEL_STUDIO.read(dumps([task]), source="ls.json")
+    assert [(p.field, p.reason) for p in result.problems] == [
+        ("annotations[2]", "a cancelled gold annotation; skipped"),
+        ("drafts[0]", "a draft beside the annotation of the same annotator; skipped"),
+    ]
+    stands = {
+        ls.name: (
+            [(s.start, s.end) for s in ls.annotations[0].spans],
+            [s.status for s in ls.annotations[0].statuses],
+        )
+        for ls in result.bundle.label_sets
+    }
+    assert stands == {
+        "ann@example.org": ([(2, 5)], ["done"]),
+        "8": ([], ["skipped"]),
+        "bob@example.org": ([(2, 5)], ["unsure"]),
+        "cy@example.org": ([(2, 5)], []),
+    }
+
+
 def test_label_studio_misplaced_span_is_rejected():
     task = json.loads(json.dumps(LS_TASKS[0]))
     task["annotations"][0]["result"][0]["value"]["text"] = "blue"

@@ -136,7 +136,7 @@ def _arrow_csv_rows(data: bytes) -> list[dict[str, Any]] | None:
     from pyarrow import csv as arrow_csv
 
     body = bytes(data[3:]) if bytes(data[:3]) == b"\xef\xbb\xbf" else data
-    header = _header(body)
+    header = csv_header(body)
     if header is None:
         return None
     try:
@@ -186,7 +186,7 @@ def caption_batches(
     import pyarrow as pa
 
     body = bytes(data[3:]) if bytes(data[:3]) == b"\xef\xbb\xbf" else data
-    header = _header(body)
+    header = csv_header(body)
     if header is None:
         return None
     return _caption_batches(lambda: pa.BufferReader(pa.py_buffer(body)), header, rows)
@@ -200,7 +200,7 @@ def file_caption_batches(
     import pyarrow as pa
 
     body = head[3:] if head[:3] == b"\xef\xbb\xbf" else head
-    header = _header(body) if b"\n" in body else None  # a header longer than the head: read it whole
+    header = csv_header(body) if b"\n" in body else None  # a header longer than the head: read it whole
     if header is None:
         return None
     return _caption_batches(lambda: pa.OSFile(str(path)), header, rows)
@@ -356,7 +356,7 @@ def _typed(name: str, column: Any) -> Any:
     return typed
 
 
-def _header(body: bytes) -> list[str] | None:
+def csv_header(body: bytes) -> list[str] | None:
     """The header row's names, as the ``csv`` module reads them (to read every column as text); None
     when it cannot read them (the whole-file reader then says why)."""
     end = body.find(b"\n")

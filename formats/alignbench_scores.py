@@ -6,17 +6,31 @@ detector's text, e.g. ``{"score": 85} The sentence…``); as in the AlignBench p
 score from 0 to 100 in it scores 50 and is counted as unparsed. A localization row gives ``output``: the
 sentence with ``[red]`` before each wrong word (``A [red] bird singing in a tree.``), optionally inside
 ``{"output": …}``. The detector's texts are kept per item as a JSON object ``{sentence_index: output}``.
+
+A file is recognised by its columns: the benchmark's keys without its ``caption``, and ``score`` or
+``output``. Rows of outputs alone are scores (``I give it 85/100``) unless they mark words with ``[red]``.
 """
 
 from __future__ import annotations
 
+import io
 import json
 import math
 import re
 from collections.abc import Mapping
 from typing import Any
 
-from formats.alignbench import caption_id, load_rows, row_key, rows_to_bytes, sentence_rows, typed_cell
+from formats.alignbench import (
+    KEY_COLUMNS,
+    caption_id,
+    csv_header,
+    encoding_of,
+    load_rows,
+    row_key,
+    rows_to_bytes,
+    sentence_rows,
+    typed_cell,
+)
 from formats.alignment import align_ignoring_whitespace, first_difference, map_span
 from formats.base import Format, KnownItem, ReadOptions, ReadResult
 from formats.bundles import detector_bundle, detector_outputs, raw_output_json
@@ -25,6 +39,7 @@ from formats.markers import insert_markers
 from formats.problems import Problem
 from formats.records import Annotations, Bundle, RawOutputRecord, SentenceScoreRecord, SpanRecord
 from formats.storable import unstorable
+from formats.tables import parquet_columns
 from formats.text import head_text
 
 UNPARSED_SCORE = 50.0
@@ -83,21 +98,48 @@ def _raw_texts(annotations: Annotations | None) -> dict[str, str]:
     return {str(k): v for k, v in texts.items() if isinstance(v, str)} if isinstance(texts, dict) else {}
 
 
+_JSON_KEY = re.compile(r'"((?:[^"\\]|\\.)*)"\s*:')
+
+
+def _columns(data: bytes) -> tuple[set[str], str]:
+    """The columns a rows file has, as its first bytes show them (a CSV header, the keys of the first
+    JSON rows, a Parquet schema), and text in which to look for ``[red]`` markers (the first bytes, or a
+    Parquet file's first outputs)."""
+    head = head_text(data, 8192)
+    kind = encoding_of(data)
+    if kind == "parquet":
+        columns = set(parquet_columns(data))
+        return columns, _parquet_outputs(data) if "output" in columns else ""
+    if kind == "csv":
+        return {name.lstrip("\ufeff") for name in csv_header(data[:8192]) or ()}, head
+    return set(_JSON_KEY.findall(head)), head
+
+
+def _parquet_outputs(data: bytes, rows: int = 200) -> str:
+    import pyarrow.parquet as pq
+
+    try:
+        table = pq.ParquetFile(io.BytesIO(data)).read_row_group(0, columns=["output"])
+    except Exception:  # noqa: BLE001 - a damaged file has no outputs to look at
+        return ""
+    return "\n".join(str(v) for v in table.column("output").to_pylist()[:rows] if v is not None)
+
+
 class _RowPredictions(Format):
     kind = "predictions"
     extensions = (".jsonl", ".csv", ".parquet")
-    column = ""
 
     def sniff(self, data: bytes, filename: str = "") -> float:
-        head = head_text(data, 8192)
-        if (
-            "sentence_index" in head
-            and "image_name" in head
-            and "caption" not in head
-            and self.column in head
-        ):
-            return 0.8
-        return 0.0
+        """Rows keyed like the benchmark's sentences (but no benchmark rows: no ``caption``), whose
+        columns :meth:`sniffed` weighs."""
+        columns, text = _columns(data)
+        if not set(KEY_COLUMNS) <= columns or "caption" in columns:
+            return 0.0
+        return self.sniffed(columns, "[red]" in text.lower())
+
+    def sniffed(self, columns: set[str], marked: bool) -> float:
+        """How sure the format is of rows with ``columns``, ``marked`` when ``[red]`` is seen in them."""
+        raise NotImplementedError
 
     def read(self, data: bytes, *, source: str, options: ReadOptions | None = None) -> ReadResult:
         options = options or ReadOptions()
@@ -186,14 +228,13 @@ class AlignBenchScores(_RowPredictions):
     holds = ("score", "output")
     title = "AlignBench sentence scores (0–100)"
     description = "Rows: model, image_name, sentence_index, and score (0–100) or the detector's output text."
-    column = "score"
     write_columns = ("score", "output")
 
-    def sniff(self, data: bytes, filename: str = "") -> float:
-        head = head_text(data, 8192)
-        if "[red]" in head.lower():
+    def sniffed(self, columns: set[str], marked: bool) -> float:
+        # Outputs alone are scores' too ("I give it 85/100"), unless they mark words with [red].
+        if marked:
             return 0.0
-        return super().sniff(data, filename) if ("score" in head or "output" in head) else 0.0
+        return 0.8 if "score" in columns else 0.7 if "output" in columns else 0.0
 
     def read_row(
         self, row: dict[str, Any], annotations: Annotations, k: int, offsets: tuple[int, int], response: str
@@ -298,12 +339,10 @@ class AlignBenchLocalization(_RowPredictions):
     description = (
         "Rows: model, image_name, sentence_index, output (the sentence with [red] before wrong words)."
     )
-    column = "output"
     write_columns = ("output",)
 
-    def sniff(self, data: bytes, filename: str = "") -> float:
-        head = head_text(data, 8192)
-        return super().sniff(data, filename) + 0.1 if "[red]" in head.lower() else 0.0
+    def sniffed(self, columns: set[str], marked: bool) -> float:
+        return 0.9 if marked and "output" in columns else 0.0
 
     def read_row(
         self, row: dict[str, Any], annotations: Annotations, k: int, offsets: tuple[int, int], response: str

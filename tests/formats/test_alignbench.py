@@ -427,3 +427,32 @@ def test_an_item_no_caption_key_can_name_is_refused_not_written_unreadable(filen
         ItemRecord("a", "A cat.", image_ref="1.jpg", source_model="m"),
         ItemRecord("b", "A dog.", image_ref="1.jpg", source_model="n"),
     )
+
+
+@pytest.mark.parametrize("filename", ["outputs.csv", "outputs.jsonl", "outputs.parquet"])
+def test_a_file_of_outputs_alone_is_recognised_as_scores_or_as_localization(engine, filename):
+    """A scores file of the detector's outputs alone, without a score column, was recognised as no
+    format (unless an output happened to spell 'score'): its import needed the format named."""
+    from db.transfer import import_file, import_predictions
+    from formats.alignbench import rows_to_bytes
+    from formats.base import ReadOptions
+
+    assert import_file(
+        engine,
+        jsonl(ROWS),
+        source="a.jsonl",
+        format_name="alignbench",
+        options=ReadOptions(dataset="d"),
+        actor=OPERATOR,
+    ).ok
+    columns = ("model", "image_name", "sentence_index", "output")
+    said = [("llava", 0, "I would give it 85/100."), ("sd", 0, "20 out of 100: the bus drives right.")]
+    rows = [{"model": m, "image_name": "000001.jpg", "sentence_index": k, "output": o} for m, k, o in said]
+    data = rows_to_bytes(rows, filename, columns)
+    assert best_guess(data, filename, "predictions").name == "alignbench-scores"
+    outcome = import_predictions(engine, data, source=filename, dataset="d", detector="x", actor=OPERATOR)
+    assert outcome.ok and outcome.format == "alignbench-scores", outcome.summary()
+    marked = [{**rows[0], "output": "A street with a 🐱 sign <b>[red] OPEN</b>."}]
+    assert best_guess(rows_to_bytes(marked, filename, columns), filename, "predictions").name == (
+        "alignbench-localization"
+    )

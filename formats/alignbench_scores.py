@@ -335,6 +335,7 @@ def localized_spans(output: str, sentence: str) -> tuple[list[tuple[int, int]], 
 class AlignBenchLocalization(_RowPredictions):
     name = "alignbench-localization"
     holds = ("span", "output")
+    holds_span_types = False
     title = "AlignBench localization ([red] before wrong words)"
     description = (
         "Rows: model, image_name, sentence_index, output (the sentence with [red] before wrong words)."

@@ -130,6 +130,8 @@ class Format:
     # Whether a written file has a place for "checked, found nothing" (Label Studio's annotation with an
     # empty result): its writer is given the items' statuses too, though it is not lossless.
     holds_statuses: ClassVar[bool] = False
+    # Whether the spans a written file holds keep their types (MHALO's tags name none).
+    holds_span_types: ClassVar[bool] = True
 
     def sniff(self, data: bytes, filename: str = "") -> float:
         """How sure this format is that ``data`` is its own, from 0 (not mine) to 1 (certainly mine)."""
@@ -155,8 +157,16 @@ class Format:
         kinds of labels it holds: a span type it has no place for, a span it can only widen. Each
         change is a phrase that follows its count ("spans widened to whole words"), counted; the export
         lists them with what it leaves out (:meth:`~formats.export_check.ExportTally.left_out`), so
-        no label is changed without a word. Nothing, for a format that writes what it holds as it is."""
-        return Counter()
+        no label is changed without a word. Here: the typed spans of a format whose spans have no type
+        (:attr:`holds_span_types`)."""
+        if "span" not in self.holds or self.holds_span_types:
+            return Counter()
+        typed = sum(s.type is not None for a in label_set.annotations for s in a.spans)
+        return (
+            Counter({f"typed spans are written untyped ({self.title} has no span types)": typed})
+            if typed
+            else Counter()
+        )
 
     def write(self, bundle: Bundle, *, filename: str = "") -> bytes:
         """The bundle in this format; ``filename`` may choose an encoding (``.csv`` / ``.parquet``)."""

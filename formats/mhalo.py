@@ -185,6 +185,7 @@ def _label(index: int, record: Any) -> str:
 class MhaloFormat(Format):
     name = "mhalo"
     holds = ("span",)
+    holds_span_types = False
     title = "MHALO (tagged JSON)"
     description = "JSON array; hallucinated_solution with <hallucination> tags, test_solution plain."
 

@@ -115,6 +115,7 @@ def read_output(output: str, response: str, tag: str | None) -> tuple[list[tuple
 class MhaloOutputsFormat(PredictionRecordsFormat[tuple[str | None, str | None]]):
     name = "mhalo-outputs"
     holds = ("span", "output")
+    holds_span_types = False
     title = "MHALO-style detector outputs (<Tagged_Text>)"
     source_format = "mhalo"
     read_before_repeat = True

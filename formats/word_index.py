@@ -103,7 +103,8 @@ def _placed(spans: list[SpanRecord]) -> list[tuple[int, int, str | None, str | N
 
 def written_output(response: str, detected: Annotations) -> tuple[Any, Counter[str]]:
     """The ``spans`` value a record holds for a detector's annotations of ``response``, and what reads
-    back otherwise than they say, as :meth:`~formats.base.Format.changed_in_writing` counts it."""
+    back otherwise than they say, as :meth:`~formats.base.Format.changed_in_writing` counts it (but for
+    their types, which no word-index span has: the base class counts those)."""
     raw = detected.raw_output
     value = raw_output_json(detected, _NOT_JSON)
     if raw is not None and value is not _NOT_JSON:
@@ -122,15 +123,13 @@ def written_output(response: str, detected: Annotations) -> tuple[Any, Counter[s
     changed["spans are widened to whole words"] += sum(
         (s.start, s.end) not in back_spans for s in detected.spans
     )
-    changed["typed spans are written untyped (word-index spans have no type)"] += sum(
-        s.type is not None for s in detected.spans
-    )
     return value, +changed
 
 
 class WordIndexFormat(PredictionRecordsFormat[str]):
     name = "word-index"
     holds = ("span", "output")  # an output that could not be read is written back as it came
+    holds_span_types = False
     title = "Word-index spans (JSON list of {start, end, text})"
     source_format = "word-index"
     description = (
@@ -159,7 +158,7 @@ class WordIndexFormat(PredictionRecordsFormat[str]):
 
     def changed_in_writing(self, batch: Bundle, label_set: LabelSetRecord) -> Counter[str]:
         by_item = {a.item: a for a in label_set.annotations}
-        changed: Counter[str] = Counter()
+        changed = super().changed_in_writing(batch, label_set)  # the span types
         for item in batch.items:
             if item.external_id in by_item:
                 changed += written_output(item.response, by_item[item.external_id])[1]

@@ -382,3 +382,24 @@ def test_label_studio_keeps_where_an_annotator_stands_on_each_item(engine) -> No
             "e": ([(2, 5, None)], []),
         }
     )
+
+
+@pytest.mark.parametrize(
+    ("fmt", "label_set", "title"),
+    [
+        ("mhalo", "gold:gold", "MHALO (tagged JSON)"),
+        ("mhalo-outputs", "detector:eager", "MHALO-style detector outputs (<Tagged_Text>)"),
+        ("word-index", "detector:eager", "Word-index spans (JSON list of {start, end, text})"),
+    ],
+)
+def test_a_format_whose_spans_have_no_type_names_the_typed_spans(engine, fmt, label_set, title) -> None:
+    """An annotator's span types (MHALO files have none; people add them in the app) were dropped by
+    an MHALO export without a word."""
+    gold, run = spans(), spans("eager", "detector")
+    for label in (gold, run):
+        label.annotations[0].spans[0].type = "Color Attribute"
+        label.annotations[1].spans[0].type = "Object"
+    store(engine, gold, run)
+    assert f"{label_set}: 2 typed spans are written untyped ({title} has no span types)" in _left_out(
+        engine, fmt, [label_set]
+    )

@@ -323,7 +323,7 @@ class LabelStudioFormat(Format):
                 elif label_set.kind == "human" and status in (None, "unsure"):
                     draft = {"user": _address(user), "was_postponed": status == "unsure", "result": result}
                     task.setdefault("drafts", []).append(draft)
-                elif label_set.kind == "gold" or status in ("done", "skipped"):
+                else:  # gold, or an annotator's item done or skipped
                     # (an item checked and found clean is an annotation with an empty result)
                     annotation = {
                         "completed_by": user,

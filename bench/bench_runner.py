@@ -47,7 +47,12 @@ class MemoryStore:
     def items(self) -> list[RunItem]:
         return self._items
 
-    def open_run(self, settings: dict[str, Any]) -> None:
+    renew_every_s = 60.0
+
+    def open_run(self, settings: dict[str, Any], run_id: str) -> None:
+        return None
+
+    def renew_run(self, run_id: str) -> None:
         return None
 
     def done(self) -> set[str]:

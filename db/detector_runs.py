@@ -11,6 +11,8 @@ The run's settings (endpoint without credentials, model, strategy, prompt hash, 
 history and its token and cost ledger live in the label set's ``meta["live_run"]``, with ``complete``
 False from the first call until a run leaves no item undone. A label set is one run: a second run
 into it must have the same settings (it resumes); otherwise it is refused, and a new name is needed.
+While a run goes on, the label set is its alone (:mod:`db.run_leases`): a run started meanwhile, in
+this process or another, is refused naming it, until it ends or its process is no longer heard from.
 Every write here first checks that the acting user may manage data (:mod:`db.access`).
 """
 
@@ -26,9 +28,11 @@ from pathlib import Path
 from typing import Any
 
 from sqlalchemy import Engine, func, select
+from sqlalchemy.exc import IntegrityError
 from sqlalchemy.orm import Session
 
 from db import models as m
+from db import run_leases
 from db.access import Actor, require_in
 from db.config import data_dir, redact, setting
 from db.engine import read_session, write_session
@@ -38,6 +42,7 @@ from db.importer import import_bundle
 from db.repositories.exchange import item_units
 from detectors.base import RunItem
 from detectors.cache import ResponseCache
+from detectors.lease import LeaseLost
 from detectors.ledger import Prices, add_ledgers
 from detectors.runner import ImageUnavailable, Progress, RunRefused, RunResult, RunSpec, run_detector
 from formats.records import Annotations, Bundle, DatasetRecord, LabelSetRecord
@@ -108,11 +113,19 @@ def _strings(value: Any) -> tuple[str, ...]:
 class DetectorRunStore:
     """The store of one run: ``dataset``'s items and the detector label set ``detector``."""
 
-    def __init__(self, engine: Engine, dataset: str, detector: str, actor: Actor) -> None:
+    def __init__(
+        self, engine: Engine, dataset: str, detector: str, actor: Actor, *, lease_s: float | None = None
+    ) -> None:
         self.engine = engine
         self.dataset = dataset
         self.detector = detector
         self.actor = actor
+        # How long the label set stays the run's once it is no longer heard from; renewed 4 times as often.
+        try:
+            self.lease_s = lease_s if lease_s is not None else run_leases.lease_seconds()
+        except ValueError as bad:
+            raise RunRefused(str(bad)) from None
+        self.renew_every_s = self.lease_s / 4
         self._images: dict[str, str | None] = {}
         self._image_root: str | None = None
 
@@ -212,8 +225,10 @@ class DetectorRunStore:
 
     # ----------------------------------------------------------------------------------------- writes
 
-    def _label_set(self, session: Session) -> m.LabelSet | None:
-        return session.scalar(
+    def _label_set(self, session: Session, *, lock: bool = False) -> m.LabelSet | None:
+        """The run's label set; ``lock``: its row locked until the transaction ends (PostgreSQL), as
+        its meta is read, changed and written back by the run, its lease's heartbeat and other runs."""
+        query = (
             select(m.LabelSet)
             .join(m.Dataset, m.Dataset.id == m.LabelSet.dataset_id)
             .where(
@@ -222,18 +237,28 @@ class DetectorRunStore:
                 m.LabelSet.name == self.detector,
             )
         )
+        if lock:
+            query = query.with_for_update(of=m.LabelSet).execution_options(populate_existing=True)
+        return session.scalar(query)
 
-    def open_run(self, settings: dict[str, Any]) -> None:
+    def open_run(self, settings: dict[str, Any], run_id: str) -> None:
+        try:
+            self._open(settings, run_id)
+        except IntegrityError:  # PostgreSQL: another run made the label set a moment ago; it is there now
+            self._open(settings, run_id)
+
+    def _open(self, settings: dict[str, Any], run_id: str) -> None:
         now = _now()
         with write_session(self.engine) as session:
             require_in(session, self.actor, "manage_data")
             # Started from a live login, the run goes on after that tab logs out or idles: its later
             # writes check the account (role, enabled), not the login session.
+            by = self.actor.name
             self.actor = replace(self.actor, login=None)
             dataset = session.scalar(select(m.Dataset).where(m.Dataset.name == self.dataset))
             if dataset is None:
                 raise RunRefused(f"there is no dataset named {self.dataset!r}")
-            label_set = self._label_set(session)
+            label_set = self._label_set(session, lock=True)
             if label_set is None:
                 label_set = m.LabelSet(
                     dataset_id=dataset.id,
@@ -246,17 +271,46 @@ class DetectorRunStore:
                 session.add(label_set)
             else:
                 _check_same_run(label_set, settings, self.detector)
-            live = dict(label_set.meta[META_KEY])
+            live = run_leases.take(
+                dict(label_set.meta[META_KEY]),
+                run_id,
+                by,
+                run_leases.store_clock(session),
+                self.lease_s,
+                name=self.detector,
+                dataset=self.dataset,
+            )
             live |= {"updated": now, "status": "running", "complete": False}
             label_set.meta = {**label_set.meta, META_KEY: live}
 
-    def _record(self, session: Session, run: dict[str, Any], **changes: Any) -> None:
-        """Put ``run`` (this run's line, by its id) and ``changes`` into the label set's meta."""
+    def renew_run(self, run_id: str) -> None:
+        # Bookkeeping: nothing a page shows changes, so no cache keyed on the store revision is dropped.
+        with write_session(self.engine, bookkeeping=True) as session:
+            require_in(session, self.actor, "manage_data")
+            label_set = self._label_set(session, lock=True)
+            if label_set is None:
+                raise LeaseLost("the label set was deleted during the run")
+            live = run_leases.renew(
+                dict(label_set.meta.get(META_KEY) or {}),
+                run_id,
+                run_leases.store_clock(session),
+                self.lease_s,
+            )
+            label_set.meta = {**label_set.meta, META_KEY: live}
+
+    def _record(
+        self, session: Session, run: dict[str, Any], *, release: bool = False, **changes: Any
+    ) -> None:
+        """Put ``run`` (this run's line, by its id) into the label set's meta, and ``changes`` too while
+        this run holds the label set (a run taken over leaves the new run's state alone); ``release``
+        gives the label set back."""
         require_in(session, self.actor, "manage_data")
-        label_set = self._label_set(session)
+        label_set = self._label_set(session, lock=True)
         if label_set is None:
             raise RunRefused(f"the label set {self.detector!r} was deleted during the run")
         live = dict(label_set.meta.get(META_KEY) or {})
+        if not run_leases.holds(live, run["id"]):
+            changes = {}
         runs = [r for r in live.get("runs", []) if r.get("id") != run["id"]] + [run]
         # The runs past the last MAX_RUNS_KEPT leave the list, not the totals: their ledgers are summed
         # apart (the 51st run's cost was dropped from the label set's total).
@@ -271,6 +325,8 @@ class DetectorRunStore:
         for earlier in runs:
             totals = add_ledgers(totals, earlier.get("ledger", {}))
         live["ledger"] = totals
+        if release:
+            live = run_leases.release(live, run["id"])
         label_set.meta = {**label_set.meta, META_KEY: live}
 
     def save_outputs(self, outputs: list[Annotations], run: dict[str, Any]) -> dict[str, str]:
@@ -311,7 +367,7 @@ class DetectorRunStore:
 
     def close_run(self, run: dict[str, Any], complete: bool) -> None:
         with write_session(self.engine) as session:
-            self._record(session, run, status=run["status"], complete=complete)
+            self._record(session, run, release=True, status=run["status"], complete=complete)
 
 
 def _now() -> str:

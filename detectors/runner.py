@@ -9,16 +9,21 @@ asked again. When an item's last answer is in, the strategy parses it and the it
 next batch, written every ``batch_items`` outputs or ``batch_seconds`` seconds, whichever comes first,
 so other pages see the run grow (each write bumps the store revision).
 
-The run stops early when cancelled (a ``threading.Event``) or when the tokens spent reach the budget;
-it then starts no new call, lets the calls in flight finish and writes what is complete. An item whose
-call fails after every retry, or whose image cannot be read, is not written: it is reported with the
-reason and a later run tries it again. Items the strategy cannot judge at all (no claims, no
+The store hands the run its label set alone (a second run of it, from any process, is refused) and a
+:class:`~detectors.lease.Heartbeat` keeps that hold alive while the run lasts.
+
+The run stops early when cancelled (a ``threading.Event``), when the tokens spent reach the budget or
+when it must (``stopped``: another run took its label set over); it then starts no new call, lets the
+calls in flight finish and writes what is complete. An item whose call fails after every retry, or
+whose image cannot be read, is not written: it is reported with the reason and a later run tries it
+again. Items the strategy cannot judge at all (no claims, no
 sentences, no scene graph) are outside the run and named once.
 """
 
 from __future__ import annotations
 
 import hashlib
+import logging
 import threading
 import time
 import uuid
@@ -34,12 +39,14 @@ from detectors.cache import CachedAnswer, ResponseCache, cache_key
 from detectors.client import Answer, CallFailed, Cancelled, ChatClient, RetryPolicy, redacted_endpoint
 from detectors.ensemble import AGGREGATION, combine
 from detectors.judge_bias import NOTE, self_judged
+from detectors.lease import Heartbeat
 from detectors.ledger import Ledger, Prices
 from detectors.strategies import get_strategy
 from formats.records import Annotations
 from formats.storable import storable_text, unstorable
 
 MAX_CONCURRENCY = 256
+log = logging.getLogger("spanlight.detectors")
 
 
 class RunRefused(Exception):
@@ -57,9 +64,17 @@ class RunStore(Protocol):
         """Every item of the dataset, in dataset order."""
         ...
 
-    def open_run(self, settings: dict[str, Any]) -> None:
-        """Create the label set, or check that it was made with these settings (RunRefused if not),
+    # How often a run renews its hold on the label set (:meth:`renew_run`), in seconds.
+    renew_every_s: float
+
+    def open_run(self, settings: dict[str, Any], run_id: str) -> None:
+        """Create the label set, or check that it was made with these settings (RunRefused if not);
+        take it for ``run_id`` (RunRefused naming the run that holds it, when another live run does)
         and mark it incomplete."""
+        ...
+
+    def renew_run(self, run_id: str) -> None:
+        """Keep the label set for ``run_id`` a while longer; LeaseLost when another run took it over."""
         ...
 
     def done(self) -> set[str]:
@@ -75,7 +90,8 @@ class RunStore(Protocol):
         ...
 
     def close_run(self, run: dict[str, Any], complete: bool) -> None:
-        """Record the run's end, and whether the label set now holds every item it can."""
+        """Record the run's end, and whether the label set now holds every item it can; give the label
+        set back."""
         ...
 
 
@@ -175,7 +191,7 @@ class Progress:
 
 @dataclass
 class RunResult:
-    status: str  # finished / cancelled / budget
+    status: str  # finished / cancelled / budget / stopped (``stop_reason`` says why)
     in_scope: int
     already_done: int
     saved: int
@@ -187,6 +203,7 @@ class RunResult:
     judge_bias: str | None
     elapsed_s: float
     started: str
+    stop_reason: str | None = None
 
     @property
     def ok(self) -> bool:
@@ -196,6 +213,7 @@ class RunResult:
         return {
             "ok": self.ok,
             "status": self.status,
+            "stop_reason": self.stop_reason,
             "items_in_scope": self.in_scope,
             "items_already_done": self.already_done,
             "items_saved": self.saved,
@@ -255,6 +273,7 @@ class _Run:
         cancel: threading.Event,
         progress: Callable[[Progress], None],
         ledger: Ledger,
+        run_id: str,
     ) -> None:
         self.spec = spec
         self.store = store
@@ -266,7 +285,8 @@ class _Run:
         self.ledger = ledger
         self.started = time.monotonic()
         self.started_at = datetime.now(UTC).isoformat(timespec="seconds")
-        self.run_id = uuid.uuid4().hex[:12]
+        self.run_id = run_id
+        self.stop_reason: str | None = None
         self.failed: dict[str, str] = {}
         self.saved = 0
         self.total = 0
@@ -349,6 +369,11 @@ class _Run:
             return []
         return self._stage_calls(job)
 
+    def stop(self, reason: str) -> None:
+        """Start no new call (from any thread): the run ends ``stopped``, with the first reason given."""
+        if self.stop_reason is None:
+            self.stop_reason = reason
+
     # ---------------------------------------------------------------------------------------- the loop
 
     def run(self, todo: Sequence[RunItem]) -> str:
@@ -362,6 +387,8 @@ class _Run:
             while True:
                 if stopping is None and self.cancel.is_set():
                     stopping = "cancelled"
+                if stopping is None and self.stop_reason is not None:
+                    stopping = "stopped"
                 # Start calls while there is room: the next queued call, else the next item's first.
                 while stopping is None and len(in_flight) < self.spec.concurrency:
                     if not queue:
@@ -440,7 +467,7 @@ class _Run:
             "items_saved": self.saved,
             "items_failed": len(self.failed),
             "ledger": self.ledger.snapshot(),
-        }
+        } | ({"stop_reason": self.stop_reason} if self.stop_reason is not None else {})
 
     def _progress(self, in_flight: int, *, force: bool) -> None:
         now = time.monotonic()
@@ -507,8 +534,9 @@ def run_detector(
         raise RunRefused(f"{strategy.title} cannot judge any chosen item: {next(iter(not_judged.values()))}")
     cancel = cancel or threading.Event()
     ledger = Ledger(spec.prices)
+    run_id = uuid.uuid4().hex[:12]
+    store.open_run(spec.settings(strategy), run_id)
     client = make_client(spec, api_key, cancel, ledger)
-    store.open_run(spec.settings(strategy))
     done = store.done()
     todo = [i for i in chosen if i.external_id not in done and i.external_id not in not_judged]
     if spec.limit is not None:
@@ -518,10 +546,22 @@ def run_detector(
         source_models[item.source_model] = source_models.get(item.source_model, 0) + 1
     own = self_judged(spec.model, source_models)
     run = _Run(
-        spec, store, client, cache if cache is not None else ResponseCache(None), cancel, progress, ledger
+        spec,
+        store,
+        client,
+        cache if cache is not None else ResponseCache(None),
+        cancel,
+        progress,
+        ledger,
+        run_id,
     )
     try:
-        status = run.run(todo)
+        with Heartbeat(lambda: store.renew_run(run_id), store.renew_every_s, run.stop):
+            status = run.run(todo)
+    except BaseException:
+        run.status = "failed"
+        _give_back(store, run)
+        raise
     finally:
         client.close()
     held = store.done()
@@ -540,4 +580,14 @@ def run_detector(
         judge_bias=f"{own} of {len(todo)} items: {NOTE}" if own else None,
         elapsed_s=time.monotonic() - run.started,
         started=run.started_at,
+        stop_reason=run.stop_reason,
     )
+
+
+def _give_back(store: RunStore, run: _Run) -> None:
+    """After a run broke off (its error is raised again): record it and give the label set back, so the
+    next run need not wait for the lease to expire; a store that cannot be written now lets it expire."""
+    try:
+        store.close_run(run.run_record(), False)
+    except Exception as error:  # noqa: BLE001 - the run's own error is the one to report
+        log.warning("the broken-off run was not recorded (%s)", type(error).__name__)

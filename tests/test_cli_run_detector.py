@@ -7,6 +7,7 @@ import json
 import os
 import subprocess
 import sys
+import time
 from pathlib import Path
 
 import pytest
@@ -203,3 +204,77 @@ def test_ctrl_c_cancels_the_run_keeping_what_arrived(store, tmp_path):
     engine.dispose()
     assert live["status"] != "running"
     assert set(stored(make_engine(store), "judge")) >= {f"item-{k}" for k in range(5)}
+
+
+def test_a_run_killed_mid_way_holds_its_label_set_only_until_its_lease_expires(db_url, tmp_path, monkeypatch):
+    """Two processes on one label set: while the command runs, a run from another process is refused
+    naming it and asks nothing; once the command is killed (kill -9: it gives nothing back), its lease
+    expires and the next run takes the label set over, asks only what never arrived, and marks the
+    killed run interrupted. (Nothing stopped a second run, which paid for every call again.)"""
+    import signal
+    import threading
+
+    from db.access import OPERATOR
+    from db.detector_runs import DetectorRunStore, run_live
+    from db.repositories.label_sets import label_set_meta
+    from detectors.runner import RunRefused, RunSpec
+
+    monkeypatch.setenv("SPANLIGHT_DATA_DIR", str(tmp_path / "data"))
+    engine = make_engine(db_url)
+    make_dataset(engine, tmp_path / "images")
+    asked, held = threading.Event(), threading.Event()
+
+    def holding(text: str, attempt: int):
+        k = item_number(text)
+        if k == 2 and attempt == 1:
+            asked.set()
+            held.wait(120)
+        return answer(tagged(k, *SPANS[k]))
+
+    def live() -> dict:
+        return (label_set_meta(engine, DATASET, "detector", "judge") or {}).get("live_run") or {}
+
+    env = {**os.environ, "SPANLIGHT_DATA_DIR": str(tmp_path / "data"), "SPANLIGHT_RUN_LEASE_S": "2"}
+    with ChatServer(holding) as server:
+        process = subprocess.Popen(
+            [sys.executable, "cli.py", *arguments(db_url, server, "--concurrency", "1", "--timeout", "120")],
+            cwd=ROOT,
+            env=env,
+            stdout=subprocess.DEVNULL,
+            stderr=subprocess.DEVNULL,
+        )
+        try:
+            assert asked.wait(120), "the command never reached item 2"
+            deadline = time.monotonic() + 60
+            while len(DetectorRunStore(engine, DATASET, "judge", OPERATOR).done()) < 2:  # items 0 and 1
+                assert time.monotonic() < deadline, "the command wrote nothing"
+                time.sleep(0.05)
+            killed = live()["runs"][0]["id"]
+            again = RunSpec(DATASET, "judge", "mhalo-vanilla", server.base_url, "gpt-4o-mini", timeout_s=5)
+            with pytest.raises(
+                RunRefused, match=rf"already being run on '{DATASET}' \(run {killed}, started"
+            ):
+                run_live(engine, again, OPERATOR, api_key=None)
+            assert len(server.requests) == 3
+            process.send_signal(signal.SIGKILL)
+            process.wait(60)
+            results = []
+            deadline = time.monotonic() + 60
+            while not results:
+                try:
+                    results.append(run_live(engine, again, OPERATOR, api_key=None))
+                except RunRefused as refused:
+                    assert killed in str(refused) and time.monotonic() < deadline, refused
+                    time.sleep(0.1)
+        finally:
+            held.set()
+            if process.poll() is None:
+                process.kill()
+                process.wait(60)
+    (result,) = results
+    assert result.complete and result.already_done == 2 and result.saved == N_ITEMS - 2
+    statuses = {line["id"]: line["status"] for line in live()["runs"]}
+    assert statuses.pop(killed) == "interrupted" and list(statuses.values()) == ["finished"]
+    assert "lease" not in live()
+    assert span_words(stored(engine, "judge")) == SPANS
+    engine.dispose()

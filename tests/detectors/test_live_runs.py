@@ -460,7 +460,7 @@ def test_the_ledger_counts_every_run_past_the_listed_ones(data, monkeypatch):
 
     monkeypatch.setattr(runs_module, "MAX_RUNS_KEPT", 3)
     store = DetectorRunStore(data, DATASET, "ledgered", OPERATOR)
-    store.open_run({"model": "m", "strategy": "mhalo-vanilla", "prompt_hash": "h"})
+    store.open_run({"model": "m", "strategy": "mhalo-vanilla", "prompt_hash": "h"}, "run-0")
     for k in range(5):
         with runs_module.write_session(data) as session:
             store._record(

@@ -5,9 +5,12 @@ connection per worker thread (a new connection per call costs more than the call
 A call is retried on 429, 408, 409, 425 and 5xx answers, on connection errors (refused, reset, closed
 early), on timeouts and on a body that is cut short or is not the JSON a completion is, waiting between
 attempts with exponential backoff and jitter — or as long as the server's ``Retry-After`` asks, up to a
-cap — and never more than :attr:`RetryPolicy.attempts` times in all. The timeout bounds each attempt
-as a whole, however slowly its answer comes, and an answer over :data:`MAX_ANSWER_BYTES` fails the call. Other 4xx answers (a bad request,
-a wrong key) are not retried: trying again would only fail again.
+cap — and never more than :attr:`RetryPolicy.attempts` times in all. A 429 holds back every thread of
+the client, not only the call it answered (:mod:`detectors.throttle`). The timeout bounds each attempt
+as a whole, however slowly its answer comes, and an answer over :data:`MAX_ANSWER_BYTES` fails the
+call. Other 4xx answers (a bad request, a wrong key) are not retried: trying again would only fail
+again. A failed call says whether the endpoint itself refused or could not be reached
+(:attr:`CallFailed.kind`), so a run can stop rather than ask again for every item.
 
 The API key is sent only in the ``Authorization`` header. It is never part of a message: errors and log
 lines name the endpoint without credentials or query (:func:`redacted_endpoint`) and have the key
@@ -29,9 +32,14 @@ from email.utils import parsedate_to_datetime
 from typing import Any
 from urllib.parse import SplitResult, urlsplit, urlunsplit
 
+from detectors.throttle import Halted, Throttle
+
 log = logging.getLogger("spanlight.detectors")
 
 RETRY_STATUSES = frozenset({408, 409, 425, 429})
+# Refusals of the endpoint itself, not of one request: a wrong or revoked key, no credit, no access, no
+# such path or model. Every other call would be refused alike.
+REFUSED_STATUSES = frozenset({401, 402, 403, 404})
 # The largest answer read: an endpoint that ignores max_tokens must not fill the memory (a 20 MB answer
 # took a gigabyte, and froze the browser showing it). Far above any completion a detector asks for.
 MAX_ANSWER_BYTES = 8 * 2**20
@@ -42,17 +50,25 @@ class _TooLarge(Exception):
     """The answer's body went past :data:`MAX_ANSWER_BYTES`."""
 
 
+class _Unreachable(Exception):
+    """No connection to the endpoint could be opened (its cause says why)."""
+
+
 class Cancelled(Exception):
     """The run was cancelled while this call waited to try again, or between reads of its answer."""
 
 
 class CallFailed(Exception):
-    """The call did not get an answer; ``reason`` says why (never with the key in it)."""
+    """The call did not get an answer; ``reason`` says why (never with the key in it), ``kind`` whether
+    another call would fare any better: ``refused`` (the endpoint refused the key, the account or the
+    path: :data:`REFUSED_STATUSES`), ``unreachable`` (no connection could be made), ``throttled`` (429
+    to the last attempt), else ``call``."""
 
-    def __init__(self, reason: str, attempts: int) -> None:
+    def __init__(self, reason: str, attempts: int, kind: str = "call") -> None:
         super().__init__(reason)
         self.reason = reason
         self.attempts = attempts
+        self.kind = kind
 
 
 class EndpointError(ValueError):
@@ -211,6 +227,7 @@ class ChatClient:
         self.timeout_s = timeout_s
         self.policy = policy or RetryPolicy()
         self._cancel = cancel or threading.Event()
+        self._throttle = Throttle(self.policy.delay, self._cancel)
         self._on_retry = on_retry
         self._local = threading.local()
         self._open: list[http.client.HTTPConnection] = []
@@ -256,6 +273,11 @@ class ChatClient:
         # time kept a call (and its run, even cancelled) going for good.
         deadline = time.monotonic() + self.timeout_s
         connection = self._connection()
+        if connection.sock is None:
+            try:
+                connection.connect()
+            except OSError as error:
+                raise _Unreachable() from error
         self._left(connection, deadline)  # a kept-alive socket still has the last call's time left
         connection.request("POST", self._path, body=payload, headers=headers)
         self._left(connection, deadline)
@@ -291,8 +313,12 @@ class ChatClient:
         while True:
             attempt += 1
             retry_after: float | None = None
+            kind = "call"
             try:
-                status, headers, data = self._post(payload)
+                with self._throttle.turn() as sent_at:
+                    status, headers, data = self._post(payload)
+            except Halted:
+                raise Cancelled() from None
             except Cancelled:
                 self._drop_connection()
                 raise
@@ -301,6 +327,10 @@ class ChatClient:
                 raise CallFailed(
                     f"the answer is larger than {MAX_ANSWER_BYTES // 2**20} MB", attempt
                 ) from None
+            except _Unreachable as unreachable:
+                self._drop_connection()
+                problem = f"cannot connect: {_connection_problem(unreachable.__cause__ or unreachable)}"
+                kind = "unreachable"
             except TimeoutError:
                 self._drop_connection()
                 problem = f"no answer within {self.timeout_s:g} s"
@@ -308,6 +338,8 @@ class ChatClient:
                 self._drop_connection()
                 problem = _connection_problem(error)
             else:
+                if status != 429:
+                    self._throttle.answered()
                 if 200 <= status < 300:
                     try:
                         text, prompt_tokens, completion_tokens, finish = answer_text(json.loads(data))
@@ -318,12 +350,15 @@ class ChatClient:
                 elif status in RETRY_STATUSES or status >= 500:
                     problem = f"HTTP {status}"
                     retry_after = retry_after_seconds(headers.get("retry-after"))
+                    kind = "throttled" if status == 429 else kind
                 else:
                     reason = f"HTTP {status}: {self._redact(_server_message(data))}"
-                    raise CallFailed(reason, attempt)
+                    raise CallFailed(reason, attempt, "refused" if status in REFUSED_STATUSES else "call")
+            # Throttling holds back every call of the client (the next turn waits), not this one alone.
+            pause = self._throttle.too_many(sent_at, retry_after) if kind == "throttled" else None
             if attempt >= self.policy.attempts:
-                raise CallFailed(f"{self._redact(problem)} (gave up after {attempt} attempts)", attempt)
-            wait = self.policy.delay(attempt, retry_after)
+                raise CallFailed(f"{self._redact(problem)} (gave up after {attempt} attempts)", attempt, kind)
+            wait = pause if pause is not None else self.policy.delay(attempt, retry_after)
             log.warning(
                 "%s: %s on attempt %d of %d; trying again in %.2f s",
                 self.endpoint,
@@ -334,7 +369,7 @@ class ChatClient:
             )
             if self._on_retry is not None:
                 self._on_retry(self._redact(problem))
-            if self._cancel.wait(wait):
+            if pause is None and self._cancel.wait(wait):
                 raise Cancelled()
 
 

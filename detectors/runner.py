@@ -13,10 +13,11 @@ The store hands the run its label set alone (a second run of it, from any proces
 :class:`~detectors.lease.Heartbeat` keeps that hold alive while the run lasts.
 
 The run stops early when cancelled (a ``threading.Event``), when the tokens spent reach the budget or
-when it must (``stopped``: another run took its label set over); it then starts no new call, lets the
-calls in flight finish and writes what is complete. An item whose call fails after every retry, or
-whose image cannot be read, is not written: it is reported with the reason and a later run tries it
-again. Items the strategy cannot judge at all (no claims, no
+when it must (``stopped``, with the reason: another run took its label set over, or the endpoint
+refused the key, cannot be reached, or failed :data:`FAILURES_IN_A_ROW` calls in a row); it then starts
+no new call, lets the calls in flight finish (a cancel, or an endpoint given up, ends them) and writes
+what is complete. An item whose call fails after every retry, or whose image cannot be read, is not
+written: it is reported with the reason and a later run tries it again. Items the strategy cannot judge at all (no claims, no
 sentences, no scene graph) are outside the run and named once.
 """
 
@@ -46,6 +47,8 @@ from formats.records import Annotations
 from formats.storable import storable_text, unstorable
 
 MAX_CONCURRENCY = 256
+# Calls failing one after another, no answer between, before the run takes the endpoint for down.
+FAILURES_IN_A_ROW = 5
 log = logging.getLogger("spanlight.detectors")
 
 
@@ -271,6 +274,7 @@ class _Run:
         client: ChatClient,
         cache: ResponseCache,
         cancel: threading.Event,
+        halt: threading.Event,
         progress: Callable[[Progress], None],
         ledger: Ledger,
         run_id: str,
@@ -280,6 +284,8 @@ class _Run:
         self.client = client
         self.cache = cache
         self.cancel = cancel
+        # Ends the calls in flight (the client's cancel): set on a cancel, or once the endpoint is given up.
+        self.halt = halt
         self.report = progress
         self.strategy = get_strategy(spec.strategy)
         self.ledger = ledger
@@ -287,6 +293,8 @@ class _Run:
         self.started_at = datetime.now(UTC).isoformat(timespec="seconds")
         self.run_id = run_id
         self.stop_reason: str | None = None
+        self.endpoint_given_up = False
+        self.failing: list[str] = []  # the items of the calls failed in a row, no answer between
         self.failed: dict[str, str] = {}
         self.saved = 0
         self.total = 0
@@ -374,6 +382,38 @@ class _Run:
         if self.stop_reason is None:
             self.stop_reason = reason
 
+    def _call_failed(self, job: _Job, call: Call, failed: CallFailed) -> None:
+        """A call failed after its retries. When another call would fare no better (the endpoint refused
+        the key, cannot be reached, or failed call after call) the run stops calling and says why once,
+        instead of failing every item alike; the items it leaves are tried by the next run."""
+        if self.endpoint_given_up:  # a call that was in flight: the reason was given already
+            return
+        if failed.kind == "refused":
+            self._give_up_endpoint(
+                f"the endpoint refused the call ({failed.reason}); every other call would be refused "
+                "alike, so no more were made"
+            )
+            return
+        if failed.kind == "unreachable":
+            self._give_up_endpoint(
+                f"the endpoint cannot be reached ({failed.reason}); no more calls were made"
+            )
+            return
+        self._fail(job, f"{call.unit}: {failed.reason}")
+        self.failing.append(job.item.external_id)
+        if len(self.failing) >= FAILURES_IN_A_ROW:
+            for external_id in self.failing:  # said once, in the reason, rather than item by item
+                self.failed.pop(external_id, None)
+            self._give_up_endpoint(
+                f"{len(self.failing)} calls failed in a row, the last with {failed.reason}; the endpoint "
+                "seems down, so no more calls were made"
+            )
+
+    def _give_up_endpoint(self, reason: str) -> None:
+        self.endpoint_given_up = True
+        self.stop(reason)
+        self.halt.set()
+
     # ---------------------------------------------------------------------------------------- the loop
 
     def run(self, todo: Sequence[RunItem]) -> str:
@@ -387,6 +427,7 @@ class _Run:
             while True:
                 if stopping is None and self.cancel.is_set():
                     stopping = "cancelled"
+                    self.halt.set()
                 if stopping is None and self.stop_reason is not None:
                     stopping = "stopped"
                 # Start calls while there is room: the next queued call, else the next item's first.
@@ -420,10 +461,11 @@ class _Run:
                         answer = future.result()
                     except CallFailed as failed:
                         self.ledger.failed()
-                        self._fail(job, f"{call.unit}: {failed.reason}")
+                        self._call_failed(job, call, failed)
                         continue
                     except Cancelled:
                         continue
+                    self.failing.clear()
                     self.ledger.answered(answer.prompt_tokens, answer.completion_tokens, cached=False)
                     # The item's next calls go first: items finish (and are written) in order.
                     queue.extendleft(reversed(self._answered(job, call, sample, answer.text)))
@@ -533,10 +575,11 @@ def run_detector(
     if len(not_judged) == len(chosen):
         raise RunRefused(f"{strategy.title} cannot judge any chosen item: {next(iter(not_judged.values()))}")
     cancel = cancel or threading.Event()
+    halt = threading.Event()
     ledger = Ledger(spec.prices)
     run_id = uuid.uuid4().hex[:12]
     store.open_run(spec.settings(strategy), run_id)
-    client = make_client(spec, api_key, cancel, ledger)
+    client = make_client(spec, api_key, halt, ledger)
     done = store.done()
     todo = [i for i in chosen if i.external_id not in done and i.external_id not in not_judged]
     if spec.limit is not None:
@@ -551,6 +594,7 @@ def run_detector(
         client,
         cache if cache is not None else ResponseCache(None),
         cancel,
+        halt,
         progress,
         ledger,
         run_id,

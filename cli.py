@@ -574,6 +574,13 @@ def cmd_run_detector(args: argparse.Namespace) -> int:
     if result.not_judged:
         lines.append(f"Not judged ({len(result.not_judged)} items): {next(iter(result.not_judged.values()))}")
     lines += [f"Failed {ext}: {reason}" for ext, reason in result.failed.items()]
+    if result.truncated:
+        lines.append(
+            f"Cut at max tokens (finish_reason 'length'): {ledger['truncated_answers']} answer(s) in "
+            f"{len(result.truncated)} item(s); a cut answer may read as no hallucination: raise --max-tokens "
+            "and run under a new --detector name"
+        )
+        lines += [f"Cut {ext}: {', '.join(units)}" for ext, units in result.truncated.items()]
     _emit(args, result.to_dict(), "\n".join(lines))
     return 0 if result.ok else 1
 

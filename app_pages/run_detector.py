@@ -181,6 +181,7 @@ def _show(run: LiveRun) -> None:
                             "from cache": ledger["cached_calls"],
                             "retries": ledger["retries"],
                             "failed calls": ledger["failed_calls"],
+                            "cut at max tokens": ledger["truncated_answers"],
                             "tokens in": ledger["prompt_tokens"],
                             "tokens out": ledger["completion_tokens"],
                             "cost": ledger["cost"],
@@ -217,6 +218,24 @@ def _show(run: LiveRun) -> None:
                     literal(
                         f"{len(result.not_judged)} items not judged: {next(iter(result.not_judged.values()))}."
                     )
+                )
+            if result.truncated:
+                st.warning(
+                    literal(
+                        f"{result.ledger['truncated_answers']} answer(s) were cut at the token limit (finish "
+                        f"reason 'length'), in {len(result.truncated)} item(s): a cut answer may read as no "
+                        "hallucination. Raise “Max tokens per answer” and run under a new name."
+                    )
+                )
+                st.dataframe(
+                    pd.DataFrame(
+                        {
+                            "item": list(result.truncated),
+                            "answers cut at max tokens": [", ".join(u) for u in result.truncated.values()],
+                        }
+                    ),
+                    hide_index=True,
+                    width="stretch",
                 )
             if result.failed:
                 st.dataframe(

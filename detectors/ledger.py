@@ -1,4 +1,5 @@
-"""What a run spent: calls, retries, tokens and their cost under the user's price table.
+"""What a run spent: calls, retries, tokens and their cost under the user's price table, and how many
+answers came back cut at the token limit.
 
 Only answers that came over the network cost tokens; answers replayed from the response cache are
 counted apart, at no cost. Prices are per 1,000 tokens, input and output apart, in whatever currency
@@ -32,6 +33,7 @@ class Ledger:
         self.cached_calls = 0
         self.retries = 0
         self.failed_calls = 0
+        self.truncated_answers = 0
         self.prompt_tokens = 0
         self.completion_tokens = 0
 
@@ -52,6 +54,11 @@ class Ledger:
         with self._lock:
             self.failed_calls += 1
 
+    def cut(self) -> None:
+        """An answer (new or from the cache) was cut at the token limit (``finish_reason: length``)."""
+        with self._lock:
+            self.truncated_answers += 1
+
     @property
     def tokens(self) -> int:
         return self.prompt_tokens + self.completion_tokens
@@ -67,6 +74,7 @@ class Ledger:
                 "cached_calls": self.cached_calls,
                 "retries": self.retries,
                 "failed_calls": self.failed_calls,
+                "truncated_answers": self.truncated_answers,
                 "prompt_tokens": self.prompt_tokens,
                 "completion_tokens": self.completion_tokens,
                 "cost": round(self.cost, 6),
@@ -78,7 +86,8 @@ class Ledger:
 def add_ledgers(total: dict[str, Any], run: dict[str, Any]) -> dict[str, Any]:
     """The totals of a label set over its runs: counts and cost add up, the latest prices are kept."""
     summed = {
-        k: total.get(k, 0) + run.get(k, 0) for k in ("calls", "cached_calls", "retries", "failed_calls")
+        k: total.get(k, 0) + run.get(k, 0)
+        for k in ("calls", "cached_calls", "retries", "failed_calls", "truncated_answers")
     }
     summed |= {k: total.get(k, 0) + run.get(k, 0) for k in ("prompt_tokens", "completion_tokens")}
     summed["cost"] = round(float(total.get("cost", 0.0)) + float(run.get("cost", 0.0)), 6)

@@ -49,6 +49,10 @@ from formats.storable import storable_text, unstorable
 MAX_CONCURRENCY = 256
 # Calls failing one after another, no answer between, before the run takes the endpoint for down.
 FAILURES_IN_A_ROW = 5
+# The finish reason of an answer cut at the token limit (max_tokens).
+CUT = "length"
+# The items with a cut answer named in a run's line on the label set (the count is always whole).
+ITEMS_CUT_KEPT = 100
 log = logging.getLogger("spanlight.detectors")
 
 
@@ -207,6 +211,8 @@ class RunResult:
     elapsed_s: float
     started: str
     stop_reason: str | None = None
+    # Items whose answer (one of their calls', or samples') was cut at max tokens, with those calls' units.
+    truncated: dict[str, list[str]] = field(default_factory=dict)
 
     @property
     def ok(self) -> bool:
@@ -221,6 +227,7 @@ class RunResult:
             "items_already_done": self.already_done,
             "items_saved": self.saved,
             "failed": self.failed,
+            "truncated": self.truncated,
             "not_judged": self.not_judged,
             "ledger": self.ledger,
             "complete": self.complete,
@@ -296,6 +303,7 @@ class _Run:
         self.endpoint_given_up = False
         self.failing: list[str] = []  # the items of the calls failed in a row, no answer between
         self.failed: dict[str, str] = {}
+        self.truncated: dict[str, list[str]] = {}  # item -> the units whose answer was cut at max tokens
         self.saved = 0
         self.total = 0
         self.batch: list[Annotations] = []
@@ -370,8 +378,15 @@ class _Run:
             job.failure = reason
             self.failed[job.item.external_id] = reason
 
-    def _answered(self, job: _Job, call: Call, sample: int, text: str) -> list[tuple[_Job, Call, int]]:
+    def _answered(
+        self, job: _Job, call: Call, sample: int, text: str, finish_reason: str | None
+    ) -> list[tuple[_Job, Call, int]]:
         job.answers[(call.unit, sample)] = storable_text(text)  # a NUL in an answer failed its item for good
+        if finish_reason == CUT:  # read as it is, but named: a cut answer may read as "nothing wrong"
+            self.ledger.cut()
+            units = self.truncated.setdefault(job.item.external_id, [])
+            if call.unit not in units:
+                units.append(call.unit)
         job.waiting -= 1
         if job.waiting or job.failure is not None:
             return []
@@ -449,7 +464,9 @@ class _Run:
                     cached = self.cache.get(key)
                     if cached is not None:
                         self.ledger.answered(cached.prompt_tokens, cached.completion_tokens, cached=True)
-                        queue.extendleft(reversed(self._answered(job, call, sample, cached.text)))
+                        queue.extendleft(
+                            reversed(self._answered(job, call, sample, cached.text, cached.finish_reason))
+                        )
                         continue
                     in_flight[pool.submit(self._ask, job, call, key)] = (job, call, sample)
                 if not in_flight:  # nothing left to start, or stopping with nothing to wait for
@@ -468,7 +485,9 @@ class _Run:
                     self.failing.clear()
                     self.ledger.answered(answer.prompt_tokens, answer.completion_tokens, cached=False)
                     # The item's next calls go first: items finish (and are written) in order.
-                    queue.extendleft(reversed(self._answered(job, call, sample, answer.text)))
+                    queue.extendleft(
+                        reversed(self._answered(job, call, sample, answer.text, answer.finish_reason))
+                    )
                 self._flush(force=False)
                 self._progress(len(in_flight), force=False)
         self.status = stopping or "finished"
@@ -508,6 +527,7 @@ class _Run:
             "status": self.status,
             "items_saved": self.saved,
             "items_failed": len(self.failed),
+            "items_cut": list(self.truncated)[:ITEMS_CUT_KEPT],
             "ledger": self.ledger.snapshot(),
         } | ({"stop_reason": self.stop_reason} if self.stop_reason is not None else {})
 
@@ -625,6 +645,7 @@ def run_detector(
         elapsed_s=time.monotonic() - run.started,
         started=run.started_at,
         stop_reason=run.stop_reason,
+        truncated=dict(run.truncated),
     )
 
 

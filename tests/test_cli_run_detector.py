@@ -278,3 +278,18 @@ def test_a_run_killed_mid_way_holds_its_label_set_only_until_its_lease_expires(d
     assert "lease" not in live()
     assert span_words(stored(engine, "judge")) == SPANS
     engine.dispose()
+
+
+def test_the_summary_names_the_items_whose_answers_were_cut_at_max_tokens(store, capsys):
+    def cutting(text: str, attempt: int):
+        k = item_number(text)
+        return answer(tagged(k), finish_reason="length") if k == 4 else answer(tagged(k, *SPANS[k]))
+
+    with ChatServer(cutting) as server:
+        code, out, _ = run(capsys, *arguments(store, server, "--max-tokens", "64"))
+    assert code == 0, out
+    assert (
+        "Cut at max tokens (finish_reason 'length'): 1 answer(s) in 1 item(s); a cut answer may read as "
+        "no hallucination: raise --max-tokens and run under a new --detector name"
+    ) in out
+    assert "Cut item-4: item" in out

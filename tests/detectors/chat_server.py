@@ -2,9 +2,10 @@
 
 It speaks HTTP/1.1 with keep-alive, as an OpenAI-compatible server does, and records every request
 (headers, JSON body, arrival time). A script is a function of the request's user text and how many
-times that same text was asked before (1 for the first) returning a :class:`Reply`: a completion, an
-HTTP error (with ``Retry-After`` if wanted), an answer after a delay (past the client's timeout), a
-body cut short, a body that is not JSON, or a connection reset with no answer at all.
+times that same text was asked before (1 for the first) returning a :class:`Reply`: a completion (cut
+at max tokens, if its finish reason says so), an HTTP error (with ``Retry-After`` if wanted), an answer
+after a delay (past the client's timeout), a body cut short, a body that is not JSON, or a connection
+reset with no answer at all.
 """
 
 from __future__ import annotations
@@ -29,13 +30,24 @@ class Reply:
     delay_s: float = 0.0
     prompt_tokens: int = 100
     completion_tokens: int = 20
+    finish_reason: str = "stop"
 
 
 def answer(
-    text: str, *, delay_s: float = 0.0, prompt_tokens: int = 100, completion_tokens: int = 20
+    text: str,
+    *,
+    delay_s: float = 0.0,
+    prompt_tokens: int = 100,
+    completion_tokens: int = 20,
+    finish_reason: str = "stop",
 ) -> Reply:
     return Reply(
-        "answer", text, delay_s=delay_s, prompt_tokens=prompt_tokens, completion_tokens=completion_tokens
+        "answer",
+        text,
+        delay_s=delay_s,
+        prompt_tokens=prompt_tokens,
+        completion_tokens=completion_tokens,
+        finish_reason=finish_reason,
     )
 
 
@@ -160,7 +172,7 @@ class ChatServer:
                     {
                         "index": 0,
                         "message": {"role": "assistant", "content": reply.text},
-                        "finish_reason": "stop",
+                        "finish_reason": reply.finish_reason,
                     }
                 ],
                 "usage": {

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import re
 import time
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
@@ -143,6 +144,24 @@ def test_a_running_run_can_be_cancelled_from_the_page(page_store):
     assert run.result is not None and run.result.status == "cancelled" and 1 <= run.result.saved < 31
     at.run()
     assert "cancelled" in page_text(at)
+
+
+def test_answers_cut_at_max_tokens_are_named_on_the_page(page_store):
+    def cutting(text: str, attempt: int):
+        reply = tagging(text, attempt)
+        return replace(reply, finish_reason="length") if "number 3." in text else reply
+
+    with ChatServer(cutting) as server:
+        at = open_page("app_pages/run_detector.py")
+        fill_form(at, server, "cut-judge", run_detector_limit=5)
+        run = the_run("cut-judge")
+        wait_for(lambda: not run.running)
+        at.run()
+    assert run.result is not None and run.result.ok, run.error
+    warnings = " ".join(w.value for w in at.warning)
+    assert "1 answer(s) were cut at the token limit (finish reason 'length'), in 1 item(s)" in warnings
+    cut = next(d.value for d in at.dataframe if "answers cut at max tokens" in d.value.columns)
+    assert cut["item"].tolist() == ["item-3"]
 
 
 def test_the_form_refuses_what_cannot_run_before_calling_anything(page_store, monkeypatch):

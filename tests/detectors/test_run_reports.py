@@ -1,0 +1,45 @@
+"""What a run says about the answers it got, beyond their text: answers cut at the token limit.
+
+An answer cut at max tokens (``finish_reason: "length"``) was read as any other, and a tagged text
+cut before its tags reads as "no hallucination": nothing said so. Now the run counts such answers
+(in its ledger, summed over the label set's runs) and names their items (in its result and its line
+on the label set), also when they are replayed from the response cache.
+"""
+
+from __future__ import annotations
+
+import pytest
+
+from tests.detectors.chat_server import ChatServer, answer
+from tests.detectors.live_data import N_ITEMS, item_number, make_dataset, span_words, stored, tagged
+from tests.detectors.test_live_runs import live_meta, run, spec
+
+CUT = (3, 7)
+
+
+@pytest.fixture
+def data(engine, tmp_path, monkeypatch):
+    monkeypatch.setenv("SPANLIGHT_DATA_DIR", str(tmp_path / "data"))
+    make_dataset(engine, tmp_path / "images")
+    return engine
+
+
+def cutting(text: str, attempt: int):
+    k = item_number(text)
+    if k in CUT:  # the model ran out of tokens before it tagged anything: it reads as nothing wrong
+        return answer(tagged(k), finish_reason="length")
+    return answer(tagged(k, "red cube"))
+
+
+def test_answers_cut_at_max_tokens_are_counted_and_their_items_named(data):
+    with ChatServer(cutting) as server:
+        result = run(data, spec(server, max_tokens=64))
+        copy = run(data, spec(server, max_tokens=64, detector="judge-copy"))  # every answer from the cache
+    assert result.ok and result.complete  # a cut answer is kept, as it came
+    assert span_words(stored(data, "judge"))[3] == []
+    assert result.truncated == {"item-3": ["item"], "item-7": ["item"]}
+    assert result.ledger["truncated_answers"] == 2 and result.to_dict()["truncated"] == result.truncated
+    meta = live_meta(data)
+    assert meta["runs"][0]["items_cut"] == ["item-3", "item-7"] and meta["ledger"]["truncated_answers"] == 2
+    assert copy.ledger["cached_calls"] == N_ITEMS and copy.truncated == result.truncated
+    assert copy.ledger["truncated_answers"] == 2

@@ -506,7 +506,7 @@ def cmd_run_detector(args: argparse.Namespace) -> int:
     from db.access import OPERATOR
     from db.detector_runs import default_prices, run_live
     from detectors.client import RetryPolicy, base_url_problem, key_variable_problem
-    from detectors.ledger import Prices
+    from detectors.ledger import Prices, cost_text
     from detectors.runner import RunRefused, RunSpec
     from detectors.strategies import STRATEGIES
 
@@ -567,7 +567,7 @@ def cmd_run_detector(args: argparse.Namespace) -> int:
         + ("label set complete." if result.complete else "label set incomplete (run again to resume)."),
         f"Calls {ledger['calls']} ({ledger['cached_calls']} from the cache, {ledger['retries']} retries, "
         f"{ledger['failed_calls']} failed); tokens {ledger['prompt_tokens']:,} in, "
-        f"{ledger['completion_tokens']:,} out; cost {ledger['cost']:.4f}",
+        f"{ledger['completion_tokens']:,} out; cost {cost_text(ledger)}",
     ]
     if result.judge_bias:
         lines.append(f"Judge bias: {result.judge_bias}")

@@ -25,7 +25,7 @@ from components.run_registry import run_registry
 from db.detector_runs import default_prices, run_live
 from detectors.background import LiveRun
 from detectors.client import RetryPolicy, base_url_problem, key_variable_problem, redacted_endpoint
-from detectors.ledger import Prices
+from detectors.ledger import Prices, cost_text
 from detectors.runner import Progress, RunRefused, RunResult, RunSpec
 from detectors.strategies import STRATEGIES
 from render.literal_text import literal
@@ -184,7 +184,7 @@ def _show(run: LiveRun) -> None:
                             "cut at max tokens": ledger["truncated_answers"],
                             "tokens in": ledger["prompt_tokens"],
                             "tokens out": ledger["completion_tokens"],
-                            "cost": ledger["cost"],
+                            "cost": cost_text(ledger),
                         }
                     ]
                 ),

@@ -78,8 +78,9 @@ class EndpointError(ValueError):
 @dataclass(frozen=True)
 class Answer:
     text: str
-    prompt_tokens: int
-    completion_tokens: int
+    # None when the endpoint did not report it (no ``usage``): not a count of 0.
+    prompt_tokens: int | None
+    completion_tokens: int | None
     finish_reason: str | None
     attempts: int
 
@@ -170,9 +171,9 @@ def retry_after_seconds(value: str | None) -> float | None:
     return max(0.0, when.timestamp() - time.time())
 
 
-def answer_text(document: Any) -> tuple[str, int, int, str | None]:
-    """``(text, prompt tokens, completion tokens, finish reason)`` of a completion; ValueError when the
-    document is not one."""
+def answer_text(document: Any) -> tuple[str, int | None, int | None, str | None]:
+    """``(text, prompt tokens, completion tokens, finish reason)`` of a completion, a count None when
+    the endpoint reported none; ValueError when the document is not one."""
     if (
         not isinstance(document, dict)
         or not isinstance(document.get("choices"), list)
@@ -203,8 +204,8 @@ def answer_text(document: Any) -> tuple[str, int, int, str | None]:
     )
 
 
-def _count(value: Any) -> int:
-    return value if isinstance(value, int) and not isinstance(value, bool) and value >= 0 else 0
+def _count(value: Any) -> int | None:
+    return value if isinstance(value, int) and not isinstance(value, bool) and value >= 0 else None
 
 
 class ChatClient:

@@ -1,6 +1,9 @@
 """What a run spent: calls, retries, tokens and their cost under the user's price table, and how many
 answers came back cut at the token limit.
 
+An endpoint that reports no ``usage`` leaves a call's tokens unknown, not 0: such calls are counted
+apart (``calls_without_usage``), and the cost is then known only in part (:func:`cost_text` says so).
+
 Only answers that came over the network cost tokens; answers replayed from the response cache are
 counted apart, at no cost. Prices are per 1,000 tokens, input and output apart, in whatever currency
 the user set them in (the command line's ``--price-in`` / ``--price-out``, or the
@@ -34,17 +37,21 @@ class Ledger:
         self.retries = 0
         self.failed_calls = 0
         self.truncated_answers = 0
+        self.calls_without_usage = 0
         self.prompt_tokens = 0
         self.completion_tokens = 0
 
-    def answered(self, prompt_tokens: int, completion_tokens: int, *, cached: bool) -> None:
+    def answered(self, prompt_tokens: int | None, completion_tokens: int | None, *, cached: bool) -> None:
+        """One answer; a count None: the endpoint did not report it."""
         with self._lock:
             if cached:
                 self.cached_calls += 1
                 return
             self.calls += 1
-            self.prompt_tokens += prompt_tokens
-            self.completion_tokens += completion_tokens
+            if prompt_tokens is None or completion_tokens is None:
+                self.calls_without_usage += 1
+            self.prompt_tokens += prompt_tokens or 0
+            self.completion_tokens += completion_tokens or 0
 
     def retried(self) -> None:
         with self._lock:
@@ -75,6 +82,7 @@ class Ledger:
                 "retries": self.retries,
                 "failed_calls": self.failed_calls,
                 "truncated_answers": self.truncated_answers,
+                "calls_without_usage": self.calls_without_usage,
                 "prompt_tokens": self.prompt_tokens,
                 "completion_tokens": self.completion_tokens,
                 "cost": round(self.cost, 6),
@@ -87,10 +95,29 @@ def add_ledgers(total: dict[str, Any], run: dict[str, Any]) -> dict[str, Any]:
     """The totals of a label set over its runs: counts and cost add up, the latest prices are kept."""
     summed = {
         k: total.get(k, 0) + run.get(k, 0)
-        for k in ("calls", "cached_calls", "retries", "failed_calls", "truncated_answers")
+        for k in (
+            "calls",
+            "cached_calls",
+            "retries",
+            "failed_calls",
+            "truncated_answers",
+            "calls_without_usage",
+        )
     }
     summed |= {k: total.get(k, 0) + run.get(k, 0) for k in ("prompt_tokens", "completion_tokens")}
     summed["cost"] = round(float(total.get("cost", 0.0)) + float(run.get("cost", 0.0)), 6)
     summed["price_in_per_1k"] = run.get("price_in_per_1k", total.get("price_in_per_1k", 0.0))
     summed["price_out_per_1k"] = run.get("price_out_per_1k", total.get("price_out_per_1k", 0.0))
     return summed
+
+
+def cost_text(ledger: dict[str, Any]) -> str:
+    """The ledger's cost as shown: ``0.0123``, or what is unknown of it when some calls reported no
+    usage (a confident 0.0000 for an endpoint that reports none would be wrong)."""
+    cost = f"{float(ledger.get('cost', 0.0)):.4f}"
+    unknown = int(ledger.get("calls_without_usage", 0))
+    if not unknown:
+        return cost
+    calls = int(ledger.get("calls", 0))
+    why = f"usage not reported for {unknown} of {calls} call(s)"
+    return f"unknown ({why})" if unknown >= calls else f"{cost} + unknown ({why})"

@@ -341,7 +341,9 @@ class _Run:
         answer = self.client.complete(body)
         self.cache.put(
             key,
-            CachedAnswer(answer.text, answer.prompt_tokens, answer.completion_tokens, answer.finish_reason),
+            CachedAnswer(
+                answer.text, answer.prompt_tokens or 0, answer.completion_tokens or 0, answer.finish_reason
+            ),
         )
         return answer
 
@@ -456,6 +458,13 @@ class _Run:
                         continue
                     if self.spec.budget_tokens is not None and self.ledger.tokens >= self.spec.budget_tokens:
                         stopping = "budget"
+                        break
+                    if self.spec.budget_tokens is not None and self.ledger.calls_without_usage:
+                        self.stop(
+                            "the token budget cannot be kept: the endpoint reports no token usage, so the "
+                            "tokens spent are not known"
+                        )
+                        stopping = "stopped"
                         break
                     job, call, sample = queue.popleft()
                     if job.failure is not None:

@@ -293,3 +293,11 @@ def test_the_summary_names_the_items_whose_answers_were_cut_at_max_tokens(store,
         "no hallucination: raise --max-tokens and run under a new --detector name"
     ) in out
     assert "Cut item-4: item" in out
+
+
+def test_the_summary_says_the_cost_is_unknown_when_the_endpoint_reports_no_usage(store, capsys):
+    """It printed 'cost 0.0000', as if the calls had been free."""
+    with ChatServer(lambda text, n: answer(tagged(item_number(text)), usage=False)) as server:
+        code, out, _ = run(capsys, *arguments(store, server, "--price-in", "2", "--limit", "3"))
+    assert code == 0, out
+    assert "tokens 0 in, 0 out; cost unknown (usage not reported for 3 of 3 call(s))" in out

@@ -3,7 +3,7 @@
 It speaks HTTP/1.1 with keep-alive, as an OpenAI-compatible server does, and records every request
 (headers, JSON body, arrival time). A script is a function of the request's user text and how many
 times that same text was asked before (1 for the first) returning a :class:`Reply`: a completion (cut
-at max tokens, if its finish reason says so), an HTTP error (with ``Retry-After`` if wanted), an answer
+at max tokens, if its finish reason says so; without usage counts, if wanted), an HTTP error (with ``Retry-After`` if wanted), an answer
 after a delay (past the client's timeout), a body cut short, a body that is not JSON, or a connection
 reset with no answer at all.
 """
@@ -31,6 +31,7 @@ class Reply:
     prompt_tokens: int = 100
     completion_tokens: int = 20
     finish_reason: str = "stop"
+    usage: bool = True  # False: the completion carries no ``usage`` counts, as some servers send it
 
 
 def answer(
@@ -40,6 +41,7 @@ def answer(
     prompt_tokens: int = 100,
     completion_tokens: int = 20,
     finish_reason: str = "stop",
+    usage: bool = True,
 ) -> Reply:
     return Reply(
         "answer",
@@ -48,6 +50,7 @@ def answer(
         prompt_tokens=prompt_tokens,
         completion_tokens=completion_tokens,
         finish_reason=finish_reason,
+        usage=usage,
     )
 
 
@@ -181,6 +184,8 @@ class ChatServer:
                     "total_tokens": reply.prompt_tokens + reply.completion_tokens,
                 },
             }
+            if not reply.usage:
+                del document["usage"]
             data, code = json.dumps(document).encode(), 200
         else:
             data, code = reply.text.encode(), reply.status

@@ -1,15 +1,18 @@
-"""What a run says about the answers it got, beyond their text: answers cut at the token limit.
+"""What a run says about the answers it got, beyond their text: answers cut at the token limit, and
+calls whose tokens the endpoint did not count.
 
 An answer cut at max tokens (``finish_reason: "length"``) was read as any other, and a tagged text
 cut before its tags reads as "no hallucination": nothing said so. Now the run counts such answers
 (in its ledger, summed over the label set's runs) and names their items (in its result and its line
-on the label set), also when they are replayed from the response cache.
+on the label set), also when they are replayed from the response cache. An answer with no ``usage``
+counted as 0 tokens at no cost; now it is counted as a call without usage, and the cost says so.
 """
 
 from __future__ import annotations
 
 import pytest
 
+from detectors.ledger import cost_text
 from tests.detectors.chat_server import ChatServer, answer
 from tests.detectors.live_data import N_ITEMS, item_number, make_dataset, span_words, stored, tagged
 from tests.detectors.test_live_runs import live_meta, run, spec
@@ -43,3 +46,36 @@ def test_answers_cut_at_max_tokens_are_counted_and_their_items_named(data):
     assert meta["runs"][0]["items_cut"] == ["item-3", "item-7"] and meta["ledger"]["truncated_answers"] == 2
     assert copy.ledger["cached_calls"] == N_ITEMS and copy.truncated == result.truncated
     assert copy.ledger["truncated_answers"] == 2
+
+
+def test_calls_whose_usage_was_not_reported_are_counted_and_the_cost_is_not_shown_as_zero(data):
+    """An endpoint that sends no ``usage`` counted 0 tokens and a cost of 0.0000, as if it were free."""
+
+    def some_unmetered(text: str, attempt: int):
+        k = item_number(text)
+        return answer(tagged(k, "red cube"), usage=k >= 4)
+
+    with ChatServer(some_unmetered) as server:
+        result = run(data, spec(server))
+    assert result.ok and result.ledger["calls_without_usage"] == 4
+    assert result.ledger["prompt_tokens"] == 100 * 6  # the counts that were reported, and only those
+    assert (
+        cost_text(result.ledger)
+        == f"{result.ledger['cost']:.4f} + unknown (usage not reported for 4 of 10 call(s))"
+    )
+    assert live_meta(data)["ledger"]["calls_without_usage"] == 4
+
+    with ChatServer(lambda text, n: answer(tagged(item_number(text)), usage=False)) as server:
+        unmetered = run(data, spec(server, detector="unmetered"))
+    assert cost_text(unmetered.ledger) == "unknown (usage not reported for 10 of 10 call(s))"
+
+
+def test_a_token_budget_the_endpoint_gives_no_counts_for_stops_the_run(data):
+    """With no usage reported, the budget counted nothing and the run went on to the end."""
+    with ChatServer(lambda text, n: answer(tagged(item_number(text)), usage=False)) as server:
+        result = run(data, spec(server, concurrency=1, budget_tokens=1000))
+    assert result.status == "stopped" and len(server.requests) == 1 and result.saved == 1
+    assert result.stop_reason == (
+        "the token budget cannot be kept: the endpoint reports no token usage, so the tokens spent are "
+        "not known"
+    )

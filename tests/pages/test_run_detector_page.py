@@ -164,6 +164,20 @@ def test_answers_cut_at_max_tokens_are_named_on_the_page(page_store):
     assert cut["item"].tolist() == ["item-3"]
 
 
+def test_the_ledger_says_the_cost_is_unknown_when_the_endpoint_reports_no_usage(page_store):
+    def unmetered(text: str, attempt: int):
+        return replace(tagging(text, attempt), usage=False)
+
+    with ChatServer(unmetered) as server:
+        at = open_page("app_pages/run_detector.py")
+        fill_form(at, server, "unmetered-judge", run_detector_limit=4)
+        run = the_run("unmetered-judge")
+        wait_for(lambda: not run.running)
+        at.run()
+    costs = [d.value.loc[0, "cost"] for d in at.dataframe if "cost" in d.value.columns]
+    assert "unknown (usage not reported for 4 of 4 call(s))" in costs
+
+
 def test_the_form_refuses_what_cannot_run_before_calling_anything(page_store, monkeypatch):
     monkeypatch.delenv("SPANLIGHT_NO_SUCH_KEY", raising=False)
     with ChatServer(tagging) as server:

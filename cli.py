@@ -507,7 +507,8 @@ def cmd_run_detector(args: argparse.Namespace) -> int:
     from db.detector_runs import default_prices, run_live
     from detectors.client import RetryPolicy, base_url_problem, key_variable_problem
     from detectors.ledger import Prices, cost_text
-    from detectors.runner import RunRefused, RunSpec
+    from detectors.outcome import refused_text, result_text
+    from detectors.runner import RunBroken, RunRefused, RunSpec
     from detectors.strategies import STRATEGIES
 
     usage = [] if args.strategy in STRATEGIES else [f"--strategy must be one of: {', '.join(STRATEGIES)}"]
@@ -556,15 +557,27 @@ def cmd_run_detector(args: argparse.Namespace) -> int:
         )
     except RunRefused as refused:
         if args.json:
-            print(json.dumps({"ok": False, "error": str(refused)}, indent=2, ensure_ascii=False))
+            print(
+                json.dumps(
+                    {"ok": False, "status": "refused", "error": str(refused)}, indent=2, ensure_ascii=False
+                )
+            )
         else:
-            print(f"error: {refused}", file=sys.stderr)
+            print(f"error: {refused_text(str(refused))}", file=sys.stderr)
+        return 1
+    except RunBroken as broken:
+        reason = f"the run broke off: {broken}; what arrived before is kept (run again to resume)"
+        if args.json:
+            print(
+                json.dumps({"ok": False, "status": "broken", "error": reason}, indent=2, ensure_ascii=False)
+            )
+        else:
+            print(f"error: {reason}", file=sys.stderr)
         return 1
     ledger = result.ledger
     lines = [
         f"Detector {spec.detector!r} on {spec.dataset!r} ({spec.strategy} #{result.prompt_hash}, {spec.model}): "
-        f"{result.saved} of {result.in_scope} items written ({result.already_done} already held); {result.status}; "
-        + ("label set complete." if result.complete else "label set incomplete (run again to resume)."),
+        + result_text(result),
         f"Calls {ledger['calls']} ({ledger['cached_calls']} from the cache, {ledger['retries']} retries, "
         f"{ledger['failed_calls']} failed); tokens {ledger['prompt_tokens']:,} in, "
         f"{ledger['completion_tokens']:,} out; cost {cost_text(ledger)}",

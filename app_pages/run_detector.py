@@ -26,6 +26,7 @@ from db.detector_runs import default_prices, run_live
 from detectors.background import LiveRun
 from detectors.client import RetryPolicy, base_url_problem, key_variable_problem, redacted_endpoint
 from detectors.ledger import Prices, cost_text
+from detectors.outcome import refused_text, result_text
 from detectors.runner import Progress, RunRefused, RunResult, RunSpec
 from detectors.strategies import STRATEGIES
 from render.literal_text import literal
@@ -134,17 +135,19 @@ if dataset is not None:
         )
         problems += spec.problems()
         if problems:
-            st.error(literal("Not started: " + "; ".join(problems) + "."))
+            st.error(literal(refused_text("; ".join(problems))))
         else:
             engine, actor = ctx.engine, ctx.actor
 
-            def work(cancel: threading.Event, progress: Callable[[Progress], None]) -> RunResult:
-                return run_live(engine, spec, actor, api_key=api_key, cancel=cancel, progress=progress)
+            def work(run_id: str, cancel: threading.Event, progress: Callable[[Progress], None]) -> RunResult:
+                return run_live(
+                    engine, spec, actor, api_key=api_key, cancel=cancel, progress=progress, run_id=run_id
+                )
 
             try:
                 registry.start(spec, ctx.actor.name, work)
             except RunRefused as refused:
-                st.error(literal(f"Not started: {refused}."))
+                st.error(literal(refused_text(str(refused))))
             else:
                 st.success(literal(f"Started {spec.detector!r} on {spec.dataset!r}."))
 
@@ -164,6 +167,7 @@ def _show(run: LiveRun) -> None:
             f"{literal(redacted_endpoint(spec.base_url))} · {literal(STRATEGIES[spec.strategy].title)} · "
             f"**{run.state}**"
         )
+        st.caption(literal(f"Run {run.id}, started {run.started_at} by {run.started_by}"))
         progress = run.progress
         if progress is not None:
             share = progress.finished / progress.total if progress.total else 1.0
@@ -201,16 +205,22 @@ def _show(run: LiveRun) -> None:
                 disabled=run.cancel.is_set(),
             )
         if run.error is not None:
-            st.error(literal(f"Not run: {run.error}"))
-        result = run.result
-        if result is not None:
-            st.caption(
+            st.error(
                 literal(
-                    f"{result.saved} items written, {result.already_done} already held; prompt "
-                    f"#{result.prompt_hash}; the label set is "
-                    + ("complete." if result.complete else "incomplete (start it again to resume).")
+                    refused_text(run.error)
+                    if run.refused
+                    else f"The run broke off: {run.error}. What arrived before is kept; starting it again "
+                    "under the same name resumes."
                 )
             )
+        result = run.result
+        if result is not None:
+            said = result_text(result)
+            said = f"{said[:1].upper()}{said[1:]} Prompt #{result.prompt_hash}."
+            if result.status == "finished":
+                st.caption(literal(said))
+            else:  # ended early: why, and what is left, must not be missed
+                st.warning(literal(said))
             if result.judge_bias:
                 st.warning(literal(f"Judge bias: {result.judge_bias}."))
             if result.not_judged:

@@ -44,7 +44,15 @@ from detectors.base import RunItem
 from detectors.cache import ResponseCache
 from detectors.lease import LeaseLost
 from detectors.ledger import Prices, add_ledgers
-from detectors.runner import ImageUnavailable, Progress, RunRefused, RunResult, RunSpec, run_detector
+from detectors.runner import (
+    ImageUnavailable,
+    Progress,
+    RunBroken,
+    RunRefused,
+    RunResult,
+    RunSpec,
+    run_detector,
+)
 from formats.records import Annotations, Bundle, DatasetRecord, LabelSetRecord
 
 META_KEY = "live_run"
@@ -96,12 +104,15 @@ def run_live(
     cancel: Any = None,
     progress: Any = _ignore,
     use_cache: bool = True,
+    run_id: str | None = None,
 ) -> RunResult:
     """Run ``spec`` over the store, with this store's response cache; raises RunRefused."""
     store = DetectorRunStore(engine, spec.dataset, spec.detector, actor)
     cache = ResponseCache(cache_path(engine) if use_cache else None)
     try:
-        return run_detector(spec, store, api_key=api_key, cache=cache, cancel=cancel, progress=progress)
+        return run_detector(
+            spec, store, api_key=api_key, cache=cache, cancel=cancel, progress=progress, run_id=run_id
+        )
     finally:
         cache.close()
 
@@ -307,7 +318,7 @@ class DetectorRunStore:
         require_in(session, self.actor, "manage_data")
         label_set = self._label_set(session, lock=True)
         if label_set is None:
-            raise RunRefused(f"the label set {self.detector!r} was deleted during the run")
+            raise RunBroken(f"the label set {self.detector!r} was deleted during the run")
         live = dict(label_set.meta.get(META_KEY) or {})
         if not run_leases.holds(live, run["id"]):
             changes = {}

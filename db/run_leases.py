@@ -26,6 +26,7 @@ from sqlalchemy.orm import Session
 
 from db.config import setting
 from detectors.lease import LeaseLost
+from detectors.outcome import busy_text
 from detectors.runner import RunRefused
 
 LEASE_KEY = "lease"
@@ -73,14 +74,14 @@ def _held_by_another(live: dict[str, Any], run_id: str, now: float) -> dict[str,
 def busy_message(name: str, dataset: str, lease: dict[str, Any], now: float) -> str:
     """Why a second run of a label set is refused: which run holds it, and until when."""
     renewed = lease.get("renewed")
-    heard = (
-        f", last heard from {max(0, round(now - renewed))} s ago" if isinstance(renewed, int | float) else ""
-    )
-    return (
-        f"the detector {name!r} is already being run on {dataset!r} (run {lease.get('run')}, started "
-        f"{lease.get('started')} by {lease.get('by')!r}{heard}); a second run at the same time would pay for "
-        "every call again. Wait for it to end or cancel it; if its process has stopped, the label set is "
-        f"free again from {_when(float(lease['expires']))}"
+    return busy_text(
+        name,
+        dataset,
+        str(lease.get("run")),
+        str(lease.get("started")),
+        str(lease.get("by")),
+        heard_s_ago=max(0, round(now - renewed)) if isinstance(renewed, int | float) else None,
+        free_from=_when(float(lease["expires"])),
     )
 
 

@@ -3,8 +3,11 @@
 A browser tab that starts a run may close or rerun at any moment, so the run is not the page's: it
 lives in a :class:`RunRegistry` the server keeps once (the Run detector page holds it in
 ``st.cache_resource``), with its cancel event, its latest progress and, when it ends, its result or the
-reason it failed. Two runs into the same label set at once are refused (they would race for its items).
-The registry holds no API key: the work it runs was handed the key in a closure and keeps it there.
+reason it failed. Two runs into the same label set at once are refused (they would race for its items,
+and pay for every call twice; the store refuses a run of another process alike). Starting a run waits a
+moment for it to pass its checks, so a run refused before its first call is said to be refused, not
+started. The registry holds no API key: the work it runs was handed the key in a closure and keeps it
+there.
 """
 
 from __future__ import annotations
@@ -15,9 +18,13 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 
+from detectors.outcome import busy_text
 from detectors.runner import Progress, RunRefused, RunResult, RunSpec
 
-Work = Callable[[threading.Event, Callable[[Progress], None]], RunResult]
+# (the run's id, its cancel event, its progress report) -> its result; the id is the one the store records.
+Work = Callable[[str, threading.Event, Callable[[Progress], None]], RunResult]
+# How long starting a run waits for it to pass its checks (its first progress), at most.
+SETTLE_S = 5.0
 
 
 @dataclass
@@ -30,7 +37,10 @@ class LiveRun:
     progress: Progress | None = None
     result: RunResult | None = None
     error: str | None = None
+    refused: bool = False  # the error is a refusal: nothing was called or written
     thread: threading.Thread | None = None
+    # Set once the run has passed its checks (its first progress) or ended.
+    settled: threading.Event = field(default_factory=threading.Event)
 
     @property
     def running(self) -> bool:
@@ -41,7 +51,7 @@ class LiveRun:
         if self.running:
             return "cancelling" if self.cancel.is_set() else "running"
         if self.error is not None:
-            return "failed"
+            return "refused" if self.refused else "failed"
         return self.result.status if self.result is not None else "starting"
 
 
@@ -52,15 +62,19 @@ class RunRegistry:
         self._runs: dict[str, LiveRun] = {}
         self._lock = threading.Lock()
 
-    def start(self, spec: RunSpec, started_by: str, work: Work) -> LiveRun:
-        """Start ``work`` in a thread of its own; RunRefused when the label set is already being run."""
+    def start(self, spec: RunSpec, started_by: str, work: Work, *, settle_s: float = SETTLE_S) -> LiveRun:
+        """Start ``work`` in a thread of its own; RunRefused when the label set is already being run, or
+        when the run is refused within ``settle_s`` (it is then not listed: it never ran; 0: no wait, a
+        refusal is listed with the run)."""
         with self._lock:
             for other in self._runs.values():
                 if other.running and (other.spec.dataset, other.spec.detector) == (
                     spec.dataset,
                     spec.detector,
                 ):
-                    raise RunRefused(f"the detector {spec.detector!r} is already running on {spec.dataset!r}")
+                    raise RunRefused(
+                        busy_text(spec.detector, spec.dataset, other.id, other.started_at, other.started_by)
+                    )
             run = LiveRun(
                 uuid.uuid4().hex[:12], spec, started_by, datetime.now(UTC).isoformat(timespec="seconds")
             )
@@ -69,19 +83,26 @@ class RunRegistry:
             )
             self._runs[run.id] = run
         run.thread.start()
+        if settle_s > 0 and run.settled.wait(settle_s) and run.refused:
+            with self._lock:
+                self._runs.pop(run.id, None)
+            raise RunRefused(run.error)
         return run
 
     @staticmethod
     def _work(run: LiveRun, work: Work) -> None:
         def report(progress: Progress) -> None:
             run.progress = progress
+            run.settled.set()
 
         try:
-            run.result = work(run.cancel, report)
+            run.result = work(run.id, run.cancel, report)
         except RunRefused as refused:
-            run.error = str(refused)
+            run.error, run.refused = str(refused), True
         except Exception as error:  # noqa: BLE001 - the run's thread reports, it does not crash the server
             run.error = f"{type(error).__name__}: {error}"
+        finally:
+            run.settled.set()
 
     def runs(self) -> list[LiveRun]:
         with self._lock:

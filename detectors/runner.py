@@ -57,7 +57,12 @@ log = logging.getLogger("spanlight.detectors")
 
 
 class RunRefused(Exception):
-    """The run cannot start (no such dataset, unknown item ids, a label set made another way …)."""
+    """The run cannot start (no such dataset, unknown item ids, a label set made another way …); it
+    called nothing and wrote nothing."""
+
+
+class RunBroken(Exception):
+    """The run broke off after it had begun (its label set deleted meanwhile …): what arrived is kept."""
 
 
 class ImageUnavailable(Exception):
@@ -218,6 +223,11 @@ class RunResult:
     def ok(self) -> bool:
         return self.status == "finished" and not self.failed
 
+    @property
+    def left(self) -> int:
+        """The items this run was to judge that hold no output yet (a later run asks for them)."""
+        return self.in_scope - self.saved
+
     def to_dict(self) -> dict[str, Any]:
         return {
             "ok": self.ok,
@@ -226,6 +236,7 @@ class RunResult:
             "items_in_scope": self.in_scope,
             "items_already_done": self.already_done,
             "items_saved": self.saved,
+            "items_left": self.left,
             "failed": self.failed,
             "truncated": self.truncated,
             "not_judged": self.not_judged,
@@ -582,8 +593,10 @@ def run_detector(
     cache: ResponseCache | None = None,
     cancel: threading.Event | None = None,
     progress: Callable[[Progress], None] = _no_progress,
+    run_id: str | None = None,
 ) -> RunResult:
-    """Run ``spec`` over the store's dataset; raises RunRefused (nothing called, nothing written)."""
+    """Run ``spec`` over the store's dataset (as run ``run_id``, else a new id); raises RunRefused
+    (nothing called, nothing written)."""
     problems = spec.problems()
     if problems:
         raise RunRefused("; ".join(problems))
@@ -606,7 +619,7 @@ def run_detector(
     cancel = cancel or threading.Event()
     halt = threading.Event()
     ledger = Ledger(spec.prices)
-    run_id = uuid.uuid4().hex[:12]
+    run_id = run_id or uuid.uuid4().hex[:12]
     store.open_run(spec.settings(strategy), run_id)
     client = make_client(spec, api_key, halt, ledger)
     done = store.done()

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import subprocess
 import sys
 import time
@@ -138,6 +139,9 @@ def test_a_refused_or_failed_run_exits_1_with_the_reason(store, capsys):
     with ChatServer(failing) as server:
         code, _, err = run(capsys, *arguments(store, server, "--dataset", "missing"))
         assert code == 1 and "there is no dataset named 'missing'" in err
+        assert (
+            "error: Not started, nothing was called or written: there is no dataset named 'missing'." in err
+        )
         code, out, _ = run(capsys, *arguments(store, server, "--attempts", "2", "--items", "item-4,item-5"))
         assert code == 1
         assert (
@@ -146,6 +150,7 @@ def test_a_refused_or_failed_run_exits_1_with_the_reason(store, capsys):
         )
         code, out, _ = run(capsys, *arguments(store, server, "--model", "other", "--json"))
         assert code == 1 and "was run with other settings" in json.loads(out)["error"]
+        assert json.loads(out)["status"] == "refused"
         code, out, _ = run(
             capsys, *arguments(store, server, "--price-in", "2", "--price-out", "4", "--limit", "2", "--json")
         )
@@ -199,6 +204,15 @@ def test_ctrl_c_cancels_the_run_keeping_what_arrived(store, tmp_path):
     assert "Traceback" not in err, err
     assert "cancelling" in err
     assert "cancelled" in out, (out, err)
+    # It said only "…; cancelled; label set incomplete (run again to resume)".
+    said = re.search(
+        r"cancelled; what arrived is kept: (\d+) of 10 items written \(0 already held\), any other answer in "
+        r"the response cache; (\d+) item\(s\) left, which running it again under the same name asks for "
+        r"\(nothing else\)\.",
+        out,
+    )
+    assert said, out
+    assert int(said[1]) >= 5 and int(said[1]) + int(said[2]) == 10
     engine = make_engine(store)
     live = (label_set_meta(engine, DATASET, "detector", "judge") or {})["live_run"]
     engine.dispose()
@@ -301,3 +315,20 @@ def test_the_summary_says_the_cost_is_unknown_when_the_endpoint_reports_no_usage
         code, out, _ = run(capsys, *arguments(store, server, "--price-in", "2", "--limit", "3"))
     assert code == 0, out
     assert "tokens 0 in, 0 out; cost unknown (usage not reported for 3 of 3 call(s))" in out
+
+
+def test_a_run_stopped_early_says_why_and_how_many_items_are_left(store, capsys):
+    def revoked(text: str, attempt: int):
+        k = item_number(text)
+        return answer(tagged(k, *SPANS[k])) if k < 4 else status(403, message="key revoked")
+
+    with ChatServer(revoked) as server:
+        code, out, _ = run(capsys, *arguments(store, server, "--concurrency", "1"))
+    assert code == 1
+    assert (
+        "stopped: the endpoint refused the call (HTTP 403: key revoked); every other call would be refused "
+        "alike, so no more were made; what arrived is kept: 4 of 10 items written (0 already held), any "
+        "other answer in the response cache; 6 item(s) left, which running it again under the same name "
+        "asks for (nothing else)."
+    ) in out
+    assert "Failed" not in out

@@ -156,11 +156,12 @@ def test_run_detector_page_shows_a_runs_names_and_refusal_literally(hostile_db: 
     from components.run_registry import run_registry
     from detectors.runner import RunRefused, RunSpec
 
-    def refused(cancel: Any, progress: Any) -> Any:
+    def refused(run_id: str, cancel: Any, progress: Any) -> Any:
         raise RunRefused(f"refused {HOSTILE}")
 
     spec = RunSpec(DATASET, f"live {HOSTILE}", "mhalo-vanilla", "http://127.0.0.1:9/v1", f"model {HOSTILE}")
-    run = run_registry().start(spec, ANNOTATOR, refused)
+    # Not waited for (a refusal within the wait is the form's to show): it is listed with its refusal.
+    run = run_registry().start(spec, ANNOTATOR, refused, settle_s=0)
     assert run.thread is not None
     run.thread.join(10)
     at = _open("app_pages/run_detector.py")

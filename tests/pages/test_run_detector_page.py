@@ -15,7 +15,8 @@ from streamlit.testing.v1 import AppTest
 
 from components.run_registry import run_registry
 from detectors.background import LiveRun
-from tests.detectors.chat_server import ChatServer, answer
+from render.literal_text import WORD_JOINER
+from tests.detectors.chat_server import ChatServer, answer, status
 
 APP = str(Path(__file__).resolve().parents[2] / "app.py")
 KEY = "sk-page-51c0de-SECRET"
@@ -63,7 +64,7 @@ def fill_form(at: AppTest, server: ChatServer, name: str, **extra: Any) -> None:
     for key, value in (values | extra).items():
         if key == "run_detector_text_only":
             at.checkbox(key=key).set_value(value)
-        elif key in ("run_detector_concurrency", "run_detector_limit"):
+        elif key in ("run_detector_concurrency", "run_detector_limit", "run_detector_timeout"):
             at.number_input(key=key).set_value(value)
         else:
             at.text_input(key=key).input(value)
@@ -144,6 +145,74 @@ def test_a_running_run_can_be_cancelled_from_the_page(page_store):
     assert run.result is not None and run.result.status == "cancelled" and 1 <= run.result.saved < 31
     at.run()
     assert "cancelled" in page_text(at)
+    # It said only "N items written, 0 already held; … the label set is incomplete".
+    saved = run.result.saved
+    warnings = [w.value for w in at.warning]
+    assert (
+        f"Cancelled; what arrived is kept: {saved} of 31 items written (0 already held), any other answer in "
+        f"the response cache; {31 - saved} item(s) left, which running it again under the same name asks for "
+        "(nothing else)."
+    ) in " ".join(warnings), warnings
+
+
+def test_a_run_the_store_refuses_is_said_to_be_refused_not_started(page_store):
+    """'eager' holds a detector's outputs imported from a file: a live run into it is refused by the
+    store, in the run's thread. The page said 'Started' above a run marked failed, 'Not run: …'."""
+    with ChatServer(tagging) as server:
+        at = open_page("app_pages/run_detector.py")
+        fill_form(at, server, "eager")
+    assert not at.success, [s.value for s in at.success]
+    errors = " ".join(e.value for e in at.error)
+    assert (
+        "Not started, nothing was called or written: the detector 'eager' already holds outputs that were "
+        "not made by a live run (an import?); choose another name."
+    ) in errors
+    assert server.requests == [] and not [r for r in run_registry().runs() if r.spec.detector == "eager"]
+
+
+def test_a_second_tab_starting_a_run_already_going_is_refused_naming_it(page_store):
+    """Two tabs of one server: the second start of a label set being run is refused, naming the run."""
+    import threading
+
+    release = threading.Event()
+
+    def held(text: str, attempt: int):
+        release.wait(60)
+        return tagging(text, attempt)
+
+    with ChatServer(held) as server:
+        try:
+            first = open_page("app_pages/run_detector.py")
+            fill_form(first, server, "busy-judge", run_detector_concurrency=1, run_detector_timeout=120.0)
+            run = the_run("busy-judge")
+            second = open_page("app_pages/run_detector.py")
+            fill_form(second, server, "busy-judge")
+            errors = " ".join(e.value for e in second.error).replace(WORD_JOINER, "")
+            assert (
+                f"Not started, nothing was called or written: the detector 'busy-judge' is already being run on "
+                f"'pages-test' (run {run.id}, started {run.started_at} by 'annotator')"
+            ) in errors
+            assert "a second run at the same time would pay for every call again" in errors
+            assert len(server.requests) == 1
+        finally:
+            release.set()
+            wait_for(lambda: not the_run("busy-judge").running)
+
+
+def test_a_run_the_endpoint_stops_says_why_and_what_is_left(page_store):
+    with ChatServer(lambda text, attempt: status(401, message="key revoked")) as server:
+        at = open_page("app_pages/run_detector.py")
+        fill_form(at, server, "revoked-judge", run_detector_concurrency=1)
+        run = the_run("revoked-judge")
+        wait_for(lambda: not run.running)
+        at.run()
+    warnings = " ".join(w.value for w in at.warning)
+    assert (
+        "Stopped: the endpoint refused the call (HTTP 401: key revoked); every other call would be refused "
+        "alike, so no more were made; what arrived is kept: 0 of 31 items written (0 already held), any "
+        "other answer in the response cache; 31 item(s) left"
+    ) in warnings
+    assert len(server.requests) == 1
 
 
 def test_answers_cut_at_max_tokens_are_named_on_the_page(page_store):

@@ -123,3 +123,26 @@ def test_a_429_holds_back_every_thread_not_only_the_call_it_answered(data):
     # The first four calls, then one at a time: 0.2-0.4 s, then 0.4-0.8 s, then past the window.
     assert len(throttled) <= 4 + 3, [round(r.at - throttled[0].at, 2) for r in throttled]
     assert result.ok and result.complete and result.saved == N_ITEMS  # nothing lost to the throttling
+
+
+def test_a_run_whose_label_set_is_deleted_mid_way_breaks_off_and_is_not_called_refused(data):
+    """A refusal says nothing was called or written; this run had called and written. It raised the
+    refusal all the same, so the page and the command said 'Not started, nothing was called'."""
+    from sqlalchemy import delete, select
+
+    from db import models as m
+    from db.engine import write_session
+    from detectors.runner import RunBroken, RunRefused
+
+    def delete_the_label_set(progress) -> None:
+        if progress.saved:
+            with write_session(data) as session:
+                session.execute(delete(m.LabelSet).where(m.LabelSet.name == "judge"))
+
+    slow = lambda text, n: answer(tagged(item_number(text), "red cube"), delay_s=0.05)  # noqa: E731
+    with ChatServer(slow) as server, pytest.raises(RunBroken) as broken:
+        run(data, spec(server, concurrency=1, batch_items=1), progress=delete_the_label_set)
+    assert not isinstance(broken.value, RunRefused) and len(server.requests) >= 1
+    assert "the label set 'judge' was deleted during the run" in str(broken.value)
+    with write_session(data) as session:
+        assert session.scalar(select(m.LabelSet.id).where(m.LabelSet.name == "judge")) is None

@@ -4,7 +4,9 @@ The answers become a detector label set, written in batches as they arrive, so C
 the run growing. A run belongs to the server, not to this tab (:mod:`components.run_registry`): it goes
 on when the page is left or reloaded, and this page shows every run's progress (rate, time left), its
 token and cost ledger and a cancel button. Running again under the same name resumes: items already
-answered are skipped and answers already received come from the response cache.
+answered are skipped and answers already received come from the response cache. A run refused before
+its first call says so in the form, not as a run started; one that ended early says why, and how many
+items it left for the next.
 
 The API key is never typed here: the form names an environment variable of the server, read when the
 run starts and handed to the run alone; it is never stored, logged or shown. Starting runs manages data.

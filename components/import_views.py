@@ -29,12 +29,13 @@ def with_image_check(engine: Engine, preview: Preview, chosen: str | None, sourc
     """The preview with the import's own image warnings for its items, in the folder the import will
     check (:func:`~db.images.checked_image_root`), so the counts shown before an import are the ones
     it will report. (Images in a ZIP are checked once it is unpacked, by the import.) A folder the file
-    names outside the import and data folders is not probed, as the page's import will not use it."""
+    names outside the import and data folders is not probed, as the page's import will not use it; that
+    is said only while no folder is chosen, which would be used instead of it anyway."""
     stored = dataset_image_root(engine, preview.dataset) if preview.dataset else None
     file_root, refused = confined_image_root(preview.image_root) if preview.image_root else (None, None)
     root = checked_image_root(chosen, file_root, stored[1] if stored else None)
     found = image_problems(root, dict(preview.image_refs), source)
-    if refused:
+    if refused and chosen is None:
         found.insert(0, Problem(source, "-", "image_root", refused, "warning"))
     return dataclasses.replace(preview, problems=preview.problems + tuple(found)) if found else preview
 

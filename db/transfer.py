@@ -364,7 +364,7 @@ def _import_read(
         image_root = image_root or str(folder)
     if confine_image_root and first.dataset.image_root:
         first.dataset.image_root, refused = confined_image_root(first.dataset.image_root)
-        if refused:
+        if refused and image_root is None:  # a folder chosen (or unpacked) is used instead anyway
             problems.append(Problem(source, "-", "image_root", refused, "warning"))
     existing = dataset_image_root(engine, first.dataset.name)
     root = checked_image_root(image_root, first.dataset.image_root, existing[1] if existing else None)

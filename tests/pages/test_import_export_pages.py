@@ -288,6 +288,30 @@ def test_a_files_own_image_folder_outside_the_import_folder_is_not_used(store: s
         engine.dispose()
 
 
+def test_a_chosen_image_folder_quiets_the_files_own(store: str, tmp_path: Path) -> None:
+    """Once an image folder is chosen on the page, the file's own folder would not be used anyway: the
+    preview and the import no longer ask to choose one (the warning stayed after the folder was chosen)."""
+    outside = tmp_path / "elsewhere"
+    outside.mkdir()
+    chosen = _imports(tmp_path) / "images"
+    chosen.mkdir()
+    (chosen / "secret.jpg").write_bytes(b"not really a picture")
+    lines = [
+        {"record": "dataset", "format_version": 1, "name": "far", "source_format": "canonical",
+         "image_root": str(outside)},
+        {"record": "item", "external_id": "a", "response": "A cat.", "image_ref": "secret.jpg"},
+    ]  # fmt: skip
+    path = _imports(tmp_path) / "far.jsonl"
+    path.write_text("".join(json.dumps(line) + "\n" for line in lines))
+    at = _import_page(path)
+    assert "choose an image folder on the Import page" in html.unescape(_html(at))
+    at.text_input(key="import_image_root").input(str(chosen)).run()
+    assert "choose an image folder" not in html.unescape(_html(at))
+    at.button(key="import_go").click().run()
+    assert not at.exception and at.success
+    assert "choose an image folder" not in html.unescape(_html(at))
+
+
 def test_export_page_offers_a_download(store: str) -> None:
     engine = _bench_store(store)
     row = {

@@ -15,13 +15,13 @@ Formats whose file is one record per item share one ``read`` template (:mod:`for
 from __future__ import annotations
 
 from collections import Counter
-from collections.abc import Iterable, Iterator, Mapping
+from collections.abc import Callable, Iterable, Iterator, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, ClassVar, Literal, Protocol
 
 from formats.problems import Problem
-from formats.records import Bundle, LabelSetRecord, merge_batches
+from formats.records import Bundle, LabelSetRecord, merge_batches, pick_label_set
 
 Kind = Literal["benchmark", "predictions"]
 # What a label set can say about an item, as :attr:`Format.holds` names it, with how a report calls it.
@@ -120,8 +120,7 @@ class Format:
     # Kinds a written file gives back in another shape, though it is not written for them (AlignBench's
     # error words are its gold spans): not listed as left out, and no reason to choose the format.
     keeps_as_well: ClassVar[tuple[str, ...]] = ()
-    # Whether a written file holds every chosen label set; else the one of
-    # :func:`formats.bundles.pick_label_set` (the gold one, or the detector run, or the only one chosen).
+    # Whether a written file holds every chosen label set; else the one :meth:`written_label_set` picks.
     writes_every_label_set: ClassVar[bool] = False
     # Whether a written file holds what no benchmark format has a place for: a label set's verdicts on
     # other label sets' triplets, and where it stands on each item per task (done, skipped, unsure).
@@ -177,6 +176,15 @@ class Format:
         ``out``, the same bytes as :meth:`write` of them merged. This default merges them and writes once;
         a format whose file can be written a batch at a time overrides it, so it holds one batch."""
         out.write(self.write(merge_batches(batches), filename=filename))
+
+    def written_label_set(
+        self, bundle: Bundle, counts: Callable[[LabelSetRecord], Mapping[str, int]]
+    ) -> LabelSetRecord | None:
+        """The label set a file of a one-label-set format holds: the gold one (the detector run, for a
+        predictions format), else the only one chosen (:func:`formats.bundles.pick_label_set`).
+        ``counts`` gives a label set's labels of each kind (:data:`LABEL_KINDS`), for a format that picks
+        by what a label set holds; the writer and the export's report of what it leaves out both ask."""
+        return pick_label_set(bundle, "detector" if self.kind == "predictions" else "gold")
 
     def default_filename(self, dataset: str) -> str:
         return f"{dataset}{self.extensions[0]}"

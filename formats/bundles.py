@@ -8,16 +8,8 @@ from collections.abc import Iterator, Sequence
 from typing import Any
 
 from formats.base import ReadOptions
-from formats.records import Annotations, Bundle, DatasetRecord, ItemRecord, LabelSetRecord
+from formats.records import Annotations, Bundle, DatasetRecord, ItemRecord, LabelSetRecord, pick_label_set
 from formats.text import file_stem
-
-
-def pick_label_set(bundle: Bundle, kind: str = "gold") -> LabelSetRecord | None:
-    """The label set a single-label-set writer puts into a file: the first of ``kind``, else the only one."""
-    for label_set in bundle.label_sets:
-        if label_set.kind == kind:
-            return label_set
-    return bundle.label_sets[0] if len(bundle.label_sets) == 1 else None
 
 
 def annotations_by_item(bundle: Bundle, kind: str = "gold") -> dict[str, Annotations]:

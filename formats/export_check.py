@@ -17,7 +17,6 @@ from collections import Counter
 from collections.abc import Iterable, Iterator
 
 from formats.base import LABEL_KINDS, Format, FormatError
-from formats.bundles import pick_label_set
 from formats.records import Bundle, LabelSetRecord
 from formats.registry import formats
 
@@ -88,7 +87,8 @@ class ExportTally:
         assert head is not None, "no batch was taken"
         if fmt.writes_every_label_set:
             return head.label_sets
-        picked = pick_label_set(head, "detector" if fmt.kind == "predictions" else "gold")
+        counted = {id(ls): counts for ls, counts in zip(head.label_sets, self.counts, strict=True)}
+        picked = fmt.written_label_set(head, lambda label_set: counted[id(label_set)])
         return [picked] if picked else []
 
     def refusal(self) -> str | None:
@@ -107,8 +107,7 @@ class ExportTally:
             return (
                 None if kept or not labelled else self._nothing_kept(labelled[0], counts_of[id(labelled[0])])
             )
-        wanted = "detector" if fmt.kind == "predictions" else "gold"
-        written = pick_label_set(head, wanted)
+        written = fmt.written_label_set(head, lambda label_set: counts_of[id(label_set)])
         if written is None:
             if fmt.kind == "predictions":
                 chosen = ", ".join(map(_name, head.label_sets)) or "none"

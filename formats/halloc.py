@@ -23,12 +23,11 @@ from collections.abc import Sequence
 from typing import Any
 
 from formats import taxonomies
-from formats.bundles import pick_label_set
 from formats.fields import RecordError, get_str, storable_object, type_name
 from formats.ids import external_id, id_was_int, keys_with_id, written_id
 from formats.json_documents import dump_json
 from formats.record_formats import BenchmarkRecordsFormat, Warnings
-from formats.records import Annotations, Bundle, ItemRecord, LabelSetRecord, SpanRecord
+from formats.records import Annotations, Bundle, ItemRecord, LabelSetRecord, SpanRecord, pick_label_set
 from formats.text import head_text, looks_like_json
 
 GROUPS = ("object", "attribute", "relationship", "scene")

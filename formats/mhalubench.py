@@ -18,7 +18,6 @@ from collections.abc import Sequence
 from typing import Any
 
 from formats import taxonomies
-from formats.bundles import pick_label_set
 from formats.fields import RecordError, get_first_str, get_list, get_str, storable_object, type_name
 from formats.ids import external_id, id_was_int, keys_with_id, written_id
 from formats.json_documents import dump_json
@@ -30,6 +29,7 @@ from formats.records import (
     ClaimRecord,
     ItemRecord,
     SentenceRecord,
+    pick_label_set,
 )
 from formats.text import head_text, looks_like_json
 

@@ -31,7 +31,7 @@ from __future__ import annotations
 
 import math
 import re
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from typing import Any
 from urllib.parse import urlparse
 
@@ -198,10 +198,17 @@ def rating_fields(rated: ResponseScoreRecord) -> dict[str, Any]:
     return fields
 
 
-def scored_label_set(bundle: Bundle) -> LabelSetRecord | None:
+def response_counts(label_set: LabelSetRecord) -> Mapping[str, int]:
+    """A label set's response scores, counted as :meth:`Format.written_label_set` is given them."""
+    return {"response": sum(a.response_score is not None for a in label_set.annotations)}
+
+
+def scored_label_set(
+    bundle: Bundle, counts: Callable[[LabelSetRecord], Mapping[str, int]] = response_counts
+) -> LabelSetRecord | None:
     """The label set whose response scores a single-rater file carries: gold when it has any, else the
     first that has any (an export chooses it with its label-set choice)."""
-    scored = [ls for ls in bundle.label_sets if any(a.response_score is not None for a in ls.annotations)]
+    scored = [ls for ls in bundle.label_sets if counts(ls).get("response")]
     return next((ls for ls in scored if ls.kind == "gold"), scored[0] if scored else None)
 
 
@@ -289,6 +296,11 @@ class MMHalFormat(Format):
         "model_answer}, optionally with a judge's rating, hallucination or review."
     )
 
+    def written_label_set(
+        self, bundle: Bundle, counts: Callable[[LabelSetRecord], Mapping[str, int]]
+    ) -> LabelSetRecord | None:
+        return scored_label_set(bundle, counts)
+
     def sniff(self, data: bytes, filename: str = "") -> float:
         head = head_text(data)
         if looks_like_json(data) and '"gt_answer"' in head and '"model_answer"' in head:
@@ -320,7 +332,7 @@ class MMHalFormat(Format):
         return ReadResult(bundle, problems)
 
     def write(self, bundle: Bundle, *, filename: str = "") -> bytes:
-        scored = scored_label_set(bundle)
+        scored = self.written_label_set(bundle, response_counts)
         ratings = {a.item: a.response_score for a in scored.annotations} if scored else {}
         rows = []
         for item in bundle.items:

@@ -17,12 +17,21 @@ from __future__ import annotations
 import csv
 import io
 import re
+from collections.abc import Callable, Mapping
 from typing import Any
 
 from formats.alignbench import load_rows, rows_to_bytes
 from formats.base import Format, ReadOptions, ReadResult
 from formats.fields import RecordError
-from formats.mmhal import ID_KEYS, ITEM_KEYS, RATING_FIELDS, rating_fields, rating_of, scored_label_set
+from formats.mmhal import (
+    ID_KEYS,
+    ITEM_KEYS,
+    RATING_FIELDS,
+    rating_fields,
+    rating_of,
+    response_counts,
+    scored_label_set,
+)
 from formats.problems import Problem
 from formats.record_loops import ITEM_ID_KEYS, prediction_items, prediction_records
 from formats.records import Annotations, Bundle, DatasetRecord, LabelSetRecord, ResponseScoreRecord
@@ -76,6 +85,11 @@ class MMHalRatingsFormat(Format):
         "{id: rating}: a judge's or a rater's ratings of the stored responses."
     )
 
+    def written_label_set(
+        self, bundle: Bundle, counts: Callable[[LabelSetRecord], Mapping[str, int]]
+    ) -> LabelSetRecord | None:
+        return scored_label_set(bundle, counts)
+
     def sniff(self, data: bytes, filename: str = "") -> float:
         head = head_text(data, 8192)
         if looks_like_json(data) is not None:
@@ -112,7 +126,7 @@ class MMHalRatingsFormat(Format):
         return ReadResult(Bundle(dataset=dataset, label_sets=[label_set]), problems)
 
     def write(self, bundle: Bundle, *, filename: str = "") -> bytes:
-        scored = scored_label_set(bundle)
+        scored = self.written_label_set(bundle, response_counts)
         ratings = {a.item: a.response_score for a in scored.annotations} if scored else {}
         rows = [
             {"id": item.external_id, **rating_fields(rated)}

@@ -246,3 +246,11 @@ def merge_batches(batches: Iterable[Bundle]) -> Bundle:
     if whole is None:
         raise ValueError("no batches to merge")
     return whole
+
+
+def pick_label_set(bundle: Bundle, kind: str = "gold") -> LabelSetRecord | None:
+    """The label set a single-label-set writer puts into a file: the first of ``kind``, else the only one."""
+    for label_set in bundle.label_sets:
+        if label_set.kind == kind:
+            return label_set
+    return bundle.label_sets[0] if len(bundle.label_sets) == 1 else None

@@ -19,12 +19,12 @@ import re
 from typing import Any
 
 from formats.base import Format, ReadOptions, ReadResult
-from formats.bundles import detector_bundle, pick_label_set
+from formats.bundles import detector_bundle
 from formats.fields import RecordError, type_name
 from formats.json_documents import dump_json, load_document
 from formats.problems import Problem
 from formats.record_loops import in_dataset
-from formats.records import Annotations, Bundle, RawOutputRecord, TripletRecord
+from formats.records import Annotations, Bundle, RawOutputRecord, TripletRecord, pick_label_set
 from formats.storable import unstorable
 from formats.text import head_text, looks_like_json
 from formats.trihe import (

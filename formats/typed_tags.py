@@ -20,13 +20,12 @@ from collections.abc import Sequence
 from typing import Any
 
 from formats.base import FormatError
-from formats.bundles import pick_label_set
 from formats.fields import RecordError, get_first_str, get_str, storable_object
 from formats.ids import external_id, id_was_int, keys_with_id, written_id
 from formats.json_documents import dump_jsonl
 from formats.markers import insert_markers, overlapping
 from formats.record_formats import BenchmarkRecordsFormat, Warnings
-from formats.records import Annotations, Bundle, ItemRecord, SpanRecord
+from formats.records import Annotations, Bundle, ItemRecord, SpanRecord, pick_label_set
 from formats.text import head_text, looks_like_json
 
 UNTYPED = "hallucination"

@@ -171,6 +171,23 @@ def test_every_kind_of_label_a_format_has_no_place_for_is_named(engine) -> None:
     ]
 
 
+def test_mmhal_names_the_label_set_it_writes_the_scores_of(engine) -> None:
+    """Gold's spans beside a judge's ratings: MMHal writes the judge's ratings (gold has none), and the
+    list named gold as the one written and the judge as left out."""
+    from formats.records import ResponseScoreRecord
+
+    judge = LabelSetRecord(
+        "detector", "judge", annotations=[Annotations("a", response_score=ResponseScoreRecord(2.0))]
+    )
+    store(engine, spans(), judge)
+    assert _left_out(engine, "mmhal") == [
+        "gold:gold is not in the file: MMHal-Bench (questions, answers and 0-6 ratings) writes one label "
+        "set, detector:judge"
+    ]
+    written = json.loads(export_file(engine, "d", "mmhal", actor=OPERATOR))
+    assert [(r.get("rating"), r.get("judge")) for r in written] == [(2, None), (None, None)]
+
+
 @pytest.mark.parametrize(
     ("source", "fmt"),
     [("mhalo", "typed-tags"), ("mhalo", "ragtruth"), ("mhalo", "halloc"), ("ragtruth", "mhalo")],

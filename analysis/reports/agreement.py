@@ -293,7 +293,8 @@ def _units(inputs: AgreementInputs, kind: str, raters: list[str], kept_items: se
                 except ValueError:  # one rater gave a token two types
                     per_unit = None
             if per_unit is None:  # compare where the spans are on this item, not their types
-                untyped_items += 1
+                if len(who) > 1:  # (an item one rater labelled is compared with no one)
+                    untyped_items += 1
                 per_unit = spans_to_unit_labels(
                     {n: [(s, e) for s, e, _ in spans] for n, spans in given.items()},
                     n_tokens,

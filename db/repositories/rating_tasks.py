@@ -240,13 +240,11 @@ def segments_of(spans: Any) -> list[tuple[int, int]]:
 
 def _check_spec(session: Session, dataset_id: int, spec: TaskSpec, task_id: int | None) -> TaskSpec:
     refuse_unstorable_text(spec.name, "task's name")
-    refuse_too_long(spec.name, m.RatingTask.name, "task's name")
     refuse_unstorable_text(spec.rubric, "rubric")
     name = " ".join(spec.name.split())
     if not name:
         raise ValueError("A rating task needs a name.")
-    if len(name) > 200:
-        raise ValueError("A task name has at most 200 characters.")
+    refuse_too_long(name, m.RatingTask.name, "task's name")
     clash = session.scalar(
         select(m.RatingTask.id).where(m.RatingTask.dataset_id == dataset_id, m.RatingTask.name == name)
     )

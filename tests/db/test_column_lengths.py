@@ -17,7 +17,8 @@ from db.repositories import labeling
 from db.repositories.annotators import get_or_create_annotator
 from db.repositories.datasets import get_dataset, set_taxonomy
 from db.repositories.items import get_item
-from db.repositories.label_sets import human_label_set
+from db.repositories.label_sets import human_label_set, list_label_sets
+from db.repositories.rating_tasks import TaskSpec, create_rating_task
 from db.transfer import import_file, import_predictions
 from formats.base import ReadOptions
 from formats.problems import ImportRejected
@@ -183,3 +184,23 @@ def test_typed_labels_longer_than_their_columns_are_refused_with_a_message(engin
     assert _count(engine, m.Span) + _count(engine, m.SentenceLabel) + _count(engine, m.ClaimLabel) == 0
     labeling.add_span(engine, own, item.id, 2, 5, "T" * 100, who)
     assert _count(engine, m.Span) == 1
+
+
+def test_a_rating_task_name_is_measured_as_it_is_stored(engine: Engine) -> None:
+    """Spaces around and between words are dropped before the name is stored, so they do not count."""
+    bundle = Bundle(
+        DatasetRecord("lengths", "canonical"),
+        [ItemRecord("a", "A cat.")],
+        [LabelSetRecord("detector", "det", annotations=[Annotations("a", spans=[SpanRecord(2, 5)])])],
+    )
+    import_bundle(engine, bundle, actor=OPERATOR)
+    dataset = get_dataset(engine, "lengths")
+    assert dataset is not None
+    (det,) = [ls for ls in list_label_sets(engine, dataset.id) if ls.name == "det"]
+    spaced = TaskSpec(name="  " + "x" * 195 + " " * 10, detector_label_set_id=det.id)
+    assert create_rating_task(engine, dataset.id, spaced, None, actor=OPERATOR)
+    long = TaskSpec(name="y" * 201, detector_label_set_id=det.id)
+    with pytest.raises(
+        ValueError, match="^The task's name is 201 characters long; at most 200 can be stored"
+    ):
+        create_rating_task(engine, dataset.id, long, None, actor=OPERATOR)

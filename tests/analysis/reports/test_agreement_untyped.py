@@ -51,3 +51,13 @@ def test_typed_raters_are_still_compared_on_types(demo) -> None:
     )
     assert len(labels - {agreement.OUTSIDE}) > 2, labels  # the demo's types, not just "inside"
     assert not any("compared on where their spans are" in note for note in report.notes)
+
+
+def test_items_one_rater_labelled_are_not_counted_as_compared(demo) -> None:
+    engine, dataset_id = demo
+    _copy_untyped(engine, dataset_id, "alice", "carol", 5)
+    inputs = agreement.load(engine, dataset_id)
+    units = agreement._units(inputs, "spans", ["carol"], set(inputs.spans.items["item_id"]))
+    assert units.untyped_items == 0
+    both = agreement._units(inputs, "spans", ["alice", "carol"], set(inputs.spans.items["item_id"]))
+    assert both.untyped_items == 5

@@ -93,6 +93,11 @@ def overlong_annotation_fields(annotations: Annotations) -> Iterable[tuple[str, 
                 yield f"{kind}[{k}].{name}", reason
 
 
+def overlong_label_set(label_set: LabelSetRecord) -> list[tuple[str, str]]:
+    """``(field, reason)`` of each of a label set's own fields too long for its column."""
+    return _fields(label_set, _LABEL_SET)
+
+
 def overlong_rater(rater: object) -> str | None:
     """Why a rating's rater name cannot be kept (it names an account), or None."""
     return too_long(rater, _RATER)
@@ -110,7 +115,7 @@ def overlong_headers(bundle: Bundle) -> list[tuple[str, str, str]]:
     label_set: LabelSetRecord
     for label_set in bundle.label_sets:
         where = f"label set {_shown(label_set.name)}"
-        found += [(where, field, reason) for field, reason in _fields(label_set, _LABEL_SET)]
+        found += [(where, field, reason) for field, reason in overlong_label_set(label_set)]
     task: RatingTaskRecord
     for task in bundle.rating_tasks:
         where = f"rating task {_shown(task.name)}"

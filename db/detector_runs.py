@@ -34,6 +34,7 @@ from sqlalchemy.orm import Session
 from db import models as m
 from db import run_leases
 from db.access import Actor, require_in
+from db.column_lengths import overlong_label_set
 from db.config import data_dir, redact, setting
 from db.engine import read_session, write_session
 from db.images import check_image_file, display_copy, resolve_image
@@ -67,6 +68,12 @@ SENT_AS_IS = {
     ".webp": "image/webp",
 }
 MAX_SENT_BYTES = 8 * 1024 * 1024
+# A run's label set's fields, as its settings name them in a refusal.
+_SAID = {
+    "name": "detector run's name",
+    "detector_version": "model's name",
+    "prompt_strategy": "prompting strategy",
+}
 
 
 def cache_path(engine: Engine) -> Path:
@@ -271,12 +278,20 @@ class DetectorRunStore:
                 raise RunRefused(f"there is no dataset named {self.dataset!r}")
             label_set = self._label_set(session, lock=True)
             if label_set is None:
-                label_set = m.LabelSet(
-                    dataset_id=dataset.id,
-                    kind="detector",
-                    name=self.detector,
+                made = LabelSetRecord(
+                    "detector",
+                    self.detector,
                     detector_version=settings["model"],
                     prompt_strategy=f"{settings['strategy']} #{settings['prompt_hash']}",
+                )
+                for field, reason in overlong_label_set(made):  # before any call is paid for
+                    raise RunRefused(f"the {_SAID[field]} {reason}")
+                label_set = m.LabelSet(
+                    dataset_id=dataset.id,
+                    kind=made.kind,
+                    name=made.name,
+                    detector_version=made.detector_version,
+                    prompt_strategy=made.prompt_strategy,
                     meta={META_KEY: {"settings": settings, "started": now, "runs": [], "ledger": {}}},
                 )
                 session.add(label_set)

@@ -246,6 +246,20 @@ def test_a_run_named_with_text_no_store_can_keep_is_refused_before_anything_is_a
         assert session.scalars(select(m.LabelSet.name).where(m.LabelSet.kind == "detector")).all() == []
 
 
+def test_a_run_named_longer_than_the_store_keeps_is_refused_before_anything_is_asked(data):
+    """The run's name and the model's become its label set's name and version (200 characters at most):
+    a longer one was asked for every item and then refused whole by the import on SQLite, or failed the
+    store on PostgreSQL, with a message saying the run broke off."""
+    with ChatServer(mhalo_script) as server:
+        with pytest.raises(RunRefused, match="^the detector run's name is 201 characters long; at most 200"):
+            run(data, spec(server, detector="d" * 201))
+        with pytest.raises(RunRefused, match="^the model's name is 201 characters long; at most 200"):
+            run(data, spec(server, model="m" * 201))
+    assert server.requests == []
+    with read_session(data) as session:
+        assert session.scalars(select(m.LabelSet.name).where(m.LabelSet.kind == "detector")).all() == []
+
+
 def test_cancel_stops_new_calls_and_a_resume_asks_only_what_was_never_answered(data):
     cancel = threading.Event()
     slow = lambda text, n: answer(tagged(item_number(text), "red cube"), delay_s=0.15)  # noqa: E731

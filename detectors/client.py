@@ -62,7 +62,9 @@ class CallFailed(Exception):
     """The call did not get an answer; ``reason`` says why (never with the key in it), ``kind`` whether
     another call would fare any better: ``refused`` (the endpoint refused the key, the account or the
     path: :data:`REFUSED_STATUSES`), ``unreachable`` (no connection could be made), ``throttled`` (429
-    to the last attempt), else ``call``."""
+    to the last attempt), ``rejected`` (the endpoint answered that this request is wrong, a 400 such as
+    "maximum context length exceeded": about this item, and another call may well be answered), else
+    ``call`` (no answer to the last attempt: 5xx, timeouts, broken answers)."""
 
     def __init__(self, reason: str, attempts: int, kind: str = "call") -> None:
         super().__init__(reason)
@@ -354,7 +356,7 @@ class ChatClient:
                     kind = "throttled" if status == 429 else kind
                 else:
                     reason = f"HTTP {status}: {self._redact(_server_message(data))}"
-                    raise CallFailed(reason, attempt, "refused" if status in REFUSED_STATUSES else "call")
+                    raise CallFailed(reason, attempt, "refused" if status in REFUSED_STATUSES else "rejected")
             # Throttling holds back every call of the client (the next turn waits), not this one alone.
             pause = self._throttle.too_many(sent_at, retry_after) if kind == "throttled" else None
             if attempt >= self.policy.attempts:

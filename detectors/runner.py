@@ -14,7 +14,7 @@ The store hands the run its label set alone (a second run of it, from any proces
 
 The run stops early when cancelled (a ``threading.Event``), when the tokens spent reach the budget or
 when it must (``stopped``, with the reason: another run took its label set over, or the endpoint
-refused the key, cannot be reached, or failed :data:`FAILURES_IN_A_ROW` calls in a row); it then starts
+refused the key, cannot be reached, or left :data:`FAILURES_IN_A_ROW` items in a row unanswered); it then starts
 no new call, lets the calls in flight finish (a cancel, or an endpoint given up, ends them) and writes
 what is complete. An item whose call fails after every retry, or whose image cannot be read, is not
 written: it is reported with the reason and a later run tries it again. Items the strategy cannot judge at all (no claims, no
@@ -47,7 +47,9 @@ from formats.records import Annotations
 from formats.storable import storable_text, unstorable
 
 MAX_CONCURRENCY = 256
-# Calls failing one after another, no answer between, before the run takes the endpoint for down.
+# Items whose calls fail one after another without an answer (no reply, a 5xx, a timeout, after every
+# retry), no answer between, before the run takes the endpoint for down. A call the endpoint answers with
+# an error about that request (a 400: too long for the model) says it is up, and counts for its item only.
 FAILURES_IN_A_ROW = 5
 # The finish reason of an answer cut at the token limit (max_tokens).
 CUT = "length"
@@ -428,13 +430,17 @@ class _Run:
             )
             return
         self._fail(job, f"{call.unit}: {failed.reason}")
-        self.failing.append(job.item.external_id)
+        if failed.kind == "rejected":  # the endpoint answered, about this item alone: it is up
+            self.failing.clear()
+            return
+        if job.item.external_id not in self.failing:  # items, not calls: an item's samples fail together
+            self.failing.append(job.item.external_id)
         if len(self.failing) >= FAILURES_IN_A_ROW:
             for external_id in self.failing:  # said once, in the reason, rather than item by item
                 self.failed.pop(external_id, None)
             self._give_up_endpoint(
-                f"{len(self.failing)} calls failed in a row, the last with {failed.reason}; the endpoint "
-                "seems down, so no more calls were made"
+                f"the calls of {len(self.failing)} items in a row got no answer, the last {failed.reason}; the "
+                "endpoint seems down, so no more calls were made"
             )
 
     def _give_up_endpoint(self, reason: str) -> None:

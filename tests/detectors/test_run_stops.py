@@ -85,8 +85,8 @@ def test_an_endpoint_failing_call_after_call_is_given_up(data):
     assert len(server.requests) == FAILURES_IN_A_ROW * attempts < N_ITEMS * attempts
     assert result.status == "stopped" and result.failed == {}
     assert result.stop_reason == (
-        f"{FAILURES_IN_A_ROW} calls failed in a row, the last with HTTP 503 (gave up after 4 attempts); "
-        "the endpoint seems down, so no more calls were made"
+        f"the calls of {FAILURES_IN_A_ROW} items in a row got no answer, the last HTTP 503 (gave up after 4 "
+        "attempts); the endpoint seems down, so no more calls were made"
     )
 
 
@@ -99,6 +99,24 @@ def test_one_item_failing_among_answers_does_not_stop_the_run(data):
         result = run(data, spec(server, concurrency=1))
     assert result.status == "finished" and result.stop_reason is None
     assert sorted(result.failed) == ["item-2", "item-5", "item-6"] and result.saved == N_ITEMS - 3
+
+
+def test_an_item_the_endpoint_answers_with_an_error_is_never_taken_for_an_endpoint_down(data):
+    """An item too long for the model (a 400 to every one of its calls), with five samples asked at once:
+    its five failed calls stopped the whole run as "the endpoint seems down", and the item was not named."""
+
+    def too_long(text: str, attempt: int):
+        k = item_number(text)
+        if k == 0:
+            return status(400, message="maximum context length is 128000 tokens")
+        return answer(tagged(k, "red cube"))
+
+    with ChatServer(too_long) as server:
+        result = run(data, spec(server, samples=5, concurrency=5))
+    assert result.status == "finished" and result.stop_reason is None
+    assert list(result.failed) == ["item-0"]
+    assert "maximum context length" in result.failed["item-0"]
+    assert result.saved == N_ITEMS - 1
 
 
 def test_a_429_holds_back_every_thread_not_only_the_call_it_answered(data):

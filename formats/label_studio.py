@@ -12,7 +12,9 @@ Where an annotator stands on an item is said as Label Studio says it: a submitte
 done (an empty result: checked, nothing found), a cancelled one (``was_cancelled``) the item skipped, and
 a draft (``drafts: [{user, was_postponed, result}]``) spans not marked done yet, or, postponed, the item
 marked unsure. A note beside a mark has no place, nor has gold's "skipped" or "unsure": the export says
-so. Gold and a detector run are an annotation and a prediction of each item they cover.
+so. Gold and a detector run are an annotation and a prediction of each item they cover. A file an earlier
+version wrote (``completed_by`` a bare name) made an annotation of every person's spans, done or not: its
+annotations say nothing of where their annotators stand.
 
 Label Studio takes ``completed_by`` as one of its users: their id, or ``{id, email, …}`` (an import
 finds the user by the e-mail address, an older one by the id). An annotator (and gold) is written as
@@ -112,7 +114,17 @@ def _whose(group: str, entry: dict[str, Any]) -> tuple[tuple[str, str] | None, s
         return ("human", _who(entry.get("user"))), "unsure" if entry.get("was_postponed") else None
     if entry.get("ground_truth"):
         return (None, None) if entry.get("was_cancelled") else (("gold", "gold"), None)
-    return ("human", _who(entry.get("completed_by"))), "skipped" if entry.get("was_cancelled") else "done"
+    if entry.get("was_cancelled"):
+        return ("human", _who(entry.get("completed_by"))), "skipped"
+    return ("human", _who(entry.get("completed_by"))), None if _by_earlier_writer(entry) else "done"
+
+
+def _by_earlier_writer(annotation: dict[str, Any]) -> bool:
+    """Whether an annotation was written by an earlier version of this format's writer, which wrote every
+    person's spans as an annotation, done or not, with ``completed_by`` their bare name: such a file says
+    nothing of where they stand. (Label Studio writes a user's id, or an object; so does the writer now.)"""
+    who = annotation.get("completed_by")
+    return isinstance(who, str) and not who.isdigit()
 
 
 def _spans(text: str, results: list[Any], field: str, warnings: list[tuple[str, str]]) -> list[SpanRecord]:

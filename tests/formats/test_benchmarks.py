@@ -549,6 +549,28 @@ def test_label_studio_drafts_and_skips_are_where_annotators_stand():
     }
 
 
+def test_a_label_studio_file_written_by_an_earlier_version_says_nothing_of_done():
+    """The earlier writer put every person's spans in an annotation, done or not, with completed_by their
+    bare name: read as "done", such a file marked an annotator's unfinished items finished on import."""
+    red = [{"type": "labels", "value": {"start": 2, "end": 5, "labels": ["Color"]}}]
+    task = {
+        "data": {"text": "A red cube."},
+        "annotations": [
+            {"completed_by": "alice", "result": red},
+            {"completed_by": "17", "result": red},  # a Label Studio user id written as text
+        ],
+    }
+    result = LABEL_STUDIO.read(dumps([task]), source="ls.json")
+    stands = {
+        ls.name: (
+            [(s.start, s.end) for s in ls.annotations[0].spans],
+            [s.status for s in ls.annotations[0].statuses],
+        )
+        for ls in result.bundle.label_sets
+    }
+    assert stands == {"alice": ([(2, 5)], []), "17": ([(2, 5)], ["done"])}
+
+
 def test_label_studio_misplaced_span_is_rejected():
     task = json.loads(json.dumps(LS_TASKS[0]))
     task["annotations"][0]["result"][0]["value"]["text"] = "blue"

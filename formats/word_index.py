@@ -17,6 +17,7 @@ from __future__ import annotations
 import json
 import re
 from collections import Counter
+from functools import lru_cache
 from typing import Any
 
 from formats.alignment import norm_ws
@@ -104,24 +105,39 @@ def _placed(spans: list[SpanRecord]) -> list[tuple[int, int, str | None, str | N
 def written_output(response: str, detected: Annotations) -> tuple[Any, Counter[str]]:
     """The ``spans`` value a record holds for a detector's annotations of ``response``, and what reads
     back otherwise than they say, as :meth:`~formats.base.Format.changed_in_writing` counts it (but for
-    their types, which no word-index span has: the base class counts those)."""
+    their types, which no word-index span has: the base class counts those). The caller must not change
+    what it is given: an export asks twice for each item, to list what changes and to write it, and the
+    second answer is the first one, kept (reading each output back is most of the writer's time)."""
     raw = detected.raw_output
-    value = raw_output_json(detected, _NOT_JSON)
+    spans = tuple((s.start, s.end, s.type, s.note) for s in detected.spans)
+    fields = (raw.text, raw.follows_format, raw.analysis, raw.parse_error) if raw is not None else None
+    return _written_output(detected.item, response, spans, fields)
+
+
+@lru_cache(maxsize=4_096)  # more than an export's batch (2,000 items): each is asked again once counted
+def _written_output(
+    ext: str,
+    response: str,
+    spans: tuple[tuple[int, int, str | None, str | None], ...],
+    raw_fields: tuple[Any, ...] | None,
+) -> tuple[Any, Counter[str]]:
+    raw = RawOutputRecord(*raw_fields) if raw_fields is not None else None
+    value = raw_output_json(Annotations(ext, raw_output=raw), _NOT_JSON)
     if raw is not None and value is not _NOT_JSON:
-        back = read_output(detected.item, value, response, [])
-        if back.raw_output == raw and _placed(back.spans) == _placed(detected.spans):
+        back = read_output(ext, value, response, [])
+        if back.raw_output == raw and _placed(back.spans) == sorted(spans):
             return value, Counter()  # the output as it came
     if raw is not None and not raw.follows_format:
         return raw.text, Counter(
             ["outputs that failed their format are written as their text (read back, they fail still)"]
         )
-    value = word_spans(response, [(s.start, s.end) for s in detected.spans])
+    value = word_spans(response, [(start, end) for start, end, _, _ in spans])
     changed: Counter[str] = Counter()
     if raw is not None:
         changed["raw outputs are replaced by the word-index spans of their spans"] += 1
-    back_spans = {(s.start, s.end) for s in read_output(detected.item, value, response, []).spans}
+    back_spans = {(s.start, s.end) for s in read_output(ext, value, response, []).spans}
     changed["spans are widened to whole words"] += sum(
-        (s.start, s.end) not in back_spans for s in detected.spans
+        (start, end) not in back_spans for start, end, _, _ in spans
     )
     return value, +changed
 

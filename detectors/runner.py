@@ -626,16 +626,7 @@ def run_detector(
     halt = threading.Event()
     ledger = Ledger(spec.prices)
     run_id = run_id or uuid.uuid4().hex[:12]
-    store.open_run(spec.settings(strategy), run_id)
     client = make_client(spec, api_key, halt, ledger)
-    done = store.done()
-    todo = [i for i in chosen if i.external_id not in done and i.external_id not in not_judged]
-    if spec.limit is not None:
-        todo = todo[: spec.limit]
-    source_models: dict[str | None, int] = {}
-    for item in todo:
-        source_models[item.source_model] = source_models.get(item.source_model, 0) + 1
-    own = self_judged(spec.model, source_models)
     run = _Run(
         spec,
         store,
@@ -648,12 +639,22 @@ def run_detector(
         run_id,
     )
     try:
-        with Heartbeat(lambda: store.renew_run(run_id), store.renew_every_s, run.stop):
-            status = run.run(todo)
-    except BaseException:
-        run.status = "failed"
-        _give_back(store, run)
-        raise
+        store.open_run(spec.settings(strategy), run_id)
+        try:  # from here on the run holds its label set: whatever ends it gives it back
+            done = store.done()
+            todo = [i for i in chosen if i.external_id not in done and i.external_id not in not_judged]
+            if spec.limit is not None:
+                todo = todo[: spec.limit]
+            source_models: dict[str | None, int] = {}
+            for item in todo:
+                source_models[item.source_model] = source_models.get(item.source_model, 0) + 1
+            own = self_judged(spec.model, source_models)
+            with Heartbeat(lambda: store.renew_run(run_id), store.renew_every_s, run.stop):
+                status = run.run(todo)
+        except BaseException:
+            run.status = "failed"
+            _give_back(store, run)
+            raise
     finally:
         client.close()
     held = store.done()

@@ -63,6 +63,7 @@ _REFUSED_AS = "annotation_refused_as"  # the refusal's exception class
 _TOTAL = "annotation_queue_total"
 _FLAG_NOTE = "frame_flag_note"  # the note typed in "Skip / unsure"
 _FLAG_NOTE_ITEM = "frame_flag_note_item"  # the item whose note it is
+_FLAG_CHOICES = "frame_flag_choices"  # choices made in "Skip / unsure": each closes it
 _JUMP = "frame_jump"
 _JUMP_MISSING = "frame_jump_missing"  # an id typed in the jump box that the dataset does not have
 _SIGNED_OUT = (
@@ -442,15 +443,13 @@ def _tools(ws: Workspace, row: _ToolsRow, status: queue.ItemStatusView | None) -
         key="frame_undo",
         width="stretch",
     )
-    # One popover per item: one left open by a skip closes with its item, instead of following the
+    # One popover per item: one left open on an item closes with it, instead of following the
     # annotator to the next one with "Skip this item" focused (Space then skipped that item unseen).
     # The note starts from the item's own, not the one typed on the item before.
     if st.session_state.get(_FLAG_NOTE_ITEM) != ws.item.id:
         st.session_state[_FLAG_NOTE_ITEM] = ws.item.id
         st.session_state[_FLAG_NOTE] = (status.note or "") if status else ""
-    with row.flag.popover(
-        FLAG_LABEL, icon=":material/flag:", width="stretch", key=f"frame_flag_{ws.item.id}"
-    ):
+    with row.flag.popover(FLAG_LABEL, icon=":material/flag:", width="stretch", key=_flag_popover(ws)):
         st.text_input("Note", key=_FLAG_NOTE)
         for label, value in (("Skip this item", "skipped"), ("Mark unsure", "unsure")):
             st.button(
@@ -472,10 +471,25 @@ def _tools(ws: Workspace, row: _ToolsRow, status: queue.ItemStatusView | None) -
         )
 
 
+def _flag_popover(ws: Workspace) -> str:
+    """The key of the item's "Skip / unsure" popover: a popover drawn under a new key is a new one,
+    closed, so the key changes with the item and with each choice made in it (:func:`_close_flag`)."""
+    return f"frame_flag_{ws.item.id}_{st.session_state.get(_FLAG_CHOICES, 0)}"
+
+
+def _close_flag() -> None:
+    """Close "Skip / unsure" once a choice is made in it: left open, it covered the receipt and the
+    status beside it, so the annotator could not see that the choice was saved (or refused). Setting a
+    tracked popover's state closed did not do: the page's run that follows a fragment's sometimes
+    reached the browser without it, and the popover stayed open."""
+    st.session_state[_FLAG_CHOICES] = st.session_state.get(_FLAG_CHOICES, 0) + 1
+
+
 def _flag(ws: Workspace, status: str, shown_version: int) -> None:
     """Mark the item skipped or unsure, unless its status changed since the page showed it. The note is
     read here, not bound when the button was drawn: typed and then clicked at once, the text reaches the
     server in the same rerun as the click, after the button was drawn."""
+    _close_flag()
     note = str(st.session_state.get(_FLAG_NOTE) or "")
     act(
         labeling.set_item_status,
@@ -492,6 +506,7 @@ def _flag(ws: Workspace, status: str, shown_version: int) -> None:
 
 def _clear_flag(ws: Workspace, shown_version: int) -> None:
     """Take the item's skipped or unsure mark away, unless its status changed since the page showed it."""
+    _close_flag()
     act(
         labeling.clear_item_status,
         ws.ctx.engine,

@@ -679,6 +679,31 @@ def test_s_skips_an_item_with_a_note_by_keyboard_alone(annotator: Annotator, sto
     assert status is not None and (status.status, status.note) == ("skipped", "image too dark")
 
 
+@pytest.mark.parametrize(("choice", "status"), [("Mark unsure", "unsure"), ("Skip this item", "skipped")])
+def test_a_choice_in_skip_unsure_closes_it_and_the_receipt_shows(
+    annotator: Annotator, store: Engine, artifacts: Path, choice: str, status: str
+) -> None:
+    """Once a choice is made in "Skip / unsure" it closes, and the receipt and status it covered show
+    (after "Mark unsure" it stayed open over them)."""
+    from db.repositories.queue import item_status
+
+    me, page = annotator, annotator.page
+    user, item_id = f"e2e-flag-{status}", "demo-009"
+    me.open("sentences", user, item_id)
+    page.keyboard.press("s")
+    expect(page.get_by_role("textbox", name="Note")).to_be_focused()
+    page.keyboard.type("hard to tell")
+    me.after_run(page.get_by_role("button", name=choice).click)
+    expect(page.locator('[data-testid="stPopoverBody"]')).to_have_count(0)
+    expect(page.get_by_role("button", name=choice)).to_have_count(0)
+    expect(page.get_by_text(f"✓ Saved · item marked {status}: hard to tell")).to_be_visible()
+    expect(page.get_by_text(f"Status: {status} — hard to tell")).to_be_visible()
+    item, annotations = mine(store, user, item_id)
+    saved = item_status(store, annotations.label_set_id, item.id, "sentences")
+    assert saved is not None and (saved.status, saved.note) == (status, "hard to tell")
+    me.shoot(artifacts / f"annotate-flag-{status}.png")
+
+
 def test_a_skipped_item_is_found_again_and_put_back_in_the_queue(
     annotator: Annotator, store: Engine, artifacts: Path
 ) -> None:

@@ -15,6 +15,8 @@ from components.annotation_frame import (
     act,
     current_unit,
     finish,
+    key_reasons,
+    label_first,
     labeling_unit,
     open_workspace,
     place_cursor,
@@ -111,6 +113,24 @@ def save_details(claim_index: int, claim_id: int) -> None:
     )
 
 
+def missing_fields(current: int) -> dict[str, str]:
+    """Why T or W finds no field: the claim they are for (the one just judged, else the current one)
+    is not judged yet, or (T) is judged not a hallucination, which has no type."""
+    target = int(st.session_state.get(recent_key, current))
+    name, moved_on = f"Claim {target + 1}", target != current
+    judged = mine.get(target)
+    if judged is None:
+        state = "is not judged yet"
+        return {
+            "T": label_first(name, state, "a hallucination", "a type", "1, then T", moved_on=moved_on),
+            "W": label_first(name, state, "a judged claim", "a reason", "1 or 2, then W", moved_on=moved_on),
+        }
+    if judged.label == "hallucination":
+        return {}  # both fields are drawn under it
+    state = "is judged not a hallucination"
+    return {"T": label_first(name, state, "a hallucination", "a type", "1, then T", moved_on=moved_on)}
+
+
 left, right = st.columns([2, 3], gap="large")
 with left:
     show_image(ws.dataset, item)
@@ -194,6 +214,7 @@ def claims_unit() -> bool:
         ],
         {"T": "Type", "W": "Reason"},
         recent=f"claim_row_{st.session_state[recent_key]}" if recent_key in st.session_state else None,
+        unavailable={**key_reasons(ws), **missing_fields(current)},
     )
     complete = len(mine) == len(item.claims)
     if complete:

@@ -19,6 +19,7 @@ from components.annotation_frame import (
     FRAME_KEYS,
     act,
     finish,
+    key_reasons,
     labeling_unit,
     open_workspace,
     place_cursor,
@@ -298,6 +299,7 @@ def rating_unit() -> bool:
             ("K", "previous segment"),
             *FRAME_KEYS,
         ],
+        unavailable=key_reasons(ws),
     )
     if complete:
         say_item_finished(ws, "Everything on this item is rated.")

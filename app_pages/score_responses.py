@@ -18,6 +18,7 @@ from components.annotation_frame import (
     FRAME_KEYS,
     act,
     finish,
+    key_reasons,
     open_workspace,
     say_item_finished,
     still_showing,
@@ -122,6 +123,14 @@ with right:
             *((key, f"the response: {title.lower()} (once scored)") for _, title, key in FLAGS),
             *FRAME_KEYS,
         ],
+        unavailable={
+            **key_reasons(ws),
+            **(
+                {key: f"Score the response first ({low}–{high}), then {key}." for _, _, key in FLAGS}
+                if mine is None
+                else {}
+            ),
+        },
     )
     st.text_input(
         "Note (optional)",

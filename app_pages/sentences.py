@@ -16,6 +16,8 @@ from components.annotation_frame import (
     act,
     current_unit,
     finish,
+    key_reasons,
+    label_first,
     labeling_unit,
     open_workspace,
     place_cursor,
@@ -125,6 +127,25 @@ def set_error_type(index: int) -> None:
         error_type=st.session_state[f"error_type_{item.id}_{index}"] or None,
         expected_version=existing.version if existing else labeling.ABSENT,
     )
+
+
+def missing_error_type(current: int) -> dict[str, str]:
+    """Why E finds no Error type box: the sentence it is for (the one just labeled, else the current
+    one) is not labeled yet, or is labeled correct or unknown."""
+    target = int(st.session_state.get(recent_key, current))
+    existing = mine.sentence_labels.get(target)
+    if existing is not None and existing.label == "incorrect":
+        return {}  # its box is drawn under it
+    state = "has no label yet" if existing is None else f"is marked {existing.label}"
+    why = label_first(
+        f"Sentence {target + 1}",
+        state,
+        "an incorrect sentence",
+        "an error type",
+        "2, then E",
+        moved_on=target != current,
+    )
+    return {"E": why}
 
 
 # Gold is offered only to whoever may see it (team mode, blind dataset: not to annotators).
@@ -244,6 +265,7 @@ def sentences_unit() -> bool | None:
         ],
         {"E": "Error type"},
         recent=f"sentence_row_{st.session_state[recent_key]}" if recent_key in st.session_state else None,
+        unavailable={**key_reasons(ws), **missing_error_type(current)},
     )
     complete = len(mine.sentence_labels) == len(item.sentences)
     if complete and not draft:

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import streamlit as st
 
-from components.annotation_frame import FRAME_KEYS, act, finish, labeling_unit, open_workspace
+from components.annotation_frame import FRAME_KEYS, act, finish, key_reasons, labeling_unit, open_workspace
 from components.item_parts import show_image, show_text
 from components.page_setup import setup_page
 from components.preannotation import start_from_detector
@@ -141,6 +141,7 @@ def spans_unit() -> None:
             ("D", "item done"),
             *FRAME_KEYS,
         ],
+        unavailable={**key_reasons(ws), **({"D": "This item is marked done already."} if done else {})},
     )
 
 

@@ -18,6 +18,8 @@ from components.annotation_frame import (
     act,
     current_unit,
     finish,
+    key_reasons,
+    label_first,
     labeling_unit,
     open_workspace,
     say_item_finished,
@@ -94,6 +96,23 @@ def judge(index: int | None, verdict: str, wrong_part: str | None = None) -> Non
     )
     if done is not None and (verdict == "yes" or wrong_part is not None):
         st.session_state[cursor_key] = min(index + 1, len(triplets) - 1)
+
+
+def missing_parts(current: int) -> dict[str, str]:
+    """Why 3, 4 or 5 finds no wrong part to choose: the current triplet is not judged "no"."""
+    if not triplets or triplets[current].verdict == "no":
+        return {}
+    verdict = triplets[current].verdict
+    state = "is not judged yet" if verdict is None else f"is judged {verdict}"
+    why = label_first(
+        f"Triplet {current + 1}",
+        state,
+        "a triplet judged no",
+        "a wrong part",
+        "2, then 3, 4 or 5",
+        moved_on=False,
+    )
+    return {key: why for _, _, key in PARTS}
 
 
 left, right = st.columns([2, 3], gap="large")
@@ -190,6 +209,7 @@ def triplets_unit() -> bool:
             ("K", "previous triplet"),
             *FRAME_KEYS,
         ],
+        unavailable={**key_reasons(ws), **missing_parts(current)},
     )
     complete = bool(triplets) and judged == len(triplets)
     if complete:

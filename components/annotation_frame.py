@@ -47,7 +47,7 @@ from components.empty_queue import show_nothing_to_do
 from components.login import say_at_login, still_signed_in
 from components.page_setup import PageContext, engine_for
 from components.store_cache import cached
-from components.unit_keys import FLAG_LABEL, JUMP_LABEL
+from components.unit_keys import ANY_KEY, FLAG_LABEL, JUMP_LABEL
 from db.access import Forbidden, team_mode
 from db.config import resolve_url
 from db.repositories import labeling, queue
@@ -574,6 +574,31 @@ def track_labeled_unit(ws: Workspace, cursor_key: str, recent_key: str) -> None:
 def current_unit(cursor_key: str, n_units: int) -> int:
     """The unit (sentence, claim, triplet …) the cursor is on now, clamped to the item's units."""
     return max(0, min(int(st.session_state.get(cursor_key, 0)), n_units - 1))
+
+
+def key_reasons(ws: Workspace) -> dict[str, str]:
+    """Why the frame's keys do nothing when their buttons are disabled, and on an item someone else is
+    to label, why the page's label keys do nothing: the keyboard says so when one is pressed
+    (``unavailable`` of :func:`components.unit_keys.unit_keys`)."""
+    reasons = {
+        "N": "No other item is left for you on this task: every other one is done or skipped.",
+        "U": "Nothing to undo on this item: U takes back your last action on the item shown.",
+    }
+    if ws.read_only:
+        reasons[ANY_KEY] = (
+            f"Item {ws.item.external_id} is assigned to someone else: you can read it, not label it."
+        )
+    return reasons
+
+
+def label_first(unit: str, state: str, holder: str, part: str, keys: str, *, moved_on: bool) -> str:
+    """Why a key for part of a label (``E`` an error type, ``T`` a claim's type, ``3`` a triplet's wrong
+    part) found nothing to act on, and the keys that make it there: ``unit`` ("Claim 3") ``state`` ("is
+    judged not a hallucination"), and only ``holder`` ("a hallucination") has ``part`` ("a type");
+    ``keys`` ("1, then T") give it one. ``moved_on``: the cursor has left the unit (the key was for the
+    unit just labeled), so K goes back to it first."""
+    back = "K to go back to it, then " if moved_on else ""
+    return f"{unit} {state}, and only {holder} has {part}: press {back}{keys}."
 
 
 def _sync_done(ws: Workspace, complete: bool | None) -> queue.ItemStatusView | None:

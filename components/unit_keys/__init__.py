@@ -9,6 +9,11 @@ unit just labeled first, as the cursor has moved on from it. It gives the keys b
 header's jump box, opens "Skip / unsure" on ``S``, and ``?`` shows every key of the page in an overlay
 (Esc closes it).
 
+A key of the page is never silently lost: one that finds no field to open (``T`` on a claim judged not
+a hallucination, which has no type), no enabled button (``U`` with nothing to undo) or no button at all
+yet (``3`` before a triplet is judged wrong) says why in a notice at the foot of the window, in the
+page's words where it gives them (``unavailable``).
+
 A key pressed while the page is still answering an earlier one waits and is pressed once the page is
 drawn again: Streamlit merges two quick presses of one button into a single click. A field key waits
 too, for the field that run draws, and what is typed meanwhile goes into that field, not to the page.
@@ -36,6 +41,8 @@ JUMP_LABEL = "Jump to item id"
 # The annotation frame's popover for skipping an item or marking it unsure: ``S`` opens it with the
 # cursor in its note box (then Tab reaches its two buttons, Enter presses one).
 FLAG_LABEL = "Skip / unsure"
+# In ``unavailable``: why any key whose button is drawn disabled does nothing (an item someone else labels).
+ANY_KEY = "*"
 
 
 def container_class(container_key: str) -> str:
@@ -48,13 +55,18 @@ def unit_keys(
     keys: Sequence[tuple[str, str]],
     fields: Mapping[str, str] | None = None,
     recent: str | None = None,
+    unavailable: Mapping[str, str] | None = None,
 ) -> None:
     """Keep the container keyed ``current`` in view, open its ``fields`` (key → the field's label) by
     key, and list ``keys`` (key, what it does) on ``?``. Call it once per run of the unit.
 
     ``recent`` is the container of the unit labeled by the last key, when the cursor moved on from it:
     a field key opens that unit's field first. Marking a sentence incorrect moves the cursor to the
-    next sentence, and its Error type box opens under the one just marked, so ``E`` is meant for it."""
+    next sentence, and its Error type box opens under the one just marked, so ``E`` is meant for it.
+
+    ``unavailable`` maps a key to why it does nothing now, said when it is pressed and finds no field
+    or no enabled button (:data:`ANY_KEY`: for every key whose button is disabled); a key without a
+    reason names its disabled button or its missing field instead."""
     # A new value each run, so the browser keeps the unit in view after every action, not only when
     # the cursor moved (an Error type box opening under the current sentence makes it taller).
     runs = st.session_state.get(_RUNS, 0) + 1
@@ -68,6 +80,7 @@ def unit_keys(
             "fields": {key.lower(): label for key, label in (fields or {}).items()},
             "release": [JUMP_LABEL],
             "openers": {"s": FLAG_LABEL},
+            "unavailable": {key.lower(): why for key, why in (unavailable or {}).items()},
             "run": runs,
         },
     )

@@ -6,10 +6,16 @@
 // (an "Error type" box, a claim's "Type"), looked for first in `data.recent` (the unit labeled by the
 // last key, which the cursor has left), `data.keys` lists [key, what it does] for the overlay,
 // `data.release` names boxes that give the keys back after Enter, `data.openers` maps a key to the
-// label of a popover it opens (its first field then takes the keys).
+// label of a popover it opens (its first field then takes the keys), `data.unavailable` maps a key to
+// why it does nothing now ("*": any key whose button is disabled), said when it is pressed.
+// A key of the page never goes unanswered: one that finds no field, no popover or no enabled button
+// says why in a notice at the foot of the window.
 // Every text is written with `textContent`, never parsed as HTML.
 
 const OVERLAY_ID = "spanlight-keys-overlay";
+const NOTICE_ID = "spanlight-key-notice";
+const NOTICE_MS = 8000; // how long a notice stays up to be read (nothing waits for it)
+const ANY_KEY = "*";
 const SETTLE_FRAMES = 120; // ~2 s of frames: the current unit is drawn, and rows above it settle
 const MARGIN_PX = 16; // room kept between the current unit and the window's edges
 
@@ -111,6 +117,56 @@ function openPopover(label) {
   };
   requestAnimationFrame(step);
   return true;
+}
+
+function notice(text) {
+  // Say why a key did nothing, in a live region (read out by screen readers), until the next notice or
+  // NOTICE_MS later.
+  let box = document.getElementById(NOTICE_ID);
+  if (!box) {
+    box = document.createElement("div");
+    box.id = NOTICE_ID;
+    box.setAttribute("role", "status");
+    box.setAttribute("aria-live", "polite");
+    box.style.cssText =
+      "position:fixed;left:50%;bottom:1.5rem;transform:translateX(-50%);z-index:1000000;" +
+      "max-width:min(42rem,90vw);padding:0.6rem 1rem;border-radius:0.5rem;background:#1f2937;color:#fff;" +
+      "font-family:sans-serif;font-size:0.95rem;line-height:1.4;box-shadow:0 0.3rem 1rem rgba(0,0,0,0.25)";
+    document.body.append(box);
+  }
+  box.textContent = text;
+  box.hidden = false;
+  clearTimeout(shared.noticeTimer);
+  shared.noticeTimer = setTimeout(() => {
+    box.hidden = true;
+  }, NOTICE_MS);
+}
+
+function fieldReason(data, key, name) {
+  // Why a field key found no field: the page's reason, else the field's name.
+  return data?.unavailable?.[key] ?? `There is no ${name} field to open here now.`;
+}
+
+function buttonName(button) {
+  return button.querySelector('[data-testid="stMarkdownContainer"]')?.textContent.trim() ?? "";
+}
+
+function keyReason(data, key) {
+  // Why a key that names no enabled button does nothing: the page's reason for it, else for any disabled
+  // button (an item someone else labels), else the disabled button's name.
+  const own = data?.unavailable?.[key.toLowerCase()];
+  if (own) return own;
+  const disabled = shortcutKeys(key).map((kbd) => kbd.closest("button"));
+  if (disabled.length && data?.unavailable?.[ANY_KEY]) return data.unavailable[ANY_KEY];
+  const name = disabled.map(buttonName).find((found) => found);
+  const shown = key.length === 1 ? key.toUpperCase() : key;
+  return name ? `“${name}” (${shown}) is not available now.` : `${shown} does nothing here now.`;
+}
+
+function unanswered(data, key) {
+  // A key of the page (a button's shortcut, or one the page names) that no enabled button takes now.
+  if (shortcutButton(key)) return false;
+  return shortcutKeys(key).length > 0 || Object.hasOwn(data.unavailable ?? {}, key.toLowerCase());
 }
 
 function closeOverlay() {
@@ -246,12 +302,15 @@ function drain() {
         // a field key: open the field now drawn, and give it what was typed meanwhile (never to the page)
         const field = shared.data ? focusField(shared.data, next.field) : null;
         if (field) typeInto(field, next);
+        else notice(fieldReason(shared.data, next.key, next.field));
       } else {
         const button = shortcutButton(next);
         if (button) {
           queue.awaiting = true;
           queue.since = performance.now();
           button.click();
+        } else {
+          notice(keyReason(shared.data, next));
         }
       }
     }
@@ -280,16 +339,19 @@ function holdIfBusy(event, data) {
   // no button's shortcut here: it goes its own way, as before. A field key (E) waits too: the field it
   // opens may be drawn only by the run the key before asked for.
   if (typingAhead(event)) return true;
-  const field = !event.shiftKey && Object.hasOwn(data.fields, event.key.toLowerCase());
+  const key = event.key.toLowerCase();
+  const field = !event.shiftKey && Object.hasOwn(data.fields, key);
   if (field && (busy() || queue.keys.length)) {
     watchRuns();
-    queue.keys.push({ field: data.fields[event.key.toLowerCase()], text: "", enter: false });
+    queue.keys.push({ field: data.fields[key], key, text: "", enter: false });
     event.preventDefault();
     event.stopPropagation();
     drain();
     return true;
   }
-  if (event.shiftKey || !shortcutKeys(event.key).length) return false;
+  // A key the page names waits too, though its button is not drawn yet (3 right after 2 on triplets).
+  const named = shortcutKeys(event.key).length > 0 || Object.hasOwn(data.unavailable ?? {}, key);
+  if (event.shiftKey || !named) return false;
   watchRuns();
   if (busy() || queue.keys.length) {
     queue.keys.push(event.key);
@@ -312,13 +374,16 @@ function onKeyDown(event) {
   if (!data || event.ctrlKey || event.metaKey || event.altKey || typing(event)) return;
   if (document.getElementById(OVERLAY_ID) === null && holdIfBusy(event, data)) return;
   const open = document.getElementById(OVERLAY_ID) !== null;
+  const key = event.key.toLowerCase();
   if (event.key === "?" || (open && event.key === "Escape")) {
     if (open) closeOverlay();
     else showOverlay(data);
-  } else if (!open && Object.hasOwn(data.fields, event.key.toLowerCase())) {
-    if (focusField(data, data.fields[event.key.toLowerCase()]) === null) return;
-  } else if (!open && !event.shiftKey && Object.hasOwn(data.openers ?? {}, event.key.toLowerCase())) {
-    if (!openPopover(data.openers[event.key.toLowerCase()])) return;
+  } else if (!open && Object.hasOwn(data.fields, key)) {
+    if (focusField(data, data.fields[key]) === null) notice(fieldReason(data, key, data.fields[key]));
+  } else if (!open && !event.shiftKey && Object.hasOwn(data.openers ?? {}, key)) {
+    if (!openPopover(data.openers[key])) notice(`“${data.openers[key]}” is not available here now.`);
+  } else if (!open && !event.shiftKey && unanswered(data, event.key)) {
+    notice(keyReason(data, event.key));
   } else {
     return;
   }

@@ -660,6 +660,57 @@ def test_every_type_and_error_type_has_a_key_and_question_mark_lists_them(
     assert 2 not in judged
 
 
+def test_a_key_with_nothing_to_act_on_says_why(annotator: Annotator, store: Engine, artifacts: Path) -> None:
+    """T right after "not a hallucination" finds no Type (only a hallucination has one): the page says
+    why and what to press, where it did nothing at all. So do E on a sentence not marked incorrect, a
+    wrong-part key before a triplet is judged no, and U with nothing to undo."""
+    me, page = annotator, annotator.page
+    user = "e2e-why-not"
+    said = page.get_by_role("status").filter(has_text=re.compile(r"\S"))
+    taken = "() => window.__lastKeydown?.defaultPrevented === true"
+
+    me.open("claims", user, "demo-003")
+    row = lambda i: page.locator(f".st-key-claim_row_{i}")  # noqa: E731
+    me.press("2", (row(1), "▶ 2."))
+    page.keyboard.press("t")
+    expect(said).to_have_text(
+        "Claim 1 is judged not a hallucination, and only a hallucination has a type: "
+        "press K to go back to it, then 1, then T."
+    )
+    assert page.evaluate(taken)  # the key was answered, not passed on to the page
+    expect(page.get_by_role("combobox", name="Type")).to_have_count(0)
+    me.shoot(artifacts / "annotate-claims-key-says-why.png")
+    # T pressed while the page still answers the verdict before it waits, and says why just the same.
+    page.keyboard.press("2")
+    page.keyboard.press("t")
+    expect(said).to_contain_text("Claim 2 is judged not a hallucination")
+    me.idle()
+    judged = mine(store, user, "demo-003")[1].claim_labels
+    assert {i: (v.label, v.type) for i, v in judged.items()} == {
+        0: ("non-hallucination", None),
+        1: ("non-hallucination", None),
+    }
+
+    me.open("sentences", user, "demo-002")
+    me.press("1", (sentence_row(page, 1), "▶ Sentence 2"))
+    page.keyboard.press("e")
+    expect(said).to_have_text(
+        "Sentence 1 is marked correct, and only an incorrect sentence has an error type: "
+        "press K to go back to it, then 2, then E."
+    )
+
+    me.open("triplets", user, "demo-001")
+    page.keyboard.press("3")
+    expect(said).to_have_text(
+        "Triplet 1 is not judged yet, and only a triplet judged no has a wrong part: press 2, then 3, 4 or 5."
+    )
+    assert page.evaluate(taken)
+    page.keyboard.press("u")
+    expect(said).to_have_text(
+        "Nothing to undo on this item: U takes back your last action on the item shown."
+    )
+
+
 def test_s_skips_an_item_with_a_note_by_keyboard_alone(annotator: Annotator, store: Engine) -> None:
     """S opens "Skip / unsure" with the cursor in its note; Tab reaches the choice, Enter presses it."""
     from db.repositories.queue import item_status

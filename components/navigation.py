@@ -9,14 +9,26 @@ shows the login form. Hiding a page from the menu is convenience; the page's own
 
 To add a page: add its :class:`PageSpec` here, and start the page with ``ctx = setup_page(...)`` and
 ``ctx.require(permission)`` for the same permission.
+
+An address that names no page (a mistyped link, an old bookmark): ``st.navigation`` runs the default
+page in its place and the browser rewrites the address to it, under a dialog that names neither the
+address nor a way on; once it is closed, the Datasets page stands as if nothing were wrong (and in team
+mode the dialog covered the login form). So :func:`build_navigation` registers
+each such address the browser asks for as one more hidden page, which runs the "page not found" view it
+is given (``missing``): the address stays in the browser, a reload keeps saying it, and the view runs the
+shared setup (and in team mode the login form) like every page. The address is remembered for the
+browser session, since later runs ask for the page by its hash, not by its name.
 """
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass
+from functools import partial
 
 import streamlit as st
 from streamlit.navigation.page import StreamlitPage
+from streamlit.runtime.scriptrunner import get_script_run_ctx
 
 from db.access import PERMISSIONS, Actor, may
 
@@ -39,8 +51,10 @@ class PageSpec:
     def url_path_or_default(self) -> str:
         """The page's address as ``st.Page`` makes it: its url_path, "" for the default page, else the
         file's name."""
-        if self.default:
-            return ""
+        return "" if self.default else self.url_name()
+
+    def url_name(self) -> str:
+        """The name ``st.Page`` registers the page under, the default page too (which it serves at "")."""
         return self.url_path or self.path.rsplit("/", 1)[-1].removesuffix(".py")
 
 
@@ -98,11 +112,45 @@ def listed_pages(actor: Actor | None) -> list[PageSpec]:
     return [] if actor is None else [spec for spec in pages() if may_open(actor, spec)]
 
 
-def build_navigation(actor: Actor | None) -> StreamlitPage:
+_UNKNOWN = "_unknown_page_addresses"  # session state: addresses asked for that name no page
+MISSING_TITLE = "Page not found"
+
+
+def _asked_by_name() -> str:
+    """The page the browser asked for by its address ("" for none, or when it asked for a page by its
+    hash: every run after a session's first, and a click in the menu). Streamlit keeps this in the
+    session's page manager, which ``st.navigation`` resolves it against; it has no public reader."""
+    ctx = get_script_run_ctx()
+    if ctx is None or ctx.pages_manager.intended_page_script_hash:
+        return ""
+    return ctx.pages_manager.intended_page_name or ""
+
+
+def unknown_addresses() -> list[str]:
+    """The addresses this browser session asked for that name no page, the newest last. An address a
+    page cannot be registered under (spaces or ``/`` at its ends, a ``/`` inside) is left to
+    ``st.navigation``'s own fallback; the browser cannot load the app under a nested path anyway."""
+    # "home" names the default page to Streamlit, which serves it at "/" only: taken, not unknown.
+    known = {spec.url_name() for spec in pages()}
+    seen: list[str] = st.session_state.setdefault(_UNKNOWN, [])
+    asked = _asked_by_name()
+    if (
+        asked
+        and asked not in known
+        and asked not in seen
+        and asked == asked.strip().strip("/")
+        and "/" not in asked
+    ):
+        seen.append(asked)
+    return list(seen)
+
+
+def build_navigation(actor: Actor | None, missing: Callable[[str], None]) -> StreamlitPage:
     """``st.navigation`` over every page, listing those :func:`listed_pages` gives; returns the page to
-    run. The menu is hidden altogether while nobody is signed in."""
+    run. The menu is hidden altogether while nobody is signed in. An address that names no page runs
+    ``missing`` with that address (see the module's docstring)."""
     listed = {spec.path for spec in listed_pages(actor)}
-    menu = {
+    menu: dict[str, list[StreamlitPage]] = {
         section: [
             st.Page(
                 spec.path,
@@ -116,6 +164,11 @@ def build_navigation(actor: Actor | None) -> StreamlitPage:
         ]
         for section, specs in SECTIONS.items()
     }
+    first = next(iter(menu))
+    menu[first] += [
+        st.Page(partial(missing, address), title=MISSING_TITLE, url_path=address, visibility="hidden")
+        for address in unknown_addresses()
+    ]
     return st.navigation(menu, position="sidebar" if listed else "hidden", expanded=True)
 
 

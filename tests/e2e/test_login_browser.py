@@ -94,6 +94,34 @@ def test_first_request_to_every_page_of_a_fresh_server_gets_the_login_gate(
             page.close()
 
 
+def test_an_address_that_names_no_page_gets_the_login_gate_then_says_so(
+    team_store: tuple[Path, str], context: BrowserContext, artifacts: Path
+) -> None:
+    """The first request a fresh server serves names no page: the login form comes first (no menu, no
+    word of the pages), and once logged in the page says the address names none and lists the pages
+    the role may open (it showed the Datasets page as if nothing were wrong)."""
+    with running_app(*team_store, env=TEAM) as fresh:
+        page = context.new_page()
+        tab = AppTab(page)
+        tab.goto(f"{fresh.url}/old_bookmark")
+        _login_form(page)
+        expect(page.locator('[data-testid="stSidebarNav"]')).to_have_count(0)
+        expect(page.get_by_text("There is no page")).to_have_count(0)
+        page.get_by_role("textbox", name="Name", exact=True).fill(NAME)
+        page.get_by_role("textbox", name="Password", exact=True).fill(PASSWORD)
+        page.get_by_role("button", name="Log in", exact=True).click()
+        expect(page.get_by_text("There is no page at /old_bookmark")).to_be_visible()
+        expect(page.get_by_text(f"Signed in as {NAME} (annotator)")).to_be_visible()
+        assert page.url.split("?")[0] == f"{fresh.url}/old_bookmark"
+        main = page.locator('[data-testid="stMain"]')
+        expect(main.get_by_role("link", name="Label sentences")).to_be_visible()
+        expect(main.get_by_role("link", name="Import")).to_have_count(0)  # not the annotator's
+        expect(main.get_by_role("link", name="Metrics")).to_have_count(0)
+        tab.idle()
+        page.screenshot(path=str(artifacts / "login-page-not-found.png"), full_page=True)
+        page.close()
+
+
 def test_log_in_reload_new_tab_and_log_out(
     team_app: RunningApp, team_store: tuple[Path, str], context: BrowserContext, tab: AppTab, artifacts: Path
 ) -> None:

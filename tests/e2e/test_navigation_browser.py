@@ -6,7 +6,7 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 from pathlib import Path
-from urllib.parse import parse_qs, urlencode, urlparse
+from urllib.parse import parse_qs, quote, unquote, urlencode, urlparse
 
 import pytest
 from playwright.sync_api import BrowserContext, Locator, Page, expect
@@ -144,3 +144,41 @@ def test_dataset_and_threshold_are_in_view_without_scrolling(
         expect(controls.get_by_role("combobox", name="Dataset")).to_be_visible()
         expect(controls.get_by_role("slider", name="IoU threshold")).to_be_visible()
         page.screenshot(path=str(artifacts / f"nav-{path}-{size}.png"))
+
+
+def test_an_address_that_names_no_page_says_so_and_leads_on(
+    demo_store: tuple[Path, str], tab: AppTab, artifacts: Path
+) -> None:
+    """A mistyped or old address, the first request of a fresh server: the page says the address names
+    no page, shown as its characters, keeps it through a reload, and leads to every page (it showed the
+    Datasets page under a dialog that named nothing and, once closed, left it as if nothing were wrong)."""
+    page = tab.page
+    dialogs: list[str] = []
+    page.on("dialog", lambda dialog: (dialogs.append(dialog.message), dialog.dismiss()))
+    address = HOSTILE.replace("<img", "<img id=planted")  # markup: shown, never made an element
+    with running_app(*demo_store) as fresh:
+        tab.goto(f"{fresh.url}/{quote(address)}")
+        expect(page.get_by_role("heading", name="Page not found")).to_be_visible()
+        alert = page.locator('[data-testid="stAlert"]')
+        expect(alert).to_contain_text(f"There is no page at /{address}: the address may be mistyped")
+        expect(page).to_have_title("Page not found · Spanlight")
+        # The shared setup ran (the first request a fresh server serves), and no dialog hides the page.
+        expect(page.get_by_role("textbox", name="Working as")).to_have_value("annotator")
+        expect(page.get_by_role("dialog")).to_have_count(0)
+        assert page.evaluate("() => window.__xss") is None and not dialogs
+        expect(page.locator("#planted")).to_have_count(0)
+        assert unquote(urlparse(page.url).path) == f"/{address}"  # the address stays
+        page.screenshot(path=str(artifacts / "nav-page-not-found.png"))
+        tab.reload()
+        expect(alert).to_contain_text(f"There is no page at /{address}")
+        main = page.locator('[data-testid="stMain"]')
+        for title in ("Datasets", "Label sentences", "Compare detectors", "Metrics", "Team"):
+            expect(main.get_by_role("link", name=title)).to_be_visible()
+        tab.after_run(main.get_by_role("link", name="Label sentences").click)
+        expect(page).to_have_title("Label sentences · Spanlight")
+        # A near miss is offered first.
+        tab.goto(f"{fresh.url}/Claims")
+        expect(main).to_contain_text("Did you mean")
+        tab.after_run(main.get_by_role("link", name="Judge claims").first.click)
+        expect(page).to_have_title("Judge claims · Spanlight")
+        assert urlparse(page.url).path == "/claims"

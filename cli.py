@@ -18,14 +18,15 @@
     python cli.py assign --dataset NAME --task TASK --annotators A,B,C --k 2 [--json]   split the work
     python cli.py progress --dataset NAME --task TASK [--json]   each annotator's assigned, done, skipped
     python cli.py promote --dataset NAME --task TASK --rule majority|unanimity|alignbench
-                          [--threshold 0.5] [--dry-run] [--json]   agreed items' labels into gold
+                          [--threshold 0.5] [--dry-run] [--replace] [--json]   agreed items' labels into gold
     python cli.py user add NAME --role ROLE [--email E]   a team-mode account (password: stdin or prompt)
     python cli.py user list | set-role NAME ROLE | disable NAME | enable NAME | password NAME
 
 ``--db`` defaults to ``DATABASE_URL``, then to the embedded SQLite file (see ``db/config.py``).
 Every command exits non-zero on failure and prints the reason: 1 when the input was refused (with a
 report naming file, record, field and reason), 2 for a usage error. An import that would remove or
-change stored annotations is refused (exit 1, with counts of what would change) unless ``--replace``.
+change stored annotations is refused (exit 1, with counts of what would change) unless ``--replace``,
+and so is a promotion that would replace gold imported with the dataset (naming the labels and items).
 
 The ``user`` commands act as the operator (``db.access.OPERATOR``): whoever can run them holds the store
 itself. A password is never an argument (it would stay in the shell's history and the process list):
@@ -47,6 +48,7 @@ from render.terminal_text import VisibleControls, terminal_of
 if TYPE_CHECKING:  # the store and the formats are imported only by the commands that use them
     from sqlalchemy import Engine
 
+    from db.repositories.adjudication import RuleSummary
     from formats.base import Kind
 
 Command = Callable[[argparse.Namespace], int]
@@ -778,6 +780,7 @@ def cmd_promote(args: argparse.Namespace) -> int:
     from db.access import OPERATOR, Forbidden
     from db.repositories.adjudication import promote_by_rule
     from db.repositories.datasets import get_dataset
+    from db.repositories.gold_origin import ReplacesImportedGold
 
     if not 0.0 <= args.threshold <= 1.0:
         print(f"error: --threshold lies in [0, 1]; got {args.threshold}", file=sys.stderr)
@@ -786,8 +789,9 @@ def cmd_promote(args: argparse.Namespace) -> int:
     dataset = get_dataset(engine, args.dataset)
     if dataset is None:
         return _refused(args, f"there is no dataset named {args.dataset!r}")
-    try:
-        summary = promote_by_rule(
+
+    def promote(replacing: str | None = None) -> RuleSummary:
+        return promote_by_rule(
             engine,
             dataset.id,
             args.task,
@@ -795,13 +799,25 @@ def cmd_promote(args: argparse.Namespace) -> int:
             threshold=args.threshold,
             actor=OPERATOR,
             dry_run=args.dry_run,
+            replacing=replacing,
         )
-    except Forbidden as refused:
+
+    try:
+        try:
+            summary = promote()
+        except ReplacesImportedGold as unseen:
+            if not args.replace:
+                return _refused(
+                    args, f"{unseen} --dry-run lists them; --replace replaces them with the rule's labels."
+                )
+            summary = promote(unseen.imported.digest)  # exactly what was named, or refused again
+    except (Forbidden, ReplacesImportedGold) as refused:
         return _refused(args, str(refused))
     verb = "would promote" if args.dry_run else "promoted"
+    imported = f"; {summary.imported.summary()} among them" if summary.imported.rows else ""
     lines = [
         f"{args.rule} on {args.task} of {dataset.name!r}: {verb} {len(summary.promoted)} item(s)"
-        f" ({summary.replaced} replacing other gold labels), {len(summary.review)} need review,"
+        f" ({summary.replaced} replacing other gold labels{imported}), {len(summary.review)} need review,"
         f" {summary.unchanged} unchanged since their promotion,"
         f" {summary.single} with fewer than two annotators"
     ]
@@ -824,6 +840,11 @@ def _promote_arguments(parser: argparse.ArgumentParser) -> None:
     )
     parser.add_argument("--threshold", type=float, default=0.5, help="IoU at which two spans match (spans)")
     parser.add_argument("--dry-run", action="store_true", help="count what would happen; write nothing")
+    parser.add_argument(
+        "--replace",
+        action="store_true",
+        help="replace gold labels imported with the dataset (refused without; --dry-run lists them)",
+    )
 
 
 def _read_password() -> str:

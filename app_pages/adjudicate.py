@@ -6,7 +6,9 @@ rule would send to review even though everyone agrees). For one item, with its i
 annotator's labels, merge them span by span or unit by unit, or edit them, then promote them to gold
 (one logged transaction; the reviewer's undo reverts it row by row). Below, every agreed item is
 promoted at once by a rule — majority, unanimity or AlignBench's stricter rule — after a dry run has
-shown what it would do. Deep link: ``adjudicate?dataset=…&task=Sentences&item=…`` (the task as its button reads).
+shown what it would do. Either way, gold that came with the dataset's import (the benchmark's own, not
+made by adjudication) is replaced only once the page has listed which of its labels on which items go
+and the reviewer has agreed: Promote waits for that, and the store refuses anything else. Deep link: ``adjudicate?dataset=…&task=Sentences&item=…`` (the task as its button reads).
 """
 
 from __future__ import annotations
@@ -38,6 +40,7 @@ from db.repositories.adjudication import (
     DisagreementRow,
     GoldLabels,
     UnitKey,
+    imported_gold_replaced,
     item_votes,
     items_in_disagreement,
     latest_promotion,
@@ -47,6 +50,7 @@ from db.repositories.adjudication import (
 )
 from db.repositories.annotators import InvalidName, list_annotators
 from db.repositories.assignments import DEFAULT_WEIGHT, weights
+from db.repositories.gold_origin import ImportedGold, ReplacesImportedGold
 from db.repositories.items import ItemView, get_item
 from db.repositories.labeling import StaleEdit, StoreBusy
 from render.literal_text import literal
@@ -234,9 +238,15 @@ def _decide(item: ItemView) -> None:
     if acting is None:
         st.info("Choose the name you work under in the sidebar (Working as) to promote labels.")
         return
-    if not st.button("Promote to gold", type="primary", key="adj_promote"):
-        return
     method = {ACCEPT: "accept", MERGE: "merge", EDIT: "edit"}[mode]
+    try:
+        imported = imported_gold_replaced(ctx.engine, dataset.id, item.id, task, labels, method=method)
+    except ValueError:
+        imported = ImportedGold()  # labels the store refuses: Promote says why
+    agreed = forms.confirm_replacing(imported, key=f"{key}_replace")
+    unagreed = bool(imported.rows) and agreed is None
+    if not st.button("Promote to gold", type="primary", key="adj_promote", disabled=unagreed):
+        return
     try:
         result = promote_item(
             ctx.engine,
@@ -248,13 +258,18 @@ def _decide(item: ItemView) -> None:
             sources=sources,
             actor=acting,
             expected_digest=votes.digest,
+            replacing=agreed,
         )
+    except ReplacesImportedGold as changed:  # the imported gold changed since it was listed
+        st.error(literal(f"{changed} The list above is now up to date: look at it again."))
+        return
     except (StaleEdit, StoreBusy, ValueError, Forbidden) as refused:
         st.error(literal(str(refused)))
         return
     st.session_state[_DONE] = (
         f"Promoted {TASK_TITLES[task].lower()} of item {item.external_id} to gold "
-        f"({method}): {result.changes} gold label(s) changed."
+        f"({method}): {result.changes} gold label(s) changed"
+        + (f", {len(imported.rows)} of them imported with the dataset." if imported.rows else ".")
     )
     st.rerun()
 
@@ -338,11 +353,21 @@ if stored is not None and stored[0] == signature:
             hide_index=True,
             width="stretch",
         )
+    agreed = forms.confirm_replacing(preview.imported, key="adj_rule_replace") if preview.promoted else None
+    unagreed = bool(preview.imported.rows) and agreed is None
     if preview.promoted and st.button(
-        f"Promote {len(preview.promoted)} item(s) to gold", type="primary", key="adj_confirm"
+        f"Promote {len(preview.promoted)} item(s) to gold",
+        type="primary",
+        key="adj_confirm",
+        disabled=unagreed,
     ):
         try:
-            summary = promote_by_rule(ctx.engine, dataset.id, task, rule, threshold=threshold, actor=acting)
+            summary = promote_by_rule(
+                ctx.engine, dataset.id, task, rule, threshold=threshold, actor=acting, replacing=agreed
+            )
+        except ReplacesImportedGold as changed:  # the imported gold changed since the preview
+            st.session_state.pop(_PREVIEW, None)
+            st.error(literal(f"{changed} Preview again to see what the rule would replace now."))
         except (StaleEdit, StoreBusy, ValueError, Forbidden) as refused:
             st.error(literal(str(refused)))
         else:

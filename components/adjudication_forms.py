@@ -25,6 +25,7 @@ from db.repositories.adjudication import (
     UnitLabel,
     label_text,
 )
+from db.repositories.gold_origin import ImportedGold
 from render.comparison_tracks import attribute_text
 from render.literal_text import literal
 from render.span_html import SpanStyle, render_spans_html
@@ -258,3 +259,40 @@ def edit_units(
             chosen[unit] = label
     sources = sorted({a for unit, label in chosen.items() for a in _given(votes, unit).get(label, [])})
     return chosen, sources
+
+
+# ------------------------------------------------------------------------------- imported gold
+
+
+def confirm_replacing(imported: ImportedGold, *, key: str) -> str | None:
+    """Show the gold labels imported with the dataset that a promotion would replace, item by item, and
+    ask the reviewer to agree. Returns what they agreed to (:attr:`ImportedGold.digest`, which the store
+    checks), or None: nothing to replace (nothing is shown), or not agreed yet. The box is keyed by
+    what it lists, so a list that changes (an import meanwhile) asks again."""
+    if not imported.rows:
+        return None
+    st.warning(
+        literal(
+            f"Promoting replaces {imported.summary()}. They came with the dataset, not from "
+            "adjudication: the benchmark's own gold."
+        ),
+        icon=":material/warning:",
+    )
+    st.dataframe(
+        pd.DataFrame(
+            [
+                {"item": item, "imported labels replaced": len(says), "they say now": "; ".join(says)}
+                for item, says in imported.per_item()
+            ],
+            columns=["item", "imported labels replaced", "they say now"],
+        ),
+        hide_index=True,
+        width="stretch",
+        height=min(400, 38 + 35 * len(imported.per_item())),
+    )
+    count = len(imported.rows)
+    agreed = st.checkbox(
+        "Replace this imported gold label" if count == 1 else f"Replace these {count} imported gold labels",
+        key=f"{key}_{imported.digest[:16]}",
+    )
+    return imported.digest if agreed else None

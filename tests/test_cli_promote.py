@@ -97,3 +97,30 @@ def test_refusals_and_usage_errors(demo_url: str, capsys: pytest.CaptureFixture[
 
 def test_the_command_offers_exactly_the_rules_of_the_analysis() -> None:
     assert cli.PROMOTION_RULES == RULE_NAMES
+
+
+def _gold_spans(url: str) -> int:
+    engine = make_engine(url)
+    try:
+        return annotation_counts(engine, 1)["spans"].get("gold", 0)
+    finally:
+        engine.dispose()
+
+
+def test_gold_imported_with_the_dataset_is_replaced_only_with_replace(
+    demo_url: str, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """The demo's gold came with its import: the rule that would change it names what and where, and
+    writes nothing without --replace (it replaced it without a word)."""
+    common = ("--db", demo_url, "--dataset", DEMO, "--task", "spans", "--rule", "majority")
+    code, out, _ = _run(capsys, *common, "--dry-run", "--json")
+    imported = json.loads(out)["replaced_imported_gold"]
+    assert code == 0 and imported["labels"] == 1 and [i["item"] for i in imported["items"]] == ["demo-005"]
+    before = _gold_spans(demo_url)
+    code, out, err = _run(capsys, *common)
+    assert code == 1 and out == ""
+    assert "1 gold label imported with the dataset on 1 item (demo-005)" in err and "--replace" in err
+    assert _gold_spans(demo_url) == before
+    code, out, err = _run(capsys, *common, "--replace")
+    assert (code, err) == (0, "")
+    assert "; 1 gold label imported with the dataset on 1 item (demo-005) among them)" in out

@@ -7,6 +7,9 @@ transaction: each changed row is logged in the :class:`~db.models.EditLog` with 
 (as labeling logs it, so history and undo see it), with one :class:`~db.models.Promotion` row, itself
 logged with a digest of the annotators' labels it was made from. A rule skips an item whose latest
 promotion was made from the labels the annotators hold now, so running it again changes nothing.
+Gold imported with the dataset is changed or removed only as the caller confirms it, label by label
+(:mod:`db.repositories.gold_origin`): a promotion first works out which gold rows it would replace,
+writing nothing, and is refused whole if any came with the import and were not confirmed.
 
 What counts and how a rule decides lives in :mod:`analysis.adjudication`; the store never imports the
 analysis layer, so callers hand in its :data:`~analysis.adjudication.DISAGREEMENT` measure and a rule
@@ -40,6 +43,13 @@ from sqlalchemy.orm import Session, aliased
 from db import models as m
 from db.access import Actor, require_in
 from db.engine import read_session, write_session
+from db.repositories.gold_origin import (
+    GoldRow,
+    ImportedGold,
+    ReplacesImportedGold,
+    adjudicated,
+    imported_among,
+)
 from db.repositories.label_sets import gold_raters
 from db.repositories.labeling import StaleEdit, _log, _retried, _snapshot, _upsert
 
@@ -185,6 +195,8 @@ class RuleSummary:
     review: tuple[tuple[str, str], ...] = ()  # (external id, reason)
     unchanged: int = 0  # promoted before from the labels held now: skipped
     single: int = 0  # fewer than two annotators: not for a rule to decide
+    # Of the gold labels replaced, those imported with the dataset (not made by adjudication).
+    imported: ImportedGold = ImportedGold()
 
     def to_dict(self) -> dict[str, Any]:
         return {
@@ -194,6 +206,7 @@ class RuleSummary:
             "dry_run": self.dry_run,
             "promoted": len(self.promoted),
             "replaced_gold": self.replaced,
+            "replaced_imported_gold": self.imported.to_dict(),
             "review": [{"item": item, "reason": reason} for item, reason in self.review],
             "unchanged": self.unchanged,
             "fewer_than_two_annotators": self.single,
@@ -704,19 +717,31 @@ class _GoldReader:
 
 @dataclass
 class _Writer:
-    """Writes one item's gold labels of one task, logging each changed row as labeling does."""
+    """Writes one item's gold labels of one task, logging each changed row as labeling does, and notes
+    each gold row it changes or removes (``replacing``). With ``dry`` it only notes them: what a
+    promotion would replace is known before anything is written."""
 
     session: Session
     gold: m.LabelSet
     item: m.Item
     actor_id: int | None
     method: str
+    dry: bool = False
     log_ids: list[int] = field(default_factory=list)
+    replacing: list[GoldRow] = field(default_factory=list)
 
     def _note(self, what: str) -> str:
-        return f"adjudicated ({self.method}): {what}"
+        return adjudicated(self.method, what)
 
-    def _delete(self, row: m.Base, entity: str, what: str) -> None:
+    def _replaces(self, row: m.Base, entity: str, says: str) -> None:
+        self.replacing.append(
+            GoldRow(entity, row.id, self.item.id, self.item.external_id, _snapshot(row, entity), says)  # type: ignore[attr-defined]  # gold rows have ids
+        )
+
+    def _delete(self, row: m.Base, entity: str, what: str, says: str) -> None:
+        self._replaces(row, entity, says)
+        if self.dry:
+            return
         done = _log(
             self.session,
             annotator_id=self.actor_id,
@@ -732,7 +757,20 @@ class _Writer:
         self.session.delete(row)
         self.session.flush()
 
-    def _set(self, entity: str, lookup: dict[str, Any], values: dict[str, Any], what: str) -> None:
+    def _set(
+        self,
+        entity: str,
+        lookup: dict[str, Any],
+        values: dict[str, Any],
+        what: str,
+        row: m.Base | None,
+        says: str,
+    ) -> None:
+        """Write ``values`` to the gold row ``lookup`` finds (``row``, which says ``says``; None: new)."""
+        if row is not None:
+            self._replaces(row, entity, says)
+        if self.dry:
+            return
         done = _upsert(
             self.session,
             entity,
@@ -765,7 +803,10 @@ class _Writer:
             if wanted[key] > 0:
                 wanted[key] -= 1
             else:
-                self._delete(row, "spans", f"span {row.start}-{row.end}")
+                says = "span " + label_text("spans", key, response)
+                self._delete(row, "spans", f"span {row.start}-{row.end}", says)
+        if self.dry:
+            return
         for (start, end, type_), count in sorted(wanted.items(), key=lambda kv: (kv[0][0], kv[0][1])):
             for _ in range(count):
                 row = m.Span(
@@ -798,6 +839,12 @@ class _Writer:
                 )
             )
         }
+        index_of = {s.id: s.index for s in sentences.values()}
+
+        def says(sentence_id: int) -> str:
+            row = rows[sentence_id]
+            return f"sentence {index_of[sentence_id] + 1}: {label_text('sentences', (row.label, row.error_type))}"
+
         for index, (label, error_type) in labels.items():
             sentence = sentences.get(index) if isinstance(index, int) else None
             if sentence is None:
@@ -813,11 +860,13 @@ class _Writer:
                 {"label_set_id": self.gold.id, "sentence_id": sentence.id},
                 {"item_id": self.item.id, "label": label, "error_type": error_type, "override": False},
                 f"sentence {sentence.index + 1} → {label}" + (f" ({error_type})" if error_type else ""),
+                row,
+                says(sentence.id) if row is not None else "",
             )
         kept = {sentences[i].id for i in labels if isinstance(i, int) and i in sentences}
         for sentence_id, row in rows.items():
             if sentence_id not in kept:
-                self._delete(row, "sentence_labels", "a sentence label")
+                self._delete(row, "sentence_labels", "a sentence label", says(sentence_id))
 
     def claims(self, labels: Mapping[UnitKey, UnitLabel]) -> None:
         claims = {
@@ -831,6 +880,12 @@ class _Writer:
                 )
             )
         }
+        index_of = {c.id: c.index for c in claims.values()}
+
+        def says(claim_id: int) -> str:
+            row = rows[claim_id]
+            return f"claim {index_of[claim_id] + 1}: {label_text('claims', (row.label, row.type))}"
+
         for index, (label, type_) in labels.items():
             claim = claims.get(index) if isinstance(index, int) else None
             if claim is None:
@@ -845,11 +900,13 @@ class _Writer:
                 {"label_set_id": self.gold.id, "claim_id": claim.id},
                 {"item_id": self.item.id, "label": label, "type": type_},
                 f"claim {claim.index + 1} → {label}" + (f" ({type_})" if type_ else ""),
+                row,
+                says(claim.id) if row is not None else "",
             )
         kept = {claims[i].id for i in labels if isinstance(i, int) and i in claims}
         for claim_id, row in rows.items():
             if claim_id not in kept:
-                self._delete(row, "claim_labels", "a claim label")
+                self._delete(row, "claim_labels", "a claim label", says(claim_id))
 
     def triplets(self, labels: Mapping[UnitKey, UnitLabel]) -> None:
         triplets = {
@@ -863,6 +920,12 @@ class _Writer:
                 )
             )
         }
+
+        def says(triplet_id: int) -> str:
+            row, triplet = rows[triplet_id], triplets.get(triplet_id)
+            where = f"triplet {triplet.index + 1}" if triplet is not None else "a triplet"
+            return f"{where}: {label_text('triplets', (row.verdict, row.wrong_part))}"
+
         for triplet_id, (verdict, part) in labels.items():
             triplet = triplets.get(triplet_id) if isinstance(triplet_id, int) else None
             if triplet is None:
@@ -880,25 +943,39 @@ class _Writer:
                 {"label_set_id": self.gold.id, "triplet_id": triplet.id},
                 {"item_id": self.item.id, "verdict": verdict, "wrong_part": part},
                 f"triplet {triplet.index + 1} → {verdict}" + (f" ({part})" if part else ""),
+                row,
+                says(triplet.id) if row is not None else "",
             )
         for triplet_id, row in rows.items():
             if triplet_id not in labels:
-                self._delete(row, "triplet_judgments", "a triplet judgment")
+                self._delete(row, "triplet_judgments", "a triplet judgment", says(triplet_id))
 
     def ratings(self, labels: Mapping[UnitKey, RatingLabel]) -> None:
-        holder = _gold_rater(self.session, self.gold)
+        # A dry run creates no account: without one, gold holds no rating to replace.
+        holder = self.gold.annotator_id if self.dry else _gold_rater(self.session, self.gold)
         tasks = {
             t.id: t
             for t in self.session.scalars(
                 select(m.RatingTask).where(m.RatingTask.dataset_id == self.item.dataset_id)
             )
         }
-        rows = {
-            (r.task_id, r.segment_start, r.segment_end): r
-            for r in self.session.scalars(
-                select(m.Rating).where(m.Rating.item_id == self.item.id, m.Rating.annotator_id == holder)
-            )
-        }
+        rows = (
+            {
+                (r.task_id, r.segment_start, r.segment_end): r
+                for r in self.session.scalars(
+                    select(m.Rating).where(m.Rating.item_id == self.item.id, m.Rating.annotator_id == holder)
+                )
+            }
+            if holder is not None
+            else {}
+        )
+
+        def says(key: tuple[int, int, int]) -> str:
+            row, task = rows[key], tasks.get(key[0])
+            where = "the response" if key[1] < 0 else f"segment {key[1]}-{key[2]}"
+            on = f" on {task.name}" if task is not None else ""
+            return f"rating of {where}{on}: {label_text('ratings', ((row.score, row.nothing_flagged_correct), None))}"
+
         for key, ((score, judged), _detail) in labels.items():
             if not isinstance(key, tuple) or key[0] not in tasks:
                 raise ValueError(f"{key!r} is not a rated segment of a rating task of this dataset.")
@@ -924,13 +1001,15 @@ class _Writer:
                 {"score": score, "nothing_flagged_correct": judged},
                 f"rating of {'the response' if key[1] < 0 else f'segment {key[1]}-{key[2]}'} on "
                 f"{task.name}: {score if score is not None else judged}",
+                row,
+                says(key) if row is not None else "",
             )
         for key, row in rows.items():
             if key not in labels:
-                self._delete(row, "ratings", "a rating")
+                self._delete(row, "ratings", "a rating", says(key))
 
 
-def _write(writer: _Writer, task: str, labels: GoldLabels) -> None:
+def _write_labels(writer: _Writer, task: str, labels: GoldLabels) -> None:
     if task == "spans":
         if isinstance(labels, Mapping):
             raise ValueError("Spans are given as a list of (start, end, type).")
@@ -951,6 +1030,48 @@ def _normal(labels: GoldLabels) -> Any:
     return sorted(labels, key=_span_order)
 
 
+def _planned(
+    session: Session, gold: m.LabelSet, item_id: int, task: str, labels: GoldLabels
+) -> list[GoldRow]:
+    """The gold rows that making ``labels`` the item's gold of ``task`` would change or remove (the
+    labels checked as a promotion checks them); writes nothing."""
+    writer = _Writer(session, gold, session.get_one(m.Item, item_id), None, "plan", dry=True)
+    _write_labels(writer, task, labels)
+    return writer.replacing
+
+
+def _refuse_unseen(imported: ImportedGold, replacing: str | None) -> None:
+    """Refuse (:class:`ReplacesImportedGold`) unless the imported gold to replace is none, or exactly
+    what the caller confirmed (``replacing``: its :attr:`ImportedGold.digest`)."""
+    if imported.rows and imported.digest != replacing:
+        raise ReplacesImportedGold(imported)
+
+
+def _accepted(
+    session: Session, gold: m.LabelSet | None, item_id: int, task: str, labels: GoldLabels, method: str
+) -> GoldLabels:
+    """The labels a promotion writes: accepting an annotator's unit labels keeps gold's other units."""
+    current = _gold_labels(session, gold, item_id, task)
+    if method == "accept" and isinstance(current, Mapping) and isinstance(labels, Mapping):
+        return cast(GoldLabels, {**current, **labels})  # both of one task
+    return labels
+
+
+def imported_gold_replaced(
+    engine: Engine, dataset_id: int, item_id: int, task: str, labels: GoldLabels, *, method: str
+) -> ImportedGold:
+    """The gold labels imported with the dataset that :func:`promote_item` with these arguments would
+    change or remove, for the reviewer to see before promoting; reads only. Raises ValueError for labels
+    a promotion would refuse."""
+    _check_task(task)
+    with read_session(engine) as session:
+        gold = _gold_set(session, dataset_id)
+        if gold is None or session.get(m.Item, item_id) is None:
+            return ImportedGold()
+        labels = _accepted(session, gold, item_id, task, labels, method)
+        return imported_among(session, gold.id, _planned(session, gold, item_id, task, labels))
+
+
 def _promote(
     session: Session,
     gold: m.LabelSet,
@@ -963,7 +1084,7 @@ def _promote(
 ) -> PromotionResult:
     item = session.get_one(m.Item, votes.item_id)
     writer = _Writer(session, gold, item, actor_id, method)
-    _write(writer, votes.task, labels)
+    _write_labels(writer, votes.task, labels)
     promotion = m.Promotion(
         dataset_id=item.dataset_id,
         item_id=item.id,
@@ -1007,6 +1128,7 @@ def promote_item(
     sources: Sequence[int],
     actor: Actor,
     expected_digest: str | None = None,
+    replacing: str | None = None,
 ) -> PromotionResult:
     """Make ``labels`` the item's gold labels of ``task``, as a reviewer decided them.
 
@@ -1015,6 +1137,11 @@ def promote_item(
     labels keeps the gold of the units that annotator left unlabeled: they gave no opinion on those,
     and an unlabeled unit must not silently erase a decision made earlier (merge or edit to remove it). Pass the :attr:`ItemVotes.digest` the page showed as
     ``expected_digest`` to refuse (:class:`StaleEdit`) when an annotator changed their labels since.
+
+    Gold imported with the dataset is replaced only as confirmed: when the promotion would change or
+    remove any such label (:func:`imported_gold_replaced`), ``replacing`` must be the
+    :attr:`ImportedGold.digest` of exactly those labels, else it is refused with them
+    (:class:`ReplacesImportedGold`) and nothing is written.
     Requires the "adjudicate" right; everything happens in one transaction.
     """
     _check_task(task)
@@ -1029,9 +1156,10 @@ def promote_item(
         if expected_digest is not None and votes.digest != expected_digest:
             raise StaleEdit("An annotator changed their labels of this item meanwhile — reload the item.")
         gold = _gold_for_write(session, dataset_id, acting.id)
-        current = _gold_labels(session, gold, item_id, task)
-        if method == "accept" and isinstance(current, Mapping) and isinstance(labels, Mapping):
-            labels = cast(GoldLabels, {**current, **labels})  # both of one task
+        labels = _accepted(session, gold, item_id, task, labels, method)
+        _refuse_unseen(
+            imported_among(session, gold.id, _planned(session, gold, item_id, task, labels)), replacing
+        )
         return _promote(session, gold, votes, labels, method=method, sources=sources, actor_id=acting.id)
 
 
@@ -1045,12 +1173,16 @@ def promote_by_rule(
     threshold: float = 0.5,
     actor: Actor,
     dry_run: bool = False,
+    replacing: str | None = None,
 ) -> RuleSummary:
     """Promote every item the rule finds agreed, in one transaction; say which items need review and why.
 
     Items with fewer than two annotators are left alone, and so are items whose latest promotion was
     made from the labels the annotators hold now (running a rule twice changes nothing the second
-    time). ``dry_run`` computes the same summary and writes nothing. Requires "adjudicate".
+    time). ``dry_run`` computes the same summary and writes nothing. Gold imported with the dataset is
+    replaced only as confirmed, as :func:`promote_item` does: the summary's ``imported`` (a dry run's)
+    names it, and ``replacing`` must be its digest, else nothing is written
+    (:class:`ReplacesImportedGold`). Requires "adjudicate".
     """
     _check_task(task)
     if not 0.0 <= threshold <= 1.0:
@@ -1064,6 +1196,8 @@ def promote_by_rule(
         promotions = _latest_promotions(session, dataset_id, task)
         promoted: list[str] = []
         review: list[tuple[str, str]] = []
+        decided: list[tuple[ItemVotes, GoldLabels]] = []
+        replacing_rows: list[GoldRow] = []
         unchanged = single = replaced = 0
         for votes in everything:
             if len(votes.annotators) < 2:
@@ -1080,8 +1214,15 @@ def promote_by_rule(
             before = _gold_labels(session, gold, votes.item_id, task)
             if _normal(before) and _normal(before) != _normal(labels):
                 replaced += 1
-            if not dry_run:
-                assert gold is not None  # created for a real run
+                assert gold is not None  # it holds labels
+                replacing_rows += _planned(session, gold, votes.item_id, task, labels)
+            decided.append((votes, labels))
+            promoted.append(votes.external_id)
+        imported = imported_among(session, gold.id, replacing_rows) if gold is not None else ImportedGold()
+        if not dry_run:
+            _refuse_unseen(imported, replacing)  # before anything is written
+            assert gold is not None  # created for a real run
+            for votes, labels in decided:
                 _promote(
                     session,
                     gold,
@@ -1091,9 +1232,17 @@ def promote_by_rule(
                     sources=list(votes.annotators),
                     actor_id=acting.id,
                 )
-            promoted.append(votes.external_id)
     return RuleSummary(
-        rule.name, task, threshold, dry_run, tuple(promoted), replaced, tuple(review), unchanged, single
+        rule.name,
+        task,
+        threshold,
+        dry_run,
+        tuple(promoted),
+        replaced,
+        tuple(review),
+        unchanged,
+        single,
+        imported,
     )
 
 

@@ -34,6 +34,7 @@ def _adjudicate_sentence(engine, reviewer: int, index: int, label: str) -> int:
     """Change one gold sentence label the way gold is changed by hand: an adjudication (logged)."""
     found = item_annotations(engine, ITEM, [GOLD])[GOLD].sentence_labels
     labels = {i: (lab.label, lab.error_type) for i, lab in found.items()} | {index: (label, None)}
+    seen = adjudication.imported_gold_replaced(engine, 1, ITEM, "sentences", labels, method="edit")
     done = adjudication.promote_item(
         engine,
         1,
@@ -43,6 +44,7 @@ def _adjudicate_sentence(engine, reviewer: int, index: int, label: str) -> int:
         method="edit",
         sources=[],
         actor=Actor(reviewer, "r", "reviewer"),
+        replacing=seen.digest,  # the file's gold, replaced knowingly
     )
     return done.log_ids[-1]
 
@@ -50,8 +52,17 @@ def _adjudicate_sentence(engine, reviewer: int, index: int, label: str) -> int:
 def _adjudicate_without_span(engine, reviewer: int, position: int) -> None:
     spans = _spans(engine, GOLD)
     del spans[position]
+    seen = adjudication.imported_gold_replaced(engine, 1, ITEM, "spans", spans, method="edit")
     adjudication.promote_item(
-        engine, 1, ITEM, "spans", spans, method="edit", sources=[], actor=Actor(reviewer, "r", "reviewer")
+        engine,
+        1,
+        ITEM,
+        "spans",
+        spans,
+        method="edit",
+        sources=[],
+        actor=Actor(reviewer, "r", "reviewer"),
+        replacing=seen.digest,  # the file's gold, replaced knowingly
     )
 
 

@@ -736,14 +736,31 @@ WRITES = [
         "db.repositories.adjudication.promote_item",
         "adjudicate",
         lambda w, a: adjudication.promote_item(
-            w.engine, w.dataset, w.item, "spans", [(0, 3, None)], method="edit", sources=[], actor=a.actor
+            w.engine,
+            w.dataset,
+            w.item,
+            "spans",
+            [(0, 3, None)],
+            method="edit",
+            sources=[],
+            actor=a.actor,
+            replacing=adjudication.imported_gold_replaced(  # the imported gold, replaced knowingly
+                w.engine, w.dataset, w.item, "spans", [(0, 3, None)], method="edit"
+            ).digest,
         ),
     ),
     Write(
         "db.repositories.adjudication.promote_by_rule",
         "adjudicate",
         lambda w, a: adjudication.promote_by_rule(
-            w.engine, w.dataset, "spans", RULES["majority"], actor=a.actor
+            w.engine,
+            w.dataset,
+            "spans",
+            RULES["majority"],
+            actor=a.actor,
+            replacing=adjudication.promote_by_rule(  # the imported gold its dry run names, knowingly
+                w.engine, w.dataset, "spans", RULES["majority"], actor=a.actor, dry_run=True
+            ).imported.digest,
         ),
         writes=False,  # nothing is agreed by two annotators here; the right is still checked
     ),

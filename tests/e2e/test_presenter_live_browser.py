@@ -25,7 +25,7 @@ from streamlit.proto.ForwardMsg_pb2 import ForwardMsg
 from db.access import OPERATOR
 from db.engine import make_engine
 from db.repositories import report_inputs as ev
-from db.repositories.adjudication import promote_item
+from db.repositories.adjudication import imported_gold_replaced, promote_item
 from db.repositories.datasets import get_dataset
 from db.repositories.items import get_item
 from tests.e2e.app_server import RunningApp, prepare_store, running_app
@@ -105,8 +105,17 @@ def _write_gold(app: RunningApp) -> None:
         assert item is not None
         word = list(re.finditer(r"\S+", item.response))[next(_writes)]
         span = (word.start(), word.end(), None)
+        seen = imported_gold_replaced(engine, dataset.id, index.ids[0], "spans", [span], method="edit")
         promote_item(
-            engine, dataset.id, index.ids[0], "spans", [span], method="edit", sources=[], actor=OPERATOR
+            engine,
+            dataset.id,
+            index.ids[0],
+            "spans",
+            [span],
+            method="edit",
+            sources=[],
+            actor=OPERATOR,
+            replacing=seen.digest,  # the demo's own gold, replaced knowingly
         )
     finally:
         engine.dispose()

@@ -310,8 +310,21 @@ def test_team_workflow_from_accounts_to_gold_and_metrics(
     accept = page.locator(f".st-key-adj_sentences_{item_id}_accept")
     choose(reviewer.tab, accept, KIWI)
     expect(accept.get_by_role("combobox")).to_have_value(KIWI)
+    # The demo's gold came with its import: the page lists what of it goes, and Promote waits for a yes.
+    expect(
+        page.get_by_text(
+            re.compile(
+                rf"^Promoting replaces \d+ gold labels? imported with the dataset on 1 item \({item}\)"
+            )
+        )
+    ).to_be_visible()
+    promote = page.get_by_role("button", name="Promote to gold")
+    expect(promote).to_be_disabled()
     reviewer.snap()
-    reviewer.tab.after_run(page.get_by_role("button", name="Promote to gold").click)
+    reviewer.shoot(artifacts / "team-adjudicate-imported-gold.png")
+    reviewer.tab.after_run(page.get_by_text(re.compile(r"^Replace th(is|ese) ")).click)
+    expect(promote).to_be_enabled()
+    reviewer.tab.after_run(promote.click)
     expect(page.get_by_text(f"Promoted sentences of item {item} to gold (accept)")).to_be_visible()
     expect(page.get_by_text(re.compile(r"Promoted to gold \(accept\) by rex-reviewer"))).to_be_visible()
     reviewer.snap()

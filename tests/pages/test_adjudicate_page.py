@@ -62,6 +62,13 @@ def _widget(elements, suffix: str):
     return next(e for e in elements if e.key and e.key.endswith(suffix))
 
 
+def _agree_to_replace(at: AppTest) -> AppTest:
+    """Tick the box that agrees to replace the imported gold the page lists (the demo's gold came with
+    its import)."""
+    box = next(c for c in at.checkbox if c.key and "_replace_" in c.key)
+    return box.check().run()
+
+
 def _f1_iou(url: str, detector: str) -> float:
     """The Metrics page's MHALO Table 3: a detector's average F1_IoU against the store's gold."""
     engine = make_engine(url)
@@ -130,6 +137,7 @@ def test_merge_sentences_unit_by_unit(store: str) -> None:
     for unit in units:  # take the label bob gave (options read "label · who gave it")
         unit.select_index(next(k for k, o in enumerate(unit.options) if o.endswith("bob")))
     at.run()
+    _agree_to_replace(at)
     at.button(key="adj_promote").click().run()
     assert not at.exception, at.exception
     engine = make_engine(store)
@@ -273,3 +281,74 @@ def test_weights_set_on_the_team_page_decide_the_preview(store: str) -> None:
     # alice's 3 of 4 settles every sentence she and bob disagree on: nothing is left for review
     assert (weighted["Need review"], even["Need review"] > 0) == (0, True)
     assert weighted["Would promote"] == even["Would promote"] + even["Need review"]
+
+
+def _sentence_labels(url: str, external_id: str, who: str | None) -> dict[int, tuple[str, str | None]]:
+    """An item's sentence labels of ``who`` (None: gold), straight from the store."""
+    engine = make_engine(url)
+    item = get_item(engine, 1, external_id)
+    label_set = (
+        gold_label_set(engine, 1)
+        if who is None
+        else next(v for v in list_label_sets(engine, 1, kind="human") if v.name == who)
+    )
+    found = item_annotations(engine, item.id, [label_set.id])[label_set.id].sentence_labels
+    engine.dispose()
+    return {k: (v.label, v.error_type) for k, v in found.items()}
+
+
+def test_a_merge_over_imported_gold_lists_what_it_replaces_and_waits_for_the_reviewer(store: str) -> None:
+    """The demo's gold came with its import: a merge that changes it says how many of its labels on
+    which item go, and Promote waits until the reviewer agrees (it replaced them without a word)."""
+    at = _open("app_pages/adjudicate.py", task="Sentences")
+    external_id = at.selectbox(key="adj_item_sentences").value
+    _widget(at.radio, "_mode").set_value("Merge").run()
+    for unit in [s for s in at.selectbox if s.key and "_merge_unit_" in s.key]:
+        unit.select_index(next(k for k, o in enumerate(unit.options) if o.endswith("bob")))
+    at.run()
+    gold, bob = _sentence_labels(store, external_id, None), _sentence_labels(store, external_id, "bob")
+    going = sorted(k for k, label in gold.items() if bob.get(k) != label)
+    assert going, "the merge changes some of the imported gold"
+    plural = "s" if len(going) != 1 else ""
+    warnings = [w.value for w in at.warning if "imported with the dataset" in w.value]
+    assert warnings == [
+        literal(
+            f"Promoting replaces {len(going)} gold label{plural} imported with the dataset on 1 item "
+            f"({external_id}). They came with the dataset, not from adjudication: the benchmark's own gold."
+        )
+    ]
+    table = next(d.value for d in at.dataframe if "imported labels replaced" in d.value.columns)
+    assert table.to_dict("records") == [
+        {
+            "item": external_id,
+            "imported labels replaced": len(going),
+            "they say now": "; ".join(
+                f"sentence {k + 1}: {gold[k][0]}" + (f" ({gold[k][1]})" if gold[k][1] else "") for k in going
+            ),
+        }
+    ]
+    assert at.button(key="adj_promote").disabled  # nothing is replaced unseen
+    assert _sentence_labels(store, external_id, None) == gold
+
+    _agree_to_replace(at)
+    assert not at.button(key="adj_promote").disabled
+    at.button(key="adj_promote").click().run()
+    assert not at.exception, at.exception
+    assert _sentence_labels(store, external_id, None) == bob
+    assert [s.value for s in at.success][0].endswith(literal("of them imported with the dataset."))
+
+
+def test_a_rule_over_imported_gold_lists_it_after_the_preview_and_waits_for_the_reviewer(store: str) -> None:
+    at = _open("app_pages/adjudicate.py", task="Spans")
+    at.button(key="adj_preview").click().run()
+    warnings = [w.value for w in at.warning if "imported with the dataset" in w.value]
+    assert len(warnings) == 1 and "1 gold label imported with the dataset on 1 item (demo-005)" in warnings[0]
+    table = next(d.value for d in at.dataframe if "imported labels replaced" in d.value.columns)
+    assert table["item"].tolist() == ["demo-005"] and table["they say now"].str.startswith("span “").all()
+    assert at.button(key="adj_confirm").disabled
+    before = _gold_spans(store, "demo-005")
+    _agree_to_replace(at)
+    at.button(key="adj_confirm").click().run()
+    assert not at.exception, at.exception
+    assert [s.value for s in at.success][0].startswith(literal("The majority rule promoted"))
+    assert _gold_spans(store, "demo-005") != before

@@ -1,0 +1,122 @@
+"""Where a gold label came from: written by adjudication, or imported with the dataset (or put back by an
+undo). A reviewer's promotion may replace the first freely; the second is the benchmark's own gold, so
+a promotion replaces it only once the reviewer has seen which labels of which items go and agreed
+(:mod:`db.repositories.adjudication`).
+
+The edit log tells them apart: a promotion logs every gold row it writes, with the row as written and a
+description :func:`adjudicated` makes; an import logs one entry for the whole file and none per row. A
+gold row is adjudication's when the latest logged change to it is such a write and the row still says
+what was written then; anything else (a row no entry names, one an undo or a restore put back, one an
+import rewrote) counts as imported. When in doubt it asks.
+"""
+
+from __future__ import annotations
+
+import hashlib
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import Any
+
+from sqlalchemy import select
+from sqlalchemy.orm import Session
+
+from db import models as m
+
+_ADJUDICATED = "adjudicated ("
+_WRITES = ("create", "update")
+_CHUNK = 500  # item ids per IN list
+
+
+def adjudicated(method: str, what: str) -> str:
+    """The edit log's description of a gold row a promotion writes (``method``: accept, merge, a rule)."""
+    return f"{_ADJUDICATED}{method}): {what}"
+
+
+@dataclass(frozen=True)
+class GoldRow:
+    """A gold row a promotion would change or remove, as it is now."""
+
+    entity: str  # its table
+    id: int
+    item_id: int
+    external_id: str  # its item's
+    snapshot: dict[str, Any]  # its logged fields now (``labeling._snapshot``)
+    says: str  # what it says, for the reviewer ("sentence 2: incorrect (Object)")
+
+
+@dataclass(frozen=True)
+class ImportedGold:
+    """The imported gold labels a promotion would replace (change or remove), item by item."""
+
+    rows: tuple[GoldRow, ...] = ()
+
+    @property
+    def digest(self) -> str:
+        """A fingerprint of exactly these labels as they are now: a promotion confirmed for them
+        replaces them, and is refused again if the imported gold it would replace is any other."""
+        keys = sorted((row.entity, row.id, repr(sorted(row.snapshot.items()))) for row in self.rows)
+        return hashlib.sha256(repr(keys).encode()).hexdigest()
+
+    def per_item(self) -> list[tuple[str, list[str]]]:
+        """(external id, what each of its replaced labels says), items in the order first met."""
+        found: dict[str, list[str]] = {}
+        for row in self.rows:
+            found.setdefault(row.external_id, []).append(row.says)
+        return list(found.items())
+
+    def summary(self) -> str:
+        """ "3 gold labels imported with the dataset on 2 items (demo-001, demo-004)" (the first ten)."""
+        items = [item for item, _ in self.per_item()]
+        shown = ", ".join(items[:10]) + (f" and {len(items) - 10} more" if len(items) > 10 else "")
+        return (
+            f"{len(self.rows)} gold label{'s' if len(self.rows) != 1 else ''} imported with the dataset on "
+            f"{len(items)} item{'s' if len(items) != 1 else ''} ({shown})"
+        )
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "labels": len(self.rows),
+            "items": [{"item": item, "labels": says} for item, says in self.per_item()],
+        }
+
+
+class ReplacesImportedGold(Exception):
+    """A promotion would replace gold labels that came with the dataset, and the caller did not confirm
+    those (:attr:`ImportedGold.digest`): nothing was written. ``imported`` says which."""
+
+    def __init__(self, imported: ImportedGold) -> None:
+        super().__init__(
+            f"Promoting would replace {imported.summary()}, not made by adjudication; nothing was written."
+        )
+        self.imported = imported
+
+
+def imported_among(session: Session, gold_id: int, rows: Sequence[GoldRow]) -> ImportedGold:
+    """Those of ``rows`` (rows of the gold label set ``gold_id``) that adjudication did not write."""
+    latest: dict[tuple[str, int], tuple[str, dict[str, Any] | None]] = {}
+    item_ids = sorted({row.item_id for row in rows})
+    entities = sorted({row.entity for row in rows})
+    for start in range(0, len(item_ids), _CHUNK):
+        # By item (an indexed column), in log order: the last entry met for a row is its latest change.
+        for entity, entity_id, action, after in session.execute(
+            select(m.EditLog.entity, m.EditLog.entity_id, m.EditLog.action, m.EditLog.after)
+            .where(
+                m.EditLog.item_id.in_(item_ids[start : start + _CHUNK]),
+                m.EditLog.label_set_id == gold_id,
+                m.EditLog.entity.in_(entities),
+            )
+            .order_by(m.EditLog.id)
+        ):
+            latest[(entity, entity_id)] = (action, after)
+    return ImportedGold(tuple(row for row in rows if not _written_by_adjudication(row, latest)))
+
+
+def _written_by_adjudication(
+    row: GoldRow, latest: dict[tuple[str, int], tuple[str, dict[str, Any] | None]]
+) -> bool:
+    action, after = latest.get((row.entity, row.id), ("", None))
+    if action not in _WRITES or after is None:
+        return False
+    if not str(after.get("description", "")).startswith(_ADJUDICATED):
+        return False
+    return all(after.get(name) == value for name, value in row.snapshot.items())

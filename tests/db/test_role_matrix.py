@@ -762,7 +762,7 @@ WRITES = [
                 w.engine, w.dataset, "spans", RULES["majority"], actor=a.actor, dry_run=True
             ).imported.digest,
         ),
-        writes=False,  # nothing is agreed by two annotators here; the right is still checked
+        writes=True,  # the rule promotes item x1, replacing its imported gold, as its dry run named
     ),
     Write(
         "db.repositories.history.restore_state",

@@ -651,14 +651,14 @@ def run_detector(
             own = self_judged(spec.model, source_models)
             with Heartbeat(lambda: store.renew_run(run_id), store.renew_every_s, run.stop):
                 status = run.run(todo)
+            held = store.done()
+            complete = all(i.external_id in held for i in everything if strategy.unsuitable(i) is None)
         except BaseException:
             run.status = "failed"
             _give_back(store, run)
             raise
     finally:
         client.close()
-    held = store.done()
-    complete = all(i.external_id in held for i in everything if strategy.unsuitable(i) is None)
     store.close_run(run.run_record(), complete)
     return RunResult(
         status=status,

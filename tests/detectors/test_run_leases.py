@@ -142,3 +142,28 @@ def test_a_run_whose_label_set_was_taken_over_stops_calling_and_leaves_the_new_r
     after = live_meta(data)
     assert after["lease"]["run"] == "newer-run" and after["status"] == "running"
     assert [line["status"] for line in after["runs"]] == ["stopped"]
+
+
+@pytest.mark.parametrize("failing_read", [1, 2])
+def test_a_store_error_while_the_run_holds_its_label_set_gives_it_back(data, monkeypatch, failing_read):
+    """What the run held is read when it begins (1) and when it ends (2). Either read failing (the store
+    went away a moment) ended the run with the label set still 'running' and held from every other run
+    until its lease ran out."""
+    from sqlalchemy.exc import OperationalError
+
+    held = DetectorRunStore.done
+    reads = {"n": 0}
+
+    def done(self: DetectorRunStore) -> Any:
+        reads["n"] += 1
+        if reads["n"] == failing_read:
+            raise OperationalError("SELECT …", {}, Exception("the connection was closed"))
+        return held(self)
+
+    monkeypatch.setattr(DetectorRunStore, "done", done)
+    with ChatServer(lambda text, attempt: answer(tagged(item_number(text), "red cube"))) as server:
+        with pytest.raises(OperationalError):
+            run(data, spec(server, items=("item-0",)))
+        assert live_meta(data)["status"] != "running"
+        monkeypatch.setattr(DetectorRunStore, "done", held)
+        assert run(data, spec(server)).ok  # at once, not once the lease has run out

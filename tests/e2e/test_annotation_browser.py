@@ -630,6 +630,9 @@ def test_every_type_and_error_type_has_a_key_and_question_mark_lists_them(
     me.press("2", (sentence_row(page, 3), "▶ Sentence 4"))
     page.keyboard.press("e")
     page.keyboard.type("color")
+    # The list has followed the typing before Enter picks from it (on a busy machine it had not yet, and
+    # Enter picked nothing).
+    expect(page.get_by_role("option", name="Color Attribute")).to_be_visible()
     me.after_run(lambda: page.keyboard.press("Enter"))
     expect(page.get_by_text("✓ Saved · sentence 3 → incorrect")).to_be_visible()
     saved = mine(store, user, "demo-002")[1].sentence_labels[2]
@@ -647,6 +650,7 @@ def test_every_type_and_error_type_has_a_key_and_question_mark_lists_them(
     me.press("k", (page.locator(".st-key-claim_row_0"), "▶ 1."))
     page.keyboard.press("t")
     page.keyboard.type("object")
+    expect(page.get_by_role("option", name="object")).to_be_visible()  # the list has followed the typing
     me.after_run(lambda: page.keyboard.press("Enter"))
     assert mine(store, user, "demo-003")[1].claim_labels[0].type == "object"
     # … and right after 1, T and W open the fields of the claim just judged, not of the next one.

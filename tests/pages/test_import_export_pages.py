@@ -257,10 +257,9 @@ def test_detector_outputs_go_to_the_dataset_the_user_works_on(store: str, tmp_pa
     assert "no item 'zzz' in dataset 'bench'" in html.unescape(_html(at))
 
 
-def test_a_files_own_image_folder_outside_the_import_folder_is_not_used(store: str, tmp_path: Path) -> None:
-    """A canonical file names its image folder. From the page it is used only inside the import (or
-    data) folder, like a folder typed there: the preview does not probe one elsewhere, the import does
-    not keep it, and both say why. (The command line, run by whoever holds the store, keeps it.)"""
+def _far_file(tmp_path: Path) -> tuple[Path, Path]:
+    """A canonical file in the import folder naming its own image folder, which lies outside it; the
+    file and that folder."""
     outside = tmp_path / "elsewhere"
     outside.mkdir()
     lines = [
@@ -270,6 +269,14 @@ def test_a_files_own_image_folder_outside_the_import_folder_is_not_used(store: s
     ]  # fmt: skip
     path = _imports(tmp_path) / "far.jsonl"
     path.write_text("".join(json.dumps(line) + "\n" for line in lines))
+    return path, outside
+
+
+def test_a_files_own_image_folder_outside_the_import_folder_is_not_used(store: str, tmp_path: Path) -> None:
+    """A canonical file names its image folder. From the page it is used only inside the import (or
+    data) folder, like a folder typed there: the preview does not probe one elsewhere, the import does
+    not keep it, and both say why. (The command line, run by whoever holds the store, keeps it.)"""
+    path, outside = _far_file(tmp_path)
     at = _import_page(path)
     page = html.unescape(_html(at))
     assert f"the file's image folder {str(outside)!r} is outside" in page
@@ -291,18 +298,10 @@ def test_a_files_own_image_folder_outside_the_import_folder_is_not_used(store: s
 def test_a_chosen_image_folder_quiets_the_files_own(store: str, tmp_path: Path) -> None:
     """Once an image folder is chosen on the page, the file's own folder would not be used anyway: the
     preview and the import no longer ask to choose one (the warning stayed after the folder was chosen)."""
-    outside = tmp_path / "elsewhere"
-    outside.mkdir()
+    path, _ = _far_file(tmp_path)
     chosen = _imports(tmp_path) / "images"
     chosen.mkdir()
     (chosen / "secret.jpg").write_bytes(b"not really a picture")
-    lines = [
-        {"record": "dataset", "format_version": 1, "name": "far", "source_format": "canonical",
-         "image_root": str(outside)},
-        {"record": "item", "external_id": "a", "response": "A cat.", "image_ref": "secret.jpg"},
-    ]  # fmt: skip
-    path = _imports(tmp_path) / "far.jsonl"
-    path.write_text("".join(json.dumps(line) + "\n" for line in lines))
     at = _import_page(path)
     assert "choose an image folder on the Import page" in html.unescape(_html(at))
     at.text_input(key="import_image_root").input(str(chosen)).run()

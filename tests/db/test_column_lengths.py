@@ -8,7 +8,7 @@ import json
 from dataclasses import replace
 
 import pytest
-from sqlalchemy import Engine, func, select
+from sqlalchemy import Engine
 
 from db import models as m
 from db.access import OPERATOR
@@ -33,11 +33,7 @@ from formats.records import (
     RatingTaskRecord,
     SpanRecord,
 )
-
-
-def _count(engine: Engine, model: type[m.Base]) -> int:
-    with engine.connect() as connection:
-        return connection.scalar(select(func.count()).select_from(model)) or 0
+from tests.db.test_in_memory_values import _count
 
 
 def _mhalo(ext: str) -> bytes:

@@ -32,10 +32,10 @@ from __future__ import annotations
 
 import hashlib
 from collections import Counter, defaultdict
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Container, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from datetime import datetime
-from typing import Any, Protocol, TypeVar, cast
+from typing import Any, Protocol, TypeVar
 
 from sqlalchemy import Engine, func, select
 from sqlalchemy.orm import Session, aliased
@@ -719,7 +719,11 @@ class _GoldReader:
 class _Writer:
     """Writes one item's gold labels of one task, logging each changed row as labeling does, and notes
     each gold row it changes or removes (``replacing``). With ``dry`` it only notes them: what a
-    promotion would replace is known before anything is written."""
+    promotion would replace is known before anything is written, and known by the very comparisons
+    that decide what is written (a rule's preview, the page's list and the store's check all ask this).
+
+    Accepting one annotator's unit labels (``method`` "accept") keeps the gold of the units they left
+    unlabeled; any other method makes ``labels`` the whole of the item's gold of the task."""
 
     session: Session
     gold: m.LabelSet
@@ -732,6 +736,11 @@ class _Writer:
 
     def _note(self, what: str) -> str:
         return adjudicated(self.method, what)
+
+    def _unlisted(self, key: Any, listed: Container[Any]) -> bool:
+        """Whether the gold row of unit ``key`` goes: its unit is not ``listed`` among the labels, and
+        they are not one annotator's accepted as they are."""
+        return key not in listed and self.method != "accept"
 
     def _replaces(self, row: m.Base, entity: str, says: str) -> None:
         self.replacing.append(
@@ -843,7 +852,11 @@ class _Writer:
 
         def says(sentence_id: int) -> str:
             row = rows[sentence_id]
-            return f"sentence {index_of[sentence_id] + 1}: {label_text('sentences', (row.label, row.error_type))}"
+            confirmed = " (confirmed correct despite a span in it)" if row.override else ""
+            return (
+                f"sentence {index_of[sentence_id] + 1}: "
+                f"{label_text('sentences', (row.label, row.error_type))}{confirmed}"
+            )
 
         for index, (label, error_type) in labels.items():
             sentence = sentences.get(index) if isinstance(index, int) else None
@@ -863,9 +876,9 @@ class _Writer:
                 row,
                 says(sentence.id) if row is not None else "",
             )
-        kept = {sentences[i].id for i in labels if isinstance(i, int) and i in sentences}
+        listed = {sentences[i].id for i in labels if isinstance(i, int) and i in sentences}
         for sentence_id, row in rows.items():
-            if sentence_id not in kept:
+            if self._unlisted(sentence_id, listed):
                 self._delete(row, "sentence_labels", "a sentence label", says(sentence_id))
 
     def claims(self, labels: Mapping[UnitKey, UnitLabel]) -> None:
@@ -903,9 +916,9 @@ class _Writer:
                 row,
                 says(claim.id) if row is not None else "",
             )
-        kept = {claims[i].id for i in labels if isinstance(i, int) and i in claims}
+        listed = {claims[i].id for i in labels if isinstance(i, int) and i in claims}
         for claim_id, row in rows.items():
-            if claim_id not in kept:
+            if self._unlisted(claim_id, listed):
                 self._delete(row, "claim_labels", "a claim label", says(claim_id))
 
     def triplets(self, labels: Mapping[UnitKey, UnitLabel]) -> None:
@@ -947,7 +960,7 @@ class _Writer:
                 says(triplet.id) if row is not None else "",
             )
         for triplet_id, row in rows.items():
-            if triplet_id not in labels:
+            if self._unlisted(triplet_id, labels):
                 self._delete(row, "triplet_judgments", "a triplet judgment", says(triplet_id))
 
     def ratings(self, labels: Mapping[UnitKey, RatingLabel]) -> None:
@@ -1005,7 +1018,7 @@ class _Writer:
                 says(key) if row is not None else "",
             )
         for key, row in rows.items():
-            if key not in labels:
+            if self._unlisted(key, labels):
                 self._delete(row, "ratings", "a rating", says(key))
 
 
@@ -1023,19 +1036,13 @@ def _write_labels(writer: _Writer, task: str, labels: GoldLabels) -> None:
         getattr(writer, task)(labels)
 
 
-def _normal(labels: GoldLabels) -> Any:
-    """Labels in one comparable form (spans in order, units as a dict)."""
-    if isinstance(labels, Mapping):
-        return dict(labels)
-    return sorted(labels, key=_span_order)
-
-
 def _planned(
-    session: Session, gold: m.LabelSet, item_id: int, task: str, labels: GoldLabels
+    session: Session, gold: m.LabelSet, item_id: int, task: str, labels: GoldLabels, method: str
 ) -> list[GoldRow]:
-    """The gold rows that making ``labels`` the item's gold of ``task`` would change or remove (the
-    labels checked as a promotion checks them); writes nothing."""
-    writer = _Writer(session, gold, session.get_one(m.Item, item_id), None, "plan", dry=True)
+    """The gold rows that promoting ``labels`` by ``method`` to the item's gold of ``task`` would
+    change or remove, as the writer finds them (the labels checked as a promotion checks them); writes
+    nothing."""
+    writer = _Writer(session, gold, session.get_one(m.Item, item_id), None, method, dry=True)
     _write_labels(writer, task, labels)
     return writer.replacing
 
@@ -1045,16 +1052,6 @@ def _refuse_unseen(imported: ImportedGold, replacing: str | None) -> None:
     what the caller confirmed (``replacing``: its :attr:`ImportedGold.digest`)."""
     if imported.rows and imported.digest != replacing:
         raise ReplacesImportedGold(imported)
-
-
-def _accepted(
-    session: Session, gold: m.LabelSet | None, item_id: int, task: str, labels: GoldLabels, method: str
-) -> GoldLabels:
-    """The labels a promotion writes: accepting an annotator's unit labels keeps gold's other units."""
-    current = _gold_labels(session, gold, item_id, task)
-    if method == "accept" and isinstance(current, Mapping) and isinstance(labels, Mapping):
-        return cast(GoldLabels, {**current, **labels})  # both of one task
-    return labels
 
 
 def imported_gold_replaced(
@@ -1068,8 +1065,7 @@ def imported_gold_replaced(
         gold = _gold_set(session, dataset_id)
         if gold is None or session.get(m.Item, item_id) is None:
             return ImportedGold()
-        labels = _accepted(session, gold, item_id, task, labels, method)
-        return imported_among(session, gold.id, _planned(session, gold, item_id, task, labels))
+        return imported_among(session, gold.id, _planned(session, gold, item_id, task, labels, method))
 
 
 def _promote(
@@ -1134,8 +1130,9 @@ def promote_item(
 
     ``method`` says how ("accept" one annotator's labels, "merge" several, "edit"); ``sources`` names
     the annotators whose labels were used. Accepting an annotator's sentence, claim, triplet or rating
-    labels keeps the gold of the units that annotator left unlabeled: they gave no opinion on those,
-    and an unlabeled unit must not silently erase a decision made earlier (merge or edit to remove it). Pass the :attr:`ItemVotes.digest` the page showed as
+    labels keeps the gold of the units that annotator left unlabeled (also a triplet judgment gold holds
+    undecided): they gave no opinion on those, and an unlabeled unit must not silently erase a decision
+    made earlier (merge or edit to remove it). Pass the :attr:`ItemVotes.digest` the page showed as
     ``expected_digest`` to refuse (:class:`StaleEdit`) when an annotator changed their labels since.
 
     Gold imported with the dataset is replaced only as confirmed: when the promotion would change or
@@ -1156,9 +1153,9 @@ def promote_item(
         if expected_digest is not None and votes.digest != expected_digest:
             raise StaleEdit("An annotator changed their labels of this item meanwhile — reload the item.")
         gold = _gold_for_write(session, dataset_id, acting.id)
-        labels = _accepted(session, gold, item_id, task, labels, method)
         _refuse_unseen(
-            imported_among(session, gold.id, _planned(session, gold, item_id, task, labels)), replacing
+            imported_among(session, gold.id, _planned(session, gold, item_id, task, labels, method)),
+            replacing,
         )
         return _promote(session, gold, votes, labels, method=method, sources=sources, actor_id=acting.id)
 
@@ -1180,8 +1177,10 @@ def promote_by_rule(
     Items with fewer than two annotators are left alone, and so are items whose latest promotion was
     made from the labels the annotators hold now (running a rule twice changes nothing the second
     time). ``dry_run`` computes the same summary and writes nothing. Gold imported with the dataset is
-    replaced only as confirmed, as :func:`promote_item` does: the summary's ``imported`` (a dry run's)
-    names it, and ``replacing`` must be its digest, else nothing is written
+    replaced only as confirmed, by the same check as :func:`promote_item`'s: every agreed item's gold
+    rows the rule would change or remove are those the writer would (a label's override flag and a
+    triplet judgment left undecided count too); the summary's ``imported`` (a dry run's) names those
+    imported with the dataset, and ``replacing`` must be its digest, else nothing is written
     (:class:`ReplacesImportedGold`). Requires "adjudicate".
     """
     _check_task(task)
@@ -1211,11 +1210,10 @@ def promote_by_rule(
             if labels is None:
                 review.append((votes.external_id, reason or "the rule found no agreement"))
                 continue
-            before = _gold_labels(session, gold, votes.item_id, task)
-            if _normal(before) and _normal(before) != _normal(labels):
-                replaced += 1
-                assert gold is not None  # it holds labels
-                replacing_rows += _planned(session, gold, votes.item_id, task, labels)
+            if gold is not None:  # without one there is no gold to replace
+                planned = _planned(session, gold, votes.item_id, task, labels, rule.name)
+                replaced += 1 if planned else 0
+                replacing_rows += planned
             decided.append((votes, labels))
             promoted.append(votes.external_id)
         imported = imported_among(session, gold.id, replacing_rows) if gold is not None else ImportedGold()
@@ -1258,6 +1256,8 @@ def label_text(task: str, label: Any, response: str = "") -> str:
     if task == "ratings":
         score, judged = verdict
         return f"{score:g}" if score is not None else f"nothing flagged: {'right' if judged else 'wrong'}"
+    if verdict is None:  # a triplet judgment whose judge could not decide (gold imported so)
+        return "not decided"
     return f"{verdict} ({detail})" if detail else str(verdict)
 
 

@@ -5,7 +5,8 @@ labels; gold written by adjudication is the reviewers' own to change again."""
 from __future__ import annotations
 
 import pytest
-from sqlalchemy import Engine
+from sqlalchemy import Engine, select
+from sqlalchemy.orm import Session
 
 from analysis.adjudication import RULES
 from db import models as m
@@ -22,6 +23,7 @@ from formats.records import (
     LabelSetRecord,
     SentenceLabelRecord,
     SpanRecord,
+    TripletJudgmentRecord,
 )
 from tests.db.test_adjudication import (
     C1_GOLD,
@@ -30,6 +32,8 @@ from tests.db.test_adjudication import (
     S1_GOLD,
     THE_RED_CUBE,
     A,
+    B,
+    C,
     Panel,
     _count,
     _panel,
@@ -38,25 +42,30 @@ from tests.db.test_adjudication import (
 NAME = "panel"
 
 
-def _with_imported_gold(engine: Engine) -> Panel:
-    """The panel, then its benchmark's gold from a file: s1 all correct (the annotators' majority calls
-    sentence 2 incorrect), p3 "The red cube" as an object (the majority: "red cube", a colour), c1 as the
-    majority has it."""
+def _with_gold(engine: Engine, annotations: list[Annotations]) -> Panel:
+    """The panel, then its benchmark's gold from a file holding ``annotations``."""
     panel = Panel(engine, NAME)
-    gold = LabelSetRecord(
-        kind="gold",
-        name="gold",
-        annotations=[
-            Annotations(item="s1", sentence_labels=[SentenceLabelRecord(k, "correct") for k in range(3)]),
-            Annotations(item="p3", spans=[SpanRecord(*THE_RED_CUBE, "Object")]),
-        ],
-    )
+    gold = LabelSetRecord(kind="gold", name="gold", annotations=annotations)
     bundle = _panel(NAME)
     import_bundle(
         engine,
         Bundle(DatasetRecord(NAME, "canonical"), bundle.items, [gold]),
         source="gold.jsonl",
         actor=OPERATOR,
+    )
+    return panel
+
+
+def _with_imported_gold(engine: Engine) -> Panel:
+    """The panel, then its benchmark's gold from a file: s1 all correct (the annotators' majority calls
+    sentence 2 incorrect), p3 "The red cube" as an object (the majority: "red cube", a colour), c1 as the
+    majority has it."""
+    panel = _with_gold(
+        engine,
+        [
+            Annotations(item="s1", sentence_labels=[SentenceLabelRecord(k, "correct") for k in range(3)]),
+            Annotations(item="p3", spans=[SpanRecord(*THE_RED_CUBE, "Object")]),
+        ],
     )
     assert panel.gold("s1", "sentences") == CORRECT3
     return panel
@@ -163,3 +172,98 @@ def test_a_rule_names_the_imported_gold_it_would_replace_and_writes_nothing_unco
         engine, panel.dataset, "spans", RULES["majority"], actor=OPERATOR, replacing=spans.imported.digest
     )
     assert panel.gold("p3", "spans") == RED_CUBE_COLOR
+
+
+def _gold_rows(engine: Engine, model: type[m.SentenceLabel] | type[m.TripletJudgment]) -> list[tuple]:
+    """Every gold row of the table, with what a promotion may change in it."""
+    columns = (
+        (m.SentenceLabel.id, m.SentenceLabel.label, m.SentenceLabel.override)
+        if model is m.SentenceLabel
+        else (m.TripletJudgment.id, m.TripletJudgment.verdict, m.TripletJudgment.wrong_part)
+    )
+    with Session(engine) as session:
+        return sorted(
+            tuple(row)
+            for row in session.execute(
+                select(*columns)
+                .join(m.LabelSet, m.LabelSet.id == model.label_set_id)
+                .where(m.LabelSet.kind == "gold")
+            )
+        )
+
+
+def test_a_rule_names_the_imported_confirmations_it_would_clear(engine) -> None:
+    """The benchmark's gold calls every sentence of s2 correct, confirmed so although a span lies in it;
+    the annotators agree they are correct. The rule writes "correct" without that confirmation, so it
+    replaces all three: the preview names them and the run waits for them (it cleared them while its
+    preview said nothing imported would be replaced)."""
+    confirmed = [SentenceLabelRecord(k, "correct", override=True) for k in range(3)]
+    panel = _with_gold(engine, [Annotations(item="s2", sentence_labels=confirmed)])
+    preview = adj.promote_by_rule(
+        engine, panel.dataset, "sentences", RULES["majority"], actor=OPERATOR, dry_run=True
+    )
+    assert preview.imported.per_item() == [
+        ("s2", [f"sentence {k}: correct (confirmed correct despite a span in it)" for k in (1, 2, 3)])
+    ]
+    assert set(preview.promoted) == {"s1", "s2"} and preview.replaced == 1  # s1 had no gold
+    before, rows = _footprint(engine), _gold_rows(engine, m.SentenceLabel)
+    assert [override for _id, _label, override in rows] == [True] * 3
+    with pytest.raises(ReplacesImportedGold, match=r"3 gold labels .*on 1 item \(s2\)"):
+        adj.promote_by_rule(engine, panel.dataset, "sentences", RULES["majority"], actor=OPERATOR)
+    assert (_footprint(engine), _gold_rows(engine, m.SentenceLabel)) == (before, rows)
+
+    adj.promote_by_rule(
+        engine,
+        panel.dataset,
+        "sentences",
+        RULES["majority"],
+        actor=OPERATOR,
+        replacing=preview.imported.digest,
+    )
+    assert panel.gold("s2", "sentences") == CORRECT3
+    assert not any(override for _id, _label, override in _gold_rows(engine, m.SentenceLabel))
+
+
+def test_undecided_imported_verdicts_are_named_and_accepting_one_judge_keeps_the_rest(engine) -> None:
+    """The benchmark's gold holds t1's two triplets undecided (the judge could not say); the annotators
+    judge both supported. The rule would decide them: its preview names them as "not decided" and the
+    run waits (it decided them, or removed them, without a word). Accepting an annotator who judged
+    one triplet keeps the other's undecided gold, as it keeps any unit they left unjudged."""
+    undecided = [TripletJudgmentRecord("detector", "extractor", k) for k in range(2)]
+    panel = _with_gold(engine, [Annotations(item="t1", triplet_judgments=undecided)])
+    t1 = panel.items["t1"]
+    with Session(engine) as session:
+        triplets = list(
+            session.scalars(select(m.Triplet.id).where(m.Triplet.item_id == t1).order_by(m.Triplet.index))
+        )
+    for who in (A, B, C):
+        for triplet in triplets:
+            labeling.set_triplet_judgment(engine, panel.sets[who], triplet, "yes", panel.who[who])
+    rows = _gold_rows(engine, m.TripletJudgment)
+    assert [verdict for _id, verdict, _part in rows] == [None, None]
+
+    preview = adj.promote_by_rule(
+        engine, panel.dataset, "triplets", RULES["majority"], actor=OPERATOR, dry_run=True
+    )
+    assert preview.imported.per_item() == [("t1", ["triplet 1: not decided", "triplet 2: not decided"])]
+    assert preview.promoted == ("t1",) and preview.replaced == 1
+    before = _footprint(engine)
+    with pytest.raises(ReplacesImportedGold, match=r"2 gold labels .*on 1 item \(t1\)"):
+        adj.promote_by_rule(engine, panel.dataset, "triplets", RULES["majority"], actor=OPERATOR)
+    assert (_footprint(engine), _gold_rows(engine, m.TripletJudgment)) == (before, rows)
+
+    one = {triplets[0]: ("yes", None)}
+    seen = adj.imported_gold_replaced(engine, panel.dataset, t1, "triplets", one, method="accept")
+    assert seen.per_item() == [("t1", ["triplet 1: not decided"])]
+    adj.promote_item(
+        engine,
+        panel.dataset,
+        t1,
+        "triplets",
+        one,
+        method="accept",
+        sources=[panel.who[A]],
+        actor=OPERATOR,
+        replacing=seen.digest,
+    )
+    assert [verdict for _id, verdict, _part in _gold_rows(engine, m.TripletJudgment)] == ["yes", None]

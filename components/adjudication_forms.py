@@ -32,6 +32,9 @@ from render.span_html import SpanStyle, render_spans_html
 
 NO_LABEL = "(no label)"
 UNTYPED = "untyped"
+# Items the list of imported gold a promotion replaces shows: a page holding a rule's preview sends the
+# table again on every rerun, and a rule over a large dataset may replace labels on thousands of items.
+LISTED_ITEMS = 200
 
 
 def _names(votes: ItemVotes, annotators: Sequence[int]) -> str:
@@ -265,10 +268,11 @@ def edit_units(
 
 
 def confirm_replacing(imported: ImportedGold, *, key: str) -> str | None:
-    """Show the gold labels imported with the dataset that a promotion would replace, item by item, and
-    ask the reviewer to agree. Returns what they agreed to (:attr:`ImportedGold.digest`, which the store
-    checks), or None: nothing to replace (nothing is shown), or not agreed yet. The box is keyed by
-    what it lists, so a list that changes (an import meanwhile) asks again."""
+    """Show the gold labels imported with the dataset that a promotion would replace, item by item (the
+    first :data:`LISTED_ITEMS` items; the rest are counted), and ask the reviewer to agree. Returns what
+    they agreed to (:attr:`ImportedGold.digest`, which the store checks), or None: nothing to replace
+    (nothing is shown), or not agreed yet. The box is keyed by what it lists, so a list that changes (an
+    import meanwhile) asks again."""
     if not imported.rows:
         return None
     st.warning(
@@ -278,19 +282,27 @@ def confirm_replacing(imported: ImportedGold, *, key: str) -> str | None:
         ),
         icon=":material/warning:",
     )
+    listed = imported.per_item()
+    shown = listed[:LISTED_ITEMS]
     st.dataframe(
         pd.DataFrame(
             [
                 {"item": item, "imported labels replaced": len(says), "they say now": "; ".join(says)}
-                for item, says in imported.per_item()
+                for item, says in shown
             ],
             columns=["item", "imported labels replaced", "they say now"],
         ),
         hide_index=True,
         width="stretch",
-        height=min(400, 38 + 35 * len(imported.per_item())),
+        height=min(400, 38 + 35 * len(shown)),
     )
     count = len(imported.rows)
+    if len(listed) > len(shown):
+        rest = listed[len(shown) :]
+        st.caption(
+            f"The first {len(shown)} items are listed; {len(rest)} more hold "
+            f"{sum(len(says) for _, says in rest)} more of these labels, which are replaced too."
+        )
     agreed = st.checkbox(
         "Replace this imported gold label" if count == 1 else f"Replace these {count} imported gold labels",
         key=f"{key}_{imported.digest[:16]}",

@@ -35,9 +35,9 @@ from collections import Counter, defaultdict
 from collections.abc import Container, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from datetime import datetime
-from typing import Any, Protocol, TypeVar
+from typing import Any, NamedTuple, Protocol, TypeVar
 
-from sqlalchemy import Engine, func, select
+from sqlalchemy import Engine, Select, func, select
 from sqlalchemy.orm import Session, aliased
 
 from db import models as m
@@ -48,6 +48,7 @@ from db.repositories.gold_origin import (
     ImportedGold,
     ReplacesImportedGold,
     adjudicated,
+    chunks,
     imported_among,
 )
 from db.repositories.label_sets import gold_raters
@@ -654,65 +655,124 @@ def _gold_rater(session: Session, gold: m.LabelSet) -> int:
     return holder.id
 
 
-def _gold_labels(session: Session, gold: m.LabelSet | None, item_id: int, task: str) -> GoldLabels:
-    """The item's gold labels of ``task`` in the shape of an annotator's."""
-    if gold is None:
-        return [] if task == "spans" else {}
-    if task == "ratings":
-        if gold.annotator_id is None:
-            return {}
-        rated: dict[UnitKey, RatingLabel] = {
-            (r.task_id, r.segment_start, r.segment_end): ((r.score, r.nothing_flagged_correct), None)
-            for r in session.scalars(
-                select(m.Rating).where(
-                    m.Rating.item_id == item_id, m.Rating.annotator_id == gold.annotator_id
-                )
-            )
-        }
-        return rated
-    return _GoldReader(session, gold.id, item_id).read(task)
+@dataclass(frozen=True)
+class _Unit:
+    """A sentence, claim or triplet of an item, as the gold rows name it."""
+
+    id: int
+    index: int
 
 
-class _GoldReader:
-    def __init__(self, session: Session, gold_id: int, item_id: int) -> None:
-        self.session, self.gold_id, self.item_id = session, gold_id, item_id
+class _Item(NamedTuple):
+    """What a promotion writes and says of an item."""
 
-    def read(self, task: str) -> GoldLabels:
-        s, gold, item = self.session, self.gold_id, self.item_id
+    id: int
+    external_id: str
+    response: str
+    dataset_id: int
+
+
+@dataclass
+class _ItemGold:
+    """One item's gold rows of one task and the units they label, as a promotion reads them: the plan
+    of what it replaces and what it writes come from this one reading (:func:`_read_gold`)."""
+
+    item: _Item
+    units: dict[int, _Unit] = field(default_factory=dict)  # sentences, claims: by index; triplets: by id
+    rows: dict[Any, Any] = field(default_factory=dict)  # by sentence, claim or triplet id, rated segment
+    spans: list[m.Span] = field(default_factory=list)  # in offset order
+    tasks: Mapping[int, m.RatingTask] = field(default_factory=dict)  # the dataset's rating tasks
+
+    def labels(self, task: str) -> GoldLabels:
+        """The gold labels in the shape of an annotator's; a triplet judgment left undecided reads
+        ``(None, None)``, which :func:`label_text` names."""
         if task == "spans":
-            return sorted(
-                (
-                    (r.start, r.end, r.type)
-                    for r in s.scalars(
-                        select(m.Span).where(m.Span.label_set_id == gold, m.Span.item_id == item)
-                    )
-                ),
-                key=_span_order,
+            return [(r.start, r.end, r.type) for r in self.spans]
+        if task == "ratings":
+            rated: dict[UnitKey, RatingLabel] = {
+                key: ((r.score, r.nothing_flagged_correct), None) for key, r in self.rows.items()
+            }
+            return rated
+        if task == "triplets":
+            judged: dict[UnitKey, UnitLabel] = {
+                key: (r.verdict, r.wrong_part) for key, r in self.rows.items()
+            }
+            return judged
+        index_of = {unit.id: unit.index for unit in self.units.values()}
+        detail = "error_type" if task == "sentences" else "type"
+        labelled: dict[UnitKey, UnitLabel] = {
+            index_of[key]: (r.label, getattr(r, detail)) for key, r in self.rows.items()
+        }
+        return labelled
+
+
+_GOLD_ROWS: dict[str, Any] = {
+    "sentences": (m.SentenceLabel, m.SentenceLabel.sentence_id),
+    "claims": (m.ClaimLabel, m.ClaimLabel.claim_id),
+    "triplets": (m.TripletJudgment, m.TripletJudgment.triplet_id),
+}
+_UNITS: dict[str, Any] = {"sentences": m.Sentence, "claims": m.Claim, "triplets": m.Triplet}
+
+
+def _read_gold(
+    session: Session, gold: m.LabelSet, task: str, item_ids: Iterable[int], *, to_write: bool = False
+) -> dict[int, _ItemGold]:
+    """Item id → the item's gold rows of ``task`` with the units they label, read a chunk of items at a
+    time (a rule over a large dataset read them one item at a time, several queries each).
+
+    ``to_write``: a gold rating holder is made first, so its rows are the ones read and written."""
+    tasks: dict[int, m.RatingTask] = {}
+    holder = gold.annotator_id
+    if task == "ratings":
+        holder = _gold_rater(session, gold) if to_write else gold.annotator_id
+        tasks = {
+            t.id: t
+            for t in session.scalars(select(m.RatingTask).where(m.RatingTask.dataset_id == gold.dataset_id))
+        }
+    out: dict[int, _ItemGold] = {}
+    for chunk in chunks(item_ids):
+        for item_id, external_id, response, dataset_id in session.execute(
+            select(m.Item.id, m.Item.external_id, m.Item.response, m.Item.dataset_id).where(
+                m.Item.id.in_(chunk)
             )
-        if task == "sentences":
-            rows = s.execute(
-                select(m.Sentence.index, m.SentenceLabel.label, m.SentenceLabel.error_type)
-                .join(m.Sentence, m.Sentence.id == m.SentenceLabel.sentence_id)
-                .where(m.SentenceLabel.label_set_id == gold, m.SentenceLabel.item_id == item)
+        ):
+            out[item_id] = _ItemGold(_Item(item_id, external_id, response, dataset_id), tasks=tasks)
+        rows: Select[Any]
+        if task == "spans":
+            rows = (
+                select(m.Span)
+                .where(m.Span.label_set_id == gold.id, m.Span.item_id.in_(chunk))
+                .order_by(m.Span.item_id, m.Span.start, m.Span.end, m.Span.id)
             )
-        elif task == "claims":
-            rows = s.execute(
-                select(m.Claim.index, m.ClaimLabel.label, m.ClaimLabel.type)
-                .join(m.Claim, m.Claim.id == m.ClaimLabel.claim_id)
-                .where(m.ClaimLabel.label_set_id == gold, m.ClaimLabel.item_id == item)
+        elif task == "ratings":
+            if holder is None:
+                continue  # nobody holds gold ratings yet
+            rows = (
+                select(m.Rating)
+                .where(m.Rating.item_id.in_(chunk), m.Rating.annotator_id == holder)
+                .order_by(m.Rating.item_id, m.Rating.task_id, m.Rating.segment_start, m.Rating.segment_end)
             )
         else:
-            rows = s.execute(
-                select(
-                    m.TripletJudgment.triplet_id, m.TripletJudgment.verdict, m.TripletJudgment.wrong_part
-                ).where(
-                    m.TripletJudgment.label_set_id == gold,
-                    m.TripletJudgment.item_id == item,
-                    m.TripletJudgment.verdict.is_not(None),
-                )
+            model, labelled = _GOLD_ROWS[task]
+            rows = (
+                select(model)
+                .where(model.label_set_id == gold.id, model.item_id.in_(chunk))
+                .order_by(model.item_id, labelled)
             )
-        found: dict[UnitKey, UnitLabel] = {key: (label, detail) for key, label, detail in rows}
-        return found
+            unit = _UNITS[task]
+            for unit_id, item_id, index in session.execute(
+                select(unit.id, unit.item_id, unit.index).where(unit.item_id.in_(chunk))
+            ):
+                out[item_id].units[unit_id if task == "triplets" else index] = _Unit(unit_id, index)
+        for row in session.scalars(rows):
+            found = out[row.item_id]
+            if task == "spans":
+                found.spans.append(row)
+            elif task == "ratings":
+                found.rows[(row.task_id, row.segment_start, row.segment_end)] = row
+            else:
+                found.rows[getattr(row, _GOLD_ROWS[task][1].key)] = row
+    return out
 
 
 @dataclass
@@ -727,12 +787,16 @@ class _Writer:
 
     session: Session
     gold: m.LabelSet
-    item: m.Item
+    found: _ItemGold
     actor_id: int | None
     method: str
     dry: bool = False
     log_ids: list[int] = field(default_factory=list)
     replacing: list[GoldRow] = field(default_factory=list)
+
+    @property
+    def item(self) -> _Item:
+        return self.found.item
 
     def _note(self, what: str) -> str:
         return adjudicated(self.method, what)
@@ -799,13 +863,7 @@ class _Writer:
                 raise ValueError(
                     f"A span must lie inside the response (0-{len(response)}); got {start}-{end}."
                 )
-        rows = list(
-            self.session.scalars(
-                select(m.Span)
-                .where(m.Span.label_set_id == self.gold.id, m.Span.item_id == self.item.id)
-                .order_by(m.Span.start, m.Span.end, m.Span.id)
-            )
-        )
+        rows = self.found.spans
         wanted = Counter(labels)
         for row in rows:
             key = (row.start, row.end, row.type)
@@ -836,18 +894,7 @@ class _Writer:
                 self.log_ids.append(done.log_id)
 
     def sentences(self, labels: Mapping[UnitKey, UnitLabel]) -> None:
-        sentences = {
-            s.index: s
-            for s in self.session.scalars(select(m.Sentence).where(m.Sentence.item_id == self.item.id))
-        }
-        rows = {
-            r.sentence_id: r
-            for r in self.session.scalars(
-                select(m.SentenceLabel).where(
-                    m.SentenceLabel.label_set_id == self.gold.id, m.SentenceLabel.item_id == self.item.id
-                )
-            )
-        }
+        sentences, rows = self.found.units, self.found.rows
         index_of = {s.id: s.index for s in sentences.values()}
 
         def says(sentence_id: int) -> str:
@@ -882,17 +929,7 @@ class _Writer:
                 self._delete(row, "sentence_labels", "a sentence label", says(sentence_id))
 
     def claims(self, labels: Mapping[UnitKey, UnitLabel]) -> None:
-        claims = {
-            c.index: c for c in self.session.scalars(select(m.Claim).where(m.Claim.item_id == self.item.id))
-        }
-        rows = {
-            r.claim_id: r
-            for r in self.session.scalars(
-                select(m.ClaimLabel).where(
-                    m.ClaimLabel.label_set_id == self.gold.id, m.ClaimLabel.item_id == self.item.id
-                )
-            )
-        }
+        claims, rows = self.found.units, self.found.rows
         index_of = {c.id: c.index for c in claims.values()}
 
         def says(claim_id: int) -> str:
@@ -922,17 +959,7 @@ class _Writer:
                 self._delete(row, "claim_labels", "a claim label", says(claim_id))
 
     def triplets(self, labels: Mapping[UnitKey, UnitLabel]) -> None:
-        triplets = {
-            t.id: t for t in self.session.scalars(select(m.Triplet).where(m.Triplet.item_id == self.item.id))
-        }
-        rows = {
-            r.triplet_id: r
-            for r in self.session.scalars(
-                select(m.TripletJudgment).where(
-                    m.TripletJudgment.label_set_id == self.gold.id, m.TripletJudgment.item_id == self.item.id
-                )
-            )
-        }
+        triplets, rows = self.found.units, self.found.rows
 
         def says(triplet_id: int) -> str:
             row, triplet = rows[triplet_id], triplets.get(triplet_id)
@@ -964,24 +991,9 @@ class _Writer:
                 self._delete(row, "triplet_judgments", "a triplet judgment", says(triplet_id))
 
     def ratings(self, labels: Mapping[UnitKey, RatingLabel]) -> None:
-        # A dry run creates no account: without one, gold holds no rating to replace.
-        holder = self.gold.annotator_id if self.dry else _gold_rater(self.session, self.gold)
-        tasks = {
-            t.id: t
-            for t in self.session.scalars(
-                select(m.RatingTask).where(m.RatingTask.dataset_id == self.item.dataset_id)
-            )
-        }
-        rows = (
-            {
-                (r.task_id, r.segment_start, r.segment_end): r
-                for r in self.session.scalars(
-                    select(m.Rating).where(m.Rating.item_id == self.item.id, m.Rating.annotator_id == holder)
-                )
-            }
-            if holder is not None
-            else {}
-        )
+        # Read to write, gold has its holder (_read_gold); a dry run makes none: without one, gold holds
+        # no rating to replace.
+        holder, tasks, rows = self.gold.annotator_id, self.found.tasks, self.found.rows
 
         def says(key: tuple[int, int, int]) -> str:
             row, task = rows[key], tasks.get(key[0])
@@ -1037,12 +1049,12 @@ def _write_labels(writer: _Writer, task: str, labels: GoldLabels) -> None:
 
 
 def _planned(
-    session: Session, gold: m.LabelSet, item_id: int, task: str, labels: GoldLabels, method: str
+    session: Session, gold: m.LabelSet, found: _ItemGold, task: str, labels: GoldLabels, method: str
 ) -> list[GoldRow]:
     """The gold rows that promoting ``labels`` by ``method`` to the item's gold of ``task`` would
     change or remove, as the writer finds them (the labels checked as a promotion checks them); writes
     nothing."""
-    writer = _Writer(session, gold, session.get_one(m.Item, item_id), None, method, dry=True)
+    writer = _Writer(session, gold, found, None, method, dry=True)
     _write_labels(writer, task, labels)
     return writer.replacing
 
@@ -1063,23 +1075,25 @@ def imported_gold_replaced(
     _check_task(task)
     with read_session(engine) as session:
         gold = _gold_set(session, dataset_id)
-        if gold is None or session.get(m.Item, item_id) is None:
+        found = _read_gold(session, gold, task, [item_id]).get(item_id) if gold is not None else None
+        if gold is None or found is None:
             return ImportedGold()
-        return imported_among(session, gold.id, _planned(session, gold, item_id, task, labels, method))
+        return imported_among(session, gold.id, _planned(session, gold, found, task, labels, method))
 
 
 def _promote(
     session: Session,
     gold: m.LabelSet,
     votes: ItemVotes,
+    found: _ItemGold,
     labels: GoldLabels,
     *,
     method: str,
     sources: Sequence[int],
     actor_id: int | None,
 ) -> PromotionResult:
-    item = session.get_one(m.Item, votes.item_id)
-    writer = _Writer(session, gold, item, actor_id, method)
+    item = found.item
+    writer = _Writer(session, gold, found, actor_id, method)
     _write_labels(writer, votes.task, labels)
     promotion = m.Promotion(
         dataset_id=item.dataset_id,
@@ -1153,11 +1167,14 @@ def promote_item(
         if expected_digest is not None and votes.digest != expected_digest:
             raise StaleEdit("An annotator changed their labels of this item meanwhile — reload the item.")
         gold = _gold_for_write(session, dataset_id, acting.id)
+        gold_now = _read_gold(session, gold, task, [item_id], to_write=True)[item_id]
         _refuse_unseen(
-            imported_among(session, gold.id, _planned(session, gold, item_id, task, labels, method)),
+            imported_among(session, gold.id, _planned(session, gold, gold_now, task, labels, method)),
             replacing,
         )
-        return _promote(session, gold, votes, labels, method=method, sources=sources, actor_id=acting.id)
+        return _promote(
+            session, gold, votes, gold_now, labels, method=method, sources=sources, actor_id=acting.id
+        )
 
 
 @_retried
@@ -1193,11 +1210,9 @@ def promote_by_rule(
         everything = _load(session, dataset_id, task)
         weights = _weights(session, dataset_id)
         promotions = _latest_promotions(session, dataset_id, task)
-        promoted: list[str] = []
         review: list[tuple[str, str]] = []
         decided: list[tuple[ItemVotes, GoldLabels]] = []
-        replacing_rows: list[GoldRow] = []
-        unchanged = single = replaced = 0
+        unchanged = single = 0
         for votes in everything:
             if len(votes.annotators) < 2:
                 single += 1 if votes.annotators else 0
@@ -1210,12 +1225,19 @@ def promote_by_rule(
             if labels is None:
                 review.append((votes.external_id, reason or "the rule found no agreement"))
                 continue
-            if gold is not None:  # without one there is no gold to replace
-                planned = _planned(session, gold, votes.item_id, task, labels, rule.name)
-                replaced += 1 if planned else 0
-                replacing_rows += planned
             decided.append((votes, labels))
-            promoted.append(votes.external_id)
+        # Without gold there is none to replace; with it, each agreed item's is read as it is written.
+        gold_now = (
+            _read_gold(session, gold, task, [v.item_id for v, _ in decided], to_write=not dry_run)
+            if gold is not None
+            else {}
+        )
+        planned = {
+            votes.item_id: _planned(session, gold, gold_now[votes.item_id], task, labels, rule.name)
+            for votes, labels in decided
+            if gold is not None
+        }
+        replacing_rows = [row for rows in planned.values() for row in rows]
         imported = imported_among(session, gold.id, replacing_rows) if gold is not None else ImportedGold()
         if not dry_run:
             _refuse_unseen(imported, replacing)  # before anything is written
@@ -1225,6 +1247,7 @@ def promote_by_rule(
                     session,
                     gold,
                     votes,
+                    gold_now[votes.item_id],
                     labels,
                     method=rule.name,
                     sources=list(votes.annotators),
@@ -1235,8 +1258,8 @@ def promote_by_rule(
         task,
         threshold,
         dry_run,
-        tuple(promoted),
-        replaced,
+        tuple(votes.external_id for votes, _ in decided),
+        sum(1 for rows in planned.values() if rows),
         tuple(review),
         unchanged,
         single,
@@ -1289,11 +1312,13 @@ def overrides_for(engine: Engine, dataset_id: int, annotator_id: int) -> list[Ov
             promotions = _latest_promotions(session, dataset_id, task)
             if not promotions:
                 continue
+            gold_now = _read_gold(session, gold, task, promotions) if gold is not None else {}
             for votes in _load(session, dataset_id, task, list(promotions)):
                 if annotator_id not in votes.annotators:
                     continue
                 promotion = promotions[votes.item_id]
-                current = _gold_labels(session, gold, votes.item_id, task)
+                held = gold_now.get(votes.item_id)
+                current = held.labels(task) if held is not None else [] if task == "spans" else {}
                 mine = votes.labels_of(annotator_id)
                 if task == "spans":
                     found = _span_overrides(list(mine), list(current), votes.response)  # type: ignore[arg-type]  # spans are lists

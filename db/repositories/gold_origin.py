@@ -13,8 +13,9 @@ import rewrote) counts as imported. When in doubt it asks.
 from __future__ import annotations
 
 import hashlib
-from collections.abc import Sequence
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
+from functools import cached_property
 from typing import Any
 
 from sqlalchemy import select
@@ -24,7 +25,14 @@ from db import models as m
 
 _ADJUDICATED = "adjudicated ("
 _WRITES = ("create", "update")
-_CHUNK = 500  # item ids per IN list
+CHUNK = 500  # item ids per IN list
+
+
+def chunks(ids: Iterable[int]) -> list[list[int]]:
+    """The ids, sorted and each once, :data:`CHUNK` at a time: reads of many items' gold and log, one IN
+    list a query."""
+    unique = sorted(set(ids))
+    return [unique[k : k + CHUNK] for k in range(0, len(unique), CHUNK)]
 
 
 def adjudicated(method: str, what: str) -> str:
@@ -50,19 +58,25 @@ class ImportedGold:
 
     rows: tuple[GoldRow, ...] = ()
 
-    @property
+    # Worked out once: a page holding a rule's preview asks for them on every rerun, and a rule over a
+    # large dataset may name tens of thousands of labels.
+    @cached_property
     def digest(self) -> str:
         """A fingerprint of exactly these labels as they are now: a promotion confirmed for them
         replaces them, and is refused again if the imported gold it would replace is any other."""
         keys = sorted((row.entity, row.id, repr(sorted(row.snapshot.items()))) for row in self.rows)
         return hashlib.sha256(repr(keys).encode()).hexdigest()
 
-    def per_item(self) -> list[tuple[str, list[str]]]:
-        """(external id, what each of its replaced labels says), items in the order first met."""
+    @cached_property
+    def _by_item(self) -> tuple[tuple[str, tuple[str, ...]], ...]:
         found: dict[str, list[str]] = {}
         for row in self.rows:
             found.setdefault(row.external_id, []).append(row.says)
-        return list(found.items())
+        return tuple((item, tuple(says)) for item, says in found.items())
+
+    def per_item(self) -> list[tuple[str, list[str]]]:
+        """(external id, what each of its replaced labels says), items in the order first met."""
+        return [(item, list(says)) for item, says in self._by_item]
 
     def summary(self) -> str:
         """ "3 gold labels imported with the dataset on 2 items (demo-001, demo-004)" (the first ten)."""
@@ -94,14 +108,13 @@ class ReplacesImportedGold(Exception):
 def imported_among(session: Session, gold_id: int, rows: Sequence[GoldRow]) -> ImportedGold:
     """Those of ``rows`` (rows of the gold label set ``gold_id``) that adjudication did not write."""
     latest: dict[tuple[str, int], tuple[str, dict[str, Any] | None]] = {}
-    item_ids = sorted({row.item_id for row in rows})
     entities = sorted({row.entity for row in rows})
-    for start in range(0, len(item_ids), _CHUNK):
+    for chunk in chunks(row.item_id for row in rows):
         # By item (an indexed column), in log order: the last entry met for a row is its latest change.
         for entity, entity_id, action, after in session.execute(
             select(m.EditLog.entity, m.EditLog.entity_id, m.EditLog.action, m.EditLog.after)
             .where(
-                m.EditLog.item_id.in_(item_ids[start : start + _CHUNK]),
+                m.EditLog.item_id.in_(chunk),
                 m.EditLog.label_set_id == gold_id,
                 m.EditLog.entity.in_(entities),
             )

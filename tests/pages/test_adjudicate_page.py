@@ -12,12 +12,14 @@ from streamlit.testing.v1 import AppTest
 from analysis.reports import mhalo
 from analysis.reports.data import ReportFilter
 from analysis.reports.spans import load_span_inputs
+from components import adjudication_forms as forms
 from db.access import OPERATOR
 from db.engine import make_engine
 from db.importer import import_bundle
 from db.repositories.annotations import item_annotations
 from db.repositories.annotators import find_annotator
 from db.repositories.assignments import set_weight
+from db.repositories.datasets import get_dataset
 from db.repositories.items import get_item
 from db.repositories.label_sets import gold_label_set, list_label_sets
 from formats.records import (
@@ -27,6 +29,7 @@ from formats.records import (
     ItemRecord,
     LabelSetRecord,
     SentenceLabelRecord,
+    SentenceRecord,
     SpanRecord,
 )
 from render.literal_text import literal
@@ -283,14 +286,18 @@ def test_weights_set_on_the_team_page_decide_the_preview(store: str) -> None:
     assert weighted["Would promote"] == even["Would promote"] + even["Need review"]
 
 
-def _sentence_labels(url: str, external_id: str, who: str | None) -> dict[int, tuple[str, str | None]]:
+def _sentence_labels(
+    url: str, external_id: str, who: str | None, dataset: str = DEMO
+) -> dict[int, tuple[str, str | None]]:
     """An item's sentence labels of ``who`` (None: gold), straight from the store."""
     engine = make_engine(url)
-    item = get_item(engine, 1, external_id)
+    found = get_dataset(engine, dataset)
+    assert found is not None
+    item = get_item(engine, found.id, external_id)
     label_set = (
-        gold_label_set(engine, 1)
+        gold_label_set(engine, found.id)
         if who is None
-        else next(v for v in list_label_sets(engine, 1, kind="human") if v.name == who)
+        else next(v for v in list_label_sets(engine, found.id, kind="human") if v.name == who)
     )
     found = item_annotations(engine, item.id, [label_set.id])[label_set.id].sentence_labels
     engine.dispose()
@@ -352,3 +359,53 @@ def test_a_rule_over_imported_gold_lists_it_after_the_preview_and_waits_for_the_
     assert not at.exception, at.exception
     assert [s.value for s in at.success][0].startswith(literal("The majority rule promoted"))
     assert _gold_spans(store, "demo-005") != before
+
+
+def test_a_long_list_of_imported_gold_shows_its_first_items_and_counts_the_rest(
+    sqlite_url: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A held preview sends the list again on every rerun: it lists the first items and counts the rest,
+    which agreeing replaces all the same (a rule over a large benchmark sent a row for every item)."""
+    monkeypatch.setattr(forms, "LISTED_ITEMS", 2)
+    items = [ItemRecord(f"x{k}", "The ball is red.", sentences=[SentenceRecord(0, 16)]) for k in range(5)]
+
+    def labels(label: str, error_type: str | None = None) -> list[Annotations]:
+        return [
+            Annotations(i.external_id, sentence_labels=[SentenceLabelRecord(0, label, error_type)])
+            for i in items
+        ]
+
+    bundle = Bundle(
+        DatasetRecord("long", "canonical"),
+        items,
+        [
+            *(
+                LabelSetRecord(
+                    kind="human", name=who, annotator=who, annotations=labels("incorrect", "Color")
+                )
+                for who in ("ann", "bo")
+            ),
+            LabelSetRecord(kind="gold", name="gold", annotations=labels("correct")),
+        ],
+    )
+    engine = make_engine(sqlite_url)
+    import_bundle(engine, bundle, source="benchmark.jsonl", actor=OPERATOR)
+    engine.dispose()
+    monkeypatch.setenv("DATABASE_URL", sqlite_url)
+    st.cache_resource.clear()
+    st.cache_data.clear()
+
+    at = _open("app_pages/adjudicate.py", dataset="long", user="ann", task="Sentences")
+    at.button(key="adj_preview").click().run()
+    table = next(d.value for d in at.dataframe if "imported labels replaced" in d.value.columns)
+    assert table["item"].tolist() == ["x0", "x1"]
+    assert [c.value for c in at.caption if "more of these labels" in c.value] == [
+        "The first 2 items are listed; 3 more hold 3 more of these labels, which are replaced too."
+    ]
+    _agree_to_replace(at)
+    at.button(key="adj_confirm").click().run()
+    assert not at.exception, at.exception
+    assert all(
+        _sentence_labels(sqlite_url, i.external_id, None, "long") == {0: ("incorrect", "Color")}
+        for i in items
+    )

@@ -9,7 +9,9 @@ logged with a digest of the annotators' labels it was made from. A rule skips an
 promotion was made from the labels the annotators hold now, so running it again changes nothing.
 Gold imported with the dataset is changed or removed only as the caller confirms it, label by label
 (:mod:`db.repositories.gold_origin`): a promotion first works out which gold rows it would replace,
-writing nothing, and is refused whole if any came with the import and were not confirmed.
+writing nothing, and is refused whole if any came with the import and were not confirmed. It locks
+those rows before it checks them and writes each over the version it checked, so what it replaces is
+what it checked, also on PostgreSQL while an undo, a restore or an import commits alongside.
 
 What counts and how a rule decides lives in :mod:`analysis.adjudication`; the store never imports the
 analysis layer, so callers hand in its :data:`~analysis.adjudication.DISAGREEMENT` measure and a rule
@@ -52,7 +54,7 @@ from db.repositories.gold_origin import (
     imported_among,
 )
 from db.repositories.label_sets import gold_raters
-from db.repositories.labeling import StaleEdit, _log, _retried, _snapshot, _upsert
+from db.repositories.labeling import ABSENT, StaleEdit, _log, _retried, _snapshot, _upsert
 
 SpanLabel = tuple[int, int, str | None]
 # A unit: a sentence's or claim's index, a triplet's id, a rated segment (rating task id, start, end).
@@ -720,7 +722,13 @@ def _read_gold(
     """Item id → the item's gold rows of ``task`` with the units they label, read a chunk of items at a
     time (a rule over a large dataset read them one item at a time, several queries each).
 
-    ``to_write``: a gold rating holder is made first, so its rows are the ones read and written."""
+    ``to_write``: the rows are locked until the transaction ends (``FOR UPDATE``; SQLite runs one
+    writer at a time anyway), so the gold a promotion checked before writing is the gold it replaces:
+    under PostgreSQL's READ COMMITTED an undo, a restore or an import committed between the check and
+    the write put the file's label back under it, and the promotion overwrote it unconfirmed. Those
+    writers wait for the promotion now, as do inserts of gold rows (their foreign key locks the gold
+    label set, which :func:`_gold_for_write` holds). A gold rating holder is made first, so its rows are
+    the ones read and written."""
     tasks: dict[int, m.RatingTask] = {}
     holder = gold.annotator_id
     if task == "ratings":
@@ -764,6 +772,8 @@ def _read_gold(
                 select(unit.id, unit.item_id, unit.index).where(unit.item_id.in_(chunk))
             ):
                 out[item_id].units[unit_id if task == "triplets" else index] = _Unit(unit_id, index)
+        if to_write:
+            rows = rows.with_for_update().execution_options(populate_existing=True)
         for row in session.scalars(rows):
             found = out[row.item_id]
             if task == "spans":
@@ -844,13 +854,13 @@ class _Writer:
             self._replaces(row, entity, says)
         if self.dry:
             return
-        done = _upsert(
+        done = _upsert(  # the row as planned, or none: else it refuses (StaleEdit)
             self.session,
             entity,
             lookup,
             values,
             annotator_id=self.actor_id,
-            expected_version=None,
+            expected_version=row.version if row is not None else ABSENT,  # type: ignore[attr-defined]  # gold rows are versioned
             description=self._note(what),
             log_label_set_id=self.gold.id,
         )

@@ -4,8 +4,12 @@ labels; gold written by adjudication is the reviewers' own to change again."""
 
 from __future__ import annotations
 
+import threading
+import time
+from typing import Any
+
 import pytest
-from sqlalchemy import Engine, select
+from sqlalchemy import Engine, event, select, text
 from sqlalchemy.orm import Session
 
 from analysis.adjudication import RULES
@@ -16,6 +20,7 @@ from db.repositories import adjudication as adj
 from db.repositories import labeling
 from db.repositories.annotators import get_or_create_annotator
 from db.repositories.gold_origin import ReplacesImportedGold
+from db.repositories.labeling import StaleEdit
 from formats.records import (
     Annotations,
     Bundle,
@@ -267,3 +272,89 @@ def test_undecided_imported_verdicts_are_named_and_accepting_one_judge_keeps_the
         replacing=seen.digest,
     )
     assert [verdict for _id, verdict, _part in _gold_rows(engine, m.TripletJudgment)] == ["yes", None]
+
+
+def _reviewer(engine: Engine, name: str) -> Actor:
+    row = get_or_create_annotator(engine, name, role="reviewer")
+    return Actor(row.id, row.name, row.role)
+
+
+def _until_waiting_on(engine: Engine, holder: int, waiter: threading.Thread, pids: dict[int, int]) -> None:
+    """Until ``waiter``'s session waits on a lock the session ``holder`` (a backend pid) holds, or
+    ``waiter`` is done (nothing made it wait)."""
+    deadline = time.monotonic() + 120
+    with engine.connect() as watching:
+        while time.monotonic() < deadline and waiter.is_alive():
+            pid = pids.get(waiter.ident or 0)
+            if (
+                pid is not None
+                and watching.execute(
+                    text("SELECT :holder = ANY(pg_blocking_pids(:pid))"), {"holder": holder, "pid": pid}
+                ).scalar_one()
+            ):
+                return
+            watching.rollback()
+    assert not waiter.is_alive(), "the other session neither waited nor finished"
+
+
+def test_an_undo_between_the_check_and_the_write_waits_for_the_promotion(engine, monkeypatch) -> None:
+    """PostgreSQL reads what others committed statement by statement: rob's promotion checked that it
+    replaces only rita's adjudicated label, her undo then put the file's label back and committed, and
+    rob's write replaced that imported label unconfirmed. The gold rows a promotion replaces are locked
+    before the check now: the undo waits for the promotion, then finds the row changed and reverts
+    nothing."""
+    if engine.dialect.name != "postgresql":
+        pytest.skip("SQLite runs one write transaction at a time")
+    panel = _with_imported_gold(engine)
+    s1 = panel.items["s1"]
+    rita, rob = _reviewer(engine, "rita"), _reviewer(engine, "rob")
+    seen = adj.imported_gold_replaced(engine, panel.dataset, s1, "sentences", S1_GOLD, method="merge")
+    adj.promote_item(
+        engine,
+        panel.dataset,
+        s1,
+        "sentences",
+        S1_GOLD,
+        method="merge",
+        sources=[],
+        actor=rita,
+        replacing=seen.digest,
+    )
+    robs = {0: ("correct", None), 1: ("unknown", None), 2: ("correct", None)}
+    assert not adj.imported_gold_replaced(engine, panel.dataset, s1, "sentences", robs, method="edit").rows
+
+    pids: dict[int, int] = {}  # thread → the backend of the connection it took last
+
+    def taken(connection: Any, _record: Any, _proxy: Any) -> None:
+        pids[threading.get_ident()] = connection.info.backend_pid
+
+    event.listen(engine, "checkout", taken)
+    undone: list[object] = []
+
+    def undo() -> None:
+        try:
+            undone.append(labeling.undo_last(engine, rita.id))
+        except StaleEdit as refused:
+            undone.append(refused)
+
+    undoing = threading.Thread(target=undo)
+    check = adj._refuse_unseen
+
+    def checked_then_undone(imported: Any, replacing: str | None) -> None:
+        check(imported, replacing)
+        promoting = pids[threading.get_ident()]
+        undoing.start()
+        _until_waiting_on(engine, promoting, undoing, pids)
+
+    monkeypatch.setattr(adj, "_refuse_unseen", checked_then_undone)
+    adj.promote_item(engine, panel.dataset, s1, "sentences", robs, method="edit", sources=[], actor=rob)
+    undoing.join(timeout=120)
+    assert [type(found) for found in undone] == [StaleEdit]  # it found rob's label, not its own
+    assert panel.gold("s1", "sentences") == robs
+    with Session(engine) as session:
+        replaced = session.scalars(
+            select(m.EditLog.before).where(
+                m.EditLog.entity == "sentence_labels", m.EditLog.annotator_id == rob.id
+            )
+        ).all()
+    assert [before["label"] for before in replaced] == ["incorrect"]  # rita's label, not the file's

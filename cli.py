@@ -26,7 +26,8 @@
 Every command exits non-zero on failure and prints the reason: 1 when the input was refused (with a
 report naming file, record, field and reason), 2 for a usage error. An import that would remove or
 change stored annotations is refused (exit 1, with counts of what would change) unless ``--replace``,
-and so is a promotion that would replace gold imported with the dataset (naming the labels and items).
+and so is a promotion that would replace gold no promotion wrote, such as gold imported with the dataset
+(naming the labels and items).
 
 The ``user`` commands act as the operator (``db.access.OPERATOR``): whoever can run them holds the store
 itself. A password is never an argument (it would stay in the shell's history and the process list):
@@ -843,7 +844,8 @@ def _promote_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument(
         "--replace",
         action="store_true",
-        help="replace gold labels imported with the dataset (refused without; --dry-run lists them)",
+        help="replace gold labels no promotion wrote, such as those imported with the dataset "
+        "(refused without; --dry-run lists them)",
     )
 
 

@@ -6,9 +6,10 @@ rule would send to review even though everyone agrees). For one item, with its i
 annotator's labels, merge them span by span or unit by unit, or edit them, then promote them to gold
 (one logged transaction; the reviewer's undo reverts it row by row). Below, every agreed item is
 promoted at once by a rule — majority, unanimity or AlignBench's stricter rule — after a dry run has
-shown what it would do. Either way, gold that came with the dataset's import (the benchmark's own, not
-made by adjudication) is replaced only once the page has listed which of its labels on which items go
-and the reviewer has agreed: Promote waits for that, and the store refuses anything else. Deep link: ``adjudicate?dataset=…&task=Sentences&item=…`` (the task as its button reads).
+shown what it would do. Either way, gold that no promotion wrote (imported with the dataset, the
+benchmark's own, or put back by an undo, a restore or an import) is replaced only once the page has
+listed which of its labels on which items go and the reviewer has agreed: Promote waits for that, and
+the store refuses anything else. Deep link: ``adjudicate?dataset=…&task=Sentences&item=…`` (the task as its button reads).
 """
 
 from __future__ import annotations
@@ -269,7 +270,7 @@ def _decide(item: ItemView) -> None:
     st.session_state[_DONE] = (
         f"Promoted {TASK_TITLES[task].lower()} of item {item.external_id} to gold "
         f"({method}): {result.changes} gold label(s) changed"
-        + (f", {len(imported.rows)} of them imported with the dataset." if imported.rows else ".")
+        + (f", among them the {len(imported.rows)} listed that no promotion wrote." if imported.rows else ".")
     )
     st.rerun()
 

@@ -268,7 +268,7 @@ def edit_units(
 
 
 def confirm_replacing(imported: ImportedGold, *, key: str) -> str | None:
-    """Show the gold labels imported with the dataset that a promotion would replace, item by item (the
+    """Show the gold labels adjudication did not write that a promotion would replace, item by item (the
     first :data:`LISTED_ITEMS` items; the rest are counted), and ask the reviewer to agree. Returns what
     they agreed to (:attr:`ImportedGold.digest`, which the store checks), or None: nothing to replace
     (nothing is shown), or not agreed yet. The box is keyed by what it lists, so a list that changes (an
@@ -277,8 +277,9 @@ def confirm_replacing(imported: ImportedGold, *, key: str) -> str | None:
         return None
     st.warning(
         literal(
-            f"Promoting replaces {imported.summary()}. They came with the dataset, not from "
-            "adjudication: the benchmark's own gold."
+            f"Promoting replaces {imported.summary()}. They came with an import of the dataset, or an "
+            "undo, a restore or an import put them back: they may be the benchmark's own gold, or "
+            "adjudicated labels put back, which the store cannot tell apart. Look at them before you agree."
         ),
         icon=":material/warning:",
     )
@@ -287,10 +288,10 @@ def confirm_replacing(imported: ImportedGold, *, key: str) -> str | None:
     st.dataframe(
         pd.DataFrame(
             [
-                {"item": item, "imported labels replaced": len(says), "they say now": "; ".join(says)}
+                {"item": item, "labels replaced": len(says), "they say now": "; ".join(says)}
                 for item, says in shown
             ],
-            columns=["item", "imported labels replaced", "they say now"],
+            columns=["item", "labels replaced", "they say now"],
         ),
         hide_index=True,
         width="stretch",
@@ -304,7 +305,7 @@ def confirm_replacing(imported: ImportedGold, *, key: str) -> str | None:
             f"{sum(len(says) for _, says in rest)} more of these labels, which are replaced too."
         )
     agreed = st.checkbox(
-        "Replace this imported gold label" if count == 1 else f"Replace these {count} imported gold labels",
+        "Replace the gold label listed" if count == 1 else f"Replace the {count} gold labels listed",
         key=f"{key}_{imported.digest[:16]}",
     )
     return imported.digest if agreed else None

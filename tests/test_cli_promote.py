@@ -119,8 +119,10 @@ def test_gold_imported_with_the_dataset_is_replaced_only_with_replace(
     before = _gold_spans(demo_url)
     code, out, err = _run(capsys, *common)
     assert code == 1 and out == ""
-    assert "1 gold label imported with the dataset on 1 item (demo-005)" in err and "--replace" in err
+    assert (
+        "1 gold label on 1 item (demo-005) that no promotion wrote as it is now" in err and "--replace" in err
+    )
     assert _gold_spans(demo_url) == before
     code, out, err = _run(capsys, *common, "--replace")
     assert (code, err) == (0, "")
-    assert "; 1 gold label imported with the dataset on 1 item (demo-005) among them)" in out
+    assert "; 1 gold label on 1 item (demo-005) that no promotion wrote as it is now among them)" in out

@@ -198,7 +198,7 @@ class RuleSummary:
     review: tuple[tuple[str, str], ...] = ()  # (external id, reason)
     unchanged: int = 0  # promoted before from the labels held now: skipped
     single: int = 0  # fewer than two annotators: not for a rule to decide
-    # Of the gold labels replaced, those imported with the dataset (not made by adjudication).
+    # Of the gold labels replaced, those no promotion wrote (imported with the dataset, or put back).
     imported: ImportedGold = ImportedGold()
 
     def to_dict(self) -> dict[str, Any]:
@@ -816,9 +816,19 @@ class _Writer:
         they are not one annotator's accepted as they are."""
         return key not in listed and self.method != "accept"
 
-    def _replaces(self, row: m.Base, entity: str, says: str) -> None:
+    def _replaces(self, row: Any, entity: str, says: str) -> None:
+        written = row.created_at if entity == "spans" else row.updated_at  # a span keeps when it was made
         self.replacing.append(
-            GoldRow(entity, row.id, self.item.id, self.item.external_id, _snapshot(row, entity), says)  # type: ignore[attr-defined]  # gold rows have ids
+            GoldRow(
+                entity,
+                row.id,
+                self.item.id,
+                self.item.external_id,
+                _snapshot(row, entity),
+                says,
+                row.version,
+                written,
+            )
         )
 
     def _delete(self, row: m.Base, entity: str, what: str, says: str) -> None:

@@ -1,13 +1,18 @@
-"""Where a gold label came from: written by adjudication, or imported with the dataset (or put back by an
-undo). A reviewer's promotion may replace the first freely; the second is the benchmark's own gold, so
-a promotion replaces it only once the reviewer has seen which labels of which items go and agreed
+"""Where a gold label came from: written by adjudication, or not. A reviewer's promotion may replace the
+first freely; the second is most likely the benchmark's own gold, imported with the dataset, so a
+promotion replaces it only once the reviewer has seen which labels of which items go and agreed
 (:mod:`db.repositories.adjudication`).
 
-The edit log tells them apart: a promotion logs every gold row it writes, with the row as written and a
-description :func:`adjudicated` makes; an import logs one entry for the whole file and none per row. A
-gold row is adjudication's when the latest logged change to it is such a write and the row still says
-what was written then; anything else (a row no entry names, one an undo or a restore put back, one an
-import rewrote) counts as imported. When in doubt it asks.
+The edit log tells them apart: a promotion logs every gold row it writes, with the row as written (its
+version too) and a description :func:`adjudicated` makes; an import logs one entry for the whole file
+and none per row. A gold row is adjudication's when the latest logged change to it is such a write, made
+in the row's own life (not older than the row's last write: SQLite gives a deleted row's id to the next
+row, so a dataset deleted and imported again, or gold an import replaced, would otherwise inherit the
+entries of the rows that held those ids), and the row still says what was written then, at the version
+written. Anything else counts as not adjudicated: a row no entry names, one an import wrote, one an undo
+or a restore put back. The store cannot tell from the log whether such a row holds the file's label or
+an adjudicated one that an undo, a restore or an import's undo put back, so the reviewer is asked, and
+told just that.
 """
 
 from __future__ import annotations
@@ -15,6 +20,7 @@ from __future__ import annotations
 import hashlib
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
+from datetime import datetime
 from functools import cached_property
 from typing import Any
 
@@ -50,11 +56,14 @@ class GoldRow:
     external_id: str  # its item's
     snapshot: dict[str, Any]  # its logged fields now (``labeling._snapshot``)
     says: str  # what it says, for the reviewer ("sentence 2: incorrect (Object)")
+    version: int
+    written: datetime  # when the row was last written (its ``updated_at``; a span's ``created_at``)
 
 
 @dataclass(frozen=True)
 class ImportedGold:
-    """The imported gold labels a promotion would replace (change or remove), item by item."""
+    """The gold labels a promotion would replace (change or remove) that adjudication did not write,
+    item by item: imported with the dataset, or put back by an undo, a restore or an import."""
 
     rows: tuple[GoldRow, ...] = ()
 
@@ -79,12 +88,14 @@ class ImportedGold:
         return [(item, list(says)) for item, says in self._by_item]
 
     def summary(self) -> str:
-        """ "3 gold labels imported with the dataset on 2 items (demo-001, demo-004)" (the first ten)."""
+        """ "3 gold labels on 2 items (demo-001, demo-004) that no promotion wrote as they are now" (the
+        first ten items). It claims no more than the log shows (see the module doc)."""
         items = [item for item, _ in self.per_item()]
         shown = ", ".join(items[:10]) + (f" and {len(items) - 10} more" if len(items) > 10 else "")
         return (
-            f"{len(self.rows)} gold label{'s' if len(self.rows) != 1 else ''} imported with the dataset on "
-            f"{len(items)} item{'s' if len(items) != 1 else ''} ({shown})"
+            f"{len(self.rows)} gold label{'s' if len(self.rows) != 1 else ''} on {len(items)} "
+            f"item{'s' if len(items) != 1 else ''} ({shown}) that no promotion wrote as "
+            f"{'they are' if len(self.rows) != 1 else 'it is'} now"
         )
 
     def to_dict(self) -> dict[str, Any]:
@@ -95,24 +106,29 @@ class ImportedGold:
 
 
 class ReplacesImportedGold(Exception):
-    """A promotion would replace gold labels that came with the dataset, and the caller did not confirm
-    those (:attr:`ImportedGold.digest`): nothing was written. ``imported`` says which."""
+    """A promotion would replace gold labels adjudication did not write (most likely imported with the
+    dataset), and the caller did not confirm those (:attr:`ImportedGold.digest`): nothing was written.
+    ``imported`` says which."""
 
     def __init__(self, imported: ImportedGold) -> None:
         super().__init__(
-            f"Promoting would replace {imported.summary()}, not made by adjudication; nothing was written."
+            f"Promoting would replace {imported.summary()} (imported with the dataset, or put back by an "
+            "undo, a restore or an import); nothing was written."
         )
         self.imported = imported
 
 
+_Entry = tuple[str, dict[str, Any] | None, datetime]  # a log entry's action, after and time
+
+
 def imported_among(session: Session, gold_id: int, rows: Sequence[GoldRow]) -> ImportedGold:
     """Those of ``rows`` (rows of the gold label set ``gold_id``) that adjudication did not write."""
-    latest: dict[tuple[str, int], tuple[str, dict[str, Any] | None]] = {}
+    latest: dict[tuple[str, int], _Entry] = {}
     entities = sorted({row.entity for row in rows})
     for chunk in chunks(row.item_id for row in rows):
         # By item (an indexed column), in log order: the last entry met for a row is its latest change.
-        for entity, entity_id, action, after in session.execute(
-            select(m.EditLog.entity, m.EditLog.entity_id, m.EditLog.action, m.EditLog.after)
+        for entity, entity_id, action, after, at in session.execute(
+            select(m.EditLog.entity, m.EditLog.entity_id, m.EditLog.action, m.EditLog.after, m.EditLog.at)
             .where(
                 m.EditLog.item_id.in_(chunk),
                 m.EditLog.label_set_id == gold_id,
@@ -120,16 +136,20 @@ def imported_among(session: Session, gold_id: int, rows: Sequence[GoldRow]) -> I
             )
             .order_by(m.EditLog.id)
         ):
-            latest[(entity, entity_id)] = (action, after)
+            latest[(entity, entity_id)] = (action, after, at)
     return ImportedGold(tuple(row for row in rows if not _written_by_adjudication(row, latest)))
 
 
-def _written_by_adjudication(
-    row: GoldRow, latest: dict[tuple[str, int], tuple[str, dict[str, Any] | None]]
-) -> bool:
-    action, after = latest.get((row.entity, row.id), ("", None))
+def _written_by_adjudication(row: GoldRow, latest: dict[tuple[str, int], _Entry]) -> bool:
+    found = latest.get((row.entity, row.id))
+    if found is None:
+        return False
+    action, after, at = found
     if action not in _WRITES or after is None:
         return False
     if not str(after.get("description", "")).startswith(_ADJUDICATED):
+        return False
+    # Of this row's life: the write logged with the entry comes before the entry, a later one after it.
+    if at < row.written or after.get("version") != row.version:
         return False
     return all(after.get(name) == value for name, value in row.snapshot.items())

@@ -19,6 +19,7 @@ from db.importer import import_bundle
 from db.repositories import adjudication as adj
 from db.repositories import labeling
 from db.repositories.annotators import get_or_create_annotator
+from db.repositories.datasets import delete_dataset
 from db.repositories.gold_origin import ReplacesImportedGold
 from db.repositories.labeling import StaleEdit
 from formats.records import (
@@ -94,9 +95,7 @@ def test_promoting_over_imported_gold_waits_for_the_reviewer_to_confirm_what_it_
     seen = adj.imported_gold_replaced(engine, panel.dataset, s1, "sentences", merged, method="merge")
     assert seen.per_item() == [("s1", ["sentence 2: correct"])]  # which labels, on which item
     before = _footprint(engine)
-    with pytest.raises(
-        ReplacesImportedGold, match=r"1 gold label imported with the dataset on 1 item \(s1\)"
-    ):
+    with pytest.raises(ReplacesImportedGold, match=r"1 gold label on 1 item \(s1\) that no promotion wrote"):
         adj.promote_item(
             engine, panel.dataset, s1, "sentences", merged, method="merge", sources=[], actor=rita
         )
@@ -358,3 +357,41 @@ def test_an_undo_between_the_check_and_the_write_waits_for_the_promotion(engine,
             )
         ).all()
     assert [before["label"] for before in replaced] == ["incorrect"]  # rita's label, not the file's
+
+
+def test_gold_imported_again_after_its_dataset_was_deleted_is_not_taken_for_adjudicated(engine) -> None:
+    """SQLite hands a deleted row's id to the next row written: s1 adjudicated, its dataset deleted and
+    imported again from a file with the same gold, and the new gold rows had the ids, and said what,
+    the adjudicated rows had, whose log entries then passed them for adjudicated, replaced without
+    asking. A log entry older than the row's last write is not of that row."""
+    panel = Panel(engine, NAME)
+    adj.promote_item(
+        engine,
+        panel.dataset,
+        panel.items["s1"],
+        "sentences",
+        S1_GOLD,
+        method="edit",
+        sources=[],
+        actor=OPERATOR,
+    )
+    assert delete_dataset(engine, NAME, actor=OPERATOR)
+    labels = [SentenceLabelRecord(k, label, detail) for k, (label, detail) in S1_GOLD.items()]
+    again = _with_gold(engine, [Annotations(item="s1", sentence_labels=labels)])
+    assert again.gold("s1", "sentences") == S1_GOLD
+    seen = adj.imported_gold_replaced(
+        engine, again.dataset, again.items["s1"], "sentences", CORRECT3, method="edit"
+    )
+    assert seen.per_item() == [("s1", ["sentence 2: incorrect (Object)"])]
+    with pytest.raises(ReplacesImportedGold):
+        adj.promote_item(
+            engine,
+            again.dataset,
+            again.items["s1"],
+            "sentences",
+            CORRECT3,
+            method="edit",
+            sources=[],
+            actor=OPERATOR,
+        )
+    assert again.gold("s1", "sentences") == S1_GOLD

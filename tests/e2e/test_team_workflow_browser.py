@@ -313,16 +313,14 @@ def test_team_workflow_from_accounts_to_gold_and_metrics(
     # The demo's gold came with its import: the page lists what of it goes, and Promote waits for a yes.
     expect(
         page.get_by_text(
-            re.compile(
-                rf"^Promoting replaces \d+ gold labels? imported with the dataset on 1 item \({item}\)"
-            )
+            re.compile(rf"^Promoting replaces \d+ gold labels? on 1 item \({item}\) that no promotion wrote")
         )
     ).to_be_visible()
     promote = page.get_by_role("button", name="Promote to gold")
     expect(promote).to_be_disabled()
     reviewer.snap()
     reviewer.shoot(artifacts / "team-adjudicate-imported-gold.png")
-    reviewer.tab.after_run(page.get_by_text(re.compile(r"^Replace th(is|ese) ")).click)
+    reviewer.tab.after_run(page.get_by_text(re.compile(r"^Replace the (\d+ )?gold labels? listed")).click)
     expect(promote).to_be_enabled()
     reviewer.tab.after_run(promote.click)
     expect(page.get_by_text(f"Promoted sentences of item {item} to gold (accept)")).to_be_visible()

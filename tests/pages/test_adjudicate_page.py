@@ -316,19 +316,21 @@ def test_a_merge_over_imported_gold_lists_what_it_replaces_and_waits_for_the_rev
     gold, bob = _sentence_labels(store, external_id, None), _sentence_labels(store, external_id, "bob")
     going = sorted(k for k, label in gold.items() if bob.get(k) != label)
     assert going, "the merge changes some of the imported gold"
-    plural = "s" if len(going) != 1 else ""
-    warnings = [w.value for w in at.warning if "imported with the dataset" in w.value]
+    labels, are = ("labels", "they are") if len(going) != 1 else ("label", "it is")
+    warnings = [w.value for w in at.warning if "no promotion wrote" in w.value]
     assert warnings == [
         literal(
-            f"Promoting replaces {len(going)} gold label{plural} imported with the dataset on 1 item "
-            f"({external_id}). They came with the dataset, not from adjudication: the benchmark's own gold."
+            f"Promoting replaces {len(going)} gold {labels} on 1 item ({external_id}) that no promotion "
+            f"wrote as {are} now. They came with an import of the dataset, or an undo, a restore or an "
+            "import put them back: they may be the benchmark's own gold, or adjudicated labels put back, "
+            "which the store cannot tell apart. Look at them before you agree."
         )
     ]
-    table = next(d.value for d in at.dataframe if "imported labels replaced" in d.value.columns)
+    table = next(d.value for d in at.dataframe if "labels replaced" in d.value.columns)
     assert table.to_dict("records") == [
         {
             "item": external_id,
-            "imported labels replaced": len(going),
+            "labels replaced": len(going),
             "they say now": "; ".join(
                 f"sentence {k + 1}: {gold[k][0]}" + (f" ({gold[k][1]})" if gold[k][1] else "") for k in going
             ),
@@ -342,15 +344,17 @@ def test_a_merge_over_imported_gold_lists_what_it_replaces_and_waits_for_the_rev
     at.button(key="adj_promote").click().run()
     assert not at.exception, at.exception
     assert _sentence_labels(store, external_id, None) == bob
-    assert [s.value for s in at.success][0].endswith(literal("of them imported with the dataset."))
+    assert [s.value for s in at.success][0].endswith(
+        literal(f", among them the {len(going)} listed that no promotion wrote.")
+    )
 
 
 def test_a_rule_over_imported_gold_lists_it_after_the_preview_and_waits_for_the_reviewer(store: str) -> None:
     at = _open("app_pages/adjudicate.py", task="Spans")
     at.button(key="adj_preview").click().run()
-    warnings = [w.value for w in at.warning if "imported with the dataset" in w.value]
-    assert len(warnings) == 1 and "1 gold label imported with the dataset on 1 item (demo-005)" in warnings[0]
-    table = next(d.value for d in at.dataframe if "imported labels replaced" in d.value.columns)
+    warnings = [w.value for w in at.warning if "no promotion wrote" in w.value]
+    assert len(warnings) == 1 and "1 gold label on 1 item (demo-005) that no promotion wrote" in warnings[0]
+    table = next(d.value for d in at.dataframe if "labels replaced" in d.value.columns)
     assert table["item"].tolist() == ["demo-005"] and table["they say now"].str.startswith("span “").all()
     assert at.button(key="adj_confirm").disabled
     before = _gold_spans(store, "demo-005")
@@ -397,7 +401,7 @@ def test_a_long_list_of_imported_gold_shows_its_first_items_and_counts_the_rest(
 
     at = _open("app_pages/adjudicate.py", dataset="long", user="ann", task="Sentences")
     at.button(key="adj_preview").click().run()
-    table = next(d.value for d in at.dataframe if "imported labels replaced" in d.value.columns)
+    table = next(d.value for d in at.dataframe if "labels replaced" in d.value.columns)
     assert table["item"].tolist() == ["x0", "x1"]
     assert [c.value for c in at.caption if "more of these labels" in c.value] == [
         "The first 2 items are listed; 3 more hold 3 more of these labels, which are replaced too."

@@ -823,8 +823,28 @@ def cmd_promote(args: argparse.Namespace) -> int:
         f" {summary.single} with fewer than two annotators"
     ]
     lines += [f"  review {item}: {reason}" for item, reason in summary.review]
+    lines += _replaced_lines(summary, "replaces" if args.dry_run else "replaced")
     _emit(args, {"dataset": dataset.name, **summary.to_dict()}, "\n".join(lines))
     return 0
+
+
+# Items whose replaced gold the text output lists, label by label (--json lists every one).
+LISTED_ITEMS = 50
+
+
+def _replaced_lines(summary: RuleSummary, verb: str) -> list[str]:
+    """The gold labels no promotion wrote that the rule replaces, one line an item (the first
+    :data:`LISTED_ITEMS` items, then a count of the rest)."""
+    listed = summary.imported.per_item()
+    lines = [f"  {verb} {item}: {'; '.join(says)}" for item, says in listed[:LISTED_ITEMS]]
+    rest = listed[LISTED_ITEMS:]
+    if rest:
+        labels = sum(len(says) for _, says in rest)
+        lines.append(
+            f"  … and {labels} more label{'s' if labels != 1 else ''} on {len(rest)} more "
+            f"item{'s' if len(rest) != 1 else ''} (--json lists them all)"
+        )
+    return lines
 
 
 # The rules of ``analysis.adjudication`` (named here so building the parser loads no analysis code).

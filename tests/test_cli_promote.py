@@ -61,8 +61,9 @@ def test_text_output_names_what_needs_review(demo_url: str, capsys: pytest.Captu
         capsys, "--db", demo_url, "--dataset", DEMO, "--task", "spans", "--rule", "alignbench", "--dry-run"
     )
     assert code == 0
-    head, *reviews = out.strip().splitlines()
+    head, *lines = out.strip().splitlines()
     assert head.startswith(f"alignbench on spans of {DEMO!r}: would promote ")
+    reviews = [line for line in lines if not line.startswith("  replaces ")]  # the gold it replaces
     assert reviews and all(line.startswith("  review demo-") for line in reviews)
     engine = make_engine(demo_url)
     assert gold_label_set(engine, 1) is not None
@@ -126,3 +127,23 @@ def test_gold_imported_with_the_dataset_is_replaced_only_with_replace(
     code, out, err = _run(capsys, *common, "--replace")
     assert (code, err) == (0, "")
     assert "; 1 gold label on 1 item (demo-005) that no promotion wrote as it is now among them)" in out
+
+
+def test_the_text_output_lists_the_gold_labels_it_replaces(
+    demo_url: str, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The refusal says "--dry-run lists them": the dry run's text lists them, item by item (it gave a
+    count and the first ten item ids; only --json listed the labels), the first items only and a count
+    of the rest."""
+    common = ("--db", demo_url, "--dataset", DEMO, "--task", "spans", "--rule", "majority")
+    code, out, _ = _run(capsys, *common, "--dry-run")
+    assert code == 0
+    assert "  replaces demo-005: span “left” (Spatial Relation)" in out.splitlines()
+    monkeypatch.setattr(cli, "LISTED_ITEMS", 0)
+    code, out, _ = _run(capsys, *common, "--dry-run")
+    assert out.splitlines()[-1] == "  … and 1 more label on 1 more item (--json lists them all)"
+    code, out, _ = _run(capsys, *common, "--replace")
+    assert code == 0 and out.splitlines()[-1] == "  … and 1 more label on 1 more item (--json lists them all)"
+    monkeypatch.setattr(cli, "LISTED_ITEMS", 50)
+    code, out, _ = _run(capsys, *common, "--dry-run")
+    assert code == 0 and "replaces" not in out  # replaced: it is the rule's own gold now

@@ -214,7 +214,7 @@ def claims_unit() -> bool:
         ],
         {"T": "Type", "W": "Reason"},
         recent=f"claim_row_{st.session_state[recent_key]}" if recent_key in st.session_state else None,
-        unavailable={**key_reasons(ws), **missing_fields(current)},
+        unavailable=key_reasons(ws, missing_fields(current)),
     )
     complete = len(mine) == len(item.claims)
     if complete:

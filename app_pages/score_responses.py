@@ -123,14 +123,12 @@ with right:
             *((key, f"the response: {title.lower()} (once scored)") for _, title, key in FLAGS),
             *FRAME_KEYS,
         ],
-        unavailable={
-            **key_reasons(ws),
-            **(
-                {key: f"Score the response first ({low}–{high}), then {key}." for _, _, key in FLAGS}
-                if mine is None
-                else {}
-            ),
-        },
+        unavailable=key_reasons(
+            ws,
+            {key: f"Score the response first ({low}–{high}), then {key}." for _, _, key in FLAGS}
+            if mine is None
+            else {},
+        ),
     )
     st.text_input(
         "Note (optional)",

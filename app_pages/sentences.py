@@ -265,7 +265,7 @@ def sentences_unit() -> bool | None:
         ],
         {"E": "Error type"},
         recent=f"sentence_row_{st.session_state[recent_key]}" if recent_key in st.session_state else None,
-        unavailable={**key_reasons(ws), **missing_error_type(current)},
+        unavailable=key_reasons(ws, missing_error_type(current)),
     )
     complete = len(mine.sentence_labels) == len(item.sentences)
     if complete and not draft:

@@ -141,7 +141,7 @@ def spans_unit() -> None:
             ("D", "item done"),
             *FRAME_KEYS,
         ],
-        unavailable={**key_reasons(ws), **({"D": "This item is marked done already."} if done else {})},
+        unavailable=key_reasons(ws, {"D": "This item is marked done already."} if done else {}),
     )
 
 

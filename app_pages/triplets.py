@@ -209,7 +209,7 @@ def triplets_unit() -> bool:
             ("K", "previous triplet"),
             *FRAME_KEYS,
         ],
-        unavailable={**key_reasons(ws), **missing_parts(current)},
+        unavailable=key_reasons(ws, missing_parts(current)),
     )
     complete = bool(triplets) and judged == len(triplets)
     if complete:

@@ -31,7 +31,7 @@ arrives while the next item loads is refused (:func:`still_showing`), never appl
 from __future__ import annotations
 
 import contextlib
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Any
@@ -576,18 +576,21 @@ def current_unit(cursor_key: str, n_units: int) -> int:
     return max(0, min(int(st.session_state.get(cursor_key, 0)), n_units - 1))
 
 
-def key_reasons(ws: Workspace) -> dict[str, str]:
-    """Why the frame's keys do nothing when their buttons are disabled, and on an item someone else is
-    to label, why the page's label keys do nothing: the keyboard says so when one is pressed
-    (``unavailable`` of :func:`components.unit_keys.unit_keys`)."""
+def key_reasons(ws: Workspace, page: Mapping[str, str] | None = None) -> dict[str, str]:
+    """Why keys do nothing now, said by the keyboard when one is pressed (``unavailable`` of
+    :func:`components.unit_keys.unit_keys`): the frame's keys when their buttons are disabled, and the
+    page's own ``page`` reasons (E on a sentence not marked incorrect: "press 2, then E"). On an item
+    someone else is to label, that is the reason for every label key, the page's too: theirs would send
+    the user to a key that does nothing there either."""
     reasons = {
         "N": "No other item is left for you on this task: every other one is done or skipped.",
         "U": "Nothing to undo on this item: U takes back your last action on the item shown.",
+        **(page or {}),
     }
     if ws.read_only:
-        reasons[ANY_KEY] = (
-            f"Item {ws.item.external_id} is assigned to someone else: you can read it, not label it."
-        )
+        why = f"Item {ws.item.external_id} is assigned to someone else: you can read it, not label it."
+        reasons.update({key: why for key in page or {}})
+        reasons[ANY_KEY] = why
     return reasons
 
 

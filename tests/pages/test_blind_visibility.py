@@ -3,6 +3,8 @@ annotation pages, by the dataset's settings (blind by default, pre-annotation of
 
 from __future__ import annotations
 
+import json
+
 import pytest
 from streamlit.testing.v1 import AppTest
 
@@ -129,6 +131,33 @@ def test_an_item_assigned_to_someone_else_draws_its_label_buttons_disabled(
     for key in label_keys:
         assert next(b for b in other.button if b.key == key).disabled, key
         assert not next(b for b in own.button if b.key == key).disabled, key
+
+
+def _key_reasons(at: AppTest) -> dict[str, str]:
+    """What the page's keyboard says of each key that does nothing now (``unavailable``)."""
+    keys = next(c for c in at.get("bidi_component") if c.proto.component_name == "spanlight_unit_keys")
+    return dict(json.loads(keys.proto.json)["unavailable"])
+
+
+@pytest.mark.parametrize(
+    ("page", "task", "keys", "mine", "theirs"),
+    [
+        ("sentences", "sentences", ("e",), "002", "004"),
+        ("claims", "claims", ("t", "w"), "003", "007"),
+        ("triplets", "triplets", ("3", "4", "5"), "001", "005"),
+        ("score_responses", "ratings", ("h", "g"), "001", "004"),
+    ],
+)
+def test_on_an_item_assigned_to_someone_else_every_label_key_says_so(
+    store: str, page: str, task: str, keys: tuple[str, ...], mine: str, theirs: str
+) -> None:
+    """E there said "press 2, then E", though 2 does nothing there either."""
+    assign(store, "alice", task, f"demo-{mine}")
+    said = _key_reasons(_page("alice", page, item=f"demo-{theirs}"))
+    why = f"Item demo-{theirs} is assigned to someone else: you can read it, not label it."
+    assert {key: said.get(key) for key in ("*", *keys)} == {key: why for key in ("*", *keys)}
+    own = _key_reasons(_page("alice", page, item=f"demo-{mine}"))  # her own item: the page's reasons
+    assert "*" not in own and why not in own.values()
 
 
 def test_an_annotators_header_places_the_item_in_the_dataset_beside_their_queue(store: str) -> None:

@@ -729,16 +729,17 @@ def _read_gold(
     writers wait for the promotion now, as do inserts of gold rows (their foreign key locks the gold
     label set, which :func:`_gold_for_write` holds). A gold rating holder is made first, so its rows are
     the ones read and written."""
+    ids = list(item_ids)
     tasks: dict[int, m.RatingTask] = {}
     holder = gold.annotator_id
-    if task == "ratings":
+    if task == "ratings" and ids:  # a run that promotes no rating makes no holder
         holder = _gold_rater(session, gold) if to_write else gold.annotator_id
         tasks = {
             t.id: t
             for t in session.scalars(select(m.RatingTask).where(m.RatingTask.dataset_id == gold.dataset_id))
         }
     out: dict[int, _ItemGold] = {}
-    for chunk in chunks(item_ids):
+    for chunk in chunks(ids):
         for item_id, external_id, response, dataset_id in session.execute(
             select(m.Item.id, m.Item.external_id, m.Item.response, m.Item.dataset_id).where(
                 m.Item.id.in_(chunk)

@@ -615,6 +615,10 @@ def test_adjudicated_ratings_are_gold_not_a_rater(engine) -> None:
     ].disagreement == (
         pytest.approx(2 / 3)  # scores 3, 3, 1 on a 1–4 scale
     )
+    unanimous = adj.promote_by_rule(engine, panel.dataset, "ratings", RULES["unanimity"], actor=OPERATOR)
+    assert unanimous.promoted == ()  # 3, 3 and 1 are not one score
+    with Session(engine) as session:  # a run that promotes no rating makes no account to hold them
+        assert session.scalar(select(m.Annotator).where(m.Annotator.name == adj.GOLD_RATER)) is None
     summary = adj.promote_by_rule(engine, panel.dataset, "ratings", RULES["majority"], actor=OPERATOR)
     assert summary.promoted == ("r1",)  # 3 carries 2 of 3
     with Session(engine) as session:

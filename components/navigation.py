@@ -128,9 +128,10 @@ def _asked_by_name() -> str:
 
 def unknown_addresses() -> list[str]:
     """The addresses this browser session asked for that name no page, the newest last. An address a
-    page cannot be registered under (spaces or ``/`` at its ends, a ``/`` inside) is left to
-    ``st.navigation``'s own fallback; the browser cannot load the app under a nested path anyway."""
-    # "home" names the default page to Streamlit, which serves it at "/" only: taken, not unknown.
+    page cannot be registered under (spaces or ``/`` at its ends) is left to ``st.navigation``'s own
+    fallback; a nested one (a ``/`` inside) never reaches the app: ``server.py`` answers it."""
+    # "home" names the default page to Streamlit, which serves it at "/" only (``server.py`` sends
+    # "/home" there): taken, not unknown.
     known = {spec.url_name() for spec in pages()}
     seen: list[str] = st.session_state.setdefault(_UNKNOWN, [])
     asked = _asked_by_name()

@@ -4,6 +4,7 @@ the top of the sidebar, and the home page says where to start."""
 
 from __future__ import annotations
 
+import re
 from collections.abc import Iterator
 from pathlib import Path
 from urllib.parse import parse_qs, quote, unquote, urlencode, urlparse
@@ -182,3 +183,58 @@ def test_an_address_that_names_no_page_says_so_and_leads_on(
         tab.after_run(main.get_by_role("link", name="Judge claims").first.click)
         expect(page).to_have_title("Judge claims · Spanlight")
         assert urlparse(page.url).path == "/claims"
+
+
+def test_a_nested_address_says_there_is_no_page_there(
+    nav_app: RunningApp, tab: AppTab, artifacts: Path
+) -> None:
+    """An address of two or more segments (``/a/b``, an old ``/metrics/…`` link): a page that says there
+    is no page there, the address as its characters, with links on (it was blank for good: the app's
+    scripts were asked for under the nested path and the server answered with its page again)."""
+    page = tab.page
+    dialogs: list[str] = []
+    page.on("dialog", lambda dialog: (dialogs.append(dialog.message), dialog.dismiss()))
+    address = f"/{HOSTILE}/old".replace("<img", "<img id=planted")
+    answer = page.goto(f"{nav_app.url}{quote(address)}")
+    assert answer is not None and answer.status == 404
+    expect(page.get_by_role("heading", name="Page not found")).to_be_visible()
+    expect(page.locator("code")).to_have_text(address)
+    expect(page).to_have_title("Page not found · Spanlight")
+    assert page.evaluate("() => window.__xss") is None and not dialogs
+    expect(page.locator("#planted")).to_have_count(0)
+    page.screenshot(path=str(artifacts / "nav-nested-not-found.png"))
+    # A nested address under a page's own name links to that page as well.
+    page.goto(f"{nav_app.url}/metrics/old?{urlencode({'dataset': PICKED})}")
+    expect(page.get_by_role("link", name="the Datasets page")).to_be_visible()
+    page.get_by_role("link", name="Metrics").click()
+    expect(page).to_have_title("Metrics · Spanlight")
+    tab.idle()
+    assert urlparse(page.url).path == "/metrics"
+
+
+def test_the_start_page_by_its_name_opens_it_without_a_dialog(nav_app: RunningApp, tab: AppTab) -> None:
+    """``/home``, the start page's own name, opens the start page, the link's query kept (it ran it
+    under Streamlit's "page not found" dialog)."""
+    page = tab.page
+    tab.goto(f"{nav_app.url}/home?{urlencode({'dataset': PICKED})}")
+    expect(page.get_by_text("Start here")).to_be_visible()
+    expect(page.get_by_role("dialog")).to_have_count(0)
+    assert urlparse(page.url).path == "/" and _address_dataset(page) == PICKED, page.url
+
+
+def test_what_the_server_itself_serves_is_unchanged(nav_app: RunningApp, tab: AppTab) -> None:
+    """The answer to nested addresses leaves the app's own files, its API and unknown single-segment
+    addresses (the app's "Page not found" view) as they were."""
+    request = tab.page.request
+    start = request.get(nav_app.url)
+    assert start.status == 200 and "text/html" in start.headers["content-type"]
+    scripts = re.findall(r'src="\./(static/js/[^"]+\.js)"', start.text())
+    assert scripts, start.text()[:500]
+    script = request.get(f"{nav_app.url}/{scripts[0]}")
+    assert script.status == 200 and "javascript" in script.headers["content-type"]
+    assert request.get(f"{nav_app.url}/_stcore/health").text() == "ok"
+    single = request.get(f"{nav_app.url}/no-such-page")
+    assert single.status == 200 and "text/html" in single.headers["content-type"]
+    nested = request.head(f"{nav_app.url}/no/such-page")
+    assert nested.status == 404
+    assert request.get(f"{nav_app.url}/api/download/unknown-ticket").status == 404

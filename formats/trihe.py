@@ -7,6 +7,10 @@ verified reasoning triplets were added), ``all_object`` and ``object``. Each que
 model's extracted triplets are judged against). The image-level lists ride along in the item's meta so
 an export rebuilds the file.
 
+An item the file's numbering would not name — one of another dataset (``q1``), or a question whose
+earlier sibling the dataset lacks (``42/1`` written first) — is written with its own ``id`` beside the
+question, and read back by it: numbered by position, a re-import would take it for another item.
+
 Triplets are strings ``"(subject, relation, object)"``. A few in the release have more or fewer than
 three parts (``"(Woman, reason for attention, Curiosity/Distraction, photographer)"``): they are kept
 verbatim for export, reported, and not used as reference triplets, because splitting them would be a guess.
@@ -24,6 +28,7 @@ from typing import Any
 from formats.base import Format, FormatError, ReadOptions, ReadResult
 from formats.bundles import raw_output_json
 from formats.fields import RecordError, get_list, get_str, type_name
+from formats.ids import external_id, keys_with_id
 from formats.json_documents import dump_json, load_document
 from formats.problems import Problem
 from formats.records import Annotations, Bundle, DatasetRecord, ItemRecord, LabelSetRecord, TripletRecord
@@ -32,6 +37,8 @@ from formats.text import file_stem, head_text, looks_like_json
 
 IMAGE_KEYS = ("instance", "triplets", "all_object", "object")
 INSTANCE_KEYS = ("question", "answer", "triplet")
+# An instance's item id where the file's numbering (``<image id>/<n>``) would name another item.
+ID_KEY = "id"
 # A model's run, per instance: ``<model>_triplets`` extracted from its answer, the judge's
 # ``<model>_triplets_judgements`` and (from some scripts) ``<model>_triplets_error_parts``.
 SUFFIX_TRIPLETS = "_triplets"
@@ -54,6 +61,12 @@ def parse_triplet(text: Any) -> tuple[str, str, str] | None:
         return None
     parts = [p.strip() for p in inner[1:-1].split(",")]
     return (parts[0], parts[1], parts[2]) if len(parts) == 3 and all(parts) else None
+
+
+def instance_id(image_id: str, n: int, instance: dict[str, Any]) -> str:
+    """The item id of image ``image_id``'s ``n``-th instance: the ``id`` it gives, else ``<image id>/<n>``;
+    RecordError when its ``id`` is no id. Both readers ask, so a run names the items the benchmark did."""
+    return external_id(instance, (ID_KEY,), f"{image_id}/{n}")[0]
 
 
 def triplet_text(triplet: TripletRecord) -> str:
@@ -173,6 +186,7 @@ class TriHEFormat(Format):
             try:
                 if not isinstance(instance, dict):
                     raise RecordError("-", f"expected an object, got {type_name(instance)}")
+                ext = instance_id(image_id, n, instance)
                 question = get_str(instance, "question", allow_empty=False)
                 answer = get_str(instance, "answer")
                 answer_triplets = get_list(instance, "triplet", required=False)
@@ -181,7 +195,7 @@ class TriHEFormat(Format):
                 continue
             items.append(
                 ItemRecord(
-                    external_id=f"{image_id}/{n}",
+                    external_id=ext,
                     response=answer or "",
                     prompt=question or "",
                     subset=options.subset,
@@ -190,7 +204,9 @@ class TriHEFormat(Format):
                     meta={
                         **image_meta,
                         "answer_triplets": answer_triplets,
-                        "instance_fields": {k: v for k, v in instance.items() if k not in INSTANCE_KEYS},
+                        "instance_fields": {
+                            k: v for k, v in instance.items() if k not in (*INSTANCE_KEYS, ID_KEY)
+                        },
                         "instance_keys": list(instance),
                     },
                 )
@@ -226,13 +242,6 @@ def build_document(bundle: Bundle) -> dict[str, Any]:
         meta = item.meta
         image_id = _image_of(item)
         position = len(document[image_id]["instance"]) if image_id in document else 0
-        if item.external_id.startswith(f"{image_id}/") and item.external_id != f"{image_id}/{position}":
-            # A Tri-HE file numbers an image's questions by position: read back, this one would be
-            # another item (an instance the dataset lacks, skipped at import, shifts the rest).
-            raise FormatError(
-                f"item {item.external_id!r} would be read back as {image_id}/{position}: the dataset "
-                f"lacks an earlier question of image {image_id}. Export it as canonical"
-            )
         if image_id not in document:
             values = {
                 "instance": [],
@@ -250,6 +259,10 @@ def build_document(bundle: Bundle) -> dict[str, Any]:
         }
         fields = meta.get("instance_fields") or {}
         keys = meta.get("instance_keys") or list(INSTANCE_KEYS)
+        if item.external_id != f"{image_id}/{position}" or ID_KEY in keys:
+            # Numbered by position, it would read back as another item (see the module's docstring).
+            keys = keys_with_id(keys, ID_KEY)
+            values[ID_KEY] = item.external_id
         document[image_id]["instance"].append({k: values[k] if k in values else fields.get(k) for k in keys})
     return document
 

@@ -34,6 +34,7 @@ from formats.trihe import (
     SUFFIX_TRIPLETS,
     add_run,
     build_document,
+    instance_id,
     parse_triplet,
 )
 
@@ -136,7 +137,11 @@ class TriHEJudgmentsFormat(Format):
                 where = f"image {image_id} instance {n}"
                 if not isinstance(instance, dict) or f"{model}{SUFFIX_TRIPLETS}" not in instance:
                     continue
-                ext = f"{image_id}/{n}"
+                try:
+                    ext = instance_id(image_id, n, instance)
+                except RecordError as error:
+                    problems.append(Problem(source, where, error.field, error.reason))
+                    continue
                 if ext not in options.known:
                     problems.append(
                         Problem(source, where, "-", f"no item {ext!r} in {in_dataset(options.dataset)}")

@@ -9,10 +9,12 @@ import json
 from typing import Any
 
 import pytest
-from sqlalchemy import Engine
+from sqlalchemy import Engine, select
+from sqlalchemy.orm import Session
 
 from analysis.reports import triplets
 from analysis.reports.data import ReportFilter
+from db import models as m
 from db.access import OPERATOR
 from db.export_files import export_file
 from db.repositories.datasets import get_dataset
@@ -29,6 +31,7 @@ from formats.records import (
     SpanRecord,
     TripletRecord,
 )
+from formats.registry import get_format
 from formats.trihe import FORMAT as TRIHE
 
 BENCH: dict[str, Any] = {
@@ -214,10 +217,70 @@ def test_a_run_named_after_a_question_field_is_refused() -> None:
         TRIHE.write(_bundle(_triplets("answer")))
 
 
-def test_a_dataset_lacking_a_question_is_refused_not_renumbered() -> None:
-    """Its file would read back 42/1 as 42/0 and put its verdicts on another item."""
-    with pytest.raises(FormatError, match="item '42/1' would be read back as 42/0"):
-        TRIHE.write(_bundle(ids=("42/1", "42/2")))
+def test_a_dataset_lacking_a_question_keeps_its_ids_not_renumbered() -> None:
+    """Numbered by position, its file would read back 42/1 as 42/0 and put its verdicts on another item."""
+    written = TRIHE.write(_bundle(ids=("42/1", "42/2", "7/0")))
+    assert [i.get("id") for i in json.loads(written)["42"]["instance"]] == ["42/1", "42/2"]
+    again = TRIHE.read(written, source="d.json").bundle
+    assert again is not None
+    assert [item.external_id for item in again.items] == ["42/1", "42/2", "7/0"]
+
+
+def test_a_dataset_of_another_format_keeps_its_item_ids_in_and_out_of_trihe(engine: Engine) -> None:
+    """Its items were written as ``q1/0``, ``q2/0``: read back, a re-import made new items of them, and a
+    run exported as Tri-HE judgments named no item of the dataset."""
+    triplets = [TripletRecord("cube", "left of", "ball", "no", "relation")]
+    bundle = Bundle(
+        dataset=DatasetRecord(name="d", source_format="canonical", label_kinds=["triplet"]),
+        items=[
+            ItemRecord(
+                external_id=ext,
+                response="A cube sits left of a ball.",
+                prompt="Where is the cube?",
+                reference_triplets=[TripletRecord("cube", "right of", "ball")],
+            )
+            for ext in ("q1", "scene/12")
+        ],
+        label_sets=[
+            LabelSetRecord(
+                "detector",
+                "extractor",
+                annotations=[Annotations(ext, triplets=triplets) for ext in ("q1", "scene/12")],
+            )
+        ],
+    )
+    base = import_file(
+        engine,
+        get_format("canonical").write(bundle),
+        source="d.jsonl",
+        actor=OPERATOR,
+        options=ReadOptions(dataset="d"),
+    )
+    assert base.ok, [str(p) for p in base.problems]
+    benchmark = export_file(engine, "d", "trihe", actor=OPERATOR)
+    again = import_file(
+        engine,
+        benchmark,
+        source="d.json",
+        format_name="trihe",
+        actor=OPERATOR,
+        options=ReadOptions(dataset="d"),
+    )
+    assert again.ok, [str(p) for p in again.problems]
+    with Session(engine) as session:  # the same two items, none added
+        assert session.scalars(select(m.Item.external_id).order_by(m.Item.id)).all() == ["q1", "scene/12"]
+    judgments = export_file(engine, "d", "trihe-judgments", actor=OPERATOR, label_sets=["detector:extractor"])
+    run = import_predictions(
+        engine,
+        judgments,
+        source="run.json",
+        dataset="d",
+        detector="copy",
+        format_name="trihe-judgments",
+        actor=OPERATOR,
+    )
+    assert run.ok, [str(p) for p in run.problems]
+    assert _exported(engine, "trihe-judgments", ["detector:copy"]) == json.loads(judgments)
 
 
 def test_another_models_run_under_a_stored_runs_name_is_refused(engine: Engine) -> None:

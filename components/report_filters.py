@@ -2,6 +2,11 @@
 
 Every choice is bound to the page address (``?subset=…&detector=…``), so a filtered dashboard is a link
 that can be shared or put in a presentation.
+
+The source models chosen are also kept in the session, apart from the widget: the models offered differ
+from view to view (Tri-HE's runs name the models whose answers they judged, which the items of the other
+papers' views do not have), and a widget drops a choice its options lack, so a Tri-HE answering model
+chosen was gone once the page showed another paper and came back.
 """
 
 from __future__ import annotations
@@ -16,6 +21,9 @@ from db.repositories.items import facets
 from db.repositories.label_sets import list_label_sets
 from db.repositories.report_inputs import answering_models as answering_models_of
 from db.repositories.report_inputs import gold_types
+
+MODEL_WIDGET = "model"
+_MODELS = "spanlight_source_models"  # the source models last chosen (not a widget key: it outlives views)
 
 
 def report_filter(
@@ -43,9 +51,18 @@ def report_filter(
     chosen_subsets = next(columns).multiselect(
         "Subset", subsets, key="subset", bind="query-params", placeholder="all subsets"
     )
+    _restore_models(models)
     chosen_models = next(columns).multiselect(
-        "Source model", models, key="model", bind="query-params", placeholder="all models"
+        "Source model",
+        models,
+        key=MODEL_WIDGET,
+        bind="query-params",
+        placeholder="all models",
+        on_change=_models_changed,
+        args=(models,),
     )
+    if not isinstance(st.session_state.get(_MODELS), list):  # the first view of the session: the link's
+        st.session_state[_MODELS] = list(chosen_models)
     chosen_detectors: list[str] = []
     if shown[2]:
         chosen_detectors = next(columns).multiselect(
@@ -80,3 +97,18 @@ def report_filter(
         types=tuple(chosen_types),
         unknown=unknown_choice(chosen_unknown),
     )
+
+
+def _restore_models(offered: list[str]) -> None:
+    """Set the source-model widget to the models last chosen that this view offers, before it is drawn
+    (where the widget is first drawn, the binding lets a link's ``?model=`` win still)."""
+    remembered = st.session_state.get(_MODELS)
+    if isinstance(remembered, list):
+        st.session_state[MODEL_WIDGET] = [m for m in remembered if m in offered]
+
+
+def _models_changed(offered: list[str]) -> None:
+    """Remember the models now chosen, with those chosen before that this view did not offer."""
+    remembered = st.session_state.get(_MODELS)
+    others = [m for m in remembered if m not in offered] if isinstance(remembered, list) else []
+    st.session_state[_MODELS] = [*st.session_state[MODEL_WIDGET], *others]

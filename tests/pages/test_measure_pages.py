@@ -10,6 +10,7 @@ import pytest
 import streamlit as st
 from streamlit.testing.v1 import AppTest
 
+from analysis.reports import triplets
 from db.access import OPERATOR
 from db.engine import make_engine
 from db.exporter import export_bundle
@@ -267,10 +268,9 @@ def test_mhalo_table3_is_shown_a_row_per_subset_average_first(store: str) -> Non
     assert list(table3["subset"][:n_detectors]) == ["Average"] * n_detectors
 
 
-def test_trihe_source_model_filter_offers_the_model_a_run_judged(tmp_path, monkeypatch) -> None:
-    """Tri-HE's items are the benchmark's questions; a run read from a judgments file names whose
-    answers it judged. That model is offered as a source model on the Tri-HE view, and choosing it keeps
-    that run's answers (it could not be chosen: Table 2 named a model the filter did not offer)."""
+def _demo_of_benchmark_questions(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The demo as a Tri-HE store: its judged items are the benchmark's questions (no source model), and
+    each judging run names the model whose answers it judged, ``llava *demo*``."""
     from sqlalchemy import select
 
     from db import models as m
@@ -299,16 +299,45 @@ def test_trihe_source_model_filter_offers_the_model_a_run_judged(tmp_path, monke
     monkeypatch.setenv("DATABASE_URL", url)
     st.cache_resource.clear()
     st.cache_data.clear()
+
+
+TRIHE_TABLE_2 = "Table 2 · hallucination rates per answering model and judge (%, lower is better)"
+
+
+def test_trihe_source_model_filter_offers_the_model_a_run_judged(tmp_path, monkeypatch) -> None:
+    """Tri-HE's items are the benchmark's questions; a run read from a judgments file names whose
+    answers it judged. That model is offered as a source model on the Tri-HE view, and choosing it keeps
+    that run's answers (it could not be chosen: Table 2 named a model the filter did not offer)."""
+    _demo_of_benchmark_questions(tmp_path, monkeypatch)
     at = _page("app_pages/paper_metrics.py", view="Tri-HE")
     assert "llava *demo*" in at.multiselect(key="model").options
     at.multiselect(key="model").set_value(["llava *demo*"]).run()
     assert not at.exception, at.exception
-    models = set(
-        _frame(at, "Table 2 · hallucination rates per answering model and judge (%, lower is better)")[
-            "model"
-        ]
-    )
-    assert "llava *demo*" in models
+    assert "llava *demo*" in set(_frame(at, TRIHE_TABLE_2)["model"])
+
+
+def test_a_trihe_answering_model_chosen_stays_across_views_and_controls(tmp_path, monkeypatch) -> None:
+    """The other papers' views do not offer a Tri-HE answering model: shown one, the widget dropped the
+    choice, and back on Tri-HE every model's answers were counted again."""
+    _demo_of_benchmark_questions(tmp_path, monkeypatch)
+    at = _page("app_pages/paper_metrics.py", view="Tri-HE")
+    at.multiselect(key="model").set_value(["llava *demo*", "captioner-a"]).run()
+    at.segmented_control(key="view").set_value("MHALO").run()
+    assert not at.exception, at.exception
+    assert at.multiselect(key="model").value == ["captioner-a"]  # what MHALO's items have
+    subset = at.multiselect(key="subset")
+    subset.set_value(subset.options[:1]).run()
+    at.multiselect(key="model").set_value([]).run()  # on MHALO, captioner-a is let go
+    at.segmented_control(key="view").set_value("Tri-HE").run()
+    assert not at.exception, at.exception
+    assert at.multiselect(key="model").value == ["llava *demo*"]
+    at.multiselect(key="subset").set_value([]).run()
+    assert at.multiselect(key="model").value == ["llava *demo*"]
+    assert set(_frame(at, TRIHE_TABLE_2)["model"]) <= {"llava *demo*", triplets.ALL_MODELS}
+    at.multiselect(key="model").set_value([]).run()  # let go, it stays let go
+    at.segmented_control(key="view").set_value("MHALO").run()
+    at.segmented_control(key="view").set_value("Tri-HE").run()
+    assert at.multiselect(key="model").value == []
 
 
 def test_metrics_opens_on_a_paper_it_can_show(tmp_path, monkeypatch) -> None:

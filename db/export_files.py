@@ -17,7 +17,7 @@ from pathlib import Path
 from sqlalchemy import Engine
 
 from db.access import Actor
-from db.exporter import BATCH_ITEMS, export_batches
+from db.exporter import BATCH_ITEMS, export_batches, unwritten_verdicts
 from formats.base import Format, FormatError, Sink
 from formats.export_check import ExportTally, checked_batches, empty_file
 from formats.gc_pause import without_gc_pauses
@@ -60,7 +60,9 @@ def export_to(
     in batches of ``batch_items`` items (:func:`~db.exporter.export_batches`); the bytes written.
     ``items_done`` is told how many items have been written after each batch (for a progress bar).
     ``left_out`` is given a line per label set, or kind of label, the format does not keep
-    (:meth:`~formats.export_check.ExportTally.left_out`), for the user to read beside the file.
+    (:meth:`~formats.export_check.ExportTally.left_out`), and per label set whose verdicts on triplets
+    it did not extract the file leaves out (:func:`~db.exporter.unwritten_verdicts`), for the user to
+    read beside the file.
 
     ``out`` is a stream, or a file path: the file is written as a temporary file beside it, renamed at
     the end, so a refused or failed export leaves no file, not even half of one. ``filename`` (else the
@@ -88,7 +90,10 @@ def export_to(
     # reading transaction open until the garbage collector came by, holding PostgreSQL's locks.
     with contextlib.closing(source):
         batches = source if items_done is None else _told(source, items_done)
-        return _export_into(fmt, batches, out, filename, dataset, left_out)
+        written = _export_into(fmt, batches, out, filename, dataset, left_out)
+    if left_out is not None:
+        left_out += unwritten_verdicts(engine, dataset, label_sets, lossless=fmt.lossless)
+    return written
 
 
 def _export_into(

@@ -14,7 +14,7 @@ from collections.abc import Collection, Generator, Iterator, Mapping, Sequence
 from itertools import chain
 from typing import Any
 
-from sqlalchemy import Engine, Row, Select, exists, false, select, tuple_
+from sqlalchemy import Engine, Row, Select, exists, false, func, select, tuple_
 from sqlalchemy.orm import Session
 
 from db import models as m
@@ -105,6 +105,62 @@ def export_batches(
     )
     first = next(batches)  # the right and the dataset are checked now, not when a writer starts
     return _then(first, batches)
+
+
+def unwritten_verdicts(
+    engine: Engine, dataset_name: str, label_set_names: Sequence[str] | None, *, lossless: bool
+) -> list[str]:
+    """What a file of the chosen label sets (as :func:`export_batches` chooses them) leaves out of their
+    verdicts on triplets they did not extract, a line per label set and kind of verdict, for the export's
+    report beside :meth:`~formats.export_check.ExportTally.left_out`, which counts only what the records
+    hold (these are never in a record of a format without them: there they would read as "nothing found").
+
+    A verdict on an item's reference triplet (the scene graph) goes in no file: the Tri-HE file's
+    judgements are a judge's verdicts on a model's extracted triplets, the scene graph being what they are
+    judged against, and a canonical record names a judged triplet by the label set that extracted it. A
+    verdict on another label set's triplet goes in a ``lossless`` file only, and only with that label set.
+    """
+    with read_session(engine) as session:
+        chosen = {
+            ls.id: f"{ls.kind}:{ls.name}"
+            for ls in session.scalars(
+                select(m.LabelSet)
+                .join(m.Dataset, m.Dataset.id == m.LabelSet.dataset_id)
+                .where(m.Dataset.name == dataset_name)
+                .order_by(m.LabelSet.id)
+            )
+            if _wanted(ls, label_set_names)
+        }
+        counts = session.execute(
+            select(m.TripletJudgment.label_set_id, m.Triplet.label_set_id, func.count())
+            .join(m.Triplet, m.Triplet.id == m.TripletJudgment.triplet_id)
+            .where(
+                m.TripletJudgment.label_set_id.in_(sorted(chosen)),
+                m.Triplet.label_set_id.is_(None) | (m.Triplet.label_set_id != m.TripletJudgment.label_set_id),
+            )
+            .group_by(m.TripletJudgment.label_set_id, m.Triplet.label_set_id)
+        ).all()
+    reference: dict[int, int] = defaultdict(int)
+    others: dict[int, int] = defaultdict(int)
+    for judge, judged, n in counts:
+        if judged is None:
+            reference[judge] += n
+        elif not lossless or judged not in chosen:
+            others[judge] += n
+    why = "export those label sets too" if lossless else "only canonical holds them"
+    notes = []
+    for ls_id, name in chosen.items():
+        if reference[ls_id]:
+            notes.append(
+                f"{name}: its {reference[ls_id]:,} verdicts on the items' reference triplets (the scene graph) "
+                "are not in the file: no format has a place for them"
+            )
+        if others[ls_id]:
+            of = "label sets not exported" if lossless else "other label sets"
+            notes.append(
+                f"{name}: its {others[ls_id]:,} verdicts on triplets of {of} are not in the file ({why})"
+            )
+    return notes
 
 
 def _then(first: Bundle, rest: Generator[Bundle, None, None]) -> Generator[Bundle, None, None]:

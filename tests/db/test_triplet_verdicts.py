@@ -9,6 +9,7 @@ not exist must be refused by record and field with nothing written.
 
 from __future__ import annotations
 
+import io
 import json
 from collections.abc import Callable
 
@@ -18,6 +19,7 @@ from sqlalchemy.orm import Session
 
 from db import models as m
 from db.access import OPERATOR
+from db.export_files import export_to
 from db.exporter import export_bundle
 from db.import_changes import ReplaceRequired
 from db.import_undo import UndoRefused, undo_import
@@ -862,3 +864,34 @@ def test_a_judges_record_as_stored_judging_a_triplet_the_input_drops_loses_it_an
             "detector:extractor has no triplet 1 on this item (it has 1)",
         )
     ]
+
+
+def test_an_export_says_which_verdicts_it_leaves_out(judged) -> None:
+    """A Tri-HE file has no place for a judge's verdicts on the items' reference triplets (its judgements
+    are on a model's extracted triplets), nor for a person's verdicts on a detector's: such an export
+    left them out without a word, so a round trip lost them unsaid."""
+    engine, alice_set = judged
+    with Session(engine) as session:
+        reference = session.scalar(select(m.Triplet.id).where(m.Triplet.label_set_id.is_(None)))
+        alice_id = session.scalar(select(m.Annotator.id).where(m.Annotator.name == "alice"))
+    labeling.set_triplet_judgment(engine, alice_set, reference, "no", alice_id, wrong_part="object2")
+    on_reference = (
+        "human:alice: its 1 verdicts on the items' reference triplets (the scene graph) are not in the file: "
+        "no format has a place for them"
+    )
+
+    def left_out(fmt: str, label_sets: list[str] | None = None) -> list[str]:
+        notes: list[str] = []
+        export_to(engine, "scenes", fmt, io.BytesIO(), actor=OPERATOR, label_sets=label_sets, left_out=notes)
+        return notes
+
+    others = "human:alice: its 3 verdicts on triplets of other label sets are not in the file (only canonical holds them)"
+    assert left_out("trihe") == [on_reference, others]
+    assert left_out("trihe-judgments") == [on_reference, others]
+    assert left_out("canonical") == [on_reference]
+    assert left_out("canonical", ["alice"]) == [
+        on_reference,
+        "human:alice: its 3 verdicts on triplets of label sets not exported are not in the file "
+        "(export those label sets too)",
+    ]
+    assert left_out("trihe", ["extractor"]) == []  # alice's verdicts are not chosen

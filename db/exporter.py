@@ -152,13 +152,13 @@ def unwritten_verdicts(
     for ls_id, name in chosen.items():
         if reference[ls_id]:
             notes.append(
-                f"{name}: its {reference[ls_id]:,} verdicts on the items' reference triplets (the scene graph) "
-                "are not in the file: no format has a place for them"
+                f"{name}: not in the file: its verdicts on the items' reference triplets (the scene graph), "
+                f"{reference[ls_id]:,} in all; no format has a place for them"
             )
         if others[ls_id]:
             of = "label sets not exported" if lossless else "other label sets"
             notes.append(
-                f"{name}: its {others[ls_id]:,} verdicts on triplets of {of} are not in the file ({why})"
+                f"{name}: not in the file: its verdicts on triplets of {of}, {others[ls_id]:,} in all ({why})"
             )
     return notes
 

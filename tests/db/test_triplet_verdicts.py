@@ -876,8 +876,8 @@ def test_an_export_says_which_verdicts_it_leaves_out(judged) -> None:
         alice_id = session.scalar(select(m.Annotator.id).where(m.Annotator.name == "alice"))
     labeling.set_triplet_judgment(engine, alice_set, reference, "no", alice_id, wrong_part="object2")
     on_reference = (
-        "human:alice: its 1 verdicts on the items' reference triplets (the scene graph) are not in the file: "
-        "no format has a place for them"
+        "human:alice: not in the file: its verdicts on the items' reference triplets (the scene graph), "
+        "1 in all; no format has a place for them"
     )
 
     def left_out(fmt: str, label_sets: list[str] | None = None) -> list[str]:
@@ -885,13 +885,13 @@ def test_an_export_says_which_verdicts_it_leaves_out(judged) -> None:
         export_to(engine, "scenes", fmt, io.BytesIO(), actor=OPERATOR, label_sets=label_sets, left_out=notes)
         return notes
 
-    others = "human:alice: its 3 verdicts on triplets of other label sets are not in the file (only canonical holds them)"
+    others = "human:alice: not in the file: its verdicts on triplets of other label sets, 3 in all (only canonical holds them)"
     assert left_out("trihe") == [on_reference, others]
     assert left_out("trihe-judgments") == [on_reference, others]
     assert left_out("canonical") == [on_reference]
     assert left_out("canonical", ["alice"]) == [
         on_reference,
-        "human:alice: its 3 verdicts on triplets of label sets not exported are not in the file "
+        "human:alice: not in the file: its verdicts on triplets of label sets not exported, 3 in all "
         "(export those label sets too)",
     ]
     assert left_out("trihe", ["extractor"]) == []  # alice's verdicts are not chosen

@@ -25,7 +25,7 @@ from analysis.item_comparison import (
 )
 from analysis.reports.detector_runs import self_judging
 from components.dataset_picker import pick_dataset
-from components.item_parts import show_image, show_text
+from components.item_parts import show_image, show_raw_output, show_text
 from components.live_refresh import follow_runs
 from components.page_controls import iou_threshold
 from components.page_setup import setup_page
@@ -305,13 +305,7 @@ def _draw_track(k: int, track: Track) -> None:
         if track.kind == "detector":
             raw = shown_labels[by_name[track.name].id].raw_output
             if raw is not None:
-                flag = "follows the format" if raw.follows_format else "does NOT follow the format"
-                with st.expander(f"Raw output ({flag})"):
-                    if raw.parse_error:
-                        st.error(literal(raw.parse_error))
-                    if raw.analysis:
-                        show_text(raw.analysis, label="Analysis (Analyze-then-Judge)")
-                    show_text(raw.text, label="Output")
+                show_raw_output(raw, title="Raw output", analysis_label="Analysis (Analyze-then-Judge)")
         if track.spans or track.missed:
             with st.expander("Matching details"):
                 st.dataframe(matching_table(comparison, track), hide_index=True, width="stretch")

@@ -13,7 +13,7 @@ from analysis.sentence_labels import shown_sentence_labels
 from components.dataset_picker import pick_dataset
 from components.dead_ends import missing_item
 from components.item_history import show_item_history
-from components.item_parts import show_image, show_text
+from components.item_parts import show_image, show_raw_output, show_text
 from components.page_setup import setup_page
 from db.access import Forbidden
 from db.repositories.annotations import item_annotations
@@ -114,13 +114,7 @@ with right:
         ]
         st.html(render_spans_html(item.response, styles, types=dataset.taxonomy))
         if found.raw_output is not None:
-            flag = "follows the format" if found.raw_output.follows_format else "does NOT follow the format"
-            with st.expander(f"Raw detector output ({flag})"):
-                if found.raw_output.parse_error:
-                    st.error(literal(found.raw_output.parse_error))
-                if found.raw_output.analysis:
-                    show_text(found.raw_output.analysis, label="Analysis")
-                show_text(found.raw_output.text, label="Output")
+            show_raw_output(found.raw_output, title="Raw detector output")
         if item.sentences:
             st.markdown(f"**Sentences** · labels from {literal(shown)}")
             labels = shown_sentence_labels(

@@ -9,6 +9,7 @@ import streamlit as st
 from PIL import Image
 
 from db.images import display_copy, resolve_image
+from db.repositories.annotations import RawOutputView
 from db.repositories.datasets import DatasetInfo
 from db.repositories.items import ItemView
 from render.literal_text import literal, literal_code
@@ -65,6 +66,27 @@ def show_text(text: str, *, label: str | None = None) -> None:
     if label:
         st.markdown(f"**{literal(label)}**")
     st.html(render_spans_html(text, [], legend=False))
+
+
+def show_raw_output(raw: RawOutputView, *, title: str, analysis_label: str = "Analysis") -> None:
+    """A detector's output as it came, in an expander whose title says whether it followed the format
+    and whether the endpoint cut it at its token limit: a cut answer may stop before it tagged anything,
+    so it must not pass for a whole one where it is read."""
+    flags = ["follows the format" if raw.follows_format else "does NOT follow the format"]
+    if raw.cut:
+        flags.append("CUT at the token limit")
+    with st.expander(f"{title} ({' · '.join(flags)})"):
+        if raw.cut:
+            st.warning(
+                "The endpoint cut this answer at its token limit (finish reason 'length'). It is kept and "
+                "read as it came, but it may end before the model tagged or judged everything: what it "
+                "leaves out may read as no hallucination."
+            )
+        if raw.parse_error:
+            st.error(literal(raw.parse_error))
+        if raw.analysis:
+            show_text(raw.analysis, label=analysis_label)
+        show_text(raw.text, label="Output")
 
 
 def escaped(text: str) -> str:

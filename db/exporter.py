@@ -491,7 +491,7 @@ def label_set_record(
                 TripletJudgmentRecord(kind, name, index, verdict, wrong_part)
             )
     if m.RawOutput in says:
-        for item_id, text, follows_format, analysis, parse_error in _columns(
+        for item_id, text, follows_format, analysis, parse_error, cut in _columns(
             session,
             select(
                 m.RawOutput.item_id,
@@ -499,9 +499,10 @@ def label_set_record(
                 m.RawOutput.follows_format,
                 m.RawOutput.analysis,
                 m.RawOutput.parse_error,
+                m.RawOutput.cut,
             ).where(m.RawOutput.label_set_id == ls_id, m.RawOutput.item_id.in_(items)),
         ):
-            ann(item_id).raw_output = RawOutputRecord(text, follows_format, analysis, parse_error)
+            ann(item_id).raw_output = RawOutputRecord(text, follows_format, analysis, parse_error, bool(cut))
     if m.SentenceScore in says:
         for item_id, index, score_id, score, parsed in _columns(
             session,

@@ -95,7 +95,10 @@ def annotation_rows(
         rows["item_statuses"] = _grouped((s.task, (s.status, s.note)) for s in a.statuses)
     if a.raw_output is not None:
         r = a.raw_output
-        rows["raw_outputs"] = {0: [(r.text, r.analysis, bool(r.follows_format), r.parse_error)]}
+        # The cut mark came later: an output not cut keeps the row it had, so the digests imports
+        # logged before it still match an unchanged output (and those imports can be undone).
+        cut = (True,) if r.cut else ()
+        rows["raw_outputs"] = {0: [(r.text, r.analysis, bool(r.follows_format), r.parse_error, *cut)]}
     if a.sentence_scores:
         rows["sentence_scores"] = _grouped(
             (s.index, (float(s.score), bool(s.parsed))) for s in a.sentence_scores

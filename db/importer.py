@@ -1476,6 +1476,7 @@ class _Writer:
                         "analysis": a.raw_output.analysis,
                         "follows_format": a.raw_output.follows_format,
                         "parse_error": a.raw_output.parse_error,
+                        "cut": a.raw_output.cut,
                         "version": 1,
                     }
                 )

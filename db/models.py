@@ -444,6 +444,9 @@ class RawOutput(Versioned, Base):
     analysis: Mapped[str | None] = mapped_column(Text)
     follows_format: Mapped[bool] = mapped_column(Boolean)
     parse_error: Mapped[str | None] = mapped_column(Text)
+    # The answer was cut at the endpoint's token limit: kept and parsed, but it may end before the model
+    # had tagged or judged everything, so every view of the output says so.
+    cut: Mapped[bool] = mapped_column(Boolean, default=False)
 
 
 class RatingTask(Versioned, Base):

@@ -386,6 +386,10 @@ class _Run:
         except Exception as error:  # noqa: BLE001 - a parser failing on one answer must not end the run
             self._fail(job, f"the answer could not be read: {type(error).__name__}: {error}")
             return
+        if job.item.external_id in self.truncated and output.raw_output is not None:
+            # Read as it came (what it tagged before the cut is still its answer), but marked on the
+            # stored output, so whoever reads the item, Compare or an export sees it may be incomplete.
+            output.raw_output = replace(output.raw_output, cut=True)
         self.batch.append(output)
 
     def _fail(self, job: _Job, reason: str) -> None:

@@ -216,6 +216,9 @@ def _annotations_rows(label_set: LabelSetRecord) -> Iterator[dict[str, Any]]:
             if not row[later]:
                 # Written only where there are some: a file without any reads in an earlier Spanlight too.
                 del row[later]
+        raw = row["raw_output"]
+        if raw is not None and not raw["cut"]:
+            del raw["cut"]  # likewise: only an answer cut at the token limit says so
         yield row
 
 

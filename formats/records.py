@@ -133,6 +133,9 @@ class RawOutputRecord:
     follows_format: bool
     analysis: str | None = None
     parse_error: str | None = None
+    # The endpoint cut (one of) the answer(s) short at the token limit (``finish_reason: "length"``): the
+    # text is kept and read as it came, but what it says may stop before the model had finished.
+    cut: bool = False
 
 
 # MMHal-Bench's 0–6 rating: the scale of a response score unless the score says otherwise.

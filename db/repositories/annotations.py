@@ -61,6 +61,7 @@ class RawOutputView:
     analysis: str | None
     follows_format: bool
     parse_error: str | None
+    cut: bool = False  # cut at the endpoint's token limit
 
 
 @dataclass(frozen=True)
@@ -178,7 +179,7 @@ def item_annotations(
             select(m.RawOutput).where(m.RawOutput.item_id == item_id, m.RawOutput.label_set_id.in_(ids))
         ):
             found[raw.label_set_id]["raw_output"] = RawOutputView(
-                raw.text, raw.analysis, raw.follows_format, raw.parse_error
+                raw.text, raw.analysis, raw.follows_format, raw.parse_error, raw.cut
             )
         for score, index in session.execute(
             select(m.SentenceScore, m.Sentence.index)

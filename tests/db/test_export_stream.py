@@ -183,20 +183,17 @@ def test_the_canonical_lines_are_dataclasses_asdict_of_every_record(engine: Engi
         del head["annotations"]
         expected.append({"record": "label_set", **head})
         key = {"kind": label_set.kind, "name": label_set.name}
-        # (Verdicts on other label sets' triplets and statuses only where there are some: see
-        # _annotations_rows.)
-        expected += [
-            {
-                "record": "annotations",
-                "label_set": key,
-                **{
-                    k: v
-                    for k, v in dataclasses.asdict(a).items()
-                    if v or k not in ("triplet_judgments", "statuses")
-                },
+        # (Verdicts on other label sets' triplets and statuses only where there are some, and a raw
+        # output's cut mark only where it was cut: see _annotations_rows.)
+        for a in label_set.annotations:
+            row = {
+                k: v
+                for k, v in dataclasses.asdict(a).items()
+                if v or k not in ("triplet_judgments", "statuses")
             }
-            for a in label_set.annotations
-        ]
+            if row["raw_output"] is not None and not row["raw_output"]["cut"]:
+                del row["raw_output"]["cut"]
+            expected.append({"record": "annotations", "label_set": key, **row})
     for task in whole.rating_tasks:
         head = dataclasses.asdict(task)
         del head["ratings"]

@@ -318,3 +318,35 @@ def test_runs_stored_before_runs_were_marked_are_marked_as_given_every_item(engi
     spans = load_dataset_spans(engine, 1)
     assert spans.ran_on(ids["old"]).all() and spans.ran_on(ids["marked"]).tolist() == [True, False, False]
     assert spans.ran_on(ids["output"]).tolist() == [True, False, False]
+
+
+def test_raw_outputs_stored_before_the_cut_mark_read_as_not_cut_and_a_cut_one_keeps_it(engine) -> None:
+    """Migration 0007: raw outputs say whether the endpoint cut the answer at its token limit. Outputs
+    stored before it are not known to be cut; one written afterwards keeps its mark."""
+    from db.access import OPERATOR
+    from db.exporter import export_bundle
+    from db.importer import import_bundle
+    from formats.records import (
+        Annotations,
+        Bundle,
+        DatasetRecord,
+        ItemRecord,
+        LabelSetRecord,
+        RawOutputRecord,
+    )
+
+    items = [ItemRecord(ext, "A red cat.") for ext in "ab"]
+    whole = Annotations("a", raw_output=RawOutputRecord("<Tagged_Text>A red cat.</Tagged_Text>", True))
+    run = LabelSetRecord("detector", "run", annotations=[whole])
+    import_bundle(engine, Bundle(DatasetRecord("d", "canonical"), items, [run]), actor=OPERATOR)
+    _downgrade(engine, "0006")
+    assert "cut" not in {c["name"] for c in inspect(engine).get_columns("raw_outputs")}
+    upgrade(engine)
+    cut = Annotations(
+        "b", raw_output=RawOutputRecord("<Tagged_Text>A red", False, parse_error="no end", cut=True)
+    )
+    more = LabelSetRecord("detector", "run", annotations=[cut])
+    import_bundle(engine, Bundle(DatasetRecord("d", "canonical"), [], [more]), actor=OPERATOR)
+    (stored,) = export_bundle(engine, "d", ["detector:run"], actor=OPERATOR).label_sets
+    marks = {a.item: a.raw_output.cut for a in stored.annotations if a.raw_output is not None}
+    assert marks == {"a": False, "b": True}

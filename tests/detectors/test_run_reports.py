@@ -10,11 +10,26 @@ counted as 0 tokens at no cost; now it is counted as a call without usage, and t
 
 from __future__ import annotations
 
+import json
+
 import pytest
 
+from db.access import OPERATOR
+from db.export_files import export_file
+from db.transfer import import_file
 from detectors.ledger import cost_text
+from formats.base import ReadOptions
 from tests.detectors.chat_server import ChatServer, answer
-from tests.detectors.live_data import N_ITEMS, item_number, make_dataset, span_words, stored, tagged
+from tests.detectors.live_data import (
+    DATASET,
+    N_ITEMS,
+    item_number,
+    make_dataset,
+    span_words,
+    stored,
+    stored_in,
+    tagged,
+)
 from tests.detectors.test_live_runs import live_meta, run, spec
 
 CUT = (3, 7)
@@ -46,6 +61,38 @@ def test_answers_cut_at_max_tokens_are_counted_and_their_items_named(data):
     assert meta["runs"][0]["items_cut"] == ["item-3", "item-7"] and meta["ledger"]["truncated_answers"] == 2
     assert copy.ledger["cached_calls"] == N_ITEMS and copy.truncated == result.truncated
     assert copy.ledger["truncated_answers"] == 2
+
+
+def test_a_cut_answer_is_marked_on_its_stored_output_and_keeps_the_mark_through_the_canonical_format(data):
+    """The run named the items whose answer was cut, but their stored outputs carried no mark: the item,
+    Compare and an export showed a cut answer as a whole one. The mark is on the output now, also for an
+    answer replayed from the cache, and a canonical export carries it into another store."""
+    with ChatServer(cutting) as server:
+        run(data, spec(server, max_tokens=64))
+        run(data, spec(server, max_tokens=64, detector="judge-copy"))  # every answer from the cache
+    for detector in ("judge", "judge-copy"):
+        outputs = stored(data, detector)
+        assert {ext for ext, a in outputs.items() if a.raw_output and a.raw_output.cut} == {
+            "item-3",
+            "item-7",
+        }
+        assert outputs["item-3"].raw_output is not None and outputs["item-3"].raw_output.text == tagged(3)
+        assert outputs["item-3"].raw_output.follows_format  # read as it came: what it tagged still counts
+
+    exported = export_file(data, DATASET, "canonical", actor=OPERATOR)
+    raw = {
+        row["item"]: row["raw_output"]
+        for row in map(json.loads, exported.decode().splitlines())
+        if row["record"] == "annotations" and row["label_set"]["name"] == "judge"
+    }
+    assert raw["item-3"]["cut"] is True
+    assert "cut" not in raw["item-0"]  # a whole answer's line reads in an earlier Spanlight too
+    outcome = import_file(
+        data, exported, source="copy.jsonl", options=ReadOptions(dataset="copy"), actor=OPERATOR
+    )
+    assert outcome.ok, outcome
+    copied = stored_in(data, "copy", "judge")
+    assert {ext for ext, a in copied.items() if a.raw_output and a.raw_output.cut} == {"item-3", "item-7"}
 
 
 def test_calls_whose_usage_was_not_reported_are_counted_and_the_cost_is_not_shown_as_zero(data):

@@ -233,6 +233,39 @@ def test_answers_cut_at_max_tokens_are_named_on_the_page(page_store):
     assert cut["item"].tolist() == ["item-3"]
 
 
+def test_an_output_cut_at_max_tokens_says_so_where_it_is_shown(page_store):
+    """The run's report named the cut answer, but the item and Compare showed its output as whole."""
+
+    def cutting(text: str, attempt: int):
+        reply = tagging(text, attempt)
+        return replace(reply, finish_reason="length") if "number 3." in text else reply
+
+    with ChatServer(cutting) as server:
+        at = open_page("app_pages/run_detector.py")
+        fill_form(at, server, "cut-judge", run_detector_limit=5)
+        run = the_run("cut-judge")
+        wait_for(lambda: not run.running)
+    assert run.result is not None and run.result.ok, run.error
+    said = "The endpoint cut this answer at its token limit (finish reason 'length')"
+    for item, cut in (("item-3", True), ("item-2", False)):
+        compare = open_page("app_pages/compare.py", item=item, detectors="cut-judge")
+        (raw,) = [e.label for e in compare.expander if e.label.startswith("Raw output")]
+        assert raw == (
+            "Raw output (follows the format · CUT at the token limit)"
+            if cut
+            else "Raw output (follows the format)"
+        )
+        assert any(said in w.value for w in compare.warning) is cut
+
+        shown = open_page("app_pages/item.py", item=item)
+        shown.selectbox(key="item_label_set").set_value(
+            next(o for o in shown.selectbox(key="item_label_set").options if "cut-judge" in o)
+        ).run()
+        (raw,) = [e.label for e in shown.expander if e.label.startswith("Raw detector output")]
+        assert ("CUT at the token limit" in raw) is cut
+        assert any(said in w.value for w in shown.warning) is cut
+
+
 def test_the_ledger_says_the_cost_is_unknown_when_the_endpoint_reports_no_usage(page_store):
     def unmetered(text: str, attempt: int):
         return replace(tagging(text, attempt), usage=False)

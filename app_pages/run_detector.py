@@ -5,8 +5,9 @@ the run growing. A run belongs to the server, not to this tab (:mod:`components.
 on when the page is left or reloaded, and this page shows every run's progress (rate, time left), its
 token and cost ledger and a cancel button. Running again under the same name resumes: items already
 answered are skipped and answers already received come from the response cache. A run refused before
-its first call says so in the form, not as a run started; one that ended early says why, and how many
-items it left for the next.
+its first call says so in the form, not as a run started; one still at its checks when the page stops
+waiting for them is said to be starting (it may yet be refused); one that ended early says why, and how
+many items it left for the next.
 
 The API key is never typed here: the form names an environment variable of the server, read when the
 run starts and handed to the run alone; it is never stored, logged or shown. Starting runs manages data.
@@ -147,11 +148,21 @@ if dataset is not None:
                 )
 
             try:
-                registry.start(spec, ctx.actor.name, work)
+                live = registry.start(spec, ctx.actor.name, work)
             except RunRefused as refused:
                 st.error(literal(refused_text(str(refused))))
             else:
-                st.success(literal(f"Started {spec.detector!r} on {spec.dataset!r}."))
+                if live.started:
+                    st.success(literal(f"Started {spec.detector!r} on {spec.dataset!r}."))
+                else:  # its checks outlasted the wait: it may yet be refused, so it is not called started
+                    st.info(
+                        literal(
+                            f"Starting {spec.detector!r} on {spec.dataset!r}: the run is still at its checks "
+                            "(the store is busy, or another run holds the label set), and nothing has been "
+                            "called yet. Below, under “Runs on this server”, it shows as running once it "
+                            "has started, or says why it was refused."
+                        )
+                    )
 
 
 def _duration(seconds: float | None) -> str:

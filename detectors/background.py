@@ -6,8 +6,9 @@ lives in a :class:`RunRegistry` the server keeps once (the Run detector page hol
 reason it failed. Two runs into the same label set at once are refused (they would race for its items,
 and pay for every call twice; the store refuses a run of another process alike). Starting a run waits a
 moment for it to pass its checks, so a run refused before its first call is said to be refused, not
-started. The registry holds no API key: the work it runs was handed the key in a closure and keeps it
-there.
+started; a run still at its checks when the wait ends (the store busy, another process holding the
+label set's row) is ``starting`` until its first progress, as it may yet be refused. The registry holds
+no API key: the work it runs was handed the key in a closure and keeps it there.
 """
 
 from __future__ import annotations
@@ -47,9 +48,16 @@ class LiveRun:
         return self.thread is not None and self.thread.is_alive()
 
     @property
+    def started(self) -> bool:
+        """Whether the run has passed its checks (its first progress): until then it may be refused."""
+        return self.progress is not None
+
+    @property
     def state(self) -> str:
         if self.running:
-            return "cancelling" if self.cancel.is_set() else "running"
+            if self.cancel.is_set():
+                return "cancelling"
+            return "running" if self.started else "starting"
         if self.error is not None:
             return "refused" if self.refused else "failed"
         return self.result.status if self.result is not None else "starting"
@@ -62,10 +70,13 @@ class RunRegistry:
         self._runs: dict[str, LiveRun] = {}
         self._lock = threading.Lock()
 
-    def start(self, spec: RunSpec, started_by: str, work: Work, *, settle_s: float = SETTLE_S) -> LiveRun:
+    def start(self, spec: RunSpec, started_by: str, work: Work, *, settle_s: float | None = None) -> LiveRun:
         """Start ``work`` in a thread of its own; RunRefused when the label set is already being run, or
-        when the run is refused within ``settle_s`` (it is then not listed: it never ran; 0: no wait, a
-        refusal is listed with the run)."""
+        when the run is refused within ``settle_s`` (default :data:`SETTLE_S`; it is then not listed: it
+        never ran; 0: no wait, a refusal is listed with the run). The run returned may still be at its
+        checks (not :attr:`LiveRun.started`) when the wait ran out: it must not be called started."""
+        if settle_s is None:
+            settle_s = SETTLE_S
         with self._lock:
             for other in self._runs.values():
                 if other.running and (other.spec.dataset, other.spec.detector) == (
@@ -83,10 +94,12 @@ class RunRegistry:
             )
             self._runs[run.id] = run
         run.thread.start()
-        if settle_s > 0 and run.settled.wait(settle_s) and run.refused:
-            with self._lock:
-                self._runs.pop(run.id, None)
-            raise RunRefused(run.error)
+        if settle_s > 0:
+            run.settled.wait(settle_s)
+            if run.refused:  # also one refused just as the wait ran out
+                with self._lock:
+                    self._runs.pop(run.id, None)
+                raise RunRefused(run.error)
         return run
 
     @staticmethod

@@ -14,7 +14,13 @@ import pytest
 from streamlit.testing.v1 import AppTest
 
 from components.run_registry import run_registry
+from db.access import OPERATOR
+from db.detector_runs import DetectorRunStore
+from db.engine import make_engine, write_session
+from detectors import background
 from detectors.background import LiveRun
+from detectors.runner import RunSpec
+from detectors.strategies import STRATEGIES, get_strategy
 from render.literal_text import WORD_JOINER
 from tests.detectors.chat_server import ChatServer, answer, status
 
@@ -168,6 +174,39 @@ def test_a_run_the_store_refuses_is_said_to_be_refused_not_started(page_store):
         "not made by a live run (an import?); choose another name."
     ) in errors
     assert server.requests == [] and not [r for r in run_registry().runs() if r.spec.detector == "eager"]
+
+
+def test_a_run_refused_after_the_wait_for_its_checks_is_never_said_to_have_started(page_store, monkeypatch):
+    """Another process's run holds the label set, and a long write holds the store, so the page's run
+    is still at its checks when the page's wait for them runs out. The page said "Started", and then
+    the run was refused; now it says the run is still starting, and then that it was refused."""
+    monkeypatch.setattr(background, "SETTLE_S", 0.5)  # the page's wait, shortened: the store is held longer
+    engine = make_engine(page_store)
+    try:
+        with ChatServer(tagging) as server:
+            strategy = next(iter(STRATEGIES))
+            settings = RunSpec(
+                "pages-test", "held-judge", strategy, server.base_url, "captioner-x", images=False
+            ).settings(get_strategy(strategy))
+            DetectorRunStore(engine, "pages-test", "held-judge", OPERATOR).open_run(settings, "other-run")
+            at = open_page("app_pages/run_detector.py")
+            with write_session(engine):  # a long write of another process: the run waits for its turn
+                fill_form(at, server, "held-judge")
+                run = the_run("held-judge")
+                assert not at.success, [s.value for s in at.success]
+                assert any("the run is still at its checks" in i.value for i in at.info), at.info
+                assert run.state == "starting" and "**starting**" in page_text(at)
+            wait_for(lambda: not run.running)
+            at.run()
+            assert server.requests == []
+    finally:
+        engine.dispose()
+    assert not at.success, [s.value for s in at.success]
+    errors = " ".join(e.value for e in at.error).replace(WORD_JOINER, "")
+    assert (
+        "Not started, nothing was called or written: the detector 'held-judge' is already being run on "
+        "'pages-test' (run other-run, started "
+    ) in errors
 
 
 def test_a_second_tab_starting_a_run_already_going_is_refused_naming_it(page_store):

@@ -28,7 +28,6 @@ from pathlib import Path
 from typing import Any
 
 from sqlalchemy import Engine, func, select
-from sqlalchemy.exc import IntegrityError
 from sqlalchemy.orm import Session
 
 from db import models as m
@@ -36,7 +35,7 @@ from db import run_leases
 from db.access import Actor, require_in
 from db.column_lengths import overlong_label_set
 from db.config import data_dir, redact, setting
-from db.engine import read_session, write_session
+from db.engine import hold_name, read_session, write_session
 from db.images import check_image_file, display_copy, resolve_image
 from db.import_changes import ReplaceRequired
 from db.importer import import_bundle
@@ -260,12 +259,6 @@ class DetectorRunStore:
         return session.scalar(query)
 
     def open_run(self, settings: dict[str, Any], run_id: str) -> None:
-        try:
-            self._open(settings, run_id)
-        except IntegrityError:  # PostgreSQL: another run made the label set a moment ago; it is there now
-            self._open(settings, run_id)
-
-    def _open(self, settings: dict[str, Any], run_id: str) -> None:
         now = _now()
         with write_session(self.engine) as session:
             require_in(session, self.actor, "manage_data")
@@ -276,6 +269,8 @@ class DetectorRunStore:
             dataset = session.scalar(select(m.Dataset).where(m.Dataset.name == self.dataset))
             if dataset is None:
                 raise RunRefused(f"there is no dataset named {self.dataset!r}")
+            # Another run or an import making the label set now is waited for; its label set is then found.
+            hold_name(session, "label set", dataset.id, "detector", self.detector)
             label_set = self._label_set(session, lock=True)
             if label_set is None:
                 made = LabelSetRecord(

@@ -14,6 +14,7 @@ beyond :data:`WRITE_WAIT_S` (a long import holding the store) ends in a clear :c
 
 from __future__ import annotations
 
+import json
 import os
 import random
 import sqlite3
@@ -28,7 +29,7 @@ try:
 except ImportError:  # not on Windows: writers there queue on SQLite's busy timeout alone
     fcntl = None  # type: ignore[assignment]  # the module is optional; checked before use
 
-from sqlalchemy import Connection, Engine, create_engine, event
+from sqlalchemy import Connection, Engine, create_engine, event, text
 from sqlalchemy.engine import make_url
 from sqlalchemy.orm import Session
 
@@ -159,6 +160,28 @@ def _take_turn(descriptor: int) -> bool:
             if time.monotonic() > deadline:
                 return False
             time.sleep(_POLL_S)
+
+
+# The advisory-lock key space of names being made (:func:`hold_name`); the second key is the name's hash.
+_NAME_LOCKS = 0x5A11_0001
+
+
+def hold_name(session: Session, *name: str | int) -> None:
+    """Wait until no other transaction holds ``name`` (a row's unique name, in parts), then hold it until
+    this one ends (PostgreSQL).
+
+    A row looked up by its unique name and made when missing (a dataset, a label set) was looked up by
+    two transactions at once, found missing by both and inserted by both: the second insert waited for
+    the first transaction, then failed on the unique constraint, a crash for whoever made it. Held
+    first, the name makes the second wait before it looks, and then find the row the first made. Two
+    names of different things may share a hash: they then only take turns. On SQLite, writes take turns
+    already (the store's write turn), so nothing is needed."""
+    if session.get_bind().dialect.name != "postgresql":
+        return
+    session.execute(
+        text("SELECT pg_advisory_xact_lock(:space, hashtext(:name))"),
+        {"space": _NAME_LOCKS, "name": json.dumps(name)},
+    )
 
 
 def upsert_insert(session: Session, table: Any) -> Any:

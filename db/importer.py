@@ -30,7 +30,7 @@ from db.column_lengths import (
     overlong_item_fields,
     overlong_rater,
 )
-from db.engine import write_session
+from db.engine import hold_name, write_session
 from db.import_changes import ImportChanges, MetaTexts, ReplaceRequired, plan_changes, units_now
 from db.import_items import StoredItem, StoredItems
 from db.item_statuses import PendingStatuses, StatusRow, campaign_ids, campaign_name, pages, status_problems
@@ -200,6 +200,7 @@ class _Batches:
         self.stored: StoredItems | None = None  # the items each batch names (read as it comes)
         self.seen: set[str] = set()
         self.fresh: set[tuple[str, str]] = set()  # label sets this import created
+        self.held: set[tuple[str, str]] = set()  # label sets whose names this import holds (hold_name)
         self.counted: dict[tuple[str, str], int] = {}  # records of the batches before, for numbering
         self.rating_tasks: list[RatingTaskRecord] = []
         self.changes = ImportChanges()
@@ -224,12 +225,18 @@ class _Batches:
         if overlong := overlong_headers(bundle):  # a name typed on a page, say: refuses the whole input
             raise ImportRejected([*problems, *(Problem(self.source, *found) for found in overlong)])
         if self.dataset is None:
+            hold_name(session, "dataset", bundle.dataset.name)
             self.dataset = _get_or_create_dataset(session, bundle)
             self.stored = StoredItems(session, self.dataset.id)
             self.result.dataset = self.dataset.name
             _keep_settings(self.dataset, bundle)
         dataset, stored = self.dataset, self.stored
         assert stored is not None
+        # Before anything of them is read: an import (or a live run) making one of these label sets now
+        # is waited for, and this batch is then planned against what it made.
+        for kind, name in sorted({(ls.kind, ls.name) for ls in bundle.label_sets} - self.held):
+            hold_name(session, "label set", dataset.id, kind, name)
+            self.held.add((kind, name))
         stored.load(_named_items(bundle), with_reference=any(i.reference_triplets for i in bundle.items))
         shapes: dict[str, tuple[int, int, int]] = {}
         firsts = {(ls.kind, ls.name): self.counted.get((ls.kind, ls.name), 0) for ls in bundle.label_sets}

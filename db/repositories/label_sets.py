@@ -10,7 +10,7 @@ from sqlalchemy.orm import Session
 
 from db import models as m
 from db.access import require_in
-from db.engine import read_session, write_session
+from db.engine import hold_name, read_session, write_session
 
 
 @dataclass(frozen=True)
@@ -86,6 +86,9 @@ def human_label_set(engine: Engine, dataset_id: int, annotator_id: int) -> Label
     if found is not None:
         return found
     with write_session(engine) as session:
+        named = session.get(m.Annotator, annotator_id)
+        if named is not None:  # another tab of theirs making it now is waited for, and its label set found
+            hold_name(session, "label set", dataset_id, "human", named.name)
         found = find(session)
         if found is not None:
             return found

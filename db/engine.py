@@ -174,12 +174,14 @@ def hold_name(session: Session, *name: str | int) -> None:
     two transactions at once, found missing by both and inserted by both: the second insert waited for
     the first transaction, then failed on the unique constraint, a crash for whoever made it. Held
     first, the name makes the second wait before it looks, and then find the row the first made. Two
-    names of different things may share a hash: they then only take turns. On SQLite, writes take turns
-    already (the store's write turn), so nothing is needed."""
+    names of different things may share a hash: they then only take turns. The name is taken within the
+    store's schema, as advisory locks are the database's: stores in other schemas of one database (each
+    test run's, say) do not wait for each other's names. On SQLite, writes take turns already (the
+    store's write turn), so nothing is needed."""
     if session.get_bind().dialect.name != "postgresql":
         return
     session.execute(
-        text("SELECT pg_advisory_xact_lock(:space, hashtext(:name))"),
+        text("SELECT pg_advisory_xact_lock(:space, hashtext(current_schema() || ' ' || :name))"),
         {"space": _NAME_LOCKS, "name": json.dumps(name)},
     )
 

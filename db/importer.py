@@ -200,7 +200,7 @@ class _Batches:
         self.stored: StoredItems | None = None  # the items each batch names (read as it comes)
         self.seen: set[str] = set()
         self.fresh: set[tuple[str, str]] = set()  # label sets this import created
-        self.held: set[tuple[str, str]] = set()  # label sets whose names this import holds (hold_name)
+        self.held: set[tuple[str, str]] = set()  # label sets found, or whose names it holds (hold_name)
         self.counted: dict[tuple[str, str], int] = {}  # records of the batches before, for numbering
         self.rating_tasks: list[RatingTaskRecord] = []
         self.changes = ImportChanges()
@@ -225,7 +225,9 @@ class _Batches:
         if overlong := overlong_headers(bundle):  # a name typed on a page, say: refuses the whole input
             raise ImportRejected([*problems, *(Problem(self.source, *found) for found in overlong)])
         if self.dataset is None:
-            hold_name(session, "dataset", bundle.dataset.name)
+            found = select(m.Dataset.id).where(m.Dataset.name == bundle.dataset.name)
+            if session.scalar(found) is None:  # held while made only: a whole import would hold up others
+                hold_name(session, "dataset", bundle.dataset.name)
             self.dataset = _get_or_create_dataset(session, bundle)
             self.stored = StoredItems(session, self.dataset.id)
             self.result.dataset = self.dataset.name
@@ -233,10 +235,22 @@ class _Batches:
         dataset, stored = self.dataset, self.stored
         assert stored is not None
         # Before anything of them is read: an import (or a live run) making one of these label sets now
-        # is waited for, and this batch is then planned against what it made.
-        for kind, name in sorted({(ls.kind, ls.name) for ls in bundle.label_sets} - self.held):
-            hold_name(session, "label set", dataset.id, kind, name)
-            self.held.add((kind, name))
+        # is waited for, and this batch is then planned against what it made. Only label sets not made
+        # yet are held (until the import ends): holding one that exists would hold up a live run's start.
+        named = {(ls.kind, ls.name) for ls in bundle.label_sets} - self.held
+        if named:
+            made = {
+                (kind, name)
+                for kind, name in session.execute(
+                    select(m.LabelSet.kind, m.LabelSet.name).where(
+                        m.LabelSet.dataset_id == dataset.id,
+                        m.LabelSet.name.in_(sorted({name for _, name in named})),
+                    )
+                )
+            }
+            for kind, name in sorted(named - made):
+                hold_name(session, "label set", dataset.id, kind, name)
+            self.held |= named
         stored.load(_named_items(bundle), with_reference=any(i.reference_triplets for i in bundle.items))
         shapes: dict[str, tuple[int, int, int]] = {}
         firsts = {(ls.kind, ls.name): self.counted.get((ls.kind, ls.name), 0) for ls in bundle.label_sets}

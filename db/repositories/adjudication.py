@@ -44,7 +44,7 @@ from sqlalchemy.orm import Session, aliased
 
 from db import models as m
 from db.access import Actor, require_in
-from db.engine import read_session, write_session
+from db.engine import hold_name, read_session, write_session
 from db.repositories.gold_origin import (
     GoldRow,
     ImportedGold,
@@ -613,7 +613,12 @@ def items_in_disagreement(
 
 
 def _gold_for_write(session: Session, dataset_id: int, actor_id: int | None) -> m.LabelSet:
-    """The dataset's gold label set, locked (promotions of one dataset take turns), created if missing."""
+    """The dataset's gold label set, locked (promotions of one dataset take turns), created if missing
+    (an import or another promotion making it now is waited for: :func:`~db.engine.hold_name`)."""
+    gold = _gold_set(session, dataset_id, lock=True)
+    if gold is not None:
+        return gold
+    hold_name(session, "label set", dataset_id, "gold", GOLD_NAME)
     gold = _gold_set(session, dataset_id, lock=True)
     if gold is not None:
         return gold

@@ -15,7 +15,8 @@ from __future__ import annotations
 
 import threading
 import time
-from collections.abc import Callable
+import uuid
+from collections.abc import Callable, Iterator
 from typing import Any
 
 import pytest
@@ -26,12 +27,20 @@ from db.access import OPERATOR
 from db.detector_runs import DetectorRunStore
 from db.engine import make_engine
 from db.import_changes import ReplaceRequired
-from db.importer import import_bundle
+from db.importer import import_bundle, import_bundles
 from db.repositories.annotators import get_or_create_annotator
 from db.repositories.label_sets import human_label_set
 from detectors.runner import RunRefused, RunSpec
 from detectors.strategies import get_strategy
-from formats.records import Annotations, Bundle, DatasetRecord, ItemRecord, LabelSetRecord, SpanRecord
+from formats.records import (
+    Annotations,
+    Bundle,
+    DatasetRecord,
+    ItemRecord,
+    LabelSetRecord,
+    RawOutputRecord,
+    SpanRecord,
+)
 
 pytestmark = pytest.mark.postgres
 
@@ -53,11 +62,13 @@ def pg_url(request: pytest.FixtureRequest) -> str:
 
 
 def _waiting_behind(connection: Any, pid: int) -> int:
-    """How many sessions wait, directly or through another waiting one, for session ``pid``."""
-    return int(
-        connection.execute(
-            text(
-                """
+    """How many sessions wait, directly or through another waiting one, for session ``pid``. (Each look
+    is a transaction of its own: within one, PostgreSQL shows the sessions as they were at its first.)"""
+    with connection.begin():
+        return int(
+            connection.execute(
+                text(
+                    """
                 WITH RECURSIVE behind(pid) AS (
                     SELECT a.pid FROM pg_stat_activity a WHERE CAST(:pid AS integer) = ANY(pg_blocking_pids(a.pid))
                     UNION
@@ -65,10 +76,10 @@ def _waiting_behind(connection: Any, pid: int) -> int:
                 )
                 SELECT count(*) FROM behind
                 """
-            ),
-            {"pid": pid},
-        ).scalar_one()
-    )
+                ),
+                {"pid": pid},
+            ).scalar_one()
+        )
 
 
 def race(url: str, *works: Work) -> list[tuple[str, Any]]:
@@ -95,8 +106,10 @@ def race(url: str, *works: Work) -> list[tuple[str, Any]]:
             for thread in threads:
                 thread.start()
             with locker.connect() as watcher:
-                deadline = time.monotonic() + 60
+                deadline = time.monotonic() + 300  # a condition, not a pause: generous for a busy machine
                 while _waiting_behind(watcher, pid) < len(works):
+                    ended = [outcomes[k] for k, thread in enumerate(threads) if not thread.is_alive()]
+                    assert not ended, f"a writer ended before all reached the store: {ended}"
                     assert time.monotonic() < deadline, "the writers did not both reach the store"
                     time.sleep(0.02)
             transaction.commit()
@@ -236,3 +249,116 @@ def test_two_promotions_making_a_datasets_first_gold_make_it_once(pg_url) -> Non
     assert [kind for kind, _ in outcomes] == ["ok", "ok"], outcomes
     gold = select(func.count()).select_from(m.LabelSet).where(m.LabelSet.kind == "gold")
     assert _count(pg_url, gold) == 1
+
+
+def test_a_promotion_and_a_gold_import_making_a_datasets_first_gold_do_not_crash(pg_url) -> None:
+    """Adjudication makes the gold label set too: it waits for an import making it (and the other way
+    round), where the second ended in a raw UniqueViolation."""
+    from db.repositories import adjudication as adj
+
+    dataset = _count(pg_url, select(m.Dataset.id).where(m.Dataset.name == "d"))
+    item = _count(pg_url, select(m.Item.id).where(m.Item.external_id == "i1"))
+
+    def promote(engine: Engine) -> Any:
+        return adj.promote_item(
+            engine, dataset, item, "spans", [(2, 5, "Object")], method="edit", sources=[], actor=OPERATOR
+        )
+
+    def gold_file(engine: Engine) -> Any:
+        gold = LabelSetRecord("gold", "gold", annotations=[Annotations("i0", spans=[SpanRecord(2, 5)])])
+        return import_bundle(engine, Bundle(DatasetRecord("d", "canonical"), [], [gold]), actor=OPERATOR)
+
+    outcomes = race(pg_url, promote, gold_file)
+    assert [kind for kind, _ in outcomes] == ["ok", "ok"], outcomes
+    assert _count(pg_url, select(func.count()).select_from(m.LabelSet).where(m.LabelSet.kind == "gold")) == 1
+
+
+def _blocked(connection: Any, application: str) -> bool:
+    """Whether the session named ``application`` waits for another one's lock (a transaction a look, as
+    :func:`_waiting_behind`)."""
+    with connection.begin():
+        return bool(
+            connection.execute(
+                text(
+                    "SELECT coalesce(bool_or(cardinality(pg_blocking_pids(pid)) > 0), false) "
+                    "FROM pg_stat_activity WHERE application_name = :name"
+                ),
+                {"name": application},
+            ).scalar_one()
+        )
+
+
+def test_a_long_import_into_a_dataset_does_not_hold_up_a_live_runs_writes(pg_url) -> None:
+    """Only a dataset or label set being made is held: an import of a large file into dataset ``d``
+    held its name to the end, and a live run's batch of outputs into ``d`` waited for all of it."""
+    application = f"live-writer-{uuid.uuid4().hex[:8]}"
+    engine = make_engine(f"{pg_url}&application_name={application}")
+    store = DetectorRunStore(engine, "d", "live", OPERATOR)
+    spec = RunSpec("d", "live", "mhalo-vanilla", "http://127.0.0.1:9/v1", "m", images=False)
+    store.open_run(spec.settings(get_strategy("mhalo-vanilla")), "run-a")
+    in_first_batch, finish = threading.Event(), threading.Event()
+
+    def large_file() -> Iterator[Bundle]:  # read and written batch by batch, in one transaction
+        yield Bundle(DatasetRecord("d", "canonical"), [ItemRecord(f"new{k}", "A dog.") for k in range(50)])
+        in_first_batch.set()
+        finish.wait(120)
+        yield Bundle(DatasetRecord("d", "canonical"), [ItemRecord(f"more{k}", "A dog.") for k in range(50)])
+
+    def long_import() -> None:
+        other = make_engine(pg_url)
+        try:
+            import_bundles(other, large_file(), actor=OPERATOR, problems=[])
+        finally:
+            other.dispose()
+
+    saved = threading.Event()
+    output = Annotations(
+        "i0", spans=[SpanRecord(2, 5)], raw_output=RawOutputRecord("A <h>red</h> cat.", True)
+    )
+    run = {"id": "run-a", "updated": "2026-01-01T00:00:00+00:00"}
+    importer = threading.Thread(target=long_import)
+    writer = threading.Thread(target=lambda: (store.save_outputs([output], run), saved.set()), daemon=True)
+    watcher = make_engine(pg_url)
+    held_up = False
+    importer.start()
+    try:
+        assert in_first_batch.wait(120), "the import did not reach its first batch"
+        writer.start()
+        with watcher.connect() as connection:
+            deadline = time.monotonic() + 120
+            while not saved.is_set() and not held_up:
+                assert time.monotonic() < deadline, "the live run's batch neither saved nor waited"
+                held_up = _blocked(connection, application)
+                saved.wait(0.02)
+    finally:
+        finish.set()
+        importer.join(120)
+        writer.join(120)
+        watcher.dispose()
+        engine.dispose()
+    assert not held_up, "the live run's batch waited for the import of other items into its dataset"
+    assert saved.is_set()
+
+
+def test_a_name_held_in_one_stores_schema_does_not_hold_it_in_another(pg_url) -> None:
+    """Advisory locks are the database's: a name held while made in one store (schema) held the same
+    name up in every other store of the database (each test run's, each team's)."""
+    from sqlalchemy.orm import Session
+
+    from db.engine import hold_name
+    from tests.conftest import PG_URL
+    from tests.pg_schemas import own_schema
+
+    first = make_engine(pg_url)
+    with own_schema(PG_URL, "other") as other_url:
+        second = make_engine(other_url)
+        try:
+            with Session(first) as holding, holding.begin():
+                hold_name(holding, "label set", 1, "detector", "fresh")
+                with Session(second) as other, other.begin():
+                    # Held up, the statement would end in a lock timeout instead of returning at once.
+                    other.execute(text("SET LOCAL lock_timeout = '60s'"))
+                    hold_name(other, "label set", 1, "detector", "fresh")
+        finally:
+            second.dispose()
+            first.dispose()

@@ -3,7 +3,7 @@
 Served by ``server.py`` (``make run``), or alone by ``streamlit run app.py``. Pages live in ``app_pages/`` and each begins with the
 shared setup (``components.page_setup.setup_page``) itself, because Streamlit may serve a page URL
 before this file has run; this file therefore only routes. The pages, and the rights each needs in team
-mode, are listed in ``components/navigation.py``.
+mode, are listed in ``page_table.py``; ``components/navigation.py`` builds the menu from it.
 """
 
 from __future__ import annotations

@@ -19,10 +19,10 @@ from starlette.responses import FileResponse, HTMLResponse, PlainTextResponse, R
 from starlette.routing import Route
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
-from components.navigation import pages
 from db import prepared_exports
 from db.access import Forbidden
 from db.engine import make_engine
+from page_table import pages
 
 # One engine for the downloads, on the store the pages use (the configured one).
 _store = cache(make_engine)

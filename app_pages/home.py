@@ -10,12 +10,13 @@ from __future__ import annotations
 import streamlit as st
 
 from components.dataset_picker import keep_dataset
-from components.navigation import may_open, pages
+from components.navigation import may_open
 from components.page_setup import setup_page
 from components.store_cache import cached
 from db.repositories.datasets import DatasetInfo, DatasetSummary, list_datasets
 from db.repositories.queue import Progress, own_progress
 from db.repositories.visibility import LabelSight, label_sight, sees_assigned_only
+from page_table import pages
 from render.literal_text import literal
 
 ctx = setup_page("Datasets")

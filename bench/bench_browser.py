@@ -42,7 +42,6 @@ sys.path.insert(0, str(ROOT))
 from playwright.sync_api import Page, sync_playwright  # noqa: E402
 from playwright.sync_api import TimeoutError as PlaywrightTimeout  # noqa: E402
 
-from components.navigation import pages  # noqa: E402
 from db.access import OPERATOR  # noqa: E402
 from db.engine import make_engine  # noqa: E402
 from db.importer import import_bundle  # noqa: E402
@@ -60,6 +59,7 @@ from formats.records import (  # noqa: E402
     TripletRecord,
 )
 from formats.taxonomies import MHALO  # noqa: E402
+from page_table import pages  # noqa: E402
 from tests.e2e.app_server import prepare_store, running_app, streamlit_server  # noqa: E402
 from tests.e2e.browser import WAIT_MS, AppTab  # noqa: E402
 

@@ -27,8 +27,8 @@ sys.path.insert(0, str(ROOT))
 
 from playwright.sync_api import BrowserContext, sync_playwright  # noqa: E402
 
-from components.navigation import pages  # noqa: E402
 from db.engine import make_engine, write_session  # noqa: E402
+from page_table import pages  # noqa: E402
 from tests.conftest import CHROMIUM, CHROMIUM_ARGS  # noqa: E402
 from tests.e2e.app_server import prepare_store, running_app, streamlit_server  # noqa: E402
 

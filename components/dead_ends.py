@@ -8,9 +8,10 @@ import difflib
 
 import streamlit as st
 
-from components.navigation import MISSING_TITLE, SECTIONS, PageSpec, listed_pages
+from components.navigation import MISSING_TITLE, listed_pages
 from components.page_setup import setup_page
 from db.repositories.datasets import DatasetInfo
+from page_table import SECTIONS, PageSpec
 from render.literal_text import literal, literal_code
 
 

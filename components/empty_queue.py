@@ -9,9 +9,10 @@ from __future__ import annotations
 
 import streamlit as st
 
-from components.navigation import may_open, pages
+from components.navigation import may_open
 from components.page_setup import PageContext
 from db.repositories.datasets import DatasetInfo
+from page_table import pages
 from render.literal_text import literal
 
 # Per task: what its units are, and where they come from.

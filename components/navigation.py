@@ -1,14 +1,14 @@
-"""The app's pages and the rights that open each one: the menu ``app.py`` builds.
+"""The menu ``app.py`` builds from the app's pages (:mod:`page_table`) and the rights that open each.
 
-:data:`SECTIONS` is the one list of pages. A page with ``needs`` opens for whoever holds at least one of
-those permissions (``db.access.PERMISSIONS``); a page without opens for every role. In team mode the menu
+:data:`~page_table.SECTIONS` is the one list of pages. A page with ``needs`` opens for whoever holds at
+least one of those permissions (``db.access.PERMISSIONS``); a page without opens for every role. In team mode the menu
 lists only the pages the signed-in user may open, and lists none before sign-in. Every page is still
 registered (hidden when not listed), so a deep link to any page URL runs that page: its own
 ``ctx.require(...)`` then shows the refusal, and before sign-in :func:`components.page_setup.setup_page`
 shows the login form. Hiding a page from the menu is convenience; the page's own check is the guard.
 
-To add a page: add its :class:`PageSpec` here, and start the page with ``ctx = setup_page(...)`` and
-``ctx.require(permission)`` for the same permission.
+To add a page: add its :class:`~page_table.PageSpec` to :mod:`page_table`, and start the page with
+``ctx = setup_page(...)`` and ``ctx.require(permission)`` for the same permission.
 
 An address that names no page (a mistyped link, an old bookmark): ``st.navigation`` runs the default
 page in its place and the browser rewrites the address to it, under a dialog that names neither the
@@ -23,83 +23,14 @@ browser session, since later runs ask for the page by its hash, not by its name.
 from __future__ import annotations
 
 from collections.abc import Callable
-from dataclasses import dataclass
 from functools import partial
 
 import streamlit as st
 from streamlit.navigation.page import StreamlitPage
 from streamlit.runtime.scriptrunner import get_script_run_ctx
 
-from db.access import PERMISSIONS, Actor, may
-
-
-@dataclass(frozen=True)
-class PageSpec:
-    path: str  # the page file, relative to app.py
-    title: str
-    icon: str
-    # Any one of these permissions opens the page; none: every role may open it.
-    needs: tuple[str, ...] = ()
-    url_path: str | None = None
-    default: bool = False
-
-    def __post_init__(self) -> None:
-        unknown = [p for p in self.needs if p not in PERMISSIONS]
-        if unknown:
-            raise KeyError(f"{self.path}: unknown permission(s) {unknown}")
-
-    def url_path_or_default(self) -> str:
-        """The page's address as ``st.Page`` makes it: its url_path, "" for the default page, else the
-        file's name."""
-        return "" if self.default else self.url_name()
-
-    def url_name(self) -> str:
-        """The name ``st.Page`` registers the page under, the default page too (which it serves at "")."""
-        return self.url_path or self.path.rsplit("/", 1)[-1].removesuffix(".py")
-
-
-SECTIONS: dict[str, tuple[PageSpec, ...]] = {
-    "Data": (
-        PageSpec("app_pages/home.py", "Datasets", ":material/dataset:", default=True),
-        PageSpec("app_pages/browse.py", "Browse items", ":material/table_rows:"),
-        PageSpec("app_pages/item.py", "Item", ":material/image:"),
-        PageSpec("app_pages/import_data.py", "Import", ":material/upload:", ("manage_data",)),
-        PageSpec("app_pages/export_data.py", "Export", ":material/download:", ("export",)),
-    ),
-    "Annotate": (
-        PageSpec("app_pages/spans.py", "Mark spans", ":material/format_ink_highlighter:", ("label",)),
-        PageSpec("app_pages/sentences.py", "Label sentences", ":material/format_list_bulleted:", ("label",)),
-        PageSpec("app_pages/claims.py", "Judge claims", ":material/fact_check:", ("label",)),
-        PageSpec("app_pages/triplets.py", "Judge triplets", ":material/account_tree:", ("label",)),
-        PageSpec("app_pages/rate.py", "Rate detector outputs", ":material/star_rate:", ("label",)),
-        PageSpec("app_pages/score_responses.py", "Score responses", ":material/grade:", ("label",)),
-        PageSpec("app_pages/rating_tasks.py", "Rating tasks", ":material/rule:", ("manage_data",)),
-        PageSpec("app_pages/adjudicate.py", "Adjudicate", ":material/gavel:", ("adjudicate",)),
-        PageSpec("app_pages/overrides.py", "Overridden labels", ":material/feedback:", ("label",)),
-    ),
-    "Inspect": (
-        PageSpec("app_pages/compare.py", "Compare detectors", ":material/compare:", ("view_reports",)),
-        PageSpec("app_pages/failures.py", "Failure cases", ":material/bug_report:", ("view_reports",)),
-        PageSpec("app_pages/run_detector.py", "Run detector", ":material/smart_toy:", ("manage_data",)),
-    ),
-    "Measure": (
-        PageSpec(
-            "app_pages/paper_metrics.py",
-            "Metrics",
-            ":material/leaderboard:",
-            ("view_reports",),
-            url_path="metrics",
-        ),
-        PageSpec("app_pages/correlation.py", "Correlation", ":material/scatter_plot:", ("view_reports",)),
-        PageSpec("app_pages/agreement.py", "Agreement", ":material/group:", ("view_reports",)),
-        PageSpec("app_pages/presenter.py", "Presenter mode", ":material/slideshow:", ("view_reports",)),
-    ),
-    "Team": (PageSpec("app_pages/team.py", "Team", ":material/groups:", ("manage_team", "see_progress")),),
-}
-
-
-def pages() -> list[PageSpec]:
-    return [spec for section in SECTIONS.values() for spec in section]
+from db.access import Actor, may
+from page_table import SECTIONS, PageSpec, pages, spec_for
 
 
 def may_open(actor: Actor, spec: PageSpec) -> bool:
@@ -190,7 +121,3 @@ def origin() -> tuple[str, dict[str, str]]:
         (s for s in pages() if s.url_path_or_default() == url_path), spec_for("app_pages/paper_metrics.py")
     )
     return spec.path, query
-
-
-def spec_for(path: str) -> PageSpec:
-    return next(spec for spec in pages() if spec.path == path)

@@ -18,7 +18,7 @@ PACKAGES = ("app_pages", "components", "analysis", "render", "metrics", "formats
 
 
 def _modules() -> list[Path]:
-    found = [ROOT / "app.py", ROOT / "cli.py", ROOT / "server.py"]
+    found = [ROOT / "app.py", ROOT / "cli.py", ROOT / "server.py", ROOT / "page_table.py"]
     for package in PACKAGES:
         found += sorted(p for p in (ROOT / package).rglob("*.py") if "migrations" not in p.parts)
     return found

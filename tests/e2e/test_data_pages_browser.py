@@ -8,7 +8,7 @@ from urllib.parse import urlencode
 import pytest
 from playwright.sync_api import expect
 
-from components.navigation import pages
+from page_table import pages
 from tests.e2e.app_server import RunningApp, running_app
 from tests.e2e.browser import AppTab, wait_images_settled
 

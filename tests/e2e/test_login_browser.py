@@ -16,11 +16,11 @@ from playwright.sync_api import BrowserContext, Page, expect
 from sqlalchemy import select
 
 from components.login import COOKIE
-from components.navigation import pages
 from db import models as m
 from db.engine import make_engine, read_session
 from db.login_sessions import SESSION_LIMIT
 from db.repositories.accounts import session_user
+from page_table import pages
 from tests.e2e.app_server import ROOT, RunningApp, prepare_store, running_app
 from tests.e2e.browser import AppTab
 

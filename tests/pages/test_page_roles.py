@@ -13,8 +13,9 @@ from pathlib import Path
 import pytest
 from streamlit.testing.v1 import AppTest
 
-from components.navigation import listed_pages, pages
+from components.navigation import listed_pages
 from db.access import Actor
+from page_table import pages
 from tests.pages.team_store import USERS, fresh_app, is_login_form, signed_in, use_team_copy
 
 ALL = {"admin", "reviewer", "annotator", "viewer"}

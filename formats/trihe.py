@@ -8,8 +8,8 @@ model's extracted triplets are judged against). The image-level lists ride along
 an export rebuilds the file.
 
 An item the file's numbering would not name — one of another dataset (``q1``), or a question whose
-earlier sibling the dataset lacks (``42/1`` written first) — is written with its own ``id`` beside the
-question, and read back by it: numbered by position, a re-import would take it for another item.
+earlier sibling the dataset lacks (``42/1`` written first) — is written with its own id beside the
+question (as ``spanlight_id``), and read back by it: numbered by position, a re-import would take it for another item.
 
 Triplets are strings ``"(subject, relation, object)"``. A few in the release have more or fewer than
 three parts (``"(Woman, reason for attention, Curiosity/Distraction, photographer)"``): they are kept
@@ -37,8 +37,10 @@ from formats.text import file_stem, head_text, looks_like_json
 
 IMAGE_KEYS = ("instance", "triplets", "all_object", "object")
 INSTANCE_KEYS = ("question", "answer", "triplet")
-# An instance's item id where the file's numbering (``<image id>/<n>``) would name another item.
-ID_KEY = "id"
+# An instance's item id where the file's numbering (``<image id>/<n>``) would name another item. Not
+# ``id``: a benchmark file's own ``id`` (a question's number within its image, say) is one of its fields,
+# kept as it came, and would merge items or rename them if it were read as theirs.
+ID_KEY = "spanlight_id"
 # A model's run, per instance: ``<model>_triplets`` extracted from its answer, the judge's
 # ``<model>_triplets_judgements`` and (from some scripts) ``<model>_triplets_error_parts``.
 SUFFIX_TRIPLETS = "_triplets"
@@ -300,7 +302,7 @@ def add_run(document: dict[str, Any], bundle: Bundle, label_set: LabelSetRecord)
     """Add ``label_set``'s triplets and verdicts to :func:`build_document`'s ``document`` as a model run
     (``<model>_triplets`` …); a run read from a Tri-HE file gives back its raw keys exactly."""
     model = run_key(label_set)
-    if model in INSTANCE_KEYS:
+    if model in (*INSTANCE_KEYS, ID_KEY):
         raise FormatError(
             f"a run named {model!r} would overwrite the questions' own {model!r} field: "
             "export it as canonical, or under another name"

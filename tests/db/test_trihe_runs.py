@@ -220,7 +220,7 @@ def test_a_run_named_after_a_question_field_is_refused() -> None:
 def test_a_dataset_lacking_a_question_keeps_its_ids_not_renumbered() -> None:
     """Numbered by position, its file would read back 42/1 as 42/0 and put its verdicts on another item."""
     written = TRIHE.write(_bundle(ids=("42/1", "42/2", "7/0")))
-    assert [i.get("id") for i in json.loads(written)["42"]["instance"]] == ["42/1", "42/2"]
+    assert [i.get("spanlight_id") for i in json.loads(written)["42"]["instance"]] == ["42/1", "42/2"]
     again = TRIHE.read(written, source="d.json").bundle
     assert again is not None
     assert [item.external_id for item in again.items] == ["42/1", "42/2", "7/0"]

@@ -152,17 +152,8 @@ if dataset is not None:
             except RunRefused as refused:
                 st.error(literal(refused_text(str(refused))))
             else:
-                if live.started:
-                    st.success(literal(f"Started {spec.detector!r} on {spec.dataset!r}."))
-                else:  # its checks outlasted the wait: it may yet be refused, so it is not called started
-                    st.info(
-                        literal(
-                            f"Starting {spec.detector!r} on {spec.dataset!r}: the run is still at its checks "
-                            "(the store is busy, or another run holds the label set), and nothing has been "
-                            "called yet. Below, under “Runs on this server”, it shows as running once it "
-                            "has started, or says why it was refused."
-                        )
-                    )
+                kind, notice = live.start_notice()
+                {"started": st.success, "starting": st.info, "failed": st.error}[kind](literal(notice))
 
 
 def _duration(seconds: float | None) -> str:

@@ -52,6 +52,21 @@ class LiveRun:
         """Whether the run has passed its checks (its first progress): until then it may be refused."""
         return self.progress is not None
 
+    def start_notice(self) -> tuple[str, str]:
+        """What starting the run has come to when the page's wait for its checks ends: ("started", …),
+        ("starting", …) while it is still at its checks (it may yet be refused), or ("failed", …) when it
+        ended at once with an error that is no refusal (a refusal is raised by :meth:`RunRegistry.start`)."""
+        what = f"{self.spec.detector!r} on {self.spec.dataset!r}"
+        if self.running and not self.started:
+            return "starting", (
+                f"Starting {what}: the run is still at its checks (the store is busy, or another run holds "
+                "the label set), and nothing has been called yet. Below, under “Runs on this server”, it "
+                "shows as running once it has started, or says why it was refused."
+            )
+        if self.error is not None and not self.refused:
+            return "failed", f"The run of {what} failed at once: {self.error}"
+        return "started", f"Started {what}."
+
     @property
     def state(self) -> str:
         if self.running:

@@ -26,7 +26,10 @@ def load_json(data: bytes, source: str, pairs_hook: PairsHook | None = None) -> 
     except json.JSONDecodeError as error:
         return None, [
             Problem(
-                source, "-", "-", f"not valid JSON: {error.msg} at line {error.lineno} column {error.colno}"
+                source,
+                "-",
+                "-",
+                f"not valid JSON: {_said(error)} at line {error.lineno} column {error.colno}",
             )
         ]
     except RecursionError:
@@ -60,7 +63,10 @@ def iter_jsonl(
         except json.JSONDecodeError as error:
             problems.append(
                 Problem(
-                    source, f"line {index + 1}", "-", f"not valid JSON: {error.msg} at column {error.colno}"
+                    source,
+                    f"line {index + 1}",
+                    "-",
+                    f"not valid JSON: {_said(error)} at column {error.colno}",
                 )
             )
         except RecursionError:
@@ -99,3 +105,9 @@ def dump_json(value: Any, *, indent: int | None = 2) -> bytes:
 
 def dump_jsonl(rows: Sequence[Any]) -> bytes:
     return "".join(json.dumps(row, ensure_ascii=False) + "\n" for row in rows).encode("utf-8")
+
+
+def _said(error: json.JSONDecodeError) -> str:
+    """The parser's message without its own trailing "at" ("Unterminated string starting at"), which the
+    place given after it would double."""
+    return error.msg.removesuffix(" at")

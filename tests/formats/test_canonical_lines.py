@@ -80,3 +80,15 @@ def test_every_problem_of_a_canonical_file_names_its_line():
     assert (
         result.problems[1].reason.startswith("not valid JSON") and "at column 1" in result.problems[1].reason
     )
+
+
+def test_a_cut_string_is_reported_once_at_its_place() -> None:
+    """A file cut inside a string said "Unterminated string starting at at line …"."""
+    from formats.json_documents import iter_jsonl, load_json
+
+    document, problems = load_json(b'{"a": "cut', "cut.json")
+    assert document is None
+    assert [p.reason for p in problems] == ["not valid JSON: Unterminated string starting at line 1 column 7"]
+    lines: list = []
+    list(iter_jsonl('{"a": "cut\n', "cut.jsonl", lines))
+    assert [p.reason for p in lines] == ["not valid JSON: Unterminated string starting at column 7"]

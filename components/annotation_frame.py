@@ -414,7 +414,9 @@ def _receipt(item: str) -> _ToolsRow:
         row = _ToolsRow(tools[0], tools[1], st.empty())
         saved = st.session_state.get(_SAVED)
         if saved and saved[2] == item:
-            st.caption(f"✓ Saved · {literal(saved[0])} · {literal(saved[1])}")
+            # The time is the app's own (``%H:%M:%S``): shown through literal(), its colons took word
+            # joiners, invisible but copied with it.
+            st.caption(f"✓ Saved · {literal(saved[0])} · {saved[1]}")
         refused = st.session_state.pop(_REFUSED, None)
         if refused:
             st.error(literal(refused))

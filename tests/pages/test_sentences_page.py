@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import re
+
 import pytest
 from streamlit.testing.v1 import AppTest
 
@@ -49,7 +51,8 @@ def test_label_every_sentence_then_done_and_undo(store: str) -> None:
         s.index: "unknown" for s in item.sentences
     }
     assert any("Every sentence is labeled. Press **N**" in s.value for s in at.success)
-    assert any("✓ Saved" in c.value for c in at.caption)
+    receipt = next(c.value for c in at.caption if "✓ Saved" in c.value)
+    assert re.fullmatch(r"✓ Saved · .+ · \d\d:\d\d:\d\d", receipt), receipt  # a time as typed, no joiners
     at.run()  # opened again, complete: the unit is drawn before the header, and still says N
     assert any("Every sentence is labeled. Press **N**" in s.value for s in at.success)
     _button(at, "frame_undo").click().run()

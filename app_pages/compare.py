@@ -148,8 +148,16 @@ if from_finder:
 # --------------------------------------------------------------------------------------- the tracks
 if not names:
     st.info("This dataset has no detector outputs to compare; showing the gold spans only.")
-default_tracks = [n for n in (st.query_params.get("detectors") or "").split(",") if n in names]
-if "detectors" not in st.query_params:
+linked = [n for n in (st.query_params.get("detectors") or "").split(",") if n]
+default_tracks = [n for n in linked if n in names]
+if unknown := [n for n in linked if n not in names]:  # a stale or mistyped link: said, not dropped unseen
+    st.warning(
+        literal(
+            f"Dataset {dataset.name!r} has no detector named {', '.join(map(repr, unknown))}"
+            + (": showing the detectors it has." if not default_tracks else ".")
+        )
+    )
+if "detectors" not in st.query_params or (linked and not default_tracks):
     default_tracks = ff.tracks_for(query, names)[:6]
 # The chosen tracks in order live in ``_ORDER``; the multiselect (``_TRACKS``) is handed that value on
 # every run. Set only once, a value the server gave a widget can be lost in the browser when another

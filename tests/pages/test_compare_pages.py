@@ -245,6 +245,19 @@ def test_compare_deep_link_shows_tracks_in_the_asked_order(demo: str, truth: Tru
     assert param(at, "detectors") == ["sloppy,cautious"]
 
 
+def test_compare_names_a_detector_of_the_link_it_does_not_have(demo: str) -> None:
+    """A stale or mistyped link (``detectors=ghost``) was rewritten to the detectors it has, or to none,
+    without a word."""
+    at = compare(item="demo-004", detectors="eager,ghost")
+    assert [w.value for w in at.warning] == [f"Dataset {DEMO!r} has no detector named 'ghost'."]
+    assert param(at, "detectors") == ["eager"]
+    at = compare(item="demo-004", detectors="ghost")
+    assert [w.value for w in at.warning] == [
+        f"Dataset {DEMO!r} has no detector named 'ghost': showing the detectors it has."
+    ]
+    assert 'data-track="eager"' in _html(at)
+
+
 def test_compare_colours_spans_by_their_fate(demo: str) -> None:
     at = compare(item="demo-011", detectors="cautious,eager,sloppy")
     body = _html(at)

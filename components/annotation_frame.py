@@ -368,11 +368,12 @@ def _header(ws: Workspace) -> None:
     if missing is not None:
         top[2].error(f"No item {literal(repr(missing))}.")
     link = "?" + urlencode({"dataset": ws.dataset.name, "item": ws.item.external_id})
-    # The queue of an annotator in team mode is their assigned items: the item's place is in the dataset.
-    where = (
-        f"{ws.item.position} of {done.total}"
+    # The item's place is in the dataset; the queue is the items this page labels (those with claims on
+    # the claims page, say) or, for an annotator in team mode, those assigned: "3 of 15" mixed the two.
+    where = f"at {ws.item.position} in the dataset · " + (
+        f"{done.total} in this page's queue"
         if assigned_to(ws.ctx) is None
-        else f"at {ws.item.position} in the dataset · {done.total} assigned to you"
+        else f"{done.total} assigned to you"
     )
     top[3].caption(
         f"Item **{literal(ws.item.external_id)}** ({where}) · as **{literal(ws.ctx.annotator.name)}** · "

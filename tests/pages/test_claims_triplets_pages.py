@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import re
+
 import pytest
 from streamlit.testing.v1 import AppTest
 
@@ -109,3 +111,13 @@ def test_claims_are_numbered_from_one_on_the_item_page_as_on_judge_claims(store:
     claims = next(d.value for d in at.dataframe if "claim" in d.value.columns)
     assert list(claims["#"]) == list(range(1, len(item.claims) + 1))
     assert claims["claim"].iloc[0] == item.claims[0].text
+
+
+def test_the_header_places_the_item_in_the_dataset_beside_the_pages_queue(store: str) -> None:
+    """It read "(3 of 15)" on Judge claims: the item's place in the dataset over the number of items with
+    claims (and "(1 of 15)" on an item without any)."""
+    at = _open("app_pages/claims.py", "demo-003")
+    captions = [c.value for c in at.caption]
+    assert any(re.search(r"\(at 3 in the dataset · \d+ in this page's queue\)", c) for c in captions), (
+        captions
+    )

@@ -4,7 +4,17 @@ from __future__ import annotations
 
 import streamlit as st
 
-from analysis.reports import RESAMPLED, SECTIONS, alignbench, mhalo, mmhal, offered_sections, triplets
+from analysis.reports import (
+    RESAMPLED,
+    SECTIONS,
+    alignbench,
+    calibration,
+    claims,
+    mhalo,
+    mmhal,
+    offered_sections,
+    triplets,
+)
 from components import live_reports as live
 from components.dataset_picker import pick_dataset
 from components.live_refresh import follow_store
@@ -54,6 +64,12 @@ flt = report_filter(
     types=view not in (triplets.KEY, mmhal.KEY),
     unknown=view == alignbench.KEY,
     answering_models=view == triplets.KEY,
+    type_kind={
+        mhalo.KEY: "spans",
+        calibration.KEY: "spans",
+        alignbench.KEY: "sentences",
+        claims.KEY: "claims",
+    }.get(view),
 )
 options: dict[str, object] = {}
 if view == mhalo.KEY:

@@ -20,7 +20,8 @@ from db.repositories.datasets import DatasetInfo
 from db.repositories.items import facets
 from db.repositories.label_sets import list_label_sets
 from db.repositories.report_inputs import answering_models as answering_models_of
-from db.repositories.report_inputs import gold_types
+from db.repositories.report_inputs import gold_types, gold_types_by_kind
+from render.literal_text import literal
 
 MODEL_WIDGET = "model"
 _MODELS = "spanlight_source_models"  # the source models last chosen (not a widget key: it outlives views)
@@ -34,10 +35,13 @@ def report_filter(
     types: bool = True,
     unknown: bool = False,
     answering_models: bool = False,
+    type_kind: str | None = None,
 ) -> ReportFilter:
     """Draw the filters that apply to the page and return the choice. ``answering_models``: the source
     models offered include the models whose answers a run judged (Tri-HE's runs name them; its items,
-    the benchmark's questions, do not)."""
+    the benchmark's questions, do not). ``type_kind``: the kind of gold label the page scores ("spans",
+    "sentences" or "claims"); the types offered are every kind's, so a type chosen that no label of
+    this kind has is pointed out (it leaves out every hallucination, and the scores fall to nothing)."""
     options = cached(facets, engine, dataset.id)
     subsets = list(options.subsets)
     models = list(options.source_models)
@@ -78,6 +82,20 @@ def report_filter(
             placeholder="all types",
             help="Hallucinations of the other types are left out of the evaluation; clean items stay.",
         )
+    if chosen_types and type_kind is not None:
+        own = cached(gold_types_by_kind, engine, dataset.id).get(type_kind, [])
+        if not set(chosen_types) & set(own):
+            st.info(
+                literal(
+                    f"No gold {type_kind[:-1]} label has the hallucination type chosen "
+                    f"({', '.join(chosen_types)}), so every hallucination is left out here. "
+                    + (
+                        f"The {type_kind}' types: {', '.join(own)}."
+                        if own
+                        else f"The {type_kind} have no types."
+                    )
+                )
+            )
     chosen_unknown = UNKNOWN_CHOICES[UNKNOWN_EXCLUDED]
     if unknown:
         chosen_unknown = next(columns).segmented_control(

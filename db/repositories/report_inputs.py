@@ -947,14 +947,20 @@ def dataset_name(engine: Engine, dataset_id: int) -> str:
 
 def gold_types(engine: Engine, dataset_id: int) -> list[str]:
     """Hallucination types the dataset's gold labels use (spans, sentence errors, claims), by name."""
+    return sorted({t for types in gold_types_by_kind(engine, dataset_id).values() for t in types})
+
+
+def gold_types_by_kind(engine: Engine, dataset_id: int) -> dict[str, list[str]]:
+    """:func:`gold_types` of each kind of gold label: "spans", "sentences" and "claims" (a paper's view
+    scores one kind, and a type of another kind filters out all of its hallucinations)."""
     gold = select(m.LabelSet.id).where(m.LabelSet.dataset_id == dataset_id, m.LabelSet.kind == "gold")
-    found: set[str] = set()
+    found: dict[str, list[str]] = {}
     with _snapshot(engine) as connection:
-        for column, owner in (
-            (m.Span.type, m.Span.label_set_id),
-            (m.SentenceLabel.error_type, m.SentenceLabel.label_set_id),
-            (m.ClaimLabel.type, m.ClaimLabel.label_set_id),
+        for kind, column, owner in (
+            ("spans", m.Span.type, m.Span.label_set_id),
+            ("sentences", m.SentenceLabel.error_type, m.SentenceLabel.label_set_id),
+            ("claims", m.ClaimLabel.type, m.ClaimLabel.label_set_id),
         ):
             statement = select(column).where(owner.in_(gold), column.is_not(None)).distinct()
-            found.update(row[0] for row in _rows(connection, statement))
-    return sorted(found)
+            found[kind] = sorted(row[0] for row in _rows(connection, statement))
+    return found

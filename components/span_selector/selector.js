@@ -13,7 +13,7 @@ import { codePointStarts, excerpt, selectionToSpan } from "./offsets.js";
 import { nextSelected, sameSpan } from "./spans.js";
 import { abutsAt, assignLanes, coveringSpans, laneCount, segmentBackground, segmentBounds } from "./layout.js";
 import { typeIndexOfKey, typeKeyLabel } from "./keys.js";
-import { createState, drainQueue, perform, readData, receive, stopWaiting, typeQueuedSpan } from "./state.js";
+import { createState, drainQueue, pickType, readData, receive, request, shown, stopWaiting } from "./state.js";
 
 const instances = new WeakMap();
 const ACK_TIMEOUT_MS = 5000;
@@ -33,7 +33,7 @@ function colourOf(view, type) {
 
 // ---------------------------------------------------------------- drawing
 function renderTypes(view) {
-  const selected = view.ui.selected;
+  const selected = view.ui.drawn.selected;
   const shownType = selected ? selected.type : view.ui.activeType;
   view.typesBar.replaceChildren(
     ...view.types.map((type, index) => {
@@ -53,7 +53,7 @@ function renderTypes(view) {
 }
 
 function renderText(view) {
-  const spans = view.ui.spans;
+  const spans = view.ui.drawn.spans;
   const lanes = assignLanes(spans);
   view.root.style.setProperty("--lanes", String(laneCount(lanes)));
   const layout = {
@@ -77,7 +77,7 @@ function segmentNode(view, { spans, lanes, starts, ends }, left, right) {
   const bands = covering.map((i) => ({
     colour: colourOf(view, spans[i].type),
     lane: lanes[i],
-    selected: Boolean(sameSpan(spans[i], view.ui.selected)),
+    selected: Boolean(sameSpan(spans[i], view.ui.drawn.selected)),
     opens: starts[i] === left,
     closes: ends[i] === right,
   }));
@@ -92,7 +92,7 @@ function segmentNode(view, { spans, lanes, starts, ends }, left, right) {
 
 function renderStatus(view) {
   const parts = [];
-  const selected = view.ui.selected;
+  const selected = view.ui.drawn.selected;
   if (selected) {
     const label = el("span", "hs-selected-label");
     label.append(
@@ -121,6 +121,9 @@ function render(view) {
     return;
   }
   view.ui.redrawAfterDrag = false;
+  // What is drawn is what the user sees, queued actions included; the indices in `data-spans` are
+  // into this list, kept on `ui` because the drawn nodes outlive a call.
+  view.ui.drawn = shown(view.ui);
   view.root.classList.toggle("hs-disabled", view.disabled);
   view.root.classList.toggle("hs-pending", Boolean(view.ui.pendingRev));
   renderTypes(view);
@@ -148,28 +151,24 @@ function replayQueue(ui) {
 }
 
 function act(view, action) {
-  const ui = view.ui;
+  // Every action, selecting included, goes through here, in the order the user made them.
   if (view.disabled) return;
-  if (ui.pendingRev) {
-    ui.queue.push(action);
-    return;
-  }
-  const message = perform(ui, action);
-  if (message) post(ui, message);
+  const message = request(view.ui, action);
+  if (message) post(view.ui, message);
   render(view);
+}
+
+function selectedNow(view) {
+  // The span selected as the user sees it: the newest mark even while its save still waits.
+  return shown(view.ui).selected;
 }
 
 function chooseType(view, index) {
   const type = view.types[index];
-  if (type === undefined) return;
-  if (typeQueuedSpan(view.ui, type)) {
-    render(view);
-  } else if (view.ui.selected) {
-    act(view, { kind: "retype", target: view.ui.selected, type });
-  } else {
-    view.ui.activeType = type;
-    render(view);
-  }
+  if (type === undefined || view.disabled) return;
+  const message = pickType(view.ui, type);
+  if (message) post(view.ui, message);
+  render(view);
 }
 
 // ---------------------------------------------------------------- selection → span
@@ -216,16 +215,14 @@ function clearBrowserSelection() {
   if (selection) selection.removeAllRanges();
 }
 
-function selectAt(ui, target) {
-  // Select the span under a click; returns whether the selection changed.
+function selectAt(view, target) {
+  // Select the span under a click (drawn from `ui.drawn`); returns whether the selection changed.
   const seg = target instanceof Element ? target.closest(".hs-seg") : null;
   const covering = seg?.dataset.spans ? seg.dataset.spans.split(" ").map(Number) : [];
-  if (!covering.length) {
-    const changed = ui.selected !== null;
-    ui.selected = null;
-    return changed;
-  }
-  ui.selected = nextSelected(ui.spans, covering, ui.selected);
+  const selected = selectedNow(view);
+  if (!covering.length && !selected) return false;
+  const next = covering.length ? nextSelected(view.ui.drawn.spans, covering, selected) : null;
+  act(view, { kind: "select", target: next });
   return true;
 }
 
@@ -242,24 +239,23 @@ function onMouseUp(view, event) {
     const target = event.composedPath()[0];
     // Re-draw only on a change (or one held back by the drag), so the first click of a
     // double-click keeps its text nodes.
-    const changed = view.textEl.contains(target) && selectAt(ui, target);
-    if (changed || ui.redrawAfterDrag) render(view);
+    const changed = view.textEl.contains(target) && selectAt(view, target);
+    if (!changed && ui.redrawAfterDrag) render(view);
   }
   view.root.focus({ preventScroll: true });
 }
 
 function onKeyDown(view, event) {
   // Returns whether the key was the selector's.
-  const ui = view.ui;
   const typeIndex = typeIndexOfKey(event.key);
+  const selected = selectedNow(view);
   if (typeIndex !== -1) {
     if (typeIndex >= view.types.length) return false;
     chooseType(view, typeIndex);
-  } else if ((event.key === "Delete" || event.key === "Backspace") && ui.selected) {
-    act(view, { kind: "delete", target: ui.selected });
-  } else if (event.key === "Escape" && ui.selected) {
-    ui.selected = null;
-    render(view);
+  } else if ((event.key === "Delete" || event.key === "Backspace") && selected) {
+    act(view, { kind: "delete", target: selected });
+  } else if (event.key === "Escape" && selected) {
+    act(view, { kind: "select", target: null });
   } else {
     return false;
   }
@@ -298,8 +294,9 @@ function listen(view, signal) {
   statusEl.addEventListener(
     "click",
     (event) => {
-      if (event.target instanceof Element && event.target.closest(".hs-delete") && view.ui.selected) {
-        act(view, { kind: "delete", target: view.ui.selected });
+      const selected = selectedNow(view);
+      if (event.target instanceof Element && event.target.closest(".hs-delete") && selected) {
+        act(view, { kind: "delete", target: selected });
         root.focus({ preventScroll: true });
       }
     },

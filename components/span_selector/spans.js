@@ -10,9 +10,14 @@ export function sameSpan(a, b) {
 }
 
 export function applyAction(spans, action) {
-  // What one action (`{ kind: "add", span }`, `{ kind: "retype", target, type }` or
-  // `{ kind: "delete", target }`) does: `{ selected, spans, event }` when the list changes,
-  // `{ selected }` when it only selects a span, null when it does nothing.
+  // What one action (`{ kind: "add", span }`, `{ kind: "retype", target, type }`,
+  // `{ kind: "delete", target }` or `{ kind: "select", target }`, target null to unselect) does:
+  // `{ selected, spans, event }` when the list changes, `{ selected }` when it only selects a span,
+  // null when it does nothing.
+  if (action.kind === "select") {
+    // A span gone by the time the click is replayed (Python refused its add) leaves nothing selected.
+    return { selected: (action.target && spans.find((s) => sameSpan(s, action.target))) || null };
+  }
   if (action.kind === "add") {
     const span = action.span;
     const existing = spans.find((s) => sameSpan(s, span));

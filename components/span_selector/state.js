@@ -4,6 +4,12 @@
 // revision number, and keeps showing its own list until Python answers with `data.rev` at least that
 // revision; from then on it shows whatever Python passed (which may differ, e.g. after an undo).
 // Actions made while waiting are queued and replayed once Python has answered.
+//
+// What the user sees while actions wait is `shown(ui)`: the list and selection with the queued actions
+// applied in order. Every key and click acts on that (the newest mark, whose save may still be
+// waiting), never on the older `ui.selected`; otherwise a Delete pressed right after a quick mark
+// was dropped, or deleted the span selected before. Selecting and unselecting are queued actions
+// too, so a click between two keys applies between them when replayed.
 
 import { applyAction, plainSpans, sameSpan } from "./spans.js";
 
@@ -40,6 +46,7 @@ export function createState() {
     dragging: false,
     redrawAfterDrag: false, // a redraw was held back by the drag
     controller: null, // aborts the listeners of the latest call
+    drawn: { spans: [], selected: null }, // `shown(ui)` as last drawn: what a click lands on
   };
 }
 
@@ -80,15 +87,54 @@ export function perform(ui, action) {
   return { spans: result.spans, rev, event: { ...result.event, rev } };
 }
 
+function replay(spans, selected, actions) {
+  for (const action of actions) {
+    const result = applyAction(spans, action);
+    if (!result) continue;
+    selected = result.selected;
+    if (result.spans) spans = result.spans;
+  }
+  return { spans, selected };
+}
+
+export function shown(ui) {
+  // The list and the selected span as the user sees them: `ui.spans` (Python's, or the one in flight)
+  // with the queued actions applied in order.
+  return replay(ui.spans, ui.selected, ui.queue);
+}
+
+export function request(ui, action) {
+  // The user's action on what they see: performed now, returning the message to send (or null), or
+  // queued behind the save that waits for Python's answer (null).
+  if (ui.pendingRev) {
+    ui.queue.push(action);
+    return null;
+  }
+  return perform(ui, action);
+}
+
 export function typeQueuedSpan(ui, type) {
   // A type key right after a span was marked, while that mark still waits in the queue (the save
-  // before it not answered yet): the key is for that span, which takes the type before it is sent.
-  // Returns whether there was one. (Else the key found no span selected, and only changed the type of
-  // the next span marked.)
+  // before it not answered yet): the key is for that span, which takes the type before it is sent,
+  // so it is saved once, typed. Returns whether there was one; only when that mark is the newest
+  // action and adds a span (a mark of a span already there only selects it: a retype, not this).
   const last = ui.queue[ui.queue.length - 1];
   if (last?.kind !== "add") return false;
+  const before = replay(ui.spans, ui.selected, ui.queue.slice(0, -1));
+  if (!applyAction(before.spans, last)?.spans) return false;
+  if (before.spans.some((s) => sameSpan(s, { ...last.span, type }))) return false;
   last.span = { ...last.span, type };
   return true;
+}
+
+export function pickType(ui, type) {
+  // A type key (or type button): the span selected as the user sees it takes the type, else new spans
+  // get it. Returns the message to send, or null.
+  if (typeQueuedSpan(ui, type)) return null;
+  const { selected } = shown(ui);
+  if (selected) return request(ui, { kind: "retype", target: selected, type });
+  ui.activeType = type;
+  return null;
 }
 
 export function drainQueue(ui) {

@@ -399,6 +399,38 @@ def test_a_type_key_right_after_a_quick_second_mark_types_that_mark(
     ]
 
 
+def test_delete_right_after_a_quick_mark_and_type_deletes_that_mark(
+    annotator: Annotator, store: Engine
+) -> None:
+    """A word marked and typed, a second word marked and typed, then at once Delete: the key is for
+    the word just marked, as the page shows it selected, though its save still waits behind the first.
+    It used to be dropped (the second word stayed), or to delete the first word instead.
+
+    The test holds the store's write turn while it marks and types, so the first save is surely still
+    waiting when the later keys are pressed, however fast or slow the machine."""
+    user, item_id = "e2e-quick-delete", "demo-008"
+    me, page = annotator, annotator.page
+    me.open("spans", user, item_id)
+    item, _ = mine(store, user, item_id)
+    text = SpanText(page)
+    yellow = item.response.index("yellow")
+
+    def burst() -> None:
+        with write_session(store, bookkeeping=True):  # the app's save of "yellow" waits for the store
+            text.click("yellow", double=True)
+            expect(page.locator(".hs-saving")).to_be_visible()
+            page.keyboard.press("3")
+            text.click("blue", double=True)
+            page.keyboard.press("5")
+            page.keyboard.press("Delete")
+
+    me.after_run(burst)
+    expect(page.locator(".hs-saving")).to_be_hidden()
+    me.idle()
+    assert spans_of(store, user, item_id) == [(yellow, yellow + len("yellow"), "Numerical Attribute")]
+    expect(page.locator(".hs-seg.hs-marked")).to_have_count(1)
+
+
 def test_a_first_visit_asks_for_no_run_but_the_annotators_own(annotator: Annotator, store: Engine) -> None:
     """Opening a page remembers its dataset in a cookie without asking for a run: a run asked for
     right after the first one used to take over the run of a key pressed in that moment, which lost the

@@ -31,6 +31,12 @@ describe("sameSpan", () => {
 describe("applyAction", () => {
   const spans = [span(0, 3), span(4, 6, "OCR")];
 
+  test("select selects the span in the list, or nothing when it is gone or not named", () => {
+    assert.deepEqual(applyAction(spans, { kind: "select", target: span(4, 6, "OCR") }), { selected: spans[1] });
+    assert.deepEqual(applyAction(spans, { kind: "select", target: span(4, 6) }), { selected: null });
+    assert.deepEqual(applyAction(spans, { kind: "select", target: null }), { selected: null });
+  });
+
   test("add appends the span and selects it", () => {
     const added = span(7, 9);
     assert.deepEqual(applyAction(spans, { kind: "add", span: added }), {

@@ -5,8 +5,11 @@ import {
   createState,
   drainQueue,
   perform,
+  pickType,
   readData,
   receive,
+  request,
+  shown,
   stopWaiting,
   typeQueuedSpan,
 } from "../../components/span_selector/state.js";
@@ -170,5 +173,76 @@ describe("typeQueuedSpan", () => {
     assert.equal(typeQueuedSpan(ui, "OCR"), false);
     ui.queue.push({ kind: "delete", target: span(0, 3) });
     assert.equal(typeQueuedSpan(ui, "OCR"), false);
+  });
+});
+
+describe("keys pressed before a save is answered act on what the user sees", () => {
+  // "yellow" and "blue" of "a yellow star and a blue circle"; types by key: 1 Object, 2 OCR.
+  const TEXT = "a yellow star and a blue circle";
+  const yellow = (type = "Object") => span(2, 8, type);
+  const blue = (type = "Object") => span(20, 24, type);
+  const answer = (ui, spans) => receive(ui, fromPython({ text: TEXT, spans, rev: ui.pendingRev }));
+
+  function quickBurst() {
+    // Mark yellow (sent, not answered), type it, click plain text and mark blue (the double-click),
+    // type blue, Delete: all before the first answer.
+    const ui = started({ text: TEXT });
+    const sent = [request(ui, { kind: "add", span: yellow() })];
+    sent.push(pickType(ui, "OCR"));
+    sent.push(request(ui, { kind: "select", target: null }));
+    sent.push(request(ui, { kind: "add", span: blue() }));
+    sent.push(pickType(ui, "OCR"));
+    assert.deepEqual(shown(ui), { spans: [yellow("OCR"), blue("OCR")], selected: blue("OCR") });
+    sent.push(request(ui, { kind: "delete", target: shown(ui).selected }));
+    return { ui, sent: sent.filter(Boolean) };
+  }
+
+  test("the newest mark is shown selected, and Delete removes it, not the span selected before", () => {
+    const { ui, sent } = quickBurst();
+    assert.deepEqual(shown(ui), { spans: [yellow("OCR")], selected: null });
+    // Python answers each save in turn; the queue replays one message at a time.
+    let stored = sent.length === 1 ? sent[0].spans : null;
+    assert.deepEqual(stored, [yellow()]);
+    const events = [sent[0].event.action];
+    for (;;) {
+      answer(ui, stored);
+      const message = drainQueue(ui);
+      if (!message) break;
+      stored = message.spans;
+      events.push(`${message.event.action} ${message.event.span.start}-${message.event.span.type}`);
+    }
+    assert.deepEqual(events, ["add", "retype 2-OCR", "add 20-OCR", "delete 20-OCR"]);
+    assert.deepEqual(ui.spans, [yellow("OCR")]);
+    assert.equal(ui.selected, null);
+  });
+
+  test("a click that selects another span while a save waits moves what the next key acts on", () => {
+    const ui = started({ text: TEXT, spans: [yellow()] });
+    perform(ui, { kind: "add", span: blue() }); // sent; blue selected
+    request(ui, { kind: "select", target: yellow() });
+    assert.equal(typeQueuedSpan(ui, "OCR"), false, "the key is for yellow, not the mark before the click");
+    pickType(ui, "OCR");
+    assert.deepEqual(shown(ui), { spans: [yellow("OCR"), blue()], selected: yellow("OCR") });
+    request(ui, { kind: "select", target: null }); // Escape
+    assert.equal(shown(ui).selected, null);
+    pickType(ui, "OCR"); // nothing selected: new spans get the type
+    assert.equal(ui.activeType, "OCR");
+    answer(ui, [yellow(), blue()]);
+    const message = drainQueue(ui);
+    assert.deepEqual(message.event, { action: "retype", span: yellow("OCR"), previous: yellow(), rev: 2 });
+    answer(ui, message.spans);
+    assert.equal(drainQueue(ui), null);
+    assert.equal(ui.selected, null, "the Escape replayed after the retype");
+  });
+
+  test("Backspace on a mark of a span already there deletes that span, and a type key retypes it", () => {
+    const ui = started({ text: TEXT, spans: [blue()] });
+    perform(ui, { kind: "add", span: yellow() }); // sent
+    request(ui, { kind: "add", span: blue() }); // marking blue again selects the one stored
+    assert.equal(typeQueuedSpan(ui, "OCR"), false, "no new span to type: a retype instead");
+    pickType(ui, "OCR");
+    assert.deepEqual(shown(ui).selected, blue("OCR"));
+    request(ui, { kind: "delete", target: shown(ui).selected });
+    assert.deepEqual(shown(ui), { spans: [yellow()], selected: null });
   });
 });

@@ -20,7 +20,7 @@ from db.repositories.datasets import DatasetInfo
 from db.repositories.items import facets
 from db.repositories.label_sets import list_label_sets
 from db.repositories.report_inputs import answering_models as answering_models_of
-from db.repositories.report_inputs import gold_types, gold_types_by_kind
+from db.repositories.report_inputs import gold_types_by_kind
 from render.literal_text import literal
 
 MODEL_WIDGET = "model"
@@ -49,7 +49,8 @@ def report_filter(
         named = cached(answering_models_of, engine, dataset.id).values()
         models += sorted(set(named) - set(models))
     names = [v.name for v in cached(list_label_sets, engine, dataset.id, "detector")]
-    kinds = cached(gold_types, engine, dataset.id)
+    types_by_kind = cached(gold_types_by_kind, engine, dataset.id)  # read once for both uses below
+    kinds = sorted({t for types in types_by_kind.values() for t in types})
     shown = [True, True, detectors and bool(names), types and bool(kinds)]
     columns = iter(st.columns(sum(shown) + int(unknown)))
     chosen_subsets = next(columns).multiselect(
@@ -83,7 +84,7 @@ def report_filter(
             help="Hallucinations of the other types are left out of the evaluation; clean items stay.",
         )
     if chosen_types and type_kind is not None:
-        own = cached(gold_types_by_kind, engine, dataset.id).get(type_kind, [])
+        own = types_by_kind.get(type_kind, [])
         if not set(chosen_types) & set(own):
             st.info(
                 literal(

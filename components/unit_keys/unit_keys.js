@@ -244,6 +244,7 @@ const queue = (window.spanlightKeyQueue ??= {
   since: 0,
   draining: false,
   watching: false,
+  drawn: true, // the keys' data has come from the newest run seen to start (see `watchRuns`)
 });
 
 function scriptState() {
@@ -266,21 +267,36 @@ function shortcutButton(key) {
   return kbd ? kbd.closest("button") : null;
 }
 
+// How long a key let through to its button may go without a run starting before the keys behind it
+// stop waiting for one. A click always asks for a run; on a busy machine the run has been seen to start
+// more than a second later, and a key behind it then acted on the page from before (T said why on the
+// claim before). Only a click that reached no server waits this long.
+const NO_RUN_GIVE_UP_MS = 15000;
+
 function busy() {
-  // Still answering: a run goes on, or a key just let through has not started its run yet (given up
-  // after a second without one: that key changed nothing).
+  // Still answering: a run goes on, or a key just let through has not started its run yet.
   if (scriptState() === "running") return true;
-  if (queue.awaiting && performance.now() - queue.since > 1000) queue.awaiting = false;
+  if (queue.awaiting && performance.now() - queue.since > NO_RUN_GIVE_UP_MS) queue.awaiting = false;
   return queue.awaiting;
 }
 
 function watchRuns() {
   // A run that starts takes over from `awaiting`: from then on the script state says whether it is busy.
+  // A run seen only as it ends (started and finished between two looks) counts as started too. Until
+  // the run hands this script its data, the keys' reasons and fields are those of the run before.
   if (queue.watching) return;
   queue.watching = true;
-  new MutationObserver(() => {
-    if (scriptState() === "running") queue.awaiting = false;
-  }).observe(document.body, { attributes: true, subtree: true, attributeFilter: ["data-test-script-state"] });
+  new MutationObserver((records) => {
+    if (scriptState() === "running" || records.some((record) => record.oldValue === "running")) {
+      queue.awaiting = false;
+      queue.drawn = false;
+    }
+  }).observe(document.body, {
+    attributes: true,
+    attributeOldValue: true,
+    subtree: true,
+    attributeFilter: ["data-test-script-state"],
+  });
 }
 
 function drain() {
@@ -294,7 +310,9 @@ function drain() {
     }
     const settled = !busy() && !document.querySelector('[data-stale="true"]');
     idleFrames = settled ? idleFrames + 1 : 0;
-    if (idleFrames >= 2) {
+    // The run's end can be drawn a frame before this script gets the run's data; a run that draws no
+    // keys (another part of the page) never hands it any, and is waited for only while the page settles.
+    if (idleFrames >= 2 && (queue.drawn || idleFrames >= SETTLE_FRAMES)) {
       // the page is drawn: its buttons now act on the unit the key would have found
       idleFrames = 0;
       const next = queue.keys.shift();
@@ -395,6 +413,7 @@ export default function (component) {
   const { data, parentElement } = component;
   if (!data) return undefined;
   shared.data = data;
+  queue.drawn = true;
   clearTimeout(shared.closing);
   if (!shared.listening) {
     // Capture phase: the page's button shortcuts must not see a key this takes.

@@ -15,7 +15,7 @@ from pathlib import Path
 from urllib.parse import urlencode
 
 import pytest
-from playwright.sync_api import Locator, Page, expect
+from playwright.sync_api import Locator, Page, WebSocketRoute, expect
 from sqlalchemy import Engine
 
 from db.access import OPERATOR
@@ -745,6 +745,47 @@ def test_a_key_with_nothing_to_act_on_says_why(annotator: Annotator, store: Engi
     expect(said).to_have_text(
         "Nothing to undo on this item: U takes back your last action on the item shown."
     )
+
+
+def test_a_key_waits_for_a_run_that_starts_late(annotator: Annotator) -> None:
+    """On a busy machine the run a verdict key asks for has started more than a second after the key.
+    T pressed meanwhile waited a second, then acted on the page from before the verdict: it said why
+    about the claim before. Here the server gets the verdict's request only after the page's clock has
+    passed that second and more: T still waits, and then speaks of the claim just judged."""
+    me, page = annotator, annotator.page
+    held: list[tuple[WebSocketRoute, str | bytes]] = []
+    gate = {"open": True}
+
+    def hold_requests(socket: WebSocketRoute) -> None:
+        server = socket.connect_to_server()
+
+        def up(message: str | bytes) -> None:
+            if gate["open"]:
+                server.send(message)
+            else:
+                held.append((server, message))
+
+        socket.on_message(up)
+
+    page.route_web_socket(re.compile(r"/_stcore/stream"), hold_requests)
+    me.open("claims", "e2e-late-run", "demo-003")
+    row = lambda i: page.locator(f".st-key-claim_row_{i}")  # noqa: E731
+    me.press("2", (row(1), "▶ 2."))
+    gate["open"] = False
+    page.keyboard.press("2")  # its click's request waits at the gate
+    page.keyboard.press("t")
+    page.wait_for_function("() => performance.now() - window.spanlightKeyQueue.since > 2500")
+    assert held, "the verdict's click sent nothing"
+    assert page.evaluate("() => window.spanlightKeyQueue.keys.length") == 1  # T still waits
+    gate["open"] = True
+    for server, message in held:
+        server.send(message)
+    said = page.get_by_role("status").filter(has_text=re.compile(r"\S"))
+    expect(said).to_have_text(
+        "Claim 2 is judged not a hallucination, and only a hallucination has a type: "
+        "press K to go back to it, then 1, then T."
+    )
+    expect(row(2)).to_contain_text("▶ 3.")
 
 
 def test_s_skips_an_item_with_a_note_by_keyboard_alone(annotator: Annotator, store: Engine) -> None:

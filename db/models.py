@@ -27,6 +27,7 @@ from sqlalchemy import (
     String,
     Text,
     UniqueConstraint,
+    false,
 )
 from sqlalchemy.orm import DeclarativeBase, Mapped, declared_attr, mapped_column, relationship
 
@@ -445,8 +446,9 @@ class RawOutput(Versioned, Base):
     follows_format: Mapped[bool] = mapped_column(Boolean)
     parse_error: Mapped[str | None] = mapped_column(Text)
     # The answer was cut at the endpoint's token limit: kept and parsed, but it may end before the model
-    # had tagged or judged everything, so every view of the output says so.
-    cut: Mapped[bool] = mapped_column(Boolean, default=False)
+    # had tagged or judged everything, so every view of the output says so. The store's own default lets
+    # a process still running the code from before the mark (another app of a team, mid-upgrade) write.
+    cut: Mapped[bool] = mapped_column(Boolean, default=False, server_default=false())
 
 
 class RatingTask(Versioned, Base):

@@ -350,3 +350,30 @@ def test_raw_outputs_stored_before_the_cut_mark_read_as_not_cut_and_a_cut_one_ke
     (stored,) = export_bundle(engine, "d", ["detector:run"], actor=OPERATOR).label_sets
     marks = {a.item: a.raw_output.cut for a in stored.annotations if a.raw_output is not None}
     assert marks == {"a": False, "b": True}
+
+
+def test_a_process_running_the_code_from_before_the_cut_mark_still_writes_raw_outputs(engine) -> None:
+    """A team's app processes are not all upgraded at once: one still running the code from before
+    migration 0007 writes a raw output without naming ``cut``. The store takes it, as not cut (without
+    the column's default the write failed on its NOT NULL, and that process's live runs with it)."""
+    from db.access import OPERATOR
+    from db.importer import import_bundle
+    from formats.records import Bundle, DatasetRecord, ItemRecord, LabelSetRecord
+
+    items = [ItemRecord("a", "A red cat.")]
+    import_bundle(
+        engine,
+        Bundle(DatasetRecord("d", "canonical"), items, [LabelSetRecord("detector", "run")]),
+        actor=OPERATOR,
+    )
+    with engine.connect().execution_options(write=True) as connection, connection.begin():
+        item_id = connection.execute(select(m.Item.id)).scalar_one()
+        label_set_id = connection.execute(select(m.LabelSet.id)).scalar_one()
+        columns = "label_set_id, item_id, text, analysis, follows_format, parse_error, version"
+        connection.execute(
+            text(
+                f"INSERT INTO raw_outputs ({columns}) VALUES (:ls, :item, 'A red cat.', NULL, :yes, NULL, 1)"
+            ),
+            {"ls": label_set_id, "item": item_id, "yes": True},
+        )
+        assert connection.execute(select(m.RawOutput.cut)).scalar_one() is False

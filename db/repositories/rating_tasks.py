@@ -23,7 +23,7 @@ from sqlalchemy.orm import Session
 from db import models as m
 from db.access import Actor, require_in, require_now
 from db.column_lengths import refuse_too_long
-from db.engine import read_session, write_session
+from db.engine import hold_name, read_session, write_session
 from db.import_changes import ReplaceRequired
 from db.importer import ImportResult, import_bundle
 from db.repositories import labeling
@@ -245,6 +245,9 @@ def _check_spec(session: Session, dataset_id: int, spec: TaskSpec, task_id: int 
     if not name:
         raise ValueError("A rating task needs a name.")
     refuse_too_long(name, m.RatingTask.name, "task's name")
+    # Two managers naming a task alike at once wait for each other here, so the second finds the first's
+    # task and is told so (it got the unique constraint's raw error).
+    hold_name(session, "rating task", dataset_id, name)
     clash = session.scalar(
         select(m.RatingTask.id).where(m.RatingTask.dataset_id == dataset_id, m.RatingTask.name == name)
     )

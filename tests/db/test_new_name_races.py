@@ -1,4 +1,4 @@
-"""Two connections creating the same new label set (or dataset) at once, on the real PostgreSQL.
+"""Two connections creating the same new label set (or dataset, or rating task) at once, on the real PostgreSQL.
 
 Each looked the name up, found nothing, and inserted it; the second insert waited for the first
 transaction and then failed on the unique constraint, so an import (a file, a live run's batch, a
@@ -362,3 +362,29 @@ def test_a_name_held_in_one_stores_schema_does_not_hold_it_in_another(pg_url) ->
         finally:
             second.dispose()
             first.dispose()
+
+
+def test_two_managers_creating_the_same_new_rating_task_make_it_once(pg_url) -> None:
+    """Both looked the task's name up, found nothing and inserted it: the second ended in a raw
+    ``UniqueViolation``. Now the second waits, then is told the dataset already has a task of that name."""
+    from db.repositories.rating_tasks import TaskSpec, create_rating_task, list_rating_tasks
+
+    engine = make_engine(pg_url)
+    try:
+        run = LabelSetRecord("detector", "det", annotations=[Annotations("i0", spans=[SpanRecord(2, 5)])])
+        import_bundle(engine, Bundle(DatasetRecord("d", "canonical"), [], [run]), actor=OPERATOR)
+    finally:
+        engine.dispose()
+    dataset_id = _count(pg_url, select(m.Dataset.id).where(m.Dataset.name == "d"))
+    detector_id = _count(pg_url, select(m.LabelSet.id).where(m.LabelSet.name == "det"))
+    spec = TaskSpec("Faithfulness", detector_id)
+    create = lambda e: create_rating_task(e, dataset_id, spec, None, actor=OPERATOR)  # noqa: E731
+    outcomes = sorted(race(pg_url, create, create), key=lambda outcome: outcome[0])
+    assert [kind for kind, _ in outcomes] == ["error", "ok"]
+    assert type(outcomes[0][1]) is ValueError
+    assert str(outcomes[0][1]) == "This dataset already has a rating task named 'Faithfulness'."
+    engine = make_engine(pg_url)
+    try:
+        assert [t.name for t in list_rating_tasks(engine, dataset_id)] == ["Faithfulness"]
+    finally:
+        engine.dispose()

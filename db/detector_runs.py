@@ -43,7 +43,7 @@ from db.repositories.exchange import item_units
 from detectors.base import RunItem
 from detectors.cache import ResponseCache
 from detectors.lease import LeaseLost
-from detectors.ledger import Prices, add_ledgers
+from detectors.ledger import CUT_OUTPUTS, Prices, add_ledgers
 from detectors.runner import (
     ImageUnavailable,
     Progress,
@@ -416,7 +416,11 @@ def run_provenance(
     engine: Engine, dataset_id: int
 ) -> tuple[dict[str, dict[str, Any]], dict[str | None, int]]:
     """The live runs of the dataset's detector label sets (name -> ``meta["live_run"]``), and how many
-    items each source model wrote: what report footers say about detectors and their judge bias."""
+    items each source model wrote: what report footers say about detectors and their judge bias.
+
+    A run whose stored outputs include answers the endpoint cut at its token limit gets their number as
+    ``CUT_OUTPUTS``: the tables score such an answer as it stands, and one cut before it tagged or judged
+    everything reads as a detector that missed the rest, so the footer says how many there are."""
     with read_session(engine) as session:
         runs = {
             name: meta[META_KEY]
@@ -427,6 +431,15 @@ def run_provenance(
             )
             if isinstance(meta, dict) and isinstance(meta.get(META_KEY), dict)
         }
+        cut = session.execute(
+            select(m.LabelSet.name, func.count())
+            .join(m.RawOutput, m.RawOutput.label_set_id == m.LabelSet.id)
+            .where(m.LabelSet.dataset_id == dataset_id, m.LabelSet.kind == "detector", m.RawOutput.cut)
+            .group_by(m.LabelSet.name)
+        )
+        for name, n in cut:
+            if name in runs:
+                runs[name] = {**runs[name], CUT_OUTPUTS: int(n)}
         sources = {
             source: int(n)
             for source, n in session.execute(

@@ -16,6 +16,10 @@ import threading
 from dataclasses import dataclass
 from typing import Any
 
+# How many of a run's stored outputs the endpoint cut at its token limit (the outputs' own mark, counted
+# by the store for report footers; the ledger's ``truncated_answers`` counts the answers as they came).
+CUT_OUTPUTS = "cut_outputs"
+
 
 @dataclass(frozen=True)
 class Prices:

@@ -16,10 +16,12 @@ from urllib.parse import urlsplit
 
 from analysis.reports.base import Report
 from detectors.judge_bias import model_family, same_family_models, self_judged
+from detectors.ledger import CUT_OUTPUTS
 
 
 def run_line(name: str, live: Mapping[str, Any]) -> str:
-    """``name: model · strategy #hash · T=… · host · date`` (and ``incomplete`` until a run finished)."""
+    """``name: model · strategy #hash · T=… · host · date`` (and ``incomplete`` until a run finished, and
+    how many of its stored answers the endpoint cut at its token limit, when any was)."""
     settings = live.get("settings") if isinstance(live.get("settings"), Mapping) else {}
     assert isinstance(settings, Mapping)
     parts = [
@@ -36,6 +38,10 @@ def run_line(name: str, live: Mapping[str, Any]) -> str:
     parts.append(str(live.get("updated") or live.get("started") or "")[:10] or "?")
     if not live.get("complete"):
         parts.append("incomplete")
+    cut = live.get(CUT_OUTPUTS)
+    if isinstance(cut, int) and cut > 0:
+        answers = "answer" if cut == 1 else "answers"
+        parts.append(f"{cut:,} {answers} cut at the token limit, scored as they stand")
     return f"{name}: " + " · ".join(parts)
 
 

@@ -13,8 +13,15 @@ from __future__ import annotations
 import json
 
 import pytest
+from sqlalchemy import select
 
+from analysis.reports.base import Report
+from analysis.reports.detector_runs import with_runs
+from analysis.reports.provenance import Provenance
+from db import models as m
 from db.access import OPERATOR
+from db.detector_runs import run_provenance
+from db.engine import read_session
 from db.export_files import export_file
 from db.transfer import import_file
 from detectors.ledger import cost_text
@@ -93,6 +100,26 @@ def test_a_cut_answer_is_marked_on_its_stored_output_and_keeps_the_mark_through_
     assert outcome.ok, outcome
     copied = stored_in(data, "copy", "judge")
     assert {ext for ext, a in copied.items() if a.raw_output and a.raw_output.cut} == {"item-3", "item-7"}
+
+
+def test_the_metrics_footers_say_how_many_of_a_runs_stored_answers_were_cut(data):
+    """A cut answer is scored as it stands: one cut before it tagged anything reads as a detector that
+    found nothing there, and the tables said nothing of it. The footer's line for the run now says how
+    many of its stored answers were cut (its outputs' marks, not the answers counted as they came: the
+    copy's were all replayed from the cache)."""
+    with ChatServer(cutting) as server:
+        run(data, spec(server, max_tokens=64))
+        run(data, spec(server, max_tokens=64, detector="judge-copy"))
+        run(data, spec(server, max_tokens=64, detector="whole", items=("item-0", "item-1")))
+    with read_session(data) as session:
+        dataset_id = session.scalar(select(m.Dataset.id).where(m.Dataset.name == DATASET))
+    names = ("judge", "judge-copy", "whole")
+    table = Report("mhalo", "Table 3", Provenance(DATASET, ("gold", *names), N_ITEMS, "abc"))
+    footer = with_runs(table, *run_provenance(data, dataset_id)).provenance
+    lines = dict(zip(names, footer.runs, strict=True))
+    cut = " · 2 answers cut at the token limit, scored as they stand"
+    assert lines["judge"].endswith(cut) and lines["judge-copy"].endswith(cut)
+    assert lines["whole"].endswith(" · incomplete")
 
 
 def test_calls_whose_usage_was_not_reported_are_counted_and_the_cost_is_not_shown_as_zero(data):

@@ -6,6 +6,7 @@ from analysis.reports.base import Report
 from analysis.reports.detector_runs import bias_note, run_line, self_judging, with_runs
 from analysis.reports.provenance import Provenance
 from detectors.judge_bias import model_family
+from detectors.ledger import CUT_OUTPUTS
 
 LIVE = {
     "settings": {
@@ -41,6 +42,10 @@ def test_a_run_line_says_how_the_run_was_made():
     )
     done = LIVE | {"complete": True, "settings": LIVE["settings"] | {"samples": 1, "images": "none"}}
     assert run_line("judge", done).endswith("T=0.7 · text only · api.example.com · 2026-11-24")
+    assert run_line("judge", done | {CUT_OUTPUTS: 1}).endswith(
+        "2026-11-24 · 1 answer cut at the token limit, scored as they stand"
+    )
+    assert run_line("judge", done | {CUT_OUTPUTS: 0}) == run_line("judge", done)
 
 
 def test_judge_bias_counts_the_items_of_the_detectors_own_family():

@@ -157,15 +157,21 @@ class Format:
         change is a phrase that follows its count ("spans widened to whole words"), counted; the export
         lists them with what it leaves out (:meth:`~formats.export_check.ExportTally.left_out`), so
         no label is changed without a word. Here: the typed spans of a format whose spans have no type
-        (:attr:`holds_span_types`)."""
-        if "span" not in self.holds or self.holds_span_types:
-            return Counter()
-        typed = sum(s.type is not None for a in label_set.annotations for s in a.spans)
-        return (
-            Counter({f"typed spans are written untyped ({self.title} has no span types)": typed})
-            if typed
-            else Counter()
-        )
+        (:attr:`holds_span_types`), and a detector's outputs cut at the token limit, written as whole
+        answers (only a lossless file keeps the mark; read back, they would be scored as whole ones)."""
+        changed: Counter[str] = Counter()
+        if "span" in self.holds and not self.holds_span_types:
+            typed = sum(s.type is not None for a in label_set.annotations for s in a.spans)
+            if typed:
+                changed[f"typed spans are written untyped ({self.title} has no span types)"] = typed
+        if "output" in self.holds and not self.lossless:
+            cut = sum(a.raw_output is not None and a.raw_output.cut for a in label_set.annotations)
+            if cut:
+                changed[
+                    f"outputs cut at the token limit are written without that mark ({self.title} has no "
+                    "place for it; canonical keeps it)"
+                ] = cut
+        return changed
 
     def write(self, bundle: Bundle, *, filename: str = "") -> bytes:
         """The bundle in this format; ``filename`` may choose an encoding (``.csv`` / ``.parquet``)."""

@@ -22,7 +22,7 @@ from db import models as m
 from db.access import OPERATOR
 from db.detector_runs import run_provenance
 from db.engine import read_session
-from db.export_files import export_file
+from db.export_files import export_file, export_to
 from db.transfer import import_file
 from detectors.ledger import cost_text
 from formats.base import ReadOptions
@@ -120,6 +120,30 @@ def test_the_metrics_footers_say_how_many_of_a_runs_stored_answers_were_cut(data
     cut = " · 2 answers cut at the token limit, scored as they stand"
     assert lines["judge"].endswith(cut) and lines["judge-copy"].endswith(cut)
     assert lines["whole"].endswith(" · incomplete")
+
+
+def test_an_export_that_cannot_keep_the_cut_mark_says_so(data, tmp_path):
+    """A file of MHALO-style outputs has no place for the mark: read back, a cut answer is scored as a
+    whole one. The export wrote it so without a word; its report now counts those outputs."""
+    with ChatServer(cutting) as server:
+        run(data, spec(server, max_tokens=64))
+    notes: list[str] = []
+    export_to(
+        data,
+        DATASET,
+        "mhalo-outputs",
+        tmp_path / "out.jsonl",
+        actor=OPERATOR,
+        label_sets=["judge"],
+        left_out=notes,
+    )
+    assert notes == [
+        "detector:judge: 2 outputs cut at the token limit are written without that mark "
+        "(MHALO-style detector outputs (<Tagged_Text>) has no place for it; canonical keeps it)"
+    ]
+    canonical: list[str] = []
+    export_to(data, DATASET, "canonical", tmp_path / "all.jsonl", actor=OPERATOR, left_out=canonical)
+    assert canonical == []
 
 
 def test_calls_whose_usage_was_not_reported_are_counted_and_the_cost_is_not_shown_as_zero(data):

@@ -147,7 +147,10 @@ if from_finder:
 
 # --------------------------------------------------------------------------------------- the tracks
 if not names:
-    st.info("This dataset has no detector outputs to compare; showing the gold spans only.")
+    st.info(
+        "This dataset has no detector outputs to compare"
+        + ("; showing the gold spans only." if "span" in dataset.label_kinds else ".")
+    )
 linked = [n for n in (st.query_params.get("detectors") or "").split(",") if n]
 default_tracks = [n for n in linked if n in names]
 if unknown := [n for n in linked if n not in names]:  # a stale or mistyped link: said, not dropped unseen
@@ -349,7 +352,9 @@ with right:
             )
     else:
         show_text(item.response, label="Response")
-        st.info("This dataset has no span labels: compare its detectors in the tables below.")
+        # Said once the tables below are drawn or not: "see the tables below" above none misleads.
+        no_span_note = st.empty()
+tables_drawn = False
 
 # ------------------------------------------------------------------------- sentences and claims
 if item.sentences and chosen:
@@ -360,6 +365,7 @@ if item.sentences and chosen:
     }
     if scores:
         labels = {i: v.label for i, v in gold_says.sentence_labels.items()} if gold_says else {}
+        tables_drawn = True
         st.subheader("Sentence scores", anchor=False)
         st.caption(
             "0 = the detector is sure the sentence is wrong, 100 = sure it is right; empty = unparseable. "
@@ -381,6 +387,7 @@ if item.claims and chosen:
         if shown_labels[by_name[name].id].claim_labels
     }
     if verdicts:
+        tables_drawn = True
         st.subheader("Claims", anchor=False)
         grid, reasons = claim_grid(
             [(c.index, c.text) for c in item.claims], {i: v.label for i, v in gold_claims.items()}, verdicts
@@ -392,6 +399,18 @@ if item.claims and chosen:
 
 # ------------------------------------------------------------------------------------------ export
 if not has_spans:
+    if tables_drawn:
+        no_span_note.info("This dataset has no span labels: compare its detectors in the tables below.")
+    else:
+        missing = (
+            "no detector is chosen"
+            if not chosen
+            else "the chosen detectors give no sentence scores or claim verdicts on this item"
+        )
+        no_span_note.info(
+            f"This dataset has no span labels, and {missing}: there is nothing to compare here. "
+            "Triplet judgments and the other runs are measured on the Metrics page."
+        )
     st.stop()
 st.subheader("Export this comparison", anchor=False)
 safe_name = re.sub(r"[^A-Za-z0-9._-]+", "_", item.external_id)[:80] or "item"

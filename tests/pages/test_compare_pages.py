@@ -579,3 +579,58 @@ def _compare_bundle(url: str, monkeypatch: pytest.MonkeyPatch, bundle: Bundle, *
     at.switch_page("app_pages/compare.py").run()
     assert not at.exception, at.exception
     return at
+
+
+def _sentence_bundle(*, scored: bool) -> Bundle:
+    """A dataset of sentence labels only (no spans), with a detector that scores sentences or not."""
+    items = [ItemRecord(external_id="s-0", response="A red cube. The ball is blue.", prompt="Describe.")]
+    gold = LabelSetRecord(
+        kind="gold",
+        name="gold",
+        annotations=[
+            Annotations(
+                item="s-0",
+                sentence_labels=[SentenceLabelRecord(0, "incorrect"), SentenceLabelRecord(1, "correct")],
+            )
+        ],
+    )
+    label_sets = [gold]
+    if scored:
+        scores = [SentenceScoreRecord(0, 10.0), SentenceScoreRecord(1, 90.0)]
+        label_sets.append(
+            LabelSetRecord(
+                kind="detector",
+                name="scorer",
+                annotations=[Annotations(item="s-0", sentence_scores=scores)],
+            )
+        )
+    return Bundle(
+        dataset=DatasetRecord(name="sentences only", source_format="test", label_kinds=["sentence"]),
+        items=items,
+        label_sets=label_sets,
+    )
+
+
+def test_compare_without_span_labels_points_below_only_at_tables_it_draws(
+    sqlite_url: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A dataset without span labels or detectors (Tri-HE as imported) said both "showing the gold spans
+    only" and "compare its detectors in the tables below", above no spans and no table; now it says
+    there is nothing to compare on the item and where runs are measured."""
+    at = _compare_bundle(sqlite_url, monkeypatch, _sentence_bundle(scored=False))
+    said = [i.value for i in at.info]
+    assert not any("gold spans" in s or "tables below" in s for s in said), said
+    assert any(
+        "no span labels, and no detector is chosen: there is nothing to compare here" in s for s in said
+    )
+    assert not at.dataframe
+
+
+def test_compare_without_span_labels_points_at_the_sentence_table(
+    sqlite_url: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Where a table is drawn, pointing at it is right: the note stays for it."""
+    at = _compare_bundle(sqlite_url, monkeypatch, _sentence_bundle(scored=True), detectors="scorer")
+    said = [i.value for i in at.info]
+    assert any("compare its detectors in the tables below" in s for s in said), said
+    assert len(at.dataframe) == 1

@@ -88,17 +88,33 @@ threshold = iou_threshold(
 _, table = finder_tables(ctx.engine, dataset.id, float(threshold))
 
 all_types = sorted({t for types in table["gold types"] for t in types})
+all_subsets = sorted(table["subset"].dropna().unique())
+all_models = sorted(table["source model"].dropna().unique())
+# A link from another dataset (or the sidebar's dataset switched under a filter) may ask for values this
+# dataset lacks: a widget given such a default fails, and a filter dropped unseen misleads, so say it.
+for facet, asked, known in (
+    ("subset", query.subsets, all_subsets),
+    ("source model", query.models, all_models),
+    ("hallucination type", query.types, all_types),
+):
+    if unknown := [v for v in asked if v not in known]:
+        st.warning(
+            literal(
+                f"Dataset {dataset.name!r} has no {facet} {', '.join(map(repr, unknown))}: "
+                "that filter is left out."
+            )
+        )
 more = st.columns([1.3, 1.3, 1.6, 1.2, 1.4])
 subsets = more[0].multiselect(
     "Subset",
-    sorted(table["subset"].dropna().unique()),
-    default=[s for s in query.subsets],
+    all_subsets,
+    default=[s for s in query.subsets if s in all_subsets],
     key=f"{key}_subset",
 )
 models = more[1].multiselect(
     "Source model",
-    sorted(table["source model"].dropna().unique()),
-    default=[m for m in query.models],
+    all_models,
+    default=[m for m in query.models if m in all_models],
     key=f"{key}_model",
 )
 types = more[2].multiselect(

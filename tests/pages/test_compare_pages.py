@@ -220,6 +220,18 @@ def test_unknown_detector_in_the_link_is_named(demo: str) -> None:
     assert any("no detector named 'nobody'" in w.value for w in at.warning)
 
 
+def test_filters_of_another_dataset_in_the_link_are_named_not_a_traceback(demo: str) -> None:
+    """A subset or source model this dataset lacks (a link from another dataset, or the sidebar's
+    dataset switched under a subset filter) made the page a traceback; it is now named and left out."""
+    at = finder(subset=["shapes", "M-HalDetect"], model="ghost-model", type="Nope")
+    said = " ".join(w.value for w in at.warning)
+    assert "has no subset 'M-HalDetect'" in said
+    assert "has no source model 'ghost-model'" in said
+    assert "has no hallucination type 'Nope'" in said
+    assert widget(at.multiselect, "Subset").value == ["shapes"]
+    assert widget(at.multiselect, "Source model").value == []
+
+
 def test_exports_are_offered(demo: str) -> None:
     at = finder(preset="format")
     labels = [b.proto.label for b in at.get("download_button")]

@@ -156,10 +156,14 @@ class ExportTally:
 
     def _nothing_kept(self, written: LabelSetRecord, counts: dict[str, int]) -> str:
         fmt = self.fmt
+        # Raw outputs are in the shape of the format that read them, and a format that holds outputs
+        # keeps only its own kind (Tri-HE refuses an MHALO run's): they alone make no format a safe
+        # suggestion, and one suggested for them would refuse the label set in turn.
+        portable = set(counts) - {"output"}
         others = [
             f.name
             for f in formats(fmt.kind, writable=True)
-            if set(counts) & set(f.holds) and f.name != "canonical"
+            if portable & set(f.holds) and f.name != "canonical"
         ]
         return (
             f"{fmt.title} holds {_holds(fmt)}, and {_name(written)} has none: it has {_said(counts)}, "

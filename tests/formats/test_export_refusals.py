@@ -22,6 +22,7 @@ from formats.records import (
     DatasetRecord,
     ItemRecord,
     LabelSetRecord,
+    RawOutputRecord,
     SpanRecord,
 )
 from formats.registry import get_format
@@ -60,6 +61,23 @@ def test_a_format_that_cannot_hold_the_labels_is_refused_naming_them(engine, fmt
         export_file(engine, "d", fmt, actor=OPERATOR)
     for needle in needles:
         assert needle in str(refused.value), str(refused.value)
+
+
+def test_a_refusal_suggests_only_formats_that_write_the_label_set(engine):
+    """An MHALO run (spans and raw outputs) refused as M-HalDetect was told to export as "mhalo, trihe,
+    …", and Tri-HE then refused it too (its outputs are no Tri-HE run): the raw outputs made Tri-HE
+    look like a home. Every format suggested now writes the run."""
+    run = spans("tagger", "detector")
+    for per_item in run.annotations:
+        per_item.raw_output = RawOutputRecord(f"<Tagged_Text>{per_item.item}</Tagged_Text>", True)
+    store(engine, run)
+    with pytest.raises(FormatError) as refused:
+        export_file(engine, "d", "mhaldetect", actor=OPERATOR)
+    said = str(refused.value)
+    suggested = said.split("Export it as ", 1)[1].removesuffix(", or canonical (keeps everything)")
+    assert "trihe" not in suggested.split(", ") and "mhalo" in suggested.split(", "), said
+    for name in suggested.split(", "):
+        assert export_file(engine, "d", name, label_sets=["detector:tagger"], actor=OPERATOR), name
 
 
 def test_a_single_label_set_format_given_several_names_them(engine):

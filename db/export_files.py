@@ -171,7 +171,7 @@ def _write_checked(
     counted = ExportTally(fmt)
     fmt.write_stream(checked_batches(fmt, own_layouts(fmt, batches), counted), tally, filename=filename)
     if not tally.content:
-        raise empty_file(fmt, dataset)
+        raise empty_file(fmt, dataset, counted)
     if left_out is not None:
         left_out += counted.left_out()
     return tally.size

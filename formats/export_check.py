@@ -154,6 +154,21 @@ class ExportTally:
             notes += [f"{_name(label_set)}: {n:,} {change}" for change, n in (changed or {}).items()]
         return notes
 
+    def written_summary(self) -> str:
+        """What the label sets the file holds have, and what the format keeps of them: for a file that
+        came out empty, "detector:run has 120 spans, 120 raw outputs, none of them in a form AlignBench
+        sentence scores (0–100) writes (it holds sentence scores and raw outputs)"."""
+        fmt, head = self.fmt, self.head
+        assert head is not None, "no batch was taken"
+        counted = {id(ls): counts for ls, counts in zip(head.label_sets, self.counts, strict=True)}
+
+        def has(label_set: LabelSetRecord) -> str:
+            counts = counted[id(label_set)]
+            return _said({kind: counts[kind] for kind in LABEL_KINDS if counts[kind]}) or "no labels"
+
+        said = "; ".join(f"{_name(ls)} has {has(ls)}" for ls in self._written()) or "no label set is written"
+        return f"{said}, none of them in a form {fmt.title} writes (it holds {_holds(fmt)})"
+
     def _nothing_kept(self, written: LabelSetRecord, counts: dict[str, int]) -> str:
         fmt = self.fmt
         # Raw outputs are in the shape of the format that read them, and a format that holds outputs
@@ -196,5 +211,9 @@ def refuse_empty(fmt: Format, data: bytes, dataset: str) -> bytes:
     return data
 
 
-def empty_file(fmt: Format, dataset: str) -> FormatError:
-    return FormatError(f"writing {dataset!r} as {fmt.title} gave an empty file; nothing was written")
+def empty_file(fmt: Format, dataset: str, tally: ExportTally | None = None) -> FormatError:
+    """Why nothing was written. With the export's ``tally``, what the written label sets have beside what
+    the format holds: an MHALO run's raw outputs written as AlignBench scores gave an empty file, and the
+    message did not say that the run has spans and outputs of another kind only."""
+    what = f": {tally.written_summary()}" if tally is not None and tally.head is not None else ""
+    return FormatError(f"writing {dataset!r} as {fmt.title} gave an empty file{what}; nothing was written")

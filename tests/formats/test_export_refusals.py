@@ -80,6 +80,22 @@ def test_a_refusal_suggests_only_formats_that_write_the_label_set(engine):
         assert export_file(engine, "d", name, label_sets=["detector:tagger"], actor=OPERATOR), name
 
 
+def test_an_export_that_comes_out_empty_says_what_the_run_has(engine):
+    """An MHALO run's raw outputs, written as AlignBench scores, make an empty file: the export said only
+    that, and not that the run has spans and outputs of a kind the format does not write."""
+    run = spans("tagger", "detector")
+    for per_item in run.annotations:
+        per_item.raw_output = RawOutputRecord(f"<Tagged_Text>{per_item.item}</Tagged_Text>", True)
+    store(engine, run)
+    with pytest.raises(FormatError) as refused:
+        export_file(engine, "d", "alignbench-scores", label_sets=["detector:tagger"], actor=OPERATOR)
+    title = get_format("alignbench-scores").title
+    assert str(refused.value) == (
+        f"writing 'd' as {title} gave an empty file: detector:tagger has 3 spans, 2 raw outputs, none of "
+        f"them in a form {title} writes (it holds sentence scores and raw outputs); nothing was written"
+    )
+
+
 def test_a_single_label_set_format_given_several_names_them(engine):
     store(engine, spans("ann", "human"), spans("bob", "human"))
     with pytest.raises(FormatError, match="writes one label set") as refused:

@@ -1834,6 +1834,8 @@ class _Writer:
                 )
             )
             return
+        # A manager's form may be making a task of this name now: the second waits, then finds the first's.
+        hold_name(self.session, "rating task", self.dataset.id, record.name)
         task = self.session.scalar(
             select(m.RatingTask).where(
                 m.RatingTask.dataset_id == self.dataset.id, m.RatingTask.name == record.name

@@ -388,3 +388,38 @@ def test_two_managers_creating_the_same_new_rating_task_make_it_once(pg_url) -> 
         assert [t.name for t in list_rating_tasks(engine, dataset_id)] == ["Faithfulness"]
     finally:
         engine.dispose()
+
+
+def test_an_import_and_a_manager_making_the_same_new_rating_task_do_not_crash(pg_url) -> None:
+    """An import bringing a rating task the dataset lacks made it just as a manager's form did: the
+    second of the two ended in a raw ``UniqueViolation``. Now whichever comes second finds the first's task:
+    the import adds to it, the form is told the name is taken."""
+    from db.repositories.rating_tasks import TaskSpec, create_rating_task, list_rating_tasks
+    from formats.records import RatingTaskRecord
+
+    engine = make_engine(pg_url)
+    try:
+        run = LabelSetRecord("detector", "det", annotations=[Annotations("i0", spans=[SpanRecord(2, 5)])])
+        import_bundle(engine, Bundle(DatasetRecord("d", "canonical"), [], [run]), actor=OPERATOR)
+    finally:
+        engine.dispose()
+    dataset_id = _count(pg_url, select(m.Dataset.id).where(m.Dataset.name == "d"))
+    detector_id = _count(pg_url, select(m.LabelSet.id).where(m.LabelSet.name == "det"))
+    task = RatingTaskRecord("Faithfulness", "det")
+    outcomes = race(
+        pg_url,
+        lambda e: create_rating_task(
+            e, dataset_id, TaskSpec("Faithfulness", detector_id), None, actor=OPERATOR
+        ),
+        lambda e: import_bundle(e, Bundle(DatasetRecord("d", "canonical"), [], [], [task]), actor=OPERATOR),
+    )
+    form, imported = outcomes
+    assert imported[0] == "ok" and not imported[1].problems, outcomes
+    assert form[0] == "ok" or (type(form[1]) is ValueError and "already has a rating task" in str(form[1])), (
+        outcomes
+    )
+    engine = make_engine(pg_url)
+    try:
+        assert [t.name for t in list_rating_tasks(engine, dataset_id)] == ["Faithfulness"]
+    finally:
+        engine.dispose()

@@ -403,7 +403,9 @@ if not has_spans:
         no_span_note.info("This dataset has no span labels: compare its detectors in the tables below.")
     else:
         missing = (
-            "no detector is chosen"
+            "it has no detector runs"
+            if not names
+            else "no detector is chosen"
             if not chosen
             else "the chosen detectors give no sentence scores or claim verdicts on this item"
         )

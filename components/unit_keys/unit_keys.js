@@ -244,7 +244,7 @@ const queue = (window.spanlightKeyQueue ??= {
   since: 0,
   draining: false,
   watching: false,
-  drawn: true, // the keys' data has come from the newest run seen to start (see `watchRuns`)
+  drawn: true, // the keys' data has come from the run the last key let through asked for (`watchRuns`)
 });
 
 function scriptState() {
@@ -270,7 +270,8 @@ function shortcutButton(key) {
 // How long a key let through to its button may go without a run starting before the keys behind it
 // stop waiting for one. A click always asks for a run; on a busy machine the run has been seen to start
 // more than a second later, and a key behind it then acted on the page from before (T said why on the
-// claim before). Only a click that reached no server waits this long.
+// claim before). Only a click that reached no server waits this long (a key no button took waits not
+// at all: see `holdIfBusy`).
 const NO_RUN_GIVE_UP_MS = 15000;
 
 function busy() {
@@ -280,17 +281,28 @@ function busy() {
   return queue.awaiting;
 }
 
+function mustWait() {
+  // Whether a key pressed now waits its turn: the page is busy, keys wait before it, or the run the last
+  // key asked for has ended but not yet handed this script its data (a frame or so).
+  return busy() || queue.keys.length > 0 || !queue.drawn;
+}
+
 function watchRuns() {
   // A run that starts takes over from `awaiting`: from then on the script state says whether it is busy.
-  // A run seen only as it ends (started and finished between two looks) counts as started too. Until
-  // the run hands this script its data, the keys' reasons and fields are those of the run before.
+  // Every change of the state is among the records, a run's start too when it ended before this looks
+  // (each record holds the value before it; the next one, or the state now, the value after). Until the
+  // run a key asked for hands this script its data, the keys' reasons and fields are those of the run
+  // before. A run's end clears nothing: the run usually hands over its data while it is still going.
   if (queue.watching) return;
   queue.watching = true;
   new MutationObserver((records) => {
-    if (scriptState() === "running" || records.some((record) => record.oldValue === "running")) {
-      queue.awaiting = false;
-      queue.drawn = false;
-    }
+    const started = records.some((record, k) => {
+      const after = k + 1 < records.length ? records[k + 1].oldValue : scriptState();
+      return record.oldValue !== "running" && after === "running";
+    });
+    if (!started) return;
+    if (queue.awaiting) queue.drawn = false;
+    queue.awaiting = false;
   }).observe(document.body, {
     attributes: true,
     attributeOldValue: true,
@@ -311,7 +323,7 @@ function drain() {
     const settled = !busy() && !document.querySelector('[data-stale="true"]');
     idleFrames = settled ? idleFrames + 1 : 0;
     // The run's end can be drawn a frame before this script gets the run's data; a run that draws no
-    // keys (another part of the page) never hands it any, and is waited for only while the page settles.
+    // keys (another page) never hands it any, and is waited for only while the page settles.
     if (idleFrames >= 2 && (queue.drawn || idleFrames >= SETTLE_FRAMES)) {
       // the page is drawn: its buttons now act on the unit the key would have found
       idleFrames = 0;
@@ -359,7 +371,7 @@ function holdIfBusy(event, data) {
   if (typingAhead(event)) return true;
   const key = event.key.toLowerCase();
   const field = !event.shiftKey && Object.hasOwn(data.fields, key);
-  if (field && (busy() || queue.keys.length)) {
+  if (field && mustWait()) {
     watchRuns();
     queue.keys.push({ field: data.fields[key], key, text: "", enter: false });
     event.preventDefault();
@@ -371,17 +383,21 @@ function holdIfBusy(event, data) {
   const named = shortcutKeys(event.key).length > 0 || Object.hasOwn(data.unavailable ?? {}, key);
   if (event.shiftKey || !named) return false;
   watchRuns();
-  if (busy() || queue.keys.length) {
+  if (mustWait()) {
     queue.keys.push(event.key);
     event.preventDefault();
     event.stopPropagation();
     drain();
     return true;
   }
-  // Let it through to its button; until its run starts, the next key waits behind it.
+  // Let it through to its button; until its run starts, the next key waits behind it. A shortcut the
+  // button took is prevented; one nothing took once the key has gone its way asks for no run.
   if (shortcutButton(event.key)) {
     queue.awaiting = true;
     queue.since = performance.now();
+    setTimeout(() => {
+      if (!event.defaultPrevented) queue.awaiting = false;
+    }, 0);
   }
   return false;
 }

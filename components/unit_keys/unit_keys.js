@@ -244,7 +244,7 @@ const queue = (window.spanlightKeyQueue ??= {
   since: 0,
   draining: false,
   watching: false,
-  drawn: true, // the keys' data has come from the run the last key let through asked for (`watchRuns`)
+  started: false, // a run has started since the key `awaiting` stands for was let through (`watchRuns`)
 });
 
 function scriptState() {
@@ -267,32 +267,40 @@ function shortcutButton(key) {
   return kbd ? kbd.closest("button") : null;
 }
 
-// How long a key let through to its button may go without a run starting before the keys behind it
-// stop waiting for one. A click always asks for a run; on a busy machine the run has been seen to start
-// more than a second later, and a key behind it then acted on the page from before (T said why on the
-// claim before). Only a click that reached no server waits this long (a key no button took waits not
-// at all: see `holdIfBusy`).
+// How long a key let through to its button may go unanswered before the keys behind it stop waiting.
+// A click always asks for a run; on a busy machine the run has been seen to start more than a second
+// later, and a key behind it then acted on the page from before (T said why on the claim before). Only
+// a click whose run never draws this page's keys (one that reached no server) waits this long; a key no
+// button took waits not at all (see `holdIfBusy`).
 const NO_RUN_GIVE_UP_MS = 15000;
 
 function busy() {
-  // Still answering: a run goes on, or a key just let through has not started its run yet.
+  // Still answering: a run goes on, or the key just let through is not answered yet — its run has not
+  // started, or has not handed this script its data (it may do so a frame after its end). Another run
+  // meanwhile, such as a live page's poll every second, draws no keys, and does not count as the answer:
+  // taken for it, the next key's click reached the server before the awaited run began and Streamlit
+  // merged the two (four quick → went three slides on).
   if (scriptState() === "running") return true;
   if (queue.awaiting && performance.now() - queue.since > NO_RUN_GIVE_UP_MS) queue.awaiting = false;
   return queue.awaiting;
 }
 
-function mustWait() {
-  // Whether a key pressed now waits its turn: the page is busy, keys wait before it, or the run the last
-  // key asked for has ended but not yet handed this script its data (a frame or so).
-  return busy() || queue.keys.length > 0 || !queue.drawn;
+function awaitAnswer() {
+  // A key goes to its button now: the keys behind it wait for its answer (`busy`).
+  queue.awaiting = true;
+  queue.started = false;
+  queue.since = performance.now();
+}
+
+function answered() {
+  // This script got a run's data: that answers the awaited key when a run started after the key.
+  if (queue.started) queue.awaiting = false;
 }
 
 function watchRuns() {
-  // A run that starts takes over from `awaiting`: from then on the script state says whether it is busy.
-  // Every change of the state is among the records, a run's start too when it ended before this looks
-  // (each record holds the value before it; the next one, or the state now, the value after). Until the
-  // run a key asked for hands this script its data, the keys' reasons and fields are those of the run
-  // before. A run's end clears nothing: the run usually hands over its data while it is still going.
+  // Note each run that starts while a key waits for its answer. Every change of the state is among the
+  // records, a run's start too when it ended before this looks (each record holds the value before it;
+  // the next one, or the state now, the value after).
   if (queue.watching) return;
   queue.watching = true;
   new MutationObserver((records) => {
@@ -300,9 +308,7 @@ function watchRuns() {
       const after = k + 1 < records.length ? records[k + 1].oldValue : scriptState();
       return record.oldValue !== "running" && after === "running";
     });
-    if (!started) return;
-    if (queue.awaiting) queue.drawn = false;
-    queue.awaiting = false;
+    if (started && queue.awaiting) queue.started = true;
   }).observe(document.body, {
     attributes: true,
     attributeOldValue: true,
@@ -322,9 +328,7 @@ function drain() {
     }
     const settled = !busy() && !document.querySelector('[data-stale="true"]');
     idleFrames = settled ? idleFrames + 1 : 0;
-    // The run's end can be drawn a frame before this script gets the run's data; a run that draws no
-    // keys (another page) never hands it any, and is waited for only while the page settles.
-    if (idleFrames >= 2 && (queue.drawn || idleFrames >= SETTLE_FRAMES)) {
+    if (idleFrames >= 2) {
       // the page is drawn: its buttons now act on the unit the key would have found
       idleFrames = 0;
       const next = queue.keys.shift();
@@ -336,8 +340,7 @@ function drain() {
       } else {
         const button = shortcutButton(next);
         if (button) {
-          queue.awaiting = true;
-          queue.since = performance.now();
+          awaitAnswer();
           button.click();
         } else {
           notice(keyReason(shared.data, next));
@@ -371,7 +374,7 @@ function holdIfBusy(event, data) {
   if (typingAhead(event)) return true;
   const key = event.key.toLowerCase();
   const field = !event.shiftKey && Object.hasOwn(data.fields, key);
-  if (field && mustWait()) {
+  if (field && (busy() || queue.keys.length)) {
     watchRuns();
     queue.keys.push({ field: data.fields[key], key, text: "", enter: false });
     event.preventDefault();
@@ -383,7 +386,7 @@ function holdIfBusy(event, data) {
   const named = shortcutKeys(event.key).length > 0 || Object.hasOwn(data.unavailable ?? {}, key);
   if (event.shiftKey || !named) return false;
   watchRuns();
-  if (mustWait()) {
+  if (busy() || queue.keys.length) {
     queue.keys.push(event.key);
     event.preventDefault();
     event.stopPropagation();
@@ -393,8 +396,7 @@ function holdIfBusy(event, data) {
   // Let it through to its button; until its run starts, the next key waits behind it. A shortcut the
   // button took is prevented; one nothing took once the key has gone its way asks for no run.
   if (shortcutButton(event.key)) {
-    queue.awaiting = true;
-    queue.since = performance.now();
+    awaitAnswer();
     setTimeout(() => {
       if (!event.defaultPrevented) queue.awaiting = false;
     }, 0);
@@ -429,7 +431,7 @@ export default function (component) {
   const { data, parentElement } = component;
   if (!data) return undefined;
   shared.data = data;
-  queue.drawn = true;
+  answered();
   clearTimeout(shared.closing);
   if (!shared.listening) {
     // Capture phase: the page's button shortcuts must not see a key this takes.

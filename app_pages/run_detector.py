@@ -163,6 +163,17 @@ def _duration(seconds: float | None) -> str:
     return f"{minutes} min {rest} s" if minutes else f"{rest} s"
 
 
+def _progress_text(progress: Progress, running: bool) -> str:
+    """The line over a run's progress bar. Items that got no answer count toward the bar, so the line
+    says how many they are (an endpoint timing out read as a run nearly done); a run that has ended has
+    nothing left to wait for, so it shows no time left (a cancelled one said "about 49 s left")."""
+    line = f"{progress.finished} of {progress.total} items"
+    if progress.failed:
+        line += f" ({progress.failed} without an answer)"
+    line += f" · {progress.rate:.2f} items/s"
+    return f"{line} · about {_duration(progress.eta_s)} left" if running else line
+
+
 def _show(run: LiveRun) -> None:
     spec = run.spec
     with st.container(border=True):
@@ -175,11 +186,7 @@ def _show(run: LiveRun) -> None:
         progress = run.progress
         if progress is not None:
             share = progress.finished / progress.total if progress.total else 1.0
-            st.progress(
-                min(share, 1.0),
-                text=f"{progress.finished} of {progress.total} items · {progress.rate:.2f} items/s · "
-                f"about {_duration(progress.eta_s)} left",
-            )
+            st.progress(min(share, 1.0), text=_progress_text(progress, run.running))
             ledger = progress.ledger
             st.dataframe(
                 pd.DataFrame(

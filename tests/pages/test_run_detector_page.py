@@ -355,3 +355,36 @@ def test_detector_cells_of_a_self_judging_detector_are_marked():
     html = judge_bias_marked(styled(table), table.frame, provenance).to_html()
     assert "judge †" in html and "other †" not in html and "0.50" in html
     assert table.frame["detector"].tolist() == ["judge", "other"]
+
+
+def test_the_progress_line_counts_items_without_an_answer_and_no_time_left_once_ended(page_store):
+    """The bar counted an item the endpoint gave no answer for as done, and the line did not say so (a
+    timing-out endpoint read as a run nearly done); a cancelled run still said "about 49 s left"."""
+
+    def refusing_one(text: str, attempt: int):
+        return status(400, message="image too large") if "number 3." in text else tagging(text, attempt)
+
+    with ChatServer(refusing_one) as server:
+        at = open_page("app_pages/run_detector.py")
+        fill_form(at, server, "one-refused-judge")
+        run = the_run("one-refused-judge")
+        wait_for(lambda: not run.running)
+        at.run()
+    assert run.result is not None and len(run.result.failed) == 1, run.result
+    shown = page_text(at)
+    assert "31 of 31 items (1 without an answer) · " in shown
+    assert "left" not in next(p.text for p in at.get("progress"))
+
+    slow = lambda text, attempt: tagging(text, attempt, delay_s=0.2)  # noqa: E731
+    with ChatServer(slow) as server:
+        fill_form(at, server, "cancelled-judge", run_detector_concurrency=1)
+        run = the_run("cancelled-judge")
+        wait_for(lambda: run.progress is not None and run.progress.saved >= 1)
+        at.run()
+        at.button(key=f"run_detector_cancel_{run.id}").click()
+        at.run()
+        wait_for(lambda: not run.running)
+    at.run()
+    lines = [p.text for p in at.get("progress")]
+    assert run.result is not None and run.result.status == "cancelled"
+    assert lines and not any("left" in line for line in lines), lines

@@ -43,6 +43,7 @@ section[data-testid="stSidebar"], header[data-testid="stHeader"],
 </style>
 """
 
+JUMP_LABEL = "Slide"  # the slide list: a pick there hands the keys back to the deck (see unit_keys)
 PRESENTER_KEYS = (
     ("→ or PageDown", "next slide"),
     ("← or PageUp", "previous slide"),
@@ -130,7 +131,7 @@ with st.container(key="presenter"):
 
     st.session_state["presenter-jump"] = number
     jump_box.selectbox(
-        "Slide",
+        JUMP_LABEL,
         range(1, count + 1),
         format_func=lambda k: f"{k} · {slides[k - 1].title}",
         key="presenter-jump",
@@ -159,4 +160,4 @@ with st.container(key="presenter"):
         st.button("Next", shortcut="PageDown", on_click=_step, args=(1, count), key="presenter-pagedown")
         # Four quick presses of → are four slides: a key pressed while the page still answers the one
         # before waits for it (Streamlit merged quick presses of one button into one click).
-        unit_keys(None, PRESENTER_KEYS)
+        unit_keys(None, PRESENTER_KEYS, release=(JUMP_LABEL,))

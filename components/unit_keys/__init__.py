@@ -56,6 +56,7 @@ def unit_keys(
     fields: Mapping[str, str] | None = None,
     recent: str | None = None,
     unavailable: Mapping[str, str] | None = None,
+    release: Sequence[str] = (),
 ) -> None:
     """Keep the container keyed ``current`` in view, open its ``fields`` (key → the field's label) by
     key, and list ``keys`` (key, what it does) on ``?``. Call it once per run of the unit.
@@ -66,7 +67,12 @@ def unit_keys(
 
     ``unavailable`` maps a key to why it does nothing now, said when it is pressed and finds no field
     or no enabled button (:data:`ANY_KEY`: for every key whose button is disabled); a key without a
-    reason names its disabled button or its missing field instead."""
+    reason names its disabled button or its missing field instead.
+
+    ``release`` names the labels of more boxes that only lead elsewhere (presenter mode's slide list):
+    a pick there (Enter or a click) gives the keys back to the page, and Esc with its list open only
+    closes the list, as focus left in the box took the next → as the box's own and the next Esc left
+    the page."""
     # A new value each run, so the browser keeps the unit in view after every action, not only when
     # the cursor moved (an Error type box opening under the current sentence makes it taller).
     runs = st.session_state.get(_RUNS, 0) + 1
@@ -78,7 +84,7 @@ def unit_keys(
             "recent": container_class(recent) if recent and recent != current else None,
             "keys": [[key, what] for key, what in [*keys, ("?", "show or hide this list of keys")]],
             "fields": {key.lower(): label for key, label in (fields or {}).items()},
-            "release": [JUMP_LABEL],
+            "release": [JUMP_LABEL, *release],
             "openers": {"s": FLAG_LABEL},
             "unavailable": {key.lower(): why for key, why in (unavailable or {}).items()},
             "run": runs,

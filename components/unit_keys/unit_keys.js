@@ -225,12 +225,36 @@ const shared = (window.spanlightUnitKeys ??= {
   listening: false,
 });
 
+function releaseBox(data, target) {
+  // The box that only leads elsewhere (the jump box, presenter mode's slide list) `target` is, or null.
+  if (!(target instanceof HTMLInputElement)) return null;
+  return data.release?.includes(target.getAttribute("aria-label")) ? target : null;
+}
+
 function releaseAfterEnter(data, event) {
-  // Enter in a box that only leads elsewhere (the jump box) is done with it: blur it once Streamlit
-  // has taken the value, so the next label key reaches the page instead of the box.
-  const target = event.composedPath()[0];
-  if (event.key !== "Enter" || !(target instanceof HTMLInputElement)) return;
-  if (data.release?.includes(target.getAttribute("aria-label"))) setTimeout(() => target.blur(), 0);
+  // Enter in a box that only leads elsewhere is done with it: blur it once Streamlit has taken the
+  // value, so the next key reaches the page instead of the box. Esc while such a box's list is open
+  // closes the list and gives the keys back too, and goes no further: it was the page's Esc (presenter
+  // mode's "Leave"), so closing the slide list left the presentation.
+  const box = releaseBox(data, event.composedPath()[0]);
+  if (box === null) return false;
+  if (event.key === "Escape" && box.getAttribute("aria-expanded") === "true") {
+    event.stopPropagation();
+    event.preventDefault();
+    box.blur();
+    return true;
+  }
+  if (event.key === "Enter") setTimeout(() => box.blur(), 0);
+  return false;
+}
+
+function releaseAfterPick(event) {
+  // An option of such a box's list picked with the mouse leaves the cursor in the box, where → and
+  // PageDown move in the box rather than step the page: blur it, so the keys are the page's again.
+  const data = shared.data;
+  if (!data || !(event.target instanceof Element) || !event.target.closest('[role="option"]')) return;
+  const box = releaseBox(data, document.activeElement);
+  if (box !== null) setTimeout(() => box.blur(), 0);
 }
 
 // Keys pressed while the page is still answering an earlier key. Streamlit merges two presses of one
@@ -406,7 +430,7 @@ function holdIfBusy(event, data) {
 
 function onKeyDown(event) {
   const data = shared.data;
-  if (data) releaseAfterEnter(data, event);
+  if (data && releaseAfterEnter(data, event)) return;
   if (!data || event.ctrlKey || event.metaKey || event.altKey || typing(event)) return;
   if (document.getElementById(OVERLAY_ID) === null && holdIfBusy(event, data)) return;
   const open = document.getElementById(OVERLAY_ID) !== null;
@@ -436,6 +460,7 @@ export default function (component) {
   if (!shared.listening) {
     // Capture phase: the page's button shortcuts must not see a key this takes.
     document.addEventListener("keydown", onKeyDown, { capture: true });
+    document.addEventListener("click", releaseAfterPick, { capture: true });
     shared.listening = true;
   }
   if (document.getElementById(OVERLAY_ID)) showOverlay(data); // an open list follows the new run

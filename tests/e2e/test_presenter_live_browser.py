@@ -189,6 +189,34 @@ def test_presenter_keys_and_slide_list(live_app: RunningApp, tab: AppTab) -> Non
     expect(page.locator(".st-key-presenter h2").first).to_have_text(fifth.split(" · ", 1)[1])
 
 
+def test_the_keys_step_slides_after_the_slide_list(live_app: RunningApp, tab: AppTab) -> None:
+    """A slide picked in the list with the mouse left the cursor in the list: → and PageDown then did
+    nothing until the presenter clicked elsewhere, and Esc to close the open list left presenter mode."""
+    page = tab.page
+    _open(tab, live_app, "presenter", {"slide": "1"})
+    _figure(page)
+    jump = page.locator(".st-key-presenter-jump")
+    tab.after_run(lambda: jump.click())
+    tab.after_run(lambda: page.get_by_role("option").nth(4).click())
+    expect(page).to_have_url(re.compile(r"[?&]slide=5(&|$)"))
+    tab.press("ArrowRight")
+    expect(page).to_have_url(re.compile(r"[?&]slide=6(&|$)"))
+    tab.press("PageDown")
+    expect(page).to_have_url(re.compile(r"[?&]slide=7(&|$)"))
+
+    # Esc with the list open closes the list only; the deck's keys work on, and the next Esc leaves.
+    tab.after_run(lambda: jump.click())
+    expect(page.get_by_role("option").first).to_be_visible()
+    page.keyboard.press("Escape")
+    expect(page.get_by_role("option")).to_have_count(0)
+    tab.idle()
+    assert re.search(r"/presenter\?.*[?&]slide=7(&|$)", page.url), page.url
+    tab.press("ArrowRight")
+    expect(page).to_have_url(re.compile(r"[?&]slide=8(&|$)"))
+    tab.press("Escape")
+    expect(page).not_to_have_url(re.compile(r"/presenter\?"))
+
+
 def test_quick_presses_each_step_a_slide(live_app: RunningApp, tab: AppTab) -> None:
     """Four presses of → as fast as a presenter clicks are four slides: a press that came while the page
     still answered the one before was merged into it (it ended on slide 3 of 5)."""

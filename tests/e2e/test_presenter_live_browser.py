@@ -19,7 +19,8 @@ from pathlib import Path
 from urllib.parse import urlencode
 
 import pytest
-from playwright.sync_api import Page, WebSocket, expect
+from playwright.sync_api import Page, WebSocket, WebSocketRoute, expect
+from streamlit.proto.BackMsg_pb2 import BackMsg
 from streamlit.proto.ForwardMsg_pb2 import ForwardMsg
 
 from db.access import OPERATOR
@@ -232,6 +233,55 @@ def test_quick_presses_each_step_a_slide(live_app: RunningApp, tab: AppTab) -> N
     expect(page.get_by_text(re.compile(rf"^Slide 5 of {status[1]}"))).to_be_visible()
     tab.idle()
     assert re.search(r"[?&]slide=5(&|$)", page.url), page.url  # and no press is still to come
+
+
+def _page_run(message: bytes | str) -> bool:
+    """Whether a message the tab sends asks for a run of the whole page (not a fragment's, the poll's)."""
+    if not isinstance(message, bytes):
+        return False
+    sent = BackMsg.FromString(message)
+    return sent.WhichOneof("type") == "rerun_script" and not sent.rerun_script.fragment_id
+
+
+def test_a_poll_run_is_not_taken_for_the_run_a_key_asked_for(live_app: RunningApp, tab: AppTab) -> None:
+    """The page polls the store every second (a fragment's run). A → let through to its button waited
+    for "a run" to start; a poll's run passed for it, so the next → clicked before the awaited run
+    began, Streamlit merged the two clicks and the deck went one slide on for two presses. Here the
+    page's run is held at the socket while polls go on: the second → still waits, then steps too."""
+    page = tab.page
+    kinds = RunKinds(page)
+    held: list[tuple[WebSocketRoute, bytes | str]] = []
+    gate = {"closed": False}
+
+    def hold_page_runs(socket: WebSocketRoute) -> None:
+        server = socket.connect_to_server()
+
+        def up(message: bytes | str) -> None:
+            if gate["closed"] and _page_run(message):
+                held.append((server, message))
+            else:
+                server.send(message)
+
+        socket.on_message(up)
+
+    page.route_web_socket(re.compile(r"/_stcore/stream"), hold_page_runs)
+    _open(tab, live_app, "presenter", {"slide": "1"})
+    _figure(page)
+    tab.press("ArrowRight")  # once the page's keys are attached
+    expect(page).to_have_url(re.compile(r"[?&]slide=2(&|$)"))
+    gate["closed"] = True
+    page.keyboard.press("ArrowRight")  # its run is asked for, and held
+    page.keyboard.press("ArrowRight")  # waits behind it
+    polls = kinds.fragment
+    kinds.wait_until(lambda: kinds.fragment >= polls + 2, "two polls while the page's run is held")
+    tab.idle()
+    assert len(held) == 1, f"{len(held)} page runs asked for: the second → did not wait"
+    assert page.evaluate("() => window.spanlightKeyQueue.keys.length") == 1
+    gate["closed"] = False
+    for server, message in held:
+        server.send(message)
+    expect(page).to_have_url(re.compile(r"[?&]slide=4(&|$)"))
+    expect(page.get_by_text(re.compile(r"^Slide 4 of"))).to_be_visible()
 
 
 def test_esc_goes_back_to_the_page_presenter_mode_was_opened_from(live_app: RunningApp, tab: AppTab) -> None:

@@ -364,47 +364,51 @@ def test_a_name_held_in_one_stores_schema_does_not_hold_it_in_another(pg_url) ->
             first.dispose()
 
 
-def test_two_managers_creating_the_same_new_rating_task_make_it_once(pg_url) -> None:
-    """Both looked the task's name up, found nothing and inserted it: the second ended in a raw
-    ``UniqueViolation``. Now the second waits, then is told the dataset already has a task of that name."""
-    from db.repositories.rating_tasks import TaskSpec, create_rating_task, list_rating_tasks
-
-    engine = make_engine(pg_url)
+def _with_detector_run(url: str) -> tuple[int, int]:
+    """Dataset ``d`` given a detector run ``det`` to rate: their ids."""
+    engine = make_engine(url)
     try:
         run = LabelSetRecord("detector", "det", annotations=[Annotations("i0", spans=[SpanRecord(2, 5)])])
         import_bundle(engine, Bundle(DatasetRecord("d", "canonical"), [], [run]), actor=OPERATOR)
     finally:
         engine.dispose()
-    dataset_id = _count(pg_url, select(m.Dataset.id).where(m.Dataset.name == "d"))
-    detector_id = _count(pg_url, select(m.LabelSet.id).where(m.LabelSet.name == "det"))
+    dataset_id = _count(url, select(m.Dataset.id).where(m.Dataset.name == "d"))
+    return dataset_id, _count(url, select(m.LabelSet.id).where(m.LabelSet.name == "det"))
+
+
+def _rating_tasks(url: str, dataset_id: int) -> list[str]:
+    from db.repositories.rating_tasks import list_rating_tasks
+
+    engine = make_engine(url)
+    try:
+        return [t.name for t in list_rating_tasks(engine, dataset_id)]
+    finally:
+        engine.dispose()
+
+
+def test_two_managers_creating_the_same_new_rating_task_make_it_once(pg_url) -> None:
+    """Both looked the task's name up, found nothing and inserted it: the second ended in a raw
+    ``UniqueViolation``. Now the second waits, then is told the dataset already has a task of that name."""
+    from db.repositories.rating_tasks import TaskSpec, create_rating_task
+
+    dataset_id, detector_id = _with_detector_run(pg_url)
     spec = TaskSpec("Faithfulness", detector_id)
     create = lambda e: create_rating_task(e, dataset_id, spec, None, actor=OPERATOR)  # noqa: E731
     outcomes = sorted(race(pg_url, create, create), key=lambda outcome: outcome[0])
     assert [kind for kind, _ in outcomes] == ["error", "ok"]
     assert type(outcomes[0][1]) is ValueError
     assert str(outcomes[0][1]) == "This dataset already has a rating task named 'Faithfulness'."
-    engine = make_engine(pg_url)
-    try:
-        assert [t.name for t in list_rating_tasks(engine, dataset_id)] == ["Faithfulness"]
-    finally:
-        engine.dispose()
+    assert _rating_tasks(pg_url, dataset_id) == ["Faithfulness"]
 
 
 def test_an_import_and_a_manager_making_the_same_new_rating_task_do_not_crash(pg_url) -> None:
     """An import bringing a rating task the dataset lacks made it just as a manager's form did: the
     second of the two ended in a raw ``UniqueViolation``. Now whichever comes second finds the first's task:
     the import adds to it, the form is told the name is taken."""
-    from db.repositories.rating_tasks import TaskSpec, create_rating_task, list_rating_tasks
+    from db.repositories.rating_tasks import TaskSpec, create_rating_task
     from formats.records import RatingTaskRecord
 
-    engine = make_engine(pg_url)
-    try:
-        run = LabelSetRecord("detector", "det", annotations=[Annotations("i0", spans=[SpanRecord(2, 5)])])
-        import_bundle(engine, Bundle(DatasetRecord("d", "canonical"), [], [run]), actor=OPERATOR)
-    finally:
-        engine.dispose()
-    dataset_id = _count(pg_url, select(m.Dataset.id).where(m.Dataset.name == "d"))
-    detector_id = _count(pg_url, select(m.LabelSet.id).where(m.LabelSet.name == "det"))
+    dataset_id, detector_id = _with_detector_run(pg_url)
     task = RatingTaskRecord("Faithfulness", "det")
     outcomes = race(
         pg_url,
@@ -418,8 +422,4 @@ def test_an_import_and_a_manager_making_the_same_new_rating_task_do_not_crash(pg
     assert form[0] == "ok" or (type(form[1]) is ValueError and "already has a rating task" in str(form[1])), (
         outcomes
     )
-    engine = make_engine(pg_url)
-    try:
-        assert [t.name for t in list_rating_tasks(engine, dataset_id)] == ["Faithfulness"]
-    finally:
-        engine.dispose()
+    assert _rating_tasks(pg_url, dataset_id) == ["Faithfulness"]

@@ -137,17 +137,24 @@ def test_a_run_started_on_the_page_is_written_and_shown_with_its_provenance(page
     assert KEY not in page_text(compare)
 
 
-def test_a_running_run_can_be_cancelled_from_the_page(page_store):
+def cancel_a_slow_run(at: Any, name: str) -> Any:
+    """Start a run of ``name`` on a slow endpoint from the page ``at``, cancel it from the page once it
+    saved an item, and wait until it has stopped; the run."""
     slow = lambda text, attempt: tagging(text, attempt, delay_s=0.2)  # noqa: E731
     with ChatServer(slow) as server:
-        at = open_page("app_pages/run_detector.py")
-        fill_form(at, server, "slow-judge", run_detector_concurrency=1)
-        run = the_run("slow-judge")
+        fill_form(at, server, name, run_detector_concurrency=1)
+        run = the_run(name)
         wait_for(lambda: run.progress is not None and run.progress.saved >= 1)
         at.run()
         at.button(key=f"run_detector_cancel_{run.id}").click()
         at.run()
         wait_for(lambda: not run.running)
+    return run
+
+
+def test_a_running_run_can_be_cancelled_from_the_page(page_store):
+    at = open_page("app_pages/run_detector.py")
+    run = cancel_a_slow_run(at, "slow-judge")
     assert run.result is not None and run.result.status == "cancelled" and 1 <= run.result.saved < 31
     at.run()
     assert "cancelled" in page_text(at)
@@ -375,15 +382,7 @@ def test_the_progress_line_counts_items_without_an_answer_and_no_time_left_once_
     assert "31 of 31 items (1 without an answer) · " in shown
     assert "left" not in next(p.text for p in at.get("progress"))
 
-    slow = lambda text, attempt: tagging(text, attempt, delay_s=0.2)  # noqa: E731
-    with ChatServer(slow) as server:
-        fill_form(at, server, "cancelled-judge", run_detector_concurrency=1)
-        run = the_run("cancelled-judge")
-        wait_for(lambda: run.progress is not None and run.progress.saved >= 1)
-        at.run()
-        at.button(key=f"run_detector_cancel_{run.id}").click()
-        at.run()
-        wait_for(lambda: not run.running)
+    run = cancel_a_slow_run(at, "cancelled-judge")
     at.run()
     lines = [p.text for p in at.get("progress")]
     assert run.result is not None and run.result.status == "cancelled"

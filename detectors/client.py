@@ -351,7 +351,10 @@ class ChatClient:
                     else:
                         return Answer(text, prompt_tokens, completion_tokens, finish, attempt)
                 elif status in RETRY_STATUSES or status >= 500:
-                    problem = f"HTTP {status}"
+                    # The server's own words ("model overloaded") say more than the status alone; a run
+                    # that stops after such calls quotes them, as it does a refusal's.
+                    said = _server_message(data)
+                    problem = f"HTTP {status}: {said}" if said else f"HTTP {status}"
                     retry_after = retry_after_seconds(headers.get("retry-after"))
                     kind = "throttled" if status == 429 else kind
                 else:

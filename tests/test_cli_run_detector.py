@@ -146,7 +146,7 @@ def test_a_refused_or_failed_run_exits_1_with_the_reason(store, capsys):
         assert code == 1
         assert (
             "1 of 2 items written" in out
-            and "Failed item-5: item: HTTP 500 (gave up after 2 attempts)" in out
+            and "Failed item-5: item: HTTP 500: scripted failure (gave up after 2 attempts)" in out
         )
         code, out, _ = run(capsys, *arguments(store, server, "--model", "other", "--json"))
         assert code == 1 and "was run with other settings" in json.loads(out)["error"]

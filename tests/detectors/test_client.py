@@ -65,7 +65,7 @@ def test_retries_are_bounded_and_the_reason_says_why():
     with ChatServer(lambda text, n: status(500)) as server, pytest.raises(CallFailed) as failed:
         client(server).complete(BODY)
     assert failed.value.attempts == 4 and len(server.requests) == 4
-    assert failed.value.reason == "HTTP 500 (gave up after 4 attempts)"
+    assert failed.value.reason == "HTTP 500: scripted failure (gave up after 4 attempts)"
 
 
 def test_a_request_the_server_refuses_is_not_retried_and_an_echoed_key_is_masked():

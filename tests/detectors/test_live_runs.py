@@ -200,7 +200,7 @@ def test_an_item_whose_call_keeps_failing_is_left_for_the_next_run(data):
     with ChatServer(script) as server:
         result = run(data, spec(server))
         assert not result.ok and result.status == "finished" and not result.complete
-        assert result.failed == {"item-5": "item: HTTP 502 (gave up after 4 attempts)"}
+        assert result.failed == {"item-5": "item: HTTP 502: scripted failure (gave up after 4 attempts)"}
         assert server.count("Item 5:") == 4 and "item-5" not in stored(data, "judge")
         assert live_meta(data)["complete"] is False
         broken["on"] = False

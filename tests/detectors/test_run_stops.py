@@ -79,14 +79,16 @@ def test_an_endpoint_that_cannot_be_reached_is_given_up_after_one_calls_retries(
 
 
 def test_an_endpoint_failing_call_after_call_is_given_up(data):
-    with ChatServer(lambda text, n: status(503)) as server:
+    """The stop names the last failure in the server's own words, as a refusal's does (it said only
+    "HTTP 503")."""
+    with ChatServer(lambda text, n: status(503, message="model overloaded")) as server:
         result = run(data, spec(server, concurrency=1))
     attempts = 4  # the tests' retry policy
     assert len(server.requests) == FAILURES_IN_A_ROW * attempts < N_ITEMS * attempts
     assert result.status == "stopped" and result.failed == {}
     assert result.stop_reason == (
-        f"the calls of {FAILURES_IN_A_ROW} items in a row got no answer, the last HTTP 503 (gave up after 4 "
-        "attempts); the endpoint seems down, so no more calls were made"
+        f"the calls of {FAILURES_IN_A_ROW} items in a row got no answer, the last HTTP 503: model overloaded "
+        "(gave up after 4 attempts); the endpoint seems down, so no more calls were made"
     )
 
 

@@ -26,6 +26,7 @@ import streamlit as st
 from sqlalchemy import Engine
 
 from components import page_controls
+from components.clean_copy import clean_copy
 from components.dataset_picker import LOCAL_OWNER, remember_for
 from components.login import drawn_for, login_gate, signed_in_panel, signed_in_user
 from db.access import Actor, Forbidden, may, require, team_mode
@@ -152,6 +153,7 @@ def setup_page(title: str, *, layout: Literal["centered", "wide"] = "wide") -> P
     """Configure the page and return the store and the current annotator (in team mode: the signed-in
     user, after the login form when nobody is)."""
     st.set_page_config(page_title=f"{title} · Spanlight", page_icon="🔍", layout=layout)
+    clean_copy()
     url = resolve_url()
     engine = engine_for(url)
     if team_mode():

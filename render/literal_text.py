@@ -17,7 +17,8 @@ Two kinds of Markdown syntax need two remedies:
   bare web and mail addresses turned into links (``https://…``, ``www.…``, ``a@b.c``), ``:emoji:`` and
   ``:material/icon:`` shortcodes, ``:colour[…]`` directives, and typographic arrows and dashes (``->``,
   ``--``, ``>=``…, standing between spaces). Those get an invisible word joiner (U+2060) inside them,
-  which changes nothing on the screen but keeps the pattern from matching.
+  which changes nothing on the screen but keeps the pattern from matching (and which a copy from the
+  page leaves out: :mod:`components.clean_copy`).
 
 Characters outside these constructs (CJK, emoji, other punctuation) pass unchanged, so the text stays
 readable where it is shown as the Markdown source (tests, tooltips of some widgets).

@@ -58,3 +58,26 @@ def test_hostile_markdown_stays_text(
     assert page.locator(f'a[href^="{EVIL}"], img[src^="{EVIL}"]').count() == 0
     assert not [url for url in asked if url.startswith(EVIL)]
     page.screenshot(path=str(artifacts / f"literal-text-{name}.png"))
+
+
+def test_copied_text_is_the_text_shown(hostile_app: RunningApp, page: Page, tab: AppTab) -> None:
+    """An item id copied from the Item page's header is the id itself: the word joiners the page puts
+    inside "https://" (so the renderer makes no link of it) stay out of the copy, which a jump or
+    search box would otherwise never match."""
+    page.context.grant_permissions(["clipboard-read", "clipboard-write"])
+    tab.goto(f"{hostile_app.url}/item?{urlencode({'dataset': DATASET, 'item': ITEM, 'user': ANNOTATOR})}")
+    shown = page.get_by_text("id **bold**").first
+    expect(shown).to_be_visible()
+    assert "\u2060" in shown.evaluate("(element) => element.textContent")  # what the copy must leave out
+    shown.evaluate(
+        """(element) => {
+          const range = document.createRange();
+          range.selectNodeContents(element);
+          const selection = document.getSelection();
+          selection.removeAllRanges();
+          selection.addRange(range);
+        }"""
+    )
+    page.keyboard.press("Control+C")
+    copied = page.wait_for_function("() => navigator.clipboard.readText().then((t) => t || false)")
+    assert copied.json_value() == ITEM

@@ -208,6 +208,12 @@ def assignments_section(dataset: DatasetInfo) -> None:
 # ------------------------------------------------------------------------------------- dataset settings
 
 
+def setting_key(name: str, dataset: DatasetInfo) -> str:
+    """A settings widget's key, per dataset: a toggle keeps its state across reruns whatever its
+    ``value``, so a key shared by every dataset would show the dataset picked before (and save it)."""
+    return f"team_{name}_{dataset.id}"
+
+
 def save_settings(dataset: DatasetInfo) -> None:
     state = st.session_state
 
@@ -215,9 +221,9 @@ def save_settings(dataset: DatasetInfo) -> None:
         saved = set_dataset_settings(
             engine,
             dataset.id,
-            blind=state["team_blind"],
-            allow_preannotation=state["team_preannotation"],
-            char_precision=state["team_char_precision"],
+            blind=state[setting_key("blind", dataset)],
+            allow_preannotation=state[setting_key("preannotation", dataset)],
+            char_precision=state[setting_key("char_precision", dataset)],
             actor=ctx.actor,
         )
         return (
@@ -235,19 +241,19 @@ def settings_section(dataset: DatasetInfo) -> None:
     st.toggle(
         "Blind: annotators see neither other annotators' labels nor gold nor detectors while labeling",
         value=current.blind,
-        key="team_blind",
+        key=setting_key("blind", dataset),
         disabled=not allowed,
     )
     st.toggle(
         "Allow pre-annotation: annotators may start from a detector's labels",
         value=current.allow_preannotation,
-        key="team_preannotation",
+        key=setting_key("preannotation", dataset),
         disabled=not allowed,
     )
     st.toggle(
         "Character precision: a span marked with Alt held may start or end inside a word",
         value=current.char_precision,
-        key="team_char_precision",
+        key=setting_key("char_precision", dataset),
         disabled=not allowed,
         help="For OCR-type errors (one wrong letter). Off: every span snaps to whole words, "
         "as MHALO scores whitespace tokens.",
@@ -267,7 +273,8 @@ def settings_section(dataset: DatasetInfo) -> None:
 def save_weight(dataset: DatasetInfo, people: dict[int, UserView]) -> None:
     state = st.session_state
     who = state["team_weight_who"]
-    weight, trusted = float(state[f"team_weight_{who}"]), state[f"team_trusted_{who}"]
+    weight = float(state[f"team_weight_{dataset.id}_{who}"])
+    trusted = state[f"team_trusted_{dataset.id}_{who}"]
 
     def save() -> str:
         set_weight(engine, dataset.id, who, weight, trusted, actor=ctx.actor)
@@ -299,10 +306,12 @@ def weights_section(dataset: DatasetInfo) -> None:
     who = cols[0].selectbox(
         "Annotator", list(people), format_func=lambda a: people[a].name, key="team_weight_who"
     )
-    # Keyed per annotator, so picking another shows that annotator's stored values.
+    # Keyed per dataset and annotator, so picking another shows that one's stored values.
     weight, trusted = stored[who]
-    cols[1].number_input("Weight", min_value=0.0, value=weight, step=0.1, key=f"team_weight_{who}")
-    cols[2].checkbox("Trusted", value=trusted, key=f"team_trusted_{who}")
+    cols[1].number_input(
+        "Weight", min_value=0.0, value=weight, step=0.1, key=f"team_weight_{dataset.id}_{who}"
+    )
+    cols[2].checkbox("Trusted", value=trusted, key=f"team_trusted_{dataset.id}_{who}")
     cols[3].button("Save weight", on_click=save_weight, args=(dataset, people), key="team_save_weight")
 
 

@@ -8,6 +8,7 @@ import pytest
 from sqlalchemy import select
 from streamlit.testing.v1 import AppTest
 
+from components.dataset_picker import WIDGET
 from db import models as m
 from db.access import OPERATOR
 from db.engine import make_engine, read_session
@@ -16,6 +17,7 @@ from db.repositories.annotators import find_annotator, get_or_create_annotator
 from db.repositories.assignments import assign, assigned_items, progress_by_annotator, weights
 from db.repositories.datasets import DatasetSettings, dataset_settings, get_dataset
 from tests.hostile_store import HOSTILE, shown
+from tests.pages.conftest import add_small_dataset
 from tests.pages.demo_store import APP
 from tests.pages.team_store import USERS, signed_in
 from tests.pages.test_literal_text_pages import markdown_sources
@@ -107,19 +109,56 @@ def test_settings_and_weights(app_db: str) -> None:
     engine = make_engine(app_db)
     ann = get_or_create_annotator(engine, "ann")
     at = _open()
-    at.toggle(key="team_blind").set_value(False)
-    at.toggle(key="team_preannotation").set_value(True)
-    at.toggle(key="team_char_precision").set_value(True)
+    at.toggle(key="team_blind_1").set_value(False)
+    at.toggle(key="team_preannotation_1").set_value(True)
+    at.toggle(key="team_char_precision_1").set_value(True)
     _button(at, "Save settings").click().run()
     assert dataset_settings(engine, 1) == DatasetSettings(
         blind=False, allow_preannotation=True, char_precision=True
     )
     at.selectbox(key="team_weight_who").set_value(ann.id).run()
-    at.number_input(key=f"team_weight_{ann.id}").set_value(2.5)
-    at.checkbox(key=f"team_trusted_{ann.id}").uncheck()
+    at.number_input(key=f"team_weight_1_{ann.id}").set_value(2.5)
+    at.checkbox(key=f"team_trusted_1_{ann.id}").uncheck()
     _button(at, "Save weight").click().run()
     assert not at.exception and not at.error
     assert weights(engine, 1)[ann.id] == (2.5, False)
+
+
+def _toggles(at: AppTest) -> dict[str, bool]:
+    return {t.label.split(":")[0]: t.value for t in at.toggle}
+
+
+def test_settings_and_weights_show_the_dataset_picked_not_the_one_before(app_db: str) -> None:
+    """An admin who saved one dataset's settings and weights, then picked another dataset in the
+    sidebar, saw the first one's values there, and saving them made a blind dataset seeing."""
+    engine = make_engine(app_db)
+    add_small_dataset(app_db, "second")
+    second = get_dataset(engine, "second")
+    assert second is not None
+    ann = get_or_create_annotator(engine, "ann")
+    at = _open()
+    for toggle in at.toggle:
+        toggle.set_value(not toggle.value)
+    _button(at, "Save settings").click().run()
+    at.selectbox(key="team_weight_who").set_value(ann.id).run()
+    next(n for n in at.number_input if n.label == "Weight").set_value(3.0)
+    next(c for c in at.checkbox if c.label == "Trusted").uncheck()
+    _button(at, "Save weight").click().run()
+    assert dataset_settings(engine, 1) == DatasetSettings(
+        blind=False, allow_preannotation=True, char_precision=True
+    )
+
+    at.selectbox(key=WIDGET).set_value("second").run()
+    assert not at.exception
+    assert _toggles(at) == {"Blind": True, "Allow pre-annotation": False, "Character precision": False}
+    assert next(n for n in at.number_input if n.label == "Weight").value == 1.0
+    assert next(c for c in at.checkbox if c.label == "Trusted").value is True
+    _button(at, "Save settings").click().run()
+    _button(at, "Save weight").click().run()
+    assert dataset_settings(engine, second.id) == DatasetSettings(
+        blind=True, allow_preannotation=False, char_precision=False
+    )
+    assert weights(engine, second.id)[ann.id] == (1.0, True)
 
 
 def _external_ids(url: str, item_ids: list[int]) -> list[str]:

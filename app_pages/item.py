@@ -82,7 +82,7 @@ with left:
             root = st.text_input(
                 "Image root of this dataset",
                 value=dataset.image_root or "",
-                key="item_image_root",
+                key=f"item_image_root_{dataset.id}",  # per dataset: a box keeps what it holds
                 help="The folder that the items' relative image references are resolved against.",
             )
             if st.button("Save image root") and root != (dataset.image_root or ""):

@@ -10,10 +10,11 @@ import pytest
 from PIL import Image
 from streamlit.testing.v1 import AppTest
 
+from components.dataset_picker import WIDGET
 from db.access import OPERATOR
 from db.engine import make_engine
-from db.repositories.datasets import list_dataset_infos, set_image_root
-from tests.pages.conftest import XSS
+from db.repositories.datasets import get_dataset, list_dataset_infos, set_image_root
+from tests.pages.conftest import XSS, add_small_dataset
 from tests.peak_rss import PEAK_RSS_LIMIT_KB, run_measured
 
 TIMEOUT = 30
@@ -116,7 +117,7 @@ def test_missing_image_names_file_and_root_setting(app_db: str) -> None:
     at.switch_page("app_pages/item.py").run()
     assert "`missing-4.png`" in at.warning[0].value
     assert "no image root" in at.warning[0].value
-    at.text_input(key="item_image_root").input("/nowhere").run()
+    at.text_input(key="item_image_root_1").input("/nowhere").run()
     [b for b in at.button if b.label == "Save image root"][0].click().run()
     assert "not found under the image root `/nowhere`" in at.warning[0].value
 
@@ -124,7 +125,7 @@ def test_missing_image_names_file_and_root_setting(app_db: str) -> None:
 def test_an_image_root_no_store_can_hold_is_refused_on_the_page(app_db: str) -> None:
     at = _app(dataset="pages-test", item="item-4").run()
     at.switch_page("app_pages/item.py").run()
-    at.text_input(key="item_image_root").input("/images\x00").run()
+    at.text_input(key="item_image_root_1").input("/images\x00").run()
     [b for b in at.button if b.label == "Save image root"][0].click().run()
     assert not at.exception
     assert [e.value for e in at.error] == [
@@ -211,3 +212,27 @@ def test_a_large_image_is_shown_from_a_small_copy(app_db: str, tmp_path: Path) -
     code, out, err, peak = run_measured(script, APP, env={"DATABASE_URL": app_db}, cwd=Path(APP).parent)
     assert code == 0 and "shown" in out, err
     assert peak <= PEAK_RSS_LIMIT_KB, f"peak RSS {peak / 1024:.0f} MB"
+
+
+def _root_box(at: AppTest):
+    return next(t for t in at.text_input if t.label == "Image root of this dataset")
+
+
+def test_image_root_box_shows_the_picked_datasets_root(app_db: str) -> None:
+    """After picking another dataset in the sidebar, the Item page's "Image root of this dataset" box
+    still held the first dataset's folder, and "Save image root" wrote that folder onto the other one."""
+    add_small_dataset(app_db, "second")
+    engine = make_engine(app_db)
+    second = get_dataset(engine, "second")
+    assert second is not None
+    set_image_root(engine, second.id, "/second/images", actor=OPERATOR)
+    at = _app(dataset="pages-test", item="item-4").run()
+    at.switch_page("app_pages/item.py").run()
+    assert _root_box(at).value == ""
+    at.selectbox(key=WIDGET).set_value("second").run()
+    assert not at.exception
+    assert _root_box(at).value == "/second/images"
+    next(b for b in at.button if b.label == "Save image root").click().run()
+    first = get_dataset(engine, "pages-test")
+    assert first is not None and first.image_root is None
+    assert get_dataset(engine, "second").image_root == "/second/images"  # type: ignore[union-attr]

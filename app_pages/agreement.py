@@ -48,7 +48,7 @@ raters = st.multiselect(
     "Raters",
     agreement.raters_for(inputs, kind),
     default=agreement.default_raters(inputs, kind),
-    key=f"raters-{kind}",
+    key=f"raters-{dataset.id}-{kind}",  # per dataset: its raters are its own
     help="Annotators by default; add gold or a detector to see how close it comes to the people.",
 )
 if skipped := agreement.left_out(inputs, kind):

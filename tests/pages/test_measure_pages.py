@@ -11,6 +11,7 @@ import streamlit as st
 from streamlit.testing.v1 import AppTest
 
 from analysis.reports import triplets
+from components.dataset_picker import WIDGET
 from db.access import OPERATOR
 from db.engine import make_engine
 from db.exporter import export_bundle
@@ -151,13 +152,13 @@ def test_agreement_page(store: str) -> None:
     values = {m.label: float(m.value) for m in at.metric}
     assert 0.5 < values["Fleiss' kappa"] < 1
     assert values["Observed agreement P̄"] > values["Fleiss' kappa"]
-    assert at.multiselect(key="raters-sentences").value == ["alice", "bob"]
+    assert at.multiselect(key="raters-1-sentences").value == ["alice", "bob"]
     title = next(m.value for m in at.markdown if m.value.endswith("items with the most disagreement**"))
     worst = _frame(at, title.strip("*"))
     assert worst["open"].iloc[0].startswith("item?dataset=")
     # the title counts the rows shown (it said 15 over a shorter list)
     assert title == f"**The {min(len(worst), 15)} items with the most disagreement**"
-    at.multiselect(key="raters-sentences").set_value(["gold", "alice", "bob"]).run()
+    at.multiselect(key="raters-1-sentences").set_value(["gold", "alice", "bob"]).run()
     assert len(_frame(at, "Cohen's kappa per pair of raters")) == 3
 
 
@@ -229,8 +230,8 @@ def test_agreement_page_says_who_is_not_counted(tmp_path, monkeypatch) -> None:
     st.cache_resource.clear()
     st.cache_data.clear()
     at = _page("app_pages/agreement.py", kind="Spans (per token)")
-    assert at.multiselect(key="raters-spans").value == ["alice", "bob"]
-    assert rater not in at.multiselect(key="raters-spans").options
+    assert at.multiselect(key="raters-1-spans").value == ["alice", "bob"]
+    assert rater not in at.multiselect(key="raters-1-spans").options
     assert float(next(m.value for m in at.metric if m.label == "Fleiss' kappa")) == pytest.approx(
         0.860, abs=1e-3
     )
@@ -435,6 +436,43 @@ def test_span_agreement_page_says_where_types_were_not_compared(tmp_path, monkey
     st.cache_resource.clear()
     st.cache_data.clear()
     at = _page("app_pages/agreement.py", kind="Spans (per token)")
-    at.multiselect(key="raters-spans").set_value(["alice", "carol"]).run()
+    at.multiselect(key="raters-1-spans").set_value(["alice", "carol"]).run()
     notes = [i.value for i in at.info]
     assert any(n.startswith("On 5 item(s) a rater's spans carry no type") for n in notes), notes
+
+
+def test_agreement_raters_are_the_picked_datasets_own(tmp_path, monkeypatch) -> None:
+    """After picking another dataset in the sidebar, the Raters box kept the first dataset's choice:
+    it showed gold and the detectors where the dataset's own page opens on its annotators, or nobody
+    (names the dataset does not have) while the figures counted every rater."""
+    url = load_demo_store(tmp_path, monkeypatch)
+    engine = make_engine(url)
+    exported = export_bundle(engine, DEMO, actor=OPERATOR)
+    renamed = {"alice": "kim", "bob": "lee"}
+    label_sets = [
+        replace(ls, name=renamed[ls.name], annotator=renamed[ls.name]) if ls.name in renamed else ls
+        for ls in exported.label_sets
+    ]
+    copy = Bundle(
+        dataset=replace(exported.dataset, name="demo copy"), items=exported.items, label_sets=label_sets
+    )
+    import_bundle(engine, copy, actor=OPERATOR)
+    engine.dispose()
+    monkeypatch.setenv("DATABASE_URL", url)
+    st.cache_resource.clear()
+    st.cache_data.clear()
+
+    at = _page("app_pages/agreement.py", kind="Sentence labels")
+    raters = next(m for m in at.multiselect if m.label == "Raters")
+    assert raters.value == ["alice", "bob"]
+    at.selectbox(key=WIDGET).set_value("demo copy").run()
+    assert not at.exception
+    raters = next(m for m in at.multiselect if m.label == "Raters")
+    assert raters.value == ["kim", "lee"]
+    assert len(_frame(at, "Cohen's kappa per pair of raters")) == 1
+
+    raters.set_value(["gold", "kim", "lee"]).run()
+    at.selectbox(key=WIDGET).set_value(DEMO).run()
+    raters = next(m for m in at.multiselect if m.label == "Raters")
+    assert raters.value == ["alice", "bob"]
+    assert len(_frame(at, "Cohen's kappa per pair of raters")) == 1

@@ -315,10 +315,14 @@ def _counted_queue(engine: Engine, dataset_id: int, task: str, mine: int | None)
 def _queue_total(ws: Workspace) -> int:
     """The queue's size, counted at most once per item shown and once per store revision: counting
     scans the dataset (a fifth of a second at a million sentences), and no annotator action changes it
-    (only an import, a removal or new assignments do, seen from the next item on). Moving on to the
-    next item without saving anything, in any session, reuses the count."""
+    (only an import or a removal do, seen from the next item on). Moving on to the next item without
+    saving anything, in any session, reuses the count. An annotator's queue is counted again as soon as
+    their assignments change: items taken away while they work must not be counted as still theirs."""
     mine = assigned_to(ws.ctx)
-    key = (ws.ctx.database, ws.dataset.id, ws.task, ws.item.id, mine)
+    assignments = (
+        queue.assignments_mark(ws.ctx.engine, ws.dataset.id, ws.task, mine) if mine is not None else None
+    )
+    key = (ws.ctx.database, ws.dataset.id, ws.task, ws.item.id, mine, assignments)
     known = st.session_state.get(_TOTAL)
     if known is None or known[0] != key:
         known = (key, cached(_counted_queue, ws.ctx.engine, ws.dataset.id, ws.task, mine))

@@ -125,6 +125,22 @@ def queue_size(engine: Engine, dataset_id: int, page: str, *, assigned_to: int |
         return session.scalar(query) or 0
 
 
+def assignments_mark(engine: Engine, dataset_id: int, page: str, annotator_id: int) -> tuple[int, int, int]:
+    """A mark of the annotator's assignments on the task's queue, which changes whenever one is added or
+    taken away (how many, the newest row, the sum of their items): a cheap read (the annotator's own rows,
+    by index) that tells a page its counted :func:`queue_size` is out of date."""
+    query = select(
+        func.count(m.Assignment.id), func.max(m.Assignment.id), func.sum(m.Assignment.item_id)
+    ).where(
+        m.Assignment.annotator_id == annotator_id,
+        m.Assignment.dataset_id == dataset_id,
+        m.Assignment.task == assignment_task(page),
+    )
+    with read_session(engine) as session:
+        count, newest, items = session.execute(query).one()
+    return int(count or 0), int(newest or 0), int(items or 0)
+
+
 def progress(
     engine: Engine,
     dataset_id: int,

@@ -14,12 +14,19 @@ from db.access import OPERATOR
 from db.engine import make_engine, read_session
 from db.repositories.accounts import get_user, list_users
 from db.repositories.annotators import find_annotator, get_or_create_annotator
-from db.repositories.assignments import assign, assigned_items, progress_by_annotator, weights
+from db.repositories.assignments import (
+    assign,
+    assigned_items,
+    progress_by_annotator,
+    unassign,
+    weights,
+)
 from db.repositories.datasets import DatasetSettings, dataset_settings, get_dataset
 from tests.hostile_store import HOSTILE, shown
 from tests.pages.conftest import add_small_dataset
 from tests.pages.demo_store import APP
 from tests.pages.team_store import USERS, signed_in
+from tests.pages.team_store import assign as assign_items
 from tests.pages.test_literal_text_pages import markdown_sources
 
 DATASET = "pages-test"
@@ -212,3 +219,31 @@ def test_an_annotators_next_opens_their_next_assigned_item(team_db: str) -> None
 def test_an_annotator_with_nothing_assigned_is_told_so(team_db: str) -> None:
     at = _signed_in_on("app_pages/spans.py", "annotator")
     assert any("No item of this dataset is assigned to you" in i.value for i in at.info)
+
+
+def _header(at: AppTest) -> tuple[list[str], list[str]]:
+    """The annotation header's progress and the size of the queue it names."""
+    sizes = [c.value.split(" · ")[1] for c in at.caption if c.value.startswith("Item **")]
+    return [p.proto.text for p in at.get("progress")], sizes
+
+
+def test_an_annotators_header_counts_the_items_still_assigned_after_an_admin_takes_some_away(
+    team_db: str,
+) -> None:
+    """An admin took an annotator's items away while she had one open: her next key was refused, but the
+    header still said "8 assigned to you" and counted her work out of 8 until she reloaded the page."""
+    engine = make_engine(team_db)
+    alice = find_annotator(engine, USERS["annotator"])
+    assert alice is not None
+    assign_items(team_db, USERS["annotator"], "sentences", *(f"demo-{k:03d}" for k in range(1, 9)))
+    at = signed_in(USERS["annotator"], item="demo-004")
+    at.switch_page("app_pages/sentences.py").run()
+    assert not at.exception
+    progress, sizes = _header(at)
+    assert sizes == ["8 assigned to you)"] and progress[0].endswith(" / 8 done")
+
+    unassign(engine, 1, "sentences", alice.id, actor=OPERATOR, only_unfinished=False)
+    next(b for b in at.button if b.key == "sentence_now_unknown").click().run()
+    assert not at.exception
+    assert [e.value for e in at.error] == ["This item is not assigned to you on the sentences task."]
+    assert _header(at) == (["0 / 0 done"], ["0 assigned to you)"])

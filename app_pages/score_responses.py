@@ -45,7 +45,9 @@ item, engine = ws.item, ctx.engine
 mine = item_annotations(engine, item.id, [ws.view_id])[ws.view_id].response_score
 low, high = response_scale_of(engine, ws.view_id)
 rubric = RUBRIC if (low, high) == RESPONSE_SCALE else {}
-note_key = f"score_note_{item.id}"
+# Per stored rating: a box keeps what it holds whatever its ``value``, so after an undo (or another
+# rater's name in the sidebar) it showed a note the rating no longer had.
+note_key = f"score_note_{item.id}_{ws.view_id}_{mine.version if mine else 0}"
 
 
 def save(score: float | None = None, *, hallucination: Any = KEEP, rationale: Any = KEEP) -> None:

@@ -92,8 +92,7 @@ def test_score_flag_note_undo_and_done(store: str) -> None:
     assert _button(at, "score_4").proto.type == "primary"
     _click(at, "score_flag_H")
     _click(at, "score_1")  # a new score keeps the flag
-    item_id = get_item(make_engine(store), 1, IDS[2]).id
-    at.text_input(key=f"score_note_{item_id}").input("says TAXI; nothing is written").run()
+    _note(at).input("says TAXI; nothing is written").run()
     score, _ = _mine(store, IDS[2])
     assert (score.score, score.hallucination, score.rationale) == (1.0, True, "says TAXI; nothing is written")
     _click(at, "score_flag_H")  # clicked again: left unsaid
@@ -101,6 +100,30 @@ def test_score_flag_note_undo_and_done(store: str) -> None:
     _click(at, "frame_undo")
     assert _mine(store, IDS[2])[0].hallucination is True
     assert any("undid" in c.value for c in at.caption)
+
+
+def _note(at: AppTest):
+    return next(t for t in at.text_input if t.label == "Note (optional)")
+
+
+def test_after_undo_the_note_box_shows_the_note_the_rating_has(store: str) -> None:
+    """Undo took a note (or the whole score) back, but the box still showed the note, as if saved; scored
+    again, the response had no note while the box said it had."""
+    at = _open("app_pages/score_responses.py", item=IDS[2])
+    _click(at, "score_4")
+    _note(at).input("says TAXI").run()
+    assert _mine(store, IDS[2])[0].rationale == "says TAXI"
+    _click(at, "frame_undo")  # the note goes, the score stays
+    assert _mine(store, IDS[2])[0].rationale is None
+    assert _note(at).value == ""
+    _note(at).input("says TAXI").run()
+    _click(at, "frame_undo")
+    _click(at, "frame_undo")  # the score goes too
+    assert _mine(store, IDS[2])[0] is None
+    assert (_note(at).value, _note(at).disabled) == ("", True)
+    _click(at, "score_3")
+    assert _mine(store, IDS[2])[0].rationale is None
+    assert (_note(at).value, _note(at).disabled) == ("", False)
 
 
 def test_nobody_elses_score_is_shown(store: str) -> None:

@@ -93,6 +93,13 @@ def judge(claim_index: int | None, label: str) -> None:
         st.session_state[recent_key] = claim_index
 
 
+def detail_key(field: str, claim_id: int, shown: ClaimLabelView) -> str:
+    """The key of a claim's Type or Reason box, per stored label: a box keeps what it holds whatever its
+    ``value``, so one keyed per claim still showed a type or reason an undo (or another name in the
+    sidebar) had taken away, and the next save wrote it back."""
+    return f"claim_{field}_{claim_id}_{ws.view_id}_{shown.version}"
+
+
 def save_details(claim_index: int, claim_id: int) -> None:
     existing = mine.get(claim_index)
     if existing is None:
@@ -107,8 +114,8 @@ def save_details(claim_index: int, claim_id: int) -> None:
         claim_id,
         existing.label,
         ws.who,
-        type_=st.session_state.get(f"claim_type_{claim_id}") or None,
-        reason=st.session_state.get(f"claim_reason_{claim_id}") or None,
+        type_=st.session_state.get(detail_key("type", claim_id, existing)) or None,
+        reason=st.session_state.get(detail_key("reason", claim_id, existing)) or None,
         expected_version=existing.version,
     )
 
@@ -180,7 +187,7 @@ def claims_unit() -> bool:
                         "Type",
                         types,
                         index=types.index(existing.type) if existing.type in types else 0,
-                        key=f"claim_type_{claim.id}",
+                        key=detail_key("type", claim.id, existing),
                         on_change=save_details,
                         args=(claim.index, claim.id),
                         format_func=lambda t: t or "— choose —",
@@ -188,7 +195,7 @@ def claims_unit() -> bool:
                 b.text_input(
                     "Reason (optional)",
                     value=existing.reason or "",
-                    key=f"claim_reason_{claim.id}",
+                    key=detail_key("reason", claim.id, existing),
                     on_change=save_details,
                     args=(claim.index, claim.id),
                 )

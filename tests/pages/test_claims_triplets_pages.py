@@ -38,6 +38,17 @@ def _tester(engine):
     return next(v for v in list_label_sets(engine, 1) if v.kind == "human" and v.name == "tester")
 
 
+def _box(widgets, field: str, claim_id: int):
+    """A claim's Type or Reason box (keyed by the claim and the label it shows)."""
+    (box,) = [w for w in widgets if w.key.startswith(f"claim_{field}_{claim_id}_")]
+    return box
+
+
+def _only(widgets, label: str):
+    (box,) = [w for w in widgets if w.label == label]
+    return box
+
+
 def test_claims_verdict_type_reason_and_done(store: str) -> None:
     engine = make_engine(store)
     item = get_item(engine, 1, "demo-003")
@@ -45,8 +56,8 @@ def test_claims_verdict_type_reason_and_done(store: str) -> None:
     at = _open("app_pages/claims.py", "demo-003")
     first = item.claims[0]
     _click(at, "claim_now_hallucination")
-    at.selectbox(key=f"claim_type_{first.id}").set_value("object").run()
-    at.text_input(key=f"claim_reason_{first.id}").input("no such object").run()
+    _box(at.selectbox, "type", first.id).set_value("object").run()
+    _box(at.text_input, "reason", first.id).input("no such object").run()
     ls = _tester(engine)
     saved = item_annotations(engine, item.id, [ls.id])[ls.id].claim_labels[0]
     assert (saved.label, saved.type, saved.reason) == ("hallucination", "object", "no such object")
@@ -61,19 +72,43 @@ def test_a_claim_judged_again_as_no_hallucination_loses_its_type_and_keeps_its_r
     at = _open("app_pages/claims.py", "demo-003")
     first = item.claims[0]
     _click(at, "claim_now_hallucination")
-    at.selectbox(key=f"claim_type_{first.id}").set_value("object").run()
-    at.text_input(key=f"claim_reason_{first.id}").input("the sign says CAFE").run()
+    _box(at.selectbox, "type", first.id).set_value("object").run()
+    _box(at.text_input, "reason", first.id).input("the sign says CAFE").run()
     _click(at, "claim_prev")
     _click(at, "claim_now_non-hallucination")
     ls = _tester(engine)
     saved = item_annotations(engine, item.id, [ls.id])[ls.id].claim_labels[0]
     assert (saved.label, saved.type, saved.reason) == ("non-hallucination", None, "the sign says CAFE")
     # The reason stays in sight, and can be changed: no type box for a claim that is no hallucination.
-    assert at.text_input(key=f"claim_reason_{first.id}").value == "the sign says CAFE"
-    assert not [b for b in at.selectbox if b.key == f"claim_type_{first.id}"]
-    at.text_input(key=f"claim_reason_{first.id}").input("the sign does say CAFE").run()
+    assert _box(at.text_input, "reason", first.id).value == "the sign says CAFE"
+    assert not [b for b in at.selectbox if b.key.startswith(f"claim_type_{first.id}_")]
+    _box(at.text_input, "reason", first.id).input("the sign does say CAFE").run()
     saved = item_annotations(engine, item.id, [ls.id])[ls.id].claim_labels[0]
     assert (saved.label, saved.type, saved.reason) == ("non-hallucination", None, "the sign does say CAFE")
+
+
+def test_after_undo_a_claims_type_and_reason_boxes_show_what_is_saved(store: str) -> None:
+    """Undo took a claim's reason back, but the Reason box still showed it, and choosing a type then saved
+    the undone reason again."""
+    engine = make_engine(store)
+    item = get_item(engine, 1, "demo-003")
+    at = _open("app_pages/claims.py", "demo-003")
+    _click(at, "claim_now_hallucination")  # the first claim: the only one with these boxes
+    _only(at.text_input, "Reason (optional)").input("no such object").run()
+    _click(at, "frame_undo")
+    ls = _tester(engine)
+    saved = item_annotations(engine, item.id, [ls.id])[ls.id].claim_labels[0]
+    assert (saved.label, saved.reason) == ("hallucination", None)
+    assert _only(at.text_input, "Reason (optional)").value == ""
+    _only(at.selectbox, "Type").set_value("object").run()
+    _only(at.selectbox, "Type").set_value("attribute").run()
+    _click(at, "frame_undo")
+    saved = item_annotations(engine, item.id, [ls.id])[ls.id].claim_labels[0]
+    assert (saved.type, saved.reason) == ("object", None)
+    assert _only(at.selectbox, "Type").value == "object"
+    _only(at.text_input, "Reason (optional)").input("the sign says CAFE").run()
+    saved = item_annotations(engine, item.id, [ls.id])[ls.id].claim_labels[0]
+    assert (saved.type, saved.reason) == ("object", "the sign says CAFE")
 
 
 def test_text_to_image_claims_say_where_they_come_from(store: str) -> None:

@@ -114,6 +114,14 @@ def my_spans_in(sentence: SentenceView) -> list[SpanView]:
     return [s for s in mine.spans if s.start < sentence.end and s.end > sentence.start]
 
 
+def error_type_key(index: int) -> str:
+    """The key of a sentence's Error type box, per stored label: a box keeps what it holds whatever its
+    ``index``, so one keyed per sentence still showed a type an undo (or another name in the sidebar) had
+    taken away."""
+    existing = mine.sentence_labels.get(index)
+    return f"error_type_{item.id}_{index}_{ws.view_id}_{existing.version if existing else 0}"
+
+
 def set_error_type(index: int) -> None:
     existing = mine.sentence_labels.get(index)
     act(
@@ -124,7 +132,7 @@ def set_error_type(index: int) -> None:
         index,
         "incorrect",
         ws.who,
-        error_type=st.session_state[f"error_type_{item.id}_{index}"] or None,
+        error_type=st.session_state[error_type_key(index)] or None,
         expected_version=existing.version if existing else labeling.ABSENT,
     )
 
@@ -222,7 +230,7 @@ def sentences_unit() -> bool | None:
                     "Error type",
                     options,
                     index=options.index(existing.error_type) if existing.error_type in options else 0,
-                    key=f"error_type_{item.id}_{index}",
+                    key=error_type_key(index),
                     on_change=set_error_type,
                     args=(index,),
                     format_func=lambda t: t or "— choose —",

@@ -118,9 +118,26 @@ def test_incorrect_takes_an_error_type(store: str) -> None:
     at = _open()
     item, _ = _mine(store, "demo-001")
     _button(at, f"label_{item.id}_1_incorrect").click().run()
-    at.selectbox(key=f"error_type_{item.id}_1").set_value("Spatial Attribute").run()
+    _error_type(at).set_value("Spatial Attribute").run()
     saved = _mine(store, "demo-001")[1].sentence_labels[1]
     assert (saved.label, saved.error_type) == ("incorrect", "Spatial Attribute")
+
+
+def _error_type(at: AppTest):
+    (box,) = [s for s in at.selectbox if s.label == "Error type"]
+    return box
+
+
+def test_after_undo_the_error_type_box_shows_the_saved_type(store: str) -> None:
+    """Undo took a sentence's error type back, but its Error type box still showed it, as if saved."""
+    at = _open()
+    item, _ = _mine(store, "demo-001")
+    _button(at, f"label_{item.id}_1_incorrect").click().run()
+    _error_type(at).set_value("Spatial Attribute").run()
+    _button(at, "frame_undo").click().run()
+    saved = _mine(store, "demo-001")[1].sentence_labels[1]
+    assert (saved.label, saved.error_type) == ("incorrect", None)
+    assert _error_type(at).value == ""
 
 
 def test_skip_with_a_note_moves_the_queue(store: str) -> None:

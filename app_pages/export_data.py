@@ -29,6 +29,13 @@ dataset = pick_dataset(ctx.engine)
 if dataset is None:
     st.stop()
 
+# Another dataset: start from its own label sets and format. A widget keeps its value whatever its
+# default, so the label sets chosen for the dataset before (those this one shares) stayed chosen alone.
+if st.session_state.get("export_choices_of") != dataset.id:
+    st.session_state["export_choices_of"] = dataset.id
+    st.session_state.pop("export_label_sets", None)
+    st.session_state.pop("export_format", None)
+
 label_sets = cached(list_label_sets, ctx.engine, dataset.id)
 choices = {f"{ls.kind}:{ls.name}": ls.title for ls in label_sets}
 chosen = st.multiselect(
@@ -42,9 +49,6 @@ chosen = st.multiselect(
 )
 
 writable = {f.name: f for f in formats(writable=True)}
-if st.session_state.get("export_format_of") != dataset.id:  # another dataset: start from its own format
-    st.session_state["export_format_of"] = dataset.id
-    st.session_state.pop("export_format", None)
 format_name = st.selectbox(
     "Format",
     list(writable),

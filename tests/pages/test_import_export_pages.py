@@ -24,7 +24,7 @@ from db.repositories.datasets import get_dataset, list_dataset_infos
 from db.transfer import import_file, import_predictions
 from formats.base import ReadOptions
 from tests.formats.mmhal_sample import IDS, sample_bytes
-from tests.pages.conftest import problem_report
+from tests.pages.conftest import add_small_dataset, problem_report
 
 ROOT = Path(__file__).resolve().parents[2]
 IMPORT_PAGE = str(ROOT / "app_pages" / "import_data.py")
@@ -633,6 +633,34 @@ def test_import_page_preview_counts_the_missing_images_the_import_will_report(
     # The same file again, no folder chosen: the import checks the dataset's own folder, so does the preview.
     again = _import_page(path)
     assert {m.label: m.value for m in again.metric}["Warnings"] == "2"
+
+
+def test_export_label_sets_are_the_picked_datasets_own(app_db: str) -> None:
+    """After picking another dataset, the Label sets box kept the label sets the dataset before had (those
+    both share): a detector run only the new dataset has was not chosen, and the file left it out."""
+    add_small_dataset(app_db, "second")
+    engine = make_engine(app_db)
+    outputs = [
+        {"id": "item-1", "output": "A <hallucination>red</hallucination> cube number 1. The ball is blue."}
+    ]
+    ran = import_predictions(
+        engine,
+        json.dumps(outputs).encode(),
+        source="o.json",
+        dataset="second",
+        detector="careful",
+        format_name="mhalo-outputs",
+        actor=OPERATOR,
+    )
+    assert ran.ok, ran.summary()
+    engine.dispose()
+    at = AppTest.from_file(EXPORT_PAGE, default_timeout=TIMEOUT).run()
+    at.selectbox(key="dataset_picker").set_value("pages-test").run()
+    assert at.multiselect(key="export_label_sets").value == ["gold:gold", "detector:eager"]
+    at.selectbox(key="dataset_picker").set_value("second").run()
+    assert not at.exception
+    box = at.multiselect(key="export_label_sets")
+    assert sorted(box.value) == ["detector:careful", "detector:eager", "gold:gold"]
 
 
 def test_export_page_says_what_the_format_leaves_out(store: str) -> None:

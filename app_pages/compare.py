@@ -169,10 +169,17 @@ if "detectors" not in st.query_params or (linked and not default_tracks):
 _ORDER = "compare_order"
 _TRACKS = "compare_tracks"
 _COLLAPSED = "compare_collapsed"  # "gold:Gold", "detector:<name>"
+_ORDER_OF = "compare_order_dataset"  # the dataset whose tracks ``_ORDER`` holds
 st.session_state.setdefault(_COLLAPSED, set())
-if _ORDER not in st.session_state or _TRACKS not in st.session_state:
-    # Arriving on the page (the multiselect's state goes when a run does not draw it): the link decides.
+if (
+    _ORDER not in st.session_state
+    or _TRACKS not in st.session_state
+    or st.session_state.get(_ORDER_OF) != dataset.id
+):
+    # Arriving on the page (the multiselect's state goes when a run does not draw it), or on another
+    # dataset (the runs chosen before, those it lacks dropped, left none): the link decides.
     st.session_state[_ORDER] = default_tracks
+    st.session_state[_ORDER_OF] = dataset.id
 st.session_state[_ORDER] = [n for n in st.session_state[_ORDER] if n in names]
 st.session_state[_TRACKS] = list(st.session_state[_ORDER])
 

@@ -12,12 +12,14 @@ from __future__ import annotations
 
 import re
 from collections.abc import Iterator
+from dataclasses import replace
 from pathlib import Path
 
 import pytest
 import streamlit as st
 from streamlit.testing.v1 import AppTest
 
+from components.dataset_picker import WIDGET
 from db.access import OPERATOR
 from db.engine import make_engine
 from db.importer import import_bundle
@@ -525,6 +527,34 @@ def sentences_only() -> Bundle:
         items=items,
         label_sets=[gold, judge],
     )
+
+
+def test_after_picking_another_dataset_its_detectors_are_shown(twelve: str) -> None:
+    """After picking another dataset in the sidebar, the page said it showed "the detectors it has" but
+    drew none: the tracks chosen for the dataset before, none of them the new one's, were kept."""
+    bundle = twelve_detectors()
+    other = Bundle(
+        dataset=replace(bundle.dataset, name="twelve again"),
+        items=bundle.items,
+        label_sets=[
+            replace(ls, name=ls.name.replace("detector", "run")) if ls.kind == "detector" else ls
+            for ls in bundle.label_sets
+        ],
+    )
+    engine = make_engine(twelve)
+    import_bundle(engine, other, source="test", actor=OPERATOR)
+    engine.dispose()
+    at = AppTest.from_file(APP, default_timeout=TIMEOUT)
+    at.query_params["dataset"] = "twelve"
+    at.run()
+    at.switch_page("app_pages/compare.py").run()
+    assert re.findall(r'data-track="([^"]+)"', _html(at))[1:] == [f"detector {d:02d}" for d in range(6)]
+    at.selectbox(key=WIDGET).set_value("twelve again").run()
+    assert not at.exception
+    assert "showing the detectors it has" in at.warning[0].value
+    shown = [f"run {d:02d}" for d in range(6)]
+    assert widget(at.multiselect, "Detector tracks (top to bottom)").value == shown
+    assert re.findall(r'data-track="([^"]+)"', _html(at)) == ["Gold", *shown]
 
 
 def test_a_sentence_dataset_compares_scores_not_spans(

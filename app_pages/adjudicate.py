@@ -209,6 +209,14 @@ def _decide(item: ItemView) -> None:
         return
 
     st.markdown("**Decide the gold labels**")
+    # The forms are keyed by the labels they were drawn from (and the threshold that grouped the spans):
+    # a box keeps what it holds whatever its default, so after an annotator changed their labels the
+    # boxes of span 2 or unit 3 stood beside another span or unit than the one they were ticked for.
+    form = f"{key}_{threshold}_{votes.digest[:16]}"
+    drawn = f"{key}_digest"
+    if st.session_state.get(drawn, votes.digest) != votes.digest:
+        st.info("The annotators changed their labels on this item since it was shown: the form starts again.")
+    st.session_state[drawn] = votes.digest
     mode = st.radio("Decide by", [ACCEPT, MERGE, EDIT], horizontal=True, key=f"{key}_mode")
     labels: GoldLabels
     sources: list[int]
@@ -229,12 +237,12 @@ def _decide(item: ItemView) -> None:
                 )
     elif task == "spans":
         labels, sources = forms.span_form(
-            votes, clusters, majority, dataset.taxonomy, key=f"{key}_{mode}", free=mode == EDIT
+            votes, clusters, majority, dataset.taxonomy, key=f"{form}_{mode}", free=mode == EDIT
         )
     elif mode == MERGE:
-        labels, sources = forms.merge_units(votes, suggested, key=f"{key}_merge")
+        labels, sources = forms.merge_units(votes, suggested, key=f"{form}_merge")
     else:
-        labels, sources = forms.edit_units(votes, suggested, dataset.taxonomy, key=f"{key}_edit")
+        labels, sources = forms.edit_units(votes, suggested, dataset.taxonomy, key=f"{form}_edit")
     acting = _acting()
     if acting is None:
         st.info("Choose the name you work under in the sidebar (Working as) to promote labels.")

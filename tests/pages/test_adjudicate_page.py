@@ -16,6 +16,7 @@ from components import adjudication_forms as forms
 from db.access import OPERATOR
 from db.engine import make_engine
 from db.importer import import_bundle
+from db.repositories import labeling
 from db.repositories.annotations import item_annotations
 from db.repositories.annotators import find_annotator
 from db.repositories.assignments import set_weight
@@ -413,3 +414,67 @@ def test_a_long_list_of_imported_gold_shows_its_first_items_and_counts_the_rest(
         _sentence_labels(sqlite_url, i.external_id, None, "long") == {0: ("incorrect", "Color")}
         for i in items
     )
+
+
+def test_merge_boxes_follow_the_annotators_labels_when_they_change(
+    sqlite_url: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """An annotator marked another span while a reviewer had the item open: the Merge boxes kept their
+    places, so "Span 1" (now a span one annotator marked) stayed ticked and the span both marked, now
+    "Span 2", stood unticked; Promote then wrote the wrong span to gold."""
+    text = "A red cube and a blue ball on a green table."
+    blue, green, red = (text.index(word) for word in ("blue", "green", "red"))
+    bundle = Bundle(
+        DatasetRecord("merge", "canonical", taxonomy=["Color"]),
+        [ItemRecord("x", text)],
+        [
+            LabelSetRecord(
+                kind="human",
+                name="ann",
+                annotator="ann",
+                annotations=[Annotations("x", spans=[SpanRecord(blue, blue + 4, "Color")])],
+            ),
+            LabelSetRecord(
+                kind="human",
+                name="bo",
+                annotator="bo",
+                annotations=[
+                    Annotations(
+                        "x",
+                        spans=[SpanRecord(blue, blue + 4, "Color"), SpanRecord(green, green + 5, "Color")],
+                    )
+                ],
+            ),
+        ],
+    )
+    engine = make_engine(sqlite_url)
+    import_bundle(engine, bundle, source="fixture", actor=OPERATOR)
+    monkeypatch.setenv("DATABASE_URL", sqlite_url)
+    st.cache_resource.clear()
+    st.cache_data.clear()
+    at = _open("app_pages/adjudicate.py", dataset="merge", user="rev", item="x")
+    _widget(at.radio, "_mode").set_value("Merge").run()
+    assert [(c.label, c.value) for c in at.checkbox if c.label.startswith("Span")] == [
+        ("Span 1: “blue”", True),
+        ("Span 2: “green”", False),
+    ]
+
+    ann = next(v for v in list_label_sets(engine, 1, kind="human") if v.name == "ann")
+    annotator = find_annotator(engine, "ann")
+    assert annotator is not None
+    labeling.add_span(engine, ann.id, get_item(engine, 1, "x").id, red, red + 3, "Color", annotator.id)
+    at.run()
+    assert not at.exception
+    assert [(c.label, c.value) for c in at.checkbox if c.label.startswith("Span")] == [
+        ("Span 1: “red”", False),
+        ("Span 2: “blue”", True),
+        ("Span 3: “green”", False),
+    ]
+    assert any("changed their labels on this item" in i.value for i in at.info)
+    at.button(key="adj_promote").click().run()
+    assert not at.exception
+    gold = gold_label_set(engine, 1)
+    assert gold is not None
+    spans = item_annotations(engine, get_item(engine, 1, "x").id, [gold.id])[gold.id].spans
+    assert [(s.start, s.end) for s in spans] == [(blue, blue + 4)]
+    engine.dispose()

@@ -54,8 +54,10 @@ def _source_key(task: str) -> str:
     return f"preannotate_source_{task}"
 
 
-def _replace_key(task: str) -> str:
-    return f"preannotate_replace_{task}"
+def _replace_key(task: str, item_id: int) -> str:
+    """The "Replace my labels" tick, per item: a tick given on one item must not stand ready on the
+    next, where one click would then replace labels nobody agreed to replace."""
+    return f"preannotate_replace_{task}_{item_id}"
 
 
 def _chosen(task: str, sources: dict[str, LabelSetView]) -> LabelSetView | None:
@@ -66,7 +68,7 @@ def _chosen(task: str, sources: dict[str, LabelSetView]) -> LabelSetView | None:
 
 def _start(ws: Workspace, task: str, sources: dict[str, LabelSetView]) -> None:
     detector = _chosen(task, sources)
-    replace = bool(st.session_state.get(_replace_key(task)))
+    replace = bool(st.session_state.get(_replace_key(task, ws.item.id)))
     if detector is not None and still_showing(ws):
         act(
             preannotation.preannotate,
@@ -151,7 +153,7 @@ def _popover(ws: Workspace, task: str, sources: list[LabelSetView], labels_on_it
                 f"You already have {labels_on_item} {_WHAT[task]} on this item; starting from the detector "
                 "replaces them."
             )
-            replace = st.checkbox("Replace my labels on this item", key=_replace_key(task))
+            replace = st.checkbox("Replace my labels on this item", key=_replace_key(task, ws.item.id))
         st.button(
             "Start this item from it",
             key=f"preannotate_item_{task}",

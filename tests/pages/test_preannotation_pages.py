@@ -16,6 +16,7 @@ from tests.pages.demo_store import APP, DEMO, demo_store
 from tests.pages.team_store import assign, set_dataset_settings, signed_in
 
 ITEM = "demo-004"
+OTHER = "demo-005"
 EAGER = "Detector · eager simulated-1"
 
 
@@ -67,10 +68,31 @@ def test_span_page_starts_from_a_detector_and_asks_before_replacing(store: str) 
     assert any("started from eager simulated-1" in c.value for c in at.caption)  # the saved indicator
     # Now the annotator has labels there: the button waits for the confirmation to replace them.
     assert at.button(key="preannotate_item_spans").disabled
-    at.checkbox(key="preannotate_replace_spans").check().run()
+    at.checkbox(key=f"preannotate_replace_spans_{item.id}").check().run()
     assert not at.button(key="preannotate_item_spans").disabled
     _start(at, "spans", "Detector · cautious simulated-1")
     assert preannotation_of(engine, own, item.id, "spans").detector == "cautious"
+
+
+def _replace_tick(at: AppTest):
+    return next(c for c in at.checkbox if c.label == "Replace my labels on this item")
+
+
+def test_a_tick_to_replace_labels_stays_with_its_item(store: str) -> None:
+    """Ticked on one item and not used, "Replace my labels" does not stand ticked on the next item the
+    annotator has labels on: there one click would replace them unasked."""
+    at = _open("spans")
+    at.query_params["item"] = OTHER
+    at.run()
+    _start(at, "spans")  # the annotator has labels on both items
+    at.query_params["item"] = ITEM
+    at.run()
+    _start(at, "spans")
+    _replace_tick(at).check().run()
+    at.query_params["item"] = OTHER
+    at.run()
+    assert not _replace_tick(at).value
+    assert at.button(key="preannotate_item_spans").disabled
 
 
 def test_sentence_page_starts_from_a_detector(store: str) -> None:
@@ -128,7 +150,9 @@ def test_blind_team_mode_offers_it_only_where_the_dataset_allows_it(team_db: str
     at = signed_in("alice", item=ITEM)
     at.switch_page("app_pages/spans.py").run()
     assert list(at.selectbox(key="preannotate_source_spans").options)[1] == EAGER
-    at.checkbox(key="preannotate_replace_spans").check().run()  # alice labeled this item in the demo
+    labeled = get_item(make_engine(team_db), 1, ITEM)
+    assert labeled is not None
+    at.checkbox(key=f"preannotate_replace_spans_{labeled.id}").check().run()  # alice labeled it in the demo
     _start(at, "spans")
     engine, item, own, mine, eager = _labels(team_db, "alice")
     assert [(s.start, s.end) for s in mine.spans] == [(s.start, s.end) for s in eager.spans]

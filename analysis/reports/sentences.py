@@ -11,8 +11,8 @@ from sqlalchemy import Engine
 
 from analysis.reports.data import items_frame
 from db.repositories.label_sets import LabelSetView, list_label_sets
-from db.repositories.report_inputs import dataset_name, read_at_once, sentence_arrays
-from metrics.key_order import distinct_values, lex_order
+from db.repositories.report_inputs import dataset_name, read_at_once, sentence_parts
+from metrics.key_order import lex_order
 
 CORRECT, INCORRECT, UNKNOWN, NO_LABEL = 0, 1, 2, -1
 LABEL_NAMES = {CORRECT: "correct", INCORRECT: "incorrect", UNKNOWN: "unknown"}
@@ -49,7 +49,7 @@ def load_sentence_inputs(engine: Engine, dataset_id: int, *, offsets: bool = Tru
     items, arrays, label_sets = read_at_once(
         engine,
         partial(items_frame, engine, dataset_id),
-        partial(sentence_arrays, engine, dataset_id, offsets=offsets),
+        partial(sentence_parts, engine, dataset_id, offsets=offsets),
         lambda: tuple(list_label_sets(engine, dataset_id)),
     )
     table = arrays["sentences"]  # in sentence-id order
@@ -63,34 +63,28 @@ def load_sentence_inputs(engine: Engine, dataset_id: int, *, offsets: bool = Tru
         return found[known], known
 
     labels: dict[int, np.ndarray] = {}
-    block = arrays["labels"]
-    for label_set_id in distinct_values(block["label_set_id"]).tolist():
-        mine = block["label_set_id"] == label_set_id
-        rows, known = positions(block["sentence_id"][mine])
+    for label_set_id, part in arrays["labels"].items():
+        rows, known = positions(part["sentence_id"])
         codes = np.full(n, NO_LABEL, dtype=np.int8)
-        codes[rows] = block["code"][mine][known]
+        codes[rows] = part["code"][known]
         labels[label_set_id] = codes
     error_types: dict[int, np.ndarray] = {}
-    block = arrays["error_types"]
-    for label_set_id in distinct_values(block["label_set_id"]).tolist():
-        mine = block["label_set_id"] == label_set_id
-        rows, known = positions(block["sentence_id"][mine])
+    for label_set_id, part in arrays["error_types"].items():
+        rows, known = positions(part["sentence_id"])
         types = np.full(n, None, dtype=object)
-        types[rows] = block["error_type"][mine][known]
+        types[rows] = part["error_type"][known]
         error_types[label_set_id] = types
     scores: dict[int, np.ndarray] = {}
     parsed: dict[int, np.ndarray] = {}
-    block = arrays["scores"]
-    for label_set_id in distinct_values(block["label_set_id"]).tolist():
-        mine = block["label_set_id"] == label_set_id
-        if np.count_nonzero(mine) == n and np.array_equal(block["sentence_id"][mine], sorted_ids):
-            scores[label_set_id], parsed[label_set_id] = block["score"][mine], block["parsed"][mine]
+    for label_set_id, part in arrays["scores"].items():
+        if part["sentence_id"].size == n and np.array_equal(part["sentence_id"], sorted_ids):
+            scores[label_set_id], parsed[label_set_id] = part["score"], part["parsed"]
             continue  # a run that scored every sentence arrives aligned with them
-        rows, known = positions(block["sentence_id"][mine])
+        rows, known = positions(part["sentence_id"])
         values = np.full(n, np.nan)
-        values[rows] = block["score"][mine][known]
+        values[rows] = part["score"][known]
         ok = np.ones(n, dtype=bool)
-        ok[rows] = block["parsed"][mine][known]
+        ok[rows] = part["parsed"][known]
         scores[label_set_id] = values
         parsed[label_set_id] = ok
     # Dataset order: by the item's row in ``items`` (its position), then by the sentence's index.

@@ -50,6 +50,8 @@ from formats.trihe import ANSWERING_MODEL
 
 Columns = dict[str, list[Any]]
 SpanTuple = tuple[int, int, str | None]
+# :func:`sentence_parts`: "sentences" → columns; "labels", "scores", "error_types" → label set id → columns.
+SentenceParts = dict[str, Any]
 Row = TypeVarTuple("Row")  # the column types of a statement's rows
 Combined = TypeVar("Combined")  # what a set of reads is combined into
 
@@ -614,7 +616,7 @@ def sentence_columns(engine: Engine, dataset_id: int) -> dict[str, dict[str, np.
     parsed}, "error_types": {label_set_id, sentence_id, error_type}}`` where ``code`` follows
     :data:`SENTENCE_CODES` and ``error_types`` lists only labels that carry a type (object array).
     """
-    return _consistent_reads(engine, lambda connection: _label_reads(connection, dataset_id))
+    return _flattened(_consistent_reads(engine, lambda connection: _label_reads(connection, dataset_id)))
 
 
 def sentence_arrays(
@@ -622,14 +624,27 @@ def sentence_arrays(
 ) -> dict[str, dict[str, np.ndarray]]:
     """:func:`sentence_columns` plus ``"sentences"``: every sentence of the dataset in sentence-id order,
     ``sentence_id``, ``item_id``, ``index`` (and ``start``, ``end`` with ``offsets``), all as of one
-    state of the store.
+    state of the store."""
+    parts = sentence_parts(engine, dataset_id, offsets=offsets)
+    return {**_flattened(parts), "sentences": parts["sentences"]}
+
+
+def sentence_parts(engine: Engine, dataset_id: int, *, offsets: bool = False) -> SentenceParts:
+    """What :func:`sentence_arrays` reads, each label set's rows apart: ``{"sentences": table,
+    "labels": {label_set_id: {sentence_id, code}}, "scores": {label_set_id: {sentence_id, score,
+    parsed}}, "error_types": {label_set_id: {sentence_id, error_type}}}``, label sets in id order, one
+    only where it holds rows of that kind.
+
+    The reads arrive per label set, and the reports align each label set with the sentences on its
+    own; at a million sentences and five detectors, joining the parts into one column and splitting it
+    again costs half a second.
 
     A million sentences with five detectors is six million rows, so every column travels as joined
     text (:func:`_int_columns`) and each row carries as much as it can: a sentence's item and index
     are one integer, a label and its sentence another.
     """
 
-    def plan(connection: Connection) -> _Reads[dict[str, dict[str, np.ndarray]]]:
+    def plan(connection: Connection) -> _Reads[SentenceParts]:
         width = int(_rows(connection, select(func.coalesce(func.max(m.Sentence.index), 0) + 1))[0][0])
         packed = m.Sentence.item_id * width + m.Sentence.index
         columns: list[Any] = [m.Sentence.id, packed]
@@ -701,8 +716,9 @@ def _consistent_reads(engine: Engine, plan: Callable[[Connection], _Reads[Combin
         return planned.combine([read(connection) for read in planned.reads])
 
 
-def _label_reads(connection: Connection, dataset_id: int) -> _Reads[dict[str, dict[str, np.ndarray]]]:
-    """The reads of :func:`sentence_columns`: which label sets hold labels and scores is read here.
+def _label_reads(connection: Connection, dataset_id: int) -> _Reads[SentenceParts]:
+    """The reads of :func:`sentence_parts` but the sentences: which label sets hold labels and scores is
+    read here.
 
     Fetching is paid per row, so each label set is read on its own as joined columns
     (:func:`_joined_columns`): a label as one integer packing its sentence and code, with its error type
@@ -747,47 +763,25 @@ def _label_reads(connection: Connection, dataset_id: int) -> _Reads[dict[str, di
             error_types = np.empty(len(types), dtype=object)
             error_types[:] = types
             labels = {
-                "label_set_id": np.full(sentence.size, label_set_id, dtype=np.int64),
                 "sentence_id": sentence,
                 "code": np.where(codes == len(SENTENCE_CODES), -1, codes).astype(np.int8),
             }
-            typed_labels = {
-                "label_set_id": np.full(typed_ids.size, label_set_id, dtype=np.int64),
-                "sentence_id": typed_ids,
-                "error_type": error_types,
-            }
-            return labels, typed_labels
+            return labels, {"sentence_id": typed_ids, "error_type": error_types}
 
         return read
 
     def scores_of(label_set_id: int) -> Callable[[Connection], dict[str, np.ndarray]]:
-        def read(connection: Connection) -> dict[str, np.ndarray]:
-            part = _scores(connection, label_set_id)
-            part["label_set_id"] = np.full(part["score"].size, label_set_id, dtype=np.int64)
-            return part
+        return lambda connection: _scores(connection, label_set_id)
 
-        return read
+    def combine(done: list[Any]) -> SentenceParts:
+        def held(parts: dict[int, dict[str, np.ndarray]]) -> dict[int, dict[str, np.ndarray]]:
+            return {k: parts[k] for k in sorted(parts) if parts[k]["sentence_id"].size}
 
-    def combine(done: list[Any]) -> dict[str, dict[str, np.ndarray]]:
-        label_parts = [labels for labels, _ in done[: len(labelled)]]
-        typed = [typed_labels for _, typed_labels in done[: len(labelled)]]
-        score_parts = done[len(labelled) :]
+        read_labels = dict(zip(labelled, done[: len(labelled)], strict=True))
         return {
-            "labels": _concatenated(
-                label_parts, (("label_set_id", np.int64), ("sentence_id", np.int64), ("code", np.int8))
-            ),
-            "scores": _concatenated(
-                score_parts,
-                (
-                    ("label_set_id", np.int64),
-                    ("sentence_id", np.int64),
-                    ("score", np.float64),
-                    ("parsed", bool),
-                ),
-            ),
-            "error_types": _concatenated(
-                typed, (("label_set_id", np.int64), ("sentence_id", np.int64), ("error_type", object))
-            ),
+            "labels": held({k: labels for k, (labels, _) in read_labels.items()}),
+            "scores": held(dict(zip(scored, done[len(labelled) :], strict=True))),
+            "error_types": held({k: typed for k, (_, typed) in read_labels.items()}),
         }
 
     reads: list[Callable[[Connection], Any]] = [
@@ -826,13 +820,31 @@ def _scores(connection: Connection, label_set_id: int) -> dict[str, np.ndarray]:
     return {"sentence_id": sentence_id, "score": values, "parsed": unparsed == 0}
 
 
-def _concatenated(
-    parts: list[dict[str, np.ndarray]], columns: tuple[tuple[str, Any], ...]
-) -> dict[str, np.ndarray]:
-    return {
-        name: np.concatenate([p[name] for p in parts]) if parts else np.zeros(0, dtype=dtype)
-        for name, dtype in columns
-    }
+# A block's columns (besides ``label_set_id``) with the dtype of each when no label set holds rows.
+_BLOCK_COLUMNS: dict[str, tuple[tuple[str, Any], ...]] = {
+    "labels": (("sentence_id", np.int64), ("code", np.int8)),
+    "scores": (("sentence_id", np.int64), ("score", np.float64), ("parsed", bool)),
+    "error_types": (("sentence_id", np.int64), ("error_type", object)),
+}
+
+
+def _flattened(parts: SentenceParts) -> dict[str, dict[str, np.ndarray]]:
+    """Each block of :func:`sentence_parts` as one set of columns, label sets after one another and
+    told apart by ``label_set_id``."""
+    flat: dict[str, dict[str, np.ndarray]] = {}
+    for block, columns in _BLOCK_COLUMNS.items():
+        by_set: dict[int, dict[str, np.ndarray]] = parts[block]
+        sizes = [p["sentence_id"].size for p in by_set.values()]
+        flat[block] = {
+            "label_set_id": np.repeat(np.fromiter(by_set, dtype=np.int64, count=len(by_set)), sizes),
+            **{
+                name: np.concatenate([p[name] for p in by_set.values()])
+                if by_set
+                else np.zeros(0, dtype=dtype)
+                for name, dtype in columns
+            },
+        }
+    return flat
 
 
 def item_facets(engine: Engine, dataset_id: int) -> dict[str, list[Any]]:

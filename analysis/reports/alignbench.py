@@ -64,7 +64,6 @@ def available(inputs: AlignBenchInputs) -> bool:
 class _Slice:
     rows: np.ndarray  # sentence rows evaluated
     positive: np.ndarray  # 1 = incorrect
-    captioner: np.ndarray
     captioner_code: np.ndarray  # the captioner's position in ``captioners``, per row
     captioners: list[Any]  # the items' source models (codes index this)
 
@@ -75,7 +74,19 @@ def _gold_id(s: SentenceInputs) -> int:
     return s.gold.id
 
 
-def _slice(s: SentenceInputs, flt: ReportFilter, unknown: str) -> _Slice:
+def _captioner_codes(s: SentenceInputs) -> tuple[np.ndarray, list[Any]]:
+    """Each item's captioner (source model) as its position among the captioners in order of first
+    appearance, and those captioners: coded once per item, so per sentence they are integers (grouped
+    in C, not by dict), and once per report rather than per slice."""
+    codes, uniques = pd.factorize(s.items["source_model"], sort=False, use_na_sentinel=False)
+    return np.asarray(codes, dtype=np.int64), list(uniques.tolist())
+
+
+def _slice(
+    s: SentenceInputs, flt: ReportFilter, unknown: str, captioners: tuple[np.ndarray, list[Any]]
+) -> _Slice:
+    """The sentences evaluated under ``flt`` with ``unknown``'s convention; ``captioners``:
+    :func:`_captioner_codes` of ``s``."""
     gold = s.labels[_gold_id(s)]
     gold_types = s.error_types.get(_gold_id(s), np.full(gold.size, None, dtype=object))
     keep = (gold != -1) & item_mask(s.items, flt)[s.item_pos]
@@ -85,17 +96,8 @@ def _slice(s: SentenceInputs, flt: ReportFilter, unknown: str) -> _Slice:
         typed = np.isin(np.where(gold_types == None, UNTYPED, gold_types), list(flt.types))  # noqa: E711
         keep &= (gold != INCORRECT) | typed
     rows = np.flatnonzero(keep)
-    # Captioners coded once per item, so per sentence they are integers (grouped in C, not by dict).
-    names: dict[Any, int] = {}
-    models = s.items["source_model"].tolist()
-    item_code = np.fromiter(
-        (names.setdefault(v, len(names)) for v in models), dtype=np.int64, count=len(models)
-    )
-    code = item_code[s.item_pos[rows]]
-    captioners = list(names)
-    captioner = np.empty(len(captioners), dtype=object)
-    captioner[:] = captioners
-    return _Slice(rows, (gold[rows] == INCORRECT).astype(np.int8), captioner[code], code, captioners)
+    item_code, names = captioners
+    return _Slice(rows, (gold[rows] == INCORRECT).astype(np.int8), item_code[s.item_pos[rows]], names)
 
 
 def build(inputs: AlignBenchInputs, flt: ReportFilter, n_resamples: int = 1000, seed: int = 0) -> Report:
@@ -103,7 +105,8 @@ def build(inputs: AlignBenchInputs, flt: ReportFilter, n_resamples: int = 1000, 
     if not available(inputs):
         raise ValueError("the dataset has no gold sentence labels or no detector scores")
     detectors = [d for d in chosen_detectors(s.label_sets, flt) if d.id in s.scores]
-    part = _slice(s, flt, flt.unknown)
+    captioners = _captioner_codes(s)
+    part = _slice(s, flt, flt.unknown, captioners)
     # Runs that only locate spans (Table 5 / H alone): named, and their spans in the digest, as well.
     ev = inputs.spans.spans if inputs.spans is not None else None
     locators = [
@@ -130,14 +133,14 @@ def build(inputs: AlignBenchInputs, flt: ReportFilter, n_resamples: int = 1000, 
         return Report(KEY, TITLE, provenance, notes=("No sentence or detector matches the filters.",))
     gold_types = s.error_types.get(_gold_id(s), np.full(s.sentence_id.size, None, dtype=object))
     cells = _auroc_cells(s, detectors, part, n_resamples, seed)
-    captioners = _ordered_captioners(s, part)
+    ordered = _ordered_captioners(s, part)
     wide = cells.pivot(index="detector", columns="captioner", values="auroc").reindex(
-        index=[d.name for d in detectors], columns=captioners
+        index=[d.name for d in detectors], columns=ordered
     )
-    wide[AVG] = wide[captioners].mean(axis=1)
+    wide[AVG] = wide[ordered].mean(axis=1)
     table3 = wide.reset_index()
     table3.columns.name = None
-    normalized = _self_preference(wide[captioners])
+    normalized = _self_preference(wide[ordered])
     # Runs that scored only some of the kept sentences (a run over a subset, or stopped half way): each
     # is measured on its own sentences, so best and second best would compare unlike runs.
     partly = [
@@ -162,7 +165,7 @@ def build(inputs: AlignBenchInputs, flt: ReportFilter, n_resamples: int = 1000, 
                     else ""
                 )
             ),
-            mark_columns=() if partly else (*captioners, AVG),
+            mark_columns=() if partly else (*ordered, AVG),
         ),
         "table3_ci": Table(
             "table3_ci",
@@ -173,7 +176,7 @@ def build(inputs: AlignBenchInputs, flt: ReportFilter, n_resamples: int = 1000, 
         "unknown": Table(
             "unknown",
             "AUROC with 'unknown' sentences left out and counted as correct (%)",
-            _unknown_comparison(s, detectors, flt, cells),
+            _unknown_comparison(s, detectors, flt, cells, captioners),
             caption="Both conventions side by side: a large gap means the detector scores unknown sentences like wrong ones.",
         ),
         "positional": Table(
@@ -285,16 +288,21 @@ def _letters(name: str) -> str:
 
 
 def _unknown_comparison(
-    s: SentenceInputs, detectors: list[LabelSetView], flt: ReportFilter, shown: pd.DataFrame
+    s: SentenceInputs,
+    detectors: list[LabelSetView],
+    flt: ReportFilter,
+    shown: pd.DataFrame,
+    captioners: tuple[np.ndarray, list[Any]],
 ) -> pd.DataFrame:
-    """``shown``: the cells of Table 3, computed under the filter's own convention (reused, not redone)."""
+    """``shown``: the cells of Table 3, computed under the filter's own convention (reused, not redone);
+    ``captioners``: :func:`_captioner_codes` of ``s``."""
     gold = s.labels[_gold_id(s)]
     rows = {d.name: {"detector": d.name} for d in detectors}
     for unknown, label in ((UNKNOWN_EXCLUDED, "left out"), (UNKNOWN_AS_CORRECT, "as correct")):
         if unknown == flt.unknown:
             cells = shown  # the same sentences: the point estimates do not depend on the resamples
         else:
-            cells = _auroc_cells(s, detectors, _slice(s, flt, unknown), n_resamples=0, seed=0)
+            cells = _auroc_cells(s, detectors, _slice(s, flt, unknown, captioners), n_resamples=0, seed=0)
         for name, mean in cells.groupby("detector", sort=False)["auroc"].mean().items():
             rows[str(name)][f"Avg · unknown {label}"] = mean
     n_unknown = int(((gold == UNKNOWN) & item_mask(s.items, flt)[s.item_pos]).sum())
@@ -379,7 +387,7 @@ def _localization(
         found = token_spans(text, [(int(s.start[sentence]), int(s.end[sentence]))])
         sentence_tokens.append(found[0] if found else (0, 0))
     item_rows = s.item_pos[wrong]
-    captioner = part.captioner[part.positive == 1]
+    captioner = part.captioner_code[part.positive == 1]
     gold = [_clip(ev.token_spans[ev.gold.id][i], t) for i, t in zip(item_rows, sentence_tokens, strict=True)]
     records = []
     partly = []  # runs given only some of these sentences' items
@@ -394,7 +402,7 @@ def _localization(
         ap: list[float] = []
         miou: list[float] = []
         for name in _ordered_captioners(s, part):
-            idx = np.flatnonzero((captioner == name) & ran)
+            idx = np.flatnonzero((captioner == part.captioners.index(name)) & ran)
             if idx.size == 0:
                 continue
             ap.append(

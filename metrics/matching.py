@@ -176,6 +176,57 @@ def matching_pairs(ious: FloatArray, threshold: float) -> list[tuple[int, int]]:
     return _assign(ious, rows, cols) if rows.size else []
 
 
+def matching_pairs_per_group(rows: IntArray, cols: IntArray, ious: FloatArray, group: IntArray) -> IntArray:
+    """Which of the qualifying pairs of many items :func:`matching_pairs` puts in each item's matching,
+    as sorted indices into the pairs: the same assignment problem, solved item by item, with the
+    bookkeeping around it done for all items at once (9,900 items at 10 K items x 12 detectors spent
+    two thirds of their time in it, one at a time).
+
+    ``rows``, ``cols``: the pairs' predicted and gold spans, numbered so that within an item they run in
+    the order of the item's own; ``ious``: their IoU; ``group``: their item. An item's pairs lie
+    together, in the order :func:`numpy.nonzero` gives them in its IoU matrix (by row, then column).
+    """
+    n = rows.size
+    if n == 0:
+        return np.zeros(0, dtype=np.int64)
+    starts = np.flatnonzero(np.r_[True, group[1:] != group[:-1]])
+    ends = np.r_[starts[1:], n]
+    # A span's place among the item's spans that have a qualifying pair (``_assign``'s used rows and
+    # columns, compacted): its rank among all such spans, less that of the item's first.
+    row_ids, row_rank = np.unique(rows, return_inverse=True)
+    col_ids, col_rank = np.unique(cols, return_inverse=True)
+    first_row = np.minimum.reduceat(row_rank, starts)
+    first_col = np.minimum.reduceat(col_rank, starts)
+    n_rows = np.maximum.reduceat(row_rank, starts) - first_row + 1
+    n_cols = np.maximum.reduceat(col_rank, starts) - first_col + 1
+    size = ends - starts
+    at_row = row_rank - np.repeat(first_row, size)
+    at_col = col_rank - np.repeat(first_col, size)
+    # ``_assign``'s weights, K + IoU with K = min(|rows|, |cols|) + 1, in the same float arithmetic.
+    weight = np.repeat(np.minimum(n_rows, n_cols) + 1, size) + ious
+    chosen = np.zeros(n, dtype=bool)
+    # No span with two candidates: every pair is in the matching (``_assign``'s shortcut).
+    plain = (n_rows == size) & (n_cols == size)
+    chosen[np.repeat(plain, size)] = True
+    from scipy.optimize import linear_sum_assignment  # here: the formats use metrics, and need no scipy
+
+    for lo, hi, nr, nc in zip(
+        starts[~plain].tolist(),
+        ends[~plain].tolist(),
+        n_rows[~plain].tolist(),
+        n_cols[~plain].tolist(),
+        strict=True,
+    ):
+        r, c = at_row[lo:hi], at_col[lo:hi]
+        weights = np.zeros((nr, nc))
+        weights[r, c] = weight[lo:hi]
+        pair = np.full((nr, nc), -1, dtype=np.int64)
+        pair[r, c] = np.arange(lo, hi)
+        found = pair[linear_sum_assignment(weights, maximize=True)]
+        chosen[found[found >= 0]] = True
+    return np.flatnonzero(chosen)
+
+
 def match_spans(pred: Sequence[Span], gold: Sequence[Span], threshold: float = 0.5) -> SpanMatching:
     """A maximum matching of ``pred`` to ``gold`` in which a pair qualifies when ``IoU >= threshold``.
 

@@ -20,7 +20,7 @@ from typing import Any
 import numpy as np
 
 from metrics._validation import Span, as_span, check_threshold
-from metrics.matching import iou, matched_per_group, matching_pairs, overlap
+from metrics.matching import iou, matched_per_group, matching_pairs_per_group, overlap
 
 _BOOL_TYPES = {bool, np.bool_}
 _TEXT_TYPES = {str, bytes, np.str_, np.bytes_}
@@ -431,12 +431,10 @@ def matched_gold_spans(
     is_solved = np.zeros(pred.n_items, dtype=bool)
     is_solved[solved] = True
     found &= ~is_solved[gold_item]
-    # An item's pairs are its preds x its golds, row by row: its IoU matrix is one slice of ``ious``.
-    first_pair = np.r_[0, np.cumsum(pred.counts * gold.counts)][solved].tolist()
-    n_preds, n_golds = pred.counts[solved].tolist(), gold.counts[solved].tolist()
-    first_gold = gold.offsets[solved].tolist()
-    for lo, rows, cols, at in zip(first_pair, n_preds, n_golds, first_gold, strict=True):
-        block = ious[lo : lo + rows * cols].reshape(rows, cols)
-        for _, g in matching_pairs(block, threshold):
-            found[at + g] = True
+    # The qualifying pairs of the solved items, which lie together, by pred then gold: in each item the
+    # order np.nonzero gives in its IoU matrix, as match_spans would see them.
+    hard = np.flatnonzero(valid & is_solved[gold_item[pairs.gold]])
+    cols = pairs.gold[hard]
+    chosen = matching_pairs_per_group(pairs.pred[hard], cols, ious[hard], gold_item[cols])
+    found[cols[chosen]] = True
     return np.flatnonzero(found)

@@ -247,3 +247,27 @@ def test_scored_packed_predictions_are_the_same_spans_when_no_failure_holds_one(
     assert scored_predictions(preds, np.array([True, False, True])) is preds
     dropped = scored_predictions(preds, np.array([True, True, False]))
     assert dropped is not preds and [dropped.item(k) for k in range(3)] == [[(0, 2)], [], []]
+
+
+@pytest.mark.parametrize("threshold", [0.2, 1 / 3, 0.5])
+def test_matched_gold_spans_of_many_competing_items_equal_match_spans(threshold):
+    # Hundreds of items whose short spans on a few tokens compete, with many equal IoUs: the batched
+    # assignment must pick, item by item, the very gold spans match_spans picks (ties included).
+    rng = np.random.default_rng(7)
+
+    def spans() -> list[tuple[int, int]]:
+        starts = rng.integers(0, 8, size=int(rng.integers(0, 7)))
+        return [(int(a), int(a + rng.integers(1, 4))) for a in starts]
+
+    pairs = [(spans(), spans()) for _ in range(400)]
+    preds = [p for p, _ in pairs]
+    golds = [g for _, g in pairs]
+    gold_found = _per_item(matched_gold_spans(preds, golds, threshold), golds)
+    expected = [tuple(sorted(match_spans(p, g, threshold).matched_gold)) for p, g in pairs]
+    assert gold_found == expected
+    competing = sum(
+        match_spans(p, g, threshold).n_matched
+        < len({j for j in range(len(g)) if any(match_spans([q], [g[j]], threshold).n_matched for q in p)})
+        for p, g in pairs
+    )
+    assert competing > 20  # the items solved one by one are well represented

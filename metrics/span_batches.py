@@ -20,6 +20,7 @@ from typing import Any
 import numpy as np
 
 from metrics._validation import Span, as_span, check_threshold
+from metrics.key_order import lex_order
 from metrics.matching import iou, matched_per_group, matching_pairs_per_group, overlap
 
 _BOOL_TYPES = {bool, np.bool_}
@@ -204,6 +205,79 @@ def _same_item_pairs(pred: PackedSpans, gold: PackedSpans) -> SpanPairs:
     return SpanPairs(pred, gold, pair_pred, pair_gold, overlap(ps, pe, gs, ge), pe - ps, ge - gs)
 
 
+# Keys packing an item and a span end into one int64 stay below this (else all pairs are made).
+_KEY_ROOM = 1 << 62
+
+
+def _overlapping_pairs(pred: PackedSpans, gold: PackedSpans) -> SpanPairs:
+    """The pairs of :func:`_same_item_pairs` whose spans overlap, in the same order (by pred, then gold).
+
+    They are all that a measure counting overlaps sees: F1_IoU at a threshold above 0 (only overlapping
+    pairs reach it), F1_M (containment needs an overlap) and the boundary errors (a pair apart has IoU
+    0, where a prediction's best starts anyway). At 10 K items x 12 detectors eight in nine pairs of a
+    detector's and another's spans of an item lie apart; making, scoring and dropping them was most of
+    the time of the failure finder's disagreement, 66 pairs of detectors.
+
+    Each pred span's candidates are found by two binary searches over the gold spans of every item in
+    order of start: those starting before it ends, from the first whose item's running furthest end
+    passes its start (spans of one item may nest, so ends alone are in no order).
+    """
+    gold_item = gold.item_of_span  # nondecreasing: spans are packed item after item
+    g_starts, g_ends = gold.starts, gold.ends
+    order: np.ndarray | None = None
+    if g_starts.size > 1 and not bool(
+        ((gold_item[1:] != gold_item[:-1]) | (g_starts[1:] >= g_starts[:-1])).all()
+    ):
+        order = lex_order((g_starts, gold_item))  # within each item by start; items stay in place
+        g_starts, g_ends = g_starts[order], g_ends[order]
+    width = max(int(pred.ends.max(initial=0)), int(gold.ends.max(initial=0))) + 1
+    if (
+        pred.n_items * width >= _KEY_ROOM
+        or min(int(pred.starts.min(initial=0)), int(gold.starts.min(initial=0))) < 0
+    ):
+        pairs = _same_item_pairs(pred, gold)
+        apart = pairs.inter == 0
+        if not apart.any():
+            return pairs
+        near = ~apart
+        return SpanPairs(
+            pred,
+            gold,
+            pairs.pred[near],
+            pairs.gold[near],
+            pairs.inter[near],
+            pairs.pred_len[near],
+            pairs.gold_len[near],
+        )
+    base = gold_item * width
+    # Per item, the furthest end so far (the keys of earlier items all lie below).
+    reach = np.maximum.accumulate(base + g_ends)
+    pred_base = pred.item_of_span * width
+    hi = np.searchsorted(base + g_starts, pred_base + pred.ends, side="left")
+    lo = np.searchsorted(reach, pred_base + pred.starts, side="right")
+    count = np.maximum(hi - lo, 0)
+    total = int(count.sum())
+    pair_pred = np.repeat(np.arange(pred.starts.size), count)
+    at = np.arange(total) + np.repeat(lo - (np.cumsum(count) - count), count)
+    ps, pe = pred.starts[pair_pred], pred.ends[pair_pred]
+    gs, ge = g_starts[at], g_ends[at]
+    inter = overlap(ps, pe, gs, ge)
+    near = inter > 0
+    pair_pred, at, ps, pe, gs, ge, inter = (a[near] for a in (pair_pred, at, ps, pe, gs, ge, inter))
+    pair_gold = at if order is None else order[at]
+    if order is not None:  # back to the golds' own order within each pred's pairs
+        again = lex_order((pair_gold, pair_pred))
+        pair_pred, pair_gold, ps, pe, gs, ge, inter = (
+            a[again] for a in (pair_pred, pair_gold, ps, pe, gs, ge, inter)
+        )
+    return SpanPairs(pred, gold, pair_pred, pair_gold, inter, pe - ps, ge - gs)
+
+
+def _pairs_for(pred: PackedSpans, gold: PackedSpans, threshold: float) -> SpanPairs:
+    """The pairs a measure at IoU ``threshold`` needs: only the overlapping ones above 0."""
+    return _overlapping_pairs(pred, gold) if threshold > 0 else _same_item_pairs(pred, gold)
+
+
 def _check_pair(preds: Any, golds: Any) -> tuple[PackedSpans, PackedSpans]:
     pred = pack_spans(preds, "preds")
     gold = pack_spans(golds, "golds")
@@ -244,7 +318,7 @@ def f1_iou_per_item(
     """
     pred, gold = _check_pair(preds, golds)
     threshold = check_threshold(threshold)
-    return _f1_iou_scores(pred, gold, _same_item_pairs(pred, gold), threshold)
+    return _f1_iou_scores(pred, gold, _pairs_for(pred, gold, threshold), threshold)
 
 
 def _f1_iou_scores(pred: PackedSpans, gold: PackedSpans, pairs: SpanPairs, threshold: float) -> np.ndarray:
@@ -391,7 +465,7 @@ def item_matchings(
     sizes come from one Hopcroft-Karp call over all items."""
     pred, gold = _check_pair(preds, golds)
     threshold = check_threshold(threshold)
-    pairs = _same_item_pairs(pred, gold)
+    pairs = _pairs_for(pred, gold, threshold)  # F1_M and the boundary errors need only overlaps too
     ious = pairs.iou
     best = np.zeros(pred.starts.size)  # a prediction's largest IoU, 0 when it overlaps no gold span
     np.maximum.at(best, pairs.pred, ious)
@@ -417,7 +491,7 @@ def matched_gold_spans(
     """
     pred, gold = _check_pair(preds, golds)
     threshold = check_threshold(threshold)
-    pairs = _same_item_pairs(pred, gold)
+    pairs = _pairs_for(pred, gold, threshold)
     ious = pairs.iou
     valid = ious >= threshold
     n_matched = _matched_per_item(pred, gold, pairs, valid)

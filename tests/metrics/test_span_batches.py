@@ -271,3 +271,31 @@ def test_matched_gold_spans_of_many_competing_items_equal_match_spans(threshold)
         for p, g in pairs
     )
     assert competing > 20  # the items solved one by one are well represented
+
+
+@settings(max_examples=300, deadline=None)
+@given(items)
+def test_overlapping_pairs_are_the_pairs_that_overlap_in_their_order(pairs):
+    # Spans in any order, nested or repeated: the pairs made by binary search are exactly those of the
+    # full product whose spans overlap, in the product's order, with the same numbers.
+    from metrics.span_batches import _overlapping_pairs, _same_item_pairs
+
+    pred, gold = pack_spans([p for p, _ in pairs]), pack_spans([g for _, g in pairs])
+    every = _same_item_pairs(pred, gold)
+    near = every.inter > 0
+    found = _overlapping_pairs(pred, gold)
+    for name in ("pred", "gold", "inter", "pred_len", "gold_len"):
+        assert getattr(found, name).tolist() == getattr(every, name)[near].tolist(), name
+
+
+def test_overlapping_pairs_find_a_long_gold_span_behind_short_ones():
+    # The long first gold span reaches past the short ones after it: it still pairs with the late pred.
+    from metrics.span_batches import _overlapping_pairs
+
+    found = _overlapping_pairs(
+        pack_spans([[(5, 6), (0, 1)]]), pack_spans([[(0, 10), (1, 2), (3, 4), (4, 5)]])
+    )
+    assert list(zip(found.pred.tolist(), found.gold.tolist(), strict=True)) == [(0, 0), (1, 0)]
+    assert f1_iou_per_item([[(5, 6)]], [[(0, 10), (1, 2), (3, 4), (4, 5)]], 0.1).tolist() == [
+        f1_iou([(5, 6)], [(0, 10), (1, 2), (3, 4), (4, 5)], 0.1)
+    ]

@@ -94,20 +94,40 @@ def load_sentence_inputs(engine: Engine, dataset_id: int, *, offsets: bool = Tru
     found = np.minimum(np.searchsorted(item_ids[by_item], table["item_id"]), max(item_ids.size - 1, 0))
     known = item_ids[by_item][found] == table["item_id"] if item_ids.size else np.zeros(n, dtype=bool)
     item_row = np.where(known, by_item[found], -1)
-    order = lex_order((table["index"], item_row))
-    order = order[item_row[order] >= 0]
     start, end = table.get("start"), table.get("end")
+    if _in_dataset_order(item_row, table["index"]):
+        # Sentence ids given in dataset order (as an import writes them): every column is already in
+        # place, and putting a million sentences' columns in order would copy them all for nothing.
+        def ordered(values: np.ndarray) -> np.ndarray:
+            return values
+    else:
+        order = lex_order((table["index"], item_row))
+        order = order[item_row[order] >= 0]
+
+        def ordered(values: np.ndarray) -> np.ndarray:
+            taken: np.ndarray = values[order]
+            return taken
+
     return SentenceInputs(
         dataset=dataset_name(engine, dataset_id),
         items=items,
         label_sets=label_sets,
-        sentence_id=sorted_ids[order],
-        item_pos=item_row[order],
-        index=table["index"][order],
-        start=None if start is None else start[order],
-        end=None if end is None else end[order],
-        labels={k: v[order] for k, v in labels.items()},
-        error_types={k: v[order] for k, v in error_types.items()},
-        scores={k: v[order] for k, v in scores.items()},
-        parsed={k: v[order] for k, v in parsed.items()},
+        sentence_id=ordered(sorted_ids),
+        item_pos=ordered(item_row),
+        index=ordered(table["index"]),
+        start=None if start is None else ordered(start),
+        end=None if end is None else ordered(end),
+        labels={k: ordered(v) for k, v in labels.items()},
+        error_types={k: ordered(v) for k, v in error_types.items()},
+        scores={k: ordered(v) for k, v in scores.items()},
+        parsed={k: ordered(v) for k, v in parsed.items()},
     )
+
+
+def _in_dataset_order(item_row: np.ndarray, index: np.ndarray) -> bool:
+    """Whether the sentences already stand by their item's row, then their index (the order
+    ``lex_order((index, item_row))`` would give), every one of an item that was read."""
+    if item_row.size and int(item_row.min()) < 0:
+        return False
+    step = np.diff(item_row)
+    return bool(((step > 0) | ((step == 0) & (np.diff(index) >= 0))).all())

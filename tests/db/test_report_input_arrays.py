@@ -352,3 +352,35 @@ def test_error_types_arrive_with_their_sentences(engine, odd_type) -> None:
     )
     assert got == expected
     assert [t for _, _, t in got].count(odd_type) == 1 and len(got) == 3
+
+
+def test_sentence_inputs_stand_in_dataset_order_whatever_order_their_ids_are_in(engine) -> None:
+    # Items moved after the import: their sentences' ids no longer run in dataset order, and every
+    # column must still follow the items' positions, then the sentences' indices.
+    from sqlalchemy import text
+
+    from analysis.reports.sentences import load_sentence_inputs
+    from db.engine import bump_revision, write_session
+
+    import_bundle(engine, _bundle(), actor=OPERATOR)
+    in_order = load_sentence_inputs(engine, 1)
+    with write_session(engine) as session:
+        session.execute(text("UPDATE items SET position = 10 - position WHERE dataset_id = 1"))
+        bump_revision(session)
+    moved = load_sentence_inputs(engine, 1)
+    assert moved.items["external_id"].tolist() == ["i3", "i2", "i1", "i0"]
+    # Each sentence keeps its own values; the order is by item (now reversed), then index.
+    old = {sid: k for k, sid in enumerate(in_order.sentence_id.tolist())}
+    at = [old[sid] for sid in moved.sentence_id.tolist()]
+    assert moved.index.tolist() == [0, 1, 2] * 4
+    assert [moved.items["external_id"][p] for p in moved.item_pos.tolist()] == [
+        in_order.items["external_id"][p] for p in in_order.item_pos[at].tolist()
+    ]
+    assert moved.item_pos.tolist() == [0, 0, 0, 1, 1, 1, 2, 2, 2, 3, 3, 3]
+    for name in ("labels", "scores", "parsed"):
+        before, after = getattr(in_order, name), getattr(moved, name)
+        assert before.keys() == after.keys()
+        for key in before:
+            assert np.array_equal(after[key], before[key][at], equal_nan=after[key].dtype.kind == "f")
+    assert moved.start is not None and in_order.start is not None
+    assert moved.start.tolist() == in_order.start[at].tolist()

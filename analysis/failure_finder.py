@@ -281,7 +281,16 @@ def preset_mask(
 
 
 def _per_item(external_ids: Iterable[str], table: pd.DataFrame) -> pd.Series:
-    return pd.Series(table.index.isin(set(external_ids)), index=table.index)
+    """Which rows of ``table`` (indexed by external id) are among ``external_ids``."""
+    index = table.index
+    if not index.is_unique:
+        return pd.Series(index.isin(set(external_ids)), index=index)
+    # Looked up in the index's hash table: ``isin`` on the string index walks it in Python (30 ms at
+    # 10 K items, a sixth of the misses view).
+    at = index.get_indexer(pd.Index(list(external_ids), dtype=object))
+    keep = np.zeros(len(index), dtype=bool)
+    keep[at[at >= 0]] = True
+    return pd.Series(keep, index=index)
 
 
 def found_gold_spans(spans: DatasetSpans, detectors: Iterable[str], threshold: float = 0.5) -> np.ndarray:

@@ -2,8 +2,9 @@
 
 A benchmark table scores every detector on every item (MHALO: 12 detectors x 2,155 items), so calling
 the one-item functions in a loop would spend most of its time in the interpreter. Here all items' spans
-live in flat arrays (:class:`PackedSpans`), every (pred, gold) pair of the same item is scored in one
-numpy pass, and the maximum matchings of all items are found by a single call to SciPy's Hopcroft-Karp
+live in flat arrays (:class:`PackedSpans`), every (pred, gold) pair of the same item that can count
+(at an IoU threshold above 0, only those that overlap) is scored in one numpy pass, and the maximum
+matchings of all items are found by a single call to SciPy's Hopcroft-Karp
 on the disjoint union of the per-item graphs (:func:`metrics.matching.matched_per_group`). IoU and the
 matching are those of :mod:`metrics.matching`; the results equal :func:`metrics.f1_iou` and
 :func:`metrics.f1_m` (the property tests hold the two paths together).

@@ -328,3 +328,50 @@ def test_names_per_item_are_the_chosen_rows_detectors_in_row_order(rows: list[tu
     at = index.get_indexer(frame["external_id"].to_numpy(dtype=object))
     got = ff._names(at, frame["detector"].to_numpy(dtype=object), mask.to_numpy(dtype=bool), len(index))
     assert got == [expected[ext] for ext in index]
+
+
+def test_misses_equal_what_every_detectors_own_matching_finds() -> None:
+    # Many items of crowded random spans: the misses preset (which matches each Y only where a gold span
+    # is still open) selects exactly the items of gold spans some Y finds and X does not.
+    rng = np.random.default_rng(5)
+    names = ("A", "B", "C", "D", "E")
+    n = 80
+    items = ItemIndex(
+        ids=list(range(1, n + 1)),
+        external_ids=[f"r{k}" for k in range(n)],
+        subsets=["s"] * n,
+        source_models=["m"] * n,
+        task_types=["image-to-text"] * n,
+        responses=[TEXT] * n,
+    )
+    views = (
+        LabelSetView(1, 1, "gold", "gold", None, None, None),
+        *(LabelSetView(k + 2, 1, "detector", name, None, "v1", "vanilla") for k, name in enumerate(names)),
+    )
+    rows = [
+        (view.id, item_id, *chars(int(a), int(min(a + rng.integers(1, 4), 10))), None)
+        for view in views
+        for item_id in items.ids
+        for a in rng.integers(0, 9, size=int(rng.integers(0, 5)))
+    ]
+    columns = SpanColumns(
+        *(np.array([row[k] for row in rows], dtype=np.int64) for k in range(4)),
+        np.array([row[4] for row in rows] + [None], dtype=object)[:-1],
+    )
+    evaluation = dataset_spans(items, views, columns, {})
+    rows_, table = ff.failure_tables(evaluation)
+    for x in names:
+        for y in (ff.ANY, *names):
+            if y == x:
+                continue
+            others = [d for d in names if d != x and y in (ff.ANY, d)]
+            missed = np.setdiff1d(
+                ff.found_gold_spans(evaluation, others),
+                ff.found_gold_spans(evaluation, [x]),
+                assume_unique=True,
+            )
+            expected = {f"r{i}" for i in evaluation.gold_packed.item_of_span[missed].tolist()}
+            query = ff.FinderQuery(preset="misses", detector=x, other=y)
+            got = ff.preset_mask(query, rows_, table, evaluation)
+            assert set(got.index[got.to_numpy()]) == expected
+            assert 0 < len(expected) < n  # neither nothing nor everything: the test can tell

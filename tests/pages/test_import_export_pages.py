@@ -635,25 +635,27 @@ def test_import_page_preview_counts_the_missing_images_the_import_will_report(
     assert {m.label: m.value for m in again.metric}["Warnings"] == "2"
 
 
-def test_export_label_sets_are_the_picked_datasets_own(app_db: str) -> None:
-    """After picking another dataset, the Label sets box kept the label sets the dataset before had (those
-    both share): a detector run only the new dataset has was not chosen, and the file left it out."""
-    add_small_dataset(app_db, "second")
-    engine = make_engine(app_db)
-    outputs = [
-        {"id": "item-1", "output": "A <hallucination>red</hallucination> cube number 1. The ball is blue."}
-    ]
+def _import_outputs(engine: Engine, dataset: str, detector: str, outputs: list[dict[str, str]]) -> None:
+    """A detector's tagged outputs (MHALO) on items of ``dataset``, imported; the engine disposed of."""
     ran = import_predictions(
         engine,
         json.dumps(outputs).encode(),
         source="o.json",
-        dataset="second",
-        detector="careful",
+        dataset=dataset,
+        detector=detector,
         format_name="mhalo-outputs",
         actor=OPERATOR,
     )
     assert ran.ok, ran.summary()
     engine.dispose()
+
+
+def test_export_label_sets_are_the_picked_datasets_own(app_db: str) -> None:
+    """After picking another dataset, the Label sets box kept the label sets the dataset before had (those
+    both share): a detector run only the new dataset has was not chosen, and the file left it out."""
+    add_small_dataset(app_db, "second")
+    output = "A <hallucination>red</hallucination> cube number 1. The ball is blue."
+    _import_outputs(make_engine(app_db), "second", "careful", [{"id": "item-1", "output": output}])
     at = AppTest.from_file(EXPORT_PAGE, default_timeout=TIMEOUT).run()
     at.selectbox(key="dataset_picker").set_value("pages-test").run()
     assert at.multiselect(key="export_label_sets").value == ["gold:gold", "detector:eager"]
@@ -664,19 +666,8 @@ def test_export_label_sets_are_the_picked_datasets_own(app_db: str) -> None:
 
 
 def test_export_page_says_what_the_format_leaves_out(store: str) -> None:
-    engine = _bench_store(store)
     outputs = [{"id": "b", "output": "<hallucination>Two</hallucination> cats."}]
-    ran = import_predictions(
-        engine,
-        json.dumps(outputs).encode(),
-        source="o.json",
-        dataset="bench",
-        detector="eager <b>",
-        format_name="mhalo-outputs",
-        actor=OPERATOR,
-    )
-    assert ran.ok, ran.summary()
-    engine.dispose()
+    _import_outputs(_bench_store(store), "bench", "eager <b>", outputs)
     at = AppTest.from_file(EXPORT_PAGE, default_timeout=TIMEOUT).run()
     at.selectbox(key="dataset_picker").set_value("bench").run()
     assert at.multiselect(key="export_label_sets").value == ["gold:gold", "detector:eager <b>"]

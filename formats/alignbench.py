@@ -27,7 +27,7 @@ from formats import taxonomies
 from formats.base import Format, FormatError, ReadOptions, ReadResult, Sink
 from formats.bundles import annotations_by_item, gold_bundle
 from formats.fields import RecordError, as_float, get_int, type_name
-from formats.json_documents import dump_jsonl, iter_jsonl, load_json
+from formats.json_documents import dump_jsonl, iter_jsonl, load_json, loads
 from formats.problems import Problem
 from formats.records import (
     Annotations,
@@ -570,7 +570,7 @@ def error_word_list(value: Any) -> list[str]:
         text = value.strip()
         if text.startswith("[") and text.endswith("]"):
             try:
-                parsed = json.loads(text)
+                parsed = loads(text)
             except json.JSONDecodeError:
                 try:
                     parsed = ast.literal_eval(text)

@@ -35,6 +35,7 @@ from formats.alignment import align_ignoring_whitespace, first_difference, map_s
 from formats.base import Format, KnownItem, ReadOptions, ReadResult
 from formats.bundles import detector_bundle, detector_outputs, raw_output_json
 from formats.fields import RecordError, type_name
+from formats.json_documents import loads
 from formats.markers import insert_markers
 from formats.problems import Problem
 from formats.records import Annotations, Bundle, RawOutputRecord, SentenceScoreRecord, SpanRecord
@@ -292,7 +293,7 @@ def localized_spans(output: str, sentence: str) -> tuple[list[tuple[int, int]], 
     text = _FENCE.sub("", output.strip())
     if text.startswith("{"):
         try:
-            parsed = json.loads(text)
+            parsed = loads(text)
         except json.JSONDecodeError:
             parsed = None
         if isinstance(parsed, dict) and isinstance(parsed.get("output"), str):

@@ -28,7 +28,7 @@ from typing import IO, Any, TypeVar, Union
 
 from formats.base import LABEL_KINDS, Format, ReadOptions, ReadResult, Sink
 from formats.fields import RecordError, as_float, get_int, type_name
-from formats.json_documents import dump_jsonl, iter_jsonl
+from formats.json_documents import dump_jsonl, iter_jsonl, loads
 from formats.problems import Problem
 from formats.records import (
     Annotations,
@@ -383,7 +383,7 @@ def _opens_with_an_object(data: bytes) -> bool:
     for line in bytes(data[: 1 << 20]).lstrip(b"\xef\xbb\xbf").split(b"\n"):
         if line.strip():
             try:
-                return isinstance(json.loads(line), dict)
+                return isinstance(loads(line), dict)
             except (json.JSONDecodeError, UnicodeDecodeError, RecursionError):
                 return False
     return False
@@ -403,7 +403,7 @@ def _splits_annotations(lines: Iterable[bytes]) -> bool:
         if b'"annotations"' not in line and b"\\u" not in line:
             continue
         try:
-            row = json.loads(line)
+            row = loads(line)
         except (ValueError, RecursionError):
             continue  # the reading reports it
         if not isinstance(row, dict) or row.get("record") != "annotations":
@@ -585,7 +585,7 @@ def _not_json_lines(text: str) -> tuple[str, str] | None:
         return None
     index, line = found
     try:
-        first = json.loads(line)
+        first = loads(line)
     except (json.JSONDecodeError, RecursionError) as error:
         problem = (
             "starts a JSON value that does not end on that line"
@@ -601,7 +601,7 @@ def _not_json_lines(text: str) -> tuple[str, str] | None:
         "Spanlight's export writes them"
     )
     try:
-        whole = json.loads(text)
+        whole = loads(text)
     except (json.JSONDecodeError, RecursionError):
         return f"line {index + 1}", f"line {index + 1} {problem}; {expected}"
     n_lines = text.count("\n") + 1

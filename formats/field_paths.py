@@ -18,6 +18,7 @@ from decimal import Decimal
 from typing import Any
 
 from formats.fields import RecordError, get_int, type_name
+from formats.json_documents import loads
 
 
 class _Missing:
@@ -38,7 +39,7 @@ def structured(value: Any) -> Any:
     if (text[:1], text[-1:]) not in (("[", "]"), ("{", "}")):
         return value
     try:
-        return json.loads(text)
+        return loads(text)
     except (json.JSONDecodeError, RecursionError):
         pass
     try:

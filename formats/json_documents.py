@@ -4,6 +4,7 @@ column), and writing them back as UTF-8."""
 from __future__ import annotations
 
 import json
+import sys
 from collections.abc import Callable, Iterator, Sequence
 from typing import Any
 
@@ -16,13 +17,40 @@ from formats.text import decode_text, looks_like_json
 PairsHook = Callable[[list[tuple[str, Any]]], Any]
 
 
+def decoder(text: str, pairs_hook: PairsHook | None = None) -> json.JSONDecoder:
+    """A JSON decoder for ``text`` that reports a whole number too long for Python to read (more digits
+    than ``sys.get_int_max_str_digits()``) as a syntax error at its place, as it does any other flaw of
+    the file, rather than failing with a ValueError no caller expects."""
+    limit = sys.get_int_max_str_digits()
+
+    def whole_number(digits: str) -> int:
+        length = len(digits.lstrip("-"))
+        if limit and length > limit:
+            raise json.JSONDecodeError(
+                f"a whole number of {length:,} digits (at most {limit:,} can be read)",
+                text,
+                max(text.find(digits), 0),
+            )
+        return int(digits)
+
+    return json.JSONDecoder(object_pairs_hook=pairs_hook, parse_int=whole_number)
+
+
+def loads(data: str | bytes, pairs_hook: PairsHook | None = None) -> Any:
+    """``json.loads`` of untrusted text: every flaw, an overlong number too, is a ``JSONDecodeError``."""
+    text = data if isinstance(data, str) else data.decode(json.detect_encoding(data), "surrogatepass")
+    if text.startswith("\ufeff"):
+        raise json.JSONDecodeError("Unexpected UTF-8 BOM (decode using utf-8-sig)", text, 0)
+    return decoder(text, pairs_hook).decode(text)
+
+
 def load_json(data: bytes, source: str, pairs_hook: PairsHook | None = None) -> tuple[Any, list[Problem]]:
     """The parsed JSON document, or None and a problem with line and column of the syntax error."""
     text, problems = decode_text(data, source)
     if text is None:
         return None, problems
     try:
-        document = json.loads(text, object_pairs_hook=pairs_hook)
+        document = loads(text, pairs_hook)
     except json.JSONDecodeError as error:
         return None, [
             Problem(
@@ -59,7 +87,7 @@ def iter_jsonl(
         if not line.strip():
             continue
         try:
-            yield index, json.loads(line, object_pairs_hook=pairs_hook)
+            yield index, loads(line, pairs_hook)
         except json.JSONDecodeError as error:
             problems.append(
                 Problem(
@@ -92,7 +120,7 @@ def load_records(
     if problems:
         # Perhaps one pretty-printed object rather than JSON lines.
         try:
-            whole = json.loads(text, object_pairs_hook=pairs_hook)
+            whole = loads(text, pairs_hook)
         except (json.JSONDecodeError, RecursionError):
             return records, problems
         return [(0, whole)], []

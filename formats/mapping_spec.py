@@ -25,6 +25,8 @@ import re
 from dataclasses import dataclass
 from typing import Any
 
+from formats.json_documents import loads
+
 MAPPING_VERSION = 1
 
 # Role -> what it is, for the Import page and for reports.
@@ -165,7 +167,7 @@ class ImportMapping:
     @classmethod
     def from_json(cls, data: bytes | str) -> ImportMapping:
         try:
-            value = json.loads(data)
+            value = loads(data)
         except (json.JSONDecodeError, UnicodeDecodeError, RecursionError) as error:
             raise MappingError([("-", f"not valid JSON: {error}")]) from None
         return cls.from_dict(value)

@@ -16,6 +16,7 @@ from dataclasses import dataclass, field
 
 from formats.base import Kind, ReadOptions, ReadResult
 from formats.gc_pause import without_gc_pauses
+from formats.json_documents import decoder
 from formats.problems import Problem
 from formats.records import Annotations, ItemRecord
 from formats.registry import get_format, read_file
@@ -82,14 +83,14 @@ def whole_records(head: bytes) -> bytes:
     """
     if looks_like_json(head) == "[":
         text = head.decode("utf-8-sig", "ignore")
-        decoder = json.JSONDecoder()
+        reader = decoder(text)
         start = text.index("[") + 1
         position, ends = start, []
         while True:
             while position < len(text) and text[position] in " \t\r\n,":
                 position += 1
             try:
-                _, position = decoder.raw_decode(text, position)
+                _, position = reader.raw_decode(text, position)
             except (json.JSONDecodeError, RecursionError):
                 break
             ends.append(position)

@@ -25,7 +25,6 @@ from __future__ import annotations
 
 import csv
 import io
-import json
 import math
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
@@ -34,7 +33,7 @@ from typing import Any, ClassVar
 from formats.base import Format, ReadOptions, ReadResult
 from formats.fields import RecordError, as_float, get_int, get_str, type_name
 from formats.ids import external_id
-from formats.json_documents import dump_jsonl, iter_jsonl
+from formats.json_documents import dump_jsonl, iter_jsonl, loads
 from formats.problems import Problem
 from formats.records import Bundle, DatasetRecord, RatingRecord, RatingTaskRecord
 from formats.storable import unstorable
@@ -350,7 +349,7 @@ class RatingsFormat(Format):
         if _encoding(data, filename) == "jsonl":
             first = next((line for line in head.splitlines() if line.strip()), "")
             try:
-                keys = set(json.loads(first))
+                keys = set(loads(first))
             except (ValueError, TypeError):
                 return 0.0
         else:

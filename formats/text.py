@@ -99,8 +99,9 @@ def looks_like_json(data: bytes) -> str | None:
 
 
 def head_text(data: bytes, size: int = 65536) -> str:
-    """The beginning of the file as text (for sniffing; undecodable bytes replaced)."""
-    return bytes(data[:size]).decode("utf-8", "replace")
+    """The beginning of the file as text (for sniffing; undecodable bytes replaced), without the
+    byte-order mark a spreadsheet's "CSV UTF-8" starts with, which would stick to the first column's name."""
+    return bytes(data[:size]).decode("utf-8", "replace").removeprefix("\ufeff")
 
 
 def file_stem(source: str) -> str:

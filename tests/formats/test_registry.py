@@ -9,9 +9,11 @@ import sys
 from importlib import import_module
 from pathlib import Path
 
+import pytest
+
 import formats
 from formats.base import Format
-from formats.registry import _MODULE_OF, FORMATS, get_format, module_formats
+from formats.registry import _MODULE_OF, FORMATS, detect, get_format, module_formats
 
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -58,3 +60,21 @@ def test_naming_a_format_loads_its_module_alone() -> None:
     ).stdout.split("\n")
     assert shown[0] == "['formats.alignbench', 'formats.alignbench_scores']"  # the one it builds on
     assert shown[1] == "False"
+
+
+# CSV files as spreadsheet programs save them ("CSV UTF-8" starts with a byte-order mark).
+CSV_FILES = {
+    "alignbench": "model,image_name,sentence_index,caption,annotation\nm,i.jpg,0,One.,correct\n",
+    "alignbench-scores": "model,image_name,sentence_index,score\nm,i.jpg,0,80\n",
+    "mmhal-ratings": "id,rating\na1,3\n",
+    "mmhal-ratings-item-id": "item_id,rating,hallucination\na1,3,true\n",
+}
+
+
+@pytest.mark.parametrize("sample", sorted(CSV_FILES))
+def test_a_csv_with_a_byte_order_mark_is_recognised_as_without(sample: str) -> None:
+    name = sample.removesuffix("-item-id")
+    data = CSV_FILES[sample].encode()
+    kind = get_format(name).kind
+    assert detect(data, "f.csv", kind)[0][0].name == name
+    assert detect(b"\xef\xbb\xbf" + data, "f.csv", kind)[0][0].name == name

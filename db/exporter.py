@@ -48,6 +48,11 @@ class UnknownDataset(LookupError):
     pass
 
 
+class UnknownLabelSet(UnknownDataset):
+    """An export names a label set the dataset does not have (a typo would otherwise leave its labels
+    out of the file without a word: a benchmark file without gold reads as "no hallucination")."""
+
+
 # Items per batch of :func:`export_batches`: a batch with its labels takes a few MB until it is written.
 BATCH_ITEMS = 2_000
 # Rows fetched from the driver at a time when a batch's rows are read (:func:`_columns`).
@@ -205,6 +210,7 @@ def _read_batches(
             )
             if _wanted(ls, label_set_names)
         ]
+        _check_named(session, dataset, label_set_names)
         # What each label set says, asked once: the batches are one snapshot, so it cannot change.
         says = {ls.id: _tables_holding(session, ls.id) for ls in chosen}
         judged = {ls.id for ls in chosen} if lossless else set()
@@ -350,6 +356,26 @@ _SAYS = (
     *(m.Span, m.SentenceLabel, m.ClaimLabel, m.Triplet, m.TripletJudgment),
     *(m.RawOutput, m.SentenceScore, m.TokenProbability, m.ResponseScore, m.ItemStatus),
 )
+
+
+def _check_named(session: Session, dataset: m.Dataset, names: Sequence[str] | None) -> None:
+    """Raises :class:`UnknownLabelSet` when a name in ``names`` is none of ``dataset``'s label sets."""
+    if names is None:
+        return
+    have = session.execute(
+        select(m.LabelSet.kind, m.LabelSet.name)
+        .where(m.LabelSet.dataset_id == dataset.id)
+        .order_by(m.LabelSet.id)
+    ).all()
+    known = {name for _, name in have} | {f"{kind}:{name}" for kind, name in have}
+    missing = [name for name in names if name not in known]
+    if missing:
+        listed = ", ".join(f"{kind}:{name}" for kind, name in have) or "none"
+        raise UnknownLabelSet(
+            f"dataset {dataset.name!r} has no label set named {missing[0]!r}"
+            + (f" (nor {', '.join(map(repr, missing[1:]))})" if len(missing) > 1 else "")
+            + f"; its label sets: {listed}"
+        )
 
 
 def _tables_holding(session: Session, label_set_id: int) -> set[type[m.Base]]:

@@ -147,6 +147,34 @@ def test_export_of_a_missing_dataset_fails_cleanly(capsys, db_url, tmp_path):
     assert not (tmp_path / "x").exists()
 
 
+@pytest.mark.parametrize("fmt", ["mhalo", "canonical"])
+def test_export_naming_a_label_set_the_dataset_lacks_fails_and_writes_nothing(capsys, db_url, tmp_path, fmt):
+    bench = tmp_path / "bench.json"
+    bench.write_text(
+        json.dumps(
+            [
+                {
+                    "id": "a",
+                    "test_solution": "A red cube.",
+                    "hallucinated_solution": "A <hallucination>red</hallucination> cube.",
+                }
+            ]
+        )
+    )
+    assert run(capsys, "import", "--db", db_url, "--dataset", "d", str(bench))[0] == 0
+    target = tmp_path / "out.json"
+    export = ["export", "--db", db_url, "--dataset", "d", "--format", fmt, "--out", str(target)]
+    # A typo of "gold": the file would say no response has a hallucination.
+    code, _, err = run(capsys, *export, "--label-set", "gldo")
+    assert code == 1 and "no label set named 'gldo'" in err and "gold:gold" in err
+    assert not target.exists()
+    code, _, err = run(capsys, *export, "--label-set", "gold", "--label-set", "detector:gold")
+    assert code == 1 and "no label set named 'detector:gold'" in err
+    assert not target.exists()
+    assert run(capsys, *export, "--label-set", "gold:gold")[0] == 0
+    assert ("<hallucination>red" if fmt == "mhalo" else '"kind": "gold"') in target.read_text()
+
+
 def _png() -> bytes:
     buffer = io.BytesIO()
     Image.new("RGB", (4, 4), "red").save(buffer, format="PNG")

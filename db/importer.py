@@ -877,7 +877,7 @@ def _item_problems(item: ItemRecord, old: StoredItem | None) -> list[tuple[str, 
         previous_end = 0
         for k, sentence in enumerate(item.sentences):
             if not (0 <= sentence.start < sentence.end <= n):
-                reasons.append((f"sentences[{k}]", f"offsets {sentence.start}-{sentence.end} outside 0-{n}"))
+                reasons.append((f"sentences[{k}]", _offsets_flaw(sentence.start, sentence.end, n, f"0-{n}")))
             elif sentence.start < previous_end:
                 reasons.append((f"sentences[{k}]", "overlaps the previous sentence"))
             else:
@@ -886,8 +886,16 @@ def _item_problems(item: ItemRecord, old: StoredItem | None) -> list[tuple[str, 
         if not isinstance(claim.text, str) or not claim.text.strip():
             reasons.append((f"claims[{k}].text", "missing or empty"))
         if claim.start is not None and not (0 <= claim.start < (claim.end or -1) <= n):
-            reasons.append((f"claims[{k}]", f"offsets {claim.start}-{claim.end} outside 0-{n}"))
+            reasons.append((f"claims[{k}]", _offsets_flaw(claim.start, claim.end, n, f"0-{n}")))
     return reasons
+
+
+def _offsets_flaw(start: object, end: object, length: int, within: str) -> str:
+    """Why offsets ``start``-``end`` into a text of ``length`` do not mark a part of it: reversed or empty
+    offsets inside the text are said to be so, not to lie outside it."""
+    if isinstance(start, int) and isinstance(end, int) and 0 <= end <= start <= length:
+        return f"offsets {start}-{end} " + ("are empty" if start == end else "end before they start")
+    return f"offsets {start}-{end} outside {within}"
 
 
 def _annotation_problems(
@@ -897,7 +905,7 @@ def _annotation_problems(
         if not (
             isinstance(span.start, int) and isinstance(span.end, int) and 0 <= span.start < span.end <= length
         ):
-            yield f"spans[{k}]", f"offsets {span.start}-{span.end} outside the response (0-{length})"
+            yield f"spans[{k}]", _offsets_flaw(span.start, span.end, length, f"the response (0-{length})")
     for k, label in enumerate(annotations.sentence_labels):
         if label.label not in m.SENTENCE_LABELS:
             yield (
@@ -935,7 +943,7 @@ def _annotation_problems(
     yield from status_problems(annotations)
     for k, token in enumerate(annotations.token_probabilities):
         if not 0 <= token.start < token.end <= length:
-            yield f"token_probabilities[{k}]", f"offsets {token.start}-{token.end} outside the response"
+            yield f"token_probabilities[{k}]", _offsets_flaw(token.start, token.end, length, "the response")
         if not isinstance(token.probability, int | float) or not 0.0 <= token.probability <= 1.0:
             yield f"token_probabilities[{k}].probability", f"{token.probability!r} is not in [0, 1]"
     if annotations.response_score is not None:
@@ -1112,7 +1120,7 @@ def _rating_problem(
         return "segment_start", "this task rates whole responses (-1/-1), not segments"
     length = lengths[rating.item]
     if not (isinstance(start, int) and isinstance(end, int) and 0 <= start < end <= length):
-        return "segment_start", f"offsets {start}-{end} outside the response (0-{length})"
+        return "segment_start", _offsets_flaw(start, end, length, f"the response (0-{length})")
     return None
 
 

@@ -130,6 +130,24 @@ def test_bad_record_rejects_the_whole_file(engine) -> None:
     assert store_revision(engine) == 0
 
 
+@pytest.mark.parametrize(
+    ("start", "end", "said"),
+    [
+        (5, 2, "offsets 5-2 end before they start"),
+        (3, 3, "offsets 3-3 are empty"),
+        (3, 99, "offsets 3-99 outside the response (0-10)"),
+    ],
+)
+def test_a_bad_spans_reason_says_what_is_wrong_with_it(engine, start: int, end: int, said: str) -> None:
+    bundle = _bundle()
+    bundle.items.append(ItemRecord(external_id="x2", response="Fine text."))
+    bundle.label_sets[0].annotations.append(Annotations(item="x2", spans=[SpanRecord(start, end)]))
+    with pytest.raises(ImportRejected) as raised:
+        import_bundle(engine, bundle, source="bad.jsonl", actor=OPERATOR)
+    assert [p.reason for p in raised.value.problems] == [said]
+    assert _count(engine, m.Item) == 0
+
+
 def test_allow_skip_imports_the_sound_records(engine) -> None:
     bundle = _bundle()
     bundle.items.append(ItemRecord(external_id="x2", response="Fine text."))

@@ -24,7 +24,7 @@ from analysis.item_comparison import (
     sentence_grid,
 )
 from analysis.reports.detector_runs import self_judging
-from components.dataset_picker import pick_dataset
+from components.dataset_picker import dataset_switched, pick_dataset
 from components.item_parts import show_image, show_raw_output, show_text
 from components.live_refresh import follow_runs
 from components.page_controls import iou_threshold
@@ -171,15 +171,11 @@ _TRACKS = "compare_tracks"
 _COLLAPSED = "compare_collapsed"  # "gold:Gold", "detector:<name>"
 _ORDER_OF = "compare_order_dataset"  # the dataset whose tracks ``_ORDER`` holds
 st.session_state.setdefault(_COLLAPSED, set())
-if (
-    _ORDER not in st.session_state
-    or _TRACKS not in st.session_state
-    or st.session_state.get(_ORDER_OF) != dataset.id
-):
+switched = dataset_switched(_ORDER_OF, dataset)
+if switched or _ORDER not in st.session_state or _TRACKS not in st.session_state:
     # Arriving on the page (the multiselect's state goes when a run does not draw it), or on another
     # dataset (the runs chosen before, those it lacks dropped, left none): the link decides.
     st.session_state[_ORDER] = default_tracks
-    st.session_state[_ORDER_OF] = dataset.id
 st.session_state[_ORDER] = [n for n in st.session_state[_ORDER] if n in names]
 st.session_state[_TRACKS] = list(st.session_state[_ORDER])
 

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import streamlit as st
 
-from components.dataset_picker import pick_dataset
+from components.dataset_picker import dataset_switched, pick_dataset
 from components.page_setup import setup_page
 from components.store_cache import cached
 from db.access import Forbidden
@@ -31,8 +31,7 @@ if dataset is None:
 
 # Another dataset: start from its own label sets and format. A widget keeps its value whatever its
 # default, so the label sets chosen for the dataset before (those this one shares) stayed chosen alone.
-if st.session_state.get("export_choices_of") != dataset.id:
-    st.session_state["export_choices_of"] = dataset.id
+if dataset_switched("export_choices_of", dataset):
     st.session_state.pop("export_label_sets", None)
     st.session_state.pop("export_format", None)
 

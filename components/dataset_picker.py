@@ -130,6 +130,15 @@ def pick_dataset(engine: Engine, *, where: Any = None) -> DatasetInfo | None:
     return chosen
 
 
+def dataset_switched(marker: str, dataset: DatasetInfo) -> bool:
+    """Whether ``dataset`` is another than the one of the last run that asked under ``marker`` (True on
+    the first), noting it for the next run. A page drops the choices it keeps for one dataset when this
+    says so: a widget keeps its value whatever its default, so they would outlive a switch."""
+    switched = st.session_state.get(marker) != dataset.id
+    st.session_state[marker] = dataset.id
+    return switched
+
+
 def _keep(name: str, where: Any) -> None:
     """Write the page's dataset to the address and to the user's memory (the cookie's writer goes in
     ``where``)."""

@@ -13,6 +13,7 @@ from components.dataset_picker import pick_dataset
 from components.page_setup import setup_page
 from components.store_cache import cached
 from db.repositories.items import ItemFilter, browse_page, facets
+from db.repositories.text_search import prepare as prepare_search
 from db.repositories.visibility import label_sight, sees_assigned_only
 from render.literal_text import literal
 
@@ -26,6 +27,7 @@ if dataset.is_synthetic:
     st.caption("Synthetic demo data: generated scenes and simulated detectors.")
 
 options = cached(facets, ctx.engine, dataset.id)
+prepare_search(ctx.engine, dataset.id)  # read the texts while the user types a word
 shows_gold = label_sight(ctx.engine, ctx.actor, dataset.id).gold
 assigned_to = ctx.actor.id if sees_assigned_only(ctx.actor) else None
 if assigned_to is not None:

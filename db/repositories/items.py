@@ -10,6 +10,7 @@ from sqlalchemy import Engine, Select, exists, false, func, or_, select
 
 from db import models as m
 from db.engine import read_session
+from db.repositories.text_search import matching_items
 from db.repositories.visibility import assigned_items
 from formats.storable import unstorable
 
@@ -114,21 +115,22 @@ def _gold_span_exists() -> Any:
     return or_(span, incorrect, claim)
 
 
-def _filtered(query: Select[Any], dataset_id: int, flt: ItemFilter, dialect: str) -> Select[Any]:
-    query = query.where(m.Item.dataset_id == dataset_id)
+def _filtered(
+    query: Select[Any], dataset_id: int, flt: ItemFilter, dialect: str, found: list[int] | None = None
+) -> Select[Any]:
+    """``query`` kept to the dataset's items matching ``flt``; ``found``, when known, are the ids of the
+    items whose texts hold ``flt.text`` (:func:`db.repositories.text_search.matching_items`)."""
     if unstorable([flt.text, flt.subsets, flt.source_models, flt.external_ids]) is not None:
         # Typed or from the address: text no store holds matches nothing (PostgreSQL refused the query).
         return query.where(false())
-    if flt.text.strip():
-        needle = flt.text.strip()
-        query = query.where(
-            or_(
-                *(
-                    _holds(column, needle, dialect)
-                    for column in (m.Item.external_id, m.Item.prompt, m.Item.response)
-                )
-            )
-        )
+    if found is not None:
+        # Looked up by id: asked for the dataset too, SQLite would walk its index past every item.
+        query = query.where(m.Item.id.in_(found))
+    else:
+        query = query.where(m.Item.dataset_id == dataset_id)
+        if needle := flt.text.strip():
+            columns = (m.Item.external_id, m.Item.prompt, m.Item.response)
+            query = query.where(or_(*(_holds(column, needle, dialect) for column in columns)))
     if flt.subsets:
         query = query.where(m.Item.subset.in_(flt.subsets))
     if flt.source_models:
@@ -235,7 +237,8 @@ def browse_page(
     texts, or of what gold says, is counted while its matches are found in dataset order, and the
     counting stops after ``count_bound`` matches or the end of the asked-for page, whichever is
     later: the common word is counted in a millisecond and the page needs no second pass, while the
-    next page is always known to exist. A rare word still reads every item once.
+    next page is always known to exist. A rare word would read every item's texts: on SQLite the
+    texts held in memory answer it instead, once read (:mod:`db.repositories.text_search`).
     """
     if page_size < 1:
         raise ValueError(f"page_size must be at least 1, got {page_size}")
@@ -251,9 +254,12 @@ def browse_page(
     with read_session(engine) as session:  # one snapshot for the matches and their rows
         if dialect != "sqlite":  # SQLite's read transaction is one snapshot already
             session.connection(execution_options={"isolation_level": "REPEATABLE READ"})
+        found = (
+            matching_items(engine, session, dataset_id, flt.text.strip(), bound) if flt.text.strip() else None
+        )
         ids = list(
             session.scalars(
-                _filtered(select(m.Item.id), dataset_id, flt, dialect)
+                _filtered(select(m.Item.id), dataset_id, flt, dialect, found)
                 .order_by(m.Item.position, m.Item.id)
                 .limit(bound + 1)
             )

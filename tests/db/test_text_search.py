@@ -1,0 +1,186 @@
+"""The browser's search answered from the texts held in memory finds exactly what the store's ``LIKE``
+finds, for the items of the reader's snapshot, as items are added and datasets made again."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+from sqlalchemy import Engine
+
+from db import text_index
+from db.access import OPERATOR
+from db.engine import make_engine, read_session
+from db.importer import import_bundle
+from db.repositories import text_search
+from db.repositories.datasets import delete_dataset, list_datasets
+from db.repositories.items import ItemFilter, browse_page, item_page
+from db.text_index import TextIndex
+from formats.records import Bundle, DatasetRecord, ItemRecord
+
+# Letters whose case only some folds ignore: SQLite's LIKE folds the ASCII ones alone.
+TEXTS = [
+    ("item-01", "Describe it.", "A Cube and a ball."),
+    ("item-02", "", "ÉCOLE et école; STRASSE, Straße."),
+    ("item-03", "Kelvin: \u212a", "50% of a_b is 100%."),
+    ("Item-04", "İstanbul", "a cube, A CUBE, a cUbE."),
+    ("item-05", "x", "no match here"),
+]
+NEEDLES = [
+    "cube",
+    "CUBE",
+    "école",
+    "École",
+    "ÉCOLE",
+    "strasse",
+    "straße",
+    "k",
+    "\u212a",
+    "50%",
+    "a_b",
+    "%",
+    "_",
+    "item-01",
+    "ITEM-0",
+    "01describe",
+    "it.a",
+    "istanbul",
+    "i̇stanbul",
+    "e",
+    "zebra",
+    "é",
+]
+
+
+def _import(engine: Engine, name: str, texts: list[tuple[str, str, str]]) -> int:
+    items = [ItemRecord(external_id=ext, prompt=prompt, response=response) for ext, prompt, response in texts]
+    import_bundle(engine, Bundle(DatasetRecord(name, "canonical"), items, []), actor=OPERATOR)
+    return next(d.id for d in list_datasets(engine) if d.name == name)
+
+
+@pytest.fixture
+def sqlite_engine(sqlite_url: str) -> Iterator[Engine]:
+    engine = make_engine(sqlite_url)
+    yield engine
+    engine.dispose()
+
+
+@pytest.fixture(autouse=True)
+def _fresh() -> Iterator[None]:
+    text_search.forget()
+    yield
+    text_search.forget()
+
+
+def _from_memory(engine: Engine, dataset_id: int, needle: str, at_most: int = 100) -> list[int] | None:
+    with read_session(engine) as session:
+        return text_search.matching_items(engine, session, dataset_id, needle, at_most)
+
+
+def _read(engine: Engine, dataset_id: int) -> None:
+    """Start reading the dataset's texts (a first search) and wait for them."""
+    _from_memory(engine, dataset_id, "anything")
+    text_search.settle()
+
+
+@pytest.mark.parametrize("needle", NEEDLES)
+def test_the_texts_in_memory_find_what_the_store_finds(engine: Engine, needle: str) -> None:
+    dataset_id = _import(engine, "search", TEXTS)
+    expected = item_page(engine, dataset_id, ItemFilter(text=needle), 0, 100)  # the store's LIKE
+    first = browse_page(engine, dataset_id, ItemFilter(text=needle), 1, 100)
+    text_search.settle()
+    again = browse_page(engine, dataset_id, ItemFilter(text=needle), 1, 100)
+    assert first.rows == expected and again.rows == expected
+    if engine.dialect.name == "sqlite":  # answered from memory the second time
+        assert _from_memory(engine, dataset_id, needle) == [row.id for row in expected]
+    else:  # PostgreSQL's ILIKE folds letters by locale: the store always answers
+        assert _from_memory(engine, dataset_id, needle) is None
+
+
+def test_a_match_never_runs_from_one_text_into_the_next(sqlite_engine: Engine) -> None:
+    engine = sqlite_engine
+    dataset_id = _import(engine, "search", TEXTS)
+    _read(engine, dataset_id)
+    assert _from_memory(engine, dataset_id, "item-01describe") == []
+    assert _from_memory(engine, dataset_id, "ball.item-02") == []
+    assert _from_memory(engine, dataset_id, "\x00") == []
+
+
+def test_more_matches_than_asked_for_are_left_to_the_store(sqlite_engine: Engine) -> None:
+    engine = sqlite_engine
+    dataset_id = _import(engine, "search", TEXTS)
+    _read(engine, dataset_id)
+    assert _from_memory(engine, dataset_id, "e", at_most=2) is None
+    assert _from_memory(engine, dataset_id, "cube", at_most=2) is not None
+
+
+def test_items_added_later_are_found(sqlite_engine: Engine) -> None:
+    engine = sqlite_engine
+    dataset_id = _import(engine, "search", TEXTS)
+    _read(engine, dataset_id)
+    _import(engine, "search", [("item-06", "", "A zebra.")])
+    # Held texts older than the store: the store answers while the new items are read.
+    assert _from_memory(engine, dataset_id, "zebra") is None
+    assert [r.external_id for r in browse_page(engine, dataset_id, ItemFilter(text="zebra"), 1, 10).rows] == [
+        "item-06"
+    ]
+    text_search.settle()
+    with read_session(engine) as session:
+        found = text_search.matching_items(engine, session, dataset_id, "zebra", 10)
+    assert found is not None and len(found) == 1
+
+
+def test_a_reader_older_than_the_texts_held_is_answered_by_the_store(sqlite_engine: Engine) -> None:
+    engine = sqlite_engine
+    dataset_id = _import(engine, "search", TEXTS)
+    with read_session(engine) as older:
+        older.connection()  # its snapshot starts with its first read
+        assert text_search.matching_items(engine, older, dataset_id, "zebra", 10) is None
+        text_search.settle()
+        _import(engine, "search", [("item-06", "", "A zebra.")])
+        _read(engine, dataset_id)
+        assert _from_memory(engine, dataset_id, "zebra") is not None
+        # This reader does not see item-06: the texts held do.
+        assert text_search.matching_items(engine, older, dataset_id, "zebra", 10) is None
+
+
+def test_a_dataset_made_again_under_the_same_id_is_read_again(sqlite_engine: Engine) -> None:
+    engine = sqlite_engine
+    dataset_id = _import(engine, "search", TEXTS)
+    _read(engine, dataset_id)
+    assert delete_dataset(engine, "search", actor=OPERATOR)
+    again = _import(engine, "search", [("item-01", "", "A zebra.")])
+    assert again == dataset_id  # SQLite gives the freed id again
+    assert _from_memory(engine, again, "zebra") is None  # the texts held are another dataset's
+    text_search.settle()
+    assert _from_memory(engine, again, "zebra") == [
+        next(r.id for r in item_page(engine, again, ItemFilter(), 0, 10))
+    ]
+    assert _from_memory(engine, again, "cube") == []
+
+
+@settings(max_examples=200, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(
+    texts=st.lists(
+        st.lists(st.text(st.sampled_from("abAB é\u212a"), max_size=12), min_size=3, max_size=3), max_size=30
+    ),
+    needle=st.text(st.sampled_from("abAB é"), min_size=1, max_size=4),
+    block=st.integers(1, 40),
+)
+def test_blocks_of_any_size_find_every_match(texts: list[list[str]], needle: str, block: int) -> None:
+    original = text_index.BLOCK_BYTES
+    text_index.BLOCK_BYTES = block  # many blocks, a match at every place in one
+    try:
+        index = (
+            TextIndex.empty()
+            .extended(enumerate(texts[:15]))
+            .extended((k + 15, t) for k, t in enumerate(texts[15:]))
+        )
+    finally:
+        text_index.BLOCK_BYTES = original
+    folded = text_index.folded(needle)
+    expected = [k for k, t in enumerate(texts) if any(folded in text_index.folded(s) for s in t)]
+    assert index.matching(needle, 100) == expected
+    assert index.matching(needle, len(expected) - 1 if expected else 0) == (None if expected else [])

@@ -49,7 +49,7 @@ class MemoryStore:
 
     renew_every_s = 60.0
 
-    def open_run(self, settings: dict[str, Any], run_id: str) -> None:
+    def open_run(self, settings: dict[str, Any], run_id: str, line: dict[str, Any] | None = None) -> None:
         return None
 
     def renew_run(self, run_id: str) -> None:

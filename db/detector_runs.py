@@ -43,7 +43,7 @@ from db.repositories.exchange import item_units
 from detectors.base import RunItem
 from detectors.cache import ResponseCache
 from detectors.lease import LeaseLost
-from detectors.ledger import CUT_OUTPUTS, Prices, add_ledgers
+from detectors.ledger import CUT_OUTPUTS, Prices, add_ledgers, recovered
 from detectors.runner import (
     ImageUnavailable,
     Progress,
@@ -113,8 +113,8 @@ def run_live(
     run_id: str | None = None,
 ) -> RunResult:
     """Run ``spec`` over the store, with this store's response cache; raises RunRefused."""
-    store = DetectorRunStore(engine, spec.dataset, spec.detector, actor)
     cache = ResponseCache(cache_path(engine) if use_cache else None)
+    store = DetectorRunStore(engine, spec.dataset, spec.detector, actor, cache=cache)
     try:
         return run_detector(
             spec, store, api_key=api_key, cache=cache, cancel=cancel, progress=progress, run_id=run_id
@@ -128,12 +128,21 @@ def _strings(value: Any) -> tuple[str, ...]:
 
 
 class DetectorRunStore:
-    """The store of one run: ``dataset``'s items and the detector label set ``detector``."""
+    """The store of one run: ``dataset``'s items and the detector label set ``detector``; ``cache`` is
+    the run's response cache, which holds what a killed run spent after its last batch."""
 
     def __init__(
-        self, engine: Engine, dataset: str, detector: str, actor: Actor, *, lease_s: float | None = None
+        self,
+        engine: Engine,
+        dataset: str,
+        detector: str,
+        actor: Actor,
+        *,
+        lease_s: float | None = None,
+        cache: ResponseCache | None = None,
     ) -> None:
         self.engine = engine
+        self.cache = cache
         self.dataset = dataset
         self.detector = detector
         self.actor = actor
@@ -258,7 +267,10 @@ class DetectorRunStore:
             query = query.with_for_update(of=m.LabelSet).execution_options(populate_existing=True)
         return session.scalar(query)
 
-    def open_run(self, settings: dict[str, Any], run_id: str) -> None:
+    def open_run(self, settings: dict[str, Any], run_id: str, line: dict[str, Any] | None = None) -> None:
+        """Take the label set for ``run_id`` and list ``line`` (the run's first line) in its history, so
+        a run killed before its first batch is listed too. A run taken over because its process stopped
+        is marked interrupted, its ledger completed from the response cache (:func:`recovered`)."""
         now = _now()
         with write_session(self.engine) as session:
             require_in(session, self.actor, "manage_data")
@@ -292,8 +304,9 @@ class DetectorRunStore:
                 session.add(label_set)
             else:
                 _check_same_run(label_set, settings, self.detector)
+            before = dict(label_set.meta[META_KEY])
             live = run_leases.take(
-                dict(label_set.meta[META_KEY]),
+                before,
                 run_id,
                 by,
                 run_leases.store_clock(session),
@@ -301,8 +314,23 @@ class DetectorRunStore:
                 name=self.detector,
                 dataset=self.dataset,
             )
+            live["runs"] = self._interrupted(before.get("runs") or [], live["runs"])
+            if line is not None:
+                live = _listed(live, line)
             live |= {"updated": now, "status": "running", "complete": False}
             label_set.meta = {**label_set.meta, META_KEY: live}
+
+    def _interrupted(self, before: list[dict[str, Any]], after: list[dict[str, Any]]) -> list[dict[str, Any]]:
+        """``after``'s lines, the ledgers of those just marked interrupted completed from the cache."""
+        was = {line.get("id"): line.get("status") for line in before}
+        if self.cache is None:
+            return after
+        return [
+            line | {"ledger": recovered(dict(line.get("ledger") or {}), self.cache.spent(str(line["id"])))}
+            if line.get("status") == run_leases.INTERRUPTED and was.get(line.get("id")) != line["status"]
+            else line
+            for line in after
+        ]
 
     def renew_run(self, run_id: str) -> None:
         # Bookkeeping: nothing a page shows changes, so no cache keyed on the store revision is dropped.
@@ -332,20 +360,7 @@ class DetectorRunStore:
         live = dict(label_set.meta.get(META_KEY) or {})
         if not run_leases.holds(live, run["id"]):
             changes = {}
-        runs = [r for r in live.get("runs", []) if r.get("id") != run["id"]] + [run]
-        # The runs past the last MAX_RUNS_KEPT leave the list, not the totals: their ledgers are summed
-        # apart (the 51st run's cost was dropped from the label set's total).
-        older: dict[str, Any] = dict(live.get(OLDER_RUNS_LEDGER) or {})
-        for dropped in runs[:-MAX_RUNS_KEPT]:
-            older = add_ledgers(older, dropped.get("ledger", {}))
-        runs = runs[-MAX_RUNS_KEPT:]
-        live |= {"runs": runs, "updated": run["updated"], **changes}
-        if older:
-            live[OLDER_RUNS_LEDGER] = older
-        totals = older
-        for earlier in runs:
-            totals = add_ledgers(totals, earlier.get("ledger", {}))
-        live["ledger"] = totals
+        live = _listed(live, run) | {"updated": run["updated"], **changes}
         if release:
             live = run_leases.release(live, run["id"])
         label_set.meta = {**label_set.meta, META_KEY: live}
@@ -389,6 +404,24 @@ class DetectorRunStore:
     def close_run(self, run: dict[str, Any], complete: bool) -> None:
         with write_session(self.engine) as session:
             self._record(session, run, release=True, status=run["status"], complete=complete)
+
+
+def _listed(live: dict[str, Any], run: dict[str, Any]) -> dict[str, Any]:
+    """``live`` with ``run`` as its latest line (replacing its earlier one) and the totals summed again.
+    The runs past the last MAX_RUNS_KEPT leave the list, not the totals: their ledgers are summed apart
+    (the 51st run's cost was dropped from the label set's total)."""
+    runs = [r for r in live.get("runs", []) if r.get("id") != run["id"]] + [run]
+    older: dict[str, Any] = dict(live.get(OLDER_RUNS_LEDGER) or {})
+    for dropped in runs[:-MAX_RUNS_KEPT]:
+        older = add_ledgers(older, dropped.get("ledger", {}))
+    runs = runs[-MAX_RUNS_KEPT:]
+    live = live | {"runs": runs}
+    if older:
+        live[OLDER_RUNS_LEDGER] = older
+    totals = older
+    for earlier in runs:
+        totals = add_ledgers(totals, earlier.get("ledger", {}))
+    return live | {"ledger": totals}
 
 
 def _now() -> str:

@@ -125,3 +125,24 @@ def cost_text(ledger: dict[str, Any]) -> str:
     calls = int(ledger.get("calls", 0))
     why = f"usage not reported for {unknown} of {calls} call(s)"
     return f"unknown ({why})" if unknown >= calls else f"{cost} + unknown ({why})"
+
+
+# What the response cache knows of a run's calls: every answer it received, with its tokens.
+_PAID = ("calls", "calls_without_usage", "prompt_tokens", "completion_tokens", "truncated_answers")
+
+
+def recovered(recorded: dict[str, Any], spent: dict[str, Any] | None) -> dict[str, Any]:
+    """The ledger of a run that was killed, from what it recorded in the store and what its answers in
+    the response cache (``spent``, see :meth:`detectors.cache.ResponseCache.spent`) say it paid.
+
+    A run records its ledger with each batch it writes, so a killed run's record lacks the answers that
+    came after its last batch; the next run replays those from the cache for free, so without them the
+    label set's total would never count them. Each count is the larger of the two (the cache holds every
+    answer that came; the record also holds what the cache cannot: retries, failed and cached calls);
+    the cost is that of the tokens at the run's own prices."""
+    if not spent:
+        return recorded
+    ledger = dict(recorded) | {k: max(int(recorded.get(k, 0)), int(spent.get(k, 0))) for k in _PAID}
+    prices = Prices(float(ledger.get("price_in_per_1k", 0.0)), float(ledger.get("price_out_per_1k", 0.0)))
+    ledger["cost"] = round(prices.cost(ledger["prompt_tokens"], ledger["completion_tokens"]), 6)
+    return ledger

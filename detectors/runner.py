@@ -81,10 +81,10 @@ class RunStore(Protocol):
     # How often a run renews its hold on the label set (:meth:`renew_run`), in seconds.
     renew_every_s: float
 
-    def open_run(self, settings: dict[str, Any], run_id: str) -> None:
+    def open_run(self, settings: dict[str, Any], run_id: str, line: dict[str, Any] | None = None) -> None:
         """Create the label set, or check that it was made with these settings (RunRefused if not);
-        take it for ``run_id`` (RunRefused naming the run that holds it, when another live run does)
-        and mark it incomplete."""
+        take it for ``run_id`` (RunRefused naming the run that holds it, when another live run does),
+        list ``line`` (the run's first line in its history) and mark it incomplete."""
         ...
 
     def renew_run(self, run_id: str) -> None:
@@ -354,9 +354,8 @@ class _Run:
         answer = self.client.complete(body)
         self.cache.put(
             key,
-            CachedAnswer(
-                answer.text, answer.prompt_tokens or 0, answer.completion_tokens or 0, answer.finish_reason
-            ),
+            CachedAnswer(answer.text, answer.prompt_tokens, answer.completion_tokens, answer.finish_reason),
+            run=self.run_id,
         )
         return answer
 
@@ -643,7 +642,7 @@ def run_detector(
         run_id,
     )
     try:
-        store.open_run(spec.settings(strategy), run_id)
+        store.open_run(spec.settings(strategy), run_id, run.run_record())
         try:  # from here on the run holds its label set: whatever ends it gives it back
             done = store.done()
             todo = [i for i in chosen if i.external_id not in done and i.external_id not in not_judged]

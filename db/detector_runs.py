@@ -366,8 +366,24 @@ class DetectorRunStore:
         label_set.meta = {**label_set.meta, META_KEY: live}
 
     def save_outputs(self, outputs: list[Annotations], run: dict[str, Any]) -> dict[str, str]:
+        """Write the batch, then the run's line counting it. The line went first, so a run killed before
+        its next batch was listed as having saved a batch fewer than it wrote (0 items for its first)."""
+        with read_session(self.engine) as session:
+            require_in(session, self.actor, "manage_data")
+            if self._label_set(session) is None:  # the import would make it anew, without its runs
+                raise RunBroken(f"the label set {self.detector!r} was deleted during the run")
+        not_written = self._import(outputs)
+        written = len(outputs) - len(not_written)
+        counted = run | {
+            "items_saved": int(run.get("items_saved", 0)) + written,
+            "items_failed": int(run.get("items_failed", 0)) + len(not_written),
+        }
         with write_session(self.engine) as session:
-            self._record(session, run, status="running")
+            self._record(session, counted, status="running")
+        return not_written
+
+    def _import(self, outputs: list[Annotations]) -> dict[str, str]:
+        """Import the batch; the items not written, with the reason."""
         not_written: dict[str, str] = {}
         batch = list(outputs)
         for _ in range(2):

@@ -168,3 +168,39 @@ def test_answers_a_killed_run_paid_for_after_its_last_batch_stay_in_the_ledger(
         assert len(killed) == 1 and killed[0]["ledger"]["calls"] == 7, after["runs"]
     finally:
         engine.dispose()
+
+
+def test_a_killed_runs_line_counts_the_items_it_wrote(db_url: str, data_dir: Path, tmp_path: Path) -> None:
+    """Killed after items 0-2 were written: its line in the label set's history said it had saved 0
+    items (each batch's line was written before the batch), so the history of the label set's runs
+    added up to 7 items for 10 outputs."""
+    engine = make_engine(db_url)
+    make_dataset(engine, tmp_path / "images")
+    held = threading.Event()
+
+    def item_3_held(text: str, attempt: int) -> Reply:
+        k = item_number(text)
+        if k == 3 and attempt == 1:
+            held.wait(120)
+        return answer(tagged(k, *SPANS[k]))
+
+    try:
+        with ChatServer(item_3_held) as server:
+            process = start(db_url, server, data_dir, "--concurrency", "1")
+            try:
+                wait_for(lambda: len(written(engine)) == 3, "items 0-2 written")
+                wait_for(lambda: live(engine)["runs"][0]["ledger"]["calls"] == 3, "the batch recorded")
+                result = resume(engine, server, process)
+            finally:
+                held.set()
+                if process.poll() is None:
+                    process.kill()
+                    process.wait(60)
+        assert result.complete and result.already_done == 3 and result.saved == N_ITEMS - 3
+        runs = live(engine)["runs"]
+        assert [(line["status"], line["items_saved"]) for line in runs] == [
+            ("interrupted", 3),
+            ("finished", N_ITEMS - 3),
+        ]
+    finally:
+        engine.dispose()

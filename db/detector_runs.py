@@ -321,7 +321,9 @@ class DetectorRunStore:
             label_set.meta = {**label_set.meta, META_KEY: live}
 
     def _interrupted(self, before: list[dict[str, Any]], after: list[dict[str, Any]]) -> list[dict[str, Any]]:
-        """``after``'s lines, the ledgers of those just marked interrupted completed from the cache."""
+        """``after``'s lines, the ledgers of those just marked interrupted completed from the cache. The
+        cache is this machine's: a run resumed from an app process on another machine (one PostgreSQL
+        for the team) finds none of the killed run's answers, which keeps the ledger it recorded."""
         was = {line.get("id"): line.get("status") for line in before}
         if self.cache is None:
             return after

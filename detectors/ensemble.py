@@ -6,7 +6,8 @@ single answer would be, and then:
 
 * scores are averaged (a sample with no readable score is left out; none readable scores 50, unparsed);
 * spans are voted word by word: a word is flagged when more than half of the K samples flag it, and
-  neighbouring flagged words form one span (a sample that broke the format flags nothing);
+  neighbouring flagged words form one span, its ends cut to the characters more than half flagged
+  (a sample that broke the format flags nothing);
 * claim verdicts and triplet verdicts go to the majority; a tie counts as a hallucination (a claim
   ``hallucination``, a triplet ``no``), the side a detector is there to find.
 
@@ -74,22 +75,43 @@ def _raw(samples: Sequence[Annotations]) -> RawOutputRecord:
 
 
 def _voted_spans(response: str, samples: Sequence[Annotations]) -> list[SpanRecord]:
+    """Words flagged by a majority of the samples, neighbours joined; each run's first and last word cut
+    to the characters a majority flagged there, so that samples agreeing on "blue mat" give "blue mat",
+    not the whole last word "mat." (a word is a run of non-whitespace, its punctuation included)."""
     words = token_offsets(response)
     votes = [0] * len(words)
+    char_votes = [0] * len(response)
     for sample in samples:
+        char_spans = [(s.start, s.end) for s in sample.spans]
         flagged: set[int] = set()
-        for start, end in token_spans(response, [(s.start, s.end) for s in sample.spans]):
+        for start, end in token_spans(response, char_spans):
             flagged.update(range(start, end))
         for k in flagged:
             votes[k] += 1
-    spans: list[SpanRecord] = []
+        chars: set[int] = set()
+        for start, end in char_spans:
+            chars.update(range(max(start, 0), min(end, len(response))))
+        for c in chars:
+            char_votes[c] += 1
+
+    def held(c: int) -> bool:
+        return 2 * char_votes[c] > len(samples)
+
+    runs: list[list[int]] = []  # [first word, last word] of each run of voted words
     for k, n in enumerate(votes):
         if 2 * n <= len(samples):
             continue
-        if spans and k > 0 and 2 * votes[k - 1] > len(samples):
-            spans[-1].end = words[k][1]
+        if runs and runs[-1][1] == k - 1:
+            runs[-1][1] = k
         else:
-            spans.append(SpanRecord(words[k][0], words[k][1]))
+            runs.append([k, k])
+    spans: list[SpanRecord] = []
+    for first, last in runs:
+        # A word may be voted while no character of it is (samples flagging different parts of it):
+        # then the whole word stays.
+        start = next((c for c in range(*words[first]) if held(c)), words[first][0])
+        end = next((c + 1 for c in reversed(range(*words[last])) if held(c)), words[last][1])
+        spans.append(SpanRecord(start, end))
     return spans
 
 

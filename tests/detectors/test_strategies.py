@@ -300,6 +300,12 @@ def test_self_ensemble_votes_words_averages_scores_and_takes_the_majority_verdic
     assert spans(voted) == ["red sports"]
     assert json.loads(voted.raw_output.text) == {"samples": ["x", "x", "y"]}
     assert voted.raw_output.follows_format and voted.raw_output.parse_error == "sample 3: tags do not parse"
+    # A word holds its punctuation ("lake."): the span is what the samples flagged, not the whole word.
+    assert spans(combine("spans", ITEM, [tagged("near a lake"), tagged("near a lake")])) == ["near a lake"]
+    assert spans(combine("spans", ITEM, [tagged("lak"), tagged("lake"), tagged("car")])) == ["lak"]
+    # Samples flagging different parts of one word, none of its characters by a majority: the word.
+    halves = [tagged("spo"), tagged("rts"), tagged("car")]
+    assert spans(combine("spans", ITEM, halves)) == ["sports"]
 
     strategy = alignbench.SentenceScore()
     scores = [

@@ -334,13 +334,16 @@ class DetectorRunStore:
             for line in after
         ]
 
+    def _deleted(self) -> str:
+        return f"the label set {self.detector!r} of dataset {self.dataset!r} was deleted during the run"
+
     def renew_run(self, run_id: str) -> None:
         # Bookkeeping: nothing a page shows changes, so no cache keyed on the store revision is dropped.
         with write_session(self.engine, bookkeeping=True) as session:
             require_in(session, self.actor, "manage_data")
             label_set = self._label_set(session, lock=True)
             if label_set is None:
-                raise LeaseLost("the label set was deleted during the run")
+                raise LeaseLost(self._deleted())
             live = run_leases.renew(
                 dict(label_set.meta.get(META_KEY) or {}),
                 run_id,
@@ -358,7 +361,7 @@ class DetectorRunStore:
         require_in(session, self.actor, "manage_data")
         label_set = self._label_set(session, lock=True)
         if label_set is None:
-            raise RunBroken(f"the label set {self.detector!r} was deleted during the run")
+            raise RunBroken(self._deleted())
         live = dict(label_set.meta.get(META_KEY) or {})
         if not run_leases.holds(live, run["id"]):
             changes = {}
@@ -373,7 +376,7 @@ class DetectorRunStore:
         with read_session(self.engine) as session:
             require_in(session, self.actor, "manage_data")
             if self._label_set(session) is None:  # the import would make it anew, without its runs
-                raise RunBroken(f"the label set {self.detector!r} was deleted during the run")
+                raise RunBroken(self._deleted())
         not_written = self._import(outputs)
         written = len(outputs) - len(not_written)
         counted = run | {

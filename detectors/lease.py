@@ -22,10 +22,14 @@ class LeaseLost(Exception):
 
 
 class Heartbeat:
-    """Calls ``renew`` every ``every_s`` seconds until stopped; ``lost`` gets LeaseLost's reason once."""
+    """Calls ``renew`` every ``every_s`` seconds until stopped; ``lost`` gets LeaseLost's reason once.
+    ``run`` names the run in the log (several may run in one app process)."""
 
-    def __init__(self, renew: Callable[[], None], every_s: float, lost: Callable[[str], None]) -> None:
+    def __init__(
+        self, renew: Callable[[], None], every_s: float, lost: Callable[[str], None], run: str = "the run"
+    ) -> None:
         self._renew = renew
+        self._run = run
         self._every_s = every_s
         self._lost = lost
         self._stop = threading.Event()
@@ -47,4 +51,9 @@ class Heartbeat:
                 self._lost(str(lost))
                 return
             except Exception as error:  # noqa: BLE001 - a missed renewal is tried again at the next beat
-                log.warning("the run's lease was not renewed (%s); trying again", type(error).__name__)
+                log.warning(
+                    "the lease of %s was not renewed (%s: %s); trying again",
+                    self._run,
+                    type(error).__name__,
+                    error,
+                )

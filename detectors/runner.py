@@ -652,7 +652,8 @@ def run_detector(
             for item in todo:
                 source_models[item.source_model] = source_models.get(item.source_model, 0) + 1
             own = self_judged(spec.model, source_models)
-            with Heartbeat(lambda: store.renew_run(run_id), store.renew_every_s, run.stop):
+            named = f"run {run_id} of detector {spec.detector!r} on dataset {spec.dataset!r}"
+            with Heartbeat(lambda: store.renew_run(run_id), store.renew_every_s, run.stop, named):
                 status = run.run(todo)
             held = store.done()
             complete = all(i.external_id in held for i in everything if strategy.unsuitable(i) is None)

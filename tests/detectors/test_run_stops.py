@@ -19,7 +19,7 @@ import pytest
 from detectors.client import RetryPolicy
 from detectors.runner import FAILURES_IN_A_ROW
 from tests.detectors.chat_server import ChatServer, answer, status
-from tests.detectors.live_data import N_ITEMS, item_number, make_dataset, stored, tagged
+from tests.detectors.live_data import DATASET, N_ITEMS, item_number, make_dataset, stored, tagged
 from tests.detectors.test_live_runs import KEY, live_meta, run, spec
 
 
@@ -163,6 +163,6 @@ def test_a_run_whose_label_set_is_deleted_mid_way_breaks_off_and_is_not_called_r
     with ChatServer(slow) as server, pytest.raises(RunBroken) as broken:
         run(data, spec(server, concurrency=1, batch_items=1), progress=delete_the_label_set)
     assert not isinstance(broken.value, RunRefused) and len(server.requests) >= 1
-    assert "the label set 'judge' was deleted during the run" in str(broken.value)
+    assert f"the label set 'judge' of dataset '{DATASET}' was deleted during the run" in str(broken.value)
     with write_session(data) as session:
         assert session.scalar(select(m.LabelSet.id).where(m.LabelSet.name == "judge")) is None

@@ -17,6 +17,9 @@ page's words where it gives them (``unavailable``).
 A key pressed while the page is still answering an earlier one waits and is pressed once the page is
 drawn again: Streamlit merges two quick presses of one button into a single click. A field key waits
 too, for the field that run draws, and what is typed meanwhile goes into that field, not to the page.
+A click on a button with a shortcut waits the same way, and is then made on the button of the same name
+in the unit it was made in: the current unit's buttons label whichever unit is current when their click
+arrives, so a quick second click (a double-click) labeled the next unit.
 
 Built on Streamlit's components v2 API like the span selector (no iframe): the script, ``unit_keys.js``,
 runs in the page itself.

@@ -356,7 +356,16 @@ function drain() {
       // the page is drawn: its buttons now act on the unit the key would have found
       idleFrames = 0;
       const next = queue.keys.shift();
-      if (typeof next === "object") {
+      if (typeof next === "object" && next.click) {
+        // a click: on the button of that name in the unit it was made in, as that unit is drawn now
+        const button = buttonIn(next.click);
+        if (button) {
+          awaitAnswer();
+          button.click();
+        } else {
+          notice(`“${next.click.name}” was clicked while the page was redrawn and is gone now: nothing was done.`);
+        }
+      } else if (typeof next === "object") {
         // a field key: open the field now drawn, and give it what was typed meanwhile (never to the page)
         const field = shared.data ? focusField(shared.data, next.field) : null;
         if (field) typeInto(field, next);
@@ -380,7 +389,7 @@ function typingAhead(event) {
   // True when the key is typing for a field key still waiting in the queue (E right after 2, and then
   // "Query"): kept for that field. Without this the letters acted as the page's keys (U undid the label).
   const last = queue.keys[queue.keys.length - 1];
-  if (typeof last !== "object" || last.enter) return false;
+  if (typeof last !== "object" || !last.field || last.enter) return false;
   if (event.key === "Enter") last.enter = true;
   else if (event.key === "Escape") queue.keys.pop();
   else if (event.key === "Backspace") last.text = last.text.slice(0, -1);
@@ -428,6 +437,51 @@ function holdIfBusy(event, data) {
   return false;
 }
 
+// Clicks on the buttons that have a shortcut (the current unit's labels, Next, Undo …) wait their
+// turn as keys do. The current unit's buttons label the unit current when their click arrives (what a
+// key pressed before the redraw needs), so a second click on "Correct" before the page answered the
+// first, as a quick double-click makes, labeled the next sentence. Held, it is made once the page is
+// drawn again, on the button of the same name in the unit it was made in.
+function unitClass(button) {
+  // The class of the keyed container the button was drawn in ("st-key-sentence_row_0"), not the
+  // button's own (its key moves from unit to unit), or null.
+  const own = button.closest('[data-testid="stElementContainer"]');
+  for (let node = own?.parentElement; node; node = node.parentElement) {
+    const found = [...node.classList].find((name) => name.startsWith("st-key-"));
+    if (found) return found;
+  }
+  return null;
+}
+
+function buttonIn({ unit, name }) {
+  // The enabled button named `name` in the newest drawing of `unit` (the whole page when null).
+  const scope = unit ? unitOf(unit) : document;
+  if (!scope) return null;
+  return (
+    [...scope.querySelectorAll("button")].find(
+      (button) => !button.disabled && !button.closest('[data-stale="true"]') && buttonName(button) === name,
+    ) ?? null
+  );
+}
+
+function onClick(event) {
+  // A person's click (not one this script makes) on an enabled button with a shortcut: held while the
+  // page answers an earlier key or click, else let through, the keys and clicks behind it waiting.
+  if (!event.isTrusted || !shared.data) return;
+  const target = event.composedPath()[0];
+  const button = target instanceof Element ? target.closest("button") : null;
+  if (!button || button.disabled || !button.querySelector("kbd[aria-label]")) return;
+  watchRuns();
+  if (busy() || queue.keys.length) {
+    queue.keys.push({ click: { unit: unitClass(button), name: buttonName(button) } });
+    event.preventDefault();
+    event.stopPropagation();
+    drain();
+    return;
+  }
+  awaitAnswer();
+}
+
 function onKeyDown(event) {
   const data = shared.data;
   if (data && releaseAfterEnter(data, event)) return;
@@ -461,6 +515,7 @@ export default function (component) {
     // Capture phase: the page's button shortcuts must not see a key this takes.
     document.addEventListener("keydown", onKeyDown, { capture: true });
     document.addEventListener("click", releaseAfterPick, { capture: true });
+    document.addEventListener("click", onClick, { capture: true });
     shared.listening = true;
   }
   if (document.getElementById(OVERLAY_ID)) showOverlay(data); // an open list follows the new run

@@ -453,6 +453,12 @@ function unitClass(button) {
   return null;
 }
 
+function clickedName(button) {
+  // What the button reads, or its key when that is its whole label (a rating scale's "3").
+  const kbd = button.querySelector("kbd[aria-label]");
+  return buttonName(button) || kbd.getAttribute("aria-label").replace(/^shortcut\s*/i, "");
+}
+
 function buttonIn({ unit, name }) {
   // The enabled button named `name` in the newest drawing of `unit` (the whole page when null).
   const scope = unit ? unitOf(unit) : document;
@@ -473,7 +479,7 @@ function onClick(event) {
   if (!button || button.disabled || !button.querySelector("kbd[aria-label]")) return;
   watchRuns();
   if (busy() || queue.keys.length) {
-    queue.keys.push({ click: { unit: unitClass(button), name: buttonName(button) } });
+    queue.keys.push({ click: { unit: unitClass(button), name: clickedName(button) } });
     event.preventDefault();
     event.stopPropagation();
     drain();

@@ -10,14 +10,18 @@ surely still waits when the second click comes, however fast or slow the machine
 from __future__ import annotations
 
 from collections.abc import Iterator
+from urllib.parse import urlencode
 
 import pytest
 from playwright.sync_api import Page, expect
 from sqlalchemy import Engine
 
 from db.engine import make_engine, write_session
+from db.repositories.annotators import get_or_create_annotator
+from db.repositories.items import get_item
+from db.repositories.rating_tasks import detector_segments, list_rating_tasks, my_ratings
 from tests.e2e.app_server import RunningApp
-from tests.e2e.test_annotation_browser import VIEWPORT, Annotator, mine, sentence_row
+from tests.e2e.test_annotation_browser import DEMO, VIEWPORT, Annotator, mine, sentence_row
 
 # No click or key waits in the page's queue, and none let through waits for its answer.
 QUIET_JS = "() => !window.spanlightKeyQueue?.keys.length && !window.spanlightKeyQueue?.awaiting"
@@ -62,3 +66,34 @@ def test_a_quick_second_click_on_a_sentence_label_stays_on_that_sentence(
     labels = mine(store, user, item_id)[1].sentence_labels
     assert {i: v.label for i, v in labels.items()} == {0: "correct"}
     expect(sentence_row(page, 0)).to_contain_text("Sentence 1 · ✓ Correct")
+
+
+def test_a_quick_second_score_on_a_segment_scores_that_segment(annotator: Annotator, store: Engine) -> None:
+    """3 then at once 4 clicked on segment 1 (a change of mind) before the page answered: segment 1 is
+    scored 4 and segment 2 is left alone (it was scored 4). A current segment's score button reads its
+    key alone, so the held click finds its button by that key."""
+    me, page = annotator, annotator.page
+    rater = "e2e-quick-score"
+    task = next(t for t in list_rating_tasks(store, 1) if t.name == "MHALO segment ratings")
+    external_id, segments = next((e, s) for e, s in detector_segments(store, task).items() if len(s) >= 3)
+    me.goto(
+        f"{me.app.url}/rate?{urlencode({'dataset': DEMO, 'task': task.id, 'item': external_id, 'user': rater})}"
+    )
+    buttons = page.locator(".st-key-rate_row_0").get_by_role("button")
+    three, four = (buttons.nth(task.points.index(p)).bounding_box() for p in (3, 4))
+    assert three is not None and four is not None
+
+    def click_three_then_four() -> None:
+        with write_session(store, bookkeeping=True):  # the app's save of the first click waits
+            page.mouse.click(three["x"] + three["width"] / 2, three["y"] + three["height"] / 2)
+            expect(page.get_by_test_id("stApp")).to_have_attribute("data-test-script-state", "running")
+            page.mouse.click(four["x"] + four["width"] / 2, four["y"] + four["height"] / 2)
+
+    me.after_run(click_three_then_four)
+    page.wait_for_function(QUIET_JS)
+    me.idle()
+    expect(page.get_by_text(f"1 / {len(segments)} segments rated")).to_be_visible()
+    item = get_item(store, 1, external_id)
+    assert item is not None
+    scored = my_ratings(store, task.id, item.id, get_or_create_annotator(store, rater).id)
+    assert {segment: rating.score for segment, rating in scored.items()} == {segments[0]: 4}

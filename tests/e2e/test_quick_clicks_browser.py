@@ -36,7 +36,7 @@ def store(app: RunningApp) -> Iterator[Engine]:
 
 @pytest.fixture
 def annotator(app: RunningApp, page: Page) -> Annotator:
-    page.set_viewport_size(VIEWPORT)
+    page.set_viewport_size({"width": VIEWPORT["width"], "height": VIEWPORT["height"]})
     return Annotator(page, app)
 
 

@@ -210,6 +210,35 @@ function spanFromSelection(view, exact) {
   return span && { ...span, type: view.ui.activeType };
 }
 
+function charAtPoint(view, x, y) {
+  // The UTF-16 offset of the character drawn under (x, y) in the text, or null.
+  const walker = document.createTreeWalker(view.textEl, NodeFilter.SHOW_TEXT);
+  const range = document.createRange();
+  let seen = 0;
+  for (let node = walker.nextNode(); node; node = walker.nextNode()) {
+    for (let i = 0; i < node.data.length; i += 1) {
+      range.setStart(node, i);
+      range.setEnd(node, i + 1);
+      for (const box of range.getClientRects()) {
+        if (x >= box.left && x <= box.right && y >= box.top && y <= box.bottom) return seen + i;
+      }
+    }
+    seen += node.data.length;
+  }
+  return null;
+}
+
+function spanAtPoint(view, event) {
+  // The word under a double-click. The browser's own word selection is that word, except on an emoji
+  // with a skin-tone modifier: Chromium selects the space after it, and nothing was marked.
+  const at = charAtPoint(view, event.clientX, event.clientY);
+  if (at === null || /\s/u.test(view.text[at])) return null;
+  // The whole character as drawn (the emoji with its modifier), then the whole word.
+  const { index, segment } = new Intl.Segmenter(undefined, { granularity: "grapheme" }).segment(view.text).containing(at);
+  const span = selectionToSpan(view.text, index, index + segment.length, { wholeWords: true });
+  return span && { ...span, type: view.ui.activeType };
+}
+
 function clearBrowserSelection() {
   const selection = document.getSelection();
   if (selection) selection.removeAllRanges();
@@ -231,7 +260,7 @@ function onMouseUp(view, event) {
   const ui = view.ui;
   if (!ui.dragging) return;
   ui.dragging = false;
-  const span = spanFromSelection(view, event.altKey);
+  const span = spanFromSelection(view, event.altKey) ?? (event.detail >= 2 ? spanAtPoint(view, event) : null);
   if (span) {
     clearBrowserSelection();
     act(view, { kind: "add", span });

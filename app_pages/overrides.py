@@ -2,7 +2,8 @@
 
 After an item has been promoted to gold (by a reviewer or a rule), an annotator sees each unit where
 gold now says something else than they did: what they said, what gold says, who promoted the item and
-when. Only their own labels are compared, so the page shows nothing of other annotators' work.
+when. Only their own labels are compared, so the page shows nothing of other annotators' work. A blind
+annotator sees none of an item they have still to finish: gold there would be the answers to their work.
 """
 
 from __future__ import annotations
@@ -13,6 +14,7 @@ import streamlit as st
 from components.dataset_picker import pick_dataset
 from components.page_setup import setup_page
 from db.repositories.adjudication import overrides_for
+from db.repositories.visibility import gold_waits_for_finish
 from render.literal_text import literal
 
 ctx = setup_page("Overridden labels")
@@ -32,7 +34,9 @@ if me is None:
     )
     st.stop()
 
-found = overrides_for(ctx.engine, dataset.id, me)
+found = overrides_for(
+    ctx.engine, dataset.id, me, open_items_hidden=gold_waits_for_finish(ctx.engine, ctx.actor, dataset.id)
+)
 if not found:
     st.success("Gold agrees with every label of yours on the items promoted so far.")
     st.stop()

@@ -45,6 +45,7 @@ from sqlalchemy.orm import Session, aliased
 from db import models as m
 from db.access import Actor, require_in
 from db.engine import hold_name, read_session, write_session
+from db.repositories.assignments import open_assigned_items
 from db.repositories.gold_origin import (
     GoldRow,
     ImportedGold,
@@ -1327,15 +1328,24 @@ def _span_overrides(
     return out
 
 
-def overrides_for(engine: Engine, dataset_id: int, annotator_id: int) -> list[Override]:
+def overrides_for(
+    engine: Engine, dataset_id: int, annotator_id: int, *, open_items_hidden: bool = False
+) -> list[Override]:
     """The units of promoted items where gold now differs from this annotator's label: what they said,
     what gold says, who promoted the item and when (the latest promotion). Units the annotator left
-    unlabelled are not theirs to be overridden, except for spans gold added where they marked none."""
+    unlabelled are not theirs to be overridden, except for spans gold added where they marked none.
+
+    ``open_items_hidden`` (a blind annotator: :func:`db.repositories.visibility.gold_waits_for_finish`)
+    leaves out the items still assigned to them and not finished on the task: an item promoted before
+    they finished it would otherwise show gold's answer to each unit they label, and every gold span."""
     out: list[Override] = []
     with read_session(engine) as session:
         gold = _gold_set(session, dataset_id)
         for task in m.TASKS:
             promotions = _latest_promotions(session, dataset_id, task)
+            if open_items_hidden:
+                for item_id in open_assigned_items(session, dataset_id, annotator_id, task):
+                    promotions.pop(item_id, None)
             if not promotions:
                 continue
             gold_now = _read_gold(session, gold, task, promotions) if gold is not None else {}

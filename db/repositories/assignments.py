@@ -126,6 +126,30 @@ def _finished(session: Session, dataset_id: int, task: str, *, items: Subquery |
     return query.subquery("finished")
 
 
+def open_assigned_items(session: Session, dataset_id: int, annotator_id: int, task: str) -> set[int]:
+    """The items assigned to the annotator on the task that they have not finished (done or skipped):
+    work still to do, on which gold must not be shown to a blind annotator (it would give the answers)."""
+    finished = _finished(session, dataset_id, task)
+    return set(
+        session.scalars(
+            select(m.Assignment.item_id)
+            .outerjoin(
+                finished,
+                and_(
+                    finished.c.annotator_id == m.Assignment.annotator_id,
+                    finished.c.item_id == m.Assignment.item_id,
+                ),
+            )
+            .where(
+                m.Assignment.dataset_id == dataset_id,
+                m.Assignment.annotator_id == annotator_id,
+                m.Assignment.task == assignment_task(task),
+                finished.c.item_id.is_(None),
+            )
+        )
+    )
+
+
 def _check_annotators(session: Session, annotator_ids: list[int]) -> None:
     rows = {
         row.id: row for row in session.scalars(select(m.Annotator).where(m.Annotator.id.in_(annotator_ids)))

@@ -70,6 +70,13 @@ def visible_label_sets(
     return [ls for ls in list_label_sets(engine, dataset_id, kind=kind) if sight.shows(ls, actor)]
 
 
+def gold_waits_for_finish(engine: Engine, actor: Actor, dataset_id: int) -> bool:
+    """Whether gold shown to the actor where it overrode them (the Overridden labels page) must leave
+    out the items they have still to finish: an annotator who may not see gold, working through the
+    items assigned to them."""
+    return sees_assigned_only(actor) and not label_sight(engine, actor, dataset_id).gold
+
+
 def sees_assigned_only(actor: Actor) -> bool:
     """Whether the actor browses only the items assigned to them (annotators, in team mode)."""
     return team_mode() and actor.role == "annotator" and actor.id is not None

@@ -1,0 +1,95 @@
+"""Overridden labels in team mode on a blind dataset: gold shows an annotator where it overrode them,
+but never on an item still open in their queue, where it would give them the answers they have yet
+to give."""
+
+from __future__ import annotations
+
+from streamlit.testing.v1 import AppTest
+
+from db.access import Actor
+from db.engine import make_engine
+from db.repositories import labeling
+from db.repositories.adjudication import promote_item
+from db.repositories.annotations import item_annotations
+from db.repositories.annotators import find_annotator
+from db.repositories.items import get_item
+from db.repositories.label_sets import gold_label_set, list_label_sets
+from tests.pages.team_store import assign, set_dataset_settings, signed_in
+
+ITEM = "demo-007"  # sentences with gold, labeled by neither alice nor bob in the demo
+
+
+def _promote_as_it_stands(url: str) -> list[str]:
+    """A reviewer promotes the item's sentences as gold holds them; the gold labels, by sentence."""
+    engine = make_engine(url)
+    item = get_item(engine, 1, ITEM)
+    gold = gold_label_set(engine, 1)
+    reviewer = find_annotator(engine, "rev")
+    assert item is not None and gold is not None and reviewer is not None
+    labels = {
+        index: (label.label, label.error_type)
+        for index, label in item_annotations(engine, item.id, [gold.id])[gold.id].sentence_labels.items()
+    }
+    promote_item(
+        engine,
+        1,
+        item.id,
+        "sentences",
+        labels,
+        method="edit",
+        sources=[],
+        actor=Actor(reviewer.id, reviewer.name, "reviewer"),
+    )
+    engine.dispose()
+    return [labels[index][0] for index in sorted(labels)]
+
+
+def _label_as_alice(url: str, labels: list[str]) -> None:
+    engine = make_engine(url)
+    item = get_item(engine, 1, ITEM)
+    alice = find_annotator(engine, "alice")
+    assert item is not None and alice is not None
+    own = next(ls for ls in list_label_sets(engine, 1, kind="human") if ls.annotator == "alice")
+    for index, label in enumerate(labels):
+        labeling.set_sentence_label(engine, own.id, item.id, index, label, alice.id, override=True)
+    # As the page does after each label: the item is done once every sentence is labeled.
+    complete = len(labels) == len(item.sentences)
+    labeling.sync_done(engine, own.id, item.id, "sentences", complete, alice.id)
+    engine.dispose()
+
+
+def _overrides(name: str) -> AppTest:
+    at = signed_in(name)
+    at.switch_page("app_pages/overrides.py").run()
+    assert not at.exception, at.exception
+    return at
+
+
+def test_gold_of_an_item_still_open_in_the_annotators_queue_stays_hidden(team_db: str) -> None:
+    """She labeled one sentence of an item promoted before she started, and the page gave her gold's
+    label of it: the answer key of an item she was still labeling."""
+    assign(team_db, "alice", "sentences", ITEM)
+    gold = _promote_as_it_stands(team_db)
+    opposite = ["correct" if label != "correct" else "incorrect" for label in gold]
+    _label_as_alice(team_db, opposite[:1])  # one sentence of several: the item is still open
+
+    at = _overrides("alice")
+    assert not at.dataframe, at.dataframe[0].value
+    assert [s.value for s in at.success] == [
+        "Gold agrees with every label of yours on the items promoted so far."
+    ]
+
+    _label_as_alice(team_db, opposite)  # every sentence labeled: the item is done
+    at = _overrides("alice")
+    frame = at.dataframe[0].value
+    assert list(frame["item"]) == [ITEM] * len(gold)
+    assert [said.split(" ")[0] for said in frame["gold says"]] == gold
+
+
+def test_a_dataset_that_is_not_blind_shows_gold_of_open_items_as_before(team_db: str) -> None:
+    """Its annotators see gold anyway (the Item page offers it), so nothing waits for the item's end."""
+    set_dataset_settings(team_db, blind=False)
+    assign(team_db, "alice", "sentences", ITEM)
+    gold = _promote_as_it_stands(team_db)
+    _label_as_alice(team_db, ["correct" if gold[0] != "correct" else "incorrect"])
+    assert list(_overrides("alice").dataframe[0].value["unit"]) == ["sentence 1"]

@@ -3,7 +3,7 @@
 After an item has been promoted to gold (by a reviewer or a rule), an annotator sees each unit where
 gold now says something else than they did: what they said, what gold says, who promoted the item and
 when. Only their own labels are compared, so the page shows nothing of other annotators' work. A blind
-annotator sees none of an item they have still to finish: gold there would be the answers to their work.
+annotator sees none of an item assigned to them that they have not done: gold there would answer it.
 """
 
 from __future__ import annotations

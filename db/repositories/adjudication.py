@@ -1336,8 +1336,9 @@ def overrides_for(
     unlabelled are not theirs to be overridden, except for spans gold added where they marked none.
 
     ``open_items_hidden`` (a blind annotator: :func:`db.repositories.visibility.gold_waits_for_finish`)
-    leaves out the items still assigned to them and not finished on the task: an item promoted before
-    they finished it would otherwise show gold's answer to each unit they label, and every gold span."""
+    leaves out the items assigned to them that they have not done on the task (skipped ones included):
+    an item promoted before they were done would otherwise show gold's answer to each unit they label,
+    and every gold span."""
     out: list[Override] = []
     with read_session(engine) as session:
         gold = _gold_set(session, dataset_id)

@@ -28,7 +28,7 @@ from collections import deque
 from dataclasses import dataclass
 from typing import Final
 
-from sqlalchemy import Engine, Subquery, and_, case, delete, distinct, func, insert, select
+from sqlalchemy import Engine, Subquery, and_, case, delete, distinct, func, insert, or_, select
 from sqlalchemy.exc import IntegrityError
 from sqlalchemy.orm import Session
 
@@ -127,8 +127,9 @@ def _finished(session: Session, dataset_id: int, task: str, *, items: Subquery |
 
 
 def open_assigned_items(session: Session, dataset_id: int, annotator_id: int, task: str) -> set[int]:
-    """The items assigned to the annotator on the task that they have not finished (done or skipped):
-    work still to do, on which gold must not be shown to a blind annotator (it would give the answers)."""
+    """The items assigned to the annotator on the task that they have not done: work still to do, on
+    which gold must not be shown to a blind annotator (it would give the answers). A skipped item is
+    still open: it leaves the queue to be come back to, and "Open the first skipped item" leads there."""
     finished = _finished(session, dataset_id, task)
     return set(
         session.scalars(
@@ -144,7 +145,7 @@ def open_assigned_items(session: Session, dataset_id: int, annotator_id: int, ta
                 m.Assignment.dataset_id == dataset_id,
                 m.Assignment.annotator_id == annotator_id,
                 m.Assignment.task == assignment_task(task),
-                finished.c.item_id.is_(None),
+                or_(finished.c.item_id.is_(None), finished.c.status == "skipped"),
             )
         )
     )

@@ -79,6 +79,15 @@ def test_gold_of_an_item_still_open_in_the_annotators_queue_stays_hidden(team_db
         "Gold agrees with every label of yours on the items promoted so far."
     ]
 
+    # Skipped is not done: the item waits in her queue for her to come back to it.
+    engine = make_engine(team_db)
+    item, alice = get_item(engine, 1, ITEM), find_annotator(engine, "alice")
+    assert item is not None and alice is not None
+    own = next(ls for ls in list_label_sets(engine, 1, kind="human") if ls.annotator == "alice")
+    labeling.set_item_status(engine, own.id, item.id, "sentences", "skipped", alice.id)
+    engine.dispose()
+    assert not _overrides("alice").dataframe
+
     _label_as_alice(team_db, opposite)  # every sentence labeled: the item is done
     at = _overrides("alice")
     frame = at.dataframe[0].value

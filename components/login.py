@@ -117,8 +117,18 @@ def _sso_user(engine: Engine) -> UserView | None:
     return session_user(engine, _signed_in(engine, user))
 
 
+def _forget_the_last_person() -> None:
+    """Drop everything this browser session holds: a tab is shared in turn (a lab's workstation), and
+    what it kept for the person before (the receipt of their last label, their cursors, filters and
+    choices) would show the next one their work, a reviewer's labels to a blind annotator."""
+    st.session_state.clear()
+
+
 def _signed_in(engine: Engine, user: UserView) -> str:
-    """Start a login session for ``user``, keep its token here and in the cookie; the token."""
+    """Start a login session for ``user``, keep its token here and in the cookie; the token. A tab whose
+    page was last drawn for someone else (their login ended without a logout) starts afresh."""
+    if st.session_state.get(_DRAWN_FOR, user.id) != user.id:
+        _forget_the_last_person()
     token = start_session(engine, user.id)
     st.session_state[_TOKEN] = token
     _ask_cookie(token)
@@ -147,6 +157,7 @@ def _log_out(engine: Engine) -> None:
     """End the login session in the store (its token stops working everywhere) and drop the cookie."""
     for token in {st.session_state.pop(_TOKEN, None), _cookie()}:
         end_session(engine, token)
+    _forget_the_last_person()
     _ask_cookie("")
     # The address names what this user worked on (``?dataset=``…): the next person starts afresh.
     st.query_params.clear()

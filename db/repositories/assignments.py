@@ -28,7 +28,19 @@ from collections import deque
 from dataclasses import dataclass
 from typing import Final
 
-from sqlalchemy import Engine, Subquery, and_, case, delete, distinct, func, insert, or_, select
+from sqlalchemy import (
+    ColumnElement,
+    Engine,
+    Subquery,
+    and_,
+    case,
+    delete,
+    distinct,
+    func,
+    insert,
+    or_,
+    select,
+)
 from sqlalchemy.exc import IntegrityError
 from sqlalchemy.orm import Session
 
@@ -126,6 +138,13 @@ def _finished(session: Session, dataset_id: int, task: str, *, items: Subquery |
     return query.subquery("finished")
 
 
+def _of_assignment(finished: Subquery) -> ColumnElement[bool]:
+    """What joins an assignment to its row of :func:`_finished`: the annotator's status of the item."""
+    return and_(
+        finished.c.annotator_id == m.Assignment.annotator_id, finished.c.item_id == m.Assignment.item_id
+    )
+
+
 def open_assigned_items(session: Session, dataset_id: int, annotator_id: int, task: str) -> set[int]:
     """The items assigned to the annotator on the task that they have not done: work still to do, on
     which gold must not be shown to a blind annotator (it would give the answers). A skipped item is
@@ -134,13 +153,7 @@ def open_assigned_items(session: Session, dataset_id: int, annotator_id: int, ta
     return set(
         session.scalars(
             select(m.Assignment.item_id)
-            .outerjoin(
-                finished,
-                and_(
-                    finished.c.annotator_id == m.Assignment.annotator_id,
-                    finished.c.item_id == m.Assignment.item_id,
-                ),
-            )
+            .outerjoin(finished, _of_assignment(finished))
             .where(
                 m.Assignment.dataset_id == dataset_id,
                 m.Assignment.annotator_id == annotator_id,
@@ -450,13 +463,7 @@ def progress_by_annotator(engine: Engine, dataset_id: int, task: str) -> list[An
             )
             .join(m.Annotator, m.Annotator.id == m.Assignment.annotator_id)
             .join(m.Item, m.Item.id == m.Assignment.item_id)
-            .outerjoin(
-                finished,
-                and_(
-                    finished.c.annotator_id == m.Assignment.annotator_id,
-                    finished.c.item_id == m.Assignment.item_id,
-                ),
-            )
+            .outerjoin(finished, _of_assignment(finished))
             .where(
                 m.Assignment.dataset_id == dataset_id,
                 m.Assignment.task == assignment_task(task),
@@ -496,13 +503,7 @@ def progress_by_item(
                 ),
             )
             .outerjoin(m.Annotator, m.Annotator.id == m.Assignment.annotator_id)
-            .outerjoin(
-                finished,
-                and_(
-                    finished.c.annotator_id == m.Assignment.annotator_id,
-                    finished.c.item_id == m.Assignment.item_id,
-                ),
-            )
+            .outerjoin(finished, _of_assignment(finished))
             .order_by(items.c.position, items.c.id, m.Annotator.name)
         ).all()
     out: list[ItemProgress] = []

@@ -85,6 +85,40 @@ with open(source, encoding="utf-8") as handle, connection:
 connection.close()
 """
 
+# What an import costs before it reads a byte: Python and the modules ``cli.py import`` loads.
+START_UP = """
+import sys
+sys.path.insert(0, sys.argv[1])
+import cli, db.access, db.transfer, formats.alignbench, formats.base, formats.faithscore
+"""
+
+# The rows an import wrote, inserted again into an empty store of Spanlight's own schema (its indexes,
+# checks and foreign keys) with plain ``sqlite3``: what SQLite itself costs, timed inside the process.
+SCHEMA_FLOOR = """
+import sqlite3, sys, time
+source, store = sys.argv[1], sys.argv[2]
+tables = ("datasets", "label_sets", "items", "sentences", "sentence_labels", "spans", "item_statuses")
+given = sqlite3.connect(source)
+rows = {t: given.execute(f"SELECT * FROM {t}").fetchall() for t in tables}
+made = sqlite3.connect(store, isolation_level=None)
+made.execute("PRAGMA journal_mode=WAL")
+made.execute("PRAGMA synchronous=NORMAL")
+made.execute("PRAGMA foreign_keys=ON")
+for (sql,) in given.execute(
+    "SELECT sql FROM sqlite_master WHERE type IN ('table', 'index') AND sql IS NOT NULL "
+    "AND name NOT LIKE 'sqlite_%' ORDER BY type DESC"
+):
+    made.execute(sql)
+start = time.perf_counter()
+made.execute("BEGIN")
+for table in tables:
+    if rows[table]:
+        marks = ", ".join("?" for _ in rows[table][0])
+        made.executemany(f"INSERT INTO {table} VALUES ({marks})", rows[table])
+made.execute("COMMIT")
+print(time.perf_counter() - start, sum(len(r) for r in rows.values()))
+"""
+
 
 @dataclass
 class Run:
@@ -94,12 +128,17 @@ class Run:
 
 def measured(script: Path, *args: str, env: dict[str, str] | None = None) -> Run:
     """Run ``script`` in a fresh Python process; its wall time and its own peak resident memory."""
+    return measured_out(script, *args, env=env)[0]
+
+
+def measured_out(script: Path, *args: str, env: dict[str, str] | None = None) -> tuple[Run, str]:
+    """:func:`measured`, with what the process printed."""
     start = time.perf_counter()
     code, out, err, peak_kb = run_measured(script, *args, env=env or {}, cwd=ROOT)
     seconds = time.perf_counter() - start
     if code != 0:
         raise SystemExit(f"{script.name} {' '.join(args)} failed:\n{out[-2000:]}\n{err[-3000:]}")
-    return Run(seconds, peak_kb / 1024)
+    return Run(seconds, peak_kb / 1024), out
 
 
 @contextmanager
@@ -125,6 +164,8 @@ class Bench:
             ("csv_floor", CSV_FLOOR),
             ("copy_floor", COPY_FLOOR),
             ("jsonl_floor", JSONL_FLOOR),
+            ("start_up", START_UP),
+            ("schema_floor", SCHEMA_FLOOR),
         ):
             path = folder / f"{name}.py"
             path.write_text(body)
@@ -144,6 +185,22 @@ class Bench:
     def copy_floor(self, source: Path) -> Run:
         with postgres_schema() as schema:
             return measured(self.scripts["copy_floor"], str(source), PG_URL, schema)
+
+    def start_up(self) -> Run:
+        return measured(self.scripts["start_up"], str(ROOT))
+
+    def schema_floor(self, source: Path, repeat: int) -> tuple[float, int]:
+        """Import ``source`` once, then time inserting its rows again into the same schema: the median
+        seconds, and how many rows."""
+        store = self._store()
+        command = ["import", "--format", "alignbench", "--dataset", "bench", "--db", f"sqlite:///{store}"]
+        measured(ROOT / "cli.py", *command, str(source))
+        times = []
+        for _ in range(repeat):
+            _, out = measured_out(self.scripts["schema_floor"], str(store), str(self._store()))
+            seconds, rows = out.split()
+            times.append(float(seconds))
+        return median(times), int(rows)
 
     def ours(self, source: Path, format_name: str, store: str = "sqlite", *, again: bool = False) -> Run:
         command = ["import", "--format", format_name, "--dataset", "bench"]
@@ -180,6 +237,19 @@ def report(title: str, runs: dict[str, list[Run]], pairs: list[tuple[str, str]])
         ratios.append(ratio)
         print(f"  ratio {ours} / {floor}: {ratio:.2f}x")
     return ratios
+
+
+def where_the_time_goes(bench: Bench, source: Path, repeat: int, runs: dict[str, list[Run]]) -> None:
+    """What no importer of this schema avoids, beside the SQLite import's time: its start-up and SQLite's
+    own work on the rows it writes (more rows than the floor's one per line, into indexed tables)."""
+    start_up = median(bench.start_up().seconds for _ in range(repeat))
+    inserts, rows = bench.schema_floor(source, repeat)
+    ours = median(r.seconds for r in runs["Spanlight import, SQLite"])
+    print(f"  where the time goes: start-up (Python and the modules an import loads) {start_up:.2f} s;")
+    print(
+        f"    the {rows:,} rows it writes, into an empty store of its schema with sqlite3: {inserts:.2f} s;"
+    )
+    print(f"    the rest (reading, checking, planning, building rows): {ours - start_up - inserts:.2f} s")
 
 
 def verdict(ratios: list[float], peaks: list[float], *, max_ratio: float, max_rss_mb: float) -> int:
@@ -231,6 +301,7 @@ def main() -> int:
             size_mb = source.stat().st_size / 1e6
             runs = turns(args.repeat, contenders)
             ratios += report(f"AlignBench CSV, {size:,} sentences ({size_mb:.0f} MB)", runs, pairs)
+            where_the_time_goes(bench, source, args.repeat, runs)
             peaks += [r.peak_mb for name, rs in runs.items() if name.startswith("Spanlight") for r in rs]
             source.unlink()
         if args.canonical_items:

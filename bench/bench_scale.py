@@ -20,8 +20,11 @@ Measures, through the same per-revision caches the pages use (``components.live_
 - pages: median server time of a page rerun (Streamlit AppTest, the real app) on the 1 M-sentence
   dataset and on a 100-item dataset of the same shape, taking turns, and their ratio.
 
+With ``--store postgres`` the pages are measured on PostgreSQL (127.0.0.1:5432, database ``test``): the
+two stores are built the same way, each in a schema of its own that is kept for later runs.
+
     .venv/bin/python bench/bench_scale.py [--only dashboards|pages] [--repeats 5] [--large 1000000]
-        [--case "browse: search"]
+        [--case "browse: search"] [--store postgres]
 """
 
 from __future__ import annotations
@@ -152,7 +155,33 @@ def copy_dataset(engine: Engine, dataset_name: str, copies: int) -> None:
         bump_revision(session)
 
 
-def alignbench_store(n_sentences: int, copies: int, rebuild: bool) -> str:
+PG_URL = "postgresql://postgres@127.0.0.1:5432/test"
+
+
+def cached_postgres_store(name: str, build: Callable[[Engine], None], rebuild: bool) -> str:
+    """:func:`cached_store` on PostgreSQL: the URL of a schema of its own, built unless built before."""
+    import psycopg
+
+    schema = f"bench_scale_{name.replace('-', '_')}_schema{_migration_head()}_v{BUILDER_VERSION}"
+    url = f"postgresql+psycopg://postgres@127.0.0.1:5432/test?options=-csearch_path%3D{schema}"
+    with psycopg.connect(PG_URL, autocommit=True) as connection:
+        built = connection.execute("SELECT to_regclass(%s)", (f'"{schema}".bench_built',)).fetchone()
+        if built is not None and built[0] is not None and not rebuild:
+            return url
+        connection.execute(f'DROP SCHEMA IF EXISTS "{schema}" CASCADE')
+        connection.execute(f'CREATE SCHEMA "{schema}"')
+    engine = make_engine(url)
+    upgrade(engine)
+    started = time.perf_counter()
+    build(engine)
+    with engine.begin() as connection:
+        connection.execute(text("CREATE TABLE bench_built (at timestamptz DEFAULT now())"))
+    engine.dispose()
+    print(f"  built {name} on PostgreSQL in {time.perf_counter() - started:.1f} s", flush=True)
+    return url
+
+
+def alignbench_store(n_sentences: int, copies: int, rebuild: bool, store: str = "sqlite") -> str:
     """AlignBench-shaped store of about ``n_sentences`` sentences (``copies`` copies of a seed)."""
 
     def build(engine: Engine) -> None:
@@ -160,7 +189,8 @@ def alignbench_store(n_sentences: int, copies: int, rebuild: bool) -> str:
         if copies > 1:
             copy_dataset(engine, ALIGNBENCH_DATASET, copies)
 
-    return cached_store(f"alignbench-{n_sentences}-x{copies}", build, rebuild)
+    cached = cached_postgres_store if store == "postgres" else cached_store
+    return cached(f"alignbench-{n_sentences}-x{copies}", build, rebuild)
 
 
 def mhalo_bundle(n_items: int, n_detectors: int, seed: int = 11) -> Bundle:
@@ -425,8 +455,8 @@ def _next(at: Any, k: int) -> object:
 def pages(args: argparse.Namespace) -> None:
     from functools import partial
 
-    small = alignbench_store(700, 1, args.rebuild)  # 100 captions of seven sentences
-    large = alignbench_store(args.large, args.copies, args.rebuild)
+    small = alignbench_store(700, 1, args.rebuild, args.store)  # 100 captions of seven sentences
+    large = alignbench_store(args.large, args.copies, args.rebuild, args.store)
     # What each rerun does: "rerun" the page as it is, show another "item", or an action on a widget.
     cases: list[tuple[str, str, str | Callable[[Any, int], object]]] = [
         ("home", "app_pages/home.py", "rerun"),
@@ -443,7 +473,8 @@ def pages(args: argparse.Namespace) -> None:
         ("next item (sentences queue)", "app_pages/sentences.py", _next),
     ]
     print(
-        f"\npages: server time of a rerun, median of {args.page_repeats}, 100 items vs {args.large:,} sentences"
+        f"\npages ({args.store}): server time of a rerun, median of {args.page_repeats}, 100 items vs "
+        f"{args.large:,} sentences"
     )
     print(f"{'page':<30}{'100 items ms':>14}{'1 M ms':>10}{'ratio':>8}  verdict")
     for label, page, action in cases:
@@ -496,7 +527,8 @@ def search_texts(url: str) -> None:
     peak = tracemalloc.get_traced_memory()[1]
     tracemalloc.stop()
     with read_session(engine) as session:
-        assert text_search.matching_items(engine, session, dataset_id, "zebra", 1000) == []
+        found = text_search.matching_items(engine, session, dataset_id, "zebra", 1000)
+        assert found is not None and found.ids == []
     print(
         f"search texts read and indexed in {took:.2f} s (median of 3; once per app process and dataset),"
         f" holding {text_search.held_bytes() / 1e6:.0f} MB; {peak / 1e6:.0f} MB at the peak of reading"
@@ -518,6 +550,9 @@ def main() -> None:
     parser.add_argument("--page-repeats", type=int, default=15)
     parser.add_argument("--case", default="", help="only the pages whose label holds this text")
     parser.add_argument("--rebuild", action="store_true", help="build the stores again")
+    parser.add_argument(
+        "--store", choices=("sqlite", "postgres"), default="sqlite", help="the store of the pages' runs"
+    )
     args = parser.parse_args()
     _quiet_streamlit()
     print("stores:", flush=True)

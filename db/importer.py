@@ -234,6 +234,12 @@ class _Batches:
             _keep_settings(self.dataset, bundle)
         dataset, stored = self.dataset, self.stored
         assert stored is not None
+        if bundle.items:
+            # Held until the import ends, and before any label set's name (in that order always): an
+            # import appending to the dataset meanwhile gives its items the positions after this one's,
+            # never the same ones (PostgreSQL; SQLite's writes take turns already). The browser's search
+            # reads a dataset's texts again only past the last position it holds (db.repositories.text_search).
+            hold_name(session, "dataset items", dataset.id)
         # Before anything of them is read: an import (or a live run) making one of these label sets now
         # is waited for, and this batch is then planned against what it made. Only label sets not made
         # yet are held (until the import ends): holding one that exists would hold up a live run's start.

@@ -12,6 +12,14 @@ character as it is. Each item's texts are lowered as UTF-8 bytes (which folds ex
 letters) and joined by NUL, a character no store holds and so no search asks for: a match never runs
 from one text into the next. A byte search of UTF-8 finds a text exactly where a search of its
 characters does.
+
+PostgreSQL's ``ILIKE`` folds every letter, by the database's locale, so the index cannot answer it
+exactly; it can still say which items may hold the word (:meth:`TextIndex.candidates`). Of all
+characters, only two fold into ASCII other than the ASCII letters' own cases: the Kelvin sign into "k",
+and the dotted capital I into "i"; and only one ASCII letter folds out of ASCII, the I into the dotless
+ı in a Turkish locale. An index made ``every_case`` holds those three as "k", "i" and "i": then each run
+of the word's ASCII characters, lowered, is held by every text that ILIKE finds the word in, whatever
+the locale.
 """
 
 from __future__ import annotations
@@ -32,11 +40,31 @@ FILTER_BITS = 1 << 16
 _FILTER_BYTES = FILTER_BITS // 8
 _HASH = np.uint32(0x9E3779B1)  # Knuth's multiplicative hash: the product's top 16 bits pick the bit
 _SEPARATOR = b"\x00"
+# The characters other than ASCII that some locale folds into, or from, an ASCII letter (module doc).
+_INTO_ASCII = str.maketrans({"\u212a": "k", "\u0130": "i", "\u0131": "i"})
 
 
 def folded(text: str) -> bytes:
     """``text`` as the index holds and searches it: UTF-8, ASCII letters lowered."""
     return text.encode("utf-8", "surrogatepass").lower()
+
+
+def _folded_every_case(text: str) -> bytes:
+    """:func:`folded`, with the characters some locale folds into ASCII letters held as those."""
+    return folded(text.translate(_INTO_ASCII))
+
+
+def _ascii_runs(needle: str) -> list[bytes]:
+    """The runs of ``needle``'s ASCII characters, lowered; the longest first."""
+    runs: list[bytes] = []
+    run: list[str] = []
+    for char in [*needle, "\x80"]:  # the last, not ASCII, ends the last run
+        if char < "\x80":
+            run.append(char)
+        elif run:
+            runs.append("".join(run).lower().encode("ascii"))
+            run = []
+    return sorted(runs, key=len, reverse=True)
 
 
 def _trigram_bits(data: npt.NDArray[np.uint8]) -> npt.NDArray[np.int64]:
@@ -77,6 +105,7 @@ class TextIndex:
     ids: list[int]
     blocks: list[int]
     filters: npt.NDArray[np.uint8]
+    every_case: bool  # for a store folding every letter's case: :meth:`candidates`, not :meth:`matching`
 
     @property
     def n_bytes(self) -> int:
@@ -84,8 +113,8 @@ class TextIndex:
         return len(self.haystack) + self.filters.nbytes + 40 * len(self.ids)
 
     @classmethod
-    def empty(cls) -> TextIndex:
-        return cls(b"", [0], [], [0], np.zeros((0, _FILTER_BYTES), np.uint8))
+    def empty(cls, *, every_case: bool = False) -> TextIndex:
+        return cls(b"", [0], [], [0], np.zeros((0, _FILTER_BYTES), np.uint8), every_case)
 
     def extended(self, items: Iterable[tuple[int, Iterable[str]]]) -> TextIndex:
         """This index and ``items`` after it: (id, texts) in order. The new items make new blocks."""
@@ -94,8 +123,9 @@ class TextIndex:
         blocks = list(self.blocks)
         end = starts[-1]
         block_start = end
+        fold = _folded_every_case if self.every_case else folded
         for item_id, texts in items:
-            part = b"".join(folded(t) + _SEPARATOR for t in texts)
+            part = b"".join(fold(t) + _SEPARATOR for t in texts)
             parts.append(part)
             end += len(part)
             starts.append(end)
@@ -107,31 +137,54 @@ class TextIndex:
             blocks.append(len(ids))
         haystack = b"".join(parts)
         new = _filters(haystack, [starts[k] for k in blocks[len(self.blocks) - 1 :]])
-        return TextIndex(haystack, starts, ids, blocks, np.concatenate([self.filters, new]))
+        filters = np.concatenate([self.filters, new])
+        return TextIndex(haystack, starts, ids, blocks, filters, self.every_case)
 
-    def _candidate_blocks(self, needle: bytes) -> Iterable[int]:
-        if len(needle) < 3:
+    def _candidate_blocks(self, needles: list[bytes]) -> Iterable[int]:
+        """The blocks whose filters hold every trigram of every one of ``needles``."""
+        long = [n for n in needles if len(n) >= 3]
+        if not long:
             return range(len(self.blocks) - 1)
-        bits = np.unique(_trigram_bits(np.frombuffer(needle, np.uint8)))
+        bits = np.unique(np.concatenate([_trigram_bits(np.frombuffer(n, np.uint8)) for n in long]))
         held = (self.filters[:, bits >> 3] >> (7 - (bits & 7)).astype(np.uint8)) & 1
         return np.flatnonzero(held.all(axis=1)).tolist()
 
     def matching(self, needle: str, at_most: int) -> list[int] | None:
         """The ids, in order, of the items whose texts hold ``needle`` (ASCII case ignored), or None
         when more than ``at_most`` do."""
+        if self.every_case:
+            raise ValueError("an index made every_case says which items may match: see candidates")
         wanted = folded(needle)
         if not wanted:  # held by every text
             return list(self.ids) if len(self.ids) <= at_most else None
         if _SEPARATOR in wanted:
             return []
+        return self._holding([wanted], at_most)
+
+    def candidates(self, needle: str, at_most: int) -> list[int] | None:
+        """The ids, in order, of the items whose texts may hold ``needle`` with every letter's case
+        ignored, by any locale (an index made ``every_case``): among them are all that do. None when
+        more than ``at_most`` may, or when the word has no ASCII character to look for."""
+        if not self.every_case:
+            raise ValueError("only an index made every_case holds what every locale folds")
+        if _SEPARATOR.decode() in needle:  # no store holds it
+            return []
+        runs = _ascii_runs(needle)
+        return self._holding(runs, at_most) if runs else None
+
+    def _holding(self, wanted: list[bytes], at_most: int) -> list[int] | None:
+        """The ids, in order, of the items whose texts hold every one of ``wanted`` (the first looked for
+        first), or None when more than ``at_most`` do."""
+        first, rest = wanted[0], wanted[1:]
         haystack, starts, ids, blocks = self.haystack, self.starts, self.ids, self.blocks
         found: list[int] = []
         for block in self._candidate_blocks(wanted):
             at, end = starts[blocks[block]], starts[blocks[block + 1]]
-            while (hit := haystack.find(wanted, at, end)) >= 0:
+            while (hit := haystack.find(first, at, end)) >= 0:
                 k = bisect_right(starts, hit) - 1
-                found.append(ids[k])
-                if len(found) > at_most:
-                    return None
                 at = starts[k + 1]  # the item's other texts need not be searched
+                if all(haystack.find(run, starts[k], at) >= 0 for run in rest):
+                    found.append(ids[k])
+                    if len(found) > at_most:
+                        return None
         return found

@@ -10,7 +10,7 @@ from sqlalchemy import Engine, Select, exists, false, func, or_, select
 
 from db import models as m
 from db.engine import read_session
-from db.repositories.text_search import matching_items
+from db.repositories.text_search import Found, matching_items
 from db.repositories.visibility import assigned_items
 from formats.storable import unstorable
 
@@ -116,21 +116,21 @@ def _gold_span_exists() -> Any:
 
 
 def _filtered(
-    query: Select[Any], dataset_id: int, flt: ItemFilter, dialect: str, found: list[int] | None = None
+    query: Select[Any], dataset_id: int, flt: ItemFilter, dialect: str, found: Found | None = None
 ) -> Select[Any]:
-    """``query`` kept to the dataset's items matching ``flt``; ``found``, when known, are the ids of the
-    items whose texts hold ``flt.text`` (:func:`db.repositories.text_search.matching_items`)."""
+    """``query`` kept to the dataset's items matching ``flt``; ``found``, when known, the items whose
+    texts hold ``flt.text``, or may (:func:`db.repositories.text_search.matching_items`)."""
     if unstorable([flt.text, flt.subsets, flt.source_models, flt.external_ids]) is not None:
         # Typed or from the address: text no store holds matches nothing (PostgreSQL refused the query).
         return query.where(false())
     if found is not None:
         # Looked up by id: asked for the dataset too, SQLite would walk its index past every item.
-        query = query.where(m.Item.id.in_(found))
+        query = query.where(m.Item.id.in_(found.ids))
     else:
         query = query.where(m.Item.dataset_id == dataset_id)
-        if needle := flt.text.strip():
-            columns = (m.Item.external_id, m.Item.prompt, m.Item.response)
-            query = query.where(or_(*(_holds(column, needle, dialect) for column in columns)))
+    if (needle := flt.text.strip()) and (found is None or not found.exact):
+        columns = (m.Item.external_id, m.Item.prompt, m.Item.response)
+        query = query.where(or_(*(_holds(column, needle, dialect) for column in columns)))
     if flt.subsets:
         query = query.where(m.Item.subset.in_(flt.subsets))
     if flt.source_models:

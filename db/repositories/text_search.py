@@ -1,4 +1,4 @@
-"""The browser's search on SQLite, answered from each dataset's texts held in memory (``db.text_index``).
+"""The browser's search, answered from each dataset's texts held in memory (``db.text_index``).
 
 Items are only ever added to a dataset, at the positions after its last (``db.importer``), and leave it
 only with the dataset: their texts are never edited. So an app process reads a dataset's texts once and
@@ -7,8 +7,10 @@ dataset from a later one given the same id. Reading and indexing take about a se
 sentences, so they run on a thread of their own, started when the browser opens (or by a search); until
 they are done the store's own search (``LIKE``) answers, as it always did.
 
-SQLite's ``LIKE`` ignores the case of ASCII letters only, as the index does. PostgreSQL's ``ILIKE``
-folds every letter by the database's locale: there the store always answers.
+SQLite's ``LIKE`` ignores the case of ASCII letters only, as the index does: there the index answers.
+PostgreSQL's ``ILIKE`` folds every letter by the database's locale: there the index names the items
+that may hold the word, and the store's search, kept to those, answers. (On both stores imports
+appending to one dataset take turns, so items are committed in the order of their positions.)
 """
 
 from __future__ import annotations
@@ -16,6 +18,7 @@ from __future__ import annotations
 import logging
 import threading
 from collections import OrderedDict
+from collections.abc import Iterator
 from dataclasses import dataclass
 from typing import Any
 
@@ -35,9 +38,16 @@ MAX_DATASETS = 16
 
 
 @dataclass(frozen=True)
-class _Held:
+class _State:
+    """What tells one state of a dataset's items from another."""
+
     created_at: Any  # the dataset's: another dataset given the same id is another dataset
-    last_position: int  # the index holds the items up to this position (-1: none)
+    last_position: int  # of its last item (-1: none)
+
+
+@dataclass(frozen=True)
+class _Held:
+    state: _State  # of the items the index holds
     index: TextIndex
 
 
@@ -46,13 +56,25 @@ _reading: dict[tuple[str, int], threading.Thread] = {}
 _lock = threading.Lock()
 
 
-def _where(session: Session, dataset_id: int) -> tuple[Any, int] | None:
-    """The dataset's creation time and last position as ``session`` sees them (None: no such dataset)."""
+def _state(session: Session, dataset_id: int) -> _State | None:
+    """The state of the dataset's items as ``session`` sees it (None: no such dataset)."""
     created_at = session.scalar(select(m.Dataset.created_at).where(m.Dataset.id == dataset_id))
     if created_at is None:
         return None
     last = session.scalar(select(func.max(m.Item.position)).where(m.Item.dataset_id == dataset_id))
-    return created_at, -1 if last is None else last
+    return _State(created_at, -1 if last is None else last)
+
+
+def _texts(
+    session: Session, dataset_id: int, after: int, up_to: int
+) -> Iterator[tuple[int, tuple[str, ...]]]:
+    """The id and texts of each of the dataset's items at positions after ``after`` up to ``up_to``."""
+    rows = session.execute(
+        select(m.Item.id, m.Item.external_id, m.Item.prompt, m.Item.response)
+        .where(m.Item.dataset_id == dataset_id, m.Item.position > after, m.Item.position <= up_to)
+        .order_by(m.Item.position, m.Item.id)
+    )
+    return ((row[0], (row[1], row[2] or "", row[3])) for row in rows)
 
 
 def _read(engine: Engine, key: tuple[str, int]) -> None:
@@ -60,26 +82,24 @@ def _read(engine: Engine, key: tuple[str, int]) -> None:
     dataset_id = key[1]
     try:
         with read_session(engine) as session:
-            where = _where(session, dataset_id)
-            if where is None:
+            if engine.dialect.name != "sqlite":  # one snapshot for the last position and the texts
+                session.connection(execution_options={"isolation_level": "REPEATABLE READ"})
+            state = _state(session, dataset_id)
+            if state is None:
                 return
-            created_at, last = where
             with _lock:
                 held = _held.get(key)
-            if held is None or held.created_at != created_at or held.last_position > last:
-                held = _Held(created_at, -1, TextIndex.empty())
-            rows = session.execute(
-                select(m.Item.id, m.Item.external_id, m.Item.prompt, m.Item.response)
-                .where(
-                    m.Item.dataset_id == dataset_id,
-                    m.Item.position > held.last_position,
-                    m.Item.position <= last,
-                )
-                .order_by(m.Item.position, m.Item.id)
+            if (
+                held is None
+                or held.state.created_at != state.created_at
+                or held.state.last_position > state.last_position
+            ):
+                held = _Held(_State(state.created_at, -1), TextIndex.empty(every_case=_every_case(engine)))
+            index = held.index.extended(
+                _texts(session, dataset_id, held.state.last_position, state.last_position)
             )
-            index = held.index.extended((row[0], (row[1], row[2] or "", row[3])) for row in rows)
         with _lock:
-            _held[key] = _Held(created_at, last, index)
+            _held[key] = _Held(state, index)
             _held.move_to_end(key)
             while len(_held) > MAX_DATASETS or (
                 len(_held) > 1 and sum(h.index.n_bytes for h in _held.values()) > MAX_BYTES
@@ -90,6 +110,12 @@ def _read(engine: Engine, key: tuple[str, int]) -> None:
     finally:
         with _lock:
             _reading.pop(key, None)
+
+
+def _every_case(engine: Engine) -> bool:
+    """Whether the store's search ignores the case of every letter (PostgreSQL's ``ILIKE``), not only
+    of the ASCII ones (SQLite's ``LIKE``)."""
+    return engine.dialect.name != "sqlite"
 
 
 def _start_reading(engine: Engine, key: tuple[str, int]) -> None:
@@ -104,17 +130,21 @@ def _start_reading(engine: Engine, key: tuple[str, int]) -> None:
 def _held_as(engine: Engine, session: Session, dataset_id: int) -> TextIndex | None:
     """The dataset's texts as ``session`` sees them, if held; if not, they are read on a thread of their
     own (unless ``session`` sees an older state than the texts held: those answer the later readers)."""
-    where = _where(session, dataset_id)
-    if where is None:
+    state = _state(session, dataset_id)
+    if state is None:
         return None
     key = (engine.url.render_as_string(hide_password=False), dataset_id)
     with _lock:
         held = _held.get(key)
         if held is not None:
             _held.move_to_end(key)
-    if held is not None and (held.created_at, held.last_position) == where:
+    if held is not None and held.state == state:
         return held.index
-    if held is None or held.created_at != where[0] or held.last_position < where[1]:
+    if (
+        held is None
+        or held.state.created_at != state.created_at
+        or held.state.last_position < state.last_position
+    ):
         _start_reading(engine, key)
     return None
 
@@ -122,25 +152,38 @@ def _held_as(engine: Engine, session: Session, dataset_id: int) -> TextIndex | N
 def prepare(engine: Engine, dataset_id: int) -> None:
     """Start reading the dataset's texts unless they are held: the browser calls it as it opens, so that
     its first search, a few seconds later, finds them read."""
-    if engine.dialect.name == "sqlite":
-        with read_session(engine) as session:
-            _held_as(engine, session, dataset_id)
+    with read_session(engine) as session:
+        _held_as(engine, session, dataset_id)
+
+
+@dataclass(frozen=True)
+class Found:
+    """What the texts held say of a search: the ids, in dataset order, of the items that hold the word
+    (``exact``, on SQLite), or of those that may hold it (on PostgreSQL: the store's search, kept to
+    them, says which do)."""
+
+    ids: list[int]
+    exact: bool
 
 
 def matching_items(
     engine: Engine, session: Session, dataset_id: int, needle: str, at_most: int
-) -> list[int] | None:
-    """The ids, in dataset order, of the items whose id, prompt or response holds ``needle`` (ASCII case
-    ignored, as SQLite's ``LIKE``), as ``session`` (the caller's read transaction) sees them.
+) -> Found | None:
+    """The items whose id, prompt or response holds ``needle`` as the store's search finds it (ASCII
+    case ignored on SQLite, as its ``LIKE``; every letter's case, by the locale, on PostgreSQL, where the
+    items that may hold it are given: :meth:`TextIndex.candidates`), as ``session`` (the caller's read
+    transaction) sees them.
 
-    None when the store's own search should answer: on PostgreSQL; when more than ``at_most`` items
-    hold it (a common word, which that search finds early, stopping at the page it needs); or while
-    the dataset's texts are being read (this starts reading them).
+    None when the store's own search should answer: when more than ``at_most`` items hold it (a common
+    word, which that search finds early, stopping at the page it needs); while the dataset's texts are
+    being read (this starts reading them); on PostgreSQL, for a word of no ASCII character but i and k.
     """
-    if engine.dialect.name != "sqlite":
-        return None
     index = _held_as(engine, session, dataset_id)
-    return None if index is None else index.matching(needle, at_most)
+    if index is None:
+        return None
+    exact = not index.every_case
+    ids = index.matching(needle, at_most) if exact else index.candidates(needle, at_most)
+    return None if ids is None else Found(ids, exact)
 
 
 def settle(timeout: float | None = None) -> None:

@@ -105,13 +105,14 @@ def read_validation(
     claims, claim_labels, sentences = [], [], []
     at = 0
     placed = True
-    segment_keys = []
+    segment_keys, segment_texts = [], []
     for s, segment in enumerate(get_list(record, "segments")):
         field = f"segments[{s}]"
         if not isinstance(segment, dict):
             raise RecordError(field, f"expected an object, got {type_name(segment)}")
         key, text = get_first_str(segment, SEGMENT_TEXT_KEYS, required=False)
         segment_keys.append(key)
+        segment_texts.append(text)
         inner = get_list(segment, "claims")
         labels_here = []
         for c, claim in enumerate(inner):
@@ -149,6 +150,7 @@ def read_validation(
             )
     layout["shape"] = "validation"
     layout["segment_keys"] = segment_keys
+    layout["segment_texts"] = segment_texts  # a segment without claims has no claim to carry its text
     layout["segment_labels"] = [
         seg.get("label") if isinstance(seg, dict) else None for seg in record["segments"]
     ]
@@ -183,6 +185,18 @@ def read_record(
     if "segments" in record:
         return read_validation(record, ext, layout, warnings)
     raise RecordError("claim_list/segments", "missing: neither a train nor a validation record")
+
+
+def _segment_texts(item: ItemRecord, layout: dict[str, Any]) -> list[str | None]:
+    """The text of each segment of a validation record as it was read. An item imported before its
+    layout kept them has them as its sentences, where every segment was placed in the response."""
+    if "segment_texts" in layout:
+        return list(layout["segment_texts"])
+    keys = layout.get("segment_keys") or []
+    sentences = item.sentences or []
+    if keys and len(sentences) == len(keys):
+        return [item.response[s.start : s.end] for s in sentences]
+    return []
 
 
 class MHaluBenchFormat(BenchmarkRecordsFormat):
@@ -249,6 +263,10 @@ class MHaluBenchFormat(BenchmarkRecordsFormat):
                         "type": label.type if label else None,
                     }
                 )
+            for s, text in enumerate(_segment_texts(item, layout)):
+                if s not in segments:  # a segment that holds no claim
+                    key = segment_keys[s] if s < len(segment_keys) and segment_keys[s] else "segment"
+                    segments[s] = {key: text, "label": None, "claims": []}
             for s, segment in segments.items():
                 given = segment_labels[s] if s < len(segment_labels) else None
                 derived = [c["label"] for c in segment["claims"] if c["label"]]

@@ -158,6 +158,42 @@ def test_mhalubench_train_and_validation_shapes_round_trip(round_trip):
     assert [c["type"] for c in gold["mhalubench-1"]["claim_labels"]] == ["object", "attribute", "attribute"]
 
 
+def test_mhalubench_segment_without_claims_round_trips(round_trip):
+    """A validation segment that holds no claim (a short answer such as "Yes.") comes back in the export
+    with its text and label, where it was: the export once dropped it, leaving ``segments: []``."""
+    records = [
+        {
+            "id": "v3",
+            "image_path": "b.jpg",
+            "prompt": "Is there a cat?",
+            "response": "Yes. The cat is black.",
+            "model": "m",
+            "task_type": "VQA",
+            "label": "hallucination",
+            "segments": [
+                {"segment": "Yes.", "label": "non-hallucination", "claims": []},
+                {
+                    "segment": "The cat is black.",
+                    "label": "hallucination",
+                    "claims": [{"claim": "The cat is black.", "label": "hallucination", "type": "attribute"}],
+                },
+            ],
+        },
+        {
+            "id": "v4",
+            "image_path": "c.jpg",
+            "prompt": "Anything odd?",
+            "response": "No.",
+            "model": "m",
+            "task_type": "VQA",
+            "label": "non-hallucination",
+            "segments": [{"segment": "No.", "label": "non-hallucination", "claims": []}],
+        },
+    ]
+    _, exported = round_trip("mhalubench", dumps(records), source="mhalubench.json")
+    assert json.loads(exported) == records
+
+
 def test_mhalubench_disagreeing_segment_label_is_a_warning_and_bad_label_an_error():
     record = json.loads(json.dumps(MHALUBENCH_RECORDS[1]))
     record["segments"][1]["label"] = "hallucination"

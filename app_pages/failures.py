@@ -8,6 +8,7 @@ comparison page on that item; it steps through exactly the rows listed here.
 from __future__ import annotations
 
 from collections.abc import Sequence
+from dataclasses import replace
 from urllib.parse import urlencode
 
 import streamlit as st
@@ -46,6 +47,13 @@ if evaluation.gold is None:
 query = ff.FinderQuery.from_params({key: st.query_params.get_all(key) for key in st.query_params})
 for problem in ff.problems(query, names):
     st.warning(literal(problem))
+# Disagreement is measured between detector runs: with one, it has no value, and filtering on it would
+# empty the list without a word.
+ONE_RUN = len(names) < 2
+ONE_RUN_HELP = "Disagreement is measured between two detector runs, and this dataset has one."
+if ONE_RUN and query.min_disagreement > 0:
+    st.warning(f"The link's disagreement filter is left out. {ONE_RUN_HELP}")
+    query = replace(query, min_disagreement=0.0)
 
 # ------------------------------------------------------------------------------------------- filters
 key = f"ff_{dataset.id}"  # widget keys per dataset: the detectors and facets differ between datasets
@@ -130,10 +138,13 @@ min_dis = more[3].slider(
     value=query.min_disagreement,
     step=0.05,
     key=f"{key}_min_dis",
-    help="Mean over detector pairs of 1 − F1_IoU between their predictions: 0 = all detectors flag the "
+    disabled=ONE_RUN,
+    help=ONE_RUN_HELP
+    if ONE_RUN
+    else "Mean over detector pairs of 1 − F1_IoU between their predictions: 0 = all detectors flag the "
     "same spans, 1 = no two share a matching span.",
 )
-sort_choices = ff.sort_options(table)
+sort_choices = [c for c in ff.sort_options(table) if not (ONE_RUN and c == "disagreement")]
 sort = more[4].selectbox(
     "Sort by",
     sort_choices,
@@ -150,7 +161,7 @@ query = ff.FinderQuery(
     subsets=tuple(subsets),
     models=tuple(models),
     types=tuple(types),
-    min_disagreement=float(min_dis),
+    min_disagreement=0.0 if ONE_RUN else float(min_dis),
     sort=sort,
     descending=descending,
     threshold=float(threshold),
@@ -176,7 +187,7 @@ shown = st.multiselect(
     key=f"{key}_columns",
     help="Which detectors' F1_IoU, F1_M and false-positive counts the table shows.",
 )
-columns = ff.table_columns(shown)
+columns = [c for c in ff.table_columns(shown) if not (ONE_RUN and c == "disagreement")]
 config = {
     "item": st.column_config.TextColumn("item", pinned=True),
     "disagreement": st.column_config.NumberColumn("disagreement", format="%.2f"),

@@ -56,6 +56,9 @@ def finish(
     margin_bottom = bottom + FOOTER_PX
     _short_ticks(fig)
     _literal_labels(fig)
+    if fig.layout.showlegend is None and any(_in_legend(trace) for trace in fig.data):
+        # Plotly draws no legend for a single trace: a figure of one detector would not say whose it is.
+        fig.update_layout(showlegend=True)
     if any(trace.type == "bar" for trace in fig.data):
         # A bar's value that does not fit over it is left out (its hover has it), not run into its
         # neighbours' ("66.766.766.7" over eleven groups of three runs).
@@ -95,6 +98,11 @@ def finish(
     )
     _place_footer(fig)
     return fig
+
+
+def _in_legend(trace: Any) -> bool:
+    """Whether ``trace`` has a legend entry: it is named and not kept out (heatmaps have a colour bar)."""
+    return bool(trace.name) and trace.showlegend is not False and trace.type not in ("heatmap", "table")
 
 
 # Trace attributes plotly draws as text (legend, ticks, bar labels, hover boxes).

@@ -151,6 +151,11 @@ if not names:
         "This dataset has no detector outputs to compare"
         + ("; showing the gold spans only." if "span" in dataset.label_kinds else ".")
     )
+elif evaluation.gold is None:
+    st.warning(
+        "This dataset has no gold label set, so the detectors' outputs have nothing to be compared with: "
+        "the F1 scores and the false positives below only say that no gold span is there."
+    )
 linked = [n for n in (st.query_params.get("detectors") or "").split(",") if n]
 default_tracks = [n for n in linked if n in names]
 if unknown := [n for n in linked if n not in names]:  # a stale or mistyped link: said, not dropped unseen

@@ -26,7 +26,7 @@ def _renamed(report: Report) -> Report:
     for key, table in report.tables.items():
         frame = table.frame.copy()
         for column in frame.columns:
-            if frame[column].dtype == object:
+            if frame[column].dtype == object or pd.api.types.is_string_dtype(frame[column]):
                 frame[column] = [
                     f"{HOSTILE} {k}" if isinstance(v, str) else v for k, v in enumerate(frame[column])
                 ]

@@ -18,6 +18,8 @@ MARKERS = {BEST: "*", SECOND: "'"}
 
 
 def table_text(table: Table, decimals: int = 2) -> str:
+    if table.frame.empty:  # pandas would print "Empty DataFrame / Columns: […] / Index: []"
+        return "(no rows)"
     frame = table.frame.copy()
     marks = table.marks() if table.mark_columns else None
     for column in frame.columns:

@@ -373,6 +373,13 @@ def alignbench_auroc(report: Report) -> go.Figure:
     if table is None or table.frame.empty:
         return _empty(title, report.provenance, "No data.")
     frame = table.frame
+    if not np.isfinite(frame["auroc"].to_numpy(dtype=float)).any():
+        # AUROC needs incorrect and other sentences under one captioner: a chart of no point says nothing
+        return _empty(
+            title,
+            report.provenance,
+            "No AUROC: no captioning model has both incorrect and other sentences scored.",
+        )
     captioners = [c for c in report.tables["table3"].frame.columns if c not in ("detector", alignbench.AVG)]
     palette = colors(frame["detector"])
     fig = go.Figure()

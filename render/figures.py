@@ -423,6 +423,12 @@ def alignbench_positional(report: Report) -> go.Figure:
         return _empty(title, report.provenance, "No data.")
     frame = table.frame[table.frame["n"] >= 3]  # a mean of one or two sentences is noise
     hidden = len(table.frame) - len(frame)
+    if frame.empty:
+        return _empty(
+            title,
+            report.provenance,
+            f"Every point averages fewer than 3 sentences ({hidden} not drawn): see the figure's data.",
+        )
     detectors = list(dict.fromkeys(table.frame["detector"]))
     fig = make_subplots(rows=1, cols=len(detectors), shared_yaxes=True, subplot_titles=detectors)
     styles = {"correct": ("#0072B2", "solid"), "incorrect": ("#D55E00", "dash")}

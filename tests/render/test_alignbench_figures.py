@@ -45,3 +45,14 @@ def test_auroc_figure_without_any_auroc_says_why(engine: Engine) -> None:
     shown = [a.text for a in fig.layout.annotations]
     assert any("No AUROC" in text and "incorrect" in text for text in shown), shown
     assert not [trace for trace in fig.data if trace.type == "scatter"]
+
+
+def test_positional_figure_with_every_point_too_small_says_so(engine: Engine) -> None:
+    """Two captions of two sentences: no position has three sentences of a label, so no point is drawn;
+    the figure once showed empty axes, the count of hidden points only in an axis title."""
+    section = SECTIONS["alignbench"]
+    report = section.build(section.load(engine, _all_correct(engine)), ReportFilter(), n_resamples=20)
+    fig = figures.alignbench_positional(report)
+    shown = [a.text for a in fig.layout.annotations]
+    assert any("fewer than 3 sentences" in text for text in shown), shown
+    assert not [trace for trace in fig.data if trace.type == "scatter"]

@@ -17,11 +17,13 @@ import io
 import json
 import math
 import re
+from bisect import bisect_right
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass
+from itertools import repeat
 from operator import itemgetter
 from pathlib import Path
-from typing import Any
+from typing import Any, NamedTuple
 
 from formats import taxonomies
 from formats.base import Format, FormatError, ReadOptions, ReadResult, Sink
@@ -65,6 +67,8 @@ FLOAT_COLUMNS = ("agreement_ratio", "fleiss_Pi")
 LABEL_META = ("error_words", "agreement_ratio", "fleiss_Pi", "n_correct", "n_incorrect", "n_unknown")
 ITEM_META = ("image_source", "image_type", "image_url")
 LABELS = ("correct", "incorrect", "unknown")
+# The cells of a caption's first row its item is made of.
+ITEM_FIELDS = ("model", "image_name", *ITEM_META, "image_type", "task_type")
 
 
 # ------------------------------------------------------------------------------------------- row loading
@@ -172,10 +176,8 @@ BATCH_ROWS = 5_000
 BLOCK_BYTES = 1 << 19
 
 
-def caption_batches(
-    data: bytes, rows: int | None = None
-) -> Iterator[list[tuple[int, dict[str, Any]]]] | None:
-    """The ``(row number, row)`` pairs of a CSV file in batches of about ``rows`` rows that never split a
+def caption_batches(data: bytes, rows: int | None = None) -> Iterator[RowBatch] | None:
+    """The rows of a CSV file in batches (:class:`RowBatch`) of about ``rows`` rows that never split a
     caption, read a block at a time; None when the file must be read whole instead: pyarrow cannot read
     it alike, a key cell is missing or not of its type (so the whole-file reader reports it), or a
     caption's rows are not contiguous.
@@ -192,9 +194,7 @@ def caption_batches(
     return _caption_batches(lambda: pa.BufferReader(pa.py_buffer(body)), header, rows)
 
 
-def file_caption_batches(
-    path: Path, head: bytes, rows: int | None = None
-) -> Iterator[list[tuple[int, dict[str, Any]]]] | None:
+def file_caption_batches(path: Path, head: bytes, rows: int | None = None) -> Iterator[RowBatch] | None:
     """:func:`caption_batches` of a file read from disk block by block (``head``: its first bytes, which
     hold the header row), so its bytes are never all in memory."""
     import pyarrow as pa
@@ -208,7 +208,7 @@ def file_caption_batches(
 
 def _caption_batches(
     opened: Callable[[], Any], header: list[str], rows: int | None
-) -> Iterator[list[tuple[int, dict[str, Any]]]] | None:
+) -> Iterator[RowBatch] | None:
     """:func:`caption_batches` of the CSV input ``opened`` gives afresh for each pass (pyarrow reads it,
     byte-order mark and all)."""
     import pyarrow as pa
@@ -315,27 +315,97 @@ def _caption_runs(batch: Any) -> tuple[Any, Any] | None:
     )
 
 
-def _row_batches(source: Any, header: list[str], rows: int) -> Iterator[list[tuple[int, dict[str, Any]]]]:
-    """The second pass: rows with their numbers, cut at caption boundaries near every ``rows`` rows."""
-    pending: list[tuple[int, dict[str, Any]]] = []
-    number = 0
-    for batch in _csv_blocks(source, header, header):
-        names = batch.schema.names
-        columns = [_typed(name, batch.column(k)).to_pylist() for k, name in enumerate(names)]
-        for values in zip(*columns, strict=True):
-            row = dict(zip(names, values, strict=True))
-            row["sentence_index"] = int(row["sentence_index"])
-            if len(pending) >= rows and _caption_of(pending[-1][1]) != _caption_of(row):
-                yield pending
-                pending = []
-            pending.append((number, row))
-            number += 1
+@dataclass
+class RowBatch:
+    """Rows of whole captions as columns of Python values: what a batch of a CSV file is read into.
+
+    Made into dicts, a hundred thousand rows took a fifth of an import; the records of a caption are made
+    from the columns (:meth:`AlignBenchFormat._caption_of_columns`), and a row is made a dict only when
+    its caption is checked cell by cell. ``first``: the row number of the first row; ``starts``: where
+    each caption's run of rows begins; ``typed``: whether every integer and number column was typed by
+    pyarrow in the blocks the rows come from (when not, some cell is text, to be converted or named).
+    """
+
+    names: list[str]
+    columns: dict[str, list[Any]]
+    first: int
+    starts: list[int]
+    typed: bool
+
+    def __len__(self) -> int:
+        return len(self.columns[self.names[0]])
+
+    def row(self, k: int) -> dict[str, Any]:
+        """Row ``k`` as the dict the row checks read, its cells in header order."""
+        return {name: self.columns[name][k] for name in self.names}
+
+    def item_rows(self, lo: int, hi: int) -> list[dict[str, Any]]:
+        """The first rows of captions ``lo`` to ``hi``, each with only the cells an item is made of."""
+        names = [c for c in ITEM_FIELDS if c in self.columns]
+        starts = self.starts[lo:hi]
+        return [{c: self.columns[c][k] for c in names} for k in starts]
+
+    def rows(self) -> Iterator[tuple[int, dict[str, Any]]]:
+        """Every row with its number."""
+        return ((self.first + k, self.row(k)) for k in range(len(self)))
+
+
+def _row_batches(source: Any, header: list[str], rows: int) -> Iterator[RowBatch]:
+    """The second pass: the rows, cut at the first caption boundary at or after every ``rows`` rows.
+
+    Each block's columns become Python lists at once, and pyarrow finds where its captions begin, so no
+    Python work is done here per row."""
+    import pyarrow as pa
+    import pyarrow.compute as pc
+
+    names: list[str] = []
+    pending: dict[str, list[Any]] = {}
+    starts: list[int] = []  # where the captions in ``pending`` begin
+    typed = True
+    number = 0  # of the first pending row
+    for block in _csv_blocks(source, header, header):
+        names = block.schema.names
+        if not block.num_rows:
+            continue
+        columns = [_typed(name, block.column(k)) for k, name in enumerate(names)]
+        block_typed = all(
+            column.type != pa.string()
+            for name, column in zip(names, columns, strict=True)
+            if name in INT_COLUMNS or name in FLOAT_COLUMNS
+        )
+        model, image_name = columns[names.index("model")], columns[names.index("image_name")]
+        at = len(pending["model"]) if pending else 0
+        if not at or (pending["model"][-1], pending["image_name"][-1]) != (
+            model[0].as_py(),
+            image_name[0].as_py(),
+        ):
+            starts.append(at)
+        changes = pc.or_(pc.not_equal(model[1:], model[:-1]), pc.not_equal(image_name[1:], image_name[:-1]))
+        starts += [at + 1 + k for k in pc.indices_nonzero(changes).to_pylist()]
+        values = [column.to_pylist() for column in columns]
+        values[names.index("sentence_index")] = list(map(int, values[names.index("sentence_index")]))
+        if not pending:
+            pending = dict(zip(names, values, strict=True))
+        else:
+            for name, cells in zip(names, values, strict=True):
+                pending[name] += cells
+        typed = typed and block_typed
+        # A caption that began before ``rows`` rows goes on in the batch: the first start from there on
+        # ends it (and, a block holding more than ``rows`` rows, the next ``rows`` rows from there).
+        while (cut := next((s for s in starts if s >= rows), None)) is not None:
+            yield RowBatch(
+                names,
+                {name: cells[:cut] for name, cells in pending.items()},
+                number,
+                starts[: starts.index(cut)],
+                typed,
+            )
+            pending = {name: cells[cut:] for name, cells in pending.items()}
+            starts = [s - cut for s in starts[starts.index(cut) :]]
+            number += cut
+            typed = block_typed  # the rows left are all of this block: each cut is in the block just read
     if pending:
-        yield pending
-
-
-def _caption_of(row: dict[str, Any]) -> tuple[str, str]:
-    return row["model"], row["image_name"]
+        yield RowBatch(names, pending, number, starts, typed)
 
 
 def _typed(name: str, column: Any) -> Any:
@@ -557,6 +627,118 @@ def caption_id(model: str, image_name: str) -> str:
     return f"{model}/{image_name}"
 
 
+def _checked_fields(
+    members: list[tuple[int, int, dict[str, Any]]], check_storable: bool
+) -> Iterator[tuple[int, int, str, str, str | None, dict[str, Any], Any]]:
+    """The :func:`sentence_fields` of a caption's rows (sorted by sentence index), each row checked as it
+    is taken: a RecordError names its row."""
+    previous = None
+    for index, number, row in members:
+        try:
+            if index == previous:
+                raise RecordError("sentence_index", f"sentence {index} appears twice in this caption")
+            previous = index
+            bad = unstorable(row) if check_storable else None
+            if bad:
+                raise RecordError(*bad)
+            caption, label, error_type, meta = sentence_fields(row)
+        except RecordError as error:
+            error.row = number
+            raise
+        yield index, number, caption, label, error_type, meta, row.get("error_words")
+
+
+class SentenceRows(NamedTuple):
+    """The rows of one or more captions in order, column by column, each cell as :func:`sentence_fields`
+    gives it (``error_words``: the cell as it is)."""
+
+    indices: Sequence[int]
+    numbers: Sequence[int]
+    captions: Sequence[str]
+    labels: Sequence[str]
+    error_types: Sequence[str | None]
+    metas: Sequence[dict[str, Any]]
+    words: Sequence[Any]
+
+    def part(self, lo: int, hi: int) -> SentenceRows:
+        """The rows from ``lo`` to ``hi``."""
+        return SentenceRows(
+            self.indices[lo:hi],
+            self.numbers[lo:hi],
+            self.captions[lo:hi],
+            self.labels[lo:hi],
+            self.error_types[lo:hi],
+            self.metas[lo:hi],
+            self.words[lo:hi],
+        )
+
+
+class _Phrases(dict[Any, list[str]]):
+    """:func:`error_word_list` of each ``error_words`` cell, read once for each distinct text (a batch's
+    cells repeat: a word list is parsed as JSON, and read again as Python when not JSON)."""
+
+    def __getitem__(self, words: Any) -> list[str]:
+        if type(words) is not str:  # a list (JSON rows): not kept
+            return error_word_list(words)
+        return super().__getitem__(words)
+
+    def __missing__(self, words: str) -> list[str]:
+        phrases = self[words] = error_word_list(words)
+        return phrases
+
+
+def _sentence_rows(fields: list[tuple[int, int, str, str, str | None, dict[str, Any], Any]]) -> SentenceRows:
+    """Rows of fields, as :func:`_checked_fields` gives them, column by column."""
+    return SentenceRows(*(list(column) for column in zip(*fields, strict=True)))
+
+
+def _grouped(rows: Iterable[tuple[int, dict[str, Any]]]) -> dict[str, list[tuple[int, int, dict[str, Any]]]]:
+    """Rows ``(row number, row)`` with sound key cells by caption id, as ``(sentence_index, number, row)``."""
+    captions: dict[str, list[tuple[int, int, dict[str, Any]]]] = {}
+    for number, row in rows:
+        ext = caption_id(row["model"], row["image_name"])
+        captions.setdefault(ext, []).append((row["sentence_index"], number, row))
+    return captions
+
+
+_LABEL_SET = frozenset(LABELS)
+
+
+def _captions_to_check(batch: RowBatch, ends: list[int]) -> set[int]:
+    """The captions (by position in the batch) :func:`sentence_fields` may refuse a row of, or whose
+    sentence indices are not in order (to be sorted, or refused as one given twice): the whole columns
+    are looked at first, and rows one by one only when they hold such a row. The number columns need
+    no look, the batch's being typed (:class:`RowBatch`)."""
+    captions, labels, indices = (batch.columns[c] for c in ("caption", "annotation", "sentence_index"))
+    bad: list[int] = []
+    if None in captions or any(map(str.isspace, captions)) or not _LABEL_SET.issuperset(labels):
+        bad = [
+            k
+            for k, (caption, label) in enumerate(zip(captions, labels, strict=True))
+            if caption is None or caption.isspace() or label not in _LABEL_SET
+        ]
+    begins = set(batch.starts)
+    bad += [k for k in range(1, len(indices)) if indices[k] <= indices[k - 1] and k not in begins]
+    return {bisect_right(batch.starts, k) - 1 for k in bad}
+
+
+def _label_metas(columns: dict[str, list[Any]], n: int) -> list[dict[str, Any]]:
+    """Each row's label meta as :func:`sentence_fields` makes it of a row whose number cells are typed:
+    its :data:`LABEL_META` cells that are not empty, in that order. Every row's dict is made whole by
+    ``map`` and the empty cells taken out after, column by column (half the time of a comprehension
+    that leaves them out, row by row)."""
+    names = [c for c in LABEL_META if c in columns]
+    if not names:
+        return [{} for _ in range(n)]
+    cells = [columns[c] for c in names]
+    metas = list(map(dict, map(zip, repeat(names), zip(*cells, strict=True))))
+    for name, column in zip(names, cells, strict=True):
+        if None in column:
+            for k in [k for k, value in enumerate(column) if value is None]:
+                del metas[k][name]
+    return metas
+
+
 # ---------------------------------------------------------------------------------------- error words
 
 
@@ -602,9 +784,15 @@ def locate(phrase: str, sentence: str) -> tuple[int, int] | None:
 
 def error_spans(words: Any, sentence: str) -> tuple[list[tuple[int, int]], list[str]]:
     """Spans of the error words in ``sentence``, and the words that could not be found."""
+    return phrase_spans(error_word_list(words), sentence)
+
+
+def phrase_spans(phrases: list[str], sentence: str) -> tuple[list[tuple[int, int]], list[str]]:
+    """Spans of the phrases of :func:`error_word_list` in ``sentence``, and those that could not be found:
+    a phrase with commas that is not found whole is found in its parts, when all of them are."""
     spans: list[tuple[int, int]] = []
     missing: list[str] = []
-    for phrase in error_word_list(words):
+    for phrase in phrases:
         found = locate(phrase, sentence)
         if found is None and "," in phrase:
             parts = [p.strip() for p in phrase.split(",") if p.strip()]
@@ -679,7 +867,7 @@ class AlignBenchFormat(Format):
 
     def _batched(
         self,
-        batches: Iterator[list[tuple[int, dict[str, Any]]]],
+        batches: Iterator[RowBatch],
         options: ReadOptions,
         source: str,
         problems: list[Problem],
@@ -688,23 +876,8 @@ class AlignBenchFormat(Format):
         """The first bundle of ``batches`` (rows of whole captions), and the others as they are read."""
 
         def bundles() -> Iterator[Bundle]:
-            for rows in batches:
-                captions: dict[str, list[tuple[int, int, dict[str, Any]]]] = {}
-                for number, row in rows:
-                    ext = caption_id(row["model"], row["image_name"])
-                    captions.setdefault(ext, []).append((row["sentence_index"], number, row))
-                items, annotations = [], []
-                for ext, members in captions.items():
-                    try:
-                        item, labels = self._caption(ext, members, options, source, problems, suspicious)
-                    except RecordError as error:
-                        number = error.row if error.row is not None else members[0][1]
-                        problems.append(
-                            Problem(source, f"row {number} (caption {ext})", error.field, error.reason)
-                        )
-                        continue
-                    items.append(item)
-                    annotations.append(labels)
+            for batch in batches:
+                items, annotations = self._batch_captions(batch, options, source, problems, suspicious)
                 yield gold_bundle(
                     options,
                     source,
@@ -719,6 +892,65 @@ class AlignBenchFormat(Format):
         first = next(read, None)
         return ReadResult(first, problems, read)
 
+    def _batch_captions(
+        self, batch: RowBatch, options: ReadOptions, source: str, problems: list[Problem], suspicious: bool
+    ) -> tuple[list[ItemRecord], list[Annotations]]:
+        """The captions of a batch. A caption whose cells are all sound, as a few checks of whole columns
+        tell, is made from the columns; any other is checked row by row (:meth:`_caption`), which names
+        the bad cell, so the per-row checks run only where a message may be due.
+
+        The whole batch is checked row by row when a cell may not be storable (the file holds a NUL), a
+        number column holds text (some cell did not convert), or two captions have one id (they are then
+        read as one, as a file read whole reads them)."""
+        columns, n = batch.columns, len(batch)
+        ends = [*batch.starts[1:], n]
+        models, images = columns["model"], columns["image_name"]
+        exts = [caption_id(models[s], images[s]) for s in batch.starts]
+        if (
+            suspicious
+            or not batch.typed
+            or "caption" not in columns
+            or "annotation" not in columns
+            or len(set(exts)) != len(exts)
+        ):
+            return self._row_captions(_grouped(batch.rows()), options, source, problems, suspicious)
+        checked = _captions_to_check(batch, ends)
+        nothing: list[Any] = [None] * n
+        rows = SentenceRows(
+            columns["sentence_index"],
+            list(range(batch.first, batch.first + n)),
+            columns["caption"],
+            columns["annotation"],
+            [value or None for value in columns.get("error_type", nothing)],
+            _label_metas(columns, n),
+            columns.get("error_words", nothing),
+        )
+        items: list[ItemRecord] = []
+        annotations: list[Annotations] = []
+        sound = 0  # the first caption not yet read
+        for caption in [*sorted(checked), len(exts)]:
+            if sound < caption:  # the sound captions before this one, at once
+                lo, hi = batch.starts[sound], ends[caption - 1]
+                read = self._caption_rows(
+                    exts[sound:caption],
+                    batch.item_rows(sound, caption),
+                    [k - lo for k in batch.starts[sound:caption]],
+                    rows.part(lo, hi),
+                    options,
+                    source,
+                    problems,
+                )
+                items += read[0]
+                annotations += read[1]
+            if caption < len(exts):
+                start, end = batch.starts[caption], ends[caption]
+                members = [(rows.indices[k], rows.numbers[k], batch.row(k)) for k in range(start, end)]
+                read = self._row_captions({exts[caption]: members}, options, source, problems, False)
+                items += read[0]
+                annotations += read[1]
+            sound = caption + 1
+        return items, annotations
+
     def read_rows(self, loaded: Rows, source: str, options: ReadOptions) -> ReadResult:
         """The captions of rows already loaded (one file's, or all shards' of a dataset folder)."""
         rows, problems = loaded.rows, loaded.problems
@@ -726,7 +958,6 @@ class AlignBenchFormat(Format):
             return ReadResult(None, problems)
 
         captions: dict[str, list[tuple[int, int, dict[str, Any]]]] = {}
-        bad_captions: set[str] = set()
         for number, row in enumerate(rows):
             if row is None:
                 continue
@@ -749,21 +980,33 @@ class AlignBenchFormat(Format):
                 continue
             ext = caption_id(model, image_name)
             captions.setdefault(ext, []).append((index, number, row))
-        items, annotations = [], []
-        for ext, members in captions.items():
-            try:
-                item, labels = self._caption(ext, members, options, source, problems, loaded.suspicious)
-            except RecordError as error:
-                number = error.row if error.row is not None else members[0][1]
-                problems.append(Problem(source, f"row {number} (caption {ext})", error.field, error.reason))
-                bad_captions.add(ext)
-                continue
-            items.append(item)
-            annotations.append(labels)
+        items, annotations = self._row_captions(captions, options, source, problems, loaded.suspicious)
         bundle = gold_bundle(
             options, source, self.name, items, annotations, ["sentence", "span"], taxonomies.ALIGNBENCH
         )
         return ReadResult(bundle, problems)
+
+    def _row_captions(
+        self,
+        captions: dict[str, list[tuple[int, int, dict[str, Any]]]],
+        options: ReadOptions,
+        source: str,
+        problems: list[Problem],
+        check_storable: bool,
+    ) -> tuple[list[ItemRecord], list[Annotations]]:
+        """The captions of rows grouped by caption id, each checked row by row: a caption with a bad
+        cell is said in ``problems`` (by its row) and left out."""
+        items, annotations = [], []
+        for ext, members in captions.items():
+            try:
+                item, labels = self._caption(ext, members, options, source, problems, check_storable)
+            except RecordError as error:
+                number = error.row if error.row is not None else members[0][1]
+                problems.append(Problem(source, f"row {number} (caption {ext})", error.field, error.reason))
+                continue
+            items.append(item)
+            annotations.append(labels)
+        return items, annotations
 
     def _caption(
         self,
@@ -774,61 +1017,98 @@ class AlignBenchFormat(Format):
         problems: list[Problem],
         check_storable: bool,
     ) -> tuple[ItemRecord, Annotations]:
+        """One caption of rows ``(sentence_index, row number, row)``, each row checked; a row with a bad
+        cell raises RecordError after the warnings of the rows before it are said."""
         members.sort(key=lambda m: m[0])
-        sentences: list[SentenceRecord] = []
-        labels: list[SentenceLabelRecord] = []
-        spans: list[SpanRecord] = []
-        pieces: list[str] = []
-        at = 0
-        previous = None
-        first = members[0][2]
-        add_sentence, add_label = sentences.append, labels.append
-        for k, (index, number, row) in enumerate(members):
-            try:
-                if index == previous:
-                    raise RecordError("sentence_index", f"sentence {index} appears twice in this caption")
-                previous = index
-                bad = unstorable(row) if check_storable else None
-                if bad:
-                    raise RecordError(*bad)
-                caption, label, error_type, meta = sentence_fields(row)
-            except RecordError as error:
-                error.row = number
-                raise
-            if k:
-                at += 1
-            pieces.append(caption)
-            end = at + len(caption)
-            add_sentence(SentenceRecord(at, end))
-            add_label(SentenceLabelRecord(k, label, error_type, False, meta))
-            words = row.get("error_words")
-            located, missing = error_spans(words, caption) if words is not None else ((), ())
-            spans += [SpanRecord(at + s, at + e, error_type) for s, e in located]
-            for phrase in missing:
-                problems.append(
-                    Problem(
-                        source,
-                        f"row {number} (caption {ext})",
-                        "error_words",
-                        f"{phrase!r} does not occur in the sentence; no span was made for it",
-                        "warning",
-                    )
+        fields: list[tuple[int, int, str, str, str | None, dict[str, Any], Any]] = []
+        try:
+            fields.extend(_checked_fields(members, check_storable))
+        finally:  # the rows before a bad one are read for their warnings, as they come before its error
+            read = (
+                self._caption_rows(
+                    [ext], [members[0][2]], [0], _sentence_rows(fields), options, source, problems
                 )
-            at = end
-        model, image_name = first["model"], first["image_name"]
-        item_meta = {c: first[c] for c in ITEM_META if first.get(c) is not None}
-        item_meta["sentence_index"] = [m[0] for m in members]
-        item = ItemRecord(
-            external_id=ext,
-            response=" ".join(pieces),
-            subset=options.subset or first.get("image_type"),
-            source_model=model,
-            task_type=first.get("task_type") or "image-to-text",
-            image_ref=image_name,
-            meta=item_meta,
-            sentences=sentences,
+                if fields
+                else ([], [])
+            )
+        items, annotations = read
+        return items[0], annotations[0]
+
+    def _caption_rows(
+        self,
+        exts: list[str],
+        firsts: list[dict[str, Any]],
+        starts: list[int],
+        rows: SentenceRows,
+        options: ReadOptions,
+        source: str,
+        problems: list[Problem],
+    ) -> tuple[list[ItemRecord], list[Annotations]]:
+        """The items and gold labels of captions whose rows are all sound and in order, each caption's
+        rows beginning at its ``starts`` in ``rows``; ``firsts``: each caption's first row, which holds
+        the item's facts.
+
+        The offsets of every sentence are computed at once and its records made by ``map``, so the only
+        Python work per row is a record's own; the error words of a row are read in row order, their
+        warnings said as they are found."""
+        import numpy as np
+
+        n = len(rows.captions)
+        counts = np.diff(np.array([*starts, n], dtype=np.int64)).astype(np.int64)
+        lengths = np.fromiter(map(len, rows.captions), dtype=np.int64, count=n)
+        before = np.cumsum(lengths + 1) - (lengths + 1)  # where each sentence would begin, all joined
+        begins = np.repeat(np.array(starts, dtype=np.int64), counts)
+        at = (before - before[begins]).tolist()
+        ends = (before - before[begins] + lengths).tolist()
+        sentences = list(map(SentenceRecord, at, ends))
+        labels = list(
+            map(
+                SentenceLabelRecord,
+                (np.arange(n) - begins).tolist(),
+                rows.labels,
+                rows.error_types,
+                repeat(False),
+                rows.metas,
+            )
         )
-        return item, Annotations(item=ext, spans=spans, sentence_labels=labels)
+        phrases = _Phrases()
+        worded = [k for k, words in enumerate(rows.words) if words is not None]
+        next_worded = 0
+        items: list[ItemRecord] = []
+        annotations: list[Annotations] = []
+        for ext, first, start, end in zip(exts, firsts, starts, [*starts[1:], n], strict=True):
+            spans: list[SpanRecord] = []
+            while next_worded < len(worded) and worded[next_worded] < end:
+                k = worded[next_worded]
+                next_worded += 1
+                located, missing = phrase_spans(phrases[rows.words[k]], rows.captions[k])
+                spans += [SpanRecord(at[k] + s, at[k] + e, rows.error_types[k]) for s, e in located]
+                for phrase in missing:
+                    problems.append(
+                        Problem(
+                            source,
+                            f"row {rows.numbers[k]} (caption {ext})",
+                            "error_words",
+                            f"{phrase!r} does not occur in the sentence; no span was made for it",
+                            "warning",
+                        )
+                    )
+            item_meta = {c: first[c] for c in ITEM_META if first.get(c) is not None}
+            item_meta["sentence_index"] = list(rows.indices[start:end])
+            items.append(
+                ItemRecord(
+                    external_id=ext,
+                    response=" ".join(rows.captions[start:end]),
+                    subset=options.subset or first.get("image_type"),
+                    source_model=first["model"],
+                    task_type=first.get("task_type") or "image-to-text",
+                    image_ref=first["image_name"],
+                    meta=item_meta,
+                    sentences=sentences[start:end],
+                )
+            )
+            annotations.append(Annotations(item=ext, spans=spans, sentence_labels=labels[start:end]))
+        return items, annotations
 
     def write(self, bundle: Bundle, *, filename: str = "") -> bytes:
         refused: list[str] = []

@@ -317,7 +317,7 @@ def test_captions_across_blocks_are_read_in_batches(monkeypatch, block):
     together = _caption_rows([(f"img{c}.jpg", 7) for c in range(30)])
     batches = alignbench.caption_batches(together, rows=20)
     assert batches is not None
-    read = [[(row["image_name"], row["sentence_index"]) for _, row in batch] for batch in batches]
+    read = [[(row["image_name"], row["sentence_index"]) for _, row in batch.rows()] for batch in batches]
     assert sum(len(batch) for batch in read) == 210
     for batch in read:  # no caption split between batches
         assert batch[0][1] == 0 and batch[-1][1] == 6

@@ -319,9 +319,9 @@ def _caption_runs(batch: Any) -> tuple[Any, Any] | None:
 class RowBatch:
     """Rows of whole captions as columns of Python values: what a batch of a CSV file is read into.
 
-    Made into dicts, a hundred thousand rows took a fifth of an import; the records of a caption are made
-    from the columns (:meth:`AlignBenchFormat._caption_of_columns`), and a row is made a dict only when
-    its caption is checked cell by cell. ``first``: the row number of the first row; ``starts``: where
+    Made into a dict each and checked cell by cell, the rows took most of the reader's time; the records
+    of a caption are made from the columns (:meth:`AlignBenchFormat._caption_rows`), and a row is made a
+    dict only when its caption is checked cell by cell. ``first``: the row number of the first row; ``starts``: where
     each caption's run of rows begins; ``typed``: whether every integer and number column was typed by
     pyarrow in the blocks the rows come from (when not, some cell is text, to be converted or named).
     """
@@ -343,7 +343,8 @@ class RowBatch:
         """The first rows of captions ``lo`` to ``hi``, each with only the cells an item is made of."""
         names = [c for c in ITEM_FIELDS if c in self.columns]
         starts = self.starts[lo:hi]
-        return [{c: self.columns[c][k] for c in names} for k in starts]
+        cells = [[column[k] for k in starts] for column in map(self.columns.__getitem__, names)]
+        return list(map(dict, map(zip, repeat(names), zip(*cells, strict=True))))
 
     def rows(self) -> Iterator[tuple[int, dict[str, Any]]]:
         """Every row with its number."""
@@ -673,14 +674,9 @@ class SentenceRows(NamedTuple):
         )
 
 
-class _Phrases(dict[Any, list[str]]):
-    """:func:`error_word_list` of each ``error_words`` cell, read once for each distinct text (a batch's
+class _Phrases(dict[str, list[str]]):
+    """:func:`error_word_list` of each ``error_words`` text, read once for each distinct text (a batch's
     cells repeat: a word list is parsed as JSON, and read again as Python when not JSON)."""
-
-    def __getitem__(self, words: Any) -> list[str]:
-        if type(words) is not str:  # a list (JSON rows): not kept
-            return error_word_list(words)
-        return super().__getitem__(words)
 
     def __missing__(self, words: str) -> list[str]:
         phrases = self[words] = error_word_list(words)
@@ -704,7 +700,7 @@ def _grouped(rows: Iterable[tuple[int, dict[str, Any]]]) -> dict[str, list[tuple
 _LABEL_SET = frozenset(LABELS)
 
 
-def _captions_to_check(batch: RowBatch, ends: list[int]) -> set[int]:
+def _captions_to_check(batch: RowBatch) -> set[int]:
     """The captions (by position in the batch) :func:`sentence_fields` may refuse a row of, or whose
     sentence indices are not in order (to be sorted, or refused as one given twice): the whole columns
     are looked at first, and rows one by one only when they hold such a row. The number columns need
@@ -914,7 +910,7 @@ class AlignBenchFormat(Format):
             or len(set(exts)) != len(exts)
         ):
             return self._row_captions(_grouped(batch.rows()), options, source, problems, suspicious)
-        checked = _captions_to_check(batch, ends)
+        checked = _captions_to_check(batch)
         nothing: list[Any] = [None] * n
         rows = SentenceRows(
             columns["sentence_index"],
@@ -1081,7 +1077,9 @@ class AlignBenchFormat(Format):
             while next_worded < len(worded) and worded[next_worded] < end:
                 k = worded[next_worded]
                 next_worded += 1
-                located, missing = phrase_spans(phrases[rows.words[k]], rows.captions[k])
+                words = rows.words[k]
+                said = phrases[words] if type(words) is str else error_word_list(words)  # JSON rows: a list
+                located, missing = phrase_spans(said, rows.captions[k])
                 spans += [SpanRecord(at[k] + s, at[k] + e, rows.error_types[k]) for s, e in located]
                 for phrase in missing:
                     problems.append(

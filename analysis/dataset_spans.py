@@ -294,13 +294,23 @@ def _offsets(rows: np.ndarray, n_items: int) -> np.ndarray:
 
 
 def gold_types(spans: DatasetSpans) -> list[tuple[str, ...]]:
-    """Per item, the sorted hallucination types of its gold spans ("untyped" for a span without one)."""
+    """Per item, the sorted hallucination types of its gold spans ("untyped" for a span without one).
+
+    Found from the packed spans, each item's distinct (item, type) pairs at once: making every item's
+    span list and a set of it cost a tenth of a second at 10 K items, for each of the finder's tables."""
     if spans.gold is None:
         return [() for _ in spans.items.ids]
-    return [
-        tuple(sorted({t or "untyped" for _, _, t in item_spans}))
-        for item_spans in spans.char_spans[spans.gold.id]
-    ]
+    chars = spans.packed[spans.gold.id].chars
+    named = [t or "untyped" for t in spans.packed[spans.gold.id].types.tolist()]
+    names = sorted(set(named))
+    code_of = {name: k for k, name in enumerate(names)}
+    codes = np.fromiter(map(code_of.__getitem__, named), dtype=np.int64, count=len(named))
+    # Each item's distinct types in name order: the distinct keys, sorted by item, then name.
+    present = np.unique(chars.item_of_span * max(len(names), 1) + codes)
+    items, kinds = np.divmod(present, max(len(names), 1))
+    bounds = np.searchsorted(items, np.arange(chars.n_items + 1)).tolist()
+    found = [names[k] for k in kinds.tolist()]
+    return [tuple(found[a:b]) for a, b in zip(bounds[:-1], bounds[1:], strict=True)]
 
 
 def per_item_scores(

@@ -121,7 +121,9 @@ def _names(at: np.ndarray, detectors: np.ndarray, chosen: np.ndarray, n_items: i
     error."""
     at = at[chosen]
     order = np.argsort(at, kind="stable")
-    at, names = at[order], detectors[chosen][order]
+    # Sliced as a list: a tuple of an array's slice steps through its elements one by one, three times
+    # slower.
+    at, names = at[order], detectors[chosen][order].tolist()
     bounds = np.searchsorted(at, np.arange(n_items + 1)).tolist()  # rows of no item (-1) come first
     return [tuple(names[start:end]) for start, end in zip(bounds[:-1], bounds[1:], strict=True)]
 

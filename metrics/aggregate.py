@@ -16,6 +16,7 @@ from typing import Any
 import numpy as np
 
 from metrics._validation import Span, check_threshold
+from metrics.key_order import group_codes
 from metrics.span_batches import (
     PackedSpans,
     SpanPairs,
@@ -31,7 +32,7 @@ OVERALL = "overall"
 
 
 def span_detection_table(
-    subsets: Sequence[Hashable],
+    subsets: Sequence[Hashable] | np.ndarray,
     preds: Sequence[Sequence[Span] | None] | PackedSpans,
     golds: Sequence[Sequence[Span]] | PackedSpans,
     follows_format: Sequence[bool] | np.ndarray,
@@ -62,11 +63,11 @@ def span_detection_table(
     -------
     ``{subset: {"f1_m", "f1_iou", "if_rate", "n"}, ..., "overall": {...}}``
     """
-    subset_list = list(subsets)
-    n_items = len(subset_list)
+    labels, codes = _group_codes(subsets)
+    n_items = codes.size
     if n_items == 0:
         raise ValueError("no items to score")
-    if OVERALL in subset_list:
+    if OVERALL in labels:
         raise ValueError(f"{OVERALL!r} is reserved for the pooled row; rename that subset")
     ok = _format_mask(follows_format, n_items)
     pred = scored_predictions(preds, ok)
@@ -75,11 +76,10 @@ def span_detection_table(
         raise ValueError(f"golds must have one entry per item ({n_items}), got {gold.n_items}")
 
     threshold = check_threshold(threshold)
-    pairs = _pairs_of(pred, gold, pairs)  # shared by both scores
+    pairs = _pairs_of(pred, gold, pairs, threshold)  # shared by both scores
     f1_m_scores = np.where(ok, _f1_m_scores(pred, gold, pairs), 0.0)
     f1_iou_scores = np.where(ok, _f1_iou_scores(pred, gold, pairs, threshold), 0.0)
 
-    labels, codes = _group_codes(subset_list)
     counts = np.bincount(codes, minlength=len(labels))
     sums_m = np.bincount(codes, weights=f1_m_scores, minlength=len(labels))
     sums_iou = np.bincount(codes, weights=f1_iou_scores, minlength=len(labels))
@@ -102,16 +102,13 @@ def span_detection_table(
     return table
 
 
-def _group_codes(groups: list[Hashable]) -> tuple[list[Hashable], np.ndarray]:
-    """Integer code per item, groups numbered in order of first appearance."""
-    index: dict[Hashable, int] = {}
+def _group_codes(groups: Sequence[Hashable] | np.ndarray) -> tuple[list[Hashable], np.ndarray]:
+    """Integer code per item, groups numbered in order of first appearance (a numpy array of names is
+    coded at once: :func:`metrics.key_order.group_codes`)."""
     try:
-        codes = np.fromiter(
-            (index.setdefault(g, len(index)) for g in groups), dtype=np.int64, count=len(groups)
-        )
+        return group_codes(groups)
     except TypeError:
         raise ValueError("subsets must be hashable") from None
-    return list(index), codes
 
 
 def aggregate_spans(

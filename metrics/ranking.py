@@ -20,7 +20,7 @@ import numpy as np
 
 from metrics._validation import as_1d_float_array, as_binary_labels, as_int, check_confidence
 from metrics.bootstrap import cell_seed, percentile_interval
-from metrics.key_order import counted_ranks, first_appearance_codes, worth_counting
+from metrics.key_order import counted_ranks, group_codes, worth_counting
 
 # Bootstrap resamples are drawn in chunks so memory stays near chunk x group size.
 _RESAMPLE_CHUNK_CELLS = 4_000_000
@@ -98,23 +98,14 @@ def _auroc_sorted(y: np.ndarray, s: np.ndarray, n_pos: int, n_neg: int) -> float
     return u_twice / (2 * n_pos * n_neg)
 
 
-def _group_index(groups: Sequence[Hashable], n: int) -> tuple[list[Hashable], np.ndarray]:
+def _group_index(groups: Sequence[Hashable] | np.ndarray, n: int) -> tuple[list[Hashable], np.ndarray]:
     """Group names in order of first appearance, and each entry's position among them."""
-    if isinstance(groups, np.ndarray) and groups.ndim == 1 and groups.dtype.kind in "biuU":
-        if groups.size != n:
-            raise ValueError(f"groups must have one entry per sentence ({n}), got {groups.size}")
-        # Integers and fixed-width strings compare as their Python values do: the same index, in C.
-        uniques, codes = first_appearance_codes(groups)
-        return uniques.tolist(), codes
-    index: dict[Hashable, int] = {}
-    values = groups.tolist() if isinstance(groups, np.ndarray) else list(groups)
-    if len(values) != n:
-        raise ValueError(f"groups must have one entry per sentence ({n}), got {len(values)}")
+    if len(groups) != n:
+        raise ValueError(f"groups must have one entry per sentence ({n}), got {len(groups)}")
     try:
-        codes = np.fromiter((index.setdefault(g, len(index)) for g in values), dtype=np.int64, count=n)
+        return group_codes(groups)
     except TypeError:
         raise ValueError("groups must be hashable") from None
-    return list(index), codes
 
 
 def auroc_by_group(

@@ -16,6 +16,7 @@ from itertools import chain
 import numpy as np
 
 from metrics._validation import Span, check_threshold
+from metrics.key_order import first_appearance_codes
 from metrics.span_batches import (
     PackedSpans,
     SpanPairs,
@@ -73,7 +74,7 @@ def f1_iou_by_type(
         ]
         pred_code = _type_codes(typed, pred.counts, codes, "pred_types")
 
-    pairs = _pairs_of(pred, gold, pairs)
+    pairs = _pairs_of(pred, gold, pairs, threshold)
     detected = np.zeros(gold.starts.size, dtype=bool)
     detected[pairs.gold[pairs.iou >= threshold]] = True
     n_types = len(codes)
@@ -134,11 +135,14 @@ def _flat_type_codes(types: np.ndarray, n_spans: int, codes: dict[Hashable, int]
     if types.ndim != 1 or types.size != n_spans:
         raise ValueError(f"{what} must hold one label per span ({n_spans}), got shape {types.shape}")
     if types.dtype.kind in "USiu":  # text or integer labels: numpy finds the distinct ones at once
-        labels, first, inverse = np.unique(types, return_index=True, return_inverse=True)
-        mapped = np.empty(labels.size, dtype=np.int64)
-        for k in np.argsort(first, kind="stable").tolist():
-            mapped[k] = codes.setdefault(labels[k].item(), len(codes))
-        return mapped[inverse.reshape(-1)]
+        labels, inverse = first_appearance_codes(types)  # integer codes are counted, not sorted
+        mapped = np.fromiter(
+            (codes.setdefault(label, len(codes)) for label in labels.tolist()),
+            dtype=np.int64,
+            count=labels.size,
+        )
+        coded: np.ndarray = mapped[inverse]
+        return coded
     try:
         return np.fromiter(
             (codes.setdefault(t, len(codes)) for t in types.tolist()), dtype=np.int64, count=n_spans

@@ -78,6 +78,7 @@ def build(inputs: SpanInputs, flt: ReportFilter, threshold: float = 0.5) -> Repo
 
     table3, curve, by_type, clean = [], [], [], []
     names = np.asarray(_subset_names(subsets), dtype=object)
+    name_text = names.astype(str)  # coded by numpy in the scores, per detector (an object array is not)
     # The runs given only some of the kept items (a run given every item the filters keep is not partial)
     given = {d.id: ev.given[d.id][rows] for d in detectors if d.id in ev.given}
     given = {d: mask for d, mask in given.items() if not mask.all()}
@@ -92,8 +93,9 @@ def build(inputs: SpanInputs, flt: ReportFilter, threshold: float = 0.5) -> Repo
         codes = type_codes[packed_gold.span_rows(within)]
         ok = ev.follows_format[detector.id][rows][within]
         preds = scored_predictions(predictions[detector.id].take(within), ok)
-        pairs = span_pairs(preds, gold)  # paired once for every measure below
-        scores = detection_table(names[within].tolist(), preds, gold, ok, threshold, pairs=pairs)
+        # Paired once for every measure below, at the lowest threshold any of them counts at.
+        pairs = span_pairs(preds, gold, min(threshold, *DEFAULT_CURVE_THRESHOLDS))
+        scores = detection_table(name_text[within], preds, gold, ok, threshold, pairs=pairs)
         row: dict[str, object] = {"detector": detector.name}
         for subset, values in scores.items():
             label = _label(subset)

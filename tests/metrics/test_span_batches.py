@@ -228,6 +228,37 @@ def test_pairs_made_once_score_as_the_pairs_each_measure_makes(items, data):
     assert list(by_code.values()) == list(by_name.values())  # every type here has a gold span: no NaN
 
 
+@settings(max_examples=150, deadline=None)
+@given(typed_items, st.data(), st.sampled_from([0.0, 0.1, 0.5, 1.0]))
+def test_overlapping_pairs_score_as_every_pair_does(items, data, threshold):
+    """The pairs made for the measures at ``threshold`` and above (only the overlapping ones above 0)
+    give every measure the values all the pairs of each item give, at a threshold of 0 too (such a
+    measure makes all the pairs itself)."""
+    from metrics import f1_iou_by_type, span_detection_table
+    from metrics.span_batches import scored_predictions, span_pairs
+
+    golds = pack_spans([g for _, g, _ in items])
+    types = [t for _, g, names in items for t in ((names * len(g))[: len(g)] or ["object"] * len(g))]
+    ok = np.array(data.draw(st.lists(st.booleans(), min_size=len(items), max_size=len(items))), dtype=bool)
+    preds = scored_predictions(pack_spans([p for p, _, _ in items]), ok)
+    every, few = span_pairs(preds, golds), span_pairs(preds, golds, threshold)
+    if threshold > 0:
+        assert bool((few.inter > 0).all())
+    subsets = [("a", "b")[k % 2] for k in range(len(items))]
+    for at in (threshold, 0.0):
+        assert span_detection_table(subsets, preds, golds, ok, at, pairs=few) == span_detection_table(
+            subsets, preds, golds, ok, at, pairs=every
+        )
+        assert f1_iou_by_type(preds, golds, np.array(types), threshold=at, follows_format=ok, pairs=few) == (
+            f1_iou_by_type(preds, golds, np.array(types), threshold=at, follows_format=ok, pairs=every)
+        )  # every type here has a gold span: no NaN
+    curve = (0.0, 0.1, 0.5, 0.9)
+    assert (
+        f1_iou_curve(preds, golds, curve, follows_format=ok, pairs=few).tolist()
+        == f1_iou_curve(preds, golds, curve, follows_format=ok, pairs=every).tolist()
+    )
+
+
 def test_pairs_of_other_spans_are_refused():
     from metrics import span_detection_table
     from metrics.span_batches import span_pairs

@@ -146,17 +146,29 @@ def test_item_facets_leave_the_responses_out(engine) -> None:
 
 
 def test_scores_that_text_would_round_arrive_exactly(engine) -> None:
-    odd = [0.1 + 0.2, 1e-300, 100.0, 99.99999999999999, 1 / 3, 0.0, 50.5, 95.0]
-    items = [ItemRecord(f"i{k}", f"Sentence {k}. Another one.") for k in range(4)]
+    # Whole scores from 0 to 254 travel packed with their sentence, the others as rows: fractional ones
+    # here, and (written past the import's check of 0-100) ones outside that range below.
+    odd = [0.1 + 0.2, 1e-300, 100.0, 99.99999999999999, 1 / 3, 0.0, 50.5, 95.0, 7.0, 64.0]
+    items = [ItemRecord(f"i{k}", f"Sentence {k}. Another one.") for k in range(len(odd) // 2)]
     run = LabelSetRecord(
         "detector",
         "odd",
         annotations=[
             Annotations(f"i{k}", sentence_scores=[SentenceScoreRecord(s, odd[2 * k + s]) for s in range(2)])
-            for k in range(4)
+            for k in range(len(odd) // 2)
         ],
     )
     import_bundle(engine, Bundle(DatasetRecord("odd", "canonical"), items, [run]), actor=OPERATOR)
+    from sqlalchemy import update
+
+    from db import models as m
+
+    with engine.begin() as connection:  # 7.0 and 64.0 become 255 (the marker itself) and -2
+        for before, after in ((7.0, 255.0), (64.0, -2.0)):
+            connection.execute(
+                update(m.SentenceScore).where(m.SentenceScore.score == before).values(score=after)
+            )
+    odd[-2:] = [255.0, -2.0]
     scores = reads.sentence_arrays(engine, 1)["scores"]
     table = reads.sentence_table(engine, 1)
     assert scores["sentence_id"].tolist() == sorted(table["sentence_id"].tolist())

@@ -35,7 +35,7 @@ import numpy as np
 import pandas as pd
 from sqlalchemy import Engine
 
-from analysis.dataset_spans import DatasetSpans, gold_types, load_dataset_spans, per_item_scores
+from analysis.dataset_spans import DatasetSpans, _rows_of, gold_types, load_dataset_spans, per_item_scores
 from metrics import f1_iou_per_item
 from metrics.key_order import distinct_values
 from metrics.span_batches import matched_gold_spans
@@ -144,8 +144,13 @@ def item_table(spans: DatasetSpans, rows: pd.DataFrame, threshold: float = 0.5) 
         },
         index=pd.Index(items.external_ids, name="external_id"),
     )
-    # Each row's item and detector, found once for the three columns that name detectors.
-    at = table.index.get_indexer(pd.Index(rows["external_id"].to_numpy(dtype=object)))
+    # Each row's item (its position; -1 for none) and detector, found once for every column made of
+    # the rows: by the items' integer ids, not their external ids' texts, and each detector's scores
+    # put in place by position rather than aligned on an index of 10 K texts, a dozen times.
+    ids = np.asarray(items.ids, dtype=np.int64)
+    found, known = _rows_of(ids, np.argsort(ids, kind="stable"), rows["item_id"].to_numpy(dtype=np.int64))
+    at = np.full(len(rows), -1, dtype=np.int64)
+    at[known] = found
     detectors, n_items = rows["detector"].to_numpy(dtype=object), len(table)
 
     def names(mask: pd.Series) -> list[tuple[str, ...]]:
@@ -154,12 +159,22 @@ def item_table(spans: DatasetSpans, rows: pd.DataFrame, threshold: float = 0.5) 
     table["clean flagged by"] = names(rows["clean"] & (rows["n_pred"] > 0))
     table["format failures"] = names(~rows["follows_format"].astype(bool))
     table["boundary errors"] = names(rows["n_boundary"] > 0)
-    for detector, part in rows.groupby("detector", sort=False):
-        part = part.set_index("external_id")
-        table[detector_column(str(detector), "F1_IoU")] = part["f1_iou"]
-        table[detector_column(str(detector), "F1_M")] = part["f1_m"]
-        table[detector_column(str(detector), "FP")] = part["n_false_positives"]
+    codes, order = pd.factorize(detectors, sort=False)  # detectors in order of first appearance
+    for k, detector in enumerate(order.tolist()):
+        mine = (codes == k) & (at >= 0)
+        for measure, column in (("F1_IoU", "f1_iou"), ("F1_M", "f1_m"), ("FP", "n_false_positives")):
+            table[detector_column(str(detector), measure)] = _spread(
+                rows[column].to_numpy()[mine], at[mine], n_items
+            )
     return table
+
+
+def _spread(values: np.ndarray, at: np.ndarray, n_items: int) -> np.ndarray:
+    """One value per item: ``values`` at positions ``at`` (distinct), NaN at the others, as aligning
+    them on the items' index gives (their own dtype when every item has one)."""
+    out = np.empty(n_items, dtype=values.dtype) if at.size == n_items else np.full(n_items, np.nan)
+    out[at] = values
+    return out
 
 
 # ------------------------------------------------------------------------------------------ queries

@@ -375,3 +375,27 @@ def test_misses_equal_what_every_detectors_own_matching_finds() -> None:
             got = ff.preset_mask(query, rows_, table, evaluation)
             assert set(got.index[got.to_numpy()]) == expected
             assert 0 < len(expected) < n  # neither nothing nor everything: the test can tell
+
+
+def test_item_table_places_each_detectors_scores_as_aligning_on_the_items_did() -> None:
+    """The per-detector columns are put in place by item position; they equal what aligning each
+    detector's rows on the external ids gave (the earlier way), dtypes too: a run given only some items
+    (here C, given i0 and i3) has NaN on the others, a run given every item keeps whole counts."""
+    from dataclasses import replace
+
+    evaluation = make_evaluation()
+    c = next(d for d in evaluation.detectors if d.name == "C")
+    partial = replace(evaluation, given={c.id: np.array([True, False, False, True])})
+    rows = ff.detector_rows(partial)
+    table = ff.item_table(partial, rows)
+    for detector, part in rows.groupby("detector", sort=False):
+        part = part.set_index("external_id")
+        for measure, column in (("F1_IoU", "f1_iou"), ("F1_M", "f1_m"), ("FP", "n_false_positives")):
+            expected = pd.DataFrame(index=table.index)
+            expected["x"] = part[column]
+            pd.testing.assert_series_equal(
+                table[ff.detector_column(str(detector), measure)], expected["x"], check_names=False
+            )
+    assert table["C · FP"].isna().tolist() == [False, True, True, False]
+    assert table["A · FP"].dtype == np.int64
+    assert table["gold types"].tolist() == [("Object",), (), ("OCR", "Object"), ("Color",)]

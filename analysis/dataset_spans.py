@@ -206,7 +206,7 @@ def dataset_spans(
     ids = np.asarray(items.ids, dtype=np.int64)
     n_items = ids.size
     by_id = np.argsort(ids, kind="stable")
-    rows, known = _rows_of(ids, by_id, columns.item_ids)
+    rows, known = rows_of(ids, by_id, columns.item_ids)
     label_set_of = columns.label_set_ids[known]
     starts, ends, types = columns.starts[known], columns.ends[known], columns.types[known]
     order = lex_order((ends, starts, rows, label_set_of))  # per label set, per item in dataset order
@@ -267,11 +267,11 @@ def _given(
     mask = spans.chars.counts > 0
     for found in (marked, outputs):
         if found is not None and found.size:
-            mask[_rows_of(ids, by_id, found)[0]] = True
+            mask[rows_of(ids, by_id, found)[0]] = True
     return None if mask.all() else mask
 
 
-def _rows_of(ids: np.ndarray, by_id: np.ndarray, keys: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+def rows_of(ids: np.ndarray, by_id: np.ndarray, keys: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     """Where each of ``keys`` (item ids) stands in ``ids`` (unique; ``by_id`` sorts them): the rows of
     the keys found, and which keys were found (an item written after ``ids`` was read is not)."""
     if not ids.size:
@@ -287,7 +287,7 @@ def _follows_format(flags: Mapping[int, bool], ids: np.ndarray, by_id: np.ndarra
     all is :meth:`DatasetSpans.ran_on`.)"""
     follows = np.ones(ids.size, dtype=bool)
     if flags:
-        rows, known = _rows_of(ids, by_id, np.fromiter(flags.keys(), dtype=np.int64, count=len(flags)))
+        rows, known = rows_of(ids, by_id, np.fromiter(flags.keys(), dtype=np.int64, count=len(flags)))
         follows[rows] = np.fromiter(flags.values(), dtype=bool, count=len(flags))[known]
     return follows
 

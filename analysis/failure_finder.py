@@ -35,7 +35,7 @@ import numpy as np
 import pandas as pd
 from sqlalchemy import Engine
 
-from analysis.dataset_spans import DatasetSpans, _rows_of, gold_types, load_dataset_spans, per_item_scores
+from analysis.dataset_spans import DatasetSpans, gold_types, load_dataset_spans, per_item_scores, rows_of
 from metrics import f1_iou_per_item
 from metrics.key_order import distinct_values
 from metrics.span_batches import matched_gold_spans
@@ -148,7 +148,7 @@ def item_table(spans: DatasetSpans, rows: pd.DataFrame, threshold: float = 0.5) 
     # the rows: by the items' integer ids, not their external ids' texts, and each detector's scores
     # put in place by position rather than aligned on an index of 10 K texts, a dozen times.
     ids = np.asarray(items.ids, dtype=np.int64)
-    found, known = _rows_of(ids, np.argsort(ids, kind="stable"), rows["item_id"].to_numpy(dtype=np.int64))
+    found, known = rows_of(ids, np.argsort(ids, kind="stable"), rows["item_id"].to_numpy(dtype=np.int64))
     at = np.full(len(rows), -1, dtype=np.int64)
     at[known] = found
     detectors, n_items = rows["detector"].to_numpy(dtype=object), len(table)

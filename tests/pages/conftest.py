@@ -95,15 +95,22 @@ def add_small_dataset(url: str, name: str) -> None:
     engine.dispose()
 
 
+def serve(url: str, bundle: Bundle, monkeypatch: pytest.MonkeyPatch) -> str:
+    """Import ``bundle`` into the store at ``url`` and point the app at it (DATABASE_URL), with no
+    cached reads of another store left."""
+    engine = make_engine(url)
+    import_bundle(engine, bundle, source="fixture", actor=OPERATOR)
+    engine.dispose()
+    monkeypatch.setenv("DATABASE_URL", url)
+    st.cache_resource.clear()
+    st.cache_data.clear()
+    return url
+
+
 @pytest.fixture
 def app_db(sqlite_url: str, monkeypatch: pytest.MonkeyPatch) -> str:
     """A store with the small dataset; the app finds it through DATABASE_URL."""
-    engine = make_engine(sqlite_url)
-    import_bundle(engine, small_bundle(), source="fixture", actor=OPERATOR)
-    engine.dispose()
-    monkeypatch.setenv("DATABASE_URL", sqlite_url)
-    st.cache_resource.clear()
-    return sqlite_url
+    return serve(sqlite_url, small_bundle(), monkeypatch)
 
 
 @pytest.fixture(scope="session")

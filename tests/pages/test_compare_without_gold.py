@@ -9,13 +9,10 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
-import streamlit as st
 from streamlit.testing.v1 import AppTest
 
-from db.access import OPERATOR
-from db.engine import make_engine
-from db.importer import import_bundle
 from formats.records import Annotations, Bundle, DatasetRecord, ItemRecord, LabelSetRecord, SpanRecord
+from tests.pages.conftest import serve
 
 APP = str(Path(__file__).resolve().parents[2] / "app.py")
 DATASET = "runs only"
@@ -32,13 +29,7 @@ def no_gold_db(sqlite_url: str, monkeypatch: pytest.MonkeyPatch) -> str:
             )
         ],
     )
-    engine = make_engine(sqlite_url)
-    import_bundle(engine, bundle, source="fixture", actor=OPERATOR)
-    engine.dispose()
-    monkeypatch.setenv("DATABASE_URL", sqlite_url)
-    st.cache_resource.clear()
-    st.cache_data.clear()
-    return sqlite_url
+    return serve(sqlite_url, bundle, monkeypatch)
 
 
 def test_compare_says_the_dataset_has_no_gold(no_gold_db: str) -> None:

@@ -261,31 +261,52 @@ def matched_per_group(
     ``group_of_row`` names each predicted span's item. A maximum matching of a disjoint union is the
     union of the per-item maximum matchings, so one call to SciPy's Hopcroft-Karp scores every item.
     """
-    n_rows = group_of_row.size
-    # A pair whose two spans have no other candidate partner is its own component: it is in every
-    # maximum matching, so groups without competing spans just count their pairs.
-    row_degree = np.bincount(rows, minlength=n_rows)
+    every = np.ones(rows.size, dtype=bool)
+    return matched_per_group_of(rows, cols, group_of_row, n_cols, n_groups, [every])[0]
+
+
+def matched_per_group_of(
+    rows: IntArray,
+    cols: IntArray,
+    group_of_row: IntArray,
+    n_cols: int,
+    n_groups: int,
+    subsets: Sequence[np.ndarray],
+) -> list[IntArray]:
+    """:func:`matched_per_group` of each of ``subsets`` of the pairs (boolean masks), as an F1_IoU
+    curve asks at nine thresholds.
+
+    A pair whose two spans have no other candidate partner is its own component: it is in every maximum
+    matching, so only the other pairs go to Hopcroft-Karp, and the plain ones are counted. Those pairs
+    are found, and their spans numbered, once for all the subsets: a pair plain among all the pairs is
+    plain among any subset of them."""
+    group = group_of_row[rows]
+    row_degree = np.bincount(rows, minlength=group_of_row.size)
     col_degree = np.bincount(cols, minlength=n_cols)
-    contested = (row_degree[rows] > 1) | (col_degree[cols] > 1)
-    if not contested.any():
-        return np.bincount(group_of_row[rows], minlength=n_groups)
-    in_contest = np.zeros(n_groups, dtype=bool)
-    in_contest[group_of_row[rows[contested]]] = True
-    hard = in_contest[group_of_row[rows]]  # the pairs of the groups where spans compete
-    counts = np.bincount(group_of_row[rows[~hard]], minlength=n_groups)
+    hard = (row_degree[rows] > 1) | (col_degree[cols] > 1)
+    if not hard.any():
+        return [np.bincount(group[subset], minlength=n_groups) for subset in subsets]
     from scipy.sparse import csr_matrix
     from scipy.sparse.csgraph import maximum_bipartite_matching
 
     # Only the spans of those pairs enter the graph, numbered afresh: Hopcroft-Karp pays for every
     # vertex, and at a high IoU threshold a dozen competing pairs would otherwise stand among 70 K spans.
-    hard_rows, hard_cols = rows[hard], cols[hard]
-    row_ids, row_at = _renumbered(hard_rows, n_rows)
-    col_ids, col_at = _renumbered(hard_cols, n_cols)
-    graph = csr_matrix(
-        (np.ones(hard_rows.size, dtype=np.int8), (row_at, col_at)), shape=(row_ids.size, col_ids.size)
-    )
-    partner = maximum_bipartite_matching(graph, perm_type="column")
-    return counts + np.bincount(group_of_row[row_ids[partner >= 0]], minlength=n_groups)
+    row_ids, row_at = _renumbered(rows[hard], group_of_row.size)
+    col_ids, col_at = _renumbered(cols[hard], n_cols)
+    group_of_hard_row = group_of_row[row_ids]
+    found = []
+    for subset in subsets:
+        chosen = subset[hard]
+        graph = csr_matrix(
+            (np.ones(int(chosen.sum()), dtype=np.int8), (row_at[chosen], col_at[chosen])),
+            shape=(row_ids.size, col_ids.size),
+        )
+        partner = maximum_bipartite_matching(graph, perm_type="column")
+        found.append(
+            np.bincount(group[subset & ~hard], minlength=n_groups)
+            + np.bincount(group_of_hard_row[partner >= 0], minlength=n_groups)
+        )
+    return found
 
 
 def _renumbered(ids: IntArray, n: int) -> tuple[IntArray, IntArray]:

@@ -22,7 +22,13 @@ import numpy as np
 
 from metrics._validation import Span, as_span, check_threshold
 from metrics.key_order import lex_order
-from metrics.matching import iou, matched_per_group, matching_pairs_per_group, overlap
+from metrics.matching import (
+    iou,
+    matched_per_group,
+    matched_per_group_of,
+    matching_pairs_per_group,
+    overlap,
+)
 
 _BOOL_TYPES = {bool, np.bool_}
 _TEXT_TYPES = {str, bytes, np.str_, np.bytes_}
@@ -367,12 +373,12 @@ def f1_iou_curve(
     # Most pairs of an item's spans do not overlap: keep those any threshold lets through, once.
     kept = pairs.iou >= min(checked, default=1.0)
     rows, cols, iou = pairs.pred[kept], pairs.gold[kept], pairs.iou[kept]
+    # Matched at every threshold at once: the items where spans compete are found once, at the lowest.
+    matched_at = matched_per_group_of(
+        rows, cols, pred.item_of_span, gold.starts.size, pred.n_items, [iou >= t for t in checked]
+    )
     curve = np.empty(len(checked), dtype=np.float64)
-    for k, threshold in enumerate(checked):
-        valid = iou >= threshold
-        matched = matched_per_group(
-            rows[valid], cols[valid], pred.item_of_span, gold.starts.size, pred.n_items
-        )
+    for k, matched in enumerate(matched_at):
         scores = _f1_from_matches(matched, pred.counts, gold.counts)
         curve[k] = np.where(ok, scores, 0.0).mean()
     return curve

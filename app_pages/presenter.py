@@ -3,8 +3,10 @@
 Filters come from the page address (the same ``?subset=…&detector=…`` the Metrics page writes), so a
 presenter opens a prepared link; ``?slide=`` picks the figure. The keyboard drives it as a slide deck:
 → / PageDown for the next slide, ← / PageUp for the previous one, Esc back to the page presenter mode was
-opened from. The figure takes the whole window below one line of title and above one line of controls,
-whatever the window's size. A change saved in any session redraws the slide within seconds; while nothing
+opened from. The address is read when presenter mode opens; while it stays open the deck counts its own
+slides and writes the number into the address (which can fall behind: see :mod:`components.live_refresh`).
+The figure takes the whole window below one line of title and above one line of controls, whatever the
+window's size. A change saved in any session redraws the slide within seconds; while nothing
 changes the page does not rerun.
 """
 
@@ -16,8 +18,8 @@ import streamlit as st
 from analysis.reports.base import Report
 from analysis.reports.data import ReportFilter, unknown_choice
 from components.dataset_picker import pick_dataset
-from components.live_refresh import follow_store
-from components.navigation import origin
+from components.live_refresh import follow_store, keep_in_address
+from components.navigation import PRESENTER_SLIDE, origin
 from components.page_setup import setup_page
 from components.presenter_slides import Slide, iter_slides
 from components.report_views import figure_of
@@ -67,10 +69,17 @@ flt = ReportFilter(
     types=tuple(params.get_all("type")),
     unknown=unknown_choice(params.get("unknown")),
 )
-try:
-    wanted = max(int(params.get("slide", 1)), 1)
-except ValueError:
-    wanted = 1
+
+
+def _addressed() -> int:
+    """The slide the address asks for (the first when it names none, or no number)."""
+    try:
+        return max(int(params.get("slide", 1)), 1)
+    except ValueError:
+        return 1
+
+
+wanted: int = st.session_state.get(PRESENTER_SLIDE) or _addressed()
 
 
 def _large(report: Report, figure_key: str) -> go.Figure:
@@ -92,11 +101,13 @@ def _show(slide: Slide) -> None:
 
 
 def _to(number: int) -> None:
-    st.query_params["slide"] = str(number)
+    st.session_state[PRESENTER_SLIDE] = number
+    keep_in_address(slide=str(number))
 
 
 def _step(step: int, count: int) -> None:
-    current = min(max(int(st.query_params.get("slide", 1)), 1), count)
+    """One slide on or back from the one shown (not the address's: it may be behind), wrapping around."""
+    current = min(max(st.session_state.get(PRESENTER_SLIDE, 1), 1), count)
     _to((current - 1 + step) % count + 1)
 
 
@@ -128,6 +139,7 @@ with st.container(key="presenter"):
     number = min(wanted, count)
     if number != wanted:  # the address asked for a slide past the end: show the last one
         _show(slides[-1])
+    _to(number)
 
     st.session_state["presenter-jump"] = number
     jump_box.selectbox(

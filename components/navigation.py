@@ -106,12 +106,17 @@ def build_navigation(actor: Actor | None, missing: Callable[[str], None]) -> Str
 
 PRESENTER = "app_pages/presenter.py"
 _ORIGIN = "_origin_page"  # session state: the last page shown other than presenter mode, and its address
+# Session state: the slide presenter mode shows while it stays open. Any other page's run forgets it, so
+# presenter mode opened again starts where its address says.
+PRESENTER_SLIDE = "_presenter_slide"
 
 
 def remember_origin(page: StreamlitPage) -> None:
-    """Note the page about to run, so presenter mode's Esc can go back to where it was opened from."""
+    """Note the page about to run, so presenter mode's Esc can go back to where it was opened from (and
+    presenter mode opened again reads its slide from its address)."""
     if page.url_path != spec_for(PRESENTER).url_path_or_default():
         st.session_state[_ORIGIN] = (page.url_path, st.query_params.to_dict())
+        st.session_state.pop(PRESENTER_SLIDE, None)
 
 
 def origin() -> tuple[str, dict[str, str]]:

@@ -11,8 +11,9 @@ from __future__ import annotations
 
 import math
 import os
+import threading
 from collections.abc import Hashable, Mapping, Sequence
-from concurrent.futures import ThreadPoolExecutor
+from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass
 from typing import Any
 
@@ -215,40 +216,91 @@ def auroc_table(
         raise ValueError("n_resamples must be >= 0")
     confidence = check_confidence(confidence)
     names, codes = _group_index(groups, n)
-
-    order = np.argsort(codes, kind="stable")
-    bounds = np.searchsorted(codes[order], np.arange(len(names) + 1))
-    shape = (len(detectors), len(names))
+    n_groups = len(names)
+    classes = np.bincount(codes * 2 + y, minlength=2 * n_groups).reshape(n_groups, 2)
+    n_neg, n_pos = classes[:, 0].astype(np.int64), classes[:, 1].astype(np.int64)
+    both = [g for g in range(n_groups) if n_pos[g] and n_neg[g]]
+    shape = (len(detectors), n_groups)
     point = np.full(shape, np.nan)
     low = np.full(shape, np.nan)
     high = np.full(shape, np.nan)
-    n_pos = np.zeros(len(names), dtype=np.int64)
-    n_neg = np.zeros(len(names), dtype=np.int64)
-    jobs: list[tuple[int, int, np.ndarray, np.ndarray]] = []
-    for g in range(len(names)):
-        members = order[bounds[g] : bounds[g + 1]]
-        yg = y[members]
-        n_pos[g] = int(yg.sum())
-        n_neg[g] = yg.size - n_pos[g]
-        if not (n_pos[g] and n_neg[g]):
-            continue
-        for d in range(len(detectors)):
-            scores = score_rows[d][members]
-            point[d, g] = _mann_whitney(yg, scores, int(n_pos[g]), int(n_neg[g]))
-            jobs.append((d, g, yg, scores))
+    members = _GroupMembers(codes, n_groups)
 
-    def interval(job: tuple[int, int, np.ndarray, np.ndarray]) -> tuple[float, float]:
-        d, g, yg, scores = job
-        key, n_keys = _dense_rank(scores)
+    def interval(d: int, g: int, hist: np.ndarray | None) -> tuple[float, float]:
         rng = np.random.default_rng(cell_seed(seed, detectors[d], names[g]))
-        return percentile_interval(_bootstrap_auroc(yg, key, n_keys, n_resamples, rng), confidence)
+        if hist is not None:
+            drawn = _bootstrap_counted(hist, n_resamples, rng)
+            if drawn is not None:
+                return percentile_interval(drawn, confidence)
+        at = members.of(g)
+        key, n_keys = _dense_rank(score_rows[d][at])
+        return percentile_interval(_bootstrap_auroc(y[at], key, n_keys, n_resamples, rng), confidence)
 
-    if n_resamples and jobs:
-        # numpy draws the resamples without holding the GIL, so the cells' bootstraps share the cores.
-        with ThreadPoolExecutor(max_workers=min(len(jobs), os.cpu_count() or 1)) as pool:
-            for (d, g, _, _), (lo, hi) in zip(jobs, pool.map(interval, jobs), strict=True):
-                low[d, g], high[d, g] = lo, hi
+    # numpy draws the resamples without holding the GIL, so the cells' bootstraps share the cores.
+    intervals: list[tuple[int, int, Future[tuple[float, float]]]] = []
+    # (The pool starts its threads on the first submitted cell: none when no interval is asked for.)
+    with ThreadPoolExecutor(max_workers=os.cpu_count() or 1) as pool:
+        for d, scores in enumerate(score_rows):
+            hists = _group_histograms(y, scores, codes, n_groups)
+            for g in both:
+                if hists is not None:
+                    point[d, g] = int(_doubled_u(hists[g : g + 1])[0]) / (2 * int(n_pos[g]) * int(n_neg[g]))
+                else:
+                    at = members.of(g)
+                    point[d, g] = _mann_whitney(y[at], scores[at], int(n_pos[g]), int(n_neg[g]))
+                if n_resamples:
+                    cell = None if hists is None else hists[g]
+                    intervals.append((d, g, pool.submit(interval, d, g, cell)))
+        for d, g, drawn in intervals:
+            low[d, g], high[d, g] = drawn.result()
     return AurocTable(detectors, names, point, low, high, n_pos, n_neg, confidence, n_resamples)
+
+
+class _GroupMembers:
+    """Each group's entries (positions in the input), sorted out once and only when a cell needs them:
+    a table of whole-number scores is counted per group without them (:func:`_group_histograms`)."""
+
+    def __init__(self, codes: np.ndarray, n_groups: int) -> None:
+        self._codes, self._n_groups = codes, n_groups
+        self._order: np.ndarray | None = None
+        self._bounds: np.ndarray | None = None
+        self._lock = threading.Lock()
+
+    def of(self, g: int) -> np.ndarray:
+        with self._lock:
+            if self._order is None or self._bounds is None:
+                self._order = np.argsort(self._codes, kind="stable")
+                self._bounds = np.searchsorted(self._codes[self._order], np.arange(self._n_groups + 1))
+            order, bounds = self._order, self._bounds
+        return order[bounds[g] : bounds[g + 1]]
+
+
+def _group_histograms(y: np.ndarray, s: np.ndarray, codes: np.ndarray, n_groups: int) -> np.ndarray | None:
+    """``hist[g, k, c]``: entries of group ``g`` and class ``c`` whose score is the k-th value of the whole
+    range of ``s`` (:func:`_whole_number_keys` over every group at once), counted in one pass; None
+    when the scores are not such whole numbers.
+
+    Within a group, the values that occur are its distinct scores in order, and the empty ones add
+    nothing: its U (:func:`_doubled_u`, an exact integer) and its bootstrap histogram are the ones its
+    own entries give, without picking them out of the million.
+    """
+    counted = _whole_number_keys(s)
+    if counted is None or not worth_counting(n_groups * counted[1], s.size):
+        return None  # (or too many groups times values to count: each cell is counted on its own)
+    key, n_keys = counted
+    flat = (codes * n_keys + key) * 2 + y
+    return np.bincount(flat, minlength=n_groups * n_keys * 2).reshape(n_groups, n_keys, 2)
+
+
+def _bootstrap_counted(hist: np.ndarray, n_resamples: int, rng: np.random.Generator) -> np.ndarray | None:
+    """:func:`_bootstrap_auroc` of one group given its histogram over a range of scores (``hist[k, c]``),
+    when it draws the histograms (few distinct scores); None when it would resample the entries."""
+    distinct = hist[hist.sum(axis=1) > 0]  # its distinct scores in order: the dense ranks' histogram
+    n = int(distinct.sum())
+    n_cells = distinct.size
+    if n_cells * _MULTINOMIAL_ITEMS_PER_CELL > n:
+        return None
+    return _multinomial_aurocs(distinct.ravel(), n, n_resamples, rng)
 
 
 def _dense_rank(values: np.ndarray) -> tuple[np.ndarray, int]:
@@ -278,16 +330,7 @@ def _bootstrap_auroc(
     cells = key * 2 + y.astype(np.int64)
     n_cells = 2 * n_keys
     if n_cells * _MULTINOMIAL_ITEMS_PER_CELL <= n:
-        shares = np.bincount(cells, minlength=n_cells) / n
-        # The multinomial is drawn as one binomial per cell in turn; an empty cell before the last
-        # non-empty one draws nothing (its share is exactly 0) and leaves the rest as they were, so
-        # leaving such cells out gives the very same histograms, from the same random numbers.
-        last = int(np.flatnonzero(shares)[-1])
-        drawn = np.ones(n_cells, dtype=bool)
-        drawn[:last] = shares[:last] > 0
-        drawn_hist = np.zeros((n_resamples, n_cells), dtype=np.int64)
-        drawn_hist[:, drawn] = rng.multinomial(n, shares[drawn], size=n_resamples)
-        return _auroc_from_histograms(drawn_hist.reshape(n_resamples, n_keys, 2))
+        return _multinomial_aurocs(np.bincount(cells, minlength=n_cells), n, n_resamples, rng)
     out = np.empty(n_resamples, dtype=np.float64)
     chunk = max(1, min(n_resamples, _RESAMPLE_CHUNK_CELLS // n))
     for first in range(0, n_resamples, chunk):
@@ -297,6 +340,22 @@ def _bootstrap_auroc(
         hist = np.bincount(picked.ravel(), minlength=b * n_cells).reshape(b, n_keys, 2)
         out[first : first + b] = _auroc_from_histograms(hist)
     return out
+
+
+def _multinomial_aurocs(counts: np.ndarray, n: int, n_resamples: int, rng: np.random.Generator) -> np.ndarray:
+    """AUROC of ``n_resamples`` histograms drawn from the multinomial of ``counts`` (per dense rank and
+    class, ``2 * rank + class``; ``n`` in all): :func:`_bootstrap_auroc` with few distinct scores."""
+    n_cells = counts.size
+    shares = counts / n
+    # The multinomial is drawn as one binomial per cell in turn; an empty cell before the last
+    # non-empty one draws nothing (its share is exactly 0) and leaves the rest as they were, so
+    # leaving such cells out gives the very same histograms, from the same random numbers.
+    last = int(np.flatnonzero(shares)[-1])
+    drawn = np.ones(n_cells, dtype=bool)
+    drawn[:last] = shares[:last] > 0
+    drawn_hist = np.zeros((n_resamples, n_cells), dtype=np.int64)
+    drawn_hist[:, drawn] = rng.multinomial(n, shares[drawn], size=n_resamples)
+    return _auroc_from_histograms(drawn_hist.reshape(n_resamples, n_cells // 2, 2))
 
 
 def _doubled_u(hist: np.ndarray) -> np.ndarray:

@@ -630,6 +630,34 @@ def _joined_columns(
     return columns, texts
 
 
+def _flagged_texts(connection: Connection, statement: Any) -> tuple[np.ndarray, list[str] | None]:
+    """The integers of ``statement``'s first column (as :func:`_int_columns`, in no set order), and the
+    texts of its second column that are not NULL, in the order of their rows among those integers.
+
+    The first column must carry, in its lowest bit, whether the row's text is NULL (1) or not (0): so
+    the texts travel without a placeholder per NULL or a column of flags beside them. At a million
+    sentence labels of which a tenth carry an error type, that is a third less of the read. The texts
+    are None when one of them holds the separator, so they cannot be told apart.
+    """
+    inner = statement.subquery()
+    key, text_column = list(inner.c)
+    postgres = connection.dialect.name == "postgresql"
+
+    def join(value: Any, separator: str) -> Any:
+        return (
+            func.string_agg(cast(value, Text), separator) if postgres else func.group_concat(value, separator)
+        )
+
+    found = _rows(
+        connection,
+        select(func.count(), join(key, ","), join(text_column, _TEXT_SEPARATOR)).select_from(inner),
+    )[0]
+    keys = _parsed_ints(found[1], int(found[0]))
+    n_texts = int(keys.size - (keys & 1).sum())
+    texts: list[str] = found[2].split(_TEXT_SEPARATOR) if n_texts else []
+    return keys, texts if len(texts) == n_texts else None
+
+
 def _parsed_ints(text: str | None, n_rows: int) -> np.ndarray:
     values = np.fromstring(text or "", dtype=np.int64, sep=",") if n_rows else np.zeros(0, dtype=np.int64)
     if values.size != n_rows:
@@ -795,23 +823,23 @@ def _label_reads(connection: Connection, dataset_id: int) -> _Reads[SentencePart
     ) -> Callable[[Connection], tuple[dict[str, np.ndarray], dict[str, np.ndarray]]]:
         def read(connection: Connection) -> tuple[dict[str, np.ndarray], dict[str, np.ndarray]]:
             mine = m.SentenceLabel.label_set_id == label_set_id
-            ints, texts = _joined_columns(
+            error_type = m.SentenceLabel.error_type
+            untyped = cast(error_type.is_(None), Integer)
+            keys, texts = _flagged_texts(
                 connection,
-                select(m.SentenceLabel.sentence_id * n_codes + code, m.SentenceLabel.error_type).where(mine),
+                select((m.SentenceLabel.sentence_id * n_codes + code) * 2 + untyped, error_type).where(mine),
             )
-            sentence, codes = np.divmod(ints[0], n_codes)
+            labelled, typeless = np.divmod(keys, 2)
+            sentence, codes = np.divmod(labelled, n_codes)
             if texts is None:  # an error type holds the separator: the typed labels as rows
                 typed = _rows(
                     connection,
-                    select(m.SentenceLabel.sentence_id, m.SentenceLabel.error_type).where(
-                        mine, m.SentenceLabel.error_type.is_not(None)
-                    ),
+                    select(m.SentenceLabel.sentence_id, error_type).where(mine, error_type.is_not(None)),
                 )
                 typed_ids = np.array([row[0] for row in typed], dtype=np.int64)
                 types = [row[1] for row in typed]
             else:
-                at = [k for k, text in enumerate(texts) if text is not None]
-                typed_ids, types = sentence[at], [texts[k] for k in at]
+                typed_ids, types = sentence[typeless == 0], texts
             error_types = np.empty(len(types), dtype=object)
             error_types[:] = types
             labels = {

@@ -55,6 +55,8 @@ SentenceParts = dict[str, Any]
 Row = TypeVarTuple("Row")  # the column types of a statement's rows
 Combined = TypeVar("Combined")  # what a set of reads is combined into
 
+# :func:`sentence_parts` folds a sentence's id, item and index into one integer below this.
+_FOLDED_BELOW = 2**52
 # Whole scores from 0 to ``_SCORE_MARKER - 1`` travel packed into their sentence's integer
 # (:func:`_scores`); any other arrives as the marker.
 _SCORE_MARKER = 255
@@ -725,18 +727,35 @@ def sentence_parts(engine: Engine, dataset_id: int, *, offsets: bool = False) ->
     """
 
     def plan(connection: Connection) -> _Reads[SentenceParts]:
-        width = int(_rows(connection, select(func.coalesce(func.max(m.Sentence.index), 0) + 1))[0][0])
+        # The largest id and item id are each one step down an index (the scalar subqueries).
+        width, top_id, top_item = _rows(
+            connection,
+            select(
+                func.coalesce(func.max(m.Sentence.index), 0) + 1,
+                select(func.max(m.Sentence.id)).scalar_subquery(),
+                select(func.max(m.Sentence.item_id)).scalar_subquery(),
+            ),
+        )[0]
+        width = int(width)
         packed = m.Sentence.item_id * width + m.Sentence.index
-        columns: list[Any] = [m.Sentence.id, packed]
+        # The sentence's id travels in the same integer too, above its item and index, while the three
+        # stay far below 2^63 (a write between the plan and the read may add larger ids): one joined
+        # column instead of two, a sixth less of the read at a million sentences.
+        span = (int(top_item or 0) + 1) * width
+        folded = (int(top_id or 0) + 1) * span < _FOLDED_BELOW
+        key = cast(m.Sentence.id, BigInteger) * span + packed  # (PostgreSQL's ids are 32-bit integers)
+        columns: list[Any] = [key] if folded else [m.Sentence.id, packed]
         if offsets:
             columns += [m.Sentence.start, m.Sentence.end]
         statement = select(*columns).where(
             m.Sentence.item_id.in_(select(m.Item.id).where(m.Item.dataset_id == dataset_id))
         )
-        names = ("sentence_id", "packed", "start", "end")[: len(columns)]
+        names = (*(("key",) if folded else ("sentence_id", "packed")), "start", "end")[: len(columns)]
 
         def sentences(connection: Connection) -> dict[str, np.ndarray]:
             table = dict(zip(names, _sorted_by_first(_int_columns(connection, statement)), strict=True))
+            if folded:
+                table["sentence_id"], table["packed"] = np.divmod(table.pop("key"), span)
             table["item_id"], table["index"] = np.divmod(table.pop("packed"), width)
             return table
 

@@ -282,3 +282,17 @@ def test_scores_0_to_100_are_counted_not_sorted(monkeypatch):
     assert ranking._whole_number_keys(np.array([-2.5, 1.5]))[1] == 5
     assert ranking._whole_number_keys(np.array([0.0, float(1 << 20)])) is None  # a range too wide to count
     assert ranking._whole_number_keys(np.array([0.0, 5000.0])) is None  # wider than two entries need
+
+
+@pytest.mark.parametrize(("n", "n_values"), [(40, 13), (300, 13), (3000, 4), (3000, 40)])
+@pytest.mark.parametrize("seed", [0, 7])
+def test_tables_counted_per_group_equal_cells_picked_out_one_by_one(n, n_values, seed):
+    """Whole-number scores are counted per group in one pass; scores a fraction apart (the same order,
+    so the same ranks) are picked out cell by cell: the same points and intervals, to the last bit,
+    whether the resamples are drawn as histograms (many entries per score) or entry by entry."""
+    rng = np.random.default_rng(seed)
+    y, s, g = rng.integers(0, 2, n), rng.integers(0, n_values, n), rng.integers(0, 4, n)
+    counted = auroc_table(y, {"d": s.astype(float)}, g, n_resamples=50, seed=seed)
+    picked = auroc_table(y, {"d": s * 1.5 + 0.25}, g, n_resamples=50, seed=seed)
+    for field in ("auroc", "low", "high", "n_pos", "n_neg"):
+        np.testing.assert_array_equal(getattr(counted, field), getattr(picked, field))

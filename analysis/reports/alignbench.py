@@ -66,6 +66,9 @@ class _Slice:
     positive: np.ndarray  # 1 = incorrect
     captioner_code: np.ndarray  # the captioner's position in ``captioners``, per row
     captioners: list[Any]  # the items' source models (codes index this)
+    # The chosen detectors' scores of these rows (label set id → scores): picked out of the million
+    # once, not again by every table that reads them.
+    scores: dict[int, np.ndarray]
 
 
 def _gold_id(s: SentenceInputs) -> int:
@@ -83,10 +86,14 @@ def _captioner_codes(s: SentenceInputs) -> tuple[np.ndarray, list[Any]]:
 
 
 def _slice(
-    s: SentenceInputs, flt: ReportFilter, unknown: str, captioners: tuple[np.ndarray, list[Any]]
+    s: SentenceInputs,
+    flt: ReportFilter,
+    unknown: str,
+    captioners: tuple[np.ndarray, list[Any]],
+    detectors: list[LabelSetView],
 ) -> _Slice:
-    """The sentences evaluated under ``flt`` with ``unknown``'s convention; ``captioners``:
-    :func:`_captioner_codes` of ``s``."""
+    """The sentences evaluated under ``flt`` with ``unknown``'s convention, with the ``detectors``'
+    scores; ``captioners``: :func:`_captioner_codes` of ``s``."""
     gold = s.labels[_gold_id(s)]
     gold_types = s.error_types.get(_gold_id(s), np.full(gold.size, None, dtype=object))
     keep = (gold != -1) & item_mask(s.items, flt)[s.item_pos]
@@ -97,7 +104,13 @@ def _slice(
         keep &= (gold != INCORRECT) | typed
     rows = np.flatnonzero(keep)
     item_code, names = captioners
-    return _Slice(rows, (gold[rows] == INCORRECT).astype(np.int8), item_code[s.item_pos[rows]], names)
+    return _Slice(
+        rows,
+        (gold[rows] == INCORRECT).astype(np.int8),
+        item_code[s.item_pos[rows]],
+        names,
+        {d.id: s.scores[d.id][rows] for d in detectors},
+    )
 
 
 def build(inputs: AlignBenchInputs, flt: ReportFilter, n_resamples: int = 1000, seed: int = 0) -> Report:
@@ -106,7 +119,7 @@ def build(inputs: AlignBenchInputs, flt: ReportFilter, n_resamples: int = 1000, 
         raise ValueError("the dataset has no gold sentence labels or no detector scores")
     detectors = [d for d in chosen_detectors(s.label_sets, flt) if d.id in s.scores]
     captioners = _captioner_codes(s)
-    part = _slice(s, flt, flt.unknown, captioners)
+    part = _slice(s, flt, flt.unknown, captioners, detectors)
     # Runs that only locate spans (Table 5 / H alone): named, and their spans in the digest, as well.
     ev = inputs.spans.spans if inputs.spans is not None else None
     locators = [
@@ -121,7 +134,7 @@ def build(inputs: AlignBenchInputs, flt: ReportFilter, n_resamples: int = 1000, 
         digest=fingerprint(
             s.sentence_id[part.rows],
             part.positive,
-            {d.name: (s.scores[d.id][part.rows], s.parsed[d.id][part.rows]) for d in detectors},
+            {d.name: (part.scores[d.id], s.parsed[d.id][part.rows]) for d in detectors},
             flt.unknown,
             n_resamples,
             seed,
@@ -132,7 +145,7 @@ def build(inputs: AlignBenchInputs, flt: ReportFilter, n_resamples: int = 1000, 
     if part.rows.size == 0 or not detectors:
         return Report(KEY, TITLE, provenance, notes=("No sentence or detector matches the filters.",))
     gold_types = s.error_types.get(_gold_id(s), np.full(s.sentence_id.size, None, dtype=object))
-    cells = _auroc_cells(s, detectors, part, n_resamples, seed)
+    cells = _auroc_cells(detectors, part, n_resamples, seed)
     ordered = _ordered_captioners(s, part)
     wide = cells.pivot(index="detector", columns="captioner", values="auroc").reindex(
         index=[d.name for d in detectors], columns=ordered
@@ -146,7 +159,7 @@ def build(inputs: AlignBenchInputs, flt: ReportFilter, n_resamples: int = 1000, 
     partly = [
         f"{d.name} {n:,}"
         for d in detectors
-        if (n := int((~np.isnan(s.scores[d.id][part.rows])).sum())) < part.rows.size
+        if (n := int((~np.isnan(part.scores[d.id])).sum())) < part.rows.size
     ]
     tables = {
         "table3": Table(
@@ -229,30 +242,32 @@ def _unknown_words(unknown: str) -> str:
 
 
 def _coverage_groups(
-    s: SentenceInputs, detectors: list[LabelSetView], rows: np.ndarray
-) -> list[tuple[np.ndarray, list[LabelSetView]]]:
-    """Detectors grouped by the sentences they scored, so each group is one :func:`auroc_table` call.
+    detectors: list[LabelSetView], part: _Slice
+) -> list[tuple[np.ndarray | None, list[LabelSetView]]]:
+    """Detectors grouped by the sentences they scored (None: every sentence of ``part``), so each group
+    is one :func:`auroc_table` call.
 
     Usually every detector scored every sentence and there is a single group: the table then groups
     the sentences by captioner once, instead of once per detector.
     """
-    groups: dict[bytes, tuple[np.ndarray, list[LabelSetView]]] = {}
+    groups: dict[bytes, tuple[np.ndarray | None, list[LabelSetView]]] = {}
     for detector in detectors:
-        scored = ~np.isnan(s.scores[detector.id][rows])
-        if scored.any():
+        scored = ~np.isnan(part.scores[detector.id])
+        if scored.all():
+            groups.setdefault(b"all", (None, []))[1].append(detector)
+        elif scored.any():
             groups.setdefault(np.packbits(scored).tobytes(), (scored, []))[1].append(detector)
     return list(groups.values())
 
 
-def _auroc_cells(
-    s: SentenceInputs, detectors: list[LabelSetView], part: _Slice, n_resamples: int, seed: int
-) -> pd.DataFrame:
+def _auroc_cells(detectors: list[LabelSetView], part: _Slice, n_resamples: int, seed: int) -> pd.DataFrame:
     frames = []
-    for scored, members in _coverage_groups(s, detectors, part.rows):
+    for scored, members in _coverage_groups(detectors, part):
+        kept: Any = slice(None) if scored is None else scored  # (every row: a view, not a copy)
         table = auroc_table(
-            part.positive[scored],
-            {d.name: 100.0 - s.scores[d.id][part.rows][scored] for d in members},
-            part.captioner_code[scored],
+            part.positive[kept],
+            {d.name: 100.0 - part.scores[d.id][kept] for d in members},
+            part.captioner_code[kept],
             n_resamples=n_resamples,
             seed=seed,
         )
@@ -302,7 +317,8 @@ def _unknown_comparison(
         if unknown == flt.unknown:
             cells = shown  # the same sentences: the point estimates do not depend on the resamples
         else:
-            cells = _auroc_cells(s, detectors, _slice(s, flt, unknown, captioners), n_resamples=0, seed=0)
+            other = _slice(s, flt, unknown, captioners, detectors)
+            cells = _auroc_cells(detectors, other, n_resamples=0, seed=0)
         for name, mean in cells.groupby("detector", sort=False)["auroc"].mean().items():
             rows[str(name)][f"Avg · unknown {label}"] = mean
     n_unknown = int(((gold == UNKNOWN) & item_mask(s.items, flt)[s.item_pos]).sum())
@@ -326,7 +342,7 @@ def _positional(s: SentenceInputs, detectors: list[LabelSetView], part: _Slice) 
     keys = position * 2 + part.positive
     frames = []
     for detector in detectors:
-        mean, count = _means(keys, 2 * n_positions, s.scores[detector.id][part.rows])
+        mean, count = _means(keys, 2 * n_positions, part.scores[detector.id])
         present = np.flatnonzero(count)
         frames.append(
             pd.DataFrame(

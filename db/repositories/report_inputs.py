@@ -846,7 +846,9 @@ def _label_reads(connection: Connection, dataset_id: int) -> _Reads[SentencePart
             untyped = cast(error_type.is_(None), Integer)
             keys, texts = _flagged_texts(
                 connection,
-                select((m.SentenceLabel.sentence_id * n_codes + code) * 2 + untyped, error_type).where(mine),
+                select(
+                    (cast(m.SentenceLabel.sentence_id, BigInteger) * n_codes + code) * 2 + untyped, error_type
+                ).where(mine),
             )
             labelled, typeless = np.divmod(keys, 2)
             sentence, codes = np.divmod(labelled, n_codes)

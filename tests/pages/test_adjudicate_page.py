@@ -15,7 +15,6 @@ from analysis.reports.spans import load_span_inputs
 from components import adjudication_forms as forms
 from db.access import OPERATOR
 from db.engine import make_engine
-from db.importer import import_bundle
 from db.repositories import labeling
 from db.repositories.annotations import item_annotations
 from db.repositories.annotators import find_annotator
@@ -36,6 +35,7 @@ from formats.records import (
 from render.literal_text import literal
 from tests.analysis.reports.demo_store import DEMO, load_demo_store
 from tests.hostile_store import HOSTILE, shown
+from tests.pages.conftest import serve
 from tests.pages.test_literal_text_pages import markdown_sources
 
 TIMEOUT = 60
@@ -235,12 +235,7 @@ def test_names_and_labels_stay_literal(sqlite_url: str, monkeypatch: pytest.Monk
             for k, name in enumerate(names)
         ],
     )
-    engine = make_engine(sqlite_url)
-    import_bundle(engine, bundle, source="fixture", actor=OPERATOR)
-    engine.dispose()
-    monkeypatch.setenv("DATABASE_URL", sqlite_url)
-    st.cache_resource.clear()
-    st.cache_data.clear()
+    serve(sqlite_url, bundle, monkeypatch)
 
     def check(at: AppTest, *expected: str) -> None:
         sources = markdown_sources(at)
@@ -393,12 +388,7 @@ def test_a_long_list_of_imported_gold_shows_its_first_items_and_counts_the_rest(
             LabelSetRecord(kind="gold", name="gold", annotations=labels("correct")),
         ],
     )
-    engine = make_engine(sqlite_url)
-    import_bundle(engine, bundle, source="benchmark.jsonl", actor=OPERATOR)
-    engine.dispose()
-    monkeypatch.setenv("DATABASE_URL", sqlite_url)
-    st.cache_resource.clear()
-    st.cache_data.clear()
+    serve(sqlite_url, bundle, monkeypatch)
 
     at = _open("app_pages/adjudicate.py", dataset="long", user="ann", task="Sentences")
     at.button(key="adj_preview").click().run()
@@ -447,11 +437,8 @@ def test_merge_boxes_follow_the_annotators_labels_when_they_change(
             ),
         ],
     )
+    serve(sqlite_url, bundle, monkeypatch)
     engine = make_engine(sqlite_url)
-    import_bundle(engine, bundle, source="fixture", actor=OPERATOR)
-    monkeypatch.setenv("DATABASE_URL", sqlite_url)
-    st.cache_resource.clear()
-    st.cache_data.clear()
     at = _open("app_pages/adjudicate.py", dataset="merge", user="rev", item="x")
     _widget(at.radio, "_mode").set_value("Merge").run()
     assert [(c.label, c.value) for c in at.checkbox if c.label.startswith("Span")] == [

@@ -10,8 +10,10 @@ from __future__ import annotations
 
 from components.dead_ends import missing_page
 from components.navigation import build_navigation, remember_origin
+from components.page_address import begin_run
 from components.page_setup import menu_actor
 
 page = build_navigation(menu_actor(), missing_page)
 remember_origin(page)
+begin_run(page.url_path)
 page.run()

@@ -27,6 +27,7 @@ from analysis.reports.detector_runs import self_judging
 from components.dataset_picker import dataset_switched, pick_dataset
 from components.item_parts import show_image, show_raw_output, show_text
 from components.live_refresh import follow_runs
+from components.page_address import from_address, keep
 from components.page_controls import iou_threshold
 from components.page_setup import setup_page
 from components.span_cache import dataset_spans, finder_selection
@@ -81,14 +82,18 @@ with st.sidebar:
     )
 query = query.with_(threshold=threshold)
 
-wanted = st.query_params.get("item") or ids[0]
+# The item shown: the ``?item=`` the page opened with (read once: see components.page_address), else the
+# one last shown of this dataset in this session, else the first.
+_SHOWN_ITEMS = "compare_shown_items"  # session state: dataset id -> the item last shown
+shown_items: dict[int, str] = st.session_state.setdefault(_SHOWN_ITEMS, {})
+wanted = from_address("item") or shown_items.get(dataset.id) or ids[0]
 if wanted not in ids:
     st.warning(
         f"Dataset {literal(repr(dataset.name))} has no item with id {literal(repr(wanted))}; showing its first item instead."
     )
     wanted = ids[0]
-if st.query_params.get("item") != wanted:
-    st.query_params["item"] = wanted
+shown_items[dataset.id] = wanted
+keep("item", wanted)
 found = cached(get_item, ctx.engine, dataset.id, wanted)
 if found is None:
     st.error(f"Dataset {literal(repr(dataset.name))} has no item with id {literal(repr(wanted))}.")
@@ -98,7 +103,8 @@ position = ids.index(wanted)
 
 
 def _go(external_id: str) -> None:
-    st.query_params["item"] = external_id
+    shown_items[dataset.id] = external_id
+    keep("item", external_id)
 
 
 # -------------------------------------------------------------------------------------- navigation

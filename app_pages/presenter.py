@@ -18,8 +18,9 @@ import streamlit as st
 from analysis.reports.base import Report
 from analysis.reports.data import ReportFilter, unknown_choice
 from components.dataset_picker import pick_dataset
-from components.live_refresh import follow_store, keep_in_address
+from components.live_refresh import follow_store
 from components.navigation import PRESENTER_SLIDE, origin
+from components.page_address import keep
 from components.page_setup import setup_page
 from components.presenter_slides import Slide, iter_slides
 from components.report_views import figure_of
@@ -102,7 +103,7 @@ def _show(slide: Slide) -> None:
 
 def _to(number: int) -> None:
     st.session_state[PRESENTER_SLIDE] = number
-    keep_in_address(slide=str(number))
+    keep("slide", str(number))
 
 
 def _step(step: int, count: int) -> None:

@@ -1,8 +1,9 @@
 """Choosing the dataset a page works on, and keeping that choice until the user changes it.
 
-The dataset of a page is, in this order: the link's ``?dataset=``; the one this user last worked on
-in this browser session; the one they last worked on in this browser (a cookie, read when the browser
-connects, so a reload or a new tab keeps it); else the demo, else the dataset imported last. Never the
+The dataset of a page is, in this order: the ``?dataset=`` of the address the page opened with (read
+once: see :mod:`components.page_address`); the one this user last worked on in this browser session;
+the one they last worked on in this browser (a cookie, read when the browser connects, so a reload or
+a new tab keeps it); else the demo, else the dataset imported last. Never the
 first name in alphabetical order: a dataset whose name sorts first would become everyone's default.
 Every page writes its dataset back to ``?dataset=``, so the address always says which one it shows,
 and moving to another page (where the menu's links carry no parameters) keeps it.
@@ -26,6 +27,7 @@ from sqlalchemy import Engine
 
 from components import page_controls
 from components.browser_cookies import BrowserCookie
+from components.page_address import from_address, keep
 from components.store_cache import cached
 from db.repositories.datasets import DatasetInfo, list_dataset_infos
 from render.literal_text import literal
@@ -80,8 +82,9 @@ def _fallback(datasets: list[DatasetInfo]) -> DatasetInfo:
 def _resolve(datasets: list[DatasetInfo]) -> tuple[DatasetInfo, str | None]:
     """The dataset to open, and the ``?dataset=`` asked for when no dataset has that name."""
     by_name = {d.name: d for d in datasets}
-    wanted = st.query_params.get("dataset")
+    wanted = from_address("dataset")
     if wanted is not None and wanted in by_name:
+        st.session_state[_MEMORY] = {"owner": _owner(), "name": wanted}  # the address is read once
         return by_name[wanted], None
     remembered = _remembered()
     chosen = by_name[remembered] if remembered in by_name else _fallback(datasets)
@@ -142,8 +145,7 @@ def dataset_switched(marker: str, dataset: DatasetInfo) -> bool:
 def _keep(name: str, where: Any) -> None:
     """Write the page's dataset to the address and to the user's memory (the cookie's writer goes in
     ``where``)."""
-    if st.query_params.get("dataset") != name:
-        st.query_params["dataset"] = name
+    keep("dataset", name)
     _remember(name)
     with where:
         _cookie().draw()

@@ -6,11 +6,9 @@ Every write bumps the store revision (``db.engine.store_revision``). A page that
 only when it differs. While nothing changes nothing else runs: widgets, scroll position and charts stay
 as they are, and the page costs one tiny query per tick.
 
-A watcher's run can bring an older page address back. Each run is asked for with the address the browser
-shows when it asks; on a busy machine a watcher's run that came right after presenter mode's → run put
-the address from before that run back (``slide=4`` under slide 5), and the next → stepped from it. A page
-keeps its own values in the address with :func:`keep_in_address` (and never reads them back from it while
-it stays open); the watcher writes them again whenever one of its runs finds them changed.
+A watcher's run can bring an older page address back (``slide=4`` under presenter mode's slide 5): it is
+asked for with the address the browser showed when it asked. The watcher writes the values the page
+keeps in its address (:mod:`components.page_address`) again whenever one of its runs finds them changed.
 
 Compare follows the store only while a detector run of this server is going (:func:`follow_runs`):
 it is a page for stepping through items, whose clicks should not share the server with a timer when
@@ -22,12 +20,12 @@ from __future__ import annotations
 import streamlit as st
 from sqlalchemy import Engine
 
+from components.page_address import write_kept
 from components.run_registry import run_registry
 from db.engine import store_revision
 
 POLL_S = 1.0  # a change shows within POLL_S plus one page run: under the 2 s a live dashboard promises
 _SEEN = "_live_store_revision"
-_ADDRESS = "_live_address"  # session state: what the page keeps in its address (name -> value)
 
 
 def follow_store(engine: Engine) -> None:
@@ -37,27 +35,13 @@ def follow_store(engine: Engine) -> None:
 
 
 def _remember(engine: Engine) -> None:
-    """What the watcher compares with: the revision read now, and no address values yet this run."""
+    """What the watcher compares with: the revision read now."""
     st.session_state[_SEEN] = store_revision(engine)
-    st.session_state[_ADDRESS] = {}
-
-
-def keep_in_address(**values: str) -> None:
-    """Show these values in the page's address now, and again after any run of the watcher that brought
-    an older address back. Call it after :func:`follow_store`, on every run of the page."""
-    st.session_state[_ADDRESS] = values
-    _write_address(values)
-
-
-def _write_address(values: dict[str, str]) -> None:
-    for name, value in values.items():
-        if st.query_params.get(name) != value:
-            st.query_params[name] = value
 
 
 @st.fragment(run_every=POLL_S)
 def _watch(engine: Engine) -> None:
-    _write_address(st.session_state.get(_ADDRESS, {}))
+    write_kept()
     if store_revision(engine) != st.session_state.get(_SEEN):
         st.rerun(scope="app")
 

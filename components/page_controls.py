@@ -8,7 +8,8 @@ place before anything else is drawn in the sidebar; the pages draw into it whene
 draw.
 
 The IoU threshold is one control for Compare, Failure cases and Metrics: the same range, the same
-``?iou=`` in the address, and the value carries over from page to page within a session.
+``?iou=`` in the address (read when a page opens), and the value carries over from page to page within
+a session.
 """
 
 from __future__ import annotations
@@ -16,6 +17,8 @@ from __future__ import annotations
 from typing import Any
 
 import streamlit as st
+
+from components.page_address import from_address, keep
 
 _PLACE = "spanlight_page_controls"  # this run's container (session state, set by every setup_page)
 _IOU = "spanlight_iou"  # the threshold last chosen in this session (not a widget key: it outlives pages)
@@ -45,8 +48,9 @@ def place() -> Any:
 
 
 def _iou_param() -> float | None:
-    """``?iou=`` as a threshold in range, or None (absent, not a number, out of range)."""
-    raw = st.query_params.get("iou")
+    """``?iou=`` of the address the page opened with (read once: see :mod:`components.page_address`) as
+    a threshold in range, or None (absent, read already, not a number, out of range)."""
+    raw = from_address("iou")
     try:
         value = float(raw) if raw is not None else None
     except ValueError:
@@ -57,11 +61,7 @@ def _iou_param() -> float | None:
 def _write_iou(value: float) -> None:
     """Keep the threshold in the address (left out at the default) and in the session."""
     st.session_state[_IOU] = value
-    if value != IOU_DEFAULT:
-        if st.query_params.get("iou") != f"{value:g}":
-            st.query_params["iou"] = f"{value:g}"
-    elif "iou" in st.query_params:
-        del st.query_params["iou"]
+    keep("iou", f"{value:g}" if value != IOU_DEFAULT else None)
 
 
 def _iou_changed() -> None:
@@ -69,12 +69,13 @@ def _iou_changed() -> None:
 
 
 def iou_threshold(help: str) -> float:
-    """The IoU threshold slider in the controls' place: the link's ``?iou=``, else the one last used in
-    this session, else 0.5 (MHALO's)."""
+    """The IoU threshold slider in the controls' place: the ``?iou=`` the page opened with, else the one
+    last used in this session, else 0.5 (MHALO's)."""
     remembered = st.session_state.get(_IOU)
     value = _iou_param() or (remembered if isinstance(remembered, float) else IOU_DEFAULT)
     value = round(value / IOU_STEP) * IOU_STEP  # on the slider's steps
     value = min(max(round(value, 2), IOU_MIN), IOU_MAX)
+    st.session_state[_IOU] = value  # now: the address is read once, and the run may be cut short
     st.session_state[IOU_WIDGET] = value  # every run: see components.dataset_picker
     place().slider(
         "IoU threshold",

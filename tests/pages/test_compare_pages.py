@@ -336,6 +336,21 @@ def test_compare_without_the_finder_steps_through_the_dataset(demo: str, truth: 
     assert param(at, "item") == [truth.ids[1]]
 
 
+def test_compare_steps_from_the_item_shown_when_the_address_fell_behind(demo: str, truth: Truth) -> None:
+    """While a detector run goes, Compare follows the store: a watcher run can bring the address from
+    before the last step back, and the next step went on from the item before (a press was lost)."""
+    at = compare(item=truth.ids[3])
+    at.button(key="compare_next").click().run()
+    assert param(at, "item") == [truth.ids[4]]
+    at.query_params["item"] = truth.ids[3]  # what such a watcher run leaves in the address
+    at.button(key="compare_next").click().run()
+    assert param(at, "item") == [truth.ids[5]]
+    at.query_params["item"] = truth.ids[4]
+    at.run()
+    assert param(at, "item") == [truth.ids[5]]
+    assert any("Item 6 of" in m.value for m in at.markdown)
+
+
 def test_tracks_collapse_and_reorder(demo: str) -> None:
     at = compare(item="demo-011", detectors="cautious,eager,sloppy")
     at.button(key="compare_down_cautious").click().run()

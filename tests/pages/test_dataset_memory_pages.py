@@ -152,3 +152,46 @@ def test_team_memory_is_per_user(team_db: str) -> None:
     _menu_click(at, "app_pages/compare.py")
     assert _dataset(at) == DEMO
     assert at.query_params["dataset"] == DEMO
+
+
+def test_a_dataset_chosen_survives_an_older_address(two_datasets: str) -> None:
+    """A live page's watcher run can bring the address from before the last choice back (it is asked for
+    with the address the browser showed when it asked). The next run showed the dataset from before
+    again, as if the choice had not been made; it keeps the one chosen and puts it back in the address."""
+    at = _app(dataset=DEMO).run()
+    at.switch_page("app_pages/paper_metrics.py").run()
+    assert _dataset(at) == DEMO
+    at.selectbox(key="dataset_picker").set_value("processed_test").run()
+    assert _dataset(at) == "processed_test"
+    at.query_params["dataset"] = DEMO  # what such a watcher run leaves in the address
+    at.run()
+    assert _dataset(at) == "processed_test"
+    assert at.query_params["dataset"] == "processed_test"
+
+
+def test_a_page_opened_again_follows_its_address(two_datasets: str) -> None:
+    at = _app(dataset=DEMO).run()
+    at.switch_page("app_pages/paper_metrics.py").run()
+    at.selectbox(key="dataset_picker").set_value("processed_test").run()
+    at.switch_page("app_pages/browse.py")
+    at.query_params["dataset"] = DEMO  # a link to another page, with a dataset
+    at.run()
+    assert _dataset(at) == DEMO
+    at.switch_page("app_pages/paper_metrics.py").run()
+    assert _dataset(at) == DEMO
+
+
+def test_a_threshold_chosen_survives_an_older_address(two_datasets: str) -> None:
+    at = _app(dataset=DEMO).run()
+    at.switch_page("app_pages/compare.py").run()
+    at.slider(key="iou_threshold").set_value(0.7).run()
+    assert at.query_params["iou"] == "0.7"
+    at.query_params["iou"] = "0.3"  # an older address, brought back by a watcher run
+    at.run()
+    assert at.sidebar.slider(key="iou_threshold").value == pytest.approx(0.7)
+    assert at.query_params["iou"] == "0.7"
+    at.slider(key="iou_threshold").set_value(0.5).run()  # the default: left out of the address
+    at.query_params["iou"] = "0.7"
+    at.run()
+    assert at.sidebar.slider(key="iou_threshold").value == pytest.approx(0.5)
+    assert "iou" not in at.query_params

@@ -7,6 +7,10 @@ missed. On the gold track a span is "matched" when at least one shown detector f
 when none did. Every span carries an explanation (its type, the detector, the gold span it matched and
 the IoU) that the page shows on hover and on click, and the exports keep.
 
+A dataset without a gold label set has nothing to score against: its comparison has no gold track,
+and each detector track holds its spans with no fate, no scores and no missed gold (an F1 of 0 and a
+"false positive" for every span would only restate that no gold is there).
+
 IoU is measured in whitespace tokens, as MHALO scores spans; spans are drawn at their character
 offsets. A span that covers no token (only whitespace) is dropped by the measures and marked "not
 scored" here. Nothing in this module touches Streamlit or the store.
@@ -53,6 +57,7 @@ class Track:
     follows_format: bool | None = None
     label_set_id: int | None = None
     given: bool = True  # detector tracks: whether the run was given this item (else it has no scores)
+    graded: bool = True  # detector tracks: whether there was gold to score it against
 
     @property
     def n_matched(self) -> int:
@@ -69,7 +74,10 @@ class Track:
             found = f" · {missed} found by no detector shown" if missed else ""
             return f"{len(self.spans)} gold span(s){found}"
         if not self.given:
-            return "not run on this item: left out of its scores"
+            return "not run on this item: left out of its scores" if self.graded else "not run on this item"
+        if not self.graded:
+            flag = "format ✓" if self.follows_format else "format ✗"
+            return f"{len(self.spans)} span(s) · {flag}"
         parts = [f"F1_IoU {self.f1_iou:.2f}", f"F1_M {self.f1_m:.2f}"]
         parts.append("format ✓" if self.follows_format else "format ✗ (scored 0 in tables)")
         parts.append(
@@ -97,15 +105,16 @@ class ItemComparison:
     prompt: str
     response: str
     threshold: float
-    tracks: tuple[Track, ...] = field(default_factory=tuple)  # gold first
+    tracks: tuple[Track, ...] = field(default_factory=tuple)  # gold first, when there is gold
+    graded: bool = True  # whether there is a gold label set (and so a gold track) to score against
 
     @property
-    def gold(self) -> Track:
-        return self.tracks[0]
+    def gold(self) -> Track | None:
+        return self.tracks[0] if self.graded else None
 
     @property
     def detectors(self) -> tuple[Track, ...]:
-        return self.tracks[1:]
+        return self.tracks[1:] if self.graded else self.tracks
 
     def track(self, name: str) -> Track:
         return next(t for t in self.detectors if t.name == name)
@@ -184,6 +193,24 @@ def _pred_spans(
     return tuple(out)
 
 
+def _plain_spans(name: str, text: str, preds: Sequence[CharSpan]) -> tuple[TrackSpan, ...]:
+    """A detector's spans where there is no gold: what each says, with no fate to explain."""
+    return tuple(
+        TrackSpan(
+            k + 1,
+            start,
+            end,
+            type_,
+            tokens_of_char_span(text, start, end),
+            None,
+            None,
+            0.0,
+            f"{name} · pred #{k + 1} «{quote(text, start, end)}» · type: {_type(type_)}",
+        )
+        for k, (start, end, type_) in enumerate(preds)
+    )
+
+
 def _missed_spans(
     name: str,
     text: str,
@@ -217,12 +244,27 @@ def compare_item(
     item: str,
     prompt: str,
     response: str,
-    gold: Sequence[CharSpan],
+    gold: Sequence[CharSpan] | None,
     detectors: Sequence[DetectorOutput],
     threshold: float = 0.5,
 ) -> ItemComparison:
     """The gold track and one track per detector (in the given order) for one item. A detector whose run
-    was not given the item has an empty track without scores, and finds no gold span."""
+    was not given the item has an empty track without scores, and finds no gold span. ``gold`` None:
+    the dataset has no gold label set, so there is no gold track and nothing is scored."""
+    if gold is None:
+        tracks = tuple(
+            Track(
+                detector.name,
+                "detector",
+                _plain_spans(detector.name, response, detector.spans) if detector.given else (),
+                follows_format=detector.follows_format,
+                label_set_id=detector.label_set_id,
+                given=detector.given,
+                graded=False,
+            )
+            for detector in detectors
+        )
+        return ItemComparison(dataset, item, prompt, response, float(threshold), tracks, graded=False)
     gold = [(s, e, t) for s, e, t in gold]
     gold_tokens, gold_index = _scored(response, gold)
     scored_gold = [t for t in gold_tokens if t is not None]
@@ -285,26 +327,26 @@ CLAIM_MARKS = {"hallucination": "✗ hallucination", "non-hallucination": "✓ n
 
 def sentence_grid(
     sentences: Sequence[tuple[int, str]],
-    gold_labels: dict[int, str],
+    gold_labels: dict[int, str] | None,
     scores: dict[str, dict[int, tuple[float, bool]]],
 ) -> pd.DataFrame:
     """Sentence × detector: the gold label and each detector's 0–100 score (100 = surely correct).
 
-    ``sentences`` are (index, text); ``gold_labels`` index → label; ``scores`` detector → index →
-    (score, parsed). An unparsed output (AlignBench scores it 50) shows as missing, not as 50.
+    ``sentences`` are (index, text); ``gold_labels`` index → label, None when the dataset has no gold
+    label set (no gold column: a column of dashes would read as gold left blank); ``scores`` detector →
+    index → (score, parsed). An unparsed output (AlignBench scores it 50) shows as missing, not as 50.
     """
     rows = []
     for index, text in sentences:
-        row: dict[str, object] = {
-            "#": index + 1,
-            "sentence": text,
-            "gold": SENTENCE_MARKS.get(gold_labels.get(index, ""), "—"),
-        }
+        row: dict[str, object] = {"#": index + 1, "sentence": text}
+        if gold_labels is not None:
+            row["gold"] = SENTENCE_MARKS.get(gold_labels.get(index, ""), "—")
         for detector, by_sentence in scores.items():
             score, parsed = by_sentence.get(index, (None, True))
             row[detector] = score if parsed else None
         rows.append(row)
-    return pd.DataFrame(rows, columns=["#", "sentence", "gold", *scores])
+    gold = ["gold"] if gold_labels is not None else []
+    return pd.DataFrame(rows, columns=["#", "sentence", *gold, *scores])
 
 
 AGREES, DISAGREES = "background-color: #22883333", "background-color: #EE667740"
@@ -313,8 +355,10 @@ AGREES, DISAGREES = "background-color: #22883333", "background-color: #EE667740"
 def sentence_cell_styles(grid: pd.DataFrame, detectors: Sequence[str]) -> pd.DataFrame:
     """CSS for each cell of :func:`sentence_grid`: a detector's score is tinted green when it sides with
     the gold label (below 50 for an incorrect sentence, 50 or more for a correct one) and red when it
-    does not; unknown or unlabelled sentences and unparsed scores stay plain."""
+    does not; unknown or unlabelled sentences, unparsed scores and a grid without gold stay plain."""
     styles = pd.DataFrame("", index=grid.index, columns=grid.columns)
+    if "gold" not in grid.columns:
+        return styles
     position = {name: k for k, name in enumerate(styles.columns)}
     for detector in detectors:
         for row, (score, gold) in enumerate(zip(grid[detector], grid["gold"], strict=True)):
@@ -332,28 +376,28 @@ def sentence_cell_styles(grid: pd.DataFrame, detectors: Sequence[str]) -> pd.Dat
 
 def claim_grid(
     claims: Sequence[tuple[int, str]],
-    gold_labels: dict[int, str],
+    gold_labels: dict[int, str] | None,
     verdicts: dict[str, dict[int, tuple[str, str | None]]],
 ) -> tuple[pd.DataFrame, pd.DataFrame]:
     """Claim × detector verdicts, and the detectors' reasons as a long table.
 
-    ``claims`` are (index, text); ``verdicts`` detector → claim index → (label, reason).
+    ``claims`` are (index, text); ``gold_labels`` index → label, None when the dataset has no gold
+    label set (no gold column); ``verdicts`` detector → claim index → (label, reason).
     """
     grid, reasons = [], []
     for index, text in claims:
-        row: dict[str, object] = {
-            "#": index + 1,
-            "claim": text,
-            "gold": CLAIM_MARKS.get(gold_labels.get(index, ""), "—"),
-        }
+        row: dict[str, object] = {"#": index + 1, "claim": text}
+        if gold_labels is not None:
+            row["gold"] = CLAIM_MARKS.get(gold_labels.get(index, ""), "—")
         for detector, by_claim in verdicts.items():
             label, reason = by_claim.get(index, ("", None))
             row[detector] = CLAIM_MARKS.get(label, label or "—")
             if reason:
                 reasons.append({"#": index + 1, "detector": detector, "verdict": label, "reason": reason})
         grid.append(row)
+    gold = ["gold"] if gold_labels is not None else []
     return (
-        pd.DataFrame(grid, columns=["#", "claim", "gold", *verdicts]),
+        pd.DataFrame(grid, columns=["#", "claim", *gold, *verdicts]),
         pd.DataFrame(reasons, columns=["#", "detector", "verdict", "reason"]),
     )
 
@@ -362,7 +406,7 @@ def matching_table(comparison: ItemComparison, track: Track) -> pd.DataFrame:
     """A track's spans as rows: which gold span each matched (or came closest to) and the IoU."""
     rows = []
     text = comparison.response
-    gold = comparison.gold.spans
+    gold = comparison.gold.spans if comparison.gold else ()
     for span in (*track.spans, *track.missed):
         is_gold = track.kind == "gold" or span in track.missed
         if is_gold:

@@ -30,10 +30,12 @@ Font = ImageFont.FreeTypeFont | ImageFont.ImageFont
 
 def _footer(comparison: ItemComparison, generated: datetime | None) -> str:
     when = (generated or datetime.now(UTC)).strftime("%Y-%m-%d %H:%M UTC")
-    return (
-        f"{FOOTER} · dataset {comparison.dataset} · item {comparison.item} · matching at IoU ≥ "
-        f"{comparison.threshold:.2f} in whitespace tokens (MHALO F1_IoU) · {when}"
+    matching = (
+        f"matching at IoU ≥ {comparison.threshold:.2f} in whitespace tokens (MHALO F1_IoU)"
+        if comparison.graded
+        else "no gold label set: spans not scored"
     )
+    return f"{FOOTER} · dataset {comparison.dataset} · item {comparison.item} · {matching} · {when}"
 
 
 # ---------------------------------------------------------------------------------------------- HTML
@@ -67,8 +69,9 @@ def comparison_html(
         parts.append(f'<figure><img alt="the item\'s image" src="data:image/png;base64,{data}"></figure>')
     parts += [
         f'<p><strong>Prompt</strong></p><div class="hs-prompt">{e(comparison.prompt)}</div>',
-        f'<div style="margin:1em 0 0.5em">{legend_html()}</div>',
     ]
+    if comparison.graded:  # without gold no span has a fate to explain
+        parts.append(f'<div style="margin:1em 0 0.5em">{legend_html()}</div>')
     for track in comparison.tracks:
         parts.append(
             f'<section class="hs-block"><h2>{e(track.name)}</h2>'
@@ -333,7 +336,8 @@ def comparison_png(
     canvas.text(x_text, comparison.prompt, _font(TEXT_SIZE))
     if image is not None:
         canvas.y = max(canvas.y, top + thumb.height + 16)
-    _legend(canvas, _font(SMALL_SIZE))
+    if comparison.graded:  # without gold no span has a fate to explain
+        _legend(canvas, _font(SMALL_SIZE))
     canvas.y += 6
     for track in comparison.tracks:
         _track_block(canvas, comparison, track, show_missed)

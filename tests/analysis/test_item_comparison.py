@@ -40,9 +40,8 @@ def table_18(detectors=DETECTORS, **kwargs):
         item="case-18",
         prompt="What is being washed in the sink?",
         response=TEXT,
-        gold=GOLD,
         detectors=detectors,
-        **kwargs,
+        **{"gold": GOLD, **kwargs},
     )
 
 
@@ -266,3 +265,38 @@ def test_the_exports_draw_no_text_for_a_run_not_given_the_item() -> None:
         detectors=[DetectorOutput("partial", [])],
     )
     assert len(comparison_png(comparison, generated=WHEN)) < len(comparison_png(given, generated=WHEN))
+
+
+# ------------------------------------------------------------------------------------- without gold
+
+
+def test_without_gold_tracks_hold_the_spans_and_no_scores() -> None:
+    """Against an empty gold every run scored F1 0 and every span was a false positive; without a gold
+    label set the comparison now has no gold track, and each track only its spans, plainly."""
+    broken = DetectorOutput("broken", [], follows_format=False)
+    absent = DetectorOutput("absent", [(0, 12, None)], given=False)
+    comparison = table_18([*DETECTORS, broken, absent], gold=None)
+    assert comparison.gold is None and not comparison.graded
+    assert [t.name for t in comparison.tracks] == [*(d.name for d in DETECTORS), "broken", "absent"]
+    assert comparison.detectors == comparison.tracks
+    gpt = comparison.track("GPT-4o")
+    assert [(s.start, s.end) for s in gpt.spans] == [(2, 12), (22, 28)]
+    assert all(s.fate is None and s.partner is None for t in comparison.tracks for s in t.spans)
+    assert gpt.f1_iou is None and gpt.f1_m is None and gpt.missed == ()
+    assert gpt.summary() == "2 span(s) · format ✓"
+    assert comparison.track("broken").summary() == "0 span(s) · format ✗"
+    assert comparison.track("absent").summary() == "not run on this item"
+    assert gpt.spans[1].explanation == "GPT-4o · pred #2 «washed» · type: untyped"
+    assert "hs-fate-" not in track_html(comparison, gpt)
+    document = comparison_html(comparison, generated=WHEN)
+    assert "F1" not in document and "False positive" not in document and "Matched" not in document
+    assert "no gold label set: spans not scored" in document
+    assert comparison_png(comparison, generated=WHEN).startswith(b"\x89PNG")
+
+
+def test_without_gold_the_grids_have_no_gold_column_and_no_colours() -> None:
+    grid = sentence_grid([(0, "First."), (1, "Second.")], None, {"a": {0: (90.0, True), 1: (10.0, True)}})
+    assert list(grid.columns) == ["#", "sentence", "a"] and list(grid["a"]) == [90.0, 10.0]
+    assert (sentence_cell_styles(grid, ["a"]) == "").all().all()
+    claims, _ = claim_grid([(0, "There is a cat.")], None, {"a": {0: ("hallucination", None)}})
+    assert list(claims.columns) == ["#", "claim", "a"] and list(claims["a"]) == ["✗ hallucination"]

@@ -21,6 +21,11 @@ disagreement
     other; the measure is symmetric), averaged over the pairs: 0 when all detectors flag the same
     spans (or all flag nothing), 1 when no two of them share a single matching span. Detectors that
     broke the format count with no spans. Undefined (NaN) with fewer than two detectors.
+
+A dataset without a gold label set has nothing to score against: its item table leaves out every
+column measured against gold (the F1 values, false positives, clean items, boundary errors, the gold
+spans and their types) and counts each detector's spans instead, and only the presets that need no
+gold (:func:`presets`) apply. Disagreement is measured between detectors, so it stays.
 """
 
 from __future__ import annotations
@@ -49,6 +54,8 @@ PRESETS: dict[str, str] = {
     "format": "Format failures",
     "boundary": "Boundary errors (IoU between 0.2 and 0.5)",
 }
+# The presets that look at nothing but the detectors' own outputs, and so apply without gold.
+UNGRADED_PRESETS = ("format",)
 
 # Columns of the item table besides the per-detector ones ("<detector> · F1_IoU", ...), in the order a
 # table shows them: what identifies the item and how much the detectors disagree, then (after the
@@ -65,14 +72,32 @@ TAIL_COLUMNS = (
 )
 ITEM_COLUMNS = LEAD_COLUMNS + TAIL_COLUMNS
 PER_DETECTOR = ("F1_IoU", "F1_M", "FP")
+# Without gold: each detector's number of spans on the item, the one per-detector count left.
+UNGRADED_PER_DETECTOR = ("spans",)
+# The item columns measured against gold, which a table without gold leaves out.
+GOLD_COLUMNS = ("gold spans", "clean flagged by", "boundary errors", "gold types", "clean")
+# Each per-detector measure and the column of :func:`detector_rows` it is taken from.
+_MEASURE_OF = {"F1_IoU": "f1_iou", "F1_M": "f1_m", "FP": "n_false_positives", "spans": "n_pred"}
 # The columns of :func:`detector_rows` after those of :func:`per_item_scores`, in this order.
 MATCHING_COLUMNS = ("clean", "n_matched", "n_false_positives", "n_boundary")
 
 
-def table_columns(detectors: Sequence[str]) -> list[str]:
-    """The columns to show, with the scores of ``detectors`` after the leading ones."""
-    scores = [detector_column(d, m) for d in detectors for m in PER_DETECTOR]
-    return [*LEAD_COLUMNS, *scores, *TAIL_COLUMNS]
+def per_detector(graded: bool = True) -> tuple[str, ...]:
+    """The per-detector measures of an item table with gold (``graded``) or without."""
+    return PER_DETECTOR if graded else UNGRADED_PER_DETECTOR
+
+
+def presets(graded: bool = True) -> list[str]:
+    """The presets that apply to a dataset with gold (``graded``: all of them) or without."""
+    return [p for p in PRESETS if graded or p in UNGRADED_PRESETS]
+
+
+def table_columns(detectors: Sequence[str], graded: bool = True) -> list[str]:
+    """The columns to show, with the scores of ``detectors`` after the leading ones; without gold
+    (``graded`` False), their span counts and none of the columns measured against gold."""
+    scores = [detector_column(d, m) for d in detectors for m in per_detector(graded)]
+    columns = [*LEAD_COLUMNS, *scores, *TAIL_COLUMNS]
+    return columns if graded else [c for c in columns if c not in GOLD_COLUMNS]
 
 
 def detector_column(detector: str, measure: str) -> str:
@@ -129,7 +154,8 @@ def _names(at: np.ndarray, detectors: np.ndarray, chosen: np.ndarray, n_items: i
 
 
 def item_table(spans: DatasetSpans, rows: pd.DataFrame, threshold: float = 0.5) -> pd.DataFrame:
-    """One row per item (dataset order, indexed by external id) with every detector's scores."""
+    """One row per item (dataset order, indexed by external id) with every detector's scores; on a
+    dataset without gold, their span counts and no column measured against gold."""
     items = spans.items
     gold_counts = spans.gold_packed.counts
     table = pd.DataFrame(
@@ -160,13 +186,14 @@ def item_table(spans: DatasetSpans, rows: pd.DataFrame, threshold: float = 0.5) 
     table["format failures"] = names(~rows["follows_format"].astype(bool))
     table["boundary errors"] = names(rows["n_boundary"] > 0)
     codes, order = pd.factorize(detectors, sort=False)  # detectors in order of first appearance
+    graded = spans.gold is not None
     for k, detector in enumerate(order.tolist()):
         mine = (codes == k) & (at >= 0)
-        for measure, column in (("F1_IoU", "f1_iou"), ("F1_M", "f1_m"), ("FP", "n_false_positives")):
+        for measure in per_detector(graded):
             table[detector_column(str(detector), measure)] = _spread(
-                rows[column].to_numpy()[mine], at[mine], n_items
+                rows[_MEASURE_OF[measure]].to_numpy()[mine], at[mine], n_items
             )
-    return table
+    return table if graded else table.drop(columns=list(GOLD_COLUMNS))
 
 
 def _spread(values: np.ndarray, at: np.ndarray, n_items: int) -> np.ndarray:
@@ -370,7 +397,7 @@ def select_items(
         keep &= table["subset"].isin(query.subsets)
     if query.models:
         keep &= table["source model"].isin(query.models)
-    if query.types:
+    if query.types and "gold types" in table.columns:  # without gold no item has a type
         wanted = set(query.types)
         keep &= table["gold types"].apply(lambda present: bool(wanted.intersection(present)))
     if query.min_disagreement > 0:

@@ -3,6 +3,10 @@
 Deep link: ``failures?dataset=…&preset=…&detector=…&other=…`` plus the filters (``subset``, ``model``,
 ``type`` repeated per value, ``min_dis``, ``sort``, ``order``, ``iou``). Clicking a row opens the
 comparison page on that item; it steps through exactly the rows listed here.
+
+On a dataset without a gold label set the table counts each detector's spans instead of scoring them,
+leaves out the columns and presets measured against gold, and says where gold comes from
+(:mod:`components.no_gold`); disagreement between detectors and format failures stay.
 """
 
 from __future__ import annotations
@@ -15,6 +19,7 @@ import streamlit as st
 
 from analysis import failure_finder as ff
 from components.dataset_picker import pick_dataset
+from components.no_gold import show_no_gold
 from components.page_controls import iou_threshold
 from components.page_setup import setup_page
 from components.span_cache import dataset_spans, finder_selection, finder_tables
@@ -39,12 +44,17 @@ if not names:
         "for its failures."
     )
     st.stop()
-if evaluation.gold is None:
-    st.warning(
-        "This dataset has no gold label set, so F1 scores and the presets have nothing to compare with."
-    )
+graded = evaluation.gold is not None  # whether there is gold to score the detectors against
+if not graded:
+    show_no_gold(ctx, dataset, "F1 scores, false positives and the presets and columns that need gold")
 
 query = ff.FinderQuery.from_params({key: st.query_params.get_all(key) for key in st.query_params})
+# A link made while the dataset had gold may ask for a preset that needs it: said, not dropped unseen.
+if query.preset is not None and query.preset not in ff.presets(graded):
+    st.warning(
+        f"The link's preset “{ff.PRESETS[query.preset]}” needs a gold label set: showing all items instead."
+    )
+    query = replace(query, preset=None)
 for problem in ff.problems(query, names):
     st.warning(literal(problem))
 # Disagreement is measured between detector runs: with one, it has no value, and filtering on it would
@@ -57,7 +67,7 @@ if ONE_RUN and query.min_disagreement > 0:
 
 # ------------------------------------------------------------------------------------------- filters
 key = f"ff_{dataset.id}"  # widget keys per dataset: the detectors and facets differ between datasets
-PRESET_CHOICES = [None, *ff.PRESETS]
+PRESET_CHOICES = [None, *ff.presets(graded)]
 DETECTOR_CHOICES = [ff.ANY, *names]
 
 
@@ -82,20 +92,27 @@ detector = top[1].selectbox(
     key=f"{key}_detector_{needs_x}",
     help="The detector the preset is about.",
 )
-other = top[2].selectbox(
-    "…misses what Y finds",
-    DETECTOR_CHOICES,
-    index=_index(DETECTOR_CHOICES, query.other),
-    format_func=lambda d: "any other detector" if d == ff.ANY else d,
-    key=f"{key}_other",
-    disabled=not needs_x,
+# Y of "X misses what Y finds": without gold that preset is not offered, and the box is left out.
+other = (
+    top[2].selectbox(
+        "…misses what Y finds",
+        DETECTOR_CHOICES,
+        index=_index(DETECTOR_CHOICES, query.other),
+        format_func=lambda d: "any other detector" if d == ff.ANY else d,
+        key=f"{key}_other",
+        disabled=not needs_x,
+    )
+    if graded
+    else ff.ANY
 )
 threshold = iou_threshold(
     help="F1_IoU counts a predicted span as found when its IoU with a gold span reaches this (MHALO: 0.5)."
+    if graded
+    else "Disagreement counts two detectors' spans as the same when their IoU reaches this."
 )
 _, table = finder_tables(ctx.engine, dataset.id, float(threshold))
 
-all_types = sorted({t for types in table["gold types"] for t in types})
+all_types = sorted({t for types in table["gold types"] for t in types}) if graded else []
 all_subsets = sorted(table["subset"].dropna().unique())
 all_models = sorted(table["source model"].dropna().unique())
 # A link from another dataset (or the sidebar's dataset switched under a filter) may ask for values this
@@ -112,26 +129,32 @@ for facet, asked, known in (
                 "that filter is left out."
             )
         )
-more = st.columns([1.3, 1.3, 1.6, 1.2, 1.4])
-subsets = more[0].multiselect(
+# Without gold no item has a hallucination type to filter on: that filter is left out.
+more = st.columns([1.3, 1.3, 1.6, 1.2, 1.4] if graded else [1.3, 1.3, 1.2, 1.4])
+subset_box, model_box, *types_box, dis_box, sort_box = more
+subsets = subset_box.multiselect(
     "Subset",
     all_subsets,
     default=[s for s in query.subsets if s in all_subsets],
     key=f"{key}_subset",
 )
-models = more[1].multiselect(
+models = model_box.multiselect(
     "Source model",
     all_models,
     default=[m for m in query.models if m in all_models],
     key=f"{key}_model",
 )
-types = more[2].multiselect(
-    "Hallucination type present",
-    all_types,
-    default=[t for t in query.types if t in all_types],
-    key=f"{key}_type",
+types = (
+    types_box[0].multiselect(
+        "Hallucination type present",
+        all_types,
+        default=[t for t in query.types if t in all_types],
+        key=f"{key}_type",
+    )
+    if graded
+    else []
 )
-min_dis = more[3].slider(
+min_dis = dis_box.slider(
     "Disagreement ≥",
     0.0,
     1.0,
@@ -145,14 +168,14 @@ min_dis = more[3].slider(
     "same spans, 1 = no two share a matching span.",
 )
 sort_choices = [c for c in ff.sort_options(table) if not (ONE_RUN and c == "disagreement")]
-sort = more[4].selectbox(
+sort = sort_box.selectbox(
     "Sort by",
     sort_choices,
     index=_index(sort_choices, query.sort),
     format_func=lambda c: "dataset order" if c == "item" else c,
     key=f"{key}_sort",
 )
-descending = more[4].toggle("Descending", value=query.descending, key=f"{key}_order")
+descending = sort_box.toggle("Descending", value=query.descending, key=f"{key}_order")
 
 query = ff.FinderQuery(
     preset=preset,
@@ -181,13 +204,15 @@ st.markdown(
 )
 
 shown = st.multiselect(
-    "Score columns for",
+    "Score columns for" if graded else "Span-count columns for",
     names,
     default=ff.tracks_for(query, names)[:4],
     key=f"{key}_columns",
-    help="Which detectors' F1_IoU, F1_M and false-positive counts the table shows.",
+    help="Which detectors' F1_IoU, F1_M and false-positive counts the table shows."
+    if graded
+    else "Which detectors' numbers of spans on each item the table shows.",
 )
-columns = [c for c in ff.table_columns(shown) if not (ONE_RUN and c == "disagreement")]
+columns = [c for c in ff.table_columns(shown, graded) if not (ONE_RUN and c == "disagreement")]
 config = {
     "item": st.column_config.TextColumn("item", pinned=True),
     "disagreement": st.column_config.NumberColumn("disagreement", format="%.2f"),
@@ -205,10 +230,10 @@ config = {
     ),
     **{
         ff.detector_column(d, m): st.column_config.NumberColumn(
-            ff.detector_column(d, m), format="%d" if m == "FP" else "%.2f"
+            ff.detector_column(d, m), format="%.2f" if m.startswith("F1") else "%d"
         )
         for d in shown
-        for m in ff.PER_DETECTOR
+        for m in ff.per_detector(graded)
     },
 }
 event = st.dataframe(
@@ -259,6 +284,10 @@ with actions.popover("Share this list", icon=":material/link:"):
     st.code(f"{here}?{urlencode(wanted_params, doseq=True)}", language=None, wrap_lines=True)
 st.caption(
     "Click a row to open the item in the comparison page; its ◀ ▶ buttons then step through this list. "
-    "F1 values are the raw per-item scores (a format failure scores 0 in dataset tables). Disagreement: "
-    "mean over detector pairs of 1 − F1_IoU between their predictions."
+    + (
+        "F1 values are the raw per-item scores (a format failure scores 0 in dataset tables). "
+        if graded
+        else "Spans: how many spans the detector marked on the item. "
+    )
+    + "Disagreement: mean over detector pairs of 1 − F1_IoU between their predictions."
 )

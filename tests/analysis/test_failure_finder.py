@@ -187,6 +187,33 @@ def test_presets_without_gold_find_no_clean_items() -> None:
     assert ff.select_items(query, rows, table, evaluation).empty
 
 
+def test_without_gold_the_table_counts_spans_and_measures_nothing_against_gold() -> None:
+    """Without gold every F1 was 0 and every span a false positive: numbers that said only that there
+    was no gold. The table now counts each detector's spans and keeps what needs no gold."""
+    evaluation = make_evaluation(with_gold=False)
+    rows, table = ff.failure_tables(evaluation)
+    scored = [c for c in table.columns if c.endswith(("F1_IoU", "F1_M", "FP"))]
+    assert scored == [] and not set(ff.GOLD_COLUMNS) & set(table.columns)
+    assert list(table["B · spans"]) == [1, 1, 2, 1] and list(table["C · spans"]) == [0, 0, 0, 1]
+    assert table.loc["i2", "format failures"] == ("C",)
+    assert not table["disagreement"].isna().any()
+    columns = ff.table_columns(["A", "B"], graded=False)
+    assert columns == [
+        "item",
+        "disagreement",
+        "A · spans",
+        "B · spans",
+        "format failures",
+        "subset",
+        "source model",
+    ]
+    assert set(columns) <= set(table.columns)
+    assert ff.presets(graded=False) == ["format"] and ff.presets() == list(ff.PRESETS)
+    assert found((rows, table, evaluation), preset="format") == ["i2"]
+    assert found((rows, table, evaluation), type="OCR") == ["i0", "i1", "i2", "i3"]  # no types to filter on
+    assert "F1" not in ff.to_jsonl(table) and "F1" not in ff.to_csv(table[columns])
+
+
 # -------------------------------------------------------------------------------------------- filters
 
 

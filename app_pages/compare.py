@@ -1,5 +1,9 @@
 """Compare detectors on one item: gold first, then each detector's spans, matched / false positive / missed.
 
+On a dataset without a gold label set nothing is scored: the page shows each detector's spans, sentence
+scores and claim verdicts side by side, without F1, fates or a gold column, and says where gold comes
+from (:mod:`components.no_gold`).
+
 Deep link: ``compare?dataset=…&item=…&detectors=a,b,c``. Opened from the failure finder, the link also
 carries the finder's preset and filters (``from=failures&preset=…``), and the page steps through that
 same list of items, so a shared link steps through the same failures.
@@ -27,6 +31,7 @@ from analysis.reports.detector_runs import self_judging
 from components.dataset_picker import dataset_switched, pick_dataset
 from components.item_parts import show_image, show_raw_output, show_text
 from components.live_refresh import follow_runs
+from components.no_gold import show_no_gold
 from components.page_address import from_address, keep
 from components.page_controls import iou_threshold
 from components.page_setup import setup_page
@@ -56,6 +61,7 @@ spotting = {d.id for d in evaluation.span_detectors}
 span_names = {
     d.name for d in evaluation.detectors if d.id in spotting or d.id not in evaluation.other_answers
 }
+graded = evaluation.gold is not None  # whether there is gold to score the detectors against
 ids = evaluation.items.external_ids
 if not ids:
     st.info("This dataset has no items yet.")
@@ -72,14 +78,19 @@ from_finder = st.query_params.get("from") == ff.COMPARE_FROM
 # ------------------------------------------------------------------------------------------ settings
 threshold = iou_threshold(
     help="A prediction matches a gold span when their IoU in whitespace tokens reaches this (MHALO uses 0.5)."
+    if graded
+    else "Two detectors' spans count as the same when their IoU in whitespace tokens reaches this "
+    "(the failure list's disagreement)."
 )
-with st.sidebar:
-    show_missed = st.toggle(
-        "Show missed gold spans in detector tracks",
-        value=True,
-        key="compare_show_missed",
-        help="Dotted blue: a gold span this detector did not find.",
-    )
+show_missed = graded
+if graded:
+    with st.sidebar:
+        show_missed = st.toggle(
+            "Show missed gold spans in detector tracks",
+            value=True,
+            key="compare_show_missed",
+            help="Dotted blue: a gold span this detector did not find.",
+        )
 query = query.with_(threshold=threshold)
 
 # The item shown: the ``?item=`` the page opened with (read once: see components.page_address), else the
@@ -157,11 +168,8 @@ if not names:
         "This dataset has no detector outputs to compare"
         + ("; showing the gold spans only." if "span" in dataset.label_kinds else ".")
     )
-elif evaluation.gold is None:
-    st.warning(
-        "This dataset has no gold label set, so the detectors' outputs have nothing to be compared with: "
-        "the F1 scores and the false positives below only say that no gold span is there."
-    )
+elif not graded:
+    show_no_gold(ctx, dataset, "F1 scores and matched, false-positive or missed spans")
 linked = [n for n in (st.query_params.get("detectors") or "").split(",") if n]
 default_tracks = [n for n in linked if n in names]
 if unknown := [n for n in linked if n not in names]:  # a stale or mistyped link: said, not dropped unseen
@@ -190,7 +198,7 @@ if switched or _ORDER not in st.session_state or _TRACKS not in st.session_state
 st.session_state[_ORDER] = [n for n in st.session_state[_ORDER] if n in names]
 st.session_state[_TRACKS] = list(st.session_state[_ORDER])
 
-gold_spans = evaluation.char_spans[evaluation.gold.id][position] if evaluation.gold else []
+gold_spans = evaluation.char_spans[evaluation.gold.id][position] if evaluation.gold else None
 
 
 def _outputs(chosen: list[str]) -> list[DetectorOutput]:
@@ -271,8 +279,9 @@ chosen = controls[0].multiselect(
     help="Add, remove or re-order tracks; the order is kept in the page address.",
 )
 with controls[1].popover("Arrange tracks", icon=":material/reorder:", width="stretch"):
-    st.button("Best F1_IoU first", on_click=_arrange, args=("best",), width="stretch")
-    st.button("Worst F1_IoU first", on_click=_arrange, args=("worst",), width="stretch")
+    if graded:  # without gold no track has an F1_IoU
+        st.button("Best F1_IoU first", on_click=_arrange, args=("best",), width="stretch")
+        st.button("Worst F1_IoU first", on_click=_arrange, args=("worst",), width="stretch")
     st.button("By name", on_click=_arrange, args=("name",), width="stretch")
     st.button("Collapse all", on_click=_collapse, args=(ALL_TRACKS, True), width="stretch")
     st.button("Expand all", on_click=_collapse, args=(ALL_TRACKS, False), width="stretch")
@@ -305,7 +314,7 @@ def _draw_track(k: int, track: Track) -> None:
                 help=f"Move {literal(track.name)} up",
                 on_click=_move,
                 args=(track.name, -1),
-                disabled=k == 1,
+                disabled=k == first_detector,
             )
             head[2].button(
                 "",
@@ -331,11 +340,12 @@ def _draw_track(k: int, track: Track) -> None:
             raw = shown_labels[by_name[track.name].id].raw_output
             if raw is not None:
                 show_raw_output(raw, title="Raw output", analysis_label="Analysis (Analyze-then-Judge)")
-        if track.spans or track.missed:
+        if track.graded and (track.spans or track.missed):
             with st.expander("Matching details"):
                 st.dataframe(matching_table(comparison, track), hide_index=True, width="stretch")
 
 
+first_detector = len(comparison.tracks) - len(comparison.detectors)  # after the gold track, if any
 st.html(TRACK_CSS)
 left, right = st.columns([2, 5], gap="large")
 with left:
@@ -349,12 +359,15 @@ with left:
 
 has_spans = "span" in dataset.label_kinds
 with right:
-    if has_spans:
+    if has_spans and graded:
         st.html(legend_html())
         st.caption(
             f"IoU in whitespace tokens, matched one-to-one at IoU ≥ {threshold:.2f} as F1_IoU counts. "
             "Hover over a span, or click it, for its type, the gold span it matched and the IoU."
         )
+    elif has_spans:
+        st.caption("Each detector's spans, coloured by type. Hover over a span, or click it, for its type.")
+    if has_spans:
         for k, track in enumerate(comparison.tracks):
             _draw_track(k, track)
         trackless = [n for n in chosen if n not in span_names]
@@ -378,12 +391,17 @@ if item.sentences and chosen:
         if shown_labels[by_name[name].id].sentence_scores
     }
     if scores:
-        labels = {i: v.label for i, v in gold_says.sentence_labels.items()} if gold_says else {}
+        labels = {i: v.label for i, v in gold_says.sentence_labels.items()} if gold_says else None
         tables_drawn = True
         st.subheader("Sentence scores", anchor=False)
         st.caption(
-            "0 = the detector is sure the sentence is wrong, 100 = sure it is right; empty = unparseable. "
-            "Green: the score sides with the gold label (below 50 for an incorrect sentence); red: it does not."
+            "0 = the detector is sure the sentence is wrong, 100 = sure it is right; empty = unparseable."
+            + (
+                " Green: the score sides with the gold label (below 50 for an incorrect sentence); red: it "
+                "does not."
+                if graded
+                else ""
+            )
         )
         grid = sentence_grid([(s.index, s.text) for s in item.sentences], labels, scores)
         st.dataframe(
@@ -394,7 +412,7 @@ if item.sentences and chosen:
         )
 
 if item.claims and chosen:
-    gold_claims = gold_says.claim_labels if gold_says else {}
+    gold_claims = {i: v.label for i, v in gold_says.claim_labels.items()} if gold_says else None
     verdicts = {
         name: {i: (v.label, v.reason) for i, v in shown_labels[by_name[name].id].claim_labels.items()}
         for name in chosen
@@ -403,9 +421,7 @@ if item.claims and chosen:
     if verdicts:
         tables_drawn = True
         st.subheader("Claims", anchor=False)
-        grid, reasons = claim_grid(
-            [(c.index, c.text) for c in item.claims], {i: v.label for i, v in gold_claims.items()}, verdicts
-        )
+        grid, reasons = claim_grid([(c.index, c.text) for c in item.claims], gold_claims, verdicts)
         st.dataframe(grid, hide_index=True, width="stretch")
         if len(reasons):
             with st.expander(f"Reasons ({len(reasons)})"):

@@ -1,12 +1,14 @@
 """The comparison and failure pages on a dataset with detector runs and no gold label set.
 
-The failure finder listed F1 columns of zeros and presets that could find nothing; without gold it now
-leaves out what is measured against gold, keeps each run's own output, and says in one line what is
-not shown and where gold comes from.
+The comparison page once drew a "Gold · 0 gold span(s)" track and scored each run against it (F1_IoU
+0.00, every span a red false positive), and the failure finder listed F1 columns of zeros and presets
+that could find nothing. Without gold both now leave out what is measured against gold, keep each
+run's own output, and say in one line what is not shown and where gold comes from.
 """
 
 from __future__ import annotations
 
+import re
 from pathlib import Path
 
 import pytest
@@ -27,6 +29,7 @@ APP = str(Path(__file__).resolve().parents[2] / "app.py")
 DATASET = "runs only"
 TIMEOUT = 30
 RESPONSE = "A red cube sits on a table. It is blue."
+SCORED = ("F1", "false positive", "missed", "matched")  # words of a measure against gold
 
 
 def runs(*, gold: bool = False) -> Bundle:
@@ -94,14 +97,35 @@ def _says_no_gold(at: AppTest) -> None:
     assert {"import_data", "adjudicate"} <= links, links
 
 
-def test_compare_says_the_dataset_has_no_gold(no_gold_db: str) -> None:
-    at = AppTest.from_file(APP, default_timeout=30)
-    at.query_params["dataset"] = DATASET
-    at.run()
-    at.switch_page("app_pages/compare.py").run()
+def test_compare_without_gold_shows_each_runs_output_and_no_scores(no_gold_db: str) -> None:
+    at = _open("app_pages/compare.py", item="a")
+    _says_no_gold(at)
+    assert not any("gold" in w.value for w in at.warning), [w.value for w in at.warning]
+    assert re.findall(r'data-track="([^"]+)"', _html(at)) == ["d1", "d2"]  # no empty gold track
+    heads = [m.value for m in at.markdown if m.value.startswith("**d")]
+    assert heads == ["**d1** · 1 span(s) · format ✓", "**d2** · 2 span(s) · format ✓"]
+    assert 'title="d2 · pred #2 «table» · type: Object"' in _html(at)  # the run's spans, explained
+    assert "hs-fate-" not in _html(at) and "hs-legend" not in _html(at)
+    assert not any(word in _text(at) for word in SCORED), _text(at)
+    assert not [b for b in at.button if "F1" in b.label] and not at.toggle
+    grid = next(d.value for d in at.dataframe if "sentence" in d.value.columns)
+    assert list(grid.columns) == ["#", "sentence", "judge"] and list(grid["judge"]) == [20.0, 80.0]
+    next(b for b in at.button if b.label == "Next item ▶").click().run()
     assert not at.exception, at.exception
-    said = [w.value for w in at.warning]
-    assert any("no gold label set" in w for w in said), said
+    heads = [m.value for m in at.markdown if m.value.startswith("**d")]
+    assert heads == ["**d1** · 0 span(s) · format ✓", "**d2** · 1 span(s) · format ✓"]
+
+
+def test_compare_with_gold_scores_as_before(gold_db: str) -> None:
+    at = _open("app_pages/compare.py", item="a")
+    assert not any("no gold label set" in i.value for i in at.info)
+    assert re.findall(r'data-track="([^"]+)"', _html(at)) == ["Gold", "d1", "d2"]
+    heads = [m.value for m in at.markdown if m.value.startswith("**d")]
+    assert heads[0].startswith("**d1** · F1_IoU 1.00 · F1_M 1.00 · format ✓ · 1 span(s): 1 matched")
+    assert "hs-fate-matched" in _html(at) and "hs-fate-false-positive" in _html(at)
+    assert [b.label for b in at.button if "F1" in b.label] == ["Best F1_IoU first", "Worst F1_IoU first"]
+    grid = next(d.value for d in at.dataframe if "sentence" in d.value.columns)
+    assert "gold" in grid.columns
 
 
 def test_failures_without_gold_count_spans_and_score_nothing(no_gold_db: str) -> None:

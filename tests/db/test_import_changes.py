@@ -17,17 +17,33 @@ from sqlalchemy.orm import Session
 from db import models as m
 from db.access import OPERATOR
 from db.exporter import export_bundle
-from db.import_changes import MetaTexts, ReplaceRequired, meta_text
+from db.import_changes import (
+    MetaTexts,
+    ReplaceRequired,
+    annotation_rows,
+    meta_text,
+    row_counts,
+    unchanged,
+)
 from db.import_undo import UndoRefused, recent_imports, undo_import
 from db.importer import import_bundle
 from db.transfer import import_file, import_predictions
 from formats.records import (
     Annotations,
+    ClaimLabelRecord,
     ItemRecord,
+    ItemStatusRecord,
     LabelSetRecord,
     RatingRecord,
     RatingTaskRecord,
+    RawOutputRecord,
+    ResponseScoreRecord,
+    SentenceLabelRecord,
+    SentenceScoreRecord,
     SpanRecord,
+    TokenProbabilityRecord,
+    TripletJudgmentRecord,
+    TripletRecord,
 )
 from tests.db.import_samples import HOSTILE, SENTENCES, canonical, gold_bundle, response
 
@@ -298,3 +314,55 @@ def test_sentence_label_meta_is_stored_as_the_plan_fingerprinted_it_and_undo_acc
     log_id = next(e.log_id for e in recent_imports(engine) if e.rows == first.rows)
     undo_import(engine, log_id, actor=OPERATOR)
     assert _counts(engine)[:2] == (0, 0)
+
+
+def test_a_reimport_giving_a_stored_number_as_another_type_changes_it(engine):
+    """A unit whose records equal the stored ones is taken as unchanged without building its rows, but
+    1.0 for a stored 1 (or 1 for True) is another JSON text, as the rows compare it: a change."""
+    import_bundle(engine, _gold_with_meta(), actor=OPERATOR)
+    for other in (1.0, True):
+        bundle = _gold_with_meta()
+        bundle.label_sets[0].annotations[0].sentence_labels[1].meta["n_unknown"] = other
+        with pytest.raises(ReplaceRequired) as refused:
+            import_bundle(engine, bundle, actor=OPERATOR)
+        assert refused.value.changes.counts == {
+            "gold:gold": {"sentence_labels": {"removed": 0, "changed": 1, "added": 0}}
+        }
+
+
+@given(_JSON_VALUES, _JSON_VALUES)
+def test_records_taken_as_unchanged_have_equal_rows(stored, given_value) -> None:
+    """:func:`unchanged` never says so of records whose rows differ (a stored meta is one read back
+    from JSON; the incoming one is anything a file gives)."""
+    try:
+        stored = json.loads(json.dumps(stored))
+    except ValueError:
+        return
+    old = Annotations(item="a", sentence_labels=[SentenceLabelRecord(0, "correct", meta={"m": stored})])
+    new = Annotations(item="a", sentence_labels=[SentenceLabelRecord(0, "correct", meta={"m": given_value})])
+    if unchanged(old, new):
+        assert annotation_rows(old) == annotation_rows(new)
+    if annotation_rows(old) != annotation_rows(new):
+        assert not unchanged(old, new)
+
+
+def test_row_counts_count_the_rows_of_every_table() -> None:
+    """An unchanged unit adds to the counts of unchanged rows what its rows would (one per record, the
+    same spans twice counted twice), table by table in the same order."""
+    annotations = Annotations(
+        item="a",
+        spans=[SpanRecord(0, 4, "Object"), SpanRecord(0, 4, "Object"), SpanRecord(5, 9)],
+        sentence_labels=[SentenceLabelRecord(0, "correct"), SentenceLabelRecord(1, "incorrect")],
+        claim_labels=[ClaimLabelRecord(0, "hallucination")],
+        triplets=[TripletRecord("a", "on", "b")],
+        triplet_judgments=[TripletJudgmentRecord("gold", "g", 0, "yes")],
+        raw_output=RawOutputRecord("text", True),
+        sentence_scores=[SentenceScoreRecord(0, 0.5), SentenceScoreRecord(1, 0.25)],
+        token_probabilities=[TokenProbabilityRecord(0, 0, 4, 0.5)],
+        response_score=ResponseScoreRecord(3.0),
+        statuses=[ItemStatusRecord("spans", "done")],
+    )
+    for record in (annotations, Annotations(item="b"), Annotations(item="c", spans=[SpanRecord(0, 1)])):
+        rows = annotation_rows(record)
+        counts = row_counts(record)
+        assert list(counts.items()) == [(t, sum(map(len, g.values()))) for t, g in rows.items()]

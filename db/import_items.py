@@ -44,9 +44,12 @@ class StoredItems(Mapping[str, StoredItem]):
 
     As a mapping it holds only those: an item the batch does not name is not in it, stored or not."""
 
-    def __init__(self, session: Session, dataset_id: int) -> None:
+    def __init__(self, session: Session, dataset_id: int, *, new: bool = False) -> None:
+        """``new``: the dataset is made by this import (in its transaction, which no other writer sees),
+        so it holds no item but those this import writes; the store is asked about those only."""
         self._session = session
         self._dataset_id = dataset_id
+        self._new = new
         self._batch: dict[str, StoredItem] = {}
         self._unwritten: dict[str, StoredItem] = {}
         self._written: set[str] = set()
@@ -54,7 +57,13 @@ class StoredItems(Mapping[str, StoredItem]):
     def load(self, external_ids: Collection[str], *, with_reference: bool = False) -> None:
         """Read the stored items among ``external_ids``, in place of the batch before's; with
         ``with_reference``, their reference triplets too (for a batch that gives some, to compare)."""
-        wanted = sorted({e for e in external_ids if isinstance(e, str) and e not in self._unwritten})
+        wanted = sorted(
+            {
+                e
+                for e in external_ids
+                if isinstance(e, str) and e not in self._unwritten and (not self._new or e in self._written)
+            }
+        )
         found: dict[str, StoredItem] = {}
         for start in range(0, len(wanted), _CHUNK):
             found.update(self._read(wanted[start : start + _CHUNK]))

@@ -66,10 +66,9 @@ SECTIONS: dict[str, Section] = {
             load_span_inputs,
             mhalo.available,
             mhalo.build,
-            lambda c: (
-                _n(c, "spans", "gold") > 0
-                and (_n(c, "spans", "detector") + _n(c, "raw_outputs", "detector")) > 0
-            ),
+            # A span gold may hold no span at all (every response clean): the counts cannot tell it from
+            # no span gold, so without gold spans :func:`offered_sections` asks the inputs.
+            lambda c: (_n(c, "spans", "detector") + _n(c, "raw_outputs", "detector")) > 0,
         ),
         Section(
             alignbench.KEY,
@@ -123,14 +122,17 @@ def offered_sections(counts: Counts, check: Callable[[str], bool] | None = None)
     """Keys of the sections the dataset has data for, in page order.
 
     The counts cannot tell whether detectors' raw outputs locate spans or are a scorer's texts (an
-    AlignBench run keeps its outputs): MHALO offered on such outputs alone is kept only if ``check``
-    (given: whether the section's inputs are available) says so. Offered first and then found empty, it
-    opened the Metrics page of an AlignBench dataset on "this paper's data is gone"."""
+    AlignBench run keeps its outputs), nor whether a gold without spans is a span gold marking every
+    response clean or one of sentence labels alone: MHALO offered on outputs alone, or without gold
+    spans, is kept only if ``check`` (given: whether the section's inputs are available) says so. Offered
+    first and then found empty, it opened the Metrics page of an AlignBench dataset on "this paper's
+    data is gone". Without ``check`` the caller checks availability itself (:func:`evaluate`)."""
     keys = []
     for key, section in SECTIONS.items():
         if not section.offered(counts):
             continue
-        if check is not None and key == mhalo.KEY and not _n(counts, "spans", "detector") and not check(key):
+        counted = _n(counts, "spans", "detector") and _n(counts, "spans", "gold")
+        if check is not None and key == mhalo.KEY and not counted and not check(key):
             continue
         keys.append(key)
     return keys

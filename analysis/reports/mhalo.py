@@ -38,14 +38,14 @@ ALL_CLEAN = "All clean items"
 
 
 def available(inputs: SpanInputs) -> bool:
-    ev = inputs.spans
-    return inputs.has_spans(ev.gold) and bool(ev.span_detectors)
+    """A span gold (its spans, or none at all: every response clean) and a run that locates spans."""
+    return inputs.gold_marks_spans and bool(inputs.spans.span_detectors)
 
 
 def build(inputs: SpanInputs, flt: ReportFilter, threshold: float = 0.5) -> Report:
     ev = inputs.spans
     if ev.gold is None or not available(inputs):
-        raise ValueError("the dataset has no gold spans or no detector run")
+        raise ValueError("the dataset has no span gold or no detector run")
     gold_spans = ev.packed[ev.gold.id]
     gold_types = [t or UNTYPED for t in gold_spans.token_types.tolist()]
     keep = item_mask(inputs.items, flt) & typed_item_mask(

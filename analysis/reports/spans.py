@@ -11,7 +11,7 @@ from sqlalchemy import Engine
 from analysis.dataset_spans import DatasetSpans, load_dataset_spans, per_item
 from analysis.reports.data import UNTYPED, items_frame
 from db.repositories.label_sets import LabelSetView
-from db.repositories.report_inputs import dataset_name, read_at_once
+from db.repositories.report_inputs import dataset_label_kinds, dataset_name, read_at_once
 
 
 @dataclass(frozen=True)
@@ -19,6 +19,7 @@ class SpanInputs:
     dataset: str
     items: pd.DataFrame  # aligned with ``spans.items`` (both in dataset order)
     spans: DatasetSpans
+    label_kinds: tuple[str, ...]  # the dataset's, as imported (:class:`DatasetInfo.label_kinds`)
 
     @property
     def label_sets(self) -> tuple[LabelSetView, ...]:
@@ -28,13 +29,21 @@ class SpanInputs:
     def has_spans(self, label_set: LabelSetView | None) -> bool:
         return label_set is not None and self.spans.has_spans(label_set.id)
 
+    @property
+    def gold_marks_spans(self) -> bool:
+        """Whether the dataset has a gold label set and it labels spans, with or without any: a span gold
+        with no span says every response is clean (MHALO's untagged responses), which the span measures
+        score; a gold of sentence or claim labels alone says nothing of spans."""
+        return self.spans.gold is not None and (self.has_spans(self.spans.gold) or "span" in self.label_kinds)
+
 
 def load_span_inputs(engine: Engine, dataset_id: int) -> SpanInputs:
-    spans, items, name = read_at_once(
+    spans, items, name, kinds = read_at_once(
         engine,
         partial(load_dataset_spans, engine, dataset_id),
         partial(items_frame, engine, dataset_id),
         partial(dataset_name, engine, dataset_id),
+        partial(dataset_label_kinds, engine, dataset_id),
     )
     if items["item_id"].tolist() != list(spans.items.ids):
         # A write landed while they were read: read the items again, now after the spans, and take
@@ -42,7 +51,7 @@ def load_span_inputs(engine: Engine, dataset_id: int) -> SpanInputs:
         items = items_frame(engine, dataset_id)
         if items["item_id"].tolist() != list(spans.items.ids):
             items = items.set_index("item_id").loc[list(spans.items.ids)].reset_index()
-    return SpanInputs(name, items, spans)
+    return SpanInputs(name, items, spans, kinds)
 
 
 def typed_token_spans(spans: DatasetSpans, label_set_id: int) -> list[list[tuple[int, int, str]]]:

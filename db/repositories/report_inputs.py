@@ -1059,6 +1059,20 @@ def dataset_name(engine: Engine, dataset_id: int) -> str:
     return name
 
 
+def dataset_label_kinds(engine: Engine, dataset_id: int) -> tuple[str, ...]:
+    """The kinds of labels the dataset was imported with (``span``, ``sentence``, …): what its gold says.
+
+    A span gold without a single span still says something (every response is clean); this tells it
+    apart from a gold of other labels that never marked spans."""
+    statement = select(m.Dataset.label_kinds).where(m.Dataset.id == dataset_id)
+    with _snapshot(engine) as connection:
+        # Through SQLAlchemy, not the driver's cursor (:func:`_rows`): the column is JSON, decoded here.
+        kinds = connection.execute(statement).scalar_one_or_none()
+    if kinds is None:
+        raise LookupError(f"no dataset with id {dataset_id}")
+    return tuple(kinds)
+
+
 def gold_types(engine: Engine, dataset_id: int) -> list[str]:
     """Hallucination types the dataset's gold labels use (spans, sentence errors, claims), by name."""
     return sorted({t for types in gold_types_by_kind(engine, dataset_id).values() for t in types})

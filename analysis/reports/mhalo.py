@@ -160,6 +160,12 @@ def build(inputs: SpanInputs, flt: ReportFilter, threshold: float = 0.5) -> Repo
             ("Not in these tables (given none of the items the filters keep): " + ", ".join(unscored) + ".",)
             if unscored
             else ()
+        )
+        + (
+            # Figure 5's table stays, empty: its figure is not drawn, and this says why.
+            ("No Figure 5 (gold hallucinations detected, per type): gold marks no span on these items.",)
+            if type_codes.size == 0
+            else ()
         ),
         tables={
             "table3": Table(

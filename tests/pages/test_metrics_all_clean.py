@@ -50,6 +50,9 @@ def test_metrics_offers_mhalo_on_all_clean_gold(sqlite_url: str, monkeypatch: py
     assert TABLE3 in titles
     table3 = at.dataframe[titles.index(TABLE3)].value
     assert sorted(table3["detector"].unique()) == ["broken", "eager", "quiet"]
+    assert [i.value for i in at.info if "Figure 5" in i.value] == [
+        "No Figure 5 (gold hallucinations detected, per type): gold marks no span on these items."
+    ]
     assert len(at.get("plotly_chart")) == 3  # Table 3, the curve and Figure 6
 
 

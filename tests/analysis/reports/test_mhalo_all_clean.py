@@ -151,6 +151,14 @@ def test_figure6_counts_every_response_as_clean(engine: Engine) -> None:
     )
 
 
+def test_no_per_type_figure_and_a_note_says_why(engine: Engine) -> None:
+    report = mhalo.build(load_span_inputs(engine, all_clean_store(engine)), ReportFilter())
+    assert report.tables["by_type"].frame.empty
+    assert report.notes == (
+        "No Figure 5 (gold hallucinations detected, per type): gold marks no span on these items.",
+    )
+
+
 def test_a_sentence_gold_without_spans_offers_no_mhalo(engine: Engine) -> None:
     dataset_id = sentence_store(engine)
     inputs = load_span_inputs(engine, dataset_id)

@@ -31,10 +31,13 @@ class SpanInputs:
 
     @property
     def gold_marks_spans(self) -> bool:
-        """Whether the dataset has a gold label set and it labels spans, with or without any: a span gold
-        with no span says every response is clean (MHALO's untagged responses), which the span measures
-        score; a gold of sentence or claim labels alone says nothing of spans."""
-        return self.spans.gold is not None and (self.has_spans(self.spans.gold) or "span" in self.label_kinds)
+        """Whether the dataset has a gold label set and it labels spans, with or without any: a gold that
+        labels spans alone and marks none says every response is clean (MHALO's untagged responses),
+        which the span measures score. A gold of sentence or claim labels says nothing of spans; nor
+        does one that labels sentences and spans (AlignBench's error words) and marks no span: its
+        incorrect sentences may name error words no span was made of, and would be scored as clean."""
+        gold = self.spans.gold
+        return gold is not None and (self.has_spans(gold) or set(self.label_kinds) == {"span"})
 
 
 def load_span_inputs(engine: Engine, dataset_id: int) -> SpanInputs:

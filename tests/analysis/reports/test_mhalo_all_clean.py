@@ -84,7 +84,7 @@ def all_clean_store(engine: Engine) -> int:
     return _store(engine, "all clean", gold, ["span"])
 
 
-def sentence_store(engine: Engine) -> int:
+def sentence_store(engine: Engine, label_kinds: tuple[str, ...] = ("sentence",)) -> int:
     """AlignBench-like: gold labels sentences (one incorrect), marks no span; the runs tag spans."""
     gold = LabelSetRecord(
         kind="gold",
@@ -96,7 +96,7 @@ def sentence_store(engine: Engine) -> int:
             for ext in SUBSETS
         ],
     )
-    return _store(engine, "sentences", gold, ["sentence"])
+    return _store(engine, "sentences", gold, list(label_kinds))
 
 
 def _offered(engine: Engine, dataset_id: int) -> list[str]:
@@ -159,8 +159,11 @@ def test_no_per_type_figure_and_a_note_says_why(engine: Engine) -> None:
     )
 
 
-def test_a_sentence_gold_without_spans_offers_no_mhalo(engine: Engine) -> None:
-    dataset_id = sentence_store(engine)
+@pytest.mark.parametrize("label_kinds", [("sentence",), ("sentence", "span")])
+def test_a_sentence_gold_without_spans_offers_no_mhalo(engine: Engine, label_kinds: tuple[str, ...]) -> None:
+    """Nor does AlignBench's gold, which labels sentences and spans (the error words of an incorrect
+    sentence): with no span found, its incorrect sentence would have been scored as a clean response."""
+    dataset_id = sentence_store(engine, label_kinds)
     inputs = load_span_inputs(engine, dataset_id)
     assert sorted(d.name for d in inputs.spans.span_detectors) == sorted(RUNS)  # they locate spans
     assert not mhalo.available(inputs)

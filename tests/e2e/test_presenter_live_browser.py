@@ -268,24 +268,11 @@ def _held_page_runs(page: Page) -> tuple[list[tuple[WebSocketRoute, bytes | str]
     return held, gate
 
 
-def _without_clicks(message: bytes | str) -> bytes:
-    """The same request for a page run with no button clicked: a run asked for by something else."""
-    assert isinstance(message, bytes)
-    sent = BackMsg.FromString(message)
-    for widget in sent.rerun_script.widget_states.widgets:
-        if widget.WhichOneof("value") == "trigger_value":
-            widget.trigger_value = False
-    return sent.SerializeToString()
-
-
-@pytest.mark.parametrize("meanwhile", ["polls", "another page run"])
-def test_only_the_run_a_key_asked_for_answers_it(live_app: RunningApp, tab: AppTab, meanwhile: str) -> None:
-    """A → let through to its button waits for the run it asked for before the next → is clicked:
-    clicked before that run began, Streamlit merged the two clicks and the deck went one slide on for
-    two presses. A run that started meanwhile passed for the answer: a poll's (the page polls the store
-    every second, a fragment's run), and a page run something else asked for (a component reporting a
-    value). Here the key's own run is held at the socket while polls go on, or while such a page run
-    goes to the server: the second → still waits, then steps too."""
+def test_a_poll_run_is_not_taken_for_the_run_a_key_asked_for(live_app: RunningApp, tab: AppTab) -> None:
+    """The page polls the store every second (a fragment's run). A → let through to its button waited
+    for "a run" to start; a poll's run passed for it, so the next → clicked before the awaited run
+    began, Streamlit merged the two clicks and the deck went one slide on for two presses. Here the
+    page's run is held at the socket while polls go on: the second → still waits, then steps too."""
     page = tab.page
     kinds = RunKinds(page)
     held, gate = _held_page_runs(page)
@@ -298,11 +285,50 @@ def test_only_the_run_a_key_asked_for_answers_it(live_app: RunningApp, tab: AppT
     page.keyboard.press("ArrowRight")  # waits behind it
     # (the first waits too when it came during a poll's run: its run is then asked for once that ends)
     kinds.wait_until(lambda: len(held) >= 1, "the first →'s page run asked for")
-    if meanwhile == "another page run":
-        server, message = held[0]
-        runs = kinds.full
-        server.send(_without_clicks(message))  # a page run asked for by no key
-        kinds.wait_until(lambda: kinds.full > runs, "the page run asked for by no key")
+    polls = kinds.fragment
+    kinds.wait_until(lambda: kinds.fragment >= polls + 2, "two polls while the page's run is held")
+    tab.idle()
+    assert len(held) == 1, f"{len(held)} page runs asked for: the second → did not wait"
+    assert page.evaluate("() => window.spanlightKeyQueue.keys.length") == 1
+    gate["closed"] = False
+    for server, message in held:
+        server.send(message)
+    expect(page).to_have_url(re.compile(r"[?&]slide=4(&|$)"))
+    expect(page.get_by_text(re.compile(r"^Slide 4 of"))).to_be_visible()
+
+
+def _without_clicks(message: bytes | str) -> bytes:
+    """The same request for a page run with no button clicked: a run asked for by something else."""
+    assert isinstance(message, bytes)
+    sent = BackMsg.FromString(message)
+    for widget in sent.rerun_script.widget_states.widgets:
+        if widget.WhichOneof("value") == "trigger_value":
+            widget.trigger_value = False
+    return sent.SerializeToString()
+
+
+def test_a_run_asked_for_by_something_else_is_not_taken_for_the_answer(
+    live_app: RunningApp, tab: AppTab
+) -> None:
+    """A → let through to its button waits for the run it asked for. A page run that something else asked
+    for (a component reporting a value) started meanwhile and passed for it: the next → was clicked
+    while the first's run had not begun, and Streamlit merged the two clicks into one step. Here such a
+    run goes to the server while the key's own run is held: the second → still waits, then steps too."""
+    page = tab.page
+    kinds = RunKinds(page)
+    held, gate = _held_page_runs(page)
+    _open(tab, live_app, "presenter", {"slide": "1"})
+    _figure(page)
+    tab.press("ArrowRight")  # once the page's keys are attached
+    expect(page).to_have_url(re.compile(r"[?&]slide=2(&|$)"))
+    gate["closed"] = True
+    page.keyboard.press("ArrowRight")  # its run is asked for, and held
+    page.keyboard.press("ArrowRight")  # waits behind it
+    kinds.wait_until(lambda: len(held) >= 1, "the first →'s page run asked for")
+    server, message = held[0]
+    runs = kinds.full
+    server.send(_without_clicks(message))  # another page run, asked for by no key
+    kinds.wait_until(lambda: kinds.full > runs, "the page run asked for by no key")
     kinds.wait_fragments(2)  # time enough for a key let through to have been clicked
     tab.idle()
     assert len(held) == 1, f"{len(held)} page runs asked for: the second → did not wait"

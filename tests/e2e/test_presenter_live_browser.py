@@ -247,9 +247,13 @@ def _page_run(message: bytes | str) -> bool:
     return sent.WhichOneof("type") == "rerun_script" and not sent.rerun_script.fragment_id
 
 
-def _held_page_runs(page: Page) -> tuple[list[tuple[WebSocketRoute, bytes | str]], dict[str, bool]]:
-    """Route the tab's socket so that, while ``gate["closed"]``, each request for a page run is kept in
-    the list (with the server it was going to) instead of sent."""
+def test_a_poll_run_is_not_taken_for_the_run_a_key_asked_for(live_app: RunningApp, tab: AppTab) -> None:
+    """The page polls the store every second (a fragment's run). A → let through to its button waited
+    for "a run" to start; a poll's run passed for it, so the next → clicked before the awaited run
+    began, Streamlit merged the two clicks and the deck went one slide on for two presses. Here the
+    page's run is held at the socket while polls go on: the second → still waits, then steps too."""
+    page = tab.page
+    kinds = RunKinds(page)
     held: list[tuple[WebSocketRoute, bytes | str]] = []
     gate = {"closed": False}
 
@@ -265,17 +269,6 @@ def _held_page_runs(page: Page) -> tuple[list[tuple[WebSocketRoute, bytes | str]
         socket.on_message(up)
 
     page.route_web_socket(re.compile(r"/_stcore/stream"), hold_page_runs)
-    return held, gate
-
-
-def test_a_poll_run_is_not_taken_for_the_run_a_key_asked_for(live_app: RunningApp, tab: AppTab) -> None:
-    """The page polls the store every second (a fragment's run). A → let through to its button waited
-    for "a run" to start; a poll's run passed for it, so the next → clicked before the awaited run
-    began, Streamlit merged the two clicks and the deck went one slide on for two presses. Here the
-    page's run is held at the socket while polls go on: the second → still waits, then steps too."""
-    page = tab.page
-    kinds = RunKinds(page)
-    held, gate = _held_page_runs(page)
     _open(tab, live_app, "presenter", {"slide": "1"})
     _figure(page)
     tab.press("ArrowRight")  # once the page's keys are attached
@@ -316,7 +309,21 @@ def test_a_run_asked_for_by_something_else_is_not_taken_for_the_answer(
     run goes to the server while the key's own run is held: the second → still waits, then steps too."""
     page = tab.page
     kinds = RunKinds(page)
-    held, gate = _held_page_runs(page)
+    held: list[tuple[WebSocketRoute, bytes | str]] = []
+    gate = {"closed": False}
+
+    def hold_page_runs(socket: WebSocketRoute) -> None:
+        server = socket.connect_to_server()
+
+        def up(message: bytes | str) -> None:
+            if gate["closed"] and _page_run(message):
+                held.append((server, message))
+            else:
+                server.send(message)
+
+        socket.on_message(up)
+
+    page.route_web_socket(re.compile(r"/_stcore/stream"), hold_page_runs)
     _open(tab, live_app, "presenter", {"slide": "1"})
     _figure(page)
     tab.press("ArrowRight")  # once the page's keys are attached

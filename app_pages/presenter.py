@@ -101,19 +101,14 @@ def _show(slide: Slide) -> None:
         )
 
 
-_STEPS = "presenter_steps"  # session state: how many steps the keys and buttons have taken
-
-
 def _to(number: int) -> None:
     st.session_state[PRESENTER_SLIDE] = number
     keep("slide", str(number))
 
 
 def _step(step: int, count: int) -> None:
-    """One slide on or back from the one shown (not the address's: it may be behind), wrapping around;
-    counted, so the keyboard knows the run that answers its key (see ``unit_keys``'s ``acted``)."""
+    """One slide on or back from the one shown (not the address's: it may be behind), wrapping around."""
     current = min(max(st.session_state.get(PRESENTER_SLIDE, 1), 1), count)
-    st.session_state[_STEPS] = st.session_state.get(_STEPS, 0) + 1
     _to((current - 1 + step) % count + 1)
 
 
@@ -178,4 +173,4 @@ with st.container(key="presenter"):
         st.button("Next", shortcut="PageDown", on_click=_step, args=(1, count), key="presenter-pagedown")
         # Four quick presses of → are four slides: a key pressed while the page still answers the one
         # before waits for it (Streamlit merged quick presses of one button into one click).
-        unit_keys(None, PRESENTER_KEYS, release=(JUMP_LABEL,), acted=st.session_state.get(_STEPS, 0))
+        unit_keys(None, PRESENTER_KEYS, release=(JUMP_LABEL,))

@@ -60,7 +60,6 @@ def unit_keys(
     recent: str | None = None,
     unavailable: Mapping[str, str] | None = None,
     release: Sequence[str] = (),
-    acted: int | None = None,
 ) -> None:
     """Keep the container keyed ``current`` in view, open its ``fields`` (key → the field's label) by
     key, and list ``keys`` (key, what it does) on ``?``. Call it once per run of the unit.
@@ -76,13 +75,7 @@ def unit_keys(
     ``release`` names the labels of more boxes that only lead elsewhere (presenter mode's slide list):
     a pick there (Enter or a click) gives the keys back to the page, and Esc with its list open only
     closes the list, as focus left in the box took the next → as the box's own and the next Esc left
-    the page.
-
-    ``acted``: a number the page raises in every run that does what one of its keys asks (presenter
-    mode's steps). A key let through to its button is then answered only by a run that raised it, not
-    by any run that started after the key: a run asked for by something else (a component reporting a
-    value) passed for the answer, the next key's click reached the server before the key's own run
-    began, and Streamlit merged the two clicks into one step."""
+    the page."""
     # A new value each run, so the browser keeps the unit in view after every action, not only when
     # the cursor moved (an Error type box opening under the current sentence makes it taller).
     runs = st.session_state.get(_RUNS, 0) + 1
@@ -98,6 +91,5 @@ def unit_keys(
             "openers": {"s": FLAG_LABEL},
             "unavailable": {key.lower(): why for key, why in (unavailable or {}).items()},
             "run": runs,
-            "acted": acted,
         },
     )

@@ -269,7 +269,6 @@ const queue = (window.spanlightKeyQueue ??= {
   draining: false,
   watching: false,
   started: false, // a run has started since the key `awaiting` stands for was let through (`watchRuns`)
-  acted: null, // the page's count of actions (`data.acted`) when that key was let through, if it keeps one
 });
 
 function scriptState() {
@@ -315,17 +314,11 @@ function awaitAnswer() {
   queue.awaiting = true;
   queue.started = false;
   queue.since = performance.now();
-  queue.acted = shared.data?.acted ?? null;
 }
 
-function answered(data) {
-  // This script got a run's data: that answers the awaited key when a run started after the key, and,
-  // on a page that counts its actions, when that run acted. A run asked for by something else (a
-  // component reporting a value) is no answer: taken for one, the next key's click reached the server
-  // before the key's own run began, and Streamlit merged the two clicks.
-  if (!queue.started) return;
-  if (queue.acted !== null && data.acted === queue.acted) return;
-  queue.awaiting = false;
+function answered() {
+  // This script got a run's data: that answers the awaited key when a run started after the key.
+  if (queue.started) queue.awaiting = false;
 }
 
 function watchRuns() {
@@ -522,7 +515,7 @@ export default function (component) {
   const { data, parentElement } = component;
   if (!data) return undefined;
   shared.data = data;
-  answered(data);
+  answered();
   clearTimeout(shared.closing);
   if (!shared.listening) {
     // Capture phase: the page's button shortcuts must not see a key this takes.

@@ -290,63 +290,6 @@ def test_a_poll_run_is_not_taken_for_the_run_a_key_asked_for(live_app: RunningAp
     expect(page.get_by_text(re.compile(r"^Slide 4 of"))).to_be_visible()
 
 
-def _without_clicks(message: bytes | str) -> bytes:
-    """The same request for a page run with no button clicked: a run asked for by something else."""
-    assert isinstance(message, bytes)
-    sent = BackMsg.FromString(message)
-    for widget in sent.rerun_script.widget_states.widgets:
-        if widget.WhichOneof("value") == "trigger_value":
-            widget.trigger_value = False
-    return sent.SerializeToString()
-
-
-def test_a_run_asked_for_by_something_else_is_not_taken_for_the_answer(
-    live_app: RunningApp, tab: AppTab
-) -> None:
-    """A → let through to its button waits for the run it asked for. A page run that something else asked
-    for (a component reporting a value) started meanwhile and passed for it: the next → was clicked
-    while the first's run had not begun, and Streamlit merged the two clicks into one step. Here such a
-    run goes to the server while the key's own run is held: the second → still waits, then steps too."""
-    page = tab.page
-    kinds = RunKinds(page)
-    held: list[tuple[WebSocketRoute, bytes | str]] = []
-    gate = {"closed": False}
-
-    def hold_page_runs(socket: WebSocketRoute) -> None:
-        server = socket.connect_to_server()
-
-        def up(message: bytes | str) -> None:
-            if gate["closed"] and _page_run(message):
-                held.append((server, message))
-            else:
-                server.send(message)
-
-        socket.on_message(up)
-
-    page.route_web_socket(re.compile(r"/_stcore/stream"), hold_page_runs)
-    _open(tab, live_app, "presenter", {"slide": "1"})
-    _figure(page)
-    tab.press("ArrowRight")  # once the page's keys are attached
-    expect(page).to_have_url(re.compile(r"[?&]slide=2(&|$)"))
-    gate["closed"] = True
-    page.keyboard.press("ArrowRight")  # its run is asked for, and held
-    page.keyboard.press("ArrowRight")  # waits behind it
-    kinds.wait_until(lambda: len(held) >= 1, "the first →'s page run asked for")
-    server, message = held[0]
-    runs = kinds.full
-    server.send(_without_clicks(message))  # another page run, asked for by no key
-    kinds.wait_until(lambda: kinds.full > runs, "the page run asked for by no key")
-    kinds.wait_fragments(2)  # time enough for a key let through to have been clicked
-    tab.idle()
-    assert len(held) == 1, f"{len(held)} page runs asked for: the second → did not wait"
-    assert page.evaluate("() => window.spanlightKeyQueue.keys.length") == 1
-    gate["closed"] = False
-    for server, message in held:
-        server.send(message)
-    expect(page.get_by_text(re.compile(r"^Slide 4 of"))).to_be_visible()
-    expect(page).to_have_url(re.compile(r"[?&]slide=4(&|$)"))
-
-
 def test_esc_goes_back_to_the_page_presenter_mode_was_opened_from(live_app: RunningApp, tab: AppTab) -> None:
     page = tab.page
     _open(tab, live_app, "agreement", {"kind": "Sentence labels"})

@@ -34,7 +34,9 @@ follow_store(ctx.engine)  # another session's labels, or a detector run's answer
 
 st.title(f"Metrics · {literal(dataset.name)}")
 offered = offered_sections(
-    live.counts(ctx.engine, dataset.id), lambda key: live.section_available(ctx.engine, key, dataset.id)
+    live.counts(ctx.engine, dataset.id),
+    lambda key: live.section_available(ctx.engine, key, dataset.id),
+    label_kinds=dataset.label_kinds,
 )
 if not offered:
     st.info(

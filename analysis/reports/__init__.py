@@ -14,7 +14,7 @@ ratings); and per page: :mod:`.correlation`, :mod:`.agreement`.
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -118,7 +118,12 @@ SECTIONS: dict[str, Section] = {
 RESAMPLED = (alignbench.KEY, mmhal.KEY)
 
 
-def offered_sections(counts: Counts, check: Callable[[str], bool] | None = None) -> list[str]:
+def offered_sections(
+    counts: Counts,
+    check: Callable[[str], bool] | None = None,
+    *,
+    label_kinds: Sequence[str] | None = None,
+) -> list[str]:
     """Keys of the sections the dataset has data for, in page order.
 
     The counts cannot tell whether detectors' raw outputs locate spans or are a scorer's texts (an
@@ -126,12 +131,20 @@ def offered_sections(counts: Counts, check: Callable[[str], bool] | None = None)
     response clean or one of sentence labels alone: MHALO offered on outputs alone, or without gold
     spans, is kept only if ``check`` (given: whether the section's inputs are available) says so. Offered
     first and then found empty, it opened the Metrics page of an AlignBench dataset on "this paper's
-    data is gone". Without ``check`` the caller checks availability itself (:func:`evaluate`)."""
+    data is gone". Without ``check`` the caller checks availability itself (:func:`evaluate`).
+
+    ``label_kinds`` (the dataset's, when the caller has them) answer the second question without the
+    inputs: a gold without spans marks every response clean only when spans are all it labels
+    (:attr:`SpanInputs.gold_marks_spans`), so otherwise MHALO is left out before ``check`` would load
+    every label set's spans to say so."""
     keys = []
     for key, section in SECTIONS.items():
         if not section.offered(counts):
             continue
-        counted = _n(counts, "spans", "detector") and _n(counts, "spans", "gold")
+        gold_spans = _n(counts, "spans", "gold")
+        if key == mhalo.KEY and not gold_spans and label_kinds is not None and set(label_kinds) != {"span"}:
+            continue
+        counted = _n(counts, "spans", "detector") and gold_spans
         if check is not None and key == mhalo.KEY and not counted and not check(key):
             continue
         keys.append(key)

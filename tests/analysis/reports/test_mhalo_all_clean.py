@@ -170,3 +170,34 @@ def test_a_sentence_gold_without_spans_offers_no_mhalo(engine: Engine, label_kin
     assert mhalo.KEY not in _offered(engine, dataset_id)
     with pytest.raises(ValueError):
         mhalo.build(inputs, ReportFilter())
+
+
+@pytest.mark.parametrize("label_kinds", [("sentence",), ("sentence", "span")])
+def test_the_dataset_kinds_leave_mhalo_out_without_reading_spans(
+    engine: Engine, label_kinds: tuple[str, ...]
+) -> None:
+    """The Metrics page gives the dataset's label kinds: a gold without spans that labels more than spans
+    cannot make MHALO available, so every label set's spans are not read to find that out."""
+    dataset_id = sentence_store(engine, label_kinds)
+    asked: list[str] = []
+
+    def check(key: str) -> bool:
+        asked.append(key)
+        return True
+
+    offered = offered_sections(annotation_counts(engine, dataset_id), check, label_kinds=label_kinds)
+    assert mhalo.KEY not in offered
+    assert asked == []
+
+
+def test_a_spans_only_dataset_still_asks_its_inputs(engine: Engine) -> None:
+    dataset_id = all_clean_store(engine)
+    asked: list[str] = []
+
+    def check(key: str) -> bool:
+        asked.append(key)
+        return SECTIONS[key].available(load_span_inputs(engine, dataset_id))
+
+    offered = offered_sections(annotation_counts(engine, dataset_id), check, label_kinds=("span",))
+    assert offered == [mhalo.KEY]
+    assert asked == [mhalo.KEY]

@@ -3,8 +3,8 @@
 The dataset of a page is, in this order: the ``?dataset=`` of the address the page opened with (read
 once: see :mod:`components.page_address`); the one this user last worked on in this browser session;
 the one they last worked on in this browser (a cookie, read when the browser connects, so a reload or
-a new tab keeps it); else the demo, else the dataset imported last. Never the
-first name in alphabetical order: a dataset whose name sorts first would become everyone's default.
+a new tab keeps it); else the demo, else the dataset imported last. Never the first name in
+alphabetical order: a dataset whose name sorts first would become everyone's default.
 Every page writes its dataset back to ``?dataset=``, so the address always says which one it shows,
 and moving to another page (where the menu's links carry no parameters) keeps it.
 

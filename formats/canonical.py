@@ -52,7 +52,21 @@ KINDS = ("dataset", "item", "label_set", "annotations", "rating_task", "rating")
 
 
 def _build(cls: type, value: Any, path: str) -> Any:
-    """``value`` (parsed JSON) as an instance of dataclass ``cls``, every field type-checked."""
+    """``value`` (parsed JSON) as an instance of dataclass ``cls``, every field type-checked.
+
+    A value that is plainly of its record's shape (each field's JSON type the field's own, no field
+    unknown or missing) is built by :func:`_fast`, which names no path: spelling out the path of every
+    field of half a million sentence labels was most of reading a large file. Anything else (or anything
+    the fast way raises) is built again by :func:`_checked_build`, so a record is built, or refused with
+    its message, exactly as that one alone would."""
+    try:
+        return _fast(cls)(value)
+    except Exception:  # the checked build decides, naming the field
+        return _checked_build(cls, value, path)
+
+
+def _checked_build(cls: type, value: Any, path: str) -> Any:
+    """:func:`_build`, each field checked in turn by its converter, a refusal naming its path."""
     if not isinstance(value, dict):
         raise RecordError(path or "-", f"expected an object, got {type_name(value)}")
     fields, required = _shape(cls)
@@ -158,6 +172,96 @@ def _text(value: Any, path: str) -> str:
 
 
 _SCALARS: dict[Any, Convert] = {bool: _boolean, int: get_int, float: _number, str: _text}
+
+
+class _Unlike(Exception):
+    """A value :func:`_fast` does not take as it is: :func:`_checked_build` decides, naming it."""
+
+
+Fast = Callable[[Any], Any]
+
+
+@functools.cache
+def _fast(hint: Any) -> Fast:
+    """A function giving a parsed JSON value as type ``hint`` when its JSON type is exactly the one the
+    checked converter (:func:`_converter`) gives back unchanged, and raising otherwise; made once per
+    type. It takes a subset of what that converter takes (no integral float for an integer, say) and
+    gives the same value for it."""
+    origin = typing.get_origin(hint)
+    if origin in (Union, types.UnionType):
+        options = typing.get_args(hint)
+        choices = [option for option in options if option is not type(None)]
+        if len(choices) != 1:  # no record has one; the checked converter, its errors raised as they come
+            checked = _converter(hint)
+            return lambda value: checked(value, "")
+        inner, optional = _fast(choices[0]), len(choices) < len(options)
+
+        def union(value: Any) -> Any:
+            return None if value is None and optional else inner(value)
+
+        return union
+    if hint is Any:
+        return lambda value: value
+    if origin is list:
+        (inner_hint,) = typing.get_args(hint)
+        element = _fast(inner_hint)
+
+        def listed(value: Any) -> Any:
+            if type(value) is not list:
+                raise _Unlike
+            return [element(v) for v in value]
+
+        return listed
+    if origin is dict:
+
+        def mapping(value: Any) -> Any:
+            if type(value) is not dict:
+                raise _Unlike
+            return dict(value)
+
+        return mapping
+    if isinstance(hint, type) and dataclasses.is_dataclass(hint):
+        return _fast_record(hint)
+    return _FAST_SCALARS[hint]
+
+
+def _fast_record(cls: type) -> Fast:
+    hints = typing.get_type_hints(cls)
+    fields = {f.name: _fast(hints[f.name]) for f in dataclasses.fields(cls)}
+    required = _shape(cls)[1]
+
+    def record(value: Any) -> Any:
+        if type(value) is not dict or not required <= value.keys():
+            raise _Unlike
+        return cls(**{name: fields[name](v) for name, v in value.items()})  # an unknown name: KeyError
+
+    return record
+
+
+def _exactly(kind: type) -> Fast:
+    def scalar(value: Any) -> Any:
+        if type(value) is not kind:
+            raise _Unlike
+        return value
+
+    return scalar
+
+
+def _fast_number(value: Any) -> float:
+    kind = type(value)
+    if kind is float:
+        return value  # type: ignore[no-any-return]
+    if kind is int:
+        return float(value)  # a whole number too large for a float raises: the checked way names it
+    raise _Unlike
+
+
+_FAST_SCALARS: dict[Any, Fast] = {
+    bool: _exactly(bool),
+    int: _exactly(int),
+    float: _fast_number,
+    str: _exactly(str),
+}
 
 
 def records_from_dicts(cls: type[T], values: list[Any]) -> list[T]:

@@ -277,6 +277,25 @@ class Promotion(Base):
     at: Mapped[datetime] = mapped_column(DateTime(timezone=True), default=utcnow)
 
 
+class GoldSighting(Base):
+    """Gold of an item was shown to an annotator who labels blind (team mode), after they finished it:
+    on the Overridden labels page, where gold overrode them. From then on their labels on the item are
+    no longer an independent judgment if they change, so the store keeps them as they were
+    (:func:`db.access.check_label_write`). The first sighting is kept: its time is the one the
+    annotation pages give as the reason."""
+
+    __tablename__ = "gold_sightings"
+    __table_args__ = (UniqueConstraint("annotator_id", "item_id", name="uq_gold_sightings"),)
+
+    id: Mapped[int] = mapped_column(primary_key=True)
+    dataset_id: Mapped[int] = mapped_column(ForeignKey("datasets.id", ondelete="CASCADE"), index=True)
+    item_id: Mapped[int] = mapped_column(ForeignKey("items.id", ondelete="CASCADE"), index=True)
+    annotator_id: Mapped[int] = mapped_column(ForeignKey("annotators.id", ondelete="CASCADE"))
+    # Where gold was shown, as the page's title says it ("Overridden labels").
+    page: Mapped[str] = mapped_column(String(40))
+    shown_at: Mapped[datetime] = mapped_column(DateTime(timezone=True), default=utcnow)
+
+
 class LabelSet(Versioned, Base):
     """One source of labels on a dataset: gold, a human annotator, or a detector run."""
 

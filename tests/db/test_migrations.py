@@ -7,9 +7,10 @@ import re
 from contextlib import ExitStack
 from typing import Any
 
+import pytest
 from alembic.autogenerate import compare_metadata
 from alembic.runtime.migration import MigrationContext
-from sqlalchemy import func, insert, inspect, select, text
+from sqlalchemy import delete, func, insert, inspect, select, text
 from sqlalchemy.exc import IntegrityError
 
 from db import models as m
@@ -377,3 +378,34 @@ def test_a_process_running_the_code_from_before_the_cut_mark_still_writes_raw_ou
             {"ls": label_set_id, "item": item_id, "yes": True},
         )
         assert connection.execute(select(m.RawOutput.cut)).scalar_one() is False
+
+
+def test_gold_sightings_are_added_to_a_store_with_labels_and_dropped_with_their_item(engine) -> None:
+    """Migration 0008: the record of gold shown to a blind annotator, on a store that already holds
+    items and accounts. Nothing is recorded for the past (what was shown then cannot be known); a record
+    goes with its item, and the downgrade drops the table."""
+    from db.access import OPERATOR
+    from db.importer import import_bundle
+    from db.repositories.annotators import get_or_create_annotator
+    from formats.records import Bundle, DatasetRecord, ItemRecord
+
+    import_bundle(
+        engine, Bundle(DatasetRecord("d", "canonical"), [ItemRecord("a", "A red cat.")]), actor=OPERATOR
+    )
+    annotator = get_or_create_annotator(engine, "ann", "annotator")
+    _downgrade(engine, "0007")
+    assert "gold_sightings" not in inspect(engine).get_table_names()
+    upgrade(engine)
+    with engine.connect().execution_options(write=True) as connection, connection.begin():
+        assert connection.execute(select(func.count()).select_from(m.GoldSighting)).scalar_one() == 0
+        item_id, dataset_id = connection.execute(select(m.Item.id, m.Item.dataset_id)).one()
+        row = {"dataset_id": dataset_id, "item_id": item_id, "annotator_id": annotator.id, "page": "p"}
+        connection.execute(insert(m.GoldSighting).values(shown_at=func.now(), **row))
+    with engine.connect().execution_options(write=True) as connection:
+        with pytest.raises(IntegrityError), connection.begin():  # one record per annotator and item
+            connection.execute(insert(m.GoldSighting).values(shown_at=func.now(), **row))
+        with connection.begin():
+            connection.execute(delete(m.Item))
+            assert connection.execute(select(func.count()).select_from(m.GoldSighting)).scalar_one() == 0
+    _downgrade(engine, "0007")
+    assert "gold_sightings" not in inspect(engine).get_table_names()

@@ -1336,17 +1336,22 @@ def overrides_for(
     unlabelled are not theirs to be overridden, except for spans gold added where they marked none.
 
     ``open_items_hidden`` (a blind annotator: :func:`db.repositories.visibility.gold_waits_for_finish`)
-    leaves out the items assigned to them that they have not done on the task (skipped ones included):
-    an item promoted before they were done would otherwise show gold's answer to each unit they label,
-    and every gold span."""
+    leaves out the items assigned to them that they have not done (skipped ones included) on any of
+    their tasks: an item promoted before they were done would otherwise show gold's answer to each unit
+    they label, and every gold span; and gold of one task of an item (its spans) answers another (its
+    sentences). Once shown, the item is theirs no more to edit (:mod:`db.repositories.gold_sightings`),
+    so it must be shown only when all their work on it is done."""
     out: list[Override] = []
     with read_session(engine) as session:
         gold = _gold_set(session, dataset_id)
+        still_open: set[int] = set()
+        if open_items_hidden:
+            for task in m.TASKS:
+                still_open |= open_assigned_items(session, dataset_id, annotator_id, task)
         for task in m.TASKS:
             promotions = _latest_promotions(session, dataset_id, task)
-            if open_items_hidden:
-                for item_id in open_assigned_items(session, dataset_id, annotator_id, task):
-                    promotions.pop(item_id, None)
+            for item_id in still_open:
+                promotions.pop(item_id, None)
             if not promotions:
                 continue
             gold_now = _read_gold(session, gold, task, promotions) if gold is not None else {}

@@ -3,7 +3,9 @@
 After an item has been promoted to gold (by a reviewer or a rule), an annotator sees each unit where
 gold now says something else than they did: what they said, what gold says, who promoted the item and
 when. Only their own labels are compared, so the page shows nothing of other annotators' work. A blind
-annotator sees none of an item assigned to them that they have not done: gold there would answer it.
+annotator sees none of an item assigned to them that they have not done (on any of their tasks): gold
+there would answer it. Gold shown to them is recorded first, and their labels on those items are kept as
+they were from then on (:mod:`db.repositories.gold_sightings`); the page says so under the title.
 """
 
 from __future__ import annotations
@@ -13,7 +15,9 @@ import streamlit as st
 
 from components.dataset_picker import pick_dataset
 from components.page_setup import setup_page
+from db.access import Forbidden
 from db.repositories.adjudication import overrides_for
+from db.repositories.gold_sightings import record_gold_shown
 from db.repositories.visibility import gold_waits_for_finish
 from render.literal_text import literal
 
@@ -34,15 +38,26 @@ if me is None:
     )
     st.stop()
 
-found = overrides_for(
-    ctx.engine, dataset.id, me, open_items_hidden=gold_waits_for_finish(ctx.engine, ctx.actor, dataset.id)
-)
+blind = gold_waits_for_finish(ctx.engine, ctx.actor, dataset.id)
+found = overrides_for(ctx.engine, dataset.id, me, open_items_hidden=blind)
 if not found:
     st.success("Gold agrees with every label of yours on the items promoted so far.")
     st.stop()
+if blind:
+    # Recorded before it is shown: from now on the store keeps this annotator's labels on these items.
+    try:
+        record_gold_shown(ctx.engine, ctx.actor, dataset.id, {o.item_id for o in found})
+    except Forbidden as refusal:
+        st.error(literal(str(refusal)))
+        st.stop()
 st.caption(
     f"{len(found)} unit(s) on {len({(o.item_id, o.task) for o in found})} promoted item(s) where gold differs "
     "from your label."
+    + (
+        " Gold of these items is now shown to you, so your labels on them are kept as they were."
+        if blind
+        else ""
+    )
 )
 st.dataframe(
     pd.DataFrame(

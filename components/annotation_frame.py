@@ -53,6 +53,7 @@ from db.config import resolve_url
 from db.repositories import labeling, queue
 from db.repositories.assignments import is_item_assigned
 from db.repositories.datasets import DatasetInfo
+from db.repositories.gold_sightings import gold_seen
 from db.repositories.items import ItemView, get_item
 from db.repositories.label_sets import LabelSetView, human_label_set, list_label_sets
 from render.literal_text import literal
@@ -105,9 +106,12 @@ class Workspace:
     unit_drawn: bool = field(default=False, repr=False)  # the tools are drawn by the unit's fragment
     # Called after an undo on this item: a page puts its cursor back on the unit the undo took back.
     on_undo: Callable[[], None] | None = field(default=None, repr=False)
-    # The item is someone else's to label (team mode, a link to an item not assigned to this annotator):
-    # the pages draw their label buttons disabled and their keys unbound; the store refuses labels too.
+    # The item is someone else's to label (team mode, a link to an item not assigned to this annotator),
+    # or its gold was shown to this annotator (their labels are kept as they were): the pages draw their
+    # label buttons disabled and their keys unbound; the store refuses labels too. ``why_read_only``
+    # says which, in the words the keys repeat.
     read_only: bool = False
+    why_read_only: str = ""
 
     @property
     def view_id(self) -> int:
@@ -262,9 +266,29 @@ def open_workspace(ctx: PageContext, task: str, page_path: str) -> Workspace | N
                 icon=":material/arrow_forward:",
                 query_params={"dataset": dataset.name},
             )
+    why = (
+        f"Item {item.external_id} is assigned to someone else: you can read it, not label it."
+        if read_only
+        else ""
+    )
+    seen = gold_seen(ctx.engine, mine, item.id) if mine is not None and not read_only else None
+    if seen is not None:
+        # Gold of the item was shown to this blind annotator (Overridden labels): an edit now would bring
+        # their labels to gold's, so the store refuses it; say why before the first click.
+        read_only, why = True, seen.reason
+        with st.container(horizontal=True, vertical_alignment="center"):
+            st.warning(why, icon=":material/lock:")
+            st.page_link(
+                f"app_pages/{page_path}.py",
+                label="Open my next item",
+                icon=":material/arrow_forward:",
+                query_params={"dataset": dataset.name},
+            )
     if st.query_params.get("item") != item.external_id:
         st.query_params["item"] = item.external_id
-    return Workspace(ctx, dataset, item, own, task, page_path, st.container(), read_only=read_only)
+    return Workspace(
+        ctx, dataset, item, own, task, page_path, st.container(), read_only=read_only, why_read_only=why
+    )
 
 
 def _skipped_link(
@@ -441,8 +465,10 @@ def _tools(ws: Workspace, row: _ToolsRow, status: queue.ItemStatusView | None) -
         "Undo",
         icon=":material/undo:",
         shortcut="U",
-        disabled=undoable is None,
-        help=f"Undo on this item: {literal(undoable.description)} (key U)"
+        disabled=undoable is None or ws.read_only,
+        help=literal(ws.why_read_only)
+        if ws.read_only
+        else f"Undo on this item: {literal(undoable.description)} (key U)"
         if undoable
         else "Nothing to undo on this item",
         on_click=_undo,
@@ -462,6 +488,7 @@ def _tools(ws: Workspace, row: _ToolsRow, status: queue.ItemStatusView | None) -
             st.button(
                 label,
                 key=f"frame_flag_{value}",
+                disabled=ws.read_only,
                 on_click=_flag,
                 args=(ws, value, status.version if status else labeling.ABSENT),
             )
@@ -469,6 +496,7 @@ def _tools(ws: Workspace, row: _ToolsRow, status: queue.ItemStatusView | None) -
             st.button(  # an unsure item never left the queue: only a skipped one goes back
                 "Clear skipped: back in my queue" if status.status == "skipped" else "Clear unsure",
                 key="frame_flag_clear",
+                disabled=ws.read_only,
                 on_click=_clear_flag,
                 args=(ws, status.version),
             )
@@ -587,16 +615,18 @@ def key_reasons(ws: Workspace, page: Mapping[str, str] | None = None) -> dict[st
     """Why keys do nothing now, said by the keyboard when one is pressed (``unavailable`` of
     :func:`components.unit_keys.unit_keys`): the frame's keys when their buttons are disabled, and the
     page's own ``page`` reasons (E on a sentence not marked incorrect: "press 2, then E"). On an item
-    someone else is to label, that is the reason for every label key, the page's too: theirs would send
-    the user to a key that does nothing there either."""
+    someone else is to label, or one whose gold was shown to the user, that is the reason for every
+    label key, the page's and Undo's too: theirs would send the user to a key that does nothing there
+    either."""
     reasons = {
         "N": "No other item is left for you on this task: every other one is done or skipped.",
         "U": "Nothing to undo on this item: U takes back your last action on the item shown.",
         **(page or {}),
     }
     if ws.read_only:
-        why = f"Item {ws.item.external_id} is assigned to someone else: you can read it, not label it."
+        why = ws.why_read_only
         reasons.update({key: why for key in page or {}})
+        reasons["U"] = why
         reasons[ANY_KEY] = why
     return reasons
 

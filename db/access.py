@@ -20,6 +20,7 @@ the database credentials), so refusing them would protect nothing; it is how the
 from __future__ import annotations
 
 from dataclasses import dataclass
+from datetime import UTC, datetime
 from typing import Final
 
 from sqlalchemy import Engine, exists, select
@@ -57,6 +58,33 @@ PERMISSIONS: dict[str, frozenset[str]] = {
 
 class Forbidden(PermissionError):
     """The acting user may not do this; the message says what and why, for the page to show."""
+
+
+class GoldShown(Forbidden):
+    """The annotator was shown gold of this item (after finishing it, where gold overrode them): their
+    labels on it are kept as they were, so that agreement and their scores against gold still measure
+    their own judgment rather than gold's."""
+
+
+def gold_shown_reason(page: str, shown_at: datetime) -> str:
+    """Why an item is read-only for the annotator gold was shown to: the line the store's refusal and
+    the annotation pages both say. ``shown_at`` is UTC: SQLite gives it back without a zone, PostgreSQL
+    in the connection's zone."""
+    if shown_at.tzinfo is not None:
+        shown_at = shown_at.astimezone(UTC)
+    return (
+        f"Gold for this item was shown to you on {shown_at.strftime('%Y-%m-%d %H:%M')} UTC ({page} "
+        "page); your labels on it are kept as they were."
+    )
+
+
+def gold_sighting(session: Session, annotator_id: int, item_id: int) -> m.GoldSighting | None:
+    """The record that gold of the item was shown to the annotator, if it was."""
+    return session.scalar(
+        select(m.GoldSighting).where(
+            m.GoldSighting.annotator_id == annotator_id, m.GoldSighting.item_id == item_id
+        )
+    )
 
 
 class ConfigurationError(ValueError):
@@ -168,7 +196,9 @@ def check_label_write(
 ) -> Actor:
     """The check of every labeling action: the actor may label, the label set is their own human one
     (gold and detector runs are written only by import and adjudication), and in team mode an
-    annotator labels only items assigned to them on this task. Returns the actor."""
+    annotator labels only items assigned to them on this task, and not an item whose gold was shown
+    to them (:class:`GoldShown`: on any task of it, as gold of one task tells about the others).
+    Returns the actor."""
     actor = require_in(session, annotator_id, "label")
     if label_set_id is not None:
         label_set = session.get(m.LabelSet, label_set_id)
@@ -188,6 +218,10 @@ def check_label_write(
     assigned_only = team_mode() and actor.role == "annotator" and actor.id is not None
     if assigned_only and actor.id is not None and not is_assigned(session, actor.id, item_id, task):
         raise Forbidden(f"This item is not assigned to you on the {task} task.")
+    if assigned_only and actor.id is not None:
+        seen = gold_sighting(session, actor.id, item_id)
+        if seen is not None:
+            raise GoldShown(gold_shown_reason(seen.page, seen.shown_at))
     return actor
 
 

@@ -1,22 +1,33 @@
-"""Gold shown to a blind annotator on Overridden labels waits until all their work on the item is done, on
-every task of it: gold of one task answers another. On SQLite and PostgreSQL."""
+"""Gold shown to a blind annotator keeps their labels on that item as they were: the store refuses their
+edits there (every path: label, status, undo, an item unassigned and assigned again), and nobody
+else's; and gold is shown only once all their work on the item is done. On SQLite and PostgreSQL."""
 
 from __future__ import annotations
 
+import re
+
 import pytest
-from sqlalchemy import Engine, select
+from sqlalchemy import Engine, func, select
 from sqlalchemy.orm import Session
 
 from db import models as m
-from db.access import OPERATOR, Actor
+from db.access import OPERATOR, Actor, Forbidden, GoldShown
+from db.engine import store_revision
 from db.importer import import_bundle
 from db.repositories import labeling
+from db.repositories.accounts import set_disabled
 from db.repositories.adjudication import overrides_for, promote_item
 from db.repositories.annotators import get_or_create_annotator
-from db.repositories.assignments import assign
+from db.repositories.assignments import assign, unassign
 from db.repositories.datasets import get_dataset
+from db.repositories.gold_sightings import gold_seen, record_gold_shown
 from db.repositories.label_sets import human_label_set
 from formats.records import Bundle, DatasetRecord, ItemRecord
+
+REASON = re.compile(
+    r"Gold for this item was shown to you on \d{4}-\d\d-\d\d \d\d:\d\d UTC \(Overridden labels page\); "
+    r"your labels on it are kept as they were\."
+)
 
 
 def _setup(engine: Engine, monkeypatch: pytest.MonkeyPatch) -> tuple[int, dict[str, int], dict[str, Actor]]:
@@ -43,6 +54,87 @@ def _span(engine: Engine, dataset_id: int, actor: Actor, item_id: int, start: in
     assert actor.id is not None
     own = human_label_set(engine, dataset_id, actor.id)
     labeling.add_span(engine, own.id, item_id, start, end, None, actor.id)
+
+
+def _spans(engine: Engine) -> int:
+    with Session(engine) as session:
+        return session.scalar(select(func.count()).select_from(m.Span)) or 0
+
+
+def test_after_gold_was_shown_the_annotators_edits_to_that_item_are_refused(
+    engine: Engine, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """She saw gold of it-0 on Overridden labels and could still go back and move her spans to gold's."""
+    dataset_id, ids, actors = _setup(engine, monkeypatch)
+    a = actors["a"]
+    assert a.id is not None
+    own = human_label_set(engine, dataset_id, a.id)
+    record_gold_shown(engine, a, dataset_id, [ids["it-0"]])
+    seen = gold_seen(engine, a.id, ids["it-0"])
+    assert seen is not None and REASON.fullmatch(seen.reason), seen
+
+    before, revision = _spans(engine), store_revision(engine)
+    with pytest.raises(GoldShown, match=REASON.pattern):
+        _span(engine, dataset_id, a, ids["it-0"], 6, 10)
+    with Session(engine) as session:
+        span_id = session.scalar(
+            select(m.Span.id).where(m.Span.label_set_id == own.id, m.Span.item_id == ids["it-0"])
+        )
+    assert span_id is not None
+    with pytest.raises(GoldShown):
+        labeling.delete_span(engine, span_id, a.id)
+    with pytest.raises(GoldShown):
+        labeling.set_item_status(engine, own.id, ids["it-0"], "spans", "skipped", a.id)
+    with pytest.raises(GoldShown):  # her span on it-0 was her last action there
+        labeling.undo_last(engine, a.id, [own.id], item_id=ids["it-0"], task="spans")
+    assert (_spans(engine), store_revision(engine)) == (before, revision)
+
+    # Her other items, the other annotator on this one, a reviewer: as before.
+    _span(engine, dataset_id, a, ids["it-1"], 6, 10)
+    _span(engine, dataset_id, actors["b"], ids["it-0"], 6, 10)
+    _span(engine, dataset_id, actors["r"], ids["it-0"], 6, 10)
+    assert gold_seen(engine, actors["b"].id, ids["it-0"]) is None  # type: ignore[arg-type]
+    # Local mode: one person at their own machine, nobody kept blind.
+    monkeypatch.setenv("SPANLIGHT_MODE", "local")
+    _span(engine, dataset_id, a, ids["it-0"], 11, 15)
+
+
+def test_the_lock_outlives_an_unassignment_and_the_first_sighting_is_kept(
+    engine: Engine, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    dataset_id, ids, actors = _setup(engine, monkeypatch)
+    a = actors["a"]
+    assert a.id is not None
+    record_gold_shown(engine, a, dataset_id, [ids["it-0"]])
+    first = gold_seen(engine, a.id, ids["it-0"])
+    revision = store_revision(engine)
+    record_gold_shown(engine, a, dataset_id, [ids["it-0"]])  # the page shown again: nothing written
+    assert store_revision(engine) == revision and gold_seen(engine, a.id, ids["it-0"]) == first
+
+    unassign(engine, dataset_id, "spans", a.id, actor=OPERATOR, only_unfinished=False)
+    with pytest.raises(Forbidden, match="not assigned to you"):
+        _span(engine, dataset_id, a, ids["it-0"], 6, 10)
+    monkeypatch.setenv("SPANLIGHT_MODE", "local")
+    assign(engine, dataset_id, "spans", [a.id], 1, actor=OPERATOR)
+    monkeypatch.setenv("SPANLIGHT_MODE", "team")
+    with pytest.raises(GoldShown):
+        _span(engine, dataset_id, a, ids["it-0"], 6, 10)
+    _span(engine, dataset_id, a, ids["it-1"], 6, 10)
+
+
+def test_only_a_team_annotator_is_recorded_and_only_while_logged_in(
+    engine: Engine, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    dataset_id, ids, actors = _setup(engine, monkeypatch)
+    record_gold_shown(engine, actors["r"], dataset_id, [ids["it-0"]])
+    monkeypatch.setenv("SPANLIGHT_MODE", "local")
+    record_gold_shown(engine, actors["a"], dataset_id, [ids["it-0"]])
+    with Session(engine) as session:
+        assert not session.scalar(select(func.count()).select_from(m.GoldSighting))
+    monkeypatch.setenv("SPANLIGHT_MODE", "team")
+    set_disabled(engine, "b", True, actor=OPERATOR)
+    with pytest.raises(Forbidden, match="disabled"):  # the page then shows no gold either
+        record_gold_shown(engine, actors["b"], dataset_id, [ids["it-0"]])
 
 
 def test_gold_of_an_item_waits_until_every_task_of_it_is_done(

@@ -801,6 +801,10 @@ NOT_BY_ACTOR = {
     "db.repositories.annotators.get_or_create_annotator": (
         "local mode's typed name; in team mode it creates nobody (test_team_mode_creates_no_annotator_by_name)"
     ),
+    "db.repositories.gold_sightings.record_gold_shown": (
+        "notes what a page showed the acting annotator, for them only (their login checked): it takes "
+        "away only their own edits (tests/db/test_gold_sightings.py)"
+    ),
 }
 
 CASES = [

@@ -4,16 +4,19 @@ to give."""
 
 from __future__ import annotations
 
+import re
+
+import pytest
 from streamlit.testing.v1 import AppTest
 
-from db.access import Actor
+from db.access import Actor, GoldShown
 from db.engine import make_engine
 from db.repositories import labeling
 from db.repositories.adjudication import promote_item
 from db.repositories.annotations import item_annotations
 from db.repositories.annotators import find_annotator
 from db.repositories.items import get_item
-from db.repositories.label_sets import gold_label_set, list_label_sets
+from db.repositories.label_sets import gold_label_set, human_label_set, list_label_sets
 from tests.pages.team_store import assign, set_dataset_settings, signed_in
 
 ITEM = "demo-007"  # sentences with gold, labeled by neither alice nor bob in the demo
@@ -102,3 +105,69 @@ def test_a_dataset_that_is_not_blind_shows_gold_of_open_items_as_before(team_db:
     gold = _promote_as_it_stands(team_db)
     _label_as_alice(team_db, ["correct" if gold[0] != "correct" else "incorrect"])
     assert list(_overrides("alice").dataframe[0].value["unit"]) == ["sentence 1"]
+
+
+GOLD_SHOWN = re.compile(
+    r"Gold for this item was shown to you on \d{4}-\d\d-\d\d \d\d:\d\d UTC \(Overridden labels page\); "
+    r"your labels on it are kept as they were\."
+)
+SENTENCE_KEYS = ("sentence_now_correct", "sentence_now_incorrect", "sentence_now_unknown")
+
+
+def _sentences_page(name: str) -> AppTest:
+    at = signed_in(name, item=ITEM)
+    at.query_params.update(item=ITEM)
+    at.switch_page("app_pages/sentences.py").run()
+    assert not at.exception, at.exception
+    return at
+
+
+def test_once_gold_was_shown_the_annotation_page_keeps_her_labels_as_they_were(team_db: str) -> None:
+    """The page showed her gold of the item she had finished, and she could go back to it on Sentences
+    and relabel every sentence as gold said: her labels then agreed with gold, and with whoever else
+    gold was made from, and nothing told."""
+    assign(team_db, "alice", "sentences", ITEM)
+    gold = _promote_as_it_stands(team_db)
+    _label_as_alice(team_db, ["correct" if label != "correct" else "incorrect" for label in gold])
+    before = _sentences_page("alice")
+    assert not [w for w in before.warning if GOLD_SHOWN.fullmatch(w.value)]
+    assert not next(b for b in before.button if b.key == SENTENCE_KEYS[0]).disabled
+
+    at = _overrides("alice")
+    assert list(at.dataframe[0].value["item"]) == [ITEM] * len(gold)
+    assert any("your labels on them are kept as they were" in c.value for c in at.caption)
+
+    page = _sentences_page("alice")
+    # One line, said literally: no Markdown or HTML turns any of it into something else.
+    (said,) = [w.value for w in page.warning if "Gold for this item" in w.value]
+    assert GOLD_SHOWN.fullmatch(said), said
+    for key in (*SENTENCE_KEYS, "frame_undo"):
+        assert next(b for b in page.button if b.key == key).disabled, key
+    # Not only the page: the store refuses her label too, with the same reason.
+    engine = make_engine(team_db)
+    item, alice = get_item(engine, 1, ITEM), find_annotator(engine, "alice")
+    assert item is not None and alice is not None
+    own = next(ls for ls in list_label_sets(engine, 1, kind="human") if ls.annotator == "alice")
+    with pytest.raises(GoldShown, match=GOLD_SHOWN.pattern):
+        labeling.set_sentence_label(engine, own.id, item.id, 0, gold[0], alice.id, override=True)
+    engine.dispose()
+
+    # A reviewer on the same item labels on: gold is theirs to see anyway.
+    assert not next(b for b in _sentences_page("rev").button if b.key == SENTENCE_KEYS[0]).disabled
+
+
+def test_a_reviewer_shown_the_overrides_page_keeps_editing(team_db: str) -> None:
+    """Reviewers see gold everywhere; the page records nothing for them and locks nothing."""
+    gold = _promote_as_it_stands(team_db)
+    engine = make_engine(team_db)
+    item, reviewer = get_item(engine, 1, ITEM), find_annotator(engine, "rev")
+    assert item is not None and reviewer is not None
+    own = human_label_set(engine, 1, reviewer.id)
+    opposite = ["correct" if label != "correct" else "incorrect" for label in gold]
+    for index, label in enumerate(opposite):
+        labeling.set_sentence_label(engine, own.id, item.id, index, label, reviewer.id, override=True)
+    engine.dispose()
+    assert _overrides("rev").dataframe
+    page = _sentences_page("rev")
+    assert not [w for w in page.warning if "Gold for this item" in w.value]
+    assert not next(b for b in page.button if b.key == SENTENCE_KEYS[0]).disabled

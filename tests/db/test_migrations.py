@@ -409,3 +409,5 @@ def test_gold_sightings_are_added_to_a_store_with_labels_and_dropped_with_their_
             assert connection.execute(select(func.count()).select_from(m.GoldSighting)).scalar_one() == 0
     _downgrade(engine, "0007")
     assert "gold_sightings" not in inspect(engine).get_table_names()
+    upgrade(engine)  # the store is shared by the tests after this one: left at the head, as found
+    assert current_revision(engine) == HEAD

@@ -170,17 +170,6 @@ if not names:
     )
 elif not graded:
     show_no_gold(ctx, dataset, "F1 scores and matched, false-positive or missed spans")
-linked = [n for n in (st.query_params.get("detectors") or "").split(",") if n]
-default_tracks = [n for n in linked if n in names]
-if unknown := [n for n in linked if n not in names]:  # a stale or mistyped link: said, not dropped unseen
-    st.warning(
-        literal(
-            f"Dataset {dataset.name!r} has no detector named {', '.join(map(repr, unknown))}"
-            + (": showing the detectors it has." if not default_tracks else ".")
-        )
-    )
-if "detectors" not in st.query_params or (linked and not default_tracks):
-    default_tracks = ff.tracks_for(query, names)[:6]
 # The chosen tracks in order live in ``_ORDER``; the multiselect (``_TRACKS``) is handed that value on
 # every run. Set only once, a value the server gave a widget can be lost in the browser when another
 # rerun (a cookie's confirmation, a second click) starts before the widget took it: the browser then
@@ -191,12 +180,28 @@ _COLLAPSED = "compare_collapsed"  # "gold:Gold", "detector:<name>"
 _ORDER_OF = "compare_order_dataset"  # the dataset whose tracks ``_ORDER`` holds
 st.session_state.setdefault(_COLLAPSED, set())
 switched = dataset_switched(_ORDER_OF, dataset)
-if switched or _ORDER not in st.session_state or _TRACKS not in st.session_state:
-    # Arriving on the page (the multiselect's state goes when a run does not draw it), or on another
-    # dataset (the runs chosen before, those it lacks dropped, left none): the link decides.
-    st.session_state[_ORDER] = default_tracks
+# Arriving on the page (the multiselect's state goes when a run does not draw it), the tracks are those
+# of the ``?detectors=`` the page opened with (read once: see components.page_address); on another
+# dataset picked here, those chosen before. Without such a list, or when the dataset has none of its
+# detectors, the failure finder's. Kept in the session before anything is drawn: the run may be cut short.
+arriving = _ORDER not in st.session_state or _TRACKS not in st.session_state
+asked = from_address("detectors")
+if switched and not arriving and asked is None:
+    asked = ",".join(st.session_state[_ORDER])
+linked = [n for n in (asked or "").split(",") if n] if switched or arriving else []
+known = [n for n in linked if n in names]
+if switched or arriving:
+    given = asked is not None and (known or not linked)
+    st.session_state[_ORDER] = known if given else ff.tracks_for(query, names)[:6]
 st.session_state[_ORDER] = [n for n in st.session_state[_ORDER] if n in names]
 st.session_state[_TRACKS] = list(st.session_state[_ORDER])
+if unknown := [n for n in linked if n not in names]:  # a stale or mistyped link: said, not dropped unseen
+    st.warning(
+        literal(
+            f"Dataset {dataset.name!r} has no detector named {', '.join(map(repr, unknown))}"
+            + (": showing the detectors it has." if not known else ".")
+        )
+    )
 
 gold_spans = evaluation.char_spans[evaluation.gold.id][position] if evaluation.gold else None
 
@@ -285,8 +290,7 @@ with controls[1].popover("Arrange tracks", icon=":material/reorder:", width="str
     st.button("By name", on_click=_arrange, args=("name",), width="stretch")
     st.button("Collapse all", on_click=_collapse, args=(ALL_TRACKS, True), width="stretch")
     st.button("Expand all", on_click=_collapse, args=(ALL_TRACKS, False), width="stretch")
-if st.query_params.get("detectors") != ",".join(chosen):
-    st.query_params["detectors"] = ",".join(chosen)
+keep("detectors", ",".join(chosen))
 
 comparison = _compare(chosen)
 by_name = {d.name: d for d in evaluation.detectors}

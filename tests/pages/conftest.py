@@ -11,7 +11,9 @@ from typing import Any
 import pandas as pd
 import pytest
 import streamlit as st
+from sqlalchemy import Engine
 
+from components import live_refresh
 from db.access import OPERATOR
 from db.engine import make_engine
 from db.importer import import_bundle
@@ -93,6 +95,26 @@ def add_small_dataset(url: str, name: str) -> None:
     )
     import_bundle(engine, renamed, source="fixture", actor=OPERATOR)
     engine.dispose()
+
+
+def watcher_reruns_the_next_run(monkeypatch: pytest.MonkeyPatch) -> list[int]:
+    """The next run of a live page goes on as it does when its watcher (:mod:`components.live_refresh`)
+    finds the store changed (and, on Compare, a detector run going): the page is drawn, then the watcher
+    reruns it (``st.rerun``), with the address that run was asked for and without the widget values a
+    browser sends. Returns the store revisions the page's runs were drawn from, one a run: two for the
+    next run when the watcher did rerun it."""
+    remember = live_refresh._remember
+    drawn: list[int] = []
+
+    def remember_an_older_revision_once(engine: Engine) -> None:
+        remember(engine)
+        drawn.append(st.session_state[live_refresh._SEEN])
+        if len(drawn) == 1:
+            st.session_state[live_refresh._SEEN] -= 1
+
+    monkeypatch.setattr(live_refresh, "_remember", remember_an_older_revision_once)
+    monkeypatch.setattr(live_refresh, "_runs_going", lambda: True)
+    return drawn
 
 
 def serve(url: str, bundle: Bundle, monkeypatch: pytest.MonkeyPatch) -> str:

@@ -39,6 +39,7 @@ from formats.records import (
     SentenceScoreRecord,
     SpanRecord,
 )
+from tests.pages.conftest import watcher_reruns_the_next_run
 
 TIMEOUT = 60
 APP = str(Path(__file__).resolve().parents[2] / "app.py")
@@ -379,6 +380,42 @@ def test_a_new_link_to_compare_sets_the_tracks_again(demo: str) -> None:
     assert not at.exception, at.exception
     assert param(at, "detectors") == ["eager"]
     assert 'data-track="cautious"' not in _html(at)
+
+
+def test_tracks_arranged_survive_an_older_address(demo: str, monkeypatch: pytest.MonkeyPatch) -> None:
+    """While a detector run goes, Compare follows the store: a watcher run can bring back the address the
+    page opened with, from before the page wrote the tracks it shows into it. The link's detector that
+    the dataset lacks was then named again, as if the link had just been followed. It is named when the
+    page opens; the tracks arranged since stay, and so does their order in the address."""
+    link = "cautious,ghost,eager"
+    at = compare(item="demo-011", detectors=link)
+    assert [w.value for w in at.warning] == [f"Dataset {DEMO!r} has no detector named 'ghost'."]
+    at.button(key="compare_up_eager").click().run()
+    assert param(at, "detectors") == ["eager,cautious"] and not at.warning
+    at.query_params["detectors"] = link  # what such a watcher run leaves in the address
+    at.run()
+    assert not at.warning
+    assert widget(at.multiselect, "Detector tracks (top to bottom)").value == ["eager", "cautious"]
+    assert param(at, "detectors") == ["eager,cautious"]
+    at.query_params["detectors"] = link
+    drawn = watcher_reruns_the_next_run(monkeypatch)
+    at.run()
+    assert len(drawn) == 2, drawn  # the watcher did rerun the page
+    assert not at.exception, at.exception
+    assert not at.warning
+    assert re.findall(r'data-track="([^"]+)"', _html(at)) == ["Gold", "eager", "cautious"]
+    assert param(at, "detectors") == ["eager,cautious"]
+
+
+def test_compare_opened_again_follows_the_tracks_of_its_address(demo: str) -> None:
+    at = compare(item="demo-011", detectors="cautious,eager")
+    at.switch_page("app_pages/failures.py").run()
+    at.query_params["detectors"] = "sloppy,ghost"  # a link to Compare, followed
+    at.switch_page("app_pages/compare.py").run()
+    assert not at.exception, at.exception
+    assert [w.value for w in at.warning] == [f"Dataset {DEMO!r} has no detector named 'ghost'."]
+    assert re.findall(r'data-track="([^"]+)"', _html(at)) == ["Gold", "sloppy"]
+    assert param(at, "detectors") == ["sloppy"]
 
 
 def test_compare_escapes_model_text(demo: str) -> None:

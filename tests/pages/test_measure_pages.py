@@ -19,6 +19,7 @@ from db.importer import import_bundle
 from db.repositories.datasets import get_dataset
 from formats.records import Bundle
 from tests.analysis.reports.demo_store import DEMO, load_demo_store
+from tests.pages.conftest import watcher_reruns_the_next_run
 
 TIMEOUT = 60
 APP = str(Path(__file__).resolve().parents[2] / "app.py")
@@ -510,3 +511,143 @@ def test_agreement_raters_are_the_picked_datasets_own(tmp_path, monkeypatch) -> 
     raters = next(m for m in at.multiselect if m.label == "Raters")
     assert raters.value == ["alice", "bob"]
     assert len(_frame(at, "Cohen's kappa per pair of raters")) == 1
+
+
+# ------------------------------------------------------- choices bound to the address, and older ones
+# The report pages follow the store: a run of a page's watcher can bring back the address from before the
+# last choice (it is asked for with the address the browser showed when it asked). Their choices are
+# widgets bound to the address (``bind="query-params"``): Streamlit takes their values from what the
+# browser sends with a run, and keeps them on the watcher's own rerun of the page, not from that older
+# address. The tests put such an address in before a run and before a watcher's rerun; the address
+# itself is written by the browser for these widgets, which AppTest does not model, so only the page is
+# checked.
+
+
+def test_metrics_choices_survive_an_older_address(store: str, monkeypatch: pytest.MonkeyPatch) -> None:
+    at = _page("app_pages/paper_metrics.py")
+    at.segmented_control(key="view").set_value("MHaluBench").run()
+    at.segmented_control(key="view").set_value("AlignBench").run()
+    at.multiselect(key="subset").set_value(["shapes"]).run()
+    at.multiselect(key="model").set_value(["captioner-a"]).run()
+    for rerun in ("browser", "watcher"):
+        at.query_params["view"] = "MHaluBench"  # the address from before the last choices
+        at.query_params.pop("subset", None)
+        at.query_params.pop("model", None)
+        drawn = watcher_reruns_the_next_run(monkeypatch) if rerun == "watcher" else None
+        at.run()
+        assert drawn is None or len(drawn) == 2, drawn  # the watcher did rerun the page
+        assert not at.exception, at.exception
+        assert at.segmented_control(key="view").value == "AlignBench", rerun
+        assert at.multiselect(key="subset").value == ["shapes"], rerun
+        assert at.multiselect(key="model").value == ["captioner-a"], rerun
+        assert "subset: shapes" in _provenance(at), rerun
+        assert at.title[0].value == f"Metrics · {DEMO}"
+
+
+def test_metrics_opened_again_follows_its_address(store: str) -> None:
+    at = _page("app_pages/paper_metrics.py", view="AlignBench")
+    at.segmented_control(key="view").set_value("MHaluBench").run()
+    first, other = at.multiselect(key="subset").options[:2]
+    at.multiselect(key="subset").set_value([first]).run()
+    at.switch_page("app_pages/browse.py").run()
+    at.query_params.clear()
+    at.query_params.update({"dataset": DEMO, "view": "Tri-HE", "subset": other})  # a link, followed
+    at.switch_page("app_pages/paper_metrics.py").run()
+    assert not at.exception, at.exception
+    assert at.segmented_control(key="view").value == "Tri-HE"
+    assert at.multiselect(key="subset").value == [other]
+
+
+def test_agreement_labels_chosen_survive_an_older_address(
+    store: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    at = _page("app_pages/agreement.py", kind="Sentence labels")
+    at.segmented_control(key="kind").set_value("Ratings").run()
+    for rerun in ("browser", "watcher"):
+        at.query_params["kind"] = "Sentence labels"  # the address from before the last choice
+        drawn = watcher_reruns_the_next_run(monkeypatch) if rerun == "watcher" else None
+        at.run()
+        assert drawn is None or len(drawn) == 2, drawn  # the watcher did rerun the page
+        assert not at.exception, at.exception
+        assert at.segmented_control(key="kind").value == "Ratings", rerun
+        assert not [w for w in at.multiselect if w.key == "raters-1-sentences"], rerun
+
+
+def test_agreement_opened_again_follows_its_address(store: str) -> None:
+    at = _page("app_pages/agreement.py", kind="Sentence labels")
+    at.segmented_control(key="kind").set_value("Ratings").run()
+    at.switch_page("app_pages/paper_metrics.py").run()
+    at.query_params.clear()
+    at.query_params.update({"dataset": DEMO, "kind": "Claim labels"})
+    at.switch_page("app_pages/agreement.py").run()
+    assert not at.exception, at.exception
+    assert at.segmented_control(key="kind").value == "Claim labels"
+
+
+SECOND_TASK = "cautious's segments"
+
+
+def _two_rating_tasks(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The demo with a second rating task, of cautious's segments, that one rater scored on a few items."""
+    from db.repositories.annotations import item_annotations
+    from db.repositories.annotators import get_or_create_annotator
+    from db.repositories.items import get_item, item_at
+    from db.repositories.label_sets import human_label_set, list_label_sets
+    from db.repositories.rating_tasks import TaskSpec, create_rating_task, rate, segments_of
+
+    url = load_demo_store(tmp_path, monkeypatch)
+    engine = make_engine(url)
+    dataset = get_dataset(engine, DEMO)
+    assert dataset is not None
+    cautious = next(v for v in list_label_sets(engine, dataset.id, "detector") if v.name == "cautious")
+    task = create_rating_task(engine, dataset.id, TaskSpec(SECOND_TASK, cautious.id), None, actor=OPERATOR)
+    rater = get_or_create_annotator(engine, "carol").id
+    own = human_label_set(engine, dataset.id, rater).id
+    for position in range(12):
+        item = get_item(engine, dataset.id, item_at(engine, dataset.id, position) or "")
+        assert item is not None
+        segments = segments_of(item_annotations(engine, item.id, [cautious.id])[cautious.id].spans)
+        if not segments:
+            rate(engine, task, item.id, rater, own, score=None, nothing_flagged_correct=True)
+        for k, segment in enumerate(segments):
+            rate(engine, task, item.id, rater, own, score=1 + (position + k) % 4, segment=segment)
+    engine.dispose()
+    monkeypatch.setenv("DATABASE_URL", url)
+    st.cache_resource.clear()
+    st.cache_data.clear()
+
+
+def test_correlation_choices_survive_an_older_address(tmp_path, monkeypatch) -> None:
+    _two_rating_tasks(tmp_path, monkeypatch)
+    at = _page("app_pages/correlation.py")
+    first, second = at.selectbox(key="task").options
+    assert second == SECOND_TASK
+    at.selectbox(key="task").set_value(second).run()
+    at.segmented_control(key="flagged").set_value("top if right, bottom if not").run()
+    shown = _provenance(at)
+    for rerun in ("browser", "watcher"):
+        at.query_params["task"] = first  # the address from before the last choices
+        at.query_params.pop("flagged", None)
+        drawn = watcher_reruns_the_next_run(monkeypatch) if rerun == "watcher" else None
+        at.run()
+        assert drawn is None or len(drawn) == 2, drawn  # the watcher did rerun the page
+        assert not at.exception, at.exception
+        assert at.selectbox(key="task").value == second, rerun
+        assert at.segmented_control(key="flagged").value == "top if right, bottom if not", rerun
+        assert _provenance(at) == shown, rerun
+
+
+def test_correlation_opened_again_follows_its_address(tmp_path, monkeypatch) -> None:
+    _two_rating_tasks(tmp_path, monkeypatch)
+    scored = "top if right, bottom if not"
+    at = _page("app_pages/correlation.py", task=SECOND_TASK, flagged=scored)
+    assert at.selectbox(key="task").value == SECOND_TASK
+    at.selectbox(key="task").set_value(at.selectbox(key="task").options[0]).run()
+    at.segmented_control(key="flagged").set_value("left out (MHALO)").run()
+    at.switch_page("app_pages/agreement.py").run()
+    at.query_params.clear()
+    at.query_params.update({"dataset": DEMO, "task": SECOND_TASK, "flagged": scored})  # a link, followed
+    at.switch_page("app_pages/correlation.py").run()
+    assert not at.exception, at.exception
+    assert at.selectbox(key="task").value == SECOND_TASK
+    assert at.segmented_control(key="flagged").value == scored

@@ -14,6 +14,6 @@ from components.page_address import begin_run
 from components.page_setup import menu_actor
 
 page = build_navigation(menu_actor(), missing_page)
-remember_origin(page)
 begin_run(page.url_path)
+remember_origin(page)
 page.run()

@@ -29,6 +29,7 @@ import streamlit as st
 from streamlit.navigation.page import StreamlitPage
 from streamlit.runtime.scriptrunner import get_script_run_ctx
 
+from components.page_address import address_left, kept_this_run
 from db.access import Actor, may
 from page_table import SECTIONS, PageSpec, pages, spec_for
 
@@ -113,16 +114,18 @@ PRESENTER_SLIDE = "_presenter_slide"
 
 def remember_origin(page: StreamlitPage) -> None:
     """Note the page about to run, so presenter mode's Esc can go back to where it was opened from (and
-    presenter mode opened again reads its slide from its address)."""
+    presenter mode opened again reads its slide from its address). Call it after
+    :func:`components.page_address.begin_run`: the address noted is the one the run leaves, with the
+    values the page keeps written over the one it was asked for, which may be older."""
     if page.url_path != spec_for(PRESENTER).url_path_or_default():
-        st.session_state[_ORIGIN] = (page.url_path, st.query_params.to_dict())
+        st.session_state[_ORIGIN] = (page.url_path, st.query_params.to_dict(), kept_this_run())
         st.session_state.pop(PRESENTER_SLIDE, None)
 
 
 def origin() -> tuple[str, dict[str, str]]:
     """The page (its file) and address presenter mode was opened from; the Metrics page if none."""
-    url_path, query = st.session_state.get(_ORIGIN, ("metrics", {}))
+    url_path, asked, kept = st.session_state.get(_ORIGIN, ("metrics", {}, {}))
     spec = next(
         (s for s in pages() if s.url_path_or_default() == url_path), spec_for("app_pages/paper_metrics.py")
     )
-    return spec.path, query
+    return spec.path, address_left(asked, kept)

@@ -18,6 +18,8 @@ A page run by itself (a test of one page script, without ``app.py``) reads its a
 
 from __future__ import annotations
 
+from collections.abc import Mapping
+
 import streamlit as st
 
 _SHOWN = "_address_page"  # the page the last full run showed
@@ -47,8 +49,23 @@ def from_address(name: str) -> str | None:
 def keep(name: str, value: str | None) -> None:
     """Show ``value`` as ``?name=`` (None: no ``?name=``) now, and again after any watcher run that
     brought an older address back. Call it on every run of the page that keeps the value."""
-    st.session_state.setdefault(_KEPT, {})[name] = value
+    kept_this_run()[name] = value
     _write(name, value)
+
+
+def kept_this_run() -> dict[str, str | None]:
+    """The values this run keeps in the address, as :func:`keep` notes them: the same dict goes on
+    filling while the run goes, so it can be held for the address the run leaves (:func:`address_left`)."""
+    kept: dict[str, str | None] = st.session_state.setdefault(_KEPT, {})
+    return kept
+
+
+def address_left(asked: Mapping[str, str], kept: Mapping[str, str | None]) -> dict[str, str]:
+    """The address a run asked for with ``asked`` leaves once it has kept ``kept``: it may be newer than
+    the one it was asked for (a watcher run asks with an older one)."""
+    address = {name: value for name, value in asked.items() if name not in kept}
+    address.update({name: value for name, value in kept.items() if value is not None})
+    return address
 
 
 def write_kept() -> None:

@@ -195,3 +195,27 @@ def test_a_threshold_chosen_survives_an_older_address(two_datasets: str) -> None
     at.run()
     assert at.sidebar.slider(key="iou_threshold").value == pytest.approx(0.5)
     assert "iou" not in at.query_params
+
+
+def test_presenter_mode_leaves_for_the_page_as_it_was_shown(two_datasets: str) -> None:
+    """A run asked for with an older address (a live page's watcher run) kept the page as it was, but
+    presenter mode, opened next, took that older address for the page's: Esc went back to Compare on the
+    item, threshold and tracks from before."""
+    at = _app(dataset=DEMO).run()
+    at.switch_page("app_pages/compare.py").run()
+    at.slider(key="iou_threshold").set_value(0.3).run()
+    older = dict(at.query_params)
+    at.slider(key="iou_threshold").set_value(0.7).run()
+    at.button(key="compare_next").click().run()
+    at.button(key="compare_down_cautious").click().run()
+    shown = dict(at.query_params)
+    assert {k: shown[k] for k in ("iou", "detectors")} == {"iou": "0.7", "detectors": "eager,cautious,sloppy"}
+    at.query_params.clear()
+    at.query_params.update(older)  # what such a watcher run leaves in the address
+    at.run()
+    assert dict(at.query_params) == shown
+    at.switch_page("app_pages/presenter.py").run()
+    at.button(key="presenter-leave").click().run()
+    assert not at.exception, at.exception
+    assert at.sidebar.slider(key="iou_threshold").value == pytest.approx(0.7)
+    assert dict(at.query_params) == shown

@@ -29,7 +29,7 @@ from analysis.item_comparison import (
 )
 from analysis.reports.detector_runs import self_judging
 from components.dataset_picker import dataset_switched, pick_dataset
-from components.item_parts import show_image, show_raw_output, show_text
+from components.item_parts import response_title, show_image, show_raw_output, show_text
 from components.live_refresh import follow_runs
 from components.no_gold import show_no_gold
 from components.page_address import from_address, keep
@@ -382,7 +382,7 @@ with right:
                 "see the tables below."
             )
     else:
-        show_text(item.response, label="Response")
+        show_text(item.response, label=response_title(dataset))
         # Said once the tables below are drawn or not: "see the tables below" above none misleads.
         no_span_note = st.empty()
 tables_drawn = False

@@ -13,13 +13,14 @@ from analysis.sentence_labels import shown_sentence_labels
 from components.dataset_picker import pick_dataset
 from components.dead_ends import missing_item
 from components.item_history import show_item_history
-from components.item_parts import show_image, show_raw_output, show_text
+from components.item_parts import response_title, show_image, show_raw_output, show_text
 from components.page_setup import setup_page
 from db.access import Forbidden
 from db.repositories.annotations import item_annotations
 from db.repositories.datasets import set_image_root
 from db.repositories.items import get_item, item_at, neighbours
 from db.repositories.visibility import visible_label_sets
+from formats.trihe import run_answer
 from render.literal_text import literal
 from render.span_html import SpanStyle, render_sentences_html, render_spans_html
 
@@ -98,8 +99,7 @@ with right:
         with st.expander("Reference answer"):
             show_text(item.reference)
     if not by_title:
-        st.markdown("**Response**")
-        show_text(item.response)
+        show_text(item.response, label=response_title(dataset))
     else:
         titles = list(by_title)
         shown = st.selectbox(
@@ -107,7 +107,7 @@ with right:
         )
         chosen = by_title[shown]
         found = shown_labels[chosen.id]
-        st.markdown(f"**Response** · {len(found.spans)} span(s) from {literal(shown)}")
+        st.markdown(f"**{response_title(dataset)}** · {len(found.spans)} span(s) from {literal(shown)}")
         styles = [
             SpanStyle(s.start, s.end, s.type, tooltip=f"{s.type or 'untyped'} · {s.start}–{s.end}")
             for s in found.spans
@@ -171,7 +171,7 @@ if item.claims:
         rows.append(row)
     st.dataframe(pd.DataFrame(rows), hide_index=True, width="stretch")
 
-extracted = {t: shown_labels[ls.id].triplets for t, ls in by_title.items() if shown_labels[ls.id].triplets}
+extracted = {t: shown_labels[ls.id] for t, ls in by_title.items() if shown_labels[ls.id].triplets}
 if item.reference_triplets or extracted:
     st.subheader("Triplets", anchor=False)
     ref_col, ext_col = st.columns(2)
@@ -188,8 +188,11 @@ if item.reference_triplets or extracted:
             width="stretch",
         )
     with ext_col:
-        for title, triplets in extracted.items():
+        for title, run in extracted.items():
             st.markdown(f"**Extracted · {literal(title)}**")
+            answer = run_answer(run.raw_output.text) if run.raw_output is not None else None
+            if answer is not None:  # the text these triplets come from, not the item's response
+                show_text(answer, label="Its answer")
             st.dataframe(
                 pd.DataFrame(
                     [
@@ -200,7 +203,7 @@ if item.reference_triplets or extracted:
                             "verdict": t.verdict or "—",
                             "wrong part": t.wrong_part or "",
                         }
-                        for t in triplets
+                        for t in run.triplets
                     ]
                 ),
                 hide_index=True,

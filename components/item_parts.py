@@ -61,6 +61,17 @@ def show_image(dataset: DatasetInfo, item: ItemView, *, settings_below: bool = F
     st.warning(reason)
 
 
+# Formats whose item response is the benchmark's reference answer, not a model's answer (Tri-HE: the
+# models' answers come with their runs, as the text their triplets were extracted from).
+_REFERENCE_RESPONSES = frozenset({"trihe"})
+
+
+def response_title(dataset: DatasetInfo) -> str:
+    """What an item's response is called on a page: "Reference answer" where the dataset's responses are
+    the benchmark's own answers, so a run's triplets beside it are not read as extracted from it."""
+    return "Reference answer" if dataset.source_format in _REFERENCE_RESPONSES else "Response"
+
+
 def show_text(text: str, *, label: str | None = None) -> None:
     """Untrusted text exactly as written: escaped, whitespace kept, no Markdown."""
     if label:

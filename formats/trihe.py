@@ -29,7 +29,7 @@ from formats.base import Format, FormatError, ReadOptions, ReadResult
 from formats.bundles import raw_output_json
 from formats.fields import RecordError, get_list, get_str, type_name
 from formats.ids import external_id, keys_with_id
-from formats.json_documents import dump_json, load_document
+from formats.json_documents import dump_json, load_document, loads
 from formats.problems import Problem
 from formats.records import Annotations, Bundle, DatasetRecord, ItemRecord, LabelSetRecord, TripletRecord
 from formats.storable import unstorable
@@ -287,8 +287,24 @@ def _instances(
 
 def _run_output(annotations: Annotations) -> dict[str, Any]:
     """A raw output in the Tri-HE run's own shape (an object with its ``triplets``), else empty."""
-    raw = raw_output_json(annotations, {})
+    return _run_shape(raw_output_json(annotations, {}))
+
+
+def _run_shape(raw: Any) -> dict[str, Any]:
     return raw if isinstance(raw, dict) and "triplets" in raw else {}
+
+
+def run_answer(raw_text: str) -> str | None:
+    """The answering model's own answer, which a Tri-HE run keeps in its raw output: the text its
+    triplets were extracted from. The item's response is the benchmark's reference answer, so a page
+    showing a run's triplets shows this beside them. None when the output is not a Tri-HE run's or
+    holds no answer."""
+    try:
+        raw = loads(raw_text)
+    except (ValueError, RecursionError):
+        return None
+    answer = _run_shape(raw).get("answer")
+    return answer if isinstance(answer, str) else None
 
 
 def run_key(label_set: LabelSetRecord) -> str:

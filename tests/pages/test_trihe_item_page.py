@@ -1,0 +1,90 @@
+"""Tri-HE on the Item and Compare pages: an item's response is the benchmark's reference answer, and a
+model's run brings its own answer with the triplets extracted from it. Shown side by side as "Response"
+and "Extracted", the reference answer read as the text the model's triplets came from."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+import streamlit as st
+from streamlit.testing.v1 import AppTest
+
+from db.access import OPERATOR
+from db.engine import make_engine
+from db.transfer import import_file, import_predictions
+
+APP = str(Path(__file__).resolve().parents[2] / "app.py")
+REFERENCE = "The lamp is on because the room is dark."
+ANSWER = "A **cat** <b>sleeps</b> on the bed."  # the model's words, shown as written
+BENCHMARK = {
+    "2374892": {
+        "instance": [
+            {"question": "Why is the room lit?", "answer": REFERENCE, "triplet": ["(lamp, is, on)"]}
+        ],
+        "triplets": ["(lamp, on, desk)"],
+        "all_object": ["lamp", "desk"],
+        "object": ["lamp"],
+    }
+}
+
+
+def _with_run(benchmark: dict[str, object]) -> dict[str, object]:
+    run = json.loads(json.dumps(benchmark))
+    instance = run["2374892"]["instance"][0]  # type: ignore[index]
+    instance.update(
+        {"llava": ANSWER, "llava_triplets": ["(cat, sleeps on, bed)"], "llava_triplets_judgements": ["no"]}
+    )
+    return run
+
+
+@pytest.fixture
+def trihe_db(sqlite_url: str, monkeypatch: pytest.MonkeyPatch) -> str:
+    engine = make_engine(sqlite_url)
+    data = json.dumps(BENCHMARK).encode()
+    found = import_file(engine, data, actor=OPERATOR, source="tri-he.json", format_name="trihe")
+    assert found.ok, found.problems
+    run = import_predictions(
+        engine,
+        json.dumps(_with_run(BENCHMARK)).encode(),
+        actor=OPERATOR,
+        source="llava.json",
+        dataset=found.dataset,
+        detector="llava",
+        format_name="trihe-judgments",
+    )
+    assert run.ok, run.problems
+    engine.dispose()
+    monkeypatch.setenv("DATABASE_URL", sqlite_url)
+    st.cache_resource.clear()
+    st.cache_data.clear()
+    return found.dataset
+
+
+def _texts(at: AppTest) -> str:
+    return "\n".join([m.value for m in at.markdown] + [h.proto.body for h in at.get("html")])
+
+
+def test_the_item_page_calls_the_response_the_reference_and_shows_the_runs_answer(trihe_db: str) -> None:
+    at = AppTest.from_file(APP, default_timeout=30)
+    at.query_params.update({"dataset": trihe_db})
+    at.run()
+    at.switch_page("app_pages/item.py").run()
+    assert not at.exception, at.exception
+    texts = _texts(at)
+    assert "**Reference answer** · 0 span(s)" in texts
+    assert "**Response**" not in texts
+    assert "**Extracted · Detector · llava**" in texts
+    assert "**Its answer**" in texts
+    assert "A **cat** &lt;b&gt;sleeps&lt;/b&gt; on the bed." in texts  # literal, not rendered
+    assert "A <b>sleeps" not in texts
+
+
+def test_compare_calls_the_response_the_reference(trihe_db: str) -> None:
+    at = AppTest.from_file(APP, default_timeout=30)
+    at.query_params.update({"dataset": trihe_db})
+    at.run()
+    at.switch_page("app_pages/compare.py").run()
+    assert not at.exception, at.exception
+    assert "**Reference answer**" in _texts(at)

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
+from typing import Any
 
 import pytest
 import streamlit as st
@@ -18,7 +19,7 @@ from db.transfer import import_file, import_predictions
 APP = str(Path(__file__).resolve().parents[2] / "app.py")
 REFERENCE = "The lamp is on because the room is dark."
 ANSWER = "A **cat** <b>sleeps</b> on the bed."  # the model's words, shown as written
-BENCHMARK = {
+BENCHMARK: dict[str, Any] = {
     "2374892": {
         "instance": [
             {"question": "Why is the room lit?", "answer": REFERENCE, "triplet": ["(lamp, is, on)"]}
@@ -30,9 +31,9 @@ BENCHMARK = {
 }
 
 
-def _with_run(benchmark: dict[str, object]) -> dict[str, object]:
-    run = json.loads(json.dumps(benchmark))
-    instance = run["2374892"]["instance"][0]  # type: ignore[index]
+def _with_run(benchmark: dict[str, Any]) -> dict[str, Any]:
+    run: dict[str, Any] = json.loads(json.dumps(benchmark))
+    instance = run["2374892"]["instance"][0]
     instance.update(
         {"llava": ANSWER, "llava_triplets": ["(cat, sleeps on, bed)"], "llava_triplets_judgements": ["no"]}
     )
@@ -44,7 +45,7 @@ def trihe_db(sqlite_url: str, monkeypatch: pytest.MonkeyPatch) -> str:
     engine = make_engine(sqlite_url)
     data = json.dumps(BENCHMARK).encode()
     found = import_file(engine, data, actor=OPERATOR, source="tri-he.json", format_name="trihe")
-    assert found.ok, found.problems
+    assert found.ok and found.dataset, found.problems
     run = import_predictions(
         engine,
         json.dumps(_with_run(BENCHMARK)).encode(),

@@ -16,6 +16,13 @@ follow it, though a gold file's copy may (:func:`formats.alignment.spans_on_copy
 tags are its data; a detector's copy is what IF measures). Spans are placed on the stored response
 character by character, ignoring whitespace. An output that does not follow the format is kept, visible
 and counted (as 0 in the tables), with no spans — never dropped.
+
+A run of which (nearly) no output holds its item's response is refused whole instead
+(:class:`formats.record_formats.RunTextChecks`): it is the run over another dataset whose ids collide
+with this one's, not a detector that failed every item. That check is looser than IF, so a detector's
+own slips of the right dataset never trip it: the response found anywhere in the output, whitespace and
+the run's tags aside (a header or an unclosed tag around a faithful copy), or a copy of at least its
+first half (an output cut short) counts as matching.
 """
 
 from __future__ import annotations
@@ -24,16 +31,22 @@ import re
 from collections import Counter
 from typing import Any
 
-from formats.alignment import NotACopy, first_word_difference, norm_ws, spans_on_copy
+from formats.alignment import (
+    NotACopy,
+    first_difference_ignoring_whitespace,
+    first_word_difference,
+    norm_ws,
+    spans_on_copy,
+)
 from formats.base import FormatError, KnownItem, ReadOptions
 from formats.bundles import detector_outputs
 from formats.fields import get_first_str
 from formats.json_documents import dump_jsonl
 from formats.markers import explain_broken_tags, insert_markers, overlapping
-from formats.record_formats import PredictionRecordsFormat, Warnings
+from formats.record_formats import PredictionRecordsFormat, TextCheck, Warnings
 from formats.records import Annotations, Bundle, RawOutputRecord, SpanRecord
 from formats.text import head_text, looks_like_json
-from metrics.tagged_text import parse_tagged
+from metrics.tagged_text import WRAPPER_CLOSE, WRAPPER_OPEN, parse_tagged
 
 OUTPUT_KEYS = ("output", "response", "prediction", "raw_output", "model_output", "generated_text", "value")
 DEFAULT_TAG = "hallucination"
@@ -143,6 +156,12 @@ class MhaloOutputsFormat(PredictionRecordsFormat[tuple[str | None, str | None]])
             warnings.append((key or "output", f"kept without spans: {raw.parse_error}"))
         return Annotations(ext, [SpanRecord(s, e) for s, e in spans], raw_output=raw)
 
+    def text_check(
+        self, fields: tuple[str | None, str | None], item: KnownItem, options: ReadOptions
+    ) -> TextCheck | None:
+        _, output = fields
+        return copy_check(output or "", item.response, options.tag or find_tag(output or "", item.response))
+
     def write(self, bundle: Bundle, *, filename: str = "") -> bytes:
         rows = [
             {"id": item.external_id, "output": output_text(item.response, detected)}
@@ -152,6 +171,27 @@ class MhaloOutputsFormat(PredictionRecordsFormat[tuple[str | None, str | None]])
 
     def default_filename(self, dataset: str) -> str:
         return f"{dataset}.outputs.jsonl"
+
+
+def copy_check(output: str, response: str, tag: str) -> TextCheck | None:
+    """Whether ``output`` holds ``response`` (see the module's docstring), whatever its tags' format;
+    None when its tagged text is empty (a detector that answered nothing says nothing of the dataset)."""
+    without_tags = output.replace(f"<{tag}>", "").replace(f"</{tag}>", "")
+    dense_response = "".join(response.split())
+    if dense_response in "".join(without_tags.split()):
+        return TextCheck(True)
+    start = without_tags.find(WRAPPER_OPEN)
+    text = without_tags
+    if start != -1:
+        end = without_tags.find(WRAPPER_CLOSE, start)
+        text = without_tags[start + len(WRAPPER_OPEN) : end if end != -1 else len(without_tags)]
+    dense_text = "".join(text.split())
+    if not dense_text:
+        return None
+    if 2 * len(dense_text) >= len(dense_response) and dense_response.startswith(dense_text):
+        return TextCheck(True)
+    difference = first_difference_ignoring_whitespace(text.strip(), response)
+    return TextCheck(False, f"the tagged text is not the response {difference}")
 
 
 def output_text(response: str, annotations: Annotations) -> str:

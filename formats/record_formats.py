@@ -17,6 +17,7 @@ for that record alone), and build the bundle. A new format of this shape is a su
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
+from dataclasses import dataclass
 from typing import Any, ClassVar, Generic, TypeVar
 
 from formats.base import Format, KnownItem, ReadOptions, ReadResult
@@ -36,6 +37,61 @@ T = TypeVar("T")
 Warnings = list[tuple[str, str]]
 # Reads one record (at its index in the file) into an item and its gold annotations.
 RecordReader = Callable[[Any, int, Warnings], tuple[ItemRecord, Annotations]]
+
+# A run is refused whole as one over another dataset when at least RUN_CHECK_MIN_OUTPUTS of its outputs
+# hold a text to compare with their items' responses and fewer than RUN_CHECK_MIN_SHARE of them match
+# (so none, below 20 outputs). A detector's own slips are per output (kept, counted against its IF); a
+# run of which (nearly) no output copies its item's response is the file of another dataset whose ids
+# happen to be this one's (``processed_test-3`` of every MHALO file), and would score as a detector that
+# failed every item. One or two outputs are too few to tell a broken output from another dataset.
+RUN_CHECK_MIN_OUTPUTS = 3
+RUN_CHECK_MIN_SHARE = 0.05
+
+
+@dataclass(frozen=True)
+class TextCheck:
+    """Whether one output's text is a copy of its item's stored response, for the run check; with
+    ``difference`` saying where a text that is not one parts from the response."""
+
+    matches: bool
+    difference: str = ""
+
+
+@dataclass
+class RunTextChecks:
+    """The text checks of a run's outputs, and the refusal they add up to (see ``RUN_CHECK_MIN_*``)."""
+
+    compared: int = 0
+    matched: int = 0
+    first: tuple[str, str] | None = None  # the first output that does not match: label, why
+
+    def add(self, label: str, check: TextCheck | None) -> None:
+        if check is None:
+            return
+        self.compared += 1
+        if check.matches:
+            self.matched += 1
+        elif self.first is None:
+            self.first = (label, check.difference)
+
+    def refusal(self, source: str) -> Problem | None:
+        """The file-level error refusing the run, or None when enough of its outputs match."""
+        if self.compared < RUN_CHECK_MIN_OUTPUTS or self.matched >= RUN_CHECK_MIN_SHARE * self.compared:
+            return None
+        assert self.first is not None
+        label, difference = self.first
+        share = (
+            f"none of the {self.compared} outputs matches its item's response"
+            if not self.matched
+            else f"only {self.matched} of the {self.compared} outputs match their item's response"
+        )
+        return Problem(
+            source,
+            "-",
+            "-",
+            f"{share} (first that does not: record {label}: {difference}): is this run over another "
+            "dataset? Nothing of it was imported; import it into the dataset its outputs are of",
+        )
 
 
 class BenchmarkRecordsFormat(Format):
@@ -147,12 +203,20 @@ class PredictionRecordsFormat(Format, Generic[T]):
         """The detector's annotations of the stored ``item`` (external id ``ext``)."""
         raise NotImplementedError
 
+    def text_check(self, fields: T, item: KnownItem, options: ReadOptions) -> TextCheck | None:
+        """Whether the output in ``fields`` holds a copy of ``item``'s response, for the check that a run
+        is over this dataset at all (see ``RUN_CHECK_MIN_*``); None when the format's outputs copy no
+        text, or this one holds none, so it tells nothing either way."""
+        return None
+
     def read(self, data: bytes, *, source: str, options: ReadOptions | None = None) -> ReadResult:
         options = options or ReadOptions()
         records, problems = prediction_records(data, source)
         if records is None:
             return ReadResult(None, problems)
         annotations: dict[str, Annotations] = {}
+        checks = RunTextChecks()
+        output_warnings: set[int] = set()  # ids of the outputs' own warnings, moot when the run is refused
         for label, ext, record, fields in prediction_items(
             records,
             source,
@@ -164,8 +228,15 @@ class PredictionRecordsFormat(Format, Generic[T]):
             dataset=options.dataset,
         ):
             warnings: Warnings = []
-            annotations[ext] = self.annotate(ext, record, fields, options.known[ext], options, warnings)
-            problems.extend(Problem(source, label, field, reason, "warning") for field, reason in warnings)
+            item = options.known[ext]
+            annotations[ext] = self.annotate(ext, record, fields, item, options, warnings)
+            found = [Problem(source, label, field, reason, "warning") for field, reason in warnings]
+            problems += found
+            output_warnings.update(id(problem) for problem in found)
+            checks.add(label, self.text_check(fields, item, options))
+        refusal = checks.refusal(source)
+        if refusal is not None:
+            return ReadResult(None, [*(p for p in problems if id(p) not in output_warnings), refusal])
         return ReadResult(detector_bundle(options, list(annotations.values()), self.source_format), problems)
 
 

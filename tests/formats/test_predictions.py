@@ -450,3 +450,96 @@ def test_a_detector_output_with_a_malformed_closing_tag_says_which():
     assert spans == [] and not raw.follows_format
     assert "a closing tag looks malformed: '<hallucination>' at character 37, after 'red'" in raw.parse_error
     assert output[37:].startswith("<hallucination>.")
+
+
+# Three MHALO-style outputs whose tagged texts are another dataset's responses, under this one's ids.
+OTHER_DATASET_RUN = [
+    {"id": "a", "output": "<Tagged_Text>Extend ED to <hallucination>N</hallucination>.</Tagged_Text>"},
+    {"id": "b", "output": "<Tagged_Text>Angle AOC is 120°.</Tagged_Text>"},
+    {"id": "c", "output": "<Tagged_Text>Hence <hallucination>AM = CM</hallucination>.</Tagged_Text>"},
+]
+
+
+@pytest.mark.parametrize("allow_skip", [False, True])
+def test_a_run_over_another_dataset_is_refused_whole(engine, allow_skip):
+    """Ids of one MHALO file collide with another's (``processed_test-3``): a run whose outputs copy
+    none of the stored responses is refused with one error for the file, skipping or not, and nothing of
+    it is written (it used to import as a detector that failed every item)."""
+    import_file(
+        engine, BENCH, source="b.json", format_name="mhalo", options=ReadOptions(dataset="d"), actor=OPERATOR
+    )
+    outcome = import_predictions(
+        engine,
+        jsonl(OTHER_DATASET_RUN),
+        source="o.jsonl",
+        dataset="d",
+        detector="wrongdata",
+        allow_skip=allow_skip,
+        actor=OPERATOR,
+    )
+    assert not outcome.ok and outcome.result is None
+    assert [str(p) for p in outcome.problems] == [
+        "o.jsonl: none of the 3 outputs matches its item's response (first that does not: record #0 (id=a): "
+        "the tagged text is not the response at character 0: 'Extend ED to N.' vs 'The cat sits on a red mat'"
+        "): is this run over another dataset? Nothing of it was imported; import it into the dataset "
+        "its outputs are of"
+    ]
+    from db.exporter import export_bundle
+
+    assert [
+        ls.name for ls in export_bundle(engine, "d", actor=OPERATOR).label_sets if ls.kind == "detector"
+    ] == []
+
+
+def test_broken_outputs_of_the_right_dataset_are_kept_not_refused(engine):
+    """The run check is no IF: outputs of this dataset that break the format (tags never closed, a copy
+    cut short, words joined, a header around the copy) hold its responses and are kept without spans,
+    counted against the detector; one output of another text among them does not refuse the run."""
+    import_file(
+        engine, BENCH, source="b.json", format_name="mhalo", options=ReadOptions(dataset="d"), actor=OPERATOR
+    )
+    rows = [
+        {"id": "a", "output": "Sure! The cat sits on a red mat.\n\nIt looks <hallucination>happy 🐱."},
+        {"id": "b", "output": "<Tagged_Text>Twodogs <hallucination>run</hallucination>.</Tagged_Text>"},
+        {"id": "c", "output": "<Tagged_Text>Hence <hallucination>AM = CM</hallucination>.</Tagged_Text>"},
+    ]
+    outcome = import_predictions(
+        engine, jsonl(rows), source="o.jsonl", dataset="d", detector="sloppy", actor=OPERATOR
+    )
+    assert outcome.ok, outcome.problems
+    assert [p.record for p in outcome.warnings] == ["#0 (id=a)", "#1 (id=b)", "#2 (id=c)"]
+    assert all("kept without spans" in p.reason for p in outcome.warnings)
+    assert outcome.result is not None and outcome.result.rows["raw_outputs"] == 3
+    cut = [
+        {"id": "a", "output": "<Tagged_Text>The cat sits on a red mat. It"},
+        {"id": "b", "output": "<Tagged_Text>Two dogs</Tagged_Text>"},
+        {"id": "c", "output": "<Tagged_Text>A sign says <hallucination>OPEN</hallucination>"},
+    ]
+    outcome = import_predictions(
+        engine, jsonl(cut), source="o.jsonl", dataset="d", detector="cut", actor=OPERATOR
+    )
+    assert outcome.ok, outcome.problems
+
+
+def test_the_run_check_needs_three_outputs_and_refuses_below_one_in_twenty():
+    """Fewer than three compared outputs never refuse a run (a broken output cannot be told from another
+    dataset); from three on a run is refused when fewer than 5 % of its outputs match (none, below 20)."""
+    from formats.record_formats import RunTextChecks, TextCheck
+
+    def checks(matched: int, compared: int, empty: int = 0) -> RunTextChecks:
+        found = RunTextChecks()
+        for k in range(compared):
+            found.add(f"#{k}", TextCheck(k < matched, "at character 0: 'x' vs 'y'"))
+        for k in range(empty):
+            found.add(f"#{compared + k}", None)
+        return found
+
+    assert checks(0, 2, empty=5).refusal("f") is None
+    assert "none of the 3 outputs" in getattr(checks(0, 3).refusal("f"), "reason", "")
+    assert checks(1, 19).refusal("f") is None
+    assert checks(1, 20).refusal("f") is None
+    refused = checks(1, 21).refusal("f")
+    assert refused is not None and refused.severity == "error" and refused.record == "-"
+    assert refused.reason.startswith(
+        "only 1 of the 21 outputs match their item's response (first that does not: record #1:"
+    )

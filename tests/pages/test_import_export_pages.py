@@ -257,6 +257,51 @@ def test_detector_outputs_go_to_the_dataset_the_user_works_on(store: str, tmp_pa
     assert "no item 'zzz' in dataset 'bench'" in html.unescape(_html(at))
 
 
+def test_the_import_page_refuses_a_run_over_another_dataset(store: str, tmp_path: Path) -> None:
+    """Outputs under this dataset's ids that copy none of its responses: the preview and the import say
+    it once for the file, and skipping bad records does not import it."""
+    engine = make_engine(store)
+    rows = [{"id": k, "test_solution": text, "hallucinated_solution": text} for k, text in
+            (("a", "Two cats."), ("b", "A red bus."), ("c", "One dog."))]  # fmt: skip
+    import_file(
+        engine, json.dumps(rows).encode(), source="t.json", format_name="mhalo",
+        options=ReadOptions(dataset="bench"), actor=OPERATOR,
+    )  # fmt: skip
+    engine.dispose()
+    path = _imports(tmp_path) / "outputs.jsonl"
+    path.write_text(
+        "".join(
+            json.dumps(
+                {
+                    "id": k,
+                    "output": f"<Tagged_Text>Angle {k} is <hallucination>60°</hallucination>.</Tagged_Text>",
+                }
+            )
+            + "\n"
+            for k in "abc"
+        )
+    )
+    at = AppTest.from_file(IMPORT_PAGE, default_timeout=TIMEOUT)
+    at.query_params["dataset"] = "bench"
+    at.run()
+    at.radio(key="import_kind").set_value("Detector outputs").run()
+    at.radio(key="import_mode").set_value("Path on the server").run()
+    at.text_input(key="import_path").input(str(path)).run()
+    at.text_input(key="import_detector").input("wrongdata").run()
+    refusal = "none of the 3 outputs matches its item's response"
+    assert {m.label: m.value for m in at.metric} == {"Outputs": "0", "Errors": "1", "Warnings": "0"}
+    assert refusal in html.unescape(_html(at)) and at.button(key="import_go").disabled
+    at.checkbox(key="import_allow_skip").check().run()
+    at.button(key="import_go").click().run()
+    assert not at.exception and not at.success
+    assert "nothing imported" in at.error[0].value and refusal in html.unescape(_html(at))
+    engine = make_engine(store)
+    try:
+        assert [ls.name for ls in export_bundle(engine, "bench", actor=OPERATOR).label_sets] == ["gold"]
+    finally:
+        engine.dispose()
+
+
 def _far_file(tmp_path: Path) -> tuple[Path, Path]:
     """A canonical file in the import folder naming its own image folder, which lies outside it; the
     file and that folder."""

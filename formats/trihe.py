@@ -16,7 +16,9 @@ three parts (``"(Woman, reason for attention, Curiosity/Distraction, photographe
 verbatim for export, reported, and not used as reference triplets, because splitting them would be a guess.
 
 Model runs added to the same file (``<model>_triplets``, ``<model>_triplets_judgements``) are read by
-:mod:`formats.trihe_judgments`.
+:mod:`formats.trihe_judgments`, as a detector run over the stored items. A benchmark import keeps them
+only as the questions' own fields (an export writes them back) and scores none of them, so it says so
+(:func:`runs_note`): a file of answers and judgments must not look imported when its runs are not.
 """
 
 from __future__ import annotations
@@ -49,6 +51,40 @@ SUFFIX_PARTS = "_triplets_error_parts"
 RUN_SUFFIXES = (SUFFIX_TRIPLETS, SUFFIX_JUDGEMENTS, SUFFIX_PARTS)
 # The label-set meta key naming the model whose answers a run judged (the ``<model>`` of its keys).
 ANSWERING_MODEL = "answering_model"
+
+
+def run_keys(document: dict[str, Any]) -> dict[str, list[str]]:
+    """Each model with a run in the file, and its run keys (``<model>_triplets`` …), in order of
+    appearance."""
+    found: dict[str, dict[str, None]] = {}
+    for entry in document.values():
+        instances = entry.get("instance") if isinstance(entry, dict) else None
+        for instance in instances if isinstance(instances, list) else []:
+            for key in instance if isinstance(instance, dict) else ():
+                suffix = next(
+                    (s for s in (SUFFIX_JUDGEMENTS, SUFFIX_PARTS, SUFFIX_TRIPLETS) if key.endswith(s)), ""
+                )
+                if suffix and key != suffix:
+                    found.setdefault(key[: -len(suffix)], {})[key] = None
+    return {model: list(keys) for model, keys in found.items()}
+
+
+def runs_note(document: dict[str, Any], source: str) -> Problem | None:
+    """The warning of a benchmark import whose file also holds model runs, which it does not import."""
+    runs = run_keys(document)
+    if not runs:
+        return None
+    held = " and ".join(f"of model {model!r} ({', '.join(keys)})" for model, keys in runs.items())
+    pick = "; the detector name picks the model" if len(runs) > 1 else ""
+    return Problem(
+        source,
+        "-",
+        "-",
+        f"the file also holds runs {held}: a benchmark import keeps them only as the questions' fields and "
+        f"scores none of them; import {'each' if len(runs) > 1 else 'it'} as a detector run (import-predictions, "
+        f"or Detector outputs on the Import page, format trihe-judgments{pick})",
+        "warning",
+    )
 
 
 def parse_triplet(text: Any) -> tuple[str, str, str] | None:
@@ -145,6 +181,9 @@ class TriHEFormat(Format):
                 items += self._image(image_id, entry, options, source, problems)
             except RecordError as error:
                 problems.append(Problem(source, where, error.field, error.reason))
+        runs = runs_note(document, source)
+        if runs is not None:
+            problems.append(runs)
         bundle = Bundle(
             dataset=DatasetRecord(
                 name=options.dataset or file_stem(source), source_format=self.name, label_kinds=["triplet"]

@@ -313,3 +313,49 @@ def test_a_run_of_text_outputs_alone_is_refused_not_dropped() -> None:
     )
     with pytest.raises(FormatError, match="detector:captioner's raw outputs are not Tri-HE runs"):
         TRIHE.write(_bundle(text))
+
+
+def test_a_benchmark_import_of_a_file_with_runs_says_it_leaves_them_to_import_predictions(
+    engine: Engine,
+) -> None:
+    """A Tri-HE file holding model runs imported as a benchmark: its items are imported and the runs are
+    not, and the import says so, naming the file, each model and its keys (it used to say nothing, as if
+    the answers and judgments had been read); imported as a detector run, the model's run is read."""
+    document = _run("llava", ("yes", "no", "yes"))
+    document["7"]["instance"][0]["gpt4v_triplets"] = ["(man, is, tall)"]
+    outcome = import_file(
+        engine,
+        json.dumps(document).encode(),
+        source="trihe_with_runs.json",
+        actor=OPERATOR,
+        options=ReadOptions(dataset="th3"),
+    )
+    assert outcome.ok and outcome.format == "trihe", outcome.problems
+    assert [str(p) for p in outcome.warnings] == [
+        "trihe_with_runs.json: the file also holds runs of model 'llava' (llava_triplets, "
+        "llava_triplets_judgements) and of model 'gpt4v' (gpt4v_triplets): a benchmark import keeps them "
+        "only as the questions' fields and scores none of them; import each as a detector run "
+        "(import-predictions, or Detector outputs on the Import page, format trihe-judgments; the detector "
+        "name picks the model)"
+    ]
+    assert outcome.result is not None and outcome.result.label_sets == []
+    run = import_predictions(
+        engine,
+        json.dumps(document).encode(),
+        source="trihe_with_runs.json",
+        dataset="th3",
+        detector="llava",
+        actor=OPERATOR,
+    )
+    assert run.ok and run.result is not None and run.result.rows["triplets"] == 3, run.problems
+
+
+def test_a_benchmark_file_without_runs_imports_without_a_note(engine: Engine) -> None:
+    outcome = import_file(
+        engine,
+        json.dumps(BENCH).encode(),
+        source="tri-he.json",
+        actor=OPERATOR,
+        options=ReadOptions(dataset="t"),
+    )
+    assert outcome.ok and outcome.problems == []

@@ -302,6 +302,25 @@ def test_the_import_page_refuses_a_run_over_another_dataset(store: str, tmp_path
         engine.dispose()
 
 
+def test_the_import_page_says_a_tri_he_files_runs_are_not_imported_with_its_items(
+    store: str, tmp_path: Path
+) -> None:
+    """A Tri-HE file with a model's run imported as a benchmark: the preview and the import name the
+    model's keys and where to import them, like the file's other notes."""
+    path = _imports(tmp_path) / "trihe_with_runs.json"
+    instance = {"question": "Who sits?", "answer": "A man.", "triplet": ["(man, sits on, bench)"],
+                "llava_triplets": ["(man, sits on, chair)"], "llava_triplets_judgements": ["no"]}  # fmt: skip
+    path.write_text(json.dumps({"7": {"instance": [instance], "triplets": ["(man, sits on, bench)"]}}))
+    at = _import_page(path)
+    assert at.selectbox(key="import_format_benchmark").value == "trihe"
+    note = "runs of model 'llava' (llava_triplets, llava_triplets_judgements)"
+    assert {m.label: m.value for m in at.metric}["Warnings"] == "1"
+    assert note in html.unescape(_html(at))
+    at.button(key="import_go").click().run()
+    assert not at.exception and "1 new items" in at.success[0].value
+    assert note in html.unescape(_html(at))
+
+
 def _far_file(tmp_path: Path) -> tuple[Path, Path]:
     """A canonical file in the import folder naming its own image folder, which lies outside it; the
     file and that folder."""

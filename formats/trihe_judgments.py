@@ -36,6 +36,7 @@ from formats.trihe import (
     build_document,
     instance_id,
     parse_triplet,
+    run_keys,
 )
 
 _VERDICT = re.compile(r"my answer is\s*['\"]?(yes|no)['\"]?", re.IGNORECASE)
@@ -61,15 +62,7 @@ _PART = re.compile(r"related to\s*['\"]?(object1|object2|relation)['\"]?", re.IG
 
 def model_keys(document: dict[str, Any]) -> list[str]:
     """Model names with ``<model>_triplets`` keys in any instance, in order of appearance."""
-    found: dict[str, None] = {}
-    for entry in document.values():
-        instances = entry.get("instance") if isinstance(entry, dict) else None
-        for instance in instances if isinstance(instances, list) else []:
-            if isinstance(instance, dict):
-                for key in instance:
-                    if key.endswith(SUFFIX_TRIPLETS) and key != SUFFIX_TRIPLETS:
-                        found[key[: -len(SUFFIX_TRIPLETS)]] = None
-    return list(found)
+    return [model for model, keys in run_keys(document).items() if f"{model}{SUFFIX_TRIPLETS}" in keys]
 
 
 def verdict_of(value: Any, part: Any = None) -> tuple[str | None, str | None]:

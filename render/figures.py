@@ -248,7 +248,7 @@ def mhalo_subsets(report: Report) -> go.Figure:
     fig = go.Figure()
     for _, row in frame.iterrows():
         fig.add_bar(
-            name=row["detector"],
+            name=report.provenance.run_name(row["detector"]),
             x=subsets,
             y=[row[f"{s} · F1_IoU"] for s in subsets],
             marker_color=palette[row["detector"]],
@@ -272,7 +272,7 @@ def mhalo_curve(report: Report) -> go.Figure:
     fig = go.Figure()
     for name, part in frame.groupby("detector", sort=False):
         fig.add_scatter(
-            name=name,
+            name=report.provenance.run_name(str(name)),
             x=part["iou_threshold"],
             y=part["f1_iou"],
             mode="lines+markers",
@@ -305,7 +305,7 @@ def mhalo_types(report: Report) -> go.Figure:
     for name, part in reversed(list(frame.groupby("detector", sort=False))):
         part = part.set_index("type").reindex(order)
         fig.add_bar(
-            name=name,
+            name=report.provenance.run_name(str(name)),
             y=rows,
             x=part["detected"],
             customdata=part["n_gold_spans"].fillna(0).astype(int),
@@ -346,7 +346,7 @@ def mhalo_clean(report: Report) -> go.Figure:
     fig = go.Figure()
     for name, part in frame.groupby("detector", sort=False):
         fig.add_bar(
-            name=name,
+            name=report.provenance.run_name(str(name)),
             x=[named[s] for s in part["subset"]],
             y=part["accuracy"],
             customdata=part["n_clean"],
@@ -386,7 +386,7 @@ def alignbench_auroc(report: Report) -> go.Figure:
     for name, part in frame.groupby("detector", sort=False):
         part = part.set_index("captioner").reindex(captioners)
         fig.add_scatter(
-            name=name,
+            name=report.provenance.run_name(str(name)),
             x=captioners,
             y=part["auroc"],
             mode="markers",
@@ -430,7 +430,8 @@ def alignbench_positional(report: Report) -> go.Figure:
             f"Every point averages fewer than 3 sentences ({hidden} not drawn): see the figure's data.",
         )
     detectors = list(dict.fromkeys(table.frame["detector"]))
-    fig = make_subplots(rows=1, cols=len(detectors), shared_yaxes=True, subplot_titles=detectors)
+    titles = [report.provenance.run_name(d) for d in detectors]
+    fig = make_subplots(rows=1, cols=len(detectors), shared_yaxes=True, subplot_titles=titles)
     styles = {"correct": ("#0072B2", "solid"), "incorrect": ("#D55E00", "dash")}
     for k, name in enumerate(detectors, start=1):
         part = frame[frame["detector"] == name]
@@ -447,7 +448,7 @@ def alignbench_positional(report: Report) -> go.Figure:
                 mode="lines+markers",
                 line={"color": color, "dash": dash, "width": 3},
                 customdata=line["n"],
-                meta=name,
+                meta=titles[k - 1],
                 hovertemplate=f"position %{{x}}: mean %{{y:.1f}} (%{{customdata}} {label})<extra>%{{meta}}</extra>",
             )
         fig.update_xaxes(title_text="sentence position", dtick=1, row=1, col=k)
@@ -479,7 +480,7 @@ def alignbench_self_preference(report: Report) -> go.Figure:
         go.Heatmap(
             z=matrix.to_numpy(),
             x=captioners,
-            y=detectors,
+            y=[report.provenance.run_name(d) for d in detectors],
             colorscale="RdBu",
             zmin=1 - spread,
             zmax=1 + spread,
@@ -528,7 +529,7 @@ def alignbench_error_types(report: Report) -> go.Figure:
     for name, part in frame.groupby("detector", sort=False):
         part = part.set_index("type").reindex(order)
         fig.add_bar(
-            name=name,
+            name=report.provenance.run_name(str(name)),
             x=[wrap(t) for t in order],
             y=part["mean_score"],
             marker_color=palette[name],
@@ -553,7 +554,7 @@ def alignbench_localization(report: Report) -> go.Figure:
     for measure, color in (("AP", "#0072B2"), ("mIoU", "#E69F00")):
         fig.add_bar(
             name=f"{measure} (Avg)",
-            x=frame["detector"],
+            x=[report.provenance.run_name(d) for d in frame["detector"]],
             y=frame[f"{alignbench.AVG} · {measure}"],
             marker_color=color,
             text=[f"{v:.1f}" for v in frame[f"{alignbench.AVG} · {measure}"]],

@@ -10,7 +10,7 @@ captioners, as in Table 3. "Unknown" sentences are left out unless the filter co
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any
 
 import numpy as np
@@ -161,6 +161,7 @@ def build(inputs: AlignBenchInputs, flt: ReportFilter, n_resamples: int = 1000, 
         for d in detectors
         if (n := int((~np.isnan(part.scores[d.id])).sum())) < part.rows.size
     ]
+    provenance = replace(provenance, partial=_partial_runs(s, ev, detectors, locators, part))
     tables = {
         "table3": Table(
             "table3",
@@ -449,6 +450,30 @@ def _localization(
         # Best and second best compare runs scored on the same sentences only.
         mark_columns=() if partly else tuple(c for c in frame.columns if c != "detector"),
     )
+
+
+def _partial_runs(
+    s: SentenceInputs,
+    ev: DatasetSpans | None,
+    scorers: list[LabelSetView],
+    locators: list[LabelSetView],
+    part: _Slice,
+) -> tuple[tuple[str, str], ...]:
+    """The runs the figures name with what they were scored on, when that is only some of it: a scorer
+    by the kept sentences it scored, a run that only locates spans by the kept items it was given."""
+    total = part.rows.size
+    out = [
+        (d.name, f"{n:,} of {total:,} sentences")
+        for d in scorers
+        if (n := int((~np.isnan(part.scores[d.id])).sum())) < total
+    ]
+    if ev is not None and locators:
+        items = distinct_values(s.item_pos[part.rows])
+        for d in locators:
+            ran = ev.ran_on(d.id)[items]
+            if not ran.all():
+                out.append((d.name, f"{int(ran.sum()):,} of {items.size:,} items"))
+    return tuple(out)
 
 
 def _located(ev: DatasetSpans, label_set_id: int) -> tuple[np.ndarray, ...]:

@@ -7,6 +7,7 @@ format scores 0 on every item-level measure (section 4.1) and counts in IF again
 from __future__ import annotations
 
 import math
+from dataclasses import replace
 from typing import cast
 
 import numpy as np
@@ -143,6 +144,15 @@ def build(inputs: SpanInputs, flt: ReportFilter, threshold: float = 0.5) -> Repo
     partly = [
         f"{d.name} {int(given[d.id].sum())}" for d in detectors if d.id in given and given[d.id].any()
     ]  # runs given only some of the kept items (those given none are left out, with a note)
+    # The figures draw each of them with its count beside the complete runs (the footer counts all items).
+    provenance = replace(
+        provenance,
+        partial=tuple(
+            (d.name, f"{int(given[d.id].sum()):,} of {rows.size:,} items")
+            for d in detectors
+            if d.id in given and given[d.id].any()
+        ),
+    )
     # Every subset's columns in the order of the items, the Average last, whichever run comes first (a
     # run given no item of the first subset put its columns after the Average); cells a run was given
     # no item of are empty. The item counts only when some run was given only some items.

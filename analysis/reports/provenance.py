@@ -29,11 +29,20 @@ class Provenance:
     runs: tuple[str, ...] = ()
     # ``(detector, note)`` for each detector that judges items of its own model family (AlignBench Fig. 8).
     judge_bias: tuple[tuple[str, str], ...] = ()
+    # ``(detector, "148 of 149 items")`` for each run scored on only some of the items counted above
+    # (given only some, or stopped half way): a figure comparing it with complete runs names it so.
+    partial: tuple[tuple[str, str], ...] = ()
 
     @property
     def biased(self) -> frozenset[str]:
         """The detectors marked for judge bias."""
         return frozenset(name for name, _ in self.judge_bias)
+
+    def run_name(self, name: str) -> str:
+        """A detector's name as a figure draws it: with what it was scored on when that is only some of
+        the items, so a run missing outputs does not pass for the complete run beside it."""
+        scored = dict(self.partial).get(name)
+        return name if scored is None else f"{name} ({scored})"
 
     def details(self) -> list[str]:
         """Lines under the footer: how each live detector run was made, and the judge-bias notes."""

@@ -820,6 +820,14 @@ def agreement_kappa(report: Report) -> go.Figure:
     matrix = pd.DataFrame(np.eye(len(raters)), index=raters, columns=raters)
     for a, b, kappa in zip(frame["rater A"], frame["rater B"], frame["kappa"], strict=True):
         matrix.loc[a, b] = matrix.loc[b, a] = kappa
+    text = pd.DataFrame(
+        [[f"{v:.2f}" for v in r] for r in matrix.to_numpy()], index=raters, columns=raters, dtype=object
+    )
+    # A pair that used one category alone (nothing flagged by either) is 1.00 by convention: the cell
+    # says so, as the table's note does, rather than pass for perfect agreement.
+    single = frame.iloc[list(table.unranked)]
+    for a, b in zip(single["rater A"], single["rater B"], strict=True):
+        text.loc[a, b] = text.loc[b, a] = f"{text.loc[a, b]} {agreement.SINGLE}"
     fig = go.Figure(
         go.Heatmap(
             z=matrix.to_numpy(),
@@ -828,13 +836,28 @@ def agreement_kappa(report: Report) -> go.Figure:
             zmin=-1,
             zmax=1,
             colorscale="RdBu",
-            text=[[f"{v:.2f}" for v in r] for r in matrix.to_numpy()],
+            text=text.to_numpy().tolist(),
             texttemplate="%{text}",
             colorbar={"title": {"text": "κ"}},
             hovertemplate="%{y} vs %{x}: κ = %{z:.3f}<extra></extra>",
         )
     )
     fig.update_layout(yaxis={"autorange": "reversed"})
+    if len(single):
+        # The cells say which pairs; the note says what ‡ means (naming the pairs ran off the slide).
+        fig.add_annotation(
+            text=LINE_BREAK.join(
+                f"{note}: kappa 1 by convention" for note in sorted(set(single[agreement.NOTE]))
+            ),
+            xref="paper",
+            yref="paper",
+            x=0,
+            y=1.0,
+            yshift=28,
+            xanchor="left",
+            showarrow=False,
+            font={"size": BASE_FONT - 2, "color": GREY},
+        )
     return finish(fig, title, report.provenance, height=max(360, 140 + 70 * len(raters)))
 
 

@@ -53,6 +53,11 @@ KINDS = {
     "ratings": "Ratings",
 }
 OUTSIDE, INSIDE = "—", "hallucinated"
+# Marks a pair of raters whose shared units all carry one and the same category: Cohen's kappa is 1.0
+# there by convention (metrics contract), and F1_IoU of two empty span lists 1.0, though nothing was
+# compared; such a pair is not marked best, and its note says why.
+SINGLE = "‡"
+NOTE = "note"
 TOP_DISAGREEMENTS = 15
 # What a rater of each kind holds, as the page names it.
 _HOLDINGS = {
@@ -203,13 +208,22 @@ def build(
     wide = wide.reindex(columns=[r for r in chosen if r in wide.columns])
     columns = {r: [None if _missing(v) else v for v in wide[r].tolist()] for r in wide.columns}
     disagreements = _disagreements(frame, inputs.spans.items)
+    pairs, single = _pairs(columns)
+    matching, unmatched = _span_matching(inputs, chosen, kept_items) if kind == "spans" else (None, ())
     tables = {
         "pairs": Table(
             "pairs",
             "Cohen's kappa per pair of raters",
-            _pairs(columns),
-            caption="On the units both raters labelled; agreement is the share of those units labelled alike.",
+            pairs,
+            caption="On the units both raters labelled; agreement is the share of those units labelled alike."
+            + (
+                f" {SINGLE}: the two raters used one and the same category on every unit they share, so "
+                "kappa is 1 by convention though it measures no agreement on what to flag; not marked best."
+                if single
+                else ""
+            ),
             mark_columns=("kappa",),
+            unranked=single,
         ),
         "summary": Table("summary", "Agreement of all chosen raters", _summary(wide, units.level)),
         **(
@@ -217,13 +231,20 @@ def build(
                 "span_matching": Table(
                     "span_matching",
                     "Span matching per pair of raters (F1_IoU)",
-                    _span_matching(inputs, chosen, kept_items),
+                    matching,
                     caption="Mean F1_IoU (token IoU ≥ 0.5, MHALO eq. 5-6) between the two raters' spans on the "
-                    "items both rated: whole spans matched one to one, where kappa compares token by token.",
+                    "items both rated: whole spans matched one to one, where kappa compares token by token."
+                    + (
+                        f" {SINGLE}: neither rater marked a span on those items, so F1_IoU is 100 by "
+                        "convention; not marked best."
+                        if unmatched
+                        else ""
+                    ),
                     mark_columns=("F1_IoU",),
+                    unranked=unmatched,
                 )
             }
-            if kind == "spans"
+            if matching is not None
             else {}
         ),
         "distribution": Table(
@@ -351,13 +372,18 @@ def _units(inputs: AgreementInputs, kind: str, raters: list[str], kept_items: se
     return Units(pd.DataFrame(records, columns=["unit", "item_id", "rater", "label"]), "interval")
 
 
-def _pairs(columns: Mapping[str, Sequence[Hashable | None]]) -> pd.DataFrame:
+def _pairs(columns: Mapping[str, Sequence[Hashable | None]]) -> tuple[pd.DataFrame, tuple[int, ...]]:
+    """Cohen's kappa of every pair, and the positions of the pairs that used a single category (with a
+    note column saying which, when there is any such pair: the numbers stay the contract's)."""
     kappas = cohen_table(dict(columns.items()))
     rows = []
+    single: list[Hashable | None] = []  # the one category a pair used on all its shared units
     for a, b in combinations(columns, 2):
         shared = [
             (x, y) for x, y in zip(columns[a], columns[b], strict=True) if x is not None and y is not None
         ]
+        used = {x for x, _ in shared} | {y for _, y in shared}
+        single.append(next(iter(used)) if len(used) == 1 else None)
         rows.append(
             {
                 "rater A": a,
@@ -367,16 +393,30 @@ def _pairs(columns: Mapping[str, Sequence[Hashable | None]]) -> pd.DataFrame:
                 "agreement": 100 * sum(x == y for x, y in shared) / len(shared) if shared else math.nan,
             }
         )
-    return pd.DataFrame(rows)
+    frame = pd.DataFrame(rows)
+    if any(label is not None for label in single):
+        frame[NOTE] = ["" if label is None else _single_note(label) for label in single]
+    return frame, tuple(k for k, label in enumerate(single) if label is not None)
 
 
-def _span_matching(inputs: AgreementInputs, raters: list[str], kept_items: set[int]) -> pd.DataFrame:
-    """Per pair of raters: the mean F1_IoU between their spans over the items both rated."""
+def _single_note(label: Hashable) -> str:
+    """What a pair that used only ``label`` did, in words (no spans at all reads "flagged nothing")."""
+    if label == OUTSIDE:
+        return f"{SINGLE} single category: neither rater flagged anything"
+    return f"{SINGLE} single category: both raters gave every unit {label}"
+
+
+def _span_matching(
+    inputs: AgreementInputs, raters: list[str], kept_items: set[int]
+) -> tuple[pd.DataFrame, tuple[int, ...]]:
+    """Per pair of raters: the mean F1_IoU between their spans over the items both rated, and the
+    positions of the pairs that marked no span at all there (100 by convention, with a note)."""
     dataset_spans = inputs.spans.spans
     by_name = {v.name: v for v in inputs.label_sets}
     named = [name for name in raters if name in by_name]
     covered = {name: _items_of(inputs, by_name[name].id) & kept_items for name in named}
     rows = []
+    empty: list[bool] = []
     for a, b in combinations(named, 2):
         both = [
             k for k, item in enumerate(dataset_spans.items.ids) if item in covered[a] and item in covered[b]
@@ -387,7 +427,11 @@ def _span_matching(inputs: AgreementInputs, raters: list[str], kept_items: set[i
         second = [dataset_spans.token_spans[by_name[b].id][k] for k in both]
         scores = f1_iou_per_item(first, second)
         rows.append({"rater A": a, "rater B": b, "items": len(both), "F1_IoU": 100 * float(scores.mean())})
-    return pd.DataFrame(rows, columns=["rater A", "rater B", "items", "F1_IoU"])
+        empty.append(not any(first) and not any(second))
+    frame = pd.DataFrame(rows, columns=["rater A", "rater B", "items", "F1_IoU"])
+    if any(empty):
+        frame[NOTE] = [f"{SINGLE} neither rater marked a span" if e else "" for e in empty]
+    return frame, tuple(k for k, e in enumerate(empty) if e)
 
 
 def _summary(wide: pd.DataFrame, level: str) -> pd.DataFrame:

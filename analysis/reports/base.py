@@ -21,6 +21,8 @@ class Table:
 
     ``mark_columns`` are compared across rows: the best and second-best value of each is marked (as the
     papers mark them in bold and underlined), higher being better unless ``lower_is_better``.
+    ``unranked`` are the positions of rows whose values are not compared (a kappa of 1.0 by convention
+    between raters who both used a single category is no best agreement); they get no mark.
     """
 
     key: str
@@ -29,12 +31,14 @@ class Table:
     caption: str = ""
     mark_columns: tuple[str, ...] = ()
     lower_is_better: bool = False
+    unranked: tuple[int, ...] = ()
 
     def marks(self) -> pd.DataFrame:
         """``"best"`` / ``"second"`` / ``""`` for every cell (only ``mark_columns`` get marks)."""
         out = pd.DataFrame("", index=self.frame.index, columns=self.frame.columns)
         for column in self.mark_columns:
-            values = pd.to_numeric(self.frame[column], errors="coerce").to_numpy(dtype=float)
+            values = pd.to_numeric(self.frame[column], errors="coerce").to_numpy(dtype=float, copy=True)
+            values[list(self.unranked)] = math.nan
             ranked = sorted({v for v in values if not math.isnan(v)}, reverse=not self.lower_is_better)
             if ranked:
                 out.loc[values == ranked[0], column] = BEST

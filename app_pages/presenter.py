@@ -134,7 +134,10 @@ with st.container(key="presenter"):
             _show(slide)
     if not slides:
         title.markdown(f"## {literal(dataset.name)}")
-        stage.info("Nothing to present yet: this dataset has no gold labels with a detector run or ratings.")
+        stage.info(
+            "Nothing to present yet: this dataset has no gold labels with a detector run or ratings, "
+            "or too few of them for any figure to draw (the Metrics page shows their tables)."
+        )
         st.stop()
     count = len(slides)
     number = min(wanted, count)

@@ -1,4 +1,4 @@
-"""The slides of presenter mode: every figure the dataset has data for, in page order."""
+"""The slides of presenter mode: every figure the dataset has something to draw for, in page order."""
 
 from __future__ import annotations
 
@@ -38,7 +38,7 @@ def iter_slides(engine: Engine, dataset_id: int, flt: ReportFilter) -> Iterator[
         if not live.section_available(engine, key, dataset_id):
             continue
         report = live.section_report(engine, key, dataset_id, flt)
-        yield from (Slide(SECTIONS[key].title, spec, report) for spec in figures.figures_for(report))
+        yield from (Slide(SECTIONS[key].title, spec, report) for spec in figures.slides_for(report))
     rated = live.correlation_inputs(engine, dataset_id)
     if correlation.available(rated):
         # The slides are listed from the point estimates; the intervals are resampled only to be shown.
@@ -48,11 +48,10 @@ def iter_slides(engine: Engine, dataset_id: int, flt: ReportFilter) -> Iterator[
         def resampled() -> Report:
             return live.correlation_report(engine, dataset_id, by_item)
 
-        yield from (Slide("Correlation", spec, listed, resampled) for spec in figures.figures_for(listed))
+        yield from (Slide("Correlation", spec, listed, resampled) for spec in figures.slides_for(listed))
     together = live.agreement_inputs(engine, dataset_id)
     for kind in agreement.kinds_available(together):
         report = live.agreement_report(engine, dataset_id, ReportFilter(flt.subsets, flt.source_models), kind)
         yield from (
-            Slide(f"Agreement · {agreement.KINDS[kind]}", spec, report)
-            for spec in figures.figures_for(report)
+            Slide(f"Agreement · {agreement.KINDS[kind]}", spec, report) for spec in figures.slides_for(report)
         )

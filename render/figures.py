@@ -367,13 +367,19 @@ def mhalo_clean(report: Report) -> go.Figure:
 # ---------------------------------------------------------------------------------------- AlignBench
 
 
+def _has_auroc(report: Report) -> bool:
+    """Whether Table 3's figure has a point to draw (an AUROC of some captioner)."""
+    table = report.table("table3_ci")
+    return table is not None and bool(np.isfinite(table.frame["auroc"].to_numpy(dtype=float)).any())
+
+
 def alignbench_auroc(report: Report) -> go.Figure:
     title = "AlignBench Table 3 · AUROC per captioning model, with 95 % intervals"
     table = report.table("table3_ci")
     if table is None or table.frame.empty:
         return _empty(title, report.provenance, "No data.")
     frame = table.frame
-    if not np.isfinite(frame["auroc"].to_numpy(dtype=float)).any():
+    if not _has_auroc(report):
         # AUROC needs incorrect and other sentences under one captioner: a chart of no point says nothing
         return _empty(
             title,
@@ -416,18 +422,31 @@ def alignbench_auroc(report: Report) -> go.Figure:
     return finish(fig, title, report.provenance)
 
 
+MIN_POINT_SENTENCES = 3  # a mean of one or two sentences is noise: Figure 7 does not draw it
+
+
+def _positional_points(frame: pd.DataFrame) -> pd.DataFrame:
+    return frame[frame["n"] >= MIN_POINT_SENTENCES]
+
+
+def _has_positional_points(report: Report) -> bool:
+    table = report.table("positional")
+    return table is not None and not _positional_points(table.frame).empty
+
+
 def alignbench_positional(report: Report) -> go.Figure:
     title = "AlignBench Figure 7 · mean correctness score by sentence position"
     table = report.table("positional")
     if table is None or table.frame.empty:
         return _empty(title, report.provenance, "No data.")
-    frame = table.frame[table.frame["n"] >= 3]  # a mean of one or two sentences is noise
+    frame = _positional_points(table.frame)
     hidden = len(table.frame) - len(frame)
     if frame.empty:
         return _empty(
             title,
             report.provenance,
-            f"Every point averages fewer than 3 sentences ({hidden} not drawn): see the figure's data.",
+            f"Every point averages fewer than {MIN_POINT_SENTENCES} sentences ({hidden} not drawn): "
+            "see the figure's data.",
         )
     detectors = list(dict.fromkeys(table.frame["detector"]))
     titles = [report.provenance.run_name(d) for d in detectors]
@@ -454,12 +473,30 @@ def alignbench_positional(report: Report) -> go.Figure:
         fig.update_xaxes(title_text="sentence position", dtick=1, row=1, col=k)
     if hidden:  # said, not hidden silently: the table holds every position
         fig.update_xaxes(
-            title_text=f"sentence position · {hidden} point(s) of fewer than 3 sentences not drawn",
+            title_text=f"sentence position · {hidden} point(s) of fewer than {MIN_POINT_SENTENCES} sentences "
+            "not drawn",
             row=1,
             col=1,
         )
     fig.update_yaxes(title_text="mean correctness score", range=[0, 100], row=1, col=1)
     return finish(fig, title, report.provenance, panels=True)
+
+
+def _self_preference_matrix(report: Report) -> pd.DataFrame:
+    """Figure 8's cells: normalised AUROC per detector (rows) and captioning model (columns)."""
+    frame = report.tables["self_preference"].frame
+    captioners = [c for c in report.tables["table3"].frame.columns if c not in ("detector", alignbench.AVG)]
+    matrix = frame.pivot(index="detector", columns="captioner", values="normalized")
+    return matrix.reindex(index=list(dict.fromkeys(frame["detector"])), columns=captioners)
+
+
+def _has_self_preference(report: Report) -> bool:
+    table = report.table("self_preference")
+    return (
+        table is not None
+        and not table.frame.empty
+        and bool(np.isfinite(_self_preference_matrix(report).to_numpy(dtype=float)).any())
+    )
 
 
 def alignbench_self_preference(report: Report) -> go.Figure:
@@ -468,10 +505,9 @@ def alignbench_self_preference(report: Report) -> go.Figure:
     if table is None or table.frame.empty:
         return _empty(title, report.provenance, "No data.")
     frame = table.frame
-    matrix = frame.pivot(index="detector", columns="captioner", values="normalized")
     detectors = list(dict.fromkeys(frame["detector"]))
     captioners = [c for c in report.tables["table3"].frame.columns if c not in ("detector", alignbench.AVG)]
-    matrix = matrix.reindex(index=detectors, columns=captioners)
+    matrix = _self_preference_matrix(report)
     if not np.isfinite(matrix.to_numpy(dtype=float)).any():
         # no captioner has both correct and incorrect sentences for a detector: nothing to normalise
         return _empty(title, report.provenance, "No AUROC per captioner to normalise.")
@@ -778,10 +814,15 @@ def correlation_scatter(report: Report, metrics: Sequence[str] | None = None) ->
     return finish(fig, title, report.provenance, height=500, panels=True)
 
 
+def _has_correlations(report: Report) -> bool:
+    table = report.table("correlations")
+    return table is not None and not table.frame.dropna(subset=["r"]).empty
+
+
 def correlation_bars(report: Report) -> go.Figure:
     title = "Correlation with human ratings, with 95 % bootstrap intervals"
     table = report.table("correlations")
-    if table is None or table.frame.dropna(subset=["r"]).empty:
+    if table is None or not _has_correlations(report):
         return _empty(title, report.provenance, "Not enough rated items.")
     frame = table.frame
     method_colors = {"Pearson": "#0072B2", "Spearman": "#E69F00", "Kendall": "#009E73"}
@@ -904,6 +945,9 @@ class FigureSpec:
     title: str
     make: Callable[[Report], go.Figure]
     needs: str  # the table that must be present and non-empty
+    # Whether the figure draws anything of that table (None: any row is drawn). A figure that draws
+    # nothing says why in words, on the Metrics page, next to the table it points to.
+    draws: Callable[[Report], bool] | None = None
 
 
 FIGURES: dict[str, tuple[FigureSpec, ...]] = {
@@ -914,12 +958,22 @@ FIGURES: dict[str, tuple[FigureSpec, ...]] = {
         FigureSpec("mhalo-clean", "Figure 6 · clean responses", mhalo_clean, "clean"),
     ),
     alignbench.KEY: (
-        FigureSpec("alignbench-auroc", "Table 3 · AUROC with intervals", alignbench_auroc, "table3_ci"),
         FigureSpec(
-            "alignbench-positional", "Figure 7 · positional bias", alignbench_positional, "positional"
+            "alignbench-auroc", "Table 3 · AUROC with intervals", alignbench_auroc, "table3_ci", _has_auroc
         ),
         FigureSpec(
-            "alignbench-self", "Figure 8 · self-preference", alignbench_self_preference, "self_preference"
+            "alignbench-positional",
+            "Figure 7 · positional bias",
+            alignbench_positional,
+            "positional",
+            _has_positional_points,
+        ),
+        FigureSpec(
+            "alignbench-self",
+            "Figure 8 · self-preference",
+            alignbench_self_preference,
+            "self_preference",
+            _has_self_preference,
         ),
         FigureSpec("alignbench-types", "Figure 9 · per error type", alignbench_error_types, "error_types"),
         FigureSpec(
@@ -934,7 +988,13 @@ FIGURES: dict[str, tuple[FigureSpec, ...]] = {
     ),
     correlation.KEY: (
         FigureSpec("correlation-scatter", "Scatter against human scores", correlation_scatter, "items"),
-        FigureSpec("correlation-bars", "Correlations with intervals", correlation_bars, "correlations"),
+        FigureSpec(
+            "correlation-bars",
+            "Correlations with intervals",
+            correlation_bars,
+            "correlations",
+            _has_correlations,
+        ),
     ),
     agreement.KEY: (
         FigureSpec("agreement-kappa", "Cohen's kappa per pair", agreement_kappa, "pairs"),
@@ -951,3 +1011,16 @@ def figures_for(report: Report) -> list[FigureSpec]:
         for spec in FIGURES.get(family, ())
         if (table := report.table(spec.needs)) is not None and not table.frame.empty
     ]
+
+
+def slides_for(report: Report) -> list[FigureSpec]:
+    """The figures of a report that presenter mode offers as slides: those that draw something.
+
+    A figure with nothing to draw (every point of Figure 7 averages too few sentences, no captioner has
+    an AUROC…) is a sentence pointing to the figure's data on the Metrics page, where that data is
+    shown. Presenter mode has no data view, and showing that table instead would put on a projector, in
+    large type, the means the figure leaves out as noise, in a table too long for a slide. So such a
+    figure is not a slide at all: the deck is numbered over the slides it offers, so ``?slide=`` and the
+    slide list still agree.
+    """
+    return [spec for spec in figures_for(report) if spec.draws is None or spec.draws(report)]

@@ -84,7 +84,8 @@ with left:
                 "Image root of this dataset",
                 value=dataset.image_root or "",
                 key=f"item_image_root_{dataset.id}",  # per dataset: a box keeps what it holds
-                help="The folder that the items' relative image references are resolved against.",
+                help="The folder that the items' relative image references are resolved against: inside the "
+                "import folder (a relative name is taken there) or the data folder.",
             )
             if st.button("Save image root") and root != (dataset.image_root or ""):
                 try:

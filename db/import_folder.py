@@ -131,21 +131,38 @@ def import_file_path(typed: str, *, capped: bool = True) -> Path:
     return path
 
 
+def image_root_path(typed: str) -> Path:
+    """The folder ``typed`` names as a dataset's image root, resolved (symlinks followed); raises
+    ImportPathRefused saying why not.
+
+    The one rule for every image root a web page sets, whether typed on the Import or the Item page or
+    named inside an imported file: pages serve a dataset's images and an import probes them, so a root
+    must lie where a page may read files, inside the import folder (a relative name is taken inside it,
+    like a typed file's), or inside the data folder, where the demo's and uploaded ZIPs' images are
+    kept. The folder need not exist yet: its missing images are reported like any others."""
+    try:
+        return _inside_import_dir(typed, "folder")
+    except ImportPathRefused:
+        candidate = Path(typed.strip()).expanduser() if unstorable(typed) is None else None
+        if candidate is not None and candidate.is_absolute():
+            resolved = candidate.resolve()
+            if resolved.is_relative_to(data_dir().resolve()) and not is_store_file(resolved):
+                return resolved
+        raise
+
+
 def confined_image_root(root: str) -> tuple[str | None, str | None]:
-    """An image folder a file names, for an import from the web page: kept when it lies inside the import
-    folder or the data folder (where the demo's and uploaded ZIPs' images are), else dropped with the
-    reason. A folder typed on the page must lie in the import folder; one named inside the file would
+    """An image folder a file names, for an import from the web page: kept (resolved) when
+    :func:`image_root_path` allows it, else dropped with the reason; one named inside the file would
     otherwise have let the pages show images, and the import probe files, anywhere on the server."""
-    if unstorable(root) is None:
-        resolved = Path(root).expanduser().resolve()
-        allowed = [folder.resolve() for folder in (import_dir(), data_dir()) if folder is not None]
-        if any(resolved.is_relative_to(folder) for folder in allowed):
-            return root, None
-    where = " or ".join(str(f) for f in (import_dir(), data_dir()) if f is not None)
-    return None, (
-        f"the file's image folder {root!r} is outside {where}; not used (choose an image folder on the "
-        "Import page)"
-    )
+    try:
+        return str(image_root_path(root)), None
+    except ImportPathRefused:
+        where = " or ".join(str(f) for f in (import_dir(), data_dir()) if f is not None)
+        return None, (
+            f"the file's image folder {root!r} is outside {where}; not used (choose an image folder on the "
+            "Import page)"
+        )
 
 
 def names_import_folder(typed: str) -> bool:
@@ -210,8 +227,9 @@ def read_import_head(typed: str, size: int) -> tuple[bytes, int, Path]:
 
 
 def image_folder_path(typed: str) -> Path:
-    """The image folder ``typed`` names, once it is inside the import folder; raises ImportPathRefused."""
-    path = _inside_import_dir(typed, "folder")
+    """The existing image folder ``typed`` names, once :func:`image_root_path` allows it; raises
+    ImportPathRefused."""
+    path = image_root_path(typed)
     if not path.is_dir():
         raise ImportPathRefused(f"There is no folder at {typed!r} in the import folder.")
     return path
@@ -223,6 +241,7 @@ __all__ = [
     "dataset_folder_path",
     "dataset_folder_problem",
     "image_folder_path",
+    "image_root_path",
     "import_dir",
     "import_file_path",
     "is_store_file",

@@ -25,7 +25,7 @@ from db.config import data_dir
 from db.exporter import UnknownDataset
 from db.images import checked_image_root, extract_image_zip, image_problems
 from db.import_changes import ImportChanges, ReplaceRequired
-from db.import_folder import confined_image_root
+from db.import_folder import ImportPathRefused, confined_image_root, image_root_path
 from db.importer import IMPORTED_SETTINGS, ImportResult, import_bundles
 from db.repositories.datasets import set_image_root
 from db.repositories.exchange import dataset_image_root, known_items
@@ -334,7 +334,8 @@ def _import_read(
     the batch written as it is read, all in the importer's one transaction. The reader goes on appending
     its problems to ``read.problems`` as it reads. ``confine_image_root`` (an import from the web page):
     an image folder the file itself names is used only inside the import or data folder
-    (:func:`~db.import_folder.confined_image_root`), like one typed on the page."""
+    (:func:`~db.import_folder.confined_image_root`), and one chosen for it is refused elsewhere, by the
+    rule of every image root a page sets (:func:`~db.import_folder.image_root_path`)."""
     outcome = ImportOutcome(source, format_name, None, False, problems=list(read.problems))
     bundle = read.bundle
     if bundle is None:
@@ -346,6 +347,11 @@ def _import_read(
     typed = unstorable_headers(bundle, source, IMPORTED_SETTINGS)  # names typed on the page, say
     if image_root is not None and (bad := unstorable(image_root)) is not None:
         typed.append(Problem(source, "-", "image folder", bad[1]))
+    elif image_root and confine_image_root:  # the page checked it too; no caller may skip the rule
+        try:
+            image_root = str(image_root_path(image_root))
+        except ImportPathRefused as outside:
+            typed.append(Problem(source, "-", "image folder", str(outside)))
     if typed:
         outcome.problems += typed
         return outcome
@@ -396,7 +402,7 @@ def _import_read(
     ):
         return outcome
     if image_root and existing is not None and existing[1] != image_root:
-        set_image_root(engine, existing[0], image_root, actor=actor)
+        set_image_root(engine, existing[0], image_root, actor=actor, confine=confine_image_root)
     outcome.ok = True
     progress(1.0, outcome.summary())
     return outcome

@@ -16,6 +16,7 @@ from db import models as m
 from db.access import Actor, require_in
 from db.column_lengths import refuse_too_long
 from db.engine import read_session, write_session
+from db.import_folder import image_root_path
 from db.value_check import refuse_unstorable_text
 
 
@@ -126,10 +127,19 @@ def dataset_names(engine: Engine) -> list[str]:
         return list(session.scalars(select(m.Dataset.name).order_by(m.Dataset.name)))
 
 
-def set_image_root(engine: Engine, dataset_id: int, image_root: str | None, *, actor: Actor) -> None:
+def set_image_root(
+    engine: Engine, dataset_id: int, image_root: str | None, *, actor: Actor, confine: bool = True
+) -> None:
     """Point a dataset at the folder its relative image references are resolved against (ValueError,
-    with a message, for a folder no store can hold)."""
+    with a message, for a folder no store can hold).
+
+    The pages then serve images from that folder, so it must lie where a page may read files
+    (:func:`~db.import_folder.image_root_path`; ImportPathRefused says why not), and is stored resolved.
+    Only the command line, whose operator holds the server anyway, sets ``confine`` False (through
+    an import naming its image folder)."""
     refuse_unstorable_text(image_root, "folder")
+    if image_root and confine:
+        image_root = str(image_root_path(image_root))
     refuse_too_long(image_root, m.Dataset.image_root, "folder")
     with write_session(engine) as session:
         require_in(session, actor, "manage_data")

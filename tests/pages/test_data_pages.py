@@ -112,14 +112,17 @@ def test_item_view_shows_escaped_spans_and_missing_image(app_db: str) -> None:
     assert XSS[6:39].startswith("<script>")
 
 
-def test_missing_image_names_file_and_root_setting(app_db: str) -> None:
+def test_missing_image_names_file_and_root_setting(
+    app_db: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("SPANLIGHT_IMPORT_DIR", str(tmp_path))
     at = _app(dataset="pages-test", item="item-4").run()
     at.switch_page("app_pages/item.py").run()
     assert "`missing-4.png`" in at.warning[0].value
     assert "no image root" in at.warning[0].value
-    at.text_input(key="item_image_root_1").input("/nowhere").run()
+    at.text_input(key="item_image_root_1").input(str(tmp_path / "nowhere")).run()
     [b for b in at.button if b.label == "Save image root"][0].click().run()
-    assert "not found under the image root `/nowhere`" in at.warning[0].value
+    assert f"not found under the image root `{tmp_path.resolve() / 'nowhere'}`" in at.warning[0].value
 
 
 def test_an_image_root_no_store_can_hold_is_refused_on_the_page(app_db: str) -> None:
@@ -173,7 +176,7 @@ def _bomb_png(width: int = 100_000, height: int = 100_000) -> bytes:
 def _set_root(app_db: str, root: Path) -> None:
     engine = make_engine(app_db)
     try:
-        set_image_root(engine, list_dataset_infos(engine)[0].id, str(root), actor=OPERATOR)
+        set_image_root(engine, list_dataset_infos(engine)[0].id, str(root), actor=OPERATOR, confine=False)
     finally:
         engine.dispose()
 
@@ -225,7 +228,7 @@ def test_image_root_box_shows_the_picked_datasets_root(app_db: str) -> None:
     engine = make_engine(app_db)
     second = get_dataset(engine, "second")
     assert second is not None
-    set_image_root(engine, second.id, "/second/images", actor=OPERATOR)
+    set_image_root(engine, second.id, "/second/images", actor=OPERATOR, confine=False)
     at = _app(dataset="pages-test", item="item-4").run()
     at.switch_page("app_pages/item.py").run()
     assert _root_box(at).value == ""

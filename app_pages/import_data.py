@@ -44,7 +44,7 @@ from db.transfer import import_file, import_path, import_predictions
 from formats.base import Kind, ReadOptions
 from formats.faithscore import POLARITIES, POLARITY_HELP
 from formats.preview import PREVIEW_HEAD_BYTES, Preview, dataset_name_for, preview_file
-from formats.registry import FORMATS, detect, formats
+from formats.registry import FORMATS, detect, formats, other_kind_hint
 from render.literal_text import literal
 
 ctx = setup_page("Import")
@@ -129,6 +129,8 @@ names = [f.name for f in formats(kind)]
 best = found[0][0] if found else None
 if best is not None:
     st.caption(f"Recognised as **{best.title}**.")
+elif (other_kind := other_kind_hint(head, name, kind)) is not None:
+    st.warning(literal(f"The format was not recognised: {other_kind}; or choose a format below."))
 else:
     st.warning("The format was not recognised: choose it below.")
 format_name = st.selectbox(

@@ -122,8 +122,33 @@ def choose_format(data: bytes, source: str, format_name: str | None, kind: Kind)
         return fmt
     guess = best_guess(data, source, kind)
     if guess is None:
-        raise UnknownFormat(f"the format of {source} was not recognised; name it with --format")
+        hint = other_kind_hint(data, source, kind)
+        raise UnknownFormat(f"the format of {source} was not recognised; {hint or 'name it with --format'}")
     return guess
+
+
+# What to do with a file that is of the other kind, by that kind: the command and the Import page's
+# choice that take it ({name}: the format it looks like).
+_TAKEN_AS: dict[Kind, str] = {
+    "predictions": "this looks like detector outputs (format {name!r}): import them as a detector run with "
+    "import-predictions / the 'Detector outputs' import",
+    "benchmark": "this looks like a benchmark (format {name!r}): import it as a dataset with import / the "
+    "'Benchmark file' import",
+}
+
+
+# How sure a format of the other kind must be of a file to send it there: a loose guess (any JSON with
+# "start", "end" and "spans" may be word-index outputs) would send a broken file of this kind the wrong way.
+OTHER_KIND_SURE = 0.6
+
+
+def other_kind_hint(data: bytes, source: str, kind: Kind) -> str | None:
+    """What to do instead when no ``kind`` format recognises ``data`` but one of the other kind is sure
+    of it, or None: detector outputs sent to a benchmark import (or the reverse) are the likely
+    mistake, and "not recognised" alone sent people looking for a format that does not exist."""
+    other: Kind = "predictions" if kind == "benchmark" else "benchmark"
+    found = next((f for f, score in detect(data, source, other) if score >= OTHER_KIND_SURE), None)
+    return None if found is None else _TAKEN_AS[other].format(name=found.name)
 
 
 def read_file(
@@ -161,10 +186,18 @@ def _reported(fmt: Format, source: str, read: Callable[[], ReadResult | None]) -
 
 
 def _with_hint(result: ReadResult, fmt: Format, data: bytes, source: str) -> ReadResult:
+    """``result`` with its first error saying which format the unreadable file looks like: another of
+    the same kind, or, when ``fmt`` does not recognise it at all, one of the other kind
+    (:func:`other_kind_hint`)."""
     if result.bundle is None and result.errors:
-        other = next((f for f, _ in detect(data, source, fmt.kind) if f is not fmt), None)
+        found = [f for f, _ in detect(data, source, fmt.kind)]
+        other = next((f for f in found if f is not fmt), None)
+        hint = None
         if other is not None:
+            hint = f"it looks like {other.title}: choose the format {other.name!r}"
+        elif fmt not in found:
+            hint = other_kind_hint(data, source, fmt.kind)
+        if hint is not None:
             first = result.errors[0]
-            hint = f"; it looks like {other.title}: choose the format {other.name!r}"
-            result.problems[result.problems.index(first)] = replace(first, reason=first.reason + hint)
+            result.problems[result.problems.index(first)] = replace(first, reason=f"{first.reason}; {hint}")
     return result

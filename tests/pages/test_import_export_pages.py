@@ -23,6 +23,7 @@ from db.repositories.annotators import get_or_create_annotator
 from db.repositories.datasets import get_dataset, list_dataset_infos
 from db.transfer import import_file, import_predictions
 from formats.base import ReadOptions
+from render.literal_text import literal
 from tests.formats.mmhal_sample import IDS, sample_bytes
 from tests.pages.conftest import add_small_dataset, problem_report
 
@@ -171,6 +172,25 @@ def test_import_page_overrides_the_format_and_names_unreadable_files(store: str,
     at.selectbox(key="import_format_benchmark").set_value("canonical").run()
     assert "not valid UTF-8" in problem_report(at)["reason"][0]
     assert at.button(key="import_go").disabled
+
+
+def test_detector_outputs_chosen_as_a_benchmark_file_say_to_import_them_as_a_run(
+    store: str, tmp_path: Path
+) -> None:
+    """Detector outputs sent to the benchmark import got only "The format was not recognised: choose
+    it below", though no benchmark format reads them."""
+    path = _imports(tmp_path) / "outputs.json"
+    path.write_text(json.dumps([{"id": "a", "output": "<Tagged_Text>A <b>cube</b>.</Tagged_Text>"}]))
+    at = _import_page(path)
+    assert not at.exception
+    assert at.warning[0].value == (
+        literal(
+            "The format was not recognised: this looks like detector outputs (format 'mhalo-outputs'): import "
+            "them as a detector run with import-predictions / the 'Detector outputs' import; or choose a "
+            "format below."
+        )
+    )
+    assert "import them as a detector run" in problem_report(at)["reason"][0]  # read as the first format
 
 
 def test_a_new_file_is_recognised_afresh_not_read_as_the_last_ones_format_and_dataset(

@@ -157,8 +157,14 @@ class MhaloOutputsFormat(PredictionRecordsFormat[tuple[str | None, str | None]])
         return Annotations(ext, [SpanRecord(s, e) for s, e in spans], raw_output=raw)
 
     def text_check(
-        self, fields: tuple[str | None, str | None], item: KnownItem, options: ReadOptions
+        self,
+        fields: tuple[str | None, str | None],
+        item: KnownItem,
+        options: ReadOptions,
+        annotations: Annotations,
     ) -> TextCheck | None:
+        if annotations.raw_output is not None and annotations.raw_output.follows_format:
+            return TextCheck(True)  # its tagged text is the response: placed on it, nothing to look for
         _, output = fields
         return copy_check(output or "", item.response, options.tag or find_tag(output or "", item.response))
 

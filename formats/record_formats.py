@@ -203,10 +203,12 @@ class PredictionRecordsFormat(Format, Generic[T]):
         """The detector's annotations of the stored ``item`` (external id ``ext``)."""
         raise NotImplementedError
 
-    def text_check(self, fields: T, item: KnownItem, options: ReadOptions) -> TextCheck | None:
-        """Whether the output in ``fields`` holds a copy of ``item``'s response, for the check that a run
-        is over this dataset at all (see ``RUN_CHECK_MIN_*``); None when the format's outputs copy no
-        text, or this one holds none, so it tells nothing either way."""
+    def text_check(
+        self, fields: T, item: KnownItem, options: ReadOptions, annotations: Annotations
+    ) -> TextCheck | None:
+        """Whether the output in ``fields`` (read into ``annotations``) holds a copy of ``item``'s
+        response, for the check that a run is over this dataset at all (see ``RUN_CHECK_MIN_*``); None
+        when the format's outputs copy no text, or this one holds none, so it tells nothing either way."""
         return None
 
     def read(self, data: bytes, *, source: str, options: ReadOptions | None = None) -> ReadResult:
@@ -233,7 +235,7 @@ class PredictionRecordsFormat(Format, Generic[T]):
             found = [Problem(source, label, field, reason, "warning") for field, reason in warnings]
             problems += found
             output_warnings.update(id(problem) for problem in found)
-            checks.add(label, self.text_check(fields, item, options))
+            checks.add(label, self.text_check(fields, item, options, annotations[ext]))
         refusal = checks.refusal(source)
         if refusal is not None:
             return ReadResult(None, [*(p for p in problems if id(p) not in output_warnings), refusal])

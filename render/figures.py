@@ -221,6 +221,22 @@ def enlarge(fig: go.Figure, scale: float = 1.6) -> go.Figure:
     return fig
 
 
+def _note_above(fig: go.Figure, text: str) -> None:
+    """A line of small grey text over the plot's top left corner: what the figure leaves out or marks,
+    where a reader of the plot (or a slide) looks, not in the footer."""
+    fig.add_annotation(
+        text=text,
+        xref="paper",
+        yref="paper",
+        x=0,
+        y=1.0,
+        yshift=28,
+        xanchor="left",
+        showarrow=False,
+        font={"size": BASE_FONT - 2, "color": GREY},
+    )
+
+
 def _empty(title: str, provenance: Provenance, message: str) -> go.Figure:
     fig = go.Figure()
     fig.add_annotation(text=message, showarrow=False, x=0.5, y=0.5, xref="paper", yref="paper")
@@ -539,16 +555,8 @@ def alignbench_self_preference(report: Report) -> go.Figure:
         xaxis={"title": "captioning model"}, yaxis={"title": "detector", "autorange": "reversed"}
     )
     if not frame["self"].any():
-        fig.add_annotation(
-            text="No detector shares a name with a captioning model, so no cell is a self-evaluation.",
-            xref="paper",
-            yref="paper",
-            x=0,
-            y=1.0,
-            yshift=28,
-            xanchor="left",
-            showarrow=False,
-            font={"size": BASE_FONT - 2, "color": GREY},
+        _note_above(
+            fig, "No detector shares a name with a captioning model, so no cell is a self-evaluation."
         )
     return finish(fig, title, report.provenance, height=max(360, 120 + 60 * len(detectors)))
 
@@ -886,18 +894,9 @@ def agreement_kappa(report: Report) -> go.Figure:
     fig.update_layout(yaxis={"autorange": "reversed"})
     if len(single):
         # The cells say which pairs; the note says what ‡ means (naming the pairs ran off the slide).
-        fig.add_annotation(
-            text=LINE_BREAK.join(
-                f"{note}: kappa 1 by convention" for note in sorted(set(single[agreement.NOTE]))
-            ),
-            xref="paper",
-            yref="paper",
-            x=0,
-            y=1.0,
-            yshift=28,
-            xanchor="left",
-            showarrow=False,
-            font={"size": BASE_FONT - 2, "color": GREY},
+        _note_above(
+            fig,
+            LINE_BREAK.join(f"{note}: kappa 1 by convention" for note in sorted(set(single[agreement.NOTE]))),
         )
     return finish(fig, title, report.provenance, height=max(360, 140 + 70 * len(raters)))
 

@@ -17,11 +17,8 @@ from streamlit.testing.v1 import AppTest
 
 from analysis.reports import SECTIONS
 from analysis.reports.data import ReportFilter
-from db.access import OPERATOR
-from db.repositories.datasets import get_dataset
-from db.transfer import import_file, import_predictions
 from render import figures
-from tests.render.test_alignbench_figures import HEADER
+from tests.alignbench_store import alignbench_dataset
 
 APP = str(Path(__file__).resolve().parents[2] / "app.py")
 
@@ -32,25 +29,14 @@ def short_captions(
 ) -> tuple[Engine, int]:
     """Two captions of two sentences, the second incorrect, scored by one run (dataset "short"): each
     point of Figure 7 averages two sentences, but Table 3 has an AUROC to draw."""
-    rows = "".join(
-        f"m1,coco,{k}.jpg,photo,{i},Sentence {i} of {k}.,{'incorrect' if i else 'correct'},,\n"
-        for k in range(2)
-        for i in range(2)
+    dataset_id = alignbench_dataset(
+        engine,
+        "short",
+        captions=2,
+        sentences=2,
+        label=lambda s: "incorrect" if s[1] else "correct",
+        runs={"s1": lambda s: 20 if s[1] else 80},
     )
-    done = import_file(
-        engine, (HEADER + rows).encode(), actor=OPERATOR, source="short.csv", format_name="alignbench"
-    )
-    assert done.ok, [str(p) for p in done.problems]
-    scores = "model,image_name,sentence_index,score\n" + "".join(
-        f"m1,{k}.jpg,{i},{20 if i else 80}\n" for k in range(2) for i in range(2)
-    )
-    ran = import_predictions(
-        engine, scores.encode(), actor=OPERATOR, source="scores.csv", dataset="short", detector="s1"
-    )
-    assert ran.ok, [str(p) for p in ran.problems]
-    dataset = get_dataset(engine, "short")
-    assert dataset is not None
-    dataset_id = dataset.id
     monkeypatch.setenv("SPANLIGHT_DATA_DIR", str(tmp_path))
     monkeypatch.setenv("DATABASE_URL", db_url)
     st.cache_resource.clear()

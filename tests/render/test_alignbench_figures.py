@@ -10,32 +10,14 @@ from sqlalchemy import Engine
 
 from analysis.reports import SECTIONS
 from analysis.reports.data import ReportFilter
-from db.access import OPERATOR
-from db.repositories.datasets import get_dataset
-from db.transfer import import_file, import_predictions
 from render import figures
-
-HEADER = "model,image_source,image_name,image_type,sentence_index,caption,annotation,error_type,error_words\n"
+from tests.alignbench_store import alignbench_dataset
 
 
 def _all_correct(engine: Engine) -> int:
-    rows = "".join(
-        f"m1,coco,{k}.jpg,photo,{i},Sentence {i} of {k}.,correct,,\n" for k in range(2) for i in range(2)
+    return alignbench_dataset(
+        engine, "all_ok", captions=2, sentences=2, label=lambda s: "correct", runs={"s1": lambda s: 80}
     )
-    done = import_file(
-        engine, (HEADER + rows).encode(), actor=OPERATOR, source="all_ok.csv", format_name="alignbench"
-    )
-    assert done.ok, [str(p) for p in done.problems]
-    scores = "model,image_name,sentence_index,score\n" + "".join(
-        f"m1,{k}.jpg,{i},80\n" for k in range(2) for i in range(2)
-    )
-    ran = import_predictions(
-        engine, scores.encode(), actor=OPERATOR, source="scores.csv", dataset="all_ok", detector="s1"
-    )
-    assert ran.ok, [str(p) for p in ran.problems]
-    dataset = get_dataset(engine, "all_ok")
-    assert dataset is not None
-    return dataset.id
 
 
 def test_auroc_figure_without_any_auroc_says_why(engine: Engine) -> None:

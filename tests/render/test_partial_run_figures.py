@@ -14,13 +14,9 @@ from sqlalchemy import Engine
 from analysis.reports import SECTIONS, mhalo
 from analysis.reports.data import ReportFilter
 from analysis.reports.spans import load_span_inputs
-from db.access import OPERATOR
-from db.repositories.datasets import get_dataset
-from db.transfer import import_file, import_predictions
 from render import figures
+from tests.alignbench_store import alignbench_dataset
 from tests.analysis.reports.test_partial_runs import RED, _dataset, _run
-
-HEADER = "model,image_source,image_name,image_type,sentence_index,caption,annotation,error_type,error_words\n"
 
 
 def _names(fig) -> set[str]:
@@ -61,31 +57,17 @@ def test_a_complete_run_keeps_its_name(engine: Engine) -> None:
 def _alignbench(engine: Engine) -> int:
     """Two captions of three sentences, the second of each incorrect; "all" scores every sentence,
     "some" every sentence but one."""
-    rows = "".join(
-        f"m1,coco,{k}.jpg,photo,{i},Sentence {i} of {k}.,{'incorrect' if i == 1 else 'correct'},,\n"
-        for k in range(2)
-        for i in range(3)
+    return alignbench_dataset(
+        engine,
+        "partly",
+        captions=2,
+        sentences=3,
+        label=lambda s: "incorrect" if s[1] == 1 else "correct",
+        runs={
+            "all": lambda s: 20 if s[1] == 1 else 80,
+            "some": lambda s: None if s == (1, 2) else 20 if s[1] == 1 else 80,
+        },
     )
-    done = import_file(
-        engine, (HEADER + rows).encode(), actor=OPERATOR, source="partly.csv", format_name="alignbench"
-    )
-    assert done.ok, [str(p) for p in done.problems]
-    for detector, skip in (("all", None), ("some", (1, 2))):
-        scores = "model,image_name,sentence_index,score\n" + "".join(
-            f"m1,{k}.jpg,{i},{20 if i == 1 else 80}\n" for k in range(2) for i in range(3) if (k, i) != skip
-        )
-        ran = import_predictions(
-            engine,
-            scores.encode(),
-            actor=OPERATOR,
-            source=f"{detector}.csv",
-            dataset="partly",
-            detector=detector,
-        )
-        assert ran.ok, [str(p) for p in ran.problems]
-    dataset = get_dataset(engine, "partly")
-    assert dataset is not None
-    return dataset.id
 
 
 def test_alignbench_figures_name_a_run_that_scored_some_sentences(engine: Engine) -> None:

@@ -68,6 +68,17 @@ def _html(at: AppTest) -> str:
     return "\n".join(element.proto.body for element in at.get("html"))
 
 
+def _outputs_on_server(path: Path) -> AppTest:
+    """The Import page on dataset "bench", reading detector outputs from ``path`` on the server."""
+    at = AppTest.from_file(IMPORT_PAGE, default_timeout=TIMEOUT)
+    at.query_params["dataset"] = "bench"
+    at.run()
+    at.radio(key="import_kind").set_value("Detector outputs").run()
+    at.radio(key="import_mode").set_value("Path on the server").run()
+    at.text_input(key="import_path").input(str(path)).run()
+    return at
+
+
 def _imports(tmp_path: Path) -> Path:
     """The default import folder of the store fixture's data folder (server paths must be inside it)."""
     folder = tmp_path / "data" / "imports"
@@ -266,12 +277,7 @@ def test_detector_outputs_go_to_the_dataset_the_user_works_on(store: str, tmp_pa
     engine.dispose()
     path = _imports(tmp_path) / "outputs.jsonl"
     path.write_text(json.dumps({"id": "zzz", "output": "<Tagged_Text>Two cats.</Tagged_Text>"}) + "\n")
-    at = AppTest.from_file(IMPORT_PAGE, default_timeout=TIMEOUT)
-    at.query_params["dataset"] = "bench"
-    at.run()
-    at.radio(key="import_kind").set_value("Detector outputs").run()
-    at.radio(key="import_mode").set_value("Path on the server").run()
-    at.text_input(key="import_path").input(str(path)).run()
+    at = _outputs_on_server(path)
     assert at.selectbox(key="import_target").value == "bench"
     at.text_input(key="import_detector").input("tagger").run()
     assert "no item 'zzz' in dataset 'bench'" in html.unescape(_html(at))
@@ -301,12 +307,7 @@ def test_the_import_page_refuses_a_run_over_another_dataset(store: str, tmp_path
             for k in "abc"
         )
     )
-    at = AppTest.from_file(IMPORT_PAGE, default_timeout=TIMEOUT)
-    at.query_params["dataset"] = "bench"
-    at.run()
-    at.radio(key="import_kind").set_value("Detector outputs").run()
-    at.radio(key="import_mode").set_value("Path on the server").run()
-    at.text_input(key="import_path").input(str(path)).run()
+    at = _outputs_on_server(path)
     at.text_input(key="import_detector").input("wrongdata").run()
     refusal = "none of the 3 outputs matches its item's response"
     assert {m.label: m.value for m in at.metric} == {"Outputs": "0", "Errors": "1", "Warnings": "0"}

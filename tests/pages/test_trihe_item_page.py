@@ -67,13 +67,17 @@ def _texts(at: AppTest) -> str:
     return "\n".join([m.value for m in at.markdown] + [h.proto.body for h in at.get("html")])
 
 
-def test_the_item_page_calls_the_response_the_reference_and_shows_the_runs_answer(trihe_db: str) -> None:
+def _opened(page: str, dataset: str) -> AppTest:
     at = AppTest.from_file(APP, default_timeout=30)
-    at.query_params.update({"dataset": trihe_db})
+    at.query_params.update({"dataset": dataset})
     at.run()
-    at.switch_page("app_pages/item.py").run()
+    at.switch_page(page).run()
     assert not at.exception, at.exception
-    texts = _texts(at)
+    return at
+
+
+def test_the_item_page_calls_the_response_the_reference_and_shows_the_runs_answer(trihe_db: str) -> None:
+    texts = _texts(_opened("app_pages/item.py", trihe_db))
     assert "**Reference answer** · 0 span(s)" in texts
     assert "**Response**" not in texts
     assert "**Extracted · Detector · llava**" in texts
@@ -83,9 +87,4 @@ def test_the_item_page_calls_the_response_the_reference_and_shows_the_runs_answe
 
 
 def test_compare_calls_the_response_the_reference(trihe_db: str) -> None:
-    at = AppTest.from_file(APP, default_timeout=30)
-    at.query_params.update({"dataset": trihe_db})
-    at.run()
-    at.switch_page("app_pages/compare.py").run()
-    assert not at.exception, at.exception
-    assert "**Reference answer**" in _texts(at)
+    assert "**Reference answer**" in _texts(_opened("app_pages/compare.py", trihe_db))

@@ -139,7 +139,10 @@ def set_error_type(index: int) -> None:
 
 def missing_error_type(current: int) -> dict[str, str]:
     """Why E finds no Error type box: the sentence it is for (the one just labeled, else the current
-    one) is not labeled yet, or is labeled correct or unknown."""
+    one) is not labeled yet, or is labeled correct or unknown; or the item is read-only for this user,
+    whose box is drawn disabled (:func:`components.annotation_frame.key_reasons` says why)."""
+    if ws.read_only:
+        return {"E": ws.why_read_only}
     target = int(st.session_state.get(recent_key, current))
     existing = mine.sentence_labels.get(target)
     if existing is not None and existing.label == "incorrect":
@@ -235,6 +238,7 @@ def sentences_unit() -> bool | None:
                     args=(index,),
                     format_func=lambda t: t or "— choose —",
                     width=260,
+                    disabled=ws.read_only,
                 )
             if st.session_state.get(PENDING) == index:
                 quoted = ", ".join(f"“{literal(sentence.text[a:b])}”" for a, b, _ in spans[:3])

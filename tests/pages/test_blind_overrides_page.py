@@ -143,6 +143,9 @@ def test_once_gold_was_shown_the_annotation_page_keeps_her_labels_as_they_were(t
     assert GOLD_SHOWN.fullmatch(said), said
     for key in (*SENTENCE_KEYS, "frame_undo"):
         assert next(b for b in page.button if b.key == key).disabled, key
+    # Nor the error type of a sentence she marked incorrect: a choice there showed as made, unsaved.
+    boxes = [box for box in page.selectbox if box.label == "Error type"]
+    assert boxes and all(box.disabled for box in boxes)
     # Not only the page: the store refuses her label too, with the same reason.
     engine = make_engine(team_db)
     item, alice = get_item(engine, 1, ITEM), find_annotator(engine, "alice")

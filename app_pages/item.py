@@ -172,7 +172,16 @@ if item.claims:
         rows.append(row)
     st.dataframe(pd.DataFrame(rows), hide_index=True, width="stretch")
 
-extracted = {t: shown_labels[ls.id] for t, ls in by_title.items() if shown_labels[ls.id].triplets}
+# Each run's own answer (a Tri-HE run keeps it with the triplets it extracted from it), shown with them
+# even where it gave no triplet: it is the text the run was judged on, not the item's response.
+answers = {
+    t: run_answer(labels.raw_output.text)
+    for t, labels in ((t, shown_labels[ls.id]) for t, ls in by_title.items())
+    if labels.raw_output is not None
+}
+extracted = {
+    t: shown_labels[ls.id] for t, ls in by_title.items() if shown_labels[ls.id].triplets or answers.get(t)
+}
 if item.reference_triplets or extracted:
     st.subheader("Triplets", anchor=False)
     ref_col, ext_col = st.columns(2)
@@ -191,9 +200,12 @@ if item.reference_triplets or extracted:
     with ext_col:
         for title, run in extracted.items():
             st.markdown(f"**Extracted · {literal(title)}**")
-            answer = run_answer(run.raw_output.text) if run.raw_output is not None else None
+            answer = answers.get(title)
             if answer is not None:  # the text these triplets come from, not the item's response
                 show_text(answer, label="Its answer")
+            if not run.triplets:
+                st.caption("No triplet extracted from this answer.")
+                continue
             st.dataframe(
                 pd.DataFrame(
                     [

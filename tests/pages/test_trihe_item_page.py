@@ -19,10 +19,12 @@ from db.transfer import import_file, import_predictions
 APP = str(Path(__file__).resolve().parents[2] / "app.py")
 REFERENCE = "The lamp is on because the room is dark."
 ANSWER = "A **cat** <b>sleeps</b> on the bed."  # the model's words, shown as written
+UNTRIPLED = "I cannot say."  # an answer the run extracted no triplet from
 BENCHMARK: dict[str, Any] = {
     "2374892": {
         "instance": [
-            {"question": "Why is the room lit?", "answer": REFERENCE, "triplet": ["(lamp, is, on)"]}
+            {"question": "Why is the room lit?", "answer": REFERENCE, "triplet": ["(lamp, is, on)"]},
+            {"question": "Is it night?", "answer": "Yes, it is night.", "triplet": ["(sky, is, dark)"]},
         ],
         "triplets": ["(lamp, on, desk)"],
         "all_object": ["lamp", "desk"],
@@ -33,10 +35,11 @@ BENCHMARK: dict[str, Any] = {
 
 def _with_run(benchmark: dict[str, Any]) -> dict[str, Any]:
     run: dict[str, Any] = json.loads(json.dumps(benchmark))
-    instance = run["2374892"]["instance"][0]
-    instance.update(
+    first, second = run["2374892"]["instance"]
+    first.update(
         {"llava": ANSWER, "llava_triplets": ["(cat, sleeps on, bed)"], "llava_triplets_judgements": ["no"]}
     )
+    second.update({"llava": UNTRIPLED, "llava_triplets": [], "llava_triplets_judgements": []})
     return run
 
 
@@ -64,12 +67,12 @@ def trihe_db(sqlite_url: str, monkeypatch: pytest.MonkeyPatch) -> str:
 
 
 def _texts(at: AppTest) -> str:
-    return "\n".join([m.value for m in at.markdown] + [h.proto.body for h in at.get("html")])
+    return "\n".join([m.value for m in [*at.markdown, *at.caption]] + [h.proto.body for h in at.get("html")])
 
 
-def _opened(page: str, dataset: str) -> AppTest:
+def _opened(page: str, dataset: str, **query: str) -> AppTest:
     at = AppTest.from_file(APP, default_timeout=30)
-    at.query_params.update({"dataset": dataset})
+    at.query_params.update({"dataset": dataset, **query})
     at.run()
     at.switch_page(page).run()
     assert not at.exception, at.exception
@@ -88,3 +91,11 @@ def test_the_item_page_calls_the_response_the_reference_and_shows_the_runs_answe
 
 def test_compare_calls_the_response_the_reference(trihe_db: str) -> None:
     assert "**Reference answer**" in _texts(_opened("app_pages/compare.py", trihe_db))
+
+
+def test_a_runs_answer_is_shown_where_it_gave_no_triplet(trihe_db: str) -> None:
+    """Its answer was found only in the raw output: with no triplet, the run had no section at all."""
+    texts = _texts(_opened("app_pages/item.py", trihe_db, item="2374892/1"))
+    assert "**Extracted · Detector · llava**" in texts
+    assert UNTRIPLED in texts
+    assert "No triplet extracted from this answer." in texts

@@ -221,6 +221,12 @@ def enlarge(fig: go.Figure, scale: float = 1.6) -> go.Figure:
     return fig
 
 
+def _cell(value: float) -> str:
+    """A heatmap cell's number, or "—" where there is none (two raters who share no unit), as the
+    tables show it: plotly would print "nan"."""
+    return "—" if math.isnan(value) else f"{value:.2f}"
+
+
 def _note_above(fig: go.Figure, text: str) -> None:
     """A line of small grey text over the plot's top left corner: what the figure leaves out or marks,
     where a reader of the plot (or a slide) looks, not in the footer."""
@@ -536,7 +542,7 @@ def alignbench_self_preference(report: Report) -> go.Figure:
             colorscale="RdBu",
             zmin=1 - spread,
             zmax=1 + spread,
-            text=[[f"{v:.2f}" for v in row] for row in matrix.to_numpy()],
+            text=[[_cell(v) for v in row] for row in matrix.to_numpy()],
             texttemplate="%{text}",
             colorbar={"title": {"text": "÷ mean"}},
             hovertemplate="%{y} on %{x}: %{z:.3f} × its mean AUROC<extra></extra>",
@@ -870,7 +876,7 @@ def agreement_kappa(report: Report) -> go.Figure:
     for a, b, kappa in zip(frame["rater A"], frame["rater B"], frame["kappa"], strict=True):
         matrix.loc[a, b] = matrix.loc[b, a] = kappa
     text = pd.DataFrame(
-        [[f"{v:.2f}" for v in r] for r in matrix.to_numpy()], index=raters, columns=raters, dtype=object
+        [[_cell(v) for v in r] for r in matrix.to_numpy()], index=raters, columns=raters, dtype=object
     )
     # A pair that used one category alone (nothing flagged by either) is 1.00 by convention: the cell
     # says so, as the table's note does, rather than pass for perfect agreement.

@@ -143,12 +143,21 @@ def image_root_path(typed: str) -> Path:
     try:
         return _inside_import_dir(typed, "folder")
     except ImportPathRefused:
-        candidate = Path(typed.strip()).expanduser() if unstorable(typed) is None else None
-        if candidate is not None and candidate.is_absolute():
-            resolved = candidate.resolve()
-            if resolved.is_relative_to(data_dir().resolve()) and not is_store_file(resolved):
-                return resolved
-        raise
+        if unstorable(typed) is not None:
+            raise
+        candidate = Path(typed.strip()).expanduser()
+        data = data_dir().resolve()
+        resolved = candidate.resolve()
+        if candidate.is_absolute() and resolved.is_relative_to(data) and not is_store_file(resolved):
+            return resolved
+        folder = import_dir()
+        if folder is None or is_store_file(resolved) or not candidate.is_absolute():
+            raise
+        # Outside both: the refusal names both places, where the Import page's names only its own.
+        raise ImportPathRefused(
+            f"An image folder must lie inside the import folder {folder.resolve()} or the data folder "
+            f"{data}; {typed!r} is outside both."
+        ) from None
 
 
 def confined_image_root(root: str) -> tuple[str | None, str | None]:

@@ -13,6 +13,7 @@ from sqlalchemy import Engine
 
 from db import models as m
 from db.access import OPERATOR
+from db.config import data_dir
 from db.engine import read_session
 from db.import_folder import ImportPathRefused
 from db.importer import import_bundle
@@ -55,7 +56,8 @@ def test_a_folder_outside_the_import_folder_is_refused(
     with pytest.raises(ImportPathRefused) as refused:
         set_image_root(engine, dataset, str(outside), actor=OPERATOR)
     assert str(refused.value) == (
-        f"Only folders inside the import folder {imports.resolve()} can be read; {str(outside)!r} is outside."
+        f"An image folder must lie inside the import folder {imports.resolve()} or the data folder "
+        f"{data_dir().resolve()}; {str(outside)!r} is outside both."
     )
     assert _root(engine) is None
 
@@ -133,8 +135,8 @@ def test_an_import_from_a_page_refuses_a_chosen_folder_outside(
     )
     assert not outcome.ok
     assert [(p.field, p.reason) for p in outcome.errors] == [
-        ("image folder", f"Only folders inside the import folder {folders[0].resolve()} can be read; "
-                         f"{str(outside)!r} is outside.")
+        ("image folder", f"An image folder must lie inside the import folder {folders[0].resolve()} or the "
+                         f"data folder {data_dir().resolve()}; {str(outside)!r} is outside both.")
     ]  # fmt: skip
     assert get_dataset(engine, "cats") is None or _root(engine) is None
     kept = import_file(engine, ROWS, actor=OPERATOR, source="f.jsonl", format_name="canonical",

@@ -9,6 +9,7 @@ import pytest
 from PIL import Image
 from streamlit.testing.v1 import AppTest
 
+from db.config import data_dir
 from db.engine import make_engine
 from db.repositories.datasets import get_dataset
 from render.literal_text import literal
@@ -56,7 +57,8 @@ def test_a_folder_outside_the_import_folder_is_refused(app_db: str, folders: tup
     at = _save_root(str(outside))
     assert [e.value for e in at.error] == [
         literal(
-            f"Only folders inside the import folder {imports.resolve()} can be read; {str(outside)!r} is outside."
+            f"An image folder must lie inside the import folder {imports.resolve()} or the data folder "
+            f"{data_dir().resolve()}; {str(outside)!r} is outside both."
         )
     ]
     assert _stored_root(app_db) is None
@@ -94,7 +96,8 @@ def test_a_folder_with_markdown_in_its_name_is_shown_literally(
     at = _save_root(typed)
     assert [e.value for e in at.error] == [
         literal(
-            f"Only folders inside the import folder {imports.resolve()} can be read; {typed!r} is outside."
+            f"An image folder must lie inside the import folder {imports.resolve()} or the data folder "
+            f"{data_dir().resolve()}; {typed!r} is outside both."
         )
     ]
     assert _stored_root(app_db) is None

@@ -251,9 +251,11 @@ show_preview(
     ),
 )
 
-blocked = preview.n_errors > 0 and not allow_skip
+blocked = preview.unreadable or (preview.n_errors > 0 and not allow_skip)
 missing_detector = kind == "predictions" and not options.detector
-if blocked:
+if preview.unreadable:
+    st.warning("Nothing of this file can be imported as it is: see the report above.")
+elif blocked:
     st.warning("The file has errors: fix them, or allow skipping bad records to import the rest.")
 if missing_detector:
     st.warning("Name the detector run: each run becomes its own label set.")

@@ -55,6 +55,12 @@ class Preview:
         return sum(1 for p in self.problems if p.severity == "error")
 
     @property
+    def unreadable(self) -> bool:
+        """Nothing of the file was read (refused whole: not this format, a run over another dataset):
+        skipping its bad records would import nothing, so the page offers no import."""
+        return self.dataset is None and self.n_errors > 0
+
+    @property
     def n_warnings(self) -> int:
         return sum(1 for p in self.problems if p.severity == "warning")
 

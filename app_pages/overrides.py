@@ -16,7 +16,7 @@ import streamlit as st
 from components.dataset_picker import pick_dataset
 from components.page_setup import setup_page
 from db.access import Forbidden
-from db.repositories.adjudication import overrides_for
+from db.repositories.adjudication import overrides_for, promoted_items_held_back
 from db.repositories.gold_sightings import record_gold_shown
 from db.repositories.visibility import gold_waits_for_finish
 from render.literal_text import literal
@@ -40,8 +40,16 @@ if me is None:
 
 blind = gold_waits_for_finish(ctx.engine, ctx.actor, dataset.id)
 found = overrides_for(ctx.engine, dataset.id, me, open_items_hidden=blind)
+held_back = promoted_items_held_back(ctx.engine, dataset.id, me) if blind else 0
+if held_back:
+    # Not "gold agrees with you": gold of these items is not compared until it may be shown.
+    st.info(
+        f"{held_back} promoted item(s) you have still to finish (on any of your tasks) are not compared "
+        "here: gold there would answer what you have left to label. They appear once you finish them."
+    )
 if not found:
-    st.success("Gold agrees with every label of yours on the items promoted so far.")
+    if not held_back:
+        st.success("Gold agrees with every label of yours on the items promoted so far.")
     st.stop()
 if blind:
     # Recorded before it is shown: from now on the store keeps this annotator's labels on these items.

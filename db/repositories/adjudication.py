@@ -1328,6 +1328,25 @@ def _span_overrides(
     return out
 
 
+def _still_open(session: Session, dataset_id: int, annotator_id: int) -> set[int]:
+    """The items assigned to the annotator that they have not done on some task (skipped included)."""
+    found: set[int] = set()
+    for task in m.TASKS:
+        found |= open_assigned_items(session, dataset_id, annotator_id, task)
+    return found
+
+
+def promoted_items_held_back(engine: Engine, dataset_id: int, annotator_id: int) -> int:
+    """How many promoted items :func:`overrides_for` leaves out for a blind annotator because they have
+    not finished them: the page says so, rather than that gold agrees with them everywhere."""
+    with read_session(engine) as session:
+        still_open = _still_open(session, dataset_id, annotator_id)
+        promoted: set[int] = set()
+        for task in m.TASKS:
+            promoted |= _latest_promotions(session, dataset_id, task).keys()
+    return len(still_open & promoted)
+
+
 def overrides_for(
     engine: Engine, dataset_id: int, annotator_id: int, *, open_items_hidden: bool = False
 ) -> list[Override]:
@@ -1344,10 +1363,7 @@ def overrides_for(
     out: list[Override] = []
     with read_session(engine) as session:
         gold = _gold_set(session, dataset_id)
-        still_open: set[int] = set()
-        if open_items_hidden:
-            for task in m.TASKS:
-                still_open |= open_assigned_items(session, dataset_id, annotator_id, task)
+        still_open = _still_open(session, dataset_id, annotator_id) if open_items_hidden else set()
         for task in m.TASKS:
             promotions = _latest_promotions(session, dataset_id, task)
             for item_id in still_open:

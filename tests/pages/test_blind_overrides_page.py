@@ -78,8 +78,11 @@ def test_gold_of_an_item_still_open_in_the_annotators_queue_stays_hidden(team_db
 
     at = _overrides("alice")
     assert not at.dataframe, at.dataframe[0].value
-    assert [s.value for s in at.success] == [
-        "Gold agrees with every label of yours on the items promoted so far."
+    # Not that gold agrees with her (it does not): that the item is held back until she finishes it.
+    assert not at.success
+    assert [i.value for i in at.info] == [
+        "1 promoted item(s) you have still to finish (on any of your tasks) are not compared here: gold "
+        "there would answer what you have left to label. They appear once you finish them."
     ]
 
     # Skipped is not done: the item waits in her queue for her to come back to it.

@@ -100,16 +100,19 @@ def spans_unit() -> None:
     mine = item_annotations(engine, item.id, [ws.view_id])[ws.view_id].spans
     st.markdown(f"**Response** · {len(mine)} span(s) marked by you")
     start_from_detector(ws, "spans", len(mine))
-    st.caption(
-        "Drag over words or double-click a word to mark it; the type comes from the picker (the key shown "
-        "on each type). Click a span to retype it (its type's key) or remove it (Delete). Mark the "
-        "smallest wrong part. `?` lists every key. "
-        + (
-            "A span snaps to whole words; hold Alt while dragging to mark exact characters."
-            if char_precision
-            else "A span snaps to whole words, as MHALO scores them."
+    if ws.read_only:  # how to mark spans, on an item where no span can be marked, read as a fault
+        st.caption("Your spans on this item are shown as they are: they cannot be changed here (see above).")
+    else:
+        st.caption(
+            "Drag over words or double-click a word to mark it; the type comes from the picker (the key "
+            "shown on each type). Click a span to retype it (its type's key) or remove it (Delete). Mark "
+            "the smallest wrong part. `?` lists every key. "
+            + (
+                "A span snaps to whole words; hold Alt while dragging to mark exact characters."
+                if char_precision
+                else "A span snaps to whole words, as MHALO scores them."
+            )
         )
-    )
     span_selector(
         item.response,
         [{"start": s.start, "end": s.end, "type": s.type} for s in mine],

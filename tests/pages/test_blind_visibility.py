@@ -165,3 +165,13 @@ def test_an_annotators_header_places_the_item_in_the_dataset_beside_their_queue(
     assign(store, "alice", "sentences", "demo-002", "demo-005")
     captions = [c.value for c in _page("alice", "sentences", item="demo-005").caption]
     assert any("(at 5 in the dataset · 2 assigned to you)" in c for c in captions), captions
+
+
+def test_a_read_only_spans_page_does_not_say_how_to_mark_spans(store: str) -> None:
+    """Its help said to drag over words or double-click one, on an item where neither does anything."""
+    assign(store, "alice", "spans", "demo-002")
+    other = [c.value for c in _page("alice", "spans", item="demo-004").caption]
+    own = [c.value for c in _page("alice", "spans", item="demo-002").caption]
+    assert not any(c.startswith("Drag over words") for c in other)
+    assert any(c.startswith("Your spans on this item are shown as they are") for c in other)
+    assert any(c.startswith("Drag over words") for c in own)

@@ -23,6 +23,7 @@ from db.repositories.annotators import get_or_create_annotator
 from db.repositories.datasets import get_dataset, list_dataset_infos
 from db.transfer import import_file, import_predictions
 from formats.base import ReadOptions
+from formats.preview import PREVIEW_HEAD_BYTES
 from render.literal_text import literal
 from tests.formats.mmhal_sample import IDS, sample_bytes
 from tests.pages.conftest import add_small_dataset, problem_report
@@ -764,3 +765,31 @@ def test_export_page_says_what_the_format_leaves_out(store: str) -> None:
     assert [t.value for t in at.text] == [
         "• detector:eager <b> is not in the file: MHALO (tagged JSON) writes one label set, gold:gold"
     ]
+
+
+def test_a_large_json_object_file_previewed_by_its_head_can_still_be_imported(
+    store: str, tmp_path: Path
+) -> None:
+    """A Tri-HE file is one JSON object: its first megabyte, all the preview reads, is no JSON at all. That
+    is no refusal of the whole file, whose import reads all of it."""
+    document = {
+        str(1000 + k): {
+            "instance": [
+                {"question": f"What is {k}?", "answer": "A cat on a mat. " * 8, "triplet": ["(cat, on, mat)"]}
+            ],
+            "triplets": ["(cat, on, mat)"] * 8,
+            "all_object": ["cat", "mat"],
+            "object": ["cat"],
+        }
+        for k in range(3000)
+    }
+    path = _imports(tmp_path) / "tri-he.json"
+    path.write_text(json.dumps(document))
+    assert path.stat().st_size > PREVIEW_HEAD_BYTES
+    at = _import_page(path)
+    assert not at.exception
+    assert not any("Nothing of this file can be imported" in w.value for w in at.warning)
+    at.checkbox(key="import_allow_skip").check().run()
+    assert not at.button(key="import_go").disabled
+    at.button(key="import_go").click().run()
+    assert not at.exception and "3000 new items" in at.success[0].value

@@ -27,6 +27,7 @@ from __future__ import annotations
 
 from collections import defaultdict
 from collections.abc import Sequence
+from contextlib import suppress
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from typing import Any
@@ -35,7 +36,7 @@ from sqlalchemy import Engine, exists, or_, select
 from sqlalchemy.orm import Session
 
 from db import models as m
-from db.access import Actor, Forbidden, check_label_write, require_in, team_mode
+from db.access import Actor, Forbidden, GoldShown, check_label_write, require_in, team_mode
 from db.engine import read_session, write_session
 from db.repositories.datasets import dataset_settings
 from db.repositories.label_sets import LabelSetView, list_label_sets
@@ -372,7 +373,8 @@ def preannotate_dataset(
 ) -> int:
     """Start every item the annotator may label, that the detector ran on, that they have no ``task``
     labels on yet and did not start from a detector before, from the detector (one transaction); the number of items started. Items they have
-    labeled are left alone. Forbidden as :func:`preannotate`, and for an annotator with no item assigned."""
+    labeled are left alone, and so are items whose gold was shown to them (:class:`~db.access.GoldShown`).
+    Forbidden as :func:`preannotate`, and for an annotator with no item assigned."""
     _check_task(task)
     with write_session(engine) as session:
         actor = require_in(session, annotator_id, "label")
@@ -386,7 +388,10 @@ def preannotate_dataset(
             if sees_assigned_only(actor):
                 raise Forbidden(f"No item of this dataset is assigned to you on the {task} task.")
             return 0
-        check_label_write(session, annotator_id, label_set_id, writable[0].id, task)  # whose label set
+        # Whose label set; an item whose gold was shown to them says it is theirs (checked before), and is
+        # left alone below.
+        with suppress(GoldShown):
+            check_label_write(session, annotator_id, label_set_id, writable[0].id, task)
         model: type[m.Span] | type[m.SentenceLabel] = m.Span if task == "spans" else m.SentenceLabel
         labeled = set(session.scalars(select(model.item_id).where(model.label_set_id == target.id)))
         ran = set(session.scalars(select(m.RawOutput.item_id).where(m.RawOutput.label_set_id == detector.id)))
@@ -401,7 +406,10 @@ def preannotate_dataset(
         for item in writable:
             if item.id in labeled or item.id not in ran:
                 continue
-            check_label_write(session, annotator_id, label_set_id, item.id, task)
+            try:
+                check_label_write(session, annotator_id, label_set_id, item.id, task)
+            except GoldShown:
+                continue  # its gold was shown to them: their labels there (none) are kept as they were
             _copy(session, target, detector, item, task, annotator_id, replace=False)
             started += 1
         return started

@@ -17,6 +17,7 @@ from db.repositories import history, labeling, preannotation
 from db.repositories.annotations import item_annotations
 from db.repositories.annotators import get_or_create_annotator
 from db.repositories.datasets import set_dataset_settings
+from db.repositories.gold_sightings import record_gold_shown
 from db.repositories.label_sets import human_label_set
 from formats.records import Annotations, ItemRecord, LabelSetRecord, SentenceLabelRecord, SpanRecord
 from tests.db.test_importer import RESPONSE, _bundle
@@ -245,3 +246,22 @@ def test_anchoring_units_pair_the_draft_with_the_labels_now(store) -> None:
         label_set.meta = {**label_set.meta, "preannotation": stored}
         session.commit()
     assert preannotation.anchoring_units(engine, 1)[0].detector == "judge"
+
+
+def test_starting_every_item_leaves_an_item_whose_gold_was_shown_alone(
+    store, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Gold of x1, the first item, was shown to her (Overridden labels) before she marked anything on it:
+    "start all from a detector" was refused whole, naming x1, though x2 was hers to start."""
+    engine, who, own, detectors = store
+    with Session(engine) as session:
+        session.get_one(m.Annotator, who).role = "annotator"
+        for item in (X1, X2):
+            session.add(m.Assignment(dataset_id=1, task="spans", item_id=item, annotator_id=who))
+        session.commit()
+    monkeypatch.setenv("SPANLIGHT_MODE", "team")
+    set_dataset_settings(engine, 1, allow_preannotation=True, actor=OPERATOR)
+    record_gold_shown(engine, Actor(who, "alice", "annotator"), 1, [X1])
+    assert preannotation.preannotate_dataset(engine, own, "spans", detectors["judge"], who) == 1
+    assert _spans(engine, own, X1) == []
+    assert len(_spans(engine, own, X2)) == 2

@@ -48,6 +48,7 @@ from formats.records import Annotations, Bundle, RawOutputRecord, SpanRecord
 from formats.text import head_text, looks_like_json
 from metrics.tagged_text import WRAPPER_CLOSE, WRAPPER_OPEN, parse_tagged
 
+_MARKUP = re.compile(r"<[^<>]{1,80}>")  # any tag, to compare an output's words with a response's
 OUTPUT_KEYS = ("output", "response", "prediction", "raw_output", "model_output", "generated_text", "value")
 DEFAULT_TAG = "hallucination"
 _ANALYSIS = re.compile(r"<Analysis>(.*?)</Analysis>", re.DOTALL | re.IGNORECASE)
@@ -185,6 +186,11 @@ def copy_check(output: str, response: str, tag: str) -> TextCheck | None:
     without_tags = output.replace(f"<{tag}>", "").replace(f"</{tag}>", "")
     dense_response = "".join(response.split())
     if dense_response in "".join(without_tags.split()):
+        return TextCheck(True)
+    # Marked with tags of its own (``<Hallucination>``, ``<error type="x">``), which the guess of the
+    # run's tag does not know: every output then breaks the format, but it is a copy of this response.
+    bare_response = "".join(_MARKUP.sub("", response).split())
+    if bare_response and bare_response in "".join(_MARKUP.sub("", output).split()):
         return TextCheck(True)
     start = without_tags.find(WRAPPER_OPEN)
     text = without_tags

@@ -543,3 +543,25 @@ def test_the_run_check_needs_three_outputs_and_refuses_below_one_in_twenty():
     assert refused.reason.startswith(
         "only 1 of the 21 outputs match their item's response (first that does not: record #1:"
     )
+
+
+def test_a_run_in_tags_of_its_own_is_kept_not_refused(engine):
+    """Every output marks spans with a tag the reader does not guess (``<Hallucination>``, attributes):
+    each breaks the format and counts against IF, but they copy this dataset's responses, and the run was
+    refused as one over another dataset."""
+    import_file(
+        engine, BENCH, source="b.json", format_name="mhalo", options=ReadOptions(dataset="d"), actor=OPERATOR
+    )
+    rows = [
+        {
+            "id": "a",
+            "output": f"<Tagged_Text>{RESPONSE.replace('red', '<Hallucination>red</Hallucination>')}</Tagged_Text>",
+        },
+        {"id": "b", "output": '<Tagged_Text>Two dogs <error type="x">run</error>.</Tagged_Text>'},
+        {"id": "c", "output": "<Tagged_Text>A sign says <Hallucination>OPEN</Hallucination>.</Tagged_Text>"},
+    ]
+    outcome = import_predictions(
+        engine, jsonl(rows), source="o.jsonl", dataset="d", detector="own-tags", actor=OPERATOR
+    )
+    assert outcome.ok, outcome.problems
+    assert outcome.result is not None and outcome.result.rows["raw_outputs"] == 3

@@ -96,11 +96,19 @@ def next_item(
     Items with nothing to label on the task (no sentence, claim or extracted triplet) are not queued;
     with ``assigned_to``, neither are items not assigned to that annotator on the task.
 
+    Nor is an item whose gold was shown to ``assigned_to``: their labels there are kept as they were
+    (:mod:`db.repositories.gold_sightings`), so it can be neither labelled nor finished, and an item
+    assigned to them again on another task after that would otherwise come back to them every time.
+
     Starts after ``after_position`` and wraps around to the beginning; None when everything is finished.
     """
     base = select(m.Item.external_id).where(
         *in_queue(dataset_id, page, assigned_to=assigned_to), _unfinished(label_set_id, page)
     )
+    if assigned_to is not None:
+        base = base.where(
+            ~exists().where(m.GoldSighting.annotator_id == assigned_to, m.GoldSighting.item_id == m.Item.id)
+        )
     return _first_after(engine, base, after_position)
 
 

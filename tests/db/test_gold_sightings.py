@@ -22,6 +22,7 @@ from db.repositories.assignments import assign, unassign
 from db.repositories.datasets import get_dataset
 from db.repositories.gold_sightings import gold_seen, record_gold_shown
 from db.repositories.label_sets import human_label_set
+from db.repositories.queue import next_item
 from formats.records import Bundle, DatasetRecord, ItemRecord
 
 REASON = re.compile(
@@ -167,3 +168,19 @@ def test_gold_of_an_item_waits_until_every_task_of_it_is_done(
     assert {o.item_id for o in overrides_for(engine, dataset_id, a.id, open_items_hidden=True)} == {
         ids["it-0"]
     }
+
+
+def test_the_next_item_is_never_one_whose_gold_was_shown(
+    engine: Engine, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """An item she cannot label or finish (assigned to her again, say, after its gold was shown) came back
+    as her next item every time, and "Open my next item" opened it again."""
+    dataset_id, ids, actors = _setup(engine, monkeypatch)
+    a, b = actors["a"], actors["b"]
+    assert a.id is not None and b.id is not None
+    mine = human_label_set(engine, dataset_id, a.id).id
+    assert next_item(engine, dataset_id, mine, "spans", assigned_to=a.id) == "it-0"
+    record_gold_shown(engine, a, dataset_id, [ids["it-0"]])
+    assert next_item(engine, dataset_id, mine, "spans", assigned_to=a.id) == "it-1"
+    theirs = human_label_set(engine, dataset_id, b.id).id
+    assert next_item(engine, dataset_id, theirs, "spans", assigned_to=b.id) == "it-0"  # not hers: not locked

@@ -236,8 +236,12 @@ def read_import_head(typed: str, size: int) -> tuple[bytes, int, Path]:
 
 
 def image_folder_path(typed: str) -> Path:
-    """The existing image folder ``typed`` names, once :func:`image_root_path` allows it; raises
-    ImportPathRefused."""
+    """The existing image folder ``typed`` names on the Import page, once :func:`image_root_path` allows
+    it; raises ImportPathRefused. With server paths switched off nothing typed is read, as the setting
+    says (upload only), though a root in the data folder that an upload's images were put in is still
+    taken from the import itself."""
+    if import_dir() is None:
+        _inside_import_dir(typed, "folder")  # raises: reading the server's files is switched off
     path = image_root_path(typed)
     if not path.is_dir():
         raise ImportPathRefused(f"There is no folder at {typed!r} in the import folder.")

@@ -13,7 +13,13 @@ from analysis.sentence_labels import shown_sentence_labels
 from components.dataset_picker import pick_dataset
 from components.dead_ends import missing_item
 from components.item_history import show_item_history
-from components.item_parts import response_title, show_image, show_raw_output, show_text
+from components.item_parts import (
+    judged_on_the_response,
+    response_title,
+    show_image,
+    show_raw_output,
+    show_text,
+)
 from components.page_setup import setup_page
 from db.access import Forbidden
 from db.repositories.annotations import item_annotations
@@ -99,10 +105,15 @@ with right:
     if item.reference:
         with st.expander("Reference answer"):
             show_text(item.reference)
-    if not by_title:
+    on_response = [
+        t
+        for t, ls in by_title.items()
+        if judged_on_the_response(dataset, shown_labels[ls.id].raw_output is not None)
+    ]
+    if not on_response:
         show_text(item.response, label=response_title(dataset))
     else:
-        titles = list(by_title)
+        titles = on_response
         shown = st.selectbox(
             "Spans of", titles, index=titles.index(default) if default in titles else 0, key="item_label_set"
         )

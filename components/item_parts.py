@@ -72,6 +72,13 @@ def response_title(dataset: DatasetInfo) -> str:
     return "Reference answer" if dataset.source_format in _REFERENCE_RESPONSES else "Response"
 
 
+def judged_on_the_response(dataset: DatasetInfo, has_own_answer: bool) -> bool:
+    """Whether a label set's marks on an item are about the item's response. Not so for a run that
+    brings its own answer where the response is the benchmark's reference answer (Tri-HE): its spans
+    would be offered over the reference, as "0 span(s) from" the run, as if it had judged that text."""
+    return not (has_own_answer and dataset.source_format in _REFERENCE_RESPONSES)
+
+
 def show_text(text: str, *, label: str | None = None) -> None:
     """Untrusted text exactly as written: escaped, whitespace kept, no Markdown."""
     if label:

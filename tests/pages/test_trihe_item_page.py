@@ -14,6 +14,11 @@ from streamlit.testing.v1 import AppTest
 
 from db.access import OPERATOR
 from db.engine import make_engine
+from db.repositories.annotators import get_or_create_annotator
+from db.repositories.datasets import get_dataset
+from db.repositories.items import get_item
+from db.repositories.label_sets import human_label_set
+from db.repositories.labeling import add_span
 from db.transfer import import_file, import_predictions
 
 APP = str(Path(__file__).resolve().parents[2] / "app.py")
@@ -80,8 +85,12 @@ def _opened(page: str, dataset: str, **query: str) -> AppTest:
 
 
 def test_the_item_page_calls_the_response_the_reference_and_shows_the_runs_answer(trihe_db: str) -> None:
-    texts = _texts(_opened("app_pages/item.py", trihe_db))
-    assert "**Reference answer** · 0 span(s)" in texts
+    at = _opened("app_pages/item.py", trihe_db)
+    texts = _texts(at)
+    assert "**Reference answer**" in texts
+    # The run judged its own answer: no "Spans of" picker offers its (no) spans over the reference.
+    assert "span(s) from" not in texts
+    assert not [box for box in at.selectbox if box.label == "Spans of"]
     assert "**Response**" not in texts
     assert "**Extracted · Detector · llava**" in texts
     assert "**Its answer**" in texts
@@ -99,3 +108,18 @@ def test_a_runs_answer_is_shown_where_it_gave_no_triplet(trihe_db: str) -> None:
     assert "**Extracted · Detector · llava**" in texts
     assert UNTRIPLED in texts
     assert "No triplet extracted from this answer." in texts
+
+
+def test_spans_marked_on_the_reference_answer_are_still_offered(trihe_db: str, sqlite_url: str) -> None:
+    """A label set without an answer of its own (a person's spans on the reference) marks the reference."""
+    engine = make_engine(sqlite_url)
+    ann = get_or_create_annotator(engine, "ann")
+    dataset = get_dataset(engine, trihe_db)
+    assert dataset is not None
+    item = get_item(engine, dataset.id, "2374892/0")
+    assert item is not None
+    add_span(engine, human_label_set(engine, dataset.id, ann.id).id, item.id, 4, 8, None, ann.id)
+    engine.dispose()
+    at = _opened("app_pages/item.py", trihe_db)
+    assert [box.options for box in at.selectbox if box.label == "Spans of"] == [["Annotator · ann"]]
+    assert "**Reference answer** · 1 span(s) from Annotator · ann" in _texts(at)

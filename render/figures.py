@@ -636,7 +636,7 @@ def mhalubench_macro_f1(report: Report) -> go.Figure:
                 name=level,
                 legendgroup=level,
                 showlegend=k == 1,
-                x=rows["detector"],
+                x=[report.provenance.run_name(d) for d in rows["detector"]],
                 y=rows["Macro F1"],
                 marker_color=color,
                 text=[f"{v:.1f}" for v in rows["Macro F1"]],
@@ -726,10 +726,11 @@ def halloc_reliability(report: Report, type_: str = calibration.ALL_TYPES) -> go
     biggest = max(1, int(frame["count"].max())) if len(frame) else 1
     for key, part in frame.groupby("detector", sort=False):
         name = str(key)
+        shown = report.provenance.run_name(name)
         label = (
-            f"{name} (ECE {errors['ECE'][name]:.1f}, ACE {errors['ACE'][name]:.1f})"
+            f"{shown} (ECE {errors['ECE'][name]:.1f}, ACE {errors['ACE'][name]:.1f})"
             if name in errors.index
-            else name
+            else shown
         )
         fig.add_scatter(
             name=label,
@@ -763,7 +764,7 @@ def halloc_types(report: Report) -> go.Figure:
     for name, part in frame.groupby("detector", sort=False):
         part = part.groupby("type").first().reindex(order)
         fig.add_bar(
-            name=name,
+            name=report.provenance.run_name(str(name)),
             x=[wrap(t) for t in order],
             y=part["ECE avg"],
             marker_color=palette[name],

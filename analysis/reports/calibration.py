@@ -20,6 +20,7 @@ from analysis.reports.base import Report, Table
 from analysis.reports.data import UNTYPED, ReportFilter, chosen_detectors, item_mask
 from analysis.reports.provenance import Provenance, fingerprint
 from analysis.reports.spans import SpanInputs, load_span_inputs
+from db.repositories.label_sets import LabelSetView
 from db.repositories.report_inputs import token_probabilities
 from metrics import ace, calibration_by_label, ece, reliability_diagram
 
@@ -77,6 +78,7 @@ def build(inputs: TokenInputs, flt: ReportFilter, n_bins: int = N_BINS) -> Repor
             n_bins,
         ),
         filters=flt.describe(),
+        partial=_partial_runs(tokens, detectors),
     )
     overall, by_type, bins = [], [], []
     type_sets = np.array(types_hit, dtype=object)
@@ -177,6 +179,15 @@ def _calibration_columns(p: np.ndarray, y: np.ndarray, n_bins: int) -> dict[str,
             for short, side in (("pos", "positive"), ("neg", "negative"), ("avg", "average"))
         },
     }
+
+
+def _partial_runs(tokens: pd.DataFrame, detectors: list[LabelSetView]) -> tuple[tuple[str, str], ...]:
+    """``(detector, "3 of 4 items")`` for each run with token probabilities on only some of the items
+    counted (given some, or stopped half way): a figure names it so beside the complete runs."""
+    total = int(tokens["item_id"].nunique())
+    per_run = tokens.groupby("label_set_id")["item_id"].nunique()
+    found = ((d.name, int(per_run.get(d.id, 0))) for d in detectors)
+    return tuple((name, f"{n:,} of {total:,} items") for name, n in found if 0 < n < total)
 
 
 def _errors(detector: str, p: np.ndarray, y: np.ndarray, n_bins: int) -> dict[str, object]:

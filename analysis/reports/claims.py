@@ -95,6 +95,7 @@ def build(inputs: ClaimInputs, flt: ReportFilter) -> Report:
             },
         ),
         filters=flt.describe(),
+        partial=_partial_runs(claims["claim_id"], predictions),
     )
     rows = []
     for task in sorted(claims["task_type"].unique(), key=lambda t: (t != "image-to-text", t)):
@@ -134,6 +135,14 @@ def build(inputs: ClaimInputs, flt: ReportFilter) -> Report:
             )
         },
     )
+
+
+def _partial_runs(claim_ids: pd.Series, predictions: dict[str, pd.Series]) -> tuple[tuple[str, str], ...]:
+    """``(detector, "9 of 12 claims")`` for each run that labelled only some of the kept claims: its
+    scores count those only, so a figure names it beside the runs that labelled them all."""
+    total = len(claim_ids)
+    labelled = {name: int(claim_ids.isin(pred.index).sum()) for name, pred in predictions.items()}
+    return tuple((name, f"{n:,} of {total:,} claims") for name, n in labelled.items() if 0 < n < total)
 
 
 def _row(task: str, detector: str, level: str, gold: list[str], pred: list[str]) -> dict[str, object]:

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from dataclasses import replace
+
 import numpy as np
 import pandas as pd
 import pytest
@@ -11,6 +13,7 @@ from analysis.reports.data import UNKNOWN_AS_CORRECT, ReportFilter
 from db.repositories import report_inputs as ev
 from db.repositories.label_sets import list_label_sets
 from metrics import auroc_by_group, claim_scores
+from render import figures
 
 
 @pytest.fixture(scope="module")
@@ -141,3 +144,25 @@ def test_trihe_rates(demo_engine, demo_id) -> None:
     judges = report.tables["judges"].frame.set_index("judge")
     assert judges["triplets"].eq(len(judged)).all()
     assert (judges["kappa"] > 0.5).all()
+
+
+def test_mhalubench_names_a_run_that_labelled_only_some_claims(demo_engine, demo_id) -> None:
+    """Its scores count only the claims it labelled: the figure's bars say how many, beside full runs."""
+    inputs = claims.load(demo_engine, demo_id)
+    eager = next(v.id for v in inputs.label_sets if v.name == "eager")
+    labels = inputs.labels
+    theirs = labels.index[labels["label_set_id"] == eager]
+    given = replace(inputs, labels=labels.drop(theirs[: len(theirs) // 2]))
+    report = claims.build(given, ReportFilter())
+    total = int(given.claims["claim_id"].isin(_gold_claims(given)).sum())
+    kept = len(theirs) - len(theirs) // 2
+    assert dict(report.provenance.partial) == {"eager": f"{kept:,} of {total:,} claims"}
+    bars = {x for trace in figures.mhalubench_macro_f1(report).data for x in trace.x}
+    assert f"eager ({kept:,} of {total:,} claims)" in bars
+    assert "cautious" in bars  # a run that labelled every claim keeps its plain name
+    assert claims.build(inputs, ReportFilter()).provenance.partial == ()
+
+
+def _gold_claims(inputs: claims.ClaimInputs) -> pd.Series:
+    gold = next(v.id for v in inputs.label_sets if v.kind == "gold")
+    return inputs.labels.loc[inputs.labels["label_set_id"] == gold, "claim_id"]

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from dataclasses import replace
+
 import numpy as np
 import pytest
 
@@ -9,6 +11,7 @@ from analysis.reports import calibration, mhalo
 from analysis.reports.base import BEST
 from analysis.reports.data import ReportFilter
 from analysis.reports.spans import SpanInputs, load_span_inputs
+from render import figures
 
 
 @pytest.fixture(scope="module")
@@ -140,3 +143,22 @@ def test_items_read_while_a_write_landed_are_read_again_after_the_spans(
     inputs = load_span_inputs(demo_engine, demo_id)
     assert len(calls) == 2
     assert inputs.items["item_id"].tolist() == list(inputs.spans.items.ids)
+
+
+def test_halloc_figures_name_a_run_with_probabilities_on_only_some_items(demo_engine, demo_id) -> None:
+    """A run that gave token probabilities for some items only is calibrated on those: both figures
+    name it with how many, beside the runs that gave them for every item."""
+    inputs = calibration.load(demo_engine, demo_id)
+    sloppy = next(d.id for d in inputs.spans.spans.detectors if d.name == "sloppy")
+    tokens = inputs.tokens
+    items = sorted(set(tokens["item_id"]))
+    dropped = (tokens["label_set_id"] == sloppy) & tokens["item_id"].isin(items[: len(items) // 3])
+    report = calibration.build(replace(inputs, tokens=tokens[~dropped]), ReportFilter())
+    kept = len(items) - len(items) // 3
+    note = f"{kept:,} of {len(items):,} items"
+    assert dict(report.provenance.partial) == {"sloppy": note}
+    legend = [trace.name for trace in figures.halloc_reliability(report).data]
+    assert any(name.startswith(f"sloppy ({note}) (ECE") for name in legend)
+    assert any(name.startswith("cautious (ECE") for name in legend)
+    assert f"sloppy ({note})" in {trace.name for trace in figures.halloc_types(report).data}
+    assert calibration.build(inputs, ReportFilter()).provenance.partial == ()

@@ -30,6 +30,7 @@ from db.repositories import labeling
 from db.repositories.annotations import item_annotations, response_scale_of
 from formats.mmhal import RUBRIC, image_contents
 from formats.records import RESPONSE_SCALE
+from metrics import HALLUCINATION_BELOW
 from render.literal_text import literal
 
 KEEP: Any = object()  # a save that leaves this part of the rating as shown
@@ -116,6 +117,15 @@ with right:
                 on_click=save,
                 kwargs={"hallucination": None if chosen else value},
                 help="Score the response first" if mine is None else "Click again to leave it unsaid",
+            )
+    if mine is not None and rubric and mine.hallucination is not None:
+        said = mine.score < HALLUCINATION_BELOW
+        if said is not mine.hallucination and float(mine.score).is_integer():
+            st.warning(
+                f'Score {mine.score:g} reads "{rubric[int(mine.score)]}", but the response is flagged '
+                f"as {'hallucinating' if mine.hallucination else 'not hallucinating'}: check one of them. "
+                f"The hallucination rate counts scores below {HALLUCINATION_BELOW:g}; agreement on flags "
+                "counts the flag."
             )
     # Keys pressed before the page has answered the one before (a score, then at once H) wait their turn.
     unit_keys(

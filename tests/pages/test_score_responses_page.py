@@ -102,6 +102,29 @@ def test_score_flag_note_undo_and_done(store: str) -> None:
     assert any("undid" in c.value for c in at.caption)
 
 
+def _contradiction(at: AppTest) -> list[str]:
+    return [w.value for w in at.warning if "check one of them" in w.value]
+
+
+def test_a_flag_that_contradicts_the_rubric_of_the_score_is_pointed_out(store: str) -> None:
+    """4 reads "no hallucination" in MMHal's rubric: flagged as hallucinating too, one of them slipped."""
+    at = _open("app_pages/score_responses.py", item=IDS[2])
+    _click(at, "score_4")
+    _click(at, "score_flag_G")
+    assert _contradiction(at) == []
+    _click(at, "score_flag_H")
+    assert _contradiction(at) == [
+        'Score 4 reads "somewhat informative, no hallucination", but the response is flagged as '
+        "hallucinating: check one of them. The hallucination rate counts scores below 3; agreement on "
+        "flags counts the flag."
+    ]
+    assert _mine(store, IDS[2])[0].hallucination is True  # kept as said: the rater decides
+    _click(at, "score_2")  # the score now agrees with the flag
+    assert _contradiction(at) == []
+    _click(at, "score_flag_G")
+    assert "flagged as not hallucinating" in _contradiction(at)[0]
+
+
 def _note(at: AppTest):
     return next(t for t in at.text_input if t.label == "Note (optional)")
 

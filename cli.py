@@ -737,8 +737,12 @@ def cmd_progress(args: argparse.Namespace) -> int:
     rows = progress_by_annotator(engine, dataset.id, args.task)
     n_items = queue_size(engine, dataset.id, args.task)
     lines = [f"{dataset.name!r}, {args.task}: {n_items} item(s) in the queue"]
-    lines += [f"{'annotator':30} {'assigned':>8} {'done':>8} {'skipped':>8} {'remaining':>9}"]
-    lines += [f"{r.name!r:30} {r.assigned:>8} {r.done:>8} {r.skipped:>8} {r.remaining:>9}" for r in rows]
+    # Locked: not finished, their gold shown to the annotator, who can no longer finish them; not remaining.
+    lines += [f"{'annotator':30} {'assigned':>8} {'done':>8} {'skipped':>8} {'locked':>8} {'remaining':>9}"]
+    lines += [
+        f"{r.name!r:30} {r.assigned:>8} {r.done:>8} {r.skipped:>8} {r.locked:>8} {r.remaining:>9}"
+        for r in rows
+    ]
     _emit(
         args,
         {
@@ -751,6 +755,7 @@ def cmd_progress(args: argparse.Namespace) -> int:
                     "assigned": r.assigned,
                     "done": r.done,
                     "skipped": r.skipped,
+                    "locked": r.locked,
                     "remaining": r.remaining,
                 }
                 for r in rows

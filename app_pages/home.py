@@ -14,7 +14,7 @@ from components.navigation import may_open
 from components.page_setup import setup_page
 from components.store_cache import cached
 from db.repositories.datasets import DatasetInfo, DatasetSummary, list_datasets
-from db.repositories.queue import Progress, own_progress
+from db.repositories.queue import LOCKED_NOTE, Progress, own_progress
 from db.repositories.visibility import LabelSight, label_sight, sees_assigned_only
 from page_table import pages
 from render.literal_text import literal
@@ -110,7 +110,10 @@ def blind_annotator(dataset: DatasetSummary, sight: LabelSight) -> None:
     a.metric("Your items", f"{mine.total:,}")
     if sight.detectors:
         b.metric("Detectors", dataset.n_detectors)
-    st.progress(mine.fraction, text=f"You: {mine.finished:,} / {mine.total:,} items done")
+    # Items locked for them (gold shown to them) can be done no more: said apart, and the bar full once
+    # the rest are done.
+    locked = f" · {mine.locked:,} {LOCKED_NOTE}" if mine.locked else ""
+    st.progress(mine.fraction, text=f"You: {mine.finished:,} / {mine.total:,} items done{locked}")
 
 
 datasets = cached(list_datasets, ctx.engine)

@@ -37,6 +37,11 @@ from render.literal_text import literal
 
 MESSAGE = "team_message"
 PAGE_SIZE = 50
+# Under the progress tables when an annotator has locked items: why they are neither done nor remaining.
+LOCKED_CAPTION = (
+    "Locked: items an annotator has not finished whose gold was shown to them (Overridden labels page). "
+    "Their labels there are kept as they were, so these items are neither done nor remaining."
+)
 
 ctx = setup_page("Team")
 ctx.require("see_progress")
@@ -332,14 +337,21 @@ def progress_section(dataset: DatasetInfo) -> None:
                     "assigned": [r.assigned for r in rows],
                     "done": [r.done for r in rows],
                     "skipped": [r.skipped for r in rows],
+                    "locked": [r.locked for r in rows],
                     "remaining": [r.remaining for r in rows],
-                    "finished": [(r.done + r.skipped) / r.assigned if r.assigned else 0.0 for r in rows],
+                    # Of what they can still finish: a locked item never will be, and kept the bar short.
+                    "finished": [
+                        (r.done + r.skipped) / (r.assigned - r.locked) if r.assigned > r.locked else None
+                        for r in rows
+                    ],
                 }
             ),
             column_config={"finished": st.column_config.ProgressColumn("finished", min_value=0, max_value=1)},
             hide_index=True,
             width="stretch",
         )
+        if any(r.locked for r in rows):
+            st.caption(LOCKED_CAPTION)
     total = cached(queue_size, engine, dataset.id, task)
     st.markdown("**Per item**")
     if not total:
@@ -356,8 +368,11 @@ def progress_section(dataset: DatasetInfo) -> None:
         "assigned to": [", ".join(i.annotators) for i in items],
         "annotators": [len(i.annotators) for i in items],
         "finished": [i.finished for i in items],
+        "locked": [i.locked for i in items],
     }
     st.dataframe(pd.DataFrame(table), hide_index=True, width="stretch")
+    if any(i.locked for i in items):
+        st.caption(LOCKED_CAPTION)
 
 
 # ------------------------------------------------------------------------------------------------- layout

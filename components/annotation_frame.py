@@ -243,7 +243,9 @@ def open_workspace(ctx: PageContext, task: str, page_path: str) -> Workspace | N
             st.info("No item of this dataset is assigned to you for this task yet; ask an admin.")
         else:
             whose = "assigned to you" if mine is not None else "of this dataset"
-            st.success(f"Every item {whose} is done for this task. 🎉")
+            st.success(
+                f"Every item {whose} is done for this task{_locked_aside(ctx, dataset.id, own_id, task)}. 🎉"
+            )
             _skipped_link(ctx, dataset.id, own_id, task, mine)
         return None
     item = get_item(ctx.engine, dataset.id, wanted)
@@ -291,6 +293,21 @@ def open_workspace(ctx: PageContext, task: str, page_path: str) -> Workspace | N
     )
 
 
+def locked_words(locked: int) -> str:
+    """How the progress views name the items locked for the annotator: "2 locked: gold was shown to you"."""
+    return f"{locked} {queue.LOCKED_NOTE}"
+
+
+def _locked_aside(ctx: PageContext, dataset_id: int, label_set_id: int, task: str) -> str:
+    """What "every item is done" leaves out for an annotator with locked items, which are not done (nor
+    left to do): ", but for 2 locked: gold was shown to you"; nothing when none is locked."""
+    mine = assigned_to(ctx)
+    if mine is None:
+        return ""
+    locked = queue.locked_count(ctx.engine, dataset_id, label_set_id, task, mine)
+    return f", but for {locked_words(locked)}" if locked else ""
+
+
 def _skipped_link(
     ctx: PageContext,
     dataset_id: int,
@@ -329,7 +346,8 @@ def say_item_finished(ws: Workspace, what: str) -> None:
         st.success(f"{what} Press **N** (Next item for me) to continue.")
     else:
         whose = "assigned to you" if mine is not None else "of this dataset"
-        st.success(f"{what} That was the last item left: every item {whose} is done for this task. 🎉")
+        aside = _locked_aside(ws.ctx, ws.dataset.id, ws.view_id, ws.task)
+        st.success(f"{what} That was the last item left: every item {whose} is done for this task{aside}. 🎉")
 
 
 def _counted_queue(engine: Engine, dataset_id: int, task: str, mine: int | None) -> int:
@@ -371,7 +389,12 @@ def _header(ws: Workspace) -> None:
     top = st.columns([2, 2, 2, 3])
     # The bar is how far the queue is through; the words keep skipped items apart from done ones.
     skipped = f" · {done.skipped} skipped" if done.skipped else ""
-    top[0].progress(done.fraction, text=f"{done.finished - done.skipped} / {done.total} done{skipped}")
+    # Items locked for the annotator (gold shown to them) are neither done nor left: the bar is full once
+    # the rest are finished, and the words say how many are locked, and why.
+    locked = f" · {locked_words(done.locked)}" if done.locked else ""
+    top[0].progress(
+        done.fraction, text=f"{done.finished - done.skipped} / {done.total} done{skipped}{locked}"
+    )
     top[1].button(
         "Next item for me",
         icon=":material/skip_next:",
@@ -619,7 +642,7 @@ def key_reasons(ws: Workspace, page: Mapping[str, str] | None = None) -> dict[st
     label key, the page's and Undo's too: theirs would send the user to a key that does nothing there
     either."""
     reasons = {
-        "N": "No other item is left for you on this task: every other one is done or skipped.",
+        "N": "No other item is left for you on this task: every other one is done, skipped or locked.",
         "U": "Nothing to undo on this item: U takes back your last action on the item shown.",
         **(page or {}),
     }

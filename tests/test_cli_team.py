@@ -77,9 +77,9 @@ def test_assign_then_progress_as_json(store: str, capsys: pytest.CaptureFixture[
         "task": "spans",
         "items": 9,
         "annotators": [
-            {"name": "ann a", "assigned": 6, "done": 1, "skipped": 0, "remaining": 5},
-            {"name": "ann b", "assigned": 6, "done": 0, "skipped": 0, "remaining": 6},
-            {"name": "ann c", "assigned": 6, "done": 0, "skipped": 0, "remaining": 6},
+            {"name": "ann a", "assigned": 6, "done": 1, "skipped": 0, "locked": 0, "remaining": 5},
+            {"name": "ann b", "assigned": 6, "done": 0, "skipped": 0, "locked": 0, "remaining": 6},
+            {"name": "ann c", "assigned": 6, "done": 0, "skipped": 0, "locked": 0, "remaining": 6},
         ],
     }
 
@@ -186,7 +186,7 @@ def test_whole_process_prints_names_as_given(sqlite_url: str) -> None:
     ]
     done = subprocess.run(progress, cwd=ROOT, capture_output=True, text=True, timeout=120)
     assert done.returncode == 0, done.stderr
-    assert "'ann a'" in done.stdout and done.stdout.splitlines()[-1].split()[-4:] == ["1", "0", "0", "1"]
+    assert "'ann a'" in done.stdout and done.stdout.splitlines()[-1].split()[-5:] == ["1", "0", "0", "0", "1"]
     done = subprocess.run(
         [*assign, "--annotators", "ann a", "--k", "2"], cwd=ROOT, capture_output=True, text=True, timeout=120
     )

@@ -76,10 +76,13 @@ class AnnotatorProgress:
     assigned: int
     done: int
     skipped: int
+    # Not finished, and never to be: gold of the item was shown to the annotator, whose labels there are
+    # kept as they were (:mod:`db.repositories.gold_sightings`). Neither done nor remaining.
+    locked: int = 0
 
     @property
     def remaining(self) -> int:
-        return self.assigned - self.done - self.skipped
+        return self.assigned - self.done - self.skipped - self.locked
 
 
 @dataclass(frozen=True)
@@ -89,6 +92,7 @@ class ItemProgress:
     position: int
     annotators: tuple[str, ...]  # assigned on the task, by name
     finished: int  # how many of them have it done or skipped
+    locked: int = 0  # how many of the others were shown its gold: they cannot finish it
 
 
 def _check_task(task: str) -> None:
@@ -142,6 +146,15 @@ def _of_assignment(finished: Subquery) -> ColumnElement[bool]:
     """What joins an assignment to its row of :func:`_finished`: the annotator's status of the item."""
     return and_(
         finished.c.annotator_id == m.Assignment.annotator_id, finished.c.item_id == m.Assignment.item_id
+    )
+
+
+def _sighting_of_assignment() -> ColumnElement[bool]:
+    """What joins an assignment to the record that gold of its item was shown to its annotator (one at
+    most: the pair is unique), which locks the item for them."""
+    return and_(
+        m.GoldSighting.annotator_id == m.Assignment.annotator_id,
+        m.GoldSighting.item_id == m.Assignment.item_id,
     )
 
 
@@ -449,7 +462,8 @@ def next_assigned_item(
 
 
 def progress_by_annotator(engine: Engine, dataset_id: int, task: str) -> list[AnnotatorProgress]:
-    """Every annotator with items of the task's queue assigned: how many, done, skipped (by name)."""
+    """Every annotator with items of the task's queue assigned: how many, done, skipped, and locked (not
+    finished, their gold shown to them: they cannot finish them, so these are not remaining), by name."""
     _check_queue(task)
     with read_session(engine) as session:
         finished = _finished(session, dataset_id, task)
@@ -460,10 +474,12 @@ def progress_by_annotator(engine: Engine, dataset_id: int, task: str) -> list[An
                 func.count(),
                 func.count(case((finished.c.status == "done", 1))),
                 func.count(case((finished.c.status == "skipped", 1))),
+                func.count(case((and_(finished.c.item_id.is_(None), m.GoldSighting.id.is_not(None)), 1))),
             )
             .join(m.Annotator, m.Annotator.id == m.Assignment.annotator_id)
             .join(m.Item, m.Item.id == m.Assignment.item_id)
             .outerjoin(finished, _of_assignment(finished))
+            .outerjoin(m.GoldSighting, _sighting_of_assignment())
             .where(
                 m.Assignment.dataset_id == dataset_id,
                 m.Assignment.task == assignment_task(task),
@@ -479,7 +495,8 @@ def progress_by_item(
     engine: Engine, dataset_id: int, task: str, offset: int = 0, limit: int | None = None
 ) -> list[ItemProgress]:
     """The items of the task's queue in dataset order (``offset``/``limit`` page through them; the queue's
-    size is :func:`db.repositories.queue.queue_size`): who is assigned, how many of them finished."""
+    size is :func:`db.repositories.queue.queue_size`): who is assigned, how many of them finished, and how
+    many of the others cannot, its gold having been shown to them."""
     _check_queue(task)
     with read_session(engine) as session:
         items = (
@@ -492,7 +509,14 @@ def progress_by_item(
         )
         finished = _finished(session, dataset_id, task, items=items)
         rows = session.execute(
-            select(items.c.id, items.c.external_id, items.c.position, m.Annotator.name, finished.c.status)
+            select(
+                items.c.id,
+                items.c.external_id,
+                items.c.position,
+                m.Annotator.name,
+                finished.c.status,
+                m.GoldSighting.id,
+            )
             .select_from(items)
             .outerjoin(
                 m.Assignment,
@@ -504,18 +528,20 @@ def progress_by_item(
             )
             .outerjoin(m.Annotator, m.Annotator.id == m.Assignment.annotator_id)
             .outerjoin(finished, _of_assignment(finished))
+            .outerjoin(m.GoldSighting, _sighting_of_assignment())
             .order_by(items.c.position, items.c.id, m.Annotator.name)
         ).all()
     out: list[ItemProgress] = []
     names: list[str] = []
-    n_finished = 0
-    for index, (item_id, external_id, position, name, status) in enumerate(rows):
+    n_finished = n_locked = 0
+    for index, (item_id, external_id, position, name, status, sighting) in enumerate(rows):
         if name is not None:
             names.append(name)
             n_finished += status is not None
+            n_locked += status is None and sighting is not None
         if index + 1 == len(rows) or rows[index + 1][0] != item_id:
-            out.append(ItemProgress(item_id, external_id, position, tuple(names), n_finished))
-            names, n_finished = [], 0
+            out.append(ItemProgress(item_id, external_id, position, tuple(names), n_finished, n_locked))
+            names, n_finished, n_locked = [], 0, 0
     return out
 
 

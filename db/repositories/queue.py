@@ -14,6 +14,9 @@ from sqlalchemy.orm import InstrumentedAttribute
 from db import models as m
 from db.engine import read_session
 
+# What the progress views say of the items locked for an annotator (:data:`Progress.locked`).
+LOCKED_NOTE = "locked: gold was shown to you"
+
 
 @dataclass(frozen=True)
 class Progress:
@@ -21,10 +24,26 @@ class Progress:
     flagged: int  # skipped or unsure
     total: int
     skipped: int = 0  # of the finished, those skipped (left the queue without being done)
+    # Not finished, and never to be: gold of the item was shown to the annotator, whose labels there are
+    # kept as they were (:mod:`db.repositories.gold_sightings`). Neither done nor remaining.
+    locked: int = 0
+
+    @property
+    def remaining(self) -> int:
+        """What is still to do: the locked items can no longer be done, so they are not counted."""
+        return self.total - self.finished - self.locked
 
     @property
     def fraction(self) -> float:
-        return self.finished / self.total if self.total else 0.0
+        """How far through the queue: finished or locked, so the bar is full once nothing remains (it
+        stopped short for good on an annotator's first locked item)."""
+        return (self.finished + self.locked) / self.total if self.total else 0.0
+
+
+def _gold_shown_to(annotator_id: int, item_id: ColumnElement[int] | InstrumentedAttribute[int]) -> Exists:
+    """Gold of the item (``item_id``, a column of the outer query) was shown to the annotator, who may
+    no longer change their labels there."""
+    return exists().where(m.GoldSighting.annotator_id == annotator_id, m.GoldSighting.item_id == item_id)
 
 
 def _has_units(page: str) -> Exists | None:
@@ -106,9 +125,7 @@ def next_item(
         *in_queue(dataset_id, page, assigned_to=assigned_to), _unfinished(label_set_id, page)
     )
     if assigned_to is not None:
-        base = base.where(
-            ~exists().where(m.GoldSighting.annotator_id == assigned_to, m.GoldSighting.item_id == m.Item.id)
-        )
+        base = base.where(~_gold_shown_to(assigned_to, m.Item.id))
     return _first_after(engine, base, after_position)
 
 
@@ -159,7 +176,10 @@ def progress(
     assigned_to: int | None = None,
 ) -> Progress:
     """This label set's progress on the task; ``total`` is :func:`queue_size` when the caller has it.
-    With ``assigned_to`` only the statuses of items assigned to that annotator count."""
+    With ``assigned_to`` only the statuses of items assigned to that annotator count, and the items of
+    their queue they have not finished and whose gold was shown to them are counted as ``locked``: they
+    can finish them no more than :func:`next_item` offers them, and counted as remaining they kept the
+    annotator's progress from ever reaching the end. Read from the annotator's sightings, which are few."""
     if total is None:
         total = queue_size(engine, dataset_id, page, assigned_to=assigned_to)
     query = (
@@ -169,14 +189,38 @@ def progress(
     )
     if assigned_to is not None:
         query = query.where(_assigned(assigned_to, dataset_id, page, m.ItemStatus.item_id))
+    locked = _locked(dataset_id, label_set_id, page, assigned_to) if assigned_to is not None else None
     with read_session(engine) as session:
         counts = dict(session.execute(query).all())
+        n_locked = (session.scalar(locked) or 0) if locked is not None else 0
     return Progress(
         finished=counts.get("done", 0) + counts.get("skipped", 0),
         flagged=counts.get("skipped", 0) + counts.get("unsure", 0),
         total=total,
         skipped=counts.get("skipped", 0),
+        locked=n_locked,
     )
+
+
+def _locked(dataset_id: int, label_set_id: int, page: str, annotator_id: int) -> Select[int]:
+    """How many items of the annotator's queue they have not finished and whose gold was shown to them.
+    Starts from their sightings on the dataset, which are few, not from the queue."""
+    return select(func.count(m.Item.id)).where(
+        m.Item.id.in_(
+            select(m.GoldSighting.item_id).where(
+                m.GoldSighting.annotator_id == annotator_id, m.GoldSighting.dataset_id == dataset_id
+            )
+        ),
+        *in_queue(dataset_id, page, assigned_to=annotator_id),
+        _unfinished(label_set_id, page),
+    )
+
+
+def locked_count(engine: Engine, dataset_id: int, label_set_id: int, page: str, annotator_id: int) -> int:
+    """:attr:`Progress.locked` alone, without counting the queue: for "every item is done", which must
+    not leave out the items the annotator can no longer finish."""
+    with read_session(engine) as session:
+        return session.scalar(_locked(dataset_id, label_set_id, page, annotator_id)) or 0
 
 
 def next_skipped(
@@ -206,7 +250,8 @@ def next_skipped(
 def own_progress(engine: Engine, dataset_id: int, annotator_id: int, *, assigned_only: bool) -> Progress:
     """One annotator's progress on a dataset over every task: the items they marked done (``finished``)
     or flagged, of their items (with ``assigned_only``, those assigned to them on any task, else all).
-    What a blind annotator is shown instead of everyone's progress and gold coverage."""
+    What a blind annotator is shown instead of everyone's progress and gold coverage. Their items not
+    done whose gold was shown to them are ``locked``: they cannot be done any more."""
     assigned = select(m.Assignment.item_id).where(
         m.Assignment.dataset_id == dataset_id, m.Assignment.annotator_id == annotator_id
     )
@@ -214,25 +259,35 @@ def own_progress(engine: Engine, dataset_id: int, annotator_id: int, *, assigned
         items = select(func.count()).select_from(assigned.distinct().subquery())
     else:
         items = select(func.count(m.Item.id)).where(m.Item.dataset_id == dataset_id)
-    statuses = (
-        select(m.ItemStatus.status, func.count(func.distinct(m.ItemStatus.item_id)))
+    own = (
+        select(m.ItemStatus.item_id)
         .join(m.LabelSet, m.LabelSet.id == m.ItemStatus.label_set_id)
         .where(
             m.LabelSet.dataset_id == dataset_id,
             m.LabelSet.kind == "human",
             m.LabelSet.annotator_id == annotator_id,
         )
-        .group_by(m.ItemStatus.status)
+    )
+    statuses = own.with_only_columns(
+        m.ItemStatus.status, func.count(func.distinct(m.ItemStatus.item_id))
+    ).group_by(m.ItemStatus.status)
+    locked = select(func.count(func.distinct(m.GoldSighting.item_id))).where(
+        m.GoldSighting.annotator_id == annotator_id,
+        m.GoldSighting.dataset_id == dataset_id,
+        m.GoldSighting.item_id.not_in(own.where(m.ItemStatus.status == "done")),
     )
     if assigned_only:
         statuses = statuses.where(m.ItemStatus.item_id.in_(assigned))
+        locked = locked.where(m.GoldSighting.item_id.in_(assigned))
     with read_session(engine) as session:
         total = session.scalar(items) or 0
         counts = dict(session.execute(statuses).all())
+        n_locked = session.scalar(locked) or 0
     return Progress(
         finished=counts.get("done", 0),
         flagged=counts.get("skipped", 0) + counts.get("unsure", 0),
         total=total,
+        locked=n_locked,
     )
 
 

@@ -14,11 +14,11 @@ from db import models as m
 from db.access import OPERATOR, Actor, Forbidden, GoldShown
 from db.engine import store_revision
 from db.importer import import_bundle
-from db.repositories import labeling
+from db.repositories import labeling, queue
 from db.repositories.accounts import set_disabled
 from db.repositories.adjudication import overrides_for, promote_item
 from db.repositories.annotators import get_or_create_annotator
-from db.repositories.assignments import assign, unassign
+from db.repositories.assignments import assign, progress_by_annotator, progress_by_item, unassign
 from db.repositories.datasets import get_dataset
 from db.repositories.gold_sightings import gold_seen, record_gold_shown
 from db.repositories.label_sets import human_label_set
@@ -184,3 +184,44 @@ def test_the_next_item_is_never_one_whose_gold_was_shown(
     assert next_item(engine, dataset_id, mine, "spans", assigned_to=a.id) == "it-1"
     theirs = human_label_set(engine, dataset_id, b.id).id
     assert next_item(engine, dataset_id, theirs, "spans", assigned_to=b.id) == "it-0"  # not hers: not locked
+
+
+def test_an_item_locked_for_her_is_neither_done_nor_remaining_in_any_progress(
+    engine: Engine, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """It-0 came back to her queue after its gold was shown to her: she could never finish it, yet every
+    view of her progress counted it as still to do, so hers never reached the end ("1 remaining")."""
+    dataset_id, ids, actors = _setup(engine, monkeypatch)
+    a, b = actors["a"], actors["b"]
+    assert a.id is not None and b.id is not None
+    mine = human_label_set(engine, dataset_id, a.id).id
+    # Taken from her unfinished, its gold shown to her (no longer open for her), then hers again.
+    unassign(engine, dataset_id, "spans", a.id, actor=OPERATOR, only_unfinished=False)
+    record_gold_shown(engine, a, dataset_id, [ids["it-0"]])
+    assign(engine, dataset_id, "spans", [a.id], 1, actor=OPERATOR)
+    for ext in ("it-1", "it-2"):
+        labeling.set_item_status(engine, mine, ids[ext], "spans", "done", a.id)
+    # One of hers done before gold was shown: it stays done, not locked.
+    record_gold_shown(engine, a, dataset_id, [ids["it-1"]])
+
+    header = queue.progress(engine, dataset_id, mine, "spans", assigned_to=a.id)
+    assert (header.finished, header.locked, header.total, header.remaining) == (2, 1, 3, 0)
+    assert header.fraction == 1.0
+    home = queue.own_progress(engine, dataset_id, a.id, assigned_only=True)
+    assert (home.finished, home.locked, home.total, home.remaining) == (2, 1, 3, 0)
+    team = {
+        p.name: (p.assigned, p.done, p.locked, p.remaining)
+        for p in progress_by_annotator(engine, dataset_id, "spans")
+    }
+    assert team == {"a": (3, 2, 1, 0), "b": (3, 0, 0, 3)}
+    assert [(r.external_id, r.finished, r.locked) for r in progress_by_item(engine, dataset_id, "spans")] == [
+        ("it-0", 0, 1),
+        ("it-1", 1, 0),
+        ("it-2", 1, 0),
+    ]
+    # The other annotator's queue: nothing of hers is locked.
+    theirs = human_label_set(engine, dataset_id, b.id).id
+    other = queue.progress(engine, dataset_id, theirs, "spans", assigned_to=b.id)
+    assert (other.locked, other.remaining) == (0, 3)
+    # A reviewer's view of the whole dataset counts no lock either: nobody's locks are theirs.
+    assert queue.progress(engine, dataset_id, mine, "spans").locked == 0

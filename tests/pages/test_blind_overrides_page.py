@@ -7,14 +7,16 @@ from __future__ import annotations
 import re
 
 import pytest
+from sqlalchemy import Engine
 from streamlit.testing.v1 import AppTest
 
-from db.access import Actor, GoldShown
+from db.access import OPERATOR, Actor, GoldShown
 from db.engine import make_engine
 from db.repositories import labeling
 from db.repositories.adjudication import promote_item
 from db.repositories.annotations import item_annotations
 from db.repositories.annotators import find_annotator
+from db.repositories.assignments import unassign
 from db.repositories.items import get_item
 from db.repositories.label_sets import gold_label_set, human_label_set, list_label_sets
 from tests.pages.team_store import assign, set_dataset_settings, signed_in
@@ -177,3 +179,57 @@ def test_a_reviewer_shown_the_overrides_page_keeps_editing(team_db: str) -> None
     page = _sentences_page("rev")
     assert not [w for w in page.warning if "Gold for this item" in w.value]
     assert not next(b for b in page.button if b.key == SENTENCE_KEYS[0]).disabled
+
+
+def _locked_for_alice(url: str) -> None:
+    """ITEM becomes locked for alice with nothing of it done: she labeled one sentence, the item was taken
+    from her unfinished, the Overridden labels page then showed her its gold (it was no longer hers to
+    finish), and it was assigned to her again, on sentences and on spans."""
+    assign(url, "alice", "sentences", ITEM)
+    gold = _promote_as_it_stands(url)
+    _label_as_alice(url, ["correct" if gold[0] != "correct" else "incorrect"])
+    engine = make_engine(url)
+    unassign(engine, 1, "sentences", _alice_id(engine), actor=OPERATOR)
+    engine.dispose()
+    assert list(_overrides("alice").dataframe[0].value["item"]) == [ITEM]  # gold shown: recorded
+    assign(url, "alice", "sentences", ITEM)
+    assign(url, "alice", "spans", ITEM)
+
+
+def _alice_id(engine: Engine) -> int:
+    alice = find_annotator(engine, "alice")
+    assert alice is not None
+    return alice.id
+
+
+LOCKED = "1 locked: gold was shown to you"
+
+
+def test_an_item_locked_for_her_is_neither_done_nor_left_in_any_view_of_her_progress(team_db: str) -> None:
+    """She could never finish the item whose gold she was shown, yet her progress counted it as still to
+    do: the bars never filled and "remaining" never reached 0; now it is counted, and said, as locked."""
+    _locked_for_alice(team_db)
+
+    page = _sentences_page("alice")
+    (bar,) = page.get("progress")
+    assert (bar.proto.text, bar.proto.value) == (f"0 / 1 done · {LOCKED}", 100)
+    # Her queue, opened without an item: nothing left, though not everything is done.
+    at = signed_in("alice")
+    at.switch_page("app_pages/sentences.py").run()
+    assert [s.value for s in at.success] == [
+        f"Every item assigned to you is done for this task, but for {LOCKED}. 🎉"
+    ]
+
+    (card,) = signed_in("alice").get("progress")
+    assert card.proto.text == f"You: 0 / 1 items done · {LOCKED}"
+
+    # Those who follow everyone's progress see it too: neither done nor remaining, but locked.
+    team = signed_in("rev")
+    team.switch_page("app_pages/team.py").run()
+    team.selectbox(key="team_progress_task").set_value("sentences").run()
+    assert not team.exception, team.exception
+    per_annotator, per_item = (frame.value for frame in team.dataframe)
+    row = per_annotator.set_index("annotator").loc["alice"]
+    assert (row["assigned"], row["done"], row["locked"], row["remaining"]) == (1, 0, 1, 0)
+    assert per_item.set_index("item").loc[ITEM, "locked"] == 1
+    assert any(c.value.startswith("Locked: items an annotator has not finished") for c in team.caption)

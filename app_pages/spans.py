@@ -8,11 +8,19 @@ from __future__ import annotations
 
 import streamlit as st
 
-from components.annotation_frame import FRAME_KEYS, act, finish, key_reasons, labeling_unit, open_workspace
+from components.annotation_frame import (
+    FRAME_KEYS,
+    act,
+    finish,
+    key_reasons,
+    keys_off,
+    labeling_unit,
+    open_workspace,
+)
 from components.item_parts import show_image, show_text
 from components.page_setup import setup_page
 from components.preannotation import start_from_detector
-from components.span_selector import selection_from_state, span_selector
+from components.span_selector import selection_from_state, span_selector, type_keys
 from components.unit_keys import unit_keys
 from db.repositories import labeling
 from db.repositories.annotations import SpanView, item_annotations
@@ -122,6 +130,7 @@ def spans_unit() -> None:
         active_type=taxonomy[0] if taxonomy else None,
         char_precision=char_precision,
         disabled=ws.read_only,
+        disabled_why=ws.why_read_only,
     )
     status = item_status(engine, ws.view_id, item.id, "spans")
     done = status is not None and status.status == "done"
@@ -135,17 +144,19 @@ def spans_unit() -> None:
         args=(status.version if status else labeling.ABSENT,),
         key="spans_done",
     )
-    unit_keys(
-        None,
-        [
-            ("1–9, 0, Q, W …", "the type shown with that key: new spans get it, a selected span takes it"),
-            ("Delete", "remove the selected span"),
-            ("Esc", "unselect the span"),
-            ("D", "item done"),
-            *FRAME_KEYS,
-        ],
-        unavailable=key_reasons(ws, {"D": "This item is marked done already."} if done else {}),
-    )
+    keys = [
+        ("1–9, 0, Q, W …", "the type shown with that key: new spans get it, a selected span takes it"),
+        ("Delete", "remove the selected span"),
+        ("Esc", "unselect the span"),
+        ("D", "item done"),
+        *FRAME_KEYS,
+    ]
+    page_reasons = {"D": "This item is marked done already."} if done else {}
+    if ws.read_only:
+        # The selector takes none of its keys here: each says why when pressed, as the buttons' keys do
+        # (key_reasons gives them the item's reason), rather than doing nothing without a word.
+        page_reasons.update(dict.fromkeys([*type_keys(len(taxonomy)), "Delete", "Backspace"], ""))
+    unit_keys(None, keys, unavailable=key_reasons(ws, page_reasons), listed_off=keys_off(ws, keys))
 
 
 with right:

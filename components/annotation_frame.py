@@ -654,6 +654,15 @@ def key_reasons(ws: Workspace, page: Mapping[str, str] | None = None) -> dict[st
     return reasons
 
 
+def keys_off(ws: Workspace, keys: Sequence[tuple[str, str]]) -> dict[str, str]:
+    """Which of the listed ``keys`` do nothing on this item, and why (``listed_off`` of
+    :func:`components.unit_keys.unit_keys`): on an item read-only for the user, every key but N (their
+    next item), for the reason the page gives at the top."""
+    if not ws.read_only:
+        return {}
+    return {key: ws.why_read_only for key, _ in keys if key != "N"}
+
+
 def label_first(unit: str, state: str, holder: str, part: str, keys: str, *, moved_on: bool) -> str:
     """Why a key for part of a label (``E`` an error type, ``T`` a claim's type, ``3`` a triplet's wrong
     part) found nothing to act on, and the keys that make it there: ``unit`` ("Claim 3") ``state`` ("is

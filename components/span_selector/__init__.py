@@ -148,6 +148,7 @@ def span_selector(
     on_change: Callable[[], None] | None = None,
     active_type: str | None = None,
     disabled: bool = False,
+    disabled_why: str = "",
     colours: Mapping[str, str] | None = None,
     char_precision: bool = False,
 ) -> SpanSelection:
@@ -163,7 +164,9 @@ def span_selector(
     on_change : called once per user action, before the script reruns; read the action with
         :func:`selection_from_state`.
     active_type : the type new spans get (default: the first type). The user can switch it.
-    disabled : show the spans read-only.
+    disabled : show the spans read-only: no type shows as picked, and the type buttons are drawn off.
+    disabled_why : with ``disabled``, why (said on each type button): the picker otherwise still looked
+        as if new spans would get the picked type.
     colours : type → ``#RRGGBB``; default :func:`render.span_html.type_colours` of ``types``.
     char_precision : a selection made with Alt held keeps its exact characters; otherwise (and by
         default) every selection snaps to the whole words it touches, as MHALO scores them.
@@ -187,6 +190,7 @@ def span_selector(
         "colours": palette,
         "active_type": active_type,
         "disabled": bool(disabled),
+        "disabled_why": str(disabled_why) if disabled else "",
         "char_precision": bool(char_precision),
         "rev": rev if isinstance(rev, int) else 0,
     }
@@ -203,6 +207,16 @@ def span_selector(
     return SpanSelection(spans=plain, event=None)
 
 
+_TYPE_KEY_LETTERS = "qwertyiop"  # keys.js: after 1–9 and 0, the row below the digits, U (Undo) left out
+
+
+def type_keys(count: int) -> list[str]:
+    """The keys that pick the first ``count`` span types, as ``keys.js`` reads them ("1" … "9", "0",
+    "q", "w" …): for a page to say why they do nothing while the selector is disabled."""
+    keys = [str(n) for n in range(1, 10)] + ["0"] + list(_TYPE_KEY_LETTERS)
+    return keys[: max(count, 0)]
+
+
 def _is_hex_colour(value: Any) -> bool:
     return (
         isinstance(value, str)
@@ -212,4 +226,4 @@ def _is_hex_colour(value: Any) -> bool:
     )
 
 
-__all__ = ["ACTIONS", "PALETTE", "SpanSelection", "selection_from_state", "span_selector"]
+__all__ = ["ACTIONS", "PALETTE", "SpanSelection", "selection_from_state", "span_selector", "type_keys"]

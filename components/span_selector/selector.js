@@ -35,6 +35,8 @@ function colourOf(view, type) {
 function renderTypes(view) {
   const selected = view.ui.drawn.selected;
   const shownType = selected ? selected.type : view.ui.activeType;
+  view.typesBar.setAttribute("aria-disabled", String(view.disabled));
+  view.typesBar.title = view.disabled ? view.disabledWhy : "";
   view.typesBar.replaceChildren(
     ...view.types.map((type, index) => {
       const button = el("button", "hs-type");
@@ -42,11 +44,13 @@ function renderTypes(view) {
       button.disabled = view.disabled;
       button.dataset.index = String(index);
       button.style.setProperty("--c", colourOf(view, type));
-      button.setAttribute("aria-pressed", String(type === shownType));
+      // Read-only: no type shows as picked, as no new span will get it.
+      button.setAttribute("aria-pressed", String(!view.disabled && type === shownType));
       const key = typeKeyLabel(index);
       if (key) button.append(el("kbd", "hs-key", key));
       button.append(el("span", "hs-swatch"), el("span", "hs-type-name", type));
-      button.title = selected ? `Change the selected span to ${type}` : `New spans get ${type}`;
+      if (view.disabled) button.title = view.disabledWhy || "The spans are shown read-only here.";
+      else button.title = selected ? `Change the selected span to ${type}` : `New spans get ${type}`;
       return button;
     }),
   );
@@ -108,6 +112,8 @@ function renderStatus(view) {
     parts.push(label, remove);
   } else if (!view.disabled) {
     parts.push(el("span", "hs-hint", view.charPrecision ? `${HINT} · ${HINT_EXACT}` : HINT));
+  } else if (view.disabledWhy) {
+    parts.push(el("span", "hs-hint", view.disabledWhy)); // why the picker above is off
   }
   if (view.ui.pendingRev) parts.push(el("span", "hs-saving", "saving…"));
   view.statusEl.replaceChildren(...parts);
@@ -370,6 +376,7 @@ export default function (component) {
     types: props.types,
     colours: props.colours,
     disabled: props.disabled,
+    disabledWhy: props.disabledWhy, // said on the type buttons of a read-only selector
     charPrecision: props.charPrecision, // Alt may mark exact characters (the dataset allows it)
     toU16: codePointStarts(props.text),
   };

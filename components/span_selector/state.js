@@ -22,6 +22,7 @@ export function readData(data) {
     colours: data.colours ?? {},
     activeType: data.active_type,
     disabled: Boolean(data.disabled),
+    disabledWhy: String(data.disabled_why ?? ""),
     charPrecision: Boolean(data.char_precision),
     rev: Number(data.rev ?? 0),
   };

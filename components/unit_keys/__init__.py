@@ -60,6 +60,7 @@ def unit_keys(
     recent: str | None = None,
     unavailable: Mapping[str, str] | None = None,
     release: Sequence[str] = (),
+    listed_off: Mapping[str, str] | None = None,
 ) -> None:
     """Keep the container keyed ``current`` in view, open its ``fields`` (key → the field's label) by
     key, and list ``keys`` (key, what it does) on ``?``. Call it once per run of the unit.
@@ -75,7 +76,11 @@ def unit_keys(
     ``release`` names the labels of more boxes that only lead elsewhere (presenter mode's slide list):
     a pick there (Enter or a click) gives the keys back to the page, and Esc with its list open only
     closes the list, as focus left in the box took the next → as the box's own and the next Esc left
-    the page."""
+    the page.
+
+    ``listed_off`` maps keys of ``keys`` (as listed: "D", "1–9, 0, Q, W …") to why they do nothing on
+    this unit now: the ``?`` list draws them greyed, marked "not available now", with each reason said
+    once under the list (read-only, it listed every key as if it worked)."""
     # A new value each run, so the browser keeps the unit in view after every action, not only when
     # the cursor moved (an Error type box opening under the current sentence makes it taller).
     runs = st.session_state.get(_RUNS, 0) + 1
@@ -85,7 +90,10 @@ def unit_keys(
         data={
             "current": container_class(current) if current else None,
             "recent": container_class(recent) if recent and recent != current else None,
-            "keys": [[key, what] for key, what in [*keys, ("?", "show or hide this list of keys")]],
+            "keys": [
+                [key, what, (listed_off or {}).get(key, "")]
+                for key, what in [*keys, ("?", "show or hide this list of keys")]
+            ],
             "fields": {key.lower(): label for key, label in (fields or {}).items()},
             "release": [JUMP_LABEL, *release],
             "openers": {"s": FLAG_LABEL},

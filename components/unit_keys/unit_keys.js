@@ -4,10 +4,11 @@
 // Streamlit mounts this once per page run of the unit (no iframe): `data.current` is the CSS class of
 // the current unit's container, `data.fields` maps a key to the accessible name of a field inside it
 // (an "Error type" box, a claim's "Type"), looked for first in `data.recent` (the unit labeled by the
-// last key, which the cursor has left), `data.keys` lists [key, what it does] for the overlay,
-// `data.release` names boxes that give the keys back after Enter, `data.openers` maps a key to the
-// label of a popover it opens (its first field then takes the keys), `data.unavailable` maps a key to
-// why it does nothing now ("*": any key whose button is disabled), said when it is pressed.
+// last key, which the cursor has left), `data.keys` lists [key, what it does, why it does nothing now
+// or ""] for the overlay, `data.release` names boxes that give the keys back after Enter,
+// `data.openers` maps a key to the label of a popover it opens (its first field then takes the keys),
+// `data.unavailable` maps a key to why it does nothing now ("*": any key whose button is disabled),
+// said when it is pressed.
 // A key of the page never goes unanswered: one that finds no field, no popover or no enabled button
 // says why in a notice at the foot of the window.
 // Every text is written with `textContent`, never parsed as HTML.
@@ -191,8 +192,15 @@ function showOverlay(data) {
   title.style.margin = "0 0 0.6rem 0";
   const table = document.createElement("table");
   table.style.borderCollapse = "collapse";
-  for (const [key, what] of data.keys) {
+  const reasons = [];
+  for (const [key, what, off] of data.keys) {
     const row = table.insertRow();
+    if (off) {
+      // A key that does nothing on this unit now (a read-only item): greyed, its reason said once below.
+      row.style.opacity = "0.5";
+      row.dataset.off = "true";
+      if (!reasons.includes(off)) reasons.push(off);
+    }
     const keyCell = row.insertCell();
     const kbd = document.createElement("kbd");
     kbd.textContent = key;
@@ -201,12 +209,18 @@ function showOverlay(data) {
       "padding:0 0.3em;background:#f4f4f4;font-family:monospace";
     keyCell.append(kbd);
     keyCell.style.padding = "0.15rem 0.8rem 0.15rem 0";
-    row.insertCell().textContent = what;
+    row.insertCell().textContent = off ? `${what} (not available now)` : what;
   }
+  const why = reasons.map((reason) => {
+    const line = document.createElement("p");
+    line.textContent = `Not available now: ${reason}`;
+    line.style.cssText = "margin:0.8rem 0 0 0;max-width:32rem;color:#8a5a00";
+    return line;
+  });
   const hint = document.createElement("p");
   hint.textContent = "Esc or ? closes this list.";
   hint.style.cssText = "margin:0.8rem 0 0 0;color:#666;font-size:0.85em";
-  panel.append(title, table, hint);
+  panel.append(title, table, ...why, hint);
   overlay.append(panel);
   overlay.addEventListener("click", (event) => {
     if (event.target === overlay) closeOverlay();

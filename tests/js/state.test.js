@@ -36,6 +36,7 @@ describe("readData", () => {
       colours: {},
       activeType: undefined,
       disabled: false,
+      disabledWhy: "",
       charPrecision: false,
       rev: 0,
     });

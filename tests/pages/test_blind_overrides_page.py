@@ -4,6 +4,7 @@ to give."""
 
 from __future__ import annotations
 
+import json
 import re
 
 import pytest
@@ -233,3 +234,35 @@ def test_an_item_locked_for_her_is_neither_done_nor_left_in_any_view_of_her_prog
     assert (row["assigned"], row["done"], row["locked"], row["remaining"]) == (1, 0, 1, 0)
     assert per_item.set_index("item").loc[ITEM, "locked"] == 1
     assert any(c.value.startswith("Locked: items an annotator has not finished") for c in team.caption)
+
+
+def test_the_spans_page_on_a_locked_item_draws_its_type_picker_off_and_its_keys_unavailable(
+    team_db: str,
+) -> None:
+    """Its span-type picker still showed a type as picked for new spans, and the ? list gave every key
+    as working, where none did anything."""
+    _locked_for_alice(team_db)
+    at = signed_in("alice", item=ITEM)
+    at.query_params.update(item=ITEM)
+    at.switch_page("app_pages/spans.py").run()
+    assert not at.exception, at.exception
+    (why,) = [w.value for w in at.warning if "Gold for this item" in w.value]
+    assert GOLD_SHOWN.fullmatch(why), why
+    components = {c.proto.component_name: json.loads(c.proto.json) for c in at.get("bidi_component")}
+    selector = components["spanlight_span_selector"]
+    assert (selector["disabled"], selector["disabled_why"]) == (True, why)
+    keys = components["spanlight_unit_keys"]
+    off = {key: reason for key, _, reason in keys["keys"] if reason}
+    assert set(off) == {"1–9, 0, Q, W …", "Delete", "Esc", "D", "U", "S"} and set(off.values()) == {why}
+    # The type keys and Delete, pressed, say so too, rather than doing nothing without a word.
+    types = len(selector["types"])
+    assert types and all(keys["unavailable"][key] == why for key in [*"1234567890"[:types], "delete"])
+
+    # Her own item still open: nothing is off.
+    assign(team_db, "alice", "spans", "demo-002")
+    own = signed_in("alice", item="demo-002")
+    own.query_params.update(item="demo-002")
+    own.switch_page("app_pages/spans.py").run()
+    components = {c.proto.component_name: json.loads(c.proto.json) for c in own.get("bidi_component")}
+    assert components["spanlight_span_selector"]["disabled_why"] == ""
+    assert not [reason for _, _, reason in components["spanlight_unit_keys"]["keys"] if reason]

@@ -16,7 +16,7 @@ import streamlit as st
 from components.dataset_picker import pick_dataset
 from components.page_setup import setup_page
 from db.access import Forbidden
-from db.repositories.adjudication import overrides_for, promoted_items_held_back
+from db.repositories.adjudication import overridden_labels
 from db.repositories.gold_sightings import record_gold_shown
 from db.repositories.visibility import gold_waits_for_finish
 from render.literal_text import literal
@@ -39,8 +39,9 @@ if me is None:
     st.stop()
 
 blind = gold_waits_for_finish(ctx.engine, ctx.actor, dataset.id)
-found = overrides_for(ctx.engine, dataset.id, me, open_items_hidden=blind)
-held_back = promoted_items_held_back(ctx.engine, dataset.id, me) if blind else 0
+# One read of what is overridden and of what is held back: the annotator's open items are read once.
+shown = overridden_labels(ctx.engine, dataset.id, me, open_items_hidden=blind)
+found, held_back = shown.found, shown.held_back
 if held_back:
     # Not "gold agrees with you": gold of these items is not compared until it may be shown.
     st.info(

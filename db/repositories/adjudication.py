@@ -1336,17 +1336,6 @@ def _still_open(session: Session, dataset_id: int, annotator_id: int) -> set[int
     return found
 
 
-def promoted_items_held_back(engine: Engine, dataset_id: int, annotator_id: int) -> int:
-    """How many promoted items :func:`overrides_for` leaves out for a blind annotator because they have
-    not finished them: the page says so, rather than that gold agrees with them everywhere."""
-    with read_session(engine) as session:
-        still_open = _still_open(session, dataset_id, annotator_id)
-        promoted: set[int] = set()
-        for task in m.TASKS:
-            promoted |= _latest_promotions(session, dataset_id, task).keys()
-    return len(still_open & promoted)
-
-
 def overrides_for(
     engine: Engine, dataset_id: int, annotator_id: int, *, open_items_hidden: bool = False
 ) -> list[Override]:
@@ -1360,12 +1349,33 @@ def overrides_for(
     they label, and every gold span; and gold of one task of an item (its spans) answers another (its
     sentences). Once shown, the item is theirs no more to edit (:mod:`db.repositories.gold_sightings`),
     so it must be shown only when all their work on it is done."""
+    return overridden_labels(engine, dataset_id, annotator_id, open_items_hidden=open_items_hidden).found
+
+
+@dataclass(frozen=True)
+class OverriddenLabels:
+    """What the Overridden labels page shows an annotator: :func:`overrides_for`'s units, and how many
+    promoted items it left out as still open for them (``held_back``), which the page says rather than
+    that gold agrees with them everywhere."""
+
+    found: list[Override]
+    held_back: int
+
+
+def overridden_labels(
+    engine: Engine, dataset_id: int, annotator_id: int, *, open_items_hidden: bool = False
+) -> OverriddenLabels:
+    """:func:`overrides_for` with the number of promoted items held back (none unless
+    ``open_items_hidden``), from one read of the annotator's open items and of the promotions: read
+    twice, they could disagree (an item finished between the reads was neither shown nor counted)."""
     out: list[Override] = []
+    held_back: set[int] = set()
     with read_session(engine) as session:
         gold = _gold_set(session, dataset_id)
         still_open = _still_open(session, dataset_id, annotator_id) if open_items_hidden else set()
         for task in m.TASKS:
             promotions = _latest_promotions(session, dataset_id, task)
+            held_back |= still_open & promotions.keys()
             for item_id in still_open:
                 promotions.pop(item_id, None)
             if not promotions:
@@ -1405,4 +1415,4 @@ def overrides_for(
                     )
                     for unit, theirs, said in found
                 )
-    return out
+    return OverriddenLabels(out, len(held_back))

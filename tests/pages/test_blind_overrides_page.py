@@ -8,11 +8,12 @@ import json
 import re
 
 import pytest
-from sqlalchemy import Engine
+from sqlalchemy import Engine, event
 from streamlit.testing.v1 import AppTest
 
 from db.access import OPERATOR, Actor, GoldShown
 from db.engine import make_engine
+from db.models import TASKS
 from db.repositories import labeling
 from db.repositories.adjudication import promote_item
 from db.repositories.annotations import item_annotations
@@ -266,3 +267,33 @@ def test_the_spans_page_on_a_locked_item_draws_its_type_picker_off_and_its_keys_
     components = {c.proto.component_name: json.loads(c.proto.json) for c in own.get("bidi_component")}
     assert components["spanlight_span_selector"]["disabled_why"] == ""
     assert not [reason for _, _, reason in components["spanlight_unit_keys"]["keys"] if reason]
+
+
+def test_the_page_reads_her_open_items_once_for_what_it_shows_and_what_it_holds_back(team_db: str) -> None:
+    """It read the items she has still to finish twice, task by task: once to leave them out, once to
+    count them; the second read could disagree with the first, and cost as much again."""
+    assign(team_db, "alice", "sentences", ITEM)
+    gold = _promote_as_it_stands(team_db)
+    _label_as_alice(team_db, ["correct" if gold[0] != "correct" else "incorrect"])  # still open
+    at = signed_in("alice")
+    statements: list[str] = []
+
+    def seen(_connection: object, _cursor: object, statement: str, *_: object) -> None:
+        statements.append(statement)
+
+    event.listen(Engine, "before_cursor_execute", seen)
+    try:
+        at.switch_page("app_pages/overrides.py").run()
+    finally:
+        event.remove(Engine, "before_cursor_execute", seen)
+    assert not at.exception, at.exception
+    assert not at.dataframe and [i.value for i in at.info] == [  # what it shows, as before
+        "1 promoted item(s) you have still to finish (on any of your tasks) are not compared here: gold "
+        "there would answer what you have left to label. They appear once you finish them."
+    ]
+    open_items = [
+        s
+        for s in statements
+        if s.lstrip().startswith("SELECT assignments.item_id") and "LEFT OUTER JOIN" in s
+    ]
+    assert len(open_items) == len(TASKS), open_items

@@ -214,7 +214,7 @@ def cmd_import_mapped(args: argparse.Namespace) -> int:
             mapping=mapping,
             options=ReadOptions(dataset=args.dataset, subset=args.subset),
             allow_skip=args.allow_skip,
-            image_root=str(Path(args.images).resolve()) if args.images else None,
+            image_root=args.images or None,  # resolved by the import, which reports it as typed
             replace_existing=args.replace,
         )
         for source in sources
@@ -241,7 +241,7 @@ def cmd_import(args: argparse.Namespace) -> int:
     if args.images:
         images = Path(args.images)
         if images.is_dir():
-            image_root = str(images.resolve())
+            image_root = args.images  # resolved by the import, which reports it as typed
         elif images.is_file() and images.suffix.lower() == ".zip":
             zipped = _read_inputs([args.images])
             usage = usage or (zipped if isinstance(zipped, str) else None)

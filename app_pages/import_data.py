@@ -144,6 +144,7 @@ format_name = st.selectbox(
 
 options = ReadOptions()
 image_root: str | None = None
+typed_root: str | None = None  # the image folder as typed, which the import's report names
 image_zip: bytes | None = None
 if kind == "benchmark":
     left, right = st.columns(2)
@@ -166,6 +167,7 @@ if kind == "benchmark":
             if folder.strip():
                 try:
                     image_root = str(image_folder_path(folder))
+                    typed_root = folder.strip()
                 except ImportPathRefused as refused:
                     st.error(literal(str(refused)))
         zipped = st.file_uploader("…or a ZIP of images", type=["zip"], key="import_image_zip")
@@ -237,7 +239,9 @@ if stored is None or stored[0] != preview_key:
     with st.spinner("Reading the file…"):
         read = preview_file(format_name, head, source=name, options=options, complete=size <= len(head))
         if image_zip is None:  # a ZIP's images are checked by the import, once unpacked
-            read = with_image_check(ctx.engine, read, image_root, name)
+            read = with_image_check(
+                ctx.engine, read, image_root, name, typed=typed_root, folder=on_server and on_server.parent
+            )
         stored = (preview_key, read)
     st.session_state["import_preview"] = stored
 preview: Preview = stored[1]
@@ -292,7 +296,7 @@ try:
             format_name=format_name,
             options=options,
             allow_skip=allow_skip,
-            image_root=image_root,
+            image_root=typed_root,  # the import resolves it again, by the same rule
             image_zip=image_zip,
             annotator=ctx.annotator.name,
             progress=progress,

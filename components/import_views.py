@@ -9,13 +9,14 @@ literally, never as Markdown.
 from __future__ import annotations
 
 import dataclasses
+from pathlib import Path
 
 import streamlit as st
 from sqlalchemy import Engine
 from streamlit.delta_generator import DeltaGenerator
 
-from db.images import checked_image_root, image_problems
-from db.import_folder import confined_image_root
+from db.images import ImageRootCheck, checked_image_root
+from db.import_folder import file_image_root
 from db.repositories.exchange import dataset_image_root
 from db.transfer import ImportOutcome
 from formats.preview import Preview, problem_rows
@@ -25,16 +26,37 @@ from render.problem_table import problems_html
 from render.span_html import render_spans_html
 
 
-def with_image_check(engine: Engine, preview: Preview, chosen: str | None, source: str) -> Preview:
+def with_image_check(
+    engine: Engine,
+    preview: Preview,
+    chosen: str | None,
+    source: str,
+    *,
+    typed: str | None = None,
+    folder: Path | None = None,
+) -> Preview:
     """The preview with the import's own image warnings for its items, in the folder the import will
     check (:func:`~db.images.checked_image_root`), so the counts shown before an import are the ones
-    it will report. (Images in a ZIP are checked once it is unpacked, by the import.) A folder the file
-    names outside the import and data folders is not probed, as the page's import will not use it; that
-    is said only while no folder is chosen, which would be used instead of it anyway."""
+    it will report. (Images in a ZIP are checked once it is unpacked, by the import.) ``chosen`` is the
+    folder chosen for it (resolved; ``typed`` as typed), ``folder`` the file's own folder on the server
+    (None for an upload), where a relative folder the file names is looked for, as the import will
+    (:func:`~db.import_folder.file_image_root`). A folder the file names outside the import and data
+    folders is not probed, as the page's import will not use it; that is said only while no folder is
+    chosen, which would be used instead of it anyway."""
     stored = dataset_image_root(engine, preview.dataset) if preview.dataset else None
-    file_root, refused = confined_image_root(preview.image_root) if preview.image_root else (None, None)
+    file_root, refused = (
+        file_image_root(preview.image_root, folder, confine=True) if preview.image_root else (None, None)
+    )
     root = checked_image_root(chosen, file_root, stored[1] if stored else None)
-    found = image_problems(root, dict(preview.image_refs), source)
+    if chosen:
+        check = ImageRootCheck(root, source, typed or chosen)
+    elif file_root:
+        check = ImageRootCheck(root, source, preview.image_root, "named in the file")
+    else:
+        check = ImageRootCheck(root, source, named="stored for the dataset")
+    found = check.batch(dict(preview.image_refs))
+    if (missing := check.summary()) is not None:
+        found.insert(0, missing)
     if refused and chosen is None:
         found.insert(0, Problem(source, "-", "image_root", refused, "warning"))
     return dataclasses.replace(preview, problems=preview.problems + tuple(found)) if found else preview

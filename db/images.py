@@ -107,29 +107,79 @@ def checked_image_root(chosen: str | None, file_root: str | None, stored: str | 
     return chosen or file_root or stored
 
 
+@dataclass
+class ImageRootCheck:
+    """An import's images checked in one folder, batch by batch, then one warning for the whole import
+    when that folder does not exist or holds none of them (:meth:`summary`).
+
+    One warning per missing image never said which folder had been meant, nor where it was looked for:
+    a relative folder named in a file ("images/") is looked for beside the file, or for an upload in the
+    import folder, and a user whose images were elsewhere imported a dataset with every image missing
+    without being told why. ``written`` is the folder as the file or the person gave it, ``named`` how it
+    came to be used ("named in the file", "chosen for the import")."""
+
+    root: str | None  # the folder the images are looked for in
+    source: str
+    written: str | None = None
+    named: str = "chosen for the import"
+    images: int = 0  # distinct image names checked
+    found: int = 0  # of them, the files there
+    _seen: dict[str, str | None] = field(default_factory=dict)
+    _exists: bool | None = None
+
+    @property
+    def exists(self) -> bool:
+        if self._exists is None:
+            self._exists = bool(self.root) and Path(str(self.root)).expanduser().is_dir()
+        return self._exists
+
+    def batch(self, refs: Mapping[str, str | None]) -> list[Problem]:
+        """One warning per item of ``refs`` (external id: image name) whose image is not under the
+        folder, or is unsafe or unreadable; none while the folder does not exist (:meth:`summary` says
+        so once). Each distinct image is checked once."""
+        if not self.root:
+            return []
+        problems = []
+        for ext, ref in refs.items():
+            if not ref:
+                continue
+            if ref not in self._seen:
+                self.images += 1
+                path = resolve_image(self.root, ref) if self.exists else None
+                self.found += path is not None
+                self._seen[ref] = (
+                    "not found under the image folder" if path is None else check_image_file(path).problem
+                )
+            if self.exists and self._seen[ref] is not None:
+                problems.append(
+                    Problem(self.source, f"id={ext}", "image", f"image {ref!r}: {self._seen[ref]}", "warning")
+                )
+        return problems
+
+    def summary(self) -> Problem | None:
+        """The warning for the whole import when the folder does not exist, or holds none of the images
+        checked, naming the folder as written and where it was looked for; else None."""
+        if not self.root or (self.exists and (not self.images or self.found)):
+            return None
+        written = self.root if self.written is None else self.written
+        where = f"the image folder {written!r} {self.named} (looked for at {self.root})"
+        images = f"the file's {self.images:,} image(s)"
+        if self.exists:
+            reason = f"{where} holds none of {images}"
+        elif self.images:
+            reason = f"{where} does not exist, so none of {images} was found"
+        else:
+            reason = f"{where} does not exist"
+        return Problem(self.source, "-", "image_root", reason, "warning")
+
+
 def image_problems(image_root: str | None, refs: Mapping[str, str | None], source: str) -> list[Problem]:
     """One warning per item whose image is not under ``image_root`` or is unsafe or unreadable (none
-    when no root is set); each distinct image is checked once."""
-    if not image_root:
-        return []
-    if not Path(image_root).expanduser().is_dir():
-        return [
-            Problem(source, "-", "image_root", f"the image folder {image_root} does not exist", "warning")
-        ]
-    problems, checked = [], {}
-    for ext, ref in refs.items():
-        if not ref:
-            continue
-        if ref not in checked:
-            path = resolve_image(image_root, ref)
-            checked[ref] = (
-                "not found under the image folder" if path is None else check_image_file(path).problem
-            )
-        if checked[ref] is not None:
-            problems.append(
-                Problem(source, f"id={ext}", "image", f"image {ref!r}: {checked[ref]}", "warning")
-            )
-    return problems
+    when no root is set), or a single one when the folder does not exist (:class:`ImageRootCheck`)."""
+    check = ImageRootCheck(image_root, source)
+    found = check.batch(refs)
+    summary = check.summary()
+    return found if check.exists or summary is None else [summary]
 
 
 def display_copy(path: Path, *, side: int = DISPLAY_SIDE) -> Image.Image:

@@ -160,18 +160,45 @@ def image_root_path(typed: str) -> Path:
         ) from None
 
 
-def confined_image_root(root: str) -> tuple[str | None, str | None]:
+def confined_image_root(root: str, *, written: str | None = None) -> tuple[str | None, str | None]:
     """An image folder a file names, for an import from the web page: kept (resolved) when
     :func:`image_root_path` allows it, else dropped with the reason; one named inside the file would
-    otherwise have let the pages show images, and the import probe files, anywhere on the server."""
+    otherwise have let the pages show images, and the import probe files, anywhere on the server.
+    ``written``: the root as the file gave it, when ``root`` is where that was looked for."""
     try:
         return str(image_root_path(root)), None
     except ImportPathRefused:
         where = " or ".join(str(f) for f in (import_dir(), data_dir()) if f is not None)
+        named = repr(root) if written in (None, root) else f"{written!r} (looked for at {root})"
         return None, (
-            f"the file's image folder {root!r} is outside {where}; not used (choose an image folder on the "
+            f"the file's image folder {named} is outside {where}; not used (choose an image folder on the "
             "Import page)"
         )
+
+
+def file_image_root(root: str, folder: Path | None, *, confine: bool) -> tuple[str | None, str | None]:
+    """The folder an image root named inside an imported file is looked for in (resolved), and why it
+    is not used (None when it is).
+
+    A relative root ("images/") is taken against the file's own ``folder``, where its writer put the
+    images beside it: a file read from disk, on the command line or from the import folder. An upload
+    (``folder`` None) has no folder of its own, so a page takes it inside the import folder, like a typed
+    name; the command line, with no file of its own either, against its working folder. From a page
+    (``confine``) the folder found must then pass :func:`image_root_path`, like every root a page sets.
+    The result is absolute, so the pages never look for a stored root against the server's own working
+    folder."""
+    candidate = Path(root.strip()).expanduser()
+    if folder is not None and not candidate.is_absolute():
+        candidate = (folder / candidate).resolve()
+    if not confine:
+        return str(candidate.resolve()), None
+    if not candidate.is_absolute() and import_dir() is None:
+        return None, (
+            f"the file's image folder {root!r} is relative, and with server paths switched off "
+            "(SPANLIGHT_IMPORT_DIR=off) there is no import folder to look for it in; not used (upload its "
+            "images in a ZIP)"
+        )
+    return confined_image_root(str(candidate), written=root)
 
 
 def names_import_folder(typed: str) -> bool:
@@ -253,6 +280,7 @@ __all__ = [
     "confined_image_root",
     "dataset_folder_path",
     "dataset_folder_problem",
+    "file_image_root",
     "image_folder_path",
     "image_root_path",
     "import_dir",

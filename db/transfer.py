@@ -23,9 +23,9 @@ from sqlalchemy import Engine
 from db.access import Actor, require_now
 from db.config import data_dir
 from db.exporter import UnknownDataset
-from db.images import checked_image_root, extract_image_zip, image_problems
+from db.images import ImageRootCheck, checked_image_root, extract_image_zip
 from db.import_changes import ImportChanges, ReplaceRequired
-from db.import_folder import ImportPathRefused, confined_image_root, image_root_path
+from db.import_folder import ImportPathRefused, file_image_root, image_root_path
 from db.importer import IMPORTED_SETTINGS, ImportResult, import_bundles
 from db.repositories.datasets import set_image_root
 from db.repositories.exchange import dataset_image_root, known_items
@@ -255,6 +255,7 @@ def import_path(
         progress=progress,
         replace_existing=replace_existing,
         confine_image_root=confine_image_root,
+        file_folder=path.parent,
     )
 
 
@@ -328,6 +329,7 @@ def _import_read(
     progress: Progress,
     replace_existing: bool,
     confine_image_root: bool = False,
+    file_folder: Path | None = None,
 ) -> ImportOutcome:
     """What a benchmark reader returned, with its images checked, written by the one importer: the
     first bundle and the batches after it (none for a file read whole), each batch's images checked and
@@ -335,7 +337,10 @@ def _import_read(
     its problems to ``read.problems`` as it reads. ``confine_image_root`` (an import from the web page):
     an image folder the file itself names is used only inside the import or data folder
     (:func:`~db.import_folder.confined_image_root`), and one chosen for it is refused elsewhere, by the
-    rule of every image root a page sets (:func:`~db.import_folder.image_root_path`)."""
+    rule of every image root a page sets (:func:`~db.import_folder.image_root_path`). A relative image
+    folder the file names is looked for in ``file_folder``, the file's own folder, when it has one
+    (:func:`~db.import_folder.file_image_root`); the report says once when the folder the images are
+    looked for in does not exist or holds none of them (:class:`~db.images.ImageRootCheck`)."""
     outcome = ImportOutcome(source, format_name, None, False, problems=list(read.problems))
     bundle = read.bundle
     if bundle is None:
@@ -345,6 +350,7 @@ def _import_read(
             outcome.problems.append(Problem(source, "-", "-", "the file holds no records"))
         return outcome
     typed = unstorable_headers(bundle, source, IMPORTED_SETTINGS)  # names typed on the page, say
+    chosen, named = image_root, "chosen for the import"  # as typed, for the report
     if image_root is not None and (bad := unstorable(image_root)) is not None:
         typed.append(Problem(source, "-", "image folder", bad[1]))
     elif image_root and confine_image_root:  # the page checked it too; no caller may skip the rule
@@ -352,6 +358,8 @@ def _import_read(
             image_root = str(image_root_path(image_root))
         except ImportPathRefused as outside:
             typed.append(Problem(source, "-", "image folder", str(outside)))
+    elif image_root:  # the command line's, against its working folder
+        image_root = str(Path(image_root).expanduser().resolve())
     if typed:
         outcome.problems += typed
         return outcome
@@ -367,13 +375,26 @@ def _import_read(
             outcome.problems = list(problems)
             return outcome
         outcome.images_extracted = len(report.extracted)
-        image_root = image_root or str(folder)
-    if confine_image_root and first.dataset.image_root:
-        first.dataset.image_root, refused = confined_image_root(first.dataset.image_root)
+        if not image_root:
+            image_root = chosen = str(folder)
+            named = "the ZIP's images were unpacked into"
+    file_root = first.dataset.image_root
+    if file_root:
+        first.dataset.image_root, refused = file_image_root(
+            file_root, file_folder, confine=confine_image_root
+        )
         if refused and image_root is None:  # a folder chosen (or unpacked) is used instead anyway
             problems.append(Problem(source, "-", "image_root", refused, "warning"))
     existing = dataset_image_root(engine, first.dataset.name)
-    root = checked_image_root(image_root, first.dataset.image_root, existing[1] if existing else None)
+    stored = existing[1] if existing else None
+    root = checked_image_root(image_root, first.dataset.image_root, stored)
+    if image_root:
+        written = chosen
+    elif first.dataset.image_root:
+        written, named = file_root, "named in the file"
+    else:
+        written, named = stored, "stored for the dataset"
+    root_check = ImageRootCheck(root, source, written, named)
     if image_root:
         first.dataset.image_root = image_root
 
@@ -381,7 +402,7 @@ def _import_read(
         bundle: Bundle | None = first
         while bundle is not None:
             outcome.items_read += len(bundle.items)
-            problems.extend(image_problems(root, {i.external_id: i.image_ref for i in bundle.items}, source))
+            problems.extend(root_check.batch({i.external_id: i.image_ref for i in bundle.items}))
             progress(0.5, f"Checking and writing items ({outcome.items_read:,} read)…")
             yield bundle
             try:
@@ -389,6 +410,8 @@ def _import_read(
             except Exception as error:  # noqa: BLE001 - a reader bug must still end as a clear report
                 problems.append(Problem(source, "-", "-", f"internal error while reading: {error!r}"))
                 bundle = None
+        if (missing := root_check.summary()) is not None:  # said once, after every batch was checked
+            problems.append(missing)
 
     if not _write(
         engine,

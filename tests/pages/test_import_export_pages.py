@@ -793,3 +793,31 @@ def test_a_large_json_object_file_previewed_by_its_head_can_still_be_imported(
     assert not at.button(key="import_go").disabled
     at.button(key="import_go").click().run()
     assert not at.exception and "3000 new items" in at.success[0].value
+
+
+def test_an_uploads_relative_image_folder_missing_from_the_import_folder_is_told(
+    store: str, tmp_path: Path
+) -> None:
+    """An uploaded file naming "images/" has no folder of its own: the folder is looked for in the import
+    folder, and when it is not there the preview and the import say so, naming the folder as the file
+    wrote it and where it was looked for (the dataset was imported with every image missing, unsaid)."""
+    lines = [
+        {"record": "dataset", "format_version": 1, "name": "cats", "source_format": "canonical",
+         "image_root": "images/"},
+        {"record": "item", "external_id": "a", "response": "A cat.", "image_ref": "a.png"},
+    ]  # fmt: skip
+    looked = (_imports(tmp_path) / "images").resolve()
+    told = (
+        f"the image folder 'images/' named in the file (looked for at {looked}) does not exist, so none of "
+        "the file's 1 image(s) was found"
+    )
+    at = AppTest.from_file(IMPORT_PAGE, default_timeout=TIMEOUT).run()
+    upload = "".join(json.dumps(line) + "\n" for line in lines).encode()
+    at.file_uploader(key="import_upload").upload("cats.jsonl", upload).run()
+    assert not at.exception
+    assert list(problem_report(at)[["file", "reason"]].itertuples(index=False, name=None)) == [
+        ("cats.jsonl", told)
+    ]
+    at.button(key="import_go").click().run()
+    assert not at.exception and "1 new items" in at.success[0].value
+    assert list(problem_report(at)["reason"]) == [told]

@@ -821,3 +821,31 @@ def test_an_uploads_relative_image_folder_missing_from_the_import_folder_is_told
     at.button(key="import_go").click().run()
     assert not at.exception and "1 new items" in at.success[0].value
     assert list(problem_report(at)["reason"]) == [told]
+
+
+def test_a_server_files_relative_image_folder_is_looked_for_beside_it(store: str, tmp_path: Path) -> None:
+    """A file in a folder of the import folder naming "images/", its images beside it: the preview and
+    the import find them there (they looked in the import folder itself and found none)."""
+    from PIL import Image
+
+    folder = _imports(tmp_path) / "cats"
+    (folder / "images").mkdir(parents=True)
+    Image.new("RGB", (4, 4)).save(folder / "images" / "a.png")
+    lines = [
+        {"record": "dataset", "format_version": 1, "name": "cats", "source_format": "canonical",
+         "image_root": "images/"},
+        {"record": "item", "external_id": "a", "response": "A cat.", "image_ref": "a.png"},
+    ]  # fmt: skip
+    path = folder / "cats.jsonl"
+    path.write_text("".join(json.dumps(line) + "\n" for line in lines))
+    at = _import_page(path)
+    assert not at.exception
+    assert {m.label: m.value for m in at.metric}["Warnings"] == "0"
+    at.button(key="import_go").click().run()
+    assert not at.exception and "1 new items" in at.success[0].value
+    engine = make_engine(store)
+    try:
+        cats = get_dataset(engine, "cats")
+        assert cats is not None and cats.image_root == str((folder / "images").resolve())
+    finally:
+        engine.dispose()

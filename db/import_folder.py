@@ -188,16 +188,17 @@ def file_image_root(root: str, folder: Path | None, *, confine: bool) -> tuple[s
     The result is absolute, so the pages never look for a stored root against the server's own working
     folder."""
     candidate = Path(root.strip()).expanduser()
-    if folder is not None and not candidate.is_absolute():
-        candidate = (folder / candidate).resolve()
+    if not candidate.is_absolute():
+        base = folder if folder is not None else import_dir() if confine else Path.cwd()
+        if base is None:
+            return None, (
+                f"the file's image folder {root!r} is relative, and with server paths switched off "
+                "(SPANLIGHT_IMPORT_DIR=off) there is no import folder to look for it in; not used (upload "
+                "its images in a ZIP)"
+            )
+        candidate = (base / candidate).resolve()
     if not confine:
         return str(candidate.resolve()), None
-    if not candidate.is_absolute() and import_dir() is None:
-        return None, (
-            f"the file's image folder {root!r} is relative, and with server paths switched off "
-            "(SPANLIGHT_IMPORT_DIR=off) there is no import folder to look for it in; not used (upload its "
-            "images in a ZIP)"
-        )
     return confined_image_root(str(candidate), written=root)
 
 

@@ -182,3 +182,18 @@ def test_the_import_command_reports_a_missing_folder_as_written(
         f"the image folder {str(empty)!r} chosen for the import (looked for at {empty.resolve()}) holds none "
         "of the file's 2 image(s)"
     ) in out
+
+
+def test_an_uploads_relative_folder_climbing_out_is_refused_naming_where_it_was_looked_for(
+    engine: Engine, folders: tuple[Path, Path]
+) -> None:
+    data, bench = folders
+    _cats(bench)
+    climbing = (bench / "cats.jsonl").read_bytes().replace(b'"images/"', b'"../../bench/images"')
+    outcome = import_file(engine, climbing, actor=OPERATOR, source="cats.jsonl", confine_image_root=True)
+    assert outcome.ok and _stored_root(engine) is None
+    ((_, _, reason),) = _root_problems(outcome.problems)
+    looked = (bench / "images").resolve()
+    assert reason.startswith(
+        f"the file's image folder '../../bench/images' (looked for at {looked}) is outside"
+    )

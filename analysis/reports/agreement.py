@@ -464,11 +464,11 @@ def _distribution(frame: pd.DataFrame) -> pd.DataFrame:
     """Every rater's units per label, a label the rater never gave counted 0: a rater who never flags
     anything (all their tokens outside every span) keeps a row of zeros, where the figure, which leaves
     the tokens outside every span out, drew no bar and so no rater at all."""
-    counts = frame.groupby(["rater", "label"], sort=True).size()
     every = pd.MultiIndex.from_product(
         [sorted(frame["rater"].unique()), sorted(frame["label"].unique())], names=["rater", "label"]
     )
-    counts = counts.reindex(every, fill_value=0).rename("units").reset_index()
+    given = frame.groupby(["rater", "label"], sort=True).size()
+    counts = given.reindex(every, fill_value=0).rename("units").reset_index()
     counts["share"] = 100 * counts["units"] / counts.groupby("rater")["units"].transform("sum")
     counts["label"] = counts["label"].astype(str)
     return counts

@@ -152,13 +152,15 @@ def _read_inputs(paths: Sequence[str]) -> list[tuple[str, bytes]] | str:
 
 
 def _report(args: argparse.Namespace, outcomes: list[Any]) -> int:
+    from formats.problems import whole_file_first
+
     ok = all(o.ok for o in outcomes)
     if args.json:
         print(json.dumps({"ok": ok, "files": [o.to_dict() for o in outcomes]}, indent=2, ensure_ascii=False))
         return 0 if ok else 1
     for outcome in outcomes:
         print(outcome.summary())
-        for problem in outcome.problems:
+        for problem in whole_file_first(outcome.problems):  # as the Import page lists them
             print(f"  {problem.severity}: {problem}")
     return 0 if ok else 1
 

@@ -48,7 +48,7 @@ from formats.mapping_spec import (
     VERDICTS,
 )
 from formats.preview import Preview, dataset_name_for
-from formats.problems import Problem
+from formats.problems import Problem, whole_file_first
 from formats.tables import TableSource, columns_of, head_records, labels_seen
 from render.literal_text import literal
 
@@ -461,7 +461,9 @@ def mapped_import_panel(ctx: PageContext, imported: Callable[[], None] | None = 
     if not records:
         st.error("No records could be read from it.")
         if problems:
-            st.dataframe([p.to_dict() for p in problems], hide_index=True, key="map_read_problems")
+            st.dataframe(
+                [p.to_dict() for p in whole_file_first(problems)], hide_index=True, key="map_read_problems"
+            )
         return
     with st.expander(f"Fields of the first {len(records)} records", expanded=True):
         st.dataframe(

@@ -34,7 +34,7 @@ from db.value_check import unstorable_headers
 from formats.base import FormatError, ReadOptions, ReadResult
 from formats.gc_pause import without_gc_pauses
 from formats.mapping import ImportMapping, read_table
-from formats.problems import ImportRejected, Problem
+from formats.problems import ImportRejected, Problem, whole_file_first
 from formats.records import Bundle
 from formats.registry import UnknownFormat, choose_format, read_file, read_file_from_disk
 from formats.storable import unstorable
@@ -62,11 +62,11 @@ class ImportOutcome:
 
     @property
     def errors(self) -> list[Problem]:
-        return [p for p in self.problems if p.severity == "error"]
+        return [p for p in whole_file_first(self.problems) if p.severity == "error"]
 
     @property
     def warnings(self) -> list[Problem]:
-        return [p for p in self.problems if p.severity == "warning"]
+        return [p for p in whole_file_first(self.problems) if p.severity == "warning"]
 
     def to_dict(self) -> dict[str, Any]:
         result = self.result

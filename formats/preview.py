@@ -17,7 +17,7 @@ from dataclasses import dataclass, field
 from formats.base import Kind, ReadOptions, ReadResult
 from formats.gc_pause import without_gc_pauses
 from formats.json_documents import decoder
-from formats.problems import Problem
+from formats.problems import Problem, whole_file_first
 from formats.records import Annotations, ItemRecord
 from formats.registry import get_format, read_file
 from formats.sentences import split_sentences
@@ -71,10 +71,11 @@ class Preview:
 
 
 def problem_rows(problems: Sequence[Problem]) -> list[dict[str, str]]:
-    """A validation report as table rows: severity, file, record, field, reason."""
+    """A validation report as table rows: severity, file, record, field, reason; the problems of a whole
+    file first (:func:`~formats.problems.whole_file_first`)."""
     return [
         {"severity": p.severity, "file": p.file, "record": p.record, "field": p.field, "reason": p.reason}
-        for p in problems
+        for p in whole_file_first(problems)
     ]
 
 

@@ -7,6 +7,7 @@ allowed skipping, the whole file); ``warning`` problems are imported but worth k
 
 from __future__ import annotations
 
+from collections.abc import Iterable
 from dataclasses import asdict, dataclass
 from typing import Any
 
@@ -31,6 +32,14 @@ class Problem:
         return asdict(self)
 
 
+def whole_file_first(problems: Iterable[Problem]) -> list[Problem]:
+    """The problems in the order a report lists them: those of a whole file (no record named) first, its
+    errors before its warnings, then the others as found. A file refused whole (not this format, a run
+    over another dataset) says why at the top of its report, above the records' lines that follow from
+    it or matter less, instead of after them (at the end of a long list, past where a reader stops)."""
+    return sorted(problems, key=lambda p: 2 if p.record != "-" else 0 if p.severity == "error" else 1)
+
+
 def outside(start: object, end: object, what: str, length: int) -> str:
     """The reason offsets are refused: named apart, as "-5-3" read like a range from 5 to 3."""
     return f"offsets (start {start}, end {end}) are not a span of {what}, which is {length} characters long"
@@ -46,7 +55,7 @@ class ImportRejected(Exception):
 
     def __init__(self, problems: list[Problem]) -> None:
         self.problems = problems
-        errors = [p for p in problems if p.severity == "error"]
+        errors = [p for p in whole_file_first(problems) if p.severity == "error"]
         shown = "\n".join(f"  - {p}" for p in errors[:20])
         more = f"\n  … and {len(errors) - 20} more" if len(errors) > 20 else ""
         super().__init__(f"{len(errors)} error(s); nothing was imported:\n{shown}{more}")

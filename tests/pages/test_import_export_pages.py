@@ -326,6 +326,39 @@ def test_the_import_page_refuses_a_run_over_another_dataset(store: str, tmp_path
         engine.dispose()
 
 
+def _run_over_another_dataset(url: str, tmp_path: Path) -> Path:
+    """Dataset "bench" (a, b, c) and a run whose outputs copy other texts, with ids "zzz" and "q" among
+    them that name no item: three records' errors and the file's refusal."""
+    engine = make_engine(url)
+    rows = [{"id": k, "test_solution": text, "hallucinated_solution": text} for k, text in
+            (("a", "Two cats."), ("b", "A red bus."), ("c", "One dog."))]  # fmt: skip
+    import_file(
+        engine, json.dumps(rows).encode(), source="t.json", format_name="mhalo",
+        options=ReadOptions(dataset="bench"), actor=OPERATOR,
+    )  # fmt: skip
+    engine.dispose()
+    outputs = [
+        {"id": k, "output": f"<Tagged_Text>Angle {k} is <hallucination>60°</hallucination>.</Tagged_Text>"}
+        for k in ("a", "zzz", "b", "c", "q")
+    ]
+    path = _imports(tmp_path) / "outputs.jsonl"
+    path.write_text("".join(json.dumps(output) + "\n" for output in outputs))
+    return path
+
+
+def test_the_report_says_first_why_a_whole_file_is_refused(store: str, tmp_path: Path) -> None:
+    """The refusal of the whole run came last, under the lines of its records: read from the top, the
+    report gave details first and the reason nothing can be imported at the bottom."""
+    at = _outputs_on_server(_run_over_another_dataset(store, tmp_path))
+    at.text_input(key="import_detector").input("wrongdata").run()
+    report = problem_report(at)
+    assert list(report["record"]) == ["-", "#1 (id=zzz)", "#4 (id=q)"], report
+    assert "none of the 3 outputs matches its item's response" in report["reason"][0]
+    assert "Nothing of this file can be imported as it is: see the report above." in [
+        w.value for w in at.warning
+    ]
+
+
 def test_the_import_page_says_a_tri_he_files_runs_are_not_imported_with_its_items(
     store: str, tmp_path: Path
 ) -> None:

@@ -1,9 +1,10 @@
 """Presenter mode: one figure per screen in large type, read-only, following the store as labels change.
 
 Filters come from the page address (the same ``?subset=…&detector=…`` the Metrics page writes), so a
-presenter opens a prepared link; ``?slide=`` picks the figure. The keyboard drives it as a slide deck:
-→ / PageDown for the next slide, ← / PageUp for the previous one, Esc back to the page presenter mode was
-opened from. The address is read when presenter mode opens; while it stays open the deck counts its own
+presenter opens a prepared link; ``?slide=`` picks the figure (one past the last shows the last, and the
+line under it says which slide was asked for until the presenter moves). The keyboard drives it as a
+slide deck: → / PageDown for the next slide, ← / PageUp for the previous one, Esc back to the page
+presenter mode was opened from. The address is read when presenter mode opens; while it stays open the deck counts its own
 slides and writes the number into the address (which can fall behind: see :mod:`components.live_refresh`).
 The figure takes the whole window below one line of title and above one line of controls, whatever the
 window's size. A change saved in any session redraws the slide within seconds; while nothing
@@ -46,6 +47,8 @@ section[data-testid="stSidebar"], header[data-testid="stHeader"],
 </style>
 """
 
+# Session state: the slide the address asked for when presenter mode opened, until the presenter moves.
+ASKED_SLIDE = "_presenter_asked_slide"
 JUMP_LABEL = "Slide"  # the slide list: a pick there hands the keys back to the deck (see unit_keys)
 PRESENTER_KEYS = (
     ("→ or PageDown", "next slide"),
@@ -73,14 +76,18 @@ flt = ReportFilter(
 
 
 def _addressed() -> int:
-    """The slide the address asks for (the first when it names none, or no number)."""
+    """The slide the address asks for: a number of 1 or more, else the first (``?slide=`` naming none,
+    ``abc``, ``0`` or ``-2``: a link to the deck, cut or mistyped, opens at its start)."""
     try:
         return max(int(params.get("slide", 1)), 1)
     except ValueError:
         return 1
 
 
-wanted: int = st.session_state.get(PRESENTER_SLIDE) or _addressed()
+if PRESENTER_SLIDE in st.session_state:
+    wanted: int = st.session_state[PRESENTER_SLIDE]
+else:  # presenter mode opens: the address says which slide, and is remembered until the presenter moves
+    wanted = st.session_state[ASKED_SLIDE] = _addressed()
 
 
 def _large(report: Report, figure_key: str) -> go.Figure:
@@ -106,14 +113,26 @@ def _to(number: int) -> None:
     keep("slide", str(number))
 
 
+def _moved(number: int) -> None:
+    """The presenter chose a slide: what the address asked for when presenter mode opened is past."""
+    st.session_state.pop(ASKED_SLIDE, None)
+    _to(number)
+
+
 def _step(step: int, count: int) -> None:
     """One slide on or back from the one shown (not the address's: it may be behind), wrapping around."""
     current = min(max(st.session_state.get(PRESENTER_SLIDE, 1), 1), count)
-    _to((current - 1 + step) % count + 1)
+    _moved((current - 1 + step) % count + 1)
 
 
 def _jumped() -> None:
-    _to(int(st.session_state["presenter-jump"]))
+    _moved(int(st.session_state["presenter-jump"]))
+
+
+def _past_the_end(asked: int, count: int) -> str:
+    """What the presenter reads, beside the slide's number, when the address asked for a slide the deck
+    does not have (one line under the figure, in the place of the dataset's name and the keys)."""
+    return f"slide {asked} was asked for; there are only {count}: showing the last"
 
 
 with st.container(key="presenter"):
@@ -144,6 +163,10 @@ with st.container(key="presenter"):
     if number != wanted:  # the address asked for a slide past the end: show the last one
         _show(slides[-1])
     _to(number)
+    # Said until the presenter moves, so a rerun as the store changes keeps it (a reload reads the
+    # address, where the last slide's number now stands, and says nothing).
+    asked = st.session_state.get(ASKED_SLIDE, 0)
+    notice = _past_the_end(asked, count) if asked > count else ""
 
     st.session_state["presenter-jump"] = number
     jump_box.selectbox(
@@ -169,7 +192,8 @@ with st.container(key="presenter"):
             "Next ▶", shortcut="Right", on_click=_step, args=(1, count), width="stretch", key="presenter-next"
         )
         where.caption(
-            f"Slide {number} of {count} · {literal(dataset.name)} · ← → PageUp PageDown to step · Esc to leave"
+            f"Slide {number} of {count} · "
+            + (notice or f"{literal(dataset.name)} · ← → PageUp PageDown to step · Esc to leave")
         )
     with st.container(key="presenter-keys"):  # the second keys of the same steps (hidden)
         st.button("Previous", shortcut="PageUp", on_click=_step, args=(-1, count), key="presenter-pageup")

@@ -280,6 +280,39 @@ def test_presenter_steps_from_the_slide_shown_when_the_address_fell_behind(store
     assert at.query_params["slide"] in (["4"], "4")
 
 
+def _where(at: AppTest) -> str:
+    return next(c.value for c in at.caption if c.value.startswith("Slide "))
+
+
+def test_presenter_says_when_the_address_asks_past_the_last_slide(store: str) -> None:
+    """``?slide=99`` of a shorter deck showed its last slide without a word: the presenter took it for
+    the slide they linked to. The line under the figure says which was asked for, until they move."""
+    at = _page("app_pages/presenter.py", slide="99")
+    count = len(at.selectbox(key="presenter-jump").options)
+    assert count < 99 and _slide_shown(at) == count
+    notice = f"slide 99 was asked for; there are only {count}: showing the last"
+    assert _where(at) == f"Slide {count} of {count} · {notice}"
+    assert at.query_params["slide"] in ([str(count)], str(count))
+    at.run()  # a rerun as the store changes (the watcher's) keeps it
+    assert _where(at).endswith(notice)
+    at.button(key="presenter-next").click().run()  # and the keys go on from the slide shown
+    assert _slide_shown(at) == 1 and notice not in _where(at)
+    at.button(key="presenter-prev").click().run()
+    assert _slide_shown(at) == count and notice not in _where(at)
+
+
+@pytest.mark.parametrize("asked", ["abc", "0", "-2", "", "2.5"])
+def test_presenter_opens_at_the_first_slide_for_an_address_with_no_slide_number(
+    store: str, asked: str
+) -> None:
+    at = _page("app_pages/presenter.py", slide=asked)
+    assert _slide_shown(at) == 1
+    assert "asked for" not in _where(at)
+    assert at.query_params["slide"] in (["1"], "1")
+    at.button(key="presenter-next").click().run()
+    assert _slide_shown(at) == 2
+
+
 def test_presenter_opened_again_follows_its_address(store: str) -> None:
     at = _page("app_pages/presenter.py", slide="5")
     assert _slide_shown(at) == 5

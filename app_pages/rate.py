@@ -18,12 +18,14 @@ import streamlit as st
 from components.annotation_frame import (
     FRAME_KEYS,
     act,
+    assigned_to,
     finish,
     key_reasons,
     labeling_unit,
     open_workspace,
     place_cursor,
     say_item_finished,
+    show_held_back,
 )
 from components.dataset_picker import current_dataset, pick_dataset
 from components.item_parts import show_image, show_text
@@ -32,6 +34,7 @@ from components.unit_keys import unit_keys
 from db.repositories.annotations import item_annotations
 from db.repositories.label_sets import gold_label_set
 from db.repositories.labeling import ABSENT
+from db.repositories.queue import rating_waits_on
 from db.repositories.rating_tasks import (
     MyRating,
     RatingTaskView,
@@ -84,6 +87,11 @@ if opened is None:
     st.stop()
 ws = opened  # bound after the check, so the handlers below see a Workspace
 item = ws.item
+# A blind annotator sees a detector's output on an item only once their own labeling of it is done.
+waits_on = rating_waits_on(engine, ws.dataset.id, task.queue, item.id, assigned_to=assigned_to(ctx))
+if waits_on:
+    show_held_back(ws, waits_on)
+    st.stop()
 
 detector_spans = item_annotations(engine, item.id, [task.detector_label_set_id])[
     task.detector_label_set_id

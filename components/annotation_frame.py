@@ -56,6 +56,7 @@ from db.repositories.datasets import DatasetInfo
 from db.repositories.gold_sightings import gold_seen
 from db.repositories.items import ItemView, get_item
 from db.repositories.label_sets import LabelSetView, human_label_set, list_label_sets
+from page_table import pages
 from render.literal_text import literal
 
 _SAVED = "annotation_saved"
@@ -242,10 +243,18 @@ def open_workspace(ctx: PageContext, task: str, page_path: str) -> Workspace | N
         elif mine is not None and not queue.queue_size(ctx.engine, dataset.id, task, assigned_to=mine):
             st.info("No item of this dataset is assigned to you for this task yet; ask an admin.")
         else:
-            whose = "assigned to you" if mine is not None else "of this dataset"
-            st.success(
-                f"Every item {whose} is done for this task{_locked_aside(ctx, dataset.id, own_id, task)}. 🎉"
-            )
+            held = queue.held_for_rating(ctx.engine, dataset.id, own_id, task, assigned_to=mine)
+            if held.items:
+                # Not "every item is done": the rest wait for the annotator's own labeling of them.
+                st.info(
+                    f"No item is ready for you to rate now. {_waiting(held)}", icon=":material/lock_clock:"
+                )
+                _labeling_links(dataset.name, list(held.tasks))
+            else:
+                whose = "assigned to you" if mine is not None else "of this dataset"
+                st.success(
+                    f"Every item {whose} is done for this task{_locked_aside(ctx, dataset.id, own_id, task)}. 🎉"
+                )
             _skipped_link(ctx, dataset.id, own_id, task, mine)
         return None
     item = get_item(ctx.engine, dataset.id, wanted)
@@ -342,12 +351,55 @@ def say_item_finished(ws: Workspace, what: str) -> None:
     following = queue.next_item(
         ws.ctx.engine, ws.dataset.id, ws.view_id, ws.task, after_position=ws.item.position, assigned_to=mine
     )
+    held = queue.held_for_rating(ws.ctx.engine, ws.dataset.id, ws.view_id, ws.task, assigned_to=mine)
     if following is not None and following != ws.item.external_id:
         st.success(f"{what} Press **N** (Next item for me) to continue.")
+    elif held.items:
+        st.success(f"{what} No other item is ready for you to rate now. {_waiting(held)}")
     else:
         whose = "assigned to you" if mine is not None else "of this dataset"
         aside = _locked_aside(ws.ctx, ws.dataset.id, ws.view_id, ws.task)
         st.success(f"{what} That was the last item left: every item {whose} is done for this task{aside}. 🎉")
+
+
+def _waiting(held: queue.HeldBack) -> str:
+    """What :func:`db.repositories.queue.held_for_rating` held back, and why, in one sentence."""
+    where = ", ".join(
+        f"{task} ({count} item{'s' if count != 1 else ''})" for task, count in held.tasks.items()
+    )
+    return (
+        f"{held.items} item(s) assigned to you here wait until you finish labeling them on: {where}. "
+        "A detector's output on them would answer part of that labeling."
+    )
+
+
+def _labeling_links(dataset_name: str, tasks: Sequence[str], item: str | None = None) -> None:
+    """Links to the labeling pages of ``tasks`` (at ``item``, else at the annotator's next item)."""
+    specs = {spec.path: spec for spec in pages()}
+    with st.container(horizontal=True):
+        for task in tasks:
+            spec = specs[f"app_pages/{task}.py"]
+            st.page_link(
+                spec.path,
+                label=f"{spec.title} ({task})",
+                icon=spec.icon,
+                query_params={"dataset": dataset_name, **({"item": item} if item is not None else {})},
+            )
+
+
+def show_held_back(ws: Workspace, tasks: Sequence[str]) -> None:
+    """The rating page of an item held back from a blind annotator (:func:`queue.rating_waits_on`):
+    one line saying why, links to the labeling still open on it, and the header (progress, Next item),
+    but nothing of the detector's output and no rating tools."""
+    st.info(
+        f"Rate this item after you finish labeling it on: {', '.join(tasks)}. "
+        "This dataset is blind: a detector's output here would answer part of what you have still to "
+        "label on it.",
+        icon=":material/lock_clock:",
+    )
+    _labeling_links(ws.dataset.name, tasks, ws.item.external_id)
+    with ws.header:
+        _header(ws)
 
 
 def _counted_queue(engine: Engine, dataset_id: int, task: str, mine: int | None) -> int:

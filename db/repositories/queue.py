@@ -9,10 +9,12 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 
 from sqlalchemy import ColumnElement, Engine, Exists, Select, exists, func, select
-from sqlalchemy.orm import InstrumentedAttribute
+from sqlalchemy.orm import InstrumentedAttribute, aliased
 
 from db import models as m
 from db.engine import read_session
+from db.repositories.datasets import dataset_settings
+from db.repositories.visibility import detectors_wait_for_labels
 
 # What the progress views say of the items locked for an annotator (:data:`Progress.locked`).
 LOCKED_NOTE = "locked: gold was shown to you"
@@ -92,6 +94,57 @@ def in_queue(dataset_id: int, page: str, *, assigned_to: int | None = None) -> l
     return conditions
 
 
+# The labeling tasks a detector's output answers in part: its spans say where the response is wrong,
+# and so which sentences, claims and triplets are.
+DETECTOR_ANSWERED = ("spans", "sentences", "claims", "triplets")
+
+
+def _open_labeling(dataset_id: int, annotator_id: int) -> tuple[Select[str, int], type[m.Assignment]]:
+    """(task, item id) of each labeling task (:data:`DETECTOR_ANSWERED`) assigned to the annotator whose
+    item their own label set has not marked done there (a skipped item is still to be done), unless gold
+    of the item was shown to them: their labels there are then kept as they were and can never be
+    finished, and gold answered more than a detector would. With the assignment's alias, to narrow by."""
+    labeling = aliased(m.Assignment)
+    done = exists().where(
+        m.ItemStatus.item_id == labeling.item_id,
+        m.ItemStatus.page == labeling.task,
+        m.ItemStatus.status == "done",
+        m.LabelSet.id == m.ItemStatus.label_set_id,
+        m.LabelSet.dataset_id == dataset_id,
+        m.LabelSet.kind == "human",
+        m.LabelSet.annotator_id == annotator_id,
+    )
+    query = select(labeling.task, labeling.item_id).where(
+        labeling.annotator_id == annotator_id,
+        labeling.dataset_id == dataset_id,
+        labeling.task.in_(DETECTOR_ANSWERED),
+        ~done,
+        ~exists().where(
+            m.GoldSighting.annotator_id == annotator_id, m.GoldSighting.item_id == labeling.item_id
+        ),
+    )
+    return query, labeling
+
+
+def _held_back(dataset_id: int, annotator_id: int) -> ColumnElement[bool]:
+    """The item (of the outer query) has labeling work of the annotator still open: see :func:`holds`."""
+    query, labeling = _open_labeling(dataset_id, annotator_id)
+    return query.where(labeling.item_id == m.Item.id).exists()
+
+
+def holds(engine: Engine, dataset_id: int, page: str, assigned_to: int | None) -> bool:
+    """Whether the annotator's rating queue (``rating:<id>``) holds back their items still to be labeled.
+
+    A blind annotator (team mode, a blind dataset without pre-annotation) is shown no detector while
+    labeling, but the Rate detector outputs page shows a detector's spans: seen on an item whose spans
+    (or sentences, claims, triplets) they have still to label, they answer part of it. So such an item
+    waits, out of their rating queue, until that labeling is done. Scoring whole responses shows no
+    detector, and reviewers and admins (whose queues are not narrowed) see detectors anyway."""
+    if assigned_to is None or not page.startswith("rating:"):
+        return False
+    return detectors_wait_for_labels(dataset_settings(engine, dataset_id))
+
+
 def _unfinished(label_set_id: int, page: str) -> ColumnElement[bool]:
     return ~exists().where(
         m.ItemStatus.item_id == m.Item.id,
@@ -119,6 +172,9 @@ def next_item(
     (:mod:`db.repositories.gold_sightings`), so it can be neither labelled nor finished, and an item
     assigned to them again on another task after that would otherwise come back to them every time.
 
+    Nor, in a rating queue that :func:`holds` items back, is an item whose labeling ``assigned_to`` has
+    still to do (:func:`held_for_rating` tells the page how many wait so).
+
     Starts after ``after_position`` and wraps around to the beginning; None when everything is finished.
     """
     base = select(m.Item.external_id).where(
@@ -126,7 +182,53 @@ def next_item(
     )
     if assigned_to is not None:
         base = base.where(~_gold_shown_to(assigned_to, m.Item.id))
+        if holds(engine, dataset_id, page, assigned_to):
+            base = base.where(~_held_back(dataset_id, assigned_to))
     return _first_after(engine, base, after_position)
+
+
+@dataclass(frozen=True)
+class HeldBack:
+    """Items of a rating queue held back from an annotator until they finish labeling them."""
+
+    items: int  # unfinished items of the queue held back
+    tasks: dict[str, int]  # per labeling task, how many of those items are still open there
+
+
+def held_for_rating(
+    engine: Engine, dataset_id: int, label_set_id: int, page: str, *, assigned_to: int | None
+) -> HeldBack:
+    """The items of the annotator's rating queue that :func:`next_item` passes over because their
+    labeling is still open (none when the queue :func:`holds` nothing back): how many, and on which
+    tasks, so the page says why the queue stops rather than that everything is done."""
+    if assigned_to is None or not holds(engine, dataset_id, page, assigned_to):
+        return HeldBack(0, {})
+    waiting = select(m.Item.id).where(
+        *in_queue(dataset_id, page, assigned_to=assigned_to),
+        _unfinished(label_set_id, page),
+        ~exists().where(m.GoldSighting.annotator_id == assigned_to, m.GoldSighting.item_id == m.Item.id),
+    )
+    query, labeling = _open_labeling(dataset_id, assigned_to)
+    query = query.where(labeling.item_id.in_(waiting))
+    with read_session(engine) as session:
+        rows = session.execute(query).all()
+    tasks: dict[str, int] = {}
+    for task, _ in rows:
+        tasks[task] = tasks.get(task, 0) + 1
+    return HeldBack(len({item for _, item in rows}), {t: tasks[t] for t in DETECTOR_ANSWERED if t in tasks})
+
+
+def rating_waits_on(
+    engine: Engine, dataset_id: int, page: str, item_id: int, *, assigned_to: int | None
+) -> list[str]:
+    """The labeling tasks of the item the annotator must finish before the rating page shows them a
+    detector's output on it (see :func:`holds`); empty when it may be shown."""
+    if assigned_to is None or not holds(engine, dataset_id, page, assigned_to):
+        return []
+    query, labeling = _open_labeling(dataset_id, assigned_to)
+    with read_session(engine) as session:
+        found = {task for task, _ in session.execute(query.where(labeling.item_id == item_id))}
+    return [task for task in DETECTOR_ANSWERED if task in found]
 
 
 def _first_after(engine: Engine, base: Select[str], after_position: int | None) -> str | None:

@@ -99,3 +99,11 @@ def assigned_item_ids(
     """The items assigned to the annotator on the dataset (on ``task``, or on any task)."""
     with read_session(engine) as session:
         return set(session.scalars(assigned_items(dataset_id, annotator_id, task)))
+
+
+def detectors_wait_for_labels(settings: DatasetSettings) -> bool:
+    """Whether an annotator of a dataset with these settings may see a detector's output on an item only
+    once their labeling of it is done (team mode: the caller knows the user is an annotator there). A
+    blind dataset shows annotators no detector while they label (:func:`sight_for`), unless it allows
+    pre-annotation, which puts a detector's spans in front of them anyway."""
+    return team_mode() and settings.blind and not settings.allow_preannotation

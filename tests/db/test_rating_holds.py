@@ -1,0 +1,151 @@
+"""A blind annotator's rating queue holds back the items whose labeling (spans, sentences, claims,
+triplets) they have still to do: the rating page would show them a detector's spans there. Reviewers'
+queues, local mode, a dataset that is not blind and one with pre-annotation hold nothing back. On SQLite
+and PostgreSQL."""
+
+from __future__ import annotations
+
+import pytest
+from sqlalchemy import Engine, select
+from sqlalchemy.orm import Session
+
+from db import models as m
+from db.access import OPERATOR, Actor
+from db.importer import import_bundle
+from db.repositories import labeling
+from db.repositories.annotators import get_or_create_annotator
+from db.repositories.datasets import get_dataset, set_dataset_settings
+from db.repositories.gold_sightings import record_gold_shown
+from db.repositories.label_sets import human_label_set
+from db.repositories.queue import HeldBack, held_for_rating, next_item, rating_waits_on
+from db.repositories.rating_tasks import TaskSpec, create_rating_task
+from formats.records import Annotations, Bundle, DatasetRecord, ItemRecord, LabelSetRecord, SpanRecord
+
+TEXT = "A red cube. The ball is blue."
+
+
+def _setup(engine: Engine, monkeypatch: pytest.MonkeyPatch) -> tuple[int, str, dict[str, int], Actor]:
+    """Three items, a detector's span on each and a rating task over it; annotator a has the ratings
+    task on all three and the spans task on it-0 and it-1 (rows written directly: assigning is tested
+    elsewhere); team mode."""
+    items = [ItemRecord(f"it-{k}", TEXT) for k in range(3)]
+    eager = LabelSetRecord(
+        "detector", "eager", annotations=[Annotations(f"it-{k}", spans=[SpanRecord(2, 5)]) for k in range(3)]
+    )
+    import_bundle(
+        engine, Bundle(DatasetRecord("ds", "test"), items=items, label_sets=[eager]), actor=OPERATOR
+    )
+    found = get_dataset(engine, "ds")
+    assert found is not None
+    a = get_or_create_annotator(engine, "a", "annotator")
+    with Session(engine) as session:
+        ids = {ext: item_id for ext, item_id in session.execute(select(m.Item.external_id, m.Item.id))}
+        detector = session.scalar(select(m.LabelSet.id).where(m.LabelSet.kind == "detector"))
+        assert detector is not None
+        rows = [("ratings", ext) for ext in ids] + [("spans", "it-0"), ("spans", "it-1")]
+        for task, ext in rows:
+            session.add(m.Assignment(dataset_id=found.id, task=task, item_id=ids[ext], annotator_id=a.id))
+        session.commit()
+    task_id = create_rating_task(engine, found.id, TaskSpec("MHALO", detector), None, actor=OPERATOR)
+    monkeypatch.setenv("SPANLIGHT_MODE", "team")
+    return found.id, f"rating:{task_id}", ids, Actor(a.id, "a", "annotator")
+
+
+def _queue(engine: Engine, dataset_id: int, page: str, who: int | None) -> list[str]:
+    """Every item :func:`next_item` offers, in turn (none finished: after each one, the next)."""
+    seen: list[str] = []
+    position = None
+    while True:
+        found = next_item(engine, dataset_id, 0, page, after_position=position, assigned_to=who)
+        if found is None or found in seen:
+            return seen
+        seen.append(found)
+        with Session(engine) as session:
+            position = session.scalar(select(m.Item.position).where(m.Item.external_id == found))
+
+
+def _done(engine: Engine, dataset_id: int, actor: Actor, item_id: int, page: str = "spans") -> None:
+    assert actor.id is not None
+    own = human_label_set(engine, dataset_id, actor.id)
+    labeling.sync_done(engine, own.id, item_id, page, True, actor.id)
+
+
+def test_items_with_labeling_still_open_wait_out_of_the_rating_queue(
+    engine: Engine, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Blind by default: "next item" on the rating page led to it-0 while its spans were still to mark."""
+    dataset_id, page, ids, a = _setup(engine, monkeypatch)
+    assert _queue(engine, dataset_id, page, a.id) == ["it-2"]
+    assert rating_waits_on(engine, dataset_id, page, ids["it-0"], assigned_to=a.id) == ["spans"]
+    assert rating_waits_on(engine, dataset_id, page, ids["it-2"], assigned_to=a.id) == []
+    assert held_for_rating(engine, dataset_id, 0, page, assigned_to=a.id) == HeldBack(2, {"spans": 2})
+
+    _done(engine, dataset_id, a, ids["it-0"])  # her spans of it-0 are done: it may be rated now
+    assert _queue(engine, dataset_id, page, a.id) == ["it-0", "it-2"]
+    assert rating_waits_on(engine, dataset_id, page, ids["it-0"], assigned_to=a.id) == []
+    assert held_for_rating(engine, dataset_id, 0, page, assigned_to=a.id) == HeldBack(1, {"spans": 1})
+
+
+def test_a_skipped_labeling_item_still_waits_and_other_tasks_count_too(
+    engine: Engine, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    dataset_id, page, ids, a = _setup(engine, monkeypatch)
+    assert a.id is not None
+    own = human_label_set(engine, dataset_id, a.id)
+    labeling.set_item_status(engine, own.id, ids["it-0"], "spans", "skipped", a.id)
+    with Session(engine) as session:  # it-2's sentences are hers to label too
+        session.add(
+            m.Assignment(dataset_id=dataset_id, task="sentences", item_id=ids["it-2"], annotator_id=a.id)
+        )
+        session.commit()
+    assert _queue(engine, dataset_id, page, a.id) == []
+    assert rating_waits_on(engine, dataset_id, page, ids["it-2"], assigned_to=a.id) == ["sentences"]
+    assert held_for_rating(engine, dataset_id, own.id, page, assigned_to=a.id) == HeldBack(
+        3, {"spans": 2, "sentences": 1}
+    )
+
+
+def test_an_item_rated_already_is_not_counted_as_waiting(
+    engine: Engine, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    dataset_id, page, ids, a = _setup(engine, monkeypatch)
+    assert a.id is not None
+    own = human_label_set(engine, dataset_id, a.id)
+    labeling.sync_done(engine, own.id, ids["it-1"], page, True, a.id)
+    assert held_for_rating(engine, dataset_id, own.id, page, assigned_to=a.id) == HeldBack(1, {"spans": 1})
+
+
+def test_gold_shown_on_an_item_releases_it(engine: Engine, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Her labels there are kept as they were, so its spans can never be done; gold told her more."""
+    dataset_id, page, ids, a = _setup(engine, monkeypatch)
+    record_gold_shown(engine, a, dataset_id, [ids["it-1"]])
+    assert rating_waits_on(engine, dataset_id, page, ids["it-1"], assigned_to=a.id) == []
+
+
+@pytest.mark.parametrize(
+    "settings",
+    [{"blind": False}, {"blind": True, "allow_preannotation": True}],
+    ids=["open", "preannotation"],
+)
+def test_a_dataset_that_shows_detectors_while_labeling_holds_nothing_back(
+    engine: Engine, monkeypatch: pytest.MonkeyPatch, settings: dict[str, bool]
+) -> None:
+    dataset_id, page, ids, a = _setup(engine, monkeypatch)
+    set_dataset_settings(engine, dataset_id, **settings, actor=OPERATOR)
+    assert _queue(engine, dataset_id, page, a.id) == ["it-0", "it-1", "it-2"]
+    assert rating_waits_on(engine, dataset_id, page, ids["it-0"], assigned_to=a.id) == []
+    assert held_for_rating(engine, dataset_id, 0, page, assigned_to=a.id) == HeldBack(0, {})
+
+
+def test_whole_queues_local_mode_and_response_scores_hold_nothing_back(
+    engine: Engine, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A reviewer's queue is not narrowed to anyone (``assigned_to`` None); Score responses shows no
+    detector; local mode shows everyone everything."""
+    dataset_id, page, ids, a = _setup(engine, monkeypatch)
+    assert _queue(engine, dataset_id, page, None) == ["it-0", "it-1", "it-2"]
+    assert rating_waits_on(engine, dataset_id, page, ids["it-0"], assigned_to=None) == []
+    assert rating_waits_on(engine, dataset_id, "response_scores", ids["it-0"], assigned_to=a.id) == []
+    monkeypatch.setenv("SPANLIGHT_MODE", "local")
+    assert rating_waits_on(engine, dataset_id, page, ids["it-0"], assigned_to=a.id) == []
+    assert _queue(engine, dataset_id, page, a.id) == ["it-0", "it-1", "it-2"]

@@ -5,7 +5,9 @@ MHALO (section 5.1, appendix B.2 Table 4) had raters score every predicted hallu
 responses from 1 to 5. The rating task chosen in the sidebar fixes the detector, the scale, its rubric
 and whether segments or responses are rated. Keys: the scale's digits score the current segment,
 ``J``/``K`` move between segments, ``N`` next item, ``U`` undo. Raters work blind: nobody else's scores
-are shown, and the gold spans only once every segment of the item is rated.
+are shown, and the gold spans only once every segment of the item is rated. On a blind dataset an
+annotator sees a detector's spans on an item only once their own labeling of it (spans, sentences,
+claims, triplets) is done: until then the page says so, and their queue passes the item over.
 """
 
 from __future__ import annotations

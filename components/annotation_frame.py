@@ -381,7 +381,7 @@ def _labeling_links(dataset_name: str, tasks: Sequence[str], item: str | None = 
             spec = specs[f"app_pages/{task}.py"]
             st.page_link(
                 spec.path,
-                label=f"{spec.title} ({task})",
+                label=spec.title,
                 icon=spec.icon,
                 query_params={"dataset": dataset_name, **({"item": item} if item is not None else {})},
             )

@@ -119,9 +119,7 @@ def _open_labeling(dataset_id: int, annotator_id: int) -> tuple[Select[str, int]
         labeling.dataset_id == dataset_id,
         labeling.task.in_(DETECTOR_ANSWERED),
         ~done,
-        ~exists().where(
-            m.GoldSighting.annotator_id == annotator_id, m.GoldSighting.item_id == labeling.item_id
-        ),
+        ~_gold_shown_to(annotator_id, labeling.item_id),
     )
     return query, labeling
 
@@ -206,7 +204,7 @@ def held_for_rating(
     waiting = select(m.Item.id).where(
         *in_queue(dataset_id, page, assigned_to=assigned_to),
         _unfinished(label_set_id, page),
-        ~exists().where(m.GoldSighting.annotator_id == assigned_to, m.GoldSighting.item_id == m.Item.id),
+        ~_gold_shown_to(assigned_to, m.Item.id),
     )
     query, labeling = _open_labeling(dataset_id, assigned_to)
     query = query.where(labeling.item_id.in_(waiting))

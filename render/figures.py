@@ -908,6 +908,16 @@ def agreement_kappa(report: Report) -> go.Figure:
     return finish(fig, title, report.provenance, height=max(360, 140 + 70 * len(raters)))
 
 
+def _stack_order(frame: pd.DataFrame) -> list[str]:
+    """The labels in the order they are stacked and listed: the points of a rating scale by value (a
+    scale reads from low to high), other labels the most given first."""
+    by_use = list(dict.fromkeys(frame.sort_values("units", ascending=False, kind="stable")["label"]))
+    try:
+        return sorted(by_use, key=float)
+    except ValueError:
+        return by_use
+
+
 def agreement_distribution(report: Report) -> go.Figure:
     title = f"{report.title} · label distribution per rater"
     table = report.table("distribution")
@@ -921,7 +931,7 @@ def agreement_distribution(report: Report) -> go.Figure:
         frame = frame[~outside]
         note = " (tokens outside every span not drawn)"
         title += note
-    labels = list(dict.fromkeys(frame.sort_values("units", ascending=False)["label"]))
+    labels = _stack_order(frame)
     palette = colors(labels)
     fig = go.Figure()
     for label in labels:

@@ -470,7 +470,8 @@ def _distribution(frame: pd.DataFrame) -> pd.DataFrame:
     given = frame.groupby(["rater", "label"], sort=True).size()
     counts = given.reindex(every, fill_value=0).rename("units").reset_index()
     counts["share"] = 100 * counts["units"] / counts.groupby("rater")["units"].transform("sum")
-    counts["label"] = counts["label"].astype(str)
+    # A rating is a number: 4, not "4.0", as the rating pages show it.
+    counts["label"] = [f"{v:g}" if isinstance(v, float) else str(v) for v in counts["label"]]
     return counts
 
 

@@ -7,6 +7,7 @@ import pytest
 from analysis.reports import agreement, correlation
 from analysis.reports.data import ReportFilter
 from metrics import cohen_kappa, f1_iou
+from render import figures
 
 
 @pytest.fixture(scope="module")
@@ -60,6 +61,16 @@ def test_rating_agreement_is_interval(people) -> None:
     summary = report.tables["summary"].frame.set_index("measure")["value"]
     assert 0.5 < summary["Krippendorff's alpha (interval)"] <= 1
     assert len(report.tables["pairs"].frame) == 3
+
+
+def test_rating_labels_read_as_the_scale_does(people) -> None:
+    """Ratings are numbers: their labels read "4", not "4.0", and stack from the lowest point up, not
+    in the order of how often each was given."""
+    report = agreement.build(people, ReportFilter(), "ratings")
+    labels = set(report.tables["distribution"].frame["label"])
+    assert labels and all(label.isdigit() for label in labels), labels
+    legend = [trace.name for trace in figures.agreement_distribution(report).data]
+    assert legend == sorted(labels, key=int)
 
 
 def test_pair_kappa_equals_the_metric(people) -> None:

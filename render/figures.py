@@ -947,6 +947,8 @@ def agreement_distribution(report: Report) -> go.Figure:
         )
     fig.update_layout(
         barmode="stack",
+        # Listed as stacked, left to right (plotly lists a stack's traces reversed, as stacked upwards).
+        legend={"traceorder": "normal"},
         xaxis={"title": "share of the rater's units (%)", "range": None if note else [0, 100]},
     )
     return finish(fig, title, report.provenance, height=max(320, 160 + 50 * frame["rater"].nunique()))

@@ -69,8 +69,9 @@ def test_rating_labels_read_as_the_scale_does(people) -> None:
     report = agreement.build(people, ReportFilter(), "ratings")
     labels = set(report.tables["distribution"].frame["label"])
     assert labels and all(label.isdigit() for label in labels), labels
-    legend = [trace.name for trace in figures.agreement_distribution(report).data]
-    assert legend == sorted(labels, key=int)
+    figure = figures.agreement_distribution(report)
+    assert [trace.name for trace in figure.data] == sorted(labels, key=int)
+    assert figure.layout.legend.traceorder == "normal"  # listed left to right as stacked, not reversed
 
 
 def test_pair_kappa_equals_the_metric(people) -> None:

@@ -284,10 +284,9 @@ def test_detector_outputs_go_to_the_dataset_the_user_works_on(store: str, tmp_pa
     assert "no item 'zzz' in dataset 'bench'" in html.unescape(_html(at))
 
 
-def test_the_import_page_refuses_a_run_over_another_dataset(store: str, tmp_path: Path) -> None:
-    """Outputs under this dataset's ids that copy none of its responses: the preview and the import say
-    it once for the file, and skipping bad records does not import it."""
-    engine = make_engine(store)
+def _bench(url: str) -> None:
+    """Dataset "bench": items a, b and c, each response its own short text."""
+    engine = make_engine(url)
     rows = [{"id": k, "test_solution": text, "hallucinated_solution": text} for k, text in
             (("a", "Two cats."), ("b", "A red bus."), ("c", "One dog."))]  # fmt: skip
     import_file(
@@ -295,6 +294,12 @@ def test_the_import_page_refuses_a_run_over_another_dataset(store: str, tmp_path
         options=ReadOptions(dataset="bench"), actor=OPERATOR,
     )  # fmt: skip
     engine.dispose()
+
+
+def test_the_import_page_refuses_a_run_over_another_dataset(store: str, tmp_path: Path) -> None:
+    """Outputs under this dataset's ids that copy none of its responses: the preview and the import say
+    it once for the file, and skipping bad records does not import it."""
+    _bench(store)
     path = _imports(tmp_path) / "outputs.jsonl"
     path.write_text(
         "".join(
@@ -329,14 +334,7 @@ def test_the_import_page_refuses_a_run_over_another_dataset(store: str, tmp_path
 def _run_over_another_dataset(url: str, tmp_path: Path) -> Path:
     """Dataset "bench" (a, b, c) and a run whose outputs copy other texts, with ids "zzz" and "q" among
     them that name no item: three records' errors and the file's refusal."""
-    engine = make_engine(url)
-    rows = [{"id": k, "test_solution": text, "hallucinated_solution": text} for k, text in
-            (("a", "Two cats."), ("b", "A red bus."), ("c", "One dog."))]  # fmt: skip
-    import_file(
-        engine, json.dumps(rows).encode(), source="t.json", format_name="mhalo",
-        options=ReadOptions(dataset="bench"), actor=OPERATOR,
-    )  # fmt: skip
-    engine.dispose()
+    _bench(url)
     outputs = [
         {"id": k, "output": f"<Tagged_Text>Angle {k} is <hallucination>60°</hallucination>.</Tagged_Text>"}
         for k in ("a", "zzz", "b", "c", "q")

@@ -148,7 +148,6 @@ def spans_unit() -> None:
         ("1–9, 0, Q, W …", "the type shown with that key: new spans get it, a selected span takes it"),
         ("Delete", "remove the selected span"),
         ("Esc", "unselect the span"),
-        ("D", "item done"),
         *FRAME_KEYS,
     ]
     page_reasons = {"D": "This item is marked done already."} if done else {}

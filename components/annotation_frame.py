@@ -18,9 +18,13 @@ Opening a page writes nothing: the annotator and their label set are created by 
 A click reruns only the unit being labeled: the page draws it through :func:`labeling_unit`, a
 fragment holding the unit, its receipt ("✓ Saved"), Undo, Skip / unsure and the item's status, so the
 image, the sidebar and the header are not rebuilt on every click. The fragment updates the item's done
-status itself, and asks for a whole-page run only when that status changed since the header was drawn
-(the progress bar would be one action behind otherwise). A page ends with :func:`finish`, which draws the
-header (progress, next item, jump) in the slot reserved at the top.
+status itself, after one of the annotator's own label actions only (:func:`act` notes it), and asks for
+a whole-page run only when that status changed since the header was drawn (the progress bar would be
+one action behind otherwise). Drawing an item whose units are all labeled already (imported, or labeled
+in another tab) writes nothing: it offers "Item done" (key D) instead. Marked done on every render, an
+item became done for whoever merely opened it, and a read changed the progress and the edit log. A page
+ends with :func:`finish`, which draws the header (progress, next item, jump) in the slot reserved at the
+top.
 
 Keyboard labeling and slow redraws: a key pressed before the page has redrawn still reaches the button
 drawn for the previous unit. The current unit's buttons therefore keep the same widget keys from unit to
@@ -68,6 +72,14 @@ _FLAG_NOTE_ITEM = "frame_flag_note_item"  # the item whose note it is
 _FLAG_CHOICES = "frame_flag_choices"  # choices made in "Skip / unsure": each closes it
 _JUMP = "frame_jump"
 _JUMP_MISSING = "frame_jump_missing"  # an id typed in the jump box that the dataset does not have
+# The item (external id) a label action of this session was just saved on: the next drawing of it brings
+# its done status in step with its labels, and only that drawing.
+_LABELED = "frame_labeled_item"
+# The actions that change an item's labels (an undo counts as the action it reverts); a status or a
+# draft started from a detector does not make an item done by itself.
+_LABEL_ENTITIES = frozenset(
+    ("spans", "sentence_labels", "claim_labels", "triplet_judgments", "response_scores", "ratings")
+)
 _SIGNED_OUT = (
     "You are no longer logged in (logged out in another tab, or the login ended): nothing was saved."
 )
@@ -81,6 +93,7 @@ _NOT_DRAWN = object()
 FRAME_KEYS = (
     ("N", "next item for me"),
     ("U", "undo the last action on this item"),
+    ("D", "mark the item done"),
     ("S", "skip this item or mark it unsure: type a note if you like, Tab to your choice, Enter"),
 )
 
@@ -186,6 +199,8 @@ def act(action: Callable[..., labeling.Action | None], *args: Any, **kwargs: Any
         st.query_params.get("item"),
     )
     st.session_state.pop(_REFUSED, None)
+    if done.entity in _LABEL_ENTITIES:
+        st.session_state[_LABELED] = st.query_params.get("item")
     return done
 
 
@@ -346,7 +361,14 @@ def _skipped_link(
 def say_item_finished(ws: Workspace, what: str) -> None:
     """Say the item is finished (``what``: "Every sentence is labeled."), and where to go: N, or, on the
     last item left, that none is (it said "Press N" with N disabled). Looked up here, not taken from the
-    header, which is drawn after the unit."""
+    header, which is drawn after the unit. An item labeled whole before this visit is not done yet
+    (opening it writes nothing): the annotator is sent to "Item done" instead."""
+    status = queue.item_status(ws.ctx.engine, ws.view_id, ws.item.id, ws.task)
+    now = status.status if status is not None else None
+    if now != "done" and not (_just_labeled(ws) and now in (None, "skipped")) and not ws.read_only:
+        # Labeled before this visit (imported, or in another tab): finished by the annotator's word.
+        st.success(f"{what} Press **D** (Item done) to mark the item done.")
+        return
     mine = assigned_to(ws.ctx)
     following = queue.next_item(
         ws.ctx.engine, ws.dataset.id, ws.view_id, ws.task, after_position=ws.item.position, assigned_to=mine
@@ -527,8 +549,11 @@ def _receipt(item: str) -> _ToolsRow:
     return row
 
 
-def _tools(ws: Workspace, row: _ToolsRow, status: queue.ItemStatusView | None) -> None:
-    """Undo, Skip / unsure and the item's ``status``, in the row :func:`_receipt` laid out."""
+def _tools(
+    ws: Workspace, row: _ToolsRow, status: queue.ItemStatusView | None, complete: bool | None = None
+) -> None:
+    """Undo, Skip / unsure and the item's ``status``, in the row :func:`_receipt` laid out; and, on an
+    item ``complete`` but not done (its labels were there before this visit), "Item done"."""
     engine = ws.ctx.engine
     stored = ws.ctx.annotator.stored()
     undoable = (
@@ -575,9 +600,39 @@ def _tools(ws: Workspace, row: _ToolsRow, status: queue.ItemStatusView | None) -
                 on_click=_clear_flag,
                 args=(ws, status.version),
             )
-    if status is not None:
-        row.status.caption(
-            f"Status: **{literal(status.status)}**" + (f" — {literal(status.note)}" if status.note else "")
+    offer_done = complete is True and (status is None or status.status != "done") and not ws.read_only
+    if status is None and not offer_done:
+        return
+    with row.status.container(horizontal=True, vertical_alignment="center", gap="small"):
+        if offer_done:
+            st.button(
+                "Item done",
+                icon=":material/task_alt:",
+                shortcut="D",
+                help="Every unit is labeled: mark the item done (key D).",
+                on_click=_mark_done,
+                args=(ws, status.version if status else labeling.ABSENT),
+                key="frame_done",
+            )
+        if status is not None:
+            st.caption(
+                f"Status: **{literal(status.status)}**"
+                + (f" — {literal(status.note)}" if status.note else "")
+            )
+
+
+def _mark_done(ws: Workspace, shown_version: int) -> None:
+    """Mark the item done, unless its status changed since the page showed it."""
+    if still_showing(ws):
+        act(
+            labeling.set_item_status,
+            ws.ctx.engine,
+            ws.label_set.id,
+            ws.item.id,
+            ws.task,
+            "done",
+            ws.who,
+            expected_version=shown_version,
         )
 
 
@@ -696,12 +751,14 @@ def key_reasons(ws: Workspace, page: Mapping[str, str] | None = None) -> dict[st
     reasons = {
         "N": "No other item is left for you on this task: every other one is done, skipped or locked.",
         "U": "Nothing to undo on this item: U takes back your last action on the item shown.",
+        "D": "D marks the item done once every unit is labeled, if it is not done yet.",
         **(page or {}),
     }
     if ws.read_only:
         why = ws.why_read_only
         reasons.update({key: why for key in page or {}})
         reasons["U"] = why
+        reasons["D"] = why
         reasons[ANY_KEY] = why
     return reasons
 
@@ -725,11 +782,19 @@ def label_first(unit: str, state: str, holder: str, part: str, keys: str, *, mov
     return f"{unit} {state}, and only {holder} has {part}: press {back}{keys}."
 
 
+def _just_labeled(ws: Workspace) -> bool:
+    """Whether this run follows a label action of this session on the item shown."""
+    return st.session_state.get(_LABELED) == ws.item.external_id
+
+
 def _sync_done(ws: Workspace, complete: bool | None) -> queue.ItemStatusView | None:
-    """Keep the item's done status in step with ``complete`` (None: the page decides by a button);
-    return the item's status after it."""
+    """After a label action on the item, bring its done status in step with ``complete`` (None: the
+    page decides by a button); return the item's status after it. Any other run only reads: an item
+    is made done by the label that completes it, not by being looked at."""
     status = queue.item_status(ws.ctx.engine, ws.view_id, ws.item.id, ws.task)
-    if complete is None:
+    labeled = _just_labeled(ws)
+    st.session_state.pop(_LABELED, None)  # one drawing per action, whichever item it was on
+    if complete is None or not labeled:
         return status
     is_done = status is not None and status.status == "done"
     skipped_now_whole = complete and status is not None and status.status == "skipped"
@@ -754,8 +819,9 @@ def _unit(ws: Workspace, draw: Callable[[], bool | None]) -> None:
         st.rerun(scope="app")  # the item changed under the unit (e.g. a link): show the new one whole
     refused = st.session_state.get(_REFUSED)  # shown (and taken) by the receipt
     row = _receipt(ws.item.external_id)
-    status = _sync_done(ws, draw())
-    _tools(ws, row, status)
+    complete = draw()
+    status = _sync_done(ws, complete)
+    _tools(ws, row, status, complete)
     # A rerun of the unit alone: if the item became done (or not), the progress bar must say so.
     if ws.header_status is not _NOT_DRAWN and (status.status if status else None) != ws.header_status:
         if refused is not None:  # refused because the status changed elsewhere: said on the redrawn page
@@ -779,4 +845,4 @@ def finish(ws: Workspace, complete: bool | None = None) -> None:
     with ws.header:
         _header(ws)
         if not ws.unit_drawn:
-            _tools(ws, _receipt(ws.item.external_id), status)
+            _tools(ws, _receipt(ws.item.external_id), status, complete)

@@ -661,7 +661,8 @@ def clear_item_status(
     expected_version: int | None = None,
 ) -> Action:
     """Take an item's skipped or unsure mark away for one task: the item is back in the annotator's
-    queue (done again as soon as every unit is labeled, where the task marks that by itself). A skipped
+    queue (done again by the label that completes it, where the task marks that by itself, or by the
+    annotator's "Item done"). A skipped
     item left the queue for good before: nothing led back to it. Logged, so Undo puts the mark back."""
     lookup = {"label_set_id": label_set_id, "item_id": item_id, "page": page}
     with write_session(engine) as session:
@@ -693,7 +694,8 @@ def sync_done(
     skipped and then labeled whole is done too).
 
     These entries are marked automatic and are not offered to undo: undoing a label that completed an
-    item reverts the label, and the status follows on the next render.
+    item reverts the label, and the status follows as the page draws the undo. Called after the
+    annotator's own label actions only: a page merely opened on a labeled item must write nothing.
     """
     lookup = {"label_set_id": label_set_id, "item_id": item_id, "page": page}
     with write_session(engine) as session:

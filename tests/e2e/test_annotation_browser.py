@@ -284,6 +284,35 @@ def test_label_sentences_with_the_keyboard_only(annotator: Annotator, store: Eng
     me.shoot(artifacts / "annotate-sentences.png")
 
 
+def test_an_item_labeled_before_is_not_done_by_opening_it_and_d_finishes_it(
+    annotator: Annotator, store: Engine
+) -> None:
+    """Every sentence labeled before the visit (an import, another tab): opening the item marked it done
+    and counted it. Now it says so and waits for D."""
+    from db.repositories.queue import item_status
+
+    me, page = annotator, annotator.page
+    user, item_id = "e2e-labeled-before", "demo-008"
+    dataset = get_dataset(store, DEMO)
+    assert dataset is not None
+    who = get_or_create_annotator(store, user).id
+    own = human_label_set(store, dataset.id, who).id
+    item = get_item(store, dataset.id, item_id)
+    assert item is not None
+    for sentence in item.sentences:
+        labeling.set_sentence_label(store, own, item.id, sentence.index, "unknown", who)
+    me.open("sentences", user, item_id)
+    expect(page.get_by_text("Every sentence is labeled. Press D (Item done)")).to_be_visible()
+    expect(page.get_by_text(re.compile(r"^0 / \d+ done$"))).to_be_visible()
+    assert item_status(store, own, item.id, "sentences") is None
+    me.press("d")
+    expect(page.get_by_text("Status: done")).to_be_visible()
+    expect(page.get_by_text(re.compile(r"^1 / \d+ done$"))).to_be_visible()
+    expect(page.get_by_text("Every sentence is labeled. Press N")).to_be_visible()
+    status = item_status(store, own, item.id, "sentences")
+    assert status is not None and status.status == "done"
+
+
 def test_jump_to_an_item_then_label_it_and_move_on_by_keys(
     annotator: Annotator, store: Engine, artifacts: Path
 ) -> None:

@@ -196,3 +196,38 @@ def test_an_annotator_scores_the_items_assigned_to_them_for_ratings(team_db: str
     assert not at.exception, at.exception
     assert not any("assigned to you for this task yet" in i.value for i in at.info)
     assert any("Item **demo-004**" in c.value and "2 assigned to you" in c.value for c in at.caption)
+
+
+def test_a_response_scored_before_is_not_done_by_opening_it(store: str) -> None:
+    """A score saved elsewhere (an import, another tab): opening the page marked the item done, with an
+    "item done" in the edit log. It is done by the annotator's score here, or by "Item done"."""
+    from sqlalchemy import func, select
+
+    from db import models as m
+    from db.engine import read_session
+    from db.repositories import labeling
+    from db.repositories.annotators import get_or_create_annotator
+    from db.repositories.label_sets import human_label_set
+
+    engine = make_engine(store)
+    who = get_or_create_annotator(engine, "tester").id
+    own = human_label_set(engine, 1, who).id
+    labeling.set_response_score(engine, own, get_item(engine, 1, IDS[2]).id, 4.0, who)
+
+    def writes() -> tuple[int | None, int | None]:
+        with read_session(engine) as session:
+            return (
+                session.scalar(select(func.count()).select_from(m.ItemStatus)),
+                session.scalar(select(func.count()).select_from(m.EditLog)),
+            )
+
+    before = writes()
+    at = _open("app_pages/score_responses.py", item=IDS[2])
+    at.run()
+    assert writes() == before
+    assert _mine(store, IDS[2])[1] is None
+    assert any("Press **D** (Item done)" in s.value for s in at.success)
+    _click(at, "frame_done")
+    assert _mine(store, IDS[2])[1].status == "done"
+    assert any("This response is scored. Press **N**" in s.value for s in at.success)
+    engine.dispose()

@@ -268,7 +268,7 @@ def open_workspace(ctx: PageContext, task: str, page_path: str) -> Workspace | N
             else:
                 whose = "assigned to you" if mine is not None else "of this dataset"
                 st.success(
-                    f"Every item {whose} is done for this task{_locked_aside(ctx, dataset.id, own_id, task)}. 🎉"
+                    f"Every item {whose} is done {_scope(task)}{_locked_aside(ctx, dataset.id, own_id, task)}. 🎉"
                 )
             _skipped_link(ctx, dataset.id, own_id, task, mine)
         return None
@@ -314,6 +314,17 @@ def open_workspace(ctx: PageContext, task: str, page_path: str) -> Workspace | N
         st.query_params["item"] = item.external_id
     return Workspace(
         ctx, dataset, item, own, task, page_path, st.container(), read_only=read_only, why_read_only=why
+    )
+
+
+def _scope(task: str) -> str:
+    """What "every item is done" is said of: the task, or on a page that is one part of its assignment
+    task (the rating pages: :func:`_whole_task`) this page only, the task needing its other parts too."""
+    whole = queue.assignment_task(task)
+    return (
+        "for this task"
+        if whole == task
+        else f"on this page (the {whole} task counts an item once every rating page has it)"
     )
 
 
@@ -381,7 +392,9 @@ def say_item_finished(ws: Workspace, what: str) -> None:
     else:
         whose = "assigned to you" if mine is not None else "of this dataset"
         aside = _locked_aside(ws.ctx, ws.dataset.id, ws.view_id, ws.task)
-        st.success(f"{what} That was the last item left: every item {whose} is done for this task{aside}. 🎉")
+        st.success(
+            f"{what} That was the last item left: every item {whose} is done {_scope(ws.task)}{aside}. 🎉"
+        )
 
 
 def _waiting(held: queue.HeldBack) -> str:
@@ -446,6 +459,20 @@ def _queue_total(ws: Workspace) -> int:
     return known[1]
 
 
+def _whole_task(ws: Workspace, mine: int | None) -> str:
+    """On a page whose queue is one part of its assignment task (a rating campaign's, or scoring
+    responses: both the ratings task), the count above is this page's alone; this adds the task's, as
+    the Team page, the progress command and the home card count it (an item is done there once every
+    part has it: :func:`db.repositories.queue.task_pages`). Alone, "1 / 40 done" on the scoring page
+    stood beside "done 0" on the Team page for the same annotator. Nothing on the other pages."""
+    task = queue.assignment_task(ws.task)
+    if task == ws.task:
+        return ""
+    whole = queue.task_progress(ws.ctx.engine, ws.dataset.id, ws.view_id, ws.task, assigned_to=mine)
+    skipped = f", {whole.skipped} skipped" if whole.skipped else ""
+    return f" on this page · {task} task: {whole.finished - whole.skipped} / {whole.total} done{skipped}"
+
+
 def _header(ws: Workspace) -> None:
     engine = ws.ctx.engine
     mine = assigned_to(ws.ctx)
@@ -467,7 +494,8 @@ def _header(ws: Workspace) -> None:
     # the rest are finished, and the words say how many are locked, and why.
     locked = f" · {locked_words(done.locked)}" if done.locked else ""
     top[0].progress(
-        done.fraction, text=f"{done.finished - done.skipped} / {done.total} done{skipped}{locked}"
+        done.fraction,
+        text=f"{done.finished - done.skipped} / {done.total} done{skipped}{locked}{_whole_task(ws, mine)}",
     )
     top[1].button(
         "Next item for me",

@@ -11,9 +11,10 @@ ones), the same inputs always give the same split, and running it again adds onl
 existing assignments are never moved or removed.
 
 Progress counts an assigned item as finished when the annotator's own label set has it done or skipped
-on the task. A rating campaign's statuses are filed under its own queue (``rating:<id>``); the
-``ratings`` task covers all the dataset's campaigns, so there an item is finished once every campaign
-has it done or skipped (and counts as skipped if any campaign skipped it). The reads also take one
+on the task. A rating campaign's statuses are filed under its own queue (``rating:<id>``), a response's
+score under ``response_scores``; the ``ratings`` task covers every campaign of the dataset and the
+scoring of responses, so there an item is finished once each of them has it done or skipped (and counts
+as skipped if any skipped it; see :func:`db.repositories.queue.task_pages`). The reads also take one
 campaign's queue name, to follow that campaign alone.
 
 Writes need the ``manage_team`` permission, checked here (:mod:`db.access`); pages show the progress to
@@ -107,18 +108,10 @@ def _check_queue(task: str) -> None:
         _check_task(task)
 
 
-def _pages(session: Session, dataset_id: int, task: str) -> list[str]:
-    """The status pages whose done/skipped mark an item finished on the task (all of them needed)."""
-    if task != "ratings":
-        return [task]
-    campaigns = session.scalars(select(m.RatingTask.id).where(m.RatingTask.dataset_id == dataset_id))
-    return [f"rating:{task_id}" for task_id in campaigns]  # RatingTaskView.queue
-
-
 def _finished(session: Session, dataset_id: int, task: str, *, items: Subquery | None = None) -> Subquery:
     """(annotator_id, item_id, status) of every item an annotator finished on the task, status being
     ``done`` or ``skipped``; ``items`` (a subquery with an ``id`` column) narrows the scan."""
-    pages = _pages(session, dataset_id, task)
+    pages = queue.task_pages(session, dataset_id, task)
     any_skipped = func.max(case((m.ItemStatus.status == "skipped", 1), else_=0))
     query = (
         select(

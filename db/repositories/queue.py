@@ -9,7 +9,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 
 from sqlalchemy import ColumnElement, Engine, Exists, Select, exists, func, select
-from sqlalchemy.orm import InstrumentedAttribute, aliased
+from sqlalchemy.orm import InstrumentedAttribute, Session, aliased
 
 from db import models as m
 from db.engine import read_session
@@ -18,6 +18,7 @@ from db.repositories.visibility import detectors_wait_for_labels
 
 # What the progress views say of the items locked for an annotator (:data:`Progress.locked`).
 LOCKED_NOTE = "locked: gold was shown to you"
+_FINISHED = ("done", "skipped")
 
 
 @dataclass(frozen=True)
@@ -61,7 +62,25 @@ def _has_units(page: str) -> Exists | None:
 
 # Queues whose work is assigned as another task: scoring whole responses is rating work, assigned (and
 # checked at every write) as the ratings task, which the Team page and the command line offer.
-_ASSIGNED_AS = {"response_scores": "ratings"}
+_RATINGS = "ratings"
+_ASSIGNED_AS = {"response_scores": _RATINGS}
+
+
+def task_pages(session: Session, dataset_id: int, task: str) -> list[str]:
+    """The status pages (queues) whose done or skipped mark an item finished on an assignment task, all
+    of them needed; a queue's own name for a queue (``rating:<id>``, ``response_scores``).
+
+    The ``ratings`` task covers both kinds of rating work: each rating campaign of the dataset (rating
+    detector outputs, ``rating:<id>``) and scoring the whole response (``response_scores``), which every
+    item offers. An item is finished on it once every one of them has it done or skipped: with campaigns
+    that means rated in each campaign and its response scored; on a dataset without a campaign, scored
+    alone. Counting the scoring page out made an item its rater had scored count 0 on the Team page and
+    the command line while the page said it was done; counting either one alone would call an item done
+    whose other half was never touched."""
+    if task != _RATINGS:
+        return [task]
+    campaigns = session.scalars(select(m.RatingTask.id).where(m.RatingTask.dataset_id == dataset_id))
+    return [*(f"rating:{task_id}" for task_id in campaigns), "response_scores"]  # RatingTaskView.queue
 
 
 def assignment_task(page: str) -> str:
@@ -345,6 +364,53 @@ def next_skipped(
         ),
     )
     return _first_after(engine, base, after_position)
+
+
+def task_progress(
+    engine: Engine, dataset_id: int, label_set_id: int, page: str, *, assigned_to: int | None = None
+) -> Progress:
+    """This label set's progress on the assignment task the page's queue is part of (``ratings`` for a
+    rating campaign's queue and the scoring page's): an item is finished once every queue of the task has
+    it done or skipped (:func:`task_pages`), and skipped if any skipped it, as the Team page and the
+    ``progress`` command count it. The rating pages show it beside their own queue's count, which alone
+    called an item done that the Team page counted as not. With ``assigned_to``, the annotator's items on
+    the task, those not finished whose gold was shown to them counted as ``locked``."""
+    task = assignment_task(page)
+    with read_session(engine) as session:
+        pages = task_pages(session, dataset_id, task)
+        queued = select(m.Item.id).where(*in_queue(dataset_id, task, assigned_to=assigned_to))
+        statuses = select(m.ItemStatus.item_id, m.ItemStatus.page, m.ItemStatus.status).where(
+            m.ItemStatus.label_set_id == label_set_id,
+            m.ItemStatus.page.in_(pages),
+            m.ItemStatus.item_id.in_(queued),
+        )
+        total = session.scalar(select(func.count()).select_from(queued.subquery())) or 0
+        by_item: dict[int, dict[str, str]] = {}
+        for item_id, status_page, status in session.execute(statuses):
+            by_item.setdefault(item_id, {})[status_page] = status
+        sighted: set[int] = set()
+        if assigned_to is not None:
+            sighted = set(
+                session.scalars(
+                    select(m.GoldSighting.item_id).where(
+                        m.GoldSighting.annotator_id == assigned_to,
+                        m.GoldSighting.dataset_id == dataset_id,
+                        m.GoldSighting.item_id.in_(queued),
+                    )
+                )
+            )
+    finished = {
+        item_id
+        for item_id, found in by_item.items()
+        if all(found.get(needed) in _FINISHED for needed in pages)
+    }
+    return Progress(
+        finished=len(finished),
+        flagged=sum(1 for found in by_item.values() if {"skipped", "unsure"} & set(found.values())),
+        total=total,
+        skipped=sum(1 for item_id in finished if "skipped" in by_item[item_id].values()),
+        locked=len(sighted - finished),
+    )
 
 
 def own_progress(engine: Engine, dataset_id: int, annotator_id: int, *, assigned_only: bool) -> Progress:

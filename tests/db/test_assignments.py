@@ -294,6 +294,7 @@ def test_an_item_is_finished_on_ratings_once_every_campaign_has_it(engine: Engin
     _mark(engine, dataset_id, a, one, f"rating:{first}", "done")
     _mark(engine, dataset_id, a, two, f"rating:{first}", "done")
     _mark(engine, dataset_id, a, two, f"rating:{second}", "skipped")
+    _mark(engine, dataset_id, a, two, "response_scores", "done")  # the ratings task scores it too
     (overall,) = progress_by_annotator(engine, dataset_id, "ratings")
     assert (overall.done, overall.skipped, overall.remaining) == (0, 1, 1)
     (campaign,) = progress_by_annotator(engine, dataset_id, f"rating:{first}")
@@ -410,3 +411,40 @@ def test_a_bulk_assignment_refreshes_the_planner_statistics(engine: Engine) -> N
             "SELECT reltuples FROM pg_class WHERE oid = 'assignments'::regclass"
         ).scalar_one()
     assert rows == 1200
+
+
+def test_an_item_is_finished_on_ratings_once_rated_in_every_campaign_and_its_response_scored(
+    engine: Engine,
+) -> None:
+    """Scoring a response is ratings work, but its status was never counted: an item scored (and
+    rated) counted 0 on the Team page and the command line while the scoring page said it was done. Now
+    the task has an item once every campaign rated it and its response is scored, and every view
+    says the same; with no campaign, the score alone finishes it."""
+    dataset_id = _dataset(engine, n_items=3)
+    (a,) = _users(engine, "a")
+    assign(engine, dataset_id, "ratings", [a], 1, actor=OPERATOR)
+    one, two, three = assigned_items(engine, dataset_id, "ratings", a)
+    _mark(engine, dataset_id, a, one, "response_scores", "done")
+    _mark(engine, dataset_id, a, two, "response_scores", "skipped")
+    own = human_label_set(engine, dataset_id, a).id
+    # No campaign: the score alone finishes an item.
+    (overall,) = progress_by_annotator(engine, dataset_id, "ratings")
+    assert (overall.done, overall.skipped, overall.remaining) == (1, 1, 1)
+    assert [r.finished for r in progress_by_item(engine, dataset_id, "ratings")] == [1, 1, 0]
+    header = queue.task_progress(engine, dataset_id, own, "response_scores", assigned_to=a)
+    assert (header.finished, header.skipped, header.total) == (2, 1, 3)
+    # A campaign is added: scored is not enough any more, nor is rated alone.
+    with Session(engine) as session:
+        detector = session.scalar(select(m.LabelSet.id).where(m.LabelSet.kind == "detector"))
+    assert detector is not None
+    campaign = create_rating_task(engine, dataset_id, TaskSpec("c", detector), None, actor=OPERATOR)
+    _mark(engine, dataset_id, a, three, f"rating:{campaign}", "done")
+    (overall,) = progress_by_annotator(engine, dataset_id, "ratings")
+    assert (overall.done, overall.skipped, overall.remaining) == (0, 0, 3)
+    _mark(engine, dataset_id, a, one, f"rating:{campaign}", "done")
+    (overall,) = progress_by_annotator(engine, dataset_id, "ratings")
+    assert (overall.done, overall.skipped, overall.remaining) == (1, 0, 2)
+    assert [r.finished for r in progress_by_item(engine, dataset_id, "ratings")] == [1, 0, 0]
+    for page in ("response_scores", f"rating:{campaign}"):
+        header = queue.task_progress(engine, dataset_id, own, page, assigned_to=a)
+        assert (header.finished, header.skipped, header.total) == (1, 0, 3)

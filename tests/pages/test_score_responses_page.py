@@ -231,3 +231,59 @@ def test_a_response_scored_before_is_not_done_by_opening_it(store: str) -> None:
     assert _mine(store, IDS[2])[1].status == "done"
     assert any("This response is scored. Press **N**" in s.value for s in at.success)
     engine.dispose()
+
+
+def test_scoring_and_rating_pages_and_the_team_page_count_the_ratings_task_alike(team_db: str) -> None:
+    """Alice scored demo-004: the scoring page said "1 / 2 done" while the Team page (and the progress
+    command) counted 0 for her on the ratings task, and the Rate detector outputs page "0 / 2 done". The
+    task has an item once it is rated in every campaign and its response scored; both rating pages now
+    say their own count is this page's, and the task's beside it, which the Team page matches."""
+    from db.repositories.rating_tasks import list_rating_tasks
+    from tests.pages.team_store import USERS, assign, signed_in
+
+    assign(team_db, "alice", "ratings", "demo-004", "demo-009")
+
+    def bar(page: str, **params: str) -> str:
+        at = signed_in("alice", **params)
+        at.switch_page(page).run()
+        assert not at.exception, at.exception
+        return at.get("progress")[0].proto.text
+
+    def team_done() -> int:
+        at = signed_in(USERS["admin"])
+        at.switch_page("app_pages/team.py").run()
+        at.selectbox(key="team_progress_task").set_value("ratings").run()
+        assert not at.exception, at.exception
+        per_annotator = at.dataframe[-2].value
+        return int(per_annotator.set_index("annotator").loc["alice", "done"])
+
+    at = signed_in("alice", item="demo-004")
+    at.switch_page("app_pages/score_responses.py").run()
+    next(b for b in at.button if b.key == "score_4").click().run()
+    assert not at.exception, at.exception
+    text = at.get("progress")[0].proto.text
+    assert text == "1 / 2 done on this page · ratings task: 0 / 2 done", text
+    assert bar("app_pages/rate.py", item="demo-004") == "0 / 2 done on this page · ratings task: 0 / 2 done"
+    assert team_done() == 0
+
+    # Rated in every campaign as well, on the Rate page: the item is done on the task, everywhere.
+    engine = make_engine(team_db)
+    campaigns = [campaign.id for campaign in list_rating_tasks(engine, 1)]
+    engine.dispose()
+    assert campaigns
+    for campaign in campaigns:
+        at = signed_in("alice", item="demo-004", task=str(campaign))
+        at.switch_page("app_pages/rate.py").run()
+        for _ in range(20):  # one score (or judgment) per segment, the cursor moving on by itself
+            if any("Everything on this item is rated" in s.value for s in at.success):
+                break
+            keys = [b.key for b in at.button if b.key.startswith(("rate_now_", "rate_nothing_True"))]
+            next(b for b in at.button if b.key == keys[-1]).click().run()
+            assert not at.exception, at.exception
+        else:
+            raise AssertionError("the item was never rated whole")
+    assert bar("app_pages/score_responses.py", item="demo-004") == (
+        "1 / 2 done on this page · ratings task: 1 / 2 done"
+    )
+    assert bar("app_pages/rate.py", item="demo-004").endswith("ratings task: 1 / 2 done")
+    assert team_done() == 1

@@ -113,7 +113,13 @@ def blind_annotator(dataset: DatasetSummary, sight: LabelSight) -> None:
     # Items locked for them (gold shown to them) can be done no more: said apart, and the bar full once
     # the rest are done.
     locked = f" · {mine.locked:,} {LOCKED_NOTE}" if mine.locked else ""
-    st.progress(mine.fraction, text=f"You: {mine.finished:,} / {mine.total:,} items done{locked}")
+    # An item counts once finished on every task the annotator has on it, so the words say so.
+    scope = "assigned to you" if sees_assigned_only(ctx.actor) else "you began on them"
+    skipped = f" ({mine.skipped:,} skipped)" if mine.skipped else ""
+    st.progress(
+        mine.fraction,
+        text=f"You: {mine.finished:,} / {mine.total:,} items finished on every task {scope}{skipped}{locked}",
+    )
 
 
 datasets = cached(list_datasets, ctx.engine)

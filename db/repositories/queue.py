@@ -414,19 +414,22 @@ def task_progress(
 
 
 def own_progress(engine: Engine, dataset_id: int, annotator_id: int, *, assigned_only: bool) -> Progress:
-    """One annotator's progress on a dataset over every task: the items they marked done (``finished``)
-    or flagged, of their items (with ``assigned_only``, those assigned to them on any task, else all).
-    What a blind annotator is shown instead of everyone's progress and gold coverage. Their items not
-    done whose gold was shown to them are ``locked``: they cannot be done any more."""
+    """One annotator's progress on a dataset over every task, by item: what a blind annotator is shown
+    instead of everyone's progress and gold coverage. Of their items (with ``assigned_only``, those
+    assigned to them on any task, else all), one is ``finished`` once every task they have on it is
+    finished (done or skipped; ``skipped`` if any task skipped it) — with ``assigned_only`` every task
+    assigned to them on it, else every task they began on it — each task as :func:`task_pages` counts
+    it. Counting an item done on any one of its tasks said "3 done" of items each with work left on
+    another task. Their items not finished whose gold was shown to them are ``locked``: they cannot be
+    finished any more, so they are neither finished nor remaining. ``flagged``: items skipped or marked
+    unsure on any task.
+
+    Reads the annotator's own assignments, statuses and sightings on the dataset, never the whole queue."""
     assigned = select(m.Assignment.item_id).where(
         m.Assignment.dataset_id == dataset_id, m.Assignment.annotator_id == annotator_id
     )
-    if assigned_only:
-        items = select(func.count()).select_from(assigned.distinct().subquery())
-    else:
-        items = select(func.count(m.Item.id)).where(m.Item.dataset_id == dataset_id)
-    own = (
-        select(m.ItemStatus.item_id)
+    statuses = (
+        select(m.ItemStatus.item_id, m.ItemStatus.page, m.ItemStatus.status)
         .join(m.LabelSet, m.LabelSet.id == m.ItemStatus.label_set_id)
         .where(
             m.LabelSet.dataset_id == dataset_id,
@@ -434,26 +437,45 @@ def own_progress(engine: Engine, dataset_id: int, annotator_id: int, *, assigned
             m.LabelSet.annotator_id == annotator_id,
         )
     )
-    statuses = own.with_only_columns(
-        m.ItemStatus.status, func.count(func.distinct(m.ItemStatus.item_id))
-    ).group_by(m.ItemStatus.status)
-    locked = select(func.count(func.distinct(m.GoldSighting.item_id))).where(
-        m.GoldSighting.annotator_id == annotator_id,
-        m.GoldSighting.dataset_id == dataset_id,
-        m.GoldSighting.item_id.not_in(own.where(m.ItemStatus.status == "done")),
+    sightings = select(m.GoldSighting.item_id).where(
+        m.GoldSighting.annotator_id == annotator_id, m.GoldSighting.dataset_id == dataset_id
     )
     if assigned_only:
         statuses = statuses.where(m.ItemStatus.item_id.in_(assigned))
-        locked = locked.where(m.GoldSighting.item_id.in_(assigned))
+        sightings = sightings.where(m.GoldSighting.item_id.in_(assigned))
     with read_session(engine) as session:
-        total = session.scalar(items) or 0
-        counts = dict(session.execute(statuses).all())
-        n_locked = session.scalar(locked) or 0
+        found: dict[int, dict[str, str]] = {}
+        for item_id, page, status in session.execute(statuses):
+            found.setdefault(item_id, {})[page] = status
+        tasks: dict[int, set[str]] = {}
+        if assigned_only:
+            for item_id, task in session.execute(
+                assigned.with_only_columns(m.Assignment.item_id, m.Assignment.task)
+            ):
+                tasks.setdefault(item_id, set()).add(task)
+            total = len(tasks)
+        else:
+            for item_id, pages_of_item in found.items():
+                tasks[item_id] = {assignment_task(page) for page in pages_of_item}
+            total = session.scalar(select(func.count(m.Item.id)).where(m.Item.dataset_id == dataset_id)) or 0
+        every_task = set().union(*tasks.values())
+        needed = {task: task_pages(session, dataset_id, task) for task in every_task}
+        sighted = set(session.scalars(sightings))
+    finished = {
+        item_id
+        for item_id, item_tasks in tasks.items()
+        if all(found.get(item_id, {}).get(page) in _FINISHED for task in item_tasks for page in needed[task])
+    }
     return Progress(
-        finished=counts.get("done", 0),
-        flagged=counts.get("skipped", 0) + counts.get("unsure", 0),
+        finished=len(finished),
+        flagged=sum(1 for item in found.values() if {"skipped", "unsure"} & set(item.values())),
         total=total,
-        locked=n_locked,
+        skipped=sum(
+            1
+            for item_id in finished
+            if any(found[item_id][page] == "skipped" for task in tasks[item_id] for page in needed[task])
+        ),
+        locked=len(sighted - finished),
     )
 
 

@@ -448,3 +448,30 @@ def test_an_item_is_finished_on_ratings_once_rated_in_every_campaign_and_its_res
     for page in ("response_scores", f"rating:{campaign}"):
         header = queue.task_progress(engine, dataset_id, own, page, assigned_to=a)
         assert (header.finished, header.skipped, header.total) == (1, 0, 3)
+    home = queue.own_progress(engine, dataset_id, a, assigned_only=True)
+    assert (home.finished, home.total) == (1, 3)
+
+
+def test_the_home_card_counts_an_item_finished_only_on_every_task_assigned_on_it(engine: Engine) -> None:
+    """An item done on one of its tasks but not another counted as done: an annotator with no item
+    finished on all its tasks read "3 done". Now an item counts once every task assigned to her on it
+    is done or skipped."""
+    dataset_id = _dataset(engine, n_items=4)
+    (a,) = _users(engine, "a")
+    for task in ("spans", "sentences", "ratings"):
+        assign(engine, dataset_id, task, [a], 1, actor=OPERATOR)
+    one, two, three, four = assigned_items(engine, dataset_id, "spans", a)
+    _mark(engine, dataset_id, a, one, "spans", "done")  # spans only
+    _mark(engine, dataset_id, a, two, "sentences", "done")  # sentences and scoring
+    _mark(engine, dataset_id, a, two, "response_scores", "done")
+    _mark(engine, dataset_id, a, three, "sentences", "done")  # sentences only
+    home = queue.own_progress(engine, dataset_id, a, assigned_only=True)
+    assert (home.finished, home.total, home.remaining) == (0, 4, 4)
+    _mark(engine, dataset_id, a, two, "spans", "skipped")
+    for page in ("spans", "sentences", "response_scores"):
+        _mark(engine, dataset_id, a, four, page, "done")
+    home = queue.own_progress(engine, dataset_id, a, assigned_only=True)
+    assert (home.finished, home.skipped, home.total, home.remaining) == (2, 1, 4, 2)
+    # Without assignments, the tasks she began on an item are the ones it needs.
+    free = queue.own_progress(engine, dataset_id, a, assigned_only=False)
+    assert (free.finished, free.total) == (4, 4)

@@ -283,7 +283,9 @@ def test_team_workflow_from_accounts_to_gold_and_metrics(
     kiwi.shoot(artifacts / "team-annotator.png")
     # Their home page counts their own items and progress, never gold or colleagues'.
     kiwi.open("")
-    expect(kiwi.page.get_by_text(f"You: 0 / {n_items} items done")).to_be_visible()
+    expect(
+        kiwi.page.get_by_text(f"You: 0 / {n_items} items finished on every task assigned to you")
+    ).to_be_visible()
     expect(kiwi.page.get_by_text("Your items")).to_be_visible()
     expect(kiwi.page.get_by_text("gold on", exact=False)).to_have_count(0)
     kiwi.shoot(artifacts / "team-annotator-home.png")

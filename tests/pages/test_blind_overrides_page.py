@@ -223,7 +223,7 @@ def test_an_item_locked_for_her_is_neither_done_nor_left_in_any_view_of_her_prog
     ]
 
     (card,) = signed_in("alice").get("progress")
-    assert card.proto.text == f"You: 0 / 1 items done · {LOCKED}"
+    assert card.proto.text == f"You: 0 / 1 items finished on every task assigned to you · {LOCKED}"
 
     # Those who follow everyone's progress see it too: neither done nor remaining, but locked.
     team = signed_in("rev")

@@ -23,8 +23,8 @@ def _card(at: AppTest) -> tuple[dict[str, str], str]:
     return metrics, progress.proto.text
 
 
-def _mark_done(url: str, name: str, *external_ids: str) -> None:
-    """``name``'s own label set marks the items done on the span task (rows written directly)."""
+def _mark_done(url: str, name: str, *external_ids: str, page: str = "spans") -> None:
+    """``name``'s own label set marks the items done on the task's ``page`` (rows written directly)."""
     engine = make_engine(url)
     with write_session(engine) as session:
         own = session.scalars(
@@ -32,7 +32,7 @@ def _mark_done(url: str, name: str, *external_ids: str) -> None:
         ).one()
         for external_id in external_ids:
             item_id = session.scalars(select(m.Item.id).where(m.Item.external_id == external_id)).one()
-            session.add(m.ItemStatus(label_set_id=own.id, item_id=item_id, page="spans", status="done"))
+            session.add(m.ItemStatus(label_set_id=own.id, item_id=item_id, page=page, status="done"))
     engine.dispose()
 
 
@@ -47,7 +47,7 @@ def test_a_blind_annotator_sees_only_their_own_items_and_progress(
 
     metrics, progress = _card(signed_in(USERS["annotator"]))
     assert metrics == {"Your items": "2"}  # no detectors (no pre-annotation), no colleagues
-    assert progress == "You: 1 / 2 items done"
+    assert progress == "You: 1 / 2 items finished on every task assigned to you"
 
     viewer = _card(signed_in(USERS["viewer"]))
     assert set(viewer[0]) == {"Items", "Detectors", "Annotators"} and "gold on" in viewer[1]
@@ -59,3 +59,34 @@ def test_a_blind_annotator_sees_only_their_own_items_and_progress(
     set_dataset_settings(url, blind=False)
     metrics, progress = _card(signed_in(USERS["annotator"]))
     assert set(metrics) == {"Items", "Detectors", "Annotators"} and "gold on" in progress
+
+
+def test_an_annotators_card_counts_an_item_only_once_every_task_assigned_on_it_is_finished(
+    team_template: Path, tmp_path: Path, monkeypatch: Any
+) -> None:
+    """Alice had no item finished on all its tasks (one done on spans only, one on sentences and
+    scoring, one on sentences only), yet her card said "3 / 3 items done": it counted an item done on
+    any one of its tasks. Now it counts one once every task assigned to her on it is done or skipped,
+    and says so; an item locked for her (gold shown to her) is still neither finished nor remaining."""
+    url = use_team_copy(team_template, tmp_path, monkeypatch)
+    assign(url, "alice", "spans", "demo-001", "demo-002", "demo-003")
+    assign(url, "alice", "sentences", "demo-001", "demo-002", "demo-003")
+    assign(url, "alice", "ratings", "demo-002")
+    _mark_done(url, "alice", "demo-001")
+    _mark_done(url, "alice", "demo-002", "demo-003", page="sentences")
+    _mark_done(url, "alice", "demo-002", page="response_scores")
+
+    _, progress = _card(signed_in(USERS["annotator"]))
+    assert progress == "You: 0 / 3 items finished on every task assigned to you"
+
+    _mark_done(url, "alice", "demo-001", page="sentences")  # now finished on both of its tasks
+    engine = make_engine(url)
+    with write_session(engine) as session:
+        alice = session.scalars(select(m.Annotator.id).where(m.Annotator.name == "alice")).one()
+        item = session.scalars(select(m.Item.id).where(m.Item.external_id == "demo-003")).one()
+        session.add(m.GoldSighting(dataset_id=1, item_id=item, annotator_id=alice, page="overrides"))
+    engine.dispose()
+    _, progress = _card(signed_in(USERS["annotator"]))
+    assert progress == (
+        "You: 1 / 3 items finished on every task assigned to you · 1 locked: gold was shown to you"
+    )

@@ -610,7 +610,16 @@ def _tools(
     if st.session_state.get(_FLAG_NOTE_ITEM) != ws.item.id:
         st.session_state[_FLAG_NOTE_ITEM] = ws.item.id
         st.session_state[_FLAG_NOTE] = (status.note or "") if status else ""
-    with row.flag.popover(FLAG_LABEL, icon=":material/flag:", width="stretch", key=_flag_popover(ws)):
+    # Drawn off on an item read-only for the user, with the reason: open, it offered choices that were
+    # all disabled, and the button itself looked as if there were something to do.
+    with row.flag.popover(
+        FLAG_LABEL,
+        icon=":material/flag:",
+        width="stretch",
+        key=_flag_popover(ws),
+        disabled=ws.read_only,
+        help=literal(ws.why_read_only) if ws.read_only else None,
+    ):
         st.text_input("Note", key=_FLAG_NOTE)
         for label, value in (("Skip this item", "skipped"), ("Mark unsure", "unsure")):
             st.button(

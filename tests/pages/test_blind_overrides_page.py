@@ -6,9 +6,11 @@ from __future__ import annotations
 
 import json
 import re
+from typing import Any
 
 import pytest
 from sqlalchemy import Engine, event
+from streamlit.proto.Block_pb2 import Block as BlockProto
 from streamlit.testing.v1 import AppTest
 
 from db.access import OPERATOR, Actor, GoldShown
@@ -297,3 +299,33 @@ def test_the_page_reads_her_open_items_once_for_what_it_shows_and_what_it_holds_
         if s.lstrip().startswith("SELECT assignments.item_id") and "LEFT OUTER JOIN" in s
     ]
     assert len(open_items) == len(TASKS), open_items
+
+
+def _popovers(at: AppTest) -> list[BlockProto.Popover]:
+    """Every popover block the page drew (its proto: label, disabled, help)."""
+    found: list[BlockProto.Popover] = []
+    stack: list[Any] = [at._tree]
+    while stack:
+        node = stack.pop()
+        proto = getattr(node, "proto", None)
+        if isinstance(proto, BlockProto) and proto.WhichOneof("type") == "popover":
+            found.append(proto.popover)
+        stack.extend(getattr(node, "children", {}).values())
+    return found
+
+
+def test_on_an_item_locked_for_her_skip_unsure_is_drawn_off_with_the_reason(team_db: str) -> None:
+    """Every choice inside "Skip / unsure" was disabled on an item locked for her, but the button itself
+    looked as active as on any other item; it is now drawn off, saying why like the other tools."""
+    from components.unit_keys import FLAG_LABEL
+
+    _locked_for_alice(team_db)
+    page = _sentences_page("alice")
+    (flag,) = [p for p in _popovers(page) if p.label == FLAG_LABEL]
+    (undo,) = [b for b in page.button if b.key == "frame_undo"]
+    assert flag.disabled and flag.help == undo.help
+    assert GOLD_SHOWN.fullmatch(flag.help.replace("\u2060", "")), flag.help  # shown literally
+    # Bob's own item: nothing locked for him, the popover is his to use.
+    assign(team_db, "bob", "sentences", ITEM)
+    (open_flag,) = [p for p in _popovers(_sentences_page("bob")) if p.label == FLAG_LABEL]
+    assert not open_flag.disabled and not open_flag.help

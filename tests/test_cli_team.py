@@ -84,6 +84,32 @@ def test_assign_then_progress_as_json(store: str, capsys: pytest.CaptureFixture[
     }
 
 
+def test_progress_of_the_ratings_task_counts_scored_responses(
+    store: str, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """A response its rater scored counted 0 done on the ratings task, whose work scoring is; on a
+    dataset without a rating task the score alone finishes the item."""
+    code, _, _ = run(
+        capsys, "assign", "--db", store, "--dataset", DATASET, "--task", "ratings", "--annotators", "ann a",
+        "--k", "1",
+    )  # fmt: skip
+    assert code == 0
+    engine = make_engine(store)
+    dataset = get_dataset(engine, DATASET)
+    assert dataset is not None
+    annotator = get_or_create_annotator(engine, "ann a")
+    own = human_label_set(engine, dataset.id, annotator.id)
+    first = get_item(engine, dataset.id, "it-0")
+    assert first is not None
+    set_item_status(engine, own.id, first.id, "response_scores", "done", annotator.id)
+    engine.dispose()
+    code, out, _ = run(capsys, "progress", "--db", store, "--dataset", DATASET, "--task", "ratings", "--json")
+    assert code == 0
+    assert json.loads(out)["annotators"] == [
+        {"name": "ann a", "assigned": 9, "done": 1, "skipped": 0, "locked": 0, "remaining": 8}
+    ]
+
+
 @pytest.mark.parametrize(
     ("extra", "reason"),
     [

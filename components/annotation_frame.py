@@ -324,7 +324,8 @@ def _scope(task: str) -> str:
     return (
         "for this task"
         if whole == task
-        else f"on this page (the {whole} task counts an item once every rating page has it)"
+        else f"on this page (the {whole} task counts an item once every rating campaign of the dataset has "
+        "it, or its score where the dataset has none)"
     )
 
 
@@ -463,7 +464,7 @@ def _whole_task(ws: Workspace, mine: int | None) -> str:
     """On a page whose queue is one part of its assignment task (a rating campaign's, or scoring
     responses: both the ratings task), the count above is this page's alone; this adds the task's, as
     the Team page, the progress command and the home card count it (an item is done there once every
-    part has it: :func:`db.repositories.queue.task_pages`). Alone, "1 / 40 done" on the scoring page
+    campaign has it, or its score on a dataset without one: :func:`db.repositories.queue.task_pages`). Alone, "1 / 40 done" on the scoring page
     stood beside "done 0" on the Team page for the same annotator. Nothing on the other pages."""
     task = queue.assignment_task(ws.task)
     if task == ws.task:

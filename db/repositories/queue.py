@@ -70,17 +70,18 @@ def task_pages(session: Session, dataset_id: int, task: str) -> list[str]:
     """The status pages (queues) whose done or skipped mark an item finished on an assignment task, all
     of them needed; a queue's own name for a queue (``rating:<id>``, ``response_scores``).
 
-    The ``ratings`` task covers both kinds of rating work: each rating campaign of the dataset (rating
-    detector outputs, ``rating:<id>``) and scoring the whole response (``response_scores``), which every
-    item offers. An item is finished on it once every one of them has it done or skipped: with campaigns
-    that means rated in each campaign and its response scored; on a dataset without a campaign, scored
-    alone. Counting the scoring page out made an item its rater had scored count 0 on the Team page and
-    the command line while the page said it was done; counting either one alone would call an item done
-    whose other half was never touched."""
+    The ``ratings`` task covers both kinds of rating work: the dataset's rating campaigns (rating
+    detector outputs, ``rating:<id>``) and scoring whole responses (``response_scores``). A dataset's
+    rating work is its campaigns when it has any (MHALO's segment ratings): an item is finished once every
+    campaign has it done or skipped, and a response score beside them is extra. A dataset without one
+    is rated by scoring its responses (MMHal-Bench): the score finishes the item. Counting the scoring
+    page out everywhere made an item its rater had scored count 0 on the Team page and the command line
+    while the page said it was done; counting it in beside campaigns would leave a team that assigned
+    campaign ratings at 0 done until they also scored every response, which nobody asked of them."""
     if task != _RATINGS:
         return [task]
-    campaigns = session.scalars(select(m.RatingTask.id).where(m.RatingTask.dataset_id == dataset_id))
-    return [*(f"rating:{task_id}" for task_id in campaigns), "response_scores"]  # RatingTaskView.queue
+    campaigns = session.scalars(select(m.RatingTask.id).where(m.RatingTask.dataset_id == dataset_id)).all()
+    return [f"rating:{task_id}" for task_id in campaigns] or ["response_scores"]  # RatingTaskView.queue
 
 
 def assignment_task(page: str) -> str:

@@ -294,7 +294,6 @@ def test_an_item_is_finished_on_ratings_once_every_campaign_has_it(engine: Engin
     _mark(engine, dataset_id, a, one, f"rating:{first}", "done")
     _mark(engine, dataset_id, a, two, f"rating:{first}", "done")
     _mark(engine, dataset_id, a, two, f"rating:{second}", "skipped")
-    _mark(engine, dataset_id, a, two, "response_scores", "done")  # the ratings task scores it too
     (overall,) = progress_by_annotator(engine, dataset_id, "ratings")
     assert (overall.done, overall.skipped, overall.remaining) == (0, 1, 1)
     (campaign,) = progress_by_annotator(engine, dataset_id, f"rating:{first}")
@@ -413,13 +412,13 @@ def test_a_bulk_assignment_refreshes_the_planner_statistics(engine: Engine) -> N
     assert rows == 1200
 
 
-def test_an_item_is_finished_on_ratings_once_rated_in_every_campaign_and_its_response_scored(
+def test_an_item_is_finished_on_ratings_by_its_score_until_the_dataset_has_a_campaign(
     engine: Engine,
 ) -> None:
-    """Scoring a response is ratings work, but its status was never counted: an item scored (and
-    rated) counted 0 on the Team page and the command line while the scoring page said it was done. Now
-    the task has an item once every campaign rated it and its response is scored, and every view
-    says the same; with no campaign, the score alone finishes it."""
+    """Scoring a response is ratings work, but its status was never counted: an item scored counted 0
+    on the Team page and the command line while the scoring page said it was done. Now a dataset
+    without a rating campaign is rated by scoring its responses, and every view says the same; once it
+    has a campaign, the campaigns finish an item and a score is extra."""
     dataset_id = _dataset(engine, n_items=3)
     (a,) = _users(engine, "a")
     assign(engine, dataset_id, "ratings", [a], 1, actor=OPERATOR)
@@ -433,23 +432,23 @@ def test_an_item_is_finished_on_ratings_once_rated_in_every_campaign_and_its_res
     assert [r.finished for r in progress_by_item(engine, dataset_id, "ratings")] == [1, 1, 0]
     header = queue.task_progress(engine, dataset_id, own, "response_scores", assigned_to=a)
     assert (header.finished, header.skipped, header.total) == (2, 1, 3)
-    # A campaign is added: scored is not enough any more, nor is rated alone.
+    # A campaign is added: the campaign's ratings finish an item now, a score alone does not.
     with Session(engine) as session:
         detector = session.scalar(select(m.LabelSet.id).where(m.LabelSet.kind == "detector"))
     assert detector is not None
     campaign = create_rating_task(engine, dataset_id, TaskSpec("c", detector), None, actor=OPERATOR)
     _mark(engine, dataset_id, a, three, f"rating:{campaign}", "done")
     (overall,) = progress_by_annotator(engine, dataset_id, "ratings")
-    assert (overall.done, overall.skipped, overall.remaining) == (0, 0, 3)
+    assert (overall.done, overall.skipped, overall.remaining) == (1, 0, 2)
+    assert [r.finished for r in progress_by_item(engine, dataset_id, "ratings")] == [0, 0, 1]
     _mark(engine, dataset_id, a, one, f"rating:{campaign}", "done")
     (overall,) = progress_by_annotator(engine, dataset_id, "ratings")
-    assert (overall.done, overall.skipped, overall.remaining) == (1, 0, 2)
-    assert [r.finished for r in progress_by_item(engine, dataset_id, "ratings")] == [1, 0, 0]
+    assert (overall.done, overall.skipped, overall.remaining) == (2, 0, 1)
     for page in ("response_scores", f"rating:{campaign}"):
         header = queue.task_progress(engine, dataset_id, own, page, assigned_to=a)
-        assert (header.finished, header.skipped, header.total) == (1, 0, 3)
+        assert (header.finished, header.skipped, header.total) == (2, 0, 3)
     home = queue.own_progress(engine, dataset_id, a, assigned_only=True)
-    assert (home.finished, home.total) == (1, 3)
+    assert (home.finished, home.total) == (2, 3)
 
 
 def test_the_home_card_counts_an_item_finished_only_on_every_task_assigned_on_it(engine: Engine) -> None:

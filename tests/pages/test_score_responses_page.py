@@ -236,8 +236,8 @@ def test_a_response_scored_before_is_not_done_by_opening_it(store: str) -> None:
 def test_scoring_and_rating_pages_and_the_team_page_count_the_ratings_task_alike(team_db: str) -> None:
     """Alice scored demo-004: the scoring page said "1 / 2 done" while the Team page (and the progress
     command) counted 0 for her on the ratings task, and the Rate detector outputs page "0 / 2 done". The
-    task has an item once it is rated in every campaign and its response scored; both rating pages now
-    say their own count is this page's, and the task's beside it, which the Team page matches."""
+    demo has campaigns, so the task has an item once every campaign rated it; both rating pages now say
+    their own count is this page's, and the task's beside it, which the Team page matches."""
     from db.repositories.rating_tasks import list_rating_tasks
     from tests.pages.team_store import USERS, assign, signed_in
 

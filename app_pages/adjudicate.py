@@ -33,6 +33,7 @@ from components import adjudication_forms as forms
 from components.dataset_picker import pick_dataset
 from components.dead_ends import missing_item
 from components.item_parts import show_image, show_text
+from components.page_address import keep_one, one_choice
 from components.page_setup import setup_page
 from components.store_cache import cached
 from db.access import Actor, Forbidden
@@ -77,17 +78,19 @@ dataset = picked  # bound after the check, so the functions below see a dataset
 st.title(f"Adjudicate · {literal(dataset.name)}")
 
 with st.sidebar:
+    # ``?task=`` as its button reads: read when the page opens, written from the task shown (page_address).
+    one_choice("task", list(TASK_TITLES), "spans", TASK_TITLES.__getitem__)
     task = str(
         st.segmented_control(
             "Labels",
             list(TASK_TITLES),
             format_func=lambda t: TASK_TITLES[t],
-            default="spans",
             required=True,
             key="task",
-            bind="query-params",
         )
+        or "spans"
     )
+    keep_one("task", task, "spans", TASK_TITLES.__getitem__)
     threshold = float(
         st.select_slider(
             "IoU threshold (spans)",

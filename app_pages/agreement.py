@@ -10,6 +10,7 @@ from analysis.reports import agreement
 from components import live_reports as live
 from components.dataset_picker import pick_dataset
 from components.live_refresh import follow_store
+from components.page_address import keep_one, one_choice
 from components.page_setup import setup_page
 from components.preannotation import anchoring_section
 from components.report_filters import report_filter
@@ -33,16 +34,11 @@ if not kinds:
     st.stop()
 
 by_label = {agreement.KINDS[k]: k for k in kinds}
-kind = by_label[
-    st.segmented_control(
-        "Labels",
-        list(by_label),
-        default=agreement.KINDS[kinds[0]],
-        required=True,
-        key="kind",
-        bind="query-params",
-    )
-]
+first_label = agreement.KINDS[kinds[0]]
+one_choice("kind", list(by_label), first_label)  # ``?kind=``: read when the page opens (page_address)
+kind_label = st.segmented_control("Labels", list(by_label), required=True, key="kind") or first_label
+keep_one("kind", kind_label, first_label)
+kind = by_label[kind_label]
 flt = report_filter(ctx.engine, dataset, detectors=False, types=False)
 raters = st.multiselect(
     "Raters",

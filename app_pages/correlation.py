@@ -11,6 +11,7 @@ from analysis.reports.base import Report
 from components import live_reports as live
 from components.dataset_picker import pick_dataset
 from components.live_refresh import follow_store
+from components.page_address import keep_one, one_choice
 from components.page_setup import setup_page
 from components.report_filters import report_filter
 from components.report_footer import show_figure, show_table
@@ -35,23 +36,31 @@ if not correlation.available(inputs):
     st.info("No human ratings yet. Ratings of a detector's outputs appear here as soon as they are saved.")
     st.stop()
 
+# ``?task=`` and ``?flagged=``: read when the page opens, written from the choices shown (page_address).
+# The task is always written: the first one, shown without it, is another once a task is added.
 left, right = st.columns(2)
-task = left.selectbox("Rating task", inputs.tasks(), key="task", bind="query-params")
+tasks = inputs.tasks()
+one_choice("task", tasks, tasks[0])
+task = left.selectbox("Rating task", tasks, key="task") or tasks[0]
+keep_one("task", task, None)
 NOTHING = {
     "left out (MHALO)": correlation.NOTHING_EXCLUDED,
     "top if right, bottom if not": correlation.NOTHING_SCORED,
 }
-nothing_flagged = NOTHING[
+LEFT_OUT = "left out (MHALO)"
+one_choice("flagged", list(NOTHING), LEFT_OUT)
+flagged = (
     right.segmented_control(
         "Items where the detector flagged nothing",
         list(NOTHING),
-        default="left out (MHALO)",
         required=True,
         key="flagged",
-        bind="query-params",
         help="They have no segment to rate. Scored: the top of the scale when the item is clean, else the bottom.",
     )
-]
+    or LEFT_OUT
+)
+keep_one("flagged", flagged, LEFT_OUT)
+nothing_flagged = NOTHING[flagged]
 flt = report_filter(ctx.engine, dataset, detectors=False, types=False)
 chosen = st.multiselect(
     "Metrics side by side",

@@ -18,6 +18,7 @@ from analysis.reports import (
 from components import live_reports as live
 from components.dataset_picker import pick_dataset
 from components.live_refresh import follow_store
+from components.page_address import keep_one, one_choice
 from components.page_controls import iou_threshold
 from components.page_setup import setup_page
 from components.report_filters import report_filter
@@ -46,19 +47,23 @@ if not offered:
     )
     st.stop()
 
-# The paper's name is the option (and so the ``?view=`` of a shared link).
+# The paper's name is the option (and so the ``?view=`` of a shared link: read when the page opens, written
+# from the paper shown on every run, see components.page_address).
 by_title = {SECTIONS[key].title: key for key in offered}
-view = by_title[
+first_title = SECTIONS[offered[0]].title
+one_choice("view", list(by_title), first_title)
+view_title = (
     st.segmented_control(
         "Paper",
         list(by_title),
-        default=SECTIONS[offered[0]].title,
         required=True,
         key="view",
-        bind="query-params",
         help="Only the papers whose kind of labels this dataset holds are offered.",
     )
-]
+    or first_title
+)
+keep_one("view", view_title, first_title)
+view = by_title[view_title]
 # Tri-HE's triplets and MMHal's ratings carry no hallucination type, so that filter is not offered there.
 flt = report_filter(
     ctx.engine,

@@ -29,7 +29,7 @@ import streamlit as st
 from streamlit.navigation.page import StreamlitPage
 from streamlit.runtime.scriptrunner import get_script_run_ctx
 
-from components.page_address import address_left, kept_this_run
+from components.page_address import Value, address_left, kept_this_run
 from db.access import Actor, may
 from page_table import SECTIONS, PageSpec, pages, spec_for
 
@@ -118,11 +118,13 @@ def remember_origin(page: StreamlitPage) -> None:
     :func:`components.page_address.begin_run`: the address noted is the one the run leaves, with the
     values the page keeps written over the one it was asked for, which may be older."""
     if page.url_path != spec_for(PRESENTER).url_path_or_default():
-        st.session_state[_ORIGIN] = (page.url_path, st.query_params.to_dict(), kept_this_run())
+        asked = {name: st.query_params.get_all(name) for name in st.query_params}  # ?subset=a&subset=b
+        address = {name: values[0] if len(values) == 1 else values for name, values in asked.items()}
+        st.session_state[_ORIGIN] = (page.url_path, address, kept_this_run())
         st.session_state.pop(PRESENTER_SLIDE, None)
 
 
-def origin() -> tuple[str, dict[str, str]]:
+def origin() -> tuple[str, dict[str, Value]]:
     """The page (its file) and address presenter mode was opened from; the Metrics page if none."""
     url_path, asked, kept = st.session_state.get(_ORIGIN, ("metrics", {}, {}))
     spec = next(

@@ -13,57 +13,89 @@ was at the next run of the page. So a value is read from the address once per op
 (:func:`from_address`), and the values a run keeps (:func:`keep`) are written back by the watcher
 whenever one of its runs finds the address changed.
 
+The choices a page draws as widgets (Metrics' paper and filters, Agreement's and Adjudicate's labels,
+Correlation's task) follow the same rule (:func:`one_choice`, :func:`many_choices`): the widget's value
+is what the page shows, the address is written from it on every run, and the address is read into the
+widget only when the page opens. Streamlit's own binding of a widget to the address took the widget's
+value from the run but left the address as the run was asked for, so after a watcher's run with an
+older address the browser kept showing the older choice, and a reload, a shared link or presenter
+mode's Esc opened it.
+
+The browser's back and forward buttons open the page again: the address they go to is read as when
+the page opens, so they step back through the choices the address recorded.
+
 A page run by itself (a test of one page script, without ``app.py``) reads its address on every run.
 """
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping, Sequence
+from typing import TypeVar
 
 import streamlit as st
+from streamlit.runtime.scriptrunner import get_script_run_ctx
+
+T = TypeVar("T")
+Value = str | list[str]  # one ``?name=``, or a list of them (``?subset=a&subset=b``)
 
 _SHOWN = "_address_page"  # the page the last full run showed
 _OPENED_WITH = "_address_opened_with"  # the address it opened with, less the values read since
 _KEPT = "_address_kept"  # what this run keeps in the address: name -> value, or None for left out
+_CHOSEN = "_address_chosen"  # widget key -> the value last shown, kept while the widget is not drawn
 
 
 def begin_run(url_path: str) -> None:
     """Note the page a full run is about to show (``app.py``, on every run): the address it opened with,
-    when it is another page than the last run's, and nothing kept yet this run."""
-    if st.session_state.get(_SHOWN) != url_path:
+    when it is another page than the last run's or the browser went back or forward to it, and nothing
+    kept yet this run."""
+    if st.session_state.get(_SHOWN) != url_path or _back_or_forward():
         st.session_state[_SHOWN] = url_path
-        st.session_state[_OPENED_WITH] = {name: st.query_params.get(name) for name in st.query_params}
+        st.session_state[_OPENED_WITH] = {name: st.query_params.get_all(name) for name in st.query_params}
     st.session_state[_KEPT] = {}
+
+
+def _back_or_forward() -> bool:
+    """Whether the browser asked for this run with its back or forward button (the page opens again at
+    the address it went to)."""
+    ctx = get_script_run_ctx()
+    return bool(ctx is not None and ctx.is_history_navigation)
 
 
 def from_address(name: str) -> str | None:
     """``?name=`` of the address the page opened with, the first time it is asked for since; None after
     that, or when the address had none. The caller keeps what it takes in the session at once: a later
     run of the page gets None and uses the session's value."""
+    values = all_from_address(name)
+    return values[-1] if values else None
+
+
+def all_from_address(name: str) -> list[str] | None:
+    """Every ``?name=`` of the address the page opened with (``?subset=a&subset=b``), as
+    :func:`from_address` reads one."""
     if _SHOWN not in st.session_state:
-        return st.query_params.get(name)
-    opened_with: dict[str, str | None] = st.session_state.get(_OPENED_WITH, {})
+        return st.query_params.get_all(name) if name in st.query_params else None
+    opened_with: dict[str, list[str]] = st.session_state.get(_OPENED_WITH, {})
     return opened_with.pop(name, None)
 
 
-def keep(name: str, value: str | None) -> None:
+def keep(name: str, value: Value | None) -> None:
     """Show ``value`` as ``?name=`` (None: no ``?name=``) now, and again after any watcher run that
     brought an older address back. Call it on every run of the page that keeps the value."""
     kept_this_run()[name] = value
     _write(name, value)
 
 
-def kept_this_run() -> dict[str, str | None]:
+def kept_this_run() -> dict[str, Value | None]:
     """The values this run keeps in the address, as :func:`keep` notes them: the same dict goes on
     filling while the run goes, so it can be held for the address the run leaves (:func:`address_left`)."""
-    kept: dict[str, str | None] = st.session_state.setdefault(_KEPT, {})
+    kept: dict[str, Value | None] = st.session_state.setdefault(_KEPT, {})
     return kept
 
 
-def address_left(asked: Mapping[str, str], kept: Mapping[str, str | None]) -> dict[str, str]:
+def address_left(asked: Mapping[str, Value], kept: Mapping[str, Value | None]) -> dict[str, Value]:
     """The address a run asked for with ``asked`` leaves once it has kept ``kept``: it may be newer than
     the one it was asked for (a watcher run asks with an older one)."""
-    address = {name: value for name, value in asked.items() if name not in kept}
+    address: dict[str, Value] = {name: value for name, value in asked.items() if name not in kept}
     address.update({name: value for name, value in kept.items() if value is not None})
     return address
 
@@ -74,9 +106,52 @@ def write_kept() -> None:
         _write(name, value)
 
 
-def _write(name: str, value: str | None) -> None:
-    if value is None:
+def _write(name: str, value: Value | None) -> None:
+    if value is None or value == []:
         if name in st.query_params:
             del st.query_params[name]
-    elif st.query_params.get(name) != value:
-        st.query_params[name] = value
+        return
+    values = [value] if isinstance(value, str) else list(value)
+    if st.query_params.get_all(name) != values:
+        st.query_params[name] = values if len(values) > 1 else values[0]
+
+
+def one_choice(key: str, options: Sequence[T], default: T, spell: Callable[[T], str] = str) -> None:
+    """Set the one-choice widget ``key`` (drawn next, without a default of its own) to the choice the
+    page shows: ``?key=`` of the address the page opened with (the option ``spell`` writes so), else the
+    widget's value (the user's choice, or the last run's), else the one last shown in this session, else
+    ``default``. An address naming no option is passed over. After drawing it, call :func:`keep_one`."""
+    spelled = {spell(o): o for o in options}
+    asked = from_address(key)
+    remembered = st.session_state.get(_CHOSEN, {}).get(key)
+    candidates = [spelled.get(asked) if asked is not None else None, st.session_state.get(key), remembered]
+    # Set on every run: a widget of another page with the same key is another widget (see dataset_picker).
+    st.session_state[key] = next((c for c in candidates if c is not None and c in options), default)
+
+
+def keep_one(key: str, shown: T, default: T | None, spell: Callable[[T], str] = str) -> None:
+    """Keep the choice the widget ``key`` shows in the address (left out at ``default``; None: always
+    written) and in the session, for when the page is opened again without it."""
+    st.session_state.setdefault(_CHOSEN, {})[key] = shown
+    keep(key, None if shown == default else spell(shown))
+
+
+def many_choices(key: str, options: Sequence[str]) -> None:
+    """Set the many-choice widget ``key`` (drawn next) to the choices the page shows: those of the address
+    the page opened with (``?key=a&key=b``) that are options, else the widget's, else those last shown
+    in this session that are options. After drawing it, call :func:`keep_many`."""
+    asked = all_from_address(key)
+    if asked is not None:
+        chosen = [o for o in dict.fromkeys(asked) if o in options]
+    else:
+        current = st.session_state.get(key, st.session_state.get(_CHOSEN, {}).get(key))
+        chosen = [o for o in current if o in options] if isinstance(current, list) else []
+    st.session_state[key] = chosen
+
+
+def keep_many(key: str, shown: Sequence[str] | None) -> None:
+    """Keep the choices the widget ``key`` shows in the address and in the session; None: the page does
+    not draw the widget, and its address leaves it out."""
+    if shown is not None:
+        st.session_state.setdefault(_CHOSEN, {})[key] = list(shown)
+    keep(key, list(shown) if shown else None)

@@ -1,7 +1,9 @@
 """The filter bar of the report pages (the Measure section): subset, source model, detector, type, unknowns.
 
-Every choice is bound to the page address (``?subset=…&detector=…``), so a filtered dashboard is a link
-that can be shared or put in a presentation.
+Every choice is kept in the page address (``?subset=…&detector=…``), so a filtered dashboard is a link
+that can be shared or put in a presentation. The address is read when the page opens and written from
+the filters shown on every run (see :mod:`components.page_address`); a filter the page does not draw is
+left out of it.
 
 The source models chosen are also kept in the session, apart from the widget: the models offered differ
 from view to view (Tri-HE's runs name the models whose answers they judged, which the items of the other
@@ -15,6 +17,7 @@ import streamlit as st
 from sqlalchemy import Engine
 
 from analysis.reports.data import UNKNOWN_CHOICES, UNKNOWN_EXCLUDED, ReportFilter, unknown_choice
+from components.page_address import all_from_address, keep, keep_many, keep_one, many_choices, one_choice
 from components.store_cache import cached
 from db.repositories.datasets import DatasetInfo
 from db.repositories.items import facets
@@ -53,36 +56,37 @@ def report_filter(
     kinds = sorted({t for types in types_by_kind.values() for t in types})
     shown = [True, True, detectors and bool(names), types and bool(kinds)]
     columns = iter(st.columns(sum(shown) + int(unknown)))
-    chosen_subsets = next(columns).multiselect(
-        "Subset", subsets, key="subset", bind="query-params", placeholder="all subsets"
-    )
+    many_choices("subset", subsets)
+    chosen_subsets = next(columns).multiselect("Subset", subsets, key="subset", placeholder="all subsets")
+    keep_many("subset", chosen_subsets)
     _restore_models(models)
     chosen_models = next(columns).multiselect(
         "Source model",
         models,
         key=MODEL_WIDGET,
-        bind="query-params",
         placeholder="all models",
         on_change=_models_changed,
         args=(models,),
     )
-    if not isinstance(st.session_state.get(_MODELS), list):  # the first view of the session: the link's
-        st.session_state[_MODELS] = list(chosen_models)
+    keep_many(MODEL_WIDGET, chosen_models)
     chosen_detectors: list[str] = []
     if shown[2]:
+        many_choices("detector", names)
         chosen_detectors = next(columns).multiselect(
-            "Detector", names, key="detector", bind="query-params", placeholder="all detectors"
+            "Detector", names, key="detector", placeholder="all detectors"
         )
+    keep_many("detector", chosen_detectors if shown[2] else None)
     chosen_types: list[str] = []
     if shown[3]:
+        many_choices("type", kinds)
         chosen_types = next(columns).multiselect(
             "Hallucination type",
             kinds,
             key="type",
-            bind="query-params",
             placeholder="all types",
             help="Hallucinations of the other types are left out of the evaluation; clean items stay.",
         )
+    keep_many("type", chosen_types if shown[3] else None)
     if chosen_types and type_kind is not None:
         own = types_by_kind.get(type_kind, [])
         if not set(chosen_types) & set(own):
@@ -99,16 +103,21 @@ def report_filter(
             )
     chosen_unknown = UNKNOWN_CHOICES[UNKNOWN_EXCLUDED]
     if unknown:
-        chosen_unknown = next(columns).segmented_control(
-            "'Unknown' sentences",
-            list(UNKNOWN_CHOICES.values()),
-            default=UNKNOWN_CHOICES[UNKNOWN_EXCLUDED],
-            required=True,
-            key="unknown",
-            bind="query-params",
-            help="AlignBench leaves sentences whose correctness cannot be judged out (its default); they can "
-            "also count as correct. A table below shows both.",
+        one_choice("unknown", list(UNKNOWN_CHOICES.values()), chosen_unknown)
+        chosen_unknown = (
+            next(columns).segmented_control(
+                "'Unknown' sentences",
+                list(UNKNOWN_CHOICES.values()),
+                required=True,
+                key="unknown",
+                help="AlignBench leaves sentences whose correctness cannot be judged out (its default); they can "
+                "also count as correct. A table below shows both.",
+            )
+            or UNKNOWN_CHOICES[UNKNOWN_EXCLUDED]
         )
+        keep_one("unknown", chosen_unknown, UNKNOWN_CHOICES[UNKNOWN_EXCLUDED])
+    else:
+        keep("unknown", None)
     return ReportFilter(
         subsets=tuple(chosen_subsets),
         source_models=tuple(chosen_models),
@@ -119,11 +128,15 @@ def report_filter(
 
 
 def _restore_models(offered: list[str]) -> None:
-    """Set the source-model widget to the models last chosen that this view offers, before it is drawn
-    (where the widget is first drawn, the binding lets a link's ``?model=`` win still)."""
+    """Set the source-model widget to the models last chosen that this view offers, before it is drawn:
+    the ``?model=`` the page opened with (those offered) replaces the models remembered."""
+    asked = all_from_address(MODEL_WIDGET)
+    if asked is not None:
+        st.session_state[_MODELS] = [m for m in dict.fromkeys(asked) if m in offered]
     remembered = st.session_state.get(_MODELS)
-    if isinstance(remembered, list):
-        st.session_state[MODEL_WIDGET] = [m for m in remembered if m in offered]
+    if not isinstance(remembered, list):  # the first view of the session, without a link's models
+        remembered = st.session_state[_MODELS] = []
+    st.session_state[MODEL_WIDGET] = [m for m in remembered if m in offered]
 
 
 def _models_changed(offered: list[str]) -> None:

@@ -177,3 +177,22 @@ def test_report_tables_fit_a_laptop_screen(
         still_box(grids.nth(k))  # laid out
     widths = page.evaluate(GRID_WIDTHS_JS)
     assert widths and all(w["holds"] <= w["shows"] for w in widths), widths
+
+
+def test_back_and_forward_step_through_the_labels_chosen(measure_app: RunningApp, tab: AppTab) -> None:
+    """The labels chosen on Agreement are kept in the address as the page shows them; the browser's back
+    button goes to the address before the last choice, and the page opens on it again (forward too)."""
+    page = tab.page
+    _open(tab, measure_app, "agreement", kind="Sentence labels")
+    labels = page.locator(".st-key-kind")
+    chosen = labels.get_by_role("radio", checked=True)
+    expect(chosen).to_have_text("Sentence labels")
+    tab.after_run(lambda: labels.get_by_role("radio", name="Ratings").click())
+    expect(page).to_have_url(re.compile(r"kind=Ratings"))
+    expect(chosen).to_have_text("Ratings")
+    page.go_back()
+    expect(page).to_have_url(re.compile(r"/agreement\?.*kind=Sentence\+labels"))
+    expect(chosen).to_have_text("Sentence labels")
+    page.go_forward()
+    expect(page).to_have_url(re.compile(r"/agreement\?.*kind=Ratings"))
+    expect(chosen).to_have_text("Ratings")

@@ -465,3 +465,28 @@ def test_merge_boxes_follow_the_annotators_labels_when_they_change(
     spans = item_annotations(engine, get_item(engine, 1, "x").id, [gold.id])[gold.id].spans
     assert [(s.start, s.end) for s in spans] == [(blue, blue + 4)]
     engine.dispose()
+
+
+def test_the_labels_chosen_stay_in_the_address_over_an_older_one(store: str) -> None:
+    """``?task=`` as its button reads opens that task; once the page is open the task shown is the truth,
+    and a run asked for with an older address leaves the address saying the task shown (what a reload or
+    a copied link opens)."""
+    at = _open("app_pages/adjudicate.py", task="Sentences")
+    labels = next(b for b in at.button_group if b.key == "task")
+    assert labels.value == "sentences"
+    assert at.query_params["task"] == "Sentences"
+    labels.set_value("ratings").run()
+    assert at.query_params["task"] == "Ratings"
+    at.query_params["task"] = "Sentences"  # the address from before the last choice
+    at.run()
+    assert not at.exception, at.exception
+    assert next(b for b in at.button_group if b.key == "task").value == "ratings"
+    assert at.query_params["task"] == "Ratings"
+    next(b for b in at.button_group if b.key == "task").set_value("spans").run()
+    assert "task" not in at.query_params  # the default is left out, as before
+
+
+def test_a_link_naming_no_task_opens_spans(store: str) -> None:
+    at = _open("app_pages/adjudicate.py", task="Nonsense")
+    assert next(b for b in at.button_group if b.key == "task").value == "spans"
+    assert "task" not in at.query_params

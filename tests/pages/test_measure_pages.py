@@ -546,14 +546,12 @@ def test_agreement_raters_are_the_picked_datasets_own(tmp_path, monkeypatch) -> 
     assert len(_frame(at, "Cohen's kappa per pair of raters")) == 1
 
 
-# ------------------------------------------------------- choices bound to the address, and older ones
+# ------------------------------------------------------- choices kept in the address, and older ones
 # The report pages follow the store: a run of a page's watcher can bring back the address from before the
 # last choice (it is asked for with the address the browser showed when it asked). Their choices are
-# widgets bound to the address (``bind="query-params"``): Streamlit takes their values from what the
-# browser sends with a run, and keeps them on the watcher's own rerun of the page, not from that older
-# address. The tests put such an address in before a run and before a watcher's rerun; the address
-# itself is written by the browser for these widgets, which AppTest does not model, so only the page is
-# checked.
+# widgets whose value is the truth once the page is open (see components.page_address): the tests put
+# such an address in before a run and before a watcher's rerun, and check both the page and the address
+# the run leaves (what a reload, a shared link or presenter mode's Esc opens).
 
 
 def test_metrics_choices_survive_an_older_address(store: str, monkeypatch: pytest.MonkeyPatch) -> None:
@@ -562,10 +560,12 @@ def test_metrics_choices_survive_an_older_address(store: str, monkeypatch: pytes
     at.segmented_control(key="view").set_value("AlignBench").run()
     at.multiselect(key="subset").set_value(["shapes"]).run()
     at.multiselect(key="model").set_value(["captioner-a"]).run()
+    at.segmented_control(key="unknown").set_value("as correct").run()
     for rerun in ("browser", "watcher"):
         at.query_params["view"] = "MHaluBench"  # the address from before the last choices
         at.query_params.pop("subset", None)
         at.query_params.pop("model", None)
+        at.query_params.pop("unknown", None)
         drawn = watcher_reruns_the_next_run(monkeypatch) if rerun == "watcher" else None
         at.run()
         assert drawn is None or len(drawn) == 2, drawn  # the watcher did rerun the page
@@ -573,8 +573,54 @@ def test_metrics_choices_survive_an_older_address(store: str, monkeypatch: pytes
         assert at.segmented_control(key="view").value == "AlignBench", rerun
         assert at.multiselect(key="subset").value == ["shapes"], rerun
         assert at.multiselect(key="model").value == ["captioner-a"], rerun
+        assert at.segmented_control(key="unknown").value == "as correct", rerun
         assert "subset: shapes" in _provenance(at), rerun
         assert at.title[0].value == f"Metrics · {DEMO}"
+        address = {k: v for k, v in at.query_params.items() if k != "user"}
+        assert address == {
+            "dataset": DEMO,
+            "view": "AlignBench",
+            "subset": "shapes",
+            "model": "captioner-a",
+            "unknown": "as correct",
+        }, rerun
+
+
+def test_metrics_address_follows_the_filters_shown(store: str, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Two subsets are two ``?subset=``; a filter the paper shown does not draw leaves the address, and
+    the paper shown at its default (the first offered) is left out of it."""
+    at = _page("app_pages/paper_metrics.py")
+    first, other = at.multiselect(key="subset").options[:2]
+    at.multiselect(key="subset").set_value([first, other]).run()
+    at.multiselect(key="type").set_value(at.multiselect(key="type").options[:1]).run()
+    assert at.query_params["subset"] == [first, other]
+    assert "type" in at.query_params
+    at.segmented_control(key="view").set_value("Tri-HE").run()  # no type filter there
+    assert not [w for w in at.multiselect if w.key == "type"]
+    assert "type" not in at.query_params
+    assert at.query_params["view"] == "Tri-HE"
+    at.multiselect(key="subset").set_value([]).run()
+    at.segmented_control(key="view").set_value("MHALO").run()
+    assert not {"view", "subset"} & set(at.query_params)
+    watcher_reruns_the_next_run(monkeypatch)
+    at.query_params.update({"view": "Tri-HE", "subset": [first, other]})  # an older address, again
+    at.run()
+    assert at.segmented_control(key="view").value == "MHALO"
+    assert not {"view", "subset"} & set(at.query_params)
+
+
+def test_metrics_link_with_filters_opens_them(store: str) -> None:
+    """A shared link's filters are shown, with the values no option names passed over (and dropped from
+    the address) as the page did when Streamlit read the address itself."""
+    probe = _page("app_pages/paper_metrics.py")
+    first, other = probe.multiselect(key="subset").options[:2]
+    at = _page("app_pages/paper_metrics.py", view="AlignBench", subset=[first, "no such subset", other])
+    assert at.segmented_control(key="view").value == "AlignBench"
+    assert at.multiselect(key="subset").value == [first, other]
+    assert at.query_params["subset"] == [first, other]
+    at = _page("app_pages/paper_metrics.py", view="No such paper", unknown="sometimes")
+    assert at.segmented_control(key="view").value == "MHALO"
+    assert not {"view", "unknown"} & set(at.query_params)
 
 
 def test_metrics_opened_again_follows_its_address(store: str) -> None:
@@ -604,6 +650,7 @@ def test_agreement_labels_chosen_survive_an_older_address(
         assert not at.exception, at.exception
         assert at.segmented_control(key="kind").value == "Ratings", rerun
         assert not [w for w in at.multiselect if w.key == "raters-1-sentences"], rerun
+        assert at.query_params["kind"] == "Ratings", rerun
 
 
 def test_agreement_opened_again_follows_its_address(store: str) -> None:
@@ -668,6 +715,8 @@ def test_correlation_choices_survive_an_older_address(tmp_path, monkeypatch) -> 
         assert at.selectbox(key="task").value == second, rerun
         assert at.segmented_control(key="flagged").value == "top if right, bottom if not", rerun
         assert _provenance(at) == shown, rerun
+        assert at.query_params["task"] == second, rerun
+        assert at.query_params["flagged"] == "top if right, bottom if not", rerun
 
 
 def test_correlation_opened_again_follows_its_address(tmp_path, monkeypatch) -> None:
@@ -684,3 +733,24 @@ def test_correlation_opened_again_follows_its_address(tmp_path, monkeypatch) -> 
     assert not at.exception, at.exception
     assert at.selectbox(key="task").value == SECOND_TASK
     assert at.segmented_control(key="flagged").value == scored
+
+
+def test_presenter_mode_leaves_for_metrics_as_shown(store: str, monkeypatch: pytest.MonkeyPatch) -> None:
+    """After a watcher run asked for with the address from before the last choices, presenter mode's Esc
+    went back to Metrics on the paper and filters from before; it goes back to them as they were shown."""
+    at = _page("app_pages/paper_metrics.py")
+    first, other = at.multiselect(key="subset").options[:2]
+    at.segmented_control(key="view").set_value("MHaluBench").run()
+    at.multiselect(key="subset").set_value([first, other]).run()
+    shown = dict(at.query_params)
+    watcher_reruns_the_next_run(monkeypatch)
+    at.query_params["view"] = "AlignBench"  # the address from before the last choices
+    at.query_params.pop("subset")
+    at.run()
+    assert dict(at.query_params) == shown
+    at.switch_page("app_pages/presenter.py").run()
+    at.button(key="presenter-leave").click().run()
+    assert not at.exception, at.exception
+    assert at.segmented_control(key="view").value == "MHaluBench"
+    assert at.multiselect(key="subset").value == [first, other]
+    assert dict(at.query_params) == shown

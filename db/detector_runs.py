@@ -39,6 +39,7 @@ from db.engine import hold_name, read_session, write_session
 from db.images import check_image_file, display_copy, resolve_image
 from db.import_changes import ReplaceRequired
 from db.importer import import_bundle
+from db.names import EmptyName, clean_name, dataset_stored, label_set_stored
 from db.repositories.exchange import item_units
 from detectors.base import RunItem
 from detectors.cache import ResponseCache
@@ -112,7 +113,14 @@ def run_live(
     use_cache: bool = True,
     run_id: str | None = None,
 ) -> RunResult:
-    """Run ``spec`` over the store, with this store's response cache; raises RunRefused."""
+    """Run ``spec`` over the store, with this store's response cache; raises RunRefused. The dataset and
+    detector names are trimmed as every import trims them (:mod:`db.names`)."""
+    try:
+        dataset = clean_name(spec.dataset, "dataset", dataset_stored(engine))
+        detector = clean_name(spec.detector, "detector run", label_set_stored(engine, dataset))
+    except EmptyName as empty:
+        raise RunRefused(str(empty)) from None
+    spec = replace(spec, dataset=dataset, detector=detector)
     cache = ResponseCache(cache_path(engine) if use_cache else None)
     store = DetectorRunStore(engine, spec.dataset, spec.detector, actor, cache=cache)
     try:

@@ -27,6 +27,7 @@ from db.images import ImageRootCheck, checked_image_root, extract_image_zip
 from db.import_changes import ImportChanges, ReplaceRequired
 from db.import_folder import ImportPathRefused, file_image_root, image_root_path
 from db.importer import IMPORTED_SETTINGS, ImportResult, import_bundles
+from db.names import EmptyName, annotator_stored, clean_name, dataset_stored, label_set_stored
 from db.repositories.datasets import set_image_root
 from db.repositories.exchange import dataset_image_root, known_items
 from db.repositories.label_sets import label_set_meta
@@ -169,6 +170,12 @@ def import_file(
     """Import one benchmark file (and optionally its images) into the store, all or nothing."""
     require_now(engine, actor, "manage_data")  # before images are unpacked
     options = options or ReadOptions()
+    try:
+        annotator = _named(engine, options, annotator)
+    except EmptyName as empty:
+        return ImportOutcome(
+            source, format_name, None, False, problems=[Problem(source, "-", "-", str(empty))]
+        )
     read = _read_bytes(data, source, format_name, options, progress)
     if isinstance(read, ImportOutcome):
         return read
@@ -231,6 +238,12 @@ def import_path(
     unless ``too_large`` says why a file of its size may not be (the import size cap)."""
     require_now(engine, actor, "manage_data")  # before a large file is read
     options = options or ReadOptions()
+    try:
+        annotator = _named(engine, options, annotator)
+    except EmptyName as empty:
+        return ImportOutcome(
+            source, format_name, None, False, problems=[Problem(source, "-", "-", str(empty))]
+        )
     from_disk = _read_from_disk(path, source, format_name, options, progress)
     read: tuple[str, ReadResult] | ImportOutcome
     if from_disk is not None:
@@ -297,8 +310,14 @@ def import_table(
     no mapping by the reader of the benchmark its columns are (AlignBench, M-HalDetect); all or nothing,
     like every import."""
     require_now(engine, actor, "manage_data")  # before the table is read
+    options = options or ReadOptions()
+    try:
+        annotator = _named(engine, options, annotator)
+    except EmptyName as empty:
+        problem = Problem(source.name, "-", "-", str(empty))
+        return ImportOutcome(source.name, None, None, False, problems=[problem])
     progress(0.05, f"Reading {source.name}…")
-    format_name, read = read_table(source, mapping, options or ReadOptions())
+    format_name, read = read_table(source, mapping, options)
     return _import_read(
         engine,
         read,
@@ -450,11 +469,19 @@ def import_predictions(
     """Import one detector run over items already in ``dataset`` as the detector label set ``detector``."""
     require_now(engine, actor, "manage_data")  # before the file is read
     options = options or ReadOptions()
-    options.dataset, options.detector = dataset, detector
     fail = ImportOutcome(source, format_name, dataset, False)
     if not detector or not detector.strip():
         fail.problems.append(Problem(source, "-", "detector", "name the detector run"))
         return fail
+    try:
+        dataset = clean_name(dataset, "dataset", dataset_stored(engine))
+        detector = clean_name(detector, "detector run", label_set_stored(engine, dataset))
+        annotator = _annotator_name(engine, annotator)
+    except EmptyName as empty:
+        fail.problems.append(Problem(source, "-", "-", str(empty)))
+        return fail
+    fail.dataset = options.dataset = dataset
+    options.detector = detector
     progress(0.05, "Loading the dataset's stored items…")
     options.known = known_items(engine, dataset)
     if not options.known:
@@ -495,6 +522,19 @@ def import_predictions(
     outcome.ok = True
     progress(1.0, outcome.summary())
     return outcome
+
+
+def _annotator_name(engine: Engine, annotator: str | None) -> str | None:
+    """The annotator a file's labels are credited to, trimmed like every name (:mod:`db.names`)."""
+    return None if annotator is None else clean_name(annotator, "annotator", annotator_stored(engine))
+
+
+def _named(engine: Engine, options: ReadOptions, annotator: str | None) -> str | None:
+    """Trim the dataset name a benchmark import was given (and its annotator, returned) as every path
+    trims names; raises EmptyName for a blank one."""
+    if options.dataset:  # empty: not given (the file's own name is used)
+        options.dataset = clean_name(options.dataset, "dataset", dataset_stored(engine))
+    return _annotator_name(engine, annotator)
 
 
 def _other_run(engine: Engine, dataset: str, bundle: Bundle, source: str) -> list[Problem]:

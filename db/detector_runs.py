@@ -54,6 +54,7 @@ from detectors.runner import (
     RunSpec,
     run_detector,
 )
+from formats.problems import shown_id
 from formats.records import Annotations, Bundle, DatasetRecord, LabelSetRecord
 
 META_KEY = "live_run"
@@ -417,7 +418,7 @@ class DetectorRunStore:
                 continue
             for problem in result.skipped:
                 for output in batch:
-                    if f"(id={output.item})" in problem.record:
+                    if f"(id={shown_id(output.item)})" in problem.record:
                         not_written.setdefault(output.item, f"{problem.field}: {problem.reason}")
             break
         else:

@@ -40,7 +40,7 @@ from db.repositories.annotations import response_scale
 from db.triplet_verdicts import LostVerdict, PendingVerdicts, verdict_problems
 from db.value_check import unstorable_values
 from formats.layouts import with_format
-from formats.problems import ImportRejected, Problem
+from formats.problems import ImportRejected, Problem, shown_id
 from formats.records import (
     Annotations,
     Bundle,
@@ -681,7 +681,7 @@ def _validate(
     kept: Counter[str] = Counter()  # stored items' fields the file gives otherwise, by field
     shape = new_shapes  # external id -> (text length, sentences, claims)
     for index, item in enumerate(bundle.items, first_item):
-        where = f"#{index} (id={item.external_id})"
+        where = f"#{index} (id={shown_id(item.external_id)})"
         reasons = _item_problems(item, stored.get(item.external_id))
         if item.external_id in seen:
             reasons.append(("external_id", "the same id appears twice in this input"))
@@ -742,7 +742,7 @@ def _validate(
         counted[(label_set.kind, label_set.name)] = first + len(label_set.annotations)
         earlier: dict[str, list[Annotations]] = {}  # per item, the label set's records before
         for index, ann in enumerate(label_set.annotations, first):
-            where = f"#{index} (id={ann.item})"
+            where = f"#{index} (id={shown_id(ann.item)})"
             if ann.item in bad:
                 continue
             if ann.item in refused and ann.item not in shape:  # refused in a batch before, not given here
@@ -1005,7 +1005,7 @@ def _response_scale_problems(
         scale, said = (
             (stored, "its stored scores are")
             if stored is not None
-            else ((first.scale_min, first.scale_max), f"its first score (id={rated[0][1].item}) is")
+            else ((first.scale_min, first.scale_max), f"its first score (id={shown_id(rated[0][1].item)}) is")
         )
         for index, given in rated:
             score = given.response_score
@@ -1014,7 +1014,7 @@ def _response_scale_problems(
                 problems.append(
                     Problem(
                         source,
-                        f"#{index} (id={given.item})",
+                        f"#{index} (id={shown_id(given.item)})",
                         f"{label_set.name}.response_score.scale_min",
                         f"scale {score.scale_min}-{score.scale_max}, but {said} on {scale[0]}-{scale[1]}; "
                         "one label set rates every response on one scale",
@@ -1094,7 +1094,7 @@ def _sound_rating_tasks(
                 ("rater", "the same rater rates the same segment twice") if key in seen else None
             )
             if flaw is not None:
-                problems.append(Problem(source, f"{where} #{index} (id={rating.item})", *flaw))
+                problems.append(Problem(source, f"{where} #{index} (id={shown_id(rating.item)})", *flaw))
                 continue
             seen.add(key)
             keep.append(rating)

@@ -20,7 +20,7 @@ from sqlalchemy.orm import Session
 from db import models as m
 from db.exporter import RATING_QUEUE
 from db.label_set_keys import Key, label_set_ids
-from formats.problems import Problem
+from formats.problems import Problem, shown_id
 from formats.records import Annotations, ItemStatusRecord, LabelSetRecord
 
 # The tasks with a queue of their own besides rating campaigns (``ItemStatus.page``).
@@ -95,7 +95,7 @@ class PendingStatuses:
                 continue
             for k, status in enumerate(record.statuses):
                 if campaign_name(status.task) is not None:
-                    where = f"#{number} (id={record.item})"
+                    where = f"#{number} (id={shown_id(record.item)})"
                     self.held.append(_Held(key, where, label_set.name, record.item, k, status))
 
     def named_items(self) -> list[str]:

@@ -12,6 +12,7 @@ again, so a right taken away meanwhile still stops it).
 
 from __future__ import annotations
 
+import json
 import re
 from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass, field
@@ -490,7 +491,10 @@ def import_predictions(
     try:
         fmt = choose_format(data, source, format_name, "predictions")
     except UnknownFormat as error:
-        fail.problems.append(Problem(source, "-", "-", str(error)))
+        # An empty list has no record to recognise a format by; what is wrong is that it holds nothing.
+        no_outputs = format_name is None and _empty_json(data)
+        reason = "the file holds no outputs for this dataset" if no_outputs else str(error)
+        fail.problems.append(Problem(source, "-", "-", reason))
         return fail
     fail.format = fmt.name
     progress(0.2, f"Reading {source} as {fmt.title}…")
@@ -522,6 +526,14 @@ def import_predictions(
     outcome.ok = True
     progress(1.0, outcome.summary())
     return outcome
+
+
+def _empty_json(data: bytes) -> bool:
+    """Whether ``data`` is a JSON empty list or object (a run file with no outputs in it)."""
+    try:
+        return json.loads(data.decode("utf-8-sig")) in ([], {})
+    except (UnicodeDecodeError, ValueError):
+        return False
 
 
 def _annotator_name(engine: Engine, annotator: str | None) -> str | None:

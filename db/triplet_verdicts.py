@@ -28,7 +28,7 @@ from sqlalchemy.orm import Session, aliased
 
 from db import models as m
 from db.label_set_keys import Key, label_set_id, label_set_ids
-from formats.problems import Problem
+from formats.problems import Problem, shown_id
 from formats.records import Annotations, LabelSetRecord, TripletRecord
 
 _CHUNK = 5_000
@@ -146,7 +146,7 @@ class PendingVerdicts:
                 extracted = (*key, record.item)
                 self.extracted[extracted] = self.extracted.get(extracted, 0) + len(record.triplets)
             if record.triplet_judgments:
-                self.held.append(_Held(key, f"#{index} (id={record.item})", label_set.name, record))
+                self.held.append(_Held(key, f"#{index} (id={shown_id(record.item)})", label_set.name, record))
 
     def named_items(self) -> list[str]:
         """The external ids of the items whose records give the verdicts held."""

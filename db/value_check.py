@@ -21,7 +21,7 @@ from collections.abc import Collection, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
-from formats.problems import Problem
+from formats.problems import Problem, shown_id
 from formats.records import Bundle
 from formats.storable import record_fields, records_may_hold_unstorable, unstorable
 
@@ -88,17 +88,17 @@ def unstorable_values(
         return bad is not None
 
     for index, item in enumerate(bundle.items, counted.get(("", ""), 0)):
-        if flaw(f"#{index} (id={item.external_id})", item):
+        if flaw(f"#{index} (id={shown_id(item.external_id)})", item):
             found.bad_items.add(str(item.external_id))
     for label_set in bundle.label_sets:
         first = counted.get((label_set.kind, label_set.name), 0)
         prefix = label_set.name if isinstance(label_set.name, str) else ""
         for index, given in enumerate(label_set.annotations, first):
-            if flaw(f"#{index} (id={given.item})", given, prefix):
+            if flaw(f"#{index} (id={shown_id(given.item)})", given, prefix):
                 found.bad_items.add(str(given.item))
     for position, task in enumerate(bundle.rating_tasks):
         for index, rating in enumerate(task.ratings):
-            if flaw(f"rating task {task.name!r} #{index} (id={rating.item})", rating):
+            if flaw(f"rating task {task.name!r} #{index} (id={shown_id(rating.item)})", rating):
                 found.bad_ratings.add((position, index))
     return found
 

@@ -77,6 +77,9 @@ def get_first_str(
         if record.get(key) is not None:
             return key, get_str(record, key)
     if required:
+        null = [key for key in keys if key in record]
+        if null:  # present but null: "missing" sent people looking for a field that is there
+            raise RecordError(null[0], "is null; expected text")
         raise RecordError("/".join(keys), "missing (none of these fields is present)")
     return None, None
 

@@ -45,9 +45,17 @@ def outside(start: object, end: object, what: str, length: int) -> str:
     return f"offsets (start {start}, end {end}) are not a span of {what}, which is {length} characters long"
 
 
+def shown_id(record_id: object) -> str:
+    """A record id as the record column shows it: as written, unless it holds a character that would
+    not show as itself (a line break, a tab, a control character), then quoted with those escaped, as
+    the reason column quotes it, so "t2\n" reads 't2\n' instead of breaking the line."""
+    text = str(record_id)
+    return text if text.isprintable() else repr(text)
+
+
 def record_label(index: int, record_id: str | None = None) -> str:
     """How a record is named in messages: its 0-based index, and its id when it has one."""
-    return f"#{index}" if record_id is None else f"#{index} (id={record_id})"
+    return f"#{index}" if record_id is None else f"#{index} (id={shown_id(record_id)})"
 
 
 class ImportRejected(Exception):

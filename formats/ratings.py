@@ -34,7 +34,7 @@ from formats.base import Format, ReadOptions, ReadResult
 from formats.fields import RecordError, as_float, get_int, get_str, type_name
 from formats.ids import external_id
 from formats.json_documents import dump_jsonl, iter_jsonl, loads
-from formats.problems import Problem
+from formats.problems import Problem, shown_id
 from formats.records import Bundle, DatasetRecord, RatingRecord, RatingTaskRecord
 from formats.storable import unstorable
 from formats.text import decode_text, head_text, looks_like_json
@@ -252,7 +252,9 @@ def read_ratings(data: bytes, *, source: str, target: RatingTarget) -> ReadResul
     for where, row in rows:
         item = row.get("item_id")
         label = (
-            f"{where} (id={item})" if isinstance(item, str | int) and not isinstance(item, bool) else where
+            f"{where} (id={shown_id(item)})"
+            if isinstance(item, str | int) and not isinstance(item, bool)
+            else where
         )
         try:
             rating = _rating(row, target)

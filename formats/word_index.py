@@ -61,7 +61,17 @@ def place_words(spans: Any, response: str) -> list[tuple[int, int]]:
             get_int(span.get("start"), f"{field}.start"),
             get_int(span.get("end"), f"{field}.end"),
         )
-        if not 0 <= start < end <= len(words):
+        if start < 0 or end < 0:  # "words -1-0" read as a range from 1 to 0
+            raise RecordError(
+                field, f"start {start}, end {end}: a word index is negative (words count from 0)"
+            )
+        if start >= end:
+            kind = "an empty" if start == end else "a reversed"
+            raise RecordError(
+                field,
+                f"start {start}, end {end}: {kind} range (end is one past the last word, so after start)",
+            )
+        if end > len(words):
             raise RecordError(field, f"words {start}-{end} outside the response's {len(words)} words")
         first, last = words[start][0], words[end - 1][1]
         text = span.get("text")

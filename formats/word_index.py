@@ -25,12 +25,19 @@ from formats.base import KnownItem, ReadOptions
 from formats.bundles import detector_outputs, raw_output_json
 from formats.fields import RecordError, get_int, type_name
 from formats.json_documents import dump_jsonl
+from formats.mhalo_outputs import OUTPUT_KEYS
 from formats.record_formats import PredictionRecordsFormat, Warnings, kept_without
 from formats.records import Annotations, Bundle, LabelSetRecord, RawOutputRecord, SpanRecord
 from formats.text import head_text, looks_like_json
 
 SPAN_KEYS = ("spans", "prediction", "predictions", "hallucination_spans", "value")
 _WORD = re.compile(r"\S+")
+# A record's key in the file's text: a quoted name, not escaped (a key inside an output's JSON text is).
+_KEY = re.compile(r'(?<!\\)"(\w+)"\s*:')
+# Keys word-index spans are read from that MHALO outputs are not (``prediction`` and ``value`` are
+# both's), and the keys only MHALO outputs are read from.
+_OWN_KEYS = set(SPAN_KEYS) - set(OUTPUT_KEYS)
+_OUTPUT_KEYS = set(OUTPUT_KEYS) - set(SPAN_KEYS)
 
 
 def _span_key(record: dict[str, Any]) -> str:
@@ -163,8 +170,17 @@ class WordIndexFormat(PredictionRecordsFormat[str]):
     )
 
     def sniff(self, data: bytes, filename: str = "") -> float:
+        """Records under a key only this format reads spans from (``spans``), beside no key an MHALO
+        output is read from, are its own whatever their values hold: an output that failed its format
+        is written back here as its text, and that text may be an MHALO output (``<Tagged_Text>…``),
+        which alone sent the whole file to the MHALO reader, where no record has an output."""
         head = head_text(data)
-        if looks_like_json(data) and '"start"' in head and '"end"' in head and "Tagged_Text" not in head:
+        if not looks_like_json(data):
+            return 0.0
+        keys = set(_KEY.findall(head))
+        if keys & _OWN_KEYS and not keys & _OUTPUT_KEYS:
+            return 0.95
+        if '"start"' in head and '"end"' in head and "Tagged_Text" not in head:
             return 0.5 if any(f'"{k}"' in head for k in SPAN_KEYS) else 0.2
         return 0.0
 

@@ -565,3 +565,16 @@ def test_a_run_in_tags_of_its_own_is_kept_not_refused(engine):
     )
     assert outcome.ok, outcome.problems
     assert outcome.result is not None and outcome.result.rows["raw_outputs"] == 3
+
+
+def test_word_index_spans_are_recognised_beside_an_output_written_back_as_its_tagged_text():
+    """A word-index export writes an output that failed its format as its text; an MHALO output there
+    (``<Tagged_Text>``) sent the whole file to the MHALO reader, which found no output in any record."""
+    failed = "<Tagged_Text>Two <Hallucination>dogs</Hallucination> run.</Tagged_Text>"
+    data = jsonl([{"id": "b", "spans": failed}, {"id": "c", "spans": []}])
+    assert best_guess(data, "w.jsonl").name == "word-index"
+    data = jsonl([{"id": "a", "spans": [{"start": 0, "end": 1}]}, {"id": "b", "spans": failed}])
+    assert best_guess(data, "w.jsonl").name == "word-index"
+    # An MHALO output whose text holds a word-index record is still an MHALO output.
+    quoted = '<Tagged_Text>{"spans": [{"start": 0, "end": 1}]}</Tagged_Text>'
+    assert best_guess(jsonl([{"id": "b", "output": quoted}]), "o.jsonl").name == "mhalo-outputs"

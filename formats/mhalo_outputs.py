@@ -29,6 +29,7 @@ from __future__ import annotations
 
 import re
 from collections import Counter
+from functools import lru_cache
 from typing import Any
 
 from formats.alignment import (
@@ -44,7 +45,7 @@ from formats.fields import get_first_str
 from formats.json_documents import dump_jsonl
 from formats.markers import explain_broken_tags, insert_markers, overlapping
 from formats.record_formats import PredictionRecordsFormat, TextCheck, Warnings
-from formats.records import Annotations, Bundle, RawOutputRecord, SpanRecord
+from formats.records import Annotations, Bundle, LabelSetRecord, RawOutputRecord, SpanRecord, pick_label_set
 from formats.text import head_text, looks_like_json
 from metrics.tagged_text import WRAPPER_CLOSE, WRAPPER_OPEN, parse_tagged
 
@@ -169,9 +170,19 @@ class MhaloOutputsFormat(PredictionRecordsFormat[tuple[str | None, str | None]])
         _, output = fields
         return copy_check(output or "", item.response, options.tag or find_tag(output or "", item.response))
 
+    def changed_in_writing(self, batch: Bundle, label_set: LabelSetRecord) -> Counter[str]:
+        by_item = {a.item: a for a in label_set.annotations}
+        changed = super().changed_in_writing(batch, label_set)  # the span types, the cut outputs
+        for item in batch.items:
+            if item.external_id in by_item:
+                changed += written_output(item.response, by_item[item.external_id], label_set.name)[1]
+        return changed
+
     def write(self, bundle: Bundle, *, filename: str = "") -> bytes:
+        label_set = pick_label_set(bundle, "detector")
+        name = label_set.name if label_set is not None else ""
         rows = [
-            {"id": item.external_id, "output": output_text(item.response, detected)}
+            {"id": item.external_id, "output": written_output(item.response, detected, name)[0]}
             for item, detected in detector_outputs(bundle)
         ]
         return dump_jsonl(rows)
@@ -206,18 +217,68 @@ def copy_check(output: str, response: str, tag: str) -> TextCheck | None:
     return TextCheck(False, f"the tagged text is not the response {difference}")
 
 
-def output_text(response: str, annotations: Annotations) -> str:
-    """The detector's raw output, or (for spans from elsewhere) the response tagged in MHALO's format."""
-    if annotations.raw_output is not None:
-        return annotations.raw_output.text
-    spans = sorted({(s.start, s.end) for s in annotations.spans})
-    clash = overlapping(spans)
+FAILED_AS_TEXT = "outputs that failed their format are written as their text (read back, they fail still)"
+REPLACED = "raw outputs are replaced by the response tagged with their spans"
+
+
+def written_output(response: str, detected: Annotations, label_set: str = "") -> tuple[str, Counter[str]]:
+    """The output a record holds for a detector's annotations of ``response``, and what reads back
+    otherwise than they say, as :meth:`~formats.base.Format.changed_in_writing` counts it.
+
+    An output read back as the same spans and the same verdict on the format is written as it came. An
+    output that failed its format is written as its text, which fails again. Any other — spans from
+    elsewhere, or an output in another format's shape (a word-index list copied here read back as no
+    MHALO output at all) — is written as the response tagged with its spans. Every written output is
+    read back first: one that would not give the same spans (spans that overlap, a response whose own
+    text holds the tags) raises :class:`FormatError` naming the label set and the format that keeps it,
+    rather than writing a file that says otherwise without a word.
+    """
+    raw = detected.raw_output
+    spans = tuple(sorted({(s.start, s.end) for s in detected.spans}))
+    fields = (raw.text, raw.follows_format, raw.analysis, raw.parse_error) if raw is not None else None
+    return _written_output(label_set, detected.item, response, spans, fields)
+
+
+@lru_cache(maxsize=4_096)  # more than an export's batch: each output is asked for again once counted
+def _written_output(
+    label_set: str,
+    ext: str,
+    response: str,
+    spans: tuple[tuple[int, int], ...],
+    raw_fields: tuple[Any, ...] | None,
+) -> tuple[str, Counter[str]]:
+    raw = RawOutputRecord(*raw_fields) if raw_fields is not None else None
+    if raw is not None:
+        back, back_raw = read_output(raw.text, response, None)
+        if back_raw.follows_format == raw.follows_format and tuple(sorted(back)) == spans:
+            return raw.text, Counter()  # the output as it came
+        if not raw.follows_format and not back_raw.follows_format:
+            return raw.text, Counter([FAILED_AS_TEXT])
+        if not raw.follows_format:
+            raise _cannot_write(
+                label_set,
+                ext,
+                "its output failed its format, and its text reads as an MHALO output that follows it",
+            )
+    clash = overlapping(list(spans))
     if clash:
-        raise FormatError(
-            f"item {annotations.item}: spans {clash[0]} and {clash[1]} overlap; inline tags cannot express them"
+        raise _cannot_write(
+            label_set, ext, f"spans {clash[0]} and {clash[1]} overlap; inline tags cannot express them"
         )
     tagged = insert_markers(response, [(s, e, f"<{DEFAULT_TAG}>", f"</{DEFAULT_TAG}>") for s, e in spans])
-    return f"<Tagged_Text>{tagged}</Tagged_Text>"
+    output = f"{WRAPPER_OPEN}{tagged}{WRAPPER_CLOSE}"
+    back, back_raw = read_output(output, response, None)
+    if not back_raw.follows_format or tuple(sorted(back)) != spans:
+        why = back_raw.parse_error or "its tagged response reads back as other spans"
+        raise _cannot_write(label_set, ext, why)
+    return output, Counter([REPLACED] if raw is not None else [])
+
+
+def _cannot_write(label_set: str, ext: str, why: str) -> FormatError:
+    return FormatError(
+        f"detector:{label_set}, item {ext}: cannot be written as {MhaloOutputsFormat.title} so that it reads "
+        f"back the same ({why}). Export it as canonical (keeps everything)"
+    )
 
 
 FORMAT = MhaloOutputsFormat()

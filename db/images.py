@@ -29,7 +29,7 @@ from typing import BinaryIO
 from PIL import Image, UnidentifiedImageError
 
 from db.import_folder import is_store_file
-from formats.problems import Problem
+from formats.problems import Problem, shown_id
 
 IMAGE_SUFFIXES = (".jpg", ".jpeg", ".png", ".gif", ".bmp", ".webp", ".tif", ".tiff")
 # 8 K × 8 K: far above any benchmark image, far below a bomb (Pillow's own warning starts at ~89 M).
@@ -152,7 +152,13 @@ class ImageRootCheck:
                 )
             if self.exists and self._seen[ref] is not None:
                 problems.append(
-                    Problem(self.source, f"id={ext}", "image", f"image {ref!r}: {self._seen[ref]}", "warning")
+                    Problem(
+                        self.source,
+                        f"id={shown_id(ext)}",
+                        "image",
+                        f"image {ref!r}: {self._seen[ref]}",
+                        "warning",
+                    )
                 )
         return problems
 

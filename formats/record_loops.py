@@ -10,7 +10,7 @@ from typing import Any, TypeVar
 from formats.fields import RecordError, storable_object
 from formats.ids import DuplicateIds, external_id, record_of
 from formats.json_documents import load_json, load_records
-from formats.problems import Problem
+from formats.problems import Problem, shown_id
 from formats.records import ItemRecord
 from formats.text import looks_like_json
 
@@ -62,7 +62,9 @@ def prediction_records(data: bytes, source: str) -> tuple[list[tuple[str, Any]] 
     if looks_like_json(data) == "{":
         whole, problems = load_json(data, source)
         if isinstance(whole, dict) and not any(k in whole for k in ITEM_ID_KEYS):
-            return [(f"id={key}", {"id": key, "value": value}) for key, value in whole.items()], problems
+            return [
+                (f"id={shown_id(key)}", {"id": key, "value": value}) for key, value in whole.items()
+            ], problems
         document = [whole] if isinstance(whole, dict) else None
     if document is None:
         records, problems = load_records(data, source)

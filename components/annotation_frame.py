@@ -72,9 +72,11 @@ _FLAG_NOTE_ITEM = "frame_flag_note_item"  # the item whose note it is
 _FLAG_CHOICES = "frame_flag_choices"  # choices made in "Skip / unsure": each closes it
 _JUMP = "frame_jump"
 _JUMP_MISSING = "frame_jump_missing"  # an id typed in the jump box that the dataset does not have
-# The item (external id) a label action of this session was just saved on: the next drawing of it brings
-# its done status in step with its labels, and only that drawing.
-_LABELED = "frame_labeled_item"
+# (task, item external id) of each item a label action of this session was saved on, until the item is
+# drawn again on that task: that drawing brings its done status in step with its labels. Kept per item,
+# as a key pressed before the page redrew (the last label, then N at once) draws another item first.
+_LABELED = "frame_labeled_items"
+_TASK_SHOWN = "frame_task_shown"  # the task of the page last drawn, whose buttons a callback answers
 # The actions that change an item's labels (an undo counts as the action it reverts); a status or a
 # draft started from a detector does not make an item done by itself.
 _LABEL_ENTITIES = frozenset(
@@ -200,7 +202,8 @@ def act(action: Callable[..., labeling.Action | None], *args: Any, **kwargs: Any
     )
     st.session_state.pop(_REFUSED, None)
     if done.entity in _LABEL_ENTITIES:
-        st.session_state[_LABELED] = st.query_params.get("item")
+        labeled: set[tuple[str | None, str | None]] = st.session_state.setdefault(_LABELED, set())
+        labeled.add((st.session_state.get(_TASK_SHOWN), st.query_params.get("item")))
     return done
 
 
@@ -268,7 +271,8 @@ def open_workspace(ctx: PageContext, task: str, page_path: str) -> Workspace | N
             else:
                 whose = "assigned to you" if mine is not None else "of this dataset"
                 st.success(
-                    f"Every item {whose} is done {_scope(task)}{_locked_aside(ctx, dataset.id, own_id, task)}. 🎉"
+                    f"Every item {whose} is done {_scope(ctx.engine, dataset.id, task)}"
+                    f"{_locked_aside(ctx, dataset.id, own_id, task)}. 🎉"
                 )
             _skipped_link(ctx, dataset.id, own_id, task, mine)
         return None
@@ -312,18 +316,20 @@ def open_workspace(ctx: PageContext, task: str, page_path: str) -> Workspace | N
             )
     if st.query_params.get("item") != item.external_id:
         st.query_params["item"] = item.external_id
+    st.session_state[_TASK_SHOWN] = task  # what a label saved from this drawing's buttons is labeled on
     return Workspace(
         ctx, dataset, item, own, task, page_path, st.container(), read_only=read_only, why_read_only=why
     )
 
 
-def _scope(task: str) -> str:
+def _scope(engine: Engine, dataset_id: int, task: str) -> str:
     """What "every item is done" is said of: the task, or on a page that is one part of its assignment
-    task (the rating pages: :func:`_whole_task`) this page only, the task needing its other parts too."""
+    task (a rating page beside others: :func:`_whole_task`) this page only, the task needing its other
+    parts too."""
     whole = queue.assignment_task(task)
     return (
         "for this task"
-        if whole == task
+        if queue.whole_task(engine, dataset_id, task)
         else f"on this page (the {whole} task counts an item once every rating campaign of the dataset has "
         "it, or its score where the dataset has none)"
     )
@@ -394,7 +400,8 @@ def say_item_finished(ws: Workspace, what: str) -> None:
         whose = "assigned to you" if mine is not None else "of this dataset"
         aside = _locked_aside(ws.ctx, ws.dataset.id, ws.view_id, ws.task)
         st.success(
-            f"{what} That was the last item left: every item {whose} is done {_scope(ws.task)}{aside}. 🎉"
+            f"{what} That was the last item left: every item {whose} is done "
+            f"{_scope(ws.ctx.engine, ws.dataset.id, ws.task)}{aside}. 🎉"
         )
 
 
@@ -467,7 +474,7 @@ def _whole_task(ws: Workspace, mine: int | None) -> str:
     campaign has it, or its score on a dataset without one: :func:`db.repositories.queue.task_pages`). Alone, "1 / 40 done" on the scoring page
     stood beside "done 0" on the Team page for the same annotator. Nothing on the other pages."""
     task = queue.assignment_task(ws.task)
-    if task == ws.task:
+    if queue.whole_task(ws.ctx.engine, ws.dataset.id, ws.task):  # this page's count is the task's
         return ""
     whole = queue.task_progress(ws.ctx.engine, ws.dataset.id, ws.view_id, ws.task, assigned_to=mine)
     skipped = f", {whole.skipped} skipped" if whole.skipped else ""
@@ -496,7 +503,7 @@ def _header(ws: Workspace) -> None:
     locked = f" · {locked_words(done.locked)}" if done.locked else ""
     top[0].progress(
         done.fraction,
-        text=f"{done.finished - done.skipped} / {done.total} done{skipped}{locked}{_whole_task(ws, mine)}",
+        text=f"{done.finished - done.skipped} / {done.total} done{skipped}{_whole_task(ws, mine)}{locked}",
     )
     top[1].button(
         "Next item for me",
@@ -786,8 +793,12 @@ def key_reasons(ws: Workspace, page: Mapping[str, str] | None = None) -> dict[st
     someone else is to label, or one whose gold was shown to the user, that is the reason for every
     label key, the page's and Undo's too: theirs would send the user to a key that does nothing there
     either."""
+    mine = assigned_to(ws.ctx)
+    held = queue.held_for_rating(ws.ctx.engine, ws.dataset.id, ws.view_id, ws.task, assigned_to=mine)
     reasons = {
-        "N": "No other item is left for you on this task: every other one is done, skipped or locked.",
+        "N": f"No other item is ready for you to rate now. {_waiting(held)}"
+        if held.items
+        else "No other item is left for you on this task: every other one is done, skipped or locked.",
         "U": "Nothing to undo on this item: U takes back your last action on the item shown.",
         "D": "D marks the item done once every unit is labeled, if it is not done yet.",
         **(page or {}),
@@ -821,8 +832,9 @@ def label_first(unit: str, state: str, holder: str, part: str, keys: str, *, mov
 
 
 def _just_labeled(ws: Workspace) -> bool:
-    """Whether this run follows a label action of this session on the item shown."""
-    return st.session_state.get(_LABELED) == ws.item.external_id
+    """Whether a label action of this session on the item shown (on this task) is not yet in step with
+    its done status."""
+    return (ws.task, ws.item.external_id) in st.session_state.get(_LABELED, set())
 
 
 def _sync_done(ws: Workspace, complete: bool | None) -> queue.ItemStatusView | None:
@@ -831,7 +843,7 @@ def _sync_done(ws: Workspace, complete: bool | None) -> queue.ItemStatusView | N
     is made done by the label that completes it, not by being looked at."""
     status = queue.item_status(ws.ctx.engine, ws.view_id, ws.item.id, ws.task)
     labeled = _just_labeled(ws)
-    st.session_state.pop(_LABELED, None)  # one drawing per action, whichever item it was on
+    st.session_state.get(_LABELED, set()).discard((ws.task, ws.item.external_id))  # this drawing syncs it
     if complete is None or not labeled:
         return status
     is_done = status is not None and status.status == "done"

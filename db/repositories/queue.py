@@ -84,6 +84,16 @@ def task_pages(session: Session, dataset_id: int, task: str) -> list[str]:
     return [f"rating:{task_id}" for task_id in campaigns] or ["response_scores"]  # RatingTaskView.queue
 
 
+def whole_task(engine: Engine, dataset_id: int, page: str) -> bool:
+    """Whether the page's queue is all of its assignment task (:func:`task_pages`): every queue but a
+    rating campaign's where the dataset has several, and scoring responses where it has a campaign."""
+    task = assignment_task(page)
+    if task == page:
+        return True
+    with read_session(engine) as session:
+        return task_pages(session, dataset_id, task) == [page]
+
+
 def assignment_task(page: str) -> str:
     """The assignment task a queue belongs to: every rating campaign's queue (``rating:<id>``) and the
     response scores queue are part of the ``ratings`` task; the other queues are named after their task.
@@ -425,7 +435,8 @@ def own_progress(engine: Engine, dataset_id: int, annotator_id: int, *, assigned
     finished any more, so they are neither finished nor remaining. ``flagged``: items skipped or marked
     unsure on any task.
 
-    Reads the annotator's own assignments, statuses and sightings on the dataset, never the whole queue."""
+    Reads the annotator's own assignments, statuses and sightings on the dataset; without
+    ``assigned_only``, also the count of the dataset's items."""
     assigned = select(m.Assignment.item_id).where(
         m.Assignment.dataset_id == dataset_id, m.Assignment.annotator_id == annotator_id
     )

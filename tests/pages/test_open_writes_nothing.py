@@ -158,6 +158,22 @@ def test_the_label_that_completes_an_item_still_marks_it_done(store: str) -> Non
     assert _status(store, "demo-008", "sentences") is None
 
 
+def test_an_item_labeled_whole_is_done_when_drawn_again_after_another(store: str) -> None:
+    """The last sentence labeled, then N pressed before the page redrew: the run the label asked for
+    was cut short by N's, which drew the next item first. The label's mark was dropped at that drawing,
+    so the item stayed not done though labeled whole in this session. It is kept until the item itself
+    is drawn again, which brings it in step, as the label that completed it said."""
+    _label_sentences(store, "demo-008")  # whole: the last label saved, its page run never finished
+    at = _open("sentences", "demo-009")
+    at.session_state["frame_labeled_items"] = {("sentences", "demo-008")}  # as that label's action left it
+    at.run()  # N's run, drawing demo-009
+    assert _status(store, "demo-008", "sentences") is None
+    at.query_params["item"] = "demo-008"
+    at.run()
+    assert not at.exception, at.exception
+    assert _status(store, "demo-008", "sentences") == "done"
+
+
 def test_a_skipped_item_labeled_elsewhere_stays_skipped_when_opened(store: str) -> None:
     """A skipped item whose labels were completed elsewhere was turned done by being opened."""
     _label_sentences(store, "demo-008")

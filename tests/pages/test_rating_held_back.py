@@ -14,6 +14,7 @@ from db.repositories.annotators import get_or_create_annotator
 from db.repositories.items import get_item
 from db.repositories.label_sets import human_label_set
 from tests.pages.team_store import assign, set_dataset_settings, signed_in
+from tests.pages.test_blind_visibility import _key_reasons
 
 DETECTOR = "**Response** with the predicted spans of **eager**"
 HELD = (
@@ -95,3 +96,17 @@ def test_a_dataset_that_shows_detectors_while_labeling_holds_nothing_back(
     set_dataset_settings(store, **settings)
     at = _rate("alice", item="demo-001")
     assert _shows_detector(at) and not at.info
+
+
+def test_n_says_the_other_items_wait_for_her_labeling(store: str) -> None:
+    """N with only held items left said "every other one is done, skipped or locked", beside a notice
+    that they wait for her labeling."""
+    assign(store, "alice", "spans", "demo-001")
+    assign(store, "alice", "ratings", "demo-001", "demo-002")
+    at = _rate("alice", item="demo-002")
+    assert _shows_detector(at)
+    assert next(b for b in at.button if b.key == "frame_next").disabled
+    assert _key_reasons(at)["n"] == (
+        "No other item is ready for you to rate now. 1 item(s) assigned to you here wait until you finish "
+        "labeling them on: spans (1 item). A detector's output on them would answer part of that labeling."
+    )

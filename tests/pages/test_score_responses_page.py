@@ -263,7 +263,8 @@ def test_scoring_and_rating_pages_and_the_team_page_count_the_ratings_task_alike
     assert not at.exception, at.exception
     text = at.get("progress")[0].proto.text
     assert text == "1 / 2 done on this page · ratings task: 0 / 2 done", text
-    assert bar("app_pages/rate.py", item="demo-004") == "0 / 2 done on this page · ratings task: 0 / 2 done"
+    # The demo has one campaign: the Rate page's count is the task's, said once.
+    assert bar("app_pages/rate.py", item="demo-004") == "0 / 2 done"
     assert team_done() == 0
 
     # Rated in every campaign as well, on the Rate page: the item is done on the task, everywhere.
@@ -285,5 +286,5 @@ def test_scoring_and_rating_pages_and_the_team_page_count_the_ratings_task_alike
     assert bar("app_pages/score_responses.py", item="demo-004") == (
         "1 / 2 done on this page · ratings task: 1 / 2 done"
     )
-    assert bar("app_pages/rate.py", item="demo-004").endswith("ratings task: 1 / 2 done")
+    assert bar("app_pages/rate.py", item="demo-004") == "1 / 2 done"
     assert team_done() == 1

@@ -655,7 +655,7 @@ def _tools(
                 icon=":material/task_alt:",
                 shortcut="D",
                 help="Every unit is labeled: mark the item done (key D).",
-                on_click=_mark_done,
+                on_click=mark_done,
                 args=(ws, status.version if status else labeling.ABSENT),
                 key="frame_done",
             )
@@ -666,15 +666,16 @@ def _tools(
             )
 
 
-def _mark_done(ws: Workspace, shown_version: int) -> None:
-    """Mark the item done, unless its status changed since the page showed it."""
+def mark_done(ws: Workspace, shown_version: int, task: str | None = None) -> None:
+    """Mark the item done on ``task`` (default: the page's), unless its status changed since the page
+    showed it: "Item done" here, and a detector's draft checked (:mod:`components.preannotation`)."""
     if still_showing(ws):
         act(
             labeling.set_item_status,
             ws.ctx.engine,
             ws.label_set.id,
             ws.item.id,
-            ws.task,
+            task or ws.task,
             "done",
             ws.who,
             expected_version=shown_version,

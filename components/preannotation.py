@@ -16,7 +16,7 @@ import streamlit as st
 from sqlalchemy import Engine
 
 from analysis.reports import anchoring
-from components.annotation_frame import NO_LABEL_SET, Workspace, act, still_showing
+from components.annotation_frame import NO_LABEL_SET, Workspace, act, mark_done, still_showing
 from components.report_footer import show_table
 from components.store_cache import cached
 from db.repositories import labeling, preannotation
@@ -34,20 +34,6 @@ def _when(at: str) -> str:
         return datetime.fromisoformat(at).astimezone(UTC).strftime("%Y-%m-%d %H:%M UTC")
     except ValueError:
         return at
-
-
-def _checked(ws: Workspace, task: str, status_version: int) -> None:
-    if still_showing(ws):
-        act(
-            labeling.set_item_status,
-            ws.ctx.engine,
-            ws.label_set.id,
-            ws.item.id,
-            task,
-            "done",
-            ws.who,
-            expected_version=status_version,
-        )
 
 
 def _source_key(task: str) -> str:
@@ -134,8 +120,8 @@ def _checked_button(ws: Workspace, task: str) -> None:
         disabled=done,
         key=f"preannotate_checked_{task}",
         help="A draft from a detector counts as done only once you have checked every label.",
-        on_click=_checked,
-        args=(ws, task, status.version if status else labeling.ABSENT),
+        on_click=mark_done,
+        args=(ws, status.version if status else labeling.ABSENT, task),
     )
 
 

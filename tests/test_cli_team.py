@@ -60,15 +60,7 @@ def test_assign_then_progress_as_json(store: str, capsys: pytest.CaptureFixture[
     code, out, _ = run(capsys, *args, "--annotators", "ann a,ann b,ann c", "--k", "2")
     assert code == 0 and (json.loads(out)["added"], json.loads(out)["kept"]) == (0, 18)
 
-    engine = make_engine(store)
-    dataset = get_dataset(engine, DATASET)
-    assert dataset is not None
-    annotator = get_or_create_annotator(engine, "ann a")
-    own = human_label_set(engine, dataset.id, annotator.id)
-    first = get_item(engine, dataset.id, "it-0")
-    assert first is not None
-    set_item_status(engine, own.id, first.id, "spans", "done", annotator.id)
-    engine.dispose()
+    _first_done(store, "spans")
 
     code, out, _ = run(capsys, "progress", "--db", store, "--dataset", DATASET, "--task", "spans", "--json")
     assert code == 0
@@ -84,6 +76,19 @@ def test_assign_then_progress_as_json(store: str, capsys: pytest.CaptureFixture[
     }
 
 
+def _first_done(store: str, page: str) -> None:
+    """ "ann a" marks item it-0 done on ``page``."""
+    engine = make_engine(store)
+    dataset = get_dataset(engine, DATASET)
+    assert dataset is not None
+    annotator = get_or_create_annotator(engine, "ann a")
+    own = human_label_set(engine, dataset.id, annotator.id)
+    first = get_item(engine, dataset.id, "it-0")
+    assert first is not None
+    set_item_status(engine, own.id, first.id, page, "done", annotator.id)
+    engine.dispose()
+
+
 def test_progress_of_the_ratings_task_counts_scored_responses(
     store: str, capsys: pytest.CaptureFixture[str]
 ) -> None:
@@ -94,15 +99,7 @@ def test_progress_of_the_ratings_task_counts_scored_responses(
         "--k", "1",
     )  # fmt: skip
     assert code == 0
-    engine = make_engine(store)
-    dataset = get_dataset(engine, DATASET)
-    assert dataset is not None
-    annotator = get_or_create_annotator(engine, "ann a")
-    own = human_label_set(engine, dataset.id, annotator.id)
-    first = get_item(engine, dataset.id, "it-0")
-    assert first is not None
-    set_item_status(engine, own.id, first.id, "response_scores", "done", annotator.id)
-    engine.dispose()
+    _first_done(store, "response_scores")
     code, out, _ = run(capsys, "progress", "--db", store, "--dataset", DATASET, "--task", "ratings", "--json")
     assert code == 0
     assert json.loads(out)["annotators"] == [

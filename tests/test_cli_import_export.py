@@ -208,8 +208,9 @@ def test_control_characters_from_a_file_are_printed_visibly_not_sent_to_the_term
     capsys, db_url, tmp_path
 ):
     """An id holding ESC [31m and BEL recoloured and rang the terminal in the record's name of a refusal;
-    a carriage return could overwrite the line. They are printed as \\u001b-style escapes, also in C1
-    (\\x9b starts an escape sequence as well), and --json stays valid JSON holding the characters."""
+    a carriage return could overwrite the line. The record's name quotes such an id with its escapes
+    (as the reason column does), also C1 (\\x9b starts an escape sequence as well), in the text report
+    and in --json alike."""
     hostile = "zz\x1b[31mRED\x07\r\x9b2J"
     source = tmp_path / "esc.json"
     source.write_text(json.dumps([{"id": hostile, "test_solution": "A cat.", "hallucinated_solution": "<h"}]))
@@ -217,7 +218,8 @@ def test_control_characters_from_a_file_are_printed_visibly_not_sent_to_the_term
     assert code == 1
     printed = out + err
     assert not any(c in printed for c in "\x1b\x07\r\x9b"), printed
-    assert "id=zz\\u001b[31mRED\\u0007\\u000d\\u009b2J" in printed
+    shown = "id='zz\\x1b[31mRED\\x07\\r\\x9b2J'"
+    assert shown in printed
     code, out, _ = run(capsys, "import", "--db", db_url, "--json", "--dataset", "d", str(source))
     assert code == 1 and "\x9b" not in out
-    assert hostile in json.loads(out)["files"][0]["rejected"][0]["record"]
+    assert shown in json.loads(out)["files"][0]["rejected"][0]["record"]

@@ -179,15 +179,6 @@ class ImageRootCheck:
         return Problem(self.source, "-", "image_root", reason, "warning")
 
 
-def image_problems(image_root: str | None, refs: Mapping[str, str | None], source: str) -> list[Problem]:
-    """One warning per item whose image is not under ``image_root`` or is unsafe or unreadable (none
-    when no root is set), or a single one when the folder does not exist (:class:`ImageRootCheck`)."""
-    check = ImageRootCheck(image_root, source)
-    found = check.batch(refs)
-    summary = check.summary()
-    return found if check.exists or summary is None else [summary]
-
-
 def display_copy(path: Path, *, side: int = DISPLAY_SIDE) -> Image.Image:
     """The image at ``path`` shrunk to at most ``side`` pixels on its long side, for a page to show.
 

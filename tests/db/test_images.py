@@ -1,9 +1,11 @@
-"""Images: resolving references inside the image root, checking an import's images, and unpacking an
-untrusted ZIP (path traversal, links, decompression bombs, corrupt files)."""
+"""Images: resolving references inside the image root, checking an import's images (one folder, batch
+by batch, then one warning for the whole import), and unpacking an untrusted ZIP (path traversal,
+links, decompression bombs, corrupt files)."""
 
 from __future__ import annotations
 
 import io
+import json
 import stat
 import struct
 import zipfile
@@ -13,14 +15,16 @@ from pathlib import Path
 import pytest
 from PIL import Image
 
+from db.access import OPERATOR
 from db.images import (
+    ImageRootCheck,
     check_image_bytes,
     display_copy,
     extract_image_zip,
-    image_problems,
     resolve_image,
     safe_member_path,
 )
+from db.transfer import import_file
 
 
 def png(size: tuple[int, int] = (4, 4)) -> bytes:
@@ -74,10 +78,46 @@ def test_resolve_image_stays_inside_the_root(tmp_path):
 
 def test_missing_images_are_warnings(tmp_path):
     (tmp_path / "a.png").write_bytes(png())
-    problems = image_problems(str(tmp_path), {"x": "a.png", "y": "b.png", "z": None}, "f.json")
-    assert [(p.record, p.severity) for p in problems] == [("id=y", "warning")]
-    (gone,) = image_problems(str(tmp_path / "nope"), {"x": "a.png"}, "f.json")
-    assert gone.severity == "warning" and "does not exist" in gone.reason
+    check = ImageRootCheck(str(tmp_path), "f.json")
+    problems = check.batch({"x": "a.png", "y": "b.png", "z": None})
+    assert [(p.record, p.field, p.severity) for p in problems] == [("id=y", "image", "warning")]
+    assert (check.images, check.found) == (2, 1) and check.summary() is None
+
+
+def test_a_missing_folder_is_one_warning_after_every_batch(tmp_path):
+    """No warning per image while the folder does not exist: one for the whole import, counting the
+    distinct images of every batch."""
+    check = ImageRootCheck(str(tmp_path / "nope"), "f.json", "nope/", "named in the file")
+    assert check.batch({"x": "a.png", "y": "b.png"}) == []
+    assert check.batch({"z": "a.png", "w": "c.png"}) == []
+    gone = check.summary()
+    assert gone is not None and (gone.record, gone.field, gone.severity) == ("-", "image_root", "warning")
+    assert gone.reason == (
+        f"the image folder 'nope/' named in the file (looked for at {tmp_path / 'nope'}) does not exist, "
+        "so none of the file's 3 image(s) was found"
+    )
+    no_images = ImageRootCheck(str(tmp_path / "nope"), "f.json")
+    assert no_images.batch({"x": None}) == []
+    summary = no_images.summary()
+    looked = tmp_path / "nope"
+    assert summary is not None
+    assert (
+        summary.reason
+        == f"the image folder {str(looked)!r} chosen for the import (looked for at {looked}) does not exist"
+    )
+
+
+def test_a_folder_holding_none_of_the_images_says_so_once_besides_each_image(tmp_path):
+    check = ImageRootCheck(str(tmp_path), "f.json")
+    assert [p.record for p in check.batch({"x": "a.png"})] == ["id=x"]
+    assert [p.record for p in check.batch({"y": "a.png", "z": "b.png"})] == ["id=y", "id=z"]
+    summary = check.summary()
+    assert summary is not None and summary.reason.endswith("holds none of the file's 2 image(s)")
+
+
+def test_no_folder_checks_nothing():
+    check = ImageRootCheck(None, "f.json")
+    assert check.batch({"x": "a.png"}) == [] and check.summary() is None and check.images == 0
 
 
 @pytest.mark.parametrize("name", ["../x.png", "/abs.png", "a/../../x.png", "C:/x.png", "a\\..\\x.png", ""])
@@ -144,25 +184,59 @@ def test_store_files_are_never_image_files(tmp_path: Path, monkeypatch: pytest.M
     (tmp_path / "store.db-wal").write_bytes(b"")
     assert resolve_image(str(tmp_path), "store.db") is None
     assert resolve_image(str(tmp_path), "store.db-wal") is None
-    (gone,) = image_problems(str(tmp_path), {"x": "store.db"}, "f.json")
-    assert "not found" in gone.reason
+    (gone,) = ImageRootCheck(str(tmp_path), "f.json").batch({"x": "store.db"})
+    assert gone.reason == "image 'store.db': not found under the image folder"
+
+
+def _hostile_folder(folder: Path) -> None:
+    (folder / "bomb.png").write_bytes(bomb_png())
+    (folder / "junk.png").write_bytes(b"not an image")
+    (folder / "ok.png").write_bytes(png())
 
 
 def test_folder_images_are_checked_like_zip_members(tmp_path: Path) -> None:
-    (tmp_path / "bomb.png").write_bytes(bomb_png())
-    (tmp_path / "junk.png").write_bytes(b"not an image")
-    (tmp_path / "ok.png").write_bytes(png())
-    problems = image_problems(
-        str(tmp_path), {"a": "bomb.png", "b": "junk.png", "c": "ok.png", "d": "bomb.png"}, "f"
-    )
+    _hostile_folder(tmp_path)
+    check = ImageRootCheck(str(tmp_path), "f")
+    problems = check.batch({"a": "bomb.png", "b": "junk.png", "c": "ok.png"})
+    problems += check.batch({"d": "bomb.png"})  # checked once, still a warning for each item
     assert [(p.record, p.severity) for p in problems] == [
         ("id=a", "warning"),
         ("id=b", "warning"),
         ("id=d", "warning"),
     ]
+    assert (check.images, check.found) == (3, 3) and check.summary() is None
     assert "'bomb.png'" in problems[0].reason and "decompression bomb" in problems[0].reason
     assert "'junk.png'" in problems[1].reason and "not a readable image" in problems[1].reason
+    assert problems[2].reason == problems[0].reason
     assert all(str(tmp_path) not in p.reason for p in problems)
+
+
+def test_an_import_warns_of_each_bad_image_and_keeps_its_item(engine, tmp_path: Path) -> None:
+    """The import's own path: items whose image is missing, a bomb or junk still import, each with a
+    warning that names its item and the image, never the folder's path."""
+    folder = tmp_path / "pictures"
+    folder.mkdir()
+    _hostile_folder(folder)
+    lines = [{"record": "dataset", "format_version": 1, "name": "imgs", "source_format": "canonical"}] + [
+        {"record": "item", "external_id": ext, "response": "A cat.", "image_ref": ref}
+        for ext, ref in [
+            ("a", "bomb.png"),
+            ("b", "junk.png"),
+            ("c", "ok.png"),
+            ("d", "gone.png"),
+            ("e", None),
+        ]
+    ]
+    data = "".join(json.dumps(line) + "\n" for line in lines).encode()
+    outcome = import_file(engine, data, actor=OPERATOR, source="imgs.jsonl", image_root=str(folder))
+    assert outcome.ok and outcome.items_read == 5
+    assert [(p.file, p.record, p.field) for p in outcome.warnings] == [
+        ("imgs.jsonl", f"id={ext}", "image") for ext in "abd"
+    ]
+    reasons = [p.reason for p in outcome.warnings]
+    assert "decompression bomb" in reasons[0] and "not a readable image" in reasons[1]
+    assert reasons[2] == "image 'gone.png': not found under the image folder"
+    assert all(str(tmp_path) not in reason for reason in reasons)
 
 
 def test_display_copy_is_small(tmp_path: Path) -> None:

@@ -9,12 +9,13 @@ from __future__ import annotations
 
 import streamlit as st
 
+from components.annotation_frame import locked_words
 from components.dataset_picker import keep_dataset
 from components.navigation import may_open
 from components.page_setup import setup_page
 from components.store_cache import cached
 from db.repositories.datasets import DatasetInfo, DatasetSummary, list_datasets
-from db.repositories.queue import LOCKED_NOTE, Progress, own_progress
+from db.repositories.queue import Progress, own_progress
 from db.repositories.visibility import LabelSight, label_sight, sees_assigned_only
 from page_table import pages
 from render.literal_text import literal
@@ -112,7 +113,7 @@ def blind_annotator(dataset: DatasetSummary, sight: LabelSight) -> None:
         b.metric("Detectors", dataset.n_detectors)
     # Items locked for them (gold shown to them) can be done no more: said apart, and the bar full once
     # the rest are done.
-    locked = f" · {mine.locked:,} {LOCKED_NOTE}" if mine.locked else ""
+    locked = f" · {locked_words(mine.locked)}" if mine.locked else ""
     # An item counts once finished on every task the annotator has on it, so the words say so.
     scope = "assigned to you" if sees_assigned_only(ctx.actor) else "you began on them"
     skipped = f" ({mine.skipped:,} skipped)" if mine.skipped else ""

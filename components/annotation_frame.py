@@ -336,8 +336,9 @@ def _scope(engine: Engine, dataset_id: int, task: str) -> str:
 
 
 def locked_words(locked: int) -> str:
-    """How the progress views name the items locked for the annotator: "2 locked: gold was shown to you"."""
-    return f"{locked} {queue.LOCKED_NOTE}"
+    """How the progress views (the annotation pages and the home card) name the items locked for the
+    annotator: "1,234 locked: gold was shown to you", counted as every other number on them is."""
+    return f"{locked:,} {queue.LOCKED_NOTE}"
 
 
 def _locked_aside(ctx: PageContext, dataset_id: int, label_set_id: int, task: str) -> str:
@@ -364,7 +365,7 @@ def _skipped_link(
     if not done.skipped or first is None:
         return
     with st.container(horizontal=True, vertical_alignment="center"):
-        st.caption(f"{done.skipped} of them skipped, not done.")
+        st.caption(f"{done.skipped:,} of them skipped, not done.")
         # A button that sets the address, as Next does: a link to the same page changed the page but not
         # the address, and the first label on the item was refused as one for another item.
         st.button(
@@ -477,8 +478,8 @@ def _whole_task(ws: Workspace, mine: int | None) -> str:
     if queue.whole_task(ws.ctx.engine, ws.dataset.id, ws.task):  # this page's count is the task's
         return ""
     whole = queue.task_progress(ws.ctx.engine, ws.dataset.id, ws.view_id, ws.task, assigned_to=mine)
-    skipped = f", {whole.skipped} skipped" if whole.skipped else ""
-    return f" on this page · {task} task: {whole.finished - whole.skipped} / {whole.total} done{skipped}"
+    skipped = f", {whole.skipped:,} skipped" if whole.skipped else ""
+    return f" on this page · {task} task: {whole.finished - whole.skipped:,} / {whole.total:,} done{skipped}"
 
 
 def _header(ws: Workspace) -> None:
@@ -497,13 +498,13 @@ def _header(ws: Workspace) -> None:
     )
     top = st.columns([2, 2, 2, 3])
     # The bar is how far the queue is through; the words keep skipped items apart from done ones.
-    skipped = f" · {done.skipped} skipped" if done.skipped else ""
+    skipped = f" · {done.skipped:,} skipped" if done.skipped else ""
     # Items locked for the annotator (gold shown to them) are neither done nor left: the bar is full once
     # the rest are finished, and the words say how many are locked, and why.
     locked = f" · {locked_words(done.locked)}" if done.locked else ""
     top[0].progress(
         done.fraction,
-        text=f"{done.finished - done.skipped} / {done.total} done{skipped}{_whole_task(ws, mine)}{locked}",
+        text=f"{done.finished - done.skipped:,} / {done.total:,} done{skipped}{_whole_task(ws, mine)}{locked}",
     )
     top[1].button(
         "Next item for me",
@@ -546,7 +547,7 @@ def _header(ws: Workspace) -> None:
         )
         if back is not None and back != ws.item.external_id:
             top[3].button(
-                f"Next skipped ({done.skipped} skipped)",
+                f"Next skipped ({done.skipped:,} skipped)",
                 icon=":material/flag:",
                 on_click=_go_to,
                 args=(back,),

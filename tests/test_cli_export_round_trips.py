@@ -82,11 +82,11 @@ def run(capsys: pytest.CaptureFixture[str], *argv: str) -> tuple[int, str, str]:
     return code, out, err
 
 
-def _runs(db_url: str) -> dict[str, dict[str, tuple[list[str], bool]]]:
+def _runs(db_url: str, dataset: str = "tiny") -> dict[str, dict[str, tuple[list[str], bool]]]:
     """Per detector run, per item: the texts its spans cover and whether its output followed the format."""
     engine = make_engine(db_url)
     try:
-        bundle = export_bundle(engine, "tiny", actor=OPERATOR)
+        bundle = export_bundle(engine, dataset, actor=OPERATOR)
     finally:
         engine.dispose()
     responses = {item.external_id: item.response for item in bundle.items}
@@ -208,3 +208,67 @@ def test_a_run_mhalo_outputs_cannot_hold_is_refused_and_names_the_format_that_ke
     assert code != 0
     assert "detector:nested" in out + err and "canonical" in out + err and "overlap" in out + err
     assert not exported.exists()
+
+
+def test_a_failed_output_of_another_format_is_exported_as_it_came_and_fails_again(capsys, db_url, tmp_path):
+    """A word-index output whose words could not be placed is kept as its JSON text, failed. Exported as
+    MHALO outputs it is that text, verbatim; read back, it fails its format again (the reason is now
+    MHALO's), is kept without spans and warned of, and the scores do not move."""
+    rows = [*WORD_INDEX[:1], {"id": "t2", "spans": [{"start": 2, "end": 40}]}, *WORD_INDEX[2:]]
+    export_out, again = _round_trip(capsys, db_url, tmp_path, rows, "mhalo-outputs")
+    # The three that followed theirs are tagged responses; the failed one is written as it came.
+    notes = [line for line in export_out.splitlines() if "note:" in line]
+    assert notes == [
+        "note: detector:run1: 3 raw outputs are replaced by the response tagged with their spans"
+    ]
+    written = {
+        (row := json.loads(line))["id"]: row["output"]
+        for line in (tmp_path / "exported.json").read_text("utf-8").splitlines()
+    }
+    assert written["t2"] == json.dumps(rows[1]["spans"], ensure_ascii=False)
+    assert written["t1"].startswith("<Tagged_Text>")
+    warnings = [line for line in again.splitlines() if "warning" in line]
+    assert len(warnings) == 1 and "(id=t2)" in warnings[0] and "kept without spans" in warnings[0]
+    runs = _runs(db_url)
+    assert runs["run2"] == runs["run1"]
+    assert runs["run1"]["t2"] == ([], False)
+    scores = _scores(capsys, db_url)
+    assert scores["run2"] == scores["run1"]
+
+
+def test_a_failed_output_that_would_read_back_as_following_its_format_is_refused(capsys, db_url, tmp_path):
+    """Read with the wrong tag (``--tag A`` over ``<hallucination>`` outputs), an output fails its format;
+    its text, written as it came, would read back as an MHALO output that follows it, with spans: the
+    export is refused, naming the run, the item and canonical, and writes no file. Canonical, as told,
+    keeps the failed outputs as they are."""
+    bench = tmp_path / "tiny.json"
+    bench.write_text(json.dumps(TINY, ensure_ascii=False), encoding="utf-8")
+    assert run(capsys, "import", "--db", db_url, "--dataset", "tiny", str(bench))[0] == 0
+    first = tmp_path / "run.jsonl"
+    first.write_text("".join(json.dumps(r, ensure_ascii=False) + "\n" for r in TAGGED), encoding="utf-8")
+    code, out, err = run(
+        capsys, "import-predictions", "--db", db_url, "--dataset", "tiny", "--detector", "run1",
+        "--tag", "A", str(first),
+    )  # fmt: skip
+    assert code == 0, out + err
+    runs = _runs(db_url)
+    assert {k: v[1] for k, v in runs["run1"].items()} == {"t1": False, "t2": False, "t3": True, "t4": False}
+    exported = tmp_path / "exported.json"
+    code, out, err = run(
+        capsys, "export", "--db", db_url, "--dataset", "tiny", "--format", "mhalo-outputs",
+        "--label-set", "run1", "--out", str(exported),
+    )  # fmt: skip
+    assert code != 0 and not exported.exists()
+    assert (
+        "detector:run1, item t1: cannot be written as MHALO-style detector outputs (<Tagged_Text>) so that "
+        "it reads back the same (its output failed its format, and its text reads as an MHALO output that "
+        "follows it). Export it as canonical (keeps everything)"
+    ) in out + err
+    kept = tmp_path / "kept.jsonl"
+    code, out, err = run(
+        capsys, "export", "--db", db_url, "--dataset", "tiny", "--format", "canonical", "--out", str(kept)
+    )
+    assert code == 0, out + err
+    code, out, err = run(capsys, "import", "--db", db_url, "--dataset", "tiny again", str(kept))
+    assert code == 0, out + err
+    assert _runs(db_url, "tiny again")["run1"] == runs["run1"]

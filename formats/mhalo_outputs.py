@@ -22,11 +22,14 @@ A run of which (nearly) no output holds its item's response is refused whole ins
 with this one's, not a detector that failed every item. That check is looser than IF, so a detector's
 own slips of the right dataset never trip it: the response found anywhere in the output, whitespace and
 the run's tags aside (a header or an unclosed tag around a faithful copy), or a copy of at least its
-first half (an output cut short) counts as matching.
+first half (an output cut short) counts as matching. An output that is a JSON list or object, another
+format's output that failed there and was written here as its text, holds no response to match and is
+not counted.
 """
 
 from __future__ import annotations
 
+import json
 import re
 from collections import Counter
 from functools import lru_cache
@@ -50,6 +53,8 @@ from formats.text import head_text, looks_like_json
 from metrics.tagged_text import WRAPPER_CLOSE, WRAPPER_OPEN, parse_tagged
 
 _MARKUP = re.compile(r"<[^<>]{1,80}>")  # any tag, to compare an output's words with a response's
+# A record's key in the file's text: a quoted name, not escaped (a key inside an output's JSON text is).
+RECORD_KEY = re.compile(r'(?<!\\)"(\w+)"\s*:')
 OUTPUT_KEYS = ("output", "response", "prediction", "raw_output", "model_output", "generated_text", "value")
 DEFAULT_TAG = "hallucination"
 _ANALYSIS = re.compile(r"<Analysis>(.*?)</Analysis>", re.DOTALL | re.IGNORECASE)
@@ -137,8 +142,15 @@ class MhaloOutputsFormat(PredictionRecordsFormat[tuple[str | None, str | None]])
     description = "Records {id, output} where output holds <Tagged_Text> with <hallucination> (or any) tags."
 
     def sniff(self, data: bytes, filename: str = "") -> float:
+        """Outputs in ``<Tagged_Text>``; else records keyed ``id`` and ``output`` alone, as this format
+        writes them: a run whose first outputs all failed their format (another format's outputs,
+        written as their text) shows no ``<Tagged_Text>``, and is still this format's file."""
         head = head_text(data)
-        return 0.9 if looks_like_json(data) and "Tagged_Text" in head else 0.0
+        if not looks_like_json(data):
+            return 0.0
+        if "Tagged_Text" in head:
+            return 0.9
+        return 0.5 if set(RECORD_KEY.findall(head)) == {"id", "output"} else 0.0
 
     def record_fields(self, record: dict[str, Any]) -> tuple[str | None, str | None]:
         return get_first_str(record, OUTPUT_KEYS)
@@ -193,7 +205,10 @@ class MhaloOutputsFormat(PredictionRecordsFormat[tuple[str | None, str | None]])
 
 def copy_check(output: str, response: str, tag: str) -> TextCheck | None:
     """Whether ``output`` holds ``response`` (see the module's docstring), whatever its tags' format;
-    None when its tagged text is empty (a detector that answered nothing says nothing of the dataset)."""
+    None when its tagged text is empty (a detector that answered nothing says nothing of the dataset),
+    or when it is a JSON list or object: another format's output that failed there (word indices that
+    could not be placed), written here as its text, which holds no response of any dataset. Counted,
+    they would have a run of them, exported here and read back, refused as one over another dataset."""
     without_tags = output.replace(f"<{tag}>", "").replace(f"</{tag}>", "")
     dense_response = "".join(response.split())
     if dense_response in "".join(without_tags.split()):
@@ -209,12 +224,22 @@ def copy_check(output: str, response: str, tag: str) -> TextCheck | None:
         end = without_tags.find(WRAPPER_CLOSE, start)
         text = without_tags[start + len(WRAPPER_OPEN) : end if end != -1 else len(without_tags)]
     dense_text = "".join(text.split())
-    if not dense_text:
+    if not dense_text or _json_value(output):
         return None
     if 2 * len(dense_text) >= len(dense_response) and dense_response.startswith(dense_text):
         return TextCheck(True)
     difference = first_difference_ignoring_whitespace(text.strip(), response)
     return TextCheck(False, f"the tagged text is not the response {difference}")
+
+
+def _json_value(output: str) -> bool:
+    """Whether ``output`` is a JSON list or object as a whole (another format's output)."""
+    if output.lstrip()[:1] not in ("[", "{"):
+        return False
+    try:
+        return isinstance(json.loads(output), list | dict)
+    except ValueError:
+        return False
 
 
 FAILED_AS_TEXT = "outputs that failed their format are written as their text (read back, they fail still)"

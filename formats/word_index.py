@@ -25,15 +25,13 @@ from formats.base import KnownItem, ReadOptions
 from formats.bundles import detector_outputs, raw_output_json
 from formats.fields import RecordError, get_int, type_name
 from formats.json_documents import dump_jsonl
-from formats.mhalo_outputs import OUTPUT_KEYS
+from formats.mhalo_outputs import OUTPUT_KEYS, RECORD_KEY
 from formats.record_formats import PredictionRecordsFormat, Warnings, kept_without
 from formats.records import Annotations, Bundle, LabelSetRecord, RawOutputRecord, SpanRecord
 from formats.text import head_text, looks_like_json
 
 SPAN_KEYS = ("spans", "prediction", "predictions", "hallucination_spans", "value")
 _WORD = re.compile(r"\S+")
-# A record's key in the file's text: a quoted name, not escaped (a key inside an output's JSON text is).
-_KEY = re.compile(r'(?<!\\)"(\w+)"\s*:')
 # Keys word-index spans are read from that MHALO outputs are not (``prediction`` and ``value`` are
 # both's), and the keys only MHALO outputs are read from.
 _OWN_KEYS = set(SPAN_KEYS) - set(OUTPUT_KEYS)
@@ -177,7 +175,7 @@ class WordIndexFormat(PredictionRecordsFormat[str]):
         head = head_text(data)
         if not looks_like_json(data):
             return 0.0
-        keys = set(_KEY.findall(head))
+        keys = set(RECORD_KEY.findall(head))
         if keys & _OWN_KEYS and not keys & _OUTPUT_KEYS:
             return 0.95
         if '"start"' in head and '"end"' in head and "Tagged_Text" not in head:

@@ -272,3 +272,19 @@ def test_a_failed_output_that_would_read_back_as_following_its_format_is_refused
     code, out, err = run(capsys, "import", "--db", db_url, "--dataset", "tiny again", str(kept))
     assert code == 0, out + err
     assert _runs(db_url, "tiny again")["run1"] == runs["run1"]
+
+
+def test_a_word_index_run_whose_every_output_failed_reads_back_from_mhalo_outputs(capsys, db_url, tmp_path):
+    """Every output failed (no word could be placed), each kept as its JSON text. Exported as MHALO
+    outputs, the file was recognised as no format, and named as MHALO outputs it was refused as a run
+    over another dataset: none of its outputs copies its item's response. Another format's output
+    written as its text holds no response to compare; the file now reads back as the same failed run."""
+    rows = [{"id": f"t{k}", "spans": [{"start": 0, "end": 99}]} for k in range(1, 5)]
+    export_out, again = _round_trip(capsys, db_url, tmp_path, rows, "mhalo-outputs")
+    assert "note:" not in export_out
+    assert "mhalo-outputs" in again and "error" not in again
+    assert sum("kept without spans" in line for line in again.splitlines()) == 4
+    runs = _runs(db_url)
+    assert runs["run2"] == runs["run1"] == {f"t{k}": ([], False) for k in range(1, 5)}
+    scores = _scores(capsys, db_url)
+    assert scores["run2"] == scores["run1"]

@@ -12,7 +12,8 @@ from db.repositories.exchange import known_items, responses_by_external_id
 from db.transfer import import_file, import_predictions
 from formats.base import ReadOptions
 from formats.fields import RecordError
-from formats.mhalo_outputs import find_tag, read_output
+from formats.mhalo_outputs import copy_check, find_tag, read_output
+from formats.record_formats import TextCheck
 from formats.registry import best_guess
 from formats.trihe_judgments import verdict_of
 
@@ -578,3 +579,26 @@ def test_word_index_spans_are_recognised_beside_an_output_written_back_as_its_ta
     # An MHALO output whose text holds a word-index record is still an MHALO output.
     quoted = '<Tagged_Text>{"spans": [{"start": 0, "end": 1}]}</Tagged_Text>'
     assert best_guess(jsonl([{"id": "b", "output": quoted}]), "o.jsonl").name == "mhalo-outputs"
+
+
+def test_another_formats_outputs_written_as_their_text_say_nothing_of_the_dataset(engine):
+    """Word indices that could not be placed, written into MHALO's output field as their JSON text, hold
+    no response of any dataset: a run of them is recognised, kept and counted as failed, where it was
+    recognised as no format and, named, refused as a run over another dataset."""
+    import_file(
+        engine, BENCH, source="b.json", format_name="mhalo", options=ReadOptions(dataset="d"), actor=OPERATOR
+    )
+    rows = [{"id": ext, "output": json.dumps([{"start": 0, "end": 99}])} for ext in "abc"]
+    assert best_guess(jsonl(rows), "o.jsonl").name == "mhalo-outputs"
+    outcome = import_predictions(
+        engine, jsonl(rows), source="o.jsonl", dataset="d", detector="x", actor=OPERATOR
+    )
+    assert outcome.ok, outcome.problems
+    assert [p.record for p in outcome.warnings] == ["#0 (id=a)", "#1 (id=b)", "#2 (id=c)"]
+    assert all("kept without spans" in p.reason for p in outcome.warnings)
+    # Only a JSON list or object as a whole is another format's output; prose still says which dataset.
+    assert copy_check('{"spans": []}', RESPONSE, "hallucination") is None
+    assert copy_check("[Extend ED to N.]", RESPONSE, "hallucination") == TextCheck(
+        False,
+        "the tagged text is not the response at character 0: '[Extend ED to N.]' vs 'The cat sits on a red mat'",
+    )

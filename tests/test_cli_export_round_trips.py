@@ -113,20 +113,28 @@ def _scores(capsys: pytest.CaptureFixture[str], db_url: str) -> dict[str, dict[s
     return {row.pop("detector"): row for row in mhalo["tables"]["table3"]["rows"]}
 
 
-def _round_trip(
-    capsys: pytest.CaptureFixture[str], db_url: str, tmp_path: Path, rows: list[dict[str, Any]], fmt: str
-) -> tuple[str, str]:
-    """The run imported, exported as ``fmt`` and imported back without naming a format; the export's
-    output (its notes) and the second import's."""
+def _import_run(
+    capsys: pytest.CaptureFixture[str], db_url: str, tmp_path: Path, rows: list[dict[str, Any]], *options: str
+) -> None:
+    """The benchmark imported as "tiny", then ``rows`` as its detector run "run1" (with ``options``)."""
     bench = tmp_path / "tiny.json"
     bench.write_text(json.dumps(TINY, ensure_ascii=False), encoding="utf-8")
     assert run(capsys, "import", "--db", db_url, "--dataset", "tiny", str(bench))[0] == 0
     first = tmp_path / "run.jsonl"
     first.write_text("".join(json.dumps(r, ensure_ascii=False) + "\n" for r in rows), encoding="utf-8")
     code, out, err = run(
-        capsys, "import-predictions", "--db", db_url, "--dataset", "tiny", "--detector", "run1", str(first)
-    )
+        capsys, "import-predictions", "--db", db_url, "--dataset", "tiny", "--detector", "run1", *options,
+        str(first),
+    )  # fmt: skip
     assert code == 0, out + err
+
+
+def _round_trip(
+    capsys: pytest.CaptureFixture[str], db_url: str, tmp_path: Path, rows: list[dict[str, Any]], fmt: str
+) -> tuple[str, str]:
+    """The run imported, exported as ``fmt`` and imported back without naming a format; the export's
+    output (its notes) and the second import's."""
+    _import_run(capsys, db_url, tmp_path, rows)
     exported = tmp_path / "exported.json"
     code, export_out, err = run(
         capsys, "export", "--db", db_url, "--dataset", "tiny", "--format", fmt,
@@ -241,16 +249,7 @@ def test_a_failed_output_that_would_read_back_as_following_its_format_is_refused
     its text, written as it came, would read back as an MHALO output that follows it, with spans: the
     export is refused, naming the run, the item and canonical, and writes no file. Canonical, as told,
     keeps the failed outputs as they are."""
-    bench = tmp_path / "tiny.json"
-    bench.write_text(json.dumps(TINY, ensure_ascii=False), encoding="utf-8")
-    assert run(capsys, "import", "--db", db_url, "--dataset", "tiny", str(bench))[0] == 0
-    first = tmp_path / "run.jsonl"
-    first.write_text("".join(json.dumps(r, ensure_ascii=False) + "\n" for r in TAGGED), encoding="utf-8")
-    code, out, err = run(
-        capsys, "import-predictions", "--db", db_url, "--dataset", "tiny", "--detector", "run1",
-        "--tag", "A", str(first),
-    )  # fmt: skip
-    assert code == 0, out + err
+    _import_run(capsys, db_url, tmp_path, TAGGED, "--tag", "A")
     runs = _runs(db_url)
     assert {k: v[1] for k, v in runs["run1"].items()} == {"t1": False, "t2": False, "t3": True, "t4": False}
     exported = tmp_path / "exported.json"

@@ -23,7 +23,7 @@ from dataclasses import dataclass
 from datetime import UTC, datetime
 from typing import Final
 
-from sqlalchemy import Engine, exists, select
+from sqlalchemy import ColumnElement, Engine, exists, select
 from sqlalchemy.orm import Session
 
 from db import models as m
@@ -68,21 +68,35 @@ class GoldShown(Forbidden):
 
 def gold_shown_reason(page: str, shown_at: datetime) -> str:
     """Why an item is read-only for the annotator gold was shown to: the line the store's refusal and
-    the annotation pages both say. ``shown_at`` is UTC: SQLite gives it back without a zone, PostgreSQL
-    in the connection's zone."""
-    if shown_at.tzinfo is not None:
-        shown_at = shown_at.astimezone(UTC)
+    the annotation pages both say."""
     return (
-        f"Gold for this item was shown to you on {shown_at.strftime('%Y-%m-%d %H:%M')} UTC ({page} "
-        "page); your labels on it are kept as they were."
+        f"Gold for this item was shown to you on {utc_minute(shown_at)} ({page} page); your labels on it "
+        "are kept as they were."
     )
 
 
+def utc_minute(at: datetime) -> str:
+    """A stored time to the minute, in UTC, as the gold-shown records are told: SQLite gives it back
+    without a zone, PostgreSQL in the connection's zone."""
+    if at.tzinfo is not None:
+        at = at.astimezone(UTC)
+    return f"{at:%Y-%m-%d %H:%M} UTC"
+
+
+def sighting_locks() -> ColumnElement[bool]:
+    """The condition under which a record of gold shown (:class:`~db.models.GoldSighting`) still locks
+    the item for its annotator: no admin lifted it. The one test of it: the store's refusal, the
+    queue, every progress count and the annotation pages' read-only state all read it from here, so
+    they cannot disagree about which items are locked."""
+    return m.GoldSighting.lifted_at.is_(None)
+
+
 def gold_sighting(session: Session, annotator_id: int, item_id: int) -> m.GoldSighting | None:
-    """The record that gold of the item was shown to the annotator, if it was."""
+    """The record that gold of the item was shown to the annotator and still locks it, if there is one
+    (at most one: see :class:`~db.models.GoldSighting`)."""
     return session.scalar(
         select(m.GoldSighting).where(
-            m.GoldSighting.annotator_id == annotator_id, m.GoldSighting.item_id == item_id
+            m.GoldSighting.annotator_id == annotator_id, m.GoldSighting.item_id == item_id, sighting_locks()
         )
     )
 
@@ -197,8 +211,8 @@ def check_label_write(
     """The check of every labeling action: the actor may label, the label set is their own human one
     (gold and detector runs are written only by import and adjudication), and in team mode an
     annotator labels only items assigned to them on this task, and not an item whose gold was shown
-    to them (:class:`GoldShown`: on any task of it, as gold of one task tells about the others).
-    Returns the actor."""
+    to them (:class:`GoldShown`: on any task of it, as gold of one task tells about the others), unless
+    an admin lifted that lock. Returns the actor."""
     actor = require_in(session, annotator_id, "label")
     if label_set_id is not None:
         label_set = session.get(m.LabelSet, label_set_id)

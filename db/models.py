@@ -29,6 +29,7 @@ from sqlalchemy import (
     UniqueConstraint,
     false,
 )
+from sqlalchemy import text as sql_text
 from sqlalchemy.orm import DeclarativeBase, Mapped, declared_attr, mapped_column, relationship
 
 from formats.records import RESPONSE_SCALE
@@ -281,11 +282,24 @@ class GoldSighting(Base):
     """Gold of an item was shown to an annotator who labels blind (team mode), after they finished it:
     on the Overridden labels page, where gold overrode them. From then on their labels on the item are
     no longer an independent judgment if they change, so the store keeps them as they were
-    (:func:`db.access.check_label_write`). The first sighting is kept: its time is the one the
-    annotation pages give as the reason."""
+    (:func:`db.access.check_label_write`), until an admin lifts the lock.
+
+    A lift is written onto the record (who, when), never by deleting it: the record stays the truth of
+    what the annotator saw, and a lifted one no longer locks (:func:`db.access.sighting_locks`, the one
+    test every reader of this table applies). Gold shown to them again afterwards is a new record, which
+    locks again; so an annotator and item have at most one record that locks, and any number lifted."""
 
     __tablename__ = "gold_sightings"
-    __table_args__ = (UniqueConstraint("annotator_id", "item_id", name="uq_gold_sightings"),)
+    __table_args__ = (
+        Index(
+            "uq_gold_sightings_locking",
+            "annotator_id",
+            "item_id",
+            unique=True,
+            sqlite_where=sql_text("lifted_at IS NULL"),
+            postgresql_where=sql_text("lifted_at IS NULL"),
+        ),
+    )
 
     id: Mapped[int] = mapped_column(primary_key=True)
     dataset_id: Mapped[int] = mapped_column(ForeignKey("datasets.id", ondelete="CASCADE"), index=True)
@@ -294,6 +308,12 @@ class GoldSighting(Base):
     # Where gold was shown, as the page's title says it ("Overridden labels").
     page: Mapped[str] = mapped_column(String(40))
     shown_at: Mapped[datetime] = mapped_column(DateTime(timezone=True), default=utcnow)
+    # Set together when an admin lifts the lock; ``lifted_by_id`` stays None when the command line
+    # lifted it (it acts as no account).
+    lifted_at: Mapped[datetime | None] = mapped_column(DateTime(timezone=True))
+    lifted_by_id: Mapped[int | None] = mapped_column(
+        ForeignKey("annotators.id", ondelete="SET NULL", name="fk_gold_sightings_lifted_by")
+    )
 
 
 class LabelSet(Versioned, Base):

@@ -46,7 +46,7 @@ from sqlalchemy.exc import IntegrityError
 from sqlalchemy.orm import Session
 
 from db import models as m
-from db.access import PERMISSIONS, Actor, is_assigned, require_in
+from db.access import PERMISSIONS, Actor, is_assigned, require_in, sighting_locks
 from db.engine import read_session, write_session
 from db.repositories import queue
 from db.repositories.queue import assignment_task, in_queue
@@ -143,11 +143,12 @@ def _of_assignment(finished: Subquery) -> ColumnElement[bool]:
 
 
 def _sighting_of_assignment() -> ColumnElement[bool]:
-    """What joins an assignment to the record that gold of its item was shown to its annotator (one at
-    most: the pair is unique), which locks the item for them."""
+    """What joins an assignment to the record that gold of its item was shown to its annotator and still
+    locks it (one at most: see :class:`~db.models.GoldSighting`); lifted records join nothing."""
     return and_(
         m.GoldSighting.annotator_id == m.Assignment.annotator_id,
         m.GoldSighting.item_id == m.Assignment.item_id,
+        sighting_locks(),
     )
 
 

@@ -12,6 +12,7 @@ from sqlalchemy import ColumnElement, Engine, Exists, Select, exists, func, sele
 from sqlalchemy.orm import InstrumentedAttribute, Session, aliased
 
 from db import models as m
+from db.access import sighting_locks
 from db.engine import read_session
 from db.repositories.datasets import dataset_settings
 from db.repositories.visibility import detectors_wait_for_labels
@@ -46,7 +47,9 @@ class Progress:
 def _gold_shown_to(annotator_id: int, item_id: ColumnElement[int] | InstrumentedAttribute[int]) -> Exists:
     """Gold of the item (``item_id``, a column of the outer query) was shown to the annotator, who may
     no longer change their labels there."""
-    return exists().where(m.GoldSighting.annotator_id == annotator_id, m.GoldSighting.item_id == item_id)
+    return exists().where(
+        m.GoldSighting.annotator_id == annotator_id, m.GoldSighting.item_id == item_id, sighting_locks()
+    )
 
 
 def _has_units(page: str) -> Exists | None:
@@ -338,7 +341,9 @@ def _locked(dataset_id: int, label_set_id: int, page: str, annotator_id: int) ->
     return select(func.count(m.Item.id)).where(
         m.Item.id.in_(
             select(m.GoldSighting.item_id).where(
-                m.GoldSighting.annotator_id == annotator_id, m.GoldSighting.dataset_id == dataset_id
+                m.GoldSighting.annotator_id == annotator_id,
+                m.GoldSighting.dataset_id == dataset_id,
+                sighting_locks(),
             )
         ),
         *in_queue(dataset_id, page, assigned_to=annotator_id),
@@ -407,6 +412,7 @@ def task_progress(
                         m.GoldSighting.annotator_id == assigned_to,
                         m.GoldSighting.dataset_id == dataset_id,
                         m.GoldSighting.item_id.in_(queued),
+                        sighting_locks(),
                     )
                 )
             )
@@ -450,7 +456,7 @@ def own_progress(engine: Engine, dataset_id: int, annotator_id: int, *, assigned
         )
     )
     sightings = select(m.GoldSighting.item_id).where(
-        m.GoldSighting.annotator_id == annotator_id, m.GoldSighting.dataset_id == dataset_id
+        m.GoldSighting.annotator_id == annotator_id, m.GoldSighting.dataset_id == dataset_id, sighting_locks()
     )
     if assigned_only:
         statuses = statuses.where(m.ItemStatus.item_id.in_(assigned))

@@ -50,6 +50,13 @@ def _balanced(text_: str) -> bool:
     return depth == 0
 
 
+def _index_text(index: Any) -> str:
+    """An index as the database reports it, a partial index's condition as its text (reflected, it is
+    a clause object whose repr names only its place in memory)."""
+    options = {key: _normal_sql(value) for key, value in index.get("dialect_options", {}).items()}
+    return repr({**index, "dialect_options": options})
+
+
 def _schema(engine) -> dict[str, Any]:
     """Everything a store's schema says, as the database reports it, plus the rows it is made with."""
     inspector = inspect(engine)
@@ -69,7 +76,7 @@ def _schema(engine) -> dict[str, Any]:
             ),
             "primary key": inspector.get_pk_constraint(name),
             "foreign keys": sorted(map(repr, inspector.get_foreign_keys(name))),
-            "indexes": sorted(map(repr, inspector.get_indexes(name))),
+            "indexes": sorted(map(_index_text, inspector.get_indexes(name))),
             "unique": sorted(map(repr, inspector.get_unique_constraints(name))),
             "checks": sorted(
                 (c["name"], _normal_sql(c["sqltext"])) for c in inspector.get_check_constraints(name)
@@ -409,5 +416,65 @@ def test_gold_sightings_are_added_to_a_store_with_labels_and_dropped_with_their_
             assert connection.execute(select(func.count()).select_from(m.GoldSighting)).scalar_one() == 0
     _downgrade(engine, "0007")
     assert "gold_sightings" not in inspect(engine).get_table_names()
+    upgrade(engine)  # the store is shared by the tests after this one: left at the head, as found
+    assert current_revision(engine) == HEAD
+
+
+def test_gold_sightings_take_a_lift_and_a_lifted_one_is_dropped_by_the_downgrade(engine) -> None:
+    """Migration 0009: a record made before it keeps locking (no lift); after it, a lifted record and a
+    new one of the same annotator and item stand side by side, while two that lock are still refused.
+    The downgrade cannot say "lifted", so it drops the lifted records and the one-record constraint is
+    back."""
+    from db.access import OPERATOR
+    from db.importer import import_bundle
+    from db.repositories.annotators import get_or_create_annotator
+    from formats.records import Bundle, DatasetRecord, ItemRecord
+
+    import_bundle(
+        engine, Bundle(DatasetRecord("d", "canonical"), [ItemRecord("a", "A red cat.")]), actor=OPERATOR
+    )
+    annotator = get_or_create_annotator(engine, "ann", "annotator")
+    _downgrade(engine, "0008")
+    assert {"lifted_at", "lifted_by_id"}.isdisjoint(
+        c["name"] for c in inspect(engine).get_columns("gold_sightings")
+    )
+    with engine.connect().execution_options(write=True) as connection, connection.begin():
+        item_id, dataset_id = connection.execute(select(m.Item.id, m.Item.dataset_id)).one()
+        row = {"dataset_id": dataset_id, "item_id": item_id, "annotator_id": annotator.id, "page": "p"}
+        connection.execute(
+            text(
+                "INSERT INTO gold_sightings (dataset_id, item_id, annotator_id, page, shown_at)"
+                " VALUES (:dataset_id, :item_id, :annotator_id, :page, CURRENT_TIMESTAMP)"
+            ),
+            row,
+        )
+    upgrade(engine)
+    assert current_revision(engine) == HEAD
+    with engine.connect().execution_options(write=True) as connection:
+        with connection.begin():
+            assert connection.execute(
+                select(m.GoldSighting.lifted_at, m.GoldSighting.lifted_by_id)
+            ).all() == [(None, None)]
+        with pytest.raises(IntegrityError), connection.begin():  # two records that lock: refused
+            connection.execute(insert(m.GoldSighting).values(shown_at=func.now(), **row))
+        with connection.begin():
+            connection.execute(m.GoldSighting.__table__.update().values(lifted_at=func.now()))
+            connection.execute(insert(m.GoldSighting).values(shown_at=func.now(), **row))
+            connection.execute(
+                insert(m.GoldSighting).values(shown_at=func.now(), lifted_at=func.now(), **row)
+            )
+            assert connection.execute(select(func.count()).select_from(m.GoldSighting)).scalar_one() == 3
+    _downgrade(engine, "0008")
+    with engine.connect().execution_options(write=True) as connection:
+        with connection.begin():
+            assert connection.execute(text("SELECT count(*) FROM gold_sightings")).scalar_one() == 1
+        with pytest.raises(IntegrityError), connection.begin():  # one record per annotator and item again
+            connection.execute(
+                text(
+                    "INSERT INTO gold_sightings (dataset_id, item_id, annotator_id, page, shown_at)"
+                    " VALUES (:dataset_id, :item_id, :annotator_id, :page, CURRENT_TIMESTAMP)"
+                ),
+                row,
+            )
     upgrade(engine)  # the store is shared by the tests after this one: left at the head, as found
     assert current_revision(engine) == HEAD

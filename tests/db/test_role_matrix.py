@@ -38,7 +38,7 @@ from db.import_undo import recent_imports, undo_import
 from db.importer import import_bundle, import_bundles
 from db.login_sessions import IDLE_LIMIT
 from db.migrate import upgrade
-from db.repositories import adjudication, assignments, history, labeling, preannotation
+from db.repositories import adjudication, assignments, gold_sightings, history, labeling, preannotation
 from db.repositories.accounts import (
     add_user,
     end_session,
@@ -516,6 +516,14 @@ def _preannotate_dataset(w: World, a: Act) -> Any:
     return started
 
 
+def _gold_shown_to_ann(w: World) -> Any:
+    """Gold of x1 shown to ann, which locks it for her: a lock for the case to lift."""
+    with write_session(w.engine) as session:
+        session.add(
+            m.GoldSighting(dataset_id=w.dataset, item_id=w.item, annotator_id=w.users["ann"], page="p")
+        )
+
+
 P = "db.repositories.preannotation."
 
 WRITES = [
@@ -726,6 +734,12 @@ WRITES = [
         "db.repositories.assignments.unassign",
         "manage_team",
         lambda w, a: assignments.unassign(w.engine, w.dataset, "spans", w.users["ann"], actor=a.actor),
+    ),
+    Write(
+        "db.repositories.gold_sightings.lift_locks",
+        "manage_team",
+        lambda w, a: gold_sightings.lift_locks(w.engine, w.dataset, w.users["ann"], actor=a.actor),
+        prepare=_gold_shown_to_ann,
     ),
     Write(
         "db.repositories.assignments.set_weight",

@@ -3,7 +3,9 @@
 Admins (``manage_team``) create accounts with a role and a first password, change roles, disable and
 enable accounts, split a dataset's task among annotators (k per item, balanced, in a stable order), set
 the dataset's team settings and each annotator's vote weight. Admins and reviewers (``see_progress``)
-follow the progress per annotator and per item. Every change goes through the repositories, which check
+follow the progress per annotator and per item, and see to whom gold of which items was shown (which
+locks those items for them); admins may lift such a lock, after a confirmation, as it lets the annotator
+change labels that gold has already informed. Every change goes through the repositories, which check
 the acting user's rights again. In local mode the page is open to the person at the machine: that is how
 users and assignments are set up before the store is switched to team mode.
 """
@@ -19,7 +21,7 @@ import streamlit as st
 from components.dataset_picker import pick_dataset
 from components.page_setup import setup_page
 from components.store_cache import cached
-from db.access import PERMISSIONS, Forbidden
+from db.access import PERMISSIONS, Forbidden, utc_minute
 from db.models import ROLES, TASKS
 from db.repositories.accounts import AccountError, UserView, add_user, list_users, set_disabled, set_role
 from db.repositories.assignments import (
@@ -32,10 +34,12 @@ from db.repositories.assignments import (
     weights,
 )
 from db.repositories.datasets import DatasetInfo, dataset_settings, set_dataset_settings
+from db.repositories.gold_sightings import Sighting, lift_locks, list_sightings
 from db.repositories.queue import queue_size
 from render.literal_text import literal
 
 MESSAGE = "team_message"
+LIFT_PENDING = "team_lift_pending"  # (dataset id, annotator id, item ids or None for all) awaiting "Confirm"
 PAGE_SIZE = 50
 # Under the progress tables when an annotator has locked items: why they are neither done nor remaining.
 LOCKED_CAPTION = (
@@ -375,13 +379,121 @@ def progress_section(dataset: DatasetInfo) -> None:
         st.caption(LOCKED_CAPTION)
 
 
+# ------------------------------------------------------------------------------------------------ gold shown
+
+
+def ask_lift(dataset: DatasetInfo) -> None:
+    """The "Lift…" button: ask for a confirmation of what is chosen, lifting nothing yet."""
+    state = st.session_state
+    item = state["team_lift_item"]
+    state[LIFT_PENDING] = (dataset.id, state["team_lift_who"], None if item is None else (item,))
+
+
+def confirm_lift(dataset: DatasetInfo, name: str) -> None:
+    state = st.session_state
+    _, annotator_id, item_ids = state.pop(LIFT_PENDING)
+
+    def lift() -> str:
+        lifted = lift_locks(engine, dataset.id, annotator_id, actor=ctx.actor, item_ids=item_ids)
+        if not lifted:
+            return f"{name!r} had no locked item left to lift (lifted meanwhile?)."
+        return (
+            f"Lifted the lock of {name!r} on {len(lifted)} item(s): {', '.join(map(repr, lifted))}. "
+            "They may change their labels there again; the records stay, marked lifted."
+        )
+
+    run(lift)
+
+
+def cancel_lift() -> None:
+    st.session_state.pop(LIFT_PENDING, None)
+
+
+def sightings_table(rows: list[Sighting]) -> None:
+    st.dataframe(
+        pd.DataFrame(
+            {
+                "annotator": [r.annotator for r in rows],
+                "item": [r.external_id for r in rows],
+                "page": [r.page for r in rows],
+                "shown": [utc_minute(r.shown_at) for r in rows],
+                "locked": [r.locks for r in rows],
+                "lifted": ["—" if r.lifted_at is None else utc_minute(r.lifted_at) for r in rows],
+                "lifted by": ["—" if r.lifted_at is None else r.lifted_by or "command line" for r in rows],
+            }
+        ),
+        hide_index=True,
+        width="stretch",
+    )
+
+
+def lift_controls(dataset: DatasetInfo, rows: list[Sighting]) -> None:
+    """Choose an annotator and one of their locked items, or all of them; then confirm."""
+    locked: dict[int, list[Sighting]] = {}
+    for r in rows:
+        if r.locks:
+            locked.setdefault(r.annotator_id, []).append(r)
+    if not locked:
+        st.caption("No lock is left to lift: every record above was lifted.")
+        return
+    names = {annotator_id: found[0].annotator for annotator_id, found in locked.items()}
+    pending = st.session_state.get(LIFT_PENDING)
+    if pending is not None and pending[0] == dataset.id and pending[1] in locked:
+        _, who, item_ids = pending
+        chosen = [r.external_id for r in locked[who] if item_ids is None or r.item_id in item_ids]
+        st.warning(
+            literal(
+                f"Lift the lock of {names[who]!r} on {len(chosen)} item(s): {', '.join(map(repr, chosen))}? "
+                "They saw gold of these items, so labels they change there may follow gold rather than "
+                "their own judgment. The records stay, marked lifted by you; gold shown to them again "
+                "locks the item again."
+            ),
+            icon=":material/lock_open:",
+        )
+        with st.container(horizontal=True):
+            st.button(
+                "Confirm lift",
+                type="primary",
+                on_click=confirm_lift,
+                args=(dataset, names[who]),
+                key="team_lift_confirm",
+            )
+            st.button("Cancel", on_click=cancel_lift, key="team_lift_cancel")
+        return
+    st.markdown("**Lift a lock**")
+    cols = st.columns([3, 3, 2], vertical_alignment="bottom")
+    who = cols[0].selectbox("Annotator", list(locked), format_func=names.__getitem__, key="team_lift_who")
+    items = {r.item_id: r.external_id for r in locked[who]}
+    cols[1].selectbox(
+        "Items",
+        [None, *items],
+        format_func=lambda i: f"All {len(items)} locked item(s)" if i is None else items[i],
+        key="team_lift_item",
+    )
+    cols[2].button("Lift…", on_click=ask_lift, args=(dataset,), key="team_lift")
+
+
+def sightings_section(dataset: DatasetInfo) -> None:
+    rows = cached(list_sightings, engine, dataset.id)
+    st.caption(
+        "Gold shown to blind annotators (Overridden labels page), newest first. Each shown item is "
+        "locked for its annotator: their labels there are kept as they were, until an admin lifts it."
+    )
+    if not rows:
+        st.info("No gold has been shown to a blind annotator on this dataset.")
+        return
+    sightings_table(rows)
+    if ctx.may("manage_team"):
+        lift_controls(dataset, rows)
+
+
 # ------------------------------------------------------------------------------------------------- layout
 
 show_message()
 dataset = pick_dataset(engine)
 if ctx.may("manage_team"):
-    users_tab, assign_tab, settings_tab, weights_tab, progress_tab = st.tabs(
-        ["Users", "Assignments", "Dataset settings", "Weights", "Progress"]
+    users_tab, assign_tab, settings_tab, weights_tab, progress_tab, gold_tab = st.tabs(
+        ["Users", "Assignments", "Dataset settings", "Weights", "Progress", "Gold shown"]
     )
     with users_tab:
         users_section()
@@ -390,6 +502,7 @@ if ctx.may("manage_team"):
         (settings_tab, settings_section),
         (weights_tab, weights_section),
         (progress_tab, progress_section),
+        (gold_tab, sightings_section),
     ):
         with tab:
             if dataset is None:
@@ -398,3 +511,5 @@ if ctx.may("manage_team"):
                 section(dataset)
 elif dataset is not None:
     progress_section(dataset)
+    st.subheader("Gold shown", anchor=False)
+    sightings_section(dataset)

@@ -232,10 +232,11 @@ def test_an_item_locked_for_her_is_neither_done_nor_left_in_any_view_of_her_prog
     team.switch_page("app_pages/team.py").run()
     team.selectbox(key="team_progress_task").set_value("sentences").run()
     assert not team.exception, team.exception
-    per_annotator, per_item = (frame.value for frame in team.dataframe)
+    per_annotator, per_item, gold_shown = (frame.value for frame in team.dataframe)
     row = per_annotator.set_index("annotator").loc["alice"]
     assert (row["assigned"], row["done"], row["locked"], row["remaining"]) == (1, 0, 1, 0)
     assert per_item.set_index("item").loc[ITEM, "locked"] == 1
+    assert gold_shown[["annotator", "item", "locked"]].values.tolist() == [["alice", ITEM, True]]
     assert any(c.value.startswith("Locked: items an annotator has not finished") for c in team.caption)
 
 

@@ -21,6 +21,8 @@
                           [--threshold 0.5] [--dry-run] [--replace] [--json]   agreed items' labels into gold
     python cli.py user add NAME --role ROLE [--email E]   a team-mode account (password: stdin or prompt)
     python cli.py user list | set-role NAME ROLE | disable NAME | enable NAME | password NAME
+    python cli.py gold-locks list --dataset NAME [--annotator NAME] [--json]   gold shown to annotators
+    python cli.py gold-locks lift --dataset NAME --annotator NAME [--item ID]… [--json]   lift their locks
 
 ``--db`` defaults to ``DATABASE_URL``, then to the embedded SQLite file (see ``db/config.py``).
 Every command exits non-zero on failure and prints the reason: 1 when the input was refused (with a
@@ -29,7 +31,7 @@ change stored annotations is refused (exit 1, with counts of what would change) 
 and so is a promotion that would replace gold no promotion wrote, such as gold imported with the dataset
 (naming the labels and items).
 
-The ``user`` commands act as the operator (``db.access.OPERATOR``): whoever can run them holds the store
+The ``user`` and ``gold-locks lift`` commands act as the operator (``db.access.OPERATOR``): whoever can run them holds the store
 itself. A password is never an argument (it would stay in the shell's history and the process list):
 it is read from standard input when that is piped, else asked for twice without echo.
 """
@@ -938,6 +940,104 @@ def cmd_user(args: argparse.Namespace) -> int:
     return 0
 
 
+def cmd_gold_locks(args: argparse.Namespace) -> int:
+    """``gold-locks list``: every record of gold shown to a blind annotator on the dataset, lifted or
+    not; ``gold-locks lift``: lift the annotator's locks (``--item``: only those items), keeping the
+    records (:mod:`db.repositories.gold_sightings`)."""
+    from db.access import OPERATOR, Forbidden, utc_minute
+    from db.repositories.annotators import find_annotator
+    from db.repositories.datasets import get_dataset
+    from db.repositories.gold_sightings import lift_locks, list_sightings
+    from db.repositories.items import get_item
+
+    engine = _engine(args)
+    dataset = get_dataset(engine, args.dataset)
+    if dataset is None:
+        return _refused(args, f"there is no dataset named {args.dataset!r}")
+    annotator = None
+    if args.annotator is not None:
+        annotator = find_annotator(engine, args.annotator)
+        if annotator is None:
+            return _refused(args, f"there is no user named {args.annotator!r}")
+    if args.action == "list":
+        rows = list_sightings(engine, dataset.id, annotator_id=None if annotator is None else annotator.id)
+        locked = sum(r.locks for r in rows)
+        lines = [f"{dataset.name!r}: {len(rows)} record(s) of gold shown, {locked} still locking"]
+        lines += [
+            f"{r.annotator!r} saw gold of item {r.external_id!r} on {utc_minute(r.shown_at)} ({r.page} page); "
+            + (
+                "locked"
+                if r.lifted_at is None
+                else f"lifted {utc_minute(r.lifted_at)} by "
+                + ("the command line" if r.lifted_by is None else repr(r.lifted_by))
+            )
+            for r in rows
+        ]
+        _emit(
+            args,
+            {
+                "dataset": dataset.name,
+                "sightings": [
+                    {
+                        "annotator": r.annotator,
+                        "item": r.external_id,
+                        "page": r.page,
+                        "shown_at": utc_minute(r.shown_at),
+                        "locks": r.locks,
+                        "lifted_at": None if r.lifted_at is None else utc_minute(r.lifted_at),
+                        "lifted_by": r.lifted_by,
+                    }
+                    for r in rows
+                ],
+            },
+            "\n".join(lines),
+        )
+        return 0
+    if annotator is None:
+        print("error: gold-locks lift needs --annotator NAME", file=sys.stderr)
+        return USAGE
+    item_ids: list[int] | None = None
+    if args.item:
+        item_ids = []
+        for external_id in args.item:
+            item = get_item(engine, dataset.id, external_id)
+            if item is None:
+                return _refused(args, f"there is no item {external_id!r} in {dataset.name!r}")
+            item_ids.append(item.id)
+    try:
+        lifted = lift_locks(engine, dataset.id, annotator.id, actor=OPERATOR, item_ids=item_ids)
+    except (Forbidden, ValueError) as refused:
+        return _refused(args, str(refused))
+    _emit(
+        args,
+        {"ok": True, "dataset": dataset.name, "annotator": annotator.name, "lifted": lifted},
+        (
+            f"Lifted the lock of {annotator.name!r} on {len(lifted)} item(s) of {dataset.name!r}: "
+            + ", ".join(map(repr, lifted))
+            + "; the records stay, marked lifted."
+        )
+        if lifted
+        else f"Nothing to lift: {annotator.name!r} has no locked item"
+        + ("" if item_ids is None else " among those named")
+        + f" in {dataset.name!r}.",
+    )
+    return 0
+
+
+def _gold_locks_arguments(parser: argparse.ArgumentParser) -> None:
+    actions = parser.add_subparsers(dest="action", required=True)
+    listing = actions.add_parser("list", help="every record of gold shown on the dataset, lifted or not")
+    listing.add_argument("--annotator", help="only this user's records")
+    lift = actions.add_parser("lift", help="let an annotator label items again whose gold they were shown")
+    lift.add_argument("--annotator", help="the user whose locks are lifted (required)")
+    lift.add_argument(
+        "--item", action="append", metavar="ID", help="only this item, by its id (repeat for more)"
+    )
+    for sub_command in (listing, lift):
+        sub_command.add_argument("--dataset", required=True, help="the dataset, by name")
+        _common_arguments(sub_command)
+
+
 def _user_arguments(parser: argparse.ArgumentParser) -> None:
     from db.models import ROLES
 
@@ -982,6 +1082,10 @@ COMMANDS: dict[str, tuple[Command, str]] = {
         "promote agreed items' labels to gold by a rule (majority, unanimity, alignbench)",
     ),
     "user": (cmd_user, "team-mode accounts: add, list, set-role, disable, enable, password"),
+    "gold-locks": (
+        cmd_gold_locks,
+        "gold shown to blind annotators: list the records, lift an annotator's locks",
+    ),
 }
 # Arguments beyond --db and --json, per command.
 ARGUMENTS: dict[str, Callable[[argparse.ArgumentParser], None]] = {
@@ -998,7 +1102,10 @@ ARGUMENTS: dict[str, Callable[[argparse.ArgumentParser], None]] = {
     "promote": _promote_arguments,
 }
 # Commands made of sub-commands: each sub-command takes --db and --json itself.
-GROUPS: dict[str, Callable[[argparse.ArgumentParser], None]] = {"user": _user_arguments}
+GROUPS: dict[str, Callable[[argparse.ArgumentParser], None]] = {
+    "user": _user_arguments,
+    "gold-locks": _gold_locks_arguments,
+}
 
 
 def _common_arguments(parser: argparse.ArgumentParser) -> None:

@@ -330,3 +330,32 @@ def test_on_an_item_locked_for_her_skip_unsure_is_drawn_off_with_the_reason(team
     assign(team_db, "bob", "sentences", ITEM)
     (open_flag,) = [p for p in _popovers(_sentences_page("bob")) if p.label == FLAG_LABEL]
     assert not open_flag.disabled and not open_flag.help
+
+
+def test_once_an_admin_lifts_her_lock_on_the_team_page_the_item_is_hers_to_label_again(team_db: str) -> None:
+    """The lock had no way out: gold shown by mistake, or an admin's decision that she relabel, still left
+    the item read-only for her and counted locked in her progress for good."""
+    _locked_for_alice(team_db)
+    assert [w.value for w in _sentences_page("alice").warning if "Gold for this item" in w.value]
+
+    engine = make_engine(team_db)
+    alice = _alice_id(engine)
+    engine.dispose()
+    team = signed_in("adm")
+    team.switch_page("app_pages/team.py").run()
+    team.selectbox(key="team_lift_who").set_value(alice)
+    next(b for b in team.button if b.label == "Lift…").click().run()
+    next(b for b in team.button if b.label == "Confirm lift").click().run()
+    assert not team.exception, team.exception
+    assert [s.value for s in team.success] == [
+        f"Lifted the lock of 'alice' on 1 item(s): '{ITEM}'. They may change their labels there again; "
+        "the records stay, marked lifted."
+    ]
+
+    page = _sentences_page("alice")
+    assert not [w for w in page.warning if "Gold for this item" in w.value]
+    assert not next(b for b in page.button if b.key == SENTENCE_KEYS[0]).disabled
+    (bar,) = page.get("progress")
+    assert LOCKED not in bar.proto.text
+    (card,) = signed_in("alice").get("progress")
+    assert LOCKED not in card.proto.text

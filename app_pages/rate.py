@@ -90,7 +90,9 @@ if opened is None:
 ws = opened  # bound after the check, so the handlers below see a Workspace
 item = ws.item
 # A blind annotator sees a detector's output on an item only once their own labeling of it is done.
-waits_on = rating_waits_on(engine, ws.dataset.id, task.queue, item.id, assigned_to=assigned_to(ctx))
+waits_on = rating_waits_on(
+    engine, ws.dataset.id, task.queue, item.id, assigned_to=assigned_to(ctx), holding=ws.holds
+)
 if waits_on:
     show_held_back(ws, waits_on)
     st.stop()

@@ -128,6 +128,18 @@ class Workspace:
     # says which, in the words the keys repeat.
     read_only: bool = False
     why_read_only: str = ""
+    # Decided once per run by :func:`open_workspace` and passed down, as each is asked several times a
+    # run: whether the queue holds items back from the user until their labeling is done
+    # (:func:`db.repositories.queue.holds`), and the queues of the page's assignment task
+    # (:func:`db.repositories.queue.pages_of_task`).
+    holds: bool = False
+    task_pages: tuple[str, ...] = ()
+
+    @property
+    def whole_task(self) -> bool:
+        """Whether this page's queue is all of its assignment task (every page but a rating campaign's
+        beside others, and scoring responses beside a campaign): its count is then the task's."""
+        return self.task_pages == (self.task,)
 
     @property
     def view_id(self) -> int:
@@ -252,8 +264,10 @@ def open_workspace(ctx: PageContext, task: str, page_path: str) -> Workspace | N
     )
     own_id = own.id if own is not None else NO_LABEL_SET
     mine = assigned_to(ctx)
+    holding = queue.holds(ctx.engine, dataset.id, task, mine)
+    task_pages = queue.pages_of_task(ctx.engine, dataset.id, task)
     wanted = st.query_params.get("item") or queue.next_item(
-        ctx.engine, dataset.id, own_id, task, assigned_to=mine
+        ctx.engine, dataset.id, own_id, task, assigned_to=mine, holding=holding
     )
     if wanted is None:
         if not queue.queue_size(ctx.engine, dataset.id, task):
@@ -261,7 +275,9 @@ def open_workspace(ctx: PageContext, task: str, page_path: str) -> Workspace | N
         elif mine is not None and not queue.queue_size(ctx.engine, dataset.id, task, assigned_to=mine):
             st.info("No item of this dataset is assigned to you for this task yet; ask an admin.")
         else:
-            held = queue.held_for_rating(ctx.engine, dataset.id, own_id, task, assigned_to=mine)
+            held = queue.held_for_rating(
+                ctx.engine, dataset.id, own_id, task, assigned_to=mine, holding=holding
+            )
             if held.items:
                 # Not "every item is done": the rest wait for the annotator's own labeling of them.
                 st.info(
@@ -271,7 +287,7 @@ def open_workspace(ctx: PageContext, task: str, page_path: str) -> Workspace | N
             else:
                 whose = "assigned to you" if mine is not None else "of this dataset"
                 st.success(
-                    f"Every item {whose} is done {_scope(ctx.engine, dataset.id, task)}"
+                    f"Every item {whose} is done {_scope(task, task_pages == (task,))}"
                     f"{_locked_aside(ctx, dataset.id, own_id, task)}. 🎉"
                 )
             _skipped_link(ctx, dataset.id, own_id, task, mine)
@@ -318,18 +334,28 @@ def open_workspace(ctx: PageContext, task: str, page_path: str) -> Workspace | N
         st.query_params["item"] = item.external_id
     st.session_state[_TASK_SHOWN] = task  # what a label saved from this drawing's buttons is labeled on
     return Workspace(
-        ctx, dataset, item, own, task, page_path, st.container(), read_only=read_only, why_read_only=why
+        ctx,
+        dataset,
+        item,
+        own,
+        task,
+        page_path,
+        st.container(),
+        read_only=read_only,
+        why_read_only=why,
+        holds=holding,
+        task_pages=task_pages,
     )
 
 
-def _scope(engine: Engine, dataset_id: int, task: str) -> str:
+def _scope(task: str, whole_task: bool) -> str:
     """What "every item is done" is said of: the task, or on a page that is one part of its assignment
-    task (a rating page beside others: :func:`_whole_task`) this page only, the task needing its other
-    parts too."""
+    task (a rating page beside others: ``whole_task`` False, :attr:`Workspace.whole_task`) this page
+    only, the task needing its other parts too."""
     whole = queue.assignment_task(task)
     return (
         "for this task"
-        if queue.whole_task(engine, dataset_id, task)
+        if whole_task
         else f"on this page (the {whole} task counts an item once every rating campaign of the dataset has "
         "it, or its score where the dataset has none)"
     )
@@ -389,21 +415,44 @@ def say_item_finished(ws: Workspace, what: str) -> None:
         st.success(f"{what} Press **D** (Item done) to mark the item done.")
         return
     mine = assigned_to(ws.ctx)
-    following = queue.next_item(
-        ws.ctx.engine, ws.dataset.id, ws.view_id, ws.task, after_position=ws.item.position, assigned_to=mine
-    )
-    held = queue.held_for_rating(ws.ctx.engine, ws.dataset.id, ws.view_id, ws.task, assigned_to=mine)
-    if following is not None and following != ws.item.external_id:
+    if _next_for_me(ws) is not None:
         st.success(f"{what} Press **N** (Next item for me) to continue.")
-    elif held.items:
+        return
+    held = _held(ws)
+    if held.items:
         st.success(f"{what} No other item is ready for you to rate now. {_waiting(held)}")
     else:
         whose = "assigned to you" if mine is not None else "of this dataset"
         aside = _locked_aside(ws.ctx, ws.dataset.id, ws.view_id, ws.task)
         st.success(
             f"{what} That was the last item left: every item {whose} is done "
-            f"{_scope(ws.ctx.engine, ws.dataset.id, ws.task)}{aside}. 🎉"
+            f"{_scope(ws.task, ws.whole_task)}{aside}. 🎉"
         )
+
+
+def _next_for_me(ws: Workspace) -> str | None:
+    """The item N opens (the user's next unfinished one after this, wrapping around); None when N has
+    nowhere to go, this being the only one left or none."""
+    following = queue.next_item(
+        ws.ctx.engine,
+        ws.dataset.id,
+        ws.view_id,
+        ws.task,
+        after_position=ws.item.position,
+        assigned_to=assigned_to(ws.ctx),
+        holding=ws.holds,
+    )
+    return following if following != ws.item.external_id else None
+
+
+def _held(ws: Workspace) -> queue.HeldBack:
+    """The items of the user's queue held back until their labeling is done (none where the queue
+    holds nothing back, without a read)."""
+    if not ws.holds:
+        return queue.HeldBack(0, {})
+    return queue.held_for_rating(
+        ws.ctx.engine, ws.dataset.id, ws.view_id, ws.task, assigned_to=assigned_to(ws.ctx), holding=True
+    )
 
 
 def _waiting(held: queue.HeldBack) -> str:
@@ -475,9 +524,11 @@ def _whole_task(ws: Workspace, mine: int | None) -> str:
     campaign has it, or its score on a dataset without one: :func:`db.repositories.queue.task_pages`). Alone, "1 / 40 done" on the scoring page
     stood beside "done 0" on the Team page for the same annotator. Nothing on the other pages."""
     task = queue.assignment_task(ws.task)
-    if queue.whole_task(ws.ctx.engine, ws.dataset.id, ws.task):  # this page's count is the task's
+    if ws.whole_task:  # this page's count is the task's
         return ""
-    whole = queue.task_progress(ws.ctx.engine, ws.dataset.id, ws.view_id, ws.task, assigned_to=mine)
+    whole = queue.task_progress(
+        ws.ctx.engine, ws.dataset.id, ws.view_id, ws.task, assigned_to=mine, pages=ws.task_pages
+    )
     skipped = f", {whole.skipped:,} skipped" if whole.skipped else ""
     return f" on this page · {task} task: {whole.finished - whole.skipped:,} / {whole.total:,} done{skipped}"
 
@@ -491,7 +542,13 @@ def _header(ws: Workspace) -> None:
     # would scan every item twice, after this one and again from the start.
     following = (
         queue.next_item(
-            engine, ws.dataset.id, ws.view_id, ws.task, after_position=ws.item.position, assigned_to=mine
+            engine,
+            ws.dataset.id,
+            ws.view_id,
+            ws.task,
+            after_position=ws.item.position,
+            assigned_to=mine,
+            holding=ws.holds,
         )
         if total
         else None
@@ -795,8 +852,9 @@ def key_reasons(ws: Workspace, page: Mapping[str, str] | None = None) -> dict[st
     someone else is to label, or one whose gold was shown to the user, that is the reason for every
     label key, the page's and Undo's too: theirs would send the user to a key that does nothing there
     either."""
-    mine = assigned_to(ws.ctx)
-    held = queue.held_for_rating(ws.ctx.engine, ws.dataset.id, ws.view_id, ws.task, assigned_to=mine)
+    # Why N does nothing is asked only where it does nothing; where the queue holds items back, it may
+    # be because the rest wait for the user's labeling (a read of the queue, spared when N has an item).
+    held = _held(ws) if ws.holds and _next_for_me(ws) is None else queue.HeldBack(0, {})
     reasons = {
         "N": f"No other item is ready for you to rate now. {_waiting(held)}"
         if held.items

@@ -6,6 +6,7 @@ see :mod:`db.repositories.assignments`); reviewers and admins work on the whole 
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 
 from sqlalchemy import ColumnElement, Engine, Exists, Select, exists, func, select
@@ -87,14 +88,14 @@ def task_pages(session: Session, dataset_id: int, task: str) -> list[str]:
     return [f"rating:{task_id}" for task_id in campaigns] or ["response_scores"]  # RatingTaskView.queue
 
 
-def whole_task(engine: Engine, dataset_id: int, page: str) -> bool:
-    """Whether the page's queue is all of its assignment task (:func:`task_pages`): every queue but a
-    rating campaign's where the dataset has several, and scoring responses where it has a campaign."""
+def pages_of_task(engine: Engine, dataset_id: int, page: str) -> tuple[str, ...]:
+    """The queues of the assignment task the page's queue is part of (:func:`task_pages`), in a read of
+    their own; a page decides them once per run. Only the ratings task reads the store (its campaigns)."""
     task = assignment_task(page)
-    if task == page:
-        return True
+    if task != _RATINGS:
+        return (task,)
     with read_session(engine) as session:
-        return task_pages(session, dataset_id, task) == [page]
+        return tuple(task_pages(session, dataset_id, task))
 
 
 def assignment_task(page: str) -> str:
@@ -170,10 +171,19 @@ def holds(engine: Engine, dataset_id: int, page: str, assigned_to: int | None) -
     labeling, but the Rate detector outputs page shows a detector's spans: seen on an item whose spans
     (or sentences, claims, triplets) they have still to label, they answer part of it. So such an item
     waits, out of their rating queue, until that labeling is done. Scoring whole responses shows no
-    detector, and reviewers and admins (whose queues are not narrowed) see detectors anyway."""
+    detector, and reviewers and admins (whose queues are not narrowed) see detectors anyway.
+
+    Reads the dataset's settings: a page decides it once per run and passes it on as ``holding`` to
+    :func:`next_item`, :func:`held_for_rating` and :func:`rating_waits_on` (each reads it itself
+    without)."""
     if assigned_to is None or not page.startswith("rating:"):
         return False
     return detectors_wait_for_labels(dataset_settings(engine, dataset_id))
+
+
+def _holding(engine: Engine, dataset_id: int, page: str, assigned_to: int, holding: bool | None) -> bool:
+    """:func:`holds`, unless the caller decided it already (``holding``)."""
+    return holds(engine, dataset_id, page, assigned_to) if holding is None else holding
 
 
 def _unfinished(label_set_id: int, page: str) -> ColumnElement[bool]:
@@ -193,6 +203,7 @@ def next_item(
     *,
     after_position: int | None = None,
     assigned_to: int | None = None,
+    holding: bool | None = None,
 ) -> str | None:
     """The next item not yet done or skipped by this label set on this task, in dataset order.
 
@@ -204,7 +215,8 @@ def next_item(
     assigned to them again on another task after that would otherwise come back to them every time.
 
     Nor, in a rating queue that :func:`holds` items back, is an item whose labeling ``assigned_to`` has
-    still to do (:func:`held_for_rating` tells the page how many wait so).
+    still to do (:func:`held_for_rating` tells the page how many wait so); ``holding`` is what
+    :func:`holds` said of the queue, when the caller has it.
 
     Starts after ``after_position`` and wraps around to the beginning; None when everything is finished.
     """
@@ -213,7 +225,7 @@ def next_item(
     )
     if assigned_to is not None:
         base = base.where(~_gold_shown_to(assigned_to, m.Item.id))
-        if holds(engine, dataset_id, page, assigned_to):
+        if _holding(engine, dataset_id, page, assigned_to, holding):
             base = base.where(~_held_back(dataset_id, assigned_to))
     return _first_after(engine, base, after_position)
 
@@ -227,12 +239,18 @@ class HeldBack:
 
 
 def held_for_rating(
-    engine: Engine, dataset_id: int, label_set_id: int, page: str, *, assigned_to: int | None
+    engine: Engine,
+    dataset_id: int,
+    label_set_id: int,
+    page: str,
+    *,
+    assigned_to: int | None,
+    holding: bool | None = None,
 ) -> HeldBack:
     """The items of the annotator's rating queue that :func:`next_item` passes over because their
     labeling is still open (none when the queue :func:`holds` nothing back): how many, and on which
     tasks, so the page says why the queue stops rather than that everything is done."""
-    if assigned_to is None or not holds(engine, dataset_id, page, assigned_to):
+    if assigned_to is None or not _holding(engine, dataset_id, page, assigned_to, holding):
         return HeldBack(0, {})
     waiting = select(m.Item.id).where(
         *in_queue(dataset_id, page, assigned_to=assigned_to),
@@ -250,11 +268,17 @@ def held_for_rating(
 
 
 def rating_waits_on(
-    engine: Engine, dataset_id: int, page: str, item_id: int, *, assigned_to: int | None
+    engine: Engine,
+    dataset_id: int,
+    page: str,
+    item_id: int,
+    *,
+    assigned_to: int | None,
+    holding: bool | None = None,
 ) -> list[str]:
     """The labeling tasks of the item the annotator must finish before the rating page shows them a
     detector's output on it (see :func:`holds`); empty when it may be shown."""
-    if assigned_to is None or not holds(engine, dataset_id, page, assigned_to):
+    if assigned_to is None or not _holding(engine, dataset_id, page, assigned_to, holding):
         return []
     query, labeling = _open_labeling(dataset_id, assigned_to)
     with read_session(engine) as session:
@@ -383,17 +407,25 @@ def next_skipped(
 
 
 def task_progress(
-    engine: Engine, dataset_id: int, label_set_id: int, page: str, *, assigned_to: int | None = None
+    engine: Engine,
+    dataset_id: int,
+    label_set_id: int,
+    page: str,
+    *,
+    assigned_to: int | None = None,
+    pages: Sequence[str] | None = None,
 ) -> Progress:
     """This label set's progress on the assignment task the page's queue is part of (``ratings`` for a
     rating campaign's queue and the scoring page's): an item is finished once every queue of the task has
     it done or skipped (:func:`task_pages`), and skipped if any skipped it, as the Team page and the
     ``progress`` command count it. The rating pages show it beside their own queue's count, which alone
     called an item done that the Team page counted as not. With ``assigned_to``, the annotator's items on
-    the task, those not finished whose gold was shown to them counted as ``locked``."""
+    the task, those not finished whose gold was shown to them counted as ``locked``. ``pages``: the
+    task's queues (:func:`pages_of_task`), when the caller has them."""
     task = assignment_task(page)
     with read_session(engine) as session:
-        pages = task_pages(session, dataset_id, task)
+        if pages is None:
+            pages = task_pages(session, dataset_id, task)
         queued = select(m.Item.id).where(*in_queue(dataset_id, task, assigned_to=assigned_to))
         statuses = select(m.ItemStatus.item_id, m.ItemStatus.page, m.ItemStatus.status).where(
             m.ItemStatus.label_set_id == label_set_id,

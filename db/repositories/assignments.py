@@ -36,7 +36,6 @@ from sqlalchemy import (
     and_,
     case,
     delete,
-    distinct,
     func,
     insert,
     or_,
@@ -55,7 +54,6 @@ from db.repositories.queue import assignment_task, in_queue
 DEFAULT_WEIGHT: Final = (1.0, True)
 # From this many new assignments on, PostgreSQL's planner statistics of the table are refreshed at once.
 _ANALYZE_AFTER = 1000
-_FINISHED = ("done", "skipped")
 
 
 class AssignmentError(ValueError):
@@ -110,25 +108,18 @@ def _check_queue(task: str) -> None:
 
 def _finished(session: Session, dataset_id: int, task: str, *, items: Subquery | None = None) -> Subquery:
     """(annotator_id, item_id, status) of every item an annotator finished on the task, status being
-    ``done`` or ``skipped``; ``items`` (a subquery with an ``id`` column) narrows the scan."""
-    pages = queue.task_pages(session, dataset_id, task)
-    any_skipped = func.max(case((m.ItemStatus.status == "skipped", 1), else_=0))
+    ``done`` or ``skipped`` (:func:`db.repositories.queue.finished_on`, the rule every progress count
+    shares); ``items`` (a subquery with an ``id`` column) narrows the scan."""
     query = (
-        select(
-            m.LabelSet.annotator_id.label("annotator_id"),
-            m.ItemStatus.item_id.label("item_id"),
-            case((any_skipped == 1, "skipped"), else_="done").label("status"),
+        queue.finished_on(
+            queue.task_pages(session, dataset_id, task), m.LabelSet.annotator_id.label("annotator_id")
         )
         .join(m.LabelSet, m.LabelSet.id == m.ItemStatus.label_set_id)
         .where(
             m.LabelSet.dataset_id == dataset_id,
             m.LabelSet.kind == "human",
             m.LabelSet.annotator_id.is_not(None),
-            m.ItemStatus.page.in_(pages),
-            m.ItemStatus.status.in_(_FINISHED),
         )
-        .group_by(m.LabelSet.annotator_id, m.ItemStatus.item_id)
-        .having(func.count(distinct(m.ItemStatus.page)) == len(pages))
     )
     if items is not None:
         query = query.where(m.ItemStatus.item_id.in_(select(items.c.id)))

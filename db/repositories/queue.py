@@ -8,8 +8,9 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass, field
+from typing import Any
 
-from sqlalchemy import ColumnElement, Engine, Exists, Select, exists, func, select
+from sqlalchemy import ColumnElement, Engine, Exists, Select, and_, case, distinct, exists, func, select
 from sqlalchemy.orm import InstrumentedAttribute, Session, aliased
 
 from db import models as m
@@ -21,6 +22,7 @@ from db.repositories.visibility import detectors_wait_for_labels
 # What the progress views say of the items locked for an annotator (:data:`Progress.locked`).
 LOCKED_NOTE = "locked: gold was shown to you"
 _FINISHED = ("done", "skipped")
+_NOBODY = 0  # no annotator has id 0: whose gold sightings lock nothing
 
 
 @dataclass(frozen=True)
@@ -86,6 +88,27 @@ def task_pages(session: Session, dataset_id: int, task: str) -> list[str]:
         return [task]
     campaigns = session.scalars(select(m.RatingTask.id).where(m.RatingTask.dataset_id == dataset_id)).all()
     return [f"rating:{task_id}" for task_id in campaigns] or ["response_scores"]  # RatingTaskView.queue
+
+
+def finished_on(pages: Sequence[str], *by: ColumnElement[Any]) -> Select[Any]:
+    """The rule of when an item is finished on an assignment task, written once: (the ``by`` columns,
+    ``item_id``, ``status``) of each item whose every queue of the task (``pages``, :func:`task_pages`)
+    has it done or skipped, per value of ``by`` (an annotator, say; none: per item), ``status`` being
+    ``skipped`` if any of them skipped it, else ``done``. Callers narrow it (``where``: the label set,
+    the items) and join what ``by`` and their narrowing need (the label set, to name its annotator). The
+    Team page, the ``progress`` command, the rating pages' header and an annotator's own progress all
+    count with it, so they cannot disagree on what a finished item is."""
+    any_skipped = func.max(case((m.ItemStatus.status == "skipped", 1), else_=0))
+    return (
+        select(
+            *by,
+            m.ItemStatus.item_id.label("item_id"),
+            case((any_skipped == 1, "skipped"), else_="done").label("status"),
+        )
+        .where(m.ItemStatus.page.in_(pages), m.ItemStatus.status.in_(_FINISHED))
+        .group_by(*by, m.ItemStatus.item_id)
+        .having(func.count(distinct(m.ItemStatus.page)) == len(pages))
+    )
 
 
 def pages_of_task(engine: Engine, dataset_id: int, page: str) -> tuple[str, ...]:
@@ -426,39 +449,44 @@ def task_progress(
     with read_session(engine) as session:
         if pages is None:
             pages = task_pages(session, dataset_id, task)
-        queued = select(m.Item.id).where(*in_queue(dataset_id, task, assigned_to=assigned_to))
-        statuses = select(m.ItemStatus.item_id, m.ItemStatus.page, m.ItemStatus.status).where(
-            m.ItemStatus.label_set_id == label_set_id,
-            m.ItemStatus.page.in_(pages),
-            m.ItemStatus.item_id.in_(queued),
-        )
-        total = session.scalar(select(func.count()).select_from(queued.subquery())) or 0
-        by_item: dict[int, dict[str, str]] = {}
-        for item_id, status_page, status in session.execute(statuses):
-            by_item.setdefault(item_id, {})[status_page] = status
-        sighted: set[int] = set()
-        if assigned_to is not None:
-            sighted = set(
-                session.scalars(
-                    select(m.GoldSighting.item_id).where(
-                        m.GoldSighting.annotator_id == assigned_to,
-                        m.GoldSighting.dataset_id == dataset_id,
-                        m.GoldSighting.item_id.in_(queued),
-                        sighting_locks(),
-                    )
-                )
+        finished = finished_on(pages).where(m.ItemStatus.label_set_id == label_set_id).subquery("finished")
+        flagged = (
+            select(m.ItemStatus.item_id)
+            .where(
+                m.ItemStatus.label_set_id == label_set_id,
+                m.ItemStatus.page.in_(pages),
+                m.ItemStatus.status.in_(("skipped", "unsure")),
             )
-    finished = {
-        item_id
-        for item_id, found in by_item.items()
-        if all(found.get(needed) in _FINISHED for needed in pages)
-    }
+            .distinct()
+            .subquery("flagged")
+        )
+        # One pass over the queue, each item joined to whether it is finished (and how), flagged and,
+        # for an annotator, locked.
+        sighted = and_(
+            m.GoldSighting.annotator_id == (assigned_to if assigned_to is not None else _NOBODY),
+            m.GoldSighting.item_id == m.Item.id,
+            sighting_locks(),  # at most one such record per annotator and item
+        )
+        total, n_finished, n_skipped, n_flagged, locked = session.execute(
+            select(
+                func.count(),
+                func.count(finished.c.item_id),
+                func.count(case((finished.c.status == "skipped", 1))),
+                func.count(flagged.c.item_id),
+                func.count(case((and_(finished.c.item_id.is_(None), m.GoldSighting.id.is_not(None)), 1))),
+            )
+            .select_from(m.Item)
+            .outerjoin(finished, finished.c.item_id == m.Item.id)
+            .outerjoin(flagged, flagged.c.item_id == m.Item.id)
+            .outerjoin(m.GoldSighting, sighted)
+            .where(*in_queue(dataset_id, task, assigned_to=assigned_to))
+        ).one()
     return Progress(
-        finished=len(finished),
-        flagged=sum(1 for found in by_item.values() if {"skipped", "unsure"} & set(found.values())),
-        total=total,
-        skipped=sum(1 for item_id in finished if "skipped" in by_item[item_id].values()),
-        locked=len(sighted - finished),
+        finished=int(n_finished),
+        flagged=int(n_flagged),
+        total=int(total),
+        skipped=int(n_skipped),
+        locked=int(locked),
     )
 
 
@@ -478,14 +506,15 @@ def own_progress(engine: Engine, dataset_id: int, annotator_id: int, *, assigned
     assigned = select(m.Assignment.item_id).where(
         m.Assignment.dataset_id == dataset_id, m.Assignment.annotator_id == annotator_id
     )
+    own_label_set = (
+        m.LabelSet.dataset_id == dataset_id,
+        m.LabelSet.kind == "human",
+        m.LabelSet.annotator_id == annotator_id,
+    )
     statuses = (
         select(m.ItemStatus.item_id, m.ItemStatus.page, m.ItemStatus.status)
         .join(m.LabelSet, m.LabelSet.id == m.ItemStatus.label_set_id)
-        .where(
-            m.LabelSet.dataset_id == dataset_id,
-            m.LabelSet.kind == "human",
-            m.LabelSet.annotator_id == annotator_id,
-        )
+        .where(*own_label_set)
     )
     sightings = select(m.GoldSighting.item_id).where(
         m.GoldSighting.annotator_id == annotator_id, m.GoldSighting.dataset_id == dataset_id, sighting_locks()
@@ -508,13 +537,22 @@ def own_progress(engine: Engine, dataset_id: int, annotator_id: int, *, assigned
             for item_id, pages_of_item in found.items():
                 tasks[item_id] = {assignment_task(page) for page in pages_of_item}
             total = session.scalar(select(func.count(m.Item.id)).where(m.Item.dataset_id == dataset_id)) or 0
-        every_task = set().union(*tasks.values())
-        needed = {task: task_pages(session, dataset_id, task) for task in every_task}
+        # Per task, the items finished on it and how (done, or skipped on one of its queues).
+        finished_on_task: dict[str, dict[int, str]] = {}
+        for task in set().union(*tasks.values()):
+            query = (
+                finished_on(task_pages(session, dataset_id, task))
+                .join(m.LabelSet, m.LabelSet.id == m.ItemStatus.label_set_id)
+                .where(*own_label_set)
+            )
+            if assigned_only:
+                query = query.where(m.ItemStatus.item_id.in_(assigned))
+            finished_on_task[task] = {item_id: status for item_id, status in session.execute(query)}
         sighted = set(session.scalars(sightings))
     finished = {
         item_id
         for item_id, item_tasks in tasks.items()
-        if all(found.get(item_id, {}).get(page) in _FINISHED for task in item_tasks for page in needed[task])
+        if all(item_id in finished_on_task[task] for task in item_tasks)
     }
     return Progress(
         finished=len(finished),
@@ -523,7 +561,7 @@ def own_progress(engine: Engine, dataset_id: int, annotator_id: int, *, assigned
         skipped=sum(
             1
             for item_id in finished
-            if any(found[item_id][page] == "skipped" for task in tasks[item_id] for page in needed[task])
+            if any(finished_on_task[task][item_id] == "skipped" for task in tasks[item_id])
         ),
         locked=len(sighted - finished),
     )

@@ -484,12 +484,7 @@ def show_held_back(ws: Workspace, tasks: Sequence[str]) -> None:
     """The rating page of an item held back from a blind annotator (:func:`queue.rating_waits_on`):
     one line saying why, links to the labeling still open on it, and the header (progress, Next item),
     but nothing of the detector's output and no rating tools."""
-    st.info(
-        f"Rate this item after you finish labeling it on: {', '.join(tasks)}. "
-        "This dataset is blind: a detector's output here would answer part of what you have still to "
-        "label on it.",
-        icon=":material/lock_clock:",
-    )
+    st.info(queue.held_back_reason(tasks), icon=":material/lock_clock:")
     _labeling_links(ws.dataset.name, tasks, ws.item.external_id)
     with ws.header:
         _header(ws)

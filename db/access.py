@@ -66,6 +66,12 @@ class GoldShown(Forbidden):
     their own judgment rather than gold's."""
 
 
+class RatingHeldBack(Forbidden):
+    """A rating of an item the annotator has still to label on a blind dataset: the rating page shows
+    them no detector's output there (it would answer part of that labeling), and the store refuses the
+    rating too (:func:`db.repositories.labeling.set_rating`)."""
+
+
 def gold_shown_reason(page: str, shown_at: datetime) -> str:
     """Why an item is read-only for the annotator gold was shown to: the line the store's refusal and
     the annotation pages both say."""

@@ -40,12 +40,13 @@ from sqlalchemy.orm import Session
 from sqlalchemy.orm.exc import StaleDataError
 
 from db import models as m
-from db.access import Forbidden, check_label_write, require_in
+from db.access import Forbidden, RatingHeldBack, check_label_write, require_in
 from db.column_lengths import refuse_too_long
 from db.engine import StoreBusy, read_session, upsert_insert, write_session
 from db.repositories.annotations import response_scale
 from db.repositories.datasets import settings_in
-from db.repositories.queue import assignment_task
+from db.repositories.queue import assignment_task, held_back_reason, open_labeling_on
+from db.repositories.visibility import detectors_wait_for_labels
 from db.value_check import refuse_unstorable_text
 from formats.fields import type_name
 from formats.records import RESPONSE_SCALE
@@ -764,6 +765,7 @@ def set_rating(
         task = session.get_one(m.RatingTask, task_id)
         if session.scalar(select(m.Item.dataset_id).where(m.Item.id == item_id)) != task.dataset_id:
             raise ValueError(f"Item {item_id} is not in the rating task's dataset.")
+        _refuse_held_back(session, annotator_id, task.dataset_id, item_id)
         if score is not None and not task.scale_min <= score <= task.scale_max:
             raise ValueError(
                 f"A score on this task lies from {task.scale_min} to {task.scale_max}; got {score}."
@@ -797,6 +799,24 @@ def set_rating(
             ),
             log_label_set_id=label_set_id,
         )
+
+
+def _refuse_held_back(session: Session, annotator_id: int, dataset_id: int, item_id: int) -> None:
+    """Refuse (:class:`~db.access.RatingHeldBack`) a rating of an item held back from the annotator's
+    rating queue (:func:`db.repositories.queue.holds`): a blind annotator in team mode who has still to
+    label it. The page shows no detector there and offers no way to rate; a rating sent anyway (an old
+    tab, a crafted request) would be a judgment of a detector's output made before the annotator's own
+    labeling of the item, which the blind dataset is there to keep apart."""
+    actor = session.get(m.Annotator, annotator_id)
+    if (
+        actor is None
+        or actor.role != "annotator"
+        or not detectors_wait_for_labels(settings_in(session, dataset_id))
+    ):
+        return
+    waits_on = open_labeling_on(session, dataset_id, annotator_id, item_id)
+    if waits_on:
+        raise RatingHeldBack(held_back_reason(waits_on))
 
 
 # --------------------------------------------------------------------------------- response scores

@@ -303,10 +303,26 @@ def rating_waits_on(
     detector's output on it (see :func:`holds`); empty when it may be shown."""
     if assigned_to is None or not _holding(engine, dataset_id, page, assigned_to, holding):
         return []
-    query, labeling = _open_labeling(dataset_id, assigned_to)
     with read_session(engine) as session:
-        found = {task for task, _ in session.execute(query.where(labeling.item_id == item_id))}
+        return open_labeling_on(session, dataset_id, assigned_to, item_id)
+
+
+def open_labeling_on(session: Session, dataset_id: int, annotator_id: int, item_id: int) -> list[str]:
+    """The labeling tasks (:data:`DETECTOR_ANSWERED`) of the item still open for the annotator, in a
+    transaction already open: what holds the item back from their rating queue where it :func:`holds`
+    items back; the store's refusal of a rating there reads it in its own transaction."""
+    query, labeling = _open_labeling(dataset_id, annotator_id)
+    found = {task for task, _ in session.execute(query.where(labeling.item_id == item_id))}
     return [task for task in DETECTOR_ANSWERED if task in found]
+
+
+def held_back_reason(tasks: Sequence[str]) -> str:
+    """Why an item is held back from a blind annotator's rating (:func:`rating_waits_on`): what the
+    rating page says instead of the detector's output, and the store's refusal of a rating there."""
+    return (
+        f"Rate this item after you finish labeling it on: {', '.join(tasks)}. This dataset is blind: a "
+        "detector's output here would answer part of what you have still to label on it."
+    )
 
 
 def _first_after(engine: Engine, base: Select[str], after_position: int | None) -> str | None:

@@ -1,16 +1,16 @@
 """A blind annotator's rating queue holds back the items whose labeling (spans, sentences, claims,
 triplets) they have still to do: the rating page would show them a detector's spans there. Reviewers'
-queues, local mode, a dataset that is not blind and one with pre-annotation hold nothing back. On SQLite
-and PostgreSQL."""
+queues, local mode, a dataset that is not blind and one with pre-annotation hold nothing back. The store refuses a rating of
+an item held back. On SQLite and PostgreSQL."""
 
 from __future__ import annotations
 
 import pytest
-from sqlalchemy import Engine, select
+from sqlalchemy import Engine, func, select
 from sqlalchemy.orm import Session
 
 from db import models as m
-from db.access import OPERATOR, Actor
+from db.access import OPERATOR, Actor, Forbidden, RatingHeldBack
 from db.importer import import_bundle
 from db.repositories import labeling
 from db.repositories.annotators import get_or_create_annotator
@@ -18,7 +18,7 @@ from db.repositories.datasets import get_dataset, set_dataset_settings
 from db.repositories.gold_sightings import record_gold_shown
 from db.repositories.label_sets import human_label_set
 from db.repositories.queue import HeldBack, held_for_rating, next_item, rating_waits_on
-from db.repositories.rating_tasks import TaskSpec, create_rating_task
+from db.repositories.rating_tasks import TaskSpec, create_rating_task, rate
 from formats.records import Annotations, Bundle, DatasetRecord, ItemRecord, LabelSetRecord, SpanRecord
 
 TEXT = "A red cube. The ball is blue."
@@ -149,3 +149,47 @@ def test_whole_queues_local_mode_and_response_scores_hold_nothing_back(
     monkeypatch.setenv("SPANLIGHT_MODE", "local")
     assert rating_waits_on(engine, dataset_id, page, ids["it-0"], assigned_to=a.id) == []
     assert _queue(engine, dataset_id, page, a.id) == ["it-0", "it-1", "it-2"]
+
+
+def test_the_store_refuses_a_rating_of_an_item_held_back(
+    engine: Engine, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The page shows no detector on it and no way to rate, but the store took a rating sent anyway (an
+    old tab, a crafted request): a judgment of the detector made before her own labeling of the item."""
+    dataset_id, page, ids, a = _setup(engine, monkeypatch)
+    assert a.id is not None
+    own = human_label_set(engine, dataset_id, a.id)
+    task_id = int(page.removeprefix("rating:"))
+
+    def rate_it(external_id: str, who: int) -> None:
+        rate(engine, task_id, ids[external_id], who, own.id, score=3, segment=(2, 5))
+
+    with pytest.raises(RatingHeldBack) as refused:
+        rate_it("it-0", a.id)
+    assert str(refused.value) == (
+        "Rate this item after you finish labeling it on: spans. This dataset is blind: a detector's "
+        "output here would answer part of what you have still to label on it."
+    )
+    assert isinstance(refused.value, Forbidden)  # the pages show it as they show every refusal
+    with Session(engine) as session:
+        assert session.scalar(select(func.count(m.Rating.id))) == 0
+    rate_it("it-2", a.id)  # nothing of it left to label
+    _done(engine, dataset_id, a, ids["it-0"])
+    rate_it("it-0", a.id)  # her spans of it-0 are done: it may be rated now
+    with Session(engine) as session:
+        assert session.scalar(select(func.count(m.Rating.id))) == 2
+
+
+def test_the_store_takes_a_rating_where_nothing_is_held_back(
+    engine: Engine, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A dataset that shows detectors while labeling, and local mode, hold nothing back."""
+    dataset_id, page, ids, a = _setup(engine, monkeypatch)
+    assert a.id is not None
+    own = human_label_set(engine, dataset_id, a.id)
+    task_id = int(page.removeprefix("rating:"))
+    set_dataset_settings(engine, dataset_id, blind=False, actor=OPERATOR)
+    rate(engine, task_id, ids["it-0"], a.id, own.id, score=3, segment=(2, 5))
+    set_dataset_settings(engine, dataset_id, blind=True, actor=OPERATOR)
+    monkeypatch.setenv("SPANLIGHT_MODE", "local")
+    rate(engine, task_id, ids["it-1"], a.id, own.id, score=2, segment=(2, 5))

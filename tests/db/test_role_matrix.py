@@ -591,6 +591,8 @@ WRITES = [
         lambda w, a: labeling.set_rating(
             w.engine, w.rating_task, w.item, a.uid, score=3, label_set_id=a.label_set
         ),
+        # Blind, x1 would wait for the annotators' own labeling of it (test_rating_holds tests that).
+        prepare=_allow_preannotation,
     ),
     Write(
         L + "set_response_score",
@@ -600,7 +602,10 @@ WRITES = [
         ),
     ),
     Write(
-        R + "rate", "label", lambda w, a: rate(w.engine, w.rating_task, w.item, a.uid, a.label_set, score=2)
+        R + "rate",
+        "label",
+        lambda w, a: rate(w.engine, w.rating_task, w.item, a.uid, a.label_set, score=2),
+        prepare=_allow_preannotation,
     ),
     Write(
         L + "undo_last",

@@ -367,6 +367,13 @@ def locked_words(locked: int) -> str:
     return f"{locked:,} {queue.LOCKED_NOTE}"
 
 
+def held_words(held: int) -> str:
+    """How the rating header names the items of the annotator's queue held back until their own labeling
+    of them is done (:func:`db.repositories.queue.held_for_rating`): "3 held back until your labeling is
+    done". Unlike locked items they are still to do, so they stay in the total and the remaining."""
+    return f"{held:,} held back until your labeling is done"
+
+
 def _locked_aside(ctx: PageContext, dataset_id: int, label_set_id: int, task: str) -> str:
     """What "every item is done" leaves out for an annotator with locked items, which are not done (nor
     left to do): ", but for 2 locked: gold was shown to you"; nothing when none is locked."""
@@ -554,9 +561,13 @@ def _header(ws: Workspace) -> None:
     # Items locked for the annotator (gold shown to them) are neither done nor left: the bar is full once
     # the rest are finished, and the words say how many are locked, and why.
     locked = f" · {locked_words(done.locked)}" if done.locked else ""
+    # Items held back from the annotator's rating queue are counted in and still to do, but N does not
+    # offer them yet: "0 / 5 done" with 3 of the 5 held back read as if 5 were waiting to be rated.
+    n_held = _held(ws).items if total else 0
+    held = f" · {held_words(n_held)}" if n_held else ""
     top[0].progress(
         done.fraction,
-        text=f"{done.finished - done.skipped:,} / {done.total:,} done{skipped}{_whole_task(ws, mine)}{locked}",
+        text=f"{done.finished - done.skipped:,} / {done.total:,} done{skipped}{_whole_task(ws, mine)}{locked}{held}",
     )
     top[1].button(
         "Next item for me",

@@ -110,3 +110,20 @@ def test_n_says_the_other_items_wait_for_her_labeling(store: str) -> None:
         "No other item is ready for you to rate now. 1 item(s) assigned to you here wait until you finish "
         "labeling them on: spans (1 item). A detector's output on them would answer part of that labeling."
     )
+
+
+def _bar(at: AppTest) -> str:
+    (bar,) = at.get("progress")
+    return str(bar.proto.text)
+
+
+def test_the_header_says_how_many_of_her_items_are_held_back(store: str) -> None:
+    """It read "0 / 5 done" with 3 of the 5 held back: as if 5 waited for her rating, while N offered 2."""
+    assign(store, "alice", "spans", "demo-001", "demo-002", "demo-003")
+    assign(store, "alice", "ratings", "demo-001", "demo-002", "demo-003", "demo-004", "demo-005")
+    held = "0 / 5 done · 3 held back until your labeling is done"
+    assert _bar(_rate("alice", item="demo-004")) == held
+    assert _bar(_rate("alice", item="demo-001")) == held  # on an item held back, too
+    _spans_done(store, "alice", "demo-001")
+    assert _bar(_rate("alice", item="demo-004")) == "0 / 5 done · 2 held back until your labeling is done"
+    assert _bar(_rate("rev", item="demo-004")).endswith(" done")  # a reviewer's queue holds nothing back

@@ -1,7 +1,7 @@
 """What one run of the Rate detector outputs page reads, for a blind annotator in team mode on a dataset
 with two rating campaigns: whether their queue holds items back, and the campaigns of the ratings
 task, are decided once per run and passed down; the items held back are counted only where N has
-nowhere to go (its reason is said only then)."""
+nowhere to go (its reason is said only then), beside the header's count of them."""
 
 from __future__ import annotations
 
@@ -42,15 +42,17 @@ def test_a_run_decides_holding_and_the_campaigns_once(team_db: str) -> None:
     assign(team_db, "alice", "spans", "demo-001")  # demo-001 waits for her spans
     assign(team_db, "alice", "ratings", "demo-001", "demo-002", "demo-003")
     statements, bars = _statements_of_one_run(team_db, "demo-002")
-    assert bars == ["0 / 3 done on this page · ratings task: 0 / 3 done"]
+    assert bars == [
+        "0 / 3 done on this page · ratings task: 0 / 3 done · 1 held back until your labeling is done"
+    ]
     settings = [s for s in statements if s.startswith("SELECT datasets.settings FROM datasets")]
     # Once for whether her queue holds items back, once for what she may see (gold, detectors).
     assert len(settings) == 2, settings
     campaigns = [s for s in statements if s.startswith("SELECT rating_tasks.id FROM rating_tasks")]
     assert len(campaigns) == 1, campaigns
-    # Her open labeling is read once, for the item shown (is it held back?); N opens demo-003, so the
-    # items held back are not counted.
+    # Her open labeling is read once for the item shown (is it held back?) and once for the header's
+    # count of the items held back; N opens demo-003, so its reason does not count them again.
     open_labeling = [
         s for s in statements if s.startswith("SELECT assignments_1.task, assignments_1.item_id")
     ]
-    assert len(open_labeling) == 1, open_labeling
+    assert len(open_labeling) == 2, open_labeling

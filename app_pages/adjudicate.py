@@ -79,7 +79,7 @@ st.title(f"Adjudicate · {literal(dataset.name)}")
 
 with st.sidebar:
     # ``?task=`` as its button reads: read when the page opens, written from the task shown (page_address).
-    one_choice("task", list(TASK_TITLES), "spans", TASK_TITLES.__getitem__)
+    one_choice("task", list(TASK_TITLES), "spans", TASK_TITLES.__getitem__, called="labels")
     task = str(
         st.segmented_control(
             "Labels",

@@ -35,7 +35,9 @@ if not kinds:
 
 by_label = {agreement.KINDS[k]: k for k in kinds}
 first_label = agreement.KINDS[kinds[0]]
-one_choice("kind", list(by_label), first_label)  # ``?kind=``: read when the page opens (page_address)
+one_choice(
+    "kind", list(by_label), first_label, called="labels"
+)  # ``?kind=``: read when the page opens (page_address)
 kind_label = st.segmented_control("Labels", list(by_label), required=True, key="kind") or first_label
 keep_one("kind", kind_label, first_label)
 kind = by_label[kind_label]

@@ -32,7 +32,7 @@ from components.dataset_picker import dataset_switched, pick_dataset
 from components.item_parts import response_title, show_image, show_raw_output, show_text
 from components.live_refresh import follow_runs
 from components.no_gold import show_no_gold
-from components.page_address import from_address, keep
+from components.page_address import from_address, keep, left_out, notice, unknown_values
 from components.page_controls import iou_threshold
 from components.page_setup import setup_page
 from components.span_cache import dataset_spans, finder_selection
@@ -186,6 +186,7 @@ switched = dataset_switched(_ORDER_OF, dataset)
 # detectors, the failure finder's. Kept in the session before anything is drawn: the run may be cut short.
 arriving = _ORDER not in st.session_state or _TRACKS not in st.session_state
 asked = from_address("detectors")
+from_link = asked is not None
 if switched and not arriving and asked is None:
     asked = ",".join(st.session_state[_ORDER])
 linked = [n for n in (asked or "").split(",") if n] if switched or arriving else []
@@ -195,7 +196,19 @@ if switched or arriving:
     st.session_state[_ORDER] = known if given else ff.tracks_for(query, names)[:6]
 st.session_state[_ORDER] = [n for n in st.session_state[_ORDER] if n in names]
 st.session_state[_TRACKS] = list(st.session_state[_ORDER])
-if unknown := [n for n in linked if n not in names]:  # a stale or mistyped link: said, not dropped unseen
+# A stale or mistyped link: said as every page says a value of its address that names no option (until
+# the tracks change); the tracks of the dataset switched from that this one lacks, in a word of its own.
+unknown = [n for n in linked if n not in names]
+said = None
+if unknown and from_link:
+    shown_instead = ", ".join(map(repr, st.session_state[_ORDER])) or "no track"
+    said = (
+        left_out("detector", linked, names)
+        if known
+        else unknown_values("detector", unknown, names, f"showing {shown_instead} instead")
+    )
+notice("detectors", st.session_state[_ORDER], said)
+if unknown and not from_link:
     st.warning(
         literal(
             f"Dataset {dataset.name!r} has no detector named {', '.join(map(repr, unknown))}"

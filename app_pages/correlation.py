@@ -40,7 +40,7 @@ if not correlation.available(inputs):
 # The task is always written: the first one, shown without it, is another once a task is added.
 left, right = st.columns(2)
 tasks = inputs.tasks()
-one_choice("task", tasks, tasks[0])
+one_choice("task", tasks, tasks[0], called="rating task")
 task = left.selectbox("Rating task", tasks, key="task") or tasks[0]
 keep_one("task", task, None)
 NOTHING = {
@@ -48,7 +48,7 @@ NOTHING = {
     "top if right, bottom if not": correlation.NOTHING_SCORED,
 }
 LEFT_OUT = "left out (MHALO)"
-one_choice("flagged", list(NOTHING), LEFT_OUT)
+one_choice("flagged", list(NOTHING), LEFT_OUT, called="choice for items where the detector flagged nothing")
 flagged = (
     right.segmented_control(
         "Items where the detector flagged nothing",

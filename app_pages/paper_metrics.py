@@ -51,7 +51,7 @@ if not offered:
 # from the paper shown on every run, see components.page_address).
 by_title = {SECTIONS[key].title: key for key in offered}
 first_title = SECTIONS[offered[0]].title
-one_choice("view", list(by_title), first_title)
+one_choice("view", list(by_title), first_title, called="paper")
 view_title = (
     st.segmented_control(
         "Paper",

@@ -24,6 +24,14 @@ mode's Esc opened it.
 The browser's back and forward buttons open the page again: the address they go to is read as when
 the page opens, so they step back through the choices the address recorded.
 
+An address value that names no option (a stale shared link: ``?view=`` of a paper the dataset lacks,
+``?detector=`` of a run since removed) cannot be shown, and dropping it unseen left the reader looking at
+something else than the link promised. :func:`notice` says so, beside the choice, in one wording on every
+page (:func:`unknown_values`), literally (the values come from a URL): from the run that read the address
+until the reader changes that choice or the page opens again, so a rerun (a watcher's, a cookie's
+confirmation on a first visit) does not take it away before it is read, and an older address brought
+back later does not say it again.
+
 A page run by itself (a test of one page script, without ``app.py``) reads its address on every run.
 """
 
@@ -35,6 +43,8 @@ from typing import TypeVar
 import streamlit as st
 from streamlit.runtime.scriptrunner import get_script_run_ctx
 
+from render.literal_text import literal
+
 T = TypeVar("T")
 Value = str | list[str]  # one ``?name=``, or a list of them (``?subset=a&subset=b``)
 
@@ -42,15 +52,18 @@ _SHOWN = "_address_page"  # the page the last full run showed
 _OPENED_WITH = "_address_opened_with"  # the address it opened with, less the values read since
 _KEPT = "_address_kept"  # what this run keeps in the address: name -> value, or None for left out
 _CHOSEN = "_address_chosen"  # widget key -> the value last shown, kept while the widget is not drawn
+_NOTICES = "_address_notices"  # choice -> (what the page says of the address's values, the value shown)
+_LISTED = 8  # the options an unknown value's notice names, at most
 
 
 def begin_run(url_path: str) -> None:
     """Note the page a full run is about to show (``app.py``, on every run): the address it opened with,
     when it is another page than the last run's or the browser went back or forward to it, and nothing
-    kept yet this run."""
+    kept yet this run; a page opened forgets the notices of the one before."""
     if st.session_state.get(_SHOWN) != url_path or _back_or_forward():
         st.session_state[_SHOWN] = url_path
         st.session_state[_OPENED_WITH] = {name: st.query_params.get_all(name) for name in st.query_params}
+        st.session_state[_NOTICES] = {}
     st.session_state[_KEPT] = {}
 
 
@@ -116,17 +129,53 @@ def _write(name: str, value: Value | None) -> None:
         st.query_params[name] = values if len(values) > 1 else values[0]
 
 
-def one_choice(key: str, options: Sequence[T], default: T, spell: Callable[[T], str] = str) -> None:
+def unknown_values(called: str, unknown: Sequence[str], offered: Sequence[str], instead: str) -> str:
+    """What a page says when its address asked for values no option names: the same words on every page.
+    ``called``: what one option is ("paper", "detector"); ``instead``: what is shown in their place.
+    Plain text (the values are quoted with their escapes); :func:`notice` shows it literally."""
+    names = ", ".join(map(repr, unknown))
+    if offered:
+        listed = ", ".join(map(repr, offered[:_LISTED]))
+        more = len(offered) - _LISTED
+        among = f"not one of {listed}" + (f" (or {more} more)" if more > 0 else "")
+    else:
+        among = f"not offered here (there is no {called})"
+    which = "which is" if len(unknown) == 1 else "which are"
+    return f"The link asked for {called} {names}, {which} {among}; {instead}."
+
+
+def notice(key: str, shown: object, said: str | None = None) -> None:
+    """Say ``said`` (plain text: shown literally) of the address's value of the choice ``key`` now, and on
+    every run after while the choice stays ``shown`` and the page stays open; None: nothing new to say
+    (a notice said before stays while the choice is still the one it was said of). Call it on every run,
+    where the notice should stand (beside the choice)."""
+    notices: dict[str, tuple[str, object]] = st.session_state.setdefault(_NOTICES, {})
+    if said is not None:
+        notices[key] = (said, shown)
+    elif key in notices and notices[key][1] != shown:
+        del notices[key]
+    if key in notices:
+        st.warning(literal(notices[key][0]), icon=":material/link_off:")
+
+
+def one_choice(
+    key: str, options: Sequence[T], default: T, spell: Callable[[T], str] = str, *, called: str
+) -> None:
     """Set the one-choice widget ``key`` (drawn next, without a default of its own) to the choice the
     page shows: ``?key=`` of the address the page opened with (the option ``spell`` writes so), else the
     widget's value (the user's choice, or the last run's), else the one last shown in this session, else
-    ``default``. An address naming no option is passed over. After drawing it, call :func:`keep_one`."""
+    ``default``. An address naming no option is passed over, and said (:func:`notice`, ``called`` naming
+    what an option is). After drawing it, call :func:`keep_one`."""
     spelled = {spell(o): o for o in options}
     asked = from_address(key)
     remembered = st.session_state.get(_CHOSEN, {}).get(key)
     candidates = [spelled.get(asked) if asked is not None else None, st.session_state.get(key), remembered]
     # Set on every run: a widget of another page with the same key is another widget (see dataset_picker).
-    st.session_state[key] = next((c for c in candidates if c is not None and c in options), default)
+    shown = st.session_state[key] = next((c for c in candidates if c is not None and c in options), default)
+    said = None
+    if asked is not None and asked not in spelled:
+        said = unknown_values(called, [asked], list(spelled), f"showing {spell(shown)!r} instead")
+    notice(key, shown, said)
 
 
 def keep_one(key: str, shown: T, default: T | None, spell: Callable[[T], str] = str) -> None:
@@ -136,10 +185,11 @@ def keep_one(key: str, shown: T, default: T | None, spell: Callable[[T], str] = 
     keep(key, None if shown == default else spell(shown))
 
 
-def many_choices(key: str, options: Sequence[str]) -> None:
+def many_choices(key: str, options: Sequence[str], *, called: str) -> None:
     """Set the many-choice widget ``key`` (drawn next) to the choices the page shows: those of the address
     the page opened with (``?key=a&key=b``) that are options, else the widget's, else those last shown
-    in this session that are options. After drawing it, call :func:`keep_many`."""
+    in this session that are options. Those of the address no option names are left out, and said
+    (:func:`notice`, ``called`` naming what an option is). After drawing it, call :func:`keep_many`."""
     asked = all_from_address(key)
     if asked is not None:
         chosen = [o for o in dict.fromkeys(asked) if o in options]
@@ -147,6 +197,18 @@ def many_choices(key: str, options: Sequence[str]) -> None:
         current = st.session_state.get(key, st.session_state.get(_CHOSEN, {}).get(key))
         chosen = [o for o in current if o in options] if isinstance(current, list) else []
     st.session_state[key] = chosen
+    notice(key, chosen, left_out(called, asked or [], options))
+
+
+def left_out(called: str, asked: Sequence[str], options: Sequence[str]) -> str | None:
+    """What a many-choice filter says of the values the address asked for that no option names (None:
+    every one is an option): they are left out of the filter."""
+    unknown = [a for a in dict.fromkeys(asked) if a not in options]
+    if not unknown:
+        return None
+    return unknown_values(
+        called, unknown, options, "it is left out" if len(unknown) == 1 else "they are left out"
+    )
 
 
 def keep_many(key: str, shown: Sequence[str] | None) -> None:

@@ -3,7 +3,7 @@
 Every choice is kept in the page address (``?subset=…&detector=…``), so a filtered dashboard is a link
 that can be shared or put in a presentation. The address is read when the page opens and written from
 the filters shown on every run (see :mod:`components.page_address`); a filter the page does not draw is
-left out of it.
+left out of it, and a value of the address no option names is said, beside the filters, and left out.
 
 The source models chosen are also kept in the session, apart from the widget: the models offered differ
 from view to view (Tri-HE's runs name the models whose answers they judged, which the items of the other
@@ -17,7 +17,16 @@ import streamlit as st
 from sqlalchemy import Engine
 
 from analysis.reports.data import UNKNOWN_CHOICES, UNKNOWN_EXCLUDED, ReportFilter, unknown_choice
-from components.page_address import all_from_address, keep, keep_many, keep_one, many_choices, one_choice
+from components.page_address import (
+    all_from_address,
+    keep,
+    keep_many,
+    keep_one,
+    left_out,
+    many_choices,
+    notice,
+    one_choice,
+)
 from components.store_cache import cached
 from db.repositories.datasets import DatasetInfo
 from db.repositories.items import facets
@@ -56,7 +65,7 @@ def report_filter(
     kinds = sorted({t for types in types_by_kind.values() for t in types})
     shown = [True, True, detectors and bool(names), types and bool(kinds)]
     columns = iter(st.columns(sum(shown) + int(unknown)))
-    many_choices("subset", subsets)
+    many_choices("subset", subsets, called="subset")
     chosen_subsets = next(columns).multiselect("Subset", subsets, key="subset", placeholder="all subsets")
     keep_many("subset", chosen_subsets)
     _restore_models(models)
@@ -71,14 +80,14 @@ def report_filter(
     keep_many(MODEL_WIDGET, chosen_models)
     chosen_detectors: list[str] = []
     if shown[2]:
-        many_choices("detector", names)
+        many_choices("detector", names, called="detector")
         chosen_detectors = next(columns).multiselect(
             "Detector", names, key="detector", placeholder="all detectors"
         )
     keep_many("detector", chosen_detectors if shown[2] else None)
     chosen_types: list[str] = []
     if shown[3]:
-        many_choices("type", kinds)
+        many_choices("type", kinds, called="hallucination type")
         chosen_types = next(columns).multiselect(
             "Hallucination type",
             kinds,
@@ -103,7 +112,12 @@ def report_filter(
             )
     chosen_unknown = UNKNOWN_CHOICES[UNKNOWN_EXCLUDED]
     if unknown:
-        one_choice("unknown", list(UNKNOWN_CHOICES.values()), chosen_unknown)
+        one_choice(
+            "unknown",
+            list(UNKNOWN_CHOICES.values()),
+            chosen_unknown,
+            called="way to count 'unknown' sentences",
+        )
         chosen_unknown = (
             next(columns).segmented_control(
                 "'Unknown' sentences",
@@ -136,7 +150,8 @@ def _restore_models(offered: list[str]) -> None:
     remembered = st.session_state.get(_MODELS)
     if not isinstance(remembered, list):  # the first view of the session, without a link's models
         remembered = st.session_state[_MODELS] = []
-    st.session_state[MODEL_WIDGET] = [m for m in remembered if m in offered]
+    shown = st.session_state[MODEL_WIDGET] = [m for m in remembered if m in offered]
+    notice(MODEL_WIDGET, shown, left_out("source model", asked or [], offered))
 
 
 def _models_changed(offered: list[str]) -> None:

@@ -490,3 +490,9 @@ def test_a_link_naming_no_task_opens_spans(store: str) -> None:
     at = _open("app_pages/adjudicate.py", task="Nonsense")
     assert next(b for b in at.button_group if b.key == "task").value == "spans"
     assert "task" not in at.query_params
+    assert [w.value for w in at.warning] == [
+        literal(
+            "The link asked for labels 'Nonsense', which is not one of 'Spans', 'Sentences', 'Claims', "
+            "'Triplets', 'Ratings'; showing 'Spans' instead."
+        )
+    ]

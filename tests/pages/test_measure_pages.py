@@ -18,6 +18,7 @@ from db.exporter import export_bundle
 from db.importer import import_bundle
 from db.repositories.datasets import get_dataset
 from formats.records import Bundle
+from render.literal_text import literal
 from tests.analysis.reports.demo_store import DEMO, load_demo_store
 from tests.pages.conftest import watcher_reruns_the_next_run
 
@@ -621,6 +622,60 @@ def test_metrics_link_with_filters_opens_them(store: str) -> None:
     at = _page("app_pages/paper_metrics.py", view="No such paper", unknown="sometimes")
     assert at.segmented_control(key="view").value == "MHALO"
     assert not {"view", "unknown"} & set(at.query_params)
+
+
+def _said(at: AppTest) -> list[str]:
+    """What the page says of its address's values that name no option (every page in the same words)."""
+    return [w.value for w in at.warning if w.value.startswith("The link asked for")]
+
+
+def test_metrics_says_what_of_a_stale_link_it_cannot_show(store: str, monkeypatch) -> None:
+    """A paper, a detector, a source model or a subset the link names and the dataset lacks was dropped
+    without a word; each is now said once, literally, and stays said while the page shows the same."""
+    at = _page(
+        "app_pages/paper_metrics.py",
+        view="nonsense",
+        detector=["eager", "ghost"],
+        model="*nobody*",
+        subset="no such subset",
+    )
+    papers = ", ".join(map(repr, at.segmented_control(key="view").options))
+    models = ", ".join(map(repr, at.multiselect(key="model").options))
+    assert _said(at) == [
+        literal(
+            f"The link asked for paper 'nonsense', which is not one of {papers}; showing 'MHALO' instead."
+        ),
+        literal(
+            "The link asked for subset 'no such subset', which is not one of 'counting', 'shapes', 'signs'; "
+            "it is left out."
+        ),
+        literal(f"The link asked for source model '*nobody*', which is not one of {models}; it is left out."),
+        literal(
+            "The link asked for detector 'ghost', which is not one of 'cautious', 'eager', 'sloppy'; "
+            "it is left out."
+        ),
+    ]
+    assert at.multiselect(key="detector").value == ["eager"]
+    assert {k: v for k, v in at.query_params.items() if k != "user"} == {"dataset": DEMO, "detector": "eager"}
+    watcher_reruns_the_next_run(monkeypatch)
+    at.query_params.update({"view": "nonsense", "detector": ["eager", "ghost"]})  # an older address
+    at.run()
+    assert len(_said(at)) == 4  # still said, and not twice
+    at.multiselect(key="detector").set_value(["eager", "sloppy"]).run()
+    assert not any("detector 'ghost'" in said for said in _said(at))
+    assert len(_said(at)) == 3
+
+
+def test_agreement_says_a_link_labels_it_does_not_offer(store: str) -> None:
+    at = _page("app_pages/agreement.py", kind="zzz")
+    kinds = at.segmented_control(key="kind").options
+    assert _said(at) == [
+        literal(
+            f"The link asked for labels 'zzz', which is not one of {', '.join(map(repr, kinds))}; "
+            f"showing {kinds[0]!r} instead."
+        )
+    ]
+    assert at.segmented_control(key="kind").value == kinds[0]
 
 
 def test_metrics_opened_again_follows_its_address(store: str) -> None:

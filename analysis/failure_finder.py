@@ -230,6 +230,10 @@ def _number(text: str | None, default: float, low: float, high: float) -> float:
     return min(high, max(low, value)) if np.isfinite(value) else default
 
 
+# The URL parameters a query is written to and read from (``FinderQuery.to_params``/``from_params``).
+PARAMS = ("preset", "detector", "other", "subset", "model", "type", "min_dis", "sort", "order", "iou")
+
+
 @dataclass(frozen=True)
 class FinderQuery:
     """The finder's preset and filters; round-trips through URL query parameters."""

@@ -33,7 +33,7 @@ from components import adjudication_forms as forms
 from components.dataset_picker import pick_dataset
 from components.dead_ends import missing_item
 from components.item_parts import show_image, show_text
-from components.page_address import keep_one, one_choice
+from components.page_address import from_address, keep, keep_one, one_choice
 from components.page_setup import setup_page
 from components.store_cache import cached
 from db.access import Actor, Forbidden
@@ -68,6 +68,7 @@ RULE_TITLES = {"majority": "Majority", "unanimity": "Unanimity", "alignbench": "
 ACCEPT, MERGE, EDIT = "Accept one annotator's labels", "Merge", "Edit"
 _DONE = "adjudication_done"
 _PREVIEW = "adjudication_preview"
+_ITEM_SHOWN = "adjudication_item_shown"  # the item last shown, whatever the labels
 
 ctx = setup_page("Adjudicate")
 ctx.require("adjudicate")
@@ -287,19 +288,20 @@ def _decide(item: ItemView) -> None:
 
 
 ids = [r.votes.external_id for r in listed]
-wanted = st.query_params.get("item")
+# The item shown: the ``?item=`` the page opened with (read once: see components.page_address), else the
+# one chosen for these labels, else the one last shown (other labels were chosen), else the first listed.
+# One not (or no longer) listed, a deep link's or one just promoted, stays offered while it is shown.
+item_key = f"adj_item_{task}"
+wanted = from_address("item") or st.session_state.get(item_key) or st.session_state.get(_ITEM_SHOWN)
 if wanted and wanted not in ids:
-    ids.insert(0, wanted)  # a deep link to an item not (or no longer) in the list still opens it
-if ids:
-    chosen = st.selectbox(
-        "Item",
-        ids,
-        index=ids.index(wanted) if wanted in ids else 0,
-        key=f"adj_item_{task}",
-        help="Most disagreement first.",
-    )
-    if st.query_params.get("item") != chosen:
-        st.query_params["item"] = chosen
+    ids.insert(0, wanted)
+if not ids:
+    keep("item", None)
+else:
+    st.session_state[item_key] = wanted if wanted in ids else ids[0]
+    chosen = st.selectbox("Item", ids, key=item_key, help="Most disagreement first.")
+    st.session_state[_ITEM_SHOWN] = chosen
+    keep("item", chosen)
     found = get_item(ctx.engine, dataset.id, chosen)
     if found is None:
         missing_item(dataset, chosen, "app_pages/adjudicate.py", None)

@@ -12,7 +12,6 @@ leaves out the columns and presets measured against gold, and says where gold co
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import replace
 from urllib.parse import urlencode
 
 import streamlit as st
@@ -20,6 +19,7 @@ import streamlit as st
 from analysis import failure_finder as ff
 from components.dataset_picker import pick_dataset
 from components.no_gold import show_no_gold
+from components.page_address import all_from_address, keep, left_out, notice, unknown_values
 from components.page_controls import iou_threshold
 from components.page_setup import setup_page
 from components.span_cache import dataset_spans, finder_selection, finder_tables
@@ -48,48 +48,95 @@ graded = evaluation.gold is not None  # whether there is gold to score the detec
 if not graded:
     show_no_gold(ctx, dataset, "F1 scores, false positives and the presets and columns that need gold")
 
-query = ff.FinderQuery.from_params({key: st.query_params.get_all(key) for key in st.query_params})
-# A link made while the dataset had gold may ask for a preset that needs it: said, not dropped unseen.
-if query.preset is not None and query.preset not in ff.presets(graded):
-    st.warning(
-        f"The link's preset “{ff.PRESETS[query.preset]}” needs a gold label set: showing all items instead."
-    )
-    query = replace(query, preset=None)
-for problem in ff.problems(query, names):
-    st.warning(literal(problem))
 # Disagreement is measured between detector runs: with one, it has no value, and filtering on it would
 # empty the list without a word.
 ONE_RUN = len(names) < 2
 ONE_RUN_HELP = "Disagreement is measured between two detector runs, and this dataset has one."
-if ONE_RUN and query.min_disagreement > 0:
-    st.warning(f"The link's disagreement filter is left out. {ONE_RUN_HELP}")
-    query = replace(query, min_disagreement=0.0)
 
 # ------------------------------------------------------------------------------------------- filters
+# The preset and filters shown are the widgets' (see components.page_address): each is set before it is
+# drawn to the address's value when the page opens (read once), else the widget's (the user's choice),
+# else the one last shown in this session (another dataset's widgets), else none. A value of the address
+# this dataset lacks is said and left out; the address is written from the widgets on every run, so a run
+# asked for with an older address (as a watcher's run is) changes nothing shown.
 key = f"ff_{dataset.id}"  # widget keys per dataset: the detectors and facets differ between datasets
+_SHOWN = "ff_shown_query"  # session state: the query the filters showed last
 PRESET_CHOICES = [None, *ff.presets(graded)]
 DETECTOR_CHOICES = [ff.ANY, *names]
+asked = {name: all_from_address(name) for name in ff.PARAMS if name != "iou"}  # ?iou=: the slider's own
+link = ff.FinderQuery.from_params({name: values for name, values in asked.items() if values is not None})
+before: ff.FinderQuery = st.session_state.get(_SHOWN, ff.FinderQuery())
 
 
-def _index(options: Sequence[object], value: object) -> int:
-    return options.index(value) if value in options else 0
+def _shown(widget: str, options: Sequence[object], name: str, field: str) -> object:
+    """Set the one-choice widget to the value it shows (see above) and return that value."""
+    candidates = [
+        *([getattr(link, field)] if asked[name] is not None else []),
+        *([st.session_state[widget]] if widget in st.session_state else []),
+        getattr(before, field),
+    ]
+    value = next((c for c in candidates if c in options), options[0])
+    st.session_state[widget] = value
+    return value
 
+
+def _shown_many(widget: str, options: Sequence[str], name: str, field: str, called: str) -> list[str]:
+    """Set the many-choice widget to the values it shows (see above), say those of the address that are
+    not options, and return the values."""
+    if asked[name] is not None:
+        current = list(getattr(link, field))
+    elif widget in st.session_state:
+        current = list(st.session_state[widget])
+    else:
+        current = list(getattr(before, field))
+    value = st.session_state[widget] = [v for v in current if v in options]
+    notice(name, value, left_out(called, list(getattr(link, field)) if asked[name] else [], options))
+    return value
+
+
+def _unknown_detector(name: str, shown: object) -> None:
+    """Say a detector of the address (``?detector=``, ``?other=``) this dataset has no run of."""
+    wanted = getattr(link, name)
+    unknown = asked[name] is not None and wanted != ff.ANY and wanted not in names
+    instead = f"showing {shown!r} instead" if shown != ff.ANY else "showing any detector instead"
+    notice(name, shown, unknown_values("detector", [wanted], names, instead) if unknown else None)
+
+
+preset_shown = _shown(f"{key}_preset", PRESET_CHOICES, "preset", "preset")
+# A link made while the dataset had gold may ask for a preset that needs it, or for one that is not a
+# preset at all: said, not dropped unseen.
+link_preset = (asked["preset"] or [""])[-1]
+notice(
+    "preset",
+    preset_shown,
+    None
+    if not link_preset or link_preset in PRESET_CHOICES
+    else f"The link's preset “{ff.PRESETS[link_preset]}” needs a gold label set: showing all items instead."
+    if link_preset in ff.PRESETS
+    else unknown_values(
+        "preset", [link_preset], [p for p in PRESET_CHOICES if p], "showing all items instead"
+    ),
+)
+needs_x = preset_shown == "misses"
+detector_choices = DETECTOR_CHOICES[1:] if needs_x else DETECTOR_CHOICES
+detector_widget = f"{key}_detector_{needs_x}"
+_unknown_detector("detector", _shown(detector_widget, detector_choices, "detector", "detector"))
+if graded:
+    _unknown_detector("other", _shown(f"{key}_other", DETECTOR_CHOICES, "other", "other"))
+problems = st.container()  # what is wrong with the choice shown, said once it is made (below)
 
 top = st.columns([2.2, 1.4, 1.4])
 preset = top[0].selectbox(
     "Preset",
     PRESET_CHOICES,
-    index=_index(PRESET_CHOICES, query.preset),
     format_func=lambda p: "All items" if p is None else ff.PRESETS[p],
     key=f"{key}_preset",
 )
-needs_x = preset == "misses"
 detector = top[1].selectbox(
     "Detector X" if needs_x else "Detector",
-    DETECTOR_CHOICES[1:] if needs_x else DETECTOR_CHOICES,
-    index=_index(DETECTOR_CHOICES[1:] if needs_x else DETECTOR_CHOICES, query.detector),
+    detector_choices,
     format_func=lambda d: "any detector" if d == ff.ANY else d,
-    key=f"{key}_detector_{needs_x}",
+    key=detector_widget,
     help="The detector the preset is about.",
 )
 # Y of "X misses what Y finds": without gold that preset is not offered, and the box is left out.
@@ -97,7 +144,6 @@ other = (
     top[2].selectbox(
         "…misses what Y finds",
         DETECTOR_CHOICES,
-        index=_index(DETECTOR_CHOICES, query.other),
         format_func=lambda d: "any other detector" if d == ff.ANY else d,
         key=f"{key}_other",
         disabled=not needs_x,
@@ -115,67 +161,61 @@ _, table = finder_tables(ctx.engine, dataset.id, float(threshold))
 all_types = sorted({t for types in table["gold types"] for t in types}) if graded else []
 all_subsets = sorted(table["subset"].dropna().unique())
 all_models = sorted(table["source model"].dropna().unique())
-# A link from another dataset (or the sidebar's dataset switched under a filter) may ask for values this
-# dataset lacks: a widget given such a default fails, and a filter dropped unseen misleads, so say it.
-for facet, asked, known in (
-    ("subset", query.subsets, all_subsets),
-    ("source model", query.models, all_models),
-    ("hallucination type", query.types, all_types),
-):
-    if unknown := [v for v in asked if v not in known]:
-        st.warning(
-            literal(
-                f"Dataset {dataset.name!r} has no {facet} {', '.join(map(repr, unknown))}: "
-                "that filter is left out."
-            )
-        )
+# A link from another dataset may ask for values this dataset lacks: said (beside the filters), left out.
+_shown_many(f"{key}_subset", all_subsets, "subset", "subsets", "subset")
+_shown_many(f"{key}_model", all_models, "model", "models", "source model")
+if graded:
+    _shown_many(f"{key}_type", all_types, "type", "types", "hallucination type")
+sort_choices = [c for c in ff.sort_options(table) if not (ONE_RUN and c == "disagreement")]
+sort_shown = _shown(f"{key}_sort", sort_choices, "sort", "sort")
+link_sort = (asked["sort"] or [""])[-1]
+notice(
+    "sort",
+    sort_shown,
+    unknown_values("column to sort by", [link_sort], sort_choices, f"sorting by {sort_shown!r} instead")
+    if link_sort and link_sort not in sort_choices
+    else None,
+)
+dis_widget, order_widget = f"{key}_min_dis", f"{key}_order"
+if ONE_RUN:
+    st.session_state[dis_widget] = 0.0
+elif asked["min_dis"] is not None:
+    st.session_state[dis_widget] = link.min_disagreement
+elif dis_widget not in st.session_state:
+    st.session_state[dis_widget] = before.min_disagreement
+notice(
+    "min_dis",
+    st.session_state[dis_widget],
+    f"The link's disagreement filter is left out. {ONE_RUN_HELP}"
+    if ONE_RUN and asked["min_dis"] is not None and link.min_disagreement > 0
+    else None,
+)
+_shown(order_widget, [False, True], "order", "descending")
 # Without gold no item has a hallucination type to filter on: that filter is left out.
 more = st.columns([1.3, 1.3, 1.6, 1.2, 1.4] if graded else [1.3, 1.3, 1.2, 1.4])
 subset_box, model_box, *types_box, dis_box, sort_box = more
-subsets = subset_box.multiselect(
-    "Subset",
-    all_subsets,
-    default=[s for s in query.subsets if s in all_subsets],
-    key=f"{key}_subset",
-)
-models = model_box.multiselect(
-    "Source model",
-    all_models,
-    default=[m for m in query.models if m in all_models],
-    key=f"{key}_model",
-)
-types = (
-    types_box[0].multiselect(
-        "Hallucination type present",
-        all_types,
-        default=[t for t in query.types if t in all_types],
-        key=f"{key}_type",
-    )
-    if graded
-    else []
-)
+subsets = subset_box.multiselect("Subset", all_subsets, key=f"{key}_subset")
+models = model_box.multiselect("Source model", all_models, key=f"{key}_model")
+types = types_box[0].multiselect("Hallucination type present", all_types, key=f"{key}_type") if graded else []
 min_dis = dis_box.slider(
     "Disagreement ≥",
     0.0,
     1.0,
-    value=query.min_disagreement,
     step=0.05,
-    key=f"{key}_min_dis",
+    key=dis_widget,
     disabled=ONE_RUN,
     help=ONE_RUN_HELP
     if ONE_RUN
     else "Mean over detector pairs of 1 − F1_IoU between their predictions: 0 = all detectors flag the "
     "same spans, 1 = no two share a matching span.",
 )
-sort_choices = [c for c in ff.sort_options(table) if not (ONE_RUN and c == "disagreement")]
 sort = sort_box.selectbox(
     "Sort by",
     sort_choices,
-    index=_index(sort_choices, query.sort),
     format_func=lambda c: "dataset order" if c == "item" else c,
     key=f"{key}_sort",
 )
-descending = sort_box.toggle("Descending", value=query.descending, key=f"{key}_order")
+descending = sort_box.toggle("Descending", key=order_widget)
 
 query = ff.FinderQuery(
     preset=preset,
@@ -189,11 +229,14 @@ query = ff.FinderQuery(
     descending=descending,
     threshold=float(threshold),
 )
-wanted_params = {"dataset": dataset.name, **query.to_params()}
-current = {k: st.query_params.get_all(k) for k in st.query_params if k != "user"}
-if current != {k: v if isinstance(v, list) else [v] for k, v in wanted_params.items()}:
-    user = st.query_params.get("user")
-    st.query_params.from_dict({**wanted_params, **({"user": user} if user else {})})
+st.session_state[_SHOWN] = query
+for problem in ff.problems(query, names):
+    problems.warning(literal(problem))
+written = query.to_params()
+wanted_params = {"dataset": dataset.name, **written}
+for name in ff.PARAMS:
+    if name != "iou":  # the slider keeps its own
+        keep(name, written.get(name))
 
 # --------------------------------------------------------------------------------------------- table
 found = finder_selection(ctx.engine, dataset.id, query)

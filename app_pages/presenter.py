@@ -1,7 +1,8 @@
 """Presenter mode: one figure per screen in large type, read-only, following the store as labels change.
 
 Filters come from the page address (the same ``?subset=…&detector=…`` the Metrics page writes), so a
-presenter opens a prepared link; ``?slide=`` picks the figure (one past the last shows the last, and the
+presenter opens a prepared link (read when presenter mode opens, and written back from the filters shown
+on every run); ``?slide=`` picks the figure (one past the last shows the last, and the
 line under it says which slide was asked for until the presenter moves). The keyboard drives it as a
 slide deck: → / PageDown for the next slide, ← / PageUp for the previous one, Esc back to the page
 presenter mode was opened from. The address is read when presenter mode opens; while it stays open the deck counts its own
@@ -17,11 +18,11 @@ import plotly.graph_objects as go
 import streamlit as st
 
 from analysis.reports.base import Report
-from analysis.reports.data import ReportFilter, unknown_choice
+from analysis.reports.data import UNKNOWN_CHOICES, UNKNOWN_EXCLUDED, ReportFilter, unknown_choice
 from components.dataset_picker import pick_dataset
 from components.live_refresh import follow_store
 from components.navigation import PRESENTER_SLIDE, origin
-from components.page_address import keep
+from components.page_address import all_from_address, keep, opening
 from components.page_setup import setup_page
 from components.presenter_slides import Slide, iter_slides
 from components.report_views import figure_of
@@ -49,6 +50,7 @@ section[data-testid="stSidebar"], header[data-testid="stHeader"],
 
 # Session state: the slide the address asked for when presenter mode opened, until the presenter moves.
 ASKED_SLIDE = "_presenter_asked_slide"
+FILTER = "_presenter_filter"  # session state: the filters shown, read from the address when it opened
 JUMP_LABEL = "Slide"  # the slide list: a pick there hands the keys back to the deck (see unit_keys)
 PRESENTER_KEYS = (
     ("→ or PageDown", "next slide"),
@@ -65,14 +67,29 @@ dataset = picked_dataset
 follow_store(ctx.engine)
 st.html(PRESENTER_CSS)
 
+
+# The filters shown: those of the address presenter mode opened with (read once: see
+# components.page_address; a filter it lacks is none), then kept in the session and written back into the
+# address on every run, so a watcher's run that brings an older address back does not change the deck.
+asked = {name: all_from_address(name) for name in ("subset", "model", "detector", "type", "unknown")}
+if opening() or any(values is not None for values in asked.values()) or FILTER not in st.session_state:
+    st.session_state[FILTER] = ReportFilter(
+        subsets=tuple(asked["subset"] or ()),
+        source_models=tuple(asked["model"] or ()),
+        detectors=tuple(asked["detector"] or ()),
+        types=tuple(asked["type"] or ()),
+        unknown=unknown_choice(asked["unknown"][-1] if asked["unknown"] else None),
+    )
+flt: ReportFilter = st.session_state[FILTER]
+for name, values in (
+    ("subset", flt.subsets),
+    ("model", flt.source_models),
+    ("detector", flt.detectors),
+    ("type", flt.types),
+):
+    keep(name, list(values) or None)
+keep("unknown", None if flt.unknown == UNKNOWN_EXCLUDED else UNKNOWN_CHOICES[flt.unknown])
 params = st.query_params
-flt = ReportFilter(
-    subsets=tuple(params.get_all("subset")),
-    source_models=tuple(params.get_all("model")),
-    detectors=tuple(params.get_all("detector")),
-    types=tuple(params.get_all("type")),
-    unknown=unknown_choice(params.get("unknown")),
-)
 
 
 def _addressed() -> int:

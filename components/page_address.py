@@ -52,6 +52,7 @@ _SHOWN = "_address_page"  # the page the last full run showed
 _OPENED_WITH = "_address_opened_with"  # the address it opened with, less the values read since
 _KEPT = "_address_kept"  # what this run keeps in the address: name -> value, or None for left out
 _CHOSEN = "_address_chosen"  # widget key -> the value last shown, kept while the widget is not drawn
+_OPENING = "_address_opening"  # whether this run is the first since the page opened
 _NOTICES = "_address_notices"  # choice -> (what the page says of the address's values, the value shown)
 _LISTED = 8  # the options an unknown value's notice names, at most
 
@@ -60,11 +61,20 @@ def begin_run(url_path: str) -> None:
     """Note the page a full run is about to show (``app.py``, on every run): the address it opened with,
     when it is another page than the last run's or the browser went back or forward to it, and nothing
     kept yet this run; a page opened forgets the notices of the one before."""
-    if st.session_state.get(_SHOWN) != url_path or _back_or_forward():
+    opened = st.session_state.get(_SHOWN) != url_path or _back_or_forward()
+    if opened:
         st.session_state[_SHOWN] = url_path
         st.session_state[_OPENED_WITH] = {name: st.query_params.get_all(name) for name in st.query_params}
         st.session_state[_NOTICES] = {}
+    st.session_state[_OPENING] = opened
     st.session_state[_KEPT] = {}
+
+
+def opening() -> bool:
+    """Whether this run is the first since the page opened or the browser went back or forward to it
+    (always, for a page run by itself). A page that keeps values without widgets (presenter mode's
+    filters) reads them from the address then, where a value the address lacks means none."""
+    return _SHOWN not in st.session_state or bool(st.session_state.get(_OPENING, True))
 
 
 def _back_or_forward() -> bool:

@@ -496,3 +496,33 @@ def test_a_link_naming_no_task_opens_spans(store: str) -> None:
             "'Triplets', 'Ratings'; showing 'Spans' instead."
         )
     ]
+
+
+def test_the_item_shown_stays_over_an_older_address(store: str) -> None:
+    """``?item=`` was read on every run: a run asked for with the address from before the last choice
+    (as a watcher's run is) opened the labels chosen next on that older item. The item shown is the
+    truth once the page is open; the address says it, and other labels open on it too."""
+    at = _open("app_pages/adjudicate.py")
+    first, second = at.selectbox(key="adj_item_spans").options[:2]
+    at.selectbox(key="adj_item_spans").set_value(second).run()
+    assert at.query_params["item"] == second
+    at.query_params["item"] = first  # the address from before the last choice
+    at.run()
+    assert not at.exception, at.exception
+    assert at.selectbox(key="adj_item_spans").value == second
+    assert at.query_params["item"] == second
+    at.query_params["item"] = first
+    next(b for b in at.button_group if b.key == "task").set_value("sentences").run()
+    assert not at.exception, at.exception
+    assert at.selectbox(key="adj_item_sentences").value == second
+    assert at.subheader[1].value == f"Item {literal(second)}"
+    assert at.query_params["item"] == second
+
+
+def test_a_link_to_an_item_opens_it_and_the_address_follows_the_choice(store: str) -> None:
+    at = _open("app_pages/adjudicate.py")
+    listed = at.selectbox(key="adj_item_spans").options
+    at = _open("app_pages/adjudicate.py", item=listed[2])
+    assert at.selectbox(key="adj_item_spans").value == listed[2]
+    at.selectbox(key="adj_item_spans").set_value(listed[0]).run()
+    assert at.query_params["item"] == listed[0]

@@ -221,7 +221,14 @@ def test_deep_link_restores_the_filters(demo: str) -> None:
 
 def test_unknown_detector_in_the_link_is_named(demo: str) -> None:
     at = finder(preset="format", detector="nobody")
-    assert any("no detector named 'nobody'" in w.value for w in at.warning)
+    assert [w.value for w in at.warning] == [
+        literal(
+            "The link asked for detector 'nobody', which is not one of 'cautious', 'eager', 'sloppy'; "
+            "showing any detector instead."
+        )
+    ]
+    assert widget(at.selectbox, "Detector").value == "any"
+    assert "detector" not in at.query_params
 
 
 def test_filters_of_another_dataset_in_the_link_are_named_not_a_traceback(demo: str) -> None:
@@ -229,11 +236,62 @@ def test_filters_of_another_dataset_in_the_link_are_named_not_a_traceback(demo: 
     dataset switched under a subset filter) made the page a traceback; it is now named and left out."""
     at = finder(subset=["shapes", "M-HalDetect"], model="ghost-model", type="Nope")
     said = " ".join(w.value for w in at.warning)
-    assert "has no subset 'M-HalDetect'" in said
-    assert "has no source model 'ghost-model'" in said
-    assert "has no hallucination type 'Nope'" in said
+    assert "The link asked for subset 'M-HalDetect', which is not one of" in said
+    assert "The link asked for source model 'ghost-model', which is not one of" in said
+    assert "The link asked for hallucination type 'Nope', which is not one of" in said
     assert widget(at.multiselect, "Subset").value == ["shapes"]
     assert widget(at.multiselect, "Source model").value == []
+
+
+def test_finder_filters_survive_an_older_address(demo: str) -> None:
+    """The finder read its address on every run: a run asked for with the address from before the last
+    choices (a watcher's, a link followed back) said the link's unknown subset again, as if the link had
+    just been followed, and a box drawn anew (Detector X, once the preset asks for it) opened on the
+    older address's detector. The filters shown are the truth once the page is open."""
+    at = finder(subset=["shapes", "ghost"])
+    assert len(at.warning) == 1 and "'ghost'" in at.warning[0].value
+    widget(at.multiselect, "Subset").set_value(["signs"]).run()
+    assert not at.warning  # the subset chosen since is not the one the notice was about
+    widget(at.selectbox, "Detector").set_value("eager").run()
+    shown = listed(at)
+    at.query_params["subset"] = ["shapes", "ghost"]  # the address from before the last choices
+    at.query_params.pop("detector")
+    at.run()
+    assert not at.exception, at.exception
+    assert not at.warning
+    assert widget(at.multiselect, "Subset").value == ["signs"]
+    assert widget(at.selectbox, "Detector").value == "eager"
+    assert listed(at) == shown
+    assert param(at, "subset") == ["signs"] and param(at, "detector") == ["eager"]
+    at.query_params["detector"] = "sloppy"  # older still
+    widget(at.selectbox, "Preset").set_value("misses").run()
+    assert not at.exception, at.exception
+    assert widget(at.selectbox, "Detector X").value == "eager"
+    assert param(at, "detector") == ["eager"] and param(at, "preset") == ["misses"]
+
+
+def test_finder_opened_again_follows_its_address(demo: str) -> None:
+    at = finder(preset="format", subset="shapes")
+    at.switch_page("app_pages/compare.py").run()
+    at.query_params.clear()
+    at.query_params.update({"dataset": DEMO, "preset": "boundary"})  # a link to the finder, followed
+    at.switch_page("app_pages/failures.py").run()
+    assert not at.exception, at.exception
+    assert widget(at.selectbox, "Preset").value == "boundary"
+    assert param(at, "preset") == ["boundary"]
+
+
+def test_finder_says_a_preset_or_sort_of_the_link_it_does_not_have(demo: str) -> None:
+    at = finder(preset="bogus", sort="*nothing*")
+    said = [w.value for w in at.warning]
+    assert said[0].startswith(literal("The link asked for preset 'bogus', which is not one of 'misses', "))
+    assert said[0].endswith(literal("; showing all items instead."))
+    assert said[1].startswith(
+        literal("The link asked for column to sort by '*nothing*', which is not one of")
+    )
+    assert said[1].endswith(literal("; sorting by 'item' instead."))
+    assert widget(at.selectbox, "Preset").value is None
+    assert not {"preset", "sort"} & set(at.query_params)
 
 
 def test_exports_are_offered(demo: str) -> None:

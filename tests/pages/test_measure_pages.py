@@ -325,6 +325,44 @@ def test_presenter_opened_again_follows_its_address(store: str) -> None:
     assert _slide_shown(at) == 2
 
 
+def _figure(at: AppTest) -> str:
+    """The slide's figure, as the page hands it to the browser."""
+    return at.get("plotly_chart")[0].proto.spec
+
+
+def test_presenter_filters_survive_an_older_address(store: str, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Presenter mode read its filters from the address on every run: a watcher's run that brought an
+    older address back (one without the link's filters) redrew the deck unfiltered, and left the address
+    saying so. The filters are read when it opens; the deck and the address keep them."""
+    filtered = {"subset": "shapes", "detector": ["eager", "sloppy"]}
+    unfiltered = _figure(_page("app_pages/presenter.py"))
+    at = _page("app_pages/presenter.py", **filtered)
+    shown = _figure(at)
+    assert shown != unfiltered
+    for rerun in ("browser", "watcher"):
+        at.query_params.pop("subset")  # an older address, without the filters
+        at.query_params.pop("detector")
+        drawn = watcher_reruns_the_next_run(monkeypatch) if rerun == "watcher" else None
+        at.run()
+        assert drawn is None or len(drawn) == 2, drawn  # the watcher did rerun the page
+        assert not at.exception, at.exception
+        assert _figure(at) == shown, rerun
+        assert at.query_params["subset"] == "shapes", rerun
+        assert at.query_params["detector"] == ["eager", "sloppy"], rerun
+
+
+def test_presenter_opened_again_follows_the_filters_of_its_address(store: str) -> None:
+    at = _page("app_pages/presenter.py", subset="shapes")
+    shapes = _figure(at)
+    at.switch_page("app_pages/paper_metrics.py").run()
+    at.query_params.clear()
+    at.query_params.update({"dataset": DEMO})  # a link to presenter mode without filters, followed
+    at.switch_page("app_pages/presenter.py").run()
+    assert not at.exception, at.exception
+    assert _figure(at) != shapes
+    assert "subset" not in at.query_params
+
+
 def test_presenter_leaves_for_the_page_it_was_opened_from(store: str) -> None:
     at = _page("app_pages/agreement.py", kind="Ratings")
     at.switch_page("app_pages/presenter.py").run()

@@ -19,7 +19,7 @@ import streamlit as st
 from analysis import failure_finder as ff
 from components.dataset_picker import pick_dataset
 from components.no_gold import show_no_gold
-from components.page_address import all_from_address, keep, left_out, notice, unknown_values
+from components.page_address import all_from_address, back_or_forward, keep, left_out, notice, unknown_values
 from components.page_controls import iou_threshold
 from components.page_setup import setup_page
 from components.span_cache import dataset_spans, finder_selection, finder_tables
@@ -55,7 +55,8 @@ ONE_RUN_HELP = "Disagreement is measured between two detector runs, and this dat
 
 # ------------------------------------------------------------------------------------------- filters
 # The preset and filters shown are the widgets' (see components.page_address): each is set before it is
-# drawn to the address's value when the page opens (read once), else the widget's (the user's choice),
+# drawn to the address's value when the page opens (read once; on the browser's back or forward, one it
+# leaves out is the default), else the widget's (the user's choice),
 # else the one last shown in this session (another dataset's widgets), else none. A value of the address
 # this dataset lacks is said and left out; the address is written from the widgets on every run, so a run
 # asked for with an older address (as a watcher's run is) changes nothing shown.
@@ -64,6 +65,8 @@ _SHOWN = "ff_shown_query"  # session state: the query the filters showed last
 PRESET_CHOICES = [None, *ff.presets(graded)]
 DETECTOR_CHOICES = [ff.ANY, *names]
 asked = {name: all_from_address(name) for name in ff.PARAMS if name != "iou"}  # ?iou=: the slider's own
+if back_or_forward():  # an address stepped back to: a filter it leaves out is at its default
+    asked = {name: values or [] for name, values in asked.items()}
 link = ff.FinderQuery.from_params({name: values for name, values in asked.items() if values is not None})
 before: ff.FinderQuery = st.session_state.get(_SHOWN, ff.FinderQuery())
 

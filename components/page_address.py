@@ -61,7 +61,7 @@ def begin_run(url_path: str) -> None:
     """Note the page a full run is about to show (``app.py``, on every run): the address it opened with,
     when it is another page than the last run's or the browser went back or forward to it, and nothing
     kept yet this run; a page opened forgets the notices of the one before."""
-    opened = st.session_state.get(_SHOWN) != url_path or _back_or_forward()
+    opened = st.session_state.get(_SHOWN) != url_path or back_or_forward()
     if opened:
         st.session_state[_SHOWN] = url_path
         st.session_state[_OPENED_WITH] = {name: st.query_params.get_all(name) for name in st.query_params}
@@ -77,9 +77,9 @@ def opening() -> bool:
     return _SHOWN not in st.session_state or bool(st.session_state.get(_OPENING, True))
 
 
-def _back_or_forward() -> bool:
+def back_or_forward() -> bool:
     """Whether the browser asked for this run with its back or forward button (the page opens again at
-    the address it went to)."""
+    the address it went to, where a value left out is the default, not the one last shown)."""
     ctx = get_script_run_ctx()
     return bool(ctx is not None and ctx.is_history_navigation)
 
@@ -174,12 +174,15 @@ def one_choice(
     """Set the one-choice widget ``key`` (drawn next, without a default of its own) to the choice the
     page shows: ``?key=`` of the address the page opened with (the option ``spell`` writes so), else the
     widget's value (the user's choice, or the last run's), else the one last shown in this session, else
-    ``default``. An address naming no option is passed over, and said (:func:`notice`, ``called`` naming
+    ``default`` (at once, when the browser went back or forward to an address without it, as a choice at
+    its default is written). An address naming no option is passed over, and said (:func:`notice`, ``called`` naming
     what an option is). After drawing it, call :func:`keep_one`."""
     spelled = {spell(o): o for o in options}
     asked = from_address(key)
     remembered = st.session_state.get(_CHOSEN, {}).get(key)
     candidates = [spelled.get(asked) if asked is not None else None, st.session_state.get(key), remembered]
+    if asked is None and back_or_forward():  # an address stepped back to, at the default
+        candidates = []
     # Set on every run: a widget of another page with the same key is another widget (see dataset_picker).
     shown = st.session_state[key] = next((c for c in candidates if c is not None and c in options), default)
     said = None
@@ -197,10 +200,13 @@ def keep_one(key: str, shown: T, default: T | None, spell: Callable[[T], str] = 
 
 def many_choices(key: str, options: Sequence[str], *, called: str) -> None:
     """Set the many-choice widget ``key`` (drawn next) to the choices the page shows: those of the address
-    the page opened with (``?key=a&key=b``) that are options, else the widget's, else those last shown
-    in this session that are options. Those of the address no option names are left out, and said
+    the page opened with (``?key=a&key=b``) that are options (none, when the browser went back or forward
+    to an address without them), else the widget's, else those last shown in this session that are
+    options. Those of the address no option names are left out, and said
     (:func:`notice`, ``called`` naming what an option is). After drawing it, call :func:`keep_many`."""
     asked = all_from_address(key)
+    if asked is None and back_or_forward():  # an address stepped back to, without this filter
+        asked = []
     if asked is not None:
         chosen = [o for o in dict.fromkeys(asked) if o in options]
     else:

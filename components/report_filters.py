@@ -19,6 +19,7 @@ from sqlalchemy import Engine
 from analysis.reports.data import UNKNOWN_CHOICES, UNKNOWN_EXCLUDED, ReportFilter, unknown_choice
 from components.page_address import (
     all_from_address,
+    back_or_forward,
     keep,
     keep_many,
     keep_one,
@@ -145,6 +146,8 @@ def _restore_models(offered: list[str]) -> None:
     """Set the source-model widget to the models last chosen that this view offers, before it is drawn:
     the ``?model=`` the page opened with (those offered) replaces the models remembered."""
     asked = all_from_address(MODEL_WIDGET)
+    if asked is None and back_or_forward():  # an address stepped back to, without this filter
+        asked = []
     if asked is not None:
         st.session_state[_MODELS] = [m for m in dict.fromkeys(asked) if m in offered]
     remembered = st.session_state.get(_MODELS)

@@ -96,3 +96,23 @@ def test_the_wording_names_a_few_options_and_counts_the_rest() -> None:
     assert unknown_values("subset", ["a"], [], "it is left out") == (
         "The link asked for subset 'a', which is not offered here (there is no subset); it is left out."
     )
+
+
+def test_back_or_forward_to_an_address_without_a_choice_shows_its_default(monkeypatch) -> None:
+    """A choice at its default is left out of the address; stepping back to such an address kept the
+    choice shown since (the widget's), so back did not undo it."""
+    from components import page_address
+
+    at = _open(view="AlignBench", detector=["eager"])
+    at.multiselect(key="detector").set_value(["eager", "cautious"]).run()
+    monkeypatch.setattr(page_address, "back_or_forward", lambda: True, raising=False)
+    at.query_params.clear()  # the address the back button went to: both choices at their defaults
+    at.run()
+    assert not at.exception, at.exception
+    assert at.segmented_control(key="view").value == "MHALO"
+    assert at.multiselect(key="detector").value == []
+    monkeypatch.undo()
+    at.query_params.update({"view": "AlignBench"})  # and forward again
+    monkeypatch.setattr(page_address, "back_or_forward", lambda: True, raising=False)
+    at.run()
+    assert at.segmented_control(key="view").value == "AlignBench"

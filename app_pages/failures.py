@@ -62,7 +62,8 @@ ONE_RUN_HELP = "Disagreement is measured between two detector runs, and this dat
 # asked for with an older address (as a watcher's run is) changes nothing shown.
 key = f"ff_{dataset.id}"  # widget keys per dataset: the detectors and facets differ between datasets
 _SHOWN = "ff_shown_query"  # session state: the query the filters showed last
-PRESET_CHOICES = [None, *ff.presets(graded)]
+ALL_ITEMS = ""  # the preset box's "All items": a value set before a box is drawn cannot be None (none chosen)
+PRESET_CHOICES = [ALL_ITEMS, *ff.presets(graded)]
 DETECTOR_CHOICES = [ff.ANY, *names]
 asked = {name: all_from_address(name) for name in ff.PARAMS if name != "iou"}  # ?iou=: the slider's own
 if back_or_forward():  # an address stepped back to: a filter it leaves out is at its default
@@ -78,6 +79,8 @@ def _shown(widget: str, options: Sequence[object], name: str, field: str) -> obj
         *([st.session_state[widget]] if widget in st.session_state else []),
         getattr(before, field),
     ]
+    if field == "preset":  # a query's "no preset" is the box's "All items"
+        candidates = [ALL_ITEMS if c is None else c for c in candidates]
     value = next((c for c in candidates if c in options), options[0])
     st.session_state[widget] = value
     return value
@@ -132,7 +135,7 @@ top = st.columns([2.2, 1.4, 1.4])
 preset = top[0].selectbox(
     "Preset",
     PRESET_CHOICES,
-    format_func=lambda p: "All items" if p is None else ff.PRESETS[p],
+    format_func=lambda p: "All items" if p == ALL_ITEMS else ff.PRESETS[p],
     key=f"{key}_preset",
 )
 detector = top[1].selectbox(
@@ -221,7 +224,7 @@ sort = sort_box.selectbox(
 descending = sort_box.toggle("Descending", key=order_widget)
 
 query = ff.FinderQuery(
-    preset=preset,
+    preset=preset or None,
     detector=detector,
     other=other if needs_x else ff.ANY,
     subsets=tuple(subsets),
@@ -245,7 +248,7 @@ for name in ff.PARAMS:
 found = finder_selection(ctx.engine, dataset.id, query)
 st.markdown(
     f"**{len(found)}** of {len(table)} items · {ff.PRESETS.get(preset or '', 'all items')}"
-    + ("" if preset is None or detector == ff.ANY else f" · detector **{literal(detector)}**")
+    + ("" if not preset or detector == ff.ANY else f" · detector **{literal(detector)}**")
     + (f" vs **{literal(other)}**" if needs_x and other != ff.ANY else "")
 )
 

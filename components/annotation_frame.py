@@ -18,9 +18,9 @@ Opening a page writes nothing: the annotator and their label set are created by 
 A click reruns only the unit being labeled: the page draws it through :func:`labeling_unit`, a
 fragment holding the unit, its receipt ("✓ Saved"), Undo, Skip / unsure and the item's status, so the
 image, the sidebar and the header are not rebuilt on every click. The fragment updates the item's done
-status itself, after one of the annotator's own label actions only (:func:`act` notes it), and asks for
-a whole-page run only when that status changed since the header was drawn (the progress bar would be
-one action behind otherwise). Drawing an item whose units are all labeled already (imported, or labeled
+status itself, after one of the annotator's own label actions only (:func:`act` notes it), to done only
+when that action completed the item (:func:`_label_completed`), and asks for a whole-page run only when
+that status changed since the header was drawn (the progress bar would be one action behind otherwise). Drawing an item whose units are all labeled already (imported, or labeled
 in another tab) writes nothing: it offers "Item done" (key D) instead. Marked done on every render, an
 item became done for whoever merely opened it, and a read changed the progress and the edit log. A page
 ends with :func:`finish`, which draws the header (progress, next item, jump) in the slot reserved at the
@@ -76,6 +76,10 @@ _JUMP_MISSING = "frame_jump_missing"  # an id typed in the jump box that the dat
 # drawn again on that task: that drawing brings its done status in step with its labels. Kept per item,
 # as a key pressed before the page redrew (the last label, then N at once) draws another item first.
 _LABELED = "frame_labeled_items"
+# Those of them that were complete already when the first of those label actions arrived: a label that
+# changes a complete item does not complete it, so it leaves the item for "Item done" (key D).
+_LABELED_WHOLE = "frame_labeled_whole_items"
+_SHOWN_COMPLETE = "frame_shown_complete"  # (task, item external id, complete) of the last drawing
 _TASK_SHOWN = "frame_task_shown"  # the task of the page last drawn, whose buttons a callback answers
 # The actions that change an item's labels (an undo counts as the action it reverts); a status or a
 # draft started from a detector does not make an item done by itself.
@@ -215,7 +219,10 @@ def act(action: Callable[..., labeling.Action | None], *args: Any, **kwargs: Any
     st.session_state.pop(_REFUSED, None)
     if done.entity in _LABEL_ENTITIES:
         labeled: set[tuple[str | None, str | None]] = st.session_state.setdefault(_LABELED, set())
-        labeled.add((st.session_state.get(_TASK_SHOWN), st.query_params.get("item")))
+        key = (st.session_state.get(_TASK_SHOWN), st.query_params.get("item"))
+        if key not in labeled and st.session_state.get(_SHOWN_COMPLETE) == (*key, True):
+            st.session_state.setdefault(_LABELED_WHOLE, set()).add(key)
+        labeled.add(key)
     return done
 
 
@@ -417,7 +424,7 @@ def say_item_finished(ws: Workspace, what: str) -> None:
     (opening it writes nothing): the annotator is sent to "Item done" instead."""
     status = queue.item_status(ws.ctx.engine, ws.view_id, ws.item.id, ws.task)
     now = status.status if status is not None else None
-    if now != "done" and not (_just_labeled(ws) and now in (None, "skipped")) and not ws.read_only:
+    if now != "done" and not (_label_completed(ws) and now in (None, "skipped")) and not ws.read_only:
         # Labeled before this visit (imported, or in another tab): finished by the annotator's word.
         st.success(f"{what} Press **D** (Item done) to mark the item done.")
         return
@@ -903,14 +910,26 @@ def _just_labeled(ws: Workspace) -> bool:
     return (ws.task, ws.item.external_id) in st.session_state.get(_LABELED, set())
 
 
+def _label_completed(ws: Workspace) -> bool:
+    """Whether a label action of this session on the item shown is one that may complete it: the item
+    was not complete when it arrived. On an item labeled whole before (imported, another tab), one key
+    (even a label that changed nothing) marked the item done, though the page said to press D."""
+    key = (ws.task, ws.item.external_id)
+    return _just_labeled(ws) and key not in st.session_state.get(_LABELED_WHOLE, set())
+
+
 def _sync_done(ws: Workspace, complete: bool | None) -> queue.ItemStatusView | None:
     """After a label action on the item, bring its done status in step with ``complete`` (None: the
     page decides by a button); return the item's status after it. Any other run only reads: an item
-    is made done by the label that completes it, not by being looked at."""
+    is made done by the label that completes it (:func:`_label_completed`), not by being looked at, nor
+    by a label on an item that was complete already."""
     status = queue.item_status(ws.ctx.engine, ws.view_id, ws.item.id, ws.task)
-    labeled = _just_labeled(ws)
-    st.session_state.get(_LABELED, set()).discard((ws.task, ws.item.external_id))  # this drawing syncs it
-    if complete is None or not labeled:
+    key = (ws.task, ws.item.external_id)
+    labeled, completed = _just_labeled(ws), _label_completed(ws)
+    st.session_state.get(_LABELED, set()).discard(key)  # this drawing syncs it
+    st.session_state.get(_LABELED_WHOLE, set()).discard(key)
+    st.session_state[_SHOWN_COMPLETE] = (*key, complete)  # what the next label action finds
+    if complete is None or not labeled or (complete and not completed):
         return status
     is_done = status is not None and status.status == "done"
     skipped_now_whole = complete and status is not None and status.status == "skipped"

@@ -209,3 +209,56 @@ def test_in_team_mode_an_assigned_item_labeled_by_an_import_is_not_done_by_openi
     assert not at.exception, at.exception
     assert [p.proto.text for p in at.get("progress")] == ["1 / 1 done"]
     assert any("Status: **done**" in c.value for c in at.caption)
+
+
+# The current unit's button for one label key on each page: the item is complete before it and after.
+ONE_KEY = {
+    "sentences": "sentence_now_unknown",
+    "claims": "claim_now_non-hallucination",
+    "triplets": "triplet_now_yes",
+    "rate": "rate_now_3",
+}
+
+
+@pytest.mark.parametrize("case", list(CASES))
+def test_one_label_on_an_item_labeled_whole_before_leaves_it_for_item_done(store: str, case: str) -> None:
+    """Opened labeled whole, the page says "Press D". One label key on a unit (even one saving the label
+    it had) marked the item done and logged an "item done": only a label that completes the item does."""
+    page, external_id, task, label = CASES[case]
+    params = label(store, external_id) or {}
+    if task == "rating":
+        task = f"rating:{params['task']}"
+    at = _open(page, external_id, **params)
+    statuses = _writes(store)[0]
+    _button(at, ONE_KEY[case]).click().run()
+    assert not at.exception, at.exception
+    assert any("✓ Saved" in c.value for c in at.caption)  # the label was saved
+    assert _status(store, external_id, task) is None
+    assert _writes(store)[0] == statuses
+    assert any("Press **D** (Item done)" in s.value for s in at.success)
+    assert [p.proto.text for p in at.get("progress")][0].startswith("0 / ")
+    _button(at, "frame_done").click().run()  # D, as the page says
+    assert _status(store, external_id, task) == "done"
+
+
+def test_a_label_that_changes_nothing_on_a_whole_item_does_not_mark_it_done(team_db: str) -> None:
+    """As found: bob's labels cover every sentence of demo-008 after the import; "Incorrect" pressed
+    on a sentence already incorrect marked the item done."""
+    from tests.pages.team_store import assign, signed_in
+
+    assign(team_db, "bob", "sentences", "demo-008")
+    at = signed_in("bob", item="demo-008")
+    at.switch_page("app_pages/sentences.py").run()
+    assert not at.exception, at.exception
+    assert any("Every sentence is labeled. Press **D**" in s.value for s in at.success)
+    current = next(c.value for c in at.caption if c.value.startswith("▶ Sentence"))
+    value = next(
+        v
+        for v, title in (("incorrect", "Incorrect"), ("correct", "Correct"), ("unknown", "Unknown"))
+        if f" {title}**" in current
+    )  # the label it has: pressed again, a no-op
+    _button(at, f"sentence_now_{value}").click().run()
+    assert not at.exception, at.exception
+    assert [p.proto.text for p in at.get("progress")] == ["0 / 1 done"]
+    assert not any("Status: **done**" in c.value for c in at.caption)
+    assert any("Every sentence is labeled. Press **D**" in s.value for s in at.success)

@@ -233,6 +233,31 @@ def test_a_response_scored_before_is_not_done_by_opening_it(store: str) -> None:
     engine.dispose()
 
 
+def test_a_new_score_or_flag_on_a_response_scored_before_leaves_it_for_item_done(store: str) -> None:
+    """A response scored elsewhere, then one key here (a score, a flag): the item was marked done, with
+    an "item done" in the log, though the page said to press D. Only the first score completes it."""
+    from db.repositories import labeling
+    from db.repositories.annotators import get_or_create_annotator
+    from db.repositories.label_sets import human_label_set
+
+    engine = make_engine(store)
+    who = get_or_create_annotator(engine, "tester").id
+    own = human_label_set(engine, 1, who).id
+    labeling.set_response_score(engine, own, get_item(engine, 1, IDS[2]).id, 4.0, who)
+    engine.dispose()
+    at = _open("app_pages/score_responses.py", item=IDS[2])
+    for key in ("score_5", "score_flag_G"):
+        _click(at, key)
+        assert any("✓ Saved" in c.value for c in at.caption)
+        assert _mine(store, IDS[2])[1] is None
+        assert any("This response is scored. Press **D** (Item done)" in s.value for s in at.success)
+    _click(at, "frame_done")
+    assert _mine(store, IDS[2])[1].status == "done"
+    at = _open("app_pages/score_responses.py", item=IDS[3])  # unscored: the first score completes it
+    _click(at, "score_2")
+    assert _mine(store, IDS[3])[1].status == "done"
+
+
 def test_scoring_and_rating_pages_and_the_team_page_count_the_ratings_task_alike(team_db: str) -> None:
     """Alice scored demo-004: the scoring page said "1 / 2 done" while the Team page (and the progress
     command) counted 0 for her on the ratings task, and the Rate detector outputs page "0 / 2 done". The

@@ -28,7 +28,7 @@ from components.page_setup import setup_page
 from components.unit_keys import unit_keys
 from db.repositories import labeling
 from db.repositories.annotations import item_annotations, response_scale_of
-from formats.mmhal import RUBRIC, image_contents
+from formats.mmhal import RUBRIC, RUBRIC_HALLUCINATES, image_contents
 from formats.records import RESPONSE_SCALE
 from metrics import HALLUCINATION_BELOW
 from render.literal_text import literal
@@ -92,6 +92,8 @@ with right:
         if high - low < 10
         else f"**Score** ({low}–{high})"
     )
+    # Above the score buttons: below the flags it was under the fold, where a rater never saw it.
+    warning = st.empty()
     for point in range(high, low - 1, -1):
         st.button(
             f"{point} · {rubric[point]}" if point in rubric else str(point),
@@ -118,10 +120,10 @@ with right:
                 kwargs={"hallucination": None if chosen else value},
                 help="Score the response first" if mine is None else "Click again to leave it unsaid",
             )
-    if mine is not None and rubric and mine.hallucination is not None:
-        said = mine.score < HALLUCINATION_BELOW
-        if said is not mine.hallucination and float(mine.score).is_integer():
-            st.warning(
+    if mine is not None and rubric and mine.hallucination is not None and float(mine.score).is_integer():
+        said = RUBRIC_HALLUCINATES[int(mine.score)]
+        if said is not mine.hallucination:
+            warning.warning(
                 f'Score {mine.score:g} reads "{rubric[int(mine.score)]}", but the response is flagged '
                 f"as {'hallucinating' if mine.hallucination else 'not hallucinating'}: check one of them. "
                 f"The hallucination rate counts scores below {HALLUCINATION_BELOW:g}; agreement on flags "

@@ -61,6 +61,12 @@ RUBRIC: dict[int, str] = {
     1: "somewhat informative, with hallucination",
     0: "not informative, with hallucination",
 }
+# Whether each rating means a hallucinating response, in the rubric's own words ("…, with hallucination"
+# or "…, no hallucination"): a rater's flag that says otherwise contradicts the rating they gave.
+RUBRIC_HALLUCINATES: dict[int, bool] = {
+    point: meaning.endswith(", with hallucination") for point, meaning in RUBRIC.items()
+}
+assert all(m.endswith((", with hallucination", ", no hallucination")) for m in RUBRIC.values())
 # Fields that become the item's own (the rest is kept in its metadata).
 ITEM_KEYS = ("question", "model_answer", "gt_answer", "question_type")
 ID_KEYS = ("id", "question_id")

@@ -860,7 +860,7 @@ def set_response_score(
             },
             annotator_id=annotator_id,
             expected_version=expected_version,
-            description=f"response scored {score:g} of {high}{said}",
+            description=f"response scored {score:g} on the {low}–{high} scale{said}",
         )
 
 

@@ -188,7 +188,7 @@ def _mine(engine, label_set_id: int, item_id: int = 1):
 def test_scoring_a_response_is_logged_version_checked_and_undoable(rater) -> None:
     engine, who, ls = rater
     created = labeling.set_response_score(engine, ls, 1, 4, who, expected_version=labeling.ABSENT)
-    assert created.description == "response scored 4 of 6"
+    assert created.description == "response scored 4 on the 0–6 scale"
     labeling.set_response_score(
         engine, ls, 1, 4, who, hallucination=True, rationale="wrong colour", expected_version=1
     )
@@ -206,9 +206,9 @@ def test_scoring_a_response_is_logged_version_checked_and_undoable(rater) -> Non
             select(m.EditLog).where(m.EditLog.entity == "response_scores").order_by(m.EditLog.id.desc())
         ).first()
     assert entry.before["hallucination"] is None and entry.after["hallucination"] is True
-    assert entry.after["description"] == "response scored 4 of 6, hallucination"
+    assert entry.after["description"] == "response scored 4 on the 0–6 scale, hallucination"
     undone = labeling.undo_last(engine, who, [ls], item_id=1, task=labeling.RESPONSE_SCORES)
-    assert undone.description == "undid: response scored 4 of 6, hallucination"
+    assert undone.description == "undid: response scored 4 on the 0–6 scale, hallucination"
     assert _mine(engine, ls).hallucination is None
     labeling.undo_last(engine, who, [ls], item_id=1, task=labeling.RESPONSE_SCORES)
     assert _mine(engine, ls) is None

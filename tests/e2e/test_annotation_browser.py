@@ -600,13 +600,25 @@ def test_score_a_response_and_flag_it_with_the_keyboard(
 
     me.press("4", (page.get_by_text("This response is scored"), "scored"))
     assert rated() == (4.0, None)
-    me.press("h", (page.get_by_text("✓ Saved · response scored 4 of 6, hallucination"), "hallucination"))
+    me.press(
+        "h",
+        (page.get_by_text("✓ Saved · response scored 4 on the 0–6 scale, hallucination"), "hallucination"),
+    )
     assert rated() == (4.0, True)
-    me.press("0", (page.get_by_text("✓ Saved · response scored 0 of 6, hallucination"), "0 of 6"))
+    me.press(
+        "0",
+        (
+            page.get_by_text("✓ Saved · response scored 0 on the 0–6 scale, hallucination"),
+            "0 on the 0–6 scale",
+        ),
+    )
     assert rated() == (0.0, True)  # a new score keeps the flag
-    me.press("g", (page.get_by_text("✓ Saved · response scored 0 of 6, no hallucination"), "no"))
+    me.press("g", (page.get_by_text("✓ Saved · response scored 0 on the 0–6 scale, no hallucination"), "no"))
     assert rated() == (0.0, False)
-    me.press("u", (page.get_by_text("✓ Saved · undid: response scored 0 of 6, no hallucination"), "undid"))
+    me.press(
+        "u",
+        (page.get_by_text("✓ Saved · undid: response scored 0 on the 0–6 scale, no hallucination"), "undid"),
+    )
     assert rated() == (0.0, True)
     me.shoot(artifacts / "score-responses.png")
 

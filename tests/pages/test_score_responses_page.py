@@ -125,6 +125,36 @@ def test_a_flag_that_contradicts_the_rubric_of_the_score_is_pointed_out(store: s
     assert "flagged as not hallucinating" in _contradiction(at)[0]
 
 
+@pytest.mark.parametrize(("score", "flag"), [(6, "H"), (5, "H"), (3, "H"), (2, "G"), (1, "G"), (0, "G")])
+def test_every_score_whose_rubric_meaning_the_flag_contradicts_is_pointed_out(
+    store: str, score: int, flag: str
+) -> None:
+    """A score of 3 to 6 means "no hallucination" in MMHal's rubric, 0 to 2 "with hallucination": the
+    warning follows each score's own words, shown above the score buttons (below the flags, it sat
+    under the fold). The receipt names the scale, not "6 of 6"."""
+    at = _open("app_pages/score_responses.py", item=IDS[2])
+    _click(at, f"score_{score}")
+    _click(at, f"score_flag_{flag}")
+    said = "hallucinating" if flag == "H" else "not hallucinating"
+    assert [
+        w.startswith(f"Score {score} reads") and f"flagged as {said}:" in w for w in _contradiction(at)
+    ] == [True]
+    warning = next(w for w in at.warning if "check one of them" in w.value)
+    first_score = next(b for b in at.button if b.key == "score_6")
+    order = [e for e in at.main if e is warning or e is first_score]
+    assert order == [warning, first_score]
+    what = "hallucination" if flag == "H" else "no hallucination"
+    assert any(
+        f"✓ Saved · response scored {score} on the 0–6 scale, {what} · " in c.value for c in at.caption
+    )
+
+
+def test_the_rubric_says_which_scores_mean_a_hallucination() -> None:
+    from formats.mmhal import RUBRIC_HALLUCINATES
+
+    assert [p for p, hallucinates in sorted(RUBRIC_HALLUCINATES.items()) if hallucinates] == [0, 1, 2]
+
+
 def _note(at: AppTest):
     return next(t for t in at.text_input if t.label == "Note (optional)")
 

@@ -203,10 +203,14 @@ def act(action: Callable[..., labeling.Action | None], *args: Any, **kwargs: Any
         ValueError,
         Forbidden,
     ) as refused:
+        # One message at a time: the receipt of an earlier action, left beside the refusal, read as
+        # if this one had been saved too.
+        st.session_state.pop(_SAVED, None)
         st.session_state[_REFUSED] = str(refused)
         st.session_state[_REFUSED_AS] = type(refused)
         return None
     except SQLAlchemyError:
+        st.session_state.pop(_SAVED, None)
         st.session_state[_REFUSED] = "The store could not save this just now; nothing changed. Try again."
         return None
     if done is None:  # nothing was left to do (an undo with nothing to undo)

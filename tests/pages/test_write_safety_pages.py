@@ -61,6 +61,9 @@ def test_undo_refuses_when_another_session_acted_since(store: str) -> None:
     _button(first, "frame_undo").click().run()  # the first session still offers to undo its own label
     assert _sentence_labels(store, "demo-001") == {0: "incorrect"}  # the second session's edit stays
     assert any("changed by you in another tab or window meanwhile" in e.value for e in first.error)
+    # The refusal replaces the receipt of the label it could not undo: side by side, they read as if
+    # something had been saved.
+    assert not any("✓ Saved" in c.value for c in first.caption)
 
 
 def test_undo_acts_on_the_item_on_screen_and_says_which(store: str) -> None:

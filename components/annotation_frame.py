@@ -20,8 +20,8 @@ fragment holding the unit, its receipt ("✓ Saved"), Undo, Skip / unsure and th
 image, the sidebar and the header are not rebuilt on every click. The fragment updates the item's done
 status itself, after one of the annotator's own label actions only (:func:`act` notes it), to done only
 when that action completed the item (:func:`_label_completed`), and asks for a whole-page run only when
-that status changed since the header was drawn (the progress bar would be one action behind otherwise). Drawing an item whose units are all labeled already (imported, or labeled
-in another tab) writes nothing: it offers "Item done" (key D) instead. Marked done on every render, an
+that status changed since the header was drawn (the progress bar would be one action behind otherwise).
+Drawing an item whose units are all labeled already (imported, or labeled in another tab) writes nothing: it offers "Item done" (key D) instead. Marked done on every render, an
 item became done for whoever merely opened it, and a read changed the progress and the edit log. A page
 ends with :func:`finish`, which draws the header (progress, next item, jump) in the slot reserved at the
 top.

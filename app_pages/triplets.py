@@ -4,6 +4,10 @@ reference scene graph: is each triplet supported (yes) or hallucinated (no), and
 Keys: ``1`` yes, ``2`` no, then ``3``/``4``/``5`` for the wrong part (subject / relation / object, Tri-HE's
 object 1 / relation / object 2),
 ``J``/``K`` next/previous triplet.
+
+On a blind dataset an annotator is offered only the triplets they may judge unanchored: a detector's
+extraction without the detector's name, never gold's or a colleague's
+(:func:`db.repositories.visibility.triplet_sources_to_judge`).
 """
 
 from __future__ import annotations
@@ -29,8 +33,8 @@ from components.item_parts import show_image, show_text
 from components.page_setup import setup_page
 from components.unit_keys import unit_keys
 from db.repositories import labeling
-from db.repositories.annotations import TripletJudgmentView, judged_triplets, triplet_sources
-from db.repositories.label_sets import list_label_sets
+from db.repositories.annotations import TripletJudgmentView, judged_triplets
+from db.repositories.visibility import triplet_sources_to_judge
 from render.literal_text import literal
 
 # Named as the triplet is shown (subject · relation · object); stored as Tri-HE's object1/relation/object2.
@@ -47,20 +51,20 @@ if opened is None:
 ws = opened  # bound after the check, so the handlers below see a Workspace
 item, engine = ws.item, ctx.engine
 
-# The extracted triplets are what is judged, whoever extracted them, so every judge sees them (blind
-# annotation included): the page shows no verdict but the judge's own.
-sources = {ls.id: ls for ls in list_label_sets(engine, ws.dataset.id)}
-source_ids = [i for i in triplet_sources(engine, ws.dataset.id) if i in sources and i != ws.view_id]
-if not source_ids:
+# Only what the judge may see: on a blind dataset an annotator judges the answer's extracted triplets
+# under no detector's name, and never gold's or a colleague's (``visibility.triplet_sources_to_judge``).
+# The page shows no verdict but the judge's own.
+sources = {s.label_set_id: s for s in triplet_sources_to_judge(engine, ctx.actor, ws.dataset.id, ws.view_id)}
+if not sources:
     st.info("No label set of this dataset has extracted triplets to judge.")
     finish(ws, None)
     st.stop()
 source_id = st.sidebar.selectbox(
     "Triplets extracted by",
-    source_ids,
+    list(sources),
     format_func=lambda i: sources[i].title,
     key="triplet_source",
-    help="Whose answer's triplets you judge.",
+    help="Whose answer's triplets you judge (on a blind dataset, a detector's extraction goes unnamed).",
 )
 triplets: tuple[TripletJudgmentView, ...] = ()  # what the unit shows; read by each of its runs
 

@@ -10,6 +10,11 @@ shows everyone everything. Local mode shows everything.
 
 Annotators also see only the items assigned to them when browsing.
 
+Judging extracted triplets (Tri-HE) needs triplets from somewhere, and in Tri-HE the extraction (step
+1, from the model's answer) is not the judge's verdict (step 2): a detector here is the judge. So where
+the sight hides detectors, their extractions are still offered to judge, but nameless and without any
+verdict (:func:`triplet_sources_to_judge`); gold's and other people's never are.
+
 Pages ask here rather than deciding themselves, so every page hides the same things.
 """
 
@@ -23,6 +28,7 @@ from sqlalchemy import Engine, Select, select
 from db import models as m
 from db.access import Actor, may, team_mode
 from db.engine import read_session
+from db.repositories.annotations import triplet_sources
 from db.repositories.datasets import DatasetSettings, dataset_settings
 from db.repositories.label_sets import LabelSetView, list_label_sets
 
@@ -68,6 +74,42 @@ def visible_label_sets(
     """The dataset's label sets the actor may see, in :func:`list_label_sets`' order."""
     sight = label_sight(engine, actor, dataset_id)
     return [ls for ls in list_label_sets(engine, dataset_id, kind=kind) if sight.shows(ls, actor)]
+
+
+@dataclass(frozen=True)
+class TripletSource:
+    """A label set whose extracted triplets a user may judge, named as that user may see it."""
+
+    label_set_id: int
+    title: str
+
+
+def triplet_sources_to_judge(
+    engine: Engine, actor: Actor, dataset_id: int, judge_label_set_id: int | None
+) -> list[TripletSource]:
+    """The label sets whose extracted triplets the actor may judge (not ``judge_label_set_id``, the
+    label set their verdicts go to), in label set order.
+
+    Those the actor's :class:`LabelSight` shows keep their names. A detector it hides is offered
+    nameless ("Extracted triplets 1", …): its triplets are the answer's extraction, what Tri-HE has
+    judged, and the judging page shows no verdict but the judge's own, so a blind annotator judges
+    them unanchored. Gold and other people's label sets it hides are not offered at all: their
+    triplets are their own labels.
+    """
+    sight = label_sight(engine, actor, dataset_id)
+    label_sets = {ls.id: ls for ls in list_label_sets(engine, dataset_id)}
+    out: list[TripletSource] = []
+    nameless = 0
+    for label_set_id in triplet_sources(engine, dataset_id):
+        ls = label_sets.get(label_set_id)
+        if ls is None or label_set_id == judge_label_set_id:
+            continue
+        if sight.shows(ls, actor):
+            out.append(TripletSource(ls.id, ls.title))
+        elif ls.kind == "detector":
+            nameless += 1
+            out.append(TripletSource(ls.id, f"Extracted triplets {nameless}"))
+    return out
 
 
 def gold_waits_for_finish(engine: Engine, actor: Actor, dataset_id: int) -> bool:

@@ -175,3 +175,45 @@ def test_a_read_only_spans_page_does_not_say_how_to_mark_spans(store: str) -> No
     assert not any(c.startswith("Drag over words") for c in other)
     assert any(c.startswith("Your spans on this item are shown as they are") for c in other)
     assert any(c.startswith("Drag over words") for c in own)
+
+
+def _triplet_sources(at: AppTest) -> list[str]:
+    return list(at.sidebar.selectbox(key="triplet_source").options)
+
+
+def _page_text(at: AppTest) -> str:
+    return "\n".join(
+        [e.value for e in (*at.markdown, *at.caption, *at.info)]
+        + [e.proto.body for e in at.get("html")]
+        + [s.label for s in at.sidebar.selectbox]
+    )
+
+
+@pytest.mark.parametrize(
+    ("name", "settings", "expected"),
+    [
+        ("alice", {}, ["Extracted triplets 1", "Extracted triplets 2"]),
+        ("alice", {"blind": True, "allow_preannotation": True}, DETECTORS[:2]),
+        ("alice", {"blind": False}, [GOLD, *DETECTORS[:2]]),
+        ("rev", {}, [GOLD, *DETECTORS[:2]]),
+    ],
+)
+def test_judge_triplets_offers_a_blind_annotator_no_one_elses_name(
+    store: str, name: str, settings: dict[str, bool], expected: list[str]
+) -> None:
+    """A blind annotator was offered "Gold" and each detector by name, and shown gold's triplets on
+    choosing it. Now gold is not offered and a detector's extraction goes unnamed; each still shows
+    its triplets to judge, with no verdict but the annotator's own."""
+    if settings:
+        set_dataset_settings(store, **settings)
+    at = _page(name, "triplets", item="demo-001")
+    assert _triplet_sources(at) == expected
+    for index in range(len(expected)):
+        at.sidebar.selectbox(key="triplet_source").select_index(index).run()
+        assert not at.exception, at.exception
+        assert any("0 / " in md.value and "triplets judged" in md.value for md in at.markdown)
+        assert [b for b in at.button if b.key == "triplet_now_yes"]  # triplets to judge
+        if name == "alice" and not settings:
+            shown = _page_text(at)
+            for hidden in ("Gold", "cautious", "eager", "sloppy", "bob", "Detector"):
+                assert hidden not in shown, hidden

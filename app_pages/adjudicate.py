@@ -9,7 +9,8 @@ promoted at once by a rule — majority, unanimity or AlignBench's stricter rule
 shown what it would do. Either way, gold that no promotion wrote (imported with the dataset, the
 benchmark's own, or put back by an undo, a restore or an import) is replaced only once the page has
 listed which of its labels on which items go and the reviewer has agreed: Promote waits for that, and
-the store refuses anything else. Deep link: ``adjudicate?dataset=…&task=Sentences&item=…`` (the task as its button reads).
+the store refuses anything else. Promote also sends the item's gold as the page showed it: when another
+reviewer changed it meanwhile, the store refuses, the page says who and when and offers to reload. Deep link: ``adjudicate?dataset=…&task=Sentences&item=…`` (the task as its button reads).
 """
 
 from __future__ import annotations
@@ -42,6 +43,7 @@ from db.repositories.adjudication import (
     DisagreementRow,
     GoldLabels,
     UnitKey,
+    gold_version,
     imported_gold_replaced,
     item_votes,
     items_in_disagreement,
@@ -175,12 +177,22 @@ else:
 # ---------------------------------------------------------------------------------- one item
 
 
+def _reload(key: str) -> None:
+    """Show the item's gold as it is now (and promote over that)."""
+    st.session_state.pop(f"{key}_gold_seen", None)
+
+
 def _decide(item: ItemView) -> None:
     """The item beside each annotator's labels, the form that decides its gold, and the Promote button."""
     votes = item_votes(ctx.engine, dataset.id, item.id, task)
     weighed = weights(ctx.engine, dataset.id)
     key = f"adj_{task}_{item.id}"
     st.subheader(f"Item {literal(item.external_id)}", anchor=False)
+    # The gold this page showed when the item opened (or was reloaded), not the gold of this rerun:
+    # Promote sends it, and the store refuses when another reviewer changed that gold meanwhile.
+    seen_gold = st.session_state.setdefault(
+        f"{key}_gold_seen", gold_version(ctx.engine, dataset.id, item.id, task)
+    )
     promotion = latest_promotion(ctx.engine, dataset.id, item.id, task)
     if promotion is not None:
         st.caption(
@@ -271,14 +283,20 @@ def _decide(item: ItemView) -> None:
             sources=sources,
             actor=acting,
             expected_digest=votes.digest,
+            expected_gold=seen_gold,
             replacing=agreed,
         )
     except ReplacesImportedGold as changed:  # the imported gold changed since it was listed
         st.error(literal(f"{changed} The list above is now up to date: look at it again."))
         return
-    except (StaleEdit, StoreBusy, ValueError, Forbidden) as refused:
+    except StaleEdit as refused:  # gold or the annotators' labels changed since the page showed them
+        st.error(literal(str(refused)))
+        st.button("Reload the item", key="adj_reload", on_click=_reload, args=(key,))
+        return
+    except (StoreBusy, ValueError, Forbidden) as refused:
         st.error(literal(str(refused)))
         return
+    st.session_state.pop(f"{key}_gold_seen", None)  # the gold it shows next is this promotion's
     st.session_state[_DONE] = (
         f"Promoted {TASK_TITLES[task].lower()} of item {item.external_id} to gold "
         f"({method}): {result.changes} gold label(s) changed"

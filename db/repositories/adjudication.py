@@ -12,6 +12,9 @@ Gold imported with the dataset is changed or removed only as the caller confirms
 writing nothing, and is refused whole if any came with the import and were not confirmed. It locks
 those rows before it checks them and writes each over the version it checked, so what it replaces is
 what it checked, also on PostgreSQL while an undo, a restore or an import commits alongside.
+Two reviewers deciding one item from the same page both read gold as it was: the page passes the
+:func:`gold_version` it showed, and a promotion over gold that changed since is refused
+(:class:`GoldChanged`, naming who changed it and when), as a label edited meanwhile is.
 
 What counts and how a rule decides lives in :mod:`analysis.adjudication`; the store never imports the
 analysis layer, so callers hand in its :data:`~analysis.adjudication.DISAGREEMENT` measure and a rule
@@ -36,7 +39,7 @@ import hashlib
 from collections import Counter, defaultdict
 from collections.abc import Container, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
-from datetime import datetime
+from datetime import UTC, datetime
 from typing import Any, NamedTuple, Protocol, TypeVar
 
 from sqlalchemy import Engine, Select, func, select
@@ -231,6 +234,11 @@ class Override:
     reviewer: str | None
     method: str
     at: datetime
+
+
+class GoldChanged(StaleEdit):
+    """The item's gold labels of the task changed since the page showed them (another reviewer
+    promoted, an undo, an import): promoting now would overwrite a decision its reviewer never saw."""
 
 
 # ------------------------------------------------------------------------------------------ reading
@@ -720,6 +728,67 @@ _GOLD_ROWS: dict[str, Any] = {
     "triplets": (m.TripletJudgment, m.TripletJudgment.triplet_id),
 }
 _UNITS: dict[str, Any] = {"sentences": m.Sentence, "claims": m.Claim, "triplets": m.Triplet}
+# The table holding gold's rows of each task, as the edit log names it.
+_GOLD_ENTITY = {
+    "spans": "spans",
+    "sentences": "sentence_labels",
+    "claims": "claim_labels",
+    "triplets": "triplet_judgments",
+    "ratings": "ratings",
+}
+
+
+def _fingerprint(found: _ItemGold | None, promotion: PromotionView | None) -> str:
+    """The item's gold rows of a task as ids and versions, with its latest promotion on the task: every
+    write of a gold row bumps its version, a removed or new row changes the set, and a promotion that
+    found gold already as it decided (changing no row) is still a reviewer's decision made since."""
+    rows = sorted((r.id, r.version) for r in (*found.spans, *found.rows.values())) if found else []
+    return hashlib.sha256(repr((rows, promotion.id if promotion else None)).encode()).hexdigest()
+
+
+def _naive(at: datetime) -> datetime:
+    """A time in UTC without its zone, as SQLite returns it, to compare with PostgreSQL's."""
+    return at.astimezone(UTC).replace(tzinfo=None) if at.tzinfo is not None else at
+
+
+def _latest_promotion(session: Session, item: int, dataset_id: int, task: str) -> PromotionView | None:
+    return _latest_promotions(session, dataset_id, task, [item]).get(item)
+
+
+def gold_version(engine: Engine, dataset_id: int, item_id: int, task: str) -> str:
+    """What the item's gold labels of ``task`` are now, for :func:`promote_item`'s ``expected_gold``
+    (opaque: equal while that gold is unchanged)."""
+    _check_task(task)
+    with read_session(engine) as session:
+        gold = _gold_set(session, dataset_id)
+        found = _read_gold(session, gold, task, [item_id]).get(item_id) if gold is not None else None
+        return _fingerprint(found, _latest_promotion(session, item_id, dataset_id, task))
+
+
+def _gold_changed(
+    session: Session, gold: m.LabelSet, item: _Item, task: str, promotion: PromotionView | None
+) -> GoldChanged:
+    """The refusal of a promotion over changed gold, naming the latest change of it: a logged write
+    of a gold row, or the latest promotion when that came later."""
+    last = session.execute(
+        select(m.EditLog.at, m.Annotator.name)
+        .outerjoin(m.Annotator, m.Annotator.id == m.EditLog.annotator_id)
+        .where(
+            m.EditLog.label_set_id == gold.id,
+            m.EditLog.item_id == item.id,
+            m.EditLog.entity == _GOLD_ENTITY[task],
+        )
+        .order_by(m.EditLog.id.desc())
+        .limit(1)
+    ).first()
+    when, who = (last.at, last.name) if last is not None else (None, None)
+    if promotion is not None and (when is None or _naive(promotion.at) >= _naive(when)):
+        when, who = promotion.at, promotion.reviewer
+    by = "" if when is None else f" by {who or 'the command line'} on {when:%Y-%m-%d %H:%M}"
+    return GoldChanged(
+        f"The gold {task} of item {item.external_id} were changed{by} since this page showed them — "
+        "reload the item to see them before promoting."
+    )
 
 
 def _read_gold(
@@ -1165,6 +1234,7 @@ def promote_item(
     sources: Sequence[int],
     actor: Actor,
     expected_digest: str | None = None,
+    expected_gold: str | None = None,
     replacing: str | None = None,
 ) -> PromotionResult:
     """Make ``labels`` the item's gold labels of ``task``, as a reviewer decided them.
@@ -1174,7 +1244,9 @@ def promote_item(
     labels keeps the gold of the units that annotator left unlabeled (also a triplet judgment gold holds
     undecided): they gave no opinion on those, and an unlabeled unit must not silently erase a decision
     made earlier (merge or edit to remove it). Pass the :attr:`ItemVotes.digest` the page showed as
-    ``expected_digest`` to refuse (:class:`StaleEdit`) when an annotator changed their labels since.
+    ``expected_digest`` to refuse (:class:`StaleEdit`) when an annotator changed their labels since,
+    and the :func:`gold_version` it showed as ``expected_gold`` to refuse (:class:`GoldChanged`, nothing
+    written) when the item's gold of ``task`` changed since: another reviewer's promotion among them.
 
     Gold imported with the dataset is replaced only as confirmed: when the promotion would change or
     remove any such label (:func:`imported_gold_replaced`), ``replacing`` must be the
@@ -1195,6 +1267,9 @@ def promote_item(
             raise StaleEdit("An annotator changed their labels of this item meanwhile — reload the item.")
         gold = _gold_for_write(session, dataset_id, acting.id)
         gold_now = _read_gold(session, gold, task, [item_id], to_write=True)[item_id]
+        promoted = _latest_promotion(session, item_id, dataset_id, task)
+        if expected_gold is not None and _fingerprint(gold_now, promoted) != expected_gold:
+            raise _gold_changed(session, gold, gold_now.item, task, promoted)
         _refuse_unseen(
             imported_among(session, gold.id, _planned(session, gold, gold_now, task, labels, method)),
             replacing,

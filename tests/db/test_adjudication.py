@@ -466,6 +466,47 @@ def test_stale_labels_are_refused(engine) -> None:
         )
 
 
+@pytest.mark.parametrize(("item", "first", "second"), [("s1", C, A), ("p5", A, B)])
+def test_a_promotion_over_gold_changed_since_it_was_shown_is_refused(
+    engine, item: str, first: str, second: str
+) -> None:
+    """Two reviewers open one item; the first promotes one annotator's labels, the second (from the
+    page as it was) another's. The second silently replaced the first's gold; now it is refused, says
+    who changed gold and when, and writes nothing."""
+    panel = Panel(engine, "panel")
+    task = _task(item)
+    rita, sam = (get_or_create_annotator(engine, name, role="reviewer") for name in ("rita", "sam"))
+    votes = adj.item_votes(engine, panel.dataset, panel.items[item], task)
+    seen = adj.gold_version(engine, panel.dataset, panel.items[item], task)
+
+    def promote(who, annotator: str) -> adj.PromotionResult:
+        return adj.promote_item(
+            engine,
+            panel.dataset,
+            panel.items[item],
+            task,
+            votes.labels_of(panel.who[annotator]),
+            method="accept",
+            sources=[panel.who[annotator]],
+            actor=Actor(who.id, who.name, who.role),
+            expected_digest=votes.digest,
+            expected_gold=seen,
+        )
+
+    assert promote(rita, first).changes > 0
+    gold = panel.gold(item, task)
+    assert gold is not None
+    assert adj.gold_version(engine, panel.dataset, panel.items[item], task) != seen
+    before = {model: _count(engine, model) for model in (m.EditLog, m.Promotion, m.Span, m.SentenceLabel)}
+    with pytest.raises(adj.GoldChanged, match=r"changed by rita on \d{4}-\d\d-\d\d \d\d:\d\d .*reload"):
+        promote(sam, second)
+    assert {model: _count(engine, model) for model in before} == before
+    assert panel.gold(item, task) == gold
+    # Once the second reviewer has seen the gold as it is now, their promotion goes through.
+    seen = adj.gold_version(engine, panel.dataset, panel.items[item], task)
+    assert promote(sam, second).changes > 0
+
+
 def test_rights_in_team_mode(engine, monkeypatch: pytest.MonkeyPatch) -> None:
     panel = Panel(engine, "panel")
     users = {

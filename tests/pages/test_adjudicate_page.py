@@ -526,3 +526,34 @@ def test_a_link_to_an_item_opens_it_and_the_address_follows_the_choice(store: st
     assert at.selectbox(key="adj_item_spans").value == listed[2]
     at.selectbox(key="adj_item_spans").set_value(listed[0]).run()
     assert at.query_params["item"] == listed[0]
+
+
+def test_a_promotion_over_gold_another_reviewer_changed_meanwhile_is_refused(store: str) -> None:
+    """Two reviewers open the same item; rita promotes alice's spans, then sam, whose page still shows
+    the gold as it was, promotes bob's. Sam's promotion silently replaced rita's and sam never knew; now
+    the page refuses it, names rita, and offers to reload; after the reload it goes through."""
+    pages = {name: _open("app_pages/adjudicate.py", user=name) for name in ("rita", "sam")}
+    first = pages["rita"].selectbox(key="adj_item_spans").value
+    assert pages["sam"].selectbox(key="adj_item_spans").value == first
+    for name, annotator in (("sam", 1), ("rita", 0)):  # sam decides first, promotes last
+        at = pages[name]
+        _widget(at.radio, "_mode").set_value("Accept one annotator's labels").run()
+        _widget(at.selectbox, "_accept").select_index(annotator).run()
+        if any(c.key and "_replace_" in c.key for c in at.checkbox):  # the demo's imported gold
+            _agree_to_replace(at)
+    pages["rita"].button(key="adj_promote").click().run()
+    assert _gold_spans(store, first) == _spans_of(store, "alice", first)
+
+    sam = pages["sam"].button(key="adj_promote").click().run()
+    assert not sam.exception, sam.exception
+    [refusal] = [e.value for e in sam.error]
+    assert refusal.startswith(literal(f"The gold spans of item {first} were changed by rita on "))
+    assert refusal.endswith(literal("reload the item to see them before promoting."))
+    assert _gold_spans(store, first) == _spans_of(store, "alice", first)  # rita's decision stands
+
+    sam.button(key="adj_reload").click().run()
+    assert not sam.error
+    sam.button(key="adj_promote").click().run()
+    assert not sam.error, [e.value for e in sam.error]
+    assert [s.value for s in sam.success][0].startswith(literal(f"Promoted spans of item {first} to gold"))
+    assert _gold_spans(store, first) == _spans_of(store, "bob", first)

@@ -377,7 +377,7 @@ with left:
 has_spans = "span" in dataset.label_kinds
 with right:
     if has_spans and graded:
-        st.html(legend_html())
+        st.html(legend_html(comparison))
         st.caption(
             f"IoU in whitespace tokens, matched one-to-one at IoU ≥ {threshold:.2f} as F1_IoU counts. "
             "Hover over a span, or click it, for its type, the gold span it matched and the IoU."

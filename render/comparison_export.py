@@ -71,7 +71,7 @@ def comparison_html(
         f'<p><strong>Prompt</strong></p><div class="hs-prompt">{e(comparison.prompt)}</div>',
     ]
     if comparison.graded:  # without gold no span has a fate to explain
-        parts.append(f'<div style="margin:1em 0 0.5em">{legend_html()}</div>')
+        parts.append(f'<div style="margin:1em 0 0.5em">{legend_html(comparison)}</div>')
     for track in comparison.tracks:
         parts.append(
             f'<section class="hs-block"><h2>{e(track.name)}</h2>'

@@ -11,6 +11,12 @@ import html
 from analysis.item_comparison import ItemComparison, Track
 from render.span_html import FATES, SpanStyle, render_spans_html
 
+#: A gold span no detector was compared with (none shown, none run on the item, or it covers no token):
+#: drawn in gold, solid, never in a fate's colour. Coloured by its type, its colour could be the pink of
+#: "False positive" under a legend of fates that applied to nothing drawn.
+GOLD_COLOUR = "#B8860B"
+GOLD_LABEL = "Gold span (not compared with a detector)"
+
 
 def attribute_text(text: str) -> str:
     """``text`` for a ``title`` attribute, with angle brackets shown as ‹ ›.
@@ -24,9 +30,17 @@ def attribute_text(text: str) -> str:
 
 def track_styles(track: Track, *, show_missed: bool = True) -> list[SpanStyle]:
     """What to draw: the track's spans (and, if wanted, the gold spans it missed)."""
-    css = "hs-gold" if track.kind == "gold" else "hs-pred"
+    gold = track.kind == "gold"
     out = [
-        SpanStyle(s.start, s.end, s.type, css_class=css, tooltip=attribute_text(s.explanation), fate=s.fate)
+        SpanStyle(
+            s.start,
+            s.end,
+            s.type,
+            colour=GOLD_COLOUR if gold and s.fate is None else None,
+            css_class="hs-gold" if gold else "hs-pred",
+            tooltip=attribute_text(s.explanation),
+            fate=s.fate,
+        )
         for s in track.spans
     ]
     if show_missed:
@@ -76,17 +90,26 @@ def track_html(comparison: ItemComparison, track: Track, *, show_missed: bool = 
     )
 
 
-def legend_html() -> str:
-    """The fate legend shared by all tracks."""
+def legend_html(comparison: ItemComparison) -> str:
+    """The legend shared by all tracks, for what they draw: the fates once a detector shown was run on
+    the item, and the gold colour when a gold span is compared with none."""
+    compared = any(track.given for track in comparison.detectors)
+    labels = (
+        {
+            "matched": "Matched (IoU ≥ threshold)",
+            "false-positive": "False positive",
+            "missed": "Gold span missed",
+        }
+        if compared
+        else {}
+    )
+    looks = [(FATES[fate][0], FATES[fate][1], fate == "missed", label) for fate, label in labels.items()]
+    gold = comparison.gold
+    if gold is not None and any(span.fate is None for span in gold.spans):
+        looks.append(("solid", GOLD_COLOUR, False, GOLD_LABEL))
     items = []
-    labels = {
-        "matched": "Matched (IoU ≥ threshold)",
-        "false-positive": "False positive",
-        "missed": "Gold span missed",
-    }
-    for fate, label in labels.items():
-        line, colour, _ = FATES[fate]
-        tint = "transparent" if fate == "missed" else colour + "2E"
+    for line, colour, hollow, label in looks:
+        tint = "transparent" if hollow else colour + "2E"
         items.append(
             '<span style="margin-right:1.2em;white-space:nowrap">'
             '<span style="display:inline-block;width:1.2em;height:0.8em;vertical-align:middle;'

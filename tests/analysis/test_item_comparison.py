@@ -22,7 +22,8 @@ from analysis.item_comparison import (
 )
 from metrics import f1_iou, f1_m, token_spans
 from render.comparison_export import comparison_html, comparison_png, png_bytes, thumbnail
-from render.comparison_tracks import track_html
+from render.comparison_tracks import GOLD_COLOUR, GOLD_LABEL, legend_html, track_html
+from render.span_html import FATES
 
 # MHALO appendix E, Table 18.
 TEXT = "A toothbrush is being washed in the sink."
@@ -135,6 +136,26 @@ def test_track_html_escapes_model_text_and_names() -> None:
     # Only the span tags became focusable, never text that merely looks like a mark tag.
     assert body.count('<mark tabindex="0"') == len(re.findall(r"<mark ", body)) == 2
     assert "&lt;mark class=&quot;x&quot;&gt;" in body
+
+
+def test_without_a_detector_gold_is_drawn_in_gold_under_a_legend_of_gold() -> None:
+    """With no detector to compare with, a gold span has no fate: it was drawn in its type's colour (a
+    pink like "False positive") under the legend of fates, which applied to nothing drawn."""
+    alone = table_18(detectors=[])
+    drawn = track_html(alone, alone.gold)
+    assert f"border-bottom:2px solid {GOLD_COLOUR}" in drawn
+    assert not any(colour in drawn for _, colour, _ in FATES.values())
+    legend = legend_html(alone)
+    assert GOLD_LABEL in legend and GOLD_COLOUR in legend
+    assert "False positive" not in legend and "Matched" not in legend and "missed" not in legend
+    # With detectors the legend is the fates', and gold spans wear their fates.
+    compared = table_18()
+    legend = legend_html(compared)
+    assert "False positive" in legend and "Gold span missed" in legend and GOLD_LABEL not in legend
+    assert GOLD_COLOUR not in track_html(compared, compared.gold)
+    # The HTML export says the same.
+    exported = comparison_html(alone)
+    assert GOLD_LABEL in exported and "False positive" not in exported
 
 
 def test_track_html_draws_missed_gold_spans_on_demand() -> None:

@@ -469,8 +469,8 @@ def _image() -> Image.Image | None:
     return thumbnail(resolve_image(dataset.image_root, item.image_ref))
 
 
-export = st.columns([1, 1, 4])
-export[0].download_button(
+export = st.container(horizontal=True, vertical_alignment="center", gap="small")  # natural widths
+export.download_button(
     "HTML snippet",
     data=lambda: comparison_html(comparison, show_missed=show_missed, image_png=png_bytes(_image())),
     file_name=f"compare-{safe_name}.html",
@@ -478,7 +478,7 @@ export[0].download_button(
     icon=":material/code:",
     on_click="ignore",
 )
-export[1].download_button(
+export.download_button(
     "PNG for slides",
     data=lambda: comparison_png(comparison, show_missed=show_missed, image=_image()),
     file_name=f"compare-{safe_name}.png",
@@ -486,4 +486,4 @@ export[1].download_button(
     icon=":material/image:",
     on_click="ignore",
 )
-export[2].caption("Both hold the shown tracks in the shown order; the HTML keeps the hover explanations.")
+export.caption("Both hold the shown tracks in the shown order; the HTML keeps the hover explanations.")

@@ -130,14 +130,16 @@ def show_table(
     notes = [table.caption] if table.caption else []
     if table.mark_columns and len(table.frame) > 1:
         notes.append(MARK_LEGEND)
-    footer_row = st.columns([5, 1], vertical_alignment="center", gap="small")
-    footer_row[0].caption(
+    # The button takes the width of its label, the caption the rest: a share of the row (a sixth, in a
+    # column half the page wide) cut "CSV" to "C…".
+    footer_row = st.container(horizontal=True, vertical_alignment="center", gap="small")
+    footer_row.caption(
         literal(" ".join(notes))
         + ("  \n" if notes else "")
         + f"Computed from: {literal(provenance.text())}"
         + "".join(f"  \n{literal(line)}" for line in provenance.details())
     )
-    footer_row[1].download_button(
+    footer_row.download_button(
         "CSV",
         data=lambda: csv_text(table, provenance),
         file_name=f"{slug(table.title)}-{provenance.digest}.csv",
@@ -172,8 +174,8 @@ def show_figure(
         on_select="rerun" if selectable else "ignore",
         selection_mode=("points",) if selectable else ("points", "box", "lasso"),
     )
-    buttons = st.columns([1, 1, 4], vertical_alignment="center")
-    buttons[0].download_button(
+    buttons = st.container(horizontal=True, vertical_alignment="center", gap="small")  # natural widths
+    buttons.download_button(
         "HTML",
         data=lambda: fig.to_html(include_plotlyjs=True, full_html=True, config=config),
         file_name=f"{file_name}.html",
@@ -181,10 +183,10 @@ def show_figure(
         icon=":material/download:",
         key=f"{key}-html",
         on_click="ignore",
-        width="stretch",
+        width="content",
     )
     if png_export_available():
-        buttons[1].download_button(
+        buttons.download_button(
             "PNG",
             data=lambda: fig.to_image(format="png", scale=2),
             file_name=f"{file_name}.png",
@@ -192,9 +194,9 @@ def show_figure(
             icon=":material/download:",
             key=f"{key}-png",
             on_click="ignore",
-            width="stretch",
+            width="content",
         )
-        buttons[2].caption("The footer inside the figure names the data it shows.")
+        buttons.caption("The footer inside the figure names the data it shows.")
     else:
-        buttons[2].caption(f"{PNG_HELP} The footer inside the figure names the data it shows.")
+        buttons.caption(f"{PNG_HELP} The footer inside the figure names the data it shows.")
     return event

@@ -196,3 +196,21 @@ def test_back_and_forward_step_through_the_labels_chosen(measure_app: RunningApp
     page.go_forward()
     expect(page).to_have_url(re.compile(r"/agreement\?.*kind=Ratings"))
     expect(chosen).to_have_text("Ratings")
+
+
+# Every download button's label, and whether it is drawn whole: its text box holds all it has to show.
+_DOWNLOAD_LABELS_JS = """() => [...document.querySelectorAll(
+  '[data-testid="stMain"] [data-testid="stDownloadButton"] button [data-testid="stMarkdownContainer"]'
+)].map((label) => [label.textContent, label.scrollWidth <= label.clientWidth && label.clientWidth > 0])"""
+
+
+def test_the_agreement_pages_download_buttons_show_their_whole_labels(
+    measure_app: RunningApp, tab: AppTab
+) -> None:
+    """The CSV and HTML buttons under the tables and figures (two to a row, half the page wide) each got
+    a sixth of their row, and read "C…" for "CSV"; each now takes the width of its label."""
+    _open(tab, measure_app, "agreement")
+    expect(tab.page.locator('[data-testid="stDownloadButton"]').first).to_be_visible()
+    labels = tab.page.evaluate(_DOWNLOAD_LABELS_JS)
+    assert {text for text, _ in labels} >= {"CSV", "HTML"}, labels
+    assert all(whole for _, whole in labels), labels

@@ -14,6 +14,7 @@ from components.dataset_picker import keep_dataset
 from components.navigation import may_open
 from components.page_setup import setup_page
 from components.store_cache import cached
+from db.repositories.assignments import assigned_work
 from db.repositories.datasets import DatasetInfo, DatasetSummary, list_datasets
 from db.repositories.queue import Progress, own_progress
 from db.repositories.visibility import LabelSight, label_sight, sees_assigned_only
@@ -91,11 +92,17 @@ def everyone(dataset: DatasetSummary) -> None:
     a.metric("Items", f"{dataset.n_items:,}")
     b.metric("Detectors", dataset.n_detectors)
     c.metric("Annotators", dataset.n_annotators)
-    st.progress(
-        dataset.progress,
-        text=f"Labeling: {dataset.n_done_items:,} / {dataset.n_items:,} items done · "
-        f"gold on {dataset.n_gold_items:,}",
-    )
+    gold = f" · gold on {dataset.n_gold_items:,}"
+    work = cached(assigned_work, ctx.engine, dataset.id)
+    if work.items:
+        # The Team page's count: an item is finished once every annotator assigned to it finished it.
+        done, total = work.finished, work.items
+        words = f"Assigned work: {done:,} / {total:,} items finished by every annotator assigned to them"
+    else:
+        # No work split: one person's "done" on one task is all there is to count, and the words say so.
+        done, total = dataset.n_done_items, dataset.n_items
+        words = f"Labeling: {done:,} / {total:,} items marked done by at least one annotator on some task"
+    st.progress(done / total if total else 0.0, text=words + gold)
 
 
 def blind_annotator(dataset: DatasetSummary, sight: LabelSight) -> None:

@@ -40,6 +40,7 @@ from sqlalchemy import (
     insert,
     or_,
     select,
+    union,
 )
 from sqlalchemy.exc import IntegrityError
 from sqlalchemy.orm import Session
@@ -528,6 +529,50 @@ def progress_by_item(
             out.append(ItemProgress(item_id, external_id, position, tuple(names), n_finished, n_locked))
             names, n_finished, n_locked = [], 0, 0
     return out
+
+
+@dataclass(frozen=True)
+class AssignedWork:
+    """How far a dataset's assigned work is, item by item, as the Team page's per-item table counts it."""
+
+    items: int  # items with an annotator assigned on a task whose queue holds them
+    finished: int  # of those, items every annotator assigned to them finished on every such task
+
+
+def assigned_work(engine: Engine, dataset_id: int) -> AssignedWork:
+    """The dataset's assigned items and those finished by all their annotators: an item counts as
+    finished once each of its assignments is, by the rule of :func:`progress_by_item` (done or skipped by
+    the annotator's own label set on the task; an item whose gold was shown to one of them is not).
+    Without assignments this is one look at the assignments' index."""
+    with read_session(engine) as session:
+        return _assigned_work(session, dataset_id)
+
+
+def _assigned_work(session: Session, dataset_id: int) -> AssignedWork:
+    tasks = session.scalars(
+        select(m.Assignment.task).where(m.Assignment.dataset_id == dataset_id).distinct()
+    ).all()
+    assigned, unfinished = [], []
+    for task in tasks:
+        finished = _finished(session, dataset_id, task)
+        held = (
+            select(m.Assignment.item_id)
+            .join(m.Item, m.Item.id == m.Assignment.item_id)
+            .where(
+                m.Assignment.dataset_id == dataset_id, m.Assignment.task == task, *in_queue(dataset_id, task)
+            )
+        )
+        assigned.append(held)
+        unfinished.append(
+            held.outerjoin(finished, _of_assignment(finished)).where(finished.c.item_id.is_(None))
+        )
+    if not assigned:
+        return AssignedWork(items=0, finished=0)
+    # Each item once, however many tasks and annotators it has.
+    assigned_items, unfinished_items = union(*assigned).subquery(), union(*unfinished).subquery()
+    items = session.scalar(select(func.count(distinct(assigned_items.c.item_id)))) or 0
+    left = session.scalar(select(func.count(distinct(unfinished_items.c.item_id)))) or 0
+    return AssignedWork(items=items, finished=items - left)
 
 
 # --------------------------------------------------------------------------------------------- weights

@@ -53,13 +53,9 @@ class DatasetSummary(DatasetInfo):
 
     n_items: int
     n_gold_items: int  # items the gold label set covers: labelled, or marked clean (no hallucination)
-    n_done_items: int  # items some annotator marked done
+    n_done_items: int  # items some annotator marked done, on some task (team work: assignments.assigned_work)
     n_detectors: int
     n_annotators: int
-
-    @property
-    def progress(self) -> float:
-        return self.n_done_items / self.n_items if self.n_items else 0.0
 
 
 def _summary(session: Session, dataset: m.Dataset) -> DatasetSummary:

@@ -18,9 +18,11 @@ from db.repositories.accounts import set_disabled
 from db.repositories.annotators import get_or_create_annotator
 from db.repositories.assignments import (
     DEFAULT_WEIGHT,
+    AssignedWork,
     AssignmentError,
     assign,
     assigned_items,
+    assigned_work,
     next_assigned_item,
     progress_by_annotator,
     progress_by_item,
@@ -272,6 +274,8 @@ def test_progress_per_annotator_and_per_item(engine: Engine) -> None:
         ("it-04", ("a", "c"), 0),
         ("it-05", ("b", "c"), 0),
     ]
+    # The dataset's count agrees with the table: one item finished by all of its annotators, of six.
+    assert assigned_work(engine, dataset_id) == AssignedWork(items=6, finished=1)
     page = progress_by_item(engine, dataset_id, "spans", offset=2, limit=2)
     assert [(r.external_id, r.position) for r in page] == [
         ("it-02", rows[2].position),

@@ -60,7 +60,9 @@ def test_home_counts_the_clean_item_as_gold_covered(mhalo_db: str) -> None:
     at = AppTest.from_file(APP, default_timeout=30).run()
     assert not at.exception, at.exception
     (progress,) = at.get("progress")
-    assert progress.proto.text.endswith("0 / 2 items done · gold on 2"), progress.proto.text
+    assert progress.proto.text.endswith(
+        "0 / 2 items marked done by at least one annotator on some task · gold on 2"
+    ), progress.proto.text
 
 
 def test_item_view_shows_the_sentences_of_a_clean_item_as_correct(mhalo_db: str) -> None:

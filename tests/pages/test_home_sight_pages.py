@@ -12,6 +12,7 @@ from streamlit.testing.v1 import AppTest
 
 from db import models as m
 from db.engine import make_engine, write_session
+from db.repositories.assignments import progress_by_item
 from tests.pages.team_store import USERS, assign, set_dataset_settings, signed_in, use_team_copy
 
 
@@ -89,4 +90,58 @@ def test_an_annotators_card_counts_an_item_only_once_every_task_assigned_on_it_i
     _, progress = _card(signed_in(USERS["annotator"]))
     assert progress == (
         "You: 1 / 3 items finished on every task assigned to you · 1 locked: gold was shown to you"
+    )
+
+
+def test_the_admins_card_counts_items_finished_by_their_assigned_annotators_as_the_team_page_does(
+    team_template: Path, tmp_path: Path, monkeypatch: Any
+) -> None:
+    """The admin's card said "3 / 60 items done": an item any annotator marked done on any task, though
+    the Team page had no item finished by the annotators assigned to it. It now counts the Team page's
+    way: of the items assigned, those every assigned annotator finished on every task assigned there."""
+    url = use_team_copy(team_template, tmp_path, monkeypatch)
+    assign(url, "alice", "spans", "demo-001", "demo-002")
+    assign(url, "bob", "spans", "demo-001")
+    _mark_done(url, "alice", "demo-001", "demo-002")  # demo-001 waits for bob; demo-002 is finished
+    _mark_done(url, "bob", "demo-003")  # not his: it finishes nothing
+
+    metrics, progress = _card(signed_in(USERS["admin"]))
+    assert metrics["Items"] == "60"
+    assert progress.startswith(
+        "Assigned work: 1 / 2 items finished by every annotator assigned to them · gold"
+    )
+
+    assign(url, "bob", "sentences", "demo-002")  # demo-002 now waits for his sentences
+    _, progress = _card(signed_in(USERS["admin"]))
+    assert progress.startswith(
+        "Assigned work: 0 / 2 items finished by every annotator assigned to them · gold"
+    )
+
+    _mark_done(url, "bob", "demo-002", page="sentences")  # demo-002 is finished on both of its tasks
+    _, progress = _card(signed_in(USERS["admin"]))
+    assert progress.startswith(
+        "Assigned work: 1 / 2 items finished by every annotator assigned to them · gold"
+    )
+    engine = make_engine(url)
+    by_item = {
+        p.external_id: p.finished == len(p.annotators)
+        for task in ("spans", "sentences")
+        for p in progress_by_item(engine, 1, task)
+        if p.annotators
+    }
+    engine.dispose()
+    assert by_item == {"demo-001": False, "demo-002": True}  # what the Team page's per-item table says
+
+
+def test_without_assignments_the_card_says_what_it_counts(
+    team_template: Path, tmp_path: Path, monkeypatch: Any
+) -> None:
+    """No work split: the card counts items some annotator marked done on some task, and says exactly
+    that (it said "items done", which read as finished)."""
+    url = use_team_copy(team_template, tmp_path, monkeypatch)
+    _mark_done(url, "alice", "demo-001")
+    _mark_done(url, "bob", "demo-002", page="sentences")
+    _, progress = _card(signed_in(USERS["admin"]))
+    assert progress.startswith(
+        "Labeling: 2 / 60 items marked done by at least one annotator on some task · gold"
     )

@@ -1,9 +1,10 @@
 """The one place for the controls a page works under: the dataset, and the IoU threshold of span pages.
 
-Every page draws them at the top of the sidebar's own content, right below the page menu, and the
-menu scrolls by itself past a share of the window's height, so the controls are in view without
-scrolling at any window size (the menu lists twenty pages: at 1440×900 it alone filled the sidebar
-and pushed a page's controls below the fold). :func:`components.page_setup.setup_page` reserves the
+Every page draws them at the top of the sidebar's own content, right below the page menu. The menu is
+drawn compact, so every page it lists and the controls are in view together at 1400×1000; on a
+shorter window it scrolls by itself past a share of the window's height, so the controls are in view
+without scrolling at any window size (the menu lists twenty pages: at 1440×900 it alone filled the
+sidebar and pushed a page's controls below the fold). :func:`components.page_setup.setup_page` reserves the
 place before anything else is drawn in the sidebar; the pages draw into it whenever they know what to
 draw.
 
@@ -26,13 +27,20 @@ IOU_WIDGET = "iou_threshold"
 IOU_DEFAULT = 0.5
 IOU_MIN, IOU_MAX, IOU_STEP = 0.05, 1.0, 0.05
 
-# The menu leaves the controls below it about 26rem of the window (or keeps 12rem on a tiny one) and
-# scrolls inside, with a visible scroll bar and a rule under it, so the pages it hides are findable.
+# The menu is drawn compact (rows of 1.5rem, sections 0.4rem apart; Streamlit's are 2rem and 1rem), so
+# all twenty pages and the controls under it fit a 1400×1000 window: at full size it took 956 px, and
+# held to what the controls left it, hid five pages past the "Inspect" heading in a scroll area with no
+# scroll bar in sight. Only a window too short for both (below about 980 px) scrolls it, leaving the
+# controls below it 18rem (or keeping 12rem on a tiny one), with a rule under it.
 _MENU_CSS = """<style>
 [data-testid="stSidebarNav"] {
-  max-height: max(12rem, calc(100vh - 26rem)); overflow-y: auto; scrollbar-width: thin;
+  max-height: max(12rem, calc(100vh - 18rem)); overflow-y: auto; scrollbar-width: thin;
   border-bottom: 1px solid rgba(128, 128, 128, 0.3);
 }
+[data-testid="stSidebarNavItems"] li { margin-top: 1px; margin-bottom: 1px; }
+[data-testid="stSidebarNavLink"] { line-height: 1.5rem; margin-top: 0; margin-bottom: 0; }
+[data-testid="stSidebarNavItems"] > * + * { margin-top: 0.4rem; }
+[data-testid="stNavSectionHeader"] { margin-top: 0.125rem; margin-bottom: 0.125rem; }
 </style>"""
 
 

@@ -14,8 +14,9 @@ from playwright.sync_api import BrowserContext, Locator, Page, expect
 
 from db.engine import make_engine
 from db.repositories.datasets import get_dataset
+from page_table import pages
 from tests.e2e.app_server import RunningApp, prepare_store, running_app
-from tests.e2e.browser import AppTab
+from tests.e2e.browser import AppTab, still_box
 from tests.pages.conftest import add_small_dataset
 
 DEMO = "Spanlight demo (synthetic)"
@@ -238,3 +239,31 @@ def test_what_the_server_itself_serves_is_unchanged(nav_app: RunningApp, tab: Ap
     nested = request.head(f"{nav_app.url}/no/such-page")
     assert nested.status == 404
     assert request.get(f"{nav_app.url}/api/download/unknown-ticket").status == 404
+
+
+def test_every_page_of_the_menu_is_in_view_with_the_controls_at_1400x1000(
+    nav_app: RunningApp, tab: AppTab, artifacts: Path
+) -> None:
+    """At 1400×1000 the menu (twenty pages) was held to 584 px for the controls under it and hid the
+    five pages after the "Inspect" heading in a scroll area whose scroll bar a headless browser does
+    not draw. Now every page of the menu and the dataset and threshold controls are in view at once."""
+    page = tab.page
+    width, height = 1400, 1000
+    page.set_viewport_size({"width": width, "height": height})
+    tab.goto(f"{nav_app.url}/compare?{urlencode({'dataset': DEMO})}")
+    nav = page.locator('[data-testid="stSidebarNav"]')
+    links = nav.locator('[data-testid="stSidebarNavLink"]')
+    expect(links).to_have_count(len(pages()))  # local mode: every page is listed
+    assert [text.split("\n")[-1] for text in links.all_inner_texts()] == [spec.title for spec in pages()]
+    menu = still_box(nav)
+    assert nav.evaluate("(menu) => menu.scrollHeight <= menu.clientHeight"), "the menu scrolls"
+    for link in links.all():
+        box = link.bounding_box()
+        assert box is not None
+        assert menu["y"] <= box["y"] and box["y"] + box["height"] <= menu["y"] + menu["height"], box
+        assert box["y"] + box["height"] <= height, box
+    for control in (_picker(page), page.get_by_role("slider", name="IoU threshold")):
+        expect(control).to_be_visible()
+        box = control.bounding_box()
+        assert box is not None and box["y"] >= 0 and box["y"] + box["height"] <= height, box
+    page.screenshot(path=str(artifacts / "nav-every-page-1400x1000.png"))

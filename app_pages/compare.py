@@ -42,7 +42,7 @@ from db.images import resolve_image
 from db.repositories.annotations import item_annotations
 from db.repositories.items import get_item
 from render.comparison_export import comparison_html, comparison_png, png_bytes, thumbnail
-from render.comparison_tracks import TRACK_CSS, legend_html, track_html
+from render.comparison_tracks import TRACK_CSS, compared_with_detectors, legend_html, track_html
 from render.literal_text import literal
 
 ctx = setup_page("Compare detectors")
@@ -378,10 +378,16 @@ has_spans = "span" in dataset.label_kinds
 with right:
     if has_spans and graded:
         st.html(legend_html(comparison))
-        st.caption(
-            f"IoU in whitespace tokens, matched one-to-one at IoU ≥ {threshold:.2f} as F1_IoU counts. "
-            "Hover over a span, or click it, for its type, the gold span it matched and the IoU."
-        )
+        if compared_with_detectors(comparison):
+            st.caption(
+                f"IoU in whitespace tokens, matched one-to-one at IoU ≥ {threshold:.2f} as F1_IoU counts. "
+                "Hover over a span, or click it, for its type, the gold span it matched and the IoU."
+            )
+        else:  # nothing to match: the gold spans alone
+            st.caption(
+                "The gold spans, with no detector run on this item to match them against. "
+                "Hover over a span, or click it, for its type."
+            )
     elif has_spans:
         st.caption("Each detector's spans, coloured by type. Hover over a span, or click it, for its type.")
     if has_spans:

@@ -90,17 +90,21 @@ def track_html(comparison: ItemComparison, track: Track, *, show_missed: bool = 
     )
 
 
+def compared_with_detectors(comparison: ItemComparison) -> bool:
+    """Whether a detector shown was run on the item, so that spans have fates to draw and explain."""
+    return any(track.given for track in comparison.detectors)
+
+
 def legend_html(comparison: ItemComparison) -> str:
     """The legend shared by all tracks, for what they draw: the fates once a detector shown was run on
     the item, and the gold colour when a gold span is compared with none."""
-    compared = any(track.given for track in comparison.detectors)
     labels = (
         {
             "matched": "Matched (IoU ≥ threshold)",
             "false-positive": "False positive",
             "missed": "Gold span missed",
         }
-        if compared
+        if compared_with_detectors(comparison)
         else {}
     )
     looks = [(FATES[fate][0], FATES[fate][1], fate == "missed", label) for fate, label in labels.items()]

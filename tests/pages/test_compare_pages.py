@@ -39,8 +39,9 @@ from formats.records import (
     SentenceScoreRecord,
     SpanRecord,
 )
+from render.comparison_tracks import GOLD_COLOUR, GOLD_LABEL
 from render.literal_text import literal
-from tests.pages.conftest import watcher_reruns_the_next_run
+from tests.pages.conftest import small_bundle, watcher_reruns_the_next_run
 
 TIMEOUT = 60
 APP = str(Path(__file__).resolve().parents[2] / "app.py")
@@ -798,3 +799,29 @@ def test_compare_without_span_labels_points_at_the_sentence_table(
     said = [i.value for i in at.info]
     assert any("compare its detectors in the tables below" in s for s in said), said
     assert len(at.dataframe) == 1
+
+
+def test_compare_without_detectors_draws_gold_in_gold_and_says_nothing_is_matched(demo: str) -> None:
+    """A dataset with gold and no detector: its gold span was drawn in its type's pink, under the legend
+    of matched / false positive / missed and a caption about matching and IoU, none of which applied."""
+    bundle = small_bundle()
+    engine = make_engine(demo)
+    gold_only = [label_set for label_set in bundle.label_sets if label_set.kind == "gold"]
+    import_bundle(
+        engine,
+        replace(bundle, dataset=replace(bundle.dataset, name="gold only"), label_sets=gold_only),
+        source="test",
+        actor=OPERATOR,
+    )
+    engine.dispose()
+    at = AppTest.from_file(APP, default_timeout=TIMEOUT)
+    at.query_params["dataset"] = "gold only"
+    at.run()
+    at.query_params.update({"dataset": "gold only", "item": "item-0"})
+    at.switch_page("app_pages/compare.py").run()
+    assert not at.exception, at.exception
+    body = _html(at)
+    assert GOLD_LABEL in body and f"border-bottom:2px solid {GOLD_COLOUR}" in body
+    assert "False positive" not in body and "Gold span missed" not in body
+    captions = " ".join(c.value for c in at.caption)
+    assert "no detector run on this item" in captions and "IoU ≥" not in captions

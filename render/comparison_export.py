@@ -21,7 +21,13 @@ from typing import Any
 from PIL import Image, ImageDraw, ImageFont
 
 from analysis.item_comparison import ItemComparison, Track
-from render.comparison_tracks import TRACK_CSS, legend_html, track_html, track_styles
+from render.comparison_tracks import (
+    TRACK_CSS,
+    legend_entries,
+    legend_html,
+    track_html,
+    track_styles,
+)
 from render.span_html import FATES, SpanStyle
 
 FOOTER = "Exported from Spanlight"
@@ -260,11 +266,12 @@ def _styled_line(draw: ImageDraw.ImageDraw, x0: float, x1: float, y: float, colo
 
 
 def _fate_look(span: SpanStyle) -> tuple[str, str]:
-    """(colour, line style) of a span drawn by fate; spans without a fate are grey and solid."""
+    """(colour, line style) of a span drawn by fate; spans without a fate are solid, in their own colour
+    (a gold span compared with no detector: gold, as on the page) or else grey."""
     if span.fate and span.fate.replace("_", "-") in FATES:
         line, colour, _ = FATES[span.fate.replace("_", "-")]
         return colour, line
-    return "#888888", "solid"
+    return span.colour or "#888888", "solid"
 
 
 def _draw_spans(canvas: _Canvas, x0: float, text: str, spans: Sequence[SpanStyle], font: Font) -> None:
@@ -292,12 +299,10 @@ def _draw_spans(canvas: _Canvas, x0: float, text: str, spans: Sequence[SpanStyle
     canvas.y += lines * height + 10
 
 
-def _legend(canvas: _Canvas, font: Font) -> None:
+def _legend(canvas: _Canvas, comparison: ItemComparison, font: Font) -> None:
     x: float = MARGIN
-    labels = {"matched": "Matched", "false-positive": "False positive", "missed": "Gold span missed"}
-    for fate, label in labels.items():
-        line, colour, _ = FATES[fate]
-        if fate != "missed":
+    for line, colour, hollow, label in legend_entries(comparison):
+        if not hollow:
             canvas.ops.append(("rect", (x, canvas.y + 4, x + 30, canvas.y + 20), _tint(colour)))
         canvas.ops.append(("line", x, x + 30, canvas.y + 22, colour, line))
         canvas.ops.append(("text", (x + 40, canvas.y), label, font, "#333333"))
@@ -337,7 +342,7 @@ def comparison_png(
     if image is not None:
         canvas.y = max(canvas.y, top + thumb.height + 16)
     if comparison.graded:  # without gold no span has a fate to explain
-        _legend(canvas, _font(SMALL_SIZE))
+        _legend(canvas, comparison, _font(SMALL_SIZE))
     canvas.y += 6
     for track in comparison.tracks:
         _track_block(canvas, comparison, track, show_missed)

@@ -95,9 +95,10 @@ def compared_with_detectors(comparison: ItemComparison) -> bool:
     return any(track.given for track in comparison.detectors)
 
 
-def legend_html(comparison: ItemComparison) -> str:
-    """The legend shared by all tracks, for what they draw: the fates once a detector shown was run on
-    the item, and the gold colour when a gold span is compared with none."""
+def legend_entries(comparison: ItemComparison) -> list[tuple[str, str, bool, str]]:
+    """What the tracks draw, for the legend of the page and of the exports: (line style, colour,
+    hollow, label) of the fates once a detector shown was run on the item, and of gold when a gold span
+    is compared with none."""
     labels = (
         {
             "matched": "Matched (IoU ≥ threshold)",
@@ -107,12 +108,17 @@ def legend_html(comparison: ItemComparison) -> str:
         if compared_with_detectors(comparison)
         else {}
     )
-    looks = [(FATES[fate][0], FATES[fate][1], fate == "missed", label) for fate, label in labels.items()]
+    entries = [(FATES[fate][0], FATES[fate][1], fate == "missed", label) for fate, label in labels.items()]
     gold = comparison.gold
     if gold is not None and any(span.fate is None for span in gold.spans):
-        looks.append(("solid", GOLD_COLOUR, False, GOLD_LABEL))
+        entries.append(("solid", GOLD_COLOUR, False, GOLD_LABEL))
+    return entries
+
+
+def legend_html(comparison: ItemComparison) -> str:
+    """The legend shared by all tracks (:func:`legend_entries`)."""
     items = []
-    for line, colour, hollow, label in looks:
+    for line, colour, hollow, label in legend_entries(comparison):
         tint = "transparent" if hollow else colour + "2E"
         items.append(
             '<span style="margin-right:1.2em;white-space:nowrap">'

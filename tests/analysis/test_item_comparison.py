@@ -241,6 +241,14 @@ def test_png_export_draws_every_track_in_fate_colours() -> None:
     assert (0x33, 0x66, 0xCC) in colours  # the item's image
 
 
+def test_png_export_without_a_detector_draws_gold_in_gold() -> None:
+    """The slide of a comparison with no detector drew its gold span grey under the fates' legend."""
+    image = Image.open(io.BytesIO(comparison_png(table_18(detectors=[]), generated=WHEN)))
+    colours = {colour for _, colour in image.convert("RGB").getcolors(maxcolors=1 << 20)}
+    assert (0xB8, 0x86, 0x0B) in colours  # gold, in the track and the legend
+    assert not colours & {(0x22, 0x88, 0x33), (0xEE, 0x66, 0x77), (0x44, 0x77, 0xAA)}  # no fate's colour
+
+
 def test_png_export_wraps_long_text_and_keeps_growing() -> None:
     short = Image.open(io.BytesIO(comparison_png(table_18(), generated=WHEN)))
     long_text = (TEXT + " ") * 30 + "\n\n" + "x" * 300

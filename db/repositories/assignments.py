@@ -36,6 +36,7 @@ from sqlalchemy import (
     and_,
     case,
     delete,
+    distinct,
     func,
     insert,
     or_,

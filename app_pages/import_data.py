@@ -45,6 +45,7 @@ from formats.base import Kind, ReadOptions
 from formats.faithscore import POLARITIES, POLARITY_HELP
 from formats.preview import PREVIEW_HEAD_BYTES, Preview, dataset_name_for, preview_file
 from formats.registry import FORMATS, detect, formats, other_kind_hint
+from formats.text import data_parts, file_windows, sniff_head
 from render.literal_text import literal
 
 ctx = setup_page("Import")
@@ -72,6 +73,8 @@ mode = (
     else "Upload"
 )
 head: bytes | None = None
+# What the format is recognised from (formats.text.sniff_head): a long first record hides no keys there.
+sniffed = b""
 size, name = 0, ""
 load: Callable[[], bytes] = bytes  # the whole file, read only when Import is pressed
 on_server: Path | None = None  # a server file, which a benchmark import reads from disk
@@ -90,6 +93,7 @@ if mode == "Upload":
                 uploaded.name,
                 uploaded.getvalue,
             )
+            sniffed = sniff_head(head, data_parts(uploaded.getbuffer()))
 else:
     typed = st.text_input(
         "File path on the server", key="import_path", help=f"A file inside the import folder {import_dir()}."
@@ -99,6 +103,7 @@ else:
         try:
             head, size, on_server = read_import_head(typed, PREVIEW_HEAD_BYTES)
             name = on_server.name
+            sniffed = sniff_head(head, file_windows(on_server, 0, part=1 << 16))
             load = partial(read_import_bytes, typed)
             set_cap = size_problem(size, set_only=True)  # a cap the operator set holds for every file
             if set_cap is not None:
@@ -124,12 +129,12 @@ if st.session_state.get("import_chosen_file") != chosen_file:
         st.session_state.pop(stale, None)
     st.session_state["import_chosen_file"] = chosen_file
 
-found = detect(head, name, kind)
+found = detect(sniffed, name, kind)
 names = [f.name for f in formats(kind)]
 best = found[0][0] if found else None
 if best is not None:
     st.caption(f"Recognised as **{best.title}**.")
-elif (other_kind := other_kind_hint(head, name, kind)) is not None:
+elif (other_kind := other_kind_hint(sniffed, name, kind)) is not None:
     st.warning(literal(f"The format was not recognised: {other_kind}; or choose a format below."))
 else:
     st.warning("The format was not recognised: choose it below.")

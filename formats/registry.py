@@ -10,6 +10,7 @@ from pathlib import Path
 
 from formats.base import Format, Kind, ReadOptions, ReadResult
 from formats.problems import Problem
+from formats.text import data_parts, sniff_head
 
 # Every format's name and the module that defines it (as its FORMAT, or among its FORMATS when one module
 # holds closely related ones), in the order formats are offered. A module is imported when one of its
@@ -91,13 +92,15 @@ def detect(data: bytes, filename: str = "", kind: Kind | None = None) -> list[tu
     """Formats that recognise ``data``, most confident first (an empty list: none does).
 
     A format's own guess is nudged up when the file name ends with one of its extensions, so a CSV of
-    AlignBench rows beats a format that merely finds nothing wrong in the first bytes.
+    AlignBench rows beats a format that merely finds nothing wrong in the first bytes. A JSON file is
+    sniffed in :func:`~formats.text.sniff_view`, so a long first record hides no keys.
     """
     lower = filename.lower()
     scored = []
+    seen = sniff_head(data, data_parts(data))
     for fmt in formats(kind):
         try:
-            score = float(fmt.sniff(data, filename))
+            score = float(fmt.sniff(seen, filename))
         except Exception:  # noqa: BLE001 - a sniffer must never break detection for the others
             score = 0.0
         if score <= 0:

@@ -104,6 +104,96 @@ def head_text(data: bytes, size: int = 65536) -> str:
     return bytes(data[:size]).decode("utf-8", "replace").removeprefix("\ufeff")
 
 
+# What sniffers see of a JSON file (:func:`sniff_view`): its first MB (the most any sniffer reads), with
+# every run of more than SNIFF_RUN bytes that holds no double quote cut to its first and last SNIFF_KEEP.
+SNIFF_SIZE = 1 << 20
+SNIFF_RUN = 2048
+SNIFF_KEEP = 1000
+_CUT = "\u2026".encode()
+
+
+def sniff_view(parts: Iterable[bytes | memoryview], size: int = SNIFF_SIZE) -> bytes:
+    """The beginning of a JSON file (its bytes in ``parts``, in order) as sniffers look at it: every run of
+    more than :data:`SNIFF_RUN` bytes without a double quote — the inside of a long string, or a long
+    array of numbers — cut to its ends, until ``size`` bytes are gathered.
+
+    Sniffers look for a record's keys, and keys follow values: a first record holding a 100,000-character
+    prompt put its other keys past every sniffer's head, and a sound file went unrecognised. Cutting runs
+    between quotes needs no parse, keeps every quote (so every key, and what sits next to a quote, stay
+    as they were), and reads no further than the first ``size`` bytes once no run is long; a run is
+    crossed at the speed of a byte search, so one string of 100 MB costs a pass over it, no more."""
+    out = bytearray()
+    run = _Run()
+    for part in parts:
+        chunk = bytes(part)
+        first = chunk.find(b'"')
+        if first < 0:  # inside a long run: a byte search, not a split
+            run.add(chunk)
+            continue
+        last = chunk.rfind(b'"')
+        run.add(chunk[:first])
+        out += run.take()
+        inner = chunk[first : last + 1]
+        out += inner if _all_runs_short(inner) else b'"'.join(map(_cut, inner.split(b'"')))
+        run.add(chunk[last + 1 :])
+        if len(out) >= size:
+            break
+    out += run.take()
+    return bytes(out[:size])
+
+
+def _all_runs_short(chunk: bytes) -> bool:
+    """Whether no run without a quote in ``chunk`` is longer than :data:`SNIFF_RUN`: true when every
+    aligned window of half that holds a quote (a longer run would hold a whole window), which a few byte
+    searches tell, where splitting a part of short strings to measure each took a hundred times longer."""
+    window = SNIFF_RUN // 2
+    return all(chunk.find(b'"', at, at + window) >= 0 for at in range(0, len(chunk) - window + 1, window))
+
+
+def sniff_head(head: bytes, parts: Iterable[bytes | memoryview]) -> bytes:
+    """What sniffers are given of a file whose first bytes are ``head`` and whose bytes ``parts`` yields:
+    a JSON file's :func:`sniff_view`; any other file's ``head`` as it is (a CSV header is its first line,
+    and a Parquet file's columns are read from its bytes)."""
+    return sniff_view(parts) if looks_like_json(head) else head
+
+
+def data_parts(data: bytes | memoryview, part: int = 1 << 16) -> Iterator[memoryview]:
+    """``data`` a part at a time, without copies: what :func:`sniff_view` reads of bytes in memory."""
+    view = memoryview(data)
+    return (view[start : start + part] for start in range(0, len(view), part))
+
+
+def _cut(piece: bytes) -> bytes:
+    return piece if len(piece) <= SNIFF_RUN else piece[:SNIFF_KEEP] + _CUT + piece[-SNIFF_KEEP:]
+
+
+class _Run:
+    """The run of bytes without a quote that :func:`sniff_view` is inside, as it will be kept: whole while
+    short, else its first and last :data:`SNIFF_KEEP` bytes, however many parts it spans."""
+
+    def __init__(self) -> None:
+        self.start = bytearray()
+        self.end = b""
+        self.length = 0
+
+    def add(self, piece: bytes) -> None:
+        self.length += len(piece)
+        if len(self.start) <= SNIFF_RUN:
+            self.start += piece[: SNIFF_RUN + 1 - len(self.start)]
+        if piece:
+            self.end = (self.end + piece[-SNIFF_KEEP:])[-SNIFF_KEEP:]
+
+    def take(self) -> bytes:
+        """The run as kept, and a new, empty one begun."""
+        kept = (
+            bytes(self.start)
+            if self.length <= SNIFF_RUN
+            else bytes(self.start[:SNIFF_KEEP]) + _CUT + self.end
+        )
+        self.start, self.end, self.length = bytearray(), b"", 0
+        return kept
+
+
 def file_stem(source: str) -> str:
     """``processed_test`` for ``…/processed_test.json``; the name datasets and ids are derived from."""
     stem = PurePath(source.replace("\\", "/")).name

@@ -880,3 +880,18 @@ def test_a_server_files_relative_image_folder_is_looked_for_beside_it(store: str
         assert cats is not None and cats.image_root == str((folder / "images").resolve())
     finally:
         engine.dispose()
+
+
+def test_a_file_whose_first_record_is_longer_than_the_preview_is_recognised(
+    store: str, tmp_path: Path
+) -> None:
+    """A MHALO file whose first response is 2 MB was "not recognised" and read as canonical: its keys
+    after the response lay past the part of the file the page looked at."""
+    record = {**RECORDS[1], "test_solution": "word " * 400_000}
+    record["hallucinated_solution"] = record["test_solution"] + "<hallucination>Two</hallucination> cats."
+    path = _imports(tmp_path) / "huge.json"
+    path.write_text(json.dumps([record]))
+    at = _import_page(path)
+    assert not at.exception and not at.warning
+    assert at.selectbox(key="import_format_benchmark").value == "mhalo"
+    assert "Recognised as **MHALO (tagged JSON)**." in [c.value for c in at.caption]

@@ -44,7 +44,7 @@ from db.transfer import import_file, import_path, import_predictions
 from formats.base import Kind, ReadOptions
 from formats.faithscore import POLARITIES, POLARITY_HELP
 from formats.preview import PREVIEW_HEAD_BYTES, Preview, dataset_name_for, preview_file
-from formats.registry import FORMATS, detect, formats, other_kind_hint
+from formats.registry import FORMATS, detect, formats, not_recognised
 from formats.text import data_parts, file_windows, sniff_head
 from render.literal_text import literal
 
@@ -134,18 +134,20 @@ names = [f.name for f in formats(kind)]
 best = found[0][0] if found else None
 if best is not None:
     st.caption(f"Recognised as **{best.title}**.")
-elif (other_kind := other_kind_hint(sniffed, name, kind)) is not None:
-    st.warning(literal(f"The format was not recognised: {other_kind}; or choose a format below."))
-else:
-    st.warning("The format was not recognised: choose it below.")
+else:  # no format is pre-picked: its complaints would blame the file for not being a format nobody chose
+    said = not_recognised(sniffed, name, kind, choose="choose it below")
+    st.warning(literal(said[:1].upper() + said[1:]).replace("\n", "  \n"))
 format_name = st.selectbox(
     "Format",
     names,
-    index=names.index(best.name) if best else 0,
+    index=names.index(best.name) if best else None,
     format_func=lambda n: FORMATS[n].title,
     key=f"import_format_{kind}",
     help=FORMATS[best.name].description if best else None,
+    placeholder="Choose the file's format",
 )
+if format_name is None:
+    st.stop()
 
 options = ReadOptions()
 image_root: str | None = None

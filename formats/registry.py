@@ -125,9 +125,22 @@ def choose_format(data: bytes, source: str, format_name: str | None, kind: Kind)
         return fmt
     guess = best_guess(data, source, kind)
     if guess is None:
-        hint = other_kind_hint(data, source, kind)
-        raise UnknownFormat(f"the format of {source} was not recognised; {hint or 'name it with --format'}")
+        raise UnknownFormat(not_recognised(data, source, kind, choose="name it with --format"))
     return guess
+
+
+def not_recognised(data: bytes, source: str, kind: Kind, *, choose: str) -> str:
+    """What to say of a file no ``kind`` format recognises, on the command line and on the Import page
+    alike (``choose``: how the format is named there): where it belongs instead (:func:`other_kind_hint`),
+    or else what each format looked for. Without the list the page pre-picked the first format and showed
+    its complaint ("canonical files are JSON Lines…"), which blamed the file for not being a format
+    nobody had chosen."""
+    said = f"the format of {source} was not recognised"
+    hint = other_kind_hint(data, source, kind)
+    if hint is not None:
+        return f"{said}; {hint}"
+    looked_for = "".join(f"\n  - {fmt.title}: {fmt.description}" for fmt in formats(kind))
+    return f"{said}; {choose}. What each {kind} format looks for:{looked_for}"
 
 
 # What to do with a file that is of the other kind, by that kind: the command and the Import page's

@@ -10,6 +10,7 @@ from pathlib import Path
 import pytest
 
 import cli
+from formats.registry import not_recognised
 
 OUTPUTS = [{"id": "a", "output": "<Tagged_Text>A <hallucination>red</hallucination> cube.</Tagged_Text>"}]
 BENCHMARK = [
@@ -78,5 +79,9 @@ def test_a_file_of_neither_kind_is_still_asked_to_be_named(
 ) -> None:
     path = tmp_path / "notes.bin"
     path.write_bytes(b"\xff\xfe not text")
-    (error,) = _errors(capsys, "import", "--db", db_url, str(path))
-    assert error.endswith("was not recognised; name it with --format")
+    assert cli.main(["import", "--db", db_url, str(path)]) == 1
+    out = capsys.readouterr().out
+    said = not_recognised(path.read_bytes(), str(path), "benchmark", choose="name it with --format")
+    assert said in out  # what the Import page says too
+    assert "was not recognised; name it with --format. What each benchmark format looks for:" in out
+    assert "\n  - MHALO (tagged JSON): JSON array; hallucinated_solution" in out

@@ -24,6 +24,7 @@ from db.repositories.datasets import get_dataset, list_dataset_infos
 from db.transfer import import_file, import_predictions
 from formats.base import ReadOptions
 from formats.preview import PREVIEW_HEAD_BYTES
+from formats.registry import not_recognised
 from render.literal_text import literal
 from tests.formats.mmhal_sample import IDS, sample_bytes
 from tests.pages.conftest import add_small_dataset, problem_report
@@ -197,12 +198,13 @@ def test_detector_outputs_chosen_as_a_benchmark_file_say_to_import_them_as_a_run
     assert not at.exception
     assert at.warning[0].value == (
         literal(
-            "The format was not recognised: this looks like detector outputs (format 'mhalo-outputs'): import "
-            "them as a detector run with import-predictions / the 'Detector outputs' import; or choose a "
-            "format below."
+            "The format of outputs.json was not recognised; this looks like detector outputs (format "
+            "'mhalo-outputs'): import them as a detector run with import-predictions / the 'Detector "
+            "outputs' import"
         )
     )
-    assert "import them as a detector run" in problem_report(at)["reason"][0]  # read as the first format
+    at.selectbox(key="import_format_benchmark").set_value("canonical").run()
+    assert "import them as a detector run" in problem_report(at)["reason"][0]
 
 
 def test_a_new_file_is_recognised_afresh_not_read_as_the_last_ones_format_and_dataset(
@@ -895,3 +897,21 @@ def test_a_file_whose_first_record_is_longer_than_the_preview_is_recognised(
     assert not at.exception and not at.warning
     assert at.selectbox(key="import_format_benchmark").value == "mhalo"
     assert "Recognised as **MHALO (tagged JSON)**." in [c.value for c in at.caption]
+
+
+def test_an_unrecognised_file_is_not_read_as_a_format_nobody_chose(store: str, tmp_path: Path) -> None:
+    """A JSON array of unknown columns was read as canonical, the first format, and the report blamed
+    the file for not being JSON Lines; the command line said only "not recognised". Both now say the
+    same: not recognised, and what each format looks for; the page waits for a format to be chosen."""
+    path = _imports(tmp_path) / "wrongcols.json"
+    path.write_text(json.dumps([{"foo": 1, "bar": "x"}, {"foo": 2, "bar": "y"}]))
+    at = _import_page(path)
+    assert not at.exception
+    (warning,) = [w.value for w in at.warning]
+    said = not_recognised(path.read_bytes(), "wrongcols.json", "benchmark", choose="choose it below")
+    assert warning == literal(said[:1].upper() + said[1:]).replace("\n", "  \n")
+    assert "MHALO" in warning and "hallucinated" in warning
+    assert at.selectbox(key="import_format_benchmark").value is None
+    assert not at.get("dataframe") and not at.button  # no report of a format nobody chose, no Import
+    at.selectbox(key="import_format_benchmark").set_value("mhalo").run()
+    assert not at.exception and at.button(key="import_go").disabled

@@ -216,18 +216,6 @@ else:
             or "detector"
         )
 
-allow_skip = st.checkbox(
-    "Allow skipping bad records",
-    key="import_allow_skip",
-    help="Import the sound records and report the others. Off: any error refuses the whole file.",
-)
-replace_existing = st.checkbox(
-    "Replace existing annotations",
-    key="import_replace",
-    help="Let the file remove or change annotations already stored. The replaced annotations are kept "
-    "in the history: Undo in Recent imports puts them back. Off: such a file is refused with a report.",
-)
-
 preview_key = (
     hashlib.sha256(head).hexdigest(),
     size,
@@ -252,6 +240,21 @@ if stored is None or stored[0] != preview_key:
         stored = (preview_key, read)
     st.session_state["import_preview"] = stored
 preview: Preview = stored[1]
+
+allow_skip = st.checkbox(
+    "Allow skipping bad records",
+    key="import_allow_skip",
+    help="Import the sound records and report the others. Off: any error refuses the whole file."
+    if not preview.unreadable
+    else "No record of this file is sound: skipping the bad ones would import nothing.",
+    disabled=preview.unreadable,  # skipping every record is no import
+)
+replace_existing = st.checkbox(
+    "Replace existing annotations",
+    key="import_replace",
+    help="Let the file remove or change annotations already stored. The replaced annotations are kept "
+    "in the history: Undo in Recent imports puts them back. Off: such a file is refused with a report.",
+)
 
 show_preview(
     preview,

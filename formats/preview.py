@@ -56,11 +56,11 @@ class Preview:
 
     @property
     def unreadable(self) -> bool:
-        """Nothing of the whole file was read (refused whole: not this format, a run over another
-        dataset): skipping its bad records would import nothing, so the page offers no import. Not said
-        of a preview of the file's head: a large JSON document cut there reads as nothing, though the
-        import reads the whole of it."""
-        return not self.partial and self.dataset is None and self.n_errors > 0
+        """Nothing of the whole file can be imported: it was refused whole (not this format, a run over
+        another dataset), or every record of it is in error. Skipping its bad records would import
+        nothing, so the page offers neither skipping nor an import. Not said of a preview of the file's
+        head: a large JSON document cut there reads as nothing, though the import reads the whole of it."""
+        return not self.partial and self.n_errors > 0 and (self.dataset is None or self.n_items == 0)
 
     @property
     def n_warnings(self) -> int:

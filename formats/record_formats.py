@@ -26,7 +26,7 @@ from formats.fields import RecordError
 from formats.ids import record_of
 from formats.json_documents import PairsHook, load_records
 from formats.problems import Problem
-from formats.record_loops import benchmark_items, prediction_items, prediction_records
+from formats.record_loops import benchmark_items, in_dataset, prediction_items, prediction_records
 from formats.records import Annotations, ItemRecord, RawOutputRecord
 from formats.tables import Part, TableSource, file_source
 from formats.text import file_stem
@@ -46,6 +46,21 @@ RecordReader = Callable[[Any, int, Warnings], tuple[ItemRecord, Annotations]]
 # failed every item. One or two outputs are too few to tell a broken output from another dataset.
 RUN_CHECK_MIN_OUTPUTS = 3
 RUN_CHECK_MIN_SHARE = 0.05
+
+# What a run refused as one over another dataset is told, whichever check found it out.
+OVER_ANOTHER_DATASET = "is this run over another dataset? Nothing of it was imported; import it into the dataset its outputs are of"
+
+
+def no_item_refusal(source: str, outputs: int, dataset: str | None) -> Problem:
+    """The file-level error refusing a run none of whose ``outputs`` names an item of ``dataset``: each
+    record's own "no item" error alone left the page offering to skip them all, which imports nothing,
+    and never said the likely cause."""
+    return Problem(
+        source,
+        "-",
+        "-",
+        f"none of the {outputs} outputs names an item of {in_dataset(dataset)}: {OVER_ANOTHER_DATASET}",
+    )
 
 
 @dataclass(frozen=True)
@@ -89,8 +104,7 @@ class RunTextChecks:
             source,
             "-",
             "-",
-            f"{share} (first that does not: record {label}: {difference}): is this run over another "
-            "dataset? Nothing of it was imported; import it into the dataset its outputs are of",
+            f"{share} (first that does not: record {label}: {difference}): {OVER_ANOTHER_DATASET}",
         )
 
 
@@ -219,6 +233,7 @@ class PredictionRecordsFormat(Format, Generic[T]):
         annotations: dict[str, Annotations] = {}
         checks = RunTextChecks()
         output_warnings: set[int] = set()  # ids of the outputs' own warnings, moot when the run is refused
+        unknown: list[str] = []  # the records naming no stored item
         for label, ext, record, fields in prediction_items(
             records,
             source,
@@ -228,6 +243,7 @@ class PredictionRecordsFormat(Format, Generic[T]):
             output=self.output,
             read_before_repeat=self.read_before_repeat,
             dataset=options.dataset,
+            unknown=unknown,
         ):
             warnings: Warnings = []
             item = options.known[ext]
@@ -237,6 +253,8 @@ class PredictionRecordsFormat(Format, Generic[T]):
             output_warnings.update(id(problem) for problem in found)
             checks.add(label, self.text_check(fields, item, options, annotations[ext]))
         refusal = checks.refusal(source)
+        if records and len(unknown) == len(records):
+            refusal = no_item_refusal(source, len(records), options.dataset)
         if refusal is not None:
             return ReadResult(None, [*(p for p in problems if id(p) not in output_warnings), refusal])
         return ReadResult(detector_bundle(options, list(annotations.values()), self.source_format), problems)

@@ -79,6 +79,11 @@ def in_dataset(dataset: str | None) -> str:
     return f"dataset {dataset!r}" if dataset else "this dataset"
 
 
+class UnknownItem(RecordError):
+    """A record naming no stored item: counted apart, as a run none of whose ids is an item is most
+    likely one over another dataset (:func:`formats.record_formats.no_item_refusal`)."""
+
+
 def item_of(record: Mapping[str, Any], known: Mapping[str, Any], dataset: str | None = None) -> str:
     """The stored item a prediction record is about (by its id); RecordError naming the problem (and
     ``dataset``, the one looked in: a run read against the wrong dataset misses every item)."""
@@ -86,7 +91,7 @@ def item_of(record: Mapping[str, Any], known: Mapping[str, Any], dataset: str | 
     if not found:
         raise RecordError("id", f"missing: give the item's id in one of {', '.join(ITEM_ID_KEYS)}")
     if ext not in known:
-        raise RecordError("id", f"no item {ext!r} in {in_dataset(dataset)}")
+        raise UnknownItem("id", f"no item {ext!r} in {in_dataset(dataset)}")
     return ext
 
 
@@ -100,6 +105,7 @@ def prediction_items(
     output: str = "output",
     read_before_repeat: bool = False,
     dataset: str | None = None,
+    unknown: list[str] | None = None,
 ) -> Iterator[tuple[str, str, dict[str, Any], T]]:
     """``(record label, item id, record, read(record))`` of each usable record of a predictions file.
 
@@ -108,7 +114,7 @@ def prediction_items(
     ``output`` for that item; ``read`` takes out the format's own fields (it may raise RecordError too).
     A record failing any of these is reported once, as an error with its field, and skipped.
     ``read_before_repeat`` runs ``read`` before the repeated-item check (mhalo-outputs names a missing
-    output before a second one).
+    output before a second one). ``unknown`` gets the label of each record naming no stored item.
     """
     seen: set[str] = set()
     for label, record in records:
@@ -123,6 +129,8 @@ def prediction_items(
                 value = read(record)
         except RecordError as error:
             problems.append(Problem(source, label, error.field, error.reason))
+            if unknown is not None and isinstance(error, UnknownItem):
+                unknown.append(label)
             continue
         seen.add(ext)
         yield label, ext, record, value

@@ -324,8 +324,7 @@ def test_the_import_page_refuses_a_run_over_another_dataset(store: str, tmp_path
     said = [w.value for w in at.warning]
     assert "Nothing of this file can be imported as it is: see the report above." in said
     assert not any("allow skipping" in w for w in said)
-    at.checkbox(key="import_allow_skip").check().run()
-    assert at.button(key="import_go").disabled
+    assert at.checkbox(key="import_allow_skip").disabled and at.button(key="import_go").disabled
     engine = make_engine(store)
     try:
         assert [ls.name for ls in export_bundle(engine, "bench", actor=OPERATOR).label_sets] == ["gold"]
@@ -915,3 +914,42 @@ def test_an_unrecognised_file_is_not_read_as_a_format_nobody_chose(store: str, t
     assert not at.get("dataframe") and not at.button  # no report of a format nobody chose, no Import
     at.selectbox(key="import_format_benchmark").set_value("mhalo").run()
     assert not at.exception and at.button(key="import_go").disabled
+
+
+@pytest.mark.parametrize(
+    ("outputs", "reason"),
+    [
+        (
+            [
+                {
+                    "id": f"t{k}",
+                    "output": "<Tagged_Text>A <hallucination>red</hallucination> cube.</Tagged_Text>",
+                }
+                for k in range(1, 5)
+            ],
+            "none of the 4 outputs names an item of dataset 'bench': is this run over another dataset? "
+            "Nothing of it was imported; import it into the dataset its outputs are of",
+        ),
+        ([{"id": k, "note": "no output"} for k in "abc"], None),
+    ],
+    ids=["ids of another dataset", "every output missing"],
+)
+def test_a_run_of_which_no_record_is_sound_offers_no_skipping(
+    store: str, tmp_path: Path, outputs: list[dict[str, str]], reason: str | None
+) -> None:
+    """Outputs every one of which was in error showed "fix them, or allow skipping bad records", and
+    skipping them imported nothing; outputs whose ids are another dataset's never said so."""
+    _bench(store)
+    path = _imports(tmp_path) / "outputs.json"
+    path.write_text(json.dumps(outputs))
+    at = _outputs_on_server(path)
+    at.selectbox(key="import_format_predictions").set_value("mhalo-outputs").run()
+    at.text_input(key="import_detector").input("det").run()
+    assert not at.exception
+    assert {m.label: m.value for m in at.metric}["Outputs"] == "0"
+    said = [w.value for w in at.warning]
+    assert "Nothing of this file can be imported as it is: see the report above." in said
+    assert not any("skipping" in w for w in said)
+    assert at.checkbox(key="import_allow_skip").disabled and at.button(key="import_go").disabled
+    if reason is not None:
+        assert problem_report(at)["reason"][0] == reason

@@ -137,12 +137,17 @@ if best is not None:
 else:  # no format is pre-picked: its complaints would blame the file for not being a format nobody chose
     said = not_recognised(sniffed, name, kind, choose="choose it below")
     st.warning(literal(said[:1].upper() + said[1:]).replace("\n", "  \n"))
+format_key = f"import_format_{kind}"
+# The format recognised for a new file is put in the box's state, not given as its default: a default
+# left the box showing, in the browser, the last file's format over an unrecognised file's empty choice.
+if format_key not in st.session_state:
+    st.session_state[format_key] = best.name if best else None
 format_name = st.selectbox(
     "Format",
     names,
-    index=names.index(best.name) if best else None,
+    index=None,
     format_func=lambda n: FORMATS[n].title,
-    key=f"import_format_{kind}",
+    key=format_key,
     help=FORMATS[best.name].description if best else None,
     placeholder="Choose the file's format",
 )

@@ -51,7 +51,7 @@ from components.empty_queue import show_nothing_to_do
 from components.login import say_at_login, still_signed_in
 from components.page_setup import PageContext, engine_for
 from components.store_cache import cached
-from components.unit_keys import ANY_KEY, FLAG_LABEL, JUMP_LABEL
+from components.unit_keys import ANY_KEY, FLAG_LABEL, JUMP_LABEL, catch_early_keys
 from db.access import Forbidden, team_mode
 from db.config import resolve_url
 from db.repositories import labeling, queue
@@ -344,6 +344,7 @@ def open_workspace(ctx: PageContext, task: str, page_path: str) -> Workspace | N
     if st.query_params.get("item") != item.external_id:
         st.query_params["item"] = item.external_id
     st.session_state[_TASK_SHOWN] = task  # what a label saved from this drawing's buttons is labeled on
+    catch_early_keys()  # keys typed while the unit's buttons still load wait for them
     return Workspace(
         ctx,
         dataset,

@@ -14,6 +14,7 @@ a hallucination, which has no type), no enabled button (``U`` with nothing to un
 yet (``3`` before a triplet is judged wrong) says why in a notice at the foot of the window, in the
 page's words where it gives them (``unavailable``).
 
+A key typed while the page's code still loads (a first visit) waits too (:func:`catch_early_keys`).
 A key pressed while the page is still answering an earlier one waits and is pressed once the page is
 drawn again: Streamlit merges two quick presses of one button into a single click. A field key waits
 too, for the field that run draws, and what is typed meanwhile goes into that field, not to the page.
@@ -37,6 +38,9 @@ _mount = st.components.v2.component(
     html='<span class="unit-keys" hidden></span>',
     js=(Path(__file__).parent / "unit_keys.js").read_text(encoding="utf-8"),
 )
+# Notes keys typed before ``unit_keys.js`` is attached (see :func:`catch_early_keys`). The app's own
+# code, no data in it: the one script the page runs outside a component.
+_EARLY_KEYS = "<script>" + (Path(__file__).parent / "early_keys.js").read_text(encoding="utf-8") + "</script>"
 _RUNS = "unit_keys_runs"
 # The annotation header's box for an item id: Enter there opens the item and gives the keys back to the
 # page (focus left in the box would take the next label key as typing).
@@ -51,6 +55,20 @@ ANY_KEY = "*"
 def container_class(container_key: str) -> str:
     """The CSS class Streamlit gives a container created with ``key=container_key``."""
     return f"st-key-{container_key}"
+
+
+def catch_early_keys() -> None:
+    """Note the keys typed while the page's code still loads; :func:`unit_keys` presses them once the
+    page is drawn. Call it before the unit is drawn.
+
+    On a first visit Streamlit loads each kind of element's code when it is first drawn, shown as a
+    placeholder until then, and a busy machine makes that last seconds: the sentences could be read
+    while their buttons, and the script that holds keys for them, were not there, and keys typed then
+    were lost without a word (all four of "2 2 2 1"). This listener is an ``st.html`` drawn before the
+    unit, the element the prompt and the sentences are drawn with, so it listens by the time they can be
+    read; ``unit_keys.js`` takes the keys it noted once attached, and holds the page's keys while any
+    element still loads."""
+    st.html(_EARLY_KEYS, unsafe_allow_javascript=True)
 
 
 def unit_keys(

@@ -312,13 +312,18 @@ function shortcutButton(key) {
 // button took waits not at all (see `holdIfBusy`).
 const NO_RUN_GIVE_UP_MS = 15000;
 
+function loading() {
+  // Elements whose code is still loading (a first visit): placeholders, not yet the buttons they will be.
+  return document.querySelector('[data-testid="stSkeleton"]') !== null;
+}
+
 function busy() {
-  // Still answering: a run goes on, or the key just let through is not answered yet — its run has not
-  // started, or has not handed this script its data (it may do so a frame after its end). Another run
-  // meanwhile, such as a live page's poll every second, draws no keys, and does not count as the answer:
-  // taken for it, the next key's click reached the server before the awaited run began and Streamlit
-  // merged the two (four quick → went three slides on).
-  if (scriptState() === "running") return true;
+  // Still answering: a run goes on, an element is still loading, or the key just let through is not
+  // answered yet — its run has not started, or has not handed this script its data (it may do so a frame
+  // after its end). Another run meanwhile, such as a live page's poll every second, draws no keys, and
+  // does not count as the answer: taken for it, the next key's click reached the server before the
+  // awaited run began and Streamlit merged the two (four quick → went three slides on).
+  if (scriptState() === "running" || loading()) return true;
   if (queue.awaiting && performance.now() - queue.since > NO_RUN_GIVE_UP_MS) queue.awaiting = false;
   return queue.awaiting;
 }
@@ -379,6 +384,16 @@ function drain() {
         } else {
           notice(`“${next.click.name}” was clicked while the page was redrawn and is gone now: nothing was done.`);
         }
+      } else if (typeof next === "object" && next.early) {
+        // a key typed before this script was attached: a key of the page acts or says why; another
+        // key (a letter the page has no use for) does nothing, as it would have
+        const button = shortcutButton(next.early);
+        if (button) {
+          awaitAnswer();
+          button.click();
+        } else if (shared.data && unanswered(shared.data, next.early)) {
+          notice(keyReason(shared.data, next.early));
+        }
       } else if (typeof next === "object") {
         // a field key: open the field now drawn, and give it what was typed meanwhile (never to the page)
         const field = shared.data ? focusField(shared.data, next.field) : null;
@@ -397,6 +412,28 @@ function drain() {
     requestAnimationFrame(step);
   };
   requestAnimationFrame(step);
+}
+
+function listedKey(data, key) {
+  // Whether the page's list of keys names `key` ("J / ↓", "E"; not a range such as "1–9").
+  const shown = (ARROWS[key] ?? key).toLowerCase();
+  return data.keys.some(([listed]) => listed.toLowerCase().split(/[\s,/]+/).includes(shown));
+}
+
+function adoptEarlyKeys(data) {
+  // The keys typed before this script was attached, which nothing took (`early_keys.js`): held as if
+  // typed now, a field key for its field. A key with Shift is no button's shortcut here.
+  const early = window.spanlightEarlyKeys?.keys.splice(0) ?? [];
+  for (const { key, shift } of early) {
+    if (shift) continue;
+    const lower = key.toLowerCase();
+    if (Object.hasOwn(data.fields, lower)) queue.keys.push({ field: data.fields[lower], key: lower, text: "", enter: false });
+    else queue.keys.push({ early: key });
+  }
+  if (queue.keys.length) {
+    watchRuns();
+    drain();
+  }
 }
 
 function typingAhead(event) {
@@ -429,8 +466,12 @@ function holdIfBusy(event, data) {
     drain();
     return true;
   }
-  // A key the page names waits too, though its button is not drawn yet (3 right after 2 on triplets).
-  const named = shortcutKeys(event.key).length > 0 || Object.hasOwn(data.unavailable ?? {}, key);
+  // A key the page names waits too, though its button is not drawn yet (3 right after 2 on triplets),
+  // and so does a key the page lists while its buttons are still loading.
+  const named =
+    shortcutKeys(event.key).length > 0 ||
+    Object.hasOwn(data.unavailable ?? {}, key) ||
+    (loading() && listedKey(data, event.key));
   if (event.shiftKey || !named) return false;
   watchRuns();
   if (busy() || queue.keys.length) {
@@ -538,6 +579,7 @@ export default function (component) {
     document.addEventListener("click", onClick, { capture: true });
     shared.listening = true;
   }
+  adoptEarlyKeys(data);
   if (document.getElementById(OVERLAY_ID)) showOverlay(data); // an open list follows the new run
   shared.mounts.get(parentElement)?.abort(); // the previous call's scrolling gives way to this one
   const controller = new AbortController();

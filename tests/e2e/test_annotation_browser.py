@@ -15,7 +15,7 @@ from pathlib import Path
 from urllib.parse import urlencode
 
 import pytest
-from playwright.sync_api import Locator, Page, WebSocketRoute, expect
+from playwright.sync_api import Locator, Page, Route, WebSocketRoute, expect
 from sqlalchemy import Engine
 
 from db.access import OPERATOR
@@ -32,6 +32,8 @@ from tests.e2e.browser import AppTab
 DEMO = "Spanlight demo (synthetic)"
 VIEWPORT = {"width": 1280, "height": 900}
 PRIMARY = '[data-testid="stBaseButton-primary"]'  # a chosen label's button
+# No click or key waits in the page's queue, and none let through waits for its answer.
+QUIET_JS = "() => !window.spanlightKeyQueue?.keys.length && !window.spanlightKeyQueue?.awaiting"
 
 # Viewport box of the nth occurrence of `word` in the span selector's text (inside its shadow root).
 WORD_BOX_JS = """(root, [word, nth]) => {
@@ -354,6 +356,49 @@ def test_label_keys_typed_faster_than_the_page_answers_are_all_saved(
     assert {i: v.label for i, v in saved.items()} == {
         **{i: "correct" for i in range(n - 1)},
         n - 1: "incorrect",
+    }
+
+
+def test_label_keys_typed_while_the_page_still_loads_its_buttons_are_all_saved(
+    annotator: Annotator, store: Engine
+) -> None:
+    """On a first visit Streamlit loads each kind of element's code when it is first drawn; until then
+    the element is a placeholder. Keys typed once the sentences can be read, while the buttons and the
+    page's keyboard are still loading, reached no handler and were lost without a word (all four of
+    "2 2 2 1" on a busy machine). They now wait for the buttons, as keys typed during a run do.
+
+    The test holds the code of buttons and of the page's keyboard component until it has typed, so the
+    keys surely come while only the text is drawn, however fast or slow the machine."""
+    user, item_id = "e2e-early-keys", "demo-003"
+    page = annotator.page
+    held: list[Route] = []
+    released = False
+
+    def hold(route: Route) -> None:
+        if released:
+            route.continue_()
+        else:
+            held.append(route)
+
+    page.route(re.compile(r"/static/js/(Button|BidiComponent)\.[^/]*\.js$"), hold)
+    page.goto(f"{annotator.app.url}/sentences?{urlencode({'dataset': DEMO, 'item': item_id, 'user': user})}")
+    expect(sentence_row(page, 0).get_by_text("A sign in the top right")).to_be_visible()
+    expect(sentence_row(page, 0).get_by_role("button")).to_have_count(0)  # the buttons still load
+    assert held, "the buttons' code was asked for and is held"
+    for key in "2221":
+        page.keyboard.press(key)
+    released = True
+    for route in held:
+        route.continue_()
+    expect(page.get_by_text("4 / 4 sentences labeled")).to_be_visible()
+    page.wait_for_function(QUIET_JS)
+    annotator.idle()
+    saved = mine(store, user, item_id)[1].sentence_labels
+    assert {i: v.label for i, v in saved.items()} == {
+        0: "incorrect",
+        1: "incorrect",
+        2: "incorrect",
+        3: "correct",
     }
 
 

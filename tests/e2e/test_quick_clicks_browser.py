@@ -21,10 +21,7 @@ from db.repositories.annotators import get_or_create_annotator
 from db.repositories.items import get_item
 from db.repositories.rating_tasks import detector_segments, list_rating_tasks, my_ratings
 from tests.e2e.app_server import RunningApp
-from tests.e2e.test_annotation_browser import DEMO, VIEWPORT, Annotator, mine, sentence_row
-
-# No click or key waits in the page's queue, and none let through waits for its answer.
-QUIET_JS = "() => !window.spanlightKeyQueue?.keys.length && !window.spanlightKeyQueue?.awaiting"
+from tests.e2e.test_annotation_browser import DEMO, QUIET_JS, VIEWPORT, Annotator, mine, sentence_row
 
 
 @pytest.fixture(scope="module")

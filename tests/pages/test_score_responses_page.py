@@ -81,7 +81,8 @@ def _mine(url: str, external_id: str):
 def test_score_flag_note_undo_and_done(store: str) -> None:
     at = _open("app_pages/score_responses.py", item=IDS[2])
     html = " ".join(h.proto.body for h in at.get("html"))
-    assert "&lt;script&gt;" in html and "<script>" not in html  # the answer is shown literally
+    # The answer is shown literally (the page's own key script aside, which holds no text of the item).
+    assert "&lt;script&gt;x()&lt;/script&gt;" in html and "<script>x()" not in html
     assert any("Image contents: Car, Road" in c.value for c in at.caption)
     assert _button(at, "score_2").label == "2 · very informative, with hallucination"
     assert _button(at, "score_flag_H").disabled  # no flag before a score

@@ -2,15 +2,18 @@
 
 from __future__ import annotations
 
+import ast
 import json
+from pathlib import Path
 
 import pytest
 
+import formats
 from db.access import OPERATOR
 from db.export_files import export_file
 from db.transfer import import_file
 from formats.base import KnownItem, ReadOptions
-from formats.mmhal import RUBRIC, image_contents
+from formats.mmhal import RUBRIC, RUBRIC_HALLUCINATES, image_contents
 from formats.preview import preview_file
 from formats.records import ResponseScoreRecord
 from formats.registry import FORMATS, best_guess
@@ -112,6 +115,27 @@ def test_recognised_by_content() -> None:
 def test_the_rubric_covers_the_scale() -> None:
     assert sorted(RUBRIC) == list(range(7))
     assert all(("with hallucination" in RUBRIC[k]) == (k < 3) for k in RUBRIC)
+
+
+def test_every_meaning_of_the_rubric_ends_by_saying_whether_it_hallucinates() -> None:
+    """:data:`RUBRIC_HALLUCINATES` is read off each meaning's last words: a meaning that ended otherwise
+    would be taken for "no hallucination" without a word (this was an ``assert`` run at import)."""
+    endings = (", with hallucination", ", no hallucination")
+    assert [k for k, meaning in RUBRIC.items() if not meaning.endswith(endings)] == []
+    assert sorted(k for k, says in RUBRIC_HALLUCINATES.items() if says) == [0, 1, 2]
+    assert sorted(RUBRIC_HALLUCINATES) == sorted(RUBRIC)
+
+
+def test_no_format_module_runs_a_check_at_import() -> None:
+    """A check at a module's top ran on every import of the format (and not at all under ``python -O``);
+    it belongs in the tests."""
+    found = [
+        f"{path.name}:{node.lineno}"
+        for path in sorted(Path(formats.__file__).parent.rglob("*.py"))
+        for node in ast.parse(path.read_text(), filename=str(path)).body
+        if isinstance(node, ast.Assert)
+    ]
+    assert found == []
 
 
 # ------------------------------------------------------------------------------- ratings files

@@ -504,6 +504,11 @@ def show_held_back(ws: Workspace, tasks: Sequence[str]) -> None:
     one line saying why, links to the labeling still open on it, and the header (progress, Next item),
     but nothing of the detector's output and no rating tools."""
     st.info(queue.held_back_reason(tasks), icon=":material/lock_clock:")
+    # An action sent from the item's page as drawn before it was held back (a rating, "Skip this
+    # item"), which the store refused: said here, or it stayed behind and showed on the next item.
+    refused = st.session_state.pop(_REFUSED, None)
+    if refused:
+        st.error(literal(refused))
     _labeling_links(ws.dataset.name, tasks, ws.item.external_id)
     with ws.header:
         _header(ws)

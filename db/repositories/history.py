@@ -52,7 +52,14 @@ from db import access
 from db import models as m
 from db.engine import read_session, write_session
 from db.repositories.label_sets import LabelSetView
-from db.repositories.labeling import _ENTITIES, _TASK_ENTITIES, StaleEdit, _retried, _snapshot
+from db.repositories.labeling import (
+    _ENTITIES,
+    _TASK_ENTITIES,
+    StaleEdit,
+    _retried,
+    _snapshot,
+    refuse_held_status,
+)
 
 __all__ = ["HistoryEntry", "RestoreRefused", "Restored", "item_history", "restore_state", "state_at"]
 
@@ -587,6 +594,10 @@ def restore_state(
         added = [key for key in target if key not in now]
         tasks = {_task(key[0], now.get(key) or target[key]) for key in [*removed, *changed, *added]}
         _check_rights(session, owner, item_id, annotator_id, tasks)
+        for key in [*removed, *changed, *added]:
+            if key[0] == "item_statuses":
+                page = str((now.get(key) or target[key])["page"])
+                refuse_held_status(session, annotator_id, item_id, page, "restored to an earlier status")
         context = _context(session, item)
         log_ids: list[int] = []
         descriptions: list[str] = []

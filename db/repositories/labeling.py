@@ -45,7 +45,12 @@ from db.column_lengths import refuse_too_long
 from db.engine import StoreBusy, read_session, upsert_insert, write_session
 from db.repositories.annotations import response_scale
 from db.repositories.datasets import settings_in
-from db.repositories.queue import assignment_task, held_back_reason, open_labeling_on
+from db.repositories.queue import (
+    assignment_task,
+    held_back_reason,
+    open_labeling_on,
+    rating_campaign_queue,
+)
 from db.repositories.visibility import detectors_wait_for_labels
 from db.value_check import refuse_unstorable_text
 from formats.fields import type_name
@@ -640,6 +645,7 @@ def set_item_status(
     refuse_unstorable_text(note, "note")
     with write_session(engine) as session:
         _guard(session, annotator_id, label_set_id, item_id, assignment_task(page))
+        refuse_held_status(session, annotator_id, item_id, page, f"marked {status}")
         return _upsert(
             session,
             "item_statuses",
@@ -673,6 +679,7 @@ def clear_item_status(
         assert row is not None
         if row.status not in ("skipped", "unsure"):
             raise ValueError(f"The item is {row.status}, not skipped or unsure: nothing to clear.")
+        refuse_held_status(session, annotator_id, item_id, page, f"cleared of its {row.status} mark")
         action = _log(
             session,
             annotator_id=annotator_id,
@@ -801,22 +808,49 @@ def set_rating(
         )
 
 
-def _refuse_held_back(session: Session, annotator_id: int, dataset_id: int, item_id: int) -> None:
-    """Refuse (:class:`~db.access.RatingHeldBack`) a rating of an item held back from the annotator's
-    rating queue (:func:`db.repositories.queue.holds`): a blind annotator in team mode who has still to
-    label it. The page shows no detector there and offers no way to rate; a rating sent anyway (an old
-    tab, a crafted request) would be a judgment of a detector's output made before the annotator's own
-    labeling of the item, which the blind dataset is there to keep apart."""
+def _held_back_on(session: Session, annotator_id: int | None, dataset_id: int, item_id: int) -> list[str]:
+    """The labeling tasks that hold the item back from the annotator's rating queue
+    (:func:`db.repositories.queue.holds`): those still open for a blind annotator in team mode; empty
+    when nothing holds it back (another role, a dataset that shows detectors while labeling)."""
+    if annotator_id is None:
+        return []
     actor = session.get(m.Annotator, annotator_id)
     if (
         actor is None
         or actor.role != "annotator"
         or not detectors_wait_for_labels(settings_in(session, dataset_id))
     ):
-        return
-    waits_on = open_labeling_on(session, dataset_id, annotator_id, item_id)
+        return []
+    return open_labeling_on(session, dataset_id, annotator_id, item_id)
+
+
+def _refuse_held_back(session: Session, annotator_id: int, dataset_id: int, item_id: int) -> None:
+    """Refuse (:class:`~db.access.RatingHeldBack`) a rating of an item held back from the annotator's
+    rating queue (:func:`_held_back_on`). The page shows no detector there and offers no way to rate; a
+    rating sent anyway (an old tab, a crafted request) would be a judgment of a detector's output made
+    before the annotator's own labeling of the item, which the blind dataset is there to keep apart."""
+    waits_on = _held_back_on(session, annotator_id, dataset_id, item_id)
     if waits_on:
         raise RatingHeldBack(held_back_reason(waits_on))
+
+
+def refuse_held_status(
+    session: Session, annotator_id: int | None, item_id: int, page: str, what: str
+) -> None:
+    """Refuse (:class:`~db.access.RatingHeldBack`) a change of the item's status (``what``: "marked
+    skipped") on a rating campaign's queue while the item is held back from the annotator's rating, by
+    the rule that refuses a rating there (:func:`_held_back_on`). Done, skipped or unsure on that queue
+    is rating work: "done" counted the item as rated, and "skipped" took it out of the queue, before
+    the annotator had labeled it. Scoring whole responses holds nothing back (it shows no detector)."""
+    if not rating_campaign_queue(page):
+        return
+    item = session.get_one(m.Item, item_id)
+    waits_on = _held_back_on(session, annotator_id, item.dataset_id, item_id)
+    if waits_on:
+        raise RatingHeldBack(
+            f"Item {item.external_id!r} was not {what}: it is held back from your rating until your "
+            f"labeling of it is done. {held_back_reason(waits_on)}"
+        )
 
 
 # --------------------------------------------------------------------------------- response scores
@@ -992,6 +1026,8 @@ def _guard_undo(session: Session, annotator_id: int, entry: m.EditLog) -> None:
         return
     task = _task_of(entry) or ""
     _guard(session, annotator_id, entry.label_set_id, entry.item_id, assignment_task(task))
+    if entry.entity == "item_statuses":
+        refuse_held_status(session, annotator_id, entry.item_id, task, "given its status back by Undo")
 
 
 @_retried

@@ -199,9 +199,16 @@ def holds(engine: Engine, dataset_id: int, page: str, assigned_to: int | None) -
     Reads the dataset's settings: a page decides it once per run and passes it on as ``holding`` to
     :func:`next_item`, :func:`held_for_rating` and :func:`rating_waits_on` (each reads it itself
     without)."""
-    if assigned_to is None or not page.startswith("rating:"):
+    if assigned_to is None or not rating_campaign_queue(page):
         return False
     return detectors_wait_for_labels(dataset_settings(engine, dataset_id))
+
+
+def rating_campaign_queue(page: str) -> bool:
+    """Whether the queue is a rating campaign's (``rating:<id>``): the rating work that shows a
+    detector's output, and so the only queue that :func:`holds` items back (scoring whole responses,
+    the other part of the ratings task, shows none)."""
+    return page.startswith("rating:")
 
 
 def _holding(engine: Engine, dataset_id: int, page: str, assigned_to: int, holding: bool | None) -> bool:

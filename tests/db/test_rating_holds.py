@@ -12,7 +12,7 @@ from sqlalchemy.orm import Session
 from db import models as m
 from db.access import OPERATOR, Actor, Forbidden, RatingHeldBack
 from db.importer import import_bundle
-from db.repositories import labeling
+from db.repositories import history, labeling
 from db.repositories.annotators import get_or_create_annotator
 from db.repositories.datasets import get_dataset, set_dataset_settings
 from db.repositories.gold_sightings import record_gold_shown
@@ -193,3 +193,96 @@ def test_the_store_takes_a_rating_where_nothing_is_held_back(
     set_dataset_settings(engine, dataset_id, blind=True, actor=OPERATOR)
     monkeypatch.setenv("SPANLIGHT_MODE", "local")
     rate(engine, task_id, ids["it-1"], a.id, own.id, score=2, segment=(2, 5))
+
+
+def _statuses(engine: Engine, item_id: int) -> list[tuple[str, str, str | None]]:
+    """The item's statuses (page, status, note), in page order."""
+    with Session(engine) as session:
+        rows = session.execute(
+            select(m.ItemStatus.page, m.ItemStatus.status, m.ItemStatus.note)
+            .where(m.ItemStatus.item_id == item_id)
+            .order_by(m.ItemStatus.page)
+        )
+        return [(page, status, note) for page, status, note in rows]
+
+
+@pytest.mark.parametrize(("status", "note"), [("done", None), ("skipped", "later"), ("unsure", "odd")])
+def test_the_store_refuses_a_status_on_the_rating_queue_of_an_item_held_back(
+    engine: Engine, monkeypatch: pytest.MonkeyPatch, status: str, note: str | None
+) -> None:
+    """The store refused her rating of it-0 but took "done" on its rating queue (the item then counted
+    as rated) or "skipped" (it left her queue before she had labeled it): rating work all the same."""
+    dataset_id, page, ids, a = _setup(engine, monkeypatch)
+    assert a.id is not None
+    own = human_label_set(engine, dataset_id, a.id)
+
+    def mark(external_id: str) -> labeling.Action:
+        return labeling.set_item_status(engine, own.id, ids[external_id], page, status, a.id, note=note)
+
+    with pytest.raises(RatingHeldBack) as refused:
+        mark("it-0")
+    assert str(refused.value) == (
+        f"Item 'it-0' was not marked {status}: it is held back from your rating until your labeling of it "
+        "is done. Rate this item after you finish labeling it on: spans. This dataset is blind: a "
+        "detector's output here would answer part of what you have still to label on it."
+    )
+    assert _statuses(engine, ids["it-0"]) == []
+    mark("it-2")  # nothing of it left to label
+    _done(engine, dataset_id, a, ids["it-0"])
+    mark("it-0")  # her spans of it-0 are done: its rating work is open now
+    assert _statuses(engine, ids["it-0"]) == [(page, status, note), ("spans", "done", None)]
+
+
+def test_a_mark_given_before_the_item_was_held_back_stays_until_its_labeling_is_done(
+    engine: Engine, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Skipped while the dataset showed detectors, then made blind: clearing the mark, its Undo and a
+    restore from the item's history are status writes on the rating queue too."""
+    dataset_id, page, ids, a = _setup(engine, monkeypatch)
+    assert a.id is not None
+    own = human_label_set(engine, dataset_id, a.id)
+    item_id = ids["it-0"]
+    set_dataset_settings(engine, dataset_id, blind=False, actor=OPERATOR)
+    skipped = labeling.set_item_status(engine, own.id, item_id, page, "skipped", a.id)
+    labeling.set_item_status(engine, own.id, item_id, page, "unsure", a.id, note="odd")
+    set_dataset_settings(engine, dataset_id, blind=True, actor=OPERATOR)
+
+    with pytest.raises(RatingHeldBack, match=r"^Item 'it-0' was not cleared of its unsure mark: "):
+        labeling.clear_item_status(engine, own.id, item_id, page, a.id)
+    with pytest.raises(RatingHeldBack, match=r"^Item 'it-0' was not given its status back by Undo: "):
+        labeling.undo_last(engine, a.id, [own.id], item_id=item_id, task=page)
+    latest = history.latest_change(engine, own.id, item_id)
+    with pytest.raises(RatingHeldBack, match=r"^Item 'it-0' was not restored to an earlier status: "):
+        history.restore_state(
+            engine, own.id, item_id, skipped.log_id, annotator_id=a.id, expected_latest=latest
+        )
+    assert _statuses(engine, item_id) == [(page, "unsure", "odd")]
+
+    _done(engine, dataset_id, a, item_id)
+    labeling.clear_item_status(engine, own.id, item_id, page, a.id)
+    assert _statuses(engine, item_id) == [("spans", "done", None)]
+
+
+def test_statuses_where_nothing_is_held_back_are_taken(
+    engine: Engine, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Her own labeling queues, Score responses (no detector shown), a reviewer, and local mode."""
+    dataset_id, page, ids, a = _setup(engine, monkeypatch)
+    assert a.id is not None
+    own = human_label_set(engine, dataset_id, a.id)
+    item_id = ids["it-0"]
+    labeling.set_item_status(engine, own.id, item_id, "spans", "unsure", a.id, note="odd")
+    labeling.set_item_status(engine, own.id, item_id, "response_scores", "skipped", a.id)
+    monkeypatch.setenv("SPANLIGHT_MODE", "local")  # an admin's account, made as _setup makes a's
+    rev = get_or_create_annotator(engine, "rev", "reviewer")
+    monkeypatch.setenv("SPANLIGHT_MODE", "team")
+    theirs = human_label_set(engine, dataset_id, rev.id)
+    labeling.set_item_status(engine, theirs.id, item_id, page, "skipped", rev.id)
+    monkeypatch.setenv("SPANLIGHT_MODE", "local")
+    labeling.set_item_status(engine, own.id, item_id, page, "done", a.id)
+    assert sorted((p, s) for p, s, _ in _statuses(engine, item_id)) == [
+        (page, "done"),
+        (page, "skipped"),
+        ("response_scores", "skipped"),
+        ("spans", "unsure"),
+    ]

@@ -6,13 +6,17 @@ are not blind see the detector as before."""
 from __future__ import annotations
 
 import pytest
+from sqlalchemy import select
+from sqlalchemy.orm import Session
 from streamlit.testing.v1 import AppTest
 
+from db import models as m
 from db.engine import make_engine
 from db.repositories import labeling
 from db.repositories.annotators import get_or_create_annotator
 from db.repositories.items import get_item
 from db.repositories.label_sets import human_label_set
+from render.literal_text import literal
 from tests.pages.team_store import assign, set_dataset_settings, signed_in
 from tests.pages.test_blind_visibility import _key_reasons
 
@@ -127,3 +131,39 @@ def test_the_header_says_how_many_of_her_items_are_held_back(store: str) -> None
     _spans_done(store, "alice", "demo-001")
     assert _bar(_rate("alice", item="demo-004")) == "0 / 5 done · 2 held back until your labeling is done"
     assert _bar(_rate("rev", item="demo-004")).endswith(" done")  # a reviewer's queue holds nothing back
+
+
+def _rating_statuses(url: str) -> list[tuple[str, str]]:
+    """Every status on a rating campaign's queue in the store (page, status)."""
+    engine = make_engine(url)
+    query = select(m.ItemStatus.page, m.ItemStatus.status).where(m.ItemStatus.page.startswith("rating:"))
+    with Session(engine) as session:
+        found = [(page, status) for page, status in session.execute(query)]
+    engine.dispose()
+    return found
+
+
+@pytest.mark.parametrize(
+    ("button", "status"), [("frame_flag_skipped", "skipped"), ("frame_flag_unsure", "unsure")]
+)
+def test_a_mark_sent_from_a_page_drawn_before_the_item_was_held_back_is_refused_in_plain_words(
+    store: str, button: str, status: str
+) -> None:
+    """Her tab showed demo-001 to rate; then its spans were assigned to her, and "Skip this item" from
+    that tab was saved: the item left her rating queue before she had labeled it."""
+    assign(store, "alice", "ratings", "demo-001")
+    at = _rate("alice", item="demo-001")
+    assert _shows_detector(at)
+    assign(store, "alice", "spans", "demo-001")
+    at.button(key=button).click().run()
+    assert not at.exception, at.exception
+    assert [e.value for e in at.error] == [
+        literal(
+            f"Item 'demo-001' was not marked {status}: it is held back from your rating until your "
+            f"labeling of it is done. {HELD}"
+        )
+    ]
+    assert [i.value for i in at.info] == [HELD] and not _shows_detector(at)
+    assert _rating_statuses(store) == []
+    at.run()  # said once, not again on the next drawing
+    assert not at.error

@@ -13,6 +13,7 @@ from collections.abc import Callable
 from pathlib import Path
 
 from playwright.sync_api import Locator, Page, WebSocket, expect
+from playwright.sync_api import TimeoutError as PlaywrightTimeoutError
 from streamlit.proto.BackMsg_pb2 import BackMsg
 from streamlit.proto.ForwardMsg_pb2 import ForwardMsg
 
@@ -33,6 +34,17 @@ _IDLE_JS = """() => {
     && document.querySelector('[data-testid="stMain"] [data-testid="stElementContainer"]') !== null;
   window.__idleFrames = idle ? (window.__idleFrames || 0) + 1 : 0;
   return window.__idleFrames >= 2;
+}"""
+
+# Where the keyboard is, for a failure's message: the focused element and any open list's options
+# (the focused one starred).
+_FOCUS_JS = """() => {
+  const active = document.activeElement;
+  const options = [...document.querySelectorAll('[role="option"]')]
+    .map((option) => option.textContent + (option.dataset.focused ? "*" : ""));
+  const focus = active === document.body ? "body" : active?.outerHTML.slice(0, 200);
+  return {focus, value: active?.value, options,
+          state: document.querySelector('[data-testid="stApp"]')?.dataset.testScriptState};
 }"""
 
 # Remember the last key event, so a test can see whether a handler took it (called preventDefault).
@@ -126,11 +138,25 @@ class AppTab:
         return bool(started) and any(e > started[0] for e in self._ends)
 
     def _wait_answered(self, mark: int) -> None:
+        """Wait for the answer to the action after ``mark``; when none comes, fail saying what the tab
+        sent and received since, and where its keyboard focus was (the step that went nowhere)."""
         deadline = time.monotonic() + WAIT_MS / 1000
         while not self._answered_since(mark):
             left_ms = (deadline - time.monotonic()) * 1000
-            assert self._socket is not None and left_ms > 0, "no script run answered the action"
-            self._socket.wait_for_event("framereceived", timeout=left_ms)
+            if self._socket is None or left_ms <= 0:
+                raise AssertionError(f"no script run answered the action: {self._since(mark)}")
+            try:
+                self._socket.wait_for_event("framereceived", timeout=left_ms)
+            except PlaywrightTimeoutError:
+                continue  # the deadline has passed: said above, with what the page shows
+
+    def _since(self, mark: int) -> str:
+        requests = sum(r > mark for r in self._requests)
+        starts, ends = sum(s > mark for s in self._starts), sum(e > mark for e in self._ends)
+        return (
+            f"{requests} run request(s) sent, {starts} run(s) started and {ends} finished since; "
+            f"page: {self.page.evaluate(_FOCUS_JS)}"
+        )
 
     def idle(self) -> None:
         wait_idle(self.page)

@@ -749,8 +749,10 @@ def test_every_type_and_error_type_has_a_key_and_question_mark_lists_them(
     page.keyboard.press("e")
     page.keyboard.type("color")
     # The list has followed the typing before Enter picks from it (on a busy machine it had not yet, and
-    # Enter picked nothing).
-    expect(page.get_by_role("option", name="Color Attribute")).to_be_visible()
+    # Enter picked nothing): the box under sentence 3 holds the typing and its one option is the one
+    # Enter picks.
+    expect(sentence_row(page, 2).get_by_role("combobox", name="Error type")).to_be_focused()
+    expect(page.locator('[role="option"][data-focused="true"]')).to_have_text("Color Attribute")
     me.after_run(lambda: page.keyboard.press("Enter"))
     expect(page.get_by_text("✓ Saved · sentence 3 → incorrect")).to_be_visible()
     saved = mine(store, user, "demo-002")[1].sentence_labels[2]

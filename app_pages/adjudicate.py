@@ -79,10 +79,11 @@ if picked is None:
     st.stop()
 dataset = picked  # bound after the check, so the functions below see a dataset
 st.title(f"Adjudicate · {literal(dataset.name)}")
+# ``?task=`` as its button reads: read when the page opens, written from the task shown (page_address).
+# Said under the title, not beside the button: the sidebar's menu pushes that below the window's fold.
+one_choice("task", list(TASK_TITLES), "spans", TASK_TITLES.__getitem__, called="labels")
 
 with st.sidebar:
-    # ``?task=`` as its button reads: read when the page opens, written from the task shown (page_address).
-    one_choice("task", list(TASK_TITLES), "spans", TASK_TITLES.__getitem__, called="labels")
     task = str(
         st.segmented_control(
             "Labels",

@@ -490,7 +490,8 @@ def test_a_link_naming_no_task_opens_spans(store: str) -> None:
     at = _open("app_pages/adjudicate.py", task="Nonsense")
     assert next(b for b in at.button_group if b.key == "task").value == "spans"
     assert "task" not in at.query_params
-    assert [w.value for w in at.warning] == [
+    # under the title: beside the button in the sidebar it was below the fold of a 900-pixel window
+    assert [w.value for w in at.main.warning] == [
         literal(
             "The link asked for labels 'Nonsense', which is not one of 'Spans', 'Sentences', 'Claims', "
             "'Triplets', 'Ratings'; showing 'Spans' instead."

@@ -17,7 +17,7 @@ never the store's own files, never above the size cap), which also caps uploads.
 from __future__ import annotations
 
 import hashlib
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 from functools import partial
 from pathlib import Path
 
@@ -47,6 +47,28 @@ from formats.preview import PREVIEW_HEAD_BYTES, Preview, dataset_name_for, previ
 from formats.registry import FORMATS, detect, formats, not_recognised
 from formats.text import data_parts, file_windows, sniff_head
 from render.literal_text import literal
+
+
+def _head_and_view(head: bytes | memoryview, parts: Iterable[bytes | memoryview]) -> tuple[bytes, bytes]:
+    """The first :data:`PREVIEW_HEAD_BYTES` of a file whose bytes begin with ``head`` and what its format
+    is recognised from (:func:`~formats.text.sniff_head`: a long first record hides no keys there)."""
+    first = bytes(head[:PREVIEW_HEAD_BYTES])
+    return first, sniff_head(first, parts)
+
+
+def _sniffed_once(
+    identity: tuple[object, ...], look: Callable[[], tuple[bytes, bytes]]
+) -> tuple[bytes, bytes]:
+    """``look()`` for the file ``identity`` names, computed when that file is chosen and kept while it
+    stays chosen (one file's, so the state stays small): every click on the page reruns it, and a file
+    whose first record is one long string was read through, 150 MB of it, at each click."""
+    stored = st.session_state.get("import_sniffed")
+    if stored is None or stored[0] != identity:
+        stored = (identity, look())
+        st.session_state["import_sniffed"] = stored
+    kept: tuple[bytes, bytes] = stored[1]
+    return kept
+
 
 ctx = setup_page("Import")
 ctx.require("manage_data")
@@ -87,13 +109,11 @@ if mode == "Upload":
         if upload_problem is not None:
             st.error(literal(f"{uploaded.name}: {upload_problem}."))
         else:
-            head, size, name, load = (
-                uploaded.getvalue()[:PREVIEW_HEAD_BYTES],
-                uploaded.size,
-                uploaded.name,
-                uploaded.getvalue,
+            size, name, load = uploaded.size, uploaded.name, uploaded.getvalue
+            head, sniffed = _sniffed_once(
+                (mode, source_id, name, size),
+                partial(_head_and_view, uploaded.getbuffer(), data_parts(uploaded.getbuffer())),
             )
-            sniffed = sniff_head(head, data_parts(uploaded.getbuffer()))
 else:
     typed = st.text_input(
         "File path on the server", key="import_path", help=f"A file inside the import folder {import_dir()}."
@@ -103,7 +123,10 @@ else:
         try:
             head, size, on_server = read_import_head(typed, PREVIEW_HEAD_BYTES)
             name = on_server.name
-            sniffed = sniff_head(head, file_windows(on_server, 0, part=1 << 16))
+            _, sniffed = _sniffed_once(
+                (mode, str(on_server), size, on_server.stat().st_mtime_ns),
+                partial(_head_and_view, head, file_windows(on_server, 0, part=1 << 16)),
+            )
             load = partial(read_import_bytes, typed)
             set_cap = size_problem(size, set_only=True)  # a cap the operator set holds for every file
             if set_cap is not None:

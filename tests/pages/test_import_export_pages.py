@@ -6,6 +6,7 @@ import html
 import json
 import subprocess
 import sys
+from collections.abc import Iterable
 from pathlib import Path
 
 import pytest
@@ -232,6 +233,42 @@ def test_a_new_file_is_recognised_afresh_not_read_as_the_last_ones_format_and_da
     at.selectbox(key="import_format_benchmark").set_value("canonical").run()
     assert at.text_input(key="import_dataset").value == "mine"
     assert at.selectbox(key="import_format_benchmark").value == "canonical"
+
+
+def test_a_chosen_file_is_sniffed_once_not_at_every_click(
+    store: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """What a file's format is recognised from is computed when the file is chosen, not at every rerun:
+    a file whose first record is one long string was read through, all of it, at each click on the page."""
+    import formats.text
+
+    sniffed: list[int] = []
+    real_sniff = formats.text.sniff_head
+
+    def spy(head: bytes, parts: Iterable[bytes | memoryview]) -> bytes:
+        sniffed.append(len(head))
+        return real_sniff(head, parts)
+
+    monkeypatch.setattr(formats.text, "sniff_head", spy)  # the page imports it at each run
+    long = json.dumps([{**RECORDS[1], "prompt": "p" * 100_000}, RECORDS[1]]).encode()
+    at = AppTest.from_file(IMPORT_PAGE, default_timeout=TIMEOUT).run()
+    at.file_uploader(key="import_upload").upload("long.json", long).run()
+    assert at.selectbox(key="import_format_benchmark").value == "mhalo" and len(sniffed) == 1
+    at.checkbox(key="import_replace").check().run()
+    at.text_input(key="import_subset").input("s").run()
+    assert not at.exception and len(sniffed) == 1
+    at.file_uploader(key="import_upload").upload("long.json", long + b"\n").run()  # another upload
+    assert len(sniffed) == 2
+    path = _imports(tmp_path) / "long.json"
+    path.write_bytes(long)
+    at.radio(key="import_mode").set_value("Path on the server").run()
+    at.text_input(key="import_path").input(str(path)).run()
+    assert at.selectbox(key="import_format_benchmark").value == "mhalo" and len(sniffed) == 3
+    at.checkbox(key="import_replace").uncheck().run()
+    assert not at.exception and len(sniffed) == 3
+    path.write_text(json.dumps(RECORDS[:2]))  # the same path, a changed file: sniffed afresh
+    at.checkbox(key="import_replace").check().run()
+    assert len(sniffed) == 4
 
 
 def test_import_page_takes_detector_outputs(store: str, tmp_path: Path) -> None:

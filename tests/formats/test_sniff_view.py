@@ -7,8 +7,8 @@ import json
 
 import pytest
 
-from formats.registry import best_guess, choose_format
-from formats.text import SNIFF_RUN, data_parts, sniff_view
+from formats.registry import best_guess, choose_format, get_format
+from formats.text import SNIFF_RUN, data_parts, sniff_head, sniff_view
 
 TAGGED = "A <hallucination>red</hallucination> cat."
 
@@ -44,3 +44,33 @@ def test_a_file_of_short_values_is_seen_as_it_is() -> None:
     data = json.dumps([{"id": str(k), "text": "short " * 50} for k in range(20_000)]).encode()
     assert sniff_view(data_parts(data), 1 << 20) == data[: 1 << 20]
     assert sniff_view(data_parts(data[:1000]), 1 << 20) == data[:1000]
+
+
+def _localization_csv(first_output: str) -> bytes:
+    rows = [f'm,s,a.jpg,0,"{first_output}"', "m,s,a.jpg,1,A [red]dog sits.", "m,s,b.jpg,0,Two cats."]
+    return ("model,image_source,image_name,sentence_index,output\n" + "\n".join(rows) + "\n").encode()
+
+
+@pytest.mark.parametrize("part", [1000, 1 << 16])
+def test_a_csv_whose_first_row_holds_a_long_cell_is_seen_past_it(part: int) -> None:
+    """An AlignBench localization CSV whose first output holds 100,000 characters: its [red] marks lay past
+    what sniffers look at, and the file was taken for scores, its outputs read as numbers."""
+    data = _localization_csv("A cat, on a mat; " * 6000 + "on a [red]mat.")
+    view = sniff_head(data, data_parts(data, part))
+    assert view.startswith(data[:80]) and len(view) < 4 * SNIFF_RUN
+    assert view.endswith(b'on a [red]mat."\nm,s,a.jpg,1,A [red]dog sits.\nm,s,b.jpg,0,Two cats.\n')
+    assert best_guess(data, "outputs.csv", "predictions") == get_format("alignbench-localization")
+    short = _localization_csv("A cat on a [red]mat.")
+    assert sniff_head(short, data_parts(short, part)) == short
+
+
+def test_a_csv_view_cuts_long_unquoted_cells_and_keeps_rows_of_short_ones() -> None:
+    rows = "".join(f"m,s,i{k}.jpg,{k},A cat.\n" for k in range(50_000))
+    data = (
+        "model,image_source,image_name,sentence_index,output\nm,s,a.jpg,0," + "x" * 300_000 + "\n"
+    ).encode()
+    for part in (999, 1 << 16):
+        assert sniff_head(rows.encode(), data_parts(rows.encode(), part)) == rows.encode()[: 1 << 20]
+        view = sniff_head(data + rows.encode(), data_parts(data + rows.encode(), part))
+        assert view.startswith(data[:1000]) and b"x" * SNIFF_RUN not in view and len(view) == 1 << 20
+        assert rows.encode().startswith(view[view.index(b"\nm,s,i0.jpg") + 1 :])

@@ -41,6 +41,7 @@ from formats.records import Bundle
 from formats.registry import UnknownFormat, choose_format, read_file, read_file_from_disk
 from formats.storable import unstorable
 from formats.tables import TableSource
+from formats.text import file_windows, sniff_head
 
 Progress = Callable[[float, str], None]
 
@@ -211,7 +212,8 @@ def _read_bytes(
     return fmt.name, read_file(fmt, data, source, options, batches=True)
 
 
-# Every sniffer looks at no more than a file's first 64 KB (a Parquet file aside: its columns are at its end).
+# The head a format reading from disk is given (a CSV file's header row is in it); the format is
+# recognised from the file's sniff view (formats.text.sniff_head), as on the Import page.
 SNIFF_BYTES = 1 << 16
 
 
@@ -277,13 +279,19 @@ def _read_from_disk(
     path: Path, source: str, format_name: str | None, options: ReadOptions, progress: Progress
 ) -> tuple[str, ReadResult] | None:
     """:func:`_read_bytes` of a file whose format reads it from disk as it goes; None for any other
-    file (and one whose format is not recognised: reading it whole reports that)."""
+    file (and one whose format is not recognised: reading it whole reports that).
+
+    The format is recognised from the view the Import page sniffs (:func:`~formats.text.sniff_head`,
+    read 64 KB at a time): from the first 64 KB alone, a file whose first record is longer was not
+    recognised, and read whole into memory instead of from disk, where the page refused it as larger
+    than the import limit."""
     with path.open("rb") as handle:
         head = handle.read(SNIFF_BYTES)
     if head[:4] == b"PAR1":
         return None
     try:
-        fmt = choose_format(head, source, format_name, "benchmark")
+        seen = sniff_head(head, file_windows(path, 0, part=SNIFF_BYTES))
+        fmt = choose_format(seen, source, format_name, "benchmark")
     except UnknownFormat:
         return None
     progress(0.05, f"Reading {source} as {fmt.title}…")

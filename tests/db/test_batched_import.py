@@ -420,6 +420,29 @@ def test_a_canonical_file_on_disk_is_read_line_by_line_and_stores_what_its_bytes
     assert refused.errors[-1].record == "#99 (id=item-0000099)"  # numbered as in the whole file
 
 
+def test_a_file_on_disk_whose_first_record_is_long_is_recognised_and_read_from_disk(
+    engine: Engine, tmp_path: Path
+) -> None:
+    """A canonical file whose dataset line holds a 100,000-character description before its format
+    version was recognised from its first 64 KB alone: no format was found there, so the import read it
+    whole into memory, and refused it where the size cap applies (the Import page's server files). It is
+    recognised from the view the page sniffs, and read from disk."""
+    dataset = {
+        "record": "dataset",
+        "name": "long",
+        "source_format": "canonical",
+        "description": "d" * 100_000,
+    }
+    lines = [{**dataset, "format_version": 1}, {"record": "item", "external_id": "a", "response": "A cat."}]
+    path = tmp_path / "long.jsonl"
+    path.write_text("".join(json.dumps(line) + "\n" for line in lines))
+    outcome = import_path(
+        engine, path, actor=OPERATOR, source=path.name, too_large=lambda size: f"{size:,} bytes is too large"
+    )
+    assert outcome.ok and outcome.format == "canonical", outcome.problems
+    assert outcome.result is not None and outcome.result.items_created == 1
+
+
 @pytest.mark.parametrize(
     "change",
     [

@@ -43,7 +43,7 @@ from db.repositories.exchange import known_items
 from db.transfer import import_file, import_path, import_predictions
 from formats.base import Kind, ReadOptions
 from formats.faithscore import POLARITIES, POLARITY_HELP
-from formats.preview import PREVIEW_HEAD_BYTES, Preview, dataset_name_for, preview_file
+from formats.preview import PREVIEW_HEAD_BYTES, PREVIEW_LONG_BYTES, Preview, dataset_name_for, preview_file
 from formats.registry import FORMATS, detect, formats, not_recognised
 from formats.text import data_parts, file_windows, sniff_head
 from render.literal_text import literal
@@ -68,6 +68,16 @@ def _sniffed_once(
         st.session_state["import_sniffed"] = stored
     kept: tuple[bytes, bytes] = stored[1]
     return kept
+
+
+def _first_bytes(buffer: memoryview, count: int) -> bytes:
+    """An upload's first ``count`` bytes, copied from its buffer (not from a copy of all of it)."""
+    return bytes(buffer[:count])
+
+
+def _import_head(typed: str, count: int) -> bytes:
+    """A server file's first ``count`` bytes, read through the import folder's checks."""
+    return read_import_head(typed, count)[0]
 
 
 ctx = setup_page("Import")
@@ -99,6 +109,7 @@ head: bytes | None = None
 sniffed = b""
 size, name = 0, ""
 load: Callable[[], bytes] = bytes  # the whole file, read only when Import is pressed
+load_head: Callable[[int], bytes] = bytes  # the file's first bytes, as many as asked for
 on_server: Path | None = None  # a server file, which a benchmark import reads from disk
 source_id = ""  # which upload or path: a new one is recognised afresh
 if mode == "Upload":
@@ -110,6 +121,7 @@ if mode == "Upload":
             st.error(literal(f"{uploaded.name}: {upload_problem}."))
         else:
             size, name, load = uploaded.size, uploaded.name, uploaded.getvalue
+            load_head = partial(_first_bytes, uploaded.getbuffer())
             head, sniffed = _sniffed_once(
                 (mode, source_id, name, size),
                 partial(_head_and_view, uploaded.getbuffer(), data_parts(uploaded.getbuffer())),
@@ -128,6 +140,7 @@ else:
                 partial(_head_and_view, head, file_windows(on_server, 0, part=1 << 16)),
             )
             load = partial(read_import_bytes, typed)
+            load_head = partial(_import_head, typed)
             set_cap = size_problem(size, set_only=True)  # a cap the operator set holds for every file
             if set_cap is not None:
                 raise ImportPathRefused(f"{typed!r}: {set_cap}.")
@@ -257,17 +270,31 @@ preview_key = (
     image_root,
     image_zip is not None,
 )
+
+
+def _preview_of(fmt_name: str, data: bytes) -> tuple[Preview, int]:
+    """The preview of the file's first bytes ``data``, and how many it read."""
+    complete = size <= len(data)
+    preview = preview_file(
+        fmt_name, data, source=name, options=options, complete=complete, head_bytes=len(data)
+    )
+    return preview, len(data)
+
+
 stored = st.session_state.get("import_preview")
 if stored is None or stored[0] != preview_key:
     with st.spinner("Reading the file…"):
-        read = preview_file(format_name, head, source=name, options=options, complete=size <= len(head))
+        read, shown_bytes = _preview_of(format_name, head)
+        if read.partial and read.n_items == 0 and not read.problems:  # the first record is longer
+            read, shown_bytes = _preview_of(format_name, load_head(PREVIEW_LONG_BYTES))
         if image_zip is None:  # a ZIP's images are checked by the import, once unpacked
             read = with_image_check(
                 ctx.engine, read, image_root, name, typed=typed_root, folder=on_server and on_server.parent
             )
-        stored = (preview_key, read)
+        stored = (preview_key, read, shown_bytes)
     st.session_state["import_preview"] = stored
 preview: Preview = stored[1]
+shown_kb = f"{stored[2] // 1024:,} KB"
 
 allow_skip = st.checkbox(
     "Allow skipping bad records",
@@ -288,8 +315,12 @@ show_preview(
     preview,
     noun="Items" if kind == "benchmark" else "Outputs",
     partial_note=(
-        f"The preview reads the first {PREVIEW_HEAD_BYTES // 1024:,} KB of {size / 1024 / 1024:,.1f} MB: "
-        "its counts and problems cover that part. Import reads and checks the whole file."
+        f"The preview reads the first {shown_kb} of {size / 1024 / 1024:,.1f} MB: its counts and problems "
+        "cover that part. Import reads and checks the whole file."
+    ),
+    none_whole_note=(
+        f"The first {shown_kb} of {size / 1024 / 1024:,.1f} MB, all the preview reads, hold no whole record: "
+        "the first one is longer, so none is shown or counted here. Import reads and checks the whole file."
     ),
 )
 

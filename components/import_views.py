@@ -62,14 +62,23 @@ def with_image_check(
     return dataclasses.replace(preview, problems=preview.problems + tuple(found)) if found else preview
 
 
-def show_preview(preview: Preview, *, noun: str = "Items", partial_note: str = "") -> None:
-    """Counts, the first items with their spans, and every problem found (in a table that wraps)."""
+def show_preview(
+    preview: Preview, *, noun: str = "Items", partial_note: str = "", none_whole_note: str = ""
+) -> None:
+    """Counts, the first items with their spans, and every problem found (in a table that wraps).
+
+    ``none_whole_note``: what to say, instead of a count, when the part of the file the preview read
+    holds no whole record (its first is longer): "0 items" there told of an empty file, which a file of
+    one long first record is not."""
     st.subheader("Preview", anchor=False)
+    none_whole = preview.partial and preview.n_items == 0 and bool(none_whole_note)
     a, b, c = st.columns(3)
-    a.metric(noun, f"{preview.n_items:,}")
+    a.metric(noun, "—" if none_whole else f"{preview.n_items:,}")
     b.metric("Errors", preview.n_errors)
     c.metric("Warnings", preview.n_warnings)
-    if preview.partial and partial_note:
+    if none_whole:
+        st.info(none_whole_note)
+    elif preview.partial and partial_note:
         st.caption(partial_note)
     for item in preview.items:
         with st.container(border=True):

@@ -25,6 +25,9 @@ from formats.text import file_stem, looks_like_json
 
 # Enough for sniffing and for the first items of every format; the Import itself reads the whole file.
 PREVIEW_HEAD_BYTES = 1024 * 1024
+# How far the preview reads when the first PREVIEW_HEAD_BYTES hold no whole record: a first record of a
+# few MB (a long response) is shown, not told of as "0 items"; a longer one is said to be so.
+PREVIEW_LONG_BYTES = 16 * 1024 * 1024
 
 
 @dataclass(frozen=True)
@@ -131,14 +134,16 @@ def preview_file(
     options: ReadOptions,
     limit: int = 5,
     complete: bool = True,
+    head_bytes: int = PREVIEW_HEAD_BYTES,
 ) -> Preview:
     """Read ``data`` without importing it: counts, the first ``limit`` items with spans, all problems.
 
-    ``data`` is the file's head when ``complete`` is False (see :func:`whole_records`).
+    ``data`` is the file's head when ``complete`` is False (see :func:`whole_records`), of which the first
+    ``head_bytes`` are read.
     """
     fmt = get_format(format_name)
     partial = not complete
-    result = read_file(fmt, whole_records(data[:PREVIEW_HEAD_BYTES]) if partial else data, source, options)
+    result = read_file(fmt, whole_records(data[:head_bytes]) if partial else data, source, options)
     return preview_of(fmt.name, fmt.kind, result, options, limit=limit, partial=partial)
 
 

@@ -639,6 +639,50 @@ def test_import_page_previews_only_the_head_of_a_large_file(
     assert not at.exception and "6000 new items" in at.success[0].value
 
 
+def _long_first(length: int, lines: bool) -> tuple[str, bytes]:
+    """A file (its name and bytes) whose first record holds ``length`` characters, then two short ones."""
+    if lines:
+        records: list[dict[str, object]] = [
+            {"record": "dataset", "format_version": 1, "name": "long", "source_format": "canonical"},
+            {"record": "item", "external_id": "long", "response": "A cat. " * (length // 7 + 1)},
+            {"record": "item", "external_id": "x", "response": XSS},
+            {"record": "item", "external_id": "y", "response": "Two cats."},
+        ]
+        return "long.jsonl", "".join(json.dumps(r) + "\n" for r in records).encode()
+    records = [{**RECORDS[1], "id": "long", "prompt": "p" * length}, RECORDS[0], RECORDS[1]]
+    return "long.json", json.dumps(records).encode()
+
+
+@pytest.mark.parametrize("lines", [False, True], ids=["JSON list", "JSON lines"])
+def test_a_preview_whose_first_record_is_longer_than_its_head_counts_no_zero(
+    store: str, lines: bool, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A file whose first record is longer than the 1 MB the preview reads showed "Items 0", as if it were
+    empty: the preview reads on (up to PREVIEW_LONG_BYTES) and shows its records, or says why it shows
+    none; the import reads every record."""
+    import formats.preview
+
+    monkeypatch.setattr(formats.preview, "PREVIEW_LONG_BYTES", 3 * PREVIEW_HEAD_BYTES)
+    name, data = _long_first(PREVIEW_HEAD_BYTES + 10, lines)
+    _, more = _long_first(3 * PREVIEW_HEAD_BYTES, lines)
+    at = AppTest.from_file(IMPORT_PAGE, default_timeout=TIMEOUT).run()
+    at.file_uploader(key="import_upload").upload(name, data).run()
+    assert not at.exception and not at.info
+    assert {m.label: m.value for m in at.metric}["Items"] == "3"
+    assert [t.value.split(" · ")[0] for t in at.text] == (["long", "x", "y"] if lines else ["long", "a", "b"])
+
+    at.file_uploader(key="import_upload").upload(name, more).run()
+    assert not at.exception
+    assert {m.label: m.value for m in at.metric}["Items"] == "—"
+    assert [i.value for i in at.info] == [
+        f"The first 3,072 KB of {len(more) / 1024 / 1024:,.1f} MB, all the preview reads, hold no whole "
+        "record: the first one is longer, so none is shown or counted here. Import reads and checks the "
+        "whole file."
+    ]
+    at.button(key="import_go").click().run()
+    assert not at.exception and "3 new items" in at.success[0].value
+
+
 def test_import_page_refuses_uploads_above_the_cap(store: str, monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setenv("SPANLIGHT_MAX_IMPORT_MB", "1")
     at = AppTest.from_file(IMPORT_PAGE, default_timeout=TIMEOUT).run()
@@ -925,8 +969,8 @@ def test_a_file_whose_first_record_is_longer_than_the_preview_is_recognised(
 ) -> None:
     """A MHALO file whose first response is 2 MB was "not recognised" and read as canonical: its keys
     after the response lay past the part of the file the page looked at."""
-    record = {**RECORDS[1], "test_solution": "word " * 400_000}
-    record["hallucinated_solution"] = record["test_solution"] + "<hallucination>Two</hallucination> cats."
+    record = {**RECORDS[1], "test_solution": "word " * 400_000 + "Two cats."}
+    record["hallucinated_solution"] = "word " * 400_000 + "<hallucination>Two</hallucination> cats."
     path = _imports(tmp_path) / "huge.json"
     path.write_text(json.dumps([record]))
     at = _import_page(path)

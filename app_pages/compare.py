@@ -41,6 +41,7 @@ from db.detector_runs import run_provenance
 from db.images import resolve_image
 from db.repositories.annotations import item_annotations
 from db.repositories.items import get_item
+from formats.problems import quoted
 from render.comparison_export import comparison_html, comparison_png, png_bytes, thumbnail
 from render.comparison_tracks import TRACK_CSS, compared_with_detectors, legend_html, track_html
 from render.literal_text import literal
@@ -100,14 +101,14 @@ shown_items: dict[int, str] = st.session_state.setdefault(_SHOWN_ITEMS, {})
 wanted = from_address("item") or shown_items.get(dataset.id) or ids[0]
 if wanted not in ids:
     st.warning(
-        f"Dataset {literal(repr(dataset.name))} has no item with id {literal(repr(wanted))}; showing its first item instead."
+        f"Dataset {literal(quoted(dataset.name))} has no item with id {literal(quoted(wanted))}; showing its first item instead."
     )
     wanted = ids[0]
 shown_items[dataset.id] = wanted
 keep("item", wanted)
 found = cached(get_item, ctx.engine, dataset.id, wanted)
 if found is None:
-    st.error(f"Dataset {literal(repr(dataset.name))} has no item with id {literal(repr(wanted))}.")
+    st.error(f"Dataset {literal(quoted(dataset.name))} has no item with id {literal(quoted(wanted))}.")
     st.stop()
 item = found  # bound after the check, so the functions below see an item
 position = ids.index(wanted)
@@ -201,7 +202,7 @@ st.session_state[_TRACKS] = list(st.session_state[_ORDER])
 unknown = [n for n in linked if n not in names]
 said = None
 if unknown and from_link:
-    shown_instead = ", ".join(map(repr, st.session_state[_ORDER])) or "no track"
+    shown_instead = ", ".join(map(quoted, st.session_state[_ORDER])) or "no track"
     said = (
         left_out("detector", linked, names)
         if known
@@ -211,7 +212,7 @@ notice("detectors", st.session_state[_ORDER], said)
 if unknown and not from_link:
     st.warning(
         literal(
-            f"Dataset {dataset.name!r} has no detector named {', '.join(map(repr, unknown))}"
+            f"Dataset {quoted(dataset.name)} has no detector named {', '.join(map(quoted, unknown))}"
             + (": showing the detectors it has." if not known else ".")
         )
     )

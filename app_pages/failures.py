@@ -23,6 +23,7 @@ from components.page_address import all_from_address, back_or_forward, keep, lef
 from components.page_controls import iou_threshold
 from components.page_setup import setup_page
 from components.span_cache import dataset_spans, finder_selection, finder_tables
+from formats.problems import quoted
 from render.literal_text import literal
 
 ctx = setup_page("Failure cases")
@@ -104,7 +105,7 @@ def _unknown_detector(name: str, shown: object) -> None:
     """Say a detector of the address (``?detector=``, ``?other=``) this dataset has no run of."""
     wanted = getattr(link, name)
     unknown = asked[name] is not None and wanted != ff.ANY and wanted not in names
-    instead = f"showing {shown!r} instead" if shown != ff.ANY else "showing any detector instead"
+    instead = f"showing {quoted(str(shown))} instead" if shown != ff.ANY else "showing any detector instead"
     notice(name, shown, unknown_values("detector", [wanted], names, instead) if unknown else None)
 
 
@@ -178,7 +179,9 @@ link_sort = (asked["sort"] or [""])[-1]
 notice(
     "sort",
     sort_shown,
-    unknown_values("column to sort by", [link_sort], sort_choices, f"sorting by {sort_shown!r} instead")
+    unknown_values(
+        "column to sort by", [link_sort], sort_choices, f"sorting by {quoted(str(sort_shown))} instead"
+    )
     if link_sort and link_sort not in sort_choices
     else None,
 )

@@ -44,6 +44,7 @@ from db.transfer import import_file, import_path, import_predictions
 from formats.base import Kind, ReadOptions
 from formats.faithscore import POLARITIES, POLARITY_HELP
 from formats.preview import PREVIEW_HEAD_BYTES, PREVIEW_LONG_BYTES, Preview, dataset_name_for, preview_file
+from formats.problems import quoted
 from formats.registry import FORMATS, detect, formats, not_recognised
 from formats.text import data_parts, file_windows, sniff_head
 from render.literal_text import literal
@@ -143,7 +144,7 @@ else:
             load_head = partial(_import_head, typed)
             set_cap = size_problem(size, set_only=True)  # a cap the operator set holds for every file
             if set_cap is not None:
-                raise ImportPathRefused(f"{typed!r}: {set_cap}.")
+                raise ImportPathRefused(f"{quoted(typed)}: {set_cap}.")
         except ImportPathRefused as refused:
             head = None
             st.error(literal(str(refused)))

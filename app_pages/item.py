@@ -26,6 +26,7 @@ from db.repositories.annotations import item_annotations
 from db.repositories.datasets import set_image_root
 from db.repositories.items import get_item, item_at, neighbours
 from db.repositories.visibility import visible_label_sets
+from formats.problems import quoted
 from formats.trihe import run_answer
 from render.literal_text import literal
 from render.span_html import SpanStyle, render_sentences_html, render_spans_html
@@ -65,7 +66,7 @@ jump = nav[2].text_input(
 )
 if jump and jump != item.external_id:
     if get_item(ctx.engine, dataset.id, jump) is None:
-        nav[2].error(f"No item {literal(repr(jump))} in this dataset.")
+        nav[2].error(f"No item {literal(quoted(jump))} in this dataset.")
     else:
         _go(jump)
         st.rerun()

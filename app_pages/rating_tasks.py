@@ -32,6 +32,7 @@ from db.repositories.rating_tasks import (
     task_ratings,
     update_rating_task,
 )
+from formats.problems import quoted
 from formats.ratings import COLUMNS
 from render.literal_text import literal
 
@@ -115,7 +116,7 @@ def save() -> None:
         if task is None:
             new_id = create_rating_task(engine, dataset.id, spec, ctx.annotator.id, actor=ctx.actor)
             st.session_state[picker_key] = new_id
-            st.session_state[MESSAGE] = ("success", f"Created rating task {spec.name.strip()!r}.")
+            st.session_state[MESSAGE] = ("success", f"Created rating task {quoted(spec.name.strip())}.")
         else:
             update_rating_task(
                 engine, task.id, spec, ctx.annotator.id, expected_version=task.version, actor=ctx.actor

@@ -32,6 +32,7 @@ from detectors.ledger import Prices, cost_text
 from detectors.outcome import refused_text, result_text
 from detectors.runner import Progress, RunRefused, RunResult, RunSpec
 from detectors.strategies import STRATEGIES
+from formats.problems import quoted
 from render.literal_text import literal
 
 ctx = setup_page("Run detector")
@@ -117,7 +118,7 @@ if dataset is not None:
         elif key_name:
             api_key = os.environ.get(key_name)
             if not api_key:
-                problems.append(f"the server has no environment variable {key_name!r} set")
+                problems.append(f"the server has no environment variable {quoted(key_name)} set")
         spec = RunSpec(
             dataset=dataset.name,
             detector=detector.strip(),

@@ -36,6 +36,7 @@ from db.repositories.assignments import (
 from db.repositories.datasets import DatasetInfo, dataset_settings, set_dataset_settings
 from db.repositories.gold_sightings import Sighting, lift_locks, list_sightings
 from db.repositories.queue import queue_size
+from formats.problems import quoted
 from render.literal_text import literal
 
 MESSAGE = "team_message"
@@ -92,7 +93,7 @@ def create_user() -> None:
             email=state["team_new_email"].strip() or None,
         )
         state["team_new_name"] = state["team_new_password"] = state["team_new_email"] = ""
-        return f"Created the {created.role} {created.name!r}."
+        return f"Created the {created.role} {quoted(created.name)}."
 
     run(create)
 
@@ -100,7 +101,7 @@ def create_user() -> None:
 def change_role(users: dict[int, UserView]) -> None:
     user = users[st.session_state["team_user"]]
     role = st.session_state[f"team_role_{user.id}"]
-    run(lambda: f"{set_role(engine, user.name, role, actor=ctx.actor).name!r} is now {role}.")
+    run(lambda: f"{quoted(set_role(engine, user.name, role, actor=ctx.actor).name)} is now {role}.")
 
 
 def toggle_disabled(users: dict[int, UserView]) -> None:
@@ -108,7 +109,7 @@ def toggle_disabled(users: dict[int, UserView]) -> None:
 
     def toggle() -> str:
         changed = set_disabled(engine, user.name, not user.disabled, actor=ctx.actor)
-        return f"{changed.name!r} is {'disabled' if changed.disabled else 'enabled again'}."
+        return f"{quoted(changed.name)} is {'disabled' if changed.disabled else 'enabled again'}."
 
     run(toggle)
 
@@ -163,7 +164,7 @@ def do_assign(dataset: DatasetInfo, people: dict[int, UserView]) -> None:
 
     def split() -> str:
         counts = assign(engine, dataset.id, task, chosen, k, actor=ctx.actor)
-        loads = ", ".join(f"{people[a].name!r}: {n}" for a, n in counts.loads.items())
+        loads = ", ".join(f"{quoted(people[a].name)}: {n}" for a, n in counts.loads.items())
         return (
             f"{task}: {counts.items} item(s), {k} annotator(s) each — {counts.added} assignment(s) added, "
             f"{counts.kept} kept. Items per annotator: {loads}."
@@ -178,7 +179,7 @@ def do_unassign(dataset: DatasetInfo, people: dict[int, UserView]) -> None:
 
     def remove() -> str:
         removed = unassign(engine, dataset.id, task, who, actor=ctx.actor, only_unfinished=unfinished)
-        return f"Removed {removed} assignment(s) of {people[who].name!r} on {task}."
+        return f"Removed {removed} assignment(s) of {quoted(people[who].name)} on {task}."
 
     run(remove)
 
@@ -288,7 +289,9 @@ def save_weight(dataset: DatasetInfo, people: dict[int, UserView]) -> None:
     def save() -> str:
         set_weight(engine, dataset.id, who, weight, trusted, actor=ctx.actor)
         return (
-            f"{people[who].name!r} now weighs {weight:g}" + ("" if trusted else " and is not trusted") + "."
+            f"{quoted(people[who].name)} now weighs {weight:g}"
+            + ("" if trusted else " and is not trusted")
+            + "."
         )
 
     run(save)
@@ -396,9 +399,9 @@ def confirm_lift(dataset: DatasetInfo, name: str) -> None:
     def lift() -> str:
         lifted = lift_locks(engine, dataset.id, annotator_id, actor=ctx.actor, item_ids=item_ids)
         if not lifted:
-            return f"{name!r} had no locked item left to lift (lifted meanwhile?)."
+            return f"{quoted(name)} had no locked item left to lift (lifted meanwhile?)."
         return (
-            f"Lifted the lock of {name!r} on {len(lifted)} item(s): {', '.join(map(repr, lifted))}. "
+            f"Lifted the lock of {quoted(name)} on {len(lifted)} item(s): {', '.join(map(quoted, lifted))}. "
             "They may change their labels there again; the records stay, marked lifted."
         )
 
@@ -443,7 +446,7 @@ def lift_controls(dataset: DatasetInfo, rows: list[Sighting]) -> None:
         chosen = [r.external_id for r in locked[who] if item_ids is None or r.item_id in item_ids]
         st.warning(
             literal(
-                f"Lift the lock of {names[who]!r} on {len(chosen)} item(s): {', '.join(map(repr, chosen))}? "
+                f"Lift the lock of {quoted(names[who])} on {len(chosen)} item(s): {', '.join(map(quoted, chosen))}? "
                 "They saw gold of these items, so labels they change there may follow gold rather than "
                 "their own judgment. The records stay, marked lifted by you; gold shown to them again "
                 "locks the item again."

@@ -60,6 +60,7 @@ from db.repositories.datasets import DatasetInfo
 from db.repositories.gold_sightings import gold_seen
 from db.repositories.items import ItemView, get_item
 from db.repositories.label_sets import LabelSetView, human_label_set, list_label_sets
+from formats.problems import quoted
 from page_table import pages
 from render.literal_text import literal
 
@@ -313,7 +314,7 @@ def open_workspace(ctx: PageContext, task: str, page_path: str) -> Workspace | N
         # Say so before the first click, and offer the annotator's own next item.
         with st.container(horizontal=True, vertical_alignment="center"):
             st.warning(
-                f"Item {literal(repr(item.external_id))} is not assigned to you on the "
+                f"Item {literal(quoted(item.external_id))} is not assigned to you on the "
                 f"{literal(queue.assignment_task(task))} task: you can read it, not label it.",
                 icon=":material/lock:",
             )
@@ -608,7 +609,7 @@ def _header(ws: Workspace) -> None:
     )
     missing = st.session_state.pop(_JUMP_MISSING, None)
     if missing is not None:
-        top[2].error(f"No item {literal(repr(missing))}.")
+        top[2].error(f"No item {literal(quoted(missing))}.")
     link = "?" + urlencode({"dataset": ws.dataset.name, "item": ws.item.external_id})
     # The item's place is in the dataset; the queue is the items this page labels (those with claims on
     # the claims page, say) or, for an annotator in team mode, those assigned: "3 of 15" mixed the two.

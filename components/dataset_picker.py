@@ -30,6 +30,7 @@ from components.browser_cookies import BrowserCookie
 from components.page_address import from_address, keep
 from components.store_cache import cached
 from db.repositories.datasets import DatasetInfo, list_dataset_infos
+from formats.problems import quoted
 from render.literal_text import literal
 
 WIDGET = "dataset_picker"
@@ -101,8 +102,8 @@ def _missing_dataset(missing: str, chosen: DatasetInfo, *, home: bool = False) -
     """Say that the link's dataset does not exist, what is shown instead, and (off the Datasets page)
     link to the list of datasets."""
     st.warning(
-        f"There is no dataset named {literal(repr(missing))}: it may have been renamed or removed. "
-        f"Showing {literal(repr(chosen.name))} instead."
+        f"There is no dataset named {literal(quoted(missing))}: it may have been renamed or removed. "
+        f"Showing {literal(quoted(chosen.name))} instead."
     )
     if not home:
         st.page_link("app_pages/home.py", label="All datasets", icon=":material/dataset:")

@@ -11,6 +11,7 @@ import streamlit as st
 from components.navigation import MISSING_TITLE, listed_pages
 from components.page_setup import setup_page
 from db.repositories.datasets import DatasetInfo
+from formats.problems import quoted
 from page_table import SECTIONS, PageSpec
 from render.literal_text import literal, literal_code
 
@@ -19,7 +20,7 @@ def missing_item(dataset: DatasetInfo, wanted: str | None, page: str, first: str
     """Say that ``dataset`` has no item ``wanted`` and offer ways on. ``page``: this page's script
     (for the link to ``first``, the item to open instead; None: the page picks one itself)."""
     st.warning(
-        f"Dataset {literal(repr(dataset.name))} has no item with id {literal(repr(wanted))}: "
+        f"Dataset {literal(quoted(dataset.name))} has no item with id {literal(quoted(str(wanted)))}: "
         "it may have been removed, or the link is mistyped."
     )
     ways = st.container(horizontal=True)

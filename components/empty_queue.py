@@ -12,6 +12,7 @@ import streamlit as st
 from components.navigation import may_open
 from components.page_setup import PageContext
 from db.repositories.datasets import DatasetInfo
+from formats.problems import quoted
 from page_table import pages
 from render.literal_text import literal
 
@@ -46,7 +47,7 @@ def what_is_missing(task: str) -> tuple[str, str]:
 def show_nothing_to_do(ctx: PageContext, dataset: DatasetInfo, task: str) -> None:
     """Say that the dataset has nothing for this task, and offer the pages that bring it."""
     missing, how = what_is_missing(task)
-    st.info(f"Nothing to do here: no item of {literal(repr(dataset.name))} has {missing}. {how}")
+    st.info(f"Nothing to do here: no item of {literal(quoted(dataset.name))} has {missing}. {how}")
     links = [spec for spec in pages() if spec.path in _LINKS and may_open(ctx.actor, spec)]
     if not links:
         st.caption("Ask an admin to import them.")

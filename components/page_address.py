@@ -43,6 +43,7 @@ from typing import TypeVar
 import streamlit as st
 from streamlit.runtime.scriptrunner import get_script_run_ctx
 
+from formats.problems import quoted
 from render.literal_text import literal
 
 T = TypeVar("T")
@@ -142,10 +143,11 @@ def _write(name: str, value: Value | None) -> None:
 def unknown_values(called: str, unknown: Sequence[str], offered: Sequence[str], instead: str) -> str:
     """What a page says when its address asked for values no option names: the same words on every page.
     ``called``: what one option is ("paper", "detector"); ``instead``: what is shown in their place.
-    Plain text (the values are quoted with their escapes); :func:`notice` shows it literally."""
-    names = ", ".join(map(repr, unknown))
+    Plain text (the values quoted as written: :func:`formats.problems.quoted`); :func:`notice` shows it
+    literally."""
+    names = ", ".join(map(quoted, unknown))
     if offered:
-        listed = ", ".join(map(repr, offered[:_LISTED]))
+        listed = ", ".join(map(quoted, offered[:_LISTED]))
         more = len(offered) - _LISTED
         among = f"not one of {listed}" + (f" (or {more} more)" if more > 0 else "")
     else:
@@ -187,7 +189,7 @@ def one_choice(
     shown = st.session_state[key] = next((c for c in candidates if c is not None and c in options), default)
     said = None
     if asked is not None and asked not in spelled:
-        said = unknown_values(called, [asked], list(spelled), f"showing {spell(shown)!r} instead")
+        said = unknown_values(called, [asked], list(spelled), f"showing {quoted(spell(shown))} instead")
     notice(key, shown, said)
 
 

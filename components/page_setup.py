@@ -41,6 +41,7 @@ from db.repositories.annotators import (
     get_or_create_annotator,
     validate_name,
 )
+from formats.problems import quoted
 
 DEFAULT_ANNOTATOR = "annotator"
 _USER_KEY = "spanlight_user"
@@ -131,7 +132,7 @@ def _who(engine: Engine) -> Annotator:
     try:
         annotator = Annotator(engine, validate_name(engine, name), None)
     except InvalidName as refused:
-        annotator = Annotator(engine, name, f"You cannot work as {name!r}: {refused}")
+        annotator = Annotator(engine, name, f"You cannot work as {quoted(name)}: {refused}")
     st.session_state[_USER_KEY] = annotator.name
     if st.query_params.get("user") != annotator.name:
         st.query_params["user"] = annotator.name

@@ -13,6 +13,7 @@ from sqlalchemy import Engine
 
 from db.access import Actor, Forbidden
 from db.import_undo import ImportEntry, UndoRefused, recent_imports, undo_import
+from formats.problems import quoted
 
 _MESSAGE = "import_undo_message"
 
@@ -23,7 +24,10 @@ def _undo(engine: Engine, log_id: int, annotator: str | None, actor: Actor) -> N
     except (UndoRefused, Forbidden) as refused:
         st.session_state[_MESSAGE] = (False, str(refused))
         return
-    st.session_state[_MESSAGE] = (True, f"Import {log_id} undone on {result.dataset!r}: {result.summary()}.")
+    st.session_state[_MESSAGE] = (
+        True,
+        f"Import {log_id} undone on {quoted(result.dataset)}: {result.summary()}.",
+    )
 
 
 def _line(entry: ImportEntry) -> str:

@@ -45,6 +45,19 @@ def outside(start: object, end: object, what: str, length: int) -> str:
     return f"offsets (start {start}, end {end}) are not a span of {what}, which is {length} characters long"
 
 
+def quoted(text: str) -> str:
+    """``text`` between quotes, for a message that names a value from a file, a link or a person.
+
+    Quoted as ``repr`` quotes (single quotes; double quotes when the text holds a single quote and no
+    double quote), but a backslash or a quote inside stays as it is: ``repr`` doubles the backslash of a
+    dataset named with one, which then reads as a name nobody wrote. A character that would not show as
+    itself (a line break, a tab, a control or invisible character: not ``str.isprintable``) is written
+    as its escape, as ``repr`` writes it, so two names that differ only there still read apart."""
+    quote = '"' if "'" in text and '"' not in text else "'"
+    shown = "".join(c if c.isprintable() else repr(c)[1:-1] for c in text)
+    return f"{quote}{shown}{quote}"
+
+
 def shown_id(record_id: object) -> str:
     """A record id as the record column shows it: as written, unless it holds a character that would
     not show as itself (a line break, a tab, a control character), then quoted with those escaped, as

@@ -16,7 +16,9 @@ import streamlit as st
 from streamlit.testing.v1 import AppTest
 
 from db.engine import make_engine
+from formats.problems import quoted
 from tests.hostile_store import ANNOTATOR, DATASET, DETECTOR, HOSTILE, ITEM, NOTE, TASK, load_hostile, shown
+from tests.pages.conftest import add_small_dataset
 
 APP = str(Path(__file__).resolve().parents[2] / "app.py")
 TIMEOUT = 30
@@ -130,9 +132,27 @@ def test_item_page_shows_id_subset_model_and_parse_error(hostile_db: str) -> Non
 
 def test_unknown_item_and_dataset_in_the_address_are_literal(hostile_db: str) -> None:
     at = _open("app_pages/item.py", item=f"missing {HOSTILE}")
-    _assert_literal(at, repr(f"missing {HOSTILE}"), repr(DATASET))
+    _assert_literal(at, quoted(f"missing {HOSTILE}"), quoted(DATASET))
     at = _open("app_pages/browse.py", dataset=f"other {HOSTILE}")
-    _assert_literal(at, repr(f"other {HOSTILE}"))
+    _assert_literal(at, quoted(f"other {HOSTILE}"))
+
+
+# Names with what ``repr`` escapes: a backslash (doubled by it) and both kinds of quote.
+BACKSLASHED = "back\\slash"
+ITEM_ID = 'C:\\data\\it\'s "x"'
+
+
+def test_names_with_backslashes_and_quotes_are_quoted_as_written(hostile_db: str) -> None:
+    """A dataset and an item id with a backslash or a quote are named in a message as written, not with
+    the backslash doubled and the quote escaped, as ``repr`` writes them."""
+    add_small_dataset(hostile_db, BACKSLASHED)
+    at = _open("app_pages/item.py", dataset=BACKSLASHED, item=ITEM_ID)
+    said = "Dataset 'back\\slash' has no item with id 'C:\\data\\it's \"x\"'"
+    assert any(shown(w.value).startswith(said + ": ") for w in at.warning), [w.value for w in at.warning]
+    at = _open("app_pages/compare.py", dataset=BACKSLASHED, item=ITEM_ID)
+    assert shown(at.warning[0].value).startswith(said + "; showing its first item instead.")
+    at = _open("app_pages/browse.py", dataset="gone\\it's")
+    assert shown(at.warning[0].value).startswith('There is no dataset named "gone\\it\'s"')
 
 
 def test_compare_shows_detector_name_and_parse_error(hostile_db: str) -> None:

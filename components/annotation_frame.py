@@ -51,7 +51,7 @@ from components.empty_queue import show_nothing_to_do
 from components.login import say_at_login, still_signed_in
 from components.page_setup import PageContext, engine_for
 from components.store_cache import cached
-from components.unit_keys import ANY_KEY, FLAG_LABEL, JUMP_LABEL, catch_early_keys
+from components.unit_keys import ANY_KEY, FLAG_LABEL, JUMP_LABEL, catch_early_keys, held_until_settled
 from db.access import Forbidden, team_mode
 from db.config import resolve_url
 from db.repositories import labeling, queue
@@ -964,12 +964,16 @@ def _unit(ws: Workspace, draw: Callable[[], bool | None]) -> None:
     if ws.header_status is not _NOT_DRAWN and st.query_params.get("item") != ws.item.external_id:
         st.rerun(scope="app")  # the item changed under the unit (e.g. a link): show the new one whole
     refused = st.session_state.get(_REFUSED)  # shown (and taken) by the receipt
-    row = _receipt(ws.item.external_id)
-    complete = draw()
-    status = _sync_done(ws, complete)
-    _tools(ws, row, status, complete)
-    # A rerun of the unit alone: if the item became done (or not), the progress bar must say so.
-    if ws.header_status is not _NOT_DRAWN and (status.status if status else None) != ws.header_status:
+    with held_until_settled() as settled:  # the keys wait for the whole page's run when one follows
+        row = _receipt(ws.item.external_id)
+        complete = draw()
+        status = _sync_done(ws, complete)
+        _tools(ws, row, status, complete)
+        # A rerun of the unit alone: if the item became done (or not), the progress bar must say so.
+        settled["rerun"] = (
+            ws.header_status is not _NOT_DRAWN and (status.status if status else None) != ws.header_status
+        )
+    if settled["rerun"]:
         if refused is not None:  # refused because the status changed elsewhere: said on the redrawn page
             st.session_state[_REFUSED] = refused
         st.rerun(scope="app")

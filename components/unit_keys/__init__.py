@@ -18,6 +18,8 @@ A key typed while the page's code still loads (a first visit) waits too (:func:`
 A key pressed while the page is still answering an earlier one waits and is pressed once the page is
 drawn again: Streamlit merges two quick presses of one button into a single click. A field key waits
 too, for the field that run draws, and what is typed meanwhile goes into that field, not to the page.
+A unit's run that asks for a run of the whole page (the item it labels became done) does not count as
+the page's answer: the keys wait for that run (:func:`held_until_settled`).
 A click on a button with a shortcut waits the same way, and is then made on the button of the same name
 in the unit it was made in: the current unit's buttons label whichever unit is current when their click
 arrives, so a quick second click (a double-click) labeled the next unit.
@@ -28,8 +30,11 @@ runs in the page itself.
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+import threading
+from collections.abc import Iterator, Mapping, Sequence
+from contextlib import contextmanager
 from pathlib import Path
+from typing import Any
 
 import streamlit as st
 
@@ -50,6 +55,9 @@ JUMP_LABEL = "Jump to item id"
 FLAG_LABEL = "Skip / unsure"
 # In ``unavailable``: why any key whose button is drawn disabled does nothing (an item someone else labels).
 ANY_KEY = "*"
+# While a unit is drawn (:func:`held_until_settled`): the keys' mounts it asked for, each with its slot.
+# Per script thread, which is the session's: the slots are this run's elements.
+_held = threading.local()
 
 
 def container_class(container_key: str) -> str:
@@ -103,19 +111,44 @@ def unit_keys(
     # the cursor moved (an Error type box opening under the current sentence makes it taller).
     runs = st.session_state.get(_RUNS, 0) + 1
     st.session_state[_RUNS] = runs
-    _mount(
-        key="unit_keys",
-        data={
-            "current": container_class(current) if current else None,
-            "recent": container_class(recent) if recent and recent != current else None,
-            "keys": [
-                [key, what, (listed_off or {}).get(key, "")]
-                for key, what in [*keys, ("?", "show or hide this list of keys")]
-            ],
-            "fields": {key.lower(): label for key, label in (fields or {}).items()},
-            "release": [JUMP_LABEL, *release],
-            "openers": {"s": FLAG_LABEL},
-            "unavailable": {key.lower(): why for key, why in (unavailable or {}).items()},
-            "run": runs,
-        },
-    )
+    data = {
+        "current": container_class(current) if current else None,
+        "recent": container_class(recent) if recent and recent != current else None,
+        "keys": [
+            [key, what, (listed_off or {}).get(key, "")]
+            for key, what in [*keys, ("?", "show or hide this list of keys")]
+        ],
+        "fields": {key.lower(): label for key, label in (fields or {}).items()},
+        "release": [JUMP_LABEL, *release],
+        "openers": {"s": FLAG_LABEL},
+        "unavailable": {key.lower(): why for key, why in (unavailable or {}).items()},
+        "run": runs,
+    }
+    held: list[tuple[Any, dict[str, Any]]] | None = getattr(_held, "mounts", None)
+    if held is None:
+        _mount(key="unit_keys", data={**data, "settled": True})
+    else:
+        held.append((st.empty(), data))  # mounted in its place once the unit knows (held_until_settled)
+
+
+@contextmanager
+def held_until_settled() -> Iterator[dict[str, bool]]:
+    """Hold the keys' mount of the unit drawn in the block until the block knows whether this run is
+    the page's last for now: set ``settled["rerun"]`` when a run of the whole page follows.
+
+    A key let through to its button waits for the run that mounts the keys again; the keys behind it
+    are pressed once that run is over. A unit's run that then asks for a run of the whole page (the
+    item became done, the header must count it) ends with the page idle to the eye before the next run
+    starts, and N pressed right after D was clicked in that moment: its run merged with the one asked
+    for and showed the item before. Mounted with ``settled`` false, the keys wait for the next run."""
+    _held.mounts = []
+    settled = {"rerun": False}
+    try:
+        yield settled
+    except BaseException:
+        _held.mounts = None  # stopped (a rerun asked for): the next run mounts the keys
+        raise
+    held, _held.mounts = _held.mounts, None
+    for slot, data in held:
+        with slot:
+            _mount(key="unit_keys", data={**data, "settled": not settled["rerun"]})

@@ -8,7 +8,7 @@
 // or ""] for the overlay, `data.release` names boxes that give the keys back after Enter,
 // `data.openers` maps a key to the label of a popover it opens (its first field then takes the keys),
 // `data.unavailable` maps a key to why it does nothing now ("*": any key whose button is disabled),
-// said when it is pressed.
+// said when it is pressed; `data.settled` is false on a unit's run that a run of the whole page follows.
 // A key of the page never goes unanswered: one that finds no field, no popover or no enabled button
 // says why in a notice at the foot of the window.
 // Every text is written with `textContent`, never parsed as HTML.
@@ -335,9 +335,12 @@ function awaitAnswer() {
   queue.since = performance.now();
 }
 
-function answered() {
-  // This script got a run's data: that answers the awaited key when a run started after the key.
-  if (queue.started) queue.awaiting = false;
+function answered(data) {
+  // This script got a run's data: that answers the awaited key when a run started after the key, and
+  // the run is the page's last for now. A unit's run that asks for a run of the whole page next (the
+  // item became done) says it is not settled: between the two runs the page looks idle, and a key let
+  // through then merged with the run asked for, which drew the item before (N right after D).
+  if (queue.started && data.settled !== false) queue.awaiting = false;
 }
 
 function watchRuns() {
@@ -570,7 +573,7 @@ export default function (component) {
   const { data, parentElement } = component;
   if (!data) return undefined;
   shared.data = data;
-  answered();
+  answered(data);
   clearTimeout(shared.closing);
   if (!shared.listening) {
     // Capture phase: the page's button shortcuts must not see a key this takes.

@@ -17,6 +17,8 @@ from urllib.parse import urlencode
 import pytest
 from playwright.sync_api import Locator, Page, Route, WebSocketRoute, expect
 from sqlalchemy import Engine
+from streamlit.proto.BackMsg_pb2 import BackMsg
+from streamlit.proto.ForwardMsg_pb2 import ForwardMsg
 
 from db.access import OPERATOR
 from db.engine import make_engine, write_session
@@ -875,6 +877,76 @@ def test_a_key_waits_for_a_run_that_starts_late(annotator: Annotator) -> None:
         "press K to go back to it, then 1, then T."
     )
     expect(row(2)).to_contain_text("▶ 3.")
+
+
+IDLE_AFTER_DONE_JS = """() => {
+  const idle = document.querySelector('[data-testid="stApp"]').dataset.testScriptState === "notRunning"
+    && !document.querySelector('[data-stale="true"]')
+    && document.querySelector('.st-key-spans_done button')?.disabled === true;
+  window.__framesIdle = idle ? (window.__framesIdle || 0) + 1 : 0;
+  return window.__framesIdle > 30;
+}"""
+
+
+def test_n_right_after_d_waits_for_the_run_of_the_whole_page(annotator: Annotator) -> None:
+    """D reruns the unit alone, which finds the item done and asks for a run of the whole page (the
+    header counts the item). Between the two runs the page looked idle, and N, pressed right after D,
+    was clicked then: its run merged with the one asked for, which drew the item shown before, and N
+    was lost (3 of 40 on a busy machine). N now waits for the run of the whole page, then opens the
+    next item.
+
+    The test holds what the server sends after the unit's run has ended, so the page surely sits
+    between the two runs while N waits, however fast or slow the machine."""
+    me, page = annotator, annotator.page
+    held: list[str | bytes] = []
+    # stage: 0 passes the server's messages, 1 once the unit's run stopped for the whole page's run,
+    # 2 holds them once the page has been told no run goes on; asked: the page's requests meanwhile
+    gate = {"stage": 0, "asked": 0}
+    sockets: list[WebSocketRoute] = []
+
+    def hold_between_the_runs(socket: WebSocketRoute) -> None:
+        server = socket.connect_to_server()
+        sockets.append(socket)
+
+        def down(message: str | bytes) -> None:
+            if gate["stage"] == 2:
+                held.append(message)
+                return
+            socket.send(message)
+            if not isinstance(message, bytes):
+                return
+            msg = ForwardMsg.FromString(message)
+            kind = msg.WhichOneof("type")
+            if kind == "script_finished" and msg.metadata.run.fragment_ids:
+                early = msg.script_finished == ForwardMsg.ScriptFinishedStatus.FINISHED_EARLY_FOR_RERUN
+                gate["stage"] = 1 if early else 0
+            elif kind == "session_status_changed" and gate["stage"] == 1:
+                gate["stage"] = 2 if not msg.session_status_changed.script_is_running else 1
+
+        def up(message: str | bytes) -> None:
+            if gate["stage"] == 2 and isinstance(message, bytes):
+                gate["asked"] += BackMsg.FromString(message).WhichOneof("type") == "rerun_script"
+            server.send(message)
+
+        server.on_message(down)
+        socket.on_message(up)
+
+    page.route_web_socket(re.compile(r"/_stcore/stream"), hold_between_the_runs)
+    me.open("spans", "e2e-done-then-next", "demo-006")
+    page.keyboard.press("d")
+    page.keyboard.press("n")
+    # The unit drawn anew (D's button now says the item is done), then idle to the eye for many frames.
+    page.wait_for_function(IDLE_AFTER_DONE_JS, polling="raf")
+    assert gate["stage"] == 2, "the page is idle, but not between the unit's run and the whole page's"
+    assert gate["asked"] == 0, "N was clicked before the run of the whole page"
+    assert page.evaluate("() => window.spanlightKeyQueue.keys") == ["n"]
+    gate["stage"] = 0
+    for message in held:
+        sockets[-1].send(message)
+    expect(page.get_by_text("Item demo-007", exact=False).first).to_be_visible()
+    page.wait_for_function(QUIET_JS)
+    me.idle()
+    expect(page.get_by_text("Item demo-007", exact=False).first).to_be_visible()
 
 
 def test_s_skips_an_item_with_a_note_by_keyboard_alone(annotator: Annotator, store: Engine) -> None:

@@ -574,6 +574,8 @@ WRITES = [
             w.engine, a.label_set, w.item, f"rating:{w.rating_task}", "skipped", a.uid
         ),
         variant="rating queue",
+        # Blind, x1 would wait for the annotators' own labeling of it (test_rating_holds tests that).
+        prepare=_allow_preannotation,
     ),
     Write(
         L + "clear_item_status",

@@ -30,6 +30,7 @@ from db import models as m
 from db.config import setting
 from db.engine import read_session
 from db.login_sessions import is_live
+from formats.problems import quoted
 
 LOCAL: Final = "local"
 TEAM: Final = "team"
@@ -115,7 +116,7 @@ def mode() -> str:
     """``local`` or ``team``, from ``SPANLIGHT_MODE`` (unset: local)."""
     value = (setting("MODE") or LOCAL).strip().lower()
     if value not in MODES:
-        raise ConfigurationError(f"SPANLIGHT_MODE must be 'local' or 'team'; got {value!r}.")
+        raise ConfigurationError(f"SPANLIGHT_MODE must be 'local' or 'team'; got {quoted(value)}.")
     return value
 
 
@@ -180,7 +181,7 @@ def acting(session: Session, who: Actor | int | None) -> Actor:
     if row is None:
         raise Forbidden(f"There is no user with id {annotator_id}.")
     if row.disabled:
-        raise Forbidden(f"The account {row.name!r} is disabled.")
+        raise Forbidden(f"The account {quoted(row.name)} is disabled.")
     login = who.login if isinstance(who, Actor) else None
     if login is not None:
         held = session.get(m.LoginSession, login)
@@ -226,7 +227,7 @@ def check_label_write(
             raise Forbidden(f"There is no label set with id {label_set_id}.")
         if label_set.kind != "human":
             raise Forbidden(
-                f"Labels of {label_set.kind} {label_set.name!r} are not written by hand: "
+                f"Labels of {label_set.kind} {quoted(label_set.name)} are not written by hand: "
                 + (
                     "gold comes from an import or from adjudication."
                     if label_set.kind == "gold"
@@ -234,7 +235,7 @@ def check_label_write(
                 )
             )
         if actor.id is not None and label_set.annotator_id != actor.id:
-            raise Forbidden(f"{label_set.name!r}'s labels are theirs; you can only change your own.")
+            raise Forbidden(f"{quoted(label_set.name)}'s labels are theirs; you can only change your own.")
     assigned_only = team_mode() and actor.role == "annotator" and actor.id is not None
     if assigned_only and actor.id is not None and not is_assigned(session, actor.id, item_id, task):
         raise Forbidden(f"This item is not assigned to you on the {task} task.")

@@ -54,7 +54,7 @@ from detectors.runner import (
     RunSpec,
     run_detector,
 )
-from formats.problems import shown_id
+from formats.problems import quoted, shown_id
 from formats.records import Annotations, Bundle, DatasetRecord, LabelSetRecord
 
 META_KEY = "live_run"
@@ -94,7 +94,7 @@ def default_prices() -> Prices:
         except ValueError:
             value = -1.0
         if not value >= 0:
-            raise ValueError(f"SPANLIGHT_{name} must be a number from 0 up, got {text!r}")
+            raise ValueError(f"SPANLIGHT_{name} must be a number from 0 up, got {quoted(text)}")
         values.append(value)
     return Prices(*values)
 
@@ -170,7 +170,7 @@ class DetectorRunStore:
         with read_session(self.engine) as session:
             dataset = session.scalar(select(m.Dataset).where(m.Dataset.name == self.dataset))
             if dataset is None:
-                raise RunRefused(f"there is no dataset named {self.dataset!r}")
+                raise RunRefused(f"there is no dataset named {quoted(self.dataset)}")
             self._image_root = dataset.image_root
             rows = session.execute(
                 select(
@@ -239,13 +239,13 @@ class DetectorRunStore:
         if not ref:
             raise ImageUnavailable("the item has no image reference")
         if not self._image_root:
-            raise ImageUnavailable(f"image {ref!r}: the dataset has no image folder set")
+            raise ImageUnavailable(f"image {quoted(ref)}: the dataset has no image folder set")
         path = resolve_image(self._image_root, ref)
         if path is None:
-            raise ImageUnavailable(f"image {ref!r} is not found under the dataset's image folder")
+            raise ImageUnavailable(f"image {quoted(ref)} is not found under the dataset's image folder")
         problem = check_image_file(path).problem
         if problem is not None:
-            raise ImageUnavailable(f"image {ref!r}: {problem}")
+            raise ImageUnavailable(f"image {quoted(ref)}: {problem}")
         mime = SENT_AS_IS.get(path.suffix.lower())
         try:
             if mime is not None and path.stat().st_size <= MAX_SENT_BYTES:
@@ -255,7 +255,7 @@ class DetectorRunStore:
                 display_copy(path).save(buffer, format="PNG")
                 data, mime = buffer.getvalue(), "image/png"
         except (OSError, ValueError) as error:
-            raise ImageUnavailable(f"image {ref!r} cannot be read: {type(error).__name__}") from None
+            raise ImageUnavailable(f"image {quoted(ref)} cannot be read: {type(error).__name__}") from None
         return f"data:{mime};base64,{base64.b64encode(data).decode('ascii')}"
 
     # ----------------------------------------------------------------------------------------- writes
@@ -289,7 +289,7 @@ class DetectorRunStore:
             self.actor = replace(self.actor, login=None)
             dataset = session.scalar(select(m.Dataset).where(m.Dataset.name == self.dataset))
             if dataset is None:
-                raise RunRefused(f"there is no dataset named {self.dataset!r}")
+                raise RunRefused(f"there is no dataset named {quoted(self.dataset)}")
             # Another run or an import making the label set now is waited for; its label set is then found.
             hold_name(session, "label set", dataset.id, "detector", self.detector)
             label_set = self._label_set(session, lock=True)
@@ -344,7 +344,7 @@ class DetectorRunStore:
         ]
 
     def _deleted(self) -> str:
-        return f"the label set {self.detector!r} of dataset {self.dataset!r} was deleted during the run"
+        return f"the label set {quoted(self.detector)} of dataset {quoted(self.dataset)} was deleted during the run"
 
     def renew_run(self, run_id: str) -> None:
         # Bookkeeping: nothing a page shows changes, so no cache keyed on the store revision is dropped.
@@ -463,14 +463,14 @@ def _check_same_run(label_set: m.LabelSet, settings: dict[str, Any], name: str) 
     live = (label_set.meta or {}).get(META_KEY)
     if not isinstance(live, dict) or not isinstance(live.get("settings"), dict):
         raise RunRefused(
-            f"the detector {name!r} already holds outputs that were not made by a live run (an import?); "
+            f"the detector {quoted(name)} already holds outputs that were not made by a live run (an import?); "
             "choose another name"
         )
     before = live["settings"]
     differ = [f"{k} {before.get(k)!r} → {settings[k]!r}" for k in settings if before.get(k) != settings[k]]
     if differ:
         raise RunRefused(
-            f"the detector {name!r} was run with other settings ({'; '.join(differ)}); resuming needs the "
+            f"the detector {quoted(name)} was run with other settings ({'; '.join(differ)}); resuming needs the "
             "same ones, so choose another name for this run"
         )
 

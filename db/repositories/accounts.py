@@ -28,6 +28,7 @@ from db.access import Actor, require_in, require_now
 from db.engine import read_session, write_session
 from db.login_sessions import SESSION_LIMIT, aware, is_live
 from db.repositories.annotators import InvalidName, clean_name, validate_name
+from formats.problems import quoted
 from formats.storable import unstorable
 
 MIN_PASSWORD_LENGTH = 8
@@ -79,7 +80,7 @@ def _view(row: m.Annotator) -> UserView:
 
 def _check_role(role: str) -> None:
     if role not in m.ROLES:
-        raise AccountError(f"Unknown role {role!r}; choose one of {', '.join(m.ROLES)}.")
+        raise AccountError(f"Unknown role {quoted(str(role))}; choose one of {', '.join(m.ROLES)}.")
 
 
 def _check_password(password: str) -> None:
@@ -130,9 +131,9 @@ def add_user(
         require_in(session, actor, "manage_team")
         row = _find(session, cleaned)
         if row is not None and row.password_hash is not None:
-            raise AccountError(f"The user {cleaned!r} exists already.")
+            raise AccountError(f"The user {quoted(cleaned)} exists already.")
         if email is not None and session.scalar(select(m.Annotator.id).where(m.Annotator.email == email)):
-            raise AccountError(f"Another user holds the e-mail {email!r}.")
+            raise AccountError(f"Another user holds the e-mail {quoted(email)}.")
         if row is None:
             row = m.Annotator(name=cleaned)
             session.add(row)
@@ -162,7 +163,7 @@ def set_role(engine: Engine, name: str, role: str, *, actor: Actor) -> UserView:
         require_in(session, actor, "manage_team")
         row = _find(session, name)
         if row is None:
-            raise AccountError(f"There is no user {clean_name(name)!r}.")
+            raise AccountError(f"There is no user {quoted(clean_name(name))}.")
         if actor.id == row.id and role != "admin":
             raise AccountError("You cannot take the admin role from yourself; ask another admin.")
         row.role = role
@@ -177,7 +178,7 @@ def set_disabled(engine: Engine, name: str, disabled: bool, *, actor: Actor) -> 
         require_in(session, actor, "manage_team")
         row = _find(session, name)
         if row is None:
-            raise AccountError(f"There is no user {clean_name(name)!r}.")
+            raise AccountError(f"There is no user {quoted(clean_name(name))}.")
         if actor.id == row.id and disabled:
             raise AccountError("You cannot disable your own account.")
         row.disabled = disabled
@@ -194,7 +195,7 @@ def _password_target(session: Session, name: str, actor: Actor) -> m.Annotator:
     """The user whose password the actor sets: their own, or anyone's with ``manage_team``."""
     row = _find(session, name)
     if row is None:
-        raise AccountError(f"There is no user {clean_name(name)!r}.")
+        raise AccountError(f"There is no user {quoted(clean_name(name))}.")
     if actor.id != row.id:
         require_in(session, actor, "manage_team")
     return row

@@ -18,6 +18,7 @@ from sqlalchemy.exc import IntegrityError
 from db import models as m
 from db.access import Forbidden, team_mode
 from db.engine import read_session, write_session
+from formats.problems import quoted
 from formats.storable import unstorable
 
 MAX_NAME_LENGTH = 200
@@ -49,7 +50,7 @@ def validate_name(engine: Engine, name: str) -> str:
     if len(cleaned) > MAX_NAME_LENGTH:
         raise InvalidName(f"A name has at most {MAX_NAME_LENGTH} characters.")
     if cleaned.casefold() == "gold":
-        raise InvalidName(f"{cleaned!r} is reserved for the adjudicated labels; choose your own name.")
+        raise InvalidName(f"{quoted(cleaned)} is reserved for the adjudicated labels; choose your own name.")
     with read_session(engine) as session:
         detector = session.scalar(
             select(m.LabelSet.name)
@@ -57,7 +58,7 @@ def validate_name(engine: Engine, name: str) -> str:
             .limit(1)
         )
     if detector is not None:
-        raise InvalidName(f"{cleaned!r} is the name of a detector run; choose your own name.")
+        raise InvalidName(f"{quoted(cleaned)} is the name of a detector run; choose your own name.")
     return cleaned
 
 
@@ -75,13 +76,13 @@ def get_or_create_annotator(engine: Engine, name: str, role: str = "annotator") 
     by an admin (:func:`db.repositories.accounts.add_user`), so a typed name creates nothing
     (:class:`~db.access.Forbidden`)."""
     if role not in m.ROLES:
-        raise ValueError(f"Unknown role {role!r}; expected one of {', '.join(m.ROLES)}.")
+        raise ValueError(f"Unknown role {quoted(str(role))}; expected one of {', '.join(m.ROLES)}.")
     cleaned = validate_name(engine, name)
     found = find_annotator(engine, cleaned)
     if found is not None:
         return found
     if team_mode():
-        raise Forbidden(f"There is no account {cleaned!r}; in team mode an admin creates accounts.")
+        raise Forbidden(f"There is no account {quoted(cleaned)}; in team mode an admin creates accounts.")
     try:
         with write_session(engine) as session:
             row = session.scalar(select(m.Annotator).where(m.Annotator.name == cleaned))

@@ -51,6 +51,7 @@ from db.access import PERMISSIONS, Actor, is_assigned, require_in, sighting_lock
 from db.engine import read_session, write_session
 from db.repositories import queue
 from db.repositories.queue import assignment_task, in_queue
+from formats.problems import quoted
 
 # An annotator's vote weight and trust on a dataset until an admin sets them.
 DEFAULT_WEIGHT: Final = (1.0, True)
@@ -98,7 +99,7 @@ class ItemProgress:
 
 def _check_task(task: str) -> None:
     if task not in m.TASKS:
-        raise AssignmentError(f"Unknown task {task!r}; choose one of {', '.join(m.TASKS)}.")
+        raise AssignmentError(f"Unknown task {quoted(str(task))}; choose one of {', '.join(m.TASKS)}.")
 
 
 def _check_queue(task: str) -> None:
@@ -173,9 +174,9 @@ def _check_annotators(session: Session, annotator_ids: list[int]) -> None:
         if row is None:
             raise AssignmentError(f"There is no user with id {annotator_id}.")
         if row.disabled:
-            raise AssignmentError(f"The account {row.name!r} is disabled.")
+            raise AssignmentError(f"The account {quoted(row.name)} is disabled.")
         if row.role not in PERMISSIONS["label"]:
-            raise AssignmentError(f"{row.name!r} has the {row.role} role, which cannot label.")
+            raise AssignmentError(f"{quoted(row.name)} has the {row.role} role, which cannot label.")
 
 
 def _split(
@@ -618,7 +619,7 @@ def set_weight(
                     "annotator_id": annotator_id,
                     "weight": row.weight,
                     "trusted": row.trusted,
-                    "description": f"set the weight of {annotator.name!r} to {row.weight:g}"
+                    "description": f"set the weight of {quoted(annotator.name)} to {row.weight:g}"
                     + ("" if row.trusted else ", not trusted"),
                 },
             )

@@ -54,6 +54,7 @@ from db.repositories.queue import (
 from db.repositories.visibility import detectors_wait_for_labels
 from db.value_check import refuse_unstorable_text
 from formats.fields import type_name
+from formats.problems import quoted
 from formats.records import RESPONSE_SCALE
 from formats.word_spans import snap_to_words
 
@@ -283,7 +284,7 @@ def _guard(
     label_set = session.get_one(m.LabelSet, label_set_id)
     item_dataset = session.scalar(select(m.Item.dataset_id).where(m.Item.id == item_id))
     if item_dataset is not None and item_dataset != label_set.dataset_id:
-        raise ValueError(f"{label_set.name!r}'s labels belong to another dataset than item {item_id}.")
+        raise ValueError(f"{quoted(label_set.name)}'s labels belong to another dataset than item {item_id}.")
 
 
 def _locked(session: Session, model: type[m.Base], lookup: dict[str, Any]) -> Any:
@@ -520,7 +521,7 @@ def set_sentence_label(
     in the sentence, unless ``override`` says the annotator confirmed it.
     """
     if label not in m.SENTENCE_LABELS:
-        raise ValueError(f"{label!r} is not one of {', '.join(m.SENTENCE_LABELS)}.")
+        raise ValueError(f"{quoted(str(label))} is not one of {', '.join(m.SENTENCE_LABELS)}.")
     refuse_unstorable_text(error_type, "error type")
     refuse_too_long(error_type, m.SentenceLabel.error_type, "error type")
     with write_session(engine) as session:
@@ -534,9 +535,9 @@ def set_sentence_label(
             inside = spans_in_sentence(session, [label_set_id], sentence)
             if inside:
                 item = session.get_one(m.Item, item_id)
-                quoted = ", ".join(f"“{item.response[s.start : s.end]}”" for s in inside[:3])
+                spans = ", ".join(f"“{item.response[s.start : s.end]}”" for s in inside[:3])
                 raise InconsistentLabel(
-                    f"Sentence {sentence_index + 1} contains hallucinated span(s) {quoted}; "
+                    f"Sentence {sentence_index + 1} contains hallucinated span(s) {spans}; "
                     "remove the span(s) or confirm that the sentence is correct anyway."
                 )
         return _upsert(
@@ -572,7 +573,7 @@ def set_claim_label(
     expected_version: int | None = None,
 ) -> Action:
     if label not in m.CLAIM_LABELS:
-        raise ValueError(f"{label!r} is not one of {', '.join(m.CLAIM_LABELS)}.")
+        raise ValueError(f"{quoted(str(label))} is not one of {', '.join(m.CLAIM_LABELS)}.")
     refuse_unstorable_text(type_, "type")
     refuse_too_long(type_, m.ClaimLabel.type, "type")
     refuse_unstorable_text(reason, "reason")
@@ -602,9 +603,9 @@ def set_triplet_judgment(
     expected_version: int | None = None,
 ) -> Action:
     if verdict not in m.TRIPLET_VERDICTS:
-        raise ValueError(f"{verdict!r} is not yes or no.")
+        raise ValueError(f"{quoted(str(verdict))} is not yes or no.")
     if wrong_part is not None and wrong_part not in m.TRIPLET_WRONG_PARTS:
-        raise ValueError(f"{wrong_part!r} is not one of {', '.join(m.TRIPLET_WRONG_PARTS)}.")
+        raise ValueError(f"{quoted(str(wrong_part))} is not one of {', '.join(m.TRIPLET_WRONG_PARTS)}.")
     with write_session(engine) as session:
         triplet = session.get_one(m.Triplet, triplet_id)
         _guard(session, annotator_id, label_set_id, triplet.item_id, "triplets")
@@ -641,7 +642,7 @@ def set_item_status(
 ) -> Action:
     """Mark an item done, skipped or unsure (with a note) for one annotation task."""
     if status not in m.ITEM_STATUSES:
-        raise ValueError(f"{status!r} is not one of {', '.join(m.ITEM_STATUSES)}.")
+        raise ValueError(f"{quoted(str(status))} is not one of {', '.join(m.ITEM_STATUSES)}.")
     refuse_unstorable_text(note, "note")
     with write_session(engine) as session:
         _guard(session, annotator_id, label_set_id, item_id, assignment_task(page))
@@ -848,7 +849,7 @@ def refuse_held_status(
     waits_on = _held_back_on(session, annotator_id, item.dataset_id, item_id)
     if waits_on:
         raise RatingHeldBack(
-            f"Item {item.external_id!r} was not {what}: it is held back from your rating until your "
+            f"Item {quoted(item.external_id)} was not {what}: it is held back from your rating until your "
             f"labeling of it is done. {held_back_reason(waits_on)}"
         )
 

@@ -31,7 +31,7 @@ from db.repositories.label_sets import gold_raters
 from db.repositories.report_inputs import Columns
 from db.rubrics import MHALO_TABLE_4, TRI_HE_TABLE_9
 from db.value_check import refuse_unstorable_text
-from formats.problems import ImportRejected, Problem
+from formats.problems import ImportRejected, Problem, quoted
 from formats.ratings import RatingTarget, read_ratings, write_ratings
 
 GRANULARITIES = ("segment", "response")
@@ -252,12 +252,12 @@ def _check_spec(session: Session, dataset_id: int, spec: TaskSpec, task_id: int 
         select(m.RatingTask.id).where(m.RatingTask.dataset_id == dataset_id, m.RatingTask.name == name)
     )
     if clash is not None and clash != task_id:
-        raise ValueError(f"This dataset already has a rating task named {name!r}.")
+        raise ValueError(f"This dataset already has a rating task named {quoted(name)}.")
     detector = session.get(m.LabelSet, spec.detector_label_set_id)
     if detector is None or detector.dataset_id != dataset_id or detector.kind != "detector":
         raise ValueError("Choose one of this dataset's detector runs to rate.")
     if spec.granularity not in GRANULARITIES:
-        raise ValueError(f"Granularity is 'segment' or 'response', not {spec.granularity!r}.")
+        raise ValueError(f"Granularity is 'segment' or 'response', not {quoted(str(spec.granularity))}.")
     low, high = spec.scale_min, spec.scale_max
     if any(isinstance(v, bool) or not isinstance(v, int) for v in (low, high)):
         raise ValueError("A scale runs between two whole numbers.")
@@ -269,7 +269,9 @@ def _check_spec(session: Session, dataset_id: int, spec: TaskSpec, task_id: int 
     rubric: dict[str, str] = {}
     for key, text in spec.rubric.items():
         if not str(key).strip().isdigit() or not low <= int(key) <= high:
-            raise ValueError(f"The rubric describes score {key!r}, which is not on the scale {low}–{high}.")
+            raise ValueError(
+                f"The rubric describes score {quoted(str(key))}, which is not on the scale {low}–{high}."
+            )
         if str(text).strip():
             rubric[str(int(key))] = str(text).strip()
     return replace(spec, name=name, rubric=rubric)
@@ -310,7 +312,7 @@ def create_rating_task(
                 action="create",
                 entity="rating_tasks",
                 entity_id=task.id,
-                after={**_snapshot(task), "description": f"created rating task {task.name!r}"},
+                after={**_snapshot(task), "description": f"created rating task {quoted(task.name)}"},
             )
         )
         return task.id
@@ -354,7 +356,7 @@ def update_rating_task(
                 entity="rating_tasks",
                 entity_id=task.id,
                 before=before,
-                after={**_snapshot(task), "description": f"changed rating task {task.name!r}"},
+                after={**_snapshot(task), "description": f"changed rating task {quoted(task.name)}"},
             )
         )
 

@@ -26,7 +26,7 @@ from components.page_address import all_from_address, keep, opening
 from components.page_setup import setup_page
 from components.presenter_slides import Slide, iter_slides
 from components.report_views import figure_of
-from components.unit_keys import unit_keys
+from components.unit_keys import catch_early_keys, unit_keys
 from render import figures
 from render.literal_text import literal
 
@@ -66,6 +66,7 @@ if picked_dataset is None:
 dataset = picked_dataset
 follow_store(ctx.engine)
 st.html(PRESENTER_CSS)
+catch_early_keys()  # a → typed while a first visit still loads the slide's buttons steps once they are drawn
 
 
 # The filters shown: those of the address presenter mode opened with (read once: see

@@ -19,7 +19,7 @@ from pathlib import Path
 from urllib.parse import urlencode
 
 import pytest
-from playwright.sync_api import Page, WebSocket, WebSocketRoute, expect
+from playwright.sync_api import Page, Route, WebSocket, WebSocketRoute, expect
 from streamlit.proto.BackMsg_pb2 import BackMsg
 from streamlit.proto.ForwardMsg_pb2 import ForwardMsg
 
@@ -31,6 +31,7 @@ from db.repositories.datasets import get_dataset
 from db.repositories.items import get_item
 from tests.e2e.app_server import RunningApp, prepare_store, running_app
 from tests.e2e.browser import WAIT_MS, AppTab, still_box
+from tests.e2e.test_annotation_browser import QUIET_JS
 
 DEMO = "Spanlight demo (synthetic)"
 SIZES = [(1440, 900), (1920, 1080)]
@@ -237,6 +238,46 @@ def test_quick_presses_each_step_a_slide(live_app: RunningApp, tab: AppTab) -> N
     # and no press is still to come: the deck stays on slide 5 (its address may follow a poll later)
     assert page.get_by_text(re.compile(rf"^Slide 5 of {status[1]}")).is_visible()
     expect(page).to_have_url(re.compile(r"[?&]slide=5(&|$)"))
+
+
+def test_keys_pressed_while_a_first_visit_still_loads_the_buttons_step_once_they_are_drawn(
+    live_app: RunningApp, tab: AppTab
+) -> None:
+    """On a first visit Streamlit loads each kind of element's code when it is first drawn; until then
+    the element is a placeholder. → and PageDown pressed once the slide's title could be read, while its
+    buttons and the page's keyboard still loaded, reached no handler and were lost: the deck stayed on
+    slide 1. They now wait for the buttons, and each steps the deck (three on, one back).
+
+    The test holds the code of buttons and of the page's keyboard component until it has pressed the
+    keys, so they surely come while only the title is drawn, however fast or slow the machine."""
+    page = tab.page
+    held: list[Route] = []
+    released = False
+
+    def hold(route: Route) -> None:
+        if released:
+            route.continue_()
+        else:
+            held.append(route)
+
+    page.route(re.compile(r"/static/js/(Button|BidiComponent)\.[^/]*\.js$"), hold)
+    # Not through the tab: it waits until every element is drawn, and the buttons are held.
+    page.goto(f"{live_app.url}/presenter?{urlencode({'dataset': DEMO, 'slide': '1'})}", timeout=WAIT_MS)
+    expect(page.locator(".st-key-presenter h2").first).not_to_be_empty()
+    expect(page.locator(".st-key-presenter").get_by_role("button")).to_have_count(0)  # still loading
+    assert held, "the buttons' code was asked for and is held"
+    for key in ("ArrowRight", "PageDown", "ArrowRight", "ArrowLeft"):
+        page.keyboard.press(key)
+    released = True
+    for route in held:
+        route.continue_()
+    expect(page).to_have_url(re.compile(r"[?&]slide=3(&|$)"))
+    expect(page.get_by_text(re.compile(r"^Slide 3 of"))).to_be_visible()
+    page.wait_for_function(QUIET_JS, timeout=WAIT_MS)
+    tab.idle()
+    # and no press is still to come: the deck stays on slide 3
+    assert page.get_by_text(re.compile(r"^Slide 3 of")).is_visible()
+    expect(page).to_have_url(re.compile(r"[?&]slide=3(&|$)"))
 
 
 def _page_run(message: bytes | str) -> bool:

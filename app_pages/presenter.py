@@ -2,7 +2,8 @@
 
 Filters come from the page address (the same ``?subset=…&detector=…`` the Metrics page writes), so a
 presenter opens a prepared link (read when presenter mode opens, and written back from the filters shown
-on every run); ``?slide=`` picks the figure (one past the last shows the last, and the
+on every run; a value no option names is left out, and said above the figure as on every page);
+``?slide=`` picks the figure (one past the last shows the last, and the
 line under it says which slide was asked for until the presenter moves). The keyboard drives it as a
 slide deck: → / PageDown for the next slide, ← / PageUp for the previous one, Esc back to the page
 presenter mode was opened from. The address is read when presenter mode opens; while it stays open the deck counts its own
@@ -22,9 +23,10 @@ from analysis.reports.data import UNKNOWN_CHOICES, UNKNOWN_EXCLUDED, ReportFilte
 from components.dataset_picker import pick_dataset
 from components.live_refresh import follow_store
 from components.navigation import PRESENTER_SLIDE, origin
-from components.page_address import all_from_address, keep, opening
+from components.page_address import all_from_address, keep, left_out, notice, opening, unknown_values
 from components.page_setup import setup_page
 from components.presenter_slides import Slide, iter_slides
+from components.report_filters import CALLED, MODEL_WIDGET, UNKNOWN_CALLED, filter_options
 from components.report_views import figure_of
 from components.unit_keys import catch_early_keys, unit_keys
 from render import figures
@@ -43,6 +45,8 @@ section[data-testid="stSidebar"], header[data-testid="stHeader"],
 .st-key-presenter-stage { flex: none !important; height: calc(100vh - 9.5rem) !important;
   min-height: 12rem !important; }
 .st-key-presenter-stage > div { flex: 1 1 0 !important; min-height: 0 !important; }
+.st-key-presenter-stage > div:has(> .st-key-presenter-notices) { flex: none !important; max-height: 40%;
+  overflow-y: auto; }
 .st-key-presenter-jump [data-baseweb="select"] div { font-size: 1.1rem; }
 .st-key-presenter-keys { display: none; }
 </style>
@@ -72,22 +76,39 @@ catch_early_keys()  # a → typed while a first visit still loads the slide's bu
 # The filters shown: those of the address presenter mode opened with (read once: see
 # components.page_address; a filter it lacks is none), then kept in the session and written back into the
 # address on every run, so a watcher's run that brings an older address back does not change the deck.
-asked = {name: all_from_address(name) for name in ("subset", "model", "detector", "type", "unknown")}
+# A value no option names (a stale link's subset or detector) is left out of the deck, and said above it
+# in the words of every page (components.page_address.notice), as long as presenter mode stays open.
+asked = {name: all_from_address(name) for name in (*CALLED, "unknown")}
+said: dict[str, str | None] = dict.fromkeys(asked)
 if opening() or any(values is not None for values in asked.values()) or FILTER not in st.session_state:
+    # The models Tri-HE's runs judged count as source models too: its slides filter on them.
+    offered = filter_options(ctx.engine, dataset, answering_models=True)
+    chosen = {
+        name: tuple(v for v in dict.fromkeys(asked[name] or ()) if v in offered[name]) for name in CALLED
+    }
+    said.update({name: left_out(called, asked[name] or [], offered[name]) for name, called in CALLED.items()})
+    unknown_asked = asked["unknown"][-1] if asked["unknown"] else None
+    unknown = unknown_choice(unknown_asked)
+    if unknown_asked and unknown_asked not in (unknown, UNKNOWN_CHOICES[unknown]):
+        instead = f"showing {UNKNOWN_CHOICES[unknown]!r} instead"
+        said["unknown"] = unknown_values(
+            UNKNOWN_CALLED, [unknown_asked], list(UNKNOWN_CHOICES.values()), instead
+        )
     st.session_state[FILTER] = ReportFilter(
-        subsets=tuple(asked["subset"] or ()),
-        source_models=tuple(asked["model"] or ()),
-        detectors=tuple(asked["detector"] or ()),
-        types=tuple(asked["type"] or ()),
-        unknown=unknown_choice(asked["unknown"][-1] if asked["unknown"] else None),
+        subsets=chosen["subset"],
+        source_models=chosen[MODEL_WIDGET],
+        detectors=chosen["detector"],
+        types=chosen["type"],
+        unknown=unknown,
     )
 flt: ReportFilter = st.session_state[FILTER]
-for name, values in (
-    ("subset", flt.subsets),
-    ("model", flt.source_models),
-    ("detector", flt.detectors),
-    ("type", flt.types),
-):
+filtered = {
+    "subset": flt.subsets,
+    MODEL_WIDGET: flt.source_models,
+    "detector": flt.detectors,
+    "type": flt.types,
+}
+for name, values in filtered.items():
     keep(name, list(values) or None)
 keep("unknown", None if flt.unknown == UNKNOWN_EXCLUDED else UNKNOWN_CHOICES[flt.unknown])
 params = st.query_params
@@ -161,6 +182,10 @@ with st.container(key="presenter"):
         page, query = origin()
         st.switch_page(page, query_params={**query, "dataset": dataset.name})
     stage = st.container(key="presenter-stage")
+    # Above the figure, which gives them room; many of them scroll (see PRESENTER_CSS).
+    with stage.container(key="presenter-notices"):
+        for name, shown in [*filtered.items(), ("unknown", flt.unknown)]:
+            notice(name, shown, said[name])
     controls = st.empty()
 
     # Draw the wanted slide as soon as its report is ready, then finish the list of slides.
@@ -183,8 +208,8 @@ with st.container(key="presenter"):
     _to(number)
     # Said until the presenter moves, so a rerun as the store changes keeps it (a reload reads the
     # address, where the last slide's number now stands, and says nothing).
-    asked = st.session_state.get(ASKED_SLIDE, 0)
-    notice = _past_the_end(asked, count) if asked > count else ""
+    asked_slide = st.session_state.get(ASKED_SLIDE, 0)
+    past_the_end = _past_the_end(asked_slide, count) if asked_slide > count else ""
 
     st.session_state["presenter-jump"] = number
     jump_box.selectbox(
@@ -211,7 +236,7 @@ with st.container(key="presenter"):
         )
         where.caption(
             f"Slide {number} of {count} · "
-            + (notice or f"{literal(dataset.name)} · ← → PageUp PageDown to step · Esc to leave")
+            + (past_the_end or f"{literal(dataset.name)} · ← → PageUp PageDown to step · Esc to leave")
         )
     with st.container(key="presenter-keys"):  # the second keys of the same steps (hidden)
         st.button("Previous", shortcut="PageUp", on_click=_step, args=(-1, count), key="presenter-pageup")

@@ -38,6 +38,34 @@ from render.literal_text import literal
 
 MODEL_WIDGET = "model"
 _MODELS = "spanlight_source_models"  # the source models last chosen (not a widget key: it outlives views)
+# What one option of each filter is, by its name in the address: the words of a notice about a value of
+# the address no option names (see components.page_address.unknown_values).
+CALLED = {
+    "subset": "subset",
+    MODEL_WIDGET: "source model",
+    "detector": "detector",
+    "type": "hallucination type",
+}
+UNKNOWN_CALLED = "way to count 'unknown' sentences"
+
+
+def filter_options(
+    engine: Engine, dataset: DatasetInfo, *, answering_models: bool = False
+) -> dict[str, list[str]]:
+    """The values each filter offers on ``dataset``, by the filter's name in the address (see
+    :func:`report_filter` for ``answering_models``)."""
+    options = cached(facets, engine, dataset.id)
+    models = list(options.source_models)
+    if answering_models:
+        named = cached(answering_models_of, engine, dataset.id).values()
+        models += sorted(set(named) - set(models))
+    types_by_kind = cached(gold_types_by_kind, engine, dataset.id)
+    return {
+        "subset": list(options.subsets),
+        MODEL_WIDGET: models,
+        "detector": [v.name for v in cached(list_label_sets, engine, dataset.id, "detector")],
+        "type": sorted({t for types in types_by_kind.values() for t in types}),
+    }
 
 
 def report_filter(
@@ -55,18 +83,11 @@ def report_filter(
     the benchmark's questions, do not). ``type_kind``: the kind of gold label the page scores ("spans",
     "sentences" or "claims"); the types offered are every kind's, so a type chosen that no label of
     this kind has is pointed out (it leaves out every hallucination, and the scores fall to nothing)."""
-    options = cached(facets, engine, dataset.id)
-    subsets = list(options.subsets)
-    models = list(options.source_models)
-    if answering_models:
-        named = cached(answering_models_of, engine, dataset.id).values()
-        models += sorted(set(named) - set(models))
-    names = [v.name for v in cached(list_label_sets, engine, dataset.id, "detector")]
-    types_by_kind = cached(gold_types_by_kind, engine, dataset.id)  # read once for both uses below
-    kinds = sorted({t for types in types_by_kind.values() for t in types})
+    offered = filter_options(engine, dataset, answering_models=answering_models)
+    subsets, models, names, kinds = (offered[name] for name in CALLED)
     shown = [True, True, detectors and bool(names), types and bool(kinds)]
     columns = iter(st.columns(sum(shown) + int(unknown)))
-    many_choices("subset", subsets, called="subset")
+    many_choices("subset", subsets, called=CALLED["subset"])
     chosen_subsets = next(columns).multiselect("Subset", subsets, key="subset", placeholder="all subsets")
     keep_many("subset", chosen_subsets)
     _restore_models(models)
@@ -81,14 +102,14 @@ def report_filter(
     keep_many(MODEL_WIDGET, chosen_models)
     chosen_detectors: list[str] = []
     if shown[2]:
-        many_choices("detector", names, called="detector")
+        many_choices("detector", names, called=CALLED["detector"])
         chosen_detectors = next(columns).multiselect(
             "Detector", names, key="detector", placeholder="all detectors"
         )
     keep_many("detector", chosen_detectors if shown[2] else None)
     chosen_types: list[str] = []
     if shown[3]:
-        many_choices("type", kinds, called="hallucination type")
+        many_choices("type", kinds, called=CALLED["type"])
         chosen_types = next(columns).multiselect(
             "Hallucination type",
             kinds,
@@ -98,7 +119,7 @@ def report_filter(
         )
     keep_many("type", chosen_types if shown[3] else None)
     if chosen_types and type_kind is not None:
-        own = types_by_kind.get(type_kind, [])
+        own = cached(gold_types_by_kind, engine, dataset.id).get(type_kind, [])
         if not set(chosen_types) & set(own):
             st.info(
                 literal(
@@ -117,7 +138,7 @@ def report_filter(
             "unknown",
             list(UNKNOWN_CHOICES.values()),
             chosen_unknown,
-            called="way to count 'unknown' sentences",
+            called=UNKNOWN_CALLED,
         )
         chosen_unknown = (
             next(columns).segmented_control(
@@ -154,7 +175,7 @@ def _restore_models(offered: list[str]) -> None:
     if not isinstance(remembered, list):  # the first view of the session, without a link's models
         remembered = st.session_state[_MODELS] = []
     shown = st.session_state[MODEL_WIDGET] = [m for m in remembered if m in offered]
-    notice(MODEL_WIDGET, shown, left_out("source model", asked or [], offered))
+    notice(MODEL_WIDGET, shown, left_out(CALLED[MODEL_WIDGET], asked or [], offered))
 
 
 def _models_changed(offered: list[str]) -> None:

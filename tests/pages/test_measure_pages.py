@@ -363,6 +363,56 @@ def test_presenter_opened_again_follows_the_filters_of_its_address(store: str) -
     assert "subset" not in at.query_params
 
 
+def test_presenter_says_what_of_a_stale_link_it_cannot_show(
+    store: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A subset, source model, detector, type or count of 'unknown' sentences the link names and the
+    dataset lacks was taken as it was, without a word: a subset no item has left nothing to present, and
+    the page said the dataset had no gold. Each is now said once, literally, in the words of every page,
+    and left out of the deck and of its address, while presenter mode stays open."""
+    at = _page(
+        "app_pages/presenter.py",
+        subset="no such subset",
+        model="*nobody*",
+        detector=["eager", "ghost"],
+        type="Nope",
+        unknown="sometimes",
+    )
+    assert not at.info, [i.value for i in at.info]  # the deck is drawn, not "Nothing to present yet"
+    models = _said(at)[1].split("which is not one of ", 1)[1].split(";", 1)[0]
+    assert _said(at) == [
+        literal(
+            "The link asked for subset 'no such subset', which is not one of 'counting', 'shapes', 'signs'; "
+            "it is left out."
+        ),
+        literal(f"The link asked for source model '*nobody*', which is not one of {models}; it is left out."),
+        literal(
+            "The link asked for detector 'ghost', which is not one of 'cautious', 'eager', 'sloppy'; "
+            "it is left out."
+        ),
+        _said(at)[3],
+        literal(
+            "The link asked for way to count 'unknown' sentences 'sometimes', which is not one of "
+            "'left out', 'as correct'; showing 'left out' instead."
+        ),
+    ]
+    assert _said(at)[3].startswith(
+        literal("The link asked for hallucination type 'Nope', which is not one of")
+    )
+    assert {k: v for k, v in at.query_params.items() if k not in ("user", "slide")} == {
+        "dataset": DEMO,
+        "detector": "eager",
+    }
+    assert _figure(at) == _figure(_page("app_pages/presenter.py", detector="eager"))
+    at = _page("app_pages/presenter.py", subset="no such subset", detector=["eager", "ghost"])
+    watcher_reruns_the_next_run(monkeypatch)
+    at.query_params.update({"subset": "no such subset", "detector": ["eager", "ghost"]})  # an older address
+    at.run()
+    assert len(_said(at)) == 2  # still said, and not twice
+    at.button(key="presenter-next").click().run()
+    assert len(_said(at)) == 2  # the filters are the same while presenter mode stays open
+
+
 def test_presenter_leaves_for_the_page_it_was_opened_from(store: str) -> None:
     at = _page("app_pages/agreement.py", kind="Ratings")
     at.switch_page("app_pages/presenter.py").run()

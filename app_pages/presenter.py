@@ -3,8 +3,8 @@
 Filters come from the page address (the same ``?subset=…&detector=…`` the Metrics page writes), so a
 presenter opens a prepared link (read when presenter mode opens, and written back from the filters shown
 on every run; a value no option names is left out, and said above the figure as on every page);
-``?slide=`` picks the figure (one past the last shows the last, and the
-line under it says which slide was asked for until the presenter moves). The keyboard drives it as a
+``?slide=`` picks the figure (one past the last shows the last, one that is no number the first, and
+either is said above it, in the same words, until the presenter moves). The keyboard drives it as a
 slide deck: → / PageDown for the next slide, ← / PageUp for the previous one, Esc back to the page
 presenter mode was opened from. The address is read when presenter mode opens; while it stays open the deck counts its own
 slides and writes the number into the address (which can fall behind: see :mod:`components.live_refresh`).
@@ -52,8 +52,6 @@ section[data-testid="stSidebar"], header[data-testid="stHeader"],
 </style>
 """
 
-# Session state: the slide the address asked for when presenter mode opened, until the presenter moves.
-ASKED_SLIDE = "_presenter_asked_slide"
 FILTER = "_presenter_filter"  # session state: the filters shown, read from the address when it opened
 JUMP_LABEL = "Slide"  # the slide list: a pick there hands the keys back to the deck (see unit_keys)
 PRESENTER_KEYS = (
@@ -123,10 +121,13 @@ def _addressed() -> int:
         return 1
 
 
+# The ?slide= of the address presenter mode opened with ("" for none), said when it names no slide.
+asked_slide: str | None = None
 if PRESENTER_SLIDE in st.session_state:
     wanted: int = st.session_state[PRESENTER_SLIDE]
-else:  # presenter mode opens: the address says which slide, and is remembered until the presenter moves
-    wanted = st.session_state[ASKED_SLIDE] = _addressed()
+else:  # presenter mode opens: the address says which slide
+    wanted = _addressed()
+    asked_slide = params.get("slide", "")
 
 
 def _large(report: Report, figure_key: str) -> go.Figure:
@@ -153,8 +154,7 @@ def _to(number: int) -> None:
 
 
 def _moved(number: int) -> None:
-    """The presenter chose a slide: what the address asked for when presenter mode opened is past."""
-    st.session_state.pop(ASKED_SLIDE, None)
+    """The presenter chose a slide (what the address asked for is said until then: see ``notice``)."""
     _to(number)
 
 
@@ -168,12 +168,6 @@ def _jumped() -> None:
     _moved(int(st.session_state["presenter-jump"]))
 
 
-def _past_the_end(asked: int, count: int) -> str:
-    """What the presenter reads, beside the slide's number, when the address asked for a slide the deck
-    does not have (one line under the figure, in the place of the dataset's name and the keys)."""
-    return f"slide {asked} was asked for; there are only {count}: showing the last"
-
-
 with st.container(key="presenter"):
     head, jump, leave = st.columns([6, 3, 1.4], vertical_alignment="center")
     title = head.empty()
@@ -183,7 +177,8 @@ with st.container(key="presenter"):
         st.switch_page(page, query_params={**query, "dataset": dataset.name})
     stage = st.container(key="presenter-stage")
     # Above the figure, which gives them room; many of them scroll (see PRESENTER_CSS).
-    with stage.container(key="presenter-notices"):
+    notices = stage.container(key="presenter-notices")
+    with notices:
         for name, shown in [*filtered.items(), ("unknown", flt.unknown)]:
             notice(name, shown, said[name])
     controls = st.empty()
@@ -207,9 +202,16 @@ with st.container(key="presenter"):
         _show(slides[-1])
     _to(number)
     # Said until the presenter moves, so a rerun as the store changes keeps it (a reload reads the
-    # address, where the last slide's number now stands, and says nothing).
-    asked_slide = st.session_state.get(ASKED_SLIDE, 0)
-    past_the_end = _past_the_end(asked_slide, count) if asked_slide > count else ""
+    # address, where the slide's number now stands, and says nothing).
+    numbers = [str(k) for k in range(1, count + 1)]
+    with notices:
+        notice(
+            "slide",
+            number,
+            unknown_values("slide", [asked_slide], numbers, f"showing slide {number} instead")
+            if asked_slide and asked_slide not in numbers
+            else None,
+        )
 
     st.session_state["presenter-jump"] = number
     jump_box.selectbox(
@@ -235,8 +237,7 @@ with st.container(key="presenter"):
             "Next ▶", shortcut="Right", on_click=_step, args=(1, count), width="stretch", key="presenter-next"
         )
         where.caption(
-            f"Slide {number} of {count} · "
-            + (past_the_end or f"{literal(dataset.name)} · ← → PageUp PageDown to step · Esc to leave")
+            f"Slide {number} of {count} · {literal(dataset.name)} · ← → PageUp PageDown to step · Esc to leave"
         )
     with st.container(key="presenter-keys"):  # the second keys of the same steps (hidden)
         st.button("Previous", shortcut="PageUp", on_click=_step, args=(-1, count), key="presenter-pageup")

@@ -284,18 +284,20 @@ def _read_from_disk(
     The format is recognised from the view the Import page sniffs (:func:`~formats.text.sniff_head`,
     read 64 KB at a time): from the first 64 KB alone, a file whose first record is longer was not
     recognised, and read whole into memory instead of from disk, where the page refused it as larger
-    than the import limit."""
+    than the import limit. A file that the format then cannot read is told which format it looks like
+    from the same view."""
     with path.open("rb") as handle:
         head = handle.read(SNIFF_BYTES)
     if head[:4] == b"PAR1":
         return None
+    # A format named needs no sniffing: the view would read through a long first record for nothing.
+    seen = head if format_name is not None else sniff_head(head, file_windows(path, 0, part=SNIFF_BYTES))
     try:
-        seen = sniff_head(head, file_windows(path, 0, part=SNIFF_BYTES))
         fmt = choose_format(seen, source, format_name, "benchmark")
     except UnknownFormat:
         return None
     progress(0.05, f"Reading {source} as {fmt.title}…")
-    read = read_file_from_disk(fmt, path, head, source, options)
+    read = read_file_from_disk(fmt, path, head, source, options, seen=seen)
     return None if read is None else (fmt.name, read)
 
 

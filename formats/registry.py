@@ -183,13 +183,14 @@ def read_file(
 
 
 def read_file_from_disk(
-    fmt: Format, path: Path, head: bytes, source: str, options: ReadOptions
+    fmt: Format, path: Path, head: bytes, source: str, options: ReadOptions, *, seen: bytes | None = None
 ) -> ReadResult | None:
     """:func:`read_file` (in batches) of a file on disk whose bytes the format reads as it goes
-    (``head``: the file's first bytes, enough to sniff it); None when the format reads bytes, so the
-    caller reads the file."""
+    (``head``: the file's first bytes, enough to sniff it; ``seen``: what the format was recognised
+    from, when more than ``head``, which the hint of a file the format cannot read looks at too); None
+    when the format reads bytes, so the caller reads the file."""
     result = _reported(fmt, source, lambda: fmt.read_file_batches(path, head, source=source, options=options))
-    return None if result is None else _with_hint(result, fmt, head, source)
+    return None if result is None else _with_hint(result, fmt, head if seen is None else seen, source)
 
 
 def _reported(fmt: Format, source: str, read: Callable[[], ReadResult | None]) -> ReadResult | None:

@@ -12,6 +12,7 @@ import pytest
 from sqlalchemy import Engine, func, select
 
 from db import models as m
+from db import transfer
 from db.access import OPERATOR
 from db.exporter import export_bundle
 from db.transfer import ImportOutcome, import_file, import_path, import_predictions
@@ -712,3 +713,31 @@ def test_an_item_given_after_a_record_of_it_is_written_with_its_later_records(
     assert [(p.record, p.reason) for p in outcome.problems] == [
         ("#0 (id=x)", "no item with id 'x' in dataset 'd'")
     ]
+
+
+def _long_first_record(tmp_path: Path, item: dict[str, object]) -> Path:
+    """A canonical file whose dataset line holds a 100,000-character description, then ``item``."""
+    dataset = {
+        "record": "dataset",
+        "name": "long",
+        "source_format": "canonical",
+        "description": "d" * 100_000,
+    }
+    path = tmp_path / "long.jsonl"
+    path.write_text("".join(json.dumps(line) + "\n" for line in ({**dataset, "format_version": 1}, item)))
+    return path
+
+
+def test_a_file_on_disk_of_a_named_format_is_not_sniffed(
+    engine: Engine, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """With its format named, a file is read as that format: the sniff view would read through a long
+    first record (up to the whole file) for nothing."""
+    path = _long_first_record(tmp_path, {"record": "item", "external_id": "a", "response": "A cat."})
+
+    def no_sniffing(*_: object) -> bytes:
+        raise AssertionError("a named format was sniffed")
+
+    monkeypatch.setattr(transfer, "sniff_head", no_sniffing)
+    outcome = import_path(engine, path, actor=OPERATOR, source=path.name, format_name="canonical")
+    assert outcome.ok and outcome.format == "canonical", outcome.problems

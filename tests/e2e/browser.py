@@ -8,11 +8,12 @@ hangs before it fails; a passing test never waits for it.
 
 from __future__ import annotations
 
+import re
 import time
 from collections.abc import Callable
 from pathlib import Path
 
-from playwright.sync_api import Locator, Page, WebSocket, expect
+from playwright.sync_api import Locator, Page, Route, WebSocket, expect
 from playwright.sync_api import TimeoutError as PlaywrightTimeoutError
 from streamlit.proto.BackMsg_pb2 import BackMsg
 from streamlit.proto.ForwardMsg_pb2 import ForwardMsg
@@ -206,3 +207,33 @@ class AppTab:
         self.idle()
         self.page.screenshot(path=str(path))
         self.page.set_viewport_size({"width": width, "height": height})
+
+
+class HeldElementCode:
+    """The code of buttons and of the page's keyboard component, held back from a first visit's page
+    until :meth:`release`: keys pressed meanwhile surely come while only the page's text is drawn (on a
+    first visit Streamlit loads each kind of element's code when it is first drawn), however fast or slow
+    the machine."""
+
+    PATTERN = re.compile(r"/static/js/(Button|BidiComponent)\.[^/]*\.js$")
+
+    def __init__(self, page: Page) -> None:
+        self._routes: list[Route] = []
+        self._released = False
+        page.route(self.PATTERN, self._hold)
+
+    def _hold(self, route: Route) -> None:
+        if self._released:
+            route.continue_()
+        else:
+            self._routes.append(route)
+
+    @property
+    def asked(self) -> bool:
+        """Whether the page has asked for the code held (it is drawing such an element)."""
+        return bool(self._routes)
+
+    def release(self) -> None:
+        self._released = True
+        for route in self._routes:
+            route.continue_()

@@ -15,7 +15,7 @@ from pathlib import Path
 from urllib.parse import urlencode
 
 import pytest
-from playwright.sync_api import Locator, Page, Route, WebSocketRoute, expect
+from playwright.sync_api import Locator, Page, WebSocketRoute, expect
 from sqlalchemy import Engine
 from streamlit.proto.BackMsg_pb2 import BackMsg
 from streamlit.proto.ForwardMsg_pb2 import ForwardMsg
@@ -29,7 +29,7 @@ from db.repositories.datasets import get_dataset, set_dataset_settings
 from db.repositories.items import ItemView, get_item
 from db.repositories.label_sets import human_label_set, list_label_sets
 from tests.e2e.app_server import RunningApp
-from tests.e2e.browser import AppTab
+from tests.e2e.browser import AppTab, HeldElementCode
 
 DEMO = "Spanlight demo (synthetic)"
 VIEWPORT = {"width": 1280, "height": 900}
@@ -373,25 +373,14 @@ def test_label_keys_typed_while_the_page_still_loads_its_buttons_are_all_saved(
     keys surely come while only the text is drawn, however fast or slow the machine."""
     user, item_id = "e2e-early-keys", "demo-003"
     page = annotator.page
-    held: list[Route] = []
-    released = False
-
-    def hold(route: Route) -> None:
-        if released:
-            route.continue_()
-        else:
-            held.append(route)
-
-    page.route(re.compile(r"/static/js/(Button|BidiComponent)\.[^/]*\.js$"), hold)
+    held = HeldElementCode(page)
     page.goto(f"{annotator.app.url}/sentences?{urlencode({'dataset': DEMO, 'item': item_id, 'user': user})}")
     expect(sentence_row(page, 0).get_by_text("A sign in the top right")).to_be_visible()
     expect(sentence_row(page, 0).get_by_role("button")).to_have_count(0)  # the buttons still load
-    assert held, "the buttons' code was asked for and is held"
+    assert held.asked, "the buttons' code was asked for and is held"
     for key in "2221":
         page.keyboard.press(key)
-    released = True
-    for route in held:
-        route.continue_()
+    held.release()
     expect(page.get_by_text("4 / 4 sentences labeled")).to_be_visible()
     page.wait_for_function(QUIET_JS)
     annotator.idle()

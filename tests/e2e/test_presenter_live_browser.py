@@ -19,7 +19,7 @@ from pathlib import Path
 from urllib.parse import urlencode
 
 import pytest
-from playwright.sync_api import Page, Route, WebSocket, WebSocketRoute, expect
+from playwright.sync_api import Page, WebSocket, WebSocketRoute, expect
 from streamlit.proto.BackMsg_pb2 import BackMsg
 from streamlit.proto.ForwardMsg_pb2 import ForwardMsg
 
@@ -30,7 +30,7 @@ from db.repositories.adjudication import imported_gold_replaced, promote_item
 from db.repositories.datasets import get_dataset
 from db.repositories.items import get_item
 from tests.e2e.app_server import RunningApp, prepare_store, running_app
-from tests.e2e.browser import WAIT_MS, AppTab, still_box
+from tests.e2e.browser import WAIT_MS, AppTab, HeldElementCode, still_box
 from tests.e2e.test_annotation_browser import QUIET_JS
 
 DEMO = "Spanlight demo (synthetic)"
@@ -251,16 +251,7 @@ def test_keys_pressed_while_a_first_visit_still_loads_the_buttons_step_once_they
     The test holds the code of buttons and of the page's keyboard component until it has pressed the
     keys, so they surely come while only the title is drawn, however fast or slow the machine."""
     page = tab.page
-    held: list[Route] = []
-    released = False
-
-    def hold(route: Route) -> None:
-        if released:
-            route.continue_()
-        else:
-            held.append(route)
-
-    page.route(re.compile(r"/static/js/(Button|BidiComponent)\.[^/]*\.js$"), hold)
+    held = HeldElementCode(page)
     # Not through the tab: it waits until every element is drawn, and the buttons are held.
     page.goto(f"{live_app.url}/presenter?{urlencode({'dataset': DEMO, 'slide': '1'})}", timeout=WAIT_MS)
     expect(page.locator(".st-key-presenter h2").first).not_to_be_empty()
@@ -268,12 +259,10 @@ def test_keys_pressed_while_a_first_visit_still_loads_the_buttons_step_once_they
     # the title, a heading, needs no code of its own and may be read a moment before.
     page.wait_for_function("() => window.spanlightEarlyKeys !== undefined", timeout=WAIT_MS)
     expect(page.locator('.st-key-presenter [data-testid^="stBaseButton"]')).to_have_count(0)  # still loading
-    assert held, "the buttons' code was asked for and is held"
+    assert held.asked, "the buttons' code was asked for and is held"
     for key in ("ArrowRight", "PageDown", "ArrowRight", "ArrowLeft"):
         page.keyboard.press(key)
-    released = True
-    for route in held:
-        route.continue_()
+    held.release()
     expect(page).to_have_url(re.compile(r"[?&]slide=3(&|$)"))
     expect(page.get_by_text(re.compile(r"^Slide 3 of"))).to_be_visible()
     page.wait_for_function(QUIET_JS, timeout=WAIT_MS)

@@ -10,6 +10,7 @@ from playwright.sync_api import expect
 
 from tests.e2e.app_server import RunningApp
 from tests.e2e.browser import AppTab
+from tests.e2e.import_page import import_folder, open_server_path_mode
 
 VIEWPORT = {"width": 1440, "height": 1400}
 MHALO = [
@@ -26,13 +27,11 @@ def test_an_unrecognised_file_after_a_recognised_one_leaves_the_format_to_choose
 ) -> None:
     page = tab.page
     page.set_viewport_size(VIEWPORT)
-    folder = private_app.data_dir / "imports"
-    folder.mkdir(parents=True, exist_ok=True)
+    folder = import_folder(private_app)
     (folder / "cats.json").write_text(json.dumps(MHALO))
     (folder / "wrongcols.json").write_text(json.dumps([{"foo": 1, "bar": "x"}]))
 
-    tab.goto(f"{private_app.url}/import_data")
-    tab.after_run(page.locator(".st-key-import_mode").get_by_text("Path on the server").click)
+    open_server_path_mode(tab, private_app)
     path_box = page.locator(".st-key-import_path input")
     box = page.get_by_role("combobox", name="Format")
     path_box.fill("cats.json")

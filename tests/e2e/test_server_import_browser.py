@@ -15,6 +15,7 @@ from db.repositories.datasets import get_dataset
 from db.repositories.items import ItemFilter, count_items
 from tests.e2e.app_server import RunningApp
 from tests.e2e.browser import AppTab
+from tests.e2e.import_page import import_folder, open_server_path_mode
 
 VIEWPORT = {"width": 1440, "height": 900}
 ROWS = 3_000  # 500 captions
@@ -25,12 +26,9 @@ def test_a_server_file_imports_from_disk_and_its_captions_are_found(
 ) -> None:
     page = tab.page
     page.set_viewport_size(VIEWPORT)
-    folder = private_app.data_dir / "imports"
-    folder.mkdir(parents=True, exist_ok=True)
-    write_alignbench(folder / "captions.csv", ROWS)
+    write_alignbench(import_folder(private_app) / "captions.csv", ROWS)
 
-    tab.goto(f"{private_app.url}/import_data")
-    tab.after_run(page.get_by_text("Path on the server").click)
+    open_server_path_mode(tab, private_app)
     path_box = page.locator(".st-key-import_path input")
     path_box.fill("captions.csv")
     tab.after_run(lambda: path_box.press("Enter"))

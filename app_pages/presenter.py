@@ -29,6 +29,7 @@ from components.presenter_slides import Slide, iter_slides
 from components.report_filters import CALLED, MODEL_WIDGET, UNKNOWN_CALLED, filter_options
 from components.report_views import figure_of
 from components.unit_keys import catch_early_keys, unit_keys
+from formats.problems import quoted
 from render import figures
 from render.literal_text import literal
 
@@ -88,7 +89,7 @@ if opening() or any(values is not None for values in asked.values()) or FILTER n
     unknown_asked = asked["unknown"][-1] if asked["unknown"] else None
     unknown = unknown_choice(unknown_asked)
     if unknown_asked and unknown_asked not in (unknown, UNKNOWN_CHOICES[unknown]):
-        instead = f"showing {UNKNOWN_CHOICES[unknown]!r} instead"
+        instead = f"showing {quoted(UNKNOWN_CHOICES[unknown])} instead"
         said["unknown"] = unknown_values(
             UNKNOWN_CALLED, [unknown_asked], list(UNKNOWN_CHOICES.values()), instead
         )

@@ -10,12 +10,14 @@ then checks what the page shows.
 from __future__ import annotations
 
 import re
+import time
 from collections.abc import Iterator
 from pathlib import Path
 from urllib.parse import urlencode
 
 import pytest
 from playwright.sync_api import Locator, Page, WebSocketRoute, expect
+from playwright.sync_api import TimeoutError as PlaywrightTimeoutError
 from sqlalchemy import Engine
 from streamlit.proto.BackMsg_pb2 import BackMsg
 from streamlit.proto.ForwardMsg_pb2 import ForwardMsg
@@ -877,6 +879,19 @@ IDLE_AFTER_DONE_JS = """() => {
 }"""
 
 
+# For a failure's message: the page's run state and what the keys hold and wait for.
+WHERE_KEYS_STAND_JS = """() => {
+  const q = window.spanlightKeyQueue ?? {};
+  return {
+    script: document.querySelector('[data-testid="stApp"]').dataset.testScriptState,
+    stale: document.querySelectorAll('[data-stale="true"]').length,
+    done: document.querySelector('.st-key-spans_done button')?.disabled ?? null,
+    keys: q.keys, awaiting: q.awaiting, started: q.started,
+    waitedMs: q.since ? Math.round(performance.now() - q.since) : null,
+  };
+}"""
+
+
 def test_n_right_after_d_waits_for_the_run_of_the_whole_page(annotator: Annotator) -> None:
     """D reruns the unit alone, which finds the item done and asks for a run of the whole page (the
     header counts the item). Between the two runs the page looked idle, and N, pressed right after D,
@@ -922,10 +937,18 @@ def test_n_right_after_d_waits_for_the_run_of_the_whole_page(annotator: Annotato
 
     page.route_web_socket(re.compile(r"/_stcore/stream"), hold_between_the_runs)
     me.open("spans", "e2e-done-then-next", "demo-006")
+    page.wait_for_function("() => window.spanlightUnitKeys?.listening === true")  # the keys D and N meet
+    pressed = time.monotonic()
     page.keyboard.press("d")
     page.keyboard.press("n")
     # The unit drawn anew (D's button now says the item is done), then idle to the eye for many frames.
-    page.wait_for_function(IDLE_AFTER_DONE_JS, polling="raf")
+    try:
+        page.wait_for_function(IDLE_AFTER_DONE_JS, polling="raf")
+    except PlaywrightTimeoutError:
+        raise AssertionError(
+            f"not idle with the item done {time.monotonic() - pressed:.0f} s after D: gate {gate}, "
+            f"{len(held)} message(s) held, {len(sockets)} socket(s); page {page.evaluate(WHERE_KEYS_STAND_JS)}"
+        ) from None
     assert gate["stage"] == 2, "the page is idle, but not between the unit's run and the whole page's"
     assert gate["asked"] == 0, "N was clicked before the run of the whole page"
     assert page.evaluate("() => window.spanlightKeyQueue.keys") == ["n"]

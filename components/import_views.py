@@ -19,7 +19,7 @@ from db.images import ImageRootCheck, checked_image_root
 from db.import_folder import file_image_root
 from db.repositories.exchange import dataset_image_root
 from db.transfer import ImportOutcome
-from formats.preview import Preview, problem_rows
+from formats.preview import Preview, left_out_note, problem_rows
 from formats.problems import Problem
 from render.literal_text import literal
 from render.problem_table import problems_html
@@ -84,6 +84,8 @@ def show_preview(
         with st.container(border=True):
             st.text(f"{item.external_id}" + (f" · {item.prompt[:200]}" if item.prompt else ""))
             st.html(render_spans_html(item.text, list(item.spans), legend=bool(item.spans)))
+            if item.chars_left_out:
+                st.caption(left_out_note(item))
             if item.note:
                 st.caption(literal(item.note))
     if preview.problems:

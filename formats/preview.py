@@ -30,13 +30,36 @@ PREVIEW_HEAD_BYTES = 1024 * 1024
 PREVIEW_LONG_BYTES = 16 * 1024 * 1024
 
 
+# How much of an item's text the preview draws. A response of many MB (a long first record) was drawn
+# whole, with its spans, and the page sent it all to the browser; the preview is for seeing what the
+# file holds, and the import still takes every character.
+PREVIEW_TEXT_CHARS = 4000
+
+
 @dataclass(frozen=True)
 class PreviewItem:
     external_id: str
     prompt: str
-    text: str
-    spans: tuple[tuple[int, int, str | None], ...]
+    text: str  # at most PREVIEW_TEXT_CHARS of the item's text: its beginning
+    spans: tuple[tuple[int, int, str | None], ...]  # those within ``text``, cut at its end
     note: str = ""  # e.g. "detector output does not follow the format: …"
+    chars_left_out: int = 0  # of the item's text, after ``text``
+    spans_left_out: int = 0  # spans that begin after ``text``
+
+    @classmethod
+    def of(
+        cls,
+        external_id: str,
+        prompt: str,
+        text: str,
+        spans: Sequence[tuple[int, int, str | None]],
+        note: str = "",
+    ) -> PreviewItem:
+        """The item as the preview draws it: its text's first :data:`PREVIEW_TEXT_CHARS` characters
+        and the spans over them (one that runs past the cut ends there)."""
+        cut = min(len(text), PREVIEW_TEXT_CHARS)
+        shown = tuple((start, min(end, cut), kind) for start, end, kind in spans if start < cut)
+        return cls(external_id, prompt, text[:cut], shown, note, len(text) - cut, len(spans) - len(shown))
 
 
 @dataclass(frozen=True)
@@ -71,6 +94,19 @@ class Preview:
 
     def problem_rows(self) -> list[dict[str, str]]:
         return problem_rows(self.problems)
+
+
+def left_out_note(item: PreviewItem) -> str:
+    """What the preview leaves out of an item's text, said under the part it draws."""
+    spans = (
+        f" and {item.spans_left_out:,} span{'s' if item.spans_left_out != 1 else ''} over them"
+        if item.spans_left_out
+        else ""
+    )
+    return (
+        f"… {item.chars_left_out:,} more character{'s' if item.chars_left_out != 1 else ''}{spans}, "
+        "not shown here; the import takes the whole text."
+    )
 
 
 def problem_rows(problems: Sequence[Problem]) -> list[dict[str, str]]:
@@ -166,7 +202,7 @@ def preview_of(
         )
         by_item = {a.item: a for a in gold.annotations} if gold else {}
         items = tuple(
-            PreviewItem(
+            PreviewItem.of(
                 item.external_id,
                 item.prompt,
                 item.response,
@@ -180,7 +216,7 @@ def preview_of(
     else:
         annotations = bundle.label_sets[0].annotations if bundle.label_sets else []
         items = tuple(
-            PreviewItem(
+            PreviewItem.of(
                 a.item,
                 "",
                 options.known[a.item].response,

@@ -24,7 +24,7 @@ from db.repositories.annotators import get_or_create_annotator
 from db.repositories.datasets import get_dataset, list_dataset_infos
 from db.transfer import import_file, import_predictions
 from formats.base import ReadOptions
-from formats.preview import PREVIEW_HEAD_BYTES
+from formats.preview import PREVIEW_HEAD_BYTES, PREVIEW_TEXT_CHARS
 from formats.registry import not_recognised
 from render.literal_text import literal
 from tests.formats.mmhal_sample import IDS, sample_bytes
@@ -681,6 +681,47 @@ def test_a_preview_whose_first_record_is_longer_than_its_head_counts_no_zero(
     ]
     at.button(key="import_go").click().run()
     assert not at.exception and "3 new items" in at.success[0].value
+
+
+def test_a_long_text_is_previewed_by_its_beginning_and_imported_whole(store: str) -> None:
+    """A first record of a few MB was drawn whole, spans and all, and the page sent every character to
+    the browser. The preview now draws the beginning (PREVIEW_TEXT_CHARS) with the spans over it and says
+    how much it leaves out; the import still takes the whole text."""
+    response = "A cat sits. " * 200_000  # 2.4 MB: past the preview's first read, within its long read
+    records = [
+        {"record": "dataset", "format_version": 1, "name": "long", "source_format": "canonical"},
+        {"record": "item", "external_id": "long", "response": response},
+        {"record": "label_set", "kind": "gold", "name": "gold"},
+        {
+            "record": "annotations",
+            "label_set": {"kind": "gold", "name": "gold"},
+            "item": "long",
+            "spans": [
+                {"start": 2, "end": 5},  # drawn
+                {"start": PREVIEW_TEXT_CHARS - 2, "end": PREVIEW_TEXT_CHARS + 7},  # drawn up to the cut
+                {"start": len(response) - 6, "end": len(response) - 1},  # past it: counted
+            ],
+        },
+    ]
+    at = AppTest.from_file(IMPORT_PAGE, default_timeout=TIMEOUT).run()
+    data = "".join(json.dumps(r) + "\n" for r in records).encode()
+    at.file_uploader(key="import_upload").upload("long.jsonl", data).run()
+    assert not at.exception
+    (drawn,) = [e.proto.body for e in at.get("html") if "A cat sits." in e.proto.body]
+    assert drawn.count("cat") == response[:PREVIEW_TEXT_CHARS].count("cat")  # the beginning only
+    assert [c.value for c in at.caption if "more character" in c.value] == [
+        f"… {len(response) - PREVIEW_TEXT_CHARS:,} more characters and 1 span over them, not shown here; "
+        "the import takes the whole text."
+    ]
+    at.button(key="import_go").click().run()
+    assert not at.exception and "1 new items" in at.success[0].value
+    engine = make_engine(store)
+    try:
+        (gold,) = export_bundle(engine, "long", actor=OPERATOR).label_sets
+        (item,) = export_bundle(engine, "long", actor=OPERATOR).items
+    finally:
+        engine.dispose()
+    assert item.response == response and len(gold.annotations[0].spans) == 3
 
 
 def test_import_page_refuses_uploads_above_the_cap(store: str, monkeypatch: pytest.MonkeyPatch) -> None:

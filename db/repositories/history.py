@@ -58,6 +58,7 @@ from db.repositories.labeling import (
     StaleEdit,
     _retried,
     _snapshot,
+    refuse_held_rating,
     refuse_held_status,
 )
 
@@ -598,6 +599,8 @@ def restore_state(
             if key[0] == "item_statuses":
                 page = str((now.get(key) or target[key])["page"])
                 refuse_held_status(session, annotator_id, item_id, page, "restored to an earlier status")
+            elif key[0] == "ratings":
+                refuse_held_rating(session, annotator_id, item_id, "restored to an earlier state")
         context = _context(session, item)
         log_ids: list[int] = []
         descriptions: list[str] = []

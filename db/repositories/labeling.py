@@ -843,13 +843,26 @@ def refuse_held_status(
     the rule that refuses a rating there (:func:`_held_back_on`). Done, skipped or unsure on that queue
     is rating work: "done" counted the item as rated, and "skipped" took it out of the queue, before
     the annotator had labeled it. Scoring whole responses holds nothing back (it shows no detector)."""
-    if not rating_campaign_queue(page):
-        return
+    if rating_campaign_queue(page):
+        _refuse_held(session, annotator_id, item_id, "Item {} was not " + what)
+
+
+def refuse_held_rating(session: Session, annotator_id: int | None, item_id: int, what: str) -> None:
+    """Refuse (:class:`~db.access.RatingHeldBack`) a change of the annotator's rating of the item
+    other than rating it anew (``what``: "undone"), while the item is held back from their rating: by
+    Undo or a restore from the item's history a rating made before the item was held back (the labeling
+    of it reopened, or the dataset made blind) came back, or changed, before their labeling was done."""
+    _refuse_held(session, annotator_id, item_id, "The rating of item {} was not " + what)
+
+
+def _refuse_held(session: Session, annotator_id: int | None, item_id: int, refused: str) -> None:
+    """Raise :class:`~db.access.RatingHeldBack` when the item is held back from the annotator's rating,
+    saying ``refused`` (the item's quoted id in its ``{}``), why it is held, and until when."""
     item = session.get_one(m.Item, item_id)
     waits_on = _held_back_on(session, annotator_id, item.dataset_id, item_id)
     if waits_on:
         raise RatingHeldBack(
-            f"Item {quoted(item.external_id)} was not {what}: it is held back from your rating until your "
+            f"{refused.format(quoted(item.external_id))}: it is held back from your rating until your "
             f"labeling of it is done. {held_back_reason(waits_on)}"
         )
 
@@ -1029,6 +1042,8 @@ def _guard_undo(session: Session, annotator_id: int, entry: m.EditLog) -> None:
     _guard(session, annotator_id, entry.label_set_id, entry.item_id, assignment_task(task))
     if entry.entity == "item_statuses":
         refuse_held_status(session, annotator_id, entry.item_id, task, "given its status back by Undo")
+    elif entry.entity == "ratings":
+        refuse_held_rating(session, annotator_id, entry.item_id, "undone")
 
 
 @_retried

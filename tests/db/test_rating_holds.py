@@ -263,6 +263,44 @@ def test_a_mark_given_before_the_item_was_held_back_stays_until_its_labeling_is_
     assert _statuses(engine, item_id) == [("spans", "done", None)]
 
 
+def test_a_rating_given_before_the_item_was_held_back_is_neither_undone_nor_restored(
+    engine: Engine, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Rated while the dataset showed detectors, then made blind: Undo of her rating and a restore of it
+    from the item's history changed her judgment of the detector before her labeling of the item was
+    done, though rating it anew was refused."""
+    dataset_id, page, ids, a = _setup(engine, monkeypatch)
+    assert a.id is not None
+    own = human_label_set(engine, dataset_id, a.id)
+    task_id, item_id = int(page.removeprefix("rating:")), ids["it-0"]
+    set_dataset_settings(engine, dataset_id, blind=False, actor=OPERATOR)
+    first = rate(engine, task_id, item_id, a.id, own.id, score=3, segment=(2, 5))
+    second = rate(engine, task_id, item_id, a.id, own.id, score=1, segment=(2, 5))
+    set_dataset_settings(engine, dataset_id, blind=True, actor=OPERATOR)
+
+    def scores() -> list[float | None]:
+        with Session(engine) as session:
+            return list(session.scalars(select(m.Rating.score).where(m.Rating.item_id == item_id)))
+
+    with pytest.raises(RatingHeldBack, match=r"^The rating of item 'it-0' was not undone: it is held back"):
+        labeling.undo_last(engine, a.id, [own.id], item_id=item_id)
+    latest = history.latest_change(engine, own.id, item_id)
+    with pytest.raises(
+        RatingHeldBack, match=r"^The rating of item 'it-0' was not restored to an earlier state: "
+    ):
+        history.restore_state(
+            engine, own.id, item_id, first.log_id, annotator_id=a.id, expected_latest=latest
+        )
+    assert scores() == [1]
+
+    _done(engine, dataset_id, a, item_id)  # her spans of it-0 are done: her rating of it is open again
+    labeling.undo_last(engine, a.id, [own.id], item_id=item_id)
+    assert scores() == [3]
+    latest = history.latest_change(engine, own.id, item_id)
+    history.restore_state(engine, own.id, item_id, second.log_id, annotator_id=a.id, expected_latest=latest)
+    assert scores() == [1]
+
+
 def test_statuses_where_nothing_is_held_back_are_taken(
     engine: Engine, monkeypatch: pytest.MonkeyPatch
 ) -> None:

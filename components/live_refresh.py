@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import streamlit as st
 from sqlalchemy import Engine
+from streamlit.runtime.scriptrunner import get_script_run_ctx
 
 from components.page_address import write_kept
 from components.run_registry import run_registry
@@ -44,6 +45,17 @@ def _watch(engine: Engine) -> None:
     write_kept()
     if store_revision(engine) != st.session_state.get(_SEEN):
         st.rerun(scope="app")
+
+
+def polled() -> bool:
+    """Whether this run is the watcher's alone (a fragment's run), not one of the whole page.
+
+    The tab asks for the watcher's run every ``POLL_S`` seconds, sending its widgets as it shows them
+    then, which may be before the page's last run has reached it: a value that run set on a widget
+    (presenter mode's slide list, set to the slide shown) comes back as it was before, and a callback
+    that took it for the person's choice went back a slide."""
+    ctx = get_script_run_ctx()
+    return bool(ctx is not None and ctx.fragment_ids_this_run)
 
 
 def _runs_going() -> bool:

@@ -280,6 +280,11 @@ def _page_run(message: bytes | str) -> bool:
     return sent.WhichOneof("type") == "rerun_script" and not sent.rerun_script.fragment_id
 
 
+def _rerun(message: bytes | str) -> bool:
+    """Whether a message the tab sends asks for a run (of the page, or of a fragment: a poll)."""
+    return isinstance(message, bytes) and BackMsg.FromString(message).WhichOneof("type") == "rerun_script"
+
+
 def test_a_poll_run_is_not_taken_for_the_run_a_key_asked_for(live_app: RunningApp, tab: AppTab) -> None:
     """The page polls the store every second (a fragment's run). A → let through to its button waited
     for "a run" to start; a poll's run passed for it, so the next → clicked before the awaited run
@@ -321,6 +326,61 @@ def test_a_poll_run_is_not_taken_for_the_run_a_key_asked_for(live_app: RunningAp
         server.send(message)
     expect(page).to_have_url(re.compile(r"[?&]slide=4(&|$)"))
     expect(page.get_by_text(re.compile(r"^Slide 4 of"))).to_be_visible()
+
+
+def test_a_poll_sent_before_a_step_was_drawn_does_not_take_the_deck_back(
+    live_app: RunningApp, tab: AppTab
+) -> None:
+    """The poll every second sends the page's widgets as the tab shows them. Sent after a → but before
+    that run's slide list reached the tab, it carried the list's old number, which the server took for a
+    pick in the list: the deck went back a slide (four quick → ended on slide 4 of 5). Here the server's
+    messages are held after a → while a label is saved elsewhere, so the polls the tab sends meanwhile
+    carry the old number and one of them reruns the page: the deck stays on the slide → went to."""
+    page = tab.page
+    kinds = RunKinds(page)
+    held: list[tuple[WebSocketRoute, bytes | str]] = []
+    gate = {"closed": False, "polls": 0, "page_runs": 0}
+
+    def hold_the_step(socket: WebSocketRoute) -> None:
+        server = socket.connect_to_server()
+
+        def down(message: bytes | str) -> None:
+            if not gate["closed"]:
+                socket.send(message)
+                return
+            held.append((socket, message))
+            if isinstance(message, bytes):
+                finished = ForwardMsg.FromString(message)
+                ended = finished.WhichOneof("type") == "script_finished"
+                gate["page_runs"] += ended and finished.script_finished == ForwardMsg.FINISHED_SUCCESSFULLY
+
+        def up(message: bytes | str) -> None:
+            gate["polls"] += gate["closed"] and _rerun(message) and not _page_run(message)
+            server.send(message)
+
+        server.on_message(down)
+        socket.on_message(up)
+
+    page.route_web_socket(re.compile(r"/_stcore/stream"), hold_the_step)
+    _open(tab, live_app, "presenter", {"slide": "1"})
+    _figure(page)
+    tab.press("ArrowRight")  # once the page's keys are attached
+    expect(page.get_by_text(re.compile(r"^Slide 2 of"))).to_be_visible()
+    gate["closed"] = True
+    page.keyboard.press("ArrowRight")  # its run goes on at the server; the tab sees none of it
+    kinds.wait_until(lambda: gate["polls"] >= 1, "a poll sent while the step is held")
+    _write_gold(live_app)
+    # the step's run, then the page's run that a poll asked for on seeing the write
+    kinds.wait_until(lambda: gate["page_runs"] >= 2, "the page run again after the write")
+    gate["closed"] = False
+    for socket, message in held:
+        socket.send(message)
+    tab.idle()
+    expect(page.get_by_text(re.compile(r"^Slide 3 of"))).to_be_visible()
+    expect(page).to_have_url(re.compile(r"[?&]slide=3(&|$)"))
+    tab.press("ArrowRight")
+    expect(page.get_by_text(re.compile(r"^Slide 4 of"))).to_be_visible()
+    expect(page).to_have_url(re.compile(r"[?&]slide=4(&|$)"))
 
 
 def test_an_address_past_the_last_slide_is_said_through_a_live_rerun(

@@ -30,7 +30,7 @@ from analysis.item_comparison import (
 from analysis.reports.detector_runs import self_judging
 from components.dataset_picker import dataset_switched, pick_dataset
 from components.item_parts import response_title, show_image, show_raw_output, show_text
-from components.live_refresh import follow_runs
+from components.live_refresh import follow_runs, poll_left_as_shown
 from components.no_gold import show_no_gold
 from components.page_address import from_address, keep, left_out, notice, unknown_values
 from components.page_controls import iou_threshold
@@ -278,6 +278,9 @@ def _move(name: str, by: int) -> None:
 
 
 def _picked_tracks() -> None:
+    # A poll's run brings the tracks as the tab showed them before the last arrangement: no pick.
+    if poll_left_as_shown(_TRACKS, list(st.session_state[_ORDER])):
+        return
     st.session_state[_ORDER] = list(st.session_state[_TRACKS])
 
 

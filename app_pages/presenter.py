@@ -21,7 +21,7 @@ import streamlit as st
 from analysis.reports.base import Report
 from analysis.reports.data import UNKNOWN_CHOICES, UNKNOWN_EXCLUDED, ReportFilter, unknown_choice
 from components.dataset_picker import pick_dataset
-from components.live_refresh import follow_store, polled
+from components.live_refresh import follow_store, poll_left_as_shown
 from components.navigation import PRESENTER_SLIDE, origin
 from components.page_address import all_from_address, keep, left_out, notice, opening, unknown_values
 from components.page_setup import setup_page
@@ -166,8 +166,8 @@ def _step(step: int, count: int) -> None:
 
 
 def _jumped() -> None:
-    if polled():  # the list's number as the tab showed it before the last step reached it: no pick
-        st.session_state["presenter-jump"] = st.session_state.get(PRESENTER_SLIDE, 1)
+    # A poll's run brings the list's number as the tab showed it before the last step: no pick.
+    if poll_left_as_shown("presenter-jump", st.session_state.get(PRESENTER_SLIDE, 1)):
         return
     _moved(int(st.session_state["presenter-jump"]))
 

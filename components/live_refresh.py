@@ -47,15 +47,20 @@ def _watch(engine: Engine) -> None:
         st.rerun(scope="app")
 
 
-def polled() -> bool:
-    """Whether this run is the watcher's alone (a fragment's run), not one of the whole page.
+def poll_left_as_shown(key: str, shown: object) -> bool:
+    """Whether this run is the watcher's alone (a fragment's run), not one of the whole page; if so, the
+    widget ``key`` is set back to ``shown``, the value the page last drew it with. For the on_change
+    callback of a widget whose value the page sets itself: it returns at once when this is True.
 
     The tab asks for the watcher's run every ``POLL_S`` seconds, sending its widgets as it shows them
     then, which may be before the page's last run has reached it: a value that run set on a widget
-    (presenter mode's slide list, set to the slide shown) comes back as it was before, and a callback
-    that took it for the person's choice went back a slide."""
+    (presenter mode's slide list, set to the slide shown; Compare's tracks, set in the order arranged)
+    comes back as it was before, and a callback that took it for the person's choice undid the step."""
     ctx = get_script_run_ctx()
-    return bool(ctx is not None and ctx.fragment_ids_this_run)
+    if ctx is None or not ctx.fragment_ids_this_run:
+        return False
+    st.session_state[key] = shown
+    return True
 
 
 def _runs_going() -> bool:

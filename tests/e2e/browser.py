@@ -237,3 +237,60 @@ class HeldElementCode:
         self._released = True
         for route in self._routes:
             route.continue_()
+
+
+class RunKinds:
+    """Counts the tab's finished script runs by kind: whole-page runs and fragment-only runs.
+
+    A run cut short because another was asked for (``FINISHED_EARLY_FOR_RERUN``: two ticks of the
+    watcher in a row, or the watcher asking for the page) is neither: what it gave way to is counted.
+    """
+
+    def __init__(self, page: Page) -> None:
+        self.full = 0
+        self.fragment = 0
+        self._socket: WebSocket | None = None
+        page.on("websocket", self._watch)
+
+    def _watch(self, socket: WebSocket) -> None:
+        self._socket = socket
+        socket.on("framereceived", self._received)
+
+    def _received(self, payload: bytes | str) -> None:
+        if not isinstance(payload, bytes):
+            return
+        message = ForwardMsg.FromString(payload)
+        if message.WhichOneof("type") != "script_finished":
+            return
+        if message.script_finished == ForwardMsg.FINISHED_FRAGMENT_RUN_SUCCESSFULLY:
+            self.fragment += 1
+        elif message.script_finished == ForwardMsg.FINISHED_SUCCESSFULLY:
+            self.full += 1
+
+    def wait_until(self, done: Callable[[], bool], what: str) -> None:
+        """Wait until ``done()`` holds (the counts change only while a wait reads the socket)."""
+        deadline = time.monotonic() + WAIT_MS / 1000
+        while not done():
+            left_ms = (deadline - time.monotonic()) * 1000
+            assert self._socket is not None and left_ms > 0, (
+                f"{what}: {self.full} full, {self.fragment} fragment"
+            )
+            self._socket.wait_for_event("framereceived", timeout=left_ms)
+
+    def wait_fragments(self, count: int) -> None:
+        """Wait until ``count`` more fragment runs have finished."""
+        target = self.fragment + count
+        self.wait_until(lambda: self.fragment >= target, f"{count} fragment runs")
+
+
+def asks_for_page_run(message: bytes | str) -> bool:
+    """Whether a message the tab sends asks for a run of the whole page (not a fragment's, the poll's)."""
+    if not isinstance(message, bytes):
+        return False
+    sent = BackMsg.FromString(message)
+    return sent.WhichOneof("type") == "rerun_script" and not sent.rerun_script.fragment_id
+
+
+def asks_for_run(message: bytes | str) -> bool:
+    """Whether a message the tab sends asks for a run (of the page, or of a fragment: a poll)."""
+    return isinstance(message, bytes) and BackMsg.FromString(message).WhichOneof("type") == "rerun_script"

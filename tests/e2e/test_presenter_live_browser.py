@@ -13,14 +13,12 @@ from __future__ import annotations
 
 import itertools
 import re
-import time
-from collections.abc import Callable, Iterator
+from collections.abc import Iterator
 from pathlib import Path
 from urllib.parse import urlencode
 
 import pytest
-from playwright.sync_api import Page, WebSocket, WebSocketRoute, expect
-from streamlit.proto.BackMsg_pb2 import BackMsg
+from playwright.sync_api import Page, WebSocketRoute, expect
 from streamlit.proto.ForwardMsg_pb2 import ForwardMsg
 
 from db.access import OPERATOR
@@ -30,7 +28,15 @@ from db.repositories.adjudication import imported_gold_replaced, promote_item
 from db.repositories.datasets import get_dataset
 from db.repositories.items import get_item
 from tests.e2e.app_server import RunningApp, prepare_store, running_app
-from tests.e2e.browser import WAIT_MS, AppTab, HeldElementCode, still_box
+from tests.e2e.browser import (
+    WAIT_MS,
+    AppTab,
+    HeldElementCode,
+    RunKinds,
+    asks_for_page_run,
+    asks_for_run,
+    still_box,
+)
 from tests.e2e.test_annotation_browser import QUIET_JS
 
 DEMO = "Spanlight demo (synthetic)"
@@ -43,50 +49,6 @@ def live_app(tmp_path_factory: pytest.TempPathFactory) -> Iterator[RunningApp]:
     data_dir = tmp_path_factory.mktemp("presenter-live-e2e")
     with running_app(data_dir, prepare_store(data_dir)) as running:
         yield running
-
-
-class RunKinds:
-    """Counts the tab's finished script runs by kind: whole-page runs and fragment-only runs.
-
-    A run cut short because another was asked for (``FINISHED_EARLY_FOR_RERUN``: two ticks of the
-    watcher in a row, or the watcher asking for the page) is neither: what it gave way to is counted.
-    """
-
-    def __init__(self, page: Page) -> None:
-        self.full = 0
-        self.fragment = 0
-        self._socket: WebSocket | None = None
-        page.on("websocket", self._watch)
-
-    def _watch(self, socket: WebSocket) -> None:
-        self._socket = socket
-        socket.on("framereceived", self._received)
-
-    def _received(self, payload: bytes | str) -> None:
-        if not isinstance(payload, bytes):
-            return
-        message = ForwardMsg.FromString(payload)
-        if message.WhichOneof("type") != "script_finished":
-            return
-        if message.script_finished == ForwardMsg.FINISHED_FRAGMENT_RUN_SUCCESSFULLY:
-            self.fragment += 1
-        elif message.script_finished == ForwardMsg.FINISHED_SUCCESSFULLY:
-            self.full += 1
-
-    def wait_until(self, done: Callable[[], bool], what: str) -> None:
-        """Wait until ``done()`` holds (the counts change only while a wait reads the socket)."""
-        deadline = time.monotonic() + WAIT_MS / 1000
-        while not done():
-            left_ms = (deadline - time.monotonic()) * 1000
-            assert self._socket is not None and left_ms > 0, (
-                f"{what}: {self.full} full, {self.fragment} fragment"
-            )
-            self._socket.wait_for_event("framereceived", timeout=left_ms)
-
-    def wait_fragments(self, count: int) -> None:
-        """Wait until ``count`` more fragment runs have finished."""
-        target = self.fragment + count
-        self.wait_until(lambda: self.fragment >= target, f"{count} fragment runs")
 
 
 def _open(
@@ -272,19 +234,6 @@ def test_keys_pressed_while_a_first_visit_still_loads_the_buttons_step_once_they
     expect(page).to_have_url(re.compile(r"[?&]slide=3(&|$)"))
 
 
-def _page_run(message: bytes | str) -> bool:
-    """Whether a message the tab sends asks for a run of the whole page (not a fragment's, the poll's)."""
-    if not isinstance(message, bytes):
-        return False
-    sent = BackMsg.FromString(message)
-    return sent.WhichOneof("type") == "rerun_script" and not sent.rerun_script.fragment_id
-
-
-def _rerun(message: bytes | str) -> bool:
-    """Whether a message the tab sends asks for a run (of the page, or of a fragment: a poll)."""
-    return isinstance(message, bytes) and BackMsg.FromString(message).WhichOneof("type") == "rerun_script"
-
-
 def test_a_poll_run_is_not_taken_for_the_run_a_key_asked_for(live_app: RunningApp, tab: AppTab) -> None:
     """The page polls the store every second (a fragment's run). A → let through to its button waited
     for "a run" to start; a poll's run passed for it, so the next → clicked before the awaited run
@@ -299,7 +248,7 @@ def test_a_poll_run_is_not_taken_for_the_run_a_key_asked_for(live_app: RunningAp
         server = socket.connect_to_server()
 
         def up(message: bytes | str) -> None:
-            if gate["closed"] and _page_run(message):
+            if gate["closed"] and asks_for_page_run(message):
                 held.append((server, message))
             else:
                 server.send(message)
@@ -355,7 +304,7 @@ def test_a_poll_sent_before_a_step_was_drawn_does_not_take_the_deck_back(
                 gate["page_runs"] += ended and finished.script_finished == ForwardMsg.FINISHED_SUCCESSFULLY
 
         def up(message: bytes | str) -> None:
-            gate["polls"] += gate["closed"] and _rerun(message) and not _page_run(message)
+            gate["polls"] += gate["closed"] and asks_for_run(message) and not asks_for_page_run(message)
             server.send(message)
 
         server.on_message(down)
@@ -383,7 +332,7 @@ def test_a_poll_sent_before_a_step_was_drawn_does_not_take_the_deck_back(
     expect(page).to_have_url(re.compile(r"[?&]slide=4(&|$)"))
 
 
-def test_an_address_past_the_last_slide_is_said_through_a_live_rerun(
+def test_an_address_past_the_last_slide_is_said_through_a_liveasks_for_run(
     live_app: RunningApp, tab: AppTab
 ) -> None:
     """``?slide=999`` shows the last slide and says so above it, in the words of every page; a label

@@ -13,7 +13,7 @@ import time
 from collections.abc import Callable
 from pathlib import Path
 
-from playwright.sync_api import Locator, Page, Route, WebSocket, expect
+from playwright.sync_api import Locator, Page, Route, WebSocket, WebSocketRoute, expect
 from playwright.sync_api import TimeoutError as PlaywrightTimeoutError
 from streamlit.proto.BackMsg_pb2 import BackMsg
 from streamlit.proto.ForwardMsg_pb2 import ForwardMsg
@@ -294,3 +294,43 @@ def asks_for_page_run(message: bytes | str) -> bool:
 def asks_for_run(message: bytes | str) -> bool:
     """Whether a message the tab sends asks for a run (of the page, or of a fragment: a poll)."""
     return isinstance(message, bytes) and BackMsg.FromString(message).WhichOneof("type") == "rerun_script"
+
+
+class HeldStream:
+    """The tab's socket to the server, through the test: while :attr:`closed`, what the server sends is
+    held (the tab sees no run, its widgets stay as they were drawn) and the tab's polls are noted;
+    :meth:`release` sends what was held, in order, and lets the rest through. Route it before the tab
+    opens its page."""
+
+    def __init__(self, page: Page) -> None:
+        self.closed = False
+        self.held: list[tuple[WebSocketRoute, bytes | str]] = []
+        self.page_runs = 0  # whole-page runs finished among the held messages
+        self.polls: list[int] = []  # for each poll the tab sent while closed: page_runs held by then
+        page.route_web_socket(re.compile(r"/_stcore/stream"), self._route)
+
+    def _route(self, socket: WebSocketRoute) -> None:
+        server = socket.connect_to_server()
+
+        def down(message: bytes | str) -> None:
+            if not self.closed:
+                socket.send(message)
+                return
+            self.held.append((socket, message))
+            if isinstance(message, bytes):
+                finished = ForwardMsg.FromString(message)
+                ended = finished.WhichOneof("type") == "script_finished"
+                self.page_runs += ended and finished.script_finished == ForwardMsg.FINISHED_SUCCESSFULLY
+
+        def up(message: bytes | str) -> None:
+            if self.closed and asks_for_run(message) and not asks_for_page_run(message):
+                self.polls.append(self.page_runs)
+            server.send(message)
+
+        server.on_message(down)
+        socket.on_message(up)
+
+    def release(self) -> None:
+        self.closed = False
+        for socket, message in self.held:
+            socket.send(message)

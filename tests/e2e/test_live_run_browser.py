@@ -15,12 +15,11 @@ import threading
 from pathlib import Path
 from urllib.parse import parse_qs, urlencode, urlparse
 
-from playwright.sync_api import Page, WebSocketRoute, expect
-from streamlit.proto.ForwardMsg_pb2 import ForwardMsg
+from playwright.sync_api import Page, expect
 
 from tests.detectors.chat_server import ChatServer, Reply, answer
 from tests.e2e.app_server import RunningApp
-from tests.e2e.browser import WAIT_MS, AppTab, RunKinds, asks_for_page_run, asks_for_run
+from tests.e2e.browser import WAIT_MS, AppTab, HeldStream, RunKinds
 
 DEMO = "Spanlight demo (synthetic)"
 ITEM = "demo-004"
@@ -130,34 +129,7 @@ def test_tracks_arranged_during_a_run_stay_arranged_when_its_answer_arrives(
             viewer = AppTab(page.context.new_page())
             other = viewer.page
             kinds = RunKinds(other)
-            held: list[tuple[WebSocketRoute, bytes | str]] = []
-            gate = {"closed": False, "page_runs": 0, "polls": 0}
-
-            def hold_the_arrangement(socket: WebSocketRoute) -> None:
-                upstream = socket.connect_to_server()
-
-                def down(message: bytes | str) -> None:
-                    if not gate["closed"]:
-                        socket.send(message)
-                        return
-                    held.append((socket, message))
-                    if isinstance(message, bytes):
-                        finished = ForwardMsg.FromString(message)
-                        ended = finished.WhichOneof("type") == "script_finished"
-                        gate["page_runs"] += (
-                            ended and finished.script_finished == ForwardMsg.FINISHED_SUCCESSFULLY
-                        )
-
-                def up(message: bytes | str) -> None:
-                    # a poll sent once the arrangement's run is over at the server
-                    poll = asks_for_run(message) and not asks_for_page_run(message)
-                    gate["polls"] += gate["closed"] and gate["page_runs"] >= 1 and poll
-                    upstream.send(message)
-
-                upstream.on_message(down)
-                socket.on_message(up)
-
-            other.route_web_socket(re.compile(r"/_stcore/stream"), hold_the_arrangement)
+            stream = HeldStream(other)
             other.set_viewport_size(VIEWPORT)
             shown = ["sloppy", detector, "eager"]
             query = {"dataset": DEMO, "item": ITEM, "detectors": ",".join(shown)}
@@ -168,15 +140,14 @@ def test_tracks_arranged_during_a_run_stay_arranged_when_its_answer_arrives(
             other.get_by_role("button", name="Arrange tracks").click()
             by_name = other.get_by_role("button", name="By name")
             expect(by_name).to_be_visible()
-            gate["closed"] = True
+            stream.closed = True
             by_name.click()  # its run goes on at the server; the tab sees none of it
-            kinds.wait_until(lambda: gate["polls"] >= 1, "a poll sent after the arrangement's run")
+            # a poll sent once the arrangement's run is over at the server
+            kinds.wait_until(lambda: max(stream.polls, default=0) >= 1, "a poll after the arrangement's run")
             script.release.set()
             # the arrangement's run, then the page's run that a poll asked for on seeing the answer stored
-            kinds.wait_until(lambda: gate["page_runs"] >= 2, "the page run again after the answer")
-            gate["closed"] = False
-            for socket, message in held:
-                socket.send(message)
+            kinds.wait_until(lambda: stream.page_runs >= 2, "the page run again after the answer")
+            stream.release()
             expect(track.locator("mark.hs-pred")).to_have_count(1)  # the page's last run is drawn
             viewer.idle()
             arranged = ["eager", detector, "sloppy"]

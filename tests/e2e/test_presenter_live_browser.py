@@ -19,7 +19,6 @@ from urllib.parse import urlencode
 
 import pytest
 from playwright.sync_api import Page, WebSocketRoute, expect
-from streamlit.proto.ForwardMsg_pb2 import ForwardMsg
 
 from db.access import OPERATOR
 from db.engine import make_engine
@@ -32,9 +31,9 @@ from tests.e2e.browser import (
     WAIT_MS,
     AppTab,
     HeldElementCode,
+    HeldStream,
     RunKinds,
     asks_for_page_run,
-    asks_for_run,
     still_box,
 )
 from tests.e2e.test_annotation_browser import QUIET_JS
@@ -83,6 +82,15 @@ def _write_gold(app: RunningApp) -> None:
         )
     finally:
         engine.dispose()
+
+
+def _on_slide_two(tab: AppTab, app: RunningApp) -> None:
+    """Open presenter mode on slide 1 and press → once its keys are attached: the deck is on slide 2."""
+    _open(tab, app, "presenter", {"slide": "1"})
+    _figure(tab.page)
+    tab.press("ArrowRight")
+    expect(tab.page.get_by_text(re.compile(r"^Slide 2 of"))).to_be_visible()
+    expect(tab.page).to_have_url(re.compile(r"[?&]slide=2(&|$)"))
 
 
 def _heading(page: Page) -> str:
@@ -256,10 +264,7 @@ def test_a_poll_run_is_not_taken_for_the_run_a_key_asked_for(live_app: RunningAp
         socket.on_message(up)
 
     page.route_web_socket(re.compile(r"/_stcore/stream"), hold_page_runs)
-    _open(tab, live_app, "presenter", {"slide": "1"})
-    _figure(page)
-    tab.press("ArrowRight")  # once the page's keys are attached
-    expect(page).to_have_url(re.compile(r"[?&]slide=2(&|$)"))
+    _on_slide_two(tab, live_app)
     gate["closed"] = True
     page.keyboard.press("ArrowRight")  # its run is asked for, and held
     page.keyboard.press("ArrowRight")  # waits behind it
@@ -287,43 +292,15 @@ def test_a_poll_sent_before_a_step_was_drawn_does_not_take_the_deck_back(
     carry the old number and one of them reruns the page: the deck stays on the slide → went to."""
     page = tab.page
     kinds = RunKinds(page)
-    held: list[tuple[WebSocketRoute, bytes | str]] = []
-    gate = {"closed": False, "polls": 0, "page_runs": 0}
-
-    def hold_the_step(socket: WebSocketRoute) -> None:
-        server = socket.connect_to_server()
-
-        def down(message: bytes | str) -> None:
-            if not gate["closed"]:
-                socket.send(message)
-                return
-            held.append((socket, message))
-            if isinstance(message, bytes):
-                finished = ForwardMsg.FromString(message)
-                ended = finished.WhichOneof("type") == "script_finished"
-                gate["page_runs"] += ended and finished.script_finished == ForwardMsg.FINISHED_SUCCESSFULLY
-
-        def up(message: bytes | str) -> None:
-            gate["polls"] += gate["closed"] and asks_for_run(message) and not asks_for_page_run(message)
-            server.send(message)
-
-        server.on_message(down)
-        socket.on_message(up)
-
-    page.route_web_socket(re.compile(r"/_stcore/stream"), hold_the_step)
-    _open(tab, live_app, "presenter", {"slide": "1"})
-    _figure(page)
-    tab.press("ArrowRight")  # once the page's keys are attached
-    expect(page.get_by_text(re.compile(r"^Slide 2 of"))).to_be_visible()
-    gate["closed"] = True
+    stream = HeldStream(page)
+    _on_slide_two(tab, live_app)
+    stream.closed = True
     page.keyboard.press("ArrowRight")  # its run goes on at the server; the tab sees none of it
-    kinds.wait_until(lambda: gate["polls"] >= 1, "a poll sent while the step is held")
+    kinds.wait_until(lambda: len(stream.polls) >= 1, "a poll sent while the step is held")
     _write_gold(live_app)
     # the step's run, then the page's run that a poll asked for on seeing the write
-    kinds.wait_until(lambda: gate["page_runs"] >= 2, "the page run again after the write")
-    gate["closed"] = False
-    for socket, message in held:
-        socket.send(message)
+    kinds.wait_until(lambda: stream.page_runs >= 2, "the page run again after the write")
+    stream.release()
     tab.idle()
     expect(page.get_by_text(re.compile(r"^Slide 3 of"))).to_be_visible()
     expect(page).to_have_url(re.compile(r"[?&]slide=3(&|$)"))
@@ -332,7 +309,7 @@ def test_a_poll_sent_before_a_step_was_drawn_does_not_take_the_deck_back(
     expect(page).to_have_url(re.compile(r"[?&]slide=4(&|$)"))
 
 
-def test_an_address_past_the_last_slide_is_said_through_a_liveasks_for_run(
+def test_an_address_past_the_last_slide_is_said_through_a_live_rerun(
     live_app: RunningApp, tab: AppTab
 ) -> None:
     """``?slide=999`` shows the last slide and says so above it, in the words of every page; a label

@@ -395,15 +395,7 @@ def test_presenter_says_what_of_a_stale_link_it_cannot_show(
     assert not at.info, [i.value for i in at.info]  # the deck is drawn, not "Nothing to present yet"
     models = _said(at)[1].split("which is not one of ", 1)[1].split(";", 1)[0]
     assert _said(at) == [
-        literal(
-            "The link asked for subset 'no such subset', which is not one of 'counting', 'shapes', 'signs'; "
-            "it is left out."
-        ),
-        literal(f"The link asked for source model '*nobody*', which is not one of {models}; it is left out."),
-        literal(
-            "The link asked for detector 'ghost', which is not one of 'cautious', 'eager', 'sloppy'; "
-            "it is left out."
-        ),
+        *_stale_filters_said(models),
         _said(at)[3],
         literal(
             "The link asked for way to count 'unknown' sentences 'sometimes', which is not one of "
@@ -726,6 +718,22 @@ def test_metrics_link_with_filters_opens_them(store: str) -> None:
     assert not {"view", "unknown"} & set(at.query_params)
 
 
+def _stale_filters_said(models: str) -> list[str]:
+    """What a page says of the link's subset, source model and detector that the demo lacks, in order
+    (``models``: the source models it offers, quoted as the notice lists them)."""
+    return [
+        literal(
+            "The link asked for subset 'no such subset', which is not one of 'counting', 'shapes', 'signs'; "
+            "it is left out."
+        ),
+        literal(f"The link asked for source model '*nobody*', which is not one of {models}; it is left out."),
+        literal(
+            "The link asked for detector 'ghost', which is not one of 'cautious', 'eager', 'sloppy'; "
+            "it is left out."
+        ),
+    ]
+
+
 def _said(at: AppTest) -> list[str]:
     """What the page says of its address's values that name no option (every page in the same words)."""
     return [w.value for w in at.warning if w.value.startswith("The link asked for")]
@@ -747,15 +755,7 @@ def test_metrics_says_what_of_a_stale_link_it_cannot_show(store: str, monkeypatc
         literal(
             f"The link asked for paper 'nonsense', which is not one of {papers}; showing 'MHALO' instead."
         ),
-        literal(
-            "The link asked for subset 'no such subset', which is not one of 'counting', 'shapes', 'signs'; "
-            "it is left out."
-        ),
-        literal(f"The link asked for source model '*nobody*', which is not one of {models}; it is left out."),
-        literal(
-            "The link asked for detector 'ghost', which is not one of 'cautious', 'eager', 'sloppy'; "
-            "it is left out."
-        ),
+        *_stale_filters_said(models),
     ]
     assert at.multiselect(key="detector").value == ["eager"]
     assert {k: v for k, v in at.query_params.items() if k != "user"} == {"dataset": DEMO, "detector": "eager"}

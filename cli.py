@@ -42,11 +42,14 @@ import argparse
 import json
 import sys
 import threading
+import time
 from collections.abc import Callable, Sequence
+from functools import partial
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, TypeVar
 
-from render.terminal_text import VisibleControls, terminal_of
+from render.progress_line import ProgressLine
+from render.terminal_text import VisibleControls
 
 if TYPE_CHECKING:  # the store and the formats are imported only by the commands that use them
     from sqlalchemy import Engine
@@ -211,15 +214,18 @@ def cmd_import_mapped(args: argparse.Namespace) -> int:
         return USAGE
     engine = _engine(args)
     outcomes = [
-        import_table(
-            engine,
-            source,
-            actor=OPERATOR,
-            mapping=mapping,
-            options=ReadOptions(dataset=args.dataset, subset=args.subset),
-            allow_skip=args.allow_skip,
-            image_root=args.images or None,  # resolved by the import, which reports it as typed
-            replace_existing=args.replace,
+        _with_progress(
+            partial(
+                import_table,
+                engine,
+                source,
+                actor=OPERATOR,
+                mapping=mapping,
+                options=ReadOptions(dataset=args.dataset, subset=args.subset),
+                allow_skip=args.allow_skip,
+                image_root=args.images or None,  # resolved by the import, which reports it as typed
+                replace_existing=args.replace,
+            )
         )
         for source in sources
     ]
@@ -257,19 +263,22 @@ def cmd_import(args: argparse.Namespace) -> int:
         return USAGE
     engine = _engine(args)
     outcomes = [
-        import_path(
-            engine,
-            path,
-            actor=OPERATOR,
-            source=name,
-            format_name=args.format,
-            options=ReadOptions(
-                dataset=args.dataset, subset=args.subset, faithscore_polarity=args.faithscore_polarity
-            ),
-            allow_skip=args.allow_skip,
-            image_root=image_root,
-            image_zip=image_zip,
-            replace_existing=args.replace,
+        _with_progress(
+            partial(
+                import_path,
+                engine,
+                path,
+                actor=OPERATOR,
+                source=name,
+                format_name=args.format,
+                options=ReadOptions(
+                    dataset=args.dataset, subset=args.subset, faithscore_polarity=args.faithscore_polarity
+                ),
+                allow_skip=args.allow_skip,
+                image_root=image_root,
+                image_zip=image_zip,
+                replace_existing=args.replace,
+            )
         )
         for name, path in inputs
     ]
@@ -287,22 +296,26 @@ def cmd_import_predictions(args: argparse.Namespace) -> int:
         print(f"error: {usage or inputs}", file=sys.stderr)
         return USAGE
     ((name, data),) = inputs
-    outcome = import_predictions(
-        _engine(args),
-        data,
-        actor=OPERATOR,
-        source=name,
-        dataset=args.dataset,
-        detector=args.detector,
-        format_name=args.format,
-        options=ReadOptions(
-            detector_version=args.detector_version,
-            prompt_strategy=args.prompt_strategy,
-            tag=args.tag,
-            label_set_kind=args.label_set_kind,
-        ),
-        allow_skip=args.allow_skip,
-        replace_existing=args.replace,
+    engine = _engine(args)
+    outcome = _with_progress(
+        partial(
+            import_predictions,
+            engine,
+            data,
+            actor=OPERATOR,
+            source=name,
+            dataset=args.dataset,
+            detector=args.detector,
+            format_name=args.format,
+            options=ReadOptions(
+                detector_version=args.detector_version,
+                prompt_strategy=args.prompt_strategy,
+                tag=args.tag,
+                label_set_kind=args.label_set_kind,
+            ),
+            allow_skip=args.allow_skip,
+            replace_existing=args.replace,
+        )
     )
     return _report(args, [outcome])
 
@@ -557,11 +570,18 @@ def cmd_run_detector(args: argparse.Namespace) -> int:
         return USAGE
     engine = _engine(args)
     cancel = threading.Event()
+    line = ProgressLine(sys.stderr)
+
+    def run() -> Any:
+        try:
+            return run_live(
+                engine, spec, OPERATOR, api_key=api_key, cancel=cancel, progress=_detector_progress(line)
+            )
+        finally:
+            line.end()  # its last state stays above the summary
+
     try:
-        result = _until_interrupted(
-            lambda: run_live(engine, spec, OPERATOR, api_key=api_key, cancel=cancel, progress=_progress_line),
-            cancel,
-        )
+        result = _until_interrupted(run, cancel)
     except RunRefused as refused:
         if args.json:
             print(
@@ -636,18 +656,42 @@ def _until_interrupted(work: Callable[[], Any], cancel: threading.Event) -> Any:
     return done[0]
 
 
-def _progress_line(progress: Any) -> None:
-    """One line on a terminal, rewritten as the run goes (nothing when stderr is a file or a pipe)."""
-    if not sys.stderr.isatty():
-        return
-    eta = "—" if progress.eta_s is None else f"{progress.eta_s:,.0f} s"
-    print(  # the carriage return on purpose: the terminal itself, not through VisibleControls
-        f"\r{progress.finished}/{progress.total} items · {progress.rate:.1f}/s · ETA {eta} · "
-        f"{progress.ledger['calls']} calls · {progress.ledger['prompt_tokens'] + progress.ledger['completion_tokens']:,} tokens",
-        end="",
-        file=terminal_of(sys.stderr),
-        flush=True,
-    )
+def _detector_progress(line: ProgressLine) -> Callable[[Any], None]:
+    """A detector run's progress on the terminal's progress line; the last state is always shown."""
+
+    def shown(progress: Any) -> None:
+        eta = "—" if progress.eta_s is None else f"{progress.eta_s:,.0f} s"
+        tokens = progress.ledger["prompt_tokens"] + progress.ledger["completion_tokens"]
+        line.show(
+            f"{progress.finished}/{progress.total} items · {progress.rate:.1f}/s · ETA {eta} · "
+            f"{progress.ledger['calls']} calls · {tokens:,} tokens",
+            new_stage=progress.finished >= progress.total,
+        )
+
+    return shown
+
+
+Done = TypeVar("Done")
+
+
+def _with_progress(work: Callable[..., Done]) -> Done:
+    """``work(progress=…)`` with each progress message on the terminal's progress line, followed by the
+    time since the work began; the line is erased when it ends, before its report is printed. (An
+    import of a million rows said nothing for half a minute.)"""
+    line = ProgressLine(sys.stderr)
+    started = time.monotonic()
+    stage = [-1.0]
+
+    def progress(fraction: float, message: str) -> None:
+        if fraction >= 1.0:  # the summary: the report says it
+            return
+        line.show(f"{message} · {time.monotonic() - started:,.0f} s", new_stage=fraction != stage[0])
+        stage[0] = fraction
+
+    try:
+        return work(progress=progress)
+    finally:
+        line.clear()
 
 
 def _run_detector_arguments(parser: argparse.ArgumentParser) -> None:

@@ -6,12 +6,8 @@ The password comes from a pipe or from a prompt on the terminal (typed twice), n
 from __future__ import annotations
 
 import json
-import os
-import pty
-import select
 import subprocess
 import sys
-import time
 from pathlib import Path
 
 import pytest
@@ -21,6 +17,7 @@ from db import models as m
 from db.access import OPERATOR
 from db.engine import make_engine, read_session
 from db.repositories.accounts import LoginRefused, add_user, authenticate
+from tests.terminal import on_terminal
 
 ROOT = Path(__file__).resolve().parents[1]
 PASSWORD = "a good long password"
@@ -129,38 +126,17 @@ def test_usage_errors_exit_2(sqlite_url: str, args: tuple[str, ...]) -> None:
 
 def _on_terminal(url: str, *args: str, typed: list[str]) -> tuple[int, str]:
     """Run the command on a pseudo-terminal; type each of ``typed`` once its prompt has appeared."""
-    leader, follower = pty.openpty()
-    process = subprocess.Popen(
-        [sys.executable, "cli.py", "user", *args, "--db", url],
-        cwd=ROOT,
-        stdin=follower,
-        stdout=follower,
-        stderr=follower,
-        start_new_session=True,
-        env={**os.environ, "PYTHONUNBUFFERED": "1"},
+    pending = list(typed)
+
+    def answer(seen: bytes) -> bytes | None:
+        # A prompt appears once per password; answer the newest one not yet answered.
+        if pending and seen.count(b"Password") > len(typed) - len(pending):
+            return pending.pop(0).encode() + b"\n"
+        return None
+
+    return on_terminal(
+        [sys.executable, "cli.py", "user", *args, "--db", url], cwd=ROOT, answer=answer, wait=WAIT
     )
-    os.close(follower)
-    seen, deadline, pending = b"", time.monotonic() + WAIT, list(typed)
-    try:
-        while time.monotonic() < deadline:
-            ready, _, _ = select.select([leader], [], [], deadline - time.monotonic())
-            if not ready:
-                break
-            try:
-                chunk = os.read(leader, 4096)
-            except OSError:  # the command closed the terminal: it has ended
-                break
-            if not chunk:
-                break
-            seen += chunk
-            # A prompt appears once per password; answer the newest one not yet answered.
-            if pending and seen.count(b"Password") > len(typed) - len(pending):
-                os.write(leader, pending.pop(0).encode() + b"\n")
-        return process.wait(timeout=WAIT), seen.decode(errors="replace")
-    finally:
-        os.close(leader)
-        if process.poll() is None:
-            process.kill()
 
 
 def test_on_a_terminal_the_password_is_asked_twice_without_echo(sqlite_url: str) -> None:

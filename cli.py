@@ -677,16 +677,18 @@ Done = TypeVar("Done")
 def _with_progress(work: Callable[..., Done]) -> Done:
     """``work(progress=…)`` with each progress message on the terminal's progress line, followed by the
     time since the work began; the line is erased when it ends, before its report is printed. (An
-    import of a million rows said nothing for half a minute.)"""
+    import of a million rows said nothing for half a minute.) A message of a new stage (other words
+    before its parenthesis) is shown at once."""
     line = ProgressLine(sys.stderr)
     started = time.monotonic()
-    stage = [-1.0]
+    stage = [""]
 
     def progress(fraction: float, message: str) -> None:
         if fraction >= 1.0:  # the summary: the report says it
             return
-        line.show(f"{message} · {time.monotonic() - started:,.0f} s", new_stage=fraction != stage[0])
-        stage[0] = fraction
+        words = message.partition("(")[0]
+        line.show(f"{message} · {time.monotonic() - started:,.0f} s", new_stage=words != stage[0])
+        stage[0] = words
 
     try:
         return work(progress=progress)

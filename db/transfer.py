@@ -428,12 +428,21 @@ def _import_read(
     if image_root:
         first.dataset.image_root = image_root
 
+    share, low = read.read_share, (0.35 if image_zip is not None else 0.1)
+
     def checked() -> Iterator[Bundle]:
         bundle: Bundle | None = first
         while bundle is not None:
             outcome.items_read += len(bundle.items)
             problems.extend(root_check.batch({i.external_id: i.image_ref for i in bundle.items}))
-            progress(0.5, f"Checking and writing items ({outcome.items_read:,} read)…")
+            if share is None:
+                progress(0.5, f"Checking and writing items ({outcome.items_read:,} read)…")
+            else:  # a file read in batches as it is written: the bar follows how much of it is read
+                part = share()
+                progress(
+                    low + (0.95 - low) * part,
+                    f"Checking and writing items ({outcome.items_read:,} read, {part:.0%} of the file)…",
+                )
             yield bundle
             try:
                 bundle = next(more, None)

@@ -176,7 +176,7 @@ BATCH_ROWS = 5_000
 BLOCK_BYTES = 1 << 19
 
 
-def caption_batches(data: bytes, rows: int | None = None) -> Iterator[RowBatch] | None:
+def caption_batches(data: bytes, rows: int | None = None) -> RowBatches | None:
     """The rows of a CSV file in batches (:class:`RowBatch`) of about ``rows`` rows that never split a
     caption, read a block at a time; None when the file must be read whole instead: pyarrow cannot read
     it alike, a key cell is missing or not of its type (so the whole-file reader reports it), or a
@@ -194,7 +194,7 @@ def caption_batches(data: bytes, rows: int | None = None) -> Iterator[RowBatch] 
     return _caption_batches(lambda: pa.BufferReader(pa.py_buffer(body)), header, rows)
 
 
-def file_caption_batches(path: Path, head: bytes, rows: int | None = None) -> Iterator[RowBatch] | None:
+def file_caption_batches(path: Path, head: bytes, rows: int | None = None) -> RowBatches | None:
     """:func:`caption_batches` of a file read from disk block by block (``head``: its first bytes, which
     hold the header row), so its bytes are never all in memory."""
     import pyarrow as pa
@@ -206,9 +206,7 @@ def file_caption_batches(path: Path, head: bytes, rows: int | None = None) -> It
     return _caption_batches(lambda: pa.OSFile(str(path)), header, rows)
 
 
-def _caption_batches(
-    opened: Callable[[], Any], header: list[str], rows: int | None
-) -> Iterator[RowBatch] | None:
+def _caption_batches(opened: Callable[[], Any], header: list[str], rows: int | None) -> RowBatches | None:
     """:func:`caption_batches` of the CSV input ``opened`` gives afresh for each pass (pyarrow reads it,
     byte-order mark and all)."""
     import pyarrow as pa
@@ -216,15 +214,15 @@ def _caption_batches(
     if len(set(header)) != len(header) or not set(KEY_COLUMNS) <= set(header):
         return None
     try:
-        contiguous = _captions_contiguous(_csv_blocks(opened(), header, KEY_COLUMNS))
+        total = _contiguous_rows(_csv_blocks(opened(), header, KEY_COLUMNS))
     except (pa.ArrowException, ValueError):
         return None
     # The first pass's blocks are freed; the allocator would keep their memory for the second pass's
     # Python rows, which cannot use it (a million rows: 80 MB more at the import's peak).
     pa.default_memory_pool().release_unused()
-    if not contiguous:
+    if total is None:
         return None
-    return _row_batches(opened(), header, rows or BATCH_ROWS)
+    return RowBatches(_row_batches(opened(), header, rows or BATCH_ROWS), total)
 
 
 def _csv_blocks(source: Any, header: list[str], columns: Sequence[str]) -> Iterator[Any]:
@@ -248,21 +246,23 @@ def _csv_blocks(source: Any, header: list[str], columns: Sequence[str]) -> Itera
     yield from reader
 
 
-def _captions_contiguous(blocks: Iterable[Any]) -> bool:
-    """Whether every caption's rows follow one another in the key-column ``blocks`` of a file (and it has
-    rows, each with its key cells): the caption of each run of rows is kept as arrow text, and the runs
-    must all be of different captions. (Kept as Python tuples, the captions of a million rows took 36 MB
-    more.)"""
+def _contiguous_rows(blocks: Iterable[Any]) -> int | None:
+    """How many rows the key-column ``blocks`` of a file hold, when every caption's rows follow one
+    another (and it has rows, each with its key cells); else None. The caption of each run of rows is
+    kept as arrow text, and the runs must all be of different captions. (Kept as Python tuples, the
+    captions of a million rows took 36 MB more.)"""
     import pyarrow as pa
     import pyarrow.compute as pc
 
     models: list[Any] = []
     images: list[Any] = []
     last: tuple[str, str] | None = None
+    total = 0
     for batch in blocks:
         runs = _caption_runs(batch)
         if runs is None:
-            return False
+            return None
+        total += batch.num_rows
         model, image_name = runs
         if not len(model):
             continue
@@ -273,7 +273,7 @@ def _captions_contiguous(blocks: Iterable[Any]) -> bool:
             images.append(image_name)
             last = (model[-1].as_py(), image_name[-1].as_py())
     if last is None:
-        return False
+        return None
     model, image_name = pa.concat_arrays(models), pa.concat_arrays(images)
     del models, images
     # Sorted, a caption with two runs has two equal neighbours. (Neither group_by nor a Python value
@@ -284,7 +284,28 @@ def _captions_contiguous(blocks: Iterable[Any]) -> bool:
     )
     model, image_name = pc.take(model, order), pc.take(image_name, order)
     again = pc.and_(pc.equal(model[1:], model[:-1]), pc.equal(image_name[1:], image_name[:-1]))
-    return not pc.any(again).as_py()
+    return None if pc.any(again).as_py() else total
+
+
+class RowBatches:
+    """The row batches of a CSV input, taken one by one, with how many rows the input holds (its first
+    pass counted them): so how far through the input the batches taken so far reach, for an import's
+    progress."""
+
+    def __init__(self, batches: Iterator[RowBatch], total: int) -> None:
+        self._batches, self.total, self.taken = batches, total, 0
+
+    def __iter__(self) -> Iterator[RowBatch]:
+        return self
+
+    def __next__(self) -> RowBatch:
+        batch = next(self._batches)
+        self.taken += len(batch)
+        return batch
+
+    def share(self) -> float:
+        """The share of the input's rows in the batches taken so far (0 to 1)."""
+        return min(self.taken / self.total, 1.0) if self.total else 1.0
 
 
 def _caption_runs(batch: Any) -> tuple[Any, Any] | None:
@@ -863,7 +884,7 @@ class AlignBenchFormat(Format):
 
     def _batched(
         self,
-        batches: Iterator[RowBatch],
+        batches: RowBatches,
         options: ReadOptions,
         source: str,
         problems: list[Problem],
@@ -886,7 +907,7 @@ class AlignBenchFormat(Format):
 
         read = bundles()
         first = next(read, None)
-        return ReadResult(first, problems, read)
+        return ReadResult(first, problems, read, read_share=batches.share)
 
     def _batch_captions(
         self, batch: RowBatch, options: ReadOptions, source: str, problems: list[Problem], suspicious: bool

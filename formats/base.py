@@ -84,6 +84,8 @@ class ReadResult:
     # A large file read in batches: the batches after ``bundle`` (same dataset), read as they are taken;
     # the problems found meanwhile are appended to ``problems``. None: ``bundle`` is the whole file.
     more: Iterator[Bundle] | None = None
+    # Read in batches: how much of the input the batches taken so far hold (0 to 1), for progress.
+    read_share: Callable[[], float] | None = None
 
     @property
     def errors(self) -> list[Problem]:

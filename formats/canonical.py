@@ -28,6 +28,7 @@ from typing import IO, Any, TypeVar, Union
 
 from formats.base import LABEL_KINDS, Format, ReadOptions, ReadResult, Sink
 from formats.fields import RecordError, as_float, get_int, type_name
+from formats.file_share import FileShare
 from formats.json_documents import dump_jsonl, iter_jsonl, loads
 from formats.problems import Problem
 from formats.records import (
@@ -429,9 +430,12 @@ class CanonicalFormat(Format):
             or _splits_annotations(_file_lines(path))
         ):
             return None
-        rows = _json_lines(_file_lines(path), source, problems)
+        share = FileShare(path)
+        rows = _json_lines(_file_lines(path, share), source, problems)
         suspicious = file_may_hold_unstorable(path, json=True)
-        return _batched(rows, source, options or ReadOptions(), problems, suspicious)
+        result = _batched(rows, source, options or ReadOptions(), problems, suspicious)
+        result.read_share = share
+        return result
 
 
 def _batched(
@@ -549,9 +553,11 @@ def _data_lines(data: bytes) -> Iterator[bytes]:
         start = end + 1
 
 
-def _file_lines(path: Path) -> Iterator[bytes]:
-    """:func:`_data_lines` of a file read from disk a line at a time."""
+def _file_lines(path: Path, share: FileShare | None = None) -> Iterator[bytes]:
+    """:func:`_data_lines` of a file read from disk a line at a time (``share`` follows it)."""
     with path.open("rb") as handle:
+        if share is not None:
+            share.follow(handle)
         for index, line in enumerate(handle):
             if index == 0:
                 line = line.removeprefix(b"\xef\xbb\xbf")

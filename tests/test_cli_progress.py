@@ -1,5 +1,5 @@
-"""A long command's progress on a terminal: an import says how far it has read and for how long, then
-erases the line before its report; a detector run's last state stays on its own line above the summary.
+"""A long command's progress on a terminal: an import says how far through its file it has read and for
+how long, then erases the line before its report; a detector run's last state stays on its own line above the summary.
 A file or a pipe gets none of it. Whole processes on a pseudo-terminal."""
 
 from __future__ import annotations
@@ -43,8 +43,8 @@ def test_an_import_on_a_terminal_shows_how_far_it_has_read_then_erases_the_line(
     write_alignbench(source, ROWS)
     code, screen = on_terminal(_import(sqlite_url, source), cwd=ROOT, columns=300)
     assert code == 0, screen
-    shown = re.findall(r"Checking and writing items \(([\d,]+) read\)… · \d+ s", screen)
-    assert shown and shown[0] == "834", screen  # the first batch's items, at once
+    shown = re.findall(r"Checking and writing items \(([\d,]+) read, (\d+)% of the file\)… · \d+ s", screen)
+    assert shown and shown[0] == ("834", "42"), screen  # the first batch's, at once
     assert f"{ERASE}Reading {tmp_path}/bench\\u001b[31m.csv as AlignBench" in screen
     # Erased before the report, which begins the line.
     assert f"{ERASE}{tmp_path}/bench\\u001b[31m.csv: alignbench → dataset 'bench': 2000 new items" in screen

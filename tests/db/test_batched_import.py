@@ -246,6 +246,54 @@ def test_a_canonical_file_in_batches_round_trips_and_refuses_whole(
     assert again.result.rows == {} and again.result.items_existing == 120
 
 
+@pytest.mark.parametrize("kind", ["alignbench", "canonical"])
+def test_a_file_read_in_batches_reports_how_much_of_it_is_read(
+    engine: Engine, monkeypatch: pytest.MonkeyPatch, tmp_path: Path, kind: str
+) -> None:
+    """The Import page's bar and the command line's progress line follow the share of the file read, from
+    disk or uploaded: they stood at half way for the half minute a million rows take."""
+    from bench.make_import_files import write_alignbench, write_canonical
+    from formats import canonical
+
+    monkeypatch.setattr(alignbench, "BATCH_ROWS", 60)  # 600 rows: 10 batches
+    monkeypatch.setattr(canonical, "BATCH_RECORDS", 50)  # 120 items and 120 annotations: 5 batches
+    path = tmp_path / ("rows.csv" if kind == "alignbench" else "rows.jsonl")
+    write_alignbench(path, 600) if kind == "alignbench" else write_canonical(path, 120)
+    seen: list[tuple[float, str]] = []
+    outcome = import_path(
+        engine,
+        path,
+        actor=OPERATOR,
+        source=path.name,
+        format_name=kind,
+        options=ReadOptions(dataset="bench"),
+        progress=lambda fraction, message: seen.append((fraction, message)),
+    )
+    assert outcome.ok, outcome.problems
+    batches = [(f, text) for f, text in seen if text.startswith("Checking and writing items")]
+    assert len(batches) >= 5
+    fractions = [f for f, _ in batches]
+    assert fractions == sorted(fractions) and 0.1 < fractions[0] < 0.5 and fractions[-1] == 0.95
+    shares = [int(text.split(", ")[1].split("%")[0]) for _, text in batches]
+    assert shares[0] < 50 and shares[-1] == 100 and shares == sorted(shares)
+    assert seen[-1][0] == 1.0  # the summary
+    if kind == "alignbench":  # the same from the file's bytes (an upload), read in batches too
+        seen.clear()
+        again = import_file(
+            engine,
+            path.read_bytes(),
+            actor=OPERATOR,
+            source=path.name,
+            format_name=kind,
+            options=ReadOptions(dataset="again"),
+            progress=lambda fraction, message: seen.append((fraction, message)),
+        )
+        assert again.ok, again.problems
+        assert [text for _, text in seen if "10% of the file" in text] == [
+            "Checking and writing items (10 read, 10% of the file)…"
+        ]
+
+
 def split_item_file(last_label: str = "incorrect") -> bytes:
     """A canonical file whose item ``i00`` has its gold annotations on two lines far apart: its span
     right after the label set line, its sentence labels on the last line (``last_label`` the second's)."""

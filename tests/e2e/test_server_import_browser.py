@@ -4,6 +4,7 @@ shared store's datasets stay as other tests expect them."""
 
 from __future__ import annotations
 
+import re
 from pathlib import Path
 from urllib.parse import urlencode
 
@@ -53,3 +54,29 @@ def test_a_server_file_imports_from_disk_and_its_captions_are_found(
     tab.after_run(lambda: search.press("Enter"))
     expect(page.get_by_text(f"{expected:,} matching items", exact=False)).to_be_visible()
     tab.screenshot(artifacts / "browse-search.png", VIEWPORT["width"], VIEWPORT["height"])
+
+
+def test_the_bar_of_a_long_import_follows_how_much_of_the_file_is_read(
+    private_app: RunningApp, tab: AppTab, artifacts: Path
+) -> None:
+    """It stood at half way for the half minute a million rows take; it now moves with the file."""
+    page = tab.page
+    page.set_viewport_size(VIEWPORT)
+    write_alignbench(import_folder(private_app) / "long.csv", 120_000)  # 24 batches
+
+    open_server_path_mode(tab, private_app)
+    path_box = page.locator(".st-key-import_path input")
+    path_box.fill("long.csv")
+    tab.after_run(lambda: path_box.press("Enter"))
+    expect(page.get_by_text("Recognised as")).to_be_visible()
+    page.get_by_role("button", name="Import", exact=True).click()
+    bar = page.get_by_role("progressbar")
+    partway = re.compile(r"^(1[1-9]|[2-8]\d|9[0-4])$")  # between its start (10) and its end (95, 100)
+    expect(bar).to_have_attribute("aria-valuenow", partway, timeout=120_000)
+    expect(
+        page.get_by_text(re.compile(r"Checking and writing items \([\d,]+ read, \d+% of the file\)"))
+    ).to_be_visible()
+    bar.scroll_into_view_if_needed()  # what is on the screen now: the page runs on, never idle yet
+    page.screenshot(path=str(artifacts / "import-long-file-partway.png"))
+    expect(page.get_by_text("20000 new items", exact=False)).to_be_visible(timeout=180_000)
+    expect(bar).to_have_attribute("aria-valuenow", "100")

@@ -317,8 +317,14 @@ def test_captions_across_blocks_are_read_in_batches(monkeypatch, block):
     together = _caption_rows([(f"img{c}.jpg", 7) for c in range(30)])
     batches = alignbench.caption_batches(together, rows=20)
     assert batches is not None
-    read = [[(row["image_name"], row["sentence_index"]) for _, row in batch.rows()] for batch in batches]
+    assert batches.total == 210 and batches.share() == 0.0  # the first pass counted the rows
+    read, shares = [], []
+    for batch in batches:
+        read.append([(row["image_name"], row["sentence_index"]) for _, row in batch.rows()])
+        shares.append(batches.share())
     assert sum(len(batch) for batch in read) == 210
+    # How far the batches taken reach, for an import's progress: 21 rows (3 captions) a batch.
+    assert shares == [k * 21 / 210 for k in range(1, 11)]
     for batch in read:  # no caption split between batches
         assert batch[0][1] == 0 and batch[-1][1] == 6
     apart = _caption_rows([*((f"img{c}.jpg", 7) for c in range(30)), ("img3.jpg", 1)])

@@ -1,0 +1,30 @@
+"""How far through its file a reader reading from disk has got: the position of the handle it follows."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from formats.file_share import FileShare
+
+
+def test_the_share_follows_the_handle_and_is_whole_once_it_is_closed(tmp_path: Path) -> None:
+    path = tmp_path / "rows.jsonl"
+    path.write_bytes(b"x" * 1000)
+    share = FileShare(path)
+    assert share() == 0.0  # nothing followed yet
+    with path.open("rb") as handle:
+        assert share.follow(handle) is handle
+        handle.read(250)
+        assert share() == 0.25
+        handle.read()
+        assert share() == 1.0
+    assert share() == 1.0  # closed: read to its end
+
+
+def test_an_empty_file_is_read_whole_at_once(tmp_path: Path) -> None:
+    path = tmp_path / "empty.jsonl"
+    path.write_bytes(b"")
+    share = FileShare(path)
+    with path.open("rb") as handle:
+        share.follow(handle)
+        assert share() == 1.0

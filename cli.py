@@ -324,6 +324,8 @@ def cmd_export(args: argparse.Namespace) -> int:
     from db.access import OPERATOR
     from db.export_files import export_to
     from db.exporter import UnknownDataset
+    from db.repositories.datasets import get_dataset
+    from db.repositories.items import count_items
     from formats.base import FormatError
     from formats.registry import FORMATS
 
@@ -335,16 +337,27 @@ def cmd_export(args: argparse.Namespace) -> int:
         return USAGE
     out = Path(args.out)
     left_out: list[str] = []
-    try:
-        size = export_to(
-            _engine(args),
+    engine = _engine(args)
+    dataset = get_dataset(engine, args.dataset)
+    total = count_items(engine, dataset.id) if dataset is not None else 0
+
+    def written(progress: Callable[[float, str], None]) -> int:
+        def items_done(done: int) -> None:
+            progress(done / total if total else 0.0, f"Writing items ({done:,} of {total:,} written)…")
+
+        return export_to(
+            engine,
             args.dataset,
             args.format,
             out,
             actor=OPERATOR,
             label_sets=args.label_set or None,
             left_out=left_out,
+            items_done=items_done,
         )
+
+    try:
+        size = _with_progress(written)
     except (UnknownDataset, FormatError) as error:
         print(f"error: {error.args[0] if error.args else error}", file=sys.stderr)
         return 1

@@ -90,3 +90,29 @@ def test_a_detector_run_on_a_terminal_leaves_its_last_progress_above_the_summary
     last = re.search(rf"{re.escape(ERASE)}({N_ITEMS}/{N_ITEMS} items · [^\r\n]* tokens)\r\n", screen)
     assert last is not None, screen
     assert screen[last.end() :].startswith(f"Detector 'judge' on '{DATASET}'"), screen
+
+
+def test_an_export_on_a_terminal_shows_how_many_items_it_has_written_then_erases_the_line(
+    sqlite_url: str, tmp_path: Path
+) -> None:
+    source = tmp_path / "bench.csv"
+    write_alignbench(source, 30_000)  # 5,000 items: three of the exporter's batches
+    done = subprocess.run(_import(sqlite_url, source), cwd=ROOT, capture_output=True, text=True, timeout=300)
+    assert done.returncode == 0, done.stderr
+    out = tmp_path / "out.jsonl"
+    argv = [
+        sys.executable,
+        "cli.py",
+        "export",
+        "--db",
+        sqlite_url,
+        "--dataset",
+        "bench",
+        "--format",
+        "canonical",
+    ]
+    code, screen = on_terminal([*argv, "--out", str(out)], cwd=ROOT, columns=200)
+    assert code == 0, screen
+    assert f"{ERASE}Writing items (2,000 of 5,000 written)… · " in screen  # the first batch's, at once
+    assert f"{ERASE}Wrote 'bench' as canonical to {out} (" in screen
+    assert out.stat().st_size > 0

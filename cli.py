@@ -594,7 +594,7 @@ def cmd_run_detector(args: argparse.Namespace) -> int:
             line.end()  # its last state stays above the summary
 
     try:
-        result = _until_interrupted(run, cancel)
+        result = _until_interrupted(run, cancel, line)
     except RunRefused as refused:
         if args.json:
             print(
@@ -638,10 +638,11 @@ def cmd_run_detector(args: argparse.Namespace) -> int:
     return 0 if result.ok else 1
 
 
-def _until_interrupted(work: Callable[[], Any], cancel: threading.Event) -> Any:
+def _until_interrupted(work: Callable[[], Any], cancel: threading.Event, line: ProgressLine) -> Any:
     """``work()`` in a thread of its own; Ctrl-C cancels it, and it ends as a cancelled run does: what
     arrived is stored, the label set says where it stands, the summary is printed. (Ctrl-C ended the
-    process with a traceback and left the run marked running.) A second Ctrl-C stops at once."""
+    process with a traceback and left the run marked running.) A second Ctrl-C stops at once. The
+    word that it is cancelling goes on a line of its own above the run's progress ``line``."""
     done: list[Any] = []
     finished = threading.Event()  # not Thread.join: a join cut short by Ctrl-C can return at once later
 
@@ -659,10 +660,7 @@ def _until_interrupted(work: Callable[[], Any], cancel: threading.Event) -> Any:
             pass
     except KeyboardInterrupt:
         cancel.set()
-        print(
-            "\ncancelling: the calls in flight end, what arrived is kept (Ctrl-C again to stop at once)",
-            file=sys.stderr,
-        )
+        line.say("cancelling: the calls in flight end, what arrived is kept (Ctrl-C again to stop at once)")
         finished.wait()
     if isinstance(done[0], BaseException):
         raise done[0]

@@ -441,7 +441,7 @@ def _import_read(
                 part = share()
                 progress(
                     low + (0.95 - low) * part,
-                    f"Checking and writing items ({outcome.items_read:,} read, {part:.0%} of the file)…",
+                    f"Checking and writing items ({outcome.items_read:,} read, {int(part * 100)}% of the file)…",
                 )
             yield bundle
             try:

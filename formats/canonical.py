@@ -411,8 +411,11 @@ class CanonicalFormat(Format):
             or _splits_annotations(_data_lines(data))
         ):
             return self.read(data, source=source, options=options)
-        rows = _json_lines(_data_lines(data), source, problems)
-        return _batched(rows, source, options, problems, bytes_may_hold_unstorable(data, json=True))
+        share = FileShare(len(data))
+        rows = _json_lines(_data_lines(data, share), source, problems)
+        result = _batched(rows, source, options, problems, bytes_may_hold_unstorable(data, json=True))
+        result.read_share = share
+        return result
 
     def read_file_batches(
         self, path: Path, head: bytes, *, source: str, options: ReadOptions | None = None
@@ -430,7 +433,7 @@ class CanonicalFormat(Format):
             or _splits_annotations(_file_lines(path))
         ):
             return None
-        share = FileShare(path)
+        share = FileShare(path.stat().st_size)
         rows = _json_lines(_file_lines(path, share), source, problems)
         suspicious = file_may_hold_unstorable(path, json=True)
         result = _batched(rows, source, options or ReadOptions(), problems, suspicious)
@@ -543,12 +546,15 @@ def _json_lines(lines: Iterable[bytes], source: str, problems: list[Problem]) ->
             yield index, row
 
 
-def _data_lines(data: bytes) -> Iterator[bytes]:
-    """The lines of a file's bytes, without their newline (nor a byte-order mark)."""
+def _data_lines(data: bytes, share: FileShare | None = None) -> Iterator[bytes]:
+    """The lines of a file's bytes, without their newline (nor a byte-order mark); ``share`` is told
+    where each line ends."""
     start = 3 if bytes(data[:3]) == b"\xef\xbb\xbf" else 0
     while start < len(data):
         end = data.find(b"\n", start)
         end = len(data) if end == -1 else end
+        if share is not None:
+            share.passed(end + 1)
         yield bytes(data[start:end])
         start = end + 1
 

@@ -9,7 +9,8 @@ rewrite the line are the only controls written.
 
 from __future__ import annotations
 
-import shutil
+import os
+import threading
 import time
 import unicodedata
 from collections.abc import Callable
@@ -25,9 +26,11 @@ class ProgressLine:
 
     ``show`` rewrites it at most every ``every`` seconds (a batch of a fast import can take a few
     milliseconds, and each rewrite is a write to the terminal), unless told a new stage began; the text
-    is cut to the terminal's width, as a line that wraps is no longer rewritten in place. ``end`` leaves
-    the last text standing on its own line; ``clear`` erases it, for a report printed after it. A line
-    shown after either is a new one, shown at once."""
+    is cut to the width of the terminal it is written to, as a line that wraps is no longer rewritten in
+    place. ``end`` leaves the last text given standing on its own line (written then if it was held
+    back); ``clear`` erases it, for a report printed after it. A line shown after either is a new one,
+    shown at once. ``say`` writes a message of its own between them, on its own line. A detector run
+    shows its progress from its own thread: the writes take turns."""
 
     def __init__(
         self,
@@ -35,38 +38,73 @@ class ProgressLine:
         *,
         every: float = 0.2,
         clock: Callable[[], float] = time.monotonic,
-        width: Callable[[], int] = lambda: shutil.get_terminal_size().columns,
+        width: Callable[[], int] | None = None,
     ) -> None:
+        self._stream = stream
         self._terminal = terminal_of(stream) if stream.isatty() else None
-        self._every, self._clock, self._width = every, clock, width
+        self._every, self._clock = every, clock
+        self._width = width or (lambda: _columns(self._terminal))
         self._shown_at: float | None = None
         self._showing = False
+        self._held: str | None = None  # the newest text not shown yet
+        self._turn = threading.Lock()
 
     def show(self, text: str, *, new_stage: bool = False) -> None:
         if self._terminal is None:
             return
-        now = self._clock()
-        if not new_stage and self._shown_at is not None and now - self._shown_at < self._every:
+        with self._turn:
+            now = self._clock()
+            if not new_stage and self._shown_at is not None and now - self._shown_at < self._every:
+                self._held = text
+                return
+            self._shown_at = now
+            self._draw(text)
+
+    def say(self, message: str) -> None:
+        """``message`` (the command's own words) on a line of its own, the progress line going on below;
+        to a file or a pipe, the message alone."""
+        if self._terminal is None:
+            self._stream.write(message + "\n")
             return
-        self._shown_at = now
-        self._showing = True
-        shown = visible_controls(text.replace("\n", " "))
-        self._write(_ERASE_LINE + _cut(shown, max(self._width() - 1, 1)))
+        with self._turn:
+            self._write(("\n" if self._showing else "") + message + "\n")
+            self._showing, self._shown_at = False, None
 
     def clear(self) -> None:
-        if self._terminal is not None and self._showing:
-            self._write(_ERASE_LINE)
-        self._showing, self._shown_at = False, None
+        if self._terminal is None:
+            return
+        with self._turn:
+            if self._showing:
+                self._write(_ERASE_LINE)
+            self._showing, self._shown_at, self._held = False, None, None
 
     def end(self) -> None:
-        if self._terminal is not None and self._showing:
-            self._write("\n")
-        self._showing, self._shown_at = False, None
+        if self._terminal is None:
+            return
+        with self._turn:
+            if self._held is not None:
+                self._draw(self._held)
+            if self._showing:
+                self._write("\n")
+            self._showing, self._shown_at = False, None
+
+    def _draw(self, text: str) -> None:
+        self._showing, self._held = True, None
+        shown = visible_controls(text.replace("\n", " ").replace("\t", " "))
+        self._write(_ERASE_LINE + _cut(shown, max(self._width() - 1, 1)))
 
     def _write(self, text: str) -> None:
         assert self._terminal is not None
         self._terminal.write(text)
         self._terminal.flush()
+
+
+def _columns(terminal: TextIO | None) -> int:
+    """How wide the terminal the line is written to is (not the one stdout may be: ``--json > file``)."""
+    try:
+        return os.get_terminal_size(terminal.fileno()).columns if terminal is not None else 80
+    except (AttributeError, OSError, ValueError):  # no descriptor, or not a terminal after all
+        return 80
 
 
 def _cut(text: str, columns: int) -> str:

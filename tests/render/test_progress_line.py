@@ -3,7 +3,12 @@ often, cut to the terminal's width, with a file's control characters shown as es
 
 from __future__ import annotations
 
+import fcntl
 import io
+import os
+import pty
+import struct
+import termios
 
 from render.progress_line import ProgressLine
 from render.terminal_text import VisibleControls
@@ -78,3 +83,58 @@ def test_control_characters_from_a_file_are_shown_as_escapes_behind_visible_cont
     line = ProgressLine(VisibleControls(screen), clock=clock, width=lambda: 200)
     line.show("Reading evil\x1b[2J\rok.csv\nas CSV")
     assert screen.getvalue() == f"{ERASE}Reading evil\\u001b[2J\\u000dok.csv as CSV"
+
+
+def test_end_writes_the_newest_text_held_back_before_leaving_it_standing() -> None:
+    """A detector run's last report came right after another and was held back: the line left above the
+    summary said fewer items than the summary."""
+    screen, clock = Terminal(), Clock()
+    line = line_on(screen, clock)
+    line.show("37/50 items")
+    clock.now += 0.05
+    line.show("44/50 items")
+    line.show("45/50 items")
+    line.end()
+    assert screen.getvalue() == f"{ERASE}37/50 items{ERASE}45/50 items\n"
+
+
+def test_clear_forgets_a_text_held_back() -> None:
+    screen, clock = Terminal(), Clock()
+    line = line_on(screen, clock)
+    line.show("reading")
+    line.show("read 1")
+    line.clear()
+    line.end()
+    assert screen.getvalue() == f"{ERASE}reading{ERASE}"
+
+
+def test_say_puts_a_message_on_a_line_of_its_own_above_the_progress() -> None:
+    screen, clock = Terminal(), Clock()
+    line = line_on(screen, clock)
+    line.say("before anything")
+    line.show("3/10 items")
+    line.say("cancelling")
+    line.show("4/10 items")
+    assert screen.getvalue() == f"before anything\n{ERASE}3/10 items\ncancelling\n{ERASE}4/10 items"
+    piped = io.StringIO()
+    ProgressLine(piped).say("cancelling")
+    assert piped.getvalue() == "cancelling\n"
+
+
+def test_a_tab_takes_one_column_as_a_space() -> None:
+    screen, clock = Terminal(), Clock()
+    line_on(screen, clock).show("a\tb\nc")
+    assert screen.getvalue() == f"{ERASE}a b c"
+
+
+def test_the_width_is_that_of_the_terminal_written_to_not_of_stdout() -> None:
+    """With ``--json > out.json`` stdout is a file: the line on stderr's terminal was cut to 80 columns and
+    wrapped on a narrower one, leaving a trail of old lines."""
+    leader, follower = pty.openpty()
+    fcntl.ioctl(follower, termios.TIOCSWINSZ, struct.pack("HHHH", 24, 30, 0, 0))
+    with os.fdopen(follower, "w") as terminal:
+        assert terminal.isatty()
+        ProgressLine(terminal).show("Checking and writing items (834 read, 5% of the file)…")
+    written = os.read(leader, 4096).decode()
+    os.close(leader)
+    assert written == f"{ERASE}Checking and writing items (8"  # 29 columns: the last one left free

@@ -32,7 +32,7 @@ from dataclasses import dataclass
 from datetime import UTC, datetime
 from typing import Any
 
-from sqlalchemy import Engine, exists, or_, select
+from sqlalchemy import Engine, select
 from sqlalchemy.orm import Session
 
 from db import models as m
@@ -109,12 +109,22 @@ def preannotation_allowed(engine: Engine, dataset_id: int) -> bool:
     return not team_mode() or dataset_settings(engine, dataset_id).allow_preannotation
 
 
-def _holds_task(task: str) -> Any:
-    """Whether a detector label set holds output a ``task`` draft can be made of (spans; sentence labels)."""
-    spans = exists().where(m.Span.label_set_id == m.LabelSet.id)
-    if task == "spans":
-        return spans
-    return or_(spans, exists().where(m.SentenceLabel.label_set_id == m.LabelSet.id))
+def _holds_task(session: Session, label_set_id: int, task: str) -> bool:
+    """Whether a detector label set holds output a ``task`` draft can be made of (spans; sentence labels).
+
+    Each table is asked for the label set's first row in the order of its index that leads with the
+    label set (then the item; the sentence), so the store walks that index. Asked as one query with a
+    correlated EXISTS per table, PostgreSQL planned each for the typical label set of the dataset, gold
+    with a million sentence labels, and scanned every sentence label for each detector without any:
+    215 ms at a million sentences, on every run of an annotation page. (A plain ``LIMIT 1`` by the
+    label set's id alone is planned the same way once the statement is prepared.)"""
+    firsts: list[tuple[Any, Any]] = [(m.Span.label_set_id, m.Span.item_id)]
+    if task != "spans":
+        firsts.append((m.SentenceLabel.label_set_id, m.SentenceLabel.sentence_id))
+    return any(
+        session.scalar(select(owner).where(owner == label_set_id).order_by(owner, then).limit(1)) is not None
+        for owner, then in firsts
+    )
 
 
 def detector_sources(engine: Engine, actor: Actor, dataset_id: int, task: str) -> list[LabelSetView]:
@@ -124,15 +134,9 @@ def detector_sources(engine: Engine, actor: Actor, dataset_id: int, task: str) -
     _check_task(task)
     if not preannotation_allowed(engine, dataset_id) or not label_sight(engine, actor, dataset_id).detectors:
         return []
+    detectors = list_label_sets(engine, dataset_id, kind="detector")
     with read_session(engine) as session:
-        holding = set(
-            session.scalars(
-                select(m.LabelSet.id).where(
-                    m.LabelSet.dataset_id == dataset_id, m.LabelSet.kind == "detector", _holds_task(task)
-                )
-            )
-        )
-    return [ls for ls in list_label_sets(engine, dataset_id, kind="detector") if ls.id in holding]
+        return [ls for ls in detectors if _holds_task(session, ls.id, task)]
 
 
 def preannotation_of(engine: Engine, label_set_id: int, item_id: int, task: str) -> Preannotation | None:

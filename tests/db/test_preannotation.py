@@ -265,3 +265,24 @@ def test_starting_every_item_leaves_an_item_whose_gold_was_shown_alone(
     assert preannotation.preannotate_dataset(engine, own, "spans", detectors["judge"], who) == 1
     assert _spans(engine, own, X1) == []
     assert len(_spans(engine, own, X2)) == 2
+
+
+def test_a_detector_is_offered_for_a_task_only_where_it_holds_output_for_it(store) -> None:
+    """Spans drafts come from detectors with spans; sentence drafts from those with spans or sentence
+    labels. Asked one label set at a time, each by its index (a query planned for gold's many rows had
+    scanned every sentence label for each detector without any)."""
+    engine, who, _, _ = store
+    labels_only = LabelSetRecord(
+        kind="detector",
+        name="labeller",
+        annotations=[Annotations(item="x2", sentence_labels=[SentenceLabelRecord(1, "incorrect")])],
+    )
+    silent = LabelSetRecord(kind="detector", name="silent", annotations=[Annotations(item="x1")])
+    bundle = _bundle()
+    import_bundle(engine, _bundle(items=bundle.items, label_sets=[labels_only, silent]), actor=OPERATOR)
+    with Session(engine) as session:  # the silent detector is stored, with nothing of its own
+        assert session.scalar(select(m.LabelSet.id).where(m.LabelSet.name == "silent")) is not None
+    alice = Actor(who, "alice", "admin")
+    assert [ls.name for ls in preannotation.detector_sources(engine, alice, 1, "spans")] == ["eager", "judge"]
+    names = [ls.name for ls in preannotation.detector_sources(engine, alice, 1, "sentences")]
+    assert names == ["eager", "judge", "labeller"]

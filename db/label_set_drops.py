@@ -18,6 +18,7 @@ from sqlalchemy.orm import Session
 
 from db import models as m
 from db.label_set_keys import Key
+from db.label_set_rows import holds_rows
 from formats.records import LabelSetRecord
 
 # Every table whose rows belong to a label set.
@@ -37,9 +38,8 @@ _HOLDERS: tuple[Any, ...] = (
 
 def holds_nothing(session: Session, label_set_id: int) -> bool:
     """Whether no row of any table belongs to the label set and no rating campaign rates it."""
-    for model in _HOLDERS:
-        if session.scalar(select(model.id).where(model.label_set_id == label_set_id).limit(1)) is not None:
-            return False
+    if any(holds_rows(session, model.label_set_id, label_set_id) for model in _HOLDERS):
+        return False
     campaign = select(m.RatingTask.id).where(m.RatingTask.detector_label_set_id == label_set_id).limit(1)
     return session.scalar(campaign) is None
 

@@ -7,11 +7,12 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from sqlalchemy import Engine, exists, select
+from sqlalchemy import Engine, select
 from sqlalchemy.orm import Session
 
 from db import models as m
 from db.engine import read_session
+from db.label_set_rows import holding
 from formats.records import RESPONSE_SCALE
 
 
@@ -258,17 +259,12 @@ def judged_triplets(
 def triplet_sources(engine: Engine, dataset_id: int) -> list[int]:
     """Label sets of the dataset that extracted triplets (whose triplets can be judged).
 
-    Asked per label set of the dataset (a handful, each one index probe), not by joining the dataset's
-    items to their triplets, which visits every item: a hundred thousand of them at a million sentences.
+    Asked per label set of the dataset (a handful, each one index probe: :mod:`db.label_set_rows`), not by
+    joining the dataset's items to their triplets, which visits every item: a hundred thousand of them at
+    a million sentences.
     """
     with read_session(engine) as session:
-        return list(
-            session.scalars(
-                select(m.LabelSet.id)
-                .where(
-                    m.LabelSet.dataset_id == dataset_id,
-                    exists().where(m.Triplet.label_set_id == m.LabelSet.id),
-                )
-                .order_by(m.LabelSet.id)
-            )
+        every = session.scalars(
+            select(m.LabelSet.id).where(m.LabelSet.dataset_id == dataset_id).order_by(m.LabelSet.id)
         )
+        return holding(session, m.Triplet.label_set_id, list(every))

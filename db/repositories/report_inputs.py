@@ -37,14 +37,13 @@ from sqlalchemy import (
     Text,
     case,
     cast,
-    exists,
     func,
-    or_,
     select,
 )
 
 from db import models as m
 from db.engine import MAX_READERS, read_session, revision_of, shares_store
+from db.label_set_rows import holding, holds_rows
 from db.repositories.label_sets import gold_raters
 from formats.trihe import ANSWERING_MODEL
 
@@ -310,25 +309,25 @@ def run_coverage(engine: Engine, dataset_id: int) -> dict[int, np.ndarray | None
 def other_answer_label_sets(engine: Engine, dataset_id: int) -> frozenset[int]:
     """The dataset's label sets holding answers of another kind than spans: sentence scores or labels,
     token probabilities, claim labels, response scores or extracted triplets (an index probe per label set and
-    kind). A run of those whose raw outputs are its answers' texts is no span detector."""
-    query = select(m.LabelSet.id).where(
-        m.LabelSet.dataset_id == dataset_id,
-        or_(
-            *(
-                exists().where(table.label_set_id == m.LabelSet.id)
-                for table in (
-                    m.SentenceScore,
-                    m.SentenceLabel,
-                    m.TokenProbability,
-                    m.ClaimLabel,
-                    m.ResponseScore,
-                    m.Triplet,
-                )
-            )
-        ),
-    )
+    kind: :mod:`db.label_set_rows`). A run of those whose raw outputs are its answers' texts is no span
+    detector."""
+    owners = [
+        table.label_set_id
+        for table in (
+            m.SentenceScore,
+            m.SentenceLabel,
+            m.TokenProbability,
+            m.ClaimLabel,
+            m.ResponseScore,
+            m.Triplet,
+        )
+    ]
     with _snapshot(engine) as connection:
-        return frozenset(row[0] for row in _rows(connection, query))
+        ids = [
+            row[0]
+            for row in _rows(connection, select(m.LabelSet.id).where(m.LabelSet.dataset_id == dataset_id))
+        ]
+        return frozenset(i for i in ids if any(holds_rows(connection, owner, i) for owner in owners))
 
 
 def sentence_rows(engine: Engine, dataset_id: int) -> Columns:
@@ -829,13 +828,11 @@ def _label_reads(connection: Connection, dataset_id: int) -> _Reads[SentencePart
     )
     n_codes = len(SENTENCE_CODES) + 1
 
-    def holding(model: Any) -> list[int]:  # the dataset's label sets with a row in model's table
-        statement = select(m.LabelSet.id).where(
-            m.LabelSet.dataset_id == dataset_id, exists().where(model.label_set_id == m.LabelSet.id)
-        )
-        return [label_set_id for (label_set_id,) in _rows(connection, statement)]
-
-    labelled, scored = holding(m.SentenceLabel), holding(m.SentenceScore)
+    every = [
+        row[0] for row in _rows(connection, select(m.LabelSet.id).where(m.LabelSet.dataset_id == dataset_id))
+    ]
+    labelled = holding(connection, m.SentenceLabel.label_set_id, every)
+    scored = holding(connection, m.SentenceScore.label_set_id, every)
 
     def labels_of(
         label_set_id: int,

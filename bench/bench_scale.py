@@ -20,8 +20,9 @@ Measures, through the same per-revision caches the pages use (``components.live_
 - pages: median server time of a page rerun (Streamlit AppTest, the real app) on the 1 M-sentence
   dataset and on a 100-item dataset of the same shape, taking turns, and their ratio.
 
-With ``--store postgres`` the pages are measured on PostgreSQL (127.0.0.1:5432, database ``test``): the
-two stores are built the same way, each in a schema of its own that is kept for later runs.
+With ``--store postgres`` the dashboards and the pages are measured on PostgreSQL (127.0.0.1:5432,
+database ``test``): the stores are built the same way, each in a schema of its own that is kept for
+later runs.
 
     .venv/bin/python bench/bench_scale.py [--only dashboards|pages] [--repeats 5] [--large 1000000]
         [--case "browse: search"] [--store postgres]
@@ -247,11 +248,12 @@ def mhalo_bundle(n_items: int, n_detectors: int, seed: int = 11) -> Bundle:
     )
 
 
-def mhalo_store(n_items: int, n_detectors: int, rebuild: bool) -> str:
+def mhalo_store(n_items: int, n_detectors: int, rebuild: bool, store: str = "sqlite") -> str:
     def build(engine: Engine) -> None:
         import_bundle(engine, mhalo_bundle(n_items, n_detectors), actor=OPERATOR, source="bench")
 
-    return cached_store(f"mhalo-{n_items}-d{n_detectors}", build, rebuild)
+    cached = cached_postgres_store if store == "postgres" else cached_store
+    return cached(f"mhalo-{n_items}-d{n_detectors}", build, rebuild)
 
 
 # --------------------------------------------------------------------------------------- dashboards
@@ -320,41 +322,41 @@ def dashboards(args: argparse.Namespace) -> None:
     cases = [
         (
             f"AlignBench tables, {args.sentences:,} sentences",
-            alignbench_store(args.sentences, 1, args.rebuild),
+            alignbench_store(args.sentences, 1, args.rebuild, args.store),
             ALIGNBENCH_DATASET,
             "alignbench",
             1.0,
         ),
         (
             f"AlignBench tables, {args.large:,} sentences",
-            alignbench_store(args.large, args.copies, args.rebuild),
+            alignbench_store(args.large, args.copies, args.rebuild, args.store),
             ALIGNBENCH_DATASET,
             "alignbench",
             3.0,
         ),
         (
             f"MHALO tables, {args.mhalo_items:,} items x {args.detectors}",
-            mhalo_store(args.mhalo_items, args.detectors, args.rebuild),
+            mhalo_store(args.mhalo_items, args.detectors, args.rebuild, args.store),
             MHALO_DATASET,
             "mhalo",
             1.0,
         ),
         (
             f"failure finder, {args.mhalo_items:,} items x {args.detectors}",
-            mhalo_store(args.mhalo_items, args.detectors, args.rebuild),
+            mhalo_store(args.mhalo_items, args.detectors, args.rebuild, args.store),
             MHALO_DATASET,
             "finder",
             1.0,
         ),
         (
             f"failure finder, misses, {args.mhalo_items:,} x {args.detectors}",
-            mhalo_store(args.mhalo_items, args.detectors, args.rebuild),
+            mhalo_store(args.mhalo_items, args.detectors, args.rebuild, args.store),
             MHALO_DATASET,
             "finder: misses",
             1.0,
         ),
     ]
-    print(f"\ndashboards, median of {args.repeats} (wall; cpu of this process)")
+    print(f"\ndashboards ({args.store}), median of {args.repeats} (wall; cpu of this process)")
     print(f"{'dashboard':<44}{'cold ms':>10}{'cpu ms':>9}{'target':>8}{'warm ms':>10}  verdict")
     for label, url, dataset, kind, target in cases:
         engine, call = dashboard_calls(url, dataset, kind)
@@ -551,7 +553,10 @@ def main() -> None:
     parser.add_argument("--case", default="", help="only the pages whose label holds this text")
     parser.add_argument("--rebuild", action="store_true", help="build the stores again")
     parser.add_argument(
-        "--store", choices=("sqlite", "postgres"), default="sqlite", help="the store of the pages' runs"
+        "--store",
+        choices=("sqlite", "postgres"),
+        default="sqlite",
+        help="the store the dashboards and pages read",
     )
     args = parser.parse_args()
     _quiet_streamlit()

@@ -349,7 +349,11 @@ def queue_size(engine: Engine, dataset_id: int, page: str, *, assigned_to: int |
     it changes only when items are imported or removed or assignments change, never through an
     annotator's action."""
     with read_session(engine) as session:
-        query = select(func.count(m.Item.id)).where(*in_queue(dataset_id, page, assigned_to=assigned_to))
+        query = (
+            select(func.count())
+            .select_from(m.Item)
+            .where(*in_queue(dataset_id, page, assigned_to=assigned_to))
+        )
         return session.scalar(query) or 0
 
 
@@ -408,16 +412,20 @@ def progress(
 def _locked(dataset_id: int, label_set_id: int, page: str, annotator_id: int) -> Select[int]:
     """How many items of the annotator's queue they have not finished and whose gold was shown to them.
     Starts from their sightings on the dataset, which are few, not from the queue."""
-    return select(func.count(m.Item.id)).where(
-        m.Item.id.in_(
-            select(m.GoldSighting.item_id).where(
-                m.GoldSighting.annotator_id == annotator_id,
-                m.GoldSighting.dataset_id == dataset_id,
-                sighting_locks(),
-            )
-        ),
-        *in_queue(dataset_id, page, assigned_to=annotator_id),
-        _unfinished(label_set_id, page),
+    return (
+        select(func.count())
+        .select_from(m.Item)
+        .where(
+            m.Item.id.in_(
+                select(m.GoldSighting.item_id).where(
+                    m.GoldSighting.annotator_id == annotator_id,
+                    m.GoldSighting.dataset_id == dataset_id,
+                    sighting_locks(),
+                )
+            ),
+            *in_queue(dataset_id, page, assigned_to=annotator_id),
+            _unfinished(label_set_id, page),
+        )
     )
 
 
@@ -559,7 +567,12 @@ def own_progress(engine: Engine, dataset_id: int, annotator_id: int, *, assigned
         else:
             for item_id, pages_of_item in found.items():
                 tasks[item_id] = {assignment_task(page) for page in pages_of_item}
-            total = session.scalar(select(func.count(m.Item.id)).where(m.Item.dataset_id == dataset_id)) or 0
+            total = (
+                session.scalar(
+                    select(func.count()).select_from(m.Item).where(m.Item.dataset_id == dataset_id)
+                )
+                or 0
+            )
         # Per task, the items finished on it and how (done, or skipped on one of its queues).
         finished_on_task: dict[str, dict[int, str]] = {}
         for task in set().union(*tasks.values()):

@@ -286,9 +286,9 @@ def run_coverage(engine: Engine, dataset_id: int) -> dict[int, np.ndarray | None
     )
     found: dict[int, np.ndarray | None] = {}
     with _snapshot(engine) as connection:
-        n_items = _rows(connection, select(func.count(m.Item.id)).where(m.Item.dataset_id == dataset_id))[0][
-            0
-        ]
+        n_items = _rows(
+            connection, select(func.count()).select_from(m.Item).where(m.Item.dataset_id == dataset_id)
+        )[0][0]
         counts = dict(_rows(connection, marked))
         for label_set_id, n in counts.items():
             if n >= n_items:

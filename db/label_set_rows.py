@@ -18,6 +18,8 @@ from typing import Any
 from sqlalchemy import Connection, Select, bindparam, select
 from sqlalchemy.orm import Session
 
+from db import models as m
+
 
 def probe(owner: Any, label_set_id: int) -> Select[Any]:
     """The first row of the label set in the table whose label set column is ``owner``, its id inlined."""
@@ -32,3 +34,9 @@ def holds_rows(connection: Connection | Session, owner: Any, label_set_id: int) 
 def holding(connection: Connection | Session, owner: Any, label_set_ids: Iterable[int]) -> list[int]:
     """Those of ``label_set_ids`` holding a row of the table whose label set column is ``owner``."""
     return [label_set_id for label_set_id in label_set_ids if holds_rows(connection, owner, label_set_id)]
+
+
+def dataset_label_sets(connection: Connection | Session, dataset_id: int) -> list[int]:
+    """The ids of the dataset's label sets, in the order they were made: what the probes ask about."""
+    query = select(m.LabelSet.id).where(m.LabelSet.dataset_id == dataset_id).order_by(m.LabelSet.id)
+    return list(connection.execute(query).scalars())

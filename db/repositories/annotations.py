@@ -12,7 +12,7 @@ from sqlalchemy.orm import Session
 
 from db import models as m
 from db.engine import read_session
-from db.label_set_rows import holding
+from db.label_set_rows import dataset_label_sets, holding
 from formats.records import RESPONSE_SCALE
 
 
@@ -264,7 +264,4 @@ def triplet_sources(engine: Engine, dataset_id: int) -> list[int]:
     a million sentences.
     """
     with read_session(engine) as session:
-        every = session.scalars(
-            select(m.LabelSet.id).where(m.LabelSet.dataset_id == dataset_id).order_by(m.LabelSet.id)
-        )
-        return holding(session, m.Triplet.label_set_id, list(every))
+        return holding(session, m.Triplet.label_set_id, dataset_label_sets(session, dataset_id))

@@ -43,7 +43,7 @@ from sqlalchemy import (
 
 from db import models as m
 from db.engine import MAX_READERS, read_session, revision_of, shares_store
-from db.label_set_rows import holding, holds_rows
+from db.label_set_rows import dataset_label_sets, holding, holds_rows
 from db.repositories.label_sets import gold_raters
 from formats.trihe import ANSWERING_MODEL
 
@@ -323,10 +323,7 @@ def other_answer_label_sets(engine: Engine, dataset_id: int) -> frozenset[int]:
         )
     ]
     with _snapshot(engine) as connection:
-        ids = [
-            row[0]
-            for row in _rows(connection, select(m.LabelSet.id).where(m.LabelSet.dataset_id == dataset_id))
-        ]
+        ids = dataset_label_sets(connection, dataset_id)
         return frozenset(i for i in ids if any(holds_rows(connection, owner, i) for owner in owners))
 
 
@@ -828,9 +825,7 @@ def _label_reads(connection: Connection, dataset_id: int) -> _Reads[SentencePart
     )
     n_codes = len(SENTENCE_CODES) + 1
 
-    every = [
-        row[0] for row in _rows(connection, select(m.LabelSet.id).where(m.LabelSet.dataset_id == dataset_id))
-    ]
+    every = dataset_label_sets(connection, dataset_id)
     labelled = holding(connection, m.SentenceLabel.label_set_id, every)
     scored = holding(connection, m.SentenceScore.label_set_id, every)
 

@@ -892,6 +892,22 @@ WHERE_KEYS_STAND_JS = """() => {
 }"""
 
 
+def _done_drawn(msg: ForwardMsg) -> bool:
+    """Whether the server's message draws the spans page's "done" button disabled (the item is done)."""
+    if msg.WhichOneof("type") != "delta" or msg.delta.WhichOneof("type") != "new_element":
+        return False
+    element = msg.delta.new_element
+    return (
+        element.WhichOneof("type") == "button"
+        and element.button.id.endswith("spans_done")
+        and element.button.disabled
+    )
+
+
+# Idle with the item done (held between the two runs), or the next item shown (the runs went by).
+HELD_OR_NEXT_JS = f"""() => ({IDLE_AFTER_DONE_JS})() || document.body.innerText.includes("Item demo-007")"""
+
+
 def test_n_right_after_d_waits_for_the_run_of_the_whole_page(annotator: Annotator) -> None:
     """D reruns the unit alone, which finds the item done and asks for a run of the whole page (the
     header counts the item). Between the two runs the page looked idle, and N, pressed right after D,
@@ -900,12 +916,16 @@ def test_n_right_after_d_waits_for_the_run_of_the_whole_page(annotator: Annotato
     next item.
 
     The test holds what the server sends after the unit's run has ended, so the page surely sits
-    between the two runs while N waits, however fast or slow the machine."""
+    between the two runs while N waits, however fast or slow the machine. Only when the unit's run drew
+    the item done: a run that starts drops what the run before left unsent, and on a busy machine the
+    unit's drawing is sometimes dropped so (1 in 12). The page then never sits between the runs, N
+    opens the next item all the same, and the test tries again as another annotator."""
     me, page = annotator, annotator.page
     held: list[str | bytes] = []
-    # stage: 0 passes the server's messages, 1 once the unit's run stopped for the whole page's run,
-    # 2 holds them once the page has been told no run goes on; asked: the page's requests meanwhile
-    gate = {"stage": 0, "asked": 0}
+    # stage: 0 passes the server's messages, 1 once the unit's run, having drawn the item done, stopped
+    # for the whole page's run, 2 holds them once the page has been told no run goes on; asked: the
+    # page's requests meanwhile; drawn: the unit's run drew the item done
+    gate = {"stage": 0, "asked": 0, "drawn": False}
     sockets: list[WebSocketRoute] = []
 
     def hold_between_the_runs(socket: WebSocketRoute) -> None:
@@ -921,9 +941,13 @@ def test_n_right_after_d_waits_for_the_run_of_the_whole_page(annotator: Annotato
                 return
             msg = ForwardMsg.FromString(message)
             kind = msg.WhichOneof("type")
-            if kind == "script_finished" and msg.metadata.run.fragment_ids:
+            if kind == "new_session":
+                gate["drawn"] = False
+            elif _done_drawn(msg):
+                gate["drawn"] = True
+            elif kind == "script_finished" and msg.metadata.run.fragment_ids:
                 early = msg.script_finished == ForwardMsg.ScriptFinishedStatus.FINISHED_EARLY_FOR_RERUN
-                gate["stage"] = 1 if early else 0
+                gate["stage"] = 1 if early and gate["drawn"] else 0
             elif kind == "session_status_changed" and gate["stage"] == 1:
                 gate["stage"] = 2 if not msg.session_status_changed.script_is_running else 1
 
@@ -936,20 +960,30 @@ def test_n_right_after_d_waits_for_the_run_of_the_whole_page(annotator: Annotato
         socket.on_message(up)
 
     page.route_web_socket(re.compile(r"/_stcore/stream"), hold_between_the_runs)
-    me.open("spans", "e2e-done-then-next", "demo-006")
-    page.wait_for_function("() => window.spanlightUnitKeys?.listening === true")  # the keys D and N meet
-    pressed = time.monotonic()
-    page.keyboard.press("d")
-    page.keyboard.press("n")
-    # The unit drawn anew (D's button now says the item is done), then idle to the eye for many frames.
-    try:
-        page.wait_for_function(IDLE_AFTER_DONE_JS, polling="raf")
-    except PlaywrightTimeoutError:
-        raise AssertionError(
-            f"not idle with the item done {time.monotonic() - pressed:.0f} s after D: gate {gate}, "
-            f"{len(held)} message(s) held, {len(sockets)} socket(s); page {page.evaluate(WHERE_KEYS_STAND_JS)}"
-        ) from None
-    assert gate["stage"] == 2, "the page is idle, but not between the unit's run and the whole page's"
+    for attempt in range(3):
+        held.clear()
+        gate.update(stage=0, asked=0, drawn=False)
+        me.open("spans", f"e2e-done-then-next-{attempt}", "demo-006")
+        page.wait_for_function("() => window.spanlightUnitKeys?.listening === true")  # the keys D and N meet
+        pressed = time.monotonic()
+        page.keyboard.press("d")
+        page.keyboard.press("n")
+        # The unit drawn anew (D's button now says the item is done), then idle to the eye for many frames.
+        try:
+            page.wait_for_function(HELD_OR_NEXT_JS, polling="raf")
+        except PlaywrightTimeoutError:
+            raise AssertionError(
+                f"neither idle with the item done nor on the next item {time.monotonic() - pressed:.0f} s "
+                f"after D: gate {gate}, {len(held)} message(s) held, {len(sockets)} socket(s); "
+                f"page {page.evaluate(WHERE_KEYS_STAND_JS)}"
+            ) from None
+        if gate["stage"] == 2:
+            break
+        # The unit's drawing was dropped: N opened the next item after the runs, as it must.
+        me.idle()
+        expect(page.get_by_text("Item demo-007", exact=False).first).to_be_visible()
+    else:
+        raise AssertionError("in 3 tries the unit's run never drew the item done before the whole page's run")
     assert gate["asked"] == 0, "N was clicked before the run of the whole page"
     assert page.evaluate("() => window.spanlightKeyQueue.keys") == ["n"]
     gate["stage"] = 0

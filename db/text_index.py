@@ -95,6 +95,15 @@ def _filters(haystack: bytes, block_starts: list[int]) -> npt.NDArray[np.uint8]:
 
 
 @dataclass(frozen=True)
+class Hits:
+    """The ids, in order, of the items a search found: all those holding the word among the first
+    ``read`` items of the index (every item, unless the search stopped early)."""
+
+    ids: list[int]
+    read: int
+
+
+@dataclass(frozen=True)
 class TextIndex:
     """Items' texts in order: item ``ids[k]`` is ``haystack[starts[k]:starts[k + 1]]``; block ``b`` is
     items ``blocks[b]`` to ``blocks[b + 1]`` (``blocks`` ends with the item count). Never changed once
@@ -149,32 +158,34 @@ class TextIndex:
         held = (self.filters[:, bits >> 3] >> (7 - (bits & 7)).astype(np.uint8)) & 1
         return np.flatnonzero(held.all(axis=1)).tolist()
 
-    def matching(self, needle: str, at_most: int) -> list[int] | None:
-        """The ids, in order, of the items whose texts hold ``needle`` (ASCII case ignored), or None
-        when more than ``at_most`` do."""
+    def matching(self, needle: str, at_most: int) -> Hits:
+        """The items whose texts hold ``needle`` (ASCII case ignored): all of them, or the first
+        ``at_most + 1`` when more than ``at_most`` do (the search stops there)."""
         if self.every_case:
             raise ValueError("an index made every_case says which items may match: see candidates")
         wanted = folded(needle)
         if not wanted:  # held by every text
-            return list(self.ids) if len(self.ids) <= at_most else None
+            shown = self.ids[: at_most + 1]
+            return Hits(list(shown), len(shown))
         if _SEPARATOR in wanted:
-            return []
+            return Hits([], len(self.ids))
         return self._holding([wanted], at_most)
 
-    def candidates(self, needle: str, at_most: int) -> list[int] | None:
-        """The ids, in order, of the items whose texts may hold ``needle`` with every letter's case
-        ignored, by any locale (an index made ``every_case``): among them are all that do. None when
-        more than ``at_most`` may, or when the word has no ASCII character to look for."""
+    def candidates(self, needle: str, at_most: int) -> Hits | None:
+        """The items whose texts may hold ``needle`` with every letter's case ignored, by any locale (an
+        index made ``every_case``): among them are all that do. All of them, or the first
+        ``at_most + 1`` when more than ``at_most`` may. None when the word has no ASCII character to look
+        for."""
         if not self.every_case:
             raise ValueError("only an index made every_case holds what every locale folds")
         if _SEPARATOR.decode() in needle:  # no store holds it
-            return []
+            return Hits([], len(self.ids))
         runs = _ascii_runs(needle)
         return self._holding(runs, at_most) if runs else None
 
-    def _holding(self, wanted: list[bytes], at_most: int) -> list[int] | None:
-        """The ids, in order, of the items whose texts hold every one of ``wanted`` (the first looked for
-        first), or None when more than ``at_most`` do."""
+    def _holding(self, wanted: list[bytes], at_most: int) -> Hits:
+        """The items whose texts hold every one of ``wanted`` (the first looked for first): all of them,
+        or the first ``at_most + 1``."""
         first, rest = wanted[0], wanted[1:]
         haystack, starts, ids, blocks = self.haystack, self.starts, self.ids, self.blocks
         found: list[int] = []
@@ -186,5 +197,5 @@ class TextIndex:
                 if all(haystack.find(run, starts[k], at) >= 0 for run in rest):
                     found.append(ids[k])
                     if len(found) > at_most:
-                        return None
-        return found
+                        return Hits(found, k + 1)
+        return Hits(found, len(ids))

@@ -6,7 +6,9 @@ import math
 from dataclasses import dataclass, field
 from typing import Any
 
-from sqlalchemy import Engine, Select, exists, false, func, or_, select
+from sqlalchemy import Engine, Integer, Select, any_, bindparam, exists, false, func, or_, select
+from sqlalchemy.dialects.postgresql import ARRAY
+from sqlalchemy.orm import Session
 
 from db import models as m
 from db.engine import read_session
@@ -125,7 +127,7 @@ def _filtered(
         return query.where(false())
     if found is not None:
         # Looked up by id: asked for the dataset too, SQLite would walk its index past every item.
-        query = query.where(m.Item.id.in_(found.ids))
+        query = query.where(_among(m.Item.id, found.ids, dialect))
     else:
         query = query.where(m.Item.dataset_id == dataset_id)
     if (needle := flt.text.strip()) and (found is None or not found.exact):
@@ -143,6 +145,14 @@ def _filtered(
         condition = _gold_span_exists()
         query = query.where(condition if flt.hallucinated else ~condition)
     return query
+
+
+def _among(column: Any, ids: list[int], dialect: str) -> Any:
+    """``column`` is one of ``ids``: on PostgreSQL one array bound as a whole (``= ANY``), as a thousand
+    values bound one by one took 5-10 ms of building and sending beside the query's 4 ms."""
+    if dialect == "postgresql":
+        return column == any_(bindparam(None, ids, type_=ARRAY(Integer)))
+    return column.in_(ids)
 
 
 def _holds(column: Any, needle: str, dialect: str) -> Any:
@@ -229,6 +239,49 @@ def _reads_every_item(flt: ItemFilter) -> bool:
     return bool(flt.text.strip()) or flt.hallucinated is not None
 
 
+#: The most items whose ids a search of the texts held hands the store (a search reaching a page further
+#: on leaves it to the store): well within every store's limit on bound values.
+MAX_FOUND_IDS = 10_000
+
+
+def _first_matches(
+    engine: Engine, session: Session, dataset_id: int, flt: ItemFilter, bound: int
+) -> list[int]:
+    """The ids of the first ``bound + 1`` items matching ``flt`` (all of them when fewer match), in
+    dataset order, as ``session`` sees them.
+
+    The texts held in memory name the items holding the searched word, or the first of them when it is
+    common (:func:`db.repositories.text_search.matching_items`), and the store keeps to those. First
+    ones are enough when ``bound + 1`` of them match the rest of ``flt`` (and, on PostgreSQL, ``ILIKE``):
+    every match before the last of them is among them. Else the store searches every item in order, as
+    it does while the texts are being read; and so it does at once when at least every other item holds
+    the word, as it then reads few more rows than it keeps. (A word in one caption of 14, searched by
+    PostgreSQL in order at a million sentences, read 13,904 rows for its first 1,001 matches: 58 ms,
+    against 13 ms for finding them in memory and reading those.)"""
+    dialect = engine.dialect.name
+    needle = flt.text.strip()
+    found = (
+        matching_items(engine, session, dataset_id, needle, bound)
+        if needle and bound < MAX_FOUND_IDS
+        else None
+    )
+
+    def first(known: Found | None) -> list[int]:
+        return list(
+            session.scalars(
+                _filtered(select(m.Item.id), dataset_id, flt, dialect, known)
+                .order_by(m.Item.position, m.Item.id)
+                .limit(bound + 1)
+            )
+        )
+
+    if found is not None and (found.complete or len(found.ids) * 2 < found.read):
+        ids = first(found)
+        if found.complete or len(ids) > bound:
+            return ids
+    return first(None)
+
+
 def browse_page(
     engine: Engine,
     dataset_id: int,
@@ -243,8 +296,9 @@ def browse_page(
     texts, or of what gold says, is counted while its matches are found in dataset order, and the
     counting stops after ``count_bound`` matches or the end of the asked-for page, whichever is
     later: the common word is counted in a millisecond and the page needs no second pass, while the
-    next page is always known to exist. A rare word would read every item's texts: on SQLite the
-    texts held in memory answer it instead, once read (:mod:`db.repositories.text_search`).
+    next page is always known to exist. Once a dataset's texts are read into memory, they say which
+    items hold the word (:func:`_first_matches`): a rare word would have the store read every item's
+    texts, and a common one hundreds of items for each page's worth of matches.
     """
     if page_size < 1:
         raise ValueError(f"page_size must be at least 1, got {page_size}")
@@ -260,16 +314,7 @@ def browse_page(
     with read_session(engine) as session:  # one snapshot for the matches and their rows
         if dialect != "sqlite":  # SQLite's read transaction is one snapshot already
             session.connection(execution_options={"isolation_level": "REPEATABLE READ"})
-        found = (
-            matching_items(engine, session, dataset_id, flt.text.strip(), bound) if flt.text.strip() else None
-        )
-        ids = list(
-            session.scalars(
-                _filtered(select(m.Item.id), dataset_id, flt, dialect, found)
-                .order_by(m.Item.position, m.Item.id)
-                .limit(bound + 1)
-            )
-        )
+        ids = _first_matches(engine, session, dataset_id, flt, bound)
         n_pages = max(1, math.ceil(len(ids) / page_size))
         page = min(page, n_pages)
         chosen = ids[(page - 1) * page_size : page * page_size]

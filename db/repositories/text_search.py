@@ -160,10 +160,13 @@ def prepare(engine: Engine, dataset_id: int) -> None:
 class Found:
     """What the texts held say of a search: the ids, in dataset order, of the items that hold the word
     (``exact``, on SQLite), or of those that may hold it (on PostgreSQL: the store's search, kept to
-    them, says which do)."""
+    them, says which do). All of them when ``complete``; else those among the dataset's first ``read``
+    items, and more follow."""
 
     ids: list[int]
     exact: bool
+    complete: bool
+    read: int
 
 
 def matching_items(
@@ -172,18 +175,18 @@ def matching_items(
     """The items whose id, prompt or response holds ``needle`` as the store's search finds it (ASCII
     case ignored on SQLite, as its ``LIKE``; every letter's case, by the locale, on PostgreSQL, where the
     items that may hold it are given: :meth:`TextIndex.candidates`), as ``session`` (the caller's read
-    transaction) sees them.
+    transaction) sees them: all of them, or the first ``at_most + 1`` when more hold it (a common word,
+    found in the first blocks of texts).
 
-    None when the store's own search should answer: when more than ``at_most`` items hold it (a common
-    word, which that search finds early, stopping at the page it needs); while the dataset's texts are
-    being read (this starts reading them); on PostgreSQL, for a word of no ASCII character but i and k.
+    None when the store's own search should answer: while the dataset's texts are being read (this
+    starts reading them); on PostgreSQL, for a word of no ASCII character but i and k.
     """
     index = _held_as(engine, session, dataset_id)
     if index is None:
         return None
     exact = not index.every_case
-    ids = index.matching(needle, at_most) if exact else index.candidates(needle, at_most)
-    return None if ids is None else Found(ids, exact)
+    hits = index.matching(needle, at_most) if exact else index.candidates(needle, at_most)
+    return None if hits is None else Found(hits.ids, exact, len(hits.ids) <= at_most, hits.read)
 
 
 def settle(timeout: float | None = None) -> None:

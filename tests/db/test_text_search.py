@@ -10,7 +10,7 @@ from collections.abc import Iterator
 import pytest
 from hypothesis import HealthCheck, example, given, settings
 from hypothesis import strategies as st
-from sqlalchemy import Engine, select, text
+from sqlalchemy import Engine, event, select, text
 
 from db import models as m
 from db import text_index
@@ -118,12 +118,80 @@ def test_a_match_never_runs_from_one_text_into_the_next(sqlite_engine: Engine) -
     assert _from_memory(engine, dataset_id, "\x00") == []
 
 
-def test_more_matches_than_asked_for_are_left_to_the_store(sqlite_engine: Engine) -> None:
+def test_more_matches_than_asked_for_stop_the_search_at_one_more(sqlite_engine: Engine) -> None:
     engine = sqlite_engine
     dataset_id = _import(engine, "search", TEXTS)
     _read(engine, dataset_id)
-    assert _from_memory(engine, dataset_id, "e", at_most=2) is None
-    assert _from_memory(engine, dataset_id, "cube", at_most=2) is not None
+    with read_session(engine) as session:
+        common = text_search.matching_items(engine, session, dataset_id, "e", 2)
+        rare = text_search.matching_items(engine, session, dataset_id, "cube", 2)
+    assert common is not None and len(common.ids) == 3 and not common.complete
+    assert common.read == 3  # "e" is in the first three items
+    assert rare is not None and len(rare.ids) == 2 and rare.complete and rare.read == len(TEXTS)
+
+
+# Fifty items: "cube" in every fifth (found in memory, then read by id), "ball" in all but every fifth
+# (so common that the store's own search in order reads few more rows than it keeps).
+MANY = [
+    (f"m-{k:02d}", "", ("A cube" if k % 5 == 0 else "A ball") + (" CUBE" if k % 10 == 3 else ""))
+    for k in range(50)
+]
+
+
+def _store_says(engine: Engine, dataset_id: int, flt: ItemFilter) -> list[int]:
+    """The ids of the items the store's own search finds, in order (no texts held are asked)."""
+    return [row.id for row in item_page(engine, dataset_id, flt, 0, 1000)]
+
+
+@pytest.mark.parametrize(
+    "flt",
+    [
+        ItemFilter(text="cube"),
+        ItemFilter(text="ball"),
+        ItemFilter(text="CUBE", external_ids=("m-03", "m-13", "m-45")),  # found first, then kept to fewer
+        ItemFilter(text="cube", hallucinated=False),
+        ItemFilter(text="zebra"),
+    ],
+    ids=["sparse", "dense", "fewer kept", "with gold", "none"],
+)
+def test_a_page_of_matches_found_in_memory_is_the_stores_page(engine: Engine, flt: ItemFilter) -> None:
+    """Whether the texts held give every match or only the first ones, each page and the count are what
+    the store's own search gives."""
+    dataset_id = _import(engine, "search", MANY)
+    _read(engine, dataset_id)
+    expected = _store_says(engine, dataset_id, flt)
+    for count_bound in (1, 3, 12, 1000):
+        for page in (1, 2, 3, 7):
+            got = browse_page(engine, dataset_id, flt, page, 2, count_bound=count_bound)
+            bound = max(count_bound, page * 2)
+            assert got.counted_all == (len(expected) <= bound)
+            assert got.n_matching == (len(expected) if got.counted_all else bound)
+            shown = min(page, max(1, -(-min(len(expected), bound + 1) // 2)))
+            assert got.page == shown
+            assert [r.id for r in got.rows] == expected[(shown - 1) * 2 : shown * 2]
+
+
+def test_a_word_found_in_memory_is_read_by_id(engine: Engine) -> None:
+    """A word in one item of five, found in the texts held, is read from the store by id: on SQLite its
+    texts are not searched again, and on PostgreSQL only those items' are."""
+    dataset_id = _import(engine, "search", MANY)
+    _read(engine, dataset_id)
+    said: list[str] = []
+
+    def note(_conn: object, _cursor: object, statement: str, *_: object) -> None:
+        said.append(statement)
+
+    event.listen(engine, "before_cursor_execute", note)
+    try:
+        page = browse_page(engine, dataset_id, ItemFilter(text="cube"), 1, 2, count_bound=3)
+    finally:
+        event.remove(engine, "before_cursor_execute", note)
+    assert [r.external_id for r in page.rows] == ["m-00", "m-03"]
+    (ids_query,) = [q for q in said if "ORDER BY" in q and "LIMIT" in q]
+    if engine.dialect.name == "sqlite":
+        assert " IN (" in ids_query and "LIKE" not in ids_query.upper()
+    else:
+        assert "= ANY (" in ids_query and "ILIKE" in ids_query.upper()
 
 
 def test_items_added_later_are_found(sqlite_engine: Engine) -> None:
@@ -191,8 +259,12 @@ def test_blocks_of_any_size_find_every_match(texts: list[list[str]], needle: str
         text_index.BLOCK_BYTES = original
     folded = text_index.folded(needle)
     expected = [k for k, t in enumerate(texts) if any(folded in text_index.folded(s) for s in t)]
-    assert index.matching(needle, 100) == expected
-    assert index.matching(needle, len(expected) - 1 if expected else 0) == (None if expected else [])
+    assert index.matching(needle, 100).ids == expected
+    # Asked for fewer: the search stops at the first one more, having read the items up to it.
+    at_most = max(0, len(expected) - 2)
+    stopped = index.matching(needle, at_most)
+    assert stopped.ids == expected[: at_most + 1]
+    assert stopped.read == (expected[at_most] + 1 if len(expected) > at_most else len(texts))
 
 
 @settings(max_examples=300, deadline=None, suppress_health_check=[HealthCheck.too_slow])
@@ -217,10 +289,11 @@ def test_candidates_hold_every_item_a_locale_folding_every_letter_matches(
         index = TextIndex.empty(every_case=True).extended(enumerate(texts))
     finally:
         text_index.BLOCK_BYTES = original
-    found = index.candidates(needle, 100)
-    if found is None:  # nothing in the word says which items may hold it
+    hits = index.candidates(needle, 100)
+    if hits is None:  # nothing in the word says which items may hold it
         assert all(c >= "\x80" for c in needle)
         return
+    found = hits.ids
     # Every letter folded, as a locale does (Python's own folding: the Kelvin sign to k, İ to i and a dot),
     # and, as in a Turkish locale, I to ı and İ to i.
     for fold in (str.lower, lambda t: t.replace("I", "ı").replace("\u0130", "i").lower()):
@@ -234,12 +307,11 @@ def test_a_word_of_no_ascii_character_is_left_to_the_store() -> None:
     index = TextIndex.empty(every_case=True).extended([(1, ["Kelvin \u212a", "İstanbul"]), (2, ["ılık"])])
     assert index.candidates("\u212a", 10) is None
     assert index.candidates("é", 10) is None
-    assert index.candidates("\x00", 10) == []
-    assert index.candidates("ISTANBUL", 10) == [1]
-    assert index.candidates("kk", 10) == []
-    assert index.candidates("k", 10) == [1, 2]
-    assert index.candidates("ILIK", 10) == [2]  # Turkish: ı is I's lower case
-    assert index.candidates("zebra", 10) == []
+    for needle, ids in [("\x00", []), ("ISTANBUL", [1]), ("kk", []), ("k", [1, 2]), ("zebra", [])]:
+        hits = index.candidates(needle, 10)
+        assert hits is not None and hits.ids == ids
+    hits = index.candidates("ILIK", 10)
+    assert hits is not None and hits.ids == [2]  # Turkish: ı is I's lower case
     with pytest.raises(ValueError):
         index.matching("zebra", 10)
     with pytest.raises(ValueError):

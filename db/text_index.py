@@ -96,8 +96,8 @@ def _filters(haystack: bytes, block_starts: list[int]) -> npt.NDArray[np.uint8]:
 
 @dataclass(frozen=True)
 class Hits:
-    """The ids, in order, of the items a search found: all those holding the word among the first
-    ``read`` items of the index (every item, unless the search stopped early)."""
+    """The ids, in order, of the items a search found: all those among the first ``read`` items of the
+    index (every item, unless the search stopped early) that hold the word, or may (:meth:`candidates`)."""
 
     ids: list[int]
     read: int

@@ -239,8 +239,8 @@ def _reads_every_item(flt: ItemFilter) -> bool:
     return bool(flt.text.strip()) or flt.hallucinated is not None
 
 
-#: The most items whose ids a search of the texts held hands the store (a search reaching a page further
-#: on leaves it to the store): well within every store's limit on bound values.
+#: The most items whose ids a search of the texts held hands the store (a word held by more, searched to
+#: a page further on, is left to the store): well within every store's limit on bound values.
 MAX_FOUND_IDS = 10_000
 
 
@@ -260,11 +260,8 @@ def _first_matches(
     against 13 ms for finding them in memory and reading those.)"""
     dialect = engine.dialect.name
     needle = flt.text.strip()
-    found = (
-        matching_items(engine, session, dataset_id, needle, bound)
-        if needle and bound < MAX_FOUND_IDS
-        else None
-    )
+    asked = min(bound, MAX_FOUND_IDS)
+    found = matching_items(engine, session, dataset_id, needle, asked) if needle else None
 
     def first(known: Found | None) -> list[int]:
         return list(
@@ -275,7 +272,7 @@ def _first_matches(
             )
         )
 
-    if found is not None and (found.complete or len(found.ids) * 2 < found.read):
+    if found is not None and (found.complete or (asked == bound and len(found.ids) * 2 < found.read)):
         ids = first(found)
         if found.complete or len(ids) > bound:
             return ids

@@ -7,9 +7,10 @@ dataset from a later one given the same id. Reading and indexing take about a se
 sentences, so they run on a thread of their own, started when the browser opens (or by a search); until
 they are done the store's own search (``LIKE``) answers, as it always did.
 
-SQLite's ``LIKE`` ignores the case of ASCII letters only, as the index does: there the index answers.
-PostgreSQL's ``ILIKE`` folds every letter by the database's locale: there the index names the items
-that may hold the word, and the store's search, kept to those, answers. (On both stores imports
+SQLite's ``LIKE`` ignores the case of ASCII letters only, as the index does: there the index names the
+items that hold the word. PostgreSQL's ``ILIKE`` folds every letter by the database's locale: there the
+index names the items that may hold it, and the store's search, kept to those, says which do. (Which of
+the two searches a page then runs: ``db.repositories.items._first_matches``.) (On both stores imports
 appending to one dataset take turns, so items are committed in the order of their positions.)
 """
 
@@ -161,7 +162,7 @@ class Found:
     """What the texts held say of a search: the ids, in dataset order, of the items that hold the word
     (``exact``, on SQLite), or of those that may hold it (on PostgreSQL: the store's search, kept to
     them, says which do). All of them when ``complete``; else those among the dataset's first ``read``
-    items, and more follow."""
+    items, and more may follow."""
 
     ids: list[int]
     exact: bool
@@ -175,8 +176,8 @@ def matching_items(
     """The items whose id, prompt or response holds ``needle`` as the store's search finds it (ASCII
     case ignored on SQLite, as its ``LIKE``; every letter's case, by the locale, on PostgreSQL, where the
     items that may hold it are given: :meth:`TextIndex.candidates`), as ``session`` (the caller's read
-    transaction) sees them: all of them, or the first ``at_most + 1`` when more hold it (a common word,
-    found in the first blocks of texts).
+    transaction) sees them: all of them, or the first ``at_most + 1`` when more hold it, or may (a
+    common word, found in the first blocks of texts).
 
     None when the store's own search should answer: while the dataset's texts are being read (this
     starts reading them); on PostgreSQL, for a word of no ASCII character but i and k.

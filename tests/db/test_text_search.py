@@ -17,6 +17,7 @@ from db import text_index
 from db.access import OPERATOR
 from db.engine import make_engine, read_session
 from db.importer import import_bundle, import_bundles
+from db.repositories import items as items_module
 from db.repositories import text_search
 from db.repositories.datasets import delete_dataset, list_datasets
 from db.repositories.items import ItemFilter, browse_page, item_page
@@ -159,6 +160,22 @@ def test_a_page_of_matches_found_in_memory_is_the_stores_page(engine: Engine, fl
     the store's own search gives."""
     dataset_id = _import(engine, "search", MANY)
     _read(engine, dataset_id)
+    _pages_as_the_store_gives_them(engine, dataset_id, flt)
+
+
+@pytest.mark.parametrize("needle", ["cube", "m-13", "zebra"])
+def test_a_page_past_the_ids_handed_to_the_store_is_the_stores_page(
+    engine: Engine, needle: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Deep pages of a word held by more items than the store is handed ids of: the store searches (a
+    word held by fewer is still found in memory)."""
+    monkeypatch.setattr(items_module, "MAX_FOUND_IDS", 4)
+    dataset_id = _import(engine, "search", MANY)
+    _read(engine, dataset_id)
+    _pages_as_the_store_gives_them(engine, dataset_id, ItemFilter(text=needle))
+
+
+def _pages_as_the_store_gives_them(engine: Engine, dataset_id: int, flt: ItemFilter) -> None:
     expected = _store_says(engine, dataset_id, flt)
     for count_bound in (1, 3, 12, 1000):
         for page in (1, 2, 3, 7):

@@ -175,6 +175,22 @@ def test_a_page_past_the_ids_handed_to_the_store_is_the_stores_page(
     _pages_as_the_store_gives_them(engine, dataset_id, ItemFilter(text=needle))
 
 
+def test_pages_of_items_sharing_positions_and_subsets_are_the_stores_pages(engine: Engine) -> None:
+    """Items sharing a position are in id order, in memory as in the store; a subset kept after the
+    first matches are found is the store's page too."""
+    dataset_id = _import(engine, "search", MANY)
+    with engine.begin() as connection:  # pairs of items on one position, in reverse; every third in a subset
+        connection.execute(
+            text(
+                "UPDATE items SET position = (60 - position) / 2,"
+                " subset = CASE WHEN position % 3 = 0 THEN 'x' END"
+            )
+        )
+    _read(engine, dataset_id)
+    for flt in (ItemFilter(text="cube"), ItemFilter(text="cube", subsets=("x",)), ItemFilter(text="ball")):
+        _pages_as_the_store_gives_them(engine, dataset_id, flt)
+
+
 def _pages_as_the_store_gives_them(engine: Engine, dataset_id: int, flt: ItemFilter) -> None:
     expected = _store_says(engine, dataset_id, flt)
     for count_bound in (1, 3, 12, 1000):

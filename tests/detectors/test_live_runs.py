@@ -11,6 +11,7 @@ from __future__ import annotations
 import json
 import logging
 import threading
+from collections import Counter
 from typing import Any
 
 import pytest
@@ -296,11 +297,14 @@ def test_a_crash_mid_run_loses_no_answer_that_arrived(data):
     from db.detector_runs import ResponseCache, cache_path, run_detector
 
     healthy = lambda text, n: answer(tagged(item_number(text), "red cube"))  # noqa: E731
+    # The calls are not the subject here: a call slower than the 1 s of the timeout tests on a busy
+    # machine would be retried, and a retry is a second request of an item without any answer lost.
+    patient = {"timeout_s": 60.0}
     with ChatServer(healthy) as server:
         cache = ResponseCache(cache_path(data))
         with pytest.raises(RuntimeError, match="died"):
             run_detector(
-                spec(server, batch_items=2),
+                spec(server, batch_items=2, **patient),
                 Crashing(data, DATASET, "judge", OPERATOR),
                 api_key=KEY,
                 cache=cache,
@@ -309,8 +313,9 @@ def test_a_crash_mid_run_loses_no_answer_that_arrived(data):
         written = len(stored(data, "judge"))
         assert live_meta(data)["complete"] is False and 0 < written < N_ITEMS
         answered = len(server.requests)
-        resumed = run(data, spec(server))
-    assert resumed.complete and len(server.requests) == N_ITEMS  # each item asked once over both runs
+        resumed = run(data, spec(server, **patient))
+    asked = Counter(item_number(r.user_text) for r in server.requests)
+    assert resumed.complete and len(server.requests) == N_ITEMS, asked  # each item asked once over both runs
     # Those written before the crash are skipped; every other answer that arrived comes from the cache.
     assert resumed.already_done == written and resumed.ledger["cached_calls"] == answered - written
 

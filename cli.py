@@ -11,6 +11,7 @@
     python cli.py export --dataset NAME --format F --out FILE [--label-set NAME…]
     python cli.py imports [--json]              recent imports, newest first, with their log ids
     python cli.py undo-import LOG_ID [--json]   put back what an import replaced
+    python cli.py copy-store --to URL [--db URL] [--json]   every row of the store into an empty one
     python cli.py evaluate --dataset NAME [--json] [--resamples N]   the papers' tables on a dataset
     python cli.py run-detector --dataset NAME --detector NAME --base-url URL --model MODEL --strategy S
                   [--api-key-env VAR] [--concurrency N] [--limit N] [--items ID,…] [--samples K] …
@@ -402,6 +403,49 @@ def cmd_export_mapping(args: argparse.Namespace) -> int:
 def _export_mapping_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--dataset", required=True, help="a dataset imported with --map")
     parser.add_argument("--out", required=True, help="the JSON file to write the mapping to")
+
+
+def cmd_copy_store(args: argparse.Namespace) -> int:
+    """Copy the whole store (``--db``) into an empty one (``--to``): :mod:`db.store_copy`."""
+    from db.engine import make_engine
+    from db.store_copy import CopyRefused, copy_store
+
+    source = _engine(args)
+    target = make_engine(args.to)
+    shown = target.url.render_as_string(hide_password=True)
+
+    def copied(progress: Callable[[float, str], None]) -> Any:
+        def rows_done(table: str, done: int, in_all: int) -> None:
+            progress(done / in_all if in_all else 0.0, f"Copying rows ({done:,} of {in_all:,}; {table})…")
+
+        return copy_store(source, target, progress=rows_done)
+
+    try:
+        result = _with_progress(copied)
+    except CopyRefused as refused:
+        if args.json:
+            payload = {
+                "ok": False,
+                "error": refused.reason,
+                "problems": refused.problems,
+                "more": refused.more,
+            }
+            print(json.dumps(payload, indent=2, ensure_ascii=False))
+        else:
+            print(f"error: {refused}", file=sys.stderr)
+        return 1
+    lines = [f"Copied {result.total:,} rows into {shown}:"]
+    lines += [f"  {table:22} {n:>10,}" for table, n in result.rows.items() if n]
+    lines.append("Login sessions are not copied: everyone logs in again on the new store.")
+    if result.image_roots:
+        lines.append("Image folders are not copied; the app serving the new store must reach them at:")
+        lines += [f"  {root}" for root in result.image_roots]
+    _emit(
+        args,
+        {"ok": True, "target": shown, "rows": result.rows, "image_roots": result.image_roots},
+        "\n".join(lines),
+    )
+    return 0
 
 
 def cmd_imports(args: argparse.Namespace) -> int:
@@ -1095,6 +1139,12 @@ def _gold_locks_arguments(parser: argparse.ArgumentParser) -> None:
         _common_arguments(sub_command)
 
 
+def _copy_store_arguments(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument(
+        "--to", required=True, metavar="URL", help="the empty store to copy into (a database URL)"
+    )
+
+
 def _user_arguments(parser: argparse.ArgumentParser) -> None:
     from db.models import ROLES
 
@@ -1127,6 +1177,7 @@ COMMANDS: dict[str, tuple[Command, str]] = {
     "export-mapping": (cmd_export_mapping, "write the field mapping a dataset was imported with"),
     "evaluate": (cmd_evaluate, "print the papers' tables (metrics, agreement, correlation) for a dataset"),
     "imports": (cmd_imports, "list recent imports with their log ids"),
+    "copy-store": (cmd_copy_store, "copy the whole store into an empty one (to move to PostgreSQL)"),
     "undo-import": (cmd_undo_import, "undo an import by its log id, putting back what it replaced"),
     "run-detector": (
         cmd_run_detector,
@@ -1152,6 +1203,7 @@ ARGUMENTS: dict[str, Callable[[argparse.ArgumentParser], None]] = {
     "export-mapping": _export_mapping_arguments,
     "evaluate": _evaluate_arguments,
     "imports": _imports_arguments,
+    "copy-store": _copy_store_arguments,
     "undo-import": _undo_import_arguments,
     "run-detector": _run_detector_arguments,
     "assign": _assign_arguments,

@@ -1,0 +1,177 @@
+"""A whole store copied into an empty one (``db.store_copy``, ``cli.py copy-store``), between real SQLite
+files and real PostgreSQL schemas: every row of every table arrives with its id, the copy goes on working
+as a store (new ids, undo of an earlier import, a re-import finding nothing to change), and a copy that
+cannot be made writes nothing."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterator
+from dataclasses import replace
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import Any
+
+import pytest
+from sqlalchemy import Engine, select, text
+
+from cli import main
+from db import models as m
+from db.access import OPERATOR
+from db.engine import make_engine
+from db.import_undo import recent_imports, undo_import
+from db.importer import import_bundle
+from db.migrate import upgrade
+from db.repositories.accounts import add_user, start_session
+from db.repositories.assignments import assign
+from db.store_copy import CopyRefused, copied_tables, copy_store
+from demo.build import build_demo_bundle
+from tests.conftest import PG_URL
+from tests.pg_schemas import own_schema
+
+pytestmark = pytest.mark.postgres
+
+
+@pytest.fixture
+def pg_url(pg_schema_url: str) -> Iterator[str]:  # pg_schema_url: skips, or fails in CI, when PG is down
+    with own_schema(PG_URL, "copy") as url:
+        yield url
+
+
+def contents(engine: Engine) -> dict[str, list[tuple[Any, ...]]]:
+    """Every copied table's rows in order of id, times in UTC (SQLite gives them back without a zone)."""
+
+    def value(v: Any) -> Any:
+        if isinstance(v, datetime):
+            return (v.replace(tzinfo=UTC) if v.tzinfo is None else v).astimezone(UTC)
+        return v
+
+    with engine.connect() as connection:
+        return {
+            t.name: [tuple(map(value, row)) for row in connection.execute(select(t).order_by(t.c.id))]
+            for t in copied_tables()
+        }
+
+
+def team_store(url: str, images: Path) -> Engine:
+    """A store with the demo dataset, accounts, a login, assignments and a second import to undo."""
+    engine = make_engine(url)
+    upgrade(engine)
+    import_bundle(engine, build_demo_bundle(images, n_scenes=20), actor=OPERATOR, source="demo")
+    ann = add_user(engine, "ann", "annotator", "correct horse battery", actor=OPERATOR)
+    bob = add_user(engine, "bob", "annotator", "correct horse battery", actor=OPERATOR)
+    start_session(engine, ann.id)
+    with engine.connect() as connection:
+        dataset_id = connection.execute(select(m.Dataset.id)).scalar_one()
+    assign(engine, dataset_id, "spans", [ann.id, bob.id], 1, actor=OPERATOR)
+    return engine
+
+
+@pytest.fixture
+def source(tmp_path: Path) -> Iterator[Engine]:
+    engine = team_store(f"sqlite:///{tmp_path / 'source.db'}", tmp_path / "images")
+    yield engine
+    engine.dispose()
+
+
+def test_every_row_goes_to_postgresql_and_back_as_it_was(source: Engine, pg_url: str, tmp_path: Path) -> None:
+    before = contents(source)
+    assert before["assignments"] and before["annotators"] and before["edit_log"] and before["sentence_labels"]
+    middle = make_engine(pg_url)
+    copied = copy_store(source, middle)
+    assert copied.rows == {name: len(rows) for name, rows in before.items()}
+    assert contents(middle) == before
+    back = make_engine(f"sqlite:///{tmp_path / 'back.db'}")
+    copy_store(middle, back)
+    assert contents(back) == before
+    # The stored JSON text too (an import compares a label's meta as the store keeps it).
+    with source.connect() as a, back.connect() as b:
+        query = text("SELECT id, metadata FROM sentence_labels ORDER BY id")
+        assert a.execute(query).all() == b.execute(query).all()
+    for engine in (middle, back):
+        with engine.connect() as connection:
+            assert connection.scalar(select(m.LoginSession.id)) is None  # a login stays with its store
+        engine.dispose()
+
+
+def test_a_copy_on_postgresql_goes_on_with_new_ids_undo_and_reimport(
+    source: Engine, pg_url: str, tmp_path: Path
+) -> None:
+    target = make_engine(pg_url)
+    copy_store(source, target)
+    # New rows take ids after the copied ones (PostgreSQL's sequences were left at 1 by the copy).
+    carol = add_user(target, "carol", "reviewer", "correct horse battery", actor=OPERATOR)
+    assert carol.id > max(r[0] for r in contents(source)["annotators"])
+    copied = contents(target)
+    again = import_bundle(target, build_demo_bundle(tmp_path / "images", n_scenes=20), actor=OPERATOR)
+    assert again.items_created == 0 and sum(again.changes.unchanged.values()) > 0
+    assert {t: r for t, r in contents(target).items() if t != "edit_log"} == {
+        t: r for t, r in copied.items() if t != "edit_log"
+    }  # the same file again finds nothing to change
+    # An import made before the copy is undone on the copy as on the source.
+    (entry,) = recent_imports(source)
+    undone = undo_import(target, entry.log_id, actor=OPERATOR)
+    # (The undo's own log entry is one further on the copy, which logged the re-import.)
+    assert replace(undone, log_id=0) == replace(undo_import(source, entry.log_id, actor=OPERATOR), log_id=0)
+    after = contents(target)
+    assert after["sentence_labels"] != copied["sentence_labels"]
+    assert {t: r for t, r in after.items() if t not in ("edit_log", "annotators")} == {
+        t: r for t, r in contents(source).items() if t not in ("edit_log", "annotators")
+    }
+    target.dispose()
+
+
+def test_times_are_copied_as_utc_whatever_the_time_zone_of_postgresql(
+    source: Engine, pg_url: str, tmp_path: Path
+) -> None:
+    tokyo = make_engine(pg_url.replace("options=", "options=-ctimezone%3DAsia/Tokyo%20"))
+    copy_store(source, tokyo)
+    with tokyo.connect() as connection:
+        assert connection.scalar(text("SHOW timezone")) == "Asia/Tokyo"
+    assert contents(tokyo) == contents(source)  # the same instants (a SQLite time is UTC, not Tokyo's)
+    back = make_engine(f"sqlite:///{tmp_path / 'back.db'}")
+    copy_store(tokyo, back)
+    query = text("SELECT id, at FROM edit_log ORDER BY id")
+    with source.connect() as a, back.connect() as b:
+        assert a.execute(query).all() == b.execute(query).all()  # the same text: UTC, not Tokyo's hour
+    tokyo.dispose()
+    back.dispose()
+
+
+def test_a_target_holding_data_is_refused_and_left_as_it_was(source: Engine, tmp_path: Path) -> None:
+    target = team_store(f"sqlite:///{tmp_path / 'other.db'}", tmp_path / "images")
+    before = contents(target)
+    with pytest.raises(CopyRefused, match=r"not empty \(\d+ annotators, 1 datasets"):
+        copy_store(source, target)
+    assert contents(target) == before
+    with pytest.raises(CopyRefused, match="same store"):
+        copy_store(source, source)
+
+
+def test_values_postgresql_would_refuse_are_named_and_nothing_is_written(source: Engine, pg_url: str) -> None:
+    with source.begin() as connection:  # an older SQLite store kept what PostgreSQL does not
+        connection.execute(text("UPDATE items SET external_id = :long WHERE id = 3"), {"long": "x" * 301})
+        connection.execute(text("UPDATE label_sets SET name = :nul WHERE id = 2"), {"nul": "nul\x00name"})
+    target = make_engine(pg_url)
+    with pytest.raises(CopyRefused) as refused:
+        copy_store(source, target)
+    assert refused.value.problems == [
+        "items row 3, column external_id: 301 characters, over the 300 the column keeps",
+        "label_sets row 2, column name: holds a NUL character, which PostgreSQL does not keep in text",
+    ]
+    assert all(not rows for rows in contents(target).values())
+    target.dispose()
+
+
+def test_the_command_copies_and_says_what_and_where(
+    source: Engine, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    source_url = str(source.url)
+    target_url = f"sqlite:///{tmp_path / 'copy.db'}"
+    assert main(["copy-store", "--db", source_url, "--to", target_url, "--json"]) == 0
+    said = json.loads(capsys.readouterr().out)
+    assert said["ok"] and said["rows"]["assignments"] == len(contents(source)["assignments"])
+    assert said["image_roots"] == [str(tmp_path / "images")]
+    assert main(["copy-store", "--db", source_url, "--to", target_url]) == 1
+    err = capsys.readouterr().err
+    assert err.startswith("error: the target store is not empty") and "nothing was written" in err

@@ -4,16 +4,22 @@ when it outgrows one machine (or keeps a PostgreSQL store's copy in a file).
 An export carries a dataset's items and label sets, but not what a team has built around them: accounts,
 assignments, item statuses, gold shown to blind annotators, promotions, ratings and the edit log that
 undo and history read. A copy carries every row of every table, with its id, so nothing that points at a
-row (an edit log entry, an assignment) points elsewhere afterwards.
+row (an edit log entry, an assignment) points elsewhere afterwards. JSON columns are copied as the text
+the source keeps (a SQL NULL stays NULL, not the JSON ``null``).
 
+- The target must be new: a database (or schema) with no tables, or a Spanlight store of this version
+  holding no rows. Anything else is refused before anything is written to it, even its schema.
+- Both stores are first brought to this version's schema, as every command does; a new target gets it
+  then, and keeps it (empty) if the copy is refused afterwards.
 - The source is read in one transaction, so the copy is of one moment even while the app goes on
   writing to it (SQLite's snapshot of its write-ahead log; PostgreSQL's repeatable read).
-- The target is written in one transaction, tables in the order of their foreign keys and rows in the
-  order of their ids, in batches: a copy refused or failed midway leaves the target as it was. The
-  target must hold no data (a new file, or a new database or schema): a copy does not merge.
-- PostgreSQL keeps text columns to their length (``VARCHAR(n)``) and refuses a NUL character, which
-  SQLite does not: rows an older store kept so would fail mid-copy with the database's own words, so
-  they are found first and reported by table, row id and column, and nothing is written.
+- The target's rows are written in one transaction, tables in the order of their foreign keys and rows
+  in the order of their ids, in batches: a copy refused or failed midway writes no row.
+- PostgreSQL keeps text columns to their length (``VARCHAR(n)``) and refuses a NUL character in text and
+  ``NaN`` or ``Infinity`` in JSON, which SQLite keeps: such values are found first and reported by table,
+  row id and column. A row the target refuses for another reason (a value of another type, which
+  SQLite's loose typing let in) is found by writing its batch again row by row, and named by table, id
+  and the database's kind of error. No stored value is ever shown: it is the store's, not the copy's.
 - Times are written as UTC whatever the database's time zone: SQLite gives them back without a zone,
   PostgreSQL in its session's.
 - Login sessions are not copied: everyone logs in again on the new store, and a session cookie of the
@@ -23,23 +29,40 @@ row (an edit log entry, an assignment) points elsewhere afterwards.
 
 from __future__ import annotations
 
+import json
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from typing import Any
 
-from sqlalchemy import Connection, Engine, String, Table, func, select, text
+import psycopg
+from sqlalchemy import (
+    JSON,
+    Connection,
+    Engine,
+    String,
+    Table,
+    Text,
+    bindparam,
+    cast,
+    func,
+    inspect,
+    select,
+    text,
+)
 from sqlalchemy.exc import DBAPIError
 
 from db import models as m
 from db.copy_rows import copy_rows
 from db.engine import hold_name, write_session
-from db.migrate import upgrade
+from db.migrate import HEAD, current_revision, upgrade
 
 # Not copied: a login belongs to the store it was made on.
 NOT_COPIED = frozenset({"login_sessions", "store_revision"})
 # Rows read and written at a time: memory stays bounded however large the store.
 BATCH_ROWS = 5_000
+# Where a copy goes, said in every refusal of a target.
+_INTO_NEW = "a copy goes into a new store (a new SQLite file, or an empty PostgreSQL database or schema)"
 # Problems listed in a refusal (the rest are counted).
 PROBLEMS_SHOWN = 20
 
@@ -89,6 +112,7 @@ def copy_store(
     :class:`CopyRefused` when the target holds data or a row cannot be kept there."""
     if source.url == target.url:
         raise CopyRefused("the source and the target are the same store")
+    _refuse_unless_new(target)
     upgrade(source)
     upgrade(target)
     tables = copied_tables()
@@ -137,18 +161,51 @@ def _refuse_unless_empty(connection: Connection, tables: list[Table]) -> None:
     held = {t.name: n for t in tables if (n := _count(connection, t))}
     if held:
         listed = ", ".join(f"{n:,} {name}" for name, n in held.items())
+        raise CopyRefused(f"the target store is not empty ({listed}): {_INTO_NEW}; nothing was written")
+
+
+def _refuse_unless_new(target: Engine) -> None:
+    """Refuse, before anything is written to it, a target that holds anything but an empty store of this
+    version: tables of something else, a store of another schema version, or rows."""
+    present = set(inspect(target).get_table_names())
+    if not present:
+        return
+    others = present - set(m.Base.metadata.tables) - {"alembic_version"}
+    if others:
         raise CopyRefused(
-            f"the target store is not empty ({listed}): a copy goes into a new store (a new SQLite file, "
-            "or an empty PostgreSQL database or schema); nothing was written"
+            f"the target holds {len(others)} table(s) that are not a Spanlight store's: {_INTO_NEW}; "
+            "nothing was written"
         )
+    if current_revision(target) != HEAD:
+        raise CopyRefused(
+            f"the target is a Spanlight store of another schema version: {_INTO_NEW}; nothing was written"
+        )
+    with target.connect() as connection:
+        _refuse_unless_empty(connection, copied_tables())
+
+
+def _read_columns(table: Table) -> list[Any]:
+    """The table's columns as a copy reads them: JSON as the text the store keeps."""
+    return [cast(c, Text).label(c.name) if isinstance(c.type, JSON) else c for c in table.columns]
 
 
 def _batches(connection: Connection, table: Table, size: int) -> Iterator[list[tuple[Any, ...]]]:
-    """The table's rows in order of id (values in the order of its columns), ``size`` at a time."""
-    statement = select(table).order_by(table.c.id)
+    """The table's rows in order of id (values in the order of its columns), ``size`` at a time. A value
+    the source cannot give back as its column's type (a malformed time) is refused by table and row."""
+    statement = select(*_read_columns(table)).order_by(table.c.id)
     result = connection.execution_options(stream_results=True, yield_per=size).execute(statement)
-    for part in result.partitions(size):
-        yield [tuple(_utc(v) if isinstance(v, datetime) else v for v in row) for row in part]
+    last = None
+    try:
+        for part in result.partitions(size):
+            rows = [tuple(_utc(v) if isinstance(v, datetime) else v for v in row) for row in part]
+            last = rows[-1][_id_at(table)]
+            yield rows
+    except (ValueError, TypeError, OverflowError, DBAPIError) as error:
+        after = "its first row" if last is None else f"row {last}"
+        raise CopyRefused(
+            f"a row of table {table.name} after {after} cannot be read from the source "
+            f"({type(error).__name__}); nothing was written"
+        ) from error
 
 
 def _utc(value: datetime) -> datetime:
@@ -158,26 +215,43 @@ def _utc(value: datetime) -> datetime:
 
 
 def _insert(connection: Connection, table: Table, rows: list[tuple[Any, ...]]) -> None:
-    """Write a batch: PostgreSQL's ``COPY``, else one ``executemany``."""
-    columns = list(table.columns)
+    """Write a batch within a savepoint. When the target refuses it, the batch is written again a row
+    at a time to name the row it refuses (the copy then ends: nothing of it is committed)."""
     try:
-        if connection.dialect.name == "postgresql":
-            dialect = connection.dialect
-            processors = [
-                (k, process)
-                for k, c in enumerate(columns)
-                if (process := c.type.dialect_impl(dialect).bind_processor(dialect)) is not None
-            ]
-            copy_rows(connection, table, columns, rows, processors)
-        else:
-            keys = [c.key for c in columns]
-            connection.execute(table.insert(), [dict(zip(keys, row, strict=True)) for row in rows])
-    except DBAPIError as error:
-        first_line = str(error.orig).strip().splitlines()[0] if error.orig is not None else str(error)
-        raise CopyRefused(
-            f"the target refused rows {rows[0][_id_at(table)]}–{rows[-1][_id_at(table)]} of table {table.name}: {first_line}; "
-            "nothing was written"
-        ) from error
+        with connection.begin_nested():
+            _write(connection, table, rows)
+        return
+    except (DBAPIError, psycopg.Error):
+        pass
+    for row in rows:
+        try:
+            with connection.begin_nested():
+                _write(connection, table, [row])
+        except (DBAPIError, psycopg.Error) as error:
+            kind = type(error.orig if isinstance(error, DBAPIError) else error).__name__
+            raise CopyRefused(
+                f"the target refused row {row[_id_at(table)]} of table {table.name} ({kind}: a value the "
+                "target's column does not take, or a row its keys do not allow); nothing was written"
+            ) from error
+    raise CopyRefused(f"the target refused a batch of table {table.name}; nothing was written")
+
+
+def _write(connection: Connection, table: Table, rows: list[tuple[Any, ...]]) -> None:
+    """PostgreSQL's ``COPY``, else one ``executemany``; JSON columns are given their text as it is."""
+    columns = list(table.columns)
+    dialect = connection.dialect
+    if dialect.name == "postgresql":
+        processors = [
+            (k, process)
+            for k, c in enumerate(columns)
+            if not isinstance(c.type, JSON)
+            and (process := c.type.dialect_impl(dialect).bind_processor(dialect)) is not None
+        ]
+        copy_rows(connection, table, columns, rows, processors)
+        return
+    keys = [f"_{c.key}_text" if isinstance(c.type, JSON) else c.key for c in columns]
+    as_text = {c.key: bindparam(f"_{c.key}_text", type_=Text()) for c in columns if isinstance(c.type, JSON)}
+    connection.execute(table.insert().values(as_text), [dict(zip(keys, row, strict=True)) for row in rows])
 
 
 def _id_at(table: Table) -> int:
@@ -197,7 +271,8 @@ def _continue_ids(connection: Connection, tables: list[Table]) -> None:
 
 
 class _Check:
-    """Values the target would refuse (PostgreSQL: text over its column's length, a NUL character)."""
+    """Values PostgreSQL would refuse: text over its column's length, a NUL character, and ``NaN`` or
+    ``Infinity`` in JSON (which Python's JSON writes and SQLite keeps)."""
 
     def __init__(self, strict: bool) -> None:
         self.strict = strict
@@ -208,26 +283,41 @@ class _Check:
         if not self.strict:
             return
         texts = [
-            (k, c.name, c.type.length) for k, c in enumerate(table.columns) if isinstance(c.type, String)
+            (k, c.name, c.type.length if isinstance(c.type, String) else None, isinstance(c.type, JSON))
+            for k, c in enumerate(table.columns)
+            if isinstance(c.type, String | JSON)
         ]
         at = _id_at(table)
         for row in rows:
-            for k, name, length in texts:
+            for k, name, length, is_json in texts:
                 value = row[k]
                 if not isinstance(value, str):
                     continue
+                where = f"{table.name} row {row[at]}, column {name}"
                 if length is not None and len(value) > length:
-                    self._found(
-                        f"{table.name} row {row[at]}, column {name}: {len(value):,} characters, over the "
-                        f"{length:,} the column keeps"
-                    )
+                    self._found(f"{where}: {len(value):,} characters, over the {length:,} the column keeps")
                 if "\x00" in value:
-                    self._found(
-                        f"{table.name} row {row[at]}, column {name}: holds a NUL character, which "
-                        "PostgreSQL does not keep in text"
-                    )
+                    self._found(f"{where}: holds a NUL character, which PostgreSQL does not keep in text")
+                if is_json and ("NaN" in value or "Infinity" in value) and _non_finite(value):
+                    self._found(f"{where}: holds NaN or Infinity, which PostgreSQL does not keep in JSON")
 
     def _found(self, problem: str) -> None:
         self.count += 1
         if len(self.problems) < PROBLEMS_SHOWN:
             self.problems.append(problem)
+
+
+def _non_finite(text: str) -> bool:
+    """Whether the JSON ``text`` holds a ``NaN`` or an ``Infinity`` (not merely those words in a string)."""
+    found = False
+
+    def constant(_: str) -> float:
+        nonlocal found
+        found = True
+        return 0.0
+
+    try:
+        json.loads(text, parse_constant=constant)
+    except ValueError:
+        return False  # not JSON at all: the target's own refusal names the row
+    return found

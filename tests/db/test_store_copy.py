@@ -6,14 +6,14 @@ cannot be made writes nothing."""
 from __future__ import annotations
 
 import json
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from dataclasses import replace
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
 import pytest
-from sqlalchemy import Engine, select, text
+from sqlalchemy import Engine, inspect, select, text
 
 from cli import main
 from db import models as m
@@ -21,7 +21,7 @@ from db.access import OPERATOR
 from db.engine import make_engine
 from db.import_undo import recent_imports, undo_import
 from db.importer import import_bundle
-from db.migrate import upgrade
+from db.migrate import current_revision, upgrade, upgrade_by_migrations
 from db.repositories.accounts import add_user, start_session
 from db.repositories.assignments import assign
 from db.store_copy import CopyRefused, copied_tables, copy_store
@@ -49,6 +49,15 @@ def contents(engine: Engine) -> dict[str, list[tuple[Any, ...]]]:
     with engine.connect() as connection:
         return {
             t.name: [tuple(map(value, row)) for row in connection.execute(select(t).order_by(t.c.id))]
+            for t in copied_tables()
+        }
+
+
+def raw(engine: Engine) -> dict[str, list[tuple[Any, ...]]]:
+    """Every copied table's rows as the database gives them, untyped (JSON as its text)."""
+    with engine.connect() as connection:
+        return {
+            t.name: [tuple(r) for r in connection.exec_driver_sql(f'SELECT * FROM "{t.name}" ORDER BY id')]
             for t in copied_tables()
         }
 
@@ -84,10 +93,11 @@ def test_every_row_goes_to_postgresql_and_back_as_it_was(source: Engine, pg_url:
     back = make_engine(f"sqlite:///{tmp_path / 'back.db'}")
     copy_store(middle, back)
     assert contents(back) == before
-    # The stored JSON text too (an import compares a label's meta as the store keeps it).
-    with source.connect() as a, back.connect() as b:
-        query = text("SELECT id, metadata FROM sentence_labels ORDER BY id")
-        assert a.execute(query).all() == b.execute(query).all()
+    # Every row as SQLite keeps it: the JSON columns' text (an import compares a label's meta as the
+    # store keeps it), and a SQL NULL where the JSON column holds none (not the JSON text "null").
+    assert raw(source) == raw(back)
+    with source.connect() as connection:  # (the import's entry)
+        assert connection.scalar(text('SELECT COUNT(*) FROM edit_log WHERE "before" IS NULL'))
     for engine in (middle, back):
         with engine.connect() as connection:
             assert connection.scalar(select(m.LoginSession.id)) is None  # a login stays with its store
@@ -175,3 +185,90 @@ def test_the_command_copies_and_says_what_and_where(
     assert main(["copy-store", "--db", source_url, "--to", target_url]) == 1
     err = capsys.readouterr().err
     assert err.startswith("error: the target store is not empty") and "nothing was written" in err
+
+
+def test_the_copy_is_of_one_moment_while_the_source_goes_on_writing(source: Engine, pg_url: str) -> None:
+    before = contents(source)
+
+    def run(sql: str) -> Callable[[], None]:
+        def write() -> None:
+            with source.begin() as connection:  # another process's write, committed during the copy
+                connection.exec_driver_sql(sql)
+
+        return write
+
+    writes = iter(
+        [
+            lambda: add_user(source, "late", "annotator", "correct horse battery", actor=OPERATOR) and None,
+            run("DELETE FROM assignments WHERE id = (SELECT MIN(id) FROM assignments)"),
+            run("UPDATE items SET prompt = 'changed meanwhile'"),
+        ]
+    )
+
+    def meanwhile(table: str, done: int, in_all: int) -> None:
+        write = next(writes, None)
+        if write is not None:
+            write()
+
+    target = make_engine(pg_url)
+    copied = copy_store(source, target, progress=meanwhile, batch_rows=7)  # many batches per table
+    assert next(writes, None) is None and contents(source) != before
+    assert contents(target) == before and copied.total == sum(map(len, before.values()))
+    target.dispose()
+
+
+def test_a_target_that_is_not_new_is_refused_before_anything_is_written(
+    source: Engine, tmp_path: Path
+) -> None:
+    foreign = make_engine(f"sqlite:///{tmp_path / 'foreign.db'}")
+    with foreign.begin() as connection:
+        connection.exec_driver_sql("CREATE TABLE customers (id INTEGER PRIMARY KEY, name TEXT)")
+    with pytest.raises(CopyRefused, match=r"holds 1 table\(s\) that are not a Spanlight store's"):
+        copy_store(source, foreign)
+    assert inspect(foreign).get_table_names() == ["customers"]
+    older = make_engine(f"sqlite:///{tmp_path / 'older.db'}")
+    upgrade_by_migrations(older, "0008")
+    with pytest.raises(CopyRefused, match="another schema version"):
+        copy_store(source, older)
+    assert current_revision(older) == "0008"
+    foreign.dispose()
+    older.dispose()
+
+
+def test_rows_postgresql_refuses_otherwise_are_named_without_their_values(
+    source: Engine, pg_url: str
+) -> None:
+    with source.begin() as connection:  # SQLite's loose typing kept a word where a number belongs
+        connection.exec_driver_sql("UPDATE items SET position = 'SECRET-TEXT' WHERE id = 5")
+    target = make_engine(pg_url)
+    with pytest.raises(CopyRefused) as refused:
+        copy_store(source, target, batch_rows=3)
+    said = str(refused.value)
+    assert said.startswith("the target refused row 5 of table items (InvalidTextRepresentation")
+    assert "SECRET" not in said and "nothing was written" in said
+    assert all(not rows for rows in contents(target).values())
+    target.dispose()
+
+
+def test_nan_in_json_and_an_unreadable_time_are_named(source: Engine, pg_url: str, tmp_path: Path) -> None:
+    with source.begin() as connection:
+        connection.exec_driver_sql(
+            'UPDATE sentence_labels SET metadata = \'{"agree": NaN, "note": "NaN here is text"}\' WHERE id = 4'
+        )
+        connection.exec_driver_sql(
+            'UPDATE sentence_labels SET metadata = \'{"note": "Infinity"}\' WHERE id = 6'
+        )
+    target = make_engine(pg_url)
+    with pytest.raises(CopyRefused) as refused:
+        copy_store(source, target)
+    assert refused.value.problems == [
+        "sentence_labels row 4, column metadata: holds NaN or Infinity, which PostgreSQL does not keep in JSON"
+    ]
+    with source.begin() as connection:
+        connection.exec_driver_sql("UPDATE edit_log SET at = 'not a time' WHERE id = 1")
+    into_sqlite = make_engine(f"sqlite:///{tmp_path / 'copy.db'}")
+    with pytest.raises(CopyRefused, match=r"a row of table edit_log after its first row cannot be read"):
+        copy_store(source, into_sqlite)
+    assert all(not rows for rows in contents(into_sqlite).values())
+    target.dispose()
+    into_sqlite.dispose()

@@ -16,10 +16,10 @@ from datetime import UTC, datetime
 from typing import Any
 
 from sqlalchemy import (
-    DDL,
     JSON,
     Boolean,
     CheckConstraint,
+    Connection,
     DateTime,
     Float,
     ForeignKey,
@@ -587,11 +587,10 @@ class StoreRevision(Base):
 
 # PostgreSQL's copy of the partial index above, made by its own DDL: naming ``postgresql_where`` on the
 # Index would load SQLAlchemy's PostgreSQL dialect (0.06-0.1 s) in every process, SQLite's included.
-event.listen(
-    GoldSighting.__table__,
-    "after_create",
-    DDL(
-        "CREATE UNIQUE INDEX uq_gold_sightings_locking ON gold_sightings (annotator_id, item_id) "
-        "WHERE lifted_at IS NULL"
-    ).execute_if(dialect="postgresql"),
-)
+@event.listens_for(GoldSighting.__table__, "after_create")
+def _locking_index_on_postgresql(_table: Any, connection: Connection, **_kw: Any) -> None:
+    if connection.dialect.name == "postgresql":
+        connection.exec_driver_sql(
+            "CREATE UNIQUE INDEX uq_gold_sightings_locking ON gold_sightings (annotator_id, item_id) "
+            "WHERE lifted_at IS NULL"
+        )

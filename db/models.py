@@ -585,8 +585,9 @@ class StoreRevision(Base):
     revision: Mapped[int] = mapped_column(Integer, default=0)
 
 
-# PostgreSQL's copy of the partial index above, made by its own DDL: naming ``postgresql_where`` on the
-# Index would load SQLAlchemy's PostgreSQL dialect (0.06-0.1 s) in every process, SQLite's included.
+# PostgreSQL's copy of GoldSighting's partial index (uq_gold_sightings_locking), made by its own DDL:
+# naming ``postgresql_where`` on the Index would load SQLAlchemy's PostgreSQL dialect (0.06-0.1 s) in
+# every process, SQLite's included.
 @event.listens_for(GoldSighting.__table__, "after_create")
 def _locking_index_on_postgresql(_table: Any, connection: Connection, **_kw: Any) -> None:
     if connection.dialect.name == "postgresql":

@@ -174,10 +174,10 @@ def test_values_postgresql_would_refuse_are_named_and_nothing_is_written(source:
 
 
 def test_the_command_copies_and_says_what_and_where(
-    source: Engine, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+    source: Engine, sqlite_url: str, tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
     source_url = str(source.url)
-    target_url = f"sqlite:///{tmp_path / 'copy.db'}"
+    target_url = sqlite_url  # a store of this version already, and empty: as new as a new file
     assert main(["copy-store", "--db", source_url, "--to", target_url, "--json"]) == 0
     said = json.loads(capsys.readouterr().out)
     assert said["ok"] and said["rows"]["assignments"] == len(contents(source)["assignments"])

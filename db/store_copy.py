@@ -138,6 +138,10 @@ def copy_store(
                         done += len(rows)
                         if progress is not None:
                             progress(table.name, done, in_all)
+                    if target.dialect.name == "postgresql" and result.rows[table.name]:
+                        # Statistics before the rows that point here are checked against it (see
+                        # ``_Batches._refresh_statistics`` in the importer), and for the pages after.
+                        writing.exec_driver_sql(f'ANALYZE "{table.name}"')
                 if check.problems:
                     raise CopyRefused(
                         f"{check.count:,} value(s) in the source cannot be kept by the target; nothing was "

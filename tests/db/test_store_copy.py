@@ -112,6 +112,17 @@ def test_a_copy_on_postgresql_goes_on_with_new_ids_undo_and_reimport(
     # New rows take ids after the copied ones (PostgreSQL's sequences were left at 1 by the copy).
     carol = add_user(target, "carol", "reviewer", "correct horse battery", actor=OPERATOR)
     assert carol.id > max(r[0] for r in contents(source)["annotators"])
+    with target.connect() as connection:  # PostgreSQL knows the copied tables' sizes (ANALYZE ran)
+        sizes = dict(
+            connection.execute(
+                text(
+                    "SELECT relname, reltuples FROM pg_class WHERE relnamespace = current_schema()::regnamespace "
+                    "AND relname IN ('items', 'sentence_labels')"
+                )
+            ).all()
+        )
+    before = contents(source)
+    assert sizes == {"items": len(before["items"]), "sentence_labels": len(before["sentence_labels"])}
     copied = contents(target)
     again = import_bundle(target, build_demo_bundle(tmp_path / "images", n_scenes=20), actor=OPERATOR)
     assert again.items_created == 0 and sum(again.changes.unchanged.values()) > 0

@@ -19,7 +19,10 @@ the source keeps (a SQL NULL stays NULL, not the JSON ``null``).
   ``NaN`` or ``Infinity`` in JSON, which SQLite keeps: such values are found first and reported by table,
   row id and column. A row the target refuses for another reason (a value of another type, which
   SQLite's loose typing let in) is found by writing its batch again row by row, and named by table, id
-  and the database's kind of error. No stored value is ever shown: it is the store's, not the copy's.
+  and the database's kind of error. A refusal never shows a stored value: it came from a file or a
+  person, and may say anything.
+- On PostgreSQL the rows go by ``COPY``, and each table is analysed once written: a new store's tables
+  have no statistics, and the rows that point at a table are checked against it.
 - Times are written as UTC whatever the database's time zone: SQLite gives them back without a zone,
   PostgreSQL in its session's.
 - Login sessions are not copied: everyone logs in again on the new store, and a session cookie of the

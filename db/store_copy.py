@@ -21,8 +21,9 @@ the source keeps (a SQL NULL stays NULL, not the JSON ``null``).
   SQLite's loose typing let in) is found by writing its batch again row by row, and named by table, id
   and the database's kind of error. A refusal never shows a stored value: it came from a file or a
   person, and may say anything.
-- On PostgreSQL the rows go by ``COPY``, and each table is analysed once written: a new store's tables
-  have no statistics, and the rows that point at a table are checked against it.
+- On PostgreSQL the rows go by ``COPY``, and each table is analysed once written, so the first pages
+  on the new store are planned with its statistics (a new store's tables have none until autovacuum
+  gets to them; the copy itself took as long without: 119 s against 117 s for 2.6 M rows).
 - Times are written as UTC whatever the database's time zone: SQLite gives them back without a zone,
   PostgreSQL in its session's.
 - Login sessions are not copied: everyone logs in again on the new store, and a session cookie of the
@@ -142,8 +143,7 @@ def copy_store(
                         if progress is not None:
                             progress(table.name, done, in_all)
                     if target.dialect.name == "postgresql" and result.rows[table.name]:
-                        # Statistics before the rows that point here are checked against it (see
-                        # ``_Batches._refresh_statistics`` in the importer), and for the pages after.
+                        # Statistics for the pages on the new store (see the module doc).
                         writing.exec_driver_sql(f'ANALYZE "{table.name}"')
                 if check.problems:
                     raise CopyRefused(

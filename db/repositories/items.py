@@ -6,8 +6,7 @@ import math
 from dataclasses import dataclass, field
 from typing import Any
 
-from sqlalchemy import Engine, Integer, Select, any_, bindparam, exists, false, func, or_, select
-from sqlalchemy.dialects.postgresql import ARRAY
+from sqlalchemy import ARRAY, Engine, Integer, Select, any_, bindparam, exists, false, func, or_, select
 from sqlalchemy.orm import Session
 
 from db import models as m

@@ -280,6 +280,10 @@ class Promotion(Base):
     at: Mapped[datetime] = mapped_column(DateTime(timezone=True), default=utcnow)
 
 
+# Which gold sightings lock: those not lifted (one per annotator and item, by a partial unique index).
+SIGHTING_LOCKS = "lifted_at IS NULL"
+
+
 class GoldSighting(Base):
     """Gold of an item was shown to an annotator who labels blind (team mode), after they finished it:
     on the Overridden labels page, where gold overrode them. From then on their labels on the item are
@@ -293,12 +297,13 @@ class GoldSighting(Base):
 
     __tablename__ = "gold_sightings"
     __table_args__ = (
+        # On SQLite only: PostgreSQL's is made by ``_locking_index_on_postgresql`` (end of the module).
         Index(
             "uq_gold_sightings_locking",
             "annotator_id",
             "item_id",
             unique=True,
-            sqlite_where=sql_text("lifted_at IS NULL"),
+            sqlite_where=sql_text(SIGHTING_LOCKS),
         ).ddl_if(dialect="sqlite"),
     )
 
@@ -593,5 +598,5 @@ def _locking_index_on_postgresql(_table: Any, connection: Connection, **_kw: Any
     if connection.dialect.name == "postgresql":
         connection.exec_driver_sql(
             "CREATE UNIQUE INDEX uq_gold_sightings_locking ON gold_sightings (annotator_id, item_id) "
-            "WHERE lifted_at IS NULL"
+            f"WHERE {SIGHTING_LOCKS}"
         )

@@ -275,6 +275,17 @@ def test_nan_in_json_and_an_unreadable_time_are_named(source: Engine, pg_url: st
     assert refused.value.problems == [
         "sentence_labels row 4, column metadata: holds NaN or Infinity, which PostgreSQL does not keep in JSON"
     ]
+    with (
+        target.connect() as connection
+    ):  # nor were the empty tables analysed (its counts stay, rolled back or not)
+        assert (
+            connection.scalar(
+                text(
+                    "SELECT reltuples FROM pg_class WHERE relnamespace = current_schema()::regnamespace AND relname = 'items'"
+                )
+            )
+            == -1
+        )
     with source.begin() as connection:
         connection.exec_driver_sql("UPDATE edit_log SET at = 'not a time' WHERE id = 1")
     into_sqlite = make_engine(f"sqlite:///{tmp_path / 'copy.db'}")

@@ -113,7 +113,7 @@ def test_a_copy_on_postgresql_goes_on_with_new_ids_undo_and_reimport(
     carol = add_user(target, "carol", "reviewer", "correct horse battery", actor=OPERATOR)
     assert carol.id > max(r[0] for r in contents(source)["annotators"])
     with target.connect() as connection:  # PostgreSQL knows the copied tables' sizes (ANALYZE ran)
-        sizes = dict(
+        sizes: dict[str, float] = dict(
             connection.execute(
                 text(
                     "SELECT relname, reltuples FROM pg_class WHERE relnamespace = current_schema()::regnamespace "

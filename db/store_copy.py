@@ -137,7 +137,7 @@ def copy_store(
                     for rows in _batches(reading, table, batch_rows):
                         check.rows(table, rows)
                         if not check.problems:
-                            _insert(writing, table, rows)
+                            _write_batch(writing, table, rows)
                         result.rows[table.name] += len(rows)
                         done += len(rows)
                         if progress is not None:
@@ -221,19 +221,19 @@ def _utc(value: datetime) -> datetime:
     return value.replace(tzinfo=UTC) if value.tzinfo is None else value.astimezone(UTC)
 
 
-def _insert(connection: Connection, table: Table, rows: list[tuple[Any, ...]]) -> None:
+def _write_batch(connection: Connection, table: Table, rows: list[tuple[Any, ...]]) -> None:
     """Write a batch within a savepoint. When the target refuses it, the batch is written again a row
     at a time to name the row it refuses (the copy then ends: nothing of it is committed)."""
     try:
         with connection.begin_nested():
-            _write(connection, table, rows)
+            _send_rows(connection, table, rows)
         return
     except (DBAPIError, psycopg.Error):
         pass
     for row in rows:
         try:
             with connection.begin_nested():
-                _write(connection, table, [row])
+                _send_rows(connection, table, [row])
         except (DBAPIError, psycopg.Error) as error:
             kind = type(error.orig if isinstance(error, DBAPIError) else error).__name__
             raise CopyRefused(
@@ -243,7 +243,7 @@ def _insert(connection: Connection, table: Table, rows: list[tuple[Any, ...]]) -
     raise CopyRefused(f"the target refused a batch of table {table.name}; nothing was written")
 
 
-def _write(connection: Connection, table: Table, rows: list[tuple[Any, ...]]) -> None:
+def _send_rows(connection: Connection, table: Table, rows: list[tuple[Any, ...]]) -> None:
     """PostgreSQL's ``COPY``, else one ``executemany``; JSON columns are given their text as it is."""
     columns = list(table.columns)
     dialect = connection.dialect

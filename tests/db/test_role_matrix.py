@@ -826,6 +826,10 @@ NOT_BY_ACTOR = {
         "notes what a page showed the acting annotator, for them only (their login checked): it takes "
         "away only their own edits (tests/db/test_gold_sightings.py)"
     ),
+    "db.store_copy.copy_store": (
+        "the command line's copy of a whole store into a new one: whoever runs it holds both databases "
+        "(their URLs), and it writes into none but a new store (tests/db/test_store_copy.py)"
+    ),
 }
 
 CASES = [
